@@ -1,0 +1,128 @@
+package backend
+
+import (
+	"context"
+	"time"
+)
+
+// FileInfo describes one entry of a listing or glob.
+type FileInfo struct {
+	Path    string    `json:"path"`
+	IsDir   bool      `json:"is_dir,omitempty"`
+	Size    int64     `json:"size,omitempty"`
+	ModTime time.Time `json:"modified_at,omitzero"`
+}
+
+// ReadResult is a window of a file's lines.
+type ReadResult struct {
+	// Lines holds the lines of the window without their line terminators.
+	// A trailing newline at the end of the file does not start a line.
+	Lines []string
+	// Offset is the 0-based index of Lines[0] in the file.
+	Offset int
+}
+
+// GrepMode says how much a grep reports.
+type GrepMode uint8
+
+// Grep modes.
+const (
+	// GrepContent reports every matching line.
+	GrepContent GrepMode = iota
+	// GrepFiles reports one match per matching file (its first), so a
+	// backend may stop reading a file at its first match.
+	GrepFiles
+)
+
+// GrepQuery describes a search of file contents.
+type GrepQuery struct {
+	// Pattern is a regular expression in RE2 syntax.
+	Pattern string
+	// Path is the file or directory to search; "" means "/".
+	Path string
+	// Glob, when set, keeps only files whose path relative to Path (or,
+	// for a pattern without a slash, whose base name) matches it.
+	Glob string
+	Mode GrepMode
+}
+
+// GrepMatch is one matching line.
+type GrepMatch struct {
+	Path string `json:"path"`
+	Line int    `json:"line"` // 1-based
+	Text string `json:"text"`
+}
+
+// File is a path with its content, for uploads and downloads.
+type File struct {
+	Path    string
+	Content []byte
+}
+
+// FileResult is the outcome for one path of an upload or download. Err is nil
+// on success; otherwise [ErrorCode] names it.
+type FileResult struct {
+	Path    string
+	Content []byte // downloads only
+	Err     error
+}
+
+// Backend is the protocol every file store implements. Paths are virtual
+// (see the package comment). Implementations must be safe for concurrent use.
+type Backend interface {
+	// List returns the direct children of the directory at path, sorted
+	// by path; directories have IsDir set. A missing directory yields an
+	// empty list, not an error.
+	List(ctx context.Context, path string) ([]FileInfo, error)
+
+	// Read returns up to limit lines of the file starting at 0-based line
+	// offset. Reading an empty file returns no lines and no error. An
+	// offset at or past the end of a non-empty file is an *OffsetError.
+	Read(ctx context.Context, path string, offset, limit int) (ReadResult, error)
+
+	// Write creates a file; it fails with ErrExists when the path exists.
+	Write(ctx context.Context, path, content string) error
+
+	// Edit replaces oldString with newString in the file and returns the
+	// number of replacements. Without replaceAll, oldString must occur
+	// exactly once: no occurrence is ErrNoMatch, several are a
+	// *MatchCountError.
+	Edit(ctx context.Context, path, oldString, newString string, replaceAll bool) (int, error)
+
+	// Grep searches file contents. An invalid pattern is an error wrapping
+	// ErrInvalidPattern. Matches are sorted by path, then line.
+	Grep(ctx context.Context, q GrepQuery) ([]GrepMatch, error)
+
+	// Glob returns the files under path whose path relative to it matches
+	// pattern; "**" crosses directories, "*" does not. Sorted by path.
+	Glob(ctx context.Context, pattern, path string) ([]FileInfo, error)
+
+	// Upload writes files, replacing existing ones, and reports one result
+	// per file in order. One file failing does not stop the others.
+	Upload(ctx context.Context, files []File) []FileResult
+
+	// Download reads files and reports one result per path in order.
+	Download(ctx context.Context, paths []string) []FileResult
+}
+
+// ExecResult is the outcome of a shell command.
+type ExecResult struct {
+	// Output is standard output and standard error, interleaved.
+	Output string
+	// ExitCode is the command's exit status; -1 when it was killed.
+	ExitCode int
+	// Truncated reports that Output was cut at the backend's limit.
+	Truncated bool
+}
+
+// Sandbox is a Backend that can also run shell commands.
+type Sandbox interface {
+	Backend
+	// Execute runs command through a shell. A timeout of zero means the
+	// backend's default. A command that runs but fails is not an error:
+	// its exit code says so. A command that times out is killed and
+	// reported with ErrTimeout alongside whatever output it produced.
+	Execute(ctx context.Context, command string, timeout time.Duration) (ExecResult, error)
+	// ID identifies the sandbox instance.
+	ID() string
+}

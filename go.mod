@@ -1,0 +1,3 @@
+module github.com/deepagents-go/deepagents
+
+go 1.26.0
