@@ -34,8 +34,8 @@ type CacheHints struct {
 // Request is everything a model needs for one call.
 type Request struct {
 	// System is the system prompt.
-	System   string    `json:"system,omitempty"`
-	Messages []Message `json:"messages"`
+	System   string     `json:"system,omitempty"`
+	Messages []Message  `json:"messages"`
 	Tools    []ToolSpec `json:"tools,omitempty"`
 
 	// MaxTokens caps the output; zero means the model's default.
