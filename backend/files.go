@@ -203,3 +203,11 @@ func FilesFromContext(ctx context.Context) *Files {
 	f, _ := ctx.Value(filesKey{}).(*Files)
 	return f
 }
+
+// ChangedPaths returns the paths changed since the last TakeChanges, sorted,
+// without forgetting them.
+func (f *Files) ChangedPaths() []string {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return slices.Sorted(maps.Keys(f.changed))
+}

@@ -1,0 +1,316 @@
+package agent
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"strings"
+
+	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/store"
+	"github.com/deepagents-go/deepagents/tool"
+)
+
+// Defaults for Config fields left zero.
+const (
+	DefaultMaxSteps         = 1000
+	DefaultMaxParallelTools = 16
+	// MainAgent is the name of an agent whose Config gives none.
+	MainAgent = "main"
+)
+
+// ErrMaxSteps ends a run that reached Config.MaxSteps model calls without a
+// final answer.
+var ErrMaxSteps = errors.New("agent: step limit reached without a final answer")
+
+// Config describes an agent.
+type Config struct {
+	// Name identifies the agent in events and to the model (subagents);
+	// "main" when empty.
+	Name string
+	// Model answers the agent's calls. Required.
+	Model llm.Model
+	// SystemPrompt comes first in every system prompt; middleware sections
+	// follow it.
+	SystemPrompt string
+	// Tools are the agent's own tools, offered after the middleware's.
+	Tools []tool.Tool
+	// Middleware is the stack, outermost first.
+	Middleware []Middleware
+	// MaxSteps caps the model calls of one run; zero means
+	// DefaultMaxSteps, a negative value means no limit.
+	MaxSteps int
+	// MaxParallelTools caps how many tool calls of one turn run at once;
+	// zero means DefaultMaxParallelTools.
+	MaxParallelTools int
+	// Checkpointer, when set, saves every step of every run durably and
+	// makes threads resumable.
+	Checkpointer checkpoint.Saver
+	// Store is the cross-thread store offered to middleware and tools.
+	Store store.Store
+	// Logger receives diagnostics; slog.Default() when nil.
+	Logger *slog.Logger
+}
+
+// Agent runs a model with tools and middleware. It is safe for concurrent
+// use; each run is independent.
+type Agent struct {
+	name        string
+	model       llm.Model
+	system      string
+	tools       map[string]tool.Tool
+	specs       []llm.ToolSpec
+	middleware  []Middleware
+	before      []BeforeAgentHook
+	afterModel  []AfterModelHook
+	after       []AfterAgentHook
+	callModel   ModelHandler
+	callTool    ToolHandler
+	maxSteps    int
+	maxParallel int
+	saver       checkpoint.Saver
+	store       store.Store
+	log         *slog.Logger
+}
+
+// New builds an agent. It fails when the model is missing, two middleware
+// share a name, or two tools share a name.
+func New(cfg Config) (*Agent, error) {
+	if cfg.Model == nil {
+		return nil, errors.New("agent: Config.Model is required")
+	}
+	a := &Agent{
+		name:        cmp.Or(cfg.Name, MainAgent),
+		model:       cfg.Model,
+		tools:       make(map[string]tool.Tool),
+		middleware:  cfg.Middleware,
+		maxSteps:    cmp.Or(cfg.MaxSteps, DefaultMaxSteps),
+		maxParallel: cmp.Or(cfg.MaxParallelTools, DefaultMaxParallelTools),
+		saver:       cfg.Checkpointer,
+		store:       cfg.Store,
+		log:         cmp.Or(cfg.Logger, slog.Default()),
+	}
+	var sys strings.Builder
+	sys.WriteString(cfg.SystemPrompt)
+	addTool := func(t tool.Tool, from string) error {
+		spec := t.Spec()
+		if spec.Name == "" {
+			return fmt.Errorf("agent: a tool from %s has no name", from)
+		}
+		if _, dup := a.tools[spec.Name]; dup {
+			return fmt.Errorf("agent: two tools are named %q (the second from %s)", spec.Name, from)
+		}
+		a.tools[spec.Name] = t
+		a.specs = append(a.specs, spec)
+		return nil
+	}
+	seen := make(map[string]bool)
+	for _, m := range cfg.Middleware {
+		if m == nil {
+			return nil, errors.New("agent: nil middleware")
+		}
+		name := m.Name()
+		if seen[name] {
+			return nil, fmt.Errorf("agent: two middleware are named %q", name)
+		}
+		seen[name] = true
+		if p, ok := m.(ToolProvider); ok {
+			for _, t := range p.Tools() {
+				if err := addTool(t, "middleware "+name); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if p, ok := m.(SystemPrompter); ok {
+			if s := p.SystemPrompt(); s != "" {
+				if sys.Len() > 0 {
+					sys.WriteString("\n\n")
+				}
+				sys.WriteString(s)
+			}
+		}
+		if h, ok := m.(BeforeAgentHook); ok {
+			a.before = append(a.before, h)
+		}
+		if h, ok := m.(AfterModelHook); ok {
+			a.afterModel = append(a.afterModel, h)
+		}
+		if h, ok := m.(AfterAgentHook); ok {
+			a.after = append(a.after, h)
+		}
+	}
+	for _, t := range cfg.Tools {
+		if t == nil {
+			return nil, errors.New("agent: nil tool")
+		}
+		if err := addTool(t, "Config.Tools"); err != nil {
+			return nil, err
+		}
+	}
+	a.system = sys.String()
+
+	// Chains are built once: a handler per middleware, innermost last.
+	a.callModel = streamModel
+	a.callTool = a.runTool
+	for i := len(cfg.Middleware) - 1; i >= 0; i-- {
+		if w, ok := cfg.Middleware[i].(ModelWrapper); ok {
+			next := a.callModel
+			a.callModel = func(ctx context.Context, req *ModelRequest) (*llm.Response, error) {
+				return w.WrapModel(ctx, req, next)
+			}
+		}
+		if w, ok := cfg.Middleware[i].(ToolWrapper); ok {
+			next := a.callTool
+			a.callTool = func(ctx context.Context, req *ToolRequest) (ToolResult, error) {
+				return w.WrapTool(ctx, req, next)
+			}
+		}
+	}
+	return a, nil
+}
+
+// Name returns the agent's name.
+func (a *Agent) Name() string { return a.name }
+
+// Model returns the agent's model.
+func (a *Agent) Model() llm.Model { return a.model }
+
+// SystemPrompt returns the static system prompt: the configured prompt and
+// every SystemPrompter section. WrapModel hooks may add to it per call.
+func (a *Agent) SystemPrompt() string { return a.system }
+
+// ToolSpecs returns the tools offered to the model, in order.
+func (a *Agent) ToolSpecs() []llm.ToolSpec { return a.specs }
+
+// Middleware returns the stack, outermost first.
+func (a *Agent) Middleware() []Middleware { return a.middleware }
+
+// Checkpointer returns the configured Saver, or nil.
+func (a *Agent) Checkpointer() checkpoint.Saver { return a.saver }
+
+// Input starts or continues a run.
+type Input struct {
+	// Messages are appended to the conversation before the run starts.
+	Messages []llm.Message
+	// ThreadID names the thread. With a Checkpointer, an existing thread
+	// continues from its latest checkpoint; empty starts a new thread
+	// with a fresh id.
+	ThreadID string
+	// CheckpointID, with a Checkpointer, continues from that checkpoint
+	// instead of the latest: later checkpoints stay in the history and the
+	// run starts a new branch.
+	CheckpointID string
+	// State, without a Checkpointer, is the state to continue from (a
+	// previous Result's State, say); nil starts empty. The run takes
+	// ownership of it.
+	State *State
+	// Values are custom state keys set before the run starts.
+	Values map[string]json.RawMessage
+	// Decisions resume a run that stopped for human decisions, one per
+	// pending ActionRequest, in order. Messages must be empty.
+	Decisions []Decision
+	// Namespace is the path of this agent under the one that started it;
+	// set by parent agents for subagent runs.
+	Namespace []string
+}
+
+// Prompt returns an Input holding one user message.
+func Prompt(text string) Input {
+	return Input{Messages: []llm.Message{llm.UserText(text)}}
+}
+
+// Result is how a run ended.
+type Result struct {
+	ThreadID string
+	// CheckpointID is the last checkpoint written, "" without a
+	// Checkpointer.
+	CheckpointID string
+	Status       RunStatus
+	State        *State
+	// Usage sums the tokens of every model call of the run, subagents'
+	// included.
+	Usage llm.Usage
+	// Steps counts the model calls of the run.
+	Steps int
+	// Interrupts are the action requests awaiting decisions when Status
+	// is interrupted.
+	Interrupts []ActionRequest
+	// ChangedFiles and ChangedValues list the state files and value keys
+	// the run changed (for merging a subagent's work back).
+	ChangedFiles  []string
+	ChangedValues []string
+}
+
+// LastMessage returns the last message of the conversation, or nil.
+func (r *Result) LastMessage() *llm.Message {
+	if r == nil || r.State == nil || len(r.State.Messages) == 0 {
+		return nil
+	}
+	return &r.State.Messages[len(r.State.Messages)-1]
+}
+
+// Text returns the text of the final assistant message, or "".
+func (r *Result) Text() string {
+	m := r.LastMessage()
+	if m == nil || m.Role != llm.RoleAssistant {
+		return ""
+	}
+	return m.Text()
+}
+
+// Invoke runs the agent to the end. A run that stops for human decisions is
+// not an error: its Result has status interrupted. When the run fails,
+// Invoke returns the error together with a Result describing the state
+// reached, if the run got that far.
+func (a *Agent) Invoke(ctx context.Context, in Input) (*Result, error) {
+	return a.run(ctx, in, nil)
+}
+
+// Resume continues a thread that stopped for human decisions.
+func (a *Agent) Resume(ctx context.Context, threadID string, decisions []Decision) (*Result, error) {
+	if decisions == nil {
+		decisions = []Decision{}
+	}
+	return a.run(ctx, Input{ThreadID: threadID, Decisions: decisions}, nil)
+}
+
+// Stream runs the agent and yields its events as they happen. The last
+// event is run_end; when the run failed, one more pair follows carrying the
+// error. Stopping the iteration early cancels the run.
+func (a *Agent) Stream(ctx context.Context, in Input) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		events := make(chan Event, 64)
+		var runErr error
+		go func() {
+			defer close(events)
+			_, runErr = a.run(ctx, in, func(e Event) {
+				select {
+				case events <- e:
+				case <-ctx.Done():
+					// The consumer is gone; a cancelled run still
+					// reports its end, which must not block.
+				}
+			})
+		}()
+		stopped := false
+		for e := range events {
+			if stopped {
+				continue // drain so the run can finish
+			}
+			if !yield(e, nil) {
+				stopped = true
+				cancel()
+			}
+		}
+		if runErr != nil && !stopped {
+			yield(Event{}, runErr)
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package agent
+
+import (
+	"encoding/json"
+
+	"github.com/deepagents-go/deepagents/llm"
+)
+
+// EventVersion is the version of the event format described in
+// docs/EVENTS.md. It changes only when an existing field changes meaning or
+// disappears; new event types and fields may appear in the same version.
+const EventVersion = 1
+
+// EventType names the kind of an [Event].
+type EventType string
+
+// Event types, in the order a run typically produces them.
+const (
+	EventRunStart       EventType = "run_start"       // ThreadID
+	EventTextDelta      EventType = "text_delta"      // Delta
+	EventReasoningDelta EventType = "reasoning_delta" // Delta
+	EventMessage        EventType = "message"         // Message: a complete assistant message
+	EventToolCall       EventType = "tool_call"       // ToolCallID, Name, Args
+	EventToolResult     EventType = "tool_result"     // ToolCallID, Name, Content, IsError
+	EventState          EventType = "state"           // Todos (when they changed), Files (paths that changed)
+	EventUsage          EventType = "usage"           // Usage of one model call
+	EventCheckpoint     EventType = "checkpoint"      // ThreadID, CheckpointID: the step is durable
+	EventInterrupt      EventType = "interrupt"       // Interrupts awaiting decisions
+	EventError          EventType = "error"           // Error
+	EventRunEnd         EventType = "run_end"         // Status, Usage (whole run), Error, Interrupts
+)
+
+// RunStatus is how a run ended.
+type RunStatus string
+
+// Run statuses.
+const (
+	StatusCompleted   RunStatus = "completed"
+	StatusInterrupted RunStatus = "interrupted"
+	StatusFailed      RunStatus = "failed"
+)
+
+// Event is one thing that happened during a run. Which fields are set
+// depends on Type (see the constants). Namespace is the path of the agent
+// that produced it: empty for the main agent, one element per subagent
+// level below it.
+type Event struct {
+	Type      EventType
+	Namespace []string
+	Step      int
+
+	ThreadID     string
+	CheckpointID string
+
+	Delta   string
+	Message *llm.Message
+
+	ToolCallID string
+	Name       string
+	Args       json.RawMessage
+	Content    string
+	IsError    bool
+
+	// Todos is the whole new todo list when it changed (non-nil, possibly
+	// empty), nil otherwise.
+	Todos []Todo
+	Files []string
+
+	Usage      *llm.Usage
+	Interrupts []ActionRequest
+	Status     RunStatus
+	Error      string
+}
+
+// wireEvent is the JSON form of an Event: flat, with fields that belong to
+// the event's type present even when zero (tool_result's content and
+// is_error, for instance).
+type wireEvent struct {
+	V            int             `json:"v"`
+	Type         EventType       `json:"type"`
+	Namespace    []string        `json:"namespace"`
+	Step         int             `json:"step,omitempty"`
+	ThreadID     string          `json:"thread_id,omitempty"`
+	CheckpointID string          `json:"checkpoint_id,omitempty"`
+	Delta        *string         `json:"delta,omitempty"`
+	Message      *llm.Message    `json:"message,omitempty"`
+	ToolCallID   string          `json:"tool_call_id,omitempty"`
+	Name         string          `json:"name,omitempty"`
+	Args         json.RawMessage `json:"args,omitempty"`
+	Content      *string         `json:"content,omitempty"`
+	IsError      *bool           `json:"is_error,omitempty"`
+	Todos        []Todo          `json:"todos,omitempty"`
+	Files        []string        `json:"files,omitempty"`
+	Usage        *llm.Usage      `json:"usage,omitempty"`
+	Interrupts   []ActionRequest `json:"interrupts,omitempty"`
+	Status       RunStatus       `json:"status,omitempty"`
+	Error        string          `json:"error,omitempty"`
+}
+
+// MarshalJSON encodes the event in the format of docs/EVENTS.md.
+func (e Event) MarshalJSON() ([]byte, error) {
+	w := wireEvent{
+		V: EventVersion, Type: e.Type, Namespace: e.Namespace, Step: e.Step,
+		ThreadID: e.ThreadID, CheckpointID: e.CheckpointID, Message: e.Message,
+		ToolCallID: e.ToolCallID, Name: e.Name, Args: e.Args,
+		Files: e.Files, Usage: e.Usage, Interrupts: e.Interrupts, Status: e.Status, Error: e.Error,
+	}
+	if w.Namespace == nil {
+		w.Namespace = []string{}
+	}
+	switch e.Type {
+	case EventTextDelta, EventReasoningDelta:
+		w.Delta = &e.Delta
+	case EventToolResult:
+		w.Content, w.IsError = &e.Content, &e.IsError
+	case EventState:
+		w.Todos = e.Todos
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		return nil, err
+	}
+	if e.Type == EventState && e.Todos != nil && len(e.Todos) == 0 {
+		// An emptied todo list must still appear: omitempty dropped it.
+		b = append(b[:len(b)-1], `,"todos":[]}`...)
+	}
+	return b, nil
+}
+
+// UnmarshalJSON decodes an event written by MarshalJSON.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	var w wireEvent
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*e = Event{
+		Type: w.Type, Namespace: w.Namespace, Step: w.Step, ThreadID: w.ThreadID,
+		CheckpointID: w.CheckpointID, Message: w.Message, ToolCallID: w.ToolCallID,
+		Name: w.Name, Args: w.Args, Todos: w.Todos, Files: w.Files, Usage: w.Usage,
+		Interrupts: w.Interrupts, Status: w.Status, Error: w.Error,
+	}
+	if w.Delta != nil {
+		e.Delta = *w.Delta
+	}
+	if w.Content != nil {
+		e.Content = *w.Content
+	}
+	if w.IsError != nil {
+		e.IsError = *w.IsError
+	}
+	if e.Type == EventState && e.Todos == nil && json.Valid(b) {
+		var probe struct {
+			Todos *[]Todo `json:"todos"`
+		}
+		if json.Unmarshal(b, &probe) == nil && probe.Todos != nil {
+			e.Todos = []Todo{}
+		}
+	}
+	return nil
+}

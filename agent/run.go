@@ -1,0 +1,644 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/llm"
+)
+
+// run is the bookkeeping of one Invoke, Stream or Resume.
+type run struct {
+	a  *Agent
+	rt *Runtime
+
+	lease      checkpoint.Lease
+	checkpoint string // last checkpoint written or loaded
+	pending    []pendingInterrupt
+
+	// nested holds, by tool call id, the decisions for interrupts a tool
+	// raised (a subagent's), to hand back when the call runs again.
+	nested map[string][]Decision
+
+	changedFiles  map[string]struct{}
+	changedValues map[string]struct{}
+}
+
+// pendingInterrupt is a set of action requests raised by one source: an
+// AfterModel hook (Owner "") or the tool call Owner.
+type pendingInterrupt struct {
+	Owner    string          `json:"owner,omitempty"`
+	Requests []ActionRequest `json:"requests"`
+}
+
+// runMeta is what a checkpoint's Meta holds.
+type runMeta struct {
+	Status     RunStatus          `json:"status,omitempty"`
+	Agent      string             `json:"agent,omitempty"`
+	Interrupts []pendingInterrupt `json:"interrupts,omitempty"`
+}
+
+func (a *Agent) run(ctx context.Context, in Input, emit func(Event)) (res *Result, err error) {
+	if in.Decisions != nil && len(in.Messages) > 0 {
+		return nil, errors.New("agent: an Input resumes with Decisions or adds Messages, not both")
+	}
+	if in.Decisions != nil && in.ThreadID == "" {
+		return nil, errors.New("agent: resuming needs the ThreadID of the interrupted run")
+	}
+	threadID := in.ThreadID
+	if threadID == "" {
+		threadID = newID()
+	}
+	rt := &Runtime{agent: a, threadID: threadID, namespace: in.Namespace, store: a.store, emit: emit}
+	r := &run{a: a, rt: rt}
+
+	state, err := r.load(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	rt.state = state
+	rt.keepMessages, rt.savedCount = len(state.Messages), len(state.Messages)
+	defer func() {
+		if r.lease != nil {
+			st := checkpoint.StatusIdle
+			switch {
+			case res != nil && res.Status == StatusInterrupted:
+				st = checkpoint.StatusInterrupted
+			case err != nil:
+				st = checkpoint.StatusError
+			}
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			if rerr := r.lease.Release(rctx, st); rerr != nil {
+				a.log.Warn("releasing thread", "thread", threadID, "err", rerr)
+			}
+			cancel()
+		}
+	}()
+
+	rt.Emit(Event{Type: EventRunStart, ThreadID: threadID, CheckpointID: r.checkpoint})
+	status, runErr := r.loop(ctx, in)
+	return r.finish(ctx, status, runErr)
+}
+
+// load acquires the thread and reads its state.
+func (r *run) load(ctx context.Context, in Input) (*State, error) {
+	a := r.a
+	if a.saver == nil {
+		if in.Decisions != nil {
+			return nil, fmt.Errorf("%w: resuming needs a Checkpointer", ErrNotInterrupted)
+		}
+		if in.CheckpointID != "" {
+			return nil, errors.New("agent: Input.CheckpointID needs a Checkpointer")
+		}
+		st := in.State
+		if st == nil {
+			st = NewState()
+		}
+		if st.Files == nil {
+			st.Files = backend.NewFiles(nil)
+		}
+		return st, nil
+	}
+	if in.State != nil {
+		return nil, errors.New("agent: Input.State cannot be used with a Checkpointer; the thread's state is loaded from it")
+	}
+	meta, _ := json.Marshal(map[string]string{"agent": a.name})
+	lease, err := a.saver.Acquire(ctx, r.rt.threadID, meta)
+	if err != nil {
+		return nil, fmt.Errorf("agent: thread %s: %w", r.rt.threadID, err)
+	}
+	r.lease = lease
+	snap, err := a.saver.Load(ctx, r.rt.threadID, in.CheckpointID)
+	switch {
+	case errors.Is(err, checkpoint.ErrNotFound) && in.CheckpointID == "" && in.Decisions == nil:
+		return NewState(), nil // a new thread
+	case err != nil:
+		r.lease.Release(context.WithoutCancel(ctx), checkpoint.StatusError) //nolint:errcheck // reporting the load error matters more
+		r.lease = nil
+		return nil, fmt.Errorf("agent: loading thread %s: %w", r.rt.threadID, err)
+	}
+	r.checkpoint = snap.ID
+	st := &State{Messages: snap.Messages, Files: backend.NewFiles(snap.Files), Values: snap.Values}
+	if len(snap.Todos) > 0 {
+		if err := json.Unmarshal(snap.Todos, &st.Todos); err != nil {
+			r.lease.Release(context.WithoutCancel(ctx), checkpoint.StatusError) //nolint:errcheck
+			r.lease = nil
+			return nil, fmt.Errorf("agent: thread %s: todos: %w: %v", r.rt.threadID, checkpoint.ErrCorrupt, err)
+		}
+	}
+	if len(snap.Meta) > 0 {
+		var m runMeta
+		if err := json.Unmarshal(snap.Meta, &m); err != nil {
+			r.lease.Release(context.WithoutCancel(ctx), checkpoint.StatusError) //nolint:errcheck
+			r.lease = nil
+			return nil, fmt.Errorf("agent: thread %s: checkpoint metadata: %w: %v", r.rt.threadID, checkpoint.ErrCorrupt, err)
+		}
+		if m.Status == StatusInterrupted {
+			r.pending = m.Interrupts
+		}
+	}
+	return st, nil
+}
+
+// loop runs model calls and tool calls until the model stops calling tools.
+func (r *run) loop(ctx context.Context, in Input) (RunStatus, error) {
+	a, rt := r.a, r.rt
+	if len(a.name) > 0 {
+		ctx = llm.WithAgent(ctx, a.name)
+	}
+	ctx = backend.WithFiles(context.WithValue(ctx, runtimeKey{}, rt), rt.state.Files)
+
+	resuming := in.Decisions != nil
+	if resuming {
+		if err := r.applyDecisions(in.Decisions); err != nil {
+			return StatusFailed, err
+		}
+	}
+	r.pending = nil // answered, or abandoned by new input
+	if len(in.Messages) > 0 {
+		rt.appendMessages(in.Messages...)
+	}
+	for k, v := range in.Values {
+		rt.SetValue(k, v)
+	}
+	for _, h := range a.before {
+		if err := h.BeforeAgent(ctx, rt); err != nil {
+			return StatusFailed, fmt.Errorf("agent: %s: %w", middlewareName(h), err)
+		}
+	}
+	if r.dirty() {
+		if err := r.save(ctx, nil); err != nil {
+			return StatusFailed, err
+		}
+	}
+
+	for {
+		if !resuming {
+			if a.maxSteps > 0 && rt.step >= a.maxSteps {
+				return StatusFailed, fmt.Errorf("%w (%d model calls)", ErrMaxSteps, a.maxSteps)
+			}
+			rt.mu.Lock()
+			rt.step++
+			rt.mu.Unlock()
+			resp, err := a.callModel(ctx, &ModelRequest{
+				Request: llm.Request{System: a.system, Messages: rt.state.Messages, Tools: a.specs},
+				Model:   a.model,
+				Runtime: rt,
+			})
+			if err != nil {
+				return StatusFailed, fmt.Errorf("agent: model call %d: %w", rt.step, err)
+			}
+			msg := resp.Message
+			msg.Role = llm.RoleAssistant
+			fixToolCalls(&msg, rt.step)
+			rt.appendMessages(msg)
+			rt.AddUsage(resp.Usage)
+			if rt.emit != nil {
+				rt.Emit(Event{Type: EventMessage, Message: &msg})
+				u := resp.Usage
+				rt.Emit(Event{Type: EventUsage, Usage: &u})
+			}
+			if len(msg.ToolCalls) == 0 {
+				return StatusCompleted, r.save(ctx, nil)
+			}
+		}
+
+		idx := lastAssistant(rt.state.Messages)
+		if idx < 0 {
+			return StatusFailed, fmt.Errorf("%w: no assistant message to resume", ErrNotInterrupted)
+		}
+		if resuming {
+			// Hooks may edit the call arguments: work on a copy and
+			// record the message again in the next checkpoint.
+			rt.mu.Lock()
+			rt.state.Messages[idx] = rt.state.Messages[idx].Clone()
+			rt.keepMessages = min(rt.keepMessages, idx)
+			rt.mu.Unlock()
+		}
+		resuming = false
+		turn := &Turn{Runtime: rt, Message: &rt.state.Messages[idx]}
+		for _, h := range a.afterModel {
+			err := h.AfterModel(ctx, turn)
+			var ie *InterruptError
+			if errors.As(err, &ie) {
+				return r.interrupt(ctx, []pendingInterrupt{{Requests: ie.Requests}})
+			}
+			if err != nil {
+				return StatusFailed, fmt.Errorf("agent: %s: %w", middlewareName(h), err)
+			}
+		}
+
+		calls := pendingCalls(rt.state.Messages, idx)
+		results, interrupts := r.execTools(ctx, turn, calls)
+		answered := make([]llm.Message, 0, len(results))
+		for _, res := range results {
+			if res != nil {
+				answered = append(answered, *res)
+			}
+		}
+		rt.appendMessages(answered...)
+		if err := ctx.Err(); err != nil {
+			// Keep what finished; unanswered calls are repaired on
+			// the next run.
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			serr := r.save(sctx, nil)
+			cancel()
+			return StatusFailed, errors.Join(err, serr)
+		}
+		if len(interrupts) > 0 {
+			return r.interrupt(ctx, interrupts)
+		}
+		if err := r.save(ctx, nil); err != nil {
+			return StatusFailed, err
+		}
+	}
+}
+
+// applyDecisions matches resume decisions to the pending action requests.
+func (r *run) applyDecisions(decisions []Decision) error {
+	var all []ActionRequest
+	for _, p := range r.pending {
+		all = append(all, p.Requests...)
+	}
+	if len(all) == 0 {
+		return fmt.Errorf("%w: thread %s", ErrNotInterrupted, r.rt.threadID)
+	}
+	if err := checkDecisions(all, decisions); err != nil {
+		return err
+	}
+	r.rt.decisions = make(map[string]Decision)
+	i := 0
+	for _, p := range r.pending {
+		ds := decisions[i : i+len(p.Requests)]
+		i += len(p.Requests)
+		if p.Owner == "" {
+			for j, req := range p.Requests {
+				r.rt.decisions[req.ToolCallID] = ds[j]
+			}
+			continue
+		}
+		if r.nested == nil {
+			r.nested = make(map[string][]Decision)
+		}
+		r.nested[p.Owner] = ds
+	}
+	return nil
+}
+
+// interrupt saves the turn so far and ends the run waiting for decisions.
+func (r *run) interrupt(ctx context.Context, pending []pendingInterrupt) (RunStatus, error) {
+	r.pending = pending
+	if r.a.saver == nil {
+		return StatusFailed, errors.New("agent: a run was interrupted for human decisions but the agent has no Checkpointer to resume from")
+	}
+	meta, err := json.Marshal(runMeta{Status: StatusInterrupted, Agent: r.a.name, Interrupts: pending})
+	if err != nil {
+		return StatusFailed, err
+	}
+	if err := r.save(ctx, meta); err != nil {
+		return StatusFailed, err
+	}
+	return StatusInterrupted, nil
+}
+
+// execTools runs a turn's pending calls, concurrently when there are
+// several, and returns their result messages in call order. A call that
+// raised an interrupt has a nil result.
+func (r *run) execTools(ctx context.Context, turn *Turn, calls []llm.ToolCall) ([]*llm.Message, []pendingInterrupt) {
+	results := make([]*llm.Message, len(calls))
+	irq := make([]*InterruptError, len(calls))
+	one := func(i int) {
+		res, err := r.callTool(ctx, turn, calls[i])
+		var ie *InterruptError
+		switch {
+		case errors.As(err, &ie):
+			irq[i] = ie
+			return
+		case err != nil: // the context was cancelled
+			return
+		}
+		m := llm.ToolResult(calls[i].ID, calls[i].Name, res.Content, res.IsError)
+		results[i] = &m
+		if r.rt.emit != nil {
+			r.rt.Emit(Event{Type: EventToolResult, ToolCallID: calls[i].ID, Name: calls[i].Name, Content: res.Content, IsError: res.IsError})
+		}
+	}
+	if len(calls) == 1 {
+		one(0)
+	} else {
+		sem := make(chan struct{}, r.a.maxParallel)
+		var wg sync.WaitGroup
+		for i := range calls {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+			}
+			if ctx.Err() != nil {
+				break
+			}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				one(i)
+			}()
+		}
+		wg.Wait()
+	}
+	if files := r.rt.state.Files; files.HasChanges() && r.rt.emit != nil {
+		r.rt.Emit(Event{Type: EventState, Files: files.ChangedPaths()})
+	}
+	var pending []pendingInterrupt
+	for i, ie := range irq {
+		if ie != nil {
+			pending = append(pending, pendingInterrupt{Owner: calls[i].ID, Requests: ie.Requests})
+		}
+	}
+	return results, pending
+}
+
+// callTool runs one call through the middleware, turning a panic into an
+// error result.
+func (r *run) callTool(ctx context.Context, turn *Turn, call llm.ToolCall) (res ToolResult, err error) {
+	if ans, ok := turn.answered[call.ID]; ok {
+		return ans, nil
+	}
+	if r.rt.emit != nil {
+		r.rt.Emit(Event{Type: EventToolCall, ToolCallID: call.ID, Name: call.Name, Args: call.Args})
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			r.a.log.Error("tool panicked", "tool", call.Name, "panic", p)
+			res, err = ToolResult{Content: fmt.Sprintf("Error: tool %q failed unexpectedly: %v", call.Name, p), IsError: true}, nil
+		}
+	}()
+	if ds, ok := r.nested[call.ID]; ok {
+		ctx = context.WithValue(ctx, nestedKey{}, ds)
+	}
+	return r.a.callTool(ctx, &ToolRequest{Call: call, Tool: r.a.tools[call.Name], Turn: turn.Message.ToolCalls, Runtime: r.rt})
+}
+
+type nestedKey struct{}
+
+// NestedDecisions returns, inside a tool call being re-run on resume, the
+// decisions for the action requests that call raised when it returned an
+// *InterruptError. A tool that runs a subagent passes them on to it.
+func NestedDecisions(ctx context.Context) ([]Decision, bool) {
+	ds, ok := ctx.Value(nestedKey{}).([]Decision)
+	return ds, ok
+}
+
+// runTool is the innermost tool handler: it calls the tool.
+func (a *Agent) runTool(ctx context.Context, req *ToolRequest) (ToolResult, error) {
+	if req.Tool == nil {
+		return ToolResult{Content: fmt.Sprintf("Error: unknown tool %q. Available tools: %s", req.Call.Name, a.toolNames()), IsError: true}, nil
+	}
+	out, err := req.Tool.Call(context.WithValue(ctx, callKey{}, &req.Call), req.Call.Args)
+	if err != nil {
+		var ie *InterruptError
+		if errors.As(err, &ie) {
+			return ToolResult{}, ie
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return ToolResult{}, cerr
+		}
+		return ToolResult{Content: err.Error(), IsError: true}, nil
+	}
+	return ToolResult{Content: out}, nil
+}
+
+func (a *Agent) toolNames() string {
+	names := slices.Sorted(maps.Keys(a.tools))
+	if len(names) == 0 {
+		return "none"
+	}
+	var b []byte
+	for i, n := range names {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, n...)
+	}
+	return string(b)
+}
+
+// streamModel is the innermost model handler: it streams the call and
+// forwards deltas as events.
+func streamModel(ctx context.Context, req *ModelRequest) (*llm.Response, error) {
+	rt := req.Runtime
+	for c, err := range req.Model.Stream(ctx, &req.Request) {
+		if err != nil {
+			return nil, err
+		}
+		switch c.Type {
+		case llm.ChunkText:
+			rt.Emit(Event{Type: EventTextDelta, Delta: c.Text})
+		case llm.ChunkReasoning:
+			rt.Emit(Event{Type: EventReasoningDelta, Delta: c.Text})
+		case llm.ChunkDone:
+			if c.Response == nil {
+				return nil, llm.ErrIncomplete
+			}
+			return c.Response, nil
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return nil, llm.ErrIncomplete
+}
+
+// save writes a checkpoint of what changed since the last one. Without a
+// Checkpointer it only resets the change tracking.
+func (r *run) save(ctx context.Context, meta json.RawMessage) error {
+	rt := r.rt
+	rt.mu.Lock()
+	keep := min(rt.keepMessages, rt.savedCount)
+	d := checkpoint.Delta{Keep: keep, Messages: rt.state.Messages[keep:]}
+	if rt.todosChanged {
+		d.Todos, _ = json.Marshal(rt.state.Todos)
+	}
+	if len(rt.valuesChanged) > 0 {
+		d.Values = make(map[string]json.RawMessage, len(rt.valuesChanged))
+		for k := range rt.valuesChanged {
+			d.Values[k] = rt.state.Values[k] // nil when deleted
+			if r.changedValues == nil {
+				r.changedValues = make(map[string]struct{})
+			}
+			r.changedValues[k] = struct{}{}
+		}
+	}
+	rt.keepMessages, rt.savedCount = len(rt.state.Messages), len(rt.state.Messages)
+	rt.todosChanged, rt.valuesChanged = false, nil
+	step := rt.step
+	rt.mu.Unlock()
+	d.Files = rt.state.Files.TakeChanges()
+	for p := range d.Files {
+		if r.changedFiles == nil {
+			r.changedFiles = make(map[string]struct{})
+		}
+		r.changedFiles[p] = struct{}{}
+	}
+	if r.a.saver == nil {
+		return nil
+	}
+	cp := &checkpoint.Checkpoint{
+		ThreadID:  rt.threadID,
+		ID:        newCheckpointID(),
+		ParentID:  r.checkpoint,
+		Step:      step,
+		CreatedAt: time.Now().UTC(),
+		Delta:     d,
+		Meta:      meta,
+	}
+	if err := r.a.saver.Put(ctx, cp); err != nil {
+		return fmt.Errorf("agent: saving checkpoint of thread %s: %w", rt.threadID, err)
+	}
+	r.checkpoint = cp.ID
+	rt.Emit(Event{Type: EventCheckpoint, ThreadID: rt.threadID, CheckpointID: cp.ID})
+	return nil
+}
+
+// dirty reports whether anything changed since the last checkpoint.
+func (r *run) dirty() bool {
+	rt := r.rt
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return len(rt.state.Messages) != rt.savedCount || rt.keepMessages < rt.savedCount ||
+		rt.todosChanged || len(rt.valuesChanged) > 0 || rt.state.Files.HasChanges()
+}
+
+// finish runs the AfterAgent hooks of a completed run, reports the end and
+// assembles the Result.
+func (r *run) finish(ctx context.Context, status RunStatus, runErr error) (*Result, error) {
+	a, rt := r.a, r.rt
+	if status == StatusCompleted && runErr == nil {
+		for i := len(a.after) - 1; i >= 0; i-- {
+			if err := a.after[i].AfterAgent(ctx, rt); err != nil {
+				status, runErr = StatusFailed, fmt.Errorf("agent: %s: %w", middlewareName(a.after[i]), err)
+				break
+			}
+		}
+		if runErr == nil && r.dirty() {
+			if err := r.save(ctx, nil); err != nil {
+				status, runErr = StatusFailed, err
+			}
+		}
+	}
+	if runErr != nil {
+		status = StatusFailed
+	}
+	res := &Result{
+		ThreadID:      rt.threadID,
+		CheckpointID:  r.checkpoint,
+		Status:        status,
+		State:         rt.state,
+		Usage:         rt.Usage(),
+		Steps:         rt.Step(),
+		ChangedFiles:  slices.Sorted(maps.Keys(r.changedFiles)),
+		ChangedValues: slices.Sorted(maps.Keys(r.changedValues)),
+	}
+	if status == StatusInterrupted {
+		for _, p := range r.pending {
+			res.Interrupts = append(res.Interrupts, p.Requests...)
+		}
+	}
+	if rt.emit != nil {
+		if runErr != nil {
+			rt.Emit(Event{Type: EventError, Error: runErr.Error()})
+		}
+		if status == StatusInterrupted {
+			rt.Emit(Event{Type: EventInterrupt, Interrupts: res.Interrupts})
+		}
+		u := res.Usage
+		end := Event{Type: EventRunEnd, ThreadID: rt.threadID, CheckpointID: r.checkpoint, Status: status, Usage: &u, Interrupts: res.Interrupts}
+		if runErr != nil {
+			end.Error = runErr.Error()
+		}
+		rt.Emit(end)
+	}
+	return res, runErr
+}
+
+// fixToolCalls gives every call a unique id and a JSON object for
+// arguments, whatever the model produced, so results pair with calls.
+func fixToolCalls(m *llm.Message, step int) {
+	var seen map[string]bool
+	for i := range m.ToolCalls {
+		c := &m.ToolCalls[i]
+		if c.ID == "" || seen[c.ID] {
+			c.ID = "call_" + strconv.Itoa(step) + "_" + strconv.Itoa(i)
+		}
+		if len(m.ToolCalls) > 1 {
+			if seen == nil {
+				seen = make(map[string]bool, len(m.ToolCalls))
+			}
+			seen[c.ID] = true
+		}
+		if len(c.Args) == 0 {
+			c.Args = json.RawMessage("{}")
+		}
+	}
+}
+
+// lastAssistant returns the index of the last assistant message.
+func lastAssistant(msgs []llm.Message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == llm.RoleAssistant {
+			return i
+		}
+	}
+	return -1
+}
+
+// pendingCalls returns the calls of msgs[idx] that have no result after it.
+func pendingCalls(msgs []llm.Message, idx int) []llm.ToolCall {
+	calls := msgs[idx].ToolCalls
+	if idx == len(msgs)-1 {
+		return calls
+	}
+	done := make(map[string]bool)
+	for _, m := range msgs[idx+1:] {
+		if m.Role == llm.RoleTool {
+			done[m.ToolCallID] = true
+		}
+	}
+	var out []llm.ToolCall
+	for _, c := range calls {
+		if !done[c.ID] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func middlewareName(h any) string {
+	if m, ok := h.(Middleware); ok {
+		return m.Name()
+	}
+	return fmt.Sprintf("%T", h)
+}
+
+// newID returns a random identifier for a thread.
+func newID() string {
+	var b [16]byte
+	rand.Read(b[:]) //nolint:errcheck // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// newCheckpointID returns an identifier that sorts in creation order.
+func newCheckpointID() string {
+	var b [4]byte
+	rand.Read(b[:]) //nolint:errcheck
+	return fmt.Sprintf("%016x%s", time.Now().UnixNano(), hex.EncodeToString(b[:]))
+}

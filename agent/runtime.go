@@ -1,0 +1,204 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+
+	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/store"
+)
+
+// Runtime is one run's view of its thread: the state, the event stream and
+// the run's identity. Middleware receives it with every hook; a tool finds it
+// with [RuntimeFromContext]. Its methods are safe for concurrent use by the
+// tool calls of a turn.
+type Runtime struct {
+	agent     *Agent
+	threadID  string
+	namespace []string
+	store     store.Store
+
+	mu    sync.Mutex
+	state *State
+	step  int
+	usage llm.Usage
+
+	// What changed since the last checkpoint.
+	todosChanged  bool
+	valuesChanged map[string]struct{}
+	// keepMessages is how many messages of the last checkpoint are still
+	// in place; a rewrite lowers it.
+	keepMessages int
+	savedCount   int
+
+	decisions map[string]Decision // by tool call id, set on resume
+
+	emit func(Event) // nil when nobody listens
+}
+
+// ThreadID returns the thread the run belongs to.
+func (r *Runtime) ThreadID() string { return r.threadID }
+
+// Namespace returns the path of the running agent: empty for the main agent.
+func (r *Runtime) Namespace() []string { return r.namespace }
+
+// AgentName returns the running agent's name.
+func (r *Runtime) AgentName() string { return r.agent.name }
+
+// Store returns the cross-thread store configured for the agent, or nil.
+func (r *Runtime) Store() store.Store { return r.store }
+
+// Step returns the number of model calls made so far in this run.
+func (r *Runtime) Step() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.step
+}
+
+// Messages returns the conversation. The slice is shared: do not modify it.
+// During a turn's tool calls it does not yet hold that turn's results.
+func (r *Runtime) Messages() []llm.Message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.state.Messages
+}
+
+// RewriteMessages keeps the first keep messages and replaces the rest with
+// tail. Use it to repair history (appending is done by the loop). The next
+// checkpoint records the rewrite.
+func (r *Runtime) RewriteMessages(keep int, tail []llm.Message) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	keep = min(max(keep, 0), len(r.state.Messages))
+	r.state.Messages = append(r.state.Messages[:keep:keep], tail...)
+	r.keepMessages = min(r.keepMessages, keep)
+}
+
+func (r *Runtime) appendMessages(msgs ...llm.Message) {
+	r.mu.Lock()
+	r.state.Messages = append(r.state.Messages, msgs...)
+	r.mu.Unlock()
+}
+
+// Todos returns a copy of the todo list.
+func (r *Runtime) Todos() []Todo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.state.Todos)
+}
+
+// SetTodos replaces the todo list and reports the change as a state event.
+func (r *Runtime) SetTodos(todos []Todo) {
+	todos = slices.Clone(todos)
+	if todos == nil {
+		todos = []Todo{}
+	}
+	r.mu.Lock()
+	r.state.Todos = todos
+	r.todosChanged = true
+	r.mu.Unlock()
+	r.Emit(Event{Type: EventState, Todos: todos})
+}
+
+// Files returns the thread's in-memory files (the State backend's).
+func (r *Runtime) Files() *backend.Files { return r.state.Files }
+
+// Value returns a custom state value.
+func (r *Runtime) Value(key string) (json.RawMessage, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, ok := r.state.Values[key]
+	return v, ok
+}
+
+// SetValue stores a custom state value; nil deletes the key. Values travel
+// with checkpoints and, unless a middleware keeps them private, into
+// subagents and back.
+func (r *Runtime) SetValue(key string, v json.RawMessage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if v == nil {
+		delete(r.state.Values, key)
+	} else {
+		if r.state.Values == nil {
+			r.state.Values = make(map[string]json.RawMessage)
+		}
+		r.state.Values[key] = slices.Clone(v)
+	}
+	if r.valuesChanged == nil {
+		r.valuesChanged = make(map[string]struct{})
+	}
+	r.valuesChanged[key] = struct{}{}
+}
+
+// Values returns a copy of all custom state values.
+func (r *Runtime) Values() map[string]json.RawMessage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]json.RawMessage, len(r.state.Values))
+	for k, v := range r.state.Values {
+		out[k] = v
+	}
+	return out
+}
+
+// AddUsage adds token usage to the run's total (a subagent's, for one).
+func (r *Runtime) AddUsage(u llm.Usage) {
+	r.mu.Lock()
+	r.usage.Add(u)
+	r.mu.Unlock()
+}
+
+// Usage returns the run's token usage so far.
+func (r *Runtime) Usage() llm.Usage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.usage
+}
+
+// Decision returns the human decision for a pending tool call when the run
+// was resumed with decisions.
+func (r *Runtime) Decision(toolCallID string) (Decision, bool) {
+	d, ok := r.decisions[toolCallID]
+	return d, ok
+}
+
+// Streaming reports whether anyone receives this run's events, so that
+// middleware can skip building events nobody reads.
+func (r *Runtime) Streaming() bool { return r.emit != nil }
+
+// Emit sends an event to the run's stream, filling in the namespace and step
+// when unset. It does nothing when nobody listens.
+func (r *Runtime) Emit(e Event) {
+	if r.emit == nil {
+		return
+	}
+	if e.Namespace == nil {
+		e.Namespace = r.namespace
+	}
+	if e.Step == 0 {
+		e.Step = r.Step()
+	}
+	r.emit(e)
+}
+
+type runtimeKey struct{}
+
+// RuntimeFromContext returns the Runtime of the run a tool is called in, or
+// nil outside a run.
+func RuntimeFromContext(ctx context.Context) *Runtime {
+	r, _ := ctx.Value(runtimeKey{}).(*Runtime)
+	return r
+}
+
+type callKey struct{}
+
+// ToolCallFromContext returns the tool call being executed, or nil outside
+// a tool call.
+func ToolCallFromContext(ctx context.Context) *llm.ToolCall {
+	c, _ := ctx.Value(callKey{}).(*llm.ToolCall)
+	return c
+}

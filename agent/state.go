@@ -1,0 +1,44 @@
+package agent
+
+import (
+	"encoding/json"
+
+	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/llm"
+)
+
+// TodoStatus is the progress of one todo.
+type TodoStatus string
+
+// Todo statuses.
+const (
+	TodoPending    TodoStatus = "pending"
+	TodoInProgress TodoStatus = "in_progress"
+	TodoCompleted  TodoStatus = "completed"
+)
+
+// Todo is one item of the agent's plan (the write_todos tool).
+type Todo struct {
+	Content string     `json:"content"`
+	Status  TodoStatus `json:"status"`
+}
+
+// State is a thread's state: the conversation, the plan, the in-memory
+// files and custom values kept by middleware.
+//
+// A run owns its State; read it from a [Result] after the run, or through
+// the [Runtime] during one.
+type State struct {
+	Messages []llm.Message `json:"messages"`
+	Todos    []Todo        `json:"todos"`
+	// Files are the files of the State backend. Never nil in a State the
+	// agent returns.
+	Files *backend.Files `json:"files"`
+	// Values holds custom state keys, each a JSON value.
+	Values map[string]json.RawMessage `json:"values,omitempty"`
+}
+
+// NewState returns an empty state.
+func NewState() *State {
+	return &State{Files: backend.NewFiles(nil)}
+}

@@ -1,0 +1,186 @@
+package llmtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/deepagents-go/deepagents/llm"
+)
+
+// ErrExhausted reports a model called more often than its script allows.
+var ErrExhausted = errors.New("llmtest: model called more often than scripted")
+
+// Model plays a Script. It is safe for concurrent use: concurrent calls of
+// one agent take that agent's turns in the order the calls arrive.
+type Model struct {
+	script   *Script
+	byAgent  map[string][]int // turn indices per agent, in order
+	replies  []llm.Response   // prepared once per turn
+	mu       sync.Mutex
+	next     map[string]int
+	requests []Request
+	record   bool
+}
+
+// Request is a request the model received, kept when recording is on.
+type Request struct {
+	Agent   string
+	Request llm.Request
+}
+
+// New returns a model playing the given turns.
+func New(turns ...Turn) *Model {
+	return NewFromScript(&Script{Turns: turns})
+}
+
+// NewFromScript returns a model playing s.
+func NewFromScript(s *Script) *Model {
+	m := &Model{script: s, byAgent: make(map[string][]int), next: make(map[string]int)}
+	m.replies = make([]llm.Response, len(s.Turns))
+	for i, t := range s.Turns {
+		m.byAgent[agentOf(t.Agent)] = append(m.byAgent[agentOf(t.Agent)], i)
+		msg := llm.Message{Role: llm.RoleAssistant}
+		if t.Reasoning != "" {
+			msg.Parts = append(msg.Parts, llm.Part{Type: llm.PartReasoning, Text: t.Reasoning})
+		}
+		if t.Content != "" {
+			msg.Parts = append(msg.Parts, llm.Text(t.Content))
+		}
+		for j, c := range t.ToolCalls {
+			if c.ID == "" {
+				c.ID = "call_" + strconv.Itoa(i+1) + "_" + strconv.Itoa(j+1)
+			}
+			if len(c.Args) == 0 {
+				c.Args = []byte("{}")
+			}
+			msg.ToolCalls = append(msg.ToolCalls, c)
+		}
+		stop := llm.StopEnd
+		if len(msg.ToolCalls) > 0 {
+			stop = llm.StopToolUse
+		}
+		m.replies[i] = llm.Response{Message: msg, Usage: t.Usage, StopReason: stop, Model: "replay"}
+	}
+	return m
+}
+
+// Record makes the model keep every request it receives (see Requests).
+func (m *Model) Record() *Model {
+	m.mu.Lock()
+	m.record = true
+	m.mu.Unlock()
+	return m
+}
+
+// Requests returns the requests received so far, when recording.
+func (m *Model) Requests() []Request {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]Request(nil), m.requests...)
+}
+
+// Remaining returns how many turns have not been played yet.
+func (m *Model) Remaining() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for agent, idx := range m.byAgent {
+		n += len(idx) - m.next[agent]
+	}
+	return n
+}
+
+// Info implements llm.Describer.
+func (m *Model) Info() llm.Info {
+	return llm.Info{Provider: "replay", Name: "script", ContextWindow: m.script.ContextWindow}
+}
+
+func agentOf(name string) string {
+	if name == "" {
+		return "main"
+	}
+	return name
+}
+
+// take returns the index of the agent's next turn.
+func (m *Model) take(agent string, req *llm.Request) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.record {
+		m.requests = append(m.requests, Request{Agent: agent, Request: cloneRequest(req)})
+	}
+	idx := m.byAgent[agent]
+	n := m.next[agent]
+	if n >= len(idx) {
+		return 0, fmt.Errorf("%w: agent %q made call %d, but the script has %d turn(s) for it", ErrExhausted, agent, n+1, len(idx))
+	}
+	m.next[agent] = n + 1
+	return idx[n], nil
+}
+
+// Stream implements llm.Model.
+func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
+	return func(yield func(llm.Chunk, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(llm.Chunk{}, err)
+			return
+		}
+		agent := agentOf(llm.AgentFromContext(ctx))
+		i, err := m.take(agent, req)
+		if err != nil {
+			yield(llm.Chunk{}, err)
+			return
+		}
+		t := &m.script.Turns[i]
+		if err := t.Expect.check(req); err != nil {
+			yield(llm.Chunk{}, fmt.Errorf("turn %d (agent %q): %w", i+1, agent, err))
+			return
+		}
+		if t.Error != "" {
+			yield(llm.Chunk{}, fmt.Errorf("llmtest: turn %d: %s", i+1, t.Error))
+			return
+		}
+		resp := &m.replies[i]
+		if t.Reasoning != "" && !yield(llm.Chunk{Type: llm.ChunkReasoning, Text: t.Reasoning}, nil) {
+			return
+		}
+		if t.Content != "" && !yield(llm.Chunk{Type: llm.ChunkText, Text: t.Content}, nil) {
+			return
+		}
+		for j := range resp.Message.ToolCalls {
+			if !yield(llm.Chunk{Type: llm.ChunkToolCall, ToolCall: &resp.Message.ToolCalls[j]}, nil) {
+				return
+			}
+		}
+		out := *resp
+		// A fresh slice per call: the caller may edit call arguments.
+		out.Message.ToolCalls = slices.Clone(resp.Message.ToolCalls)
+		yield(llm.Chunk{Type: llm.ChunkDone, Response: &out}, nil)
+	}
+}
+
+func cloneRequest(req *llm.Request) llm.Request {
+	c := *req
+	c.Messages = make([]llm.Message, len(req.Messages))
+	for i, msg := range req.Messages {
+		c.Messages[i] = msg.Clone()
+	}
+	c.Tools = append([]llm.ToolSpec(nil), req.Tools...)
+	return c
+}
+
+// Register makes the scripted model available as "replay:FILE" in r.
+func Register(r *llm.Registry) {
+	r.Register("replay", func(_ context.Context, path string) (llm.Model, error) {
+		s, err := Load(path)
+		if err != nil {
+			return nil, err
+		}
+		return NewFromScript(s), nil
+	})
+}

@@ -1,0 +1,118 @@
+package middleware
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/tool"
+)
+
+// WriteTodosTool is the name of the planning tool.
+const WriteTodosTool = "write_todos"
+
+// TodosPrompt is the system prompt section of the todos middleware.
+const TodosPrompt = `## Planning with write_todos
+
+You have a write_todos tool for keeping a plan of the task in front of you.
+Use it for work that takes three or more distinct steps, or when the user gives you several things to do; skip it for a quick question or a one-step change.
+
+- Write the plan as soon as you understand the task, and keep it current: each call replaces the whole list.
+- Mark an item in_progress before you start it and completed as soon as it is done; do not batch completions.
+- Keep exactly one item in_progress while work remains, unless items truly run in parallel.
+- When you learn something that changes the plan, add, remove or rewrite items.
+- Call write_todos at most once per turn.`
+
+// TodosToolDescription is the default description of write_todos.
+const TodosToolDescription = `Replace the task plan with a new list of todos.
+
+Each todo has content (what to do, as a short imperative) and status: pending, in_progress or completed. The list you send replaces the previous one entirely, so send every item each time, not only the changed ones. Use it for multi-step work to track progress and show the user where you are; do not use it for trivial one-step tasks. Call it at most once per turn.`
+
+// Todos is the planning middleware: it adds write_todos, keeps the list in
+// the thread's state and explains planning in the system prompt.
+type Todos struct {
+	// Prompt replaces TodosPrompt when set.
+	Prompt string
+	// ToolDescription replaces TodosToolDescription when set.
+	ToolDescription string
+
+	tool tool.Tool
+}
+
+// NewTodos returns the todos middleware with its default prompt.
+func NewTodos() *Todos { return &Todos{} }
+
+type todosInput struct {
+	Todos []agent.Todo `json:"todos" jsonschema:"the complete new todo list"`
+}
+
+// Name implements agent.Middleware.
+func (t *Todos) Name() string { return "todos" }
+
+// SystemPrompt implements agent.SystemPrompter.
+func (t *Todos) SystemPrompt() string {
+	if t.Prompt != "" {
+		return t.Prompt
+	}
+	return TodosPrompt
+}
+
+// Tools implements agent.ToolProvider.
+func (t *Todos) Tools() []tool.Tool {
+	if t.tool == nil {
+		desc := t.ToolDescription
+		if desc == "" {
+			desc = TodosToolDescription
+		}
+		t.tool = tool.Must(tool.New(WriteTodosTool, desc, writeTodos, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+			list := s.Properties["todos"]
+			list.Types, list.Type = nil, "array"
+			item := list.Items
+			item.Properties["content"].Description = "what to do"
+			item.Properties["status"].Enum = []any{string(agent.TodoPending), string(agent.TodoInProgress), string(agent.TodoCompleted)}
+		})))
+	}
+	return []tool.Tool{t.tool}
+}
+
+func writeTodos(ctx context.Context, in todosInput) (string, error) {
+	rt := agent.RuntimeFromContext(ctx)
+	if rt == nil {
+		return "", fmt.Errorf("Error: %s can only run inside an agent run", WriteTodosTool)
+	}
+	todos := in.Todos
+	if todos == nil {
+		todos = []agent.Todo{}
+	}
+	rt.SetTodos(todos)
+	b, err := json.Marshal(todos)
+	if err != nil {
+		return "", err
+	}
+	return "Updated todo list to " + string(b), nil
+}
+
+// WrapTool implements agent.ToolWrapper: when a turn calls write_todos more
+// than once, every one of those calls is refused and the list is left as it
+// was, since there is no telling which list the model meant.
+func (t *Todos) WrapTool(ctx context.Context, req *agent.ToolRequest, next agent.ToolHandler) (agent.ToolResult, error) {
+	if req.Call.Name != WriteTodosTool {
+		return next(ctx, req)
+	}
+	n := 0
+	for _, c := range req.Turn {
+		if c.Name == WriteTodosTool {
+			n++
+		}
+	}
+	if n > 1 {
+		return agent.ToolResult{
+			Content: fmt.Sprintf("Error: %s was called %d times in one turn, so none of the calls were applied. Call it once per turn with the complete list.", WriteTodosTool, n),
+			IsError: true,
+		}, nil
+	}
+	return next(ctx, req)
+}
