@@ -30,7 +30,7 @@ func TestWriteTodos(t *testing.T) {
 		{
 			name:      "replaces the whole list",
 			turns:     [][]llm.ToolCall{{todosCall("a", `[{"content":"x","status":"pending"}]`)}, {todosCall("b", first)}},
-			want:      []agent.Todo{{"read the code", agent.TodoCompleted}, {"write tests", agent.TodoInProgress}},
+			want:      []agent.Todo{{Content: "read the code", Status: agent.TodoCompleted}, {Content: "write tests", Status: agent.TodoInProgress}},
 			wantTexts: []string{`Updated todo list to [{"content":"x","status":"pending"}]`, "Updated todo list to " + compact(first)},
 			wantError: []bool{false, false},
 		},
@@ -44,7 +44,7 @@ func TestWriteTodos(t *testing.T) {
 		{
 			name:      "two calls in one turn are both rejected",
 			turns:     [][]llm.ToolCall{{todosCall("a", first)}, {todosCall("b", `[]`), todosCall("c", `[{"content":"y","status":"pending"}]`)}},
-			want:      []agent.Todo{{"read the code", agent.TodoCompleted}, {"write tests", agent.TodoInProgress}},
+			want:      []agent.Todo{{Content: "read the code", Status: agent.TodoCompleted}, {Content: "write tests", Status: agent.TodoInProgress}},
 			wantTexts: []string{"Updated todo list to " + compact(first), "called 2 times in one turn", "called 2 times in one turn"},
 			wantError: []bool{false, true, true},
 		},
