@@ -7,3 +7,9 @@ require (
 	github.com/google/jsonschema-go v0.4.3
 	go.uber.org/goleak v1.3.0
 )
+
+require (
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/spf13/cobra v1.10.2 // indirect
+	github.com/spf13/pflag v1.0.9 // indirect
+)

@@ -52,14 +52,14 @@ func TestWriteTodos(t *testing.T) {
 			name:      "unknown status is refused by the schema",
 			turns:     [][]llm.ToolCall{{todosCall("a", `[{"content":"x","status":"done"}]`)}},
 			want:      nil,
-			wantTexts: []string{`field "todos[].status"`},
+			wantTexts: []string{`field "todos[0].status": got "done", want one of "pending", "in_progress", "completed"`},
 			wantError: []bool{true},
 		},
 		{
 			name:      "missing content is refused",
 			turns:     [][]llm.ToolCall{{todosCall("a", `[{"status":"pending"}]`)}},
 			want:      nil,
-			wantTexts: []string{`field "todos[].content": missing required field`},
+			wantTexts: []string{`field "todos[0].content": missing required field`},
 			wantError: []bool{true},
 		},
 	}

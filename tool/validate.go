@@ -31,7 +31,8 @@ func (e *ArgumentError) Error() string {
 type Validator struct {
 	tool     string
 	raw      json.RawMessage
-	resolved *jsonschema.Resolved
+	fast     *node                // nil when the schema needs the general validator
+	resolved *jsonschema.Resolved // the general validator
 }
 
 // NewValidator prepares s for validating the arguments of the named tool.
@@ -44,7 +45,14 @@ func NewValidator(toolName string, s *jsonschema.Schema) (*Validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %q: resolving schema: %w", toolName, err)
 	}
-	return &Validator{tool: toolName, raw: raw, resolved: r}, nil
+	v := &Validator{tool: toolName, raw: raw, resolved: r}
+	var decoded any
+	if err := json.Unmarshal(raw, &decoded); err == nil {
+		if n, ok := compileSchema(decoded); ok {
+			v.fast = n
+		}
+	}
+	return v, nil
 }
 
 // Schema returns the schema as JSON. Callers must not modify it.
@@ -79,6 +87,12 @@ func (v *Validator) check(args json.RawMessage) (json.RawMessage, error) {
 	}
 	if _, ok := inst.(map[string]any); !ok {
 		return nil, &ArgumentError{Tool: v.tool, Reason: "arguments must be a JSON object"}
+	}
+	if v.fast != nil {
+		if fe := v.fast.validate(inst); fe != nil {
+			return nil, &ArgumentError{Tool: v.tool, Field: fe.field(), Reason: fe.reason}
+		}
+		return args, nil
 	}
 	if err := v.resolved.Validate(inst); err != nil {
 		return nil, v.schemaError(err)

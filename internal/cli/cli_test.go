@@ -1,0 +1,198 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/deepagents-go/deepagents/agent"
+)
+
+// runCLI runs the command in-process and returns its exit status and output.
+func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = Main(args, Env{
+		Stdin:  strings.NewReader(""),
+		Stdout: &out,
+		Stderr: &errb,
+		Getenv: func(k string) string { return env[k] },
+	})
+	return code, out.String(), errb.String()
+}
+
+// events parses jsonl output, failing on any line that is not an event.
+func events(t *testing.T, out string) []agent.Event {
+	t.Helper()
+	var evs []agent.Event
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var raw map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &raw); err != nil {
+			t.Fatalf("stdout line is not JSON: %q", sc.Text())
+		}
+		if _, ok := raw["type"].(string); !ok {
+			t.Fatalf("line without a type: %q", sc.Text())
+		}
+		var e agent.Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+func repoPath(t *testing.T, rel string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "..", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRunQuickstartJSONL(t *testing.T) {
+	script := repoPath(t, "examples/quickstart/script.json")
+	code, stdout, stderr := runCLI(t, nil, "run", "--model", "replay:"+script, "--dir", t.TempDir(), "--output", "jsonl", "Rework our release checklist")
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr: %s", code, stderr)
+	}
+	evs := events(t, stdout)
+	var todoUpdates int
+	var lastTodos []agent.Todo
+	for _, e := range evs {
+		if e.Type == agent.EventState && e.Todos != nil {
+			todoUpdates++
+			lastTodos = e.Todos
+		}
+	}
+	if todoUpdates != 3 {
+		t.Errorf("saw %d todo updates, want 3", todoUpdates)
+	}
+	for _, td := range lastTodos {
+		if td.Status != agent.TodoCompleted {
+			t.Errorf("final todo %q is %s", td.Content, td.Status)
+		}
+	}
+	last := evs[len(evs)-1]
+	if last.Type != agent.EventRunEnd || last.Status != agent.StatusCompleted {
+		t.Fatalf("last event = %+v", last)
+	}
+	if last.Usage == nil || last.Usage.InputTokens != 5700 || last.Usage.OutputTokens != 250 {
+		t.Errorf("run_end usage = %+v", last.Usage)
+	}
+	var raw map[string]any
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	json.Unmarshal([]byte(lines[len(lines)-1]), &raw)
+	if _, ok := raw["usage"].(map[string]any)["input_tokens"]; !ok {
+		t.Errorf("run_end line lacks usage.input_tokens: %s", lines[len(lines)-1])
+	}
+}
+
+func TestRunText(t *testing.T) {
+	script := repoPath(t, "examples/quickstart/script.json")
+	code, stdout, stderr := runCLI(t, nil, "run", "--model", "replay:"+script, "--dir", t.TempDir(), "Rework our release checklist")
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr: %s", code, stderr)
+	}
+	if !strings.HasSuffix(stdout, "everything else is unchanged.\n") {
+		t.Errorf("stdout = %q", stdout)
+	}
+	if !strings.Contains(stderr, "[x] Summarise the changes") {
+		t.Errorf("stderr lacks the todo list: %q", stderr)
+	}
+}
+
+func TestMalformedToolCallsThroughCLI(t *testing.T) {
+	script := writeScript(t, `{"turns":[
+		{"tool_calls":[
+			{"id":"a","name":"no_such_tool","args":{}},
+			{"id":"b","name":"write_todos","args":{"todos":"not a list"}}
+		]},
+		{"tool_calls":[{"id":"c","name":"write_todos","args":{}}]},
+		{"content":"handled"}]}`)
+	code, stdout, stderr := runCLI(t, nil, "run", "--model", "replay:"+script, "--output", "jsonl", "--dir", t.TempDir(), "go")
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr: %s", code, stderr)
+	}
+	want := map[string]string{"a": `unknown tool "no_such_tool"`, "b": `field "todos"`, "c": `field "todos": missing required field`}
+	for _, e := range events(t, stdout) {
+		if e.Type != agent.EventToolResult {
+			continue
+		}
+		if !e.IsError || !strings.Contains(e.Content, want[e.ToolCallID]) {
+			t.Errorf("result %s = %q (error %v), want an error containing %q", e.ToolCallID, e.Content, e.IsError, want[e.ToolCallID])
+		}
+		delete(want, e.ToolCallID)
+	}
+	if len(want) > 0 {
+		t.Errorf("no results for %v", want)
+	}
+}
+
+func TestCLIErrors(t *testing.T) {
+	script := repoPath(t, "examples/quickstart/script.json")
+	notDir := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(notDir, nil, 0o600)
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"unknown provider", []string{"run", "--model", "nope:x", "hi"}, ExitFailed, `unknown model provider "nope"`},
+		{"bad spec", []string{"run", "--model", "justaname", "hi"}, ExitFailed, "provider:model"},
+		{"missing script", []string{"run", "--model", "replay:/no/such/file.json", "hi"}, ExitFailed, "no such file"},
+		{"no model", []string{"run", "hi"}, ExitUsage, "no model given"},
+		{"bad flag", []string{"run", "--bogus", "hi"}, ExitUsage, "unknown flag: --bogus"},
+		{"bad output", []string{"run", "--model", "replay:" + script, "--output", "xml", "hi"}, ExitUsage, "--output must be text or jsonl"},
+		{"no prompt", []string{"run", "--model", "replay:" + script}, ExitUsage, "needs a PROMPT"},
+		{"dir not a directory", []string{"run", "--model", "replay:" + script, "--dir", notDir, "hi"}, ExitFailed, "is not a directory"},
+		{"unknown command", []string{"fly"}, ExitUsage, "unknown command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, nil, tt.args...)
+			if code != tt.wantCode {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tt.wantCode, stderr)
+			}
+			if !strings.Contains(stderr, tt.wantErr) {
+				t.Errorf("stderr %q does not contain %q", stderr, tt.wantErr)
+			}
+			if n := strings.Count(strings.TrimSpace(stderr), "\n"); n != 0 || !strings.HasPrefix(stderr, "deepagents: ") {
+				t.Errorf("stderr is not one 'deepagents:' line: %q", stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout = %q, want nothing", stdout)
+			}
+		})
+	}
+}
+
+func TestFailedRunExitStatus(t *testing.T) {
+	script := writeScript(t, `{"turns":[{"content":"only one turn","tool_calls":[{"id":"a","name":"write_todos","args":{"todos":[]}}]}]}`)
+	code, stdout, _ := runCLI(t, nil, "run", "--model", "replay:"+script, "--output", "jsonl", "--dir", t.TempDir(), "go")
+	if code != ExitFailed {
+		t.Fatalf("exit %d, want %d", code, ExitFailed)
+	}
+	evs := events(t, stdout)
+	last := evs[len(evs)-1]
+	if last.Type != agent.EventRunEnd || last.Status != agent.StatusFailed || !strings.Contains(last.Error, "more often than scripted") {
+		t.Errorf("last event = %+v", last)
+	}
+}
+
+func writeScript(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "script.json")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
