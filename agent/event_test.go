@@ -1,0 +1,88 @@
+package agent_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/llm"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := "testdata/" + name
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got):\n%s", path, diff)
+	}
+}
+
+func sampleEvents() []agent.Event {
+	msg := llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{llm.Text("Let me look.")}, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "ls", Args: json.RawMessage(`{"path":"/"}`)}}}
+	return []agent.Event{
+		{Type: agent.EventRunStart, ThreadID: "t1"},
+		{Type: agent.EventTextDelta, Step: 1, Delta: "Let me"},
+		{Type: agent.EventTextDelta, Step: 1, Delta: ""},
+		{Type: agent.EventReasoningDelta, Step: 1, Delta: "thinking"},
+		{Type: agent.EventMessage, Step: 1, Message: &msg},
+		{Type: agent.EventUsage, Step: 1, Usage: &llm.Usage{InputTokens: 10, OutputTokens: 3, CacheReadTokens: 8}},
+		{Type: agent.EventToolCall, Step: 1, ToolCallID: "c1", Name: "ls", Args: json.RawMessage(`{"path":"/"}`)},
+		{Type: agent.EventToolResult, Step: 1, ToolCallID: "c1", Name: "ls", Content: "", IsError: false},
+		{Type: agent.EventToolResult, Step: 1, ToolCallID: "c2", Name: "task", Content: "Error: boom", IsError: true, Namespace: []string{"researcher:c9"}},
+		{Type: agent.EventState, Step: 1, Todos: []agent.Todo{{Content: "a", Status: agent.TodoPending}}},
+		{Type: agent.EventState, Step: 2, Todos: []agent.Todo{}},
+		{Type: agent.EventState, Step: 2, Files: []string{"/notes.md"}},
+		{Type: agent.EventCheckpoint, Step: 2, ThreadID: "t1", CheckpointID: "cp2"},
+		{Type: agent.EventInterrupt, Step: 2, Interrupts: []agent.ActionRequest{{ToolCallID: "c3", Tool: "execute", Args: json.RawMessage(`{"command":"rm -rf build"}`), Description: "Run a shell command", Allowed: []agent.DecisionType{agent.DecisionApprove, agent.DecisionReject}}}},
+		{Type: agent.EventError, Step: 3, Error: "model call 3: rate limited"},
+		{Type: agent.EventRunEnd, Step: 3, ThreadID: "t1", Status: agent.StatusFailed, Usage: &llm.Usage{InputTokens: 30, OutputTokens: 9}, Error: "model call 3: rate limited"},
+	}
+}
+
+func TestEventJSONGolden(t *testing.T) {
+	var buf bytes.Buffer
+	for _, e := range sampleEvents() {
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	golden(t, "events.jsonl", buf.Bytes())
+}
+
+func TestEventJSONRoundTrip(t *testing.T) {
+	for _, e := range sampleEvents() {
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back agent.Event
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if e.Namespace == nil {
+			e.Namespace = []string{}
+		}
+		if diff := cmp.Diff(e, back); diff != "" {
+			t.Errorf("%s round trip (-want +got):\n%s", e.Type, diff)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package tool
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+type parityItem struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+}
+
+type parityInput struct {
+	Path   string            `json:"path"`
+	Count  int               `json:"count,omitempty"`
+	Ratio  float64           `json:"ratio,omitempty"`
+	Flag   bool              `json:"flag,omitempty"`
+	Items  []parityItem      `json:"items,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+func parityValidators(t testing.TB) (fast, general *Validator) {
+	s, err := jsonschema.For[parityInput](nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Properties["items"].Items.Properties["kind"].Enum = []any{"a", "b"}
+	s.Properties["count"].Minimum = jsonschema.Ptr(0.0)
+	s.Properties["count"].Maximum = jsonschema.Ptr(10.0)
+	s.Properties["path"].MinLength = jsonschema.Ptr(1)
+	s.Properties["items"].MaxItems = jsonschema.Ptr(3)
+	fast, err = NewValidator("p", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fast.fast == nil {
+		t.Fatal("schema did not compile to the fast validator")
+	}
+	general, _ = NewValidator("p", s)
+	general.fast = nil
+	return fast, general
+}
+
+// FuzzValidatorParity checks that the compiled validator accepts exactly
+// what the general JSON Schema validator accepts.
+func FuzzValidatorParity(f *testing.F) {
+	for _, s := range []string{
+		`{"path":"/x"}`, `{}`, `{"path":""}`, `{"path":1}`, `{"path":"/x","count":11}`,
+		`{"path":"/x","count":2.5}`, `{"path":"/x","items":[{"name":"n","kind":"c"}]}`,
+		`{"path":"/x","items":[{"name":"n","kind":"a"},{"name":"n","kind":"a"},{"name":"n","kind":"a"},{"name":"n","kind":"a"}]}`,
+		`{"path":"/x","labels":{"k":"v"}}`, `{"path":"/x","labels":{"k":1}}`, `{"path":"/x","extra":null}`,
+		`{"path":"/x","items":null}`, `{"path":"/x","flag":"yes"}`, `{"path":"/x","ratio":-1e300}`,
+	} {
+		f.Add(s)
+	}
+	fast, general := parityValidators(f)
+	f.Fuzz(func(t *testing.T, args string) {
+		errFast := fast.Validate(json.RawMessage(args))
+		errGen := general.Validate(json.RawMessage(args))
+		if (errFast == nil) != (errGen == nil) {
+			t.Fatalf("args %q: fast says %v, general says %v", args, errFast, errGen)
+		}
+	})
+}
+
+func TestFastValidatorAllocatesNothingOnSuccess(t *testing.T) {
+	fast, _ := parityValidators(t)
+	var inst any
+	json.Unmarshal([]byte(`{"path":"/x","count":3,"items":[{"name":"n","kind":"a"}],"labels":{"k":"v"}}`), &inst)
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := fast.fast.validate(inst); err != nil {
+			t.Fatal(err.reason)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("validate allocated %v times per run", allocs)
+	}
+}
