@@ -1,0 +1,81 @@
+package deepagents_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/deepagents-go/deepagents"
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/llm/llmtest"
+)
+
+type named struct{ name, prompt string }
+
+func (n named) Name() string         { return n.name }
+func (n named) SystemPrompt() string { return n.prompt }
+
+func TestStackReplaceAndAppend(t *testing.T) {
+	tests := []struct {
+		name       string
+		user       []deepagents.Middleware
+		wantNames  []string
+		wantPrompt []string
+		wantErr    string
+	}{
+		{name: "defaults", wantNames: []string{"todos"}, wantPrompt: []string{"write_todos"}},
+		{name: "append", user: []deepagents.Middleware{named{"audit", "AUDIT"}}, wantNames: []string{"todos", "audit"}, wantPrompt: []string{"write_todos", "AUDIT"}},
+		{name: "replace a default in place", user: []deepagents.Middleware{named{"audit", "AUDIT"}, named{"todos", "MY TODOS"}}, wantNames: []string{"todos", "audit"}, wantPrompt: []string{"MY TODOS", "AUDIT"}},
+		{name: "duplicate user names", user: []deepagents.Middleware{named{"x", ""}, named{"x", ""}}, wantErr: `two middleware are named "x"`},
+		{name: "nil", user: []deepagents.Middleware{nil}, wantErr: "nil middleware"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := deepagents.New(deepagents.Config{Model: llmtest.New(), Middleware: tt.user})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, m := range a.Middleware() {
+				names = append(names, m.Name())
+			}
+			if strings.Join(names, ",") != strings.Join(tt.wantNames, ",") {
+				t.Errorf("stack = %v, want %v", names, tt.wantNames)
+			}
+			last := -1
+			for _, p := range tt.wantPrompt {
+				i := strings.Index(a.SystemPrompt(), p)
+				if i < 0 || i < last {
+					t.Errorf("prompt section %q missing or out of order", p)
+				}
+				last = i
+			}
+			if tt.name == "replace a default in place" && strings.Contains(a.SystemPrompt(), "## Planning with write_todos") {
+				t.Error("replaced todos middleware still contributes its prompt")
+			}
+		})
+	}
+}
+
+func TestSystemPromptIsStable(t *testing.T) {
+	m := llmtest.New(llmtest.Turn{Content: "a"}, llmtest.Turn{Content: "b"}).Record()
+	a, err := deepagents.New(deepagents.Config{Model: m, SystemPrompt: "You review Go code."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := a.Invoke(context.Background(), agent.Prompt("hi")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := m.Requests()
+	if reqs[0].Request.System != reqs[1].Request.System || !strings.HasPrefix(reqs[0].Request.System, "You review Go code.\n\n"+deepagents.BasePrompt) {
+		t.Errorf("system prompts differ or lack the base prompt:\n%q\n%q", reqs[0].Request.System, reqs[1].Request.System)
+	}
+}
