@@ -33,8 +33,12 @@ var (
 	ErrCorrupt = errors.New("checkpoint: corrupt or unreadable checkpoint")
 	// ErrSchemaVersion: the database was written by an incompatible version.
 	ErrSchemaVersion = errors.New("checkpoint: unsupported schema version")
-	// ErrConflict: a Put whose parent is not a checkpoint of the thread.
-	ErrConflict = errors.New("checkpoint: parent checkpoint does not exist")
+	// ErrConflict: a Put whose parent is not a checkpoint of the thread, or
+	// whose ID the thread already has.
+	ErrConflict = errors.New("checkpoint: conflicts with the thread's checkpoints")
+	// ErrInvalid: a malformed argument (an empty or oversized ID, a Keep
+	// beyond the parent's messages, invalid JSON, an unknown status).
+	ErrInvalid = errors.New("checkpoint: invalid argument")
 )
 
 // Status is a thread's run status.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/deepagents-go/deepagents/internal/nskey"
 )
 
 // Memory is an in-memory Store. The zero value is ready to use. Values are
@@ -22,10 +24,10 @@ type Memory struct {
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory { return &Memory{} }
 
-// nsKey joins namespace elements and the key with a separator that cannot
-// be confused with their content.
+// nsKey encodes the namespace and the key (as a last element) so that no two
+// distinct pairs collide, whatever bytes their strings hold.
 func nsKey(ns []string, key string) string {
-	return strings.Join(ns, "\x00") + "\x01" + key
+	return string(nskey.Encode(append(ns[:len(ns):len(ns)], key)))
 }
 
 func (m *Memory) clock() time.Time {
@@ -126,7 +128,7 @@ func (m *Memory) ListNamespaces(ctx context.Context, opts NamespaceOptions) ([][
 		if opts.MaxDepth > 0 && len(ns) > opts.MaxDepth {
 			ns = ns[:opts.MaxDepth]
 		}
-		seen[strings.Join(ns, "\x00")] = ns
+		seen[string(nskey.Encode(ns))] = ns
 	}
 	m.mu.RUnlock()
 	out := make([][]string, 0, len(seen))

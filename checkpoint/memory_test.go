@@ -1,0 +1,16 @@
+package checkpoint_test
+
+import (
+	"testing"
+
+	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/checkpoint/checkpointtest"
+)
+
+func TestMemoryConformance(t *testing.T) {
+	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver { return checkpoint.NewMemory() })
+}
+
+func TestMemoryZeroValue(t *testing.T) {
+	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver { return new(checkpoint.Memory) })
+}
