@@ -160,10 +160,16 @@ func (r *run) loop(ctx context.Context, in Input) (RunStatus, error) {
 	ctx = backend.WithFiles(context.WithValue(ctx, runtimeKey{}, rt), rt.state.Files)
 
 	resuming := in.Decisions != nil
+	// On resume, the gates (AfterModel hooks) run again only if one of
+	// them raised the interrupt; calls that passed them before, and whose
+	// tools interrupted, run again directly.
+	gate := true
 	if resuming {
 		if err := r.applyDecisions(in.Decisions); err != nil {
 			return StatusFailed, err
 		}
+		rt.resuming = true
+		gate = slices.ContainsFunc(r.pending, func(p pendingInterrupt) bool { return p.Owner == "" })
 	}
 	r.pending = nil // answered, or abandoned by new input
 	if len(in.Messages) > 0 {
@@ -226,9 +232,11 @@ func (r *run) loop(ctx context.Context, in Input) (RunStatus, error) {
 			rt.keepMessages = min(rt.keepMessages, idx)
 			rt.mu.Unlock()
 		}
-		resuming = false
 		turn := &Turn{Runtime: rt, Message: &rt.state.Messages[idx]}
 		for _, h := range a.afterModel {
+			if !gate {
+				break
+			}
 			err := h.AfterModel(ctx, turn)
 			var ie *InterruptError
 			if errors.As(err, &ie) {
@@ -239,6 +247,7 @@ func (r *run) loop(ctx context.Context, in Input) (RunStatus, error) {
 			}
 		}
 
+		resuming, gate = false, true
 		calls := pendingCalls(rt.state.Messages, idx)
 		results, interrupts := r.execTools(ctx, turn, calls)
 		answered := make([]llm.Message, 0, len(results))

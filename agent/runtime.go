@@ -35,6 +35,7 @@ type Runtime struct {
 	savedCount   int
 
 	decisions map[string]Decision // by tool call id, set on resume
+	resuming  bool
 
 	emit func(Event) // nil when nobody listens
 }
@@ -165,6 +166,11 @@ func (r *Runtime) Decision(toolCallID string) (Decision, bool) {
 	d, ok := r.decisions[toolCallID]
 	return d, ok
 }
+
+// Resuming reports whether this run resumes an interrupted one with human
+// decisions: the last assistant message's pending tool calls are about to
+// run, so they must not be treated as abandoned.
+func (r *Runtime) Resuming() bool { return r.resuming }
 
 // Streaming reports whether anyone receives this run's events, so that
 // middleware can skip building events nobody reads.

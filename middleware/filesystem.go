@@ -1,0 +1,256 @@
+package middleware
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/tool"
+)
+
+// Filesystem tool names.
+const (
+	LsTool        = "ls"
+	ReadFileTool  = "read_file"
+	WriteFileTool = "write_file"
+	EditFileTool  = "edit_file"
+	GlobTool      = "glob"
+	GrepTool      = "grep"
+	ExecuteTool   = "execute"
+)
+
+// Defaults of the filesystem middleware.
+const (
+	// DefaultEvictChars is the size above which a tool result is moved to
+	// /large_tool_results/: 4 characters a token times 20,000 tokens.
+	DefaultEvictChars = 80000
+	// LargeResultsDir is where evicted results are written.
+	LargeResultsDir = "/large_tool_results/"
+	// DefaultReadLimit is read_file's default number of lines.
+	DefaultReadLimit = 2000
+)
+
+// Filesystem gives the agent the file tools ls, read_file, write_file,
+// edit_file, glob and grep over a backend, plus execute when the backend is
+// a backend.Sandbox. It also moves oversized tool results into files so
+// they do not flood the context.
+type Filesystem struct {
+	backend backend.Backend
+
+	// Prompt replaces the system prompt section when set.
+	Prompt string
+	// Descriptions replaces tool descriptions, by tool name.
+	Descriptions map[string]string
+	// AllowedPrefixes, when set, confines every path argument to these
+	// prefixes (such as "/workspace/").
+	AllowedPrefixes []string
+	// EvictChars is the size above which a result of a tool other than the
+	// file tools is saved to /large_tool_results/ and replaced by a pointer
+	// to it; zero means DefaultEvictChars, negative disables eviction.
+	// The file tools cap their own output at the same size instead.
+	EvictChars int
+
+	once  sync.Once
+	tools []tool.Tool
+	locks pathLocks
+}
+
+// NewFilesystem returns the filesystem middleware over b.
+func NewFilesystem(b backend.Backend) *Filesystem {
+	return &Filesystem{backend: b}
+}
+
+// Backend returns the backend the tools work on.
+func (f *Filesystem) Backend() backend.Backend { return f.backend }
+
+// Name implements agent.Middleware.
+func (f *Filesystem) Name() string { return "filesystem" }
+
+// FilesystemPrompt is the default system prompt section.
+const FilesystemPrompt = `## Files
+
+You have a filesystem. Paths are absolute and start with /.
+
+- ls lists a directory; glob finds files by name pattern ("**/*.go"); grep searches file contents with a regular expression.
+- read_file shows a file with line numbers. Read a file before you edit it, and page through long files with offset and limit instead of reading everything.
+- edit_file replaces an exact string; include enough surrounding text to make it unique, or set replace_all. write_file creates new files only.
+- Use files to keep large context out of the conversation: save notes, drafts and intermediate results, and read back only the parts you need.`
+
+// ExecutePrompt is added to the prompt section when execute is available.
+const ExecutePrompt = `- execute runs a shell command in the workspace and returns its output and exit code. Prefer the file tools for reading and searching files.`
+
+// SystemPrompt implements agent.SystemPrompter.
+func (f *Filesystem) SystemPrompt() string {
+	if f.Prompt != "" {
+		return f.Prompt
+	}
+	if _, ok := f.sandbox(); ok {
+		return FilesystemPrompt + "\n" + ExecutePrompt
+	}
+	return FilesystemPrompt
+}
+
+func (f *Filesystem) sandbox() (backend.Sandbox, bool) {
+	s, ok := f.backend.(backend.Sandbox)
+	return s, ok
+}
+
+func (f *Filesystem) evictChars() int { return cmp.Or(f.EvictChars, DefaultEvictChars) }
+
+func (f *Filesystem) describe(name, def string) string {
+	if d, ok := f.Descriptions[name]; ok {
+		return d
+	}
+	return def
+}
+
+// Tools implements agent.ToolProvider.
+func (f *Filesystem) Tools() []tool.Tool {
+	f.once.Do(func() {
+		f.tools = []tool.Tool{
+			tool.Must(tool.New(LsTool, f.describe(LsTool, lsDescription), f.ls)),
+			tool.Must(tool.New(ReadFileTool, f.describe(ReadFileTool, readDescription), f.read, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+				s.Properties["offset"].Minimum = jsonschema.Ptr(0.0)
+				s.Properties["offset"].Default = []byte("0")
+				s.Properties["limit"].Minimum = jsonschema.Ptr(1.0)
+				s.Properties["limit"].Default = []byte(strconv.Itoa(DefaultReadLimit))
+			}))),
+			tool.Must(tool.New(WriteFileTool, f.describe(WriteFileTool, writeDescription), f.write)),
+			tool.Must(tool.New(EditFileTool, f.describe(EditFileTool, editDescription), f.edit, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+				s.Properties["replace_all"].Default = []byte("false")
+			}))),
+			tool.Must(tool.New(GlobTool, f.describe(GlobTool, globDescription), f.glob, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+				s.Properties["path"].Default = []byte(`"/"`)
+			}))),
+			tool.Must(tool.New(GrepTool, f.describe(GrepTool, grepDescription), f.grep, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+				s.Properties["path"].Default = []byte(`"/"`)
+				s.Properties["output_mode"].Enum = []any{"files_with_matches", "content", "count"}
+				s.Properties["output_mode"].Default = []byte(`"files_with_matches"`)
+			}))),
+		}
+		if _, ok := f.sandbox(); ok {
+			f.tools = append(f.tools, tool.Must(tool.New(ExecuteTool, f.describe(ExecuteTool, executeDescription), f.execute, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+				s.Properties["timeout"].Minimum = jsonschema.Ptr(1.0)
+			}))))
+		}
+	})
+	return f.tools
+}
+
+// fileTools produce output the model asked for by path; they cap it
+// themselves instead of being evicted.
+var fileTools = map[string]bool{LsTool: true, ReadFileTool: true, WriteFileTool: true, EditFileTool: true, GlobTool: true, GrepTool: true}
+
+// WrapTool implements agent.ToolWrapper: writes to one path are serialised,
+// and oversized results of other tools are moved into files.
+func (f *Filesystem) WrapTool(ctx context.Context, req *agent.ToolRequest, next agent.ToolHandler) (agent.ToolResult, error) {
+	if fileTools[req.Call.Name] {
+		return next(ctx, req)
+	}
+	res, err := next(ctx, req)
+	if err != nil || f.evictChars() < 0 || len(res.Content) <= f.evictChars() {
+		return res, err
+	}
+	return f.evict(ctx, req.Call.ID, res), nil
+}
+
+// evict writes a large result to a file and returns a pointer to it.
+func (f *Filesystem) evict(ctx context.Context, callID string, res agent.ToolResult) agent.ToolResult {
+	id := strings.NewReplacer(".", "_", "/", "_", `\`, "_").Replace(callID)
+	if id == "" {
+		id = strconv.FormatInt(time.Now().UnixNano(), 36)
+	}
+	path := LargeResultsDir + id
+	out := f.backend.Upload(ctx, []backend.File{{Path: path, Content: []byte(res.Content)}})
+	if len(out) != 1 || out[0].Err != nil {
+		// Better a clipped result than a lost one.
+		res.Content = capOutput(res.Content, f.evictChars())
+		return res
+	}
+	lines := strings.Split(strings.TrimRight(res.Content, "\n"), "\n")
+	var b strings.Builder
+	fmt.Fprintf(&b, "Tool result too large (%d characters, %d lines), so it was saved to %s.\n", len(res.Content), len(lines), path)
+	b.WriteString("Read it with read_file, paging through it with offset and limit; use grep on it to find specific parts.\n\n")
+	if len(lines) <= 10 {
+		b.WriteString("Preview:\n")
+		formatLines(&b, clipLines(lines), 1)
+	} else {
+		b.WriteString("Preview (first 5 and last 5 lines):\n")
+		formatLines(&b, clipLines(lines[:5]), 1)
+		b.WriteString("\n...\n")
+		formatLines(&b, clipLines(lines[len(lines)-5:]), len(lines)-4)
+	}
+	return agent.ToolResult{Content: b.String(), IsError: res.IsError}
+}
+
+// clipLines shortens preview lines so a preview stays small.
+func clipLines(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		if len(l) > 1000 {
+			l = l[:runeOffset(l, 1000)] + "…"
+		}
+		out[i] = l
+	}
+	return out
+}
+
+// pathLocks serialises writes to the same path across concurrent calls.
+type pathLocks struct {
+	mu    sync.Mutex
+	locks map[string]*pathLock
+}
+
+type pathLock struct {
+	sync.Mutex
+	users int
+}
+
+func (p *pathLocks) lock(path string) func() {
+	p.mu.Lock()
+	if p.locks == nil {
+		p.locks = make(map[string]*pathLock)
+	}
+	l := p.locks[path]
+	if l == nil {
+		l = &pathLock{}
+		p.locks[path] = l
+	}
+	l.users++
+	p.mu.Unlock()
+	l.Lock()
+	return func() {
+		l.Unlock()
+		p.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(p.locks, path)
+		}
+		p.mu.Unlock()
+	}
+}
+
+// clean validates a path argument; the error is the text for the model.
+func (f *Filesystem) clean(p string) (string, error) {
+	c, err := backend.Clean(p)
+	if err != nil {
+		var pe *backend.PathError
+		errors.As(err, &pe)
+		return "", errors.New(pathErrorText(p, pe.Err))
+	}
+	if len(f.AllowedPrefixes) > 0 && !slices.ContainsFunc(f.AllowedPrefixes, func(pre string) bool {
+		return strings.HasPrefix(c, pre) || c+"/" == pre
+	}) {
+		return "", errors.New(prefixErrorText(p, f.AllowedPrefixes))
+	}
+	return c, nil
+}

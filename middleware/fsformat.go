@@ -1,0 +1,131 @@
+package middleware
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/deepagents-go/deepagents/backend"
+)
+
+// The texts the model sees from the filesystem tools. They are the
+// contract (CONTRACT.md): prompts tuned for DeepAgents rely on them.
+const (
+	// MaxLineChars is how long a line read_file shows on one row; longer
+	// lines continue on rows numbered N.1, N.2, ...
+	MaxLineChars = 10000
+	// lineNumberWidth is the width of read_file's line-number gutter.
+	lineNumberWidth = 6
+
+	emptyFileReminder = "System reminder: File exists but has empty contents"
+	noFilesFound      = "No files found"
+	noMatchesFound    = "No matches found"
+)
+
+// formatLines renders lines cat -n style, the first numbered start (1-based).
+func formatLines(b *strings.Builder, lines []string, start int) {
+	for i, line := range lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		n := start + i
+		if len(line) <= MaxLineChars || utf8.RuneCountInString(line) <= MaxLineChars {
+			writeGutter(b, strconv.Itoa(n))
+			b.WriteString(line)
+			continue
+		}
+		for chunk := 0; line != ""; chunk++ {
+			cut := runeOffset(line, MaxLineChars)
+			if chunk == 0 {
+				writeGutter(b, strconv.Itoa(n))
+			} else {
+				b.WriteByte('\n')
+				writeGutter(b, strconv.Itoa(n)+"."+strconv.Itoa(chunk))
+			}
+			b.WriteString(line[:cut])
+			line = line[cut:]
+		}
+	}
+}
+
+// writeGutter writes a line marker right-aligned in the gutter, then a tab.
+func writeGutter(b *strings.Builder, mark string) {
+	for i := len(mark); i < lineNumberWidth; i++ {
+		b.WriteByte(' ')
+	}
+	b.WriteString(mark)
+	b.WriteByte('\t')
+}
+
+// runeOffset returns the byte offset after the first n runes of s.
+func runeOffset(s string, n int) int {
+	i := 0
+	for k := 0; k < n && i < len(s); k++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return i
+}
+
+// pathErrorText renders a refused path the way the contract words it.
+func pathErrorText(path string, err error) string {
+	switch {
+	case errors.Is(err, backend.ErrTraversal):
+		return "Error: Path traversal not allowed: " + path
+	case errors.Is(err, backend.ErrWindowsPath):
+		return "Error: Windows absolute paths are not supported: " + path + ". Please use virtual paths starting with / (e.g., /workspace/file.txt)"
+	}
+	return fmt.Sprintf("Error: Invalid path: %s", path)
+}
+
+// prefixErrorText renders a path outside the allowed prefixes.
+func prefixErrorText(path string, prefixes []string) string {
+	quoted := make([]string, len(prefixes))
+	for i, p := range prefixes {
+		quoted[i] = "'" + p + "'"
+	}
+	return fmt.Sprintf("Error: Path must start with one of [%s]: %s", strings.Join(quoted, ", "), path)
+}
+
+// backendErrorText renders a backend error for the model.
+func backendErrorText(path string, err error) string {
+	var oe *backend.OffsetError
+	var me *backend.MatchCountError
+	switch {
+	case errors.As(err, &oe):
+		return fmt.Sprintf("Error: Line offset %d exceeds file length (%d lines)", oe.Offset, oe.Lines)
+	case errors.As(err, &me):
+		return "" // needs the old string; the edit tool words it
+	case errors.Is(err, backend.ErrNotFound):
+		return fmt.Sprintf("Error: File '%s' not found", path)
+	case errors.Is(err, backend.ErrExists):
+		return fmt.Sprintf("Error: Cannot write to %s because it already exists. Read and then make an edit, or write to a new path.", path)
+	case errors.Is(err, backend.ErrIsDir):
+		return fmt.Sprintf("Error: '%s' is a directory, not a file", path)
+	case errors.Is(err, backend.ErrPermission):
+		return fmt.Sprintf("Error: Permission denied: %s (%v)", path, err)
+	case backend.IsPathError(err):
+		var pe *backend.PathError
+		errors.As(err, &pe)
+		return pathErrorText(path, pe.Err)
+	}
+	return fmt.Sprintf("Error: %v", err)
+}
+
+// capOutput cuts s to max characters, ending with a note that tells the
+// model to narrow its query.
+func capOutput(s string, max int) string {
+	if max <= 0 || len(s) <= max {
+		return s
+	}
+	cut := strings.LastIndexByte(s[:max], '\n')
+	if cut <= 0 {
+		cut = max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+	}
+	return s[:cut] + fmt.Sprintf("\n... [output truncated at %d characters; narrow the query (a more specific path, pattern or glob, or a smaller limit) to see the rest]", max)
+}

@@ -1,0 +1,292 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/deepagents-go/deepagents/backend"
+)
+
+const (
+	lsDescription = `List the entries of a directory, one per line; directories end with "/". Not recursive: use glob to find files at any depth.`
+
+	readDescription = `Read a file, shown with line numbers (cat -n style).
+
+By default it returns up to 2000 lines from the start. For long files, pass offset (0-based line to start at) and limit (number of lines) to page through them. Lines longer than 10000 characters continue on rows numbered N.1, N.2. Read a file before editing it.`
+
+	writeDescription = `Create a new file with the given content. It fails if the file already exists: read it and use edit_file to change it instead.`
+
+	editDescription = `Replace an exact string in a file.
+
+old_string must match the file's text exactly, including whitespace and indentation (without the line-number prefix read_file shows). It must occur exactly once unless replace_all is true, so include enough surrounding lines to make it unique. Read the file first.`
+
+	globDescription = `Find files whose path matches a glob pattern, relative to path (default /). "*" matches within one directory level, "**" across levels: "**/*.py" finds Python files anywhere below path. Results are sorted, one per line.`
+
+	grepDescription = `Search file contents with a regular expression (RE2 syntax) under path (default /).
+
+glob limits the files searched ("*.go", "**/*_test.go"). output_mode: files_with_matches (default) lists matching files; content shows each matching line with its line number; count gives the number of matching lines per file.`
+
+	executeDescription = `Run a shell command in the workspace and return its combined output and exit code. timeout (seconds) overrides the default limit. Avoid interactive commands; use the file tools to read and search files.`
+)
+
+type lsIn struct {
+	Path string `json:"path" jsonschema:"absolute path of the directory to list"`
+}
+
+func (f *Filesystem) ls(ctx context.Context, in lsIn) (string, error) {
+	p, err := f.clean(in.Path)
+	if err != nil {
+		return "", err
+	}
+	infos, err := f.backend.List(ctx, p)
+	if err != nil {
+		return "", errors.New(backendErrorText(p, err))
+	}
+	if len(infos) == 0 {
+		return noFilesFound, nil
+	}
+	var b strings.Builder
+	for i, fi := range infos {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(fi.Path)
+		if fi.IsDir && !strings.HasSuffix(fi.Path, "/") {
+			b.WriteByte('/')
+		}
+	}
+	return capOutput(b.String(), f.evictChars()), nil
+}
+
+type readIn struct {
+	FilePath string `json:"file_path" jsonschema:"absolute path of the file to read"`
+	Offset   int    `json:"offset,omitempty" jsonschema:"0-based line to start reading at"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"maximum number of lines to read"`
+}
+
+func (f *Filesystem) read(ctx context.Context, in readIn) (string, error) {
+	p, err := f.clean(in.FilePath)
+	if err != nil {
+		return "", err
+	}
+	limit := in.Limit
+	if limit <= 0 {
+		limit = DefaultReadLimit
+	}
+	res, err := f.backend.Read(ctx, p, in.Offset, limit)
+	if err != nil {
+		return "", errors.New(backendErrorText(p, err))
+	}
+	if len(res.Lines) == 0 || (res.Offset == 0 && allBlank(res.Lines)) {
+		return emptyFileReminder, nil
+	}
+	var b strings.Builder
+	formatLines(&b, res.Lines, res.Offset+1)
+	return capOutput(b.String(), f.evictChars()), nil
+}
+
+// allBlank reports whether lines hold nothing but white space: such a file
+// reads as empty.
+func allBlank(lines []string) bool {
+	for _, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+type writeIn struct {
+	FilePath string `json:"file_path" jsonschema:"absolute path of the new file"`
+	Content  string `json:"content" jsonschema:"the file's content"`
+}
+
+func (f *Filesystem) write(ctx context.Context, in writeIn) (string, error) {
+	p, err := f.clean(in.FilePath)
+	if err != nil {
+		return "", err
+	}
+	defer f.locks.lock(p)()
+	if err := f.backend.Write(ctx, p, in.Content); err != nil {
+		return "", errors.New(backendErrorText(p, err))
+	}
+	return "Updated file " + p, nil
+}
+
+type editIn struct {
+	FilePath   string `json:"file_path" jsonschema:"absolute path of the file to edit"`
+	OldString  string `json:"old_string" jsonschema:"the exact text to replace"`
+	NewString  string `json:"new_string" jsonschema:"the text to put in its place"`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence instead of requiring exactly one"`
+}
+
+func (f *Filesystem) edit(ctx context.Context, in editIn) (string, error) {
+	p, err := f.clean(in.FilePath)
+	if err != nil {
+		return "", err
+	}
+	if in.OldString == "" {
+		return "", errors.New("Error: old_string is empty; give the exact text to replace (use write_file to create a file)")
+	}
+	defer f.locks.lock(p)()
+	n, err := f.backend.Edit(ctx, p, in.OldString, in.NewString, in.ReplaceAll)
+	var me *backend.MatchCountError
+	switch {
+	case errors.As(err, &me):
+		return "", fmt.Errorf("Error: String '%s' appears %d times in file. Use replace_all=True to replace all instances, or provide a more specific string with surrounding context.", in.OldString, me.Count)
+	case errors.Is(err, backend.ErrNoMatch):
+		return "", fmt.Errorf("Error: String not found in file: '%s'", in.OldString)
+	case err != nil:
+		return "", errors.New(backendErrorText(p, err))
+	}
+	return fmt.Sprintf("Successfully replaced %d instance(s) of the string in '%s'", n, p), nil
+}
+
+type globIn struct {
+	Pattern string `json:"pattern" jsonschema:"glob pattern such as **/*.go"`
+	Path    string `json:"path,omitempty" jsonschema:"directory to search from"`
+}
+
+func (f *Filesystem) glob(ctx context.Context, in globIn) (string, error) {
+	p, err := f.clean(in.Path)
+	if err != nil {
+		return "", err
+	}
+	infos, err := f.backend.Glob(ctx, in.Pattern, p)
+	if err != nil {
+		if errors.Is(err, backend.ErrInvalidPattern) {
+			return "", fmt.Errorf("Error: Invalid glob pattern: %s", in.Pattern)
+		}
+		return "", errors.New(backendErrorText(p, err))
+	}
+	var b strings.Builder
+	n := 0
+	for _, fi := range infos {
+		if fi.IsDir {
+			continue
+		}
+		if n > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(fi.Path)
+		n++
+	}
+	if n == 0 {
+		return noFilesFound, nil
+	}
+	return capOutput(b.String(), f.evictChars()), nil
+}
+
+type grepIn struct {
+	Pattern    string `json:"pattern" jsonschema:"regular expression to search for (RE2 syntax)"`
+	Path       string `json:"path,omitempty" jsonschema:"file or directory to search"`
+	Glob       string `json:"glob,omitempty" jsonschema:"only search files matching this glob, such as *.go"`
+	OutputMode string `json:"output_mode,omitempty" jsonschema:"files_with_matches, content or count"`
+}
+
+func (f *Filesystem) grep(ctx context.Context, in grepIn) (string, error) {
+	p, err := f.clean(in.Path)
+	if err != nil {
+		return "", err
+	}
+	mode := backend.GrepFiles
+	if in.OutputMode == "content" || in.OutputMode == "count" {
+		mode = backend.GrepContent
+	}
+	matches, err := f.backend.Grep(ctx, backend.GrepQuery{Pattern: in.Pattern, Path: p, Glob: in.Glob, Mode: mode})
+	if err != nil {
+		if errors.Is(err, backend.ErrInvalidPattern) {
+			return "", errors.New("Invalid regex pattern: " + invalidPatternReason(err))
+		}
+		return "", errors.New(backendErrorText(p, err))
+	}
+	if len(matches) == 0 {
+		return noMatchesFound, nil
+	}
+	var b strings.Builder
+	switch in.OutputMode {
+	case "content":
+		for i, m := range matches {
+			if i == 0 || m.Path != matches[i-1].Path {
+				if i > 0 {
+					b.WriteByte('\n')
+				}
+				b.WriteString(m.Path)
+				b.WriteString(":\n")
+			} else {
+				b.WriteByte('\n')
+			}
+			fmt.Fprintf(&b, "  %d: %s", m.Line, m.Text)
+		}
+	case "count":
+		for i := 0; i < len(matches); {
+			j := i
+			for j < len(matches) && matches[j].Path == matches[i].Path {
+				j++
+			}
+			if i > 0 {
+				b.WriteByte('\n')
+			}
+			fmt.Fprintf(&b, "%s: %d", matches[i].Path, j-i)
+			i = j
+		}
+	default:
+		for i, m := range matches {
+			if i > 0 && m.Path == matches[i-1].Path {
+				continue
+			}
+			if i > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(m.Path)
+		}
+	}
+	return capOutput(b.String(), f.evictChars()), nil
+}
+
+// invalidPatternReason extracts the regexp package's explanation from an
+// invalid-pattern error.
+func invalidPatternReason(err error) string {
+	s := err.Error()
+	if i := strings.Index(s, "error parsing regexp: "); i >= 0 {
+		return s[i+len("error parsing regexp: "):]
+	}
+	s = strings.TrimPrefix(s, backend.ErrInvalidPattern.Error())
+	return strings.TrimLeft(s, ": ")
+}
+
+type executeIn struct {
+	Command string `json:"command" jsonschema:"the shell command to run"`
+	Timeout int    `json:"timeout,omitempty" jsonschema:"seconds before the command is killed (default: the backend's limit)"`
+}
+
+func (f *Filesystem) execute(ctx context.Context, in executeIn) (string, error) {
+	sb, _ := f.sandbox()
+	if strings.TrimSpace(in.Command) == "" {
+		return "", errors.New("Error: command is empty")
+	}
+	res, err := sb.Execute(ctx, in.Command, time.Duration(in.Timeout)*time.Second)
+	if err != nil && !errors.Is(err, backend.ErrTimeout) {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", fmt.Errorf("Error: executing command: %v", err)
+	}
+	var b strings.Builder
+	b.WriteString(res.Output)
+	if errors.Is(err, backend.ErrTimeout) {
+		fmt.Fprintf(&b, "\n[Command timed out and was killed]")
+	}
+	if res.ExitCode == 0 && err == nil {
+		b.WriteString("\n[Command succeeded with exit code 0]")
+	} else {
+		fmt.Fprintf(&b, "\n[Command failed with exit code %d]", res.ExitCode)
+	}
+	if res.Truncated {
+		b.WriteString("\n[Output was truncated due to size limits]")
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,95 @@
+package middleware
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/deepagents-go/deepagents/agent"
+)
+
+// InterruptOn configures approval for one tool.
+type InterruptOn struct {
+	// Allowed lists the decisions a human may take; empty means approve,
+	// edit and reject.
+	Allowed []agent.DecisionType
+	// Description is shown with the request; empty means a default naming
+	// the tool and its arguments. Describe, when set, computes it from the
+	// call instead.
+	Description string
+	Describe    func(name string, args json.RawMessage) string
+}
+
+// HumanInTheLoop stops a run before chosen tools run, to wait for a human's
+// approve, edit or reject decision on each call. The run ends interrupted
+// (a Checkpointer keeps it) and Agent.Resume continues it with the
+// decisions. Calls of other tools in the same turn wait with them.
+type HumanInTheLoop struct {
+	On map[string]InterruptOn
+}
+
+// NewHumanInTheLoop returns the middleware for the given tools.
+func NewHumanInTheLoop(on map[string]InterruptOn) *HumanInTheLoop {
+	return &HumanInTheLoop{On: on}
+}
+
+// Name implements agent.Middleware.
+func (*HumanInTheLoop) Name() string { return "human_in_the_loop" }
+
+// AllDecisions are the decisions allowed when InterruptOn.Allowed is empty.
+var AllDecisions = []agent.DecisionType{agent.DecisionApprove, agent.DecisionEdit, agent.DecisionReject}
+
+// RejectedToolCall begins the result of a rejected call.
+const RejectedToolCall = "The user rejected this tool call"
+
+// AfterModel implements agent.AfterModelHook.
+func (h *HumanInTheLoop) AfterModel(_ context.Context, turn *agent.Turn) error {
+	var requests []agent.ActionRequest
+	for i := range turn.Message.ToolCalls {
+		call := &turn.Message.ToolCalls[i]
+		cfg, ok := h.On[call.Name]
+		if !ok {
+			continue
+		}
+		allowed := cfg.Allowed
+		if len(allowed) == 0 {
+			allowed = AllDecisions
+		}
+		if d, ok := turn.Runtime.Decision(call.ID); ok {
+			if !slices.Contains(allowed, d.Type) {
+				return fmt.Errorf("%w: %s for %s", agent.ErrDecisionNotAllow, d.Type, call.Name)
+			}
+			switch d.Type {
+			case agent.DecisionEdit:
+				call.Args = append(json.RawMessage(nil), d.Args...)
+			case agent.DecisionReject:
+				text := RejectedToolCall + "."
+				if d.Message != "" {
+					text = RejectedToolCall + ": " + d.Message
+				}
+				turn.Answer(call.ID, agent.ToolResult{Content: text, IsError: true})
+			}
+			continue
+		}
+		desc := cfg.Description
+		if cfg.Describe != nil {
+			desc = cfg.Describe(call.Name, call.Args)
+		}
+		if desc == "" {
+			desc = fmt.Sprintf("The agent wants to run %s with these arguments: %s", call.Name, call.Args)
+		}
+		requests = append(requests, agent.ActionRequest{
+			ToolCallID:  call.ID,
+			Tool:        call.Name,
+			Args:        call.Args,
+			Description: desc,
+			Allowed:     allowed,
+			Namespace:   turn.Runtime.Namespace(),
+		})
+	}
+	if len(requests) > 0 {
+		return &agent.InterruptError{Requests: requests}
+	}
+	return nil
+}
