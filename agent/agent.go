@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/store"
@@ -211,6 +212,12 @@ type Input struct {
 	State *State
 	// Values are custom state keys set before the run starts.
 	Values map[string]json.RawMessage
+	// Files are put into the state's files before the run starts.
+	Files map[string]backend.FileData
+	// Events, when set, receives the run's events as they happen, from any
+	// of the run's goroutines: it must be safe for concurrent use. Stream
+	// sets its own.
+	Events func(Event)
 	// Decisions resume a run that stopped for human decisions, one per
 	// pending ActionRequest, in order. Messages must be empty.
 	Decisions []Decision
@@ -268,7 +275,7 @@ func (r *Result) Text() string {
 // Invoke returns the error together with a Result describing the state
 // reached, if the run got that far.
 func (a *Agent) Invoke(ctx context.Context, in Input) (*Result, error) {
-	return a.run(ctx, in, nil)
+	return a.run(ctx, in, in.Events)
 }
 
 // Resume continues a thread that stopped for human decisions.

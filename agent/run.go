@@ -178,6 +178,9 @@ func (r *run) loop(ctx context.Context, in Input) (RunStatus, error) {
 	for k, v := range in.Values {
 		rt.SetValue(k, v)
 	}
+	for p, d := range in.Files {
+		rt.state.Files.Put(p, d)
+	}
 	for _, h := range a.before {
 		if err := h.BeforeAgent(ctx, rt); err != nil {
 			return StatusFailed, fmt.Errorf("agent: %s: %w", middlewareName(h), err)

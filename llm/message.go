@@ -87,7 +87,7 @@ func ToolResult(callID, name, content string, isError bool) Message {
 }
 
 // Text concatenates the message's text parts. Reasoning is not included.
-func (m *Message) Text() string {
+func (m Message) Text() string {
 	switch len(m.Parts) {
 	case 0:
 		return ""

@@ -1,0 +1,315 @@
+package middleware
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/store"
+	"github.com/deepagents-go/deepagents/tool"
+)
+
+// TaskTool is the name of the tool that delegates to a subagent.
+const TaskTool = "task"
+
+// GeneralPurpose is the name of the subagent that exists unless the caller
+// defines one of that name.
+const GeneralPurpose = "general-purpose"
+
+// Runnable is a compiled subagent: anything that takes a conversation and
+// returns the state it ends in. *agent.Agent is one. The task tool passes
+// the task as the only message, with the caller's files and custom values;
+// the last message of the result is the answer. A Runnable should honour
+// Input.Events and Input.Namespace to show its progress, and Input.Decisions
+// if it can stop for human approval.
+type Runnable interface {
+	Invoke(ctx context.Context, in agent.Input) (*agent.Result, error)
+}
+
+// Subagent describes an agent the main agent can delegate to with the task
+// tool. Either fill in the declarative fields, or set Runnable to a
+// compiled agent (the other fields are then ignored, but Name and
+// Description).
+type Subagent struct {
+	Name string
+	// Description tells the main agent when to use this subagent.
+	Description string
+	// SystemPrompt is the subagent's own prompt.
+	SystemPrompt string
+	// Tools are the subagent's tools besides its middleware's; nil means
+	// the main agent's tools.
+	Tools []tool.Tool
+	// Model overrides the main agent's model.
+	Model llm.Model
+	// Middleware is added after the subagent's default stack.
+	Middleware []agent.Middleware
+	// InterruptOn asks for human approval of these tools; nil means the
+	// main agent's InterruptOn.
+	InterruptOn map[string]InterruptOn
+
+	Runnable Runnable
+}
+
+// SubagentsConfig configures the subagents middleware.
+type SubagentsConfig struct {
+	// Model, Tools and InterruptOn are the defaults of declarative
+	// subagents.
+	Model       llm.Model
+	Tools       []tool.Tool
+	InterruptOn map[string]InterruptOn
+	// Middleware returns the default stack of a declarative subagent,
+	// fresh for each; nil means none.
+	Middleware func() []agent.Middleware
+	// Subagents are the available subagents. A general-purpose one is added
+	// unless one of that name is given or NoGeneralPurpose is set.
+	Subagents        []Subagent
+	NoGeneralPurpose bool
+	// Checkpointer keeps the state of subagents that can stop for approval,
+	// so that they resume in another process too; without it they are kept
+	// in memory.
+	Checkpointer checkpoint.Saver
+	Store        store.Store
+	// MaxSteps caps each subagent run (see agent.Config.MaxSteps).
+	MaxSteps int
+	// Prompt and TaskDescription replace the default prompt section and
+	// tool description.
+	Prompt          string
+	TaskDescription string
+}
+
+// PrivateValues are custom state keys a subagent neither receives nor
+// returns: each agent loads its own memory and skills, and plans alone.
+var PrivateValues = []string{MemoryValue, SkillsValue, StructuredResponseValue}
+
+// State keys of built-in middleware.
+const (
+	MemoryValue             = "memory_contents"
+	SkillsValue             = "skills_metadata"
+	StructuredResponseValue = "structured_response"
+)
+
+// Subagents adds the task tool, which runs a subagent on a task in a fresh
+// context and returns its final answer.
+type Subagents struct {
+	byName map[string]*subagentEntry
+	names  []string
+	tool   tool.Tool
+	prompt string
+}
+
+type subagentEntry struct {
+	name, description string
+	run               Runnable
+	durable           bool // keeps its state in a Checkpointer
+}
+
+// GeneralPurposePrompt is the general-purpose subagent's system prompt.
+const GeneralPurposePrompt = `You are a general-purpose assistant working on a task delegated to you by another agent. Work on it independently with your tools until it is done. Your final message is all the other agent will see of your work, so make it a complete, self-contained report: what you found or did, with the specifics it needs (names, paths, numbers), and nothing else.`
+
+// SubagentsPrompt is the default system prompt section.
+const SubagentsPrompt = `## Delegating with task
+
+The task tool hands a self-contained piece of work to a subagent that runs in its own fresh context and returns only its final report.
+
+- Delegate work that is large, needs many tool calls, or would fill your context with detail you do not need to keep, and work that splits into independent parts: call task several times in one turn to run them in parallel.
+- Do it yourself when it takes only a few steps, or when you need to see the intermediate results.
+- A subagent knows nothing but what you tell it: describe the task completely, including where to look, what to produce and how to report back.
+- Subagents share your files, so large results can be left in files for you to read.`
+
+// NewSubagents builds the subagents middleware.
+func NewSubagents(cfg SubagentsConfig) (*Subagents, error) {
+	s := &Subagents{byName: make(map[string]*subagentEntry), prompt: cfg.Prompt}
+	if s.prompt == "" {
+		s.prompt = SubagentsPrompt
+	}
+	subs := cfg.Subagents
+	if !cfg.NoGeneralPurpose && !slices.ContainsFunc(subs, func(sa Subagent) bool { return sa.Name == GeneralPurpose }) {
+		subs = append([]Subagent{{
+			Name:         GeneralPurpose,
+			Description:  "A general-purpose agent with the same tools as you, for researching complex questions and carrying out multi-step tasks in its own context. Use it to keep your context small, or run several at once for independent parts of a task.",
+			SystemPrompt: GeneralPurposePrompt,
+		}}, subs...)
+	}
+	for _, sa := range subs {
+		if sa.Name == "" {
+			return nil, errors.New("subagents: a subagent has no name")
+		}
+		if _, dup := s.byName[sa.Name]; dup {
+			return nil, fmt.Errorf("subagents: two subagents are named %q", sa.Name)
+		}
+		e := &subagentEntry{name: sa.Name, description: sa.Description, run: sa.Runnable}
+		if e.run == nil {
+			a, durable, err := buildSubagent(cfg, sa)
+			if err != nil {
+				return nil, fmt.Errorf("subagents: %s: %w", sa.Name, err)
+			}
+			e.run, e.durable = a, durable
+		}
+		s.byName[sa.Name] = e
+		s.names = append(s.names, sa.Name)
+	}
+	desc := cfg.TaskDescription
+	if desc == "" {
+		desc = s.taskDescription()
+	}
+	s.tool = tool.Must(tool.New(TaskTool, desc, s.task))
+	return s, nil
+}
+
+// buildSubagent makes an agent of a declarative subagent.
+func buildSubagent(cfg SubagentsConfig, sa Subagent) (*agent.Agent, bool, error) {
+	model := sa.Model
+	if model == nil {
+		model = cfg.Model
+	}
+	tools := sa.Tools
+	if tools == nil {
+		tools = cfg.Tools
+	}
+	var stack []agent.Middleware
+	if cfg.Middleware != nil {
+		stack = cfg.Middleware()
+	}
+	stack = append(stack, sa.Middleware...)
+	on := sa.InterruptOn
+	if on == nil {
+		on = cfg.InterruptOn
+	}
+	var saver checkpoint.Saver
+	if len(on) > 0 {
+		stack = append(stack, NewHumanInTheLoop(on))
+		saver = cfg.Checkpointer
+		if saver == nil {
+			saver = checkpoint.NewMemory()
+		}
+	}
+	a, err := agent.New(agent.Config{
+		Name:         sa.Name,
+		Model:        model,
+		SystemPrompt: sa.SystemPrompt,
+		Tools:        tools,
+		Middleware:   stack,
+		MaxSteps:     cfg.MaxSteps,
+		Checkpointer: saver,
+		Store:        cfg.Store,
+	})
+	return a, saver != nil, err
+}
+
+func (s *Subagents) taskDescription() string {
+	var b strings.Builder
+	b.WriteString("Launch a subagent to carry out a task on its own, in a fresh context, and get back its final report.\n\n")
+	b.WriteString("subagent_type picks the subagent; description is the complete task for it, since it sees nothing else of this conversation. Call task several times in one turn to run independent tasks in parallel.\n\nAvailable subagents:\n")
+	for _, n := range s.names {
+		fmt.Fprintf(&b, "- %s: %s\n", n, s.byName[n].description)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// Name implements agent.Middleware.
+func (*Subagents) Name() string { return "subagents" }
+
+// Tools implements agent.ToolProvider.
+func (s *Subagents) Tools() []tool.Tool { return []tool.Tool{s.tool} }
+
+// SystemPrompt implements agent.SystemPrompter.
+func (s *Subagents) SystemPrompt() string { return s.prompt }
+
+// Names returns the subagents' names in the order they are offered.
+func (s *Subagents) Names() []string { return slices.Clone(s.names) }
+
+type taskIn struct {
+	Description  string `json:"description" jsonschema:"the complete task for the subagent, with everything it needs to know"`
+	SubagentType string `json:"subagent_type" jsonschema:"which subagent to use"`
+}
+
+func (s *Subagents) task(ctx context.Context, in taskIn) (string, error) {
+	rt := agent.RuntimeFromContext(ctx)
+	call := agent.ToolCallFromContext(ctx)
+	if rt == nil || call == nil {
+		return "", errors.New("Error: task can only run inside an agent run")
+	}
+	e, ok := s.byName[in.SubagentType]
+	if !ok {
+		quoted := make([]string, len(s.names))
+		for i, n := range s.names {
+			quoted[i] = "`" + n + "`"
+		}
+		return "", fmt.Errorf("We cannot invoke subagent %s because it does not exist, the only allowed types are %s", in.SubagentType, strings.Join(quoted, ", "))
+	}
+	input := agent.Input{Namespace: append(slices.Clone(rt.Namespace()), e.name+":"+call.ID)}
+	if rt.Streaming() {
+		input.Events = rt.Emit
+	}
+	if e.durable {
+		input.ThreadID = rt.ThreadID() + "/" + call.ID
+	}
+	if ds, ok := agent.NestedDecisions(ctx); ok && e.durable {
+		input.Decisions = ds
+	} else {
+		input.Messages = []llm.Message{llm.UserText(in.Description)}
+		input.Values = rt.Values()
+		for _, k := range PrivateValues {
+			delete(input.Values, k)
+		}
+		input.Files = rt.Files().Snapshot()
+	}
+	res, err := e.run.Invoke(ctx, input)
+	if res != nil {
+		rt.AddUsage(res.Usage)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", fmt.Errorf("Error: subagent %s failed: %v", e.name, err)
+	}
+	if res.Status == agent.StatusInterrupted {
+		return "", &agent.InterruptError{Requests: res.Interrupts}
+	}
+	mergeBack(rt, res)
+	last := res.LastMessage()
+	if last == nil {
+		return "", fmt.Errorf("Error: subagent %s returned no messages", e.name)
+	}
+	return strings.TrimRight(last.Text(), " \t\n"), nil
+}
+
+// mergeBack applies the files and values a subagent changed to the caller's
+// state. Only what differs from the caller's current state is written, so
+// files the subagent merely received do not count as changes.
+func mergeBack(rt *agent.Runtime, res *agent.Result) {
+	if res.State == nil {
+		return
+	}
+	if res.State.Files != nil {
+		files := rt.Files()
+		for _, p := range res.ChangedFiles {
+			d, ok := res.State.Files.Get(p)
+			if !ok {
+				continue
+			}
+			if old, had := files.Get(p); had && old.Content == d.Content {
+				continue
+			}
+			files.Put(p, d)
+		}
+	}
+	for _, k := range res.ChangedValues {
+		if slices.Contains(PrivateValues, k) {
+			continue
+		}
+		v := res.State.Values[k]
+		if old, ok := rt.Value(k); ok && string(old) == string(v) {
+			continue
+		}
+		rt.SetValue(k, json.RawMessage(v))
+	}
+}
+
