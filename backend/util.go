@@ -136,6 +136,9 @@ func scanLines(r io.Reader, offset, limit int) (ReadResult, error) {
 	}
 }
 
+// errNoResult stands for a result an inner backend failed to return.
+var errNoResult = errors.New("the backend returned no result for this file")
+
 func isDirErr(err error) bool { return errors.Is(err, ErrIsDir) }
 
 // pathLocks serialises read-modify-write cycles (edits, uploads) on the same
