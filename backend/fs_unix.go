@@ -91,6 +91,9 @@ func (f *Filesystem) openDir(p string, create bool) (int, error) {
 				nfd, err = openat(fd, name, oDir|f.noFollow(), 0)
 			}
 		}
+		if err == unix.ENOTDIR && f.virtual && isSymlinkAt(fd, name) {
+			err = unix.ELOOP // Linux reports ENOTDIR for a symlink with O_DIRECTORY|O_NOFOLLOW
+		}
 		unix.Close(fd)
 		if err != nil {
 			return -1, err
@@ -98,6 +101,11 @@ func (f *Filesystem) openDir(p string, create bool) (int, error) {
 		fd = nfd
 	}
 	return fd, nil
+}
+
+func isSymlinkAt(dirfd int, name string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK
 }
 
 // openParent opens the directory holding the clean virtual path p and
