@@ -71,13 +71,15 @@ type FileResult struct {
 // (see the package comment). Implementations must be safe for concurrent use.
 type Backend interface {
 	// List returns the direct children of the directory at path, sorted
-	// by path; directories have IsDir set. A missing directory yields an
-	// empty list, not an error.
+	// by path; directories have IsDir set (their Path has no trailing
+	// slash). A missing directory yields an empty list, not an error.
 	List(ctx context.Context, path string) ([]FileInfo, error)
 
 	// Read returns up to limit lines of the file starting at 0-based line
 	// offset. Reading an empty file returns no lines and no error. An
 	// offset at or past the end of a non-empty file is an *OffsetError.
+	// A limit of zero or less means no limit; a negative offset counts as
+	// zero. Lines end at "\n"; a "\r" before it is dropped too.
 	Read(ctx context.Context, path string, offset, limit int) (ReadResult, error)
 
 	// Write creates a file; it fails with ErrExists when the path exists.
@@ -89,8 +91,11 @@ type Backend interface {
 	// *MatchCountError.
 	Edit(ctx context.Context, path, oldString, newString string, replaceAll bool) (int, error)
 
-	// Grep searches file contents. An invalid pattern is an error wrapping
-	// ErrInvalidPattern. Matches are sorted by path, then line.
+	// Grep searches file contents line by line (a match never spans
+	// lines). An invalid pattern is an error wrapping ErrInvalidPattern
+	// (a *PatternError). Binary files (a NUL byte in the first 8 KiB) are
+	// skipped. A missing path yields no matches, not an error. Matches are
+	// sorted by path, then line.
 	Grep(ctx context.Context, q GrepQuery) ([]GrepMatch, error)
 
 	// Glob returns the files under path whose path relative to it matches

@@ -66,3 +66,22 @@ func ErrorCode(err error) string {
 	}
 	return ""
 }
+
+// PatternError reports a regular expression or glob pattern that does not
+// parse. It matches ErrInvalidPattern; Err holds the parser's error, whose
+// text is the reason to show (for example "error parsing regexp: missing
+// closing ): `(`").
+type PatternError struct {
+	Pattern string
+	Err     error
+}
+
+func (e *PatternError) Error() string {
+	return fmt.Sprintf("invalid pattern %q: %v", e.Pattern, e.Err)
+}
+
+// Unwrap returns the parser's error.
+func (e *PatternError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrInvalidPattern.
+func (e *PatternError) Is(target error) bool { return target == ErrInvalidPattern }

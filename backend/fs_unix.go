@@ -1,0 +1,480 @@
+//go:build unix
+
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func fsSupported() error { return nil }
+
+const (
+	oDir  = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
+	oRead = unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
+)
+
+// errSymlink explains an ELOOP from O_NOFOLLOW.
+var errSymlink = errors.New("symbolic links are not followed")
+
+// fsErr maps a system error to the package's sentinels, keeping both.
+func fsErr(op, p string, err error) error {
+	var sentinel error
+	switch {
+	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR):
+		sentinel = ErrNotFound
+	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.EMLINK):
+		return fmt.Errorf("%s %s: %w: %w", op, p, ErrPermission, errSymlink)
+	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM), errors.Is(err, unix.EROFS):
+		sentinel = ErrPermission
+	case errors.Is(err, unix.EISDIR):
+		sentinel = ErrIsDir
+	case errors.Is(err, unix.EEXIST):
+		sentinel = ErrExists
+	case errors.Is(err, unix.ENAMETOOLONG), errors.Is(err, unix.EINVAL), errors.Is(err, unix.EILSEQ):
+		sentinel = ErrInvalidPath
+	default:
+		return fmt.Errorf("%s %s: %w", op, p, err)
+	}
+	if errors.Is(err, sentinel) {
+		return fmt.Errorf("%s %s: %w", op, p, err)
+	}
+	return fmt.Errorf("%s %s: %w: %w", op, p, sentinel, err)
+}
+
+// noFollow is O_NOFOLLOW for the directories on the way to a path: always
+// in virtual mode, never otherwise.
+func (f *Filesystem) noFollow() int {
+	if f.virtual {
+		return unix.O_NOFOLLOW
+	}
+	return 0
+}
+
+func openat(dirfd int, name string, flags int, mode uint32) (int, error) {
+	for {
+		fd, err := unix.Openat(dirfd, name, flags, mode)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// openDir opens the directory at the clean virtual path p one element at a
+// time (see the Filesystem comment). With create it makes missing
+// directories.
+func (f *Filesystem) openDir(p string, create bool) (int, error) {
+	base := f.root
+	if !f.virtual {
+		base = "/"
+	}
+	fd, err := openat(unix.AT_FDCWD, base, oDir, 0)
+	if err != nil {
+		return -1, err
+	}
+	if p == "/" {
+		return fd, nil
+	}
+	for name := range strings.SplitSeq(p[1:], "/") {
+		nfd, err := openat(fd, name, oDir|f.noFollow(), 0)
+		if err == unix.ENOENT && create {
+			if err = unix.Mkdirat(fd, name, 0o755); err == nil || err == unix.EEXIST {
+				nfd, err = openat(fd, name, oDir|f.noFollow(), 0)
+			}
+		}
+		if err == unix.ENOTDIR && f.virtual && isSymlinkAt(fd, name) {
+			err = unix.ELOOP // Linux reports ENOTDIR for a symlink with O_DIRECTORY|O_NOFOLLOW
+		}
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		fd = nfd
+	}
+	return fd, nil
+}
+
+func isSymlinkAt(dirfd int, name string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK
+}
+
+// openParent opens the directory holding the clean virtual path p and
+// returns it with p's last element.
+func (f *Filesystem) openParent(p string, create bool) (int, string, error) {
+	if p == "/" {
+		return -1, "", unix.EISDIR
+	}
+	fd, err := f.openDir(parentDir(p), create)
+	return fd, baseName(p), err
+}
+
+// openRegular opens name in dirfd for reading without following a symbolic
+// link, and checks that it is a regular file.
+func openRegular(dirfd int, name string) (int, *unix.Stat_t, error) {
+	fd, err := openat(dirfd, name, oRead, 0)
+	if err != nil {
+		return -1, nil, err
+	}
+	st := new(unix.Stat_t)
+	if err := unix.Fstat(fd, st); err != nil {
+		unix.Close(fd)
+		return -1, nil, err
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return fd, st, nil
+	case unix.S_IFDIR:
+		unix.Close(fd)
+		return -1, nil, unix.EISDIR
+	}
+	unix.Close(fd)
+	return -1, nil, errNotRegular
+}
+
+var errNotRegular = fmt.Errorf("%w: not a regular file", ErrPermission)
+
+// openFile opens the regular file at the clean virtual path p for reading.
+func (f *Filesystem) openFile(p string) (int, *unix.Stat_t, error) {
+	dirfd, name, err := f.openParent(p, false)
+	if err != nil {
+		return -1, nil, err
+	}
+	defer unix.Close(dirfd)
+	return openRegular(dirfd, name)
+}
+
+// fdReader reads a descriptor with no os.File around it.
+type fdReader int
+
+func (r fdReader) Read(b []byte) (int, error) {
+	for {
+		n, err := unix.Read(int(r), b)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, err
+		case n == 0 && len(b) > 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+// readFull reads from fd into buf until buf is full or the file ends.
+func readFull(fd int, buf []byte) (int, error) {
+	n, err := io.ReadFull(fdReader(fd), buf)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	return n, err
+}
+
+// readAll reads the rest of fd, expecting about size bytes.
+func readAll(fd int, size int64) ([]byte, error) {
+	buf := make([]byte, 0, size+512)
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, 32<<10)
+		}
+		n, err := fdReader(fd).Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+func writeAll(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+func statTime(st *unix.Stat_t) time.Time {
+	sec, nsec := st.Mtim.Unix()
+	return time.Unix(sec, nsec).UTC()
+}
+
+// List implements Backend.
+func (f *Filesystem) List(ctx context.Context, path string) ([]FileInfo, error) {
+	p, err := f.clean(path)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := f.openDir(p, false)
+	if err == unix.ENOENT || err == unix.ENOTDIR {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fsErr("list", p, err)
+	}
+	defer unix.Close(fd)
+	entries, err := readDir(fd, f.hostPath(p))
+	if err != nil {
+		return nil, fsErr("list", p, err)
+	}
+	out := make([]FileInfo, 0, len(entries))
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		t := e.Type()
+		if !t.IsDir() && !t.IsRegular() {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(fd, e.Name(), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			continue // gone meanwhile
+		}
+		fi := FileInfo{Path: joinPath(p, e.Name()), ModTime: statTime(&st)}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFDIR:
+			fi.IsDir = true
+		case unix.S_IFREG:
+			fi.Size = st.Size
+		default:
+			continue
+		}
+		out = append(out, fi)
+	}
+	slices.SortFunc(out, func(a, b FileInfo) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+// readDir lists the directory open at fd (which stays open). name is its
+// host path, used only by the standard library to type entries on file
+// systems that do not report types.
+func readDir(fd int, name string) ([]os.DirEntry, error) {
+	dup, err := unix.Dup(fd)
+	if err != nil {
+		return nil, err
+	}
+	unix.CloseOnExec(dup)
+	d := os.NewFile(uintptr(dup), name)
+	defer d.Close()
+	return d.ReadDir(-1)
+}
+
+// Read implements Backend.
+func (f *Filesystem) Read(ctx context.Context, path string, offset, limit int) (ReadResult, error) {
+	p, err := f.clean(path)
+	if err != nil {
+		return ReadResult{}, err
+	}
+	fd, _, err := f.openFile(p)
+	if err != nil {
+		return ReadResult{}, fsErr("read", p, err)
+	}
+	defer unix.Close(fd)
+	res, err := scanLines(fdReader(fd), offset, limit)
+	if err != nil && !errors.Is(err, ErrOffset) {
+		return ReadResult{}, fsErr("read", p, err)
+	}
+	return res, err
+}
+
+// writeErr maps an error from creating a file: a missing or non-directory
+// parent there means a file stands where a directory must be.
+func writeErr(op, p string, err error) error {
+	if err == unix.ENOTDIR {
+		return fsErr(op, p, fmt.Errorf("%w: a parent is a file", ErrInvalidPath))
+	}
+	return fsErr(op, p, err)
+}
+
+// Write implements Backend.
+func (f *Filesystem) Write(ctx context.Context, path, content string) error {
+	p, err := f.clean(path)
+	if err != nil {
+		return err
+	}
+	if p == "/" {
+		return opErr("write", p, fmt.Errorf("%w (a directory)", ErrExists))
+	}
+	dirfd, name, err := f.openParent(p, true)
+	if err != nil {
+		return writeErr("write", p, err)
+	}
+	defer unix.Close(dirfd)
+	fd, err := openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return writeErr("write", p, err)
+	}
+	err = writeAll(fd, stringBytes(content))
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		unix.Unlinkat(dirfd, name, 0)
+		return fsErr("write", p, err)
+	}
+	return nil
+}
+
+// replaceFile atomically replaces (or creates) name in dirfd with content:
+// it writes a temporary file next to it and renames it over name.
+func replaceFile(dirfd int, name string, content []byte, perm uint32) error {
+	var tmp string
+	var fd int
+	var err error
+	for range 10 {
+		tmp = fmt.Sprintf(".deepagents-%016x.tmp", rand.Uint64())
+		fd, err = openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+		if err != unix.EEXIST {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	err = writeAll(fd, content)
+	if err == nil {
+		err = unix.Fchmod(fd, perm)
+	}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat(dirfd, tmp, dirfd, name)
+	}
+	if err != nil {
+		unix.Unlinkat(dirfd, tmp, 0)
+	}
+	return err
+}
+
+// Edit implements Backend.
+func (f *Filesystem) Edit(ctx context.Context, path, oldString, newString string, replaceAll bool) (int, error) {
+	p, err := f.clean(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.locks.lock(p)()
+	dirfd, name, err := f.openParent(p, false)
+	if err != nil {
+		return 0, fsErr("edit", p, err)
+	}
+	defer unix.Close(dirfd)
+	fd, st, err := openRegular(dirfd, name)
+	if err != nil {
+		return 0, fsErr("edit", p, err)
+	}
+	b, err := readAll(fd, st.Size)
+	unix.Close(fd)
+	if err != nil {
+		return 0, fsErr("edit", p, err)
+	}
+	content, n, err := replaceIn(string(b), oldString, newString, replaceAll)
+	if err != nil {
+		return 0, opErr("edit", p, err)
+	}
+	if err := replaceFile(dirfd, name, stringBytes(content), uint32(st.Mode)&0o7777); err != nil {
+		return 0, fsErr("edit", p, err)
+	}
+	return n, nil
+}
+
+// upload writes one file, replacing a regular file that is there.
+func (f *Filesystem) upload(p string, content []byte) error {
+	if p == "/" {
+		return opErr("upload", p, ErrIsDir)
+	}
+	defer f.locks.lock(p)()
+	dirfd, name, err := f.openParent(p, true)
+	if err != nil {
+		return writeErr("upload", p, err)
+	}
+	defer unix.Close(dirfd)
+	perm := uint32(0o644)
+	var st unix.Stat_t
+	switch err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
+	case err == nil:
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+			perm = uint32(st.Mode) & 0o7777
+		case unix.S_IFDIR:
+			return fsErr("upload", p, unix.EISDIR)
+		case unix.S_IFLNK:
+			return fsErr("upload", p, unix.ELOOP)
+		default:
+			return opErr("upload", p, errNotRegular)
+		}
+	case err != unix.ENOENT:
+		return fsErr("upload", p, err)
+	}
+	if err := replaceFile(dirfd, name, content, perm); err != nil {
+		return fsErr("upload", p, err)
+	}
+	return nil
+}
+
+// Upload implements Backend.
+func (f *Filesystem) Upload(ctx context.Context, files []File) []FileResult {
+	out := make([]FileResult, len(files))
+	for i, file := range files {
+		out[i].Path = file.Path
+		if err := ctx.Err(); err != nil {
+			out[i].Err = err
+			continue
+		}
+		p, err := f.clean(file.Path)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		out[i].Err = f.upload(p, file.Content)
+	}
+	return out
+}
+
+// Download implements Backend.
+func (f *Filesystem) Download(ctx context.Context, paths []string) []FileResult {
+	out := make([]FileResult, len(paths))
+	for i, path := range paths {
+		out[i].Path = path
+		if err := ctx.Err(); err != nil {
+			out[i].Err = err
+			continue
+		}
+		p, err := f.clean(path)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		fd, st, err := f.openFile(p)
+		if err != nil {
+			out[i].Err = fsErr("download", p, err)
+			continue
+		}
+		b, err := readAll(fd, st.Size)
+		unix.Close(fd)
+		if err != nil {
+			out[i].Err = fsErr("download", p, err)
+			continue
+		}
+		out[i].Content = b
+	}
+	return out
+}

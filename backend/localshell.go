@@ -1,0 +1,138 @@
+package backend
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"time"
+	"unicode/utf8"
+)
+
+// Defaults of LocalShellOptions.
+const (
+	DefaultShellTimeout   = 120 * time.Second
+	DefaultMaxOutputBytes = 100_000
+	// DefaultShellPath is the PATH a LocalShell command gets when the
+	// environment is not inherited.
+	DefaultShellPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+)
+
+// LocalShellOptions configures a LocalShell. The zero value is usable.
+type LocalShellOptions struct {
+	// Filesystem configures the file operations.
+	Filesystem FilesystemOptions
+	// Timeout is the default limit of a command; zero means
+	// DefaultShellTimeout.
+	Timeout time.Duration
+	// MaxOutputBytes caps the output kept (standard output and error
+	// together); zero means DefaultMaxOutputBytes. The rest is read and
+	// dropped, and the result says Truncated.
+	MaxOutputBytes int
+	// InheritEnv passes this process's environment to commands. By
+	// default they get only PATH=DefaultShellPath, so that API keys and
+	// other secrets of the host process do not leak to the model.
+	InheritEnv bool
+	// Env holds extra KEY=value variables, applied last (so it can set
+	// PATH or HOME).
+	Env []string
+	// Shell is the shell that runs commands with -c; empty means /bin/sh.
+	Shell string
+}
+
+// LocalShell is a Filesystem that also runs shell commands on the host,
+// with the root directory as their working directory. It is a Sandbox in
+// the protocol's sense only: it is NOT isolated. Commands run as this
+// process's user with full access to the machine and the network; virtual
+// mode confines the file tools, not the shell. Use it for trusted work on
+// your own machine, or inside a container or VM you are willing to lose.
+//
+// Each command runs as "sh -c COMMAND" in a process group of its own, with
+// standard input empty and standard output and error sharing one pipe, so
+// they interleave as written. A command that outlives its timeout, or whose
+// context is cancelled, is killed with its whole process group (SIGKILL to
+// the group). A command that exits leaves its background processes alone;
+// if they keep its output open, the output is collected for one more
+// second and then detached.
+type LocalShell struct {
+	*Filesystem
+	timeout   time.Duration
+	maxOutput int
+	env       []string
+	shell     string
+	id        string
+}
+
+var _ Sandbox = (*LocalShell)(nil)
+
+// NewLocalShell returns a LocalShell rooted at the directory root.
+func NewLocalShell(root string, opts LocalShellOptions) (*LocalShell, error) {
+	fs, err := NewFilesystem(root, opts.Filesystem)
+	if err != nil {
+		return nil, err
+	}
+	s := &LocalShell{
+		Filesystem: fs,
+		timeout:    opts.Timeout,
+		maxOutput:  opts.MaxOutputBytes,
+		shell:      opts.Shell,
+	}
+	if s.timeout <= 0 {
+		s.timeout = DefaultShellTimeout
+	}
+	if s.maxOutput <= 0 {
+		s.maxOutput = DefaultMaxOutputBytes
+	}
+	if s.shell == "" {
+		s.shell = "/bin/sh"
+	}
+	if opts.InheritEnv {
+		s.env = os.Environ()
+	} else {
+		s.env = []string{"PATH=" + DefaultShellPath}
+	}
+	s.env = append(s.env, opts.Env...)
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	s.id = "local-" + hex.EncodeToString(b[:])
+	return s, nil
+}
+
+// ID returns a random identifier made when the LocalShell was created.
+func (s *LocalShell) ID() string { return s.id }
+
+// capWriter keeps the first max bytes written to it and counts the rest.
+type capWriter struct {
+	buf       []byte
+	max       int
+	truncated bool
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	if room := w.max - len(w.buf); room > 0 {
+		n := min(room, len(p))
+		w.buf = append(w.buf, p[:n]...)
+		if n < len(p) {
+			w.truncated = true
+		}
+	} else if len(p) > 0 {
+		w.truncated = true
+	}
+	return len(p), nil
+}
+
+// String returns the kept output, not ending inside a UTF-8 sequence cut
+// by the limit.
+func (w *capWriter) String() string {
+	b := w.buf
+	if w.truncated {
+		for i := 1; i <= utf8.UTFMax && i <= len(b); i++ {
+			if c := b[len(b)-i]; utf8.RuneStart(c) {
+				if !utf8.FullRune(b[len(b)-i:]) {
+					b = b[:len(b)-i]
+				}
+				break
+			}
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,112 @@
+package backend_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/backendtest"
+)
+
+func newShell(t *testing.T, opts backend.LocalShellOptions) *backend.LocalShell {
+	t.Helper()
+	s, err := backend.NewLocalShell(t.TempDir(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestLocalShellConformance(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T) backend.Backend {
+		return newShell(t, backend.LocalShellOptions{})
+	})
+}
+
+func TestCompositeSandboxConformance(t *testing.T) {
+	backendtest.RunWith(t, func(t *testing.T) backend.Backend {
+		c, err := backend.NewComposite(newShell(t, backend.LocalShellOptions{}), compositeRoutes(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := c.(backend.Sandbox); !ok {
+			t.Fatal("a composite over a LocalShell is not a Sandbox")
+		}
+		return c
+	}, backendtest.Options{Preexisting: compositePreexisting})
+}
+
+func TestLocalShellWorkingDirAndEnv(t *testing.T) {
+	t.Setenv("DEEPAGENTS_TEST_SECRET", "s3cret")
+	ctx := context.Background()
+	s := newShell(t, backend.LocalShellOptions{Env: []string{"EXTRA=yes"}})
+	if err := s.Write(ctx, "/sub/f.txt", "content"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Execute(ctx, "cat sub/f.txt; pwd; env", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := filepath.EvalSymlinks(s.Root())
+	if !strings.HasPrefix(r.Output, "content") || !strings.Contains(r.Output, root) {
+		t.Errorf("output %q: want the file's content and the root %s as working directory", r.Output, root)
+	}
+	if strings.Contains(r.Output, "s3cret") {
+		t.Error("the host environment leaked into the command")
+	}
+	if !strings.Contains(r.Output, "EXTRA=yes") || !strings.Contains(r.Output, "PATH="+backend.DefaultShellPath) {
+		t.Errorf("environment: %q", r.Output)
+	}
+	inherit := newShell(t, backend.LocalShellOptions{InheritEnv: true})
+	r, err = inherit.Execute(ctx, "echo $DEEPAGENTS_TEST_SECRET", 0)
+	if err != nil || r.Output != "s3cret\n" {
+		t.Errorf("InheritEnv: %q, %v", r.Output, err)
+	}
+}
+
+func TestLocalShellOutputCap(t *testing.T) {
+	s := newShell(t, backend.LocalShellOptions{MaxOutputBytes: 1000})
+	r, err := s.Execute(context.Background(), "i=0; while [ $i -lt 500 ]; do echo 0123456789; i=$((i+1)); done; echo done >&2", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Output) != 1000 || !r.Truncated || r.ExitCode != 0 {
+		t.Errorf("len %d, truncated %v, exit %d", len(r.Output), r.Truncated, r.ExitCode)
+	}
+	// A cut inside a multi-byte character does not leave half of it.
+	s = newShell(t, backend.LocalShellOptions{MaxOutputBytes: 4})
+	r, _ = s.Execute(context.Background(), "printf 'abcé'", 0)
+	if r.Output != "abc" || !r.Truncated {
+		t.Errorf("cut output %q, truncated %v", r.Output, r.Truncated)
+	}
+}
+
+func TestLocalShellTimeoutKillsProcessGroup(t *testing.T) {
+	s := newShell(t, backend.LocalShellOptions{Timeout: 300 * time.Millisecond})
+	marker := filepath.Join(s.Root(), "marker")
+	// A grandchild that would create the marker after the timeout.
+	r, err := s.Execute(context.Background(), "(sleep 1; touch marker) & sleep 30", 0)
+	if err == nil || r.ExitCode != -1 {
+		t.Fatalf("timed-out command: %+v, %v", r, err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a grandchild survived the timeout")
+	}
+}
+
+func TestLocalShellBackgroundOutputDetached(t *testing.T) {
+	s := newShell(t, backend.LocalShellOptions{})
+	start := time.Now()
+	r, err := s.Execute(context.Background(), "sleep 20 & echo started", 0)
+	if err != nil || r.ExitCode != 0 || r.Output != "started\n" {
+		t.Fatalf("%+v, %v", r, err)
+	}
+	if time.Since(start) > 15*time.Second {
+		t.Error("waited for a background process")
+	}
+}

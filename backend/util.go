@@ -1,0 +1,160 @@
+package backend
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+)
+
+// under reports whether the virtual path p is dir or lies below it.
+func under(p, dir string) bool {
+	if dir == "/" {
+		return true
+	}
+	return p == dir || (len(p) > len(dir) && p[len(dir)] == '/' && p[:len(dir)] == dir)
+}
+
+// relTo returns p relative to dir ("" when p is dir). p must be under dir.
+func relTo(p, dir string) string {
+	if p == dir {
+		return ""
+	}
+	if dir == "/" {
+		return p[1:]
+	}
+	return p[len(dir)+1:]
+}
+
+// joinPath appends name to the virtual directory dir.
+func joinPath(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
+// parentDir returns the virtual directory holding p ("/" for "/").
+func parentDir(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return p[:i]
+}
+
+// baseName returns the last element of the virtual path p.
+func baseName(p string) string {
+	return p[strings.LastIndexByte(p, '/')+1:]
+}
+
+// replaceIn performs an edit on content. It is shared by the in-memory
+// backends and Filesystem so that all count and report alike.
+func replaceIn(content, oldString, newString string, replaceAll bool) (string, int, error) {
+	if oldString == "" {
+		return "", 0, fmt.Errorf("%w: the string to replace is empty", ErrNoMatch)
+	}
+	n := strings.Count(content, oldString)
+	switch {
+	case n == 0:
+		return "", 0, ErrNoMatch
+	case n > 1 && !replaceAll:
+		return "", 0, &MatchCountError{Count: n}
+	case replaceAll:
+		return strings.ReplaceAll(content, oldString, newString), n, nil
+	}
+	return strings.Replace(content, oldString, newString, 1), 1, nil
+}
+
+// trimEOL drops a trailing "\n" and then a trailing "\r".
+func trimEOL(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
+	return b
+}
+
+// scanLines reads the window of lines [offset, offset+limit) from r, with
+// the semantics of Backend.Read. It stops reading as soon as the window is
+// full, so paging through a large file does not load it whole.
+func scanLines(r io.Reader, offset, limit int) (ReadResult, error) {
+	if offset < 0 {
+		offset = 0
+	}
+	res := ReadResult{Offset: offset}
+	br := bufio.NewReaderSize(r, 64<<10)
+	var (
+		line    int    // index of the current line
+		partial bool   // bytes of the current line were seen
+		acc     []byte // the current line, when inside the window
+	)
+	inWindow := func() bool { return line >= offset && (limit <= 0 || len(res.Lines) < limit) }
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			partial = true
+			if inWindow() {
+				acc = append(acc, chunk...)
+			}
+		}
+		switch err {
+		case nil: // a complete line
+			if inWindow() {
+				res.Lines = append(res.Lines, string(trimEOL(acc)))
+				acc = acc[:0]
+			}
+			line++
+			partial = false
+			if limit > 0 && len(res.Lines) == limit {
+				return res, nil
+			}
+			continue
+		case bufio.ErrBufferFull:
+			continue
+		case io.EOF:
+			if partial {
+				if inWindow() {
+					res.Lines = append(res.Lines, string(trimEOL(acc)))
+				}
+				line++
+			}
+			if line == 0 { // empty file
+				return res, nil
+			}
+			if offset >= line {
+				return ReadResult{}, &OffsetError{Offset: offset, Lines: line}
+			}
+			return res, nil
+		default:
+			return ReadResult{}, err
+		}
+	}
+}
+
+// errNoResult stands for a result an inner backend failed to return.
+var errNoResult = errors.New("the backend returned no result for this file")
+
+func isDirErr(err error) bool { return errors.Is(err, ErrIsDir) }
+
+// pathLocks serialises read-modify-write cycles (edits, uploads) on the same
+// path within one process. Paths hash onto a fixed set of mutexes.
+type pathLocks struct {
+	mu [64]sync.Mutex
+}
+
+// lock locks p's mutex and returns its unlock function.
+func (l *pathLocks) lock(p string) func() {
+	h := uint32(2166136261) // FNV-1a
+	for i := 0; i < len(p); i++ {
+		h ^= uint32(p[i])
+		h *= 16777619
+	}
+	m := &l.mu[h%uint32(len(l.mu))]
+	m.Lock()
+	return m.Unlock
+}

@@ -1,0 +1,350 @@
+//go:build unix
+
+package backend
+
+import (
+	"context"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// dirRef is an open directory shared by the walk items of its children; the
+// last one to open its child closes it.
+type dirRef struct {
+	fd   int
+	refs atomic.Int32
+}
+
+func (d *dirRef) release() {
+	if d.refs.Add(-1) == 0 {
+		unix.Close(d.fd)
+	}
+}
+
+// walkItem is a directory waiting to be read: either already open (fd), or
+// the child name of an open parent.
+type walkItem struct {
+	parent *dirRef
+	fd     int
+	name   string
+	vpath  string
+}
+
+// walker reads a directory tree with a bounded set of workers sharing a
+// stack of pending directories. Each directory is opened relative to its
+// parent's descriptor with O_NOFOLLOW, so the walk cannot leave the tree it
+// started in, and at most the parents of pending directories stay open.
+type walker struct {
+	fs *Filesystem
+
+	// descend reports whether to enter the directory at vpath.
+	descend func(vpath string) bool
+	// file handles the regular file name in the open directory dirfd;
+	// worker is the index of the calling worker.
+	file func(worker, dirfd int, name, vpath string)
+
+	mu    sync.Mutex
+	cond  sync.Cond
+	stack []walkItem
+	busy  int
+	stop  bool
+}
+
+// walkWorkers is the number of goroutines a walk uses.
+func walkWorkers() int {
+	return min(max(runtime.GOMAXPROCS(0), 1), 16)
+}
+
+// run walks the tree of the open directory fd (which it closes) at vpath.
+func (w *walker) run(ctx context.Context, workers, fd int, vpath string) error {
+	w.cond.L = &w.mu
+	w.stack = append(w.stack, walkItem{fd: fd, vpath: vpath})
+	stopWatch := context.AfterFunc(ctx, func() {
+		w.mu.Lock()
+		w.stop = true
+		w.mu.Unlock()
+		w.cond.Broadcast()
+	})
+	defer stopWatch()
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Go(func() { w.work(i) })
+	}
+	wg.Wait()
+	for _, it := range w.stack { // left over after a stop
+		w.drop(it)
+	}
+	w.stack = nil
+	return ctx.Err()
+}
+
+func (w *walker) drop(it walkItem) {
+	if it.parent != nil {
+		it.parent.release()
+	} else {
+		unix.Close(it.fd)
+	}
+}
+
+func (w *walker) pop() (walkItem, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for len(w.stack) == 0 && w.busy > 0 && !w.stop {
+		w.cond.Wait()
+	}
+	if w.stop || len(w.stack) == 0 {
+		w.cond.Broadcast()
+		return walkItem{}, false
+	}
+	it := w.stack[len(w.stack)-1]
+	w.stack = w.stack[:len(w.stack)-1]
+	w.busy++
+	return it, true
+}
+
+func (w *walker) finish(children []walkItem) {
+	w.mu.Lock()
+	w.stack = append(w.stack, children...)
+	w.busy--
+	idle := w.busy == 0 && len(w.stack) == 0
+	w.mu.Unlock()
+	if idle || len(children) > 1 {
+		w.cond.Broadcast()
+	} else if len(children) == 1 {
+		w.cond.Signal()
+	}
+}
+
+func (w *walker) work(worker int) {
+	var children []walkItem
+	for {
+		it, ok := w.pop()
+		if !ok {
+			return
+		}
+		children = w.visit(worker, it, children[:0])
+		w.finish(children)
+	}
+}
+
+// visit reads one directory, queues its subdirectories and handles its
+// files.
+func (w *walker) visit(worker int, it walkItem, children []walkItem) []walkItem {
+	fd := it.fd
+	if it.parent != nil {
+		var err error
+		fd, err = openat(it.parent.fd, it.name, oDir|unix.O_NOFOLLOW, 0)
+		it.parent.release()
+		if err != nil {
+			return children // vanished, unreadable or a symlink: skip
+		}
+	}
+	ref := &dirRef{fd: fd}
+	ref.refs.Store(1)
+	defer ref.release()
+	entries, err := readDir(fd, w.fs.hostPath(it.vpath))
+	if err != nil {
+		return children
+	}
+	var files []string
+	for _, e := range entries {
+		switch t := e.Type(); {
+		case t.IsDir():
+			child := joinPath(it.vpath, e.Name())
+			if w.descend == nil || w.descend(child) {
+				ref.refs.Add(1)
+				children = append(children, walkItem{parent: ref, name: e.Name(), vpath: child})
+			}
+		case t.IsRegular():
+			files = append(files, e.Name())
+		}
+	}
+	if len(children) > 0 { // let idle workers start on them now
+		w.mu.Lock()
+		w.stack = append(w.stack, children...)
+		w.mu.Unlock()
+		w.cond.Broadcast()
+		children = children[:0]
+	}
+	for _, name := range files {
+		if w.isStopped() {
+			break
+		}
+		w.file(worker, fd, name, joinPath(it.vpath, name))
+	}
+	return children
+}
+
+func (w *walker) isStopped() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stop
+}
+
+// grepWorker is one worker's reusable state.
+type grepWorker struct {
+	buf     []byte
+	matches []GrepMatch
+}
+
+// grepper searches files for a Filesystem's Grep.
+type grepper struct {
+	m       *matcher
+	filter  fileFilter
+	dir     string // the search path, for the filter
+	maxSize int64
+	files   bool // stop at each file's first match
+}
+
+// searchFile searches name in dirfd, appending matches to gw.
+func (g *grepper) searchFile(gw *grepWorker, dirfd int, name, vpath string) {
+	if !g.filter.match(vpath, g.dir) {
+		return
+	}
+	fd, err := openat(dirfd, name, oRead, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return
+	}
+	size := st.Size
+	if g.maxSize >= 0 && size > g.maxSize {
+		return
+	}
+	if int64(cap(gw.buf)) < size {
+		gw.buf = make([]byte, max(size, 64<<10))
+	}
+	buf := gw.buf[:size]
+	n := 0
+	if size > 2*binarySniffLen {
+		// Look at the head first so that large binaries are not read whole.
+		n, err = readFull(fd, buf[:binarySniffLen])
+		if err != nil || isBinary(buf[:n]) {
+			return
+		}
+		if n == binarySniffLen {
+			m, err := readFull(fd, buf[n:])
+			if err != nil {
+				return
+			}
+			n += m
+		}
+	} else if n, err = readFull(fd, buf); err != nil || isBinary(buf[:n]) {
+		return
+	}
+	g.m.scan(buf[:n], func(line int, text []byte) bool {
+		gw.matches = append(gw.matches, GrepMatch{Path: vpath, Line: line, Text: string(text)})
+		return !g.files
+	})
+}
+
+// Grep implements Backend. It walks the tree in parallel, skips binary files
+// and files over the size limit, and searches each file's bytes in one
+// pass (see matcher).
+func (f *Filesystem) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch, error) {
+	m, err := compileMatcher(q.Pattern)
+	if err != nil {
+		return nil, err
+	}
+	filter, err := newFileFilter(q.Glob)
+	if err != nil {
+		return nil, err
+	}
+	p, err := f.clean(q.Path)
+	if err != nil {
+		return nil, err
+	}
+	g := &grepper{m: m, filter: filter, dir: p, maxSize: f.maxSize, files: q.Mode == GrepFiles}
+	fd, err := f.openDir(p, false)
+	if err == unix.ENOTDIR && p != "/" { // perhaps a file
+		dirfd, derr := f.openDir(parentDir(p), false)
+		if derr != nil {
+			return nil, nil
+		}
+		defer unix.Close(dirfd)
+		var gw grepWorker
+		g.searchFile(&gw, dirfd, baseName(p), p)
+		return gw.matches, nil
+	}
+	if err != nil {
+		return nil, walkErr("grep", p, err)
+	}
+	workers := walkWorkers()
+	gws := make([]grepWorker, workers)
+	w := &walker{fs: f, file: func(worker, dirfd int, name, vpath string) {
+		g.searchFile(&gws[worker], dirfd, name, vpath)
+	}}
+	if err := w.run(ctx, workers, fd, p); err != nil {
+		return nil, err
+	}
+	var n int
+	for i := range gws {
+		n += len(gws[i].matches)
+	}
+	out := make([]GrepMatch, 0, n)
+	for i := range gws {
+		out = append(out, gws[i].matches...)
+	}
+	slices.SortStableFunc(out, func(a, b GrepMatch) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return a.Line - b.Line
+	})
+	return out, nil
+}
+
+// walkErr maps the error of opening a walk's start: a missing directory
+// gives no results, anything else an error.
+func walkErr(op, p string, err error) error {
+	if err == unix.ENOENT || err == unix.ENOTDIR {
+		return nil
+	}
+	return fsErr(op, p, err)
+}
+
+// Glob implements Backend.
+func (f *Filesystem) Glob(ctx context.Context, pattern, path string) ([]FileInfo, error) {
+	p, err := f.clean(path)
+	if err != nil {
+		return nil, err
+	}
+	g, err := newGlobSpec(pattern, p)
+	if err != nil || g.empty {
+		return nil, err
+	}
+	fd, err := f.openDir(g.root, false)
+	if err != nil {
+		return nil, walkErr("glob", g.root, err)
+	}
+	workers := walkWorkers()
+	found := make([][]FileInfo, workers)
+	w := &walker{
+		fs:      f,
+		descend: g.mayHold,
+		file: func(worker, dirfd int, name, vpath string) {
+			if !g.match(vpath) {
+				return
+			}
+			var st unix.Stat_t
+			if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+				return
+			}
+			found[worker] = append(found[worker], FileInfo{Path: vpath, Size: st.Size, ModTime: statTime(&st)})
+		},
+	}
+	if err := w.run(ctx, workers, fd, g.root); err != nil {
+		return nil, err
+	}
+	out := slices.Concat(found...)
+	slices.SortFunc(out, func(a, b FileInfo) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
