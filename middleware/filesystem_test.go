@@ -1,0 +1,310 @@
+package middleware_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/tool"
+)
+
+// fsTools returns the filesystem middleware's tools by name, and a context
+// carrying fresh state files seeded with files.
+func fsTools(t *testing.T, fs *middleware.Filesystem, files map[string]string) (map[string]tool.Tool, context.Context, *backend.Files) {
+	t.Helper()
+	tools := map[string]tool.Tool{}
+	for _, tl := range fs.Tools() {
+		tools[tl.Spec().Name] = tl
+	}
+	st := backend.NewFiles(nil)
+	for p, c := range files {
+		st.Put(p, backend.FileData{Content: c, CreatedAt: time.Now(), ModifiedAt: time.Now()})
+	}
+	return tools, backend.WithFiles(context.Background(), st), st
+}
+
+func callTool(ctx context.Context, t tool.Tool, args string) (string, bool) {
+	out, err := t.Call(ctx, json.RawMessage(args))
+	if err != nil {
+		return err.Error(), true
+	}
+	return out, false
+}
+
+func TestFilesystemToolContract(t *testing.T) {
+	long := strings.Repeat("x", 10000) + strings.Repeat("y", 10000) + "zz"
+	seed := map[string]string{
+		"/src/main.go":     "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n",
+		"/src/util/a.go":   "package util\n// TODO: a\n",
+		"/src/util/b.go":   "package util\n// TODO: b\n// TODO: c\n",
+		"/README.md":       "# Title\nhello hello\n",
+		"/empty.txt":       "",
+		"/blank.txt":       "  \n\n",
+		"/long.txt":        long + "\nshort\n",
+		"/dup.txt":         "a-b a-b a-b",
+		"/no-newline.txt":  "one\ntwo",
+		"/foo..bar.txt":    "legal name",
+		"/data/inside.txt": "inside",
+	}
+	type row struct {
+		tool, args string
+		want       string // exact result, unless prefix is set
+		prefix     bool
+		isErr      bool
+	}
+	rows := []row{
+		// ls
+		{"ls", `{"path":"/"}`, "/README.md\n/blank.txt\n/data/\n/dup.txt\n/empty.txt\n/foo..bar.txt\n/long.txt\n/no-newline.txt\n/src/", false, false},
+		{"ls", `{"path":"/src"}`, "/src/main.go\n/src/util/", false, false},
+		{"ls", `{"path":"src/util/"}`, "/src/util/a.go\n/src/util/b.go", false, false},
+		{"ls", `{"path":"/nowhere"}`, "No files found", false, false},
+		// read_file
+		{"read_file", `{"file_path":"/src/main.go"}`, "     1\tpackage main\n     2\t\n     3\tfunc main() {\n     4\t\tprintln(\"hi\")\n     5\t}", false, false},
+		{"read_file", `{"file_path":"/src/main.go","offset":2,"limit":2}`, "     3\tfunc main() {\n     4\t\tprintln(\"hi\")", false, false},
+		{"read_file", `{"file_path":"/no-newline.txt"}`, "     1\tone\n     2\ttwo", false, false},
+		{"read_file", `{"file_path":"/long.txt"}`, "     1\t" + strings.Repeat("x", 10000) + "\n   1.1\t" + strings.Repeat("y", 10000) + "\n   1.2\tzz\n     2\tshort", false, false},
+		{"read_file", `{"file_path":"/empty.txt"}`, "System reminder: File exists but has empty contents", false, false},
+		{"read_file", `{"file_path":"/blank.txt"}`, "System reminder: File exists but has empty contents", false, false},
+		{"read_file", `{"file_path":"/src/main.go","offset":9}`, "Error: Line offset 9 exceeds file length (5 lines)", false, true},
+		{"read_file", `{"file_path":"/missing.txt"}`, "Error: File '/missing.txt' not found", false, true},
+		{"read_file", `{"file_path":"foo..bar.txt"}`, "     1\tlegal name", false, false},
+		// write_file
+		{"write_file", `{"file_path":"/new/file.txt","content":"fresh"}`, "Updated file /new/file.txt", false, false},
+		{"write_file", `{"file_path":"/README.md","content":"x"}`, "Error: Cannot write to /README.md because it already exists. Read and then make an edit, or write to a new path.", false, true},
+		// edit_file
+		{"edit_file", `{"file_path":"/README.md","old_string":"# Title","new_string":"# New"}`, "Successfully replaced 1 instance(s) of the string in '/README.md'", false, false},
+		{"edit_file", `{"file_path":"/dup.txt","old_string":"a-b","new_string":"c"}`, "Error: String 'a-b' appears 3 times in file. Use replace_all=True to replace all instances, or provide a more specific string with surrounding context.", false, true},
+		{"edit_file", `{"file_path":"/dup.txt","old_string":"a-b","new_string":"c","replace_all":true}`, "Successfully replaced 3 instance(s) of the string in '/dup.txt'", false, false},
+		{"edit_file", `{"file_path":"/README.md","old_string":"absent","new_string":"x"}`, "Error: String not found in file: 'absent'", false, true},
+		{"edit_file", `{"file_path":"/missing.txt","old_string":"a","new_string":"b"}`, "Error: File '/missing.txt' not found", false, true},
+		// glob
+		{"glob", `{"pattern":"**/*.go"}`, "/src/main.go\n/src/util/a.go\n/src/util/b.go", false, false},
+		{"glob", `{"pattern":"*.go","path":"/src"}`, "/src/main.go", false, false},
+		{"glob", `{"pattern":"*.txt"}`, "/blank.txt\n/dup.txt\n/empty.txt\n/foo..bar.txt\n/long.txt\n/no-newline.txt", false, false},
+		{"glob", `{"pattern":"**/*.rs"}`, "No files found", false, false},
+		// grep
+		{"grep", `{"pattern":"TODO"}`, "/src/util/a.go\n/src/util/b.go", false, false},
+		{"grep", `{"pattern":"TODO: [bc]","output_mode":"content"}`, "/src/util/b.go:\n  2: // TODO: b\n  3: // TODO: c", false, false},
+		{"grep", `{"pattern":"TODO|hello","output_mode":"count"}`, "/README.md: 1\n/src/util/a.go: 1\n/src/util/b.go: 2", false, false},
+		{"grep", `{"pattern":"package","glob":"*.go","path":"/src/util"}`, "/src/util/a.go\n/src/util/b.go", false, false},
+		{"grep", `{"pattern":"nothing-matches-this"}`, "No matches found", false, false},
+		{"grep", `{"pattern":"(unclosed"}`, "Invalid regex pattern: ", true, true},
+		// paths
+		{"read_file", `{"file_path":"../etc/passwd"}`, "Error: Path traversal not allowed: ../etc/passwd", false, true},
+		{"read_file", `{"file_path":"/src/../../etc/passwd"}`, "Error: Path traversal not allowed: /src/../../etc/passwd", false, true},
+		{"ls", `{"path":"~/secrets"}`, "Error: Path traversal not allowed: ~/secrets", false, true},
+		{"read_file", `{"file_path":"C:\\Users\\x.txt"}`, `Error: Windows absolute paths are not supported: C:\Users\x.txt. Please use virtual paths starting with / (e.g., /workspace/file.txt)`, false, true},
+		{"write_file", `{"file_path":"F:/x","content":""}`, "Error: Windows absolute paths are not supported: F:/x. Please use virtual paths starting with / (e.g., /workspace/file.txt)", false, true},
+		{"read_file", `{"file_path":"/./src//main.go","limit":1}`, "     1\tpackage main", false, false},
+		{"read_file", `{"file_path":"src\\main.go","limit":1}`, "     1\tpackage main", false, false},
+		// arguments
+		{"read_file", `{"file_path":"/README.md","offset":-1}`, `Error: invalid arguments for tool "read_file": field "offset"`, true, true},
+		{"edit_file", `{"file_path":"/README.md","old_string":"","new_string":"x"}`, "Error: old_string is empty", true, true},
+	}
+	fs := middleware.NewFilesystem(backend.NewState(nil))
+	tools, ctx, _ := fsTools(t, fs, seed)
+	for i, r := range rows {
+		t.Run(fmt.Sprintf("%02d_%s", i, r.tool), func(t *testing.T) {
+			got, isErr := callTool(ctx, tools[r.tool], r.args)
+			if r.prefix && !strings.HasPrefix(got, r.want) || !r.prefix && got != r.want {
+				t.Errorf("%s %s\n got: %q\nwant: %q", r.tool, r.args, clipForLog(got), clipForLog(r.want))
+			}
+			if isErr != r.isErr {
+				t.Errorf("is_error = %v, want %v", isErr, r.isErr)
+			}
+		})
+	}
+	if _, ok := tools["execute"]; ok {
+		t.Error("execute offered over a backend that cannot execute")
+	}
+}
+
+func clipForLog(s string) string {
+	if len(s) > 300 {
+		return s[:150] + "…" + s[len(s)-150:]
+	}
+	return s
+}
+
+func TestAllowedPrefixes(t *testing.T) {
+	fs := middleware.NewFilesystem(backend.NewState(nil))
+	fs.AllowedPrefixes = []string{"/data/", "/tmp/"}
+	tools, ctx, _ := fsTools(t, fs, map[string]string{"/data/a.txt": "a", "/etc/x": "x"})
+	if got, _ := callTool(ctx, tools["read_file"], `{"file_path":"/data/a.txt"}`); got != "     1\ta" {
+		t.Errorf("allowed read = %q", got)
+	}
+	got, isErr := callTool(ctx, tools["read_file"], `{"file_path":"/etc/x"}`)
+	if want := "Error: Path must start with one of ['/data/', '/tmp/']: /etc/x"; got != want || !isErr {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestExecuteTool(t *testing.T) {
+	sh, err := backend.NewLocalShell(t.TempDir(), backend.LocalShellOptions{MaxOutputBytes: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := middleware.NewFilesystem(sh)
+	tools, ctx, _ := fsTools(t, fs, nil)
+	ex, ok := tools["execute"]
+	if !ok {
+		t.Fatal("execute not offered over LocalShell")
+	}
+	if !strings.Contains(fs.SystemPrompt(), "execute") {
+		t.Error("prompt does not mention execute")
+	}
+	for _, c := range []struct{ args, want string }{
+		{`{"command":"echo hi"}`, "hi\n\n[Command succeeded with exit code 0]"},
+		{`{"command":"echo oops >&2; exit 3"}`, "oops\n\n[Command failed with exit code 3]"},
+		{`{"command":"yes | head -c 200"}`, "\n[Output was truncated due to size limits]"},
+		{`{"command":"sleep 5","timeout":1}`, "[Command timed out and was killed]"},
+	} {
+		got, _ := callTool(ctx, ex, c.args)
+		if !strings.Contains(got, c.want) {
+			t.Errorf("%s: got %q, want it to contain %q", c.args, got, c.want)
+		}
+	}
+}
+
+func TestLargeResultsAreEvicted(t *testing.T) {
+	big := tool.Must(tool.New("big", "Big output.", func(context.Context, struct{}) (string, error) {
+		var b strings.Builder
+		for i := 1; i <= 3000; i++ {
+			fmt.Fprintf(&b, "line %d %s\n", i, strings.Repeat("z", 30))
+		}
+		return b.String(), nil
+	}))
+	fs := middleware.NewFilesystem(backend.NewState(nil))
+	m := llmtest.New(
+		llmtest.Turn{ToolCalls: []llm.ToolCall{{ID: "call.1/x", Name: "big"}, {ID: "g", Name: "grep", Args: json.RawMessage(`{"pattern":"line","path":"/large_tool_results","output_mode":"content"}`)}}},
+		llmtest.Turn{Content: "ok"},
+	)
+	a, err := agent.New(agent.Config{Model: m, Tools: []tool.Tool{big}, Middleware: []agent.Middleware{fs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Invoke(context.Background(), agent.Prompt("go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := resultsByID(res.State.Messages)["call.1/x"].Text()
+	for _, want := range []string{"/large_tool_results/call_1_x", "read_file", "offset", "     1\tline 1 ", "  3000\tline 3000 "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("replacement lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "line 6 ") || len(got) > 2000 {
+		t.Errorf("replacement is not a short preview (%d chars)", len(got))
+	}
+	saved, ok := res.State.Files.Get("/large_tool_results/call_1_x")
+	if !ok || !strings.HasPrefix(saved.Content, "line 1 ") || strings.Count(saved.Content, "\n") != 3000 {
+		t.Errorf("saved result: %v %d lines", ok, strings.Count(saved.Content, "\n"))
+	}
+}
+
+func TestFileToolsCapTheirOutput(t *testing.T) {
+	var b strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&b, "match %d %s\n", i, strings.Repeat("q", 20))
+	}
+	fs := middleware.NewFilesystem(backend.NewState(nil))
+	tools, ctx, _ := fsTools(t, fs, map[string]string{"/big.txt": b.String()})
+	got, _ := callTool(ctx, tools["grep"], `{"pattern":"match","output_mode":"content"}`)
+	if len(got) > middleware.DefaultEvictChars+300 || !strings.Contains(got, "narrow the query") {
+		t.Errorf("grep output %d chars, ends %q", len(got), got[len(got)-200:])
+	}
+}
+
+func TestParallelEditsOfOneFileAllLand(t *testing.T) {
+	for _, kind := range []string{"state", "disk"} {
+		t.Run(kind, func(t *testing.T) {
+			var b backend.Backend = backend.NewState(nil)
+			dir := t.TempDir()
+			if kind == "disk" {
+				os.WriteFile(filepath.Join(dir, "f.txt"), []byte("A B C D E F"), 0o644)
+				fsb, err := backend.NewFilesystem(dir, backend.FilesystemOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				b = fsb
+			}
+			var calls []llm.ToolCall
+			for i, w := range []string{"A", "B", "C", "D", "E", "F"} {
+				calls = append(calls, llm.ToolCall{ID: fmt.Sprint("e", i), Name: "edit_file",
+					Args: json.RawMessage(fmt.Sprintf(`{"file_path":"/f.txt","old_string":"%s","new_string":"%s%s"}`, w, strings.ToLower(w), w))})
+			}
+			m := llmtest.New(llmtest.Turn{ToolCalls: calls}, llmtest.Turn{Content: "ok"})
+			a, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{middleware.NewFilesystem(b)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := agent.Prompt("edit")
+			in.Files = map[string]backend.FileData{"/f.txt": {Content: "A B C D E F"}}
+			res, err := a.Invoke(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var content string
+			if kind == "disk" {
+				raw, _ := os.ReadFile(filepath.Join(dir, "f.txt"))
+				content = string(raw)
+			} else {
+				d, _ := res.State.Files.Get("/f.txt")
+				content = d.Content
+			}
+			if content != "aA bB cC dD eE fF" {
+				t.Errorf("content = %q: an edit was lost", content)
+			}
+		})
+	}
+}
+
+// racyBackend edits by reading, pausing and writing back, as a naive user
+// backend might: without serialisation, parallel edits overwrite each other.
+type racyBackend struct{ backend.Backend }
+
+func (r racyBackend) Edit(ctx context.Context, path, oldString, newString string, replaceAll bool) (int, error) {
+	res := r.Download(ctx, []string{path})
+	if res[0].Err != nil {
+		return 0, res[0].Err
+	}
+	content := string(res[0].Content)
+	n := strings.Count(content, oldString)
+	if n == 0 {
+		return 0, backend.ErrNoMatch
+	}
+	time.Sleep(5 * time.Millisecond)
+	out := r.Upload(ctx, []backend.File{{Path: path, Content: []byte(strings.Replace(content, oldString, newString, 1))}})
+	return 1, out[0].Err
+}
+
+func TestParallelEditsAreSerialisedByTheMiddleware(t *testing.T) {
+	files := backend.NewFiles(nil)
+	files.Put("/f.txt", backend.FileData{Content: "A B C"})
+	var calls []llm.ToolCall
+	for i, w := range []string{"A", "B", "C"} {
+		calls = append(calls, llm.ToolCall{ID: fmt.Sprint("e", i), Name: "edit_file",
+			Args: json.RawMessage(fmt.Sprintf(`{"file_path":"/f.txt","old_string":"%s","new_string":"%s%s"}`, w, strings.ToLower(w), w))})
+	}
+	m := llmtest.New(llmtest.Turn{ToolCalls: calls}, llmtest.Turn{Content: "ok"})
+	a, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{middleware.NewFilesystem(racyBackend{backend.NewState(files)})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Invoke(context.Background(), agent.Prompt("edit")); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := files.Get("/f.txt"); d.Content != "aA bB cC" {
+		t.Errorf("content = %q: an edit was lost", d.Content)
+	}
+}
