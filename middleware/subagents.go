@@ -312,4 +312,3 @@ func mergeBack(rt *agent.Runtime, res *agent.Result) {
 		rt.SetValue(k, json.RawMessage(v))
 	}
 }
-

@@ -146,7 +146,9 @@ func TestTaskResults(t *testing.T) {
 
 type panicRunnable struct{}
 
-func (panicRunnable) Invoke(context.Context, agent.Input) (*agent.Result, error) { panic("subagent exploded") }
+func (panicRunnable) Invoke(context.Context, agent.Input) (*agent.Result, error) {
+	panic("subagent exploded")
+}
 
 // echoRunnable is a compiled subagent: it answers with what it received.
 type echoRunnable struct{ got *agent.Input }
