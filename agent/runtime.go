@@ -38,7 +38,18 @@ type Runtime struct {
 	resuming  bool
 
 	emit func(Event) // nil when nobody listens
+
+	local sync.Map // run-scoped scratch space for middleware
 }
+
+// Local returns a value a middleware stored for this run with SetLocal.
+// Run-local values are not saved and not seen by other runs; use them to
+// cache what a hook computed once per run (a formatted prompt section, say).
+func (r *Runtime) Local(key any) (any, bool) { return r.local.Load(key) }
+
+// SetLocal stores a run-local value (see Local). Use an unexported key type,
+// as with context values.
+func (r *Runtime) SetLocal(key, value any) { r.local.Store(key, value) }
 
 // ThreadID returns the thread the run belongs to.
 func (r *Runtime) ThreadID() string { return r.threadID }
