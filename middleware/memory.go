@@ -118,4 +118,3 @@ func logger(l *slog.Logger) *slog.Logger {
 	}
 	return slog.Default()
 }
-

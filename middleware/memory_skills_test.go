@@ -57,18 +57,18 @@ const goodSkill = "---\nname: web-research\ndescription: Structured web research
 
 func TestSkills(t *testing.T) {
 	files := map[string]string{
-		"/user/skills/web-research/SKILL.md":  goodSkill,
-		"/user/skills/code-review/SKILL.md":   "---\nname: code-review\ndescription: Old review skill.\n---\nbody",
-		"/proj/skills/code-review/SKILL.md":   "---\nname: code-review\ndescription: Review Go code for bugs.\n---\nbody",
-		"/proj/skills/wrong-dir/SKILL.md":     "---\nname: other-name\ndescription: x\n---\n",
-		"/proj/skills/no-front/SKILL.md":      "# just markdown\n",
-		"/proj/skills/bad-yaml/SKILL.md":      "---\nname: [unclosed\n---\n",
-		"/proj/skills/no-desc/SKILL.md":       "---\nname: no-desc\n---\n",
-		"/proj/skills/Upper/SKILL.md":         "---\nname: Upper\ndescription: x\n---\n",
-		"/proj/skills/long-desc/SKILL.md":     "---\nname: long-desc\ndescription: " + strings.Repeat("d", 1025) + "\n---\n",
-		"/proj/skills/unclosed/SKILL.md":      "---\nname: unclosed\ndescription: x\n",
-		"/proj/skills/not-a-skill/README.md":  "no SKILL.md here",
-		"/proj/skills/loose-file.md":          "not a directory",
+		"/user/skills/web-research/SKILL.md":                    goodSkill,
+		"/user/skills/code-review/SKILL.md":                     "---\nname: code-review\ndescription: Old review skill.\n---\nbody",
+		"/proj/skills/code-review/SKILL.md":                     "---\nname: code-review\ndescription: Review Go code for bugs.\n---\nbody",
+		"/proj/skills/wrong-dir/SKILL.md":                       "---\nname: other-name\ndescription: x\n---\n",
+		"/proj/skills/no-front/SKILL.md":                        "# just markdown\n",
+		"/proj/skills/bad-yaml/SKILL.md":                        "---\nname: [unclosed\n---\n",
+		"/proj/skills/no-desc/SKILL.md":                         "---\nname: no-desc\n---\n",
+		"/proj/skills/Upper/SKILL.md":                           "---\nname: Upper\ndescription: x\n---\n",
+		"/proj/skills/long-desc/SKILL.md":                       "---\nname: long-desc\ndescription: " + strings.Repeat("d", 1025) + "\n---\n",
+		"/proj/skills/unclosed/SKILL.md":                        "---\nname: unclosed\ndescription: x\n",
+		"/proj/skills/not-a-skill/README.md":                    "no SKILL.md here",
+		"/proj/skills/loose-file.md":                            "not a directory",
 		"/proj/skills/" + strings.Repeat("n", 65) + "/SKILL.md": "---\nname: " + strings.Repeat("n", 65) + "\ndescription: x\n---\n",
 	}
 	_, b := stateWith(files)
