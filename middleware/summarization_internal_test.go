@@ -37,8 +37,8 @@ func TestNewCutoffNeverSplitsToolPairs(t *testing.T) {
 		{"ucttttt", 2, 1}, // all results belong to one call: keep the call
 		{"uctctct", 2, 5}, // would start at a result: move back to its call
 		{"uctctct", 1, 5}, // the newest message is a result: keep its call
-		{"uCttua", 3, 3},  // a boundary between whole pairs
-		{"uCttua", 4, 1},  // inside a pair: back to the call
+		{"uCttua", 2, 4},  // a boundary between whole pairs
+		{"uCttua", 3, 1},  // inside a pair: back to the call
 		{"ua", 6, 0},      // fewer messages than kept
 		{"u", 6, 0},
 	}
