@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"slices"
 	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
@@ -54,9 +57,22 @@ type Config struct {
 	Checkpointer checkpoint.Saver
 	// Store is the cross-thread store offered to middleware and tools.
 	Store store.Store
+	// ResponseSchema, when set, is a JSON Schema (of an object) the final
+	// answer must match: the model is asked for it, the answer is checked,
+	// and an answer that does not match is sent back with the reason, up to
+	// MaxResponseRetries times. The parsed answer is Result.Structured.
+	ResponseSchema json.RawMessage
 	// Logger receives diagnostics; slog.Default() when nil.
 	Logger *slog.Logger
 }
+
+// MaxResponseRetries is how many times a final answer that does not match
+// Config.ResponseSchema is sent back before the run fails.
+const MaxResponseRetries = 3
+
+// ErrResponseSchema fails a run whose final answer never matched
+// Config.ResponseSchema.
+var ErrResponseSchema = errors.New("agent: the final answer does not match the response schema")
 
 // Agent runs a model with tools and middleware. It is safe for concurrent
 // use; each run is independent.
@@ -77,6 +93,8 @@ type Agent struct {
 	saver       checkpoint.Saver
 	store       store.Store
 	log         *slog.Logger
+	respSchema  json.RawMessage
+	respCheck   *tool.Validator
 }
 
 // New builds an agent. It fails when the model is missing, two middleware
@@ -154,6 +172,17 @@ func New(cfg Config) (*Agent, error) {
 		}
 	}
 	a.system = sys.String()
+	if len(cfg.ResponseSchema) > 0 {
+		var schema jsonschema.Schema
+		if err := json.Unmarshal(cfg.ResponseSchema, &schema); err != nil {
+			return nil, fmt.Errorf("agent: Config.ResponseSchema is not a JSON Schema: %w", err)
+		}
+		v, err := tool.NewValidator("response", &schema)
+		if err != nil {
+			return nil, fmt.Errorf("agent: Config.ResponseSchema: %w", err)
+		}
+		a.respSchema, a.respCheck = slices.Clone(cfg.ResponseSchema), v
+	}
 
 	// Chains are built once: a handler per middleware, innermost last.
 	a.callModel = streamModel
@@ -247,6 +276,9 @@ type Result struct {
 	// Interrupts are the action requests awaiting decisions when Status
 	// is interrupted.
 	Interrupts []ActionRequest
+	// Structured is the final answer as JSON when Config.ResponseSchema is
+	// set and the run completed.
+	Structured json.RawMessage
 	// ChangedFiles and ChangedValues list the state files and value keys
 	// the run changed (for merging a subagent's work back).
 	ChangedFiles  []string

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,6 +34,10 @@ type run struct {
 
 	changedFiles  map[string]struct{}
 	changedValues map[string]struct{}
+
+	structured  json.RawMessage
+	retries     int   // final answers sent back for not matching the schema
+	responseErr error // set when they never matched
 }
 
 // pendingInterrupt is a set of action requests raised by one source: an
@@ -201,7 +206,7 @@ func (r *run) loop(ctx context.Context, in Input) (RunStatus, error) {
 			rt.step++
 			rt.mu.Unlock()
 			resp, err := a.callModel(ctx, &ModelRequest{
-				Request: llm.Request{System: a.system, Messages: rt.state.Messages, Tools: a.specs},
+				Request: llm.Request{System: a.system, Messages: rt.state.Messages, Tools: a.specs, ResponseSchema: a.respSchema},
 				Model:   a.model,
 				Runtime: rt,
 			})
@@ -219,6 +224,9 @@ func (r *run) loop(ctx context.Context, in Input) (RunStatus, error) {
 				rt.Emit(Event{Type: EventUsage, Usage: &u})
 			}
 			if len(msg.ToolCalls) == 0 {
+				if a.respCheck != nil && !r.checkResponse(msg.Text()) {
+					continue
+				}
 				return StatusCompleted, r.save(ctx, nil)
 			}
 		}
@@ -275,6 +283,41 @@ func (r *run) loop(ctx context.Context, in Input) (RunStatus, error) {
 			return StatusFailed, err
 		}
 	}
+}
+
+// checkResponse validates a final answer against the response schema. A
+// mismatch is sent back to the model (true means the answer stands).
+func (r *run) checkResponse(text string) bool {
+	raw := json.RawMessage(extractJSON(text))
+	err := r.a.respCheck.Validate(raw)
+	if err == nil && json.Valid(raw) {
+		r.structured = raw
+		return true
+	}
+	if err == nil {
+		err = errors.New("the answer is not JSON")
+	}
+	r.retries++
+	if r.retries > MaxResponseRetries {
+		r.structured = nil
+		r.responseErr = fmt.Errorf("%w: %v", ErrResponseSchema, err)
+		return true
+	}
+	r.rt.appendMessages(llm.UserText(fmt.Sprintf("Your final answer must be only a JSON object matching the response schema, and it is not: %v. Answer again with the JSON alone.", err)))
+	return false
+}
+
+// extractJSON returns the JSON in a final answer, without a Markdown code
+// fence around it.
+func extractJSON(s string) string {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "```") {
+		if nl := strings.IndexByte(s, '\n'); nl >= 0 {
+			s = s[nl+1:]
+		}
+		s = strings.TrimSuffix(strings.TrimSpace(s), "```")
+	}
+	return strings.TrimSpace(s)
 }
 
 // applyDecisions matches resume decisions to the pending action requests.
@@ -534,6 +577,9 @@ func (r *run) dirty() bool {
 // assembles the Result.
 func (r *run) finish(ctx context.Context, status RunStatus, runErr error) (*Result, error) {
 	a, rt := r.a, r.rt
+	if runErr == nil && r.responseErr != nil {
+		status, runErr = StatusFailed, r.responseErr
+	}
 	if status == StatusCompleted && runErr == nil {
 		for i := len(a.after) - 1; i >= 0; i-- {
 			if err := a.after[i].AfterAgent(ctx, rt); err != nil {
@@ -559,6 +605,9 @@ func (r *run) finish(ctx context.Context, status RunStatus, runErr error) (*Resu
 		Steps:         rt.Step(),
 		ChangedFiles:  slices.Sorted(maps.Keys(r.changedFiles)),
 		ChangedValues: slices.Sorted(maps.Keys(r.changedValues)),
+	}
+	if status == StatusCompleted {
+		res.Structured = r.structured
 	}
 	if status == StatusInterrupted {
 		for _, p := range r.pending {
