@@ -1,11 +1,13 @@
 package deepagents
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware"
@@ -13,8 +15,8 @@ import (
 	"github.com/deepagents-go/deepagents/tool"
 )
 
-// The agent package's types, under the names users of this package reach
-// for.
+// The agent and middleware packages' types, under the names users of this
+// package reach for.
 type (
 	Agent         = agent.Agent
 	Input         = agent.Input
@@ -26,6 +28,8 @@ type (
 	Middleware    = agent.Middleware
 	Decision      = agent.Decision
 	ActionRequest = agent.ActionRequest
+	Subagent      = middleware.Subagent
+	InterruptOn   = middleware.InterruptOn
 )
 
 // Prompt returns an Input holding one user message.
@@ -37,49 +41,119 @@ type Config struct {
 	Name string
 	// Model answers the agent's calls. Required.
 	Model llm.Model
-	// SystemPrompt is placed before the base prompt; leave it empty to use
-	// the base prompt alone.
+	// SystemPrompt is placed before the base prompt.
 	SystemPrompt string
-	// Tools are added to the built-in ones.
+	// Tools are added to the built-in ones; subagents get them too unless
+	// they list their own.
 	Tools []tool.Tool
-	// Middleware is added to the default stack after the built-in
-	// middleware. One with the name of a built-in replaces it in place.
+	// Middleware is added to the default stack, after the built-in
+	// middleware and before human-in-the-loop. One with the name of a
+	// built-in replaces it in place.
 	Middleware []Middleware
+	// Subagents the task tool can delegate to; a general-purpose one is
+	// always available unless one of that name is given.
+	Subagents []Subagent
+	// Backend holds the agent's files; nil means the thread's state
+	// (backend.State).
+	Backend backend.Backend
+	// Checkpointer saves every step and makes threads resumable. Without
+	// one, an agent with InterruptOn keeps interrupted threads in memory.
+	Checkpointer checkpoint.Saver
+	// Store is the cross-thread store (for a Store backend, say).
+	Store store.Store
+	// InterruptOn asks for human approval before these tools run.
+	InterruptOn map[string]InterruptOn
+	// Memory lists AGENTS.md paths (in the backend) loaded into the
+	// system prompt; Skills lists directories of skills.
+	Memory []string
+	Skills []string
+	// ResponseSchema asks for a final answer matching this JSON Schema.
+	ResponseSchema json.RawMessage
 	// MaxSteps caps the model calls of one run (see agent.Config).
 	MaxSteps int
-	// Checkpointer saves every step and makes threads resumable.
-	Checkpointer checkpoint.Saver
-	// Store is the cross-thread store.
-	Store store.Store
 	// Logger receives diagnostics.
 	Logger *slog.Logger
 }
 
-// New returns a deep agent: the configured model with the default
-// middleware stack (todos first), the configured tools and the base system
-// prompt.
+// New returns a deep agent: the model with the default middleware stack,
+//
+//	todos, memory, skills, filesystem, subagents, summarization,
+//	prompt caching, patch tool calls, your middleware, human in the loop
+//
+// (memory, skills and human in the loop only when configured), the
+// configured tools and the base system prompt.
 func New(cfg Config) (*Agent, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("deepagents: Config.Model is required")
 	}
-	stack, err := buildStack([]Middleware{middleware.NewTodos()}, cfg.Middleware)
+	b := cfg.Backend
+	if b == nil {
+		b = backend.NewState(nil)
+	}
+	saver := cfg.Checkpointer
+	if saver == nil && len(cfg.InterruptOn) > 0 {
+		saver = checkpoint.NewMemory()
+	}
+	// Subagents get the file tools, planning and context management, but
+	// not memory, skills or further subagents.
+	subStack := func() []agent.Middleware {
+		return []agent.Middleware{
+			middleware.NewTodos(),
+			middleware.NewFilesystem(b),
+			middleware.NewSummarization(nil, b),
+			middleware.NewPromptCaching(),
+			middleware.NewPatchToolCalls(),
+		}
+	}
+	subs, err := middleware.NewSubagents(middleware.SubagentsConfig{
+		Model:        cfg.Model,
+		Tools:        cfg.Tools,
+		InterruptOn:  cfg.InterruptOn,
+		Middleware:   subStack,
+		Subagents:    cfg.Subagents,
+		Checkpointer: saver,
+		Store:        cfg.Store,
+		MaxSteps:     cfg.MaxSteps,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("deepagents: %w", err)
+	}
+	defaults := []Middleware{middleware.NewTodos()}
+	if len(cfg.Memory) > 0 {
+		defaults = append(defaults, middleware.NewMemory(b, cfg.Memory...))
+	}
+	if len(cfg.Skills) > 0 {
+		defaults = append(defaults, middleware.NewSkills(b, cfg.Skills...))
+	}
+	defaults = append(defaults,
+		middleware.NewFilesystem(b),
+		subs,
+		middleware.NewSummarization(nil, b),
+		middleware.NewPromptCaching(),
+		middleware.NewPatchToolCalls(),
+	)
+	stack, err := buildStack(defaults, cfg.Middleware)
 	if err != nil {
 		return nil, err
+	}
+	if len(cfg.InterruptOn) > 0 {
+		stack = append(stack, middleware.NewHumanInTheLoop(cfg.InterruptOn))
 	}
 	prompt := BasePrompt
 	if cfg.SystemPrompt != "" {
 		prompt = cfg.SystemPrompt + "\n\n" + BasePrompt
 	}
 	return agent.New(agent.Config{
-		Name:         cfg.Name,
-		Model:        cfg.Model,
-		SystemPrompt: prompt,
-		Tools:        cfg.Tools,
-		Middleware:   stack,
-		MaxSteps:     cfg.MaxSteps,
-		Checkpointer: cfg.Checkpointer,
-		Store:        cfg.Store,
-		Logger:       cfg.Logger,
+		Name:           cfg.Name,
+		Model:          cfg.Model,
+		SystemPrompt:   prompt,
+		Tools:          cfg.Tools,
+		Middleware:     stack,
+		MaxSteps:       cfg.MaxSteps,
+		Checkpointer:   saver,
+		Store:          cfg.Store,
+		ResponseSchema: cfg.ResponseSchema,
+		Logger:         cfg.Logger,
 	})
 }
 

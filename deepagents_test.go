@@ -16,22 +16,30 @@ func (n named) Name() string         { return n.name }
 func (n named) SystemPrompt() string { return n.prompt }
 
 func TestStackReplaceAndAppend(t *testing.T) {
+	base := []string{"todos", "filesystem", "subagents", "summarization", "prompt_caching", "patch_tool_calls"}
+	with := func(extra ...string) []string { return append(append([]string(nil), base...), extra...) }
 	tests := []struct {
 		name       string
+		cfg        deepagents.Config
 		user       []deepagents.Middleware
 		wantNames  []string
 		wantPrompt []string
 		wantErr    string
 	}{
-		{name: "defaults", wantNames: []string{"todos"}, wantPrompt: []string{"write_todos"}},
-		{name: "append", user: []deepagents.Middleware{named{"audit", "AUDIT"}}, wantNames: []string{"todos", "audit"}, wantPrompt: []string{"write_todos", "AUDIT"}},
-		{name: "replace a default in place", user: []deepagents.Middleware{named{"audit", "AUDIT"}, named{"todos", "MY TODOS"}}, wantNames: []string{"todos", "audit"}, wantPrompt: []string{"MY TODOS", "AUDIT"}},
+		{name: "defaults", wantNames: base, wantPrompt: []string{"write_todos", "## Files", "## Delegating with task"}},
+		{name: "everything configured", cfg: deepagents.Config{Memory: []string{"/AGENTS.md"}, Skills: []string{"/skills/"}, InterruptOn: map[string]deepagents.InterruptOn{"write_file": {}}},
+			user:      []deepagents.Middleware{named{"audit", "AUDIT"}},
+			wantNames: []string{"todos", "memory", "skills", "filesystem", "subagents", "summarization", "prompt_caching", "patch_tool_calls", "audit", "human_in_the_loop"}},
+		{name: "append", user: []deepagents.Middleware{named{"audit", "AUDIT"}}, wantNames: with("audit"), wantPrompt: []string{"write_todos", "AUDIT"}},
+		{name: "replace a default in place", user: []deepagents.Middleware{named{"audit", "AUDIT"}, named{"todos", "MY TODOS"}}, wantNames: with("audit"), wantPrompt: []string{"MY TODOS", "## Files", "AUDIT"}},
 		{name: "duplicate user names", user: []deepagents.Middleware{named{"x", ""}, named{"x", ""}}, wantErr: `two middleware are named "x"`},
 		{name: "nil", user: []deepagents.Middleware{nil}, wantErr: "nil middleware"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, err := deepagents.New(deepagents.Config{Model: llmtest.New(), Middleware: tt.user})
+			cfg := tt.cfg
+			cfg.Model, cfg.Middleware = llmtest.New(), tt.user
+			a, err := deepagents.New(cfg)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
