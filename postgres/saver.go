@@ -419,3 +419,6 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	_, err := s.db.pool.Exec(ctx, s.db.sql.deleteThread, threadID)
 	return wrap("delete thread", err)
 }
+
+// DB returns the database the Saver belongs to.
+func (s *Saver) DB() *DB { return s.db }

@@ -489,3 +489,6 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	}
 	return wrap("delete thread", tx.Commit())
 }
+
+// DB returns the database the Saver belongs to.
+func (s *Saver) DB() *DB { return s.db }
