@@ -77,9 +77,10 @@ func ValidateRelease(s Status) error {
 
 // Validate checks what a Saver can check of cp without reading storage: the
 // thread, checkpoint and parent IDs, Keep (not negative; zero without a
-// parent), the JSON of Todos, Values and Meta, and the file paths. It does
-// not check that the parent exists or holds Keep messages. The error wraps
-// ErrInvalid. Every Saver calls it at the start of Put.
+// parent), the JSON of Todos, Values, Meta and tool call arguments, and the
+// file paths. It does not check that the parent exists or holds Keep
+// messages. The error wraps ErrInvalid. Every Saver calls it at the start
+// of Put.
 func (cp *Checkpoint) Validate() error {
 	if cp == nil {
 		return fmt.Errorf("%w: nil checkpoint", ErrInvalid)
@@ -109,6 +110,13 @@ func (cp *Checkpoint) Validate() error {
 	}
 	if cp.Meta != nil && !json.Valid(cp.Meta) {
 		return fmt.Errorf("%w: meta is not valid JSON", ErrInvalid)
+	}
+	for i := range cp.Messages {
+		for _, tc := range cp.Messages[i].ToolCalls {
+			if tc.Args != nil && !json.Valid(tc.Args) {
+				return fmt.Errorf("%w: message %d: arguments of tool call %q are not valid JSON", ErrInvalid, i, tc.ID)
+			}
+		}
 	}
 	for k, v := range cp.Values {
 		if k == "" {

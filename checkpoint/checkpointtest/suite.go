@@ -533,6 +533,7 @@ func testInvalid(t *testing.T, s checkpoint.Saver) {
 		{"bad value", &checkpoint.Checkpoint{ThreadID: "t", ID: "a", ParentID: "c02", Delta: checkpoint.Delta{Keep: 4, Values: map[string]json.RawMessage{"k": raw(`nope`)}}}},
 		{"empty value key", &checkpoint.Checkpoint{ThreadID: "t", ID: "a", ParentID: "c02", Delta: checkpoint.Delta{Keep: 4, Values: map[string]json.RawMessage{"": raw(`1`)}}}},
 		{"empty file path", &checkpoint.Checkpoint{ThreadID: "t", ID: "a", ParentID: "c02", Delta: checkpoint.Delta{Keep: 4, Files: map[string]*backend.FileData{"": file("x")}}}},
+		{"bad tool call args", &checkpoint.Checkpoint{ThreadID: "t", ID: "a", ParentID: "c02", Delta: checkpoint.Delta{Keep: 4, Messages: []llm.Message{{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "x", Name: "ls", Args: raw(`{"a":`)}}}}}}},
 		{"bad meta", &checkpoint.Checkpoint{ThreadID: "t", ID: "a", ParentID: "c02", Delta: checkpoint.Delta{Keep: 4}, Meta: raw(`{"a":`)}},
 	}
 	for _, tc := range cases {

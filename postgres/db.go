@@ -1,0 +1,272 @@
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/internal/procinfo"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// SchemaVersion is the newest schema this package knows. Open refuses a
+// schema that is newer (checkpoint.ErrSchemaVersion) and upgrades an older
+// one.
+const SchemaVersion = 1
+
+// DefaultSchema is the schema that holds the tables unless Options.Schema
+// says otherwise.
+const DefaultSchema = "deepagents"
+
+// Options tune a DB. The zero value is a sound default.
+type Options struct {
+	// Schema holds the tables; it is created if missing. Empty means
+	// DefaultSchema. Several independent deployments (or tests) can share
+	// a database with a schema each.
+	Schema string
+	// Logger receives warnings (a lost lease). Nil means slog.Default().
+	Logger *slog.Logger
+	// LeaseCheck is how often a held lease pings its connection, which
+	// also keeps it from idling out. Zero means 15 seconds.
+	LeaseCheck time.Duration
+}
+
+// DB holds checkpoints ([DB.Saver]) and a cross-thread store ([DB.Store])
+// in a PostgreSQL schema, through a connection pool. It is safe for
+// concurrent use by many goroutines and many processes on many machines.
+type DB struct {
+	pool     *pgxpool.Pool
+	ownPool  bool
+	schema   string // as given
+	q        string // quoted, for SQL text
+	opts     Options
+	log      *slog.Logger
+	self     procinfo.Owner
+	lockConf *pgx.ConnConfig // for the dedicated connections of leases
+	sql      queries
+	saver    *Saver
+	store    *Store
+
+	mu     sync.Mutex
+	leases map[*lease]struct{}
+	closed bool
+}
+
+// Open connects to the PostgreSQL server at connString (a URL such as
+// postgres://user@host:5432/db?sslmode=disable, or key=value pairs), and
+// creates or upgrades the schema. opts may be nil.
+func Open(ctx context.Context, connString string, opts *Options) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(connString)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	db, err := newDB(ctx, pool, true, opts)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// New uses an existing pool, which DB.Close leaves open. The pool must not
+// sit behind a transaction-pooling proxy (see Saver.Acquire).
+func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*DB, error) {
+	return newDB(ctx, pool, false, opts)
+}
+
+func newDB(ctx context.Context, pool *pgxpool.Pool, own bool, opts *Options) (*DB, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Schema == "" {
+		o.Schema = DefaultSchema
+	}
+	if o.LeaseCheck <= 0 {
+		o.LeaseCheck = 15 * time.Second
+	}
+	if strings.IndexByte(o.Schema, 0) >= 0 || len(o.Schema) > 63 {
+		return nil, fmt.Errorf("postgres: invalid schema name %q", o.Schema)
+	}
+	db := &DB{pool: pool, ownPool: own, schema: o.Schema, q: pgx.Identifier{o.Schema}.Sanitize(), opts: o,
+		log: o.Logger, self: procinfo.Self(), leases: map[*lease]struct{}{}}
+	if db.log == nil {
+		db.log = slog.Default()
+	}
+	db.lockConf = pool.Config().ConnConfig.Copy()
+	if db.lockConf.RuntimeParams == nil {
+		db.lockConf.RuntimeParams = map[string]string{}
+	}
+	db.lockConf.RuntimeParams["application_name"] = "deepagents-lease"
+	db.sql = buildQueries(db.q)
+	if err := db.migrate(ctx); err != nil {
+		return nil, err
+	}
+	db.saver = &Saver{db: db}
+	db.store = &Store{db: db}
+	return db, nil
+}
+
+// Schema returns the schema holding the tables.
+func (db *DB) Schema() string { return db.schema }
+
+// Pool returns the connection pool.
+func (db *DB) Pool() *pgxpool.Pool { return db.pool }
+
+// Saver returns the checkpoint saver. Its Close closes the whole DB.
+func (db *DB) Saver() *Saver { return db.saver }
+
+// Store returns the cross-thread store.
+func (db *DB) Store() *Store { return db.store }
+
+// Close ends the leases still held through this DB as if released with
+// checkpoint.StatusError, then closes the pool if Open made it. Calling it
+// again does nothing.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	if db.closed {
+		db.mu.Unlock()
+		return nil
+	}
+	db.closed = true
+	held := make([]*lease, 0, len(db.leases))
+	for l := range db.leases {
+		held = append(held, l)
+	}
+	db.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, l := range held {
+		if err := l.Release(ctx, checkpoint.StatusError); err != nil {
+			db.log.Warn("postgres: releasing a lease at close", "thread", l.threadID, "err", err)
+		}
+	}
+	if db.ownPool {
+		db.pool.Close()
+	}
+	return nil
+}
+
+// lockKey is the advisory lock key of a name in the DB's schema.
+func (db *DB) lockKey(name string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(db.schema))
+	h.Write([]byte{0})
+	h.Write([]byte(name))
+	return int64(h.Sum64())
+}
+
+type migration struct {
+	version int
+	sql     string
+}
+
+func migrations(quoted string) ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, e := range entries {
+		n, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(n)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("postgres: bad migration name %q", e.Name())
+		}
+		b, err := fs.ReadFile(migrationFS, "migrations/"+e.Name())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{v, strings.ReplaceAll(string(b), "{{schema}}", quoted)})
+	}
+	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
+	return out, nil
+}
+
+// migrate creates the schema if needed, checks its version and applies
+// what is missing, in one transaction under an advisory lock so that
+// concurrent openers do not race.
+func (db *DB) migrate(ctx context.Context) error {
+	ms, err := migrations(db.q)
+	if err != nil {
+		return err
+	}
+	tx, err := db.pool.Begin(ctx)
+	if err != nil {
+		return wrap("open", err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, db.lockKey("\x00migrate")); err != nil {
+		return wrap("open", err)
+	}
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, db.schema).Scan(&exists); err != nil {
+		return wrap("open", err)
+	}
+	if !exists {
+		if _, err := tx.Exec(ctx, `CREATE SCHEMA `+db.q); err != nil {
+			return wrap("create schema", err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+db.q+`.schema_version (version integer NOT NULL)`); err != nil {
+		return wrap("open", err)
+	}
+	var cur int
+	if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM `+db.q+`.schema_version`).Scan(&cur); err != nil {
+		return wrap("open", err)
+	}
+	if cur > SchemaVersion {
+		return fmt.Errorf("%w: schema %s has version %d; this program supports up to %d", checkpoint.ErrSchemaVersion, db.schema, cur, SchemaVersion)
+	}
+	if cur == SchemaVersion {
+		return nil
+	}
+	for _, m := range ms {
+		if m.version <= cur {
+			continue
+		}
+		if _, err := tx.Exec(ctx, m.sql); err != nil {
+			return fmt.Errorf("postgres: migration %d: %w", m.version, wrap("migrate", err))
+		}
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM `+db.q+`.schema_version`); err != nil {
+		return wrap("open", err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO `+db.q+`.schema_version (version) VALUES ($1)`, SchemaVersion); err != nil {
+		return wrap("open", err)
+	}
+	return wrap("open", tx.Commit(ctx))
+}
+
+// wrap adds context to a database error and turns PostgreSQL's corruption
+// codes into checkpoint.ErrCorrupt.
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && strings.HasPrefix(pe.Code, "XX00") && pe.Code != "XX000" {
+		return fmt.Errorf("postgres: %s: %w: %v", op, checkpoint.ErrCorrupt, err)
+	}
+	return fmt.Errorf("postgres: %s: %w", op, err)
+}

@@ -1,0 +1,291 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	msqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/internal/procinfo"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// SchemaVersion is the newest schema this package knows. Open refuses a
+// database whose schema is newer (checkpoint.ErrSchemaVersion) and upgrades
+// an older one.
+const SchemaVersion = 1
+
+// Options tune a database. The zero value is a sound default.
+type Options struct {
+	// SyncFull makes every commit fsync the write-ahead log, so a Put that
+	// returned survives a power loss or an OS crash too. Without it (the
+	// default, synchronous=NORMAL) a Put that returned survives the process
+	// being killed at any moment, but the last commits before a power loss
+	// may roll back.
+	SyncFull bool
+	// BusyTimeout is how long a write waits for another process's write
+	// lock before failing. Zero means 10 seconds.
+	BusyTimeout time.Duration
+	// LeaseTTL is how long a run's hold on a thread lasts without a
+	// heartbeat; the holder renews it every third of that. It matters only
+	// when the holder runs on another machine (see Saver.Acquire). Zero
+	// means 15 seconds.
+	LeaseTTL time.Duration
+	// ReadConns caps the read connections. Zero means max(4, GOMAXPROCS).
+	ReadConns int
+	// Logger receives warnings (a lost lease, a failed heartbeat). Nil
+	// means slog.Default().
+	Logger *slog.Logger
+}
+
+// DB is one SQLite database file holding both checkpoints ([DB.Saver]) and a
+// cross-thread store ([DB.Store]). It is safe for concurrent use, and other
+// processes may open the same file at the same time.
+type DB struct {
+	path  string
+	w     *sql.DB // exactly one connection: all writes, serialised
+	r     *sql.DB // read pool
+	opts  Options
+	log   *slog.Logger
+	self  procinfo.Owner
+	saver *Saver
+	store *Store
+
+	mu     sync.Mutex
+	leases map[*lease]struct{} // held by this DB, released on Close
+	closed bool
+}
+
+// Open opens (creating if needed) the SQLite database at path, a file
+// system path, and brings its schema up to date. The file is created with
+// mode 0600; its directory must exist. opts may be nil.
+func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("sqlite: open %q: want a file system path (for an in-memory saver use checkpoint.Memory)", path)
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 10 * time.Second
+	}
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = 15 * time.Second
+	}
+	if o.ReadConns <= 0 {
+		o.ReadConns = max(4, runtime.GOMAXPROCS(0))
+	}
+	db := &DB{opts: o, log: o.Logger, self: procinfo.Self(), leases: map[*lease]struct{}{}}
+	if db.log == nil {
+		db.log = slog.Default()
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	db.path = abs
+	// Create the file ourselves so that it is private to the user; SQLite
+	// gives the -wal and -shm files the same mode.
+	if f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	} else {
+		_ = f.Close()
+	}
+
+	sync := "NORMAL"
+	if o.SyncFull {
+		sync = "FULL"
+	}
+	busy := strconv.FormatInt(o.BusyTimeout.Milliseconds(), 10)
+	w := url.Values{}
+	w.Add("_pragma", "busy_timeout("+busy+")")
+	w.Add("_pragma", "journal_mode(WAL)")
+	w.Add("_pragma", "synchronous("+sync+")")
+	w.Add("_pragma", "foreign_keys(0)")
+	w.Set("_txlock", "immediate")
+	db.w, err = sql.Open("sqlite", dsn(abs, w))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	db.w.SetMaxOpenConns(1)
+	db.w.SetMaxIdleConns(1)
+	db.w.SetConnMaxLifetime(0)
+	db.w.SetConnMaxIdleTime(0)
+
+	r := url.Values{}
+	r.Add("_pragma", "busy_timeout("+busy+")")
+	r.Add("_pragma", "query_only(1)")
+	db.r, err = sql.Open("sqlite", dsn(abs, r))
+	if err != nil {
+		_ = db.w.Close()
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	db.r.SetMaxOpenConns(o.ReadConns)
+	db.r.SetMaxIdleConns(o.ReadConns)
+
+	if err := db.migrate(ctx); err != nil {
+		_ = db.w.Close()
+		_ = db.r.Close()
+		return nil, err
+	}
+	db.saver = &Saver{db: db}
+	db.store = &Store{db: db}
+	return db, nil
+}
+
+func dsn(path string, q url.Values) string {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
+	if !strings.HasPrefix(u.Path, "/") {
+		u.Path = "/" + u.Path
+	}
+	// url.URL writes "file:///abs"; SQLite accepts an empty authority.
+	return u.String()
+}
+
+// Path returns the absolute path of the database file.
+func (db *DB) Path() string { return db.path }
+
+// Saver returns the checkpoint saver of the database. Its Close closes the
+// whole database.
+func (db *DB) Saver() *Saver { return db.saver }
+
+// Store returns the cross-thread store of the database.
+func (db *DB) Store() *Store { return db.store }
+
+// Close ends the leases still held through this DB as if released with
+// checkpoint.StatusError, then closes the database. Calling it again does
+// nothing.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	if db.closed {
+		db.mu.Unlock()
+		return nil
+	}
+	db.closed = true
+	held := make([]*lease, 0, len(db.leases))
+	for l := range db.leases {
+		held = append(held, l)
+	}
+	db.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), db.opts.BusyTimeout)
+	defer cancel()
+	for _, l := range held {
+		if err := l.Release(ctx, checkpoint.StatusError); err != nil {
+			db.log.Warn("sqlite: releasing a lease at close", "thread", l.threadID, "err", err)
+		}
+	}
+	return errors.Join(db.w.Close(), db.r.Close())
+}
+
+// Checkpoint copies the write-ahead log into the database file and
+// truncates the log (PRAGMA wal_checkpoint(TRUNCATE)). SQLite does this on
+// its own as the log grows; call it before measuring or copying the file.
+func (db *DB) Checkpoint(ctx context.Context) error {
+	_, err := db.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+	return wrap("wal checkpoint", err)
+}
+
+type migration struct {
+	version int
+	sql     string
+}
+
+func migrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, e := range entries {
+		n, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(n)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("sqlite: bad migration name %q", e.Name())
+		}
+		b, err := fs.ReadFile(migrationFS, "migrations/"+e.Name())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{v, string(b)})
+	}
+	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
+	return out, nil
+}
+
+// migrate checks the schema version and applies what is missing, in one
+// write transaction so that concurrent openers do not race.
+func (db *DB) migrate(ctx context.Context) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return wrap("open", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return wrap("open", err)
+	}
+	var cur int
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_version`).Scan(&cur); err != nil {
+		return wrap("open", err)
+	}
+	if cur > SchemaVersion {
+		return fmt.Errorf("%w: %s has schema version %d; this program supports up to %d", checkpoint.ErrSchemaVersion, db.path, cur, SchemaVersion)
+	}
+	if cur == SchemaVersion {
+		return nil
+	}
+	for _, m := range ms {
+		if m.version <= cur {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			return fmt.Errorf("sqlite: migration %d: %w", m.version, wrap("migrate", err))
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM schema_version`); err != nil {
+		return wrap("open", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (?)`, SchemaVersion); err != nil {
+		return wrap("open", err)
+	}
+	return wrap("open", tx.Commit())
+}
+
+// wrap adds context to a database error and turns SQLite's corruption
+// codes into checkpoint.ErrCorrupt. Context errors pass through unchanged
+// (wrapped) so that errors.Is(err, context.Canceled) holds.
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *msqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+			return fmt.Errorf("sqlite: %s: %w: %v", op, checkpoint.ErrCorrupt, err)
+		}
+	}
+	return fmt.Errorf("sqlite: %s: %w", op, err)
+}
