@@ -52,6 +52,9 @@ type Subagent struct {
 	// InterruptOn asks for human approval of these tools; nil means the
 	// main agent's InterruptOn.
 	InterruptOn map[string]InterruptOn
+	// AllowedTools, when set, limits the subagent to the tools of these
+	// names (its middleware's tools included).
+	AllowedTools []string
 
 	Runnable Runnable
 }
@@ -177,6 +180,9 @@ func buildSubagent(cfg SubagentsConfig, sa Subagent) (*agent.Agent, bool, error)
 		stack = cfg.Middleware()
 	}
 	stack = append(stack, sa.Middleware...)
+	if sa.AllowedTools != nil {
+		stack = append([]agent.Middleware{NewToolFilter(sa.AllowedTools...)}, stack...)
+	}
 	on := sa.InterruptOn
 	if on == nil {
 		on = cfg.InterruptOn

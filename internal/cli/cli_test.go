@@ -15,6 +15,14 @@ import (
 // runCLI runs the command in-process and returns its exit status and output.
 func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	// Keep the user's home and data directories out of tests.
+	home := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
+	full := map[string]string{"HOME": home}
+	for k, v := range env {
+		full[k] = v
+	}
+	env = full
 	var out, errb bytes.Buffer
 	code = Main(args, Env{
 		Stdin:  strings.NewReader(""),

@@ -11,27 +11,40 @@ import (
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
-	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
 )
 
-// runFlags are the flags shared by commands that run an agent.
+// defaultInterruptOn are the tools that ask for approval on a terminal.
+var defaultInterruptOn = []string{"write_file", "edit_file", "execute"}
+
+// runFlags are the flags of commands that run an agent.
 type runFlags struct {
-	model    string
-	dir      string
-	output   string
-	maxSteps int
+	model       string
+	dir         string
+	output      string
+	maxSteps    int
+	shell       bool
+	db          string
+	thread      string
+	interrupt   string
+	interruptOK bool // --interrupt-on was given
+	autoApprove bool
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.model, "model", "", "model as provider:model (e.g. anthropic:claude-sonnet-4-5, openai:gpt-4.1, replay:FILE)")
+	fl.StringVar(&f.model, "model", "", "model as provider:model (e.g. anthropic:claude-sonnet-4-5, openai:gpt-4.1, ollama:qwen3, replay:FILE)")
 	fl.StringVar(&f.dir, "dir", "", "workspace directory the agent works in (default: the current directory)")
 	fl.StringVar(&f.output, "output", "text", "output format: text (the answer on stdout) or jsonl (one event per line)")
 	fl.IntVar(&f.maxSteps, "max-steps", 0, fmt.Sprintf("maximum model calls in one run (default %d)", agent.DefaultMaxSteps))
+	fl.BoolVar(&f.shell, "shell", false, "let the agent run shell commands in the workspace (the execute tool; NOT sandboxed)")
+	fl.StringVar(&f.db, "db", "", "database for threads and memories: a SQLite file path or a postgres:// URL (default: deepagents.db in the user's data directory)")
+	fl.StringVar(&f.thread, "thread", "", "thread to start or continue (default: a new thread, whose id run_start shows)")
+	fl.StringVar(&f.interrupt, "interrupt-on", "", "comma-separated tools that need approval (default: write_file,edit_file,execute on a terminal, none otherwise)")
+	fl.BoolVar(&f.autoApprove, "auto-approve", false, "run every tool without asking")
 }
 
-func (f *runFlags) validate() error {
+func (f *runFlags) validate(cmd *cobra.Command) error {
+	f.interruptOK = cmd.Flags().Changed("interrupt-on")
 	switch f.output {
 	case "text", "jsonl":
 	default:
@@ -39,6 +52,9 @@ func (f *runFlags) validate() error {
 	}
 	if f.maxSteps < 0 {
 		return usageError{errors.New("--max-steps must not be negative")}
+	}
+	if f.autoApprove && f.interruptOK && f.interrupt != "" {
+		return usageError{errors.New("--auto-approve and --interrupt-on contradict each other")}
 	}
 	if f.dir == "" {
 		wd, err := os.Getwd()
@@ -57,6 +73,19 @@ func (f *runFlags) validate() error {
 	return nil
 }
 
+// interruptOn returns the tools that need approval.
+func (f *runFlags) interruptOn(interactive bool) []string {
+	switch {
+	case f.autoApprove:
+		return nil
+	case f.interruptOK:
+		return splitList(f.interrupt)
+	case interactive:
+		return defaultInterruptOn
+	}
+	return nil
+}
+
 func newRunCmd(env Env) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
@@ -64,8 +93,17 @@ func newRunCmd(env Env) *cobra.Command {
 		Short: "Run one task and exit",
 		Long: `Run one task with a deep agent and exit.
 
+The agent works in --dir: its files are the directory's files ("/src/main.go" is
+DIR/src/main.go). Scratch files (large tool results, summarized history) stay in
+the thread's state; /memories/ lives in the database and persists across
+threads; /user/ is ~/.deepagents. Memory comes from ~/.deepagents/AGENTS.md and
+DIR/AGENTS.md, skills from ~/.deepagents/skills/ and DIR/.deepagents/skills/,
+subagents from ~/.deepagents/agents/*.md and DIR/.deepagents/agents/*.md.
+
+Every step is saved in the database (--db); --thread continues a thread.
+
 The exit status is 0 when the run completed, 1 when it failed, 2 for bad
-usage and 3 when it stopped waiting for human decisions.`,
+usage and 3 when it stopped waiting for approval (see deepagents resume).`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 || strings.TrimSpace(strings.Join(args, " ")) == "" {
 				return usageError{errors.New("run needs a PROMPT (the task, as one argument)")}
@@ -73,60 +111,99 @@ usage and 3 when it stopped waiting for human decisions.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.validate(); err != nil {
+			if err := f.validate(cmd); err != nil {
 				return err
 			}
-			return runTask(cmd.Context(), env, &f, strings.Join(args, " "))
+			in := deepagents.Prompt(strings.Join(args, " "))
+			in.ThreadID = f.thread
+			return runAgent(cmd.Context(), env, &f, in)
 		},
 	}
 	f.register(cmd)
 	return cmd
 }
 
-// registry returns the model providers the CLI knows.
-func registry() *llm.Registry {
-	r := &llm.Registry{}
-	llmtest.Register(r)
-	return r
-}
+func newResumeCmd(env Env) *cobra.Command {
+	var f runFlags
+	var decisions []string
+	cmd := &cobra.Command{
+		Use:   "resume THREAD --decision DECISION [--decision DECISION ...] [flags]",
+		Short: "Continue a thread that stopped waiting for approval",
+		Long: `Continue a thread that stopped waiting for approval, with one decision per
+pending action, in the order the interrupt listed them:
 
-func openModel(ctx context.Context, spec string) (llm.Model, error) {
-	if spec == "" {
-		return nil, usageError{errors.New("no model given: pass --model provider:model (for example --model replay:examples/quickstart/script.json to run offline)")}
+  approve            run the tool call as the agent asked
+  reject:REASON      do not run it; the agent sees REASON
+  edit:JSON-ARGS     run it with these arguments instead (a JSON object)`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError{errors.New("resume needs exactly one THREAD")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.validate(cmd); err != nil {
+				return err
+			}
+			ds, err := parseDecisions(decisions)
+			if err != nil {
+				return usageError{err}
+			}
+			f.thread = args[0]
+			return runAgent(cmd.Context(), env, &f, deepagents.Input{ThreadID: args[0], Decisions: ds})
+		},
 	}
-	return registry().New(ctx, spec)
+	f.register(cmd)
+	cmd.Flags().StringArrayVar(&decisions, "decision", nil, "approve, reject:REASON or edit:JSON-ARGS (repeat for several pending actions)")
+	return cmd
 }
 
-func runTask(ctx context.Context, env Env, f *runFlags, prompt string) error {
-	model, err := openModel(ctx, f.model)
+// runAgent runs (or resumes) one task, asking for approvals on a terminal.
+func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) error {
+	interactive := isTerminal(env.Stdin)
+	s, err := openSession(ctx, env, f, interactive)
 	if err != nil {
 		return err
 	}
-	a, err := deepagents.New(deepagents.Config{Model: model, MaxSteps: f.maxSteps})
-	if err != nil {
-		return err
-	}
+	defer s.close()
 	out := newRenderer(f.output, env)
-	var status agent.RunStatus
-	for e, err := range a.Stream(ctx, deepagents.Prompt(prompt)) {
-		if err != nil {
-			break // already reported by the run_end event
+	defer out.close()
+	for {
+		var end agent.Event
+		var runErr error
+		for e, err := range s.agent.Stream(ctx, in) {
+			if err != nil {
+				runErr = err
+				break
+			}
+			if err := out.event(e); err != nil {
+				return err
+			}
+			if e.Type == agent.EventRunEnd && len(e.Namespace) == 0 {
+				end = e
+			}
 		}
-		if err := out.event(e); err != nil {
-			return err
+		switch end.Status {
+		case agent.StatusCompleted:
+			return nil
+		case agent.StatusInterrupted:
+			if !interactive {
+				return exitError{ExitInterrupted}
+			}
+			ds, err := askDecisions(env, end.Interrupts)
+			if err != nil {
+				return err
+			}
+			in = deepagents.Input{ThreadID: end.ThreadID, Decisions: ds}
+			continue
+		case "":
+			// The run failed before it started (a busy or missing
+			// thread, say), so no event reported it.
+			if runErr == nil {
+				runErr = errors.New("the run ended without reporting its end")
+			}
+			return runErr
 		}
-		if e.Type == agent.EventRunEnd && len(e.Namespace) == 0 {
-			status = e.Status
-		}
+		return exitError{ExitFailed}
 	}
-	if err := out.close(); err != nil {
-		return err
-	}
-	switch status {
-	case agent.StatusCompleted:
-		return nil
-	case agent.StatusInterrupted:
-		return exitError{ExitInterrupted}
-	}
-	return exitError{ExitFailed}
 }

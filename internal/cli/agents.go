@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/deepagents-go/deepagents"
+)
+
+// loadSubagents reads subagent definitions: Markdown files with front matter
+// (name, description, optional tools and model) whose body is the system
+// prompt, from ~/.deepagents/agents/ and DIR/.deepagents/agents/. A project
+// file overrides a user file of the same name; an invalid file is skipped
+// with a warning.
+func loadSubagents(ctx context.Context, env Env, f *runFlags, log *slog.Logger) ([]deepagents.Subagent, error) {
+	var dirs []string
+	if u := userDir(env); u != "" {
+		dirs = append(dirs, filepath.Join(u, "agents"))
+	}
+	dirs = append(dirs, filepath.Join(f.dir, ".deepagents", "agents"))
+	byName := map[string]deepagents.Subagent{}
+	var order []string
+	for _, dir := range dirs {
+		paths, _ := filepath.Glob(filepath.Join(dir, "*.md"))
+		slices.Sort(paths)
+		for _, p := range paths {
+			sa, modelSpec, err := parseAgentFile(p)
+			if err != nil {
+				log.Warn("skipping subagent file", "path", p, "err", err)
+				continue
+			}
+			if modelSpec != "" {
+				m, err := registry().New(ctx, modelSpec)
+				if err != nil {
+					log.Warn("skipping subagent file", "path", p, "err", err)
+					continue
+				}
+				sa.Model = m
+			}
+			if _, seen := byName[sa.Name]; !seen {
+				order = append(order, sa.Name)
+			}
+			byName[sa.Name] = sa
+		}
+	}
+	out := make([]deepagents.Subagent, 0, len(order))
+	for _, n := range order {
+		out = append(out, byName[n])
+	}
+	return out, nil
+}
+
+// parseAgentFile reads one subagent file; it returns the model spec apart.
+func parseAgentFile(path string) (deepagents.Subagent, string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return deepagents.Subagent{}, "", err
+	}
+	raw = bytes.TrimPrefix(raw, []byte("\ufeff"))
+	rest, ok := bytes.CutPrefix(raw, []byte("---\n"))
+	if !ok {
+		rest, ok = bytes.CutPrefix(raw, []byte("---\r\n"))
+	}
+	if !ok {
+		return deepagents.Subagent{}, "", fmt.Errorf("no front matter: the file must start with a --- line")
+	}
+	fm, body, ok := bytes.Cut(rest, []byte("\n---"))
+	if !ok {
+		return deepagents.Subagent{}, "", fmt.Errorf("front matter is not closed by a --- line")
+	}
+	var meta struct {
+		Name        string `yaml:"name"`
+		Description string `yaml:"description"`
+		Tools       any    `yaml:"tools"`
+		Model       string `yaml:"model"`
+	}
+	if err := yaml.Unmarshal(fm, &meta); err != nil {
+		return deepagents.Subagent{}, "", fmt.Errorf("front matter: %w", err)
+	}
+	if meta.Name == "" || meta.Description == "" {
+		return deepagents.Subagent{}, "", fmt.Errorf("front matter needs name and description")
+	}
+	// The rest of the closing --- line is not part of the body.
+	if _, after, found := bytes.Cut(body, []byte("\n")); found {
+		body = after
+	} else {
+		body = nil
+	}
+	sa := deepagents.Subagent{
+		Name:         meta.Name,
+		Description:  strings.TrimSpace(meta.Description),
+		SystemPrompt: strings.TrimSpace(string(body)),
+	}
+	switch t := meta.Tools.(type) {
+	case string:
+		sa.AllowedTools = splitList(t)
+	case []any:
+		for _, v := range t {
+			sa.AllowedTools = append(sa.AllowedTools, fmt.Sprint(v))
+		}
+	case nil:
+	default:
+		return deepagents.Subagent{}, "", fmt.Errorf("tools must be a list or a comma-separated string")
+	}
+	return sa, meta.Model, nil
+}

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/deepagents-go/deepagents/agent"
+)
+
+// parseDecisions reads --decision values.
+func parseDecisions(vals []string) ([]agent.Decision, error) {
+	if len(vals) == 0 {
+		return nil, errors.New("resume needs a --decision for each pending action (approve, reject:REASON or edit:JSON-ARGS)")
+	}
+	out := make([]agent.Decision, 0, len(vals))
+	for _, v := range vals {
+		d, err := parseDecision(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func parseDecision(v string) (agent.Decision, error) {
+	kind, arg, _ := strings.Cut(v, ":")
+	switch strings.TrimSpace(kind) {
+	case "approve":
+		return agent.Decision{Type: agent.DecisionApprove}, nil
+	case "reject":
+		return agent.Decision{Type: agent.DecisionReject, Message: strings.TrimSpace(arg)}, nil
+	case "edit":
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(arg), &obj); err != nil {
+			return agent.Decision{}, fmt.Errorf("--decision %q: edit needs the new arguments as a JSON object: %v", v, err)
+		}
+		return agent.Decision{Type: agent.DecisionEdit, Args: json.RawMessage(arg)}, nil
+	}
+	return agent.Decision{}, fmt.Errorf("--decision %q: want approve, reject:REASON or edit:JSON-ARGS", v)
+}
+
+// askDecisions asks on the terminal for a decision on each request.
+func askDecisions(env Env, reqs []agent.ActionRequest) ([]agent.Decision, error) {
+	in := bufio.NewReader(env.Stdin)
+	out := make([]agent.Decision, 0, len(reqs))
+	for i, r := range reqs {
+		fmt.Fprintf(env.Stderr, "\nApproval needed (%d of %d): %s\n  %s\n", i+1, len(reqs), r.Tool, clip(string(r.Args), 2000))
+		for {
+			fmt.Fprint(env.Stderr, "[a]pprove, [e]dit, [r]eject? ")
+			line, err := in.ReadString('\n')
+			if err != nil && line == "" {
+				return nil, fmt.Errorf("reading a decision: %w", err)
+			}
+			switch strings.ToLower(strings.TrimSpace(line)) {
+			case "a", "approve", "y", "yes":
+				out = append(out, agent.Decision{Type: agent.DecisionApprove})
+			case "r", "reject", "n", "no":
+				fmt.Fprint(env.Stderr, "Reason (the agent sees it): ")
+				reason, _ := in.ReadString('\n')
+				out = append(out, agent.Decision{Type: agent.DecisionReject, Message: strings.TrimSpace(reason)})
+			case "e", "edit":
+				fmt.Fprint(env.Stderr, "New arguments (one line of JSON): ")
+				args, _ := in.ReadString('\n')
+				d, err := parseDecision("edit:" + strings.TrimSpace(args))
+				if err != nil {
+					fmt.Fprintln(env.Stderr, err)
+					continue
+				}
+				out = append(out, d)
+			default:
+				continue
+			}
+			break
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,419 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/deepagents-go/deepagents/agent"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// binary builds the deepagents command once for tests that need real
+// processes.
+func binary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "deepagents-bin")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "deepagents")
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/deepagents-go/deepagents/cmd/deepagents").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("building the binary: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// world is a workspace, a home and a database shared by several processes.
+type world struct {
+	t         *testing.T
+	dir, home string
+	db        string
+}
+
+func newWorld(t *testing.T) *world {
+	w := &world{t: t, dir: t.TempDir(), home: t.TempDir()}
+	w.db = filepath.Join(t.TempDir(), "threads.db")
+	return w
+}
+
+func (w *world) env() []string {
+	return []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "XDG_DATA_HOME=" + filepath.Join(w.home, "data")}
+}
+
+// run runs the binary and returns its exit status, stdout and stderr.
+func (w *world) run(args ...string) (int, string, string) {
+	w.t.Helper()
+	cmd := exec.Command(binary(w.t), args...)
+	cmd.Env = w.env()
+	cmd.Stdin = strings.NewReader("")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		w.t.Fatal(err)
+	}
+	return code, out.String(), errb.String()
+}
+
+// script writes a scripted-model file and returns its path.
+func (w *world) script(body string) string {
+	w.t.Helper()
+	p := filepath.Join(w.t.TempDir(), "script.json")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+	return p
+}
+
+func (w *world) runArgs(script string, extra ...string) []string {
+	return append([]string{"run", "--model", "replay:" + script, "--dir", w.dir, "--db", w.db, "--output", "jsonl"}, extra...)
+}
+
+func runEnd(t *testing.T, stdout string) agent.Event {
+	t.Helper()
+	evs := events(t, stdout)
+	if len(evs) == 0 {
+		t.Fatal("no events")
+	}
+	return evs[len(evs)-1]
+}
+
+func TestWorkspaceFilesAndScratch(t *testing.T) {
+	w := newWorld(t)
+	os.MkdirAll(filepath.Join(w.dir, "src"), 0o755)
+	os.WriteFile(filepath.Join(w.dir, "src", "main.go"), []byte("package main\n"), 0o644)
+	big := strings.Repeat("x", 90000)
+	s := w.script(`{"turns":[
+		{"tool_calls":[{"id":"l","name":"ls","args":{"path":"/src"}},{"id":"w","name":"write_file","args":{"file_path":"/notes/plan.md","content":"the plan"}}]},
+		{"tool_calls":[{"id":"big","name":"execute","args":{"command":"printf '%.0sx' $(seq 1 90000)"}}],
+		 "expect":{"messages_contain":["/src/main.go","Updated file /notes/plan.md"]}},
+		{"content":"done","expect":{"last_message_contains":["/large_tool_results/big"]}}]}`)
+	code, stdout, stderr := w.run(w.runArgs(s, "--shell", "prompt")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if got, err := os.ReadFile(filepath.Join(w.dir, "notes", "plan.md")); err != nil || string(got) != "the plan" {
+		t.Errorf("workspace file: %q %v", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "large_tool_results")); !os.IsNotExist(err) {
+		t.Errorf("scratch files littered the workspace: %v", err)
+	}
+	end := runEnd(t, stdout)
+	code, out, _ := w.run("state", end.ThreadID, "--db", w.db)
+	if code != 0 {
+		t.Fatalf("state exit %d", code)
+	}
+	var st threadState
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatal(err)
+	}
+	if c := st.Files["/large_tool_results/big"]; len(c) < len(big) {
+		t.Errorf("large result not kept in the thread's state (%d bytes)", len(c))
+	}
+}
+
+func TestThreadsContinueAcrossProcesses(t *testing.T) {
+	w := newWorld(t)
+	s1 := w.script(`{"turns":[{"tool_calls":[{"id":"t","name":"write_todos","args":{"todos":[{"content":"remember the number 42","status":"completed"}]}}]},{"content":"noted"}]}`)
+	code, stdout, stderr := w.run(w.runArgs(s1, "--thread", "conv-1", "remember 42")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if end := runEnd(t, stdout); end.ThreadID != "conv-1" {
+		t.Fatalf("thread = %q", end.ThreadID)
+	}
+	s2 := w.script(`{"turns":[{"content":"it was 42","expect":{"messages_contain":["remember 42","noted","what was it?"]}}]}`)
+	if code, _, stderr := w.run(w.runArgs(s2, "--thread", "conv-1", "what was it?")...); code != 0 {
+		t.Fatalf("second run exit %d: %s", code, stderr)
+	}
+	code, out, _ := w.run("threads", "--db", w.db, "--output", "jsonl")
+	if code != 0 || !strings.Contains(out, `"thread_id":"conv-1"`) || !strings.Contains(out, `"status":"idle"`) {
+		t.Errorf("threads: %d %s", code, out)
+	}
+	code, out, _ = w.run("threads", "--db", w.db)
+	if code != 0 || !strings.Contains(out, "THREAD") || !strings.Contains(out, "conv-1") {
+		t.Errorf("threads text: %s", out)
+	}
+	code, out, _ = w.run("state", "conv-1", "--db", w.db)
+	var st threadState
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil {
+		t.Fatalf("state: %d %s", code, out)
+	}
+	if len(st.Messages) != 6 || len(st.Todos) != 1 || st.Todos[0].Content != "remember the number 42" {
+		t.Errorf("state = %+v", st)
+	}
+	if code, _, stderr := w.run("state", "no-such-thread", "--db", w.db); code == 0 || !strings.Contains(stderr, "no-such-thread") {
+		t.Errorf("missing thread: %d %s", code, stderr)
+	}
+}
+
+func TestApprovalAcrossProcesses(t *testing.T) {
+	// Each process plays its own script: the resumed one starts after
+	// the decision.
+	first := `{"turns":[{"tool_calls":[{"id":"w","name":"write_file","args":{"file_path":"/out.txt","content":"original"}}]}]}`
+	second := `{"turns":[{"content":"finished","expect":{"last_message_contains":[%q]}}]}`
+	tests := []struct {
+		name, decision, lastContains string
+		wantFile                     string // "" means no file
+	}{
+		{"approve", "approve", "Updated file /out.txt", "original"},
+		{"reject", "reject:not in this repo", "not in this repo", ""},
+		{"edit", `edit:{"file_path":"/out.txt","content":"edited"}`, "Updated file /out.txt", "edited"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			s := w.script(first)
+			code, stdout, _ := w.run(w.runArgs(s, "--thread", "th", "--interrupt-on", "write_file", "write it")...)
+			if code != ExitInterrupted {
+				t.Fatalf("first run exit %d, want %d", code, ExitInterrupted)
+			}
+			var sawInterrupt bool
+			for _, e := range events(t, stdout) {
+				if e.Type == agent.EventInterrupt && len(e.Interrupts) == 1 && e.Interrupts[0].Tool == "write_file" {
+					sawInterrupt = true
+				}
+			}
+			if !sawInterrupt || runEnd(t, stdout).Status != agent.StatusInterrupted {
+				t.Fatalf("no interrupt event: %s", stdout)
+			}
+			if _, err := os.Stat(filepath.Join(w.dir, "out.txt")); !os.IsNotExist(err) {
+				t.Fatal("the file was written before approval")
+			}
+			code, out, _ := w.run("threads", "--db", w.db, "--output", "jsonl")
+			if !strings.Contains(out, `"status":"interrupted"`) {
+				t.Errorf("thread status: %s", out)
+			}
+			s2 := w.script(fmt.Sprintf(second, tt.lastContains))
+			code, stdout, stderr := w.run("resume", "th", "--decision", tt.decision, "--model", "replay:"+s2, "--dir", w.dir, "--db", w.db, "--output", "jsonl", "--interrupt-on", "write_file")
+			if code != 0 {
+				t.Fatalf("resume exit %d: %s\n%s", code, stderr, stdout)
+			}
+			got, err := os.ReadFile(filepath.Join(w.dir, "out.txt"))
+			if tt.wantFile == "" {
+				if err == nil {
+					t.Errorf("rejected write happened: %q", got)
+				}
+			} else if string(got) != tt.wantFile {
+				t.Errorf("file = %q, want %q", got, tt.wantFile)
+			}
+		})
+	}
+}
+
+func TestResumeErrors(t *testing.T) {
+	w := newWorld(t)
+	s := w.script(`{"turns":[{"tool_calls":[{"id":"w","name":"write_file","args":{"file_path":"/a","content":"a"}}]},{"content":"ok"}]}`)
+	if code, _, _ := w.run(w.runArgs(s, "--thread", "th", "--interrupt-on", "write_file", "go")...); code != ExitInterrupted {
+		t.Fatalf("exit %d", code)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		err  string
+	}{
+		{[]string{"resume", "th"}, ExitUsage, "needs a --decision"},
+		{[]string{"resume", "th", "--decision", "maybe"}, ExitUsage, "want approve, reject:REASON or edit:JSON-ARGS"},
+		{[]string{"resume", "th", "--decision", "edit:not json"}, ExitUsage, "JSON object"},
+		{[]string{"resume", "th", "--decision", "approve", "--decision", "approve"}, ExitFailed, "wrong number of decisions"},
+		{[]string{"resume", "nope", "--decision", "approve"}, ExitFailed, "nope"},
+	} {
+		args := append(c.args, "--model", "replay:"+s, "--dir", w.dir, "--db", w.db)
+		code, _, stderr := w.run(args...)
+		if code != c.code || !strings.Contains(stderr, c.err) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, stderr, c.code, c.err)
+		}
+	}
+}
+
+func TestNewMessageOnInterruptedThread(t *testing.T) {
+	w := newWorld(t)
+	s1 := w.script(`{"turns":[{"tool_calls":[{"id":"w","name":"write_file","args":{"file_path":"/a","content":"a"}}]}]}`)
+	if code, _, _ := w.run(w.runArgs(s1, "--thread", "th", "--interrupt-on", "write_file", "go")...); code != ExitInterrupted {
+		t.Fatalf("exit %d", code)
+	}
+	s2 := w.script(`{"turns":[{"content":"ok","expect":{"messages_contain":["Tool call was cancelled or did not complete.","do something else"]}}]}`)
+	if code, _, stderr := w.run(w.runArgs(s2, "--thread", "th", "do something else")...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}
+
+func TestSubagentsMemoryAndSkillsThroughCLI(t *testing.T) {
+	w := newWorld(t)
+	os.WriteFile(filepath.Join(w.dir, "AGENTS.md"), []byte("Project rule: tabs, not spaces.\n"), 0o644)
+	os.MkdirAll(filepath.Join(w.home, ".deepagents", "skills", "release-notes"), 0o755)
+	os.WriteFile(filepath.Join(w.home, ".deepagents", "AGENTS.md"), []byte("User likes brevity.\n"), 0o644)
+	os.WriteFile(filepath.Join(w.home, ".deepagents", "skills", "release-notes", "SKILL.md"),
+		[]byte("---\nname: release-notes\ndescription: Write release notes from the changelog.\n---\nSKILL BODY SECRET\n"), 0o644)
+	os.MkdirAll(filepath.Join(w.dir, ".deepagents", "skills", "broken"), 0o755)
+	os.WriteFile(filepath.Join(w.dir, ".deepagents", "skills", "broken", "SKILL.md"), []byte("no front matter"), 0o644)
+	os.MkdirAll(filepath.Join(w.dir, ".deepagents", "agents"), 0o755)
+	os.WriteFile(filepath.Join(w.dir, ".deepagents", "agents", "critic.md"),
+		[]byte("---\nname: critic\ndescription: Reviews drafts harshly.\ntools: read_file, ls\n---\nYou are a harsh critic.\n"), 0o644)
+	s := w.script(`{"context_window": 200000, "turns":[
+		{"tool_calls":[
+			{"id":"t1","name":"task","args":{"description":"research part one","subagent_type":"general-purpose"}},
+			{"id":"t2","name":"task","args":{"description":"research part two","subagent_type":"general-purpose"}},
+			{"id":"t3","name":"task","args":{"description":"review the draft","subagent_type":"critic"}}],
+		 "expect":{"system_contains":["Project rule: tabs, not spaces.","User likes brevity.","release-notes","Write release notes from the changelog.","/user/skills/release-notes/SKILL.md"],
+		           "system_exclude":["SKILL BODY SECRET"]}},
+		{"agent":"general-purpose","content":"answer one"},
+		{"agent":"general-purpose","content":"answer two"},
+		{"agent":"critic","content":"it is weak","expect":{"system_contains":["You are a harsh critic."],"tools_include":["read_file","ls"],"tools_exclude":["write_file","task"]}},
+		{"content":"all done","expect":{"messages_contain":["answer one","answer two","it is weak"]}}]}`)
+	code, stdout, stderr := w.run(w.runArgs(s, "go")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	if !strings.Contains(stderr, "broken") {
+		t.Errorf("no warning about the invalid skill: %s", stderr)
+	}
+	var nsSeen bool
+	for _, e := range events(t, stdout) {
+		if len(e.Namespace) == 1 && strings.HasPrefix(e.Namespace[0], "critic:") {
+			nsSeen = true
+		}
+	}
+	if !nsSeen {
+		t.Error("no subagent events with a namespace")
+	}
+}
+
+func TestSummarizationThroughCLI(t *testing.T) {
+	w := newWorld(t)
+	big := strings.Repeat("lorem ipsum ", 150)
+	os.WriteFile(filepath.Join(w.dir, "a.txt"), []byte(big), 0o644)
+	os.WriteFile(filepath.Join(w.dir, "b.txt"), []byte(big), 0o644)
+	os.WriteFile(filepath.Join(w.dir, "c.txt"), []byte(big), 0o644)
+	s := w.script(`{"context_window": 2000, "turns":[
+		{"tool_calls":[{"id":"t","name":"write_todos","args":{"todos":[{"content":"read three files","status":"in_progress"}]}}],"usage":{"input_tokens":900}},
+		{"tool_calls":[{"id":"a","name":"read_file","args":{"file_path":"/a.txt"}}],"usage":{"input_tokens":950}},
+		{"tool_calls":[{"id":"b","name":"read_file","args":{"file_path":"/b.txt"}}],"usage":{"input_tokens":1400}},
+		{"agent":"summarizer","content":"Read a.txt and b.txt: both lorem ipsum.","expect":{"messages_contain":["read the files"]}},
+		{"tool_calls":[{"id":"c","name":"read_file","args":{"file_path":"/c.txt"}}],"usage":{"input_tokens":800},
+		 "expect":{"messages_contain":["Read a.txt and b.txt: both lorem ipsum.","/conversation_history/","[in_progress] read three files"]}},
+		{"content":"done","usage":{"input_tokens":900}}]}`)
+	code, stdout, stderr := w.run(w.runArgs(s, "--thread", "sum", "read the files")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	_, out, _ := w.run("state", "sum", "--db", w.db)
+	var st threadState
+	json.Unmarshal([]byte(out), &st)
+	if !strings.Contains(st.Files["/conversation_history/sum.md"], "User: read the files") {
+		t.Errorf("history not offloaded; files: %v", keys(st.Files))
+	}
+	if len(st.Todos) != 1 {
+		t.Errorf("todos lost: %v", st.Todos)
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "conversation_history")); !os.IsNotExist(err) {
+		t.Error("history littered the workspace")
+	}
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestKillNineLosesNothingAcknowledged(t *testing.T) {
+	w := newWorld(t)
+	var turns []string
+	for i := range 200 {
+		turns = append(turns, fmt.Sprintf(`{"tool_calls":[{"id":"s%d","name":"execute","args":{"command":"sleep 0.02; echo step %d"}}]}`, i, i))
+	}
+	s := w.script(`{"turns":[` + strings.Join(turns, ",") + `,{"content":"done"}]}`)
+	cmd := exec.Command(binary(t), w.runArgs(s, "--shell", "--thread", "crash", "work")...)
+	cmd.Env = w.env()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var acked []string
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var e agent.Event
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Type == agent.EventCheckpoint {
+			acked = append(acked, e.CheckpointID)
+			if len(acked) == 15 {
+				break
+			}
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	go io.Copy(io.Discard, stdout)
+	cmd.Wait()
+	if len(acked) < 15 {
+		t.Fatalf("only %d checkpoints before the kill", len(acked))
+	}
+	// Every acknowledged checkpoint is in the history.
+	code, out, stderr := w.run("state", "crash", "--db", w.db)
+	if code != 0 {
+		t.Fatalf("state after kill: %d %s", code, stderr)
+	}
+	var st threadState
+	json.Unmarshal([]byte(out), &st)
+	var results int
+	for _, m := range st.Messages {
+		if m.Role == "tool" {
+			results++
+		}
+	}
+	if results < 14 { // the first checkpoint holds the prompt alone
+		t.Errorf("%d tool results survived, want at least 14", results)
+	}
+	for _, id := range acked {
+		if code, _, stderr := w.run("state", "crash", "--db", w.db, "--checkpoint", id); code != 0 {
+			t.Errorf("acknowledged checkpoint %s lost: %s", id, stderr)
+		}
+	}
+	// The thread continues: the call cut off gets a cancellation result.
+	s2 := w.script(`{"turns":[{"content":"recovered","expect":{"messages_contain":["step 13","continue"]}}]}`)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, stdout, stderr := w.run(w.runArgs(s2, "--thread", "crash", "continue")...)
+		if code == 0 {
+			if runEnd(t, stdout).Status != agent.StatusCompleted {
+				t.Fatalf("continue: %s", stdout)
+			}
+			break
+		}
+		if !strings.Contains(stderr, "already running") || time.Now().After(deadline) {
+			t.Fatalf("continue after kill: exit %d: %s", code, stderr)
+		}
+		time.Sleep(200 * time.Millisecond) // the dead process's lease is being reclaimed
+	}
+}

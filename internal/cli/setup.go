@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/deepagents-go/deepagents"
+	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/persist"
+)
+
+// Routes of the CLI's filesystem, besides the workspace at "/".
+const (
+	// userRoute shows the user's ~/.deepagents directory: user-level
+	// memory (AGENTS.md) and skills.
+	userRoute = "/user/"
+	// memoriesRoute is long-term memory in the database's store, shared by
+	// every thread.
+	memoriesRoute = "/memories/"
+)
+
+// session is what a command that runs an agent has opened.
+type session struct {
+	db      *persist.DB
+	agent   *deepagents.Agent
+	backend backend.Backend
+	close   func()
+}
+
+// registry returns the model providers the CLI knows.
+func registry() *llm.Registry {
+	r := &llm.Registry{}
+	llmtest.Register(r)
+	return r
+}
+
+func openModel(ctx context.Context, env Env, spec string) (llm.Model, error) {
+	if spec == "" {
+		return nil, usageError{errors.New("no model given: pass --model provider:model (for example --model replay:examples/quickstart/script.json to run offline)")}
+	}
+	return registry().New(ctx, spec)
+}
+
+// userDir is ~/.deepagents, or "" when there is no home directory.
+func userDir(env Env) string {
+	if h := env.Getenv("DEEPAGENTS_HOME"); h != "" {
+		return h
+	}
+	home := env.Getenv("HOME")
+	if home == "" {
+		var err error
+		if home, err = os.UserHomeDir(); err != nil {
+			return ""
+		}
+	}
+	return filepath.Join(home, ".deepagents")
+}
+
+// openBackend builds the agent's filesystem: the workspace at "/" (with
+// execute when shell is set), scratch files in the thread's state, the
+// user's ~/.deepagents at /user/ and long-term memories in the store.
+func openBackend(env Env, f *runFlags, db *persist.DB) (backend.Backend, error) {
+	var ws backend.Backend
+	var err error
+	if f.shell {
+		ws, err = backend.NewLocalShell(f.dir, backend.LocalShellOptions{})
+	} else {
+		ws, err = backend.NewFilesystem(f.dir, backend.FilesystemOptions{})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--dir: %w", err)
+	}
+	// Scratch files live in the thread's state, under their full paths.
+	state := backend.NewState(nil)
+	routes := map[string]backend.Backend{
+		"/large_tool_results/":   backend.Under("/large_tool_results", state),
+		"/conversation_history/": backend.Under("/conversation_history", state),
+		memoriesRoute:            backend.NewStore(db.Store, nil),
+	}
+	if dir := userDir(env); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err == nil {
+			if ub, err := backend.NewFilesystem(dir, backend.FilesystemOptions{}); err == nil {
+				routes[userRoute] = ub
+			}
+		}
+	}
+	return backend.NewComposite(ws, routes)
+}
+
+// openSession opens the database, the model and the agent for a run.
+func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*session, error) {
+	model, err := openModel(ctx, env, f.model)
+	if err != nil {
+		return nil, err
+	}
+	db, err := persist.Open(ctx, f.db, nil)
+	if err != nil {
+		return nil, fmt.Errorf("--db: %w", err)
+	}
+	s := &session{db: db, close: func() { db.Close() }}
+	fail := func(err error) (*session, error) {
+		s.close()
+		return nil, err
+	}
+	s.backend, err = openBackend(env, f, db)
+	if err != nil {
+		return fail(err)
+	}
+	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	subagents, err := loadSubagents(ctx, env, f, log)
+	if err != nil {
+		return fail(err)
+	}
+	on := map[string]deepagents.InterruptOn{}
+	for _, name := range f.interruptOn(interactive) {
+		on[name] = deepagents.InterruptOn{}
+	}
+	s.agent, err = deepagents.New(deepagents.Config{
+		Model:        model,
+		Backend:      s.backend,
+		Checkpointer: db.Saver,
+		Store:        db.Store,
+		Subagents:    subagents,
+		InterruptOn:  on,
+		Memory:       []string{userRoute + "AGENTS.md", "/AGENTS.md"},
+		Skills:       []string{userRoute + "skills/", "/.deepagents/skills/"},
+		MaxSteps:     f.maxSteps,
+		Logger:       log,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return s, nil
+}
+
+// isTerminal reports whether r is an interactive terminal (not merely a
+// character device such as /dev/null).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// splitList splits a comma-separated flag value.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/persist"
+)
+
+func newThreadsCmd(env Env) *cobra.Command {
+	var db, output string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "threads [--db DSN] [--output text|jsonl]",
+		Short: "List threads, most recently updated first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "text" && output != "jsonl" {
+				return usageError{fmt.Errorf("--output must be text or jsonl, not %q", output)}
+			}
+			d, err := persist.Open(cmd.Context(), db, nil)
+			if err != nil {
+				return fmt.Errorf("--db: %w", err)
+			}
+			defer d.Close()
+			threads, err := d.Saver.Threads(cmd.Context(), checkpoint.ListOptions{Limit: limit})
+			if err != nil {
+				return err
+			}
+			if output == "jsonl" {
+				enc := json.NewEncoder(env.Stdout)
+				for _, t := range threads {
+					if err := enc.Encode(t); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			w := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "THREAD\tSTATUS\tUPDATED")
+			for _, t := range threads {
+				fmt.Fprintf(w, "%s\t%s\t%s\n", t.ID, t.Status, t.UpdatedAt.Local().Format(time.DateTime))
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", "", "database (default: deepagents.db in the user's data directory)")
+	cmd.Flags().StringVar(&output, "output", "text", "text or jsonl")
+	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many threads")
+	return cmd
+}
+
+// threadState is what `deepagents state` prints.
+type threadState struct {
+	ThreadID     string                     `json:"thread_id"`
+	CheckpointID string                     `json:"checkpoint_id"`
+	Status       checkpoint.Status          `json:"status"`
+	Messages     []llm.Message              `json:"messages"`
+	Todos        []agent.Todo               `json:"todos"`
+	Files        map[string]string          `json:"files"`
+	Values       map[string]json.RawMessage `json:"values,omitempty"`
+}
+
+func newStateCmd(env Env) *cobra.Command {
+	var db, checkpointID string
+	cmd := &cobra.Command{
+		Use:   "state THREAD [--db DSN]",
+		Short: "Print a thread's current state as JSON (messages, todos, files)",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError{errors.New("state needs exactly one THREAD")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := persist.Open(cmd.Context(), db, nil)
+			if err != nil {
+				return fmt.Errorf("--db: %w", err)
+			}
+			defer d.Close()
+			snap, err := d.Saver.Load(cmd.Context(), args[0], checkpointID)
+			if err != nil {
+				return fmt.Errorf("thread %s: %w", args[0], err)
+			}
+			th, err := d.Saver.Thread(cmd.Context(), args[0])
+			if err != nil {
+				return fmt.Errorf("thread %s: %w", args[0], err)
+			}
+			out := threadState{ThreadID: args[0], CheckpointID: snap.ID, Status: th.Status, Messages: snap.Messages,
+				Todos: []agent.Todo{}, Files: map[string]string{}, Values: snap.Values}
+			if out.Messages == nil {
+				out.Messages = []llm.Message{}
+			}
+			if len(snap.Todos) > 0 {
+				if err := json.Unmarshal(snap.Todos, &out.Todos); err != nil {
+					return fmt.Errorf("thread %s: todos: %w", args[0], err)
+				}
+			}
+			for p, f := range snap.Files {
+				out.Files[p] = f.Content
+			}
+			enc := json.NewEncoder(env.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(out)
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", "", "database (default: deepagents.db in the user's data directory)")
+	cmd.Flags().StringVar(&checkpointID, "checkpoint", "", "show the state as of this checkpoint instead of the latest")
+	return cmd
+}
