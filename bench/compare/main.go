@@ -19,7 +19,10 @@
 // Eino, JS) the time of the agent's invoke call, measured inside the
 // process; for the CLI the whole process's wall time (start-up, reading the
 // script and opening the database included). Peak RSS is every process's
-// ru_maxrss, read by wait4, the same way for all.
+// peak resident set size measured the same way for all, by GNU time
+// (/usr/bin/time -f %M) around the process; without GNU time, by wait4,
+// which on Linux reports at least compare's own peak (see
+// bench/internal/rusage).
 //
 // Checkpoints: ours in process uses the sqlite package (a file in a
 // temporary directory, one transaction per step, synchronous=NORMAL); the
@@ -170,6 +173,7 @@ type env struct {
 	eino     string // bench/eino binary
 	scripts  map[int]string
 	disabled map[string]string // implementation -> why it cannot run
+	gnuTime  string            // GNU time, when it works: measures peak RSS
 }
 
 func run(ctx context.Context, c config) error {
@@ -281,6 +285,10 @@ func (e *env) runnable(im string, ckpt bool) bool {
 // printed; the others still run.
 func (e *env) build(ctx context.Context) error {
 	want := func(im string) bool { return slices.Contains(e.impls, im) }
+	e.gnuTime = findGNUTime(ctx, e.tmp)
+	if e.gnuTime == "" {
+		logf("GNU time not found: peak RSS comes from wait4 and is at least compare's own peak (see bench/internal/rusage)")
+	}
 	e.loop = filepath.Join(e.tmp, "loop")
 	logf("building bench/loop")
 	if _, err := output(ctx, e.root, "go", "build", "-o", e.loop, "./bench/loop"); err != nil {
@@ -312,6 +320,31 @@ func (e *env) build(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// findGNUTime returns the path of GNU time if "time -f %M -o FILE" works.
+func findGNUTime(ctx context.Context, tmp string) string {
+	const bin = "/usr/bin/time"
+	out := filepath.Join(tmp, "time-check")
+	if err := exec.CommandContext(ctx, bin, "-f", "%M", "-o", out, "true").Run(); err != nil {
+		return ""
+	}
+	if _, err := readTimeRSS(out); err != nil {
+		return ""
+	}
+	return bin
+}
+
+// readTimeRSS reads the peak RSS in bytes that GNU time -f %M wrote: the
+// last line of the file (before it, time may report how the command
+// ended).
+func readTimeRSS(path string) (int64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	kb, err := strconv.ParseInt(lastLines(string(data), 1), 10, 64)
+	return kb * 1024, err
 }
 
 func (e *env) disable(im string, err error) {
@@ -382,9 +415,10 @@ type result struct {
 	Checkpoint bool    `json:"checkpoint"`
 	Rep        int     `json:"rep"`
 	Status     string  `json:"status"`
-	Seconds    float64 `json:"seconds"`      // the time steps/s is computed from
-	Wall       float64 `json:"wall_seconds"` // the whole process
-	RSS        int64   `json:"max_rss_bytes"`
+	Seconds    float64 `json:"seconds"`        // the time steps/s is computed from
+	Wall       float64 `json:"wall_seconds"`   // the whole process
+	RSS        int64   `json:"max_rss_bytes"`  // measured from outside (GNU time, or wait4)
+	SelfRSS    int64   `json:"self_rss_bytes"` // as the driver reported it (not the CLI)
 	Error      string  `json:"error,omitempty"`
 }
 
@@ -444,9 +478,14 @@ func (e *env) runOne(ctx context.Context, im string, n int, ckpt bool, rep int) 
 		}
 	}
 
+	rssFile := filepath.Join(dir, "rss")
+	if e.gnuTime != "" {
+		argv = append([]string{e.gnuTime, "-f", "%M", "-o", rssFile, "--"}, argv...)
+	}
 	cctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
+	ownGroup(cmd)
 	cmd.Dir = dir
 	// The CLI reads ~/.deepagents (memory, skills, agents): give it an
 	// empty home so that nothing of the user's leaks into the runs.
@@ -463,6 +502,12 @@ func (e *env) runOne(ctx context.Context, im string, n int, ckpt bool, rep int) 
 	err = cmd.Run()
 	r.Wall = time.Since(start).Seconds()
 	r.RSS = rusage.Child(cmd.ProcessState)
+	timeOut, _ := os.ReadFile(rssFile)
+	if e.gnuTime != "" {
+		if rss, err := readTimeRSS(rssFile); err == nil {
+			r.RSS = rss
+		}
+	}
 	switch {
 	case cctx.Err() != nil && ctx.Err() == nil:
 		r.Status = statusTimeout
@@ -471,7 +516,7 @@ func (e *env) runOne(ctx context.Context, im string, n int, ckpt bool, rep int) 
 	case err != nil:
 		msg := strings.TrimSpace(stderr.String())
 		r.Status, r.Error = statusError, fmt.Sprintf("%v: %s", err, lastLines(msg, 3))
-		if strings.Contains(msg, "heap out of memory") || strings.Contains(msg, "out of memory") || killedBySignal(cmd.ProcessState) {
+		if strings.Contains(msg, "heap out of memory") || strings.Contains(msg, "out of memory") || killedBySignal(cmd.ProcessState, string(timeOut)) {
 			r.Status = statusOOM
 		}
 		return r
@@ -486,22 +531,28 @@ func (e *env) runOne(ctx context.Context, im string, n int, ckpt bool, rep int) 
 		var out struct {
 			N       int     `json:"n"`
 			Seconds float64 `json:"seconds"`
+			RSS     float64 `json:"max_rss_mb"`
 		}
 		if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &out); err != nil || out.N != n || out.Seconds <= 0 {
 			r.Status, r.Error = statusError, fmt.Sprintf("unexpected output %q (%v)", lastLines(stdout.String(), 2), err)
 			return r
 		}
-		r.Seconds = out.Seconds
+		r.Seconds, r.SelfRSS = out.Seconds, int64(out.RSS*(1<<20))
 	}
 	r.Status = statusOK
 	return r
 }
 
-func killedBySignal(ps *os.ProcessState) bool {
+// killedBySignal reports whether the program was killed by SIGKILL (the
+// OOM killer) or SIGABRT (V8 giving up), directly or under GNU time.
+func killedBySignal(ps *os.ProcessState, timeOut string) bool {
+	if strings.Contains(timeOut, "terminated by signal 9") || strings.Contains(timeOut, "terminated by signal 6") {
+		return true
+	}
 	if ps == nil {
 		return false
 	}
-	s := ps.String() // "signal: killed" after the OOM killer, "signal: aborted" after V8 gives up
+	s := ps.String()
 	return strings.Contains(s, "signal: killed") || strings.Contains(s, "signal: aborted")
 }
 
