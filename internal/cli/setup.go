@@ -44,11 +44,11 @@ func registry() *llm.Registry {
 	return r
 }
 
-func openModel(ctx context.Context, env Env, spec string) (llm.Model, error) {
+func openModel(ctx context.Context, env Env, ms *models, spec string) (llm.Model, error) {
 	if spec == "" {
 		return nil, usageError{errors.New("no model given: pass --model provider:model (for example --model replay:examples/quickstart/script.json to run offline)")}
 	}
-	return registry().New(ctx, spec)
+	return ms.open(ctx, spec)
 }
 
 // userDir is ~/.deepagents, or "" when there is no home directory.
@@ -99,7 +99,11 @@ func openBackend(env Env, f *runFlags, db *persist.DB) (backend.Backend, error) 
 
 // openSession opens the database, the model and the agent for a run.
 func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*session, error) {
-	model, err := openModel(ctx, env, f.model)
+	ms := &models{}
+	if f.record != "" {
+		ms.rec = llmtest.NewRecording(f.record)
+	}
+	model, err := openModel(ctx, env, ms, f.model)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +121,7 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*
 		return fail(err)
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	subagents, err := loadSubagents(ctx, env, f, log)
+	subagents, err := loadSubagents(ctx, env, f, ms, log)
 	if err != nil {
 		return fail(err)
 	}
@@ -159,4 +163,17 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// models opens model specs for one session, recording them when asked.
+type models struct {
+	rec *llmtest.Recording
+}
+
+func (m *models) open(ctx context.Context, spec string) (llm.Model, error) {
+	model, err := registry().New(ctx, spec)
+	if err != nil || m.rec == nil {
+		return model, err
+	}
+	return m.rec.Wrap(model), nil
 }
