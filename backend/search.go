@@ -2,9 +2,11 @@ package backend
 
 import (
 	"bytes"
+	"encoding/binary"
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -28,6 +30,10 @@ type matcher struct {
 	lits    [][]byte       // one of these occurs in every match; nil if unknown
 	exact   bool           // the pattern is lits[0] itself: no verification
 	perLine bool           // the pattern anchors to the text (\A, \z): run per line
+	// fold says lits are lower case, to be found in a lower-cased copy of
+	// the text. foldKS says they hold a k or an s, which (?i) also
+	// matches as the non-ASCII KELVIN SIGN and LONG S.
+	fold, foldKS bool
 }
 
 // compileMatcher compiles an RE2 pattern for line-oriented search.
@@ -36,7 +42,7 @@ func compileMatcher(pattern string) (*matcher, error) {
 	if _, err := regexp.Compile(pattern); err != nil {
 		return nil, &PatternError{Pattern: pattern, Err: err}
 	}
-	expr := "(?m:" + pattern + ")"
+	expr := "(?m)" + pattern
 	re, err := regexp.Compile(expr)
 	if err != nil {
 		return nil, &PatternError{Pattern: pattern, Err: err}
@@ -47,7 +53,15 @@ func compileMatcher(pattern string) (*matcher, error) {
 	}
 	tree = tree.Simplify()
 	m := &matcher{re: re, perLine: hasTextAnchor(tree)}
-	m.lits = requiredLiterals(tree)
+	m.lits = requiredLiterals(tree, false)
+	if m.lits == nil {
+		if m.lits = requiredLiterals(tree, true); m.lits != nil {
+			m.fold = true
+			for _, l := range m.lits {
+				m.foldKS = m.foldKS || bytes.ContainsAny(l, "ks")
+			}
+		}
+	}
 	if lit, ok := wholeLiteral(tree); ok && !strings.ContainsAny(lit, "\r\n") {
 		m.lits, m.exact = [][]byte{[]byte(lit)}, true
 	}
@@ -93,20 +107,20 @@ func wholeLiteral(re *syntax.Regexp) (string, bool) {
 // maxLits bounds the alternatives tracked by the literal prefilter.
 const maxLits = 8
 
-// requiredLiterals returns a set of case-sensitive literals one of which
-// occurs in every match of re, or nil when it cannot tell.
-func requiredLiterals(re *syntax.Regexp) [][]byte {
+// requiredLiterals returns a set of literals one of which occurs in every
+// match of re, or nil when it cannot tell. With fold, case-insensitive
+// literals count too and every literal is returned in ASCII lower case, to
+// be searched for in a lower-cased copy of the text; a case-insensitive
+// literal with non-ASCII letters makes it give up.
+func requiredLiterals(re *syntax.Regexp, fold bool) [][]byte {
 	switch re.Op {
 	case syntax.OpLiteral:
-		if re.Flags&syntax.FoldCase != 0 || len(re.Rune) == 0 {
-			return nil
-		}
-		return [][]byte{[]byte(string(re.Rune))}
+		return literalOf(re, fold)
 	case syntax.OpCapture, syntax.OpPlus:
-		return requiredLiterals(re.Sub[0])
+		return requiredLiterals(re.Sub[0], fold)
 	case syntax.OpRepeat:
 		if re.Min >= 1 {
-			return requiredLiterals(re.Sub[0])
+			return requiredLiterals(re.Sub[0], fold)
 		}
 	case syntax.OpConcat:
 		var best [][]byte
@@ -118,19 +132,21 @@ func requiredLiterals(re *syntax.Regexp) [][]byte {
 			}
 		}
 		for _, s := range re.Sub {
-			if s.Op == syntax.OpLiteral && s.Flags&syntax.FoldCase == 0 {
-				run = append(run, string(s.Rune)...)
-				continue
+			if s.Op == syntax.OpLiteral {
+				if l := literalOf(s, fold); l != nil {
+					run = append(run, l[0]...)
+					continue
+				}
 			}
 			flush()
-			best = betterLits(best, requiredLiterals(s))
+			best = betterLits(best, requiredLiterals(s, fold))
 		}
 		flush()
 		return best
 	case syntax.OpAlternate:
 		var all [][]byte
 		for _, s := range re.Sub {
-			l := requiredLiterals(s)
+			l := requiredLiterals(s, fold)
 			if l == nil {
 				return nil
 			}
@@ -142,6 +158,29 @@ func requiredLiterals(re *syntax.Regexp) [][]byte {
 		return all
 	}
 	return nil
+}
+
+// literalOf returns an OpLiteral's text as a one-element set (see
+// requiredLiterals), or nil.
+func literalOf(re *syntax.Regexp, fold bool) [][]byte {
+	if len(re.Rune) == 0 {
+		return nil
+	}
+	b := []byte(string(re.Rune))
+	if re.Flags&syntax.FoldCase != 0 {
+		if !fold {
+			return nil
+		}
+		for _, c := range b {
+			if c >= utf8.RuneSelf {
+				return nil
+			}
+		}
+	}
+	if fold {
+		lowerASCII(b, b)
+	}
+	return [][]byte{b}
 }
 
 // betterLits picks the more selective of two literal sets: the one whose
@@ -172,8 +211,25 @@ func minLen(s [][]byte) int {
 
 // scan calls fn with the 1-based number and the text (without its line
 // terminator) of each matching line of buf, in order, until fn returns
-// false.
-func (m *matcher) scan(buf []byte, fn func(line int, text []byte) bool) {
+// false. scratch, if not nil, is reused for the lower-cased copy of buf
+// that a case-insensitive search needs.
+func (m *matcher) scan(buf []byte, scratch *[]byte, fn func(line int, text []byte) bool) {
+	lits, hay := m.lits, buf
+	if m.fold {
+		if m.foldKS && (bytes.Contains(buf, kelvin) || bytes.Contains(buf, longS)) {
+			lits = nil // let the expression itself find them
+		} else {
+			var tmp []byte
+			if scratch == nil {
+				scratch = &tmp
+			}
+			if cap(*scratch) < len(buf) {
+				*scratch = make([]byte, len(buf), max(len(buf), 64<<10))
+			}
+			hay = (*scratch)[:len(buf)]
+			lowerASCII(hay, buf)
+		}
+	}
 	var (
 		pos     int // start of the first line not yet examined
 		lineNo  = 1 // the line number at countAt
@@ -182,9 +238,9 @@ func (m *matcher) scan(buf []byte, fn func(line int, text []byte) bool) {
 	)
 	// Without a literal the expression scans the buffer, where "$" does
 	// not match before "\r\n"; such text is searched line by line.
-	perLine := m.perLine || (m.lits == nil && bytes.IndexByte(buf, '\r') >= 0)
-	if m.lits != nil {
-		next = make([]int, len(m.lits))
+	perLine := m.perLine || (lits == nil && bytes.IndexByte(buf, '\r') >= 0)
+	if lits != nil {
+		next = make([]int, len(lits))
 		for i := range next {
 			next[i] = -2 // unknown
 		}
@@ -192,11 +248,11 @@ func (m *matcher) scan(buf []byte, fn func(line int, text []byte) bool) {
 	for pos < len(buf) {
 		// Find a candidate: the start of some possible match.
 		var cand int
-		if m.lits != nil {
+		if lits != nil {
 			cand = -1
-			for i, lit := range m.lits {
+			for i, lit := range lits {
 				if next[i] == -2 || (next[i] >= 0 && next[i] < pos) {
-					j := bytes.Index(buf[pos:], lit)
+					j := bytes.Index(hay[pos:], lit)
 					if j >= 0 {
 						j += pos
 					}
@@ -227,7 +283,7 @@ func (m *matcher) scan(buf []byte, fn func(line int, text []byte) bool) {
 			end += cand
 		}
 		line := trimEOL(buf[start:end])
-		if m.exact || m.re.Match(line) {
+		if (m.exact && lits != nil) || m.re.Match(line) {
 			lineNo += bytes.Count(buf[countAt:start], []byte{'\n'})
 			countAt = start
 			if !fn(lineNo, line) {
@@ -235,6 +291,35 @@ func (m *matcher) scan(buf []byte, fn func(line int, text []byte) bool) {
 			}
 		}
 		pos = end + 1
+	}
+}
+
+// The UTF-8 forms of KELVIN SIGN and LATIN SMALL LETTER LONG S, which
+// simple case folding equates with k and s.
+var (
+	kelvin = []byte("\u212a")
+	longS  = []byte("\u017f")
+)
+
+// lowerASCII writes src to dst (at least as long) with ASCII letters in
+// lower case, eight bytes at a time.
+func lowerASCII(dst, src []byte) {
+	const ones = 0x0101010101010101
+	i := 0
+	for ; i+8 <= len(src); i += 8 {
+		w := binary.LittleEndian.Uint64(src[i:])
+		low := w & (0x7f * ones)               // each byte without its high bit
+		ge := low + (0x80-'A')*ones            // high bit set where >= 'A'
+		gt := low + (0x80-'Z'-1)*ones          // high bit set where > 'Z'
+		upper := ge &^ gt &^ w & (0x80 * ones) // ASCII upper-case letters
+		binary.LittleEndian.PutUint64(dst[i:], w|upper>>2)
+	}
+	for ; i < len(src); i++ {
+		c := src[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst[i] = c
 	}
 }
 

@@ -38,7 +38,7 @@ func scanAll(t testing.TB, pattern string, buf []byte) []string {
 		t.Fatalf("compileMatcher(%q): %v", pattern, err)
 	}
 	var out []string
-	m.scan(buf, func(line int, text []byte) bool {
+	m.scan(buf, nil, func(line int, text []byte) bool {
 		out = append(out, fmt.Sprintf("%d:%s", line, text))
 		return true
 	})
@@ -48,7 +48,7 @@ func scanAll(t testing.TB, pattern string, buf []byte) []string {
 func TestMatcherAgainstNaive(t *testing.T) {
 	text := []byte("package main\n\nfunc main() {\n\tfmt.Println(\"hello\")\n}\r\n// TODO: fix\nfoo bar baz\nfoofoo\n\nlast line without newline foo")
 	for _, p := range []string{
-		"foo", "main", `func \w+\(`, `^}`, `}$`, `^$`, `^`, `$`, ``, `(?i)TODO|hello`, `foo|bar`,
+		"(?i)FOO", "(?i)todo: FIX", "(?i)Hello|MAIN", "(?i)k", "foo", "main", `func \w+\(`, `^}`, `}$`, `^$`, `^`, `$`, ``, `(?i)TODO|hello`, `foo|bar`,
 		`o+`, `\bfoo\b`, `a\nb`, `\s+`, `[^x]+`, `(foo){2}`, `\Afoo`, `foo\z`, `(?s).`, `(?m)^f`, `x*`,
 		`"hello"`, `Print(ln)?`, `ba[rz]`, `line without`, "\t", `(?i)FOO`, `(foo|last) line`,
 	} {
@@ -69,10 +69,13 @@ func TestRequiredLiterals(t *testing.T) {
 		exact   bool
 	}{
 		{"func main", []string{"func main"}, true},
+		{"(?i)Deprecated", []string{"deprecated"}, false},
+		{"(?i)todo|FIXME", []string{"todo", "fixme"}, false},
 		{`func \w+\(ctx`, []string{"func "}, false},
 		{`\w+Error\b`, []string{"Error"}, false},
 		{`TODO|FIXME`, []string{"TODO", "FIXME"}, false},
-		{`(?i)todo`, nil, false},
+		{`(?i)todo`, []string{"todo"}, false},
+		{`(?i)é`, nil, false},
 		{`a*b`, []string{"b"}, false},
 		{`(abc)+d`, []string{"abc"}, false},
 		{`x?`, nil, false},
@@ -84,6 +87,9 @@ func TestRequiredLiterals(t *testing.T) {
 		}
 		var got []string
 		for _, l := range m.lits {
+			if m.fold && tc.pattern[0] != '(' {
+				t.Errorf("%q: fold mode", tc.pattern)
+			}
 			got = append(got, string(l))
 		}
 		if !slices.Equal(got, tc.want) || m.exact != tc.exact {
@@ -147,5 +153,36 @@ func TestScanLinesLongAndCRLF(t *testing.T) {
 	r, err := scanLines(strings.NewReader("a\r\n"+long+"\r\nb"), 1, 1)
 	if err != nil || len(r.Lines) != 1 || r.Lines[0] != long {
 		t.Fatalf("long line: %d lines, %v", len(r.Lines), err)
+	}
+}
+
+func TestLowerASCII(t *testing.T) {
+	var all []byte
+	for c := range 256 {
+		all = append(all, byte(c))
+	}
+	for n := range len(all) {
+		src := all[n:]
+		dst := make([]byte, len(src))
+		lowerASCII(dst, src)
+		for i, c := range src {
+			want := c
+			if 'A' <= c && c <= 'Z' {
+				want = c + 32
+			}
+			if dst[i] != want {
+				t.Fatalf("lowerASCII(%#x) = %#x at offset %d", c, dst[i], n)
+			}
+		}
+	}
+}
+
+func TestFoldCaseSpecialLetters(t *testing.T) {
+	text := []byte("a \u212aind line\nthe \u017ftory\nKIND\n")
+	for _, p := range []string{`(?i)kind`, `(?i)story`, `(?i)KIND|story`} {
+		want, _ := naiveGrep(p, text)
+		if got := scanAll(t, p, text); !slices.Equal(got, want) || len(got) == 0 {
+			t.Errorf("%q: got %q, want %q", p, got, want)
+		}
 	}
 }

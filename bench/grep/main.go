@@ -16,6 +16,9 @@
 // equal; differences are listed. Usage:
 //
 //	go run ./bench/grep [-root DIR] [-runs N] [-md] [PATTERN ...]
+//
+// A last row compares Glob("**/*_test.go") with
+// rg --files --no-ignore --hidden -g '**/*_test.go'.
 package main
 
 import (
@@ -49,6 +52,7 @@ func main() {
 	runs := flag.Int("runs", 7, "timed runs of each tool per pattern")
 	md := flag.Bool("md", false, "print a Markdown table")
 	once := flag.Bool("once", false, "grep once for the pattern argument and print the matching files (used for the process timing)")
+	glob := flag.Bool("glob", false, "with -once: glob instead of grep")
 	flag.Parse()
 	if *root == "" {
 		out, err := exec.Command("go", "env", "GOROOT").Output()
@@ -57,12 +61,15 @@ func main() {
 		}
 		*root = filepath.Join(strings.TrimSpace(string(out)), "src")
 	}
+	var err error
 	if *once {
 		if flag.NArg() != 1 {
 			fatal("-once needs one pattern")
 		}
-		files, err := grepFiles(*root, flag.Arg(0))
-		if err != nil {
+		var files []string
+		if *glob {
+			files = globFiles(*root, flag.Arg(0))
+		} else if files, err = grepFiles(*root, flag.Arg(0)); err != nil {
 			fatal("%v", err)
 		}
 		w := bufio.NewWriterSize(os.Stdout, 64<<10)
@@ -120,6 +127,32 @@ func main() {
 			reportDiff(pat, ours, rg, proc)
 		}
 	}
+	// Glob: the backend's Glob against rg --files with a glob.
+	{
+		const pat = "**/*_test.go"
+		var ours []string
+		inproc := timeIt(*runs, func() { ours = globFiles(*root, pat) })
+		var proc []string
+		process := timeIt(*runs, func() { proc = run(self, "-root", *root, "-once", "-glob", pat) })
+		var rg []string
+		rgTime := timeIt(*runs, func() { rg = run("rg", "--files", "--no-ignore", "--hidden", "-g", pat, *root) })
+		for i, f := range rg {
+			rg[i] = strings.TrimPrefix(filepath.ToSlash(strings.TrimPrefix(f, *root)), "/")
+		}
+		slices.Sort(rg)
+		same := slices.Equal(ours, rg) && slices.Equal(ours, proc)
+		allSame = allSame && same
+		ratio := float64(process) / float64(rgTime)
+		label := "glob " + pat + " (vs rg --files -g)"
+		if *md {
+			fmt.Printf("| %s | %d | %s | %s | %s | %.2f× |\n", label, len(ours), ms(inproc), ms(process), ms(rgTime), ratio)
+		} else {
+			fmt.Printf("%-36s %6d %12s %12s %12s %7.2fx\n", label, len(ours), ms(inproc), ms(process), ms(rgTime), ratio)
+		}
+		if !same {
+			reportDiff(pat, ours, rg, proc)
+		}
+	}
 	if !allSame {
 		fmt.Println("\nFILE SETS DIFFER (see above)")
 		os.Exit(1)
@@ -143,6 +176,23 @@ func grepFiles(root, pattern string) ([]string, error) {
 		out[i] = m.Path[1:]
 	}
 	return out, nil
+}
+
+// globFiles runs the backend's Glob and returns the files relative to root.
+func globFiles(root, pattern string) []string {
+	fs, err := backend.NewFilesystem(root, backend.FilesystemOptions{})
+	if err != nil {
+		fatal("%v", err)
+	}
+	fi, err := fs.Glob(context.Background(), pattern, "/")
+	if err != nil {
+		fatal("glob %q: %v", pattern, err)
+	}
+	out := make([]string, len(fi))
+	for i, f := range fi {
+		out[i] = f.Path[1:]
+	}
+	return out
 }
 
 // run runs a command and returns its output lines. Exit status 1 (no
