@@ -106,7 +106,7 @@ func memGrep(ctx context.Context, files map[string]FileData, q GrepQuery, dir st
 		if isBinary(buf) {
 			continue
 		}
-		m.scan(buf, nil, func(line int, text []byte) bool {
+		m.scan(buf, func(line int, text []byte) bool {
 			out = append(out, GrepMatch{Path: k, Line: line, Text: string(text)})
 			return q.Mode != GrepFiles
 		})

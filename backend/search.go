@@ -30,10 +30,114 @@ type matcher struct {
 	lits    [][]byte       // one of these occurs in every match; nil if unknown
 	exact   bool           // the pattern is lits[0] itself: no verification
 	perLine bool           // the pattern anchors to the text (\A, \z): run per line
-	// fold says lits are lower case, to be found in a lower-cased copy of
-	// the text. foldKS says they hold a k or an s, which (?i) also
-	// matches as the non-ASCII KELVIN SIGN and LONG S.
+	// fold says lits are lower case and to be found ignoring ASCII case.
+	// foldKS says they hold a k or an s, which (?i) also matches as the
+	// non-ASCII KELVIN SIGN and LONG S.
 	fold, foldKS bool
+	probes       []probe // how to find lits
+}
+
+// probe finds the next occurrence of one literal by looking for its rarest
+// byte (by byteRank) with the vectorised bytes.IndexByte and comparing the
+// bytes around it. Ignoring case, a literal needs two probes, one per case
+// of that letter.
+type probe struct {
+	lit   []byte
+	index bool // use bytes.Index: every byte of lit is common
+	fold  bool
+	b     byte // fold: the byte looked for
+	off   int  // fold: its offset in lit
+}
+
+func (p *probe) find(hay []byte, from int) int {
+	if p.index {
+		if j := bytes.Index(hay[from:], p.lit); j >= 0 {
+			return from + j
+		}
+		return -1
+	}
+	for pos := from + p.off; pos < len(hay); {
+		j := bytes.IndexByte(hay[pos:], p.b)
+		if j < 0 {
+			return -1
+		}
+		start := pos + j - p.off
+		if end := start + len(p.lit); end <= len(hay) {
+			if p.fold && equalFoldLower(hay[start:end], p.lit) || !p.fold && bytes.Equal(hay[start:end], p.lit) {
+				return start
+			}
+		}
+		pos += j + 1
+	}
+	return -1
+}
+
+// equalFoldLower reports whether s equals the lower-case lit ignoring ASCII
+// case.
+func equalFoldLower(s, lit []byte) bool {
+	for i, c := range s {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lit[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// makeProbes returns the probes finding m.lits.
+func makeProbes(lits [][]byte, fold bool) []probe {
+	var out []probe
+	for _, l := range lits {
+		off, cost := 0, 1<<30
+		for i, c := range l {
+			k := int(byteRank[c])
+			if fold && 'a' <= c && c <= 'z' {
+				k = max(k, int(byteRank[c-'a'+'A']))
+			}
+			if k < cost {
+				off, cost = i, k
+			}
+		}
+		c := l[off]
+		if !fold && cost >= commonRank {
+			// bytes.Index switches to a vectorised brute force when
+			// its first byte keeps matching in vain.
+			out = append(out, probe{lit: l, index: true})
+			continue
+		}
+		out = append(out, probe{lit: l, fold: fold, b: c, off: off})
+		if fold && 'a' <= c && c <= 'z' {
+			out = append(out, probe{lit: l, fold: true, b: c - 'a' + 'A', off: off})
+		}
+	}
+	return out
+}
+
+// commonRank is the byteRank from which a byte is too common to look for.
+const commonRank = 150
+
+// byteRank estimates how common each byte is in source code (higher is
+// more common, on a log scale), measured on the Go source tree. It picks
+// the byte a case-insensitive search looks for.
+var byteRank = [256]uint8{
+	0, 1, 0, 0, 0, 0, 0, 0, 0, 162, 158, 0, 0, 1, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	201, 63, 117, 19, 50, 57, 59, 56, 131, 131, 81, 67, 136, 88, 129, 130,
+	134, 116, 107, 95, 98, 84, 96, 79, 91, 80, 104, 70, 55, 121, 42, 1,
+	1, 103, 89, 103, 95, 111, 92, 77, 76, 104, 14, 46, 94, 93, 94, 101,
+	103, 27, 108, 117, 116, 72, 79, 62, 60, 61, 9, 77, 69, 77, 6, 113,
+	39, 156, 115, 143, 136, 172, 135, 123, 124, 156, 38, 101, 143, 125, 159, 152,
+	132, 56, 161, 153, 167, 136, 99, 99, 117, 110, 61, 110, 48, 110, 1, 0,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 36, 1, 1, 1, 1, 1, 1, 1, 1,
+	0, 0, 38, 1, 1, 1, 0, 1, 0, 0, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 0, 0, 1, 0, 1, 1, 0, 1, 0, 1, 0, 0,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1,
+	1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 }
 
 // compileMatcher compiles an RE2 pattern for line-oriented search.
@@ -65,6 +169,7 @@ func compileMatcher(pattern string) (*matcher, error) {
 	if lit, ok := wholeLiteral(tree); ok && !strings.ContainsAny(lit, "\r\n") {
 		m.lits, m.exact = [][]byte{[]byte(lit)}, true
 	}
+	m.probes = makeProbes(m.lits, m.fold)
 	return m, nil
 }
 
@@ -211,24 +316,11 @@ func minLen(s [][]byte) int {
 
 // scan calls fn with the 1-based number and the text (without its line
 // terminator) of each matching line of buf, in order, until fn returns
-// false. scratch, if not nil, is reused for the lower-cased copy of buf
-// that a case-insensitive search needs.
-func (m *matcher) scan(buf []byte, scratch *[]byte, fn func(line int, text []byte) bool) {
-	lits, hay := m.lits, buf
-	if m.fold {
-		if m.foldKS && (bytes.Contains(buf, kelvin) || bytes.Contains(buf, longS)) {
-			lits = nil // let the expression itself find them
-		} else {
-			var tmp []byte
-			if scratch == nil {
-				scratch = &tmp
-			}
-			if cap(*scratch) < len(buf) {
-				*scratch = make([]byte, len(buf), max(len(buf), 64<<10))
-			}
-			hay = (*scratch)[:len(buf)]
-			lowerASCII(hay, buf)
-		}
+// false.
+func (m *matcher) scan(buf []byte, fn func(line int, text []byte) bool) {
+	probes := m.probes
+	if m.foldKS && (bytes.Contains(buf, kelvin) || bytes.Contains(buf, longS)) {
+		probes = nil // let the expression itself find them
 	}
 	var (
 		pos     int // start of the first line not yet examined
@@ -238,9 +330,9 @@ func (m *matcher) scan(buf []byte, scratch *[]byte, fn func(line int, text []byt
 	)
 	// Without a literal the expression scans the buffer, where "$" does
 	// not match before "\r\n"; such text is searched line by line.
-	perLine := m.perLine || (lits == nil && bytes.IndexByte(buf, '\r') >= 0)
-	if lits != nil {
-		next = make([]int, len(lits))
+	perLine := m.perLine || (probes == nil && bytes.IndexByte(buf, '\r') >= 0)
+	if probes != nil {
+		next = make([]int, len(probes))
 		for i := range next {
 			next[i] = -2 // unknown
 		}
@@ -248,15 +340,11 @@ func (m *matcher) scan(buf []byte, scratch *[]byte, fn func(line int, text []byt
 	for pos < len(buf) {
 		// Find a candidate: the start of some possible match.
 		var cand int
-		if lits != nil {
+		if probes != nil {
 			cand = -1
-			for i, lit := range lits {
+			for i := range probes {
 				if next[i] == -2 || (next[i] >= 0 && next[i] < pos) {
-					j := bytes.Index(hay[pos:], lit)
-					if j >= 0 {
-						j += pos
-					}
-					next[i] = j
+					next[i] = probes[i].find(buf, pos)
 				}
 				if next[i] >= 0 && (cand < 0 || next[i] < cand) {
 					cand = next[i]
@@ -276,6 +364,9 @@ func (m *matcher) scan(buf []byte, scratch *[]byte, fn func(line int, text []byt
 		}
 		// The line holding the candidate.
 		start := bytes.LastIndexByte(buf[pos:cand], '\n') + 1 + pos
+		if start == len(buf) {
+			return // an empty match after the final newline: no line there
+		}
 		end := bytes.IndexByte(buf[cand:], '\n')
 		if end < 0 {
 			end = len(buf)
@@ -283,7 +374,7 @@ func (m *matcher) scan(buf []byte, scratch *[]byte, fn func(line int, text []byt
 			end += cand
 		}
 		line := trimEOL(buf[start:end])
-		if (m.exact && lits != nil) || m.re.Match(line) {
+		if (m.exact && probes != nil) || m.re.Match(line) {
 			lineNo += bytes.Count(buf[countAt:start], []byte{'\n'})
 			countAt = start
 			if !fn(lineNo, line) {

@@ -38,7 +38,7 @@ func scanAll(t testing.TB, pattern string, buf []byte) []string {
 		t.Fatalf("compileMatcher(%q): %v", pattern, err)
 	}
 	var out []string
-	m.scan(buf, nil, func(line int, text []byte) bool {
+	m.scan(buf, func(line int, text []byte) bool {
 		out = append(out, fmt.Sprintf("%d:%s", line, text))
 		return true
 	})

@@ -188,8 +188,8 @@ func (w *walker) isStopped() bool {
 
 // grepWorker is one worker's reusable state.
 type grepWorker struct {
-	buf, scratch []byte
-	matches      []GrepMatch
+	buf     []byte
+	matches []GrepMatch
 }
 
 // grepper searches files for a Filesystem's Grep.
@@ -240,7 +240,7 @@ func (g *grepper) searchFile(gw *grepWorker, dirfd int, name, vpath string) {
 	} else if n, err = readFull(fd, buf); err != nil || isBinary(buf[:n]) {
 		return
 	}
-	g.m.scan(buf[:n], &gw.scratch, func(line int, text []byte) bool {
+	g.m.scan(buf[:n], func(line int, text []byte) bool {
 		gw.matches = append(gw.matches, GrepMatch{Path: vpath, Line: line, Text: string(text)})
 		return !g.files
 	})

@@ -12,7 +12,7 @@
 //     notion of .gitignore or hidden files).
 //
 // Each is run -runs times after one warm-up run (so the page cache is warm
-// for all), and the median wall time is reported. The file sets must be
+// for all), taking turns, and the median wall time is reported. The file sets must be
 // equal; differences are listed. Usage:
 //
 //	go run ./bench/grep [-root DIR] [-runs N] [-md] [PATTERN ...]
@@ -100,17 +100,17 @@ func main() {
 	}
 	allSame := true
 	for _, pat := range patterns {
-		var ours []string
-		inproc := timeIt(*runs, func() {
-			ours, err = grepFiles(*root, pat)
-			if err != nil {
-				fatal("grep %q: %v", pat, err)
-			}
-		})
-		var proc []string
-		process := timeIt(*runs, func() { proc = run(self, "-root", *root, "-once", pat) })
-		var rg []string
-		rgTime := timeIt(*runs, func() { rg = run("rg", "-l", "--no-ignore", "--hidden", "--", pat, *root) })
+		var ours, proc, rg []string
+		times := timeAll(*runs,
+			func() {
+				if ours, err = grepFiles(*root, pat); err != nil {
+					fatal("grep %q: %v", pat, err)
+				}
+			},
+			func() { proc = run(self, "-root", *root, "-once", pat) },
+			func() { rg = run("rg", "-l", "--no-ignore", "--hidden", "--", pat, *root) },
+		)
+		inproc, process, rgTime := times[0], times[1], times[2]
 		for i, f := range rg {
 			rg[i] = strings.TrimPrefix(filepath.ToSlash(strings.TrimPrefix(f, *root)), "/")
 		}
@@ -130,12 +130,13 @@ func main() {
 	// Glob: the backend's Glob against rg --files with a glob.
 	{
 		const pat = "**/*_test.go"
-		var ours []string
-		inproc := timeIt(*runs, func() { ours = globFiles(*root, pat) })
-		var proc []string
-		process := timeIt(*runs, func() { proc = run(self, "-root", *root, "-once", "-glob", pat) })
-		var rg []string
-		rgTime := timeIt(*runs, func() { rg = run("rg", "--files", "--no-ignore", "--hidden", "-g", pat, *root) })
+		var ours, proc, rg []string
+		times := timeAll(*runs,
+			func() { ours = globFiles(*root, pat) },
+			func() { proc = run(self, "-root", *root, "-once", "-glob", pat) },
+			func() { rg = run("rg", "--files", "--no-ignore", "--hidden", "-g", pat, *root) },
+		)
+		inproc, process, rgTime := times[0], times[1], times[2]
 		for i, f := range rg {
 			rg[i] = strings.TrimPrefix(filepath.ToSlash(strings.TrimPrefix(f, *root)), "/")
 		}
@@ -216,18 +217,27 @@ func run(name string, args ...string) []string {
 	return lines
 }
 
-// timeIt returns the median wall time of runs calls of fn, after one
-// warm-up call.
-func timeIt(runs int, fn func()) time.Duration {
-	fn()
-	ds := make([]time.Duration, runs)
-	for i := range ds {
-		start := time.Now()
+// timeAll returns the median wall time of each fn over runs rounds, after
+// a warm-up round. The functions take turns within each round, so that a
+// change in the machine's load affects all alike.
+func timeAll(runs int, fns ...func()) []time.Duration {
+	for _, fn := range fns {
 		fn()
-		ds[i] = time.Since(start)
 	}
-	slices.Sort(ds)
-	return ds[len(ds)/2]
+	ds := make([][]time.Duration, len(fns))
+	for range runs {
+		for i, fn := range fns {
+			start := time.Now()
+			fn()
+			ds[i] = append(ds[i], time.Since(start))
+		}
+	}
+	out := make([]time.Duration, len(fns))
+	for i := range ds {
+		slices.Sort(ds[i])
+		out[i] = ds[i][len(ds[i])/2]
+	}
+	return out
 }
 
 func reportDiff(pat string, ours, rg, proc []string) {
