@@ -22,8 +22,9 @@ func isBinary(buf []byte) bool {
 // matcher finds the lines of a buffer that match a regular expression. It
 // searches the whole buffer at once and only splits out the lines around
 // candidate matches: a literal that every match must contain is found (see
-// probe), and the regular expression then runs on that single line. Without such a literal the expression scans the buffer
-// itself. A matcher is safe for concurrent use.
+// probe), and the regular expression then runs on that single line.
+// Without such a literal the expression scans the buffer itself. A matcher
+// is safe for concurrent use.
 type matcher struct {
 	re      *regexp.Regexp // the pattern with (?m): ^ and $ match at lines
 	lits    [][]byte       // one of these occurs in every match; nil if unknown
