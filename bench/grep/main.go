@@ -15,7 +15,12 @@
 // for all), taking turns, and the median wall time is reported. The file sets must be
 // equal; differences are listed. Usage:
 //
-//	go run ./bench/grep [-root DIR] [-runs N] [-md] [PATTERN ...]
+//	go run ./bench/grep [-root DIR] [-runs N] [-md] [-cli PATH] [PATTERN ...]
+//
+// With -cli, the deepagents binary at PATH runs too, as a whole process:
+// "deepagents run" with a scripted model whose one turn calls the grep tool
+// over the tree (--dir ROOT), then answers. Its files come from the tool
+// result the run prints (--output jsonl), and must equal rg's.
 //
 // A last row compares Glob("**/*_test.go") with
 // rg --files --no-ignore --hidden -g '**/*_test.go'.
@@ -25,6 +30,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -53,6 +59,7 @@ func main() {
 	md := flag.Bool("md", false, "print a Markdown table")
 	once := flag.Bool("once", false, "grep once for the pattern argument and print the matching files (used for the process timing)")
 	glob := flag.Bool("glob", false, "with -once: glob instead of grep")
+	cli := flag.String("cli", "", "also time the deepagents binary at this path doing the grep in a whole `deepagents run`")
 	flag.Parse()
 	if *root == "" {
 		out, err := exec.Command("go", "env", "GOROOT").Output()
@@ -93,15 +100,20 @@ func main() {
 		*root, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(),
 		firstLine(string(rgVersion)), *runs)
 	if *md {
-		fmt.Println("| pattern | files | ours, in process | ours, process | rg -l | process / rg |")
-		fmt.Println("|---|---:|---:|---:|---:|---:|")
+		if *cli != "" {
+			fmt.Println("| pattern | files | ours, in process | ours, process | deepagents run | rg -l | process / rg | deepagents run / rg |")
+			fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|")
+		} else {
+			fmt.Println("| pattern | files | ours, in process | ours, process | rg -l | process / rg |")
+			fmt.Println("|---|---:|---:|---:|---:|---:|")
+		}
 	} else {
-		fmt.Printf("%-36s %6s %12s %12s %12s %8s\n", "pattern", "files", "in-process", "process", "rg -l", "ratio")
+		fmt.Printf("%-36s %6s %12s %12s %12s %8s %12s %8s\n", "pattern", "files", "in-process", "process", "rg -l", "ratio", "deepagents", "ratio")
 	}
 	allSame := true
 	for _, pat := range patterns {
-		var ours, proc, rg []string
-		times := timeAll(*runs,
+		var ours, proc, rg, da []string
+		fns := []func(){
 			func() {
 				if ours, err = grepFiles(*root, pat); err != nil {
 					fatal("grep %q: %v", pat, err)
@@ -109,18 +121,33 @@ func main() {
 			},
 			func() { proc = run(self, "-root", *root, "-once", pat) },
 			func() { rg = run("rg", "-l", "--no-ignore", "--hidden", "--", pat, *root) },
-		)
+		}
+		if *cli != "" {
+			script := grepScript(pat)
+			fns = append(fns, func() { da = runCLI(*cli, script, *root) })
+		}
+		times := timeAll(*runs, fns...)
 		inproc, process, rgTime := times[0], times[1], times[2]
 		for i, f := range rg {
 			rg[i] = strings.TrimPrefix(filepath.ToSlash(strings.TrimPrefix(f, *root)), "/")
 		}
 		slices.Sort(rg)
 		same := slices.Equal(ours, rg) && slices.Equal(ours, proc)
+		if *cli != "" && !slices.Equal(ours, da) {
+			same = false
+			fmt.Printf("  %q: deepagents run found %d files, the backend %d\n", pat, len(da), len(ours))
+		}
 		allSame = allSame && same
 		ratio := float64(process) / float64(rgTime)
-		if *md {
-			fmt.Printf("| `%s` | %d | %s | %s | %s | %.2f× |\n", strings.ReplaceAll(pat, "|", `\|`), len(ours), ms(inproc), ms(process), ms(rgTime), ratio)
-		} else {
+		name := strings.ReplaceAll(pat, "|", `\|`)
+		switch {
+		case *md && *cli != "":
+			fmt.Printf("| `%s` | %d | %s | %s | %s | %s | %.2f× | %.2f× |\n", name, len(ours), ms(inproc), ms(process), ms(times[3]), ms(rgTime), ratio, float64(times[3])/float64(rgTime))
+		case *md:
+			fmt.Printf("| `%s` | %d | %s | %s | %s | %.2f× |\n", name, len(ours), ms(inproc), ms(process), ms(rgTime), ratio)
+		case *cli != "":
+			fmt.Printf("%-36s %6d %12s %12s %12s %7.2fx %12s %7.2fx\n", pat, len(ours), ms(inproc), ms(process), ms(rgTime), ratio, ms(times[3]), float64(times[3])/float64(rgTime))
+		default:
 			fmt.Printf("%-36s %6d %12s %12s %12s %7.2fx\n", pat, len(ours), ms(inproc), ms(process), ms(rgTime), ratio)
 		}
 		if !same {
@@ -194,6 +221,56 @@ func globFiles(root, pattern string) []string {
 		out[i] = f.Path[1:]
 	}
 	return out
+}
+
+// grepScript writes a scripted-model file whose first turn calls the grep
+// tool for pattern over the whole workspace.
+func grepScript(pattern string) string {
+	args, _ := json.Marshal(map[string]string{"pattern": pattern, "path": "/"})
+	script, _ := json.Marshal(map[string]any{"turns": []map[string]any{
+		{"tool_calls": []map[string]any{{"id": "g", "name": "grep", "args": json.RawMessage(args)}}},
+		{"content": "done"},
+	}})
+	f, err := os.CreateTemp("", "benchgrep-*.json")
+	if err != nil {
+		fatal("%v", err)
+	}
+	defer f.Close()
+	if _, err := f.Write(script); err != nil {
+		fatal("%v", err)
+	}
+	return f.Name()
+}
+
+// runCLI runs a whole deepagents process that greps root with the script,
+// and returns the files its grep tool reported, relative to root.
+func runCLI(bin, script, root string) []string {
+	cmd := exec.Command(bin, "run", "--model", "replay:"+script, "--dir", root, "--db", "memory:",
+		"--auto-approve", "--output", "jsonl", "grep the tree")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		fatal("%s: %v: %s", bin, err, stderr.String())
+	}
+	var files []string
+	for line := range strings.SplitSeq(string(out), "\n") {
+		var ev struct {
+			Type    string `json:"type"`
+			Content string `json:"content"`
+		}
+		if json.Unmarshal([]byte(line), &ev) != nil || ev.Type != "tool_result" {
+			continue
+		}
+		if ev.Content == "No matches found" {
+			return nil
+		}
+		for p := range strings.SplitSeq(ev.Content, "\n") {
+			files = append(files, strings.TrimPrefix(p, "/"))
+		}
+	}
+	slices.Sort(files)
+	return files
 }
 
 // run runs a command and returns its output lines. Exit status 1 (no
