@@ -1,0 +1,102 @@
+// Package wire holds small helpers shared by the provider packages: tool
+// argument normalisation, tool-call ids and retry-after parsing.
+package wire
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var emptyObject = json.RawMessage(`{}`)
+
+// Args turns the argument text a model streamed for a tool call into the
+// JSON value kept in [llm.ToolCall].Args. Empty text becomes {}. Valid JSON
+// is kept byte for byte. Text that is not valid JSON (a model's mistake, or
+// a call cut off by the output limit) is kept as a JSON string, so that the
+// message stays valid JSON and the tool layer reports a clear argument
+// error instead of the run crashing.
+func Args(text string) json.RawMessage {
+	t := strings.TrimSpace(text)
+	if t == "" {
+		return append(json.RawMessage(nil), emptyObject...)
+	}
+	if json.Valid([]byte(t)) {
+		return json.RawMessage(t)
+	}
+	b, _ := json.Marshal(text) // a string always marshals
+	return b
+}
+
+// ArgsText is the inverse of [Args] for providers that carry arguments as
+// text (OpenAI): a JSON string produced by Args for invalid text is
+// unquoted back to the original text; anything else is returned as is, and
+// empty arguments become "{}".
+func ArgsText(args json.RawMessage) string {
+	a := bytes.TrimSpace(args)
+	if len(a) == 0 {
+		return "{}"
+	}
+	if a[0] == '"' {
+		var s string
+		if json.Unmarshal(a, &s) == nil {
+			return s
+		}
+	}
+	return string(a)
+}
+
+// ArgsObject returns args when it is a JSON object and {} otherwise, for
+// providers that require tool input to be an object (Anthropic).
+func ArgsObject(args json.RawMessage) json.RawMessage {
+	a := bytes.TrimSpace(args)
+	if len(a) > 0 && a[0] == '{' && json.Valid(a) {
+		return a
+	}
+	return emptyObject
+}
+
+// NewCallID returns a fresh tool-call id for servers that omit one.
+func NewCallID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return "call_" + hex.EncodeToString(b[:])
+}
+
+// RetryAfter reads the delay a response asks for before a retry, from
+// retry-after-ms (milliseconds) or retry-after (seconds or an HTTP date).
+func RetryAfter(h http.Header) (time.Duration, bool) {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && !math.IsNaN(ms) && ms >= 0 {
+			return durationOf(ms, float64(time.Millisecond)), true
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if math.IsNaN(s) || s < 0 {
+			return 0, false
+		}
+		return durationOf(s, float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(0, time.Until(t)), true
+	}
+	return 0, false
+}
+
+func durationOf(v, unit float64) time.Duration {
+	d := v * unit
+	if d >= math.MaxInt64 {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(d)
+}

@@ -1,0 +1,111 @@
+package wire
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestArgs(t *testing.T) {
+	tests := []struct {
+		in, want string
+	}{
+		{"", `{}`},
+		{"   ", `{}`},
+		{`{"a":1}`, `{"a":1}`},
+		{`{"a": 1, "b": [true]}`, `{"a": 1, "b": [true]}`},
+		{`{"a":`, `"{\"a\":"`},
+		{`not json`, `"not json"`},
+	}
+	for _, tt := range tests {
+		got := Args(tt.in)
+		if string(got) != tt.want {
+			t.Errorf("Args(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+		if !json.Valid(got) {
+			t.Errorf("Args(%q) = %s is not valid JSON", tt.in, got)
+		}
+	}
+}
+
+func TestArgsTextRoundTrip(t *testing.T) {
+	for _, in := range []string{`{"a":1}`, `{"a":`, `x"y`, `{}`} {
+		if got := ArgsText(Args(in)); got != in {
+			t.Errorf("ArgsText(Args(%q)) = %q", in, got)
+		}
+	}
+	if got := ArgsText(nil); got != "{}" {
+		t.Errorf("ArgsText(nil) = %q", got)
+	}
+}
+
+func TestArgsObject(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":1}`:   `{"a":1}`,
+		`"{\"a\":"`: `{}`,
+		`[1]`:       `{}`,
+		``:          `{}`,
+		`{broken`:   `{}`,
+	} {
+		if got := ArgsObject(json.RawMessage(in)); string(got) != want {
+			t.Errorf("ArgsObject(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestNewCallID(t *testing.T) {
+	a, b := NewCallID(), NewCallID()
+	if a == b || !strings.HasPrefix(a, "call_") {
+		t.Fatalf("ids %q %q", a, b)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	tests := []struct {
+		name string
+		h    http.Header
+		want time.Duration
+		ok   bool
+	}{
+		{"none", http.Header{}, 0, false},
+		{"seconds", http.Header{"Retry-After": {"2"}}, 2 * time.Second, true},
+		{"fraction", http.Header{"Retry-After": {"0.5"}}, 500 * time.Millisecond, true},
+		{"ms wins", http.Header{"Retry-After-Ms": {"150"}, "Retry-After": {"9"}}, 150 * time.Millisecond, true},
+		{"bad ms falls back", http.Header{"Retry-After-Ms": {"x"}, "Retry-After": {"1"}}, time.Second, true},
+		{"negative", http.Header{"Retry-After": {"-1"}}, 0, false},
+		{"garbage", http.Header{"Retry-After": {"soon"}}, 0, false},
+		{"huge", http.Header{"Retry-After": {"1e300"}}, time.Duration(1<<63 - 1), true},
+	}
+	for _, tt := range tests {
+		got, ok := RetryAfter(tt.h)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("%s: RetryAfter = %v, %v; want %v, %v", tt.name, got, ok, tt.want, tt.ok)
+		}
+	}
+	past := http.Header{"Retry-After": {time.Now().Add(-time.Hour).UTC().Format(http.TimeFormat)}}
+	if d, ok := RetryAfter(past); !ok || d != 0 {
+		t.Errorf("past date: %v %v", d, ok)
+	}
+	future := http.Header{"Retry-After": {time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)}}
+	if d, ok := RetryAfter(future); !ok || d < 59*time.Minute {
+		t.Errorf("future date: %v %v", d, ok)
+	}
+}
+
+func FuzzArgs(f *testing.F) {
+	for _, s := range []string{"", "{}", `{"a":[1,2]}`, `{"a":`, "\x00", `"x"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a := Args(s)
+		if !json.Valid(a) {
+			t.Fatalf("Args(%q) = %q is not valid JSON", s, a)
+		}
+		if !json.Valid(ArgsObject(a)) {
+			t.Fatalf("ArgsObject not valid")
+		}
+		_ = ArgsText(a)
+	})
+}
