@@ -245,19 +245,19 @@ func wrapErr(ctx context.Context, err error) error {
 	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
-		return &apiError{err: apiErr}
+		return fmt.Errorf("anthropic: %w", &apiError{err: apiErr})
 	}
 	return fmt.Errorf("anthropic: request failed: %w", err)
 }
 
-// apiError is an error response of the API.
+// apiError is an error response of the API, in a line: status, error type,
+// message and request id.
 type apiError struct {
 	err *sdk.Error
 }
 
 func (e *apiError) Error() string {
 	var b strings.Builder
-	b.WriteString("anthropic: ")
 	if e.err.StatusCode != 0 && e.err.StatusCode != http.StatusOK {
 		fmt.Fprintf(&b, "%d ", e.err.StatusCode)
 	}
@@ -267,6 +267,8 @@ func (e *apiError) Error() string {
 		fmt.Fprintf(&b, "%s: %s", typ, msg)
 	case msg != "":
 		b.WriteString(msg)
+	case typ != "":
+		b.WriteString(typ)
 	default:
 		b.WriteString(http.StatusText(e.err.StatusCode))
 	}

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -58,14 +59,10 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 			yield(llm.Chunk{}, wrapErr(ctx, err))
 			return
 		case err != nil:
-			var apiErr *sdk.Error
-			if errors.As(err, &apiErr) {
-				err = &apiError{err: apiErr}
-			}
-			yield(llm.Chunk{}, fmt.Errorf("anthropic: stream broken after %d events: %w: %w", acc.events, llm.ErrIncomplete, err))
+			yield(llm.Chunk{}, brokenErr(err, acc.events))
 			return
 		case !acc.stopped:
-			yield(llm.Chunk{}, fmt.Errorf("anthropic: stream ended after %d events without message_stop: %w", acc.events, llm.ErrIncomplete))
+			yield(llm.Chunk{}, wire.Incomplete(fmt.Sprintf("anthropic: stream ended after %d events without message_stop", acc.events), nil))
 			return
 		}
 		yield(llm.Chunk{Type: llm.ChunkDone, Response: acc.response()}, nil)
@@ -254,7 +251,24 @@ func (a *accumulator) open(index int64) (*block, error) {
 }
 
 func (a *accumulator) protocolErr(what string) error {
-	return fmt.Errorf("anthropic: malformed stream (event %d): %s: %w", a.events, what, llm.ErrIncomplete)
+	return wire.Incomplete(fmt.Sprintf("anthropic: malformed stream at event %d", a.events), errors.New(what))
+}
+
+// brokenErr describes an error that ended a stream after it had started.
+func brokenErr(err error, events int) error {
+	var (
+		apiErr *sdk.Error
+		synErr *json.SyntaxError
+		typErr *json.UnmarshalTypeError
+	)
+	what := "connection lost"
+	switch {
+	case errors.As(err, &apiErr):
+		what, err = "error event", &apiError{err: apiErr}
+	case errors.As(err, &synErr), errors.As(err, &typErr):
+		what = "malformed event data"
+	}
+	return wire.Incomplete(fmt.Sprintf("anthropic: %s after %d events", what, events), err)
 }
 
 func (a *accumulator) response() *llm.Response {

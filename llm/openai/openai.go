@@ -205,21 +205,19 @@ func (m *Model) wrapErr(ctx context.Context, err error) error {
 	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
-		return &apiError{provider: m.opts.Provider, err: apiErr}
+		return fmt.Errorf("%s: %w", m.opts.Provider, &apiError{err: apiErr})
 	}
 	return fmt.Errorf("%s: request failed: %w", m.opts.Provider, err)
 }
 
-// apiError is an error response of the server.
+// apiError is an error response of the server, in a line: status, error
+// type and message.
 type apiError struct {
-	provider string
-	err      *sdk.Error
+	err *sdk.Error
 }
 
 func (e *apiError) Error() string {
 	var b strings.Builder
-	b.WriteString(e.provider)
-	b.WriteString(": ")
 	if e.err.StatusCode != 0 {
 		fmt.Fprintf(&b, "%d ", e.err.StatusCode)
 	}
@@ -235,6 +233,8 @@ func (e *apiError) Error() string {
 		fmt.Fprintf(&b, "%s: %s", e.err.Type, msg)
 	case msg != "":
 		b.WriteString(msg)
+	case e.err.Type != "":
+		b.WriteString(e.err.Type)
 	default:
 		b.WriteString(http.StatusText(e.err.StatusCode))
 	}

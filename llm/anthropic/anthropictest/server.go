@@ -199,6 +199,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		if msg == "" {
 			msg = http.StatusText(t.Status)
+			if t.Status == 529 {
+				msg = "Overloaded"
+			}
 		}
 		writeError(w, t.Status, typ, msg, t.RetryAfter)
 		return

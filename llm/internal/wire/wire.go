@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/deepagents-go/deepagents/llm"
 )
 
 var emptyObject = json.RawMessage(`{}`)
@@ -99,4 +101,30 @@ func durationOf(v, unit float64) time.Duration {
 		return time.Duration(math.MaxInt64)
 	}
 	return time.Duration(d)
+}
+
+// Incomplete returns an error for a stream that broke before its message
+// was complete. It matches [llm.ErrIncomplete] and cause (when not nil)
+// with errors.Is and errors.As, and reads "msg (message incomplete): cause".
+func Incomplete(msg string, cause error) error {
+	return &incompleteError{msg: msg, cause: cause}
+}
+
+type incompleteError struct {
+	msg   string
+	cause error
+}
+
+func (e *incompleteError) Error() string {
+	if e.cause == nil {
+		return e.msg + " (message incomplete)"
+	}
+	return e.msg + " (message incomplete): " + e.cause.Error()
+}
+
+func (e *incompleteError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{llm.ErrIncomplete}
+	}
+	return []error{llm.ErrIncomplete, e.cause}
 }
