@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 
@@ -131,34 +132,44 @@ func OllamaFactory(fo FactoryOptions) llm.Factory {
 }
 
 // ollamaURL turns an OLLAMA_HOST value into the base URL of Ollama's
-// OpenAI-compatible API.
-func ollamaURL(host string) (string, error) {
-	host = strings.TrimSpace(host)
-	if host == "" {
+// OpenAI-compatible API, reading it the way Ollama does: a bare host or
+// host:port is http with port 11434 by default; an http:// or https:// URL
+// defaults to port 80 or 443.
+func ollamaURL(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
 		return OllamaBaseURL, nil
 	}
-	if !strings.Contains(host, "://") {
-		host = "http://" + host
+	scheme, hostport, explicit := strings.Cut(v, "://")
+	port := "11434"
+	switch {
+	case !explicit:
+		scheme, hostport = "http", v
+	case scheme == "http":
+		port = "80"
+	case scheme == "https":
+		port = "443"
+	default:
+		return "", fmt.Errorf("ollama: %s=%q is not a host or an http(s) URL", EnvOllamaHost, v)
 	}
-	scheme, rest, _ := strings.Cut(host, "://")
-	if scheme != "http" && scheme != "https" || rest == "" {
-		return "", fmt.Errorf("ollama: %s=%q is not a host or an http(s) URL", EnvOllamaHost, host)
+	hostport, path, _ := strings.Cut(hostport, "/")
+	host, p, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	} else {
+		port = p
 	}
-	hostport, path, _ := strings.Cut(rest, "/")
-	if !strings.Contains(hostport, ":") || strings.HasSuffix(hostport, "]") {
-		hostport += ":11434"
-	}
-	if strings.HasPrefix(hostport, "0.0.0.0:") {
+	if host == "" || host == "0.0.0.0" || host == "::" {
 		// Ollama listens on every interface; connect to this machine.
-		hostport = "localhost" + strings.TrimPrefix(hostport, "0.0.0.0")
+		host = "localhost"
 	}
-	path = strings.TrimSuffix(path, "/")
+	path = strings.Trim(path, "/")
 	if path == "" {
 		path = "v1"
 	} else if !strings.HasSuffix(path, "v1") {
 		path += "/v1"
 	}
-	return scheme + "://" + hostport + "/" + path, nil
+	return scheme + "://" + net.JoinHostPort(host, port) + "/" + path, nil
 }
 
 // Register makes the OpenAI API available in r as "openai", and the

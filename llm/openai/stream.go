@@ -66,17 +66,13 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 			yield(llm.Chunk{}, m.wrapErr(ctx, err))
 			return
 		case err != nil:
-			var se *ssestream.StreamError
-			if errors.As(err, &se) {
-				err = fmt.Errorf("error event: %s", bytes.TrimSpace(se.Event.Data))
-			}
-			yield(llm.Chunk{}, fmt.Errorf("%s: stream broken after %d chunks: %w: %w", prov, acc.chunks, llm.ErrIncomplete, err))
+			yield(llm.Chunk{}, brokenErr(prov, err, acc.chunks))
 			return
 		case spy == nil || !spy.done:
-			yield(llm.Chunk{}, fmt.Errorf("%s: stream ended after %d chunks without [DONE]: %w", prov, acc.chunks, llm.ErrIncomplete))
+			yield(llm.Chunk{}, wire.Incomplete(fmt.Sprintf("%s: stream ended after %d chunks without [DONE]", prov, acc.chunks), nil))
 			return
 		case acc.finish == "":
-			yield(llm.Chunk{}, fmt.Errorf("%s: stream ended without a finish reason: %w", prov, llm.ErrIncomplete))
+			yield(llm.Chunk{}, wire.Incomplete(fmt.Sprintf("%s: stream ended without a finish reason", prov), nil))
 			return
 		}
 		res, calls := acc.response()
@@ -87,6 +83,23 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 		}
 		yield(llm.Chunk{Type: llm.ChunkDone, Response: res}, nil)
 	}
+}
+
+// brokenErr describes an error that ended a stream after it had started.
+func brokenErr(provider string, err error, chunks int) error {
+	var (
+		se     *ssestream.StreamError
+		synErr *json.SyntaxError
+		typErr *json.UnmarshalTypeError
+	)
+	what := "connection lost"
+	switch {
+	case errors.As(err, &se):
+		what = "error event"
+	case errors.As(err, &synErr), errors.As(err, &typErr):
+		what = "malformed chunk data"
+	}
+	return wire.Incomplete(fmt.Sprintf("%s: %s after %d chunks", provider, what, chunks), err)
 }
 
 // accumulator assembles a message from streamed chunks.
