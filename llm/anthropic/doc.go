@@ -35,6 +35,8 @@
 // jitter) or after the server's retry-after-ms / retry-after, up to
 // [Options].MaxRetries times. A retry-after longer than
 // [Options].MaxRetryDelay is not waited for: the error is returned at once.
-// A stream that breaks part-way is not retried (its deltas were already
-// yielded); it ends with an error wrapping [llm.ErrIncomplete].
+// A stream that breaks before yielding anything (an "overloaded" error
+// event right after the headers, a connection lost before the first delta)
+// is retried the same way; one that breaks after yielding deltas is not,
+// and ends with an error wrapping [llm.ErrIncomplete].
 package anthropic

@@ -21,8 +21,10 @@ import (
 //
 // A stream that breaks before message_stop (a dropped connection, an
 // error event, malformed data) ends with an error wrapping
-// [llm.ErrIncomplete] and no ChunkDone. Cancelling ctx ends the stream
-// with ctx's error.
+// [llm.ErrIncomplete] and no ChunkDone. If it breaks before anything was
+// yielded (an "overloaded" error event right after the headers, say), it
+// is retried like a failed request, up to [Options].MaxRetries times.
+// Cancelling ctx ends the stream with ctx's error.
 func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
 	return func(yield func(llm.Chunk, error) bool) {
 		p, err := m.params(req)
@@ -30,43 +32,71 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 			yield(llm.Chunk{}, err)
 			return
 		}
-		var resp *http.Response
-		stream := m.client.Messages.NewStreaming(ctx, p, option.WithResponseInto(&resp))
-		defer stream.Close()
-
-		var acc accumulator
-		for stream.Next() {
-			ev := stream.Current()
-			c, ok, err := acc.add(&ev)
-			if err != nil {
+		for attempt := 0; ; attempt++ {
+			yielded := false
+			retryable, err := m.stream(ctx, p, func(c llm.Chunk) bool {
+				yielded = true
+				return yield(c, nil)
+			})
+			switch {
+			case err == nil || err == errStopped:
+				return
+			case !retryable || yielded || attempt >= m.opts.MaxRetries:
 				yield(llm.Chunk{}, err)
 				return
 			}
-			if ok && !yield(c, nil) {
+			wait := wire.Backoff(attempt)
+			m.opts.Logger.Debug("anthropic: stream failed before any output; retrying", "err", err, "wait", wait)
+			if err := wire.Sleep(ctx, wait); err != nil {
+				yield(llm.Chunk{}, fmt.Errorf("anthropic: %w", err))
 				return
 			}
-			if acc.stopped {
-				break
-			}
 		}
-		err = stream.Err()
-		switch {
-		case ctx.Err() != nil:
-			yield(llm.Chunk{}, fmt.Errorf("anthropic: %w", context.Cause(ctx)))
-			return
-		case err != nil && (resp == nil || resp.StatusCode >= 300):
-			// The request itself failed: no stream was opened.
-			yield(llm.Chunk{}, wrapErr(ctx, err))
-			return
-		case err != nil:
-			yield(llm.Chunk{}, brokenErr(err, acc.events))
-			return
-		case !acc.stopped:
-			yield(llm.Chunk{}, wire.Incomplete(fmt.Sprintf("anthropic: stream ended after %d events without message_stop", acc.events), nil))
-			return
-		}
-		yield(llm.Chunk{Type: llm.ChunkDone, Response: acc.response()}, nil)
 	}
+}
+
+// errStopped reports that the consumer stopped the iteration.
+var errStopped = errors.New("stopped")
+
+// stream makes one streaming request and passes its chunks, ChunkDone
+// included, to yield. It returns nil after ChunkDone, errStopped when yield
+// returns false, or the error that ended the stream and whether a new
+// request could succeed where this one failed.
+func (m *Model) stream(ctx context.Context, p sdk.MessageNewParams, yield func(llm.Chunk) bool) (retryable bool, err error) {
+	var resp *http.Response
+	stream := m.client.Messages.NewStreaming(ctx, p, option.WithResponseInto(&resp))
+	defer stream.Close()
+
+	var acc accumulator
+	for stream.Next() {
+		ev := stream.Current()
+		c, ok, err := acc.add(&ev)
+		if err != nil {
+			return false, err
+		}
+		if ok && !yield(c) {
+			return false, errStopped
+		}
+		if acc.stopped {
+			break
+		}
+	}
+	err = stream.Err()
+	switch {
+	case ctx.Err() != nil:
+		return false, fmt.Errorf("anthropic: %w", context.Cause(ctx))
+	case err != nil && (resp == nil || resp.StatusCode >= 300):
+		// The request itself failed, after the SDK's retries.
+		return false, wrapErr(ctx, err)
+	case err != nil:
+		return brokenErr(err, acc.events)
+	case !acc.stopped:
+		return true, wire.Incomplete(fmt.Sprintf("anthropic: stream ended after %d events without message_stop", acc.events), nil)
+	}
+	if !yield(llm.Chunk{Type: llm.ChunkDone, Response: acc.response()}) {
+		return false, errStopped
+	}
+	return false, nil
 }
 
 // accumulator assembles a message from stream events.
@@ -254,21 +284,29 @@ func (a *accumulator) protocolErr(what string) error {
 	return wire.Incomplete(fmt.Sprintf("anthropic: malformed stream at event %d", a.events), errors.New(what))
 }
 
-// brokenErr describes an error that ended a stream after it had started.
-func brokenErr(err error, events int) error {
+// brokenErr describes an error that ended a stream after it had started,
+// and says whether a new request could fare better: after a lost
+// connection or a server-side error event, yes; after malformed data, no.
+func brokenErr(err error, events int) (retryable bool, _ error) {
 	var (
 		apiErr *sdk.Error
 		synErr *json.SyntaxError
 		typErr *json.UnmarshalTypeError
 	)
 	what := "connection lost"
+	retryable = true
 	switch {
 	case errors.As(err, &apiErr):
 		what, err = "error event", &apiError{err: apiErr}
+		switch apiErr.Type() {
+		case "overloaded_error", "api_error", "rate_limit_error", "timeout_error":
+		default:
+			retryable = false
+		}
 	case errors.As(err, &synErr), errors.As(err, &typErr):
-		what = "malformed event data"
+		what, retryable = "malformed event data", false
 	}
-	return wire.Incomplete(fmt.Sprintf("anthropic: %s after %d events", what, events), err)
+	return retryable, wire.Incomplete(fmt.Sprintf("anthropic: %s after %d events", what, events), err)
 }
 
 func (a *accumulator) response() *llm.Response {

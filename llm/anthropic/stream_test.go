@@ -180,7 +180,7 @@ func TestStreamBroken(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newRawServer(t, func(w http.ResponseWriter, r *http.Request, n int) { tt.handler(w) })
-			m := newModel(t, srv.URL, anthropic.Options{})
+			m := newModel(t, srv.URL, anthropic.Options{MaxRetries: -1})
 			chunks, err := collect(context.Background(), m, userReq("hi"))
 			if !errors.Is(err, llm.ErrIncomplete) {
 				t.Fatalf("error %v, want ErrIncomplete", err)
@@ -192,10 +192,64 @@ func TestStreamBroken(t *testing.T) {
 			t.Log(err)
 			noDone(t, chunks)
 			if srv.count() != 1 {
-				t.Errorf("%d requests: a broken stream must not be retried", srv.count())
+				t.Errorf("%d requests with retries off", srv.count())
 			}
 			if _, err := llm.Generate(context.Background(), m, userReq("again")); !errors.Is(err, llm.ErrIncomplete) {
 				t.Errorf("Generate: %v", err)
+			}
+		})
+	}
+}
+
+func TestRetryBeforeOutput(t *testing.T) {
+	text := fixture(t, "text.sse")
+	start := text[:strings.Index(text, "event: content_block_start")]
+	overloaded := start + "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
+	tests := []struct {
+		name     string
+		first    func(w http.ResponseWriter)
+		requests int // 2: retried, 1: not
+	}{
+		{"overloaded event before any output", func(w http.ResponseWriter) { serveSSE(w, overloaded) }, 2},
+		{"empty stream", func(w http.ResponseWriter) { serveSSE(w, "") }, 2},
+		{"connection lost before any output", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			_, _ = io.WriteString(w, start)
+			w.(http.Flusher).Flush()
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				_ = conn.Close()
+			}
+		}, 2},
+		{"malformed data is not retried", func(w http.ResponseWriter) { serveSSE(w, start+"event: content_block_start\ndata: {nope\n\n") }, 1},
+		{"invalid request event is not retried", func(w http.ResponseWriter) {
+			serveSSE(w, start+"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"bad\"}}\n\n")
+		}, 1},
+		{"not after output was yielded", func(w http.ResponseWriter) { serveSSE(w, fixture(t, "error_event.sse")) }, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newRawServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+				if n == 0 {
+					tt.first(w)
+					return
+				}
+				serveSSE(w, text)
+			})
+			m := newModel(t, srv.URL, anthropic.Options{MaxRetries: 1})
+			chunks, err := collect(context.Background(), m, userReq("hi"))
+			if srv.count() != tt.requests {
+				t.Fatalf("%d requests, want %d (error %v)", srv.count(), tt.requests, err)
+			}
+			if tt.requests == 2 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res := done(t, chunks); res.Message.Text() != "Hello, wörld!" {
+					t.Errorf("text %q", res.Message.Text())
+				}
+			} else if !errors.Is(err, llm.ErrIncomplete) {
+				t.Errorf("error %v", err)
 			}
 		})
 	}

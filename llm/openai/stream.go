@@ -26,7 +26,9 @@ import (
 //
 // A stream that ends before "data: [DONE]" (a dropped connection, an error
 // payload, malformed data) ends with an error wrapping [llm.ErrIncomplete]
-// and no ChunkDone. Cancelling ctx ends the stream with ctx's error.
+// and no ChunkDone. If it breaks before anything was yielded, it is retried
+// like a failed request, up to [Options].MaxRetries times. Cancelling ctx
+// ends the stream with ctx's error.
 func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
 	return func(yield func(llm.Chunk, error) bool) {
 		p, err := m.params(req)
@@ -34,72 +36,111 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 			yield(llm.Chunk{}, err)
 			return
 		}
-		var (
-			resp *http.Response
-			spy  *doneSpy
-		)
-		stream := m.svc.NewStreaming(ctx, p,
-			option.WithResponseInto(&resp),
-			option.WithMiddleware(spyOnDone(&spy)))
-		defer stream.Close()
-
-		acc := accumulator{provider: m.opts.Provider}
-		for stream.Next() {
-			chunk := stream.Current()
-			for c, err := range acc.add(&chunk) {
-				if err != nil {
-					yield(llm.Chunk{}, err)
-					return
-				}
-				if !yield(c, nil) {
-					return
-				}
+		for attempt := 0; ; attempt++ {
+			yielded := false
+			retryable, err := m.stream(ctx, p, func(c llm.Chunk) bool {
+				yielded = true
+				return yield(c, nil)
+			})
+			switch {
+			case err == nil || err == errStopped:
+				return
+			case !retryable || yielded || attempt >= m.opts.MaxRetries:
+				yield(llm.Chunk{}, err)
+				return
 			}
-		}
-		err = stream.Err()
-		prov := m.opts.Provider
-		switch {
-		case ctx.Err() != nil:
-			yield(llm.Chunk{}, fmt.Errorf("%s: %w", prov, context.Cause(ctx)))
-			return
-		case err != nil && (resp == nil || resp.StatusCode >= 300):
-			yield(llm.Chunk{}, m.wrapErr(ctx, err))
-			return
-		case err != nil:
-			yield(llm.Chunk{}, brokenErr(prov, err, acc.chunks))
-			return
-		case spy == nil || !spy.done:
-			yield(llm.Chunk{}, wire.Incomplete(fmt.Sprintf("%s: stream ended after %d chunks without [DONE]", prov, acc.chunks), nil))
-			return
-		case acc.finish == "":
-			yield(llm.Chunk{}, wire.Incomplete(fmt.Sprintf("%s: stream ended without a finish reason", prov), nil))
-			return
-		}
-		res, calls := acc.response()
-		for i := range calls {
-			if !yield(llm.Chunk{Type: llm.ChunkToolCall, ToolCall: &calls[i]}, nil) {
+			wait := wire.Backoff(attempt)
+			m.opts.Logger.Debug(m.opts.Provider+": stream failed before any output; retrying", "err", err, "wait", wait)
+			if err := wire.Sleep(ctx, wait); err != nil {
+				yield(llm.Chunk{}, fmt.Errorf("%s: %w", m.opts.Provider, err))
 				return
 			}
 		}
-		yield(llm.Chunk{Type: llm.ChunkDone, Response: res}, nil)
 	}
 }
 
-// brokenErr describes an error that ended a stream after it had started.
-func brokenErr(provider string, err error, chunks int) error {
+// errStopped reports that the consumer stopped the iteration.
+var errStopped = errors.New("stopped")
+
+// stream makes one streaming request and passes its chunks, ChunkDone
+// included, to yield. It returns nil after ChunkDone, errStopped when yield
+// returns false, or the error that ended the stream and whether a new
+// request could succeed where this one failed.
+func (m *Model) stream(ctx context.Context, p sdk.ChatCompletionNewParams, yield func(llm.Chunk) bool) (retryable bool, err error) {
+	var (
+		resp *http.Response
+		spy  *doneSpy
+	)
+	stream := m.svc.NewStreaming(ctx, p,
+		option.WithResponseInto(&resp),
+		option.WithMiddleware(spyOnDone(&spy)))
+	defer stream.Close()
+
+	acc := accumulator{provider: m.opts.Provider}
+	for stream.Next() {
+		chunk := stream.Current()
+		for c := range acc.add(&chunk) {
+			if !yield(c) {
+				return false, errStopped
+			}
+		}
+	}
+	err = stream.Err()
+	prov := m.opts.Provider
+	switch {
+	case ctx.Err() != nil:
+		return false, fmt.Errorf("%s: %w", prov, context.Cause(ctx))
+	case err != nil && (resp == nil || resp.StatusCode >= 300):
+		// The request itself failed, after the SDK's retries.
+		return false, m.wrapErr(ctx, err)
+	case err != nil:
+		return brokenErr(prov, err, acc.chunks)
+	case spy == nil || !spy.done:
+		return true, wire.Incomplete(fmt.Sprintf("%s: stream ended after %d chunks without [DONE]", prov, acc.chunks), nil)
+	case acc.finish == "":
+		return true, wire.Incomplete(fmt.Sprintf("%s: stream ended without a finish reason", prov), nil)
+	}
+	res, calls := acc.response()
+	for i := range calls {
+		if !yield(llm.Chunk{Type: llm.ChunkToolCall, ToolCall: &calls[i]}) {
+			return false, errStopped
+		}
+	}
+	if !yield(llm.Chunk{Type: llm.ChunkDone, Response: res}) {
+		return false, errStopped
+	}
+	return false, nil
+}
+
+// brokenErr describes an error that ended a stream after it had started,
+// and says whether a new request could fare better: after a lost
+// connection or a server error payload, yes; after malformed data, no.
+func brokenErr(provider string, err error, chunks int) (retryable bool, _ error) {
 	var (
 		se     *ssestream.StreamError
 		synErr *json.SyntaxError
 		typErr *json.UnmarshalTypeError
 	)
 	what := "connection lost"
+	retryable = true
 	switch {
 	case errors.As(err, &se):
 		what = "error event"
+		var payload struct {
+			Error struct {
+				Type string `json:"type"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(se.Event.Data, &payload)
+		switch payload.Error.Type {
+		case "server_error", "rate_limit_error", "overloaded_error", "api_error", "":
+		default:
+			retryable = false
+		}
 	case errors.As(err, &synErr), errors.As(err, &typErr):
-		what = "malformed chunk data"
+		what, retryable = "malformed chunk data", false
 	}
-	return wire.Incomplete(fmt.Sprintf("%s: %s after %d chunks", provider, what, chunks), err)
+	return retryable, wire.Incomplete(fmt.Sprintf("%s: %s after %d chunks", provider, what, chunks), err)
 }
 
 // accumulator assembles a message from streamed chunks.
@@ -126,8 +167,8 @@ type callBuf struct {
 
 // add takes in one chunk and yields the deltas it carries. Tool calls are
 // held back until the stream is complete.
-func (a *accumulator) add(c *sdk.ChatCompletionChunk) iter.Seq2[llm.Chunk, error] {
-	return func(yield func(llm.Chunk, error) bool) {
+func (a *accumulator) add(c *sdk.ChatCompletionChunk) iter.Seq[llm.Chunk] {
+	return func(yield func(llm.Chunk) bool) {
 		a.chunks++
 		if c.Model != "" {
 			a.model = c.Model
@@ -150,20 +191,20 @@ func (a *accumulator) add(c *sdk.ChatCompletionChunk) iter.Seq2[llm.Chunk, error
 			d := &ch.Delta
 			if r := reasoningDelta(d); r != "" {
 				a.reasoning = append(a.reasoning, r...)
-				if !yield(llm.Chunk{Type: llm.ChunkReasoning, Text: r}, nil) {
+				if !yield(llm.Chunk{Type: llm.ChunkReasoning, Text: r}) {
 					return
 				}
 			}
 			if d.Content != "" {
 				a.text = append(a.text, d.Content...)
-				if !yield(llm.Chunk{Type: llm.ChunkText, Text: d.Content}, nil) {
+				if !yield(llm.Chunk{Type: llm.ChunkText, Text: d.Content}) {
 					return
 				}
 			}
 			if d.Refusal != "" {
 				a.refusal = true
 				a.text = append(a.text, d.Refusal...)
-				if !yield(llm.Chunk{Type: llm.ChunkText, Text: d.Refusal}, nil) {
+				if !yield(llm.Chunk{Type: llm.ChunkText, Text: d.Refusal}) {
 					return
 				}
 			}

@@ -206,7 +206,7 @@ func TestStreamBroken(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newRawServer(t, func(w http.ResponseWriter, r *http.Request, n int) { tt.handler(w) })
-			m := newModel(t, srv.URL, openai.Options{})
+			m := newModel(t, srv.URL, openai.Options{MaxRetries: -1})
 			chunks, err := collect(context.Background(), m, userReq("hi"))
 			if !errors.Is(err, llm.ErrIncomplete) {
 				t.Fatalf("error %v, want ErrIncomplete", err)
@@ -223,7 +223,7 @@ func TestStreamBroken(t *testing.T) {
 				}
 			}
 			if srv.count() != 1 {
-				t.Errorf("%d requests: a broken stream must not be retried", srv.count())
+				t.Errorf("%d requests with retries off", srv.count())
 			}
 		})
 	}
@@ -236,10 +236,56 @@ func TestStreamToolCallsHeldUntilComplete(t *testing.T) {
 	cut := strings.Index(body, `"finish_reason":"tool_calls"`)
 	cut = strings.LastIndex(body[:cut], "data: ")
 	srv := newRawServer(t, func(w http.ResponseWriter, r *http.Request, n int) { serveSSE(w, body[:cut]) })
-	m := newModel(t, srv.URL, openai.Options{})
+	m := newModel(t, srv.URL, openai.Options{MaxRetries: -1})
 	chunks, err := collect(context.Background(), m, userReq("hi"))
 	if !errors.Is(err, llm.ErrIncomplete) || len(chunks) != 0 {
 		t.Fatalf("chunks %+v, error %v", chunks, err)
+	}
+}
+
+func TestRetryBeforeOutput(t *testing.T) {
+	text := fixture(t, "text.sse")
+	tools := fixture(t, "tools.sse")
+	toolsCut := tools[:strings.LastIndex(tools[:strings.Index(tools, `"finish_reason":"tool_calls"`)], "data: ")]
+	tests := []struct {
+		name     string
+		first    string
+		requests int
+	}{
+		{"server error payload first", `data: {"error":{"message":"overloaded","type":"server_error"}}` + "\n\n", 2},
+		{"empty stream", "", 2},
+		// Tool-call fragments are not yielded until the end, so a stream
+		// cut among them has yielded nothing and can be retried.
+		{"cut among tool-call fragments", toolsCut, 2},
+		{"invalid request payload", `data: {"error":{"message":"bad","type":"invalid_request_error"}}` + "\n\n", 1},
+		{"malformed data", "data: {nope\n\n", 1},
+		{"after text was yielded", fixture(t, "error_event.sse"), 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newRawServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+				if n == 0 {
+					serveSSE(w, tt.first)
+					return
+				}
+				serveSSE(w, text)
+			})
+			m := newModel(t, srv.URL, openai.Options{MaxRetries: 1})
+			chunks, err := collect(context.Background(), m, userReq("hi"))
+			if srv.count() != tt.requests {
+				t.Fatalf("%d requests, want %d (error %v)", srv.count(), tt.requests, err)
+			}
+			if tt.requests == 2 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res := done(t, chunks); res.Message.Text() != "Hello, wörld!" || len(res.Message.ToolCalls) != 0 {
+					t.Errorf("response %+v", res)
+				}
+			} else if !errors.Is(err, llm.ErrIncomplete) {
+				t.Errorf("error %v", err)
+			}
+		})
 	}
 }
 

@@ -4,10 +4,12 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"math"
+	mrand "math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -127,4 +129,28 @@ func (e *incompleteError) Unwrap() []error {
 		return []error{llm.ErrIncomplete}
 	}
 	return []error{llm.ErrIncomplete, e.cause}
+}
+
+// Backoff returns the wait before retry number attempt (0 for the first
+// retry): half a second doubling up to 8 seconds, less up to a quarter of
+// jitter, as the SDKs do for the retries they make themselves.
+func Backoff(attempt int) time.Duration {
+	d := 8 * time.Second
+	if attempt < 4 {
+		d = 500 * time.Millisecond << attempt
+	}
+	return d - time.Duration(mrand.Int64N(int64(d/4)+1))
+}
+
+// Sleep waits for d or until ctx is done, and returns ctx's error in the
+// latter case.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
 }

@@ -1,11 +1,15 @@
 package wire
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/deepagents-go/deepagents/llm"
 )
 
 func TestArgs(t *testing.T) {
@@ -108,4 +112,43 @@ func FuzzArgs(f *testing.F) {
 		}
 		_ = ArgsText(a)
 	})
+}
+
+func TestBackoff(t *testing.T) {
+	for attempt, base := range []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second, 8 * time.Second} {
+		for range 20 {
+			d := Backoff(attempt)
+			if d > base || d < base*3/4 {
+				t.Fatalf("Backoff(%d) = %v, want within [%v, %v]", attempt, d, base*3/4, base)
+			}
+		}
+	}
+	if d := Backoff(1000); d > 8*time.Second {
+		t.Fatalf("Backoff(1000) = %v", d)
+	}
+}
+
+func TestSleep(t *testing.T) {
+	if err := Sleep(context.Background(), time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Sleep after cancel: %v", err)
+	}
+}
+
+func TestIncomplete(t *testing.T) {
+	cause := errors.New("unexpected EOF")
+	err := Incomplete("x: connection lost", cause)
+	if !errors.Is(err, llm.ErrIncomplete) || !errors.Is(err, cause) {
+		t.Fatal("does not match")
+	}
+	if err.Error() != "x: connection lost (message incomplete): unexpected EOF" {
+		t.Fatalf("%q", err)
+	}
+	if err := Incomplete("x: ended", nil); !errors.Is(err, llm.ErrIncomplete) || err.Error() != "x: ended (message incomplete)" {
+		t.Fatalf("%q", err)
+	}
 }
