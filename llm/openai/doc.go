@@ -34,7 +34,8 @@
 // Retries are the SDK's: connection errors, 408, 409, 429 and 5xx are
 // retried with exponential backoff or after the server's retry-after-ms /
 // retry-after, up to [Options].MaxRetries times; a retry-after longer than
-// [Options].MaxRetryDelay is not waited for.
+// [Options].MaxRetryDelay is not waited for. A stream that breaks before
+// yielding anything is retried the same way; one that breaks after is not.
 //
 // The registry names ([Register]): "openai:MODEL" (OPENAI_API_KEY,
 // OPENAI_BASE_URL), "ollama:MODEL" (OLLAMA_HOST or localhost:11434),
