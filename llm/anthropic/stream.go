@@ -69,6 +69,11 @@ func (m *Model) stream(ctx context.Context, p sdk.MessageNewParams, yield func(l
 
 	var acc accumulator
 	for stream.Next() {
+		if acc.stopped {
+			// Read on to the end of the body (normally nothing is left),
+			// so that the connection can be reused.
+			continue
+		}
 		ev := stream.Current()
 		c, ok, err := acc.add(&ev)
 		if err != nil {
@@ -76,9 +81,6 @@ func (m *Model) stream(ctx context.Context, p sdk.MessageNewParams, yield func(l
 		}
 		if ok && !yield(c) {
 			return false, errStopped
-		}
-		if acc.stopped {
-			break
 		}
 	}
 	err = stream.Err()

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -374,5 +377,34 @@ func TestUsageInMessageDelta(t *testing.T) {
 	want := llm.Usage{InputTokens: 6020, OutputTokens: 15, CacheReadTokens: 6000}
 	if res.Usage != want {
 		t.Errorf("usage %+v, want %+v", res.Usage, want)
+	}
+}
+
+func TestConnectionReused(t *testing.T) {
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		serveSSE(w, fixture(t, "tools.sse"))
+		// The end of the chunked body comes a little later, as it can
+		// over a real network: a client that closes the body as soon as
+		// the message is complete loses the connection.
+		w.(http.Flusher).Flush()
+		time.Sleep(20 * time.Millisecond)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	m := newModel(t, srv.URL, anthropic.Options{HTTPClient: &http.Client{Transport: &http.Transport{}}})
+	for range 3 {
+		if _, err := llm.Generate(context.Background(), m, userReq("hi")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for 3 sequential requests, want 1", n)
 	}
 }

@@ -345,6 +345,16 @@ func (s *doneSpy) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Close reads what little follows [DONE] (the end of the chunked body)
+// before closing, so that the connection can be reused: the SDK closes the
+// body as soon as it sees [DONE].
+func (s *doneSpy) Close() error {
+	if s.done {
+		_, _ = io.CopyN(io.Discard, s.ReadCloser, 4<<10)
+	}
+	return s.ReadCloser.Close()
+}
+
 // spyOnDone is a per-request middleware that wraps a successful response's
 // body in a doneSpy and stores it in *spy. Each attempt replaces it, so
 // *spy watches the body that is finally streamed.

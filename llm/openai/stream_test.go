@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -384,5 +387,33 @@ func TestRefusal(t *testing.T) {
 	}
 	if res.StopReason != llm.StopRefusal || res.Message.Text() != "I can't help with that." {
 		t.Errorf("response %+v", res)
+	}
+}
+func TestConnectionReused(t *testing.T) {
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		serveSSE(w, fixture(t, "tools.sse"))
+		// The end of the chunked body comes a little later, as it can
+		// over a real network: a client that closes the body as soon as
+		// the message is complete loses the connection.
+		w.(http.Flusher).Flush()
+		time.Sleep(20 * time.Millisecond)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	m := newModel(t, srv.URL, openai.Options{HTTPClient: &http.Client{Transport: &http.Transport{}}})
+	for range 3 {
+		if _, err := llm.Generate(context.Background(), m, userReq("hi")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for 3 sequential requests, want 1", n)
 	}
 }
