@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/deepagents-go/deepagents/llm"
@@ -24,6 +25,10 @@ const (
 	// EnvOllamaHost is Ollama's own variable for its address
 	// ("127.0.0.1:11434" or "http://host:11434").
 	EnvOllamaHost = "OLLAMA_HOST"
+	// EnvOllamaContextLength is Ollama's own variable for the context
+	// length it runs models with; when set, it is the context window
+	// "ollama:" models report.
+	EnvOllamaContextLength = "OLLAMA_CONTEXT_LENGTH"
 )
 
 // Base URLs of the local servers the shortcuts reach.
@@ -116,7 +121,9 @@ func LocalFactory(provider, defaultURL string, fo FactoryOptions) llm.Factory {
 
 // OllamaFactory returns the factory of the "ollama" provider: "ollama:qwen3"
 // reaches Ollama's OpenAI-compatible endpoint at OLLAMA_HOST, or else
-// http://localhost:11434/v1. No key is needed.
+// http://localhost:11434/v1. No key is needed. The context window models
+// report is OLLAMA_CONTEXT_LENGTH when set (Ollama truncates prompts to
+// the length it runs a model with, whatever the model could take).
 func OllamaFactory(fo FactoryOptions) llm.Factory {
 	return func(ctx context.Context, name string) (llm.Model, error) {
 		fo := fo
@@ -126,6 +133,13 @@ func OllamaFactory(fo FactoryOptions) llm.Factory {
 				return nil, err
 			}
 			fo.BaseURL = u
+		}
+		if v := strings.TrimSpace(fo.getenv(EnvOllamaContextLength)); v != "" && fo.ContextWindow == 0 {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return nil, fmt.Errorf("ollama: %s=%q is not a positive number of tokens", EnvOllamaContextLength, v)
+			}
+			fo.ContextWindow = n
 		}
 		return LocalFactory("ollama", OllamaBaseURL, fo)(ctx, name)
 	}

@@ -127,6 +127,16 @@ func TestOllamaDefaults(t *testing.T) {
 	if err != nil || llm.Describe(m).ContextWindow != 131_072 {
 		t.Errorf("gpt-oss on ollama: %v %+v", err, llm.Describe(m))
 	}
+	var withCtx llm.Registry
+	openai.Register(&withCtx, openai.FactoryOptions{Getenv: env("OLLAMA_CONTEXT_LENGTH", "32768")})
+	if m, err := withCtx.New(context.Background(), "ollama:qwen3"); err != nil || llm.Describe(m).ContextWindow != 32768 {
+		t.Errorf("OLLAMA_CONTEXT_LENGTH: %v", err)
+	}
+	var badCtx llm.Registry
+	openai.Register(&badCtx, openai.FactoryOptions{Getenv: env("OLLAMA_CONTEXT_LENGTH", "lots")})
+	if _, err := badCtx.New(context.Background(), "ollama:qwen3"); err == nil || !strings.Contains(err.Error(), "OLLAMA_CONTEXT_LENGTH") {
+		t.Errorf("bad OLLAMA_CONTEXT_LENGTH: %v", err)
+	}
 	var bad llm.Registry
 	openai.Register(&bad, openai.FactoryOptions{Getenv: env("OLLAMA_HOST", "ftp://x")})
 	if _, err := bad.New(context.Background(), "ollama:x"); err == nil || !strings.Contains(err.Error(), "OLLAMA_HOST") {
