@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
 
@@ -63,17 +64,17 @@ var errStopped = errors.New("stopped")
 // returns false, or the error that ended the stream and whether a new
 // request could succeed where this one failed.
 func (m *Model) stream(ctx context.Context, p sdk.MessageNewParams, yield func(llm.Chunk) bool) (retryable bool, err error) {
-	var resp *http.Response
-	stream := m.client.Messages.NewStreaming(ctx, p, option.WithResponseInto(&resp))
+	var (
+		resp *http.Response
+		body *completeBody
+	)
+	stream := m.client.Messages.NewStreaming(ctx, p,
+		option.WithResponseInto(&resp),
+		option.WithMiddleware(wrapBody(&body)))
 	defer stream.Close()
 
 	var acc accumulator
 	for stream.Next() {
-		if acc.stopped {
-			// Read on to the end of the body (normally nothing is left),
-			// so that the connection can be reused.
-			continue
-		}
 		ev := stream.Current()
 		c, ok, err := acc.add(&ev)
 		if err != nil {
@@ -81,6 +82,12 @@ func (m *Model) stream(ctx context.Context, p sdk.MessageNewParams, yield func(l
 		}
 		if ok && !yield(c) {
 			return false, errStopped
+		}
+		if acc.stopped {
+			if body != nil {
+				body.complete = true
+			}
+			break
 		}
 	}
 	err = stream.Err()
@@ -99,6 +106,36 @@ func (m *Model) stream(ctx context.Context, p sdk.MessageNewParams, yield func(l
 		return false, errStopped
 	}
 	return false, nil
+}
+
+// completeBody is a response body that, once its message is complete, is
+// drained before it is closed so that the connection can be reused (the
+// stream stops reading at message_stop).
+type completeBody struct {
+	io.ReadCloser
+	complete bool
+}
+
+func (b *completeBody) Close() error {
+	if b.complete {
+		return wire.DrainClose(b.ReadCloser)
+	}
+	return b.ReadCloser.Close()
+}
+
+// wrapBody is a per-request middleware that wraps a successful response's
+// body in a completeBody and stores it in *body. Each attempt replaces it,
+// so *body is the body that is finally streamed.
+func wrapBody(body **completeBody) option.Middleware {
+	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		res, err := next(req)
+		if err == nil && res != nil && res.StatusCode < 300 && res.Body != nil {
+			b := &completeBody{ReadCloser: res.Body}
+			res.Body = b
+			*body = b
+		}
+		return res, err
+	}
 }
 
 // accumulator assembles a message from stream events.

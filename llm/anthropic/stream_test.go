@@ -408,3 +408,29 @@ func TestConnectionReused(t *testing.T) {
 		t.Errorf("%d connections for 3 sequential requests, want 1", n)
 	}
 }
+
+func TestBodyHeldOpenAfterMessage(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	release := make(chan struct{})
+	srv := newRawServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		serveSSE(w, fixture(t, "text.sse"))
+		w.(http.Flusher).Flush()
+		select { // a misbehaving server: the body never ends
+		case <-r.Context().Done():
+		case <-release:
+		}
+	})
+	hc := &http.Client{Transport: &http.Transport{}}
+	m := newModel(t, srv.URL, anthropic.Options{HTTPClient: hc})
+	start := time.Now()
+	res, err := llm.Generate(context.Background(), m, userReq("hi"))
+	if err != nil || res.Message.Text() != "Hello, wörld!" {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v: waited for the end of a complete stream", d)
+	}
+	close(release)
+	hc.CloseIdleConnections()
+	srv.Close()
+}

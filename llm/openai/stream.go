@@ -345,12 +345,12 @@ func (s *doneSpy) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Close reads what little follows [DONE] (the end of the chunked body)
-// before closing, so that the connection can be reused: the SDK closes the
-// body as soon as it sees [DONE].
+// Close lets the connection be reused when the stream was complete: the
+// SDK closes the body as soon as it sees [DONE], before the end of the
+// chunked encoding.
 func (s *doneSpy) Close() error {
 	if s.done {
-		_, _ = io.CopyN(io.Discard, s.ReadCloser, 4<<10)
+		return wire.DrainClose(s.ReadCloser)
 	}
 	return s.ReadCloser.Close()
 }

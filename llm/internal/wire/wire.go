@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"math"
 	mrand "math/rand/v2"
 	"net/http"
@@ -151,4 +152,33 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// drainLimit and drainWait bound what DrainClose reads and waits for.
+const (
+	drainLimit = 4 << 10
+	drainWait  = 250 * time.Millisecond
+)
+
+// DrainClose closes the body of a response whose message is complete,
+// after reading what is left of it (normally just the end of the chunked
+// encoding), so that an HTTP/1.1 connection can be reused rather than
+// dropped. It reads at most a few KiB and waits at most a quarter of a
+// second: a server that keeps the body open after the end of the message
+// costs no more than that.
+func DrainClose(body io.ReadCloser) error {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = io.CopyN(io.Discard, body, drainLimit)
+	}()
+	t := time.NewTimer(drainWait)
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	t.Stop()
+	err := body.Close() // unblocks a read still waiting
+	<-done
+	return err
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -152,3 +154,61 @@ func TestIncomplete(t *testing.T) {
 		t.Fatalf("%q", err)
 	}
 }
+
+// blockingBody never ends until it is closed.
+type blockingBody struct {
+	first  []byte
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (b *blockingBody) Read(p []byte) (int, error) {
+	if len(b.first) > 0 {
+		n := copy(p, b.first)
+		b.first = b.first[n:]
+		return n, nil
+	}
+	<-b.closed
+	return 0, errors.New("closed")
+}
+
+func (b *blockingBody) Close() error {
+	b.once.Do(func() { close(b.closed) })
+	return nil
+}
+
+func TestDrainClose(t *testing.T) {
+	// A body that ends: read to the end, then closed.
+	r := &countingBody{Reader: strings.NewReader("0\r\n\r\n")}
+	if err := DrainClose(r); err != nil || !r.closed || r.n != 5 {
+		t.Fatalf("err %v closed %v read %d", err, r.closed, r.n)
+	}
+	// A body that never ends: given up on after the wait, and closed.
+	b := &blockingBody{first: []byte("tail"), closed: make(chan struct{})}
+	start := time.Now()
+	if err := DrainClose(b); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < drainWait/2 || d > 10*time.Second {
+		t.Errorf("took %v", d)
+	}
+	select {
+	case <-b.closed:
+	default:
+		t.Error("not closed")
+	}
+}
+
+type countingBody struct {
+	io.Reader
+	n      int
+	closed bool
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	n, err := c.Reader.Read(p)
+	c.n += n
+	return n, err
+}
+
+func (c *countingBody) Close() error { c.closed = true; return nil }
