@@ -36,34 +36,14 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 			yield(llm.Chunk{}, err)
 			return
 		}
-		for attempt := 0; ; attempt++ {
-			yielded := false
-			retryable, err := m.stream(ctx, p, func(c llm.Chunk) bool {
-				yielded = true
-				return yield(c, nil)
-			})
-			switch {
-			case err == nil || err == errStopped:
-				return
-			case !retryable || yielded || attempt >= m.opts.MaxRetries:
-				yield(llm.Chunk{}, err)
-				return
-			}
-			wait := wire.Backoff(attempt)
-			m.opts.Logger.Debug(m.opts.Provider+": stream failed before any output; retrying", "err", err, "wait", wait)
-			if err := wire.Sleep(ctx, wait); err != nil {
-				yield(llm.Chunk{}, fmt.Errorf("%s: %w", m.opts.Provider, err))
-				return
-			}
-		}
+		wire.RetryStream(ctx, m.opts.Provider, m.opts.MaxRetries, m.opts.Logger, func(emit func(llm.Chunk) bool) (bool, error) {
+			return m.stream(ctx, p, emit)
+		}, yield)
 	}
 }
 
-// errStopped reports that the consumer stopped the iteration.
-var errStopped = errors.New("stopped")
-
 // stream makes one streaming request and passes its chunks, ChunkDone
-// included, to yield. It returns nil after ChunkDone, errStopped when yield
+// included, to yield. It returns nil after ChunkDone, wire.ErrStopped when yield
 // returns false, or the error that ended the stream and whether a new
 // request could succeed where this one failed.
 func (m *Model) stream(ctx context.Context, p sdk.ChatCompletionNewParams, yield func(llm.Chunk) bool) (retryable bool, err error) {
@@ -81,7 +61,7 @@ func (m *Model) stream(ctx context.Context, p sdk.ChatCompletionNewParams, yield
 		chunk := stream.Current()
 		for c := range acc.add(&chunk) {
 			if !yield(c) {
-				return false, errStopped
+				return false, wire.ErrStopped
 			}
 		}
 	}
@@ -103,11 +83,11 @@ func (m *Model) stream(ctx context.Context, p sdk.ChatCompletionNewParams, yield
 	res, calls := acc.response()
 	for i := range calls {
 		if !yield(llm.Chunk{Type: llm.ChunkToolCall, ToolCall: &calls[i]}) {
-			return false, errStopped
+			return false, wire.ErrStopped
 		}
 	}
 	if !yield(llm.Chunk{Type: llm.ChunkDone, Response: res}) {
-		return false, errStopped
+		return false, wire.ErrStopped
 	}
 	return false, nil
 }

@@ -6,7 +6,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	mrand "math/rand/v2"
 	"net/http"
@@ -181,4 +184,45 @@ func DrainClose(body io.ReadCloser) error {
 	err := body.Close() // unblocks a read still waiting
 	<-done
 	return err
+}
+
+// ErrStopped is returned by an attempt whose consumer stopped the
+// iteration; RetryStream then ends quietly.
+var ErrStopped = errors.New("stopped")
+
+// Attempt makes one streaming request, passing its chunks (ChunkDone
+// included) to emit. It returns nil after ChunkDone, ErrStopped when emit
+// returns false, or the error that ended the stream and whether a new
+// request could succeed where this one failed.
+type Attempt func(emit func(llm.Chunk) bool) (retryable bool, err error)
+
+// RetryStream yields the chunks of attempt, and retries an attempt that
+// failed retryably before yielding anything (an error event right after
+// the headers, a dropped connection), up to maxRetries times with backoff.
+// Once output has been yielded, a failure ends the stream: the partial
+// message must not be repeated. name prefixes the error of a cancelled
+// wait.
+func RetryStream(ctx context.Context, name string, maxRetries int, log *slog.Logger, attempt Attempt, yield func(llm.Chunk, error) bool) {
+	for n := 0; ; n++ {
+		yielded := false
+		retryable, err := attempt(func(c llm.Chunk) bool {
+			yielded = true
+			return yield(c, nil)
+		})
+		switch {
+		case err == nil || errors.Is(err, ErrStopped):
+			return
+		case !retryable || yielded || n >= maxRetries:
+			yield(llm.Chunk{}, err)
+			return
+		}
+		wait := Backoff(n)
+		if log != nil {
+			log.Debug(name+": stream failed before any output; retrying", "err", err, "wait", wait)
+		}
+		if err := Sleep(ctx, wait); err != nil {
+			yield(llm.Chunk{}, fmt.Errorf("%s: %w", name, err))
+			return
+		}
+	}
 }
