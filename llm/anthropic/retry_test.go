@@ -67,8 +67,8 @@ func TestRetryRetryAfterMs(t *testing.T) {
 	if _, err := llm.Generate(context.Background(), m, userReq("hi")); err != nil {
 		t.Fatal(err)
 	}
-	if srv.count() != 2 {
-		t.Errorf("%d requests", srv.count())
+	if srv.Count() != 2 {
+		t.Errorf("%d requests", srv.Count())
 	}
 }
 
@@ -85,8 +85,8 @@ func TestRetryExhausted(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error")
 	}
-	if srv.count() != 3 {
-		t.Errorf("%d attempts, want 3 (1 + MaxRetries)", srv.count())
+	if srv.Count() != 3 {
+		t.Errorf("%d attempts, want 3 (1 + MaxRetries)", srv.Count())
 	}
 	want := "anthropic: 500 api_error: Internal server error (request-id req_011)"
 	if err.Error() != want {

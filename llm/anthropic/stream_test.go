@@ -58,7 +58,7 @@ func TestStreamText(t *testing.T) {
 	if res.Model != "claude-sonnet-4-5-20250929" {
 		t.Errorf("model %q", res.Model)
 	}
-	h := srv.header(0)
+	h := srv.Header(0)
 	if h.Get("X-Api-Key") != "test-key" || h.Get("Anthropic-Version") == "" {
 		t.Errorf("headers %v", h)
 	}
@@ -194,8 +194,8 @@ func TestStreamBroken(t *testing.T) {
 			oneLine(t, err)
 			t.Log(err)
 			noDone(t, chunks)
-			if srv.count() != 1 {
-				t.Errorf("%d requests with retries off", srv.count())
+			if srv.Count() != 1 {
+				t.Errorf("%d requests with retries off", srv.Count())
 			}
 			if _, err := llm.Generate(context.Background(), m, userReq("again")); !errors.Is(err, llm.ErrIncomplete) {
 				t.Errorf("Generate: %v", err)
@@ -241,8 +241,8 @@ func TestRetryBeforeOutput(t *testing.T) {
 			})
 			m := newModel(t, srv.URL, anthropic.Options{MaxRetries: 1})
 			chunks, err := collect(context.Background(), m, userReq("hi"))
-			if srv.count() != tt.requests {
-				t.Fatalf("%d requests, want %d (error %v)", srv.count(), tt.requests, err)
+			if srv.Count() != tt.requests {
+				t.Fatalf("%d requests, want %d (error %v)", srv.Count(), tt.requests, err)
 			}
 			if tt.requests == 2 {
 				if err != nil {

@@ -54,8 +54,8 @@ func TestRetryExhausted(t *testing.T) {
 	})
 	m := newModel(t, srv.URL, openai.Options{MaxRetries: 2})
 	_, err := llm.Generate(context.Background(), m, userReq("hi"))
-	if srv.count() != 3 {
-		t.Errorf("%d attempts, want 3", srv.count())
+	if srv.Count() != 3 {
+		t.Errorf("%d attempts, want 3", srv.Count())
 	}
 	if err == nil || err.Error() != "openai: 500 server_error: The server had an error" {
 		t.Fatalf("error %v", err)

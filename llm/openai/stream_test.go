@@ -52,7 +52,7 @@ func TestStreamText(t *testing.T) {
 	if res.StopReason != llm.StopEnd || res.Model != "gpt-4.1-2025-04-14" {
 		t.Errorf("stop %q model %q", res.StopReason, res.Model)
 	}
-	if got := srv.header(0).Get("Authorization"); got != "Bearer test-key" {
+	if got := srv.Header(0).Get("Authorization"); got != "Bearer test-key" {
 		t.Errorf("authorization %q", got)
 	}
 }
@@ -225,8 +225,8 @@ func TestStreamBroken(t *testing.T) {
 					t.Error("a tool call was yielded from a broken stream")
 				}
 			}
-			if srv.count() != 1 {
-				t.Errorf("%d requests with retries off", srv.count())
+			if srv.Count() != 1 {
+				t.Errorf("%d requests with retries off", srv.Count())
 			}
 		})
 	}
@@ -275,8 +275,8 @@ func TestRetryBeforeOutput(t *testing.T) {
 			})
 			m := newModel(t, srv.URL, openai.Options{MaxRetries: 1})
 			chunks, err := collect(context.Background(), m, userReq("hi"))
-			if srv.count() != tt.requests {
-				t.Fatalf("%d requests, want %d (error %v)", srv.count(), tt.requests, err)
+			if srv.Count() != tt.requests {
+				t.Fatalf("%d requests, want %d (error %v)", srv.Count(), tt.requests, err)
 			}
 			if tt.requests == 2 {
 				if err != nil {
