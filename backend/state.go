@@ -3,7 +3,6 @@ package backend
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -75,7 +74,7 @@ func (s *State) Read(ctx context.Context, path string, offset, limit int) (ReadR
 	if !ok {
 		return ReadResult{}, s.missing(f, "read", p)
 	}
-	return scanLines(strings.NewReader(d.Content), offset, limit)
+	return stringLines(d.Content, offset, limit)
 }
 
 // checkCreatable reports why a file cannot be put at p: p is a directory
