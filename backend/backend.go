@@ -41,7 +41,8 @@ type GrepQuery struct {
 	// Path is the file or directory to search; "" means "/".
 	Path string
 	// Glob, when set, keeps only files whose path relative to Path (or,
-	// for a pattern without a slash, whose base name) matches it.
+	// for a pattern without a slash, whose base name; for a pattern
+	// starting with "/", whose whole path) matches it.
 	Glob string
 	Mode GrepMode
 }
@@ -99,7 +100,9 @@ type Backend interface {
 	Grep(ctx context.Context, q GrepQuery) ([]GrepMatch, error)
 
 	// Glob returns the files under path whose path relative to it matches
-	// pattern; "**" crosses directories, "*" does not. Sorted by path.
+	// pattern; "**" crosses directories, "*" does not. A pattern starting
+	// with "/" is matched against whole paths instead. An invalid pattern
+	// is an error wrapping ErrInvalidPattern. Sorted by path.
 	Glob(ctx context.Context, pattern, path string) ([]FileInfo, error)
 
 	// Upload writes files, replacing existing ones, and reports one result

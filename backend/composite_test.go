@@ -1,3 +1,5 @@
+//go:build unix
+
 package backend_test
 
 import (
@@ -204,12 +206,4 @@ func TestNewCompositeErrors(t *testing.T) {
 	if _, err := backend.NewComposite(nil, nil); err == nil {
 		t.Error("nil default: no error")
 	}
-}
-
-func pathsOf(fs []backend.FileInfo) []string {
-	var out []string
-	for _, f := range fs {
-		out = append(out, f.Path)
-	}
-	return out
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -26,12 +27,104 @@ type Files struct {
 	mu      sync.RWMutex
 	m       map[string]FileData
 	changed map[string]struct{}
+	// dirs indexes the implicit directories: for each directory holding
+	// files ("/" included), its immediate children by full path, with the
+	// number of files at or below each. Listing a directory, or asking
+	// whether a path is one, then costs what the answer holds, not the
+	// number of files in the set.
+	dirs map[string]map[string]int
 }
 
 // NewFiles returns a set holding a copy of m. The copied files do not count
 // as changed.
 func NewFiles(m map[string]FileData) *Files {
-	return &Files{m: maps.Clone(m)}
+	f := &Files{m: maps.Clone(m)}
+	f.reindex()
+	return f
+}
+
+// reindex rebuilds the directory index from the files.
+func (f *Files) reindex() {
+	f.dirs = nil
+	for p := range f.m {
+		f.index(p, 1)
+	}
+}
+
+// index adds delta to the file counts of p's ancestors.
+func (f *Files) index(p string, delta int) {
+	if f.dirs == nil {
+		f.dirs = make(map[string]map[string]int)
+	}
+	for c := p; c != "/" && c != ""; {
+		d := parentDir(c)
+		kids := f.dirs[d]
+		if kids == nil {
+			kids = make(map[string]int)
+			f.dirs[d] = kids
+		}
+		if kids[c] += delta; kids[c] <= 0 {
+			delete(kids, c)
+			if len(kids) == 0 {
+				delete(f.dirs, d)
+			}
+		}
+		c = d
+	}
+}
+
+// IsDir reports whether files lie below p ("/" always is a directory).
+func (f *Files) IsDir(p string) bool {
+	if p == "/" {
+		return true
+	}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return len(f.dirs[p]) > 0
+}
+
+// List returns the immediate children of the directory dir, sorted by path:
+// files with their size and time, directories with IsDir set.
+func (f *Files) List(dir string) []FileInfo {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	kids := f.dirs[dir]
+	out := make([]FileInfo, 0, len(kids))
+	for c := range kids {
+		if len(f.dirs[c]) > 0 {
+			out = append(out, FileInfo{Path: c, IsDir: true})
+		} else if d, ok := f.m[c]; ok {
+			out = append(out, FileInfo{Path: c, Size: int64(len(d.Content)), ModTime: d.ModifiedAt})
+		}
+	}
+	slices.SortFunc(out, func(a, b FileInfo) int { return strings.Compare(a.Path, b.Path) })
+	return out
+}
+
+// Subtree returns a copy of the files at or below p.
+func (f *Files) Subtree(p string) map[string]FileData {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if p == "/" {
+		return maps.Clone(f.m)
+	}
+	out := make(map[string]FileData)
+	if d, ok := f.m[p]; ok {
+		out[p] = d
+	}
+	var walk func(dir string)
+	walk = func(dir string) {
+		for c := range f.dirs[dir] {
+			if d, ok := f.m[c]; ok {
+				out[c] = d
+			}
+			if len(f.dirs[c]) > 0 {
+				walk(c)
+			}
+		}
+	}
+	walk(p)
+	return out
 }
 
 // Get returns the file at path.
@@ -52,6 +145,9 @@ func (f *Files) Put(path string, d FileData) {
 func (f *Files) put(path string, d FileData) {
 	if f.m == nil {
 		f.m = make(map[string]FileData)
+	}
+	if _, ok := f.m[path]; !ok {
+		f.index(path, 1)
 	}
 	f.m[path] = d
 	if f.changed == nil {
@@ -83,6 +179,7 @@ func (f *Files) Delete(path string) {
 		return
 	}
 	delete(f.m, path)
+	f.index(path, -1)
 	if f.changed == nil {
 		f.changed = make(map[string]struct{})
 	}
@@ -157,6 +254,7 @@ func (f *Files) Apply(changes map[string]*FileData) {
 		if d == nil {
 			if _, ok := f.m[p]; ok {
 				delete(f.m, p)
+				f.index(p, -1)
 				if f.changed == nil {
 					f.changed = make(map[string]struct{})
 				}
@@ -187,6 +285,7 @@ func (f *Files) UnmarshalJSON(b []byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.m, f.changed = m, nil
+	f.reindex()
 	return nil
 }
 

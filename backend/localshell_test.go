@@ -1,3 +1,5 @@
+//go:build unix
+
 package backend_test
 
 import (
@@ -86,7 +88,7 @@ func TestLocalShellOutputCap(t *testing.T) {
 }
 
 func TestLocalShellTimeoutKillsProcessGroup(t *testing.T) {
-	s := newShell(t, backend.LocalShellOptions{Timeout: 300 * time.Millisecond})
+	s := newShell(t, backend.LocalShellOptions{Timeout: 500 * time.Millisecond})
 	marker := filepath.Join(s.Root(), "marker")
 	// A grandchild that would create the marker after the timeout.
 	r, err := s.Execute(context.Background(), "(sleep 1; touch marker) & sleep 30", 0)

@@ -2,9 +2,11 @@ package backend
 
 import (
 	"bytes"
+	"encoding/binary"
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -19,15 +21,123 @@ func isBinary(buf []byte) bool {
 
 // matcher finds the lines of a buffer that match a regular expression. It
 // searches the whole buffer at once and only splits out the lines around
-// candidate matches: a literal that every match must contain is found with
-// bytes.Index (vectorised), and the regular expression then runs on that
-// single line. Without such a literal the expression scans the buffer
-// itself. A matcher is safe for concurrent use.
+// candidate matches: a literal that every match must contain is found (see
+// probe), and the regular expression then runs on that single line.
+// Without such a literal the expression scans the buffer itself. A matcher
+// is safe for concurrent use.
 type matcher struct {
 	re      *regexp.Regexp // the pattern with (?m): ^ and $ match at lines
 	lits    [][]byte       // one of these occurs in every match; nil if unknown
 	exact   bool           // the pattern is lits[0] itself: no verification
 	perLine bool           // the pattern anchors to the text (\A, \z): run per line
+	// fold says lits are lower case and to be found ignoring ASCII case.
+	// foldKS says they hold a k or an s, which (?i) also matches as the
+	// non-ASCII KELVIN SIGN and LONG S.
+	fold, foldKS bool
+	probes       []probe // how to find lits
+}
+
+// probe finds the next occurrence of one literal by looking for its rarest
+// byte (by byteRank) with the vectorised bytes.IndexByte and comparing the
+// bytes around it. Ignoring case, a literal needs two probes, one per case
+// of that letter.
+type probe struct {
+	lit   []byte
+	index bool // use bytes.Index: every byte of lit is common
+	fold  bool
+	b     byte // fold: the byte looked for
+	off   int  // fold: its offset in lit
+}
+
+func (p *probe) find(hay []byte, from int) int {
+	if p.index {
+		if j := bytes.Index(hay[from:], p.lit); j >= 0 {
+			return from + j
+		}
+		return -1
+	}
+	for pos := from + p.off; pos < len(hay); {
+		j := bytes.IndexByte(hay[pos:], p.b)
+		if j < 0 {
+			return -1
+		}
+		start := pos + j - p.off
+		if end := start + len(p.lit); end <= len(hay) {
+			if p.fold && equalFoldLower(hay[start:end], p.lit) || !p.fold && bytes.Equal(hay[start:end], p.lit) {
+				return start
+			}
+		}
+		pos += j + 1
+	}
+	return -1
+}
+
+// equalFoldLower reports whether s equals the lower-case lit ignoring ASCII
+// case.
+func equalFoldLower(s, lit []byte) bool {
+	for i, c := range s {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lit[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// makeProbes returns the probes finding m.lits.
+func makeProbes(lits [][]byte, fold bool) []probe {
+	var out []probe
+	for _, l := range lits {
+		off, cost := 0, 1<<30
+		for i, c := range l {
+			k := int(byteRank[c])
+			if fold && 'a' <= c && c <= 'z' {
+				k = max(k, int(byteRank[c-'a'+'A']))
+			}
+			if k < cost {
+				off, cost = i, k
+			}
+		}
+		c := l[off]
+		if !fold && cost >= commonRank {
+			// bytes.Index switches to a vectorised brute force when
+			// its first byte keeps matching in vain.
+			out = append(out, probe{lit: l, index: true})
+			continue
+		}
+		out = append(out, probe{lit: l, fold: fold, b: c, off: off})
+		if fold && 'a' <= c && c <= 'z' {
+			out = append(out, probe{lit: l, fold: true, b: c - 'a' + 'A', off: off})
+		}
+	}
+	return out
+}
+
+// commonRank is the byteRank from which a byte is too common to look for.
+const commonRank = 150
+
+// byteRank estimates how common each byte is in source code (higher is
+// more common, on a log scale), measured on the Go source tree. It picks
+// the byte a case-insensitive search looks for.
+var byteRank = [256]uint8{
+	0, 1, 0, 0, 0, 0, 0, 0, 0, 162, 158, 0, 0, 1, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	201, 63, 117, 19, 50, 57, 59, 56, 131, 131, 81, 67, 136, 88, 129, 130,
+	134, 116, 107, 95, 98, 84, 96, 79, 91, 80, 104, 70, 55, 121, 42, 1,
+	1, 103, 89, 103, 95, 111, 92, 77, 76, 104, 14, 46, 94, 93, 94, 101,
+	103, 27, 108, 117, 116, 72, 79, 62, 60, 61, 9, 77, 69, 77, 6, 113,
+	39, 156, 115, 143, 136, 172, 135, 123, 124, 156, 38, 101, 143, 125, 159, 152,
+	132, 56, 161, 153, 167, 136, 99, 99, 117, 110, 61, 110, 48, 110, 1, 0,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 36, 1, 1, 1, 1, 1, 1, 1, 1,
+	0, 0, 38, 1, 1, 1, 0, 1, 0, 0, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 0, 0, 1, 0, 1, 1, 0, 1, 0, 1, 0, 0,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1,
+	1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 }
 
 // compileMatcher compiles an RE2 pattern for line-oriented search.
@@ -36,7 +146,7 @@ func compileMatcher(pattern string) (*matcher, error) {
 	if _, err := regexp.Compile(pattern); err != nil {
 		return nil, &PatternError{Pattern: pattern, Err: err}
 	}
-	expr := "(?m:" + pattern + ")"
+	expr := "(?m)" + pattern
 	re, err := regexp.Compile(expr)
 	if err != nil {
 		return nil, &PatternError{Pattern: pattern, Err: err}
@@ -47,10 +157,19 @@ func compileMatcher(pattern string) (*matcher, error) {
 	}
 	tree = tree.Simplify()
 	m := &matcher{re: re, perLine: hasTextAnchor(tree)}
-	m.lits = requiredLiterals(tree)
+	m.lits = requiredLiterals(tree, false)
+	if m.lits == nil {
+		if m.lits = requiredLiterals(tree, true); m.lits != nil {
+			m.fold = true
+			for _, l := range m.lits {
+				m.foldKS = m.foldKS || bytes.ContainsAny(l, "ks")
+			}
+		}
+	}
 	if lit, ok := wholeLiteral(tree); ok && !strings.ContainsAny(lit, "\r\n") {
 		m.lits, m.exact = [][]byte{[]byte(lit)}, true
 	}
+	m.probes = makeProbes(m.lits, m.fold)
 	return m, nil
 }
 
@@ -93,20 +212,20 @@ func wholeLiteral(re *syntax.Regexp) (string, bool) {
 // maxLits bounds the alternatives tracked by the literal prefilter.
 const maxLits = 8
 
-// requiredLiterals returns a set of case-sensitive literals one of which
-// occurs in every match of re, or nil when it cannot tell.
-func requiredLiterals(re *syntax.Regexp) [][]byte {
+// requiredLiterals returns a set of literals one of which occurs in every
+// match of re, or nil when it cannot tell. With fold, case-insensitive
+// literals count too and every literal is returned in ASCII lower case, to
+// be searched for in a lower-cased copy of the text; a case-insensitive
+// literal with non-ASCII letters makes it give up.
+func requiredLiterals(re *syntax.Regexp, fold bool) [][]byte {
 	switch re.Op {
 	case syntax.OpLiteral:
-		if re.Flags&syntax.FoldCase != 0 || len(re.Rune) == 0 {
-			return nil
-		}
-		return [][]byte{[]byte(string(re.Rune))}
+		return literalOf(re, fold)
 	case syntax.OpCapture, syntax.OpPlus:
-		return requiredLiterals(re.Sub[0])
+		return requiredLiterals(re.Sub[0], fold)
 	case syntax.OpRepeat:
 		if re.Min >= 1 {
-			return requiredLiterals(re.Sub[0])
+			return requiredLiterals(re.Sub[0], fold)
 		}
 	case syntax.OpConcat:
 		var best [][]byte
@@ -118,19 +237,21 @@ func requiredLiterals(re *syntax.Regexp) [][]byte {
 			}
 		}
 		for _, s := range re.Sub {
-			if s.Op == syntax.OpLiteral && s.Flags&syntax.FoldCase == 0 {
-				run = append(run, string(s.Rune)...)
-				continue
+			if s.Op == syntax.OpLiteral {
+				if l := literalOf(s, fold); l != nil {
+					run = append(run, l[0]...)
+					continue
+				}
 			}
 			flush()
-			best = betterLits(best, requiredLiterals(s))
+			best = betterLits(best, requiredLiterals(s, fold))
 		}
 		flush()
 		return best
 	case syntax.OpAlternate:
 		var all [][]byte
 		for _, s := range re.Sub {
-			l := requiredLiterals(s)
+			l := requiredLiterals(s, fold)
 			if l == nil {
 				return nil
 			}
@@ -142,6 +263,29 @@ func requiredLiterals(re *syntax.Regexp) [][]byte {
 		return all
 	}
 	return nil
+}
+
+// literalOf returns an OpLiteral's text as a one-element set (see
+// requiredLiterals), or nil.
+func literalOf(re *syntax.Regexp, fold bool) [][]byte {
+	if len(re.Rune) == 0 {
+		return nil
+	}
+	b := []byte(string(re.Rune))
+	if re.Flags&syntax.FoldCase != 0 {
+		if !fold {
+			return nil
+		}
+		for _, c := range b {
+			if c >= utf8.RuneSelf {
+				return nil
+			}
+		}
+	}
+	if fold {
+		lowerASCII(b, b)
+	}
+	return [][]byte{b}
 }
 
 // betterLits picks the more selective of two literal sets: the one whose
@@ -174,6 +318,10 @@ func minLen(s [][]byte) int {
 // terminator) of each matching line of buf, in order, until fn returns
 // false.
 func (m *matcher) scan(buf []byte, fn func(line int, text []byte) bool) {
+	probes := m.probes
+	if m.foldKS && (bytes.Contains(buf, kelvin) || bytes.Contains(buf, longS)) {
+		probes = nil // let the expression itself find them
+	}
 	var (
 		pos     int // start of the first line not yet examined
 		lineNo  = 1 // the line number at countAt
@@ -182,9 +330,9 @@ func (m *matcher) scan(buf []byte, fn func(line int, text []byte) bool) {
 	)
 	// Without a literal the expression scans the buffer, where "$" does
 	// not match before "\r\n"; such text is searched line by line.
-	perLine := m.perLine || (m.lits == nil && bytes.IndexByte(buf, '\r') >= 0)
-	if m.lits != nil {
-		next = make([]int, len(m.lits))
+	perLine := m.perLine || (probes == nil && bytes.IndexByte(buf, '\r') >= 0)
+	if probes != nil {
+		next = make([]int, len(probes))
 		for i := range next {
 			next[i] = -2 // unknown
 		}
@@ -192,15 +340,11 @@ func (m *matcher) scan(buf []byte, fn func(line int, text []byte) bool) {
 	for pos < len(buf) {
 		// Find a candidate: the start of some possible match.
 		var cand int
-		if m.lits != nil {
+		if probes != nil {
 			cand = -1
-			for i, lit := range m.lits {
+			for i := range probes {
 				if next[i] == -2 || (next[i] >= 0 && next[i] < pos) {
-					j := bytes.Index(buf[pos:], lit)
-					if j >= 0 {
-						j += pos
-					}
-					next[i] = j
+					next[i] = probes[i].find(buf, pos)
 				}
 				if next[i] >= 0 && (cand < 0 || next[i] < cand) {
 					cand = next[i]
@@ -220,6 +364,9 @@ func (m *matcher) scan(buf []byte, fn func(line int, text []byte) bool) {
 		}
 		// The line holding the candidate.
 		start := bytes.LastIndexByte(buf[pos:cand], '\n') + 1 + pos
+		if start == len(buf) {
+			return // an empty match after the final newline: no line there
+		}
 		end := bytes.IndexByte(buf[cand:], '\n')
 		if end < 0 {
 			end = len(buf)
@@ -227,7 +374,7 @@ func (m *matcher) scan(buf []byte, fn func(line int, text []byte) bool) {
 			end += cand
 		}
 		line := trimEOL(buf[start:end])
-		if m.exact || m.re.Match(line) {
+		if (m.exact && probes != nil) || m.re.Match(line) {
 			lineNo += bytes.Count(buf[countAt:start], []byte{'\n'})
 			countAt = start
 			if !fn(lineNo, line) {
@@ -235,6 +382,35 @@ func (m *matcher) scan(buf []byte, fn func(line int, text []byte) bool) {
 			}
 		}
 		pos = end + 1
+	}
+}
+
+// The UTF-8 forms of KELVIN SIGN and LATIN SMALL LETTER LONG S, which
+// simple case folding equates with k and s.
+var (
+	kelvin = []byte("\u212a")
+	longS  = []byte("\u017f")
+)
+
+// lowerASCII writes src to dst (at least as long) with ASCII letters in
+// lower case, eight bytes at a time.
+func lowerASCII(dst, src []byte) {
+	const ones = 0x0101010101010101
+	i := 0
+	for ; i+8 <= len(src); i += 8 {
+		w := binary.LittleEndian.Uint64(src[i:])
+		low := w & (0x7f * ones)               // each byte without its high bit
+		ge := low + (0x80-'A')*ones            // high bit set where >= 'A'
+		gt := low + (0x80-'Z'-1)*ones          // high bit set where > 'Z'
+		upper := ge &^ gt &^ w & (0x80 * ones) // ASCII upper-case letters
+		binary.LittleEndian.PutUint64(dst[i:], w|upper>>2)
+	}
+	for ; i < len(src); i++ {
+		c := src[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst[i] = c
 	}
 }
 

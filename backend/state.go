@@ -3,7 +3,6 @@ package backend
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -49,13 +48,13 @@ func (s *State) List(ctx context.Context, path string) ([]FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return memList(f.Snapshot(), p), nil
+	return f.List(p), nil
 }
 
 // missing returns the error for a path that holds no file: ErrIsDir when
 // files lie below it, ErrNotFound otherwise.
 func (s *State) missing(f *Files, op, p string) error {
-	if memIsDir(f.Snapshot(), p) {
+	if f.IsDir(p) {
 		return opErr(op, p, ErrIsDir)
 	}
 	return opErr(op, p, ErrNotFound)
@@ -75,13 +74,13 @@ func (s *State) Read(ctx context.Context, path string, offset, limit int) (ReadR
 	if !ok {
 		return ReadResult{}, s.missing(f, "read", p)
 	}
-	return scanLines(strings.NewReader(d.Content), offset, limit)
+	return stringLines(d.Content, offset, limit)
 }
 
 // checkCreatable reports why a file cannot be put at p: p is a directory
 // (ErrIsDir) or lies below a file (ErrInvalidPath).
 func (s *State) checkCreatable(f *Files, op, p string) error {
-	if p == "/" || memIsDir(f.Snapshot(), p) {
+	if f.IsDir(p) {
 		return opErr(op, p, ErrIsDir)
 	}
 	if a, ok := memFileAncestor(func(q string) bool { _, ok := f.Get(q); return ok }, p); ok {
@@ -156,7 +155,7 @@ func (s *State) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	return memGrep(ctx, f.Snapshot(), q, p)
+	return memGrep(ctx, f.Subtree(p), q, p)
 }
 
 // Glob implements Backend.
@@ -169,7 +168,7 @@ func (s *State) Glob(ctx context.Context, pattern, path string) ([]FileInfo, err
 	if err != nil {
 		return nil, err
 	}
-	return memGlob(ctx, f.Snapshot(), pattern, p)
+	return memGlob(ctx, f.Subtree(p), pattern, p)
 }
 
 // Upload implements Backend.

@@ -81,3 +81,11 @@ func (c ctxFiles) Upload(ctx context.Context, f []backend.File) []backend.FileRe
 func (c ctxFiles) Download(ctx context.Context, p []string) []backend.FileResult {
 	return c.b.Download(c.ctx(ctx), p)
 }
+
+func pathsOf(fs []backend.FileInfo) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Path)
+	}
+	return out
+}

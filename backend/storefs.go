@@ -178,7 +178,7 @@ func (s *Store) Read(ctx context.Context, path string, offset, limit int) (ReadR
 	if !ok {
 		return ReadResult{}, s.missing(ctx, ns, "read", p)
 	}
-	return scanLines(strings.NewReader(d.Content), offset, limit)
+	return stringLines(d.Content, offset, limit)
 }
 
 // put stores content at p after checking that p can hold a file. With

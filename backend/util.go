@@ -158,3 +158,32 @@ func (l *pathLocks) lock(p string) func() {
 	m.Lock()
 	return m.Unlock
 }
+
+// stringLines is scanLines for content already in memory: the lines are
+// substrings of s, so nothing is copied or buffered.
+func stringLines(s string, offset, limit int) (ReadResult, error) {
+	if offset < 0 {
+		offset = 0
+	}
+	res := ReadResult{Offset: offset}
+	line := 0
+	for len(s) > 0 {
+		var l string
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			l, s = s[:i], s[i+1:]
+		} else {
+			l, s = s, ""
+		}
+		if line >= offset {
+			if limit > 0 && len(res.Lines) == limit {
+				return res, nil
+			}
+			res.Lines = append(res.Lines, strings.TrimSuffix(l, "\r"))
+		}
+		line++
+	}
+	if line > 0 && offset >= line {
+		return ReadResult{}, &OffsetError{Offset: offset, Lines: line}
+	}
+	return res, nil
+}

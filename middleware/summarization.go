@@ -94,6 +94,9 @@ type sumRun struct {
 	effUpto  int           // state messages copied into eff so far
 	anchor   int           // input+output tokens the provider reported last
 	anchorAt int           // state messages covered by anchor
+	// prefix[i] estimates the tokens of the first i state messages; it
+	// grows with the conversation, so an estimate costs O(new messages).
+	prefix []int
 }
 
 type sumKey struct{}
@@ -181,10 +184,18 @@ func (s *Summarization) estimate(req *agent.ModelRequest, r *sumRun, msgs []llm.
 	for _, t := range req.Tools {
 		n += (len(t.Name) + len(t.Description) + len(t.Parameters) + 3) / 4
 	}
-	if r.st.Summary != "" {
-		return n + count(s.compose(r, msgs))
+	if len(r.prefix) == 0 || len(r.prefix) > len(msgs)+1 {
+		r.prefix = append(r.prefix[:0], 0)
 	}
-	return n + count(msgs)
+	for i := len(r.prefix) - 1; i < len(msgs); i++ {
+		r.prefix = append(r.prefix, r.prefix[i]+count(msgs[i:i+1]))
+	}
+	total := r.prefix[len(msgs)]
+	if r.st.Summary != "" {
+		cut := min(r.st.Cutoff, len(msgs))
+		return n + count([]llm.Message{summaryMessage(r.st)}) + total - r.prefix[cut]
+	}
+	return n + total
 }
 
 // EstimateTokens estimates tokens at about four characters each, plus a

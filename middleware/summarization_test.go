@@ -142,3 +142,28 @@ func TestUnknownWindowKeepsSixMessages(t *testing.T) {
 		t.Errorf("kept %d messages, want %d", n, middleware.DefaultKeepMessages)
 	}
 }
+
+// The size check must cost O(new messages) per step, or long runs become
+// quadratic: count how many messages the counter is asked about.
+func TestSummarizationCountsEachMessageOnce(t *testing.T) {
+	const steps = 200
+	var turns []llmtest.Turn
+	for i := range steps - 1 {
+		turns = append(turns, llmtest.Turn{ToolCalls: []llm.ToolCall{{ID: fmt.Sprint("f", i), Name: "fetch", Args: json.RawMessage(`{"n":1}`)}}}) // no usage reported
+	}
+	turns = append(turns, llmtest.Turn{Content: "done"})
+	counted := 0
+	sum := middleware.NewSummarization(nil, backend.NewState(nil))
+	sum.TriggerTokens = 1 << 30
+	sum.Counter = func(msgs []llm.Message) int {
+		counted += len(msgs)
+		return middleware.EstimateTokens(msgs)
+	}
+	a, _ := agent.New(agent.Config{Model: llmtest.New(turns...), Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{sum}})
+	if _, err := a.Invoke(context.Background(), agent.Prompt("go")); err != nil {
+		t.Fatal(err)
+	}
+	if msgs := 2 * steps; counted > 2*msgs {
+		t.Errorf("counted %d messages over a %d-message run: the check is not incremental", counted, msgs)
+	}
+}

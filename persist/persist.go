@@ -43,15 +43,15 @@ var ErrDSN = errors.New("persist: unsupported database DSN")
 
 // Options passes implementation options through; nil fields mean defaults.
 type Options struct {
-	SQLite   *sqlite.Options
-	Postgres *postgres.Options
+	SQLite   *sqlite.Options   // for a SQLite DSN
+	Postgres *postgres.Options // for a PostgreSQL DSN; a schema URL parameter overrides Schema
 }
 
 // DB is an open database: a Saver and a Store sharing its connections.
 type DB struct {
-	Kind  Kind
-	Saver checkpoint.Saver
-	Store store.Store
+	Kind  Kind             // which implementation
+	Saver checkpoint.Saver // the thread checkpoints
+	Store store.Store      // the cross-thread store
 	// Location is the SQLite file path, the PostgreSQL URL without its
 	// password, or "memory:".
 	Location string

@@ -18,12 +18,17 @@ func buildQueries(q string) queries {
 	r := strings.NewReplacer("S.", q+".")
 	s := func(x string) string { return r.Replace(x) }
 	// chain walks the ancestry of the checkpoint with seq $1; see the sqlite
-	// package for the meaning of lim.
+	// package for the meaning of lim. The LATERAL subqueries (kept apart by
+	// LIMIT and OFFSET 0) make each step an index lookup: the planner cannot
+	// know a recursive query runs once per ancestor and would otherwise
+	// scan the whole table at each step.
 	chain := `WITH RECURSIVE chain (seq, parent_seq, keep, lim, depth) AS (
 		SELECT seq, parent_seq, keep, msg_count, 0 FROM S.checkpoints WHERE seq = $1
 		UNION ALL
 		SELECT c.seq, c.parent_seq, c.keep, least(ch.lim, ch.keep), ch.depth + 1
-		FROM S.checkpoints c JOIN chain ch ON c.seq = ch.parent_seq AND c.seq < ch.seq
+		FROM chain ch CROSS JOIN LATERAL (
+			SELECT seq, parent_seq, keep FROM S.checkpoints WHERE seq = ch.parent_seq AND seq < ch.seq LIMIT 1
+		) c
 	) `
 	// status is a thread's status as reported: a busy thread whose run no
 	// longer holds the advisory lock (the process died) reads as error.
@@ -71,12 +76,15 @@ func buildQueries(q string) queries {
 		chainInfo: s(chain + `SELECT
 				coalesce((SELECT parent_seq IS NULL FROM chain ORDER BY depth DESC LIMIT 1), false),
 				(SELECT c.todos FROM chain ch JOIN S.checkpoints c ON c.seq = ch.seq WHERE c.todos IS NOT NULL ORDER BY ch.depth LIMIT 1)`),
-		msgs: s(chain + `SELECT m.pos, m.data FROM chain ch
-				JOIN S.messages m ON m.cp_seq = ch.seq AND m.pos >= ch.keep AND m.pos < ch.lim ORDER BY m.pos`),
+		msgs: s(chain + `SELECT m.pos, m.data FROM chain ch CROSS JOIN LATERAL (
+					SELECT pos, data FROM S.messages WHERE cp_seq = ch.seq AND pos >= ch.keep AND pos < ch.lim OFFSET 0
+				) m ORDER BY m.pos`),
 		files: s(chain + `SELECT DISTINCT ON (f.path) f.path, f.content IS NULL, f.content, f.created_at, f.modified_at
-				FROM chain ch JOIN S.files f ON f.cp_seq = ch.seq ORDER BY f.path, ch.depth`),
-		values: s(chain + `SELECT DISTINCT ON (v.key) v.key, v.data FROM chain ch
-				JOIN S.state_values v ON v.cp_seq = ch.seq ORDER BY v.key, ch.depth`),
+				FROM chain ch CROSS JOIN LATERAL (SELECT * FROM S.files WHERE cp_seq = ch.seq OFFSET 0) f
+				ORDER BY f.path, ch.depth`),
+		values: s(chain + `SELECT DISTINCT ON (v.key) v.key, v.data
+				FROM chain ch CROSS JOIN LATERAL (SELECT * FROM S.state_values WHERE cp_seq = ch.seq OFFSET 0) v
+				ORDER BY v.key, ch.depth`),
 		history: s(`SELECT checkpoint_id, parent_id, step, created_at, meta FROM S.checkpoints
 				WHERE thread_id = $1 ORDER BY seq DESC LIMIT $2 OFFSET $3`),
 		threadExists:    s(`SELECT EXISTS (SELECT 1 FROM S.threads WHERE thread_id = $1)`),

@@ -20,7 +20,7 @@ import (
 // prompt, from ~/.deepagents/agents/ and DIR/.deepagents/agents/. A project
 // file overrides a user file of the same name; an invalid file is skipped
 // with a warning.
-func loadSubagents(ctx context.Context, env Env, f *runFlags, log *slog.Logger) ([]deepagents.Subagent, error) {
+func loadSubagents(ctx context.Context, env Env, f *runFlags, ms *models, log *slog.Logger) ([]deepagents.Subagent, error) {
 	var dirs []string
 	if u := userDir(env); u != "" {
 		dirs = append(dirs, filepath.Join(u, "agents"))
@@ -38,7 +38,7 @@ func loadSubagents(ctx context.Context, env Env, f *runFlags, log *slog.Logger) 
 				continue
 			}
 			if modelSpec != "" {
-				m, err := registry().New(ctx, modelSpec)
+				m, err := ms.open(ctx, modelSpec)
 				if err != nil {
 					log.Warn("skipping subagent file", "path", p, "err", err)
 					continue

@@ -157,7 +157,7 @@ func TestCLIErrors(t *testing.T) {
 		{"unknown provider", []string{"run", "--model", "nope:x", "hi"}, ExitFailed, `unknown model provider "nope"`},
 		{"bad spec", []string{"run", "--model", "justaname", "hi"}, ExitFailed, "provider:model"},
 		{"missing script", []string{"run", "--model", "replay:/no/such/file.json", "hi"}, ExitFailed, "no such file"},
-		{"no model", []string{"run", "hi"}, ExitUsage, "no model given"},
+		{"no model", []string{"run", "hi"}, ExitUsage, "no model chosen: set ANTHROPIC_API_KEY or OPENAI_API_KEY"},
 		{"bad flag", []string{"run", "--bogus", "hi"}, ExitUsage, "unknown flag: --bogus"},
 		{"bad output", []string{"run", "--model", "replay:" + script, "--output", "xml", "hi"}, ExitUsage, "--output must be text or jsonl"},
 		{"no prompt", []string{"run", "--model", "replay:" + script}, ExitUsage, "needs a PROMPT"},

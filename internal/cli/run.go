@@ -28,6 +28,7 @@ type runFlags struct {
 	interrupt   string
 	interruptOK bool // --interrupt-on was given
 	autoApprove bool
+	record      string
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -41,6 +42,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.thread, "thread", "", "thread to start or continue (default: a new thread, whose id run_start shows)")
 	fl.StringVar(&f.interrupt, "interrupt-on", "", "comma-separated tools that need approval (default: write_file,edit_file,execute on a terminal, none otherwise)")
 	fl.BoolVar(&f.autoApprove, "auto-approve", false, "run every tool without asking")
+	fl.StringVar(&f.record, "record", "", "record every model request and response to FILE, for --model replay:FILE")
 }
 
 func (f *runFlags) validate(cmd *cobra.Command) error {

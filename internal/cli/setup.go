@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +15,7 @@ import (
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/providers"
 	"github.com/deepagents-go/deepagents/persist"
 )
 
@@ -37,18 +37,25 @@ type session struct {
 	close   func()
 }
 
-// registry returns the model providers the CLI knows.
-func registry() *llm.Registry {
+// registry returns the model providers the CLI knows: every provider of
+// llm/providers, with keys and base URLs from the environment, and the
+// scripted model as "replay".
+func registry(env Env) *llm.Registry {
 	r := &llm.Registry{}
+	providers.RegisterEnv(r, env.Getenv)
 	llmtest.Register(r)
 	return r
 }
 
-func openModel(ctx context.Context, env Env, spec string) (llm.Model, error) {
+// openModel opens --model, or the default model the environment allows.
+func openModel(ctx context.Context, env Env, ms *models, spec string) (llm.Model, error) {
 	if spec == "" {
-		return nil, usageError{errors.New("no model given: pass --model provider:model (for example --model replay:examples/quickstart/script.json to run offline)")}
+		var err error
+		if spec, err = providers.DefaultSpec(env.Getenv); err != nil {
+			return nil, usageError{fmt.Errorf("%w; --model replay:FILE plays a script offline", err)}
+		}
 	}
-	return registry().New(ctx, spec)
+	return ms.open(ctx, spec)
 }
 
 // userDir is ~/.deepagents, or "" when there is no home directory.
@@ -99,7 +106,11 @@ func openBackend(env Env, f *runFlags, db *persist.DB) (backend.Backend, error) 
 
 // openSession opens the database, the model and the agent for a run.
 func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*session, error) {
-	model, err := openModel(ctx, env, f.model)
+	ms := &models{env: env}
+	if f.record != "" {
+		ms.rec = llmtest.NewRecording(f.record)
+	}
+	model, err := openModel(ctx, env, ms, f.model)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +128,7 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*
 		return fail(err)
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	subagents, err := loadSubagents(ctx, env, f, log)
+	subagents, err := loadSubagents(ctx, env, f, ms, log)
 	if err != nil {
 		return fail(err)
 	}
@@ -159,4 +170,18 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// models opens model specs for one session, recording them when asked.
+type models struct {
+	env Env
+	rec *llmtest.Recording
+}
+
+func (m *models) open(ctx context.Context, spec string) (llm.Model, error) {
+	model, err := registry(m.env).New(ctx, spec)
+	if err != nil || m.rec == nil {
+		return model, err
+	}
+	return m.rec.Wrap(model), nil
 }

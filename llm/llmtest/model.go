@@ -141,6 +141,12 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 			yield(llm.Chunk{}, fmt.Errorf("turn %d (agent %q): %w", i+1, agent, err))
 			return
 		}
+		if t.Request != nil {
+			if err := t.Request.diff(req); err != nil {
+				yield(llm.Chunk{}, fmt.Errorf("turn %d (agent %q): %w", i+1, agent, err))
+				return
+			}
+		}
 		if t.Error != "" {
 			yield(llm.Chunk{}, fmt.Errorf("llmtest: turn %d: %s", i+1, t.Error))
 			return

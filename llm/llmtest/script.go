@@ -30,6 +30,9 @@ type Turn struct {
 	Error string `json:"error,omitempty"`
 	// Expect checks the request this turn answers.
 	Expect *Expect `json:"expect,omitempty"`
+	// Request, in a recording, is the request the turn answered; replay
+	// fails the call when the request it gets differs.
+	Request *RecordedRequest `json:"request,omitempty"`
 }
 
 // Expect describes what the request a turn answers must look like. Every

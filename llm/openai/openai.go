@@ -1,0 +1,244 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/llm/internal/wire"
+)
+
+// Provider is the name this package registers the OpenAI API under.
+const Provider = "openai"
+
+// DefaultModel is the model used when a spec names none.
+const DefaultModel = "gpt-4.1"
+
+// DefaultBaseURL is the OpenAI API endpoint. The SDK appends
+// "chat/completions" to the base URL, so the base URL of an
+// OpenAI-compatible server ends in /v1 (http://localhost:11434/v1).
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// Retry defaults; see [Options].
+const (
+	DefaultMaxRetries    = 4
+	DefaultMaxRetryDelay = 60 * time.Second
+)
+
+// Options configures a [Model]. Unlike the registry factories, [New] reads
+// no environment variables: every value is taken as given.
+type Options struct {
+	// Provider names the provider in Info and in errors; empty means
+	// "openai".
+	Provider string
+	// APIKey is sent as a bearer token. It is required by the OpenAI API
+	// itself (a BaseURL on api.openai.com) and optional elsewhere.
+	APIKey string
+	// KeyEnv names the environment variable the key came from, for the
+	// missing-key error; empty means OPENAI_API_KEY.
+	KeyEnv string
+	// BaseURL is the server; empty means [DefaultBaseURL]. Any
+	// OpenAI-compatible server works (Ollama, vLLM, LM Studio, llama.cpp).
+	BaseURL string
+	// HTTPClient sends the requests; nil means a client on
+	// http.DefaultTransport.
+	HTTPClient *http.Client
+	// MaxRetries bounds the retries after a first failed attempt on a
+	// connection error, 408, 409, 429 or 5xx. Zero means DefaultMaxRetries;
+	// a negative value disables retries.
+	MaxRetries int
+	// MaxRetryDelay is the longest retry-after (or retry-after-ms) the
+	// model waits for; a server asking for a longer wait gets no retry and
+	// its error is returned at once. Zero means DefaultMaxRetryDelay.
+	MaxRetryDelay time.Duration
+	// MaxTokens caps the output of a request that sets no MaxTokens. Zero
+	// sends no cap (the server's default).
+	MaxTokens int
+	// ContextWindow overrides the context window reported by Info. Zero
+	// means the built-in table (OpenAI's models, gpt-oss); other models
+	// report zero (unknown) unless this is set.
+	ContextWindow int
+	// ReasoningEffort is sent as reasoning_effort ("low", "medium",
+	// "high", ...) for reasoning models; empty sends nothing.
+	ReasoningEffort string
+	// Logger receives debug records of failed attempts; nil discards them.
+	Logger *slog.Logger
+}
+
+// Model is a chat model reached through the Chat Completions API. It
+// implements [llm.Model] and [llm.Describer] and is safe for concurrent
+// use.
+type Model struct {
+	name   string
+	svc    sdk.ChatCompletionService
+	opts   Options
+	info   llm.Info
+	legacy bool // send max_tokens rather than max_completion_tokens
+}
+
+var (
+	_ llm.Model     = (*Model)(nil)
+	_ llm.Describer = (*Model)(nil)
+)
+
+// New returns the model with the given name on the server opts names.
+func New(name string, opts Options) (*Model, error) {
+	if name == "" {
+		return nil, fmt.Errorf("%s: empty model name", providerName(opts))
+	}
+	if opts.Provider == "" {
+		opts.Provider = Provider
+	}
+	if opts.BaseURL == "" {
+		opts.BaseURL = DefaultBaseURL
+	}
+	u, err := url.Parse(opts.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%s: base URL %q must be an http:// or https:// URL", opts.Provider, opts.BaseURL)
+	}
+	official := isOpenAIHost(u.Host)
+	if opts.APIKey == "" && official {
+		env := opts.KeyEnv
+		if env == "" {
+			env = EnvAPIKey
+		}
+		return nil, &llm.MissingKeyError{Provider: opts.Provider, EnvVar: env}
+	}
+	if opts.MaxTokens < 0 {
+		return nil, fmt.Errorf("%s: negative max tokens %d", opts.Provider, opts.MaxTokens)
+	}
+	switch {
+	case opts.MaxRetries == 0:
+		opts.MaxRetries = DefaultMaxRetries
+	case opts.MaxRetries < 0:
+		opts.MaxRetries = 0
+	}
+	if opts.MaxRetryDelay <= 0 {
+		opts.MaxRetryDelay = DefaultMaxRetryDelay
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	// The service is built from explicit options only: sdk.NewClient
+	// would also pick up OPENAI_* variables (an admin key, organisation,
+	// custom headers) and send them to whatever server BaseURL names.
+	reqOpts := []option.RequestOption{
+		option.WithBaseURL(opts.BaseURL),
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(opts.MaxRetries),
+		option.WithMaxRetryDelay(opts.MaxRetryDelay),
+		option.WithMiddleware(logAttempts(opts.Provider, opts.Logger)),
+	}
+	if opts.APIKey != "" {
+		reqOpts = append(reqOpts, option.WithAPIKey(opts.APIKey))
+	}
+	window := contextWindow(name)
+	if opts.ContextWindow > 0 {
+		window = opts.ContextWindow
+	}
+	return &Model{
+		name:   name,
+		svc:    sdk.NewChatCompletionService(reqOpts...),
+		opts:   opts,
+		legacy: !official,
+		info: llm.Info{
+			Provider:      opts.Provider,
+			Name:          name,
+			ContextWindow: window,
+		},
+	}, nil
+}
+
+func providerName(o Options) string {
+	if o.Provider != "" {
+		return o.Provider
+	}
+	return Provider
+}
+
+func isOpenAIHost(host string) bool {
+	h := strings.ToLower(host)
+	return h == "api.openai.com" || strings.HasSuffix(h, ".openai.com")
+}
+
+// Info describes the model. Prompt caching on OpenAI is automatic, so
+// PromptCaching (honouring Request.Cache) is false.
+func (m *Model) Info() llm.Info { return m.info }
+
+// Name returns the model name sent to the server.
+func (m *Model) Name() string { return m.name }
+
+// logAttempts is a middleware that logs every failed attempt.
+func logAttempts(provider string, log *slog.Logger) option.Middleware {
+	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		res, err := next(req)
+		switch {
+		case err != nil && req.Context().Err() == nil:
+			log.Debug(provider+": attempt failed", "attempt", req.Header.Get("X-Stainless-Retry-Count"), "err", err)
+		case err == nil && res.StatusCode >= 400:
+			wait, _ := wire.RetryAfter(res.Header)
+			log.Debug(provider+": attempt failed", "attempt", req.Header.Get("X-Stainless-Retry-Count"),
+				"status", res.StatusCode, "retry_after", wait)
+		}
+		return res, err
+	}
+}
+
+// wrapErr gives an error of a request that got no stream a short, one-line
+// message while keeping the SDK error reachable with errors.As.
+func (m *Model) wrapErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", m.opts.Provider, context.Cause(ctx))
+	}
+	var apiErr *sdk.Error
+	if errors.As(err, &apiErr) {
+		return fmt.Errorf("%s: %w", m.opts.Provider, &apiError{err: apiErr})
+	}
+	return fmt.Errorf("%s: request failed: %w", m.opts.Provider, err)
+}
+
+// apiError is an error response of the server, in a line: status, error
+// type and message.
+type apiError struct {
+	err *sdk.Error
+}
+
+func (e *apiError) Error() string {
+	var b strings.Builder
+	if e.err.StatusCode != 0 {
+		fmt.Fprintf(&b, "%d ", e.err.StatusCode)
+	}
+	msg := e.err.Message
+	if msg == "" {
+		msg = strings.Join(strings.Fields(e.err.RawJSON()), " ")
+		if len(msg) > 200 {
+			msg = msg[:200] + "…"
+		}
+	}
+	switch {
+	case e.err.Type != "" && msg != "":
+		fmt.Fprintf(&b, "%s: %s", e.err.Type, msg)
+	case msg != "":
+		b.WriteString(msg)
+	case e.err.Type != "":
+		b.WriteString(e.err.Type)
+	default:
+		b.WriteString(http.StatusText(e.err.StatusCode))
+	}
+	return b.String()
+}
+
+func (e *apiError) Unwrap() error { return e.err }
