@@ -7,10 +7,11 @@
 #   bench/run.sh -reps 5 -json results.json
 #
 # Arguments go to bench/compare (go run ./bench/compare -h lists them).
-# SEARCH_RUNS sets the runs per query of bench/search (default 7; 2 with
-# -quick); SEARCH=0 skips it. Needs Go 1.26, Node 20+ with npm, ripgrep and
-# find; bench/compare installs bench/js's npm packages (npm ci) and builds
-# the bench/eino module itself.
+# Then bench/grep (with -cli) and bench/glob compare the grep and glob tools
+# with ripgrep and find; SEARCH_RUNS sets their runs per query (default 7;
+# 2 with -quick), SEARCH=0 skips them. Needs Go 1.26, Node 20+ with npm,
+# ripgrep and find; bench/compare installs bench/js's npm packages (npm ci)
+# and builds the bench/eino module itself.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -32,7 +33,13 @@ echo "== agent loop: go run ./bench/compare $*"
 go run ./bench/compare "$@"
 
 if [ "${SEARCH:-1}" != 0 ]; then
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	go build -o "$tmp/deepagents" ./cmd/deepagents
 	echo
-	echo "== grep and glob: go run ./bench/search -runs $runs"
-	go run ./bench/search -runs "$runs"
+	echo "== grep: go run ./bench/grep -md -runs $runs -cli DEEPAGENTS"
+	go run ./bench/grep -md -runs "$runs" -cli "$tmp/deepagents"
+	echo
+	echo "== glob: go run ./bench/glob -runs $runs -cli DEEPAGENTS"
+	go run ./bench/glob -runs "$runs" -cli "$tmp/deepagents"
 fi

@@ -1,29 +1,26 @@
-// Command search compares the agent's grep and glob tools with ripgrep and
-// find over a source tree (by default the Go source tree,
-// $(go env GOROOT)/src), as the agent uses them:
+// Command glob compares the agent's glob tool with ripgrep and find over a
+// source tree (by default the Go source tree, $(go env GOROOT)/src), as the
+// agent uses it:
 //
-//   - ours, tool: the grep or glob tool of the filesystem middleware over
-//     the Filesystem backend, called in process with JSON arguments as a
-//     model would call it, formatting of the result included;
+//   - ours, tool: the glob tool of the filesystem middleware over the
+//     Filesystem backend, called in process with JSON arguments as a model
+//     would call it, formatting of the result included;
 //   - ours, CLI: deepagents run --dir ROOT --model replay:SCRIPT, a script
 //     of that one tool call and a final answer, as a process (start-up
-//     included; the table also shows the CLI's start-up alone, a script
+//     included; the output also shows the CLI's start-up alone, a script
 //     with only the final answer);
-//   - rg: rg -l --no-ignore --hidden PATTERN for grep, rg --files
-//     --no-ignore --hidden -g GLOB for glob, in ROOT (--no-ignore and
-//     --hidden because the backend searches every file, ignoring
-//     .gitignore);
-//   - find (glob only): an equivalent find command.
+//   - rg: rg --files --no-ignore --hidden -g GLOB, in ROOT (--no-ignore and
+//     --hidden because the backend lists every file, ignoring .gitignore);
+//   - find: an equivalent find command.
 //
 // Each runs -runs times after a warm-up (so the page cache is warm for all),
 // taking turns, and the table shows median wall times. The file sets must
 // agree; a row whose sets differ is marked and the differences listed. Run
 // from the repository root:
 //
-//	go run ./bench/search [-root DIR] [-runs N]
+//	go run ./bench/glob [-root DIR] [-runs N] [-cli FILE]
 //
-// bench/grep (from the backend work) measures the backend's Grep and Glob
-// calls themselves against rg; this program measures the tools and the CLI.
+// The same comparison for grep is bench/grep (with -cli for the CLI).
 package main
 
 import (
@@ -49,25 +46,19 @@ import (
 	"github.com/deepagents-go/deepagents/tool"
 )
 
-// query is one tool call and its baselines.
+// query is one glob pattern and the equivalent find arguments.
 type query struct {
-	tool string // "grep" or "glob"
 	arg  string // the pattern
 	find []string
 }
 
 func queries(root string) []query {
 	return []query{
-		{tool: "grep", arg: `func main`},
-		{tool: "grep", arg: `func \w+\(ctx context\.Context`},
-		{tool: "grep", arg: `TODO|FIXME`},
-		{tool: "grep", arg: `(?i)deprecated`},
-		{tool: "grep", arg: `[A-Z][a-z]+[0-9]{3}\b`},
-		{tool: "grep", arg: `sync\.Mutex`},
-		{tool: "glob", arg: `**/*_test.go`, find: []string{root, "-type", "f", "-name", "*_test.go"}},
-		{tool: "glob", arg: `net/**/*.go`, find: []string{filepath.Join(root, "net"), "-type", "f", "-name", "*.go"}},
-		{tool: "glob", arg: `*/*.go`, find: []string{root, "-mindepth", "2", "-maxdepth", "2", "-type", "f", "-name", "*.go"}},
-		{tool: "glob", arg: `**/*.s`, find: []string{root, "-type", "f", "-name", "*.s"}},
+		{arg: `**/*_test.go`, find: []string{root, "-type", "f", "-name", "*_test.go"}},
+		{arg: `**/*.s`, find: []string{root, "-type", "f", "-name", "*.s"}},
+		{arg: `**/testdata/**/*.txt`, find: []string{root, "-type", "f", "-path", "*/testdata/*", "-name", "*.txt"}},
+		{arg: `net/**/*.go`, find: []string{filepath.Join(root, "net"), "-type", "f", "-name", "*.go"}},
+		{arg: `*/*.go`, find: []string{root, "-mindepth", "2", "-maxdepth", "2", "-type", "f", "-name", "*.go"}},
 	}
 }
 
@@ -77,11 +68,11 @@ func main() {
 	cli := flag.String("cli", "", "the deepagents binary (default: go build ./cmd/deepagents into a temporary directory)")
 	flag.Parse()
 	if *runs < 1 || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: search [-root DIR] [-runs N] [-cli FILE]")
+		fmt.Fprintln(os.Stderr, "usage: glob [-root DIR] [-runs N] [-cli FILE]")
 		os.Exit(2)
 	}
 	if err := run(context.Background(), *root, *runs, *cli); err != nil {
-		fmt.Fprintln(os.Stderr, "search:", err)
+		fmt.Fprintln(os.Stderr, "glob:", err)
 		os.Exit(1)
 	}
 }
@@ -98,7 +89,7 @@ func run(ctx context.Context, root string, runs int, cli string) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp("", "deepagents-search")
+	tmp, err := os.MkdirTemp("", "deepagents-glob")
 	if err != nil {
 		return err
 	}
@@ -138,12 +129,12 @@ func run(ctx context.Context, root string, runs int, cli string) error {
 		return err
 	}
 	fmt.Printf("CLI start-up alone (a script with only the final answer): %s\n\n", ms(startup))
-	fmt.Println("| tool | query | files | ours, tool in process | ours, CLI process | rg | find | CLI ÷ rg |")
-	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| pattern | files | ours, tool in process | ours, CLI process | rg --files -g | find | CLI ÷ rg | CLI ÷ find |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|")
 	var problems []string
 	for _, q := range queries(root) {
 		args := toolArgs(q)
-		script, err := c.script(q.tool, args)
+		script, err := c.script("glob", args)
 		if err != nil {
 			return err
 		}
@@ -151,9 +142,9 @@ func run(ctx context.Context, root string, runs int, cli string) error {
 		var runErr error
 		fns := []func(){
 			func() {
-				out, err := tools[q.tool].Call(ctx, args)
+				out, err := tools["glob"].Call(ctx, args)
 				if err != nil {
-					runErr = fmt.Errorf("%s tool: %w", q.tool, err)
+					runErr = fmt.Errorf("glob tool: %w", err)
 				}
 				ours = toolFiles(out)
 			},
@@ -166,28 +157,21 @@ func run(ctx context.Context, root string, runs int, cli string) error {
 			},
 			func() {
 				// rg runs in root with no path argument, so that it prints
-				// relative paths and matches -g globs against them.
-				var out []string
-				if q.tool == "grep" {
-					out, err = lines(ctx, root, "rg", "-l", "--no-ignore", "--hidden", "--", q.arg)
-				} else {
-					out, err = lines(ctx, root, "rg", "--files", "--no-ignore", "--hidden", "-g", q.arg)
-				}
+				// relative paths and matches the glob against them.
+				out, err := lines(ctx, root, "rg", "--files", "--no-ignore", "--hidden", "-g", q.arg)
 				if err != nil {
 					runErr = err
 				}
 				slices.Sort(out)
 				rg = out
 			},
-		}
-		if q.find != nil {
-			fns = append(fns, func() {
+			func() {
 				out, err := lines(ctx, "", "find", q.find...)
 				if err != nil {
 					runErr = err
 				}
 				found = relTo(root, out)
-			})
+			},
 		}
 		times := takeTurns(runs, fns)
 		if runErr != nil {
@@ -195,20 +179,17 @@ func run(ctx context.Context, root string, runs int, cli string) error {
 		}
 		mark := ""
 		if d := diff(ours, rg, "ours", "rg"); d != "" {
-			problems, mark = append(problems, fmt.Sprintf("%s %q: %s", q.tool, q.arg, d)), " (differs)"
+			problems, mark = append(problems, fmt.Sprintf("%q: %s", q.arg, d)), " (differs)"
 		}
 		if d := diff(ours, viaCLI, "tool", "CLI"); d != "" {
-			problems, mark = append(problems, fmt.Sprintf("%s %q: %s", q.tool, q.arg, d)), " (differs)"
+			problems, mark = append(problems, fmt.Sprintf("%q: %s", q.arg, d)), " (differs)"
 		}
-		findCell := "–"
-		if q.find != nil {
-			findCell = ms(times[3])
-			if d := diff(ours, found, "ours", "find"); d != "" {
-				problems, mark = append(problems, fmt.Sprintf("%s %q: %s", q.tool, q.arg, d)), " (differs)"
-			}
+		if d := diff(ours, found, "ours", "find"); d != "" {
+			problems, mark = append(problems, fmt.Sprintf("%q: %s", q.arg, d)), " (differs)"
 		}
-		fmt.Printf("| %s | `%s` | %d%s | %s | %s | %s | %s | %.2f× |\n", q.tool, strings.ReplaceAll(q.arg, "|", `\|`), len(ours), mark,
-			ms(times[0]), ms(times[1]), ms(times[2]), findCell, float64(times[1])/float64(times[2]))
+		fmt.Printf("| `%s` | %d%s | %s | %s | %s | %s | %.2f× | %.2f× |\n", q.arg, len(ours), mark,
+			ms(times[0]), ms(times[1]), ms(times[2]), ms(times[3]),
+			float64(times[1])/float64(times[2]), float64(times[1])/float64(times[3]))
 	}
 	if len(problems) > 0 {
 		fmt.Println()
@@ -217,19 +198,20 @@ func run(ctx context.Context, root string, runs int, cli string) error {
 		}
 		return errors.New("the file sets differ (see above)")
 	}
-	fmt.Println("\nThe same files for every query from every tool.")
+	fmt.Println("\nThe same files for every pattern from every tool.")
 	return nil
 }
 
+// toolArgs returns the glob tool's arguments for q.
 func toolArgs(q query) json.RawMessage {
 	b, _ := json.Marshal(map[string]string{"pattern": q.arg}) // strings only: cannot fail
 	return b
 }
 
-// toolFiles returns the files a grep (files_with_matches) or glob tool
-// result lists, without the leading slash, sorted.
+// toolFiles returns the files a glob tool result lists, without the
+// leading slash, sorted.
 func toolFiles(out string) []string {
-	if out == "No files found" || out == "No matches found" {
+	if out == "No files found" {
 		return nil
 	}
 	var files []string
