@@ -75,6 +75,10 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		files = append(files, r)
 	}
 
+	st, err := s.db.putStatements(ctx)
+	if err != nil {
+		return wrap("put", err)
+	}
 	tx, err := s.db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return wrap("put", err)
@@ -84,8 +88,7 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	var parentID sql.NullString
 	if cp.ParentID != "" {
 		var count int
-		err := tx.QueryRowContext(ctx, `SELECT seq, msg_count FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?`,
-			cp.ThreadID, cp.ParentID).Scan(&parentSeq, &count)
+		err := tx.StmtContext(ctx, st.parent).QueryRowContext(ctx, cp.ThreadID, cp.ParentID).Scan(&parentSeq, &count)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: thread %q has no checkpoint %q", checkpoint.ErrConflict, cp.ThreadID, cp.ParentID)
 		}
@@ -97,9 +100,7 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		}
 		parentID = sql.NullString{String: cp.ParentID, Valid: true}
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO checkpoints
-		(thread_id, checkpoint_id, parent_seq, parent_id, step, created_at, keep, msg_count, todos, meta)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, checkpoint_id) DO NOTHING`,
+	res, err := tx.StmtContext(ctx, st.checkpoint).ExecContext(ctx,
 		cp.ThreadID, cp.ID, parentSeq, parentID, cp.Step, created, cp.Keep, cp.Keep+len(cp.Messages),
 		nullBytes(cp.Todos), nullBytes(cp.Meta))
 	if err != nil {
@@ -113,37 +114,28 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		return wrap("put", err)
 	}
 	if len(msgs) > 0 {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO messages (cp_seq, pos, data) VALUES (?, ?, ?)`)
-		if err != nil {
-			return wrap("put", err)
-		}
+		ins := tx.StmtContext(ctx, st.message)
 		for i, m := range msgs {
-			if _, err := st.ExecContext(ctx, seq, cp.Keep+i, m); err != nil {
-				_ = st.Close()
+			if _, err := ins.ExecContext(ctx, seq, cp.Keep+i, m); err != nil {
 				return wrap("put", err)
 			}
 		}
-		_ = st.Close()
 	}
 	for _, f := range files {
 		// x'' keeps empty content apart from NULL (deleted): the driver
 		// binds an empty slice as NULL.
-		if _, err := tx.ExecContext(ctx, `INSERT INTO files (cp_seq, path, content, created_at, modified_at)
-			VALUES (?, ?, CASE WHEN ? THEN NULL ELSE coalesce(?, x'') END, ?, ?)`,
+		if _, err := tx.StmtContext(ctx, st.file).ExecContext(ctx,
 			seq, f.path, f.deleted, f.content, f.created, f.modified); err != nil {
 			return wrap("put", err)
 		}
 	}
 	for k, v := range cp.Values {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO state_values (cp_seq, key, data) VALUES (?, ?, ?)`, seq, k, nullBytes(v)); err != nil {
+		if _, err := tx.StmtContext(ctx, st.value).ExecContext(ctx, seq, k, nullBytes(v)); err != nil {
 			return wrap("put", err)
 		}
 	}
 	ts := now.UnixNano()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO threads (thread_id, status, created_at, updated_at, head)
-		VALUES (?, 'idle', ?, ?, ?)
-		ON CONFLICT (thread_id) DO UPDATE SET updated_at = excluded.updated_at, head = excluded.head`,
-		cp.ThreadID, ts, ts, cp.ID); err != nil {
+	if _, err := tx.StmtContext(ctx, st.thread).ExecContext(ctx, cp.ThreadID, ts, ts, cp.ID); err != nil {
 		return wrap("put", err)
 	}
 	return wrap("put", tx.Commit())

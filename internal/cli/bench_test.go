@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/deepagents-go/deepagents/bench/workload"
+)
+
+// BenchmarkRun runs the CLI's run command in-process on the benchmark
+// workload, so its cost per step can be profiled:
+//
+//	go test -run='^$' -bench=Run -cpuprofile cpu.out ./internal/cli
+func BenchmarkRun(b *testing.B) {
+	for _, out := range []string{"jsonl", "text"} {
+		b.Run("output="+out, func(b *testing.B) {
+			const steps = 1000
+			script := filepath.Join(b.TempDir(), "script.json")
+			data, err := json.Marshal(workload.Script(steps))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(script, data, 0o600); err != nil {
+				b.Fatal(err)
+			}
+			home := b.TempDir()
+			b.Setenv("XDG_DATA_HOME", home)
+			env := Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
+				Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }}
+			for b.Loop() {
+				ws := b.TempDir()
+				if code := Main([]string{"run", "--model", "replay:" + script, "--output", out, "--db", "memory:", "--dir", ws, "--max-steps", "2000", "go"}, env); code != 0 {
+					b.Fatalf("exit %d", code)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*steps), "µs/step")
+		})
+	}
+}
