@@ -2,10 +2,11 @@ package cli
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/deepagents-go/deepagents/agent"
 )
@@ -18,28 +19,71 @@ type renderer interface {
 
 func newRenderer(format string, env Env) renderer {
 	if format == "jsonl" {
-		return &jsonlRenderer{w: bufio.NewWriter(env.Stdout)}
+		return &jsonlRenderer{w: bufio.NewWriterSize(env.Stdout, 64<<10)}
 	}
 	return &textRenderer{out: env.Stdout, log: env.Stderr}
 }
 
+// flushDelay bounds how long an event may wait in the jsonl buffer. A step
+// produces several events within microseconds; writing each with its own
+// system call would cost more than the step itself, while a reader
+// following the stream sees every event within this delay.
+const flushDelay = 10 * time.Millisecond
+
 // jsonlRenderer writes one JSON object per event and nothing else.
 type jsonlRenderer struct {
-	w *bufio.Writer
+	mu    sync.Mutex
+	w     *bufio.Writer
+	timer *time.Timer // pending flush, when armed
+	err   error       // a failed background flush
 }
 
 func (r *jsonlRenderer) event(e agent.Event) error {
-	b, err := json.Marshal(e)
+	// MarshalJSON directly: json.Marshal would validate and compact its
+	// output a second time.
+	b, err := e.MarshalJSON()
 	if err != nil {
 		return err
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return r.err
+	}
 	r.w.Write(b)
 	r.w.WriteByte('\n')
-	// Flush per line so that a reader sees events as they happen.
+	switch {
+	case e.Type == agent.EventRunEnd || e.Type == agent.EventInterrupt:
+		return r.flushLocked()
+	case r.timer == nil:
+		r.timer = time.AfterFunc(flushDelay, func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if err := r.flushLocked(); err != nil && r.err == nil {
+				r.err = err
+			}
+		})
+	}
+	return nil
+}
+
+// flushLocked writes the buffer out and disarms the timer.
+func (r *jsonlRenderer) flushLocked() error {
+	if r.timer != nil {
+		r.timer.Stop()
+		r.timer = nil
+	}
 	return r.w.Flush()
 }
 
-func (r *jsonlRenderer) close() error { return r.w.Flush() }
+func (r *jsonlRenderer) close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.flushLocked(); err != nil {
+		return err
+	}
+	return r.err
+}
 
 // textRenderer streams the main agent's answer to stdout and a short log of
 // its actions to stderr.
