@@ -140,8 +140,9 @@ func (n *node) set(k string, v any) bool {
 		n.items, ok = compileSchema(v)
 	case "enum":
 		n.enum, ok = v.([]any)
+		ok = ok && scalarValues(n.enum)
 	case "const":
-		n.enum, ok = []any{v}, true
+		n.enum, ok = []any{v}, scalarValues([]any{v})
 	case "minimum":
 		n.minimum, ok = num()
 	case "maximum":
@@ -166,6 +167,18 @@ func (n *node) set(k string, v any) bool {
 		}
 	}
 	return ok
+}
+
+// scalarValues reports whether vals holds only strings, numbers, booleans
+// and null: enums of objects or arrays are left to the general validator.
+func scalarValues(vals []any) bool {
+	for _, v := range vals {
+		switch v.(type) {
+		case map[string]any, []any:
+			return false
+		}
+	}
+	return true
 }
 
 // fieldError is a validation failure at a path inside the arguments.
@@ -271,18 +284,7 @@ func (n *node) validate(v any) *fieldError {
 			}
 		}
 	case string:
-		if n.minLength > 0 || n.maxLength >= 0 {
-			l := utf8.RuneCountInString(x)
-			if l < n.minLength {
-				return &fieldError{reason: fmt.Sprintf("is %d characters long, want at least %d", l, n.minLength)}
-			}
-			if n.maxLength >= 0 && l > n.maxLength {
-				return &fieldError{reason: fmt.Sprintf("is %d characters long, want at most %d", l, n.maxLength)}
-			}
-		}
-		if n.pattern != nil && !n.pattern.MatchString(x) {
-			return &fieldError{reason: fmt.Sprintf("does not match pattern %q", n.pattern.String())}
-		}
+		return n.stringConstraints(x)
 	case float64:
 		switch {
 		case n.minimum != nil && x < *n.minimum:
@@ -294,6 +296,23 @@ func (n *node) validate(v any) *fieldError {
 		case n.exclMaximum != nil && x >= *n.exclMaximum:
 			return &fieldError{reason: fmt.Sprintf("got %v, want less than %v", x, *n.exclMaximum)}
 		}
+	}
+	return nil
+}
+
+// stringConstraints checks a string's length and pattern.
+func (n *node) stringConstraints(x string) *fieldError {
+	if n.minLength > 0 || n.maxLength >= 0 {
+		l := utf8.RuneCountInString(x)
+		if l < n.minLength {
+			return &fieldError{reason: fmt.Sprintf("is %d characters long, want at least %d", l, n.minLength)}
+		}
+		if n.maxLength >= 0 && l > n.maxLength {
+			return &fieldError{reason: fmt.Sprintf("is %d characters long, want at most %d", l, n.maxLength)}
+		}
+	}
+	if n.pattern != nil && !n.pattern.MatchString(x) {
+		return &fieldError{reason: fmt.Sprintf("does not match pattern %q", n.pattern.String())}
 	}
 	return nil
 }

@@ -81,18 +81,25 @@ func (v *Validator) check(args json.RawMessage) (json.RawMessage, error) {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
+	if v.fast != nil {
+		// One pass over the bytes, building nothing.
+		fe, err := v.fast.validateRaw(args)
+		switch {
+		case errors.Is(err, errNotObject):
+			return nil, &ArgumentError{Tool: v.tool, Reason: "arguments must be a JSON object"}
+		case err != nil:
+			return nil, &ArgumentError{Tool: v.tool, Reason: "arguments are not valid JSON: " + err.Error()}
+		case fe != nil:
+			return nil, &ArgumentError{Tool: v.tool, Field: fe.field(), Reason: fe.reason}
+		}
+		return args, nil
+	}
 	var inst any
 	if err := json.Unmarshal(args, &inst); err != nil {
 		return nil, &ArgumentError{Tool: v.tool, Reason: "arguments are not valid JSON: " + err.Error()}
 	}
 	if _, ok := inst.(map[string]any); !ok {
 		return nil, &ArgumentError{Tool: v.tool, Reason: "arguments must be a JSON object"}
-	}
-	if v.fast != nil {
-		if fe := v.fast.validate(inst); fe != nil {
-			return nil, &ArgumentError{Tool: v.tool, Field: fe.field(), Reason: fe.reason}
-		}
-		return args, nil
 	}
 	if err := v.resolved.Validate(inst); err != nil {
 		return nil, v.schemaError(err)
