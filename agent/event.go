@@ -89,7 +89,7 @@ type wireEvent struct {
 	Args         json.RawMessage `json:"args,omitempty"`
 	Content      *string         `json:"content,omitempty"`
 	IsError      *bool           `json:"is_error,omitempty"`
-	Todos        []Todo          `json:"todos,omitempty"`
+	Todos        *[]Todo         `json:"todos,omitempty"` // present, possibly empty, when set
 	Files        []string        `json:"files,omitempty"`
 	Usage        *llm.Usage      `json:"usage,omitempty"`
 	Interrupts   []ActionRequest `json:"interrupts,omitempty"`
@@ -99,32 +99,12 @@ type wireEvent struct {
 
 // MarshalJSON encodes the event in the format of docs/EVENTS.md.
 func (e Event) MarshalJSON() ([]byte, error) {
-	w := wireEvent{
-		V: EventVersion, Type: e.Type, Namespace: e.Namespace, Step: e.Step,
-		ThreadID: e.ThreadID, CheckpointID: e.CheckpointID, Message: e.Message,
-		ToolCallID: e.ToolCallID, Name: e.Name, Args: e.Args,
-		Files: e.Files, Usage: e.Usage, Interrupts: e.Interrupts, Status: e.Status, Error: e.Error,
-	}
-	if w.Namespace == nil {
-		w.Namespace = []string{}
-	}
-	switch e.Type {
-	case EventTextDelta, EventReasoningDelta:
-		w.Delta = &e.Delta
-	case EventToolResult:
-		w.Content, w.IsError = &e.Content, &e.IsError
-	case EventState:
-		w.Todos = e.Todos
-	}
-	b, err := json.Marshal(w)
-	if err != nil {
-		return nil, err
-	}
-	if e.Type == EventState && e.Todos != nil && len(e.Todos) == 0 {
-		// An emptied todo list must still appear: omitempty dropped it.
-		b = append(b[:len(b)-1], `,"todos":[]}`...)
-	}
-	return b, nil
+	return appendEvent(make([]byte, 0, 256), &e)
+}
+
+// AppendJSON appends the event's JSON encoding (MarshalJSON's) to b.
+func (e *Event) AppendJSON(b []byte) ([]byte, error) {
+	return appendEvent(b, e)
 }
 
 // UnmarshalJSON decodes an event written by MarshalJSON.
@@ -136,7 +116,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	*e = Event{
 		Type: w.Type, Namespace: w.Namespace, Step: w.Step, ThreadID: w.ThreadID,
 		CheckpointID: w.CheckpointID, Message: w.Message, ToolCallID: w.ToolCallID,
-		Name: w.Name, Args: w.Args, Todos: w.Todos, Files: w.Files, Usage: w.Usage,
+		Name: w.Name, Args: w.Args, Files: w.Files, Usage: w.Usage,
 		Interrupts: w.Interrupts, Status: w.Status, Error: w.Error,
 	}
 	if w.Delta != nil {
@@ -148,11 +128,9 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	if w.IsError != nil {
 		e.IsError = *w.IsError
 	}
-	if e.Type == EventState && e.Todos == nil && json.Valid(b) {
-		var probe struct {
-			Todos *[]Todo `json:"todos"`
-		}
-		if json.Unmarshal(b, &probe) == nil && probe.Todos != nil {
+	if w.Todos != nil {
+		e.Todos = *w.Todos
+		if e.Todos == nil {
 			e.Todos = []Todo{}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -277,18 +278,33 @@ func readDir(fd int, name string) ([]os.DirEntry, error) {
 	return d.ReadDir(-1)
 }
 
+// wholeReadSize is the size up to which Read reads a file in one go.
+const wholeReadSize = 1 << 20
+
 // Read implements Backend.
 func (f *Filesystem) Read(ctx context.Context, path string, offset, limit int) (ReadResult, error) {
 	p, err := f.clean(path)
 	if err != nil {
 		return ReadResult{}, err
 	}
-	fd, _, err := f.openFile(p)
+	fd, st, err := f.openFile(p)
 	if err != nil {
 		return ReadResult{}, fsErr("read", p, err)
 	}
 	defer unix.Close(fd)
-	res, err := scanLines(fdReader(fd), offset, limit)
+	var res ReadResult
+	if st != nil && st.Size >= 0 && st.Size <= wholeReadSize {
+		// A small file is read whole into a buffer of its size and split
+		// in place, rather than through a 64 KiB reader.
+		buf := make([]byte, st.Size)
+		n, rerr := io.ReadFull(fdReader(fd), buf)
+		if rerr != nil && rerr != io.ErrUnexpectedEOF && rerr != io.EOF {
+			return ReadResult{}, fsErr("read", p, rerr)
+		}
+		res, err = stringLines(unsafe.String(unsafe.SliceData(buf), n), offset, limit)
+	} else {
+		res, err = scanLines(fdReader(fd), offset, limit)
+	}
 	if err != nil && !errors.Is(err, ErrOffset) {
 		return ReadResult{}, fsErr("read", p, err)
 	}

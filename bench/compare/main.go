@@ -67,6 +67,7 @@ type config struct {
 	ckptN      int
 	reps       int
 	timeout    time.Duration
+	wsRoot     string // where the CLI's workspaces go
 	impls      []string
 	jsHeapMB   int
 	jsonOut    string
@@ -82,6 +83,7 @@ func main() {
 	flag.IntVar(&c.ckptN, "checkpoint-n", 400, "step count of the runs with checkpoints (0: none)")
 	flag.IntVar(&c.reps, "reps", 3, "repetitions of each run")
 	flag.DurationVar(&c.timeout, "timeout", 10*time.Minute, "longest one run may take")
+	flag.StringVar(&c.wsRoot, "cli-workspace", defaultWorkspaceRoot(), "directory for the CLI's workspaces (default: /dev/shm when it exists, so that its files, like the other harnesses' in-memory file stores, do not wait on a disk; the checkpoint database stays in the temporary directory)")
 	flag.StringVar(&impls, "impls", "go,cli,eino,js", "implementations to run")
 	flag.IntVar(&c.jsHeapMB, "js-heap-mb", 0, "node --max-old-space-size for the JavaScript runs (0: Node's default)")
 	flag.StringVar(&c.jsonOut, "json", "", "also write every run's result to this `file`")
@@ -437,6 +439,16 @@ func (r result) String() string {
 
 func mb(b int64) float64 { return float64(b) / (1 << 20) }
 
+// defaultWorkspaceRoot is /dev/shm where it is a writable directory, else
+// the system's temporary directory.
+func defaultWorkspaceRoot() string {
+	if d, err := os.MkdirTemp("/dev/shm", "probe-"); err == nil {
+		os.Remove(d)
+		return "/dev/shm"
+	}
+	return os.TempDir()
+}
+
 // runOne runs one implementation once in a fresh process.
 func (e *env) runOne(ctx context.Context, im string, n int, ckpt bool, rep int) result {
 	r := result{Impl: im, N: n, Checkpoint: ckpt, Rep: rep}
@@ -458,11 +470,12 @@ func (e *env) runOne(ctx context.Context, im string, n int, ckpt bool, rep int) 
 		if ckpt {
 			db = filepath.Join(dir, "bench.db")
 		}
-		ws := filepath.Join(dir, "workspace")
-		if err := os.Mkdir(ws, 0o755); err != nil {
+		ws, err := os.MkdirTemp(e.wsRoot, "deepagents-compare-ws-")
+		if err != nil {
 			r.Status, r.Error = statusError, err.Error()
 			return r
 		}
+		defer os.RemoveAll(ws)
 		argv = []string{e.cli, "run", "--model", "replay:" + e.scripts[n], "--output", "jsonl",
 			"--db", db, "--dir", ws, "--max-steps", strconv.Itoa(n + 1), "go"}
 	case "eino":

@@ -32,24 +32,26 @@ const flushDelay = 10 * time.Millisecond
 
 // jsonlRenderer writes one JSON object per event and nothing else.
 type jsonlRenderer struct {
-	mu    sync.Mutex
-	w     *bufio.Writer
-	timer *time.Timer // pending flush, when armed
-	err   error       // a failed background flush
+	mu      sync.Mutex
+	w       *bufio.Writer
+	timer   *time.Timer // pending flush, when armed
+	err     error       // a failed background flush
+	scratch []byte
 }
 
 func (r *jsonlRenderer) event(e agent.Event) error {
-	// MarshalJSON directly: json.Marshal would validate and compact its
-	// output a second time.
-	b, err := e.MarshalJSON()
-	if err != nil {
-		return err
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.err != nil {
 		return r.err
 	}
+	// AppendJSON into a reused buffer: json.Marshal would validate and
+	// compact the output a second time, and allocate.
+	b, err := e.AppendJSON(r.scratch[:0])
+	if err != nil {
+		return err
+	}
+	r.scratch = b
 	r.w.Write(b)
 	r.w.WriteByte('\n')
 	switch {

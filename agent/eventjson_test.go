@@ -1,0 +1,67 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/deepagents-go/deepagents/llm"
+)
+
+// referenceJSON encodes e with encoding/json through wireEvent: the
+// definition appendEvent must match.
+func referenceJSON(e Event) ([]byte, error) {
+	w := wireEvent{
+		V: EventVersion, Type: e.Type, Namespace: e.Namespace, Step: e.Step,
+		ThreadID: e.ThreadID, CheckpointID: e.CheckpointID, Message: e.Message,
+		ToolCallID: e.ToolCallID, Name: e.Name, Args: e.Args,
+		Files: e.Files, Usage: e.Usage, Interrupts: e.Interrupts, Status: e.Status, Error: e.Error,
+	}
+	if w.Namespace == nil {
+		w.Namespace = []string{}
+	}
+	switch e.Type {
+	case EventTextDelta, EventReasoningDelta:
+		w.Delta = &e.Delta
+	case EventToolResult:
+		w.Content, w.IsError = &e.Content, &e.IsError
+	case EventState:
+		if e.Todos != nil {
+			w.Todos = &e.Todos
+		}
+	}
+	return json.Marshal(w)
+}
+
+func FuzzEventEncoderMatchesEncodingJSON(f *testing.F) {
+	f.Add("text_delta", "hi <b>&amp;</b>\u2028", "name", "\x00\x1f\"\\", []byte(`{"a": [1, 2]}`), 3, true)
+	f.Add("tool_result", "", "", "\xff\xfe invalid", []byte(``), 0, false)
+	f.Add("state", "é", "ns", "line\nbreak\ttab\r", []byte(`"x"`), 1, true)
+	f.Add("message", "😀", "a/b", "\u2029", []byte(`{"path":"/x"}`), 7, false)
+	f.Fuzz(func(t *testing.T, typ, s1, s2, s3 string, args []byte, n int, flag bool) {
+		if !json.Valid(args) {
+			args = nil
+		}
+		msg := &llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{{Type: llm.PartText, Text: s1}, {Type: llm.PartImage, MIMEType: s2, Data: []byte(s3), URL: s1}, {Type: llm.PartReasoning, Text: s3, Signature: s2, Redacted: flag}},
+			ToolCalls: []llm.ToolCall{{ID: s2, Name: s3, Args: args}}, ToolCallID: s1, Name: s2, IsError: flag}
+		e := Event{Type: EventType(typ), Namespace: []string{s1, s2}, Step: n, ThreadID: s2, CheckpointID: s3, Delta: s1,
+			Message: msg, ToolCallID: s3, Name: s1, Args: args, Content: s2, IsError: flag,
+			Files: []string{s3}, Usage: &llm.Usage{InputTokens: n, OutputTokens: -n, CacheReadTokens: n % 3}, Status: RunStatus(s1), Error: s3}
+		if flag {
+			e.Todos = []Todo{{Content: s1, Status: TodoStatus(s2)}}
+		} else if n%2 == 0 {
+			e.Todos = []Todo{}
+		}
+		if n%5 == 0 {
+			e.Message, e.Usage, e.Namespace = nil, nil, nil
+		}
+		want, werr := referenceJSON(e)
+		got, gerr := e.MarshalJSON()
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("errors differ: %v / %v", werr, gerr)
+		}
+		if werr == nil && !bytes.Equal(got, want) {
+			t.Fatalf("encodings differ:\n got %s\nwant %s", got, want)
+		}
+	})
+}
