@@ -94,16 +94,21 @@ func New(cfg Config) (*Agent, error) {
 	if saver == nil && len(cfg.InterruptOn) > 0 {
 		saver = checkpoint.NewMemory()
 	}
+	// The built-in middleware keep no per-run state, so the main agent and
+	// its subagents share one instance each: their tools and schemas are
+	// built once, and the filesystem's per-path write locks cover every
+	// agent writing to the backend.
+	var (
+		todos      = middleware.NewTodos()
+		filesystem = middleware.NewFilesystem(b)
+		summarize  = middleware.NewSummarization(nil, b)
+		caching    = middleware.NewPromptCaching()
+		patch      = middleware.NewPatchToolCalls()
+	)
 	// Subagents get the file tools, planning and context management, but
 	// not memory, skills or further subagents.
 	subStack := func() []agent.Middleware {
-		return []agent.Middleware{
-			middleware.NewTodos(),
-			middleware.NewFilesystem(b),
-			middleware.NewSummarization(nil, b),
-			middleware.NewPromptCaching(),
-			middleware.NewPatchToolCalls(),
-		}
+		return []agent.Middleware{todos, filesystem, summarize, caching, patch}
 	}
 	subs, err := middleware.NewSubagents(middleware.SubagentsConfig{
 		Model:        cfg.Model,
@@ -118,20 +123,14 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("deepagents: %w", err)
 	}
-	defaults := []Middleware{middleware.NewTodos()}
+	defaults := []Middleware{todos}
 	if len(cfg.Memory) > 0 {
 		defaults = append(defaults, middleware.NewMemory(b, cfg.Memory...))
 	}
 	if len(cfg.Skills) > 0 {
 		defaults = append(defaults, middleware.NewSkills(b, cfg.Skills...))
 	}
-	defaults = append(defaults,
-		middleware.NewFilesystem(b),
-		subs,
-		middleware.NewSummarization(nil, b),
-		middleware.NewPromptCaching(),
-		middleware.NewPatchToolCalls(),
-	)
+	defaults = append(defaults, filesystem, subs, summarize, caching, patch)
 	stack, err := buildStack(defaults, cfg.Middleware)
 	if err != nil {
 		return nil, err

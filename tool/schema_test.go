@@ -38,8 +38,11 @@ func parityValidators(t testing.TB) (fast, general *Validator) {
 	if fast.fast == nil {
 		t.Fatal("schema did not compile to the fast validator")
 	}
-	general, _ = NewValidator("p", s)
-	general.fast = nil
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	general = &Validator{tool: "p", raw: fast.raw, resolved: resolved}
 	return fast, general
 }
 

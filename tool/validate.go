@@ -41,16 +41,18 @@ func NewValidator(toolName string, s *jsonschema.Schema) (*Validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %q: encoding schema: %w", toolName, err)
 	}
-	r, err := s.Resolve(nil)
-	if err != nil {
-		return nil, fmt.Errorf("tool %q: resolving schema: %w", toolName, err)
-	}
-	v := &Validator{tool: toolName, raw: raw, resolved: r}
+	v := &Validator{tool: toolName, raw: raw}
 	var decoded any
 	if err := json.Unmarshal(raw, &decoded); err == nil {
 		if n, ok := compileSchema(decoded); ok {
+			// The compiled validator covers the schema: resolving it
+			// for the general validator would only cost start-up time.
 			v.fast = n
+			return v, nil
 		}
+	}
+	if v.resolved, err = s.Resolve(nil); err != nil {
+		return nil, fmt.Errorf("tool %q: resolving schema: %w", toolName, err)
 	}
 	return v, nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 func BenchmarkRun(b *testing.B) {
 	for _, out := range []string{"jsonl", "text"} {
 		b.Run("output="+out, func(b *testing.B) {
-			const steps = 1000
+			steps := benchSteps
 			script := filepath.Join(b.TempDir(), "script.json")
 			data, err := json.Marshal(workload.Script(steps))
 			if err != nil {
@@ -53,4 +54,12 @@ func benchDir(b *testing.B) string {
 		}
 	}
 	return b.TempDir()
+}
+
+// benchSteps is the workload size of BenchmarkRun; 1 measures the fixed
+// cost of a run (go test -bench=Run -args -steps 1).
+var benchSteps = 1000
+
+func init() {
+	flag.IntVar(&benchSteps, "steps", 1000, "BenchmarkRun's number of tool steps")
 }
