@@ -42,6 +42,7 @@ type matcher struct {
 // bytes around it. Ignoring case, a literal needs two probes, one per case
 // of that letter.
 type probe struct {
+	run   *classRun // a run of byte classes instead of a literal
 	lit   []byte
 	index bool // use bytes.Index: every byte of lit is common
 	fold  bool
@@ -50,6 +51,9 @@ type probe struct {
 }
 
 func (p *probe) find(hay []byte, from int) int {
+	if p.run != nil {
+		return p.run.find(hay, from)
+	}
 	if p.index {
 		if j := bytes.Index(hay[from:], p.lit); j >= 0 {
 			return from + j
@@ -170,6 +174,11 @@ func compileMatcher(pattern string) (*matcher, error) {
 		m.lits, m.exact = [][]byte{[]byte(lit)}, true
 	}
 	m.probes = makeProbes(m.lits, m.fold)
+	if m.lits == nil && !m.perLine {
+		if run := requiredClassRun(tree); run != nil {
+			m.probes = []probe{{run: run}}
+		}
+	}
 	return m, nil
 }
 

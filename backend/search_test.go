@@ -102,6 +102,10 @@ func FuzzMatcher(f *testing.F) {
 	for _, s := range []string{"foo", `^a`, `b$`, `a|b`, `\s+x`, `(?i)ab`, `[^\n]+`, `a\nb`, ``, `\Ax`} {
 		f.Add(s, "a\nb\r\nfoo x\n\nab AB\nxa")
 	}
+	// Patterns without a literal, found through runs of byte classes.
+	for _, s := range []string{`[0-9]{3}`, `[A-Z][a-z]+[0-9]{3}\b`, `[a-z][0-9]{2,}[xy]`, `(?i)[q-z][0-9]{3}`, `\d\d\d-\d\d`, `(\d{2})[a-c]{2}\d`} {
+		f.Add(s, "Abc123 x\nsha256 Q999\r\nz12345y\n12-34 123-45\n07ab9\nAb1234\n")
+	}
 	f.Fuzz(func(t *testing.T, pattern, text string) {
 		if _, err := regexp.Compile(pattern); err != nil {
 			if _, err := compileMatcher(pattern); err == nil {

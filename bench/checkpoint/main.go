@@ -6,9 +6,15 @@
 // the Put latency percentiles, the time to load the final state, and the
 // peak RSS.
 //
+// With -agent it runs the real deep agent instead (deepagents.New with a
+// scripted model playing the benchmark workload of bench/workload:
+// write_file, read_file and ls in a cycle), its Checkpointer the saver, and
+// reports the same figures for the agent's own checkpoints.
+//
 // Usage:
 //
 //	go run ./bench/checkpoint                       # SQLite in a temp dir
+//	go run ./bench/checkpoint -agent                # the real agent, SQLite
 //	go run ./bench/checkpoint -db /tmp/x.db -sync-full
 //	go run ./bench/checkpoint -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
 //	go run ./bench/checkpoint -db memory:
@@ -36,9 +42,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/bench/workload"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/llm/llmtest"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/postgres"
 	"github.com/deepagents-go/deepagents/sqlite"
@@ -50,14 +59,15 @@ func main() {
 	mark := flag.Int("mark", 200, "also report the size after this many steps")
 	syncFull := flag.Bool("sync-full", false, "SQLite: synchronous=FULL (fsync every commit)")
 	keep := flag.Bool("keep", false, "keep the database (PostgreSQL: the schema) afterwards")
+	agentRun := flag.Bool("agent", false, "run the real deep agent on the benchmark workload (bench/workload) with the saver, instead of simulated steps")
 	flag.Parse()
-	if err := run(*dsn, *steps, *mark, *syncFull, *keep); err != nil {
+	if err := run(*dsn, *steps, *mark, *syncFull, *keep, *agentRun); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dsn string, steps, mark int, syncFull, keep bool) error {
+func run(dsn string, steps, mark int, syncFull, keep, agentRun bool) error {
 	ctx := context.Background()
 	if dsn == "" {
 		dir, err := os.MkdirTemp("", "bench-checkpoint")
@@ -94,56 +104,97 @@ func run(dsn string, steps, mark int, syncFull, keep bool) error {
 	defer db.Close()
 	size := sizer(db)
 
-	lease, err := db.Saver.Acquire(ctx, "bench", json.RawMessage(`{"bench":true}`))
-	if err != nil {
-		return err
-	}
-	rng := mrand.New(mrand.NewPCG(1, 2))
-	lat := make([]time.Duration, 0, steps)
-	var sizeMark int64
-	var paused time.Duration
-	start := time.Now()
-	parent, keepN := "", 0
-	for i := range steps {
-		cp := &checkpoint.Checkpoint{ThreadID: "bench", ID: fmt.Sprintf("%08d", i), ParentID: parent, Step: i,
-			Delta: checkpoint.Delta{Keep: keepN, Messages: stepMessages(rng, i)}}
-		if i%7 == 3 {
-			cp.Todos = todos(i)
-		}
-		if i%11 == 5 {
-			cp.Files = map[string]*backend.FileData{fmt.Sprintf("/notes/%d.md", i%4): {Content: words(rng, 45), ModifiedAt: time.Now()}}
-		}
-		t0 := time.Now()
-		if err := db.Saver.Put(ctx, cp); err != nil {
-			return fmt.Errorf("step %d: %w", i, err)
-		}
-		lat = append(lat, time.Since(t0))
-		parent, keepN = cp.ID, keepN+len(cp.Messages)
-		if i+1 == mark {
-			p0 := time.Now()
-			if sizeMark, err = size(ctx); err != nil {
+	var (
+		lat               []time.Duration
+		sizeMark          int64
+		total             time.Duration
+		snap              *checkpoint.Snapshot
+		load              time.Duration
+		wantMsgs, putSeen int
+	)
+	if agentRun {
+		// The real agent: every step's checkpoint goes through a saver
+		// that times Put and measures the size once mark steps are saved
+		// (the input's checkpoint comes first, so that is Put mark+1).
+		ts := &timedSaver{Saver: db.Saver, lat: make([]time.Duration, 0, steps+2)}
+		ts.onPut = func() error {
+			if putSeen++; putSeen == mark+1 {
+				p0 := time.Now()
+				var err error
+				sizeMark, err = size(ctx)
+				ts.paused += time.Since(p0)
 				return err
 			}
-			paused += time.Since(p0)
+			return nil
 		}
+		a, err := deepagents.New(deepagents.Config{Model: llmtest.NewFromScript(workload.Script(steps)), Checkpointer: ts, MaxSteps: steps + 1})
+		if err != nil {
+			return err
+		}
+		in := deepagents.Prompt("go")
+		in.ThreadID = "bench"
+		start := time.Now()
+		res, err := a.Invoke(ctx, in)
+		if err != nil {
+			return err
+		}
+		total = time.Since(start) - ts.paused
+		if err := workload.Check(steps, res.State.Messages); err != nil {
+			return err
+		}
+		lat, wantMsgs = ts.lat, len(res.State.Messages)
+	} else {
+		lease, err := db.Saver.Acquire(ctx, "bench", json.RawMessage(`{"bench":true}`))
+		if err != nil {
+			return err
+		}
+		rng := mrand.New(mrand.NewPCG(1, 2))
+		lat = make([]time.Duration, 0, steps)
+		var paused time.Duration
+		start := time.Now()
+		parent, keepN := "", 0
+		for i := range steps {
+			cp := &checkpoint.Checkpoint{ThreadID: "bench", ID: fmt.Sprintf("%08d", i), ParentID: parent, Step: i,
+				Delta: checkpoint.Delta{Keep: keepN, Messages: stepMessages(rng, i)}}
+			if i%7 == 3 {
+				cp.Todos = todos(i)
+			}
+			if i%11 == 5 {
+				cp.Files = map[string]*backend.FileData{fmt.Sprintf("/notes/%d.md", i%4): {Content: words(rng, 45), ModifiedAt: time.Now()}}
+			}
+			t0 := time.Now()
+			if err := db.Saver.Put(ctx, cp); err != nil {
+				return fmt.Errorf("step %d: %w", i, err)
+			}
+			lat = append(lat, time.Since(t0))
+			parent, keepN = cp.ID, keepN+len(cp.Messages)
+			if i+1 == mark {
+				p0 := time.Now()
+				if sizeMark, err = size(ctx); err != nil {
+					return err
+				}
+				paused += time.Since(p0)
+			}
+		}
+		total = time.Since(start) - paused
+		if err := lease.Release(ctx, checkpoint.StatusIdle); err != nil {
+			return err
+		}
+		wantMsgs = keepN
 	}
-	total := time.Since(start) - paused
 	sizeEnd, err := size(ctx)
 	if err != nil {
 		return err
 	}
 	t0 := time.Now()
-	snap, err := db.Saver.Load(ctx, "bench", "")
-	if err != nil {
+	if snap, err = db.Saver.Load(ctx, "bench", ""); err != nil {
 		return err
 	}
-	load := time.Since(t0)
-	if len(snap.Messages) != keepN {
-		return fmt.Errorf("loaded %d messages, want %d", len(snap.Messages), keepN)
+	load = time.Since(t0)
+	if len(snap.Messages) != wantMsgs {
+		return fmt.Errorf("loaded %d messages, want %d", len(snap.Messages), wantMsgs)
 	}
-	if err := lease.Release(ctx, checkpoint.StatusIdle); err != nil {
-		return err
-	}
+	keepN := wantMsgs
 	var msgBytes int
 	for i := range snap.Messages {
 		b, _ := json.Marshal(snap.Messages[i])
@@ -169,6 +220,24 @@ func run(dsn string, steps, mark int, syncFull, keep bool) error {
 	fmt.Printf("load head:       %v (%d messages)\n", load.Round(time.Microsecond), len(snap.Messages))
 	fmt.Printf("peak RSS:        %.1f MB\n", float64(ru.Maxrss)/1024)
 	return nil
+}
+
+// timedSaver times every Put of the saver it wraps.
+type timedSaver struct {
+	checkpoint.Saver
+	lat    []time.Duration
+	paused time.Duration
+	onPut  func() error
+}
+
+func (t *timedSaver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
+	t0 := time.Now()
+	err := t.Saver.Put(ctx, cp)
+	t.lat = append(t.lat, time.Since(t0))
+	if err == nil && t.onPut != nil {
+		err = t.onPut()
+	}
+	return err
 }
 
 // sizer returns how to measure the database's size.
