@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+
+	"github.com/deepagents-go/deepagents/llm/internal/streamtest"
 )
 
 // Turn is one scripted answer to a messages request.
@@ -297,31 +299,11 @@ func Events(t Turn, id string) []string {
 
 // Split cuts text into deltas of about three words, the way the API streams
 // text.
-func Split(text string) []string {
-	if text == "" {
-		return nil
-	}
-	words := strings.SplitAfter(text, " ")
-	var out []string
-	for i := 0; i < len(words); i += 3 {
-		out = append(out, strings.Join(words[i:min(i+3, len(words))], ""))
-	}
-	return out
-}
+func Split(text string) []string { return streamtest.Words(text) }
 
 // Fragments cuts s into pieces of n bytes, the way the API streams tool
 // input JSON (fragments need not end at a token boundary).
-func Fragments(s string, n int) []string {
-	var out []string
-	for len(s) > n {
-		out = append(out, s[:n])
-		s = s[n:]
-	}
-	if s != "" {
-		out = append(out, s)
-	}
-	return out
-}
+func Fragments(s string, n int) []string { return streamtest.Fragments(s, n) }
 
 func errorType(status int) string {
 	switch status {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/deepagents-go/deepagents/llm/internal/streamtest"
 )
 
 // Turn is one scripted answer to a chat completions request.
@@ -216,10 +218,10 @@ func Events(t Turn, id string, includeUsage bool) []string {
 		evs = append(evs, "data: "+string(b)+"\n\n")
 	}
 	chunk(m{"role": "assistant", "content": "", "refusal": nil}, nil)
-	for _, piece := range split(t.Reasoning) {
+	for _, piece := range streamtest.Words(t.Reasoning) {
 		chunk(m{"reasoning_content": piece}, nil)
 	}
-	for _, piece := range split(t.Text) {
+	for _, piece := range streamtest.Words(t.Text) {
 		chunk(m{"content": piece}, nil)
 	}
 	for i, c := range t.ToolCalls {
@@ -229,7 +231,7 @@ func Events(t Turn, id string, includeUsage bool) []string {
 		}
 		chunk(m{"tool_calls": []any{m{"index": i, "id": cid, "type": "function",
 			"function": m{"name": c.Name, "arguments": ""}}}}, nil)
-		for _, frag := range fragments(c.Arguments, 6) {
+		for _, frag := range streamtest.Fragments(c.Arguments, 6) {
 			chunk(m{"tool_calls": []any{m{"index": i, "function": m{"arguments": frag}}}}, nil)
 		}
 	}
@@ -259,31 +261,6 @@ func Events(t Turn, id string, includeUsage bool) []string {
 	}
 	evs = append(evs, "data: [DONE]\n\n")
 	return evs
-}
-
-// split cuts text into deltas of about three words.
-func split(text string) []string {
-	if text == "" {
-		return nil
-	}
-	words := strings.SplitAfter(text, " ")
-	var out []string
-	for i := 0; i < len(words); i += 3 {
-		out = append(out, strings.Join(words[i:min(i+3, len(words))], ""))
-	}
-	return out
-}
-
-func fragments(s string, n int) []string {
-	var out []string
-	for len(s) > n {
-		out = append(out, s[:n])
-		s = s[n:]
-	}
-	if s != "" {
-		out = append(out, s)
-	}
-	return out
 }
 
 func errorType(status int) string {
