@@ -55,6 +55,7 @@ type InterruptError struct {
 	Requests []ActionRequest
 }
 
+// Error lists the tools awaiting approval.
 func (e *InterruptError) Error() string {
 	names := make([]string, len(e.Requests))
 	for i, r := range e.Requests {

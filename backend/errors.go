@@ -27,6 +27,7 @@ var (
 // had to occur exactly once. It matches ErrMultipleMatch.
 type MatchCountError struct{ Count int }
 
+// Error says how often the string occurs.
 func (e *MatchCountError) Error() string {
 	return fmt.Sprintf("string appears %d times in file", e.Count)
 }
@@ -41,6 +42,7 @@ type OffsetError struct {
 	Lines  int // the file's length in lines
 }
 
+// Error says the offset and the file's length.
 func (e *OffsetError) Error() string {
 	return fmt.Sprintf("line offset %d exceeds file length (%d lines)", e.Offset, e.Lines)
 }
@@ -76,6 +78,7 @@ type PatternError struct {
 	Err     error
 }
 
+// Error gives the reason the pattern was refused.
 func (e *PatternError) Error() string {
 	return fmt.Sprintf("invalid pattern %q: %v", e.Pattern, e.Err)
 }

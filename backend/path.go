@@ -25,7 +25,10 @@ type PathError struct {
 	Err  error
 }
 
+// Error names the refused path and why.
 func (e *PathError) Error() string { return fmt.Sprintf("%v: %q", e.Err, e.Path) }
+
+// Unwrap returns ErrTraversal, ErrWindowsPath or ErrInvalidPath.
 func (e *PathError) Unwrap() error { return e.Err }
 
 // Clean validates a path given by a model and returns its normal form: absolute,

@@ -24,6 +24,7 @@ const (
 	AccessAll = AccessRead | AccessWrite
 )
 
+// String names the access: "read", "write" or "read and write".
 func (a Access) String() string {
 	switch a {
 	case AccessRead:

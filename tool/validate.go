@@ -20,6 +20,7 @@ type ArgumentError struct {
 	Reason string
 }
 
+// Error is the text the model sees: the tool, the field and the reason.
 func (e *ArgumentError) Error() string {
 	if e.Field == "" {
 		return fmt.Sprintf("Error: invalid arguments for tool %q: %s", e.Tool, e.Reason)
