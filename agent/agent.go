@@ -325,28 +325,28 @@ func (a *Agent) Stream(ctx context.Context, in Input) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		events := make(chan Event, 64)
+		q := newEventQueue()
 		var runErr error
 		go func() {
-			defer close(events)
-			_, runErr = a.run(ctx, in, func(e Event) {
-				select {
-				case events <- e:
-				case <-ctx.Done():
-					// The consumer is gone; a cancelled run still
-					// reports its end, which must not block.
-				}
-			})
+			defer q.close()
+			_, runErr = a.run(ctx, in, q.push)
 		}()
+		var spare []Event
 		stopped := false
-		for e := range events {
-			if stopped {
-				continue // drain so the run can finish
+		for {
+			batch, done := q.take(spare)
+			if done {
+				break
 			}
-			if !yield(e, nil) {
-				stopped = true
-				cancel()
+			for i := range batch {
+				if !stopped && !yield(batch[i], nil) {
+					stopped = true
+					q.stop() // producers drop events from now on
+					cancel()
+				}
+				batch[i] = Event{} // release what the event holds
 			}
+			spare = batch
 		}
 		if runErr != nil && !stopped {
 			yield(Event{}, runErr)

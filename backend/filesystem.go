@@ -47,7 +47,12 @@ type FilesystemOptions struct {
 // Filesystem needs a Unix system (Linux, macOS, the BSDs); elsewhere
 // NewFilesystem fails.
 type Filesystem struct {
-	root    string // absolute host directory
+	root string // absolute host directory
+	// dir is the root, opened once: in virtual mode every path is resolved
+	// from it, which saves a lookup of the root's own path per operation
+	// and pins the root (replacing the directory, or a link on its path,
+	// does not redirect the backend).
+	dir     *os.File
 	virtual bool
 	maxSize int64 // bytes; negative: no limit
 	locks   pathLocks
@@ -79,7 +84,13 @@ func NewFilesystem(root string, opts FilesystemOptions) (*Filesystem, error) {
 	if mb > 0 {
 		max = int64(mb) << 20
 	}
-	return &Filesystem{root: abs, virtual: !opts.NonVirtual, maxSize: max}, nil
+	f := &Filesystem{root: abs, virtual: !opts.NonVirtual, maxSize: max}
+	if f.virtual {
+		if f.dir, err = os.Open(abs); err != nil {
+			return nil, fmt.Errorf("filesystem backend: root: %w", err)
+		}
+	}
+	return f, nil
 }
 
 // Root returns the absolute root directory.

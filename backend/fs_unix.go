@@ -74,6 +74,18 @@ func openat(dirfd int, name string, flags int, mode uint32) (int, error) {
 // time (see the Filesystem comment). With create it makes missing
 // directories.
 func (f *Filesystem) openDir(p string, create bool) (int, error) {
+	var fd int
+	if f.dir != nil {
+		// Walk from the root opened once; fd stays -1 until the walk
+		// owns a descriptor of its own.
+		root := int(f.dir.Fd())
+		if p == "/" {
+			// A new open file description, not a dup: a directory's
+			// read position would be shared with every other user.
+			return openat(root, ".", oDir, 0)
+		}
+		return f.walkFrom(root, -1, p, create)
+	}
 	base := f.root
 	if !f.virtual {
 		base = "/"
@@ -85,23 +97,32 @@ func (f *Filesystem) openDir(p string, create bool) (int, error) {
 	if p == "/" {
 		return fd, nil
 	}
+	return f.walkFrom(fd, fd, p, create)
+}
+
+// walkFrom opens the directories of the clean path p one element at a time
+// from the directory cur, never following a symbolic link in virtual mode.
+// owned is cur when the walk must close it, -1 when cur is borrowed.
+func (f *Filesystem) walkFrom(cur, owned int, p string, create bool) (int, error) {
 	for name := range strings.SplitSeq(p[1:], "/") {
-		nfd, err := openat(fd, name, oDir|f.noFollow(), 0)
+		nfd, err := openat(cur, name, oDir|f.noFollow(), 0)
 		if err == unix.ENOENT && create {
-			if err = unix.Mkdirat(fd, name, 0o755); err == nil || err == unix.EEXIST {
-				nfd, err = openat(fd, name, oDir|f.noFollow(), 0)
+			if err = unix.Mkdirat(cur, name, 0o755); err == nil || err == unix.EEXIST {
+				nfd, err = openat(cur, name, oDir|f.noFollow(), 0)
 			}
 		}
-		if err == unix.ENOTDIR && f.virtual && isSymlinkAt(fd, name) {
+		if err == unix.ENOTDIR && f.virtual && isSymlinkAt(cur, name) {
 			err = unix.ELOOP // Linux reports ENOTDIR for a symlink with O_DIRECTORY|O_NOFOLLOW
 		}
-		unix.Close(fd)
+		if owned >= 0 {
+			unix.Close(owned)
+		}
 		if err != nil {
 			return -1, err
 		}
-		fd = nfd
+		cur, owned = nfd, nfd
 	}
-	return fd, nil
+	return owned, nil
 }
 
 func isSymlinkAt(dirfd int, name string) bool {

@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,7 +55,7 @@ var ErrExpectation = errors.New("llmtest: request does not meet the script's exp
 // Parse reads a script in the JSON format of the package comment.
 func Parse(data []byte) (*Script, error) {
 	var s Script
-	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("llmtest: parsing script: %w", err)
