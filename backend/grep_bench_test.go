@@ -5,8 +5,9 @@ package backend_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/deepagents-go/deepagents/backend"
@@ -15,7 +16,7 @@ import (
 // BenchmarkGrepGoroot greps the Go source tree, as bench/grep does against
 // ripgrep: go test -bench GrepGoroot ./backend/
 func BenchmarkGrepGoroot(b *testing.B) {
-	root := filepath.Join(runtime.GOROOT(), "src")
+	root := filepath.Join(goroot(b), "src")
 	if _, err := os.Stat(root); err != nil {
 		b.Skip("no Go source tree:", err)
 	}
@@ -42,7 +43,7 @@ func BenchmarkGrepGoroot(b *testing.B) {
 
 // BenchmarkGlobGoroot globs the Go source tree.
 func BenchmarkGlobGoroot(b *testing.B) {
-	root := filepath.Join(runtime.GOROOT(), "src")
+	root := filepath.Join(goroot(b), "src")
 	if _, err := os.Stat(root); err != nil {
 		b.Skip("no Go source tree:", err)
 	}
@@ -52,4 +53,13 @@ func BenchmarkGlobGoroot(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// goroot returns the Go installation's root, as "go env GOROOT" says.
+func goroot(b *testing.B) string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skip("go env GOROOT:", err)
+	}
+	return strings.TrimSpace(string(out))
 }

@@ -206,8 +206,7 @@ func TestApprovalAcrossProcesses(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(w.dir, "out.txt")); !os.IsNotExist(err) {
 				t.Fatal("the file was written before approval")
 			}
-			code, out, _ := w.run("threads", "--db", w.db, "--output", "jsonl")
-			if !strings.Contains(out, `"status":"interrupted"`) {
+			if code, out, _ := w.run("threads", "--db", w.db, "--output", "jsonl"); code != 0 || !strings.Contains(out, `"status":"interrupted"`) {
 				t.Errorf("thread status: %s", out)
 			}
 			s2 := w.script(fmt.Sprintf(second, tt.lastContains))

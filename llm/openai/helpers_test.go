@@ -8,8 +8,6 @@ import (
 )
 
 // The shared helpers, under the short names the tests use.
-type rawServer = providertest.RawServer
-
 var (
 	newRawServer = providertest.NewRawServer
 	fixture      = providertest.Fixture
