@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/deepagents-go/deepagents/llm/internal/streamtest"
@@ -59,12 +58,7 @@ type Usage struct {
 }
 
 // Request is a request the server received.
-type Request struct {
-	Method string
-	Path   string
-	Header http.Header
-	Body   []byte
-}
+type Request = streamtest.Request
 
 // Server is an httptest server speaking the Chat Completions API. It
 // answers each POST to …/chat/completions with the next scripted [Turn]
@@ -75,17 +69,15 @@ type Server struct {
 	URL string
 
 	srv *httptest.Server
-
-	mu    sync.Mutex
-	turns []Turn
-	next  int
-	reqs  []Request
-	calls int
+	// Script holds the turns left to play and the requests received:
+	// Add, Remaining and Requests come from it.
+	streamtest.Script[Turn]
 }
 
 // NewServer starts a server that plays turns in order. Close it when done.
 func NewServer(turns ...Turn) *Server {
-	s := &Server{turns: append([]Turn(nil), turns...)}
+	s := &Server{}
+	s.Add(turns...)
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL + "/v1"
 	return s
@@ -93,27 +85,6 @@ func NewServer(turns ...Turn) *Server {
 
 // Close shuts the server down.
 func (s *Server) Close() { s.srv.Close() }
-
-// Add appends turns to the script.
-func (s *Server) Add(turns ...Turn) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.turns = append(s.turns, turns...)
-}
-
-// Remaining returns how many scripted turns have not been played.
-func (s *Server) Remaining() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.turns) - s.next
-}
-
-// Requests returns the requests received so far, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.reqs...)
-}
 
 // Bodies returns the bodies of the chat completions requests received so
 // far, in order.
@@ -133,9 +104,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "reading body: "+err.Error(), "")
 		return
 	}
-	s.mu.Lock()
-	s.reqs = append(s.reqs, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
-	s.mu.Unlock()
+	s.Log(r, body)
 
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "no route for "+r.Method+" "+r.URL.Path, "")
@@ -153,19 +122,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	s.mu.Lock()
-	s.calls++
-	call := s.calls
-	if s.next >= len(s.turns) {
-		s.mu.Unlock()
+	t, call, ok := s.Take()
+	if !ok {
 		w.Header().Set("X-Should-Retry", "false")
 		writeError(w, http.StatusInternalServerError, "server_error",
 			fmt.Sprintf("openaitest: no scripted turn left for request %d", call), "")
 		return
 	}
-	t := s.turns[s.next]
-	s.next++
-	s.mu.Unlock()
 
 	if t.Status != 0 && t.Status != http.StatusOK {
 		typ, msg := t.ErrorType, t.ErrorMessage
