@@ -164,29 +164,9 @@ func (s *Store) ListNamespaces(ctx context.Context, opts store.NamespaceOptions)
 		return nil, wrap("store list namespaces", err)
 	}
 	defer rows.Close()
-	var out [][]string
-	var last []byte
-	for rows.Next() && len(out) < limit {
-		var ns []byte
-		if err := rows.Scan(&ns); err != nil {
-			return nil, wrap("store list namespaces", err)
-		}
-		// Truncating sorted encodings keeps them sorted, so duplicates are
-		// neighbours.
-		ns = nskey.Truncate(ns, opts.MaxDepth)
-		if last != nil && string(ns) == string(last) {
-			continue
-		}
-		last = ns
-		if offset > 0 {
-			offset--
-			continue
-		}
-		d, err := nskey.Decode(ns)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: store: corrupt namespace: %w", err)
-		}
-		out = append(out, d)
+	out, err := nskey.Page(rows, opts.MaxDepth, offset, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: store list namespaces: %w", err)
 	}
-	return out, wrap("store list namespaces", rows.Err())
+	return out, nil
 }

@@ -10,6 +10,7 @@ package nskey
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -93,4 +94,41 @@ func Truncate(b []byte, depth int) []byte {
 		}
 	}
 	return b
+}
+
+// Rows is what both database drivers' result sets offer.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// Page reads encoded namespaces in sorted order from rows and returns the
+// distinct ones after truncating to maxDepth (when positive), skipping
+// offset and stopping at limit. Truncating sorted encodings keeps them
+// sorted, so duplicates are neighbours.
+func Page(rows Rows, maxDepth, offset, limit int) ([][]string, error) {
+	var out [][]string
+	var last []byte
+	for rows.Next() && len(out) < limit {
+		var ns []byte
+		if err := rows.Scan(&ns); err != nil {
+			return nil, err
+		}
+		ns = Truncate(ns, maxDepth)
+		if last != nil && string(ns) == string(last) {
+			continue
+		}
+		last = ns
+		if offset > 0 {
+			offset--
+			continue
+		}
+		d, err := Decode(ns)
+		if err != nil {
+			return nil, fmt.Errorf("corrupt namespace: %w", err)
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
 }
