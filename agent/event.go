@@ -26,6 +26,7 @@ const (
 	EventUsage          EventType = "usage"           // Usage of one model call
 	EventCheckpoint     EventType = "checkpoint"      // ThreadID, CheckpointID: the step is durable
 	EventInterrupt      EventType = "interrupt"       // Interrupts awaiting decisions
+	EventNotice         EventType = "notice"          // Name (what), Content (a line for people), Error
 	EventError          EventType = "error"           // Error
 	EventRunEnd         EventType = "run_end"         // Status, Usage (whole run), Error, Interrupts
 )

@@ -50,6 +50,7 @@ func sampleEvents() []agent.Event {
 		{Type: agent.EventState, Step: 2, Files: []string{"/notes.md"}},
 		{Type: agent.EventCheckpoint, Step: 2, ThreadID: "t1", CheckpointID: "cp2"},
 		{Type: agent.EventInterrupt, Step: 2, Interrupts: []agent.ActionRequest{{ToolCallID: "c3", Tool: "execute", Args: json.RawMessage(`{"command":"rm -rf build"}`), Description: "Run a shell command", Allowed: []agent.DecisionType{agent.DecisionApprove, agent.DecisionReject}}}},
+		{Type: agent.EventNotice, Step: 3, Name: "model_retry", Content: "The model call failed (rate limited); retrying in 2s (attempt 2 of 4).", Error: "rate limited"},
 		{Type: agent.EventError, Step: 3, Error: "model call 3: rate limited"},
 		{Type: agent.EventRunEnd, Step: 3, ThreadID: "t1", Status: agent.StatusFailed, Usage: &llm.Usage{InputTokens: 30, OutputTokens: 9}, Error: "model call 3: rate limited"},
 	}

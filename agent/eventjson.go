@@ -53,6 +53,10 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if e.Type == EventNotice {
+		b = append(b, `,"content":`...)
+		b = appendString(b, e.Content)
+	}
 	if e.Type == EventToolResult {
 		b = append(b, `,"content":`...)
 		b = appendString(b, e.Content)

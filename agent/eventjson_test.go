@@ -25,6 +25,8 @@ func referenceJSON(e Event) ([]byte, error) {
 		w.Delta = &e.Delta
 	case EventToolResult:
 		w.Content, w.IsError = &e.Content, &e.IsError
+	case EventNotice:
+		w.Content = &e.Content
 	case EventState:
 		if e.Todos != nil {
 			w.Todos = &e.Todos

@@ -537,11 +537,14 @@ func (r *run) save(ctx context.Context, meta json.RawMessage) error {
 	rt.todosChanged, rt.valuesChanged = false, nil
 	step := rt.step
 	rt.mu.Unlock()
-	d.Files = rt.state.Files.TakeChanges()
+	d.Files, d.Appends = rt.state.Files.TakeChanges()
+	if len(d.Files)+len(d.Appends) > 0 && r.changedFiles == nil {
+		r.changedFiles = make(map[string]struct{})
+	}
 	for p := range d.Files {
-		if r.changedFiles == nil {
-			r.changedFiles = make(map[string]struct{})
-		}
+		r.changedFiles[p] = struct{}{}
+	}
+	for p := range d.Appends {
 		r.changedFiles[p] = struct{}{}
 	}
 	if r.a.saver == nil {

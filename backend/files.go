@@ -24,9 +24,13 @@ type FileData struct {
 //
 // The zero value is an empty set ready to use.
 type Files struct {
-	mu      sync.RWMutex
-	m       map[string]FileData
-	changed map[string]struct{}
+	mu sync.RWMutex
+	m  map[string]FileData
+	// changed maps each path changed since the last TakeChanges to how:
+	// wholly (replaced, created or deleted: rewritten) or only appended
+	// to, in which case the value is the content's length before the
+	// first append, so the checkpoint stores just the new text.
+	changed map[string]change
 	// dirs indexes the implicit directories: for each directory holding
 	// files ("/" included), its immediate children by full path, with the
 	// number of files at or below each. Listing a directory, or asking
@@ -34,6 +38,13 @@ type Files struct {
 	// number of files in the set.
 	dirs map[string]map[string]int
 }
+
+// change records how a path changed since the last TakeChanges.
+type change int
+
+// rewritten marks a path whose content was replaced or deleted; a value of
+// zero or more is the length of the content before it was appended to.
+const rewritten change = -1
 
 // NewFiles returns a set holding a copy of m. The copied files do not count
 // as changed.
@@ -150,10 +161,36 @@ func (f *Files) put(path string, d FileData) {
 		f.index(path, 1)
 	}
 	f.m[path] = d
+	f.mark(path, rewritten)
+}
+
+// mark records that path changed; an append never downgrades a rewrite.
+func (f *Files) mark(path string, c change) {
 	if f.changed == nil {
-		f.changed = make(map[string]struct{})
+		f.changed = make(map[string]change)
 	}
-	f.changed[path] = struct{}{}
+	if old, ok := f.changed[path]; ok && (old == rewritten || c != rewritten) {
+		return
+	}
+	f.changed[path] = c
+}
+
+// Append adds text to the end of the file at path, creating it when it does
+// not exist, and marks only the new text as changed: a checkpoint then
+// stores what was appended, not the whole file again.
+func (f *Files) Append(path, text string, t time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d, ok := f.m[path]
+	if !ok {
+		f.put(path, FileData{Content: text, CreatedAt: t, ModifiedAt: t})
+		return
+	}
+	base := len(d.Content)
+	d.Content += text
+	d.ModifiedAt = t
+	f.m[path] = d
+	f.mark(path, change(base))
 }
 
 // Update runs fn on the file at path (ok false if absent) under the set's
@@ -180,10 +217,7 @@ func (f *Files) Delete(path string) {
 	}
 	delete(f.m, path)
 	f.index(path, -1)
-	if f.changed == nil {
-		f.changed = make(map[string]struct{})
-	}
-	f.changed[path] = struct{}{}
+	f.mark(path, rewritten)
 }
 
 // Len returns the number of files.
@@ -225,24 +259,40 @@ func (f *Files) HasChanges() bool {
 	return len(f.changed) > 0
 }
 
-// TakeChanges returns the files changed since the previous call, a nil
-// value marking a deleted path, and forgets them.
-func (f *Files) TakeChanges() map[string]*FileData {
+// TakeChanges returns the files changed since the previous call and
+// forgets them. Files rewritten (created, replaced or deleted) are in
+// rewritten, a nil value marking a deleted path; files only appended to are
+// in appended, each holding just the text added since the previous call
+// (and the file's current times).
+func (f *Files) TakeChanges() (rewritten map[string]*FileData, appended map[string]FileData) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.changed) == 0 {
-		return nil
+		return nil, nil
 	}
-	out := make(map[string]*FileData, len(f.changed))
-	for p := range f.changed {
-		if d, ok := f.m[p]; ok {
-			out[p] = &d
-		} else {
-			out[p] = nil
+	for p, c := range f.changed {
+		d, ok := f.m[p]
+		switch {
+		case !ok:
+			if rewritten == nil {
+				rewritten = make(map[string]*FileData, len(f.changed))
+			}
+			rewritten[p] = nil
+		case c >= 0 && int(c) <= len(d.Content):
+			if appended == nil {
+				appended = make(map[string]FileData)
+			}
+			d.Content = d.Content[c:]
+			appended[p] = d
+		default:
+			if rewritten == nil {
+				rewritten = make(map[string]*FileData, len(f.changed))
+			}
+			rewritten[p] = &d
 		}
 	}
 	f.changed = nil
-	return out
+	return rewritten, appended
 }
 
 // Apply applies changes as returned by TakeChanges (nil deletes), marking
@@ -255,10 +305,7 @@ func (f *Files) Apply(changes map[string]*FileData) {
 			if _, ok := f.m[p]; ok {
 				delete(f.m, p)
 				f.index(p, -1)
-				if f.changed == nil {
-					f.changed = make(map[string]struct{})
-				}
-				f.changed[p] = struct{}{}
+				f.mark(p, rewritten)
 			}
 			continue
 		}

@@ -32,14 +32,23 @@ func TestStateFromContext(t *testing.T) {
 	if d, ok := files.Get("/a.txt"); !ok || d.Content != "x" || d.CreatedAt.IsZero() {
 		t.Fatalf("file in the context's set: %+v, %v", d, ok)
 	}
-	if ch := files.TakeChanges(); len(ch) != 1 || ch["/a.txt"] == nil {
+	if ch, _ := files.TakeChanges(); len(ch) != 1 || ch["/a.txt"] == nil {
 		t.Fatalf("changes: %v", ch)
 	}
 	if _, err := s.Edit(ctx, "/a.txt", "x", "y", false); err != nil {
 		t.Fatal(err)
 	}
-	if ch := files.TakeChanges(); len(ch) != 1 || ch["/a.txt"].Content != "y" {
+	if ch, _ := files.TakeChanges(); len(ch) != 1 || ch["/a.txt"].Content != "y" {
 		t.Fatalf("edit not recorded as a change: %v", ch)
+	}
+	if err := s.Append(ctx, "/a.txt", "z"); err != nil {
+		t.Fatal(err)
+	}
+	if ch, app := files.TakeChanges(); len(ch) != 0 || len(app) != 1 || app["/a.txt"].Content != "z" {
+		t.Fatalf("append recorded as %v, %v; want only the appended text", ch, app)
+	}
+	if d, _ := files.Get("/a.txt"); d.Content != "yz" {
+		t.Fatalf("after append: %q", d.Content)
 	}
 }
 

@@ -12,7 +12,8 @@ import (
 // ApplyDelta applies d to s in place, the way a load applies a checkpoint
 // on top of its parent's state: it keeps the first d.Keep messages and
 // appends d.Messages; a non-nil d.Todos replaces the todos; each entry of
-// d.Files and d.Values sets its path or key, and a nil entry deletes it.
+// d.Files and d.Values sets its path or key, and a nil entry deletes it;
+// each entry of d.Appends adds its text to the end of its file.
 // s.Info is left alone.
 //
 // ApplyDelta allocates only when s must grow. It reuses the backing array
@@ -41,6 +42,13 @@ func ApplyDelta(s *Snapshot, d *Delta) error {
 		}
 		s.Files[p] = *f
 	}
+	for p, f := range d.Appends {
+		if s.Files == nil {
+			s.Files = make(map[string]backend.FileData, len(d.Appends))
+		}
+		old, ok := s.Files[p]
+		s.Files[p] = appendFile(old, ok, f)
+	}
 	for k, v := range d.Values {
 		if v == nil {
 			delete(s.Values, k)
@@ -52,6 +60,18 @@ func ApplyDelta(s *Snapshot, d *Delta) error {
 		s.Values[k] = v
 	}
 	return nil
+}
+
+// appendFile returns the file old (ok false when absent) with the text of
+// the append add at its end and add's modification time; an append to an
+// absent file creates it.
+func appendFile(old backend.FileData, ok bool, add backend.FileData) backend.FileData {
+	if !ok {
+		return add
+	}
+	old.Content += add.Content
+	old.ModifiedAt = add.ModifiedAt
+	return old
 }
 
 // Clone returns a deep copy of s that shares no memory with it.

@@ -64,6 +64,11 @@ type Delta struct {
 	Todos json.RawMessage `json:"todos,omitempty"`
 	// Files holds the files that changed; a nil entry deletes the path.
 	Files map[string]*backend.FileData `json:"files,omitempty"`
+	// Appends holds files that were only appended to: each entry's
+	// Content is the text added to the end of the parent's file (which
+	// it creates when the parent has none), its times the file's new
+	// times. A path is never in both Files and Appends.
+	Appends map[string]backend.FileData `json:"appends,omitempty"`
 	// Values holds the custom state keys that changed; a nil entry deletes
 	// the key.
 	Values map[string]json.RawMessage `json:"values,omitempty"`

@@ -171,6 +171,10 @@ func assemble(target *memCheckpoint) *Snapshot {
 				s.Files[p] = *f
 			}
 		}
+		for p, f := range cp.Appends {
+			old, ok := s.Files[p]
+			s.Files[p] = appendFile(old, ok, f)
+		}
 		for k, v := range cp.Values {
 			if v == nil {
 				delete(s.Values, k)
@@ -377,6 +381,7 @@ func cloneCheckpoint(cp *Checkpoint) Checkpoint {
 			c.Files[p] = f
 		}
 	}
+	c.Appends = maps.Clone(cp.Appends)
 	if cp.Values != nil {
 		c.Values = maps.Clone(cp.Values)
 		for k, v := range c.Values {

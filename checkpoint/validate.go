@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -127,14 +128,24 @@ func (cp *Checkpoint) Validate() error {
 		}
 	}
 	for p := range cp.Files {
-		if p == "" || !utf8.ValidString(p) {
-			return fmt.Errorf("%w: file path %q", ErrInvalid, p)
+		if err := validFilePath(p); err != nil {
+			return err
 		}
-		for i := 0; i < len(p); i++ {
-			if p[i] == 0 {
-				return fmt.Errorf("%w: file path %q contains NUL", ErrInvalid, p)
-			}
+	}
+	for p := range cp.Appends {
+		if err := validFilePath(p); err != nil {
+			return err
 		}
+		if _, both := cp.Files[p]; both {
+			return fmt.Errorf("%w: file %q is both written and appended to", ErrInvalid, p)
+		}
+	}
+	return nil
+}
+
+func validFilePath(p string) error {
+	if p == "" || !utf8.ValidString(p) || strings.IndexByte(p, 0) >= 0 {
+		return fmt.Errorf("%w: file path %q", ErrInvalid, p)
 	}
 	return nil
 }

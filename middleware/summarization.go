@@ -18,12 +18,21 @@ const (
 	// DefaultTriggerTokens is the trigger when the context window is
 	// unknown.
 	DefaultTriggerTokens = 170000
+	// DefaultContextWindow is the window assumed when the model reports
+	// none: a request estimated above it is trimmed rather than sent.
+	DefaultContextWindow = 200000
 	// DefaultKeepMessages is how many recent messages are kept when the
 	// context window is unknown.
 	DefaultKeepMessages = 6
 	// TriggerFraction and KeepFraction apply to a known context window.
 	TriggerFraction = 0.85
 	KeepFraction    = 0.10
+	// DefaultRetryGrowth is how much a request must grow, as a fraction of
+	// its size at a failed summary, before summarizing is tried again.
+	DefaultRetryGrowth = 0.10
+	// DefaultMaxFailures is how many summary calls in a row may fail in
+	// one run before the run stops trying and only trims.
+	DefaultMaxFailures = 3
 	// HistoryDir is where summarized conversation text is saved.
 	HistoryDir = "/conversation_history/"
 	// SummarizationValue is the state key of the summary.
@@ -33,19 +42,33 @@ const (
 	SummarizerAgent = "summarizer"
 )
 
+// Names of the notice events Summarization emits (agent.EventNotice).
+const (
+	NoticeSummarized     = "summarized"      // older messages were replaced by a summary
+	NoticeSummaryFailed  = "summary_failed"  // a summary call failed; nothing changed
+	NoticeContextTrimmed = "context_trimmed" // older messages were dropped without a summary
+)
+
 // TokenCounter estimates the tokens of messages.
 type TokenCounter func(msgs []llm.Message) int
 
 // Summarization keeps a long conversation inside the model's context
 // window. When a request grows past the trigger (85% of the window), the
-// older messages are summarized by a model call and replaced, in what the
-// model sees, by the summary; the most recent messages (10% of the window)
-// stay as they are. A tool call and its results are never separated. The
-// full text of what was summarized is first saved to
-// /conversation_history/{thread}.md, and the summary points to it.
+// older messages are summarized by a model call; the most recent messages
+// (10% of the window) stay as they are, and a tool call is never separated
+// from its results. Once the summary is made, the full text of the older
+// messages is appended to /conversation_history/{thread}.md, and the
+// thread's messages become the summary (which names that file) followed by
+// the kept messages. The replaced messages stay in the thread's earlier
+// checkpoints.
 //
-// The thread's state keeps every message: checkpoints stay append-only,
-// and only the request is rewritten.
+// A summary call that fails or answers nothing changes nothing: the full
+// conversation is sent, and the next attempt waits until the request has
+// grown by RetryGrowth; after MaxFailures failures in a row the run stops
+// trying. A request that would exceed the context window while no summary
+// can be made is trimmed instead: the oldest messages are offloaded to the
+// history file and replaced by a note saying so. Each of these is reported
+// as an agent.EventNotice.
 type Summarization struct {
 	model   llm.Model
 	backend backend.Backend
@@ -58,6 +81,10 @@ type Summarization struct {
 	KeepMessages int
 	// ContextWindow overrides the model's reported window.
 	ContextWindow int
+	// RetryGrowth and MaxFailures pace attempts after a failed summary;
+	// zero means DefaultRetryGrowth and DefaultMaxFailures.
+	RetryGrowth float64
+	MaxFailures int
 	// Counter estimates tokens of messages added since the model last
 	// reported its input size; nil means about four characters a token.
 	Counter TokenCounter
@@ -77,26 +104,30 @@ func (*Summarization) Name() string { return "summarization" }
 
 // summaryState is what the thread keeps of its summary.
 type summaryState struct {
-	// Cutoff is the index of the first message not summarized.
-	Cutoff  int          `json:"cutoff"`
-	Summary string       `json:"summary"`
-	History string       `json:"history"`
-	Todos   []agent.Todo `json:"todos,omitempty"`
+	// Summary is the text of the summary in force: the thread's first
+	// message holds it.
+	Summary string `json:"summary"`
+	// History is the file the replaced messages were appended to.
+	History string `json:"history"`
+	// Offloaded counts the messages replaced so far, for the headings of
+	// the history file.
+	Offloaded int `json:"offloaded"`
 }
 
-// sumRun is the run-local bookkeeping: the summary in force, the request
-// messages built from it (extended as the conversation grows) and the
-// token estimate anchored on the provider's last report.
+// sumRun is the run-local bookkeeping: the token estimate anchored on the
+// provider's last report, and the pacing of failed summaries.
 type sumRun struct {
-	loaded   bool
-	st       summaryState
-	eff      []llm.Message // summary message + kept messages
-	effUpto  int           // state messages copied into eff so far
-	anchor   int           // input+output tokens the provider reported last
-	anchorAt int           // state messages covered by anchor
-	// prefix[i] estimates the tokens of the first i state messages; it
-	// grows with the conversation, so an estimate costs O(new messages).
+	loaded bool
+	st     summaryState
+
+	anchor   int // input+output tokens the provider reported last
+	anchorAt int // state messages covered by anchor
+	// prefix[i] estimates the tokens of the first i messages; it grows
+	// with the conversation, so an estimate costs O(new messages).
 	prefix []int
+
+	failures int // summary calls failed in a row
+	retryAt  int // estimate a request must reach before the next attempt
 }
 
 type sumKey struct{}
@@ -115,13 +146,13 @@ Be specific and complete, but leave out chatter and anything already superseded.
 func (s *Summarization) WrapModel(ctx context.Context, req *agent.ModelRequest, next agent.ModelHandler) (*llm.Response, error) {
 	rt := req.Runtime
 	r := s.run(rt)
-	msgs := req.Messages
-	if r.effUpto > len(msgs) { // history was rewritten; start over
-		r.eff, r.effUpto = nil, 0
-	}
 	window := s.ContextWindow
 	if window == 0 {
 		window = llm.Describe(req.Model).ContextWindow
+	}
+	limit := window
+	if limit == 0 {
+		limit = DefaultContextWindow
 	}
 	trigger := s.TriggerTokens
 	if trigger == 0 {
@@ -130,24 +161,45 @@ func (s *Summarization) WrapModel(ctx context.Context, req *agent.ModelRequest, 
 			trigger = int(float64(window) * TriggerFraction)
 		}
 	}
-	if s.estimate(req, r, msgs) > trigger {
-		if err := s.summarize(ctx, req, r, msgs, window); err != nil {
-			// Better an oversized request than a failed run: the
-			// provider may still accept it.
-			logger(s.Logger).Warn("summarization failed; sending the full conversation", "thread", rt.ThreadID(), "err", err)
+	est := s.estimate(req, r)
+	if est > trigger {
+		replaced := false
+		if r.failures < s.maxFailures() && est >= r.retryAt {
+			replaced = s.summarize(ctx, req, r, window, est)
 		}
-	}
-	if r.st.Summary != "" {
-		req.Messages = s.compose(r, msgs)
+		if !replaced && est > limit {
+			s.trim(ctx, req, r, window, est, limit)
+		}
 	}
 	resp, err := next(ctx, req)
 	if err == nil && resp.Usage.InputTokens > 0 {
 		r.anchor = resp.Usage.InputTokens + resp.Usage.OutputTokens
-		// The provider counted this request (composed or not), which
-		// stands for every state message so far; the answer comes next.
-		r.anchorAt = len(msgs) + 1
+		// The provider counted this request, which stands for every
+		// message so far; the answer comes next.
+		r.anchorAt = len(req.Messages) + 1
 	}
 	return resp, err
+}
+
+func (s *Summarization) maxFailures() int {
+	if s.MaxFailures > 0 {
+		return s.MaxFailures
+	}
+	return DefaultMaxFailures
+}
+
+func (s *Summarization) retryGrowth() float64 {
+	if s.RetryGrowth > 0 {
+		return s.RetryGrowth
+	}
+	return DefaultRetryGrowth
+}
+
+func (s *Summarization) counter() TokenCounter {
+	if s.Counter != nil {
+		return s.Counter
+	}
+	return EstimateTokens
 }
 
 // run returns the run-local state, loading the thread's summary once.
@@ -172,10 +224,13 @@ func (s *Summarization) run(rt *agent.Runtime) *sumRun {
 
 // estimate returns the request's size in tokens: the provider's last count
 // plus an estimate of what was added since, or an estimate of everything.
-func (s *Summarization) estimate(req *agent.ModelRequest, r *sumRun, msgs []llm.Message) int {
-	count := s.Counter
-	if count == nil {
-		count = EstimateTokens
+func (s *Summarization) estimate(req *agent.ModelRequest, r *sumRun) int {
+	msgs := req.Messages
+	count := s.counter()
+	if len(r.prefix) > len(msgs)+1 {
+		// The conversation was rewritten: the anchor and the prefix sums
+		// no longer describe it.
+		r.prefix, r.anchor, r.anchorAt = r.prefix[:0], 0, 0
 	}
 	if r.anchor > 0 && r.anchorAt <= len(msgs) {
 		return r.anchor + count(msgs[r.anchorAt:])
@@ -184,18 +239,13 @@ func (s *Summarization) estimate(req *agent.ModelRequest, r *sumRun, msgs []llm.
 	for _, t := range req.Tools {
 		n += (len(t.Name) + len(t.Description) + len(t.Parameters) + 3) / 4
 	}
-	if len(r.prefix) == 0 || len(r.prefix) > len(msgs)+1 {
-		r.prefix = append(r.prefix[:0], 0)
+	if len(r.prefix) == 0 {
+		r.prefix = append(r.prefix, 0)
 	}
 	for i := len(r.prefix) - 1; i < len(msgs); i++ {
 		r.prefix = append(r.prefix, r.prefix[i]+count(msgs[i:i+1]))
 	}
-	total := r.prefix[len(msgs)]
-	if r.st.Summary != "" {
-		cut := min(r.st.Cutoff, len(msgs))
-		return n + count([]llm.Message{summaryMessage(r.st)}) + total - r.prefix[cut]
-	}
-	return n + total
+	return n + r.prefix[len(msgs)]
 }
 
 // EstimateTokens estimates tokens at about four characters each, plus a
@@ -219,52 +269,164 @@ func EstimateTokens(msgs []llm.Message) int {
 	return n
 }
 
-// compose returns the request messages: the summary, then every message
-// from the cutoff on. The slice grows with the conversation instead of
-// being rebuilt for every call.
-func (s *Summarization) compose(r *sumRun, msgs []llm.Message) []llm.Message {
-	cut := r.st.Cutoff
-	// A kept part must not start with results whose call was summarized.
-	for cut < len(msgs) && msgs[cut].Role == llm.RoleTool {
-		cut++
-	}
-	if r.eff == nil || r.effUpto < cut {
-		r.eff = append(make([]llm.Message, 0, len(msgs)-cut+16), summaryMessage(r.st))
-		r.effUpto = cut
-	}
-	r.eff = append(r.eff, msgs[r.effUpto:]...)
-	r.effUpto = len(msgs)
-	return r.eff[:len(r.eff):len(r.eff)]
-}
+// summaryPreamble opens every summary message; it lets a later summary
+// recognise the one it replaces.
+const summaryPreamble = "The earlier part of this conversation was summarized to save context."
 
-func summaryMessage(st summaryState) llm.Message {
+func summaryMessage(summary, history string, todos []agent.Todo) llm.Message {
 	var b strings.Builder
-	fmt.Fprintf(&b, "The earlier part of this conversation was summarized to save context. Its full text is saved in %s; read it with read_file if you need details the summary lacks.\n\n<summary>\n%s\n</summary>", st.History, strings.TrimSpace(st.Summary))
-	if len(st.Todos) > 0 {
-		b.WriteString("\n\nThe todo list at that point:\n")
-		for _, t := range st.Todos {
-			fmt.Fprintf(&b, "- [%s] %s\n", t.Status, t.Content)
-		}
-	}
+	fmt.Fprintf(&b, "%s Its full text is saved in %s; read it with read_file if you need details the summary lacks.\n\n<summary>\n%s\n</summary>", summaryPreamble, history, strings.TrimSpace(summary))
+	writeTodoList(&b, todos)
 	return llm.UserText(strings.TrimRight(b.String(), "\n"))
 }
 
-// summarize moves the cutoff forward: it saves the messages it passes over
-// to the history file and asks the model for a new summary.
-func (s *Summarization) summarize(ctx context.Context, req *agent.ModelRequest, r *sumRun, msgs []llm.Message, window int) error {
+// trimmedMessage replaces messages dropped without a summary, keeping the
+// summary in force, if any.
+func trimmedMessage(st summaryState, dropped int, history string, saveErr error, todos []agent.Todo) llm.Message {
+	var b strings.Builder
+	if st.Summary != "" {
+		fmt.Fprintf(&b, "%s\n\n<summary>\n%s\n</summary>\n\n", summaryPreamble, strings.TrimSpace(st.Summary))
+	}
+	fmt.Fprintf(&b, "%d earlier messages were removed without a summary because the conversation no longer fit in the context window.", dropped)
+	if saveErr == nil {
+		fmt.Fprintf(&b, " Their full text is saved in %s; read it with read_file if you need it.", history)
+	} else {
+		b.WriteString(" Their text could not be saved.")
+	}
+	writeTodoList(&b, todos)
+	return llm.UserText(strings.TrimRight(b.String(), "\n"))
+}
+
+func writeTodoList(b *strings.Builder, todos []agent.Todo) {
+	if len(todos) == 0 {
+		return
+	}
+	b.WriteString("\n\nThe todo list at that point:\n")
+	for _, t := range todos {
+		fmt.Fprintf(b, "- [%s] %s\n", t.Status, t.Content)
+	}
+}
+
+// previousSummary reports whether msgs starts with the summary in force.
+func previousSummary(st summaryState, msgs []llm.Message) bool {
+	return st.Summary != "" && len(msgs) > 0 && msgs[0].Role == llm.RoleUser &&
+		strings.HasPrefix(msgs[0].Text(), summaryPreamble)
+}
+
+// summarize replaces the older messages with a summary. It reports whether
+// it did; a failure changes nothing but the pacing of later attempts.
+func (s *Summarization) summarize(ctx context.Context, req *agent.ModelRequest, r *sumRun, window, est int) bool {
 	rt := req.Runtime
+	msgs := req.Messages
 	cut := s.newCutoff(msgs, window)
-	if cut <= r.st.Cutoff {
-		return nil // everything is recent; nothing to summarize
+	from := 0
+	if previousSummary(r.st, msgs) {
+		from = 1
 	}
-	old := msgs[r.st.Cutoff:cut]
+	if cut <= from {
+		return false // everything is recent; nothing to summarize
+	}
+	summary, err := s.callSummarizer(ctx, req, r, msgs[from:cut], window)
 	history := HistoryDir + sanitizeName(rt.ThreadID()) + ".md"
-	if err := s.saveHistory(ctx, history, r.st.Cutoff, old); err != nil {
-		return fmt.Errorf("saving %s: %w", history, err)
+	if err == nil {
+		err = s.saveHistory(ctx, history, r.st.Offloaded, msgs[from:cut])
 	}
+	if err != nil {
+		r.failures++
+		r.retryAt = est + int(float64(est)*s.retryGrowth())
+		text := fmt.Sprintf("Summarizing the conversation failed (%v); nothing was changed.", err)
+		if r.failures >= s.maxFailures() {
+			text += fmt.Sprintf(" After %d failures in a row, this run stops trying; the oldest messages will be dropped if the context window fills.", r.failures)
+		} else {
+			text += fmt.Sprintf(" Trying again when the context has grown to about %d tokens.", r.retryAt)
+		}
+		// The notice tells whoever watches the run; the log is for
+		// diagnostics (Info: the CLI shows the notice instead).
+		logger(s.Logger).Info("summarization failed", "thread", rt.ThreadID(), "err", err, "failures", r.failures)
+		rt.Emit(agent.Event{Type: agent.EventNotice, Name: NoticeSummaryFailed, Content: text, Error: err.Error()})
+		return false
+	}
+	r.failures, r.retryAt = 0, 0
+	n := cut - from
+	r.st = summaryState{Summary: summary, History: history, Offloaded: r.st.Offloaded + n}
+	s.replace(req, r, summaryMessage(summary, history, rt.Todos()), cut)
+	rt.Emit(agent.Event{Type: agent.EventNotice, Name: NoticeSummarized,
+		Content: fmt.Sprintf("Summarized %d older messages (about %d tokens in all) to fit the context window; their full text is in %s.", n, est, history)})
+	return true
+}
+
+// trim drops the oldest messages without a summary, when the request
+// would not fit the window otherwise.
+func (s *Summarization) trim(ctx context.Context, req *agent.ModelRequest, r *sumRun, window, est, limit int) {
+	rt := req.Runtime
+	msgs := req.Messages
+	cut := s.newCutoff(msgs, window)
+	from := 0
+	if previousSummary(r.st, msgs) {
+		from = 1
+	}
+	if cut <= from {
+		return // only recent messages left: nothing to drop
+	}
+	history := HistoryDir + sanitizeName(rt.ThreadID()) + ".md"
+	saveErr := s.saveHistory(ctx, history, r.st.Offloaded, msgs[from:cut])
+	n := cut - from
+	r.st.History, r.st.Offloaded = history, r.st.Offloaded+n
+	s.replace(req, r, trimmedMessage(r.st, n, history, saveErr, rt.Todos()), cut)
+	// The next summary may be tried as soon as the trimmed conversation
+	// grows past the trigger again.
+	r.retryAt = 0
+	text := fmt.Sprintf("The conversation (about %d tokens) would not fit the context window (%d tokens) and no summary could be made: dropped the %d oldest messages", est, limit, n)
+	if saveErr == nil {
+		text += "; their full text is in " + history + "."
+	} else {
+		text += fmt.Sprintf("; saving their text failed: %v.", saveErr)
+	}
+	ev := agent.Event{Type: agent.EventNotice, Name: NoticeContextTrimmed, Content: text}
+	if saveErr != nil {
+		ev.Error = saveErr.Error()
+	}
+	rt.Emit(ev)
+}
+
+// replace makes head followed by msgs[cut:] the thread's messages and the
+// request's, and records the summary state.
+func (s *Summarization) replace(req *agent.ModelRequest, r *sumRun, head llm.Message, cut int) {
+	rt := req.Runtime
+	for cut < len(req.Messages) && req.Messages[cut].Role == llm.RoleTool {
+		cut++ // never keep a result without its call
+	}
+	tail := make([]llm.Message, 0, len(req.Messages)-cut+1)
+	tail = append(tail, head)
+	tail = append(tail, req.Messages[cut:]...)
+	rt.RewriteMessages(0, tail)
+	req.Messages = rt.Messages()
+	if raw, err := json.Marshal(r.st); err == nil {
+		rt.SetValue(SummarizationValue, raw)
+	}
+	r.prefix, r.anchor, r.anchorAt = r.prefix[:0], 0, 0
+}
+
+// maxTranscriptShare is the part of the summarizer's window (in tokens)
+// the transcript of the messages to summarize may take.
+const maxTranscriptShare = 0.5
+
+// callSummarizer asks the model for a summary of msgs, which replace the
+// summary in force, if any.
+func (s *Summarization) callSummarizer(ctx context.Context, req *agent.ModelRequest, r *sumRun, msgs []llm.Message, window int) (string, error) {
 	model := s.model
 	if model == nil {
 		model = req.Model
+	}
+	if window == 0 {
+		window = DefaultContextWindow
+	}
+	// Long messages are clipped so that the transcript fits the
+	// summarizer's own window.
+	budget := int(float64(window)*maxTranscriptShare) * 4 // characters
+	clip := 4000
+	if per := budget / max(len(msgs), 1); per < clip {
+		clip = max(per, 200)
 	}
 	var prompt strings.Builder
 	if r.st.Summary != "" {
@@ -273,7 +435,7 @@ func (s *Summarization) summarize(ctx context.Context, req *agent.ModelRequest, 
 		prompt.WriteString("\n</previous_summary>\n\n")
 	}
 	prompt.WriteString("Messages to summarize:\n<conversation>\n")
-	writeTranscript(&prompt, old, 4000)
+	writeTranscript(&prompt, msgs, clip)
 	prompt.WriteString("</conversation>\n\nWrite the new summary, covering the previous summary too.")
 	sys := s.Prompt
 	if sys == "" {
@@ -284,30 +446,20 @@ func (s *Summarization) summarize(ctx context.Context, req *agent.ModelRequest, 
 		Messages: []llm.Message{llm.UserText(prompt.String())},
 	})
 	if err != nil {
-		return fmt.Errorf("summary call: %w", err)
+		return "", fmt.Errorf("summary call: %w", err)
 	}
-	rt.AddUsage(resp.Usage)
+	req.Runtime.AddUsage(resp.Usage)
 	summary := strings.TrimSpace(resp.Message.Text())
 	if summary == "" {
-		return errors.New("the summary call returned no text")
+		return "", errors.New("the summary call returned no text")
 	}
-	r.st = summaryState{Cutoff: cut, Summary: summary, History: history, Todos: rt.Todos()}
-	r.eff, r.effUpto, r.anchor = nil, 0, 0
-	raw, err := json.Marshal(r.st)
-	if err != nil {
-		return err
-	}
-	rt.SetValue(SummarizationValue, raw)
-	return nil
+	return summary, nil
 }
 
 // newCutoff picks the first message to keep: the most recent messages
 // within the keep budget, moved back so that a tool call keeps its results.
 func (s *Summarization) newCutoff(msgs []llm.Message, window int) int {
-	count := s.Counter
-	if count == nil {
-		count = EstimateTokens
-	}
+	count := s.counter()
 	keepTokens := s.KeepTokens
 	if keepTokens == 0 && window > 0 {
 		keepTokens = int(float64(window) * KeepFraction)
@@ -337,23 +489,22 @@ func (s *Summarization) newCutoff(msgs []llm.Message, window int) int {
 	return max(cut, 0)
 }
 
-// saveHistory appends the summarized messages to the history file.
-func (s *Summarization) saveHistory(ctx context.Context, path string, from int, msgs []llm.Message) error {
-	var prev []byte
-	if got := s.backend.Download(ctx, []string{path}); got[0].Err == nil {
-		prev = got[0].Content
-	} else if !errors.Is(got[0].Err, backend.ErrNotFound) {
-		return got[0].Err
-	}
+// historyHeader opens a new history file.
+const historyHeader = "# Conversation history\n\nMessages replaced by summaries, oldest first.\n"
+
+// saveHistory appends the replaced messages to the history file; before
+// counts the messages the file already holds.
+func (s *Summarization) saveHistory(ctx context.Context, path string, before int, msgs []llm.Message) error {
 	var b strings.Builder
-	b.Write(prev)
-	if len(prev) == 0 {
-		b.WriteString("# Conversation history\n\nMessages replaced by summaries, oldest first.\n")
+	if before == 0 {
+		b.WriteString(historyHeader)
 	}
-	fmt.Fprintf(&b, "\n## Messages %d to %d\n\n", from+1, from+len(msgs))
+	fmt.Fprintf(&b, "\n## Messages %d to %d\n\n", before+1, before+len(msgs))
 	writeTranscript(&b, msgs, 0)
-	res := s.backend.Upload(ctx, []backend.File{{Path: path, Content: []byte(b.String())}})
-	return res[0].Err
+	if err := backend.Append(ctx, s.backend, path, b.String()); err != nil {
+		return fmt.Errorf("saving %s: %w", path, err)
+	}
+	return nil
 }
 
 // writeTranscript renders messages as readable text; clip > 0 shortens

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/llmtest"
 	"github.com/deepagents-go/deepagents/middleware"
@@ -60,9 +62,20 @@ func TestSummarizationOffloadsHistory(t *testing.T) {
 	if res.Text() != "all read" || m.Remaining() != 0 {
 		t.Fatalf("text %q, %d turns left", res.Text(), m.Remaining())
 	}
-	// The state keeps every message; only the request was rewritten.
-	if n := len(res.State.Messages); n != 12 {
-		t.Errorf("state has %d messages, want 12", n)
+	// The thread's messages became the summary and what was kept: the
+	// replaced messages are in the history file (and in the thread's
+	// earlier checkpoints, with a Checkpointer).
+	msgs := res.State.Messages
+	if msgs[0].Role != llm.RoleUser || !strings.Contains(msgs[0].Text(), "<summary>") {
+		t.Errorf("first message is not the summary: %q", msgs[0].Text())
+	}
+	if msgs[1].Role == llm.RoleTool {
+		t.Error("kept messages start with a tool result whose call was summarized")
+	}
+	for _, m := range msgs {
+		if strings.Contains(m.Text(), "page 1: lorem") {
+			t.Errorf("a summarized message is still in the state: %q", m.Text())
+		}
 	}
 	if len(res.State.Todos) != 1 {
 		t.Errorf("todos = %v", res.State.Todos)
@@ -79,19 +92,16 @@ func TestSummarizationOffloadsHistory(t *testing.T) {
 	if strings.Contains(hist.Content, "page 3: lorem") {
 		t.Error("history holds a message that was kept")
 	}
-	// The last request: the summary, then whole call/result pairs.
+	// The last request is the state: the summary, then whole pairs.
 	reqs := m.Requests()
 	last := reqs[len(reqs)-1].Request.Messages
-	if last[0].Role != llm.RoleUser || !strings.Contains(last[0].Text(), "<summary>") {
-		t.Errorf("first message is not the summary: %q", last[0].Text())
+	if len(last) != len(msgs)-1 || last[0].Text() != msgs[0].Text() {
+		t.Errorf("the last request (%d messages) is not the state (%d before the answer)", len(last), len(msgs)-1)
 	}
-	if last[1].Role == llm.RoleTool {
-		t.Error("kept messages start with a tool result whose call was summarized")
-	}
-	var st struct{ Cutoff int }
+	var st struct{ History string }
 	json.Unmarshal(res.State.Values[middleware.SummarizationValue], &st)
-	if st.Cutoff == 0 || res.State.Messages[st.Cutoff].Role == llm.RoleTool {
-		t.Errorf("cutoff %d splits a call from its result", st.Cutoff)
+	if st.History != "/conversation_history/th_1.md" {
+		t.Errorf("summary state names history %q", st.History)
 	}
 }
 
@@ -166,4 +176,173 @@ func TestSummarizationCountsEachMessageOnce(t *testing.T) {
 	if msgs := 2 * steps; counted > 2*msgs {
 		t.Errorf("counted %d messages over a %d-message run: the check is not incremental", counted, msgs)
 	}
+}
+
+// fetchSteps returns n scripted turns, each fetching a page.
+func fetchSteps(n int) []llmtest.Turn {
+	turns := make([]llmtest.Turn, n)
+	for i := range turns {
+		turns[i] = llmtest.Turn{ToolCalls: []llm.ToolCall{{ID: fmt.Sprint("f", i+1), Name: "fetch", Args: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i+1))}}}
+	}
+	return turns
+}
+
+// notices collects the notice events of a run.
+type notices struct {
+	mu   sync.Mutex
+	list []agent.Event
+}
+
+func (n *notices) listen(e agent.Event) {
+	if e.Type == agent.EventNotice {
+		n.mu.Lock()
+		n.list = append(n.list, e)
+		n.mu.Unlock()
+	}
+}
+
+func (n *notices) count(name string) int {
+	c := 0
+	for _, e := range n.list {
+		if e.Name == name {
+			c++
+		}
+	}
+	return c
+}
+
+// A summary that fails changes nothing; attempts back off, stop after
+// MaxFailures in a row, and a request that would overflow the window is
+// trimmed instead of sent.
+func TestFailedSummaryBacksOffThenTrims(t *testing.T) {
+	const window = 2000
+	turns := append(fetchSteps(40), llmtest.Turn{Content: "done"})
+	turns = append(turns,
+		llmtest.Turn{Agent: "summarizer", Error: "429 rate limited"},
+		llmtest.Turn{Agent: "summarizer", Content: "   "}, // empty: a failure too
+		llmtest.Turn{Agent: "summarizer", Error: "timeout"},
+	)
+	m := llmtest.NewFromScript(&llmtest.Script{ContextWindow: window, Turns: turns}).Record()
+	files := backend.NewFiles(nil)
+	sum := middleware.NewSummarization(nil, backend.NewState(files))
+	a, err := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{sum}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ns notices
+	in := agent.Prompt("read the pages")
+	in.ThreadID = "t"
+	in.State = &agent.State{Files: files}
+	in.Events = ns.listen
+	res, err := a.Invoke(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Remaining() != 0 {
+		t.Fatalf("%d turns not played: the summarizer was not tried three times", m.Remaining())
+	}
+	if got := ns.count(middleware.NoticeSummaryFailed); got != middleware.DefaultMaxFailures {
+		t.Errorf("%d summary_failed notices, want %d", got, middleware.DefaultMaxFailures)
+	}
+	if ns.count(middleware.NoticeSummarized) != 0 {
+		t.Error("a summary was reported although every call failed")
+	}
+	trims := ns.count(middleware.NoticeContextTrimmed)
+	if trims == 0 {
+		t.Fatal("no trim: a request over the window was sent")
+	}
+	// No main request was over the window.
+	sys := 0
+	for _, r := range m.Requests() {
+		if r.Agent != "main" {
+			continue
+		}
+		sys = (len(r.Request.System) + 3) / 4
+		if est := sys + middleware.EstimateTokens(r.Request.Messages); est > window {
+			t.Errorf("a request of about %d tokens was sent to a %d-token window", est, window)
+		}
+	}
+	// Each trimmed message is in the history file once; failed summaries
+	// wrote nothing.
+	hist, _ := files.Get("/conversation_history/t.md")
+	if got := strings.Count(hist.Content, "\n## Messages "); got != trims {
+		t.Errorf("history has %d sections, want one per trim (%d)", got, trims)
+	}
+	if got := strings.Count(hist.Content, "page 1: lorem"); got != 1 {
+		t.Errorf("page 1 is %d times in the history, want 1", got)
+	}
+	if first := res.State.Messages[0].Text(); !strings.Contains(first, "removed without a summary") {
+		t.Errorf("the first message does not tell the model about the trim: %q", first)
+	}
+	if len(res.State.Messages) >= 40 {
+		t.Errorf("the state kept %d messages; trimming should bound it", len(res.State.Messages))
+	}
+}
+
+// The regression of issue 12: a summary that fails must not write the
+// history file, and a checkpoint must store what a step appended to it,
+// never the whole file again. Total checkpoint bytes stay proportional to
+// the conversation.
+func TestSummarizationCheckpointsStayLinear(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		defaults map[string]llmtest.Turn
+	}{
+		{"summaries succeed", map[string]llmtest.Turn{"summarizer": {Content: "Pages were fetched; keep fetching."}}},
+		{"summaries fail", map[string]llmtest.Turn{"summarizer": {Error: "503 overloaded"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const steps = 300
+			turns := append(fetchSteps(steps), llmtest.Turn{Content: "done"})
+			m := llmtest.NewFromScript(&llmtest.Script{ContextWindow: 4000, Turns: turns, Defaults: tc.defaults})
+			saver := &sizingSaver{Saver: checkpoint.NewMemory()}
+			sum := middleware.NewSummarization(nil, backend.NewState(nil))
+			a, err := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{sum}, Checkpointer: saver, MaxSteps: steps + 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := a.Invoke(context.Background(), agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("go")}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Text() != "done" {
+				t.Fatalf("final answer %q", res.Text())
+			}
+			// Every message of the conversation, as the model produced it.
+			convBytes := 0
+			for i := range steps {
+				r := llm.ToolResult("x", "fetch", fmt.Sprintf("page %d: %s", i+1, strings.Repeat("lorem ipsum ", 40)), false)
+				convBytes += len(r.Text()) + 20
+			}
+			hist := res.State.Files.Snapshot()["/conversation_history/t.md"].Content
+			if saver.historyBytes != len(hist) {
+				t.Errorf("checkpoints stored %d bytes of the history file, which has %d: appends were stored more than once", saver.historyBytes, len(hist))
+			}
+			if saver.total > 3*convBytes {
+				t.Errorf("checkpoints hold %d bytes for a conversation of %d", saver.total, convBytes)
+			}
+		})
+	}
+}
+
+// sizingSaver counts the bytes of what is put.
+type sizingSaver struct {
+	checkpoint.Saver
+	total, historyBytes int
+}
+
+func (s *sizingSaver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
+	b, _ := json.Marshal(cp.Delta)
+	s.total += len(b)
+	for p, f := range cp.Files {
+		if strings.HasPrefix(p, middleware.HistoryDir) && f != nil {
+			s.historyBytes += len(f.Content)
+		}
+	}
+	for p, f := range cp.Appends {
+		if strings.HasPrefix(p, middleware.HistoryDir) {
+			s.historyBytes += len(f.Content)
+		}
+	}
+	return s.Saver.Put(ctx, cp)
 }

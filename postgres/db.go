@@ -28,7 +28,7 @@ var migrationFS embed.FS
 // SchemaVersion is the newest schema this package knows. Open refuses a
 // schema that is newer (checkpoint.ErrSchemaVersion) and upgrades an older
 // one.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // DefaultSchema is the schema that holds the tables unless Options.Schema
 // says otherwise.

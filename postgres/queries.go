@@ -57,8 +57,8 @@ func buildQueries(q string) queries {
 				INSERT INTO S.messages (cp_seq, pos, data)
 				SELECT cp.seq, $6 + m.ord - 1, m.data FROM cp, unnest($10::bytea[]) WITH ORDINALITY AS m (data, ord)
 			), fls AS (
-				INSERT INTO S.files (cp_seq, path, content, created_at, modified_at)
-				SELECT cp.seq, f.path, f.content, f.c, f.m FROM cp, unnest($11::text[], $12::bytea[], $13::bigint[], $14::bigint[]) AS f (path, content, c, m)
+				INSERT INTO S.files (cp_seq, path, content, created_at, modified_at, appended)
+				SELECT cp.seq, f.path, f.content, f.c, f.m, f.a FROM cp, unnest($11::text[], $12::bytea[], $13::bigint[], $14::bigint[], $18::boolean[]) AS f (path, content, c, m, a)
 			), vals AS (
 				INSERT INTO S.state_values (cp_seq, key, data)
 				SELECT cp.seq, v.key, v.data FROM cp, unnest($15::text[], $16::bytea[]) AS v (key, data)
@@ -79,9 +79,16 @@ func buildQueries(q string) queries {
 		msgs: s(chain + `SELECT m.pos, m.data FROM chain ch CROSS JOIN LATERAL (
 					SELECT pos, data FROM S.messages WHERE cp_seq = ch.seq AND pos >= ch.keep AND pos < ch.lim OFFSET 0
 				) m ORDER BY m.pos`),
-		files: s(chain + `SELECT DISTINCT ON (f.path) f.path, f.content IS NULL, f.content, f.created_at, f.modified_at
-				FROM chain ch CROSS JOIN LATERAL (SELECT * FROM S.files WHERE cp_seq = ch.seq OFFSET 0) f
-				ORDER BY f.path, ch.depth`),
+		// files: for each path, its newest rewrite or deletion in the chain
+		// and the appends after it, oldest first.
+		files: s(chain + `, fr AS MATERIALIZED (
+					SELECT f.path, f.content, f.created_at, f.modified_at, f.appended, ch.depth
+					FROM chain ch CROSS JOIN LATERAL (SELECT * FROM S.files WHERE cp_seq = ch.seq OFFSET 0) f
+				), base AS (SELECT path, min(depth) AS d FROM fr WHERE NOT appended GROUP BY path)
+				SELECT fr.path, fr.content IS NULL, fr.content, fr.created_at, fr.modified_at, fr.appended
+				FROM fr LEFT JOIN base USING (path)
+				WHERE base.d IS NULL OR fr.depth <= base.d
+				ORDER BY fr.path, fr.depth DESC`),
 		values: s(chain + `SELECT DISTINCT ON (v.key) v.key, v.data
 				FROM chain ch CROSS JOIN LATERAL (SELECT * FROM S.state_values WHERE cp_seq = ch.seq OFFSET 0) v
 				ORDER BY v.key, ch.depth`),

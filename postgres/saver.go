@@ -53,15 +53,17 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	if msgs == nil {
 		msgs = [][]byte{}
 	}
-	paths := make([]string, 0, len(cp.Files))
-	contents := make([][]byte, 0, len(cp.Files))
-	fcreated := make([]*int64, 0, len(cp.Files))
-	fmodified := make([]*int64, 0, len(cp.Files))
-	for p, f := range cp.Files {
-		paths = append(paths, p)
+	n := len(cp.Files) + len(cp.Appends)
+	paths := make([]string, 0, n)
+	contents := make([][]byte, 0, n)
+	fcreated := make([]*int64, 0, n)
+	fmodified := make([]*int64, 0, n)
+	fappended := make([]bool, 0, n)
+	addFile := func(p string, f *backend.FileData, appended bool) error {
+		paths, fappended = append(paths, p), append(fappended, appended)
 		if f == nil {
 			contents, fcreated, fmodified = append(contents, nil), append(fcreated, nil), append(fmodified, nil)
-			continue
+			return nil
 		}
 		c, err1 := nullableNanos(f.CreatedAt)
 		m, err2 := nullableNanos(f.ModifiedAt)
@@ -70,6 +72,17 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		}
 		contents = append(contents, append(make([]byte, 0, len(f.Content)), f.Content...))
 		fcreated, fmodified = append(fcreated, c), append(fmodified, m)
+		return nil
+	}
+	for p, f := range cp.Files {
+		if err := addFile(p, f, false); err != nil {
+			return err
+		}
+	}
+	for p, f := range cp.Appends {
+		if err := addFile(p, &f, true); err != nil {
+			return err
+		}
 	}
 	keys := make([]string, 0, len(cp.Values))
 	vals := make([][]byte, 0, len(cp.Values))
@@ -84,7 +97,7 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	err = s.db.pool.QueryRow(ctx, s.db.sql.put,
 		cp.ThreadID, cp.ID, parent, int64(cp.Step), created, cp.Keep, cp.Keep+len(cp.Messages),
 		nilIfNil(cp.Todos), nilIfNil(cp.Meta),
-		msgs, paths, contents, fcreated, fmodified, keys, vals, now.UnixNano()).Scan(&seq)
+		msgs, paths, contents, fcreated, fmodified, keys, vals, now.UnixNano(), fappended).Scan(&seq)
 	if err == nil {
 		return nil
 	}
@@ -235,34 +248,34 @@ func (s *Saver) load(ctx context.Context, tx pgx.Tx, threadID, checkpointID stri
 		return nil, cpcodec.Corrupt(where, fmt.Errorf("%d of %d messages found", next, count))
 	}
 
-	snap.Files = map[string]backend.FileData{}
 	rows, err = br.Query()
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		var path string
-		var deleted bool
-		var content []byte
-		var c, m *int64
-		if err := rows.Scan(&path, &deleted, &content, &c, &m); err != nil {
-			rows.Close()
-			return nil, err
+	snap.Files, err = cpcodec.AssembleFiles(func(yield func(cpcodec.FileRow) bool) error {
+		defer rows.Close()
+		for rows.Next() {
+			var r cpcodec.FileRow
+			var content []byte
+			var c, m *int64
+			if err := rows.Scan(&r.Path, &r.Deleted, &content, &c, &m, &r.Appended); err != nil {
+				return err
+			}
+			r.Data.Content = string(content)
+			if c != nil {
+				r.Data.CreatedAt = dbtime.Decode(*c)
+			}
+			if m != nil {
+				r.Data.ModifiedAt = dbtime.Decode(*m)
+			}
+			if !yield(r) {
+				break
+			}
 		}
-		if deleted {
-			continue
-		}
-		f := backend.FileData{Content: string(content)}
-		if c != nil {
-			f.CreatedAt = dbtime.Decode(*c)
-		}
-		if m != nil {
-			f.ModifiedAt = dbtime.Decode(*m)
-		}
-		snap.Files[path] = f
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		rows.Close()
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, err
 	}
 

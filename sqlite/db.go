@@ -31,7 +31,7 @@ var migrationFS embed.FS
 // SchemaVersion is the newest schema this package knows. Open refuses a
 // database whose schema is newer (checkpoint.ErrSchemaVersion) and upgrades
 // an older one.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Options tune a database. The zero value is a sound default.
 type Options struct {
@@ -107,8 +107,8 @@ func (db *DB) putStatements(context.Context) (*putStmts, error) {
 			message: prep(`INSERT INTO messages (cp_seq, pos, data) VALUES (?, ?, ?)`),
 			// x'' keeps empty content apart from NULL (deleted): the
 			// driver binds an empty slice as NULL.
-			file: prep(`INSERT INTO files (cp_seq, path, content, created_at, modified_at)
-				VALUES (?, ?, CASE WHEN ? THEN NULL ELSE coalesce(?, x'') END, ?, ?)`),
+			file: prep(`INSERT INTO files (cp_seq, path, content, created_at, modified_at, appended)
+				VALUES (?, ?, CASE WHEN ? THEN NULL ELSE coalesce(?, x'') END, ?, ?, ?)`),
 			value: prep(`INSERT INTO state_values (cp_seq, key, data) VALUES (?, ?, ?)`),
 			thread: prep(`INSERT INTO threads (thread_id, status, created_at, updated_at, head)
 				VALUES (?, 'idle', ?, ?, ?)

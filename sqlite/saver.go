@@ -56,15 +56,16 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	}
 	type fileRow struct {
 		path              string
-		deleted           bool
+		deleted, appended bool
 		content           []byte
 		created, modified any
 	}
-	files := make([]fileRow, 0, len(cp.Files))
-	for p, f := range cp.Files {
-		r := fileRow{path: p, deleted: f == nil}
+	files := make([]fileRow, 0, len(cp.Files)+len(cp.Appends))
+	addFile := func(p string, f *backend.FileData, appended bool) error {
+		r := fileRow{path: p, deleted: f == nil, appended: appended}
 		if f != nil {
 			r.content = []byte(f.Content)
+			var err error
 			if r.created, err = dbtime.EncodeNullable(f.CreatedAt); err == nil {
 				r.modified, err = dbtime.EncodeNullable(f.ModifiedAt)
 			}
@@ -73,6 +74,17 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 			}
 		}
 		files = append(files, r)
+		return nil
+	}
+	for p, f := range cp.Files {
+		if err := addFile(p, f, false); err != nil {
+			return err
+		}
+	}
+	for p, f := range cp.Appends {
+		if err := addFile(p, &f, true); err != nil {
+			return err
+		}
 	}
 
 	st, err := s.db.putStatements(ctx)
@@ -125,7 +137,7 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		// x'' keeps empty content apart from NULL (deleted): the driver
 		// binds an empty slice as NULL.
 		if _, err := tx.StmtContext(ctx, st.file).ExecContext(ctx,
-			seq, f.path, f.deleted, f.content, f.created, f.modified); err != nil {
+			seq, f.path, f.deleted, f.content, f.created, f.modified, f.appended); err != nil {
 			return wrap("put", err)
 		}
 	}
@@ -274,34 +286,40 @@ func load(ctx context.Context, tx *sql.Tx, threadID, checkpointID string) (*chec
 		return nil, cpcodec.Corrupt(where, fmt.Errorf("%d of %d messages found", next, count))
 	}
 
-	// Files and values: the newest writer of each path or key wins (SQLite
-	// takes the bare columns from the row with the minimum depth).
-	snap.Files = map[string]backend.FileData{}
-	rows, err = tx.QueryContext(ctx, chainCTE+`SELECT f.path, f.content IS NULL, f.content, f.created_at, f.modified_at, min(ch.depth)
-		FROM chain ch JOIN files f ON f.cp_seq = ch.seq GROUP BY f.path`, seq)
+	// Files: for each path, its newest rewrite or deletion in the chain and
+	// the appends after it, oldest first.
+	rows, err = tx.QueryContext(ctx, chainCTE+`, fr AS (
+			SELECT f.path, f.content, f.created_at, f.modified_at, f.appended, ch.depth
+			FROM chain ch JOIN files f ON f.cp_seq = ch.seq
+		), base AS (SELECT path, min(depth) AS d FROM fr WHERE appended = 0 GROUP BY path)
+		SELECT fr.path, fr.content IS NULL, fr.content, fr.created_at, fr.modified_at, fr.appended
+		FROM fr LEFT JOIN base ON base.path = fr.path
+		WHERE base.d IS NULL OR fr.depth <= base.d
+		ORDER BY fr.path, fr.depth DESC`, seq)
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		var path string
-		var deleted bool
-		var content []byte
-		var c, m sql.NullInt64
-		var depth int64
-		if err := rows.Scan(&path, &deleted, &content, &c, &m, &depth); err != nil {
-			rows.Close()
-			return nil, err
+	snap.Files, err = cpcodec.AssembleFiles(func(yield func(cpcodec.FileRow) bool) error {
+		defer rows.Close()
+		for rows.Next() {
+			var r cpcodec.FileRow
+			var content []byte
+			var c, m sql.NullInt64
+			if err := rows.Scan(&r.Path, &r.Deleted, &content, &c, &m, &r.Appended); err != nil {
+				return err
+			}
+			r.Data = backend.FileData{Content: string(content),
+				CreatedAt: dbtime.DecodeNullable(c.Int64, c.Valid), ModifiedAt: dbtime.DecodeNullable(m.Int64, m.Valid)}
+			if !yield(r) {
+				break
+			}
 		}
-		if deleted {
-			continue
+		if err := rows.Close(); err != nil {
+			return err
 		}
-		snap.Files[path] = backend.FileData{Content: string(content),
-			CreatedAt: dbtime.DecodeNullable(c.Int64, c.Valid), ModifiedAt: dbtime.DecodeNullable(m.Int64, m.Valid)}
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, err
 	}
 

@@ -61,6 +61,7 @@ func Run(t *testing.T, newSaver Factory, opts ...Option) {
 		{"TimeTravel", testTimeTravel},
 		{"HistoryRewrite", testHistoryRewrite},
 		{"TodosFilesValues", testTodosFilesValues},
+		{"Appends", testAppends},
 		{"Isolation", testIsolation},
 		{"LargeAndUnicode", testLargeAndUnicode},
 		{"Lease", testLease},
@@ -862,6 +863,75 @@ func testTodosFilesValues(t *testing.T, s checkpoint.Saver) {
 	put("b4", "c3", checkpoint.Delta{Files: map[string]*backend.FileData{"/c.txt": file("C on a branch")}})
 	for _, id := range []string{"c1", "c2", "c3", "c4", "c5", "c6", "b4"} {
 		m.check(t, s, "t", id)
+	}
+}
+
+// appended returns an append of text at the times file(text) would have.
+func appended(text string) backend.FileData { return *file(text) }
+
+func testAppends(t *testing.T, s checkpoint.Saver) {
+	m := newModel()
+	put := func(id, parent string, d checkpoint.Delta) {
+		t.Helper()
+		if parent != "" {
+			d.Keep = len(m.get("t", parent).Messages)
+		}
+		m.put(t, s, &checkpoint.Checkpoint{ThreadID: "t", ID: id, ParentID: parent, Delta: d})
+		m.check(t, s, "t", id)
+	}
+	// An append to a missing file creates it.
+	put("a1", "", checkpoint.Delta{
+		Files:   map[string]*backend.FileData{"/log.md": file("# Log\n")},
+		Appends: map[string]backend.FileData{"/new.md": appended("first\n")},
+	})
+	// Appends across checkpoints concatenate, oldest first; an empty
+	// append changes only the time.
+	put("a2", "a1", checkpoint.Delta{Messages: msgs(2, 1), Appends: map[string]backend.FileData{"/log.md": appended("one\n"), "/new.md": appended("")}})
+	put("a3", "a2", checkpoint.Delta{Appends: map[string]backend.FileData{"/log.md": appended("two ✓\n")}})
+	// A rewrite replaces everything appended before it.
+	put("a4", "a3", checkpoint.Delta{Files: map[string]*backend.FileData{"/log.md": file("rewritten\n")}})
+	put("a5", "a4", checkpoint.Delta{Appends: map[string]backend.FileData{"/log.md": appended("three\n")}})
+	// A delete, then an append, starts the file afresh.
+	put("a6", "a5", checkpoint.Delta{Files: map[string]*backend.FileData{"/new.md": nil}})
+	put("a7", "a6", checkpoint.Delta{Appends: map[string]backend.FileData{"/new.md": appended("again\n"), "/log.md": appended("four\n")}})
+	// A branch from a3 sees the appends up to a3 only.
+	put("b4", "a3", checkpoint.Delta{Appends: map[string]backend.FileData{"/log.md": appended("branch\n")}})
+	for _, id := range []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7", "b4"} {
+		m.check(t, s, "t", id)
+	}
+	got, err := s.Load(ctxb(), "t", "a7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "rewritten\nthree\nfour\n"; got.Files["/log.md"].Content != want {
+		t.Errorf("a7: /log.md = %q, want %q", got.Files["/log.md"].Content, want)
+	}
+	// Many appends to one file load in order.
+	parent := "a7"
+	var want strings.Builder
+	want.WriteString(got.Files["/log.md"].Content)
+	for i := range 50 {
+		id := fmt.Sprintf("n%02d", i)
+		line := fmt.Sprintf("line %d\n", i)
+		want.WriteString(line)
+		put(id, parent, checkpoint.Delta{Appends: map[string]backend.FileData{"/log.md": appended(line)}})
+		parent = id
+	}
+	got, err = s.Load(ctxb(), "t", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Files["/log.md"].Content != want.String() {
+		t.Errorf("after 50 appends: /log.md = %q, want %q", clip([]byte(got.Files["/log.md"].Content)), clip([]byte(want.String())))
+	}
+	// A path both written and appended to is invalid.
+	bad := &checkpoint.Checkpoint{ThreadID: "t", ID: "bad", ParentID: parent, Delta: checkpoint.Delta{
+		Keep:    len(got.Messages),
+		Files:   map[string]*backend.FileData{"/x": file("x")},
+		Appends: map[string]backend.FileData{"/x": appended("y")},
+	}}
+	if err := s.Put(ctxb(), bad); !errors.Is(err, checkpoint.ErrInvalid) {
+		t.Errorf("Put with a path both written and appended: %v, want ErrInvalid", err)
 	}
 }
 

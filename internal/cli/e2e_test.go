@@ -336,6 +336,45 @@ func TestSummarizationThroughCLI(t *testing.T) {
 	}
 }
 
+// A summary that fails is told to the user (a line in text mode, a notice
+// event in jsonl) and writes nothing.
+func TestFailedSummaryThroughCLI(t *testing.T) {
+	w := newWorld(t)
+	big := strings.Repeat("lorem ipsum ", 150)
+	os.WriteFile(filepath.Join(w.dir, "a.txt"), []byte(big), 0o644)
+	os.WriteFile(filepath.Join(w.dir, "b.txt"), []byte(big), 0o644)
+	script := `{"context_window": 2000, "turns":[
+		{"tool_calls":[{"id":"a","name":"read_file","args":{"file_path":"/a.txt"}}],"usage":{"input_tokens":950}},
+		{"tool_calls":[{"id":"b","name":"read_file","args":{"file_path":"/b.txt"}}],"usage":{"input_tokens":1400}},
+		{"agent":"summarizer","error":"429 rate limited"},
+		{"content":"done","usage":{"input_tokens":900}}]}`
+	for _, output := range []string{"text", "jsonl"} {
+		t.Run(output, func(t *testing.T) {
+			thread := "fail-" + output
+			code, stdout, stderr := w.run(w.runArgs(w.script(script), "--thread", thread, "--output", output, "read the files")...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+			}
+			switch output {
+			case "text":
+				if !strings.Contains(stderr, "note: Summarizing the conversation failed") || !strings.Contains(stderr, "429 rate limited") {
+					t.Errorf("stderr does not tell of the failed summary:\n%s", stderr)
+				}
+			case "jsonl":
+				if !strings.Contains(stdout, `"type":"notice"`) || !strings.Contains(stdout, `"name":"summary_failed"`) {
+					t.Errorf("no summary_failed notice in:\n%s", stdout)
+				}
+			}
+			_, out, _ := w.run("state", thread, "--db", w.db)
+			var st threadState
+			json.Unmarshal([]byte(out), &st)
+			if len(st.Files) != 0 {
+				t.Errorf("a failed summary wrote files: %v", keys(st.Files))
+			}
+		})
+	}
+}
+
 func keys(m map[string]string) []string {
 	var out []string
 	for k := range m {

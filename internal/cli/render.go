@@ -129,6 +129,8 @@ func (r *textRenderer) event(e agent.Event) error {
 				fmt.Fprintf(r.log, "%s  %s %s\n", prefix, mark, t.Content)
 			}
 		}
+	case agent.EventNotice:
+		fmt.Fprintf(r.log, "%snote: %s\n", prefix, oneLine(e.Content))
 	case agent.EventInterrupt:
 		for _, req := range e.Interrupts {
 			fmt.Fprintf(r.log, "%s? approval needed: %s %s\n", prefix, req.Tool, clip(string(req.Args), 200))

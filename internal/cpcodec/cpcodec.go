@@ -7,7 +7,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
+	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 )
@@ -70,4 +72,59 @@ func clip(b []byte) []byte {
 		return b[:40]
 	}
 	return b
+}
+
+// FileRow is one stored file change of a checkpoint's ancestry.
+type FileRow struct {
+	Path     string
+	Deleted  bool // content NULL: the file was deleted
+	Appended bool // Content is text appended to the file
+	Data     backend.FileData
+}
+
+// AssembleFiles builds a snapshot's files from the rows that matter for each
+// path: its newest rewrite (or deletion) and the appends after it, oldest
+// first, the rows of one path together. A path whose first row is an
+// append has no rewrite in the ancestry: the append creates it.
+func AssembleFiles(rows func(yield func(FileRow) bool) error) (map[string]backend.FileData, error) {
+	out := map[string]backend.FileData{}
+	var (
+		cur     string
+		b       strings.Builder
+		d       backend.FileData
+		present bool
+		started bool
+	)
+	flush := func() {
+		if started && present {
+			d.Content = b.String()
+			out[cur] = d
+		}
+		b.Reset()
+		present, started = false, false
+	}
+	err := rows(func(r FileRow) bool {
+		if !started || r.Path != cur {
+			flush()
+			cur, started = r.Path, true
+		}
+		switch {
+		case r.Deleted:
+			b.Reset()
+			present = false
+		case r.Appended && present:
+			b.WriteString(r.Data.Content)
+			d.ModifiedAt = r.Data.ModifiedAt
+		default: // a rewrite, or an append creating the file
+			b.Reset()
+			b.WriteString(r.Data.Content)
+			d, present = r.Data, true
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	flush()
+	return out, nil
 }

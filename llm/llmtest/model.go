@@ -21,10 +21,18 @@ type Model struct {
 	script   *Script
 	byAgent  map[string][]int // turn indices per agent, in order
 	replies  []llm.Response   // prepared once per turn
+	defaults map[string]*playable
 	mu       sync.Mutex
 	next     map[string]int
 	requests []Request
 	record   bool
+}
+
+// playable is a turn with the response it plays.
+type playable struct {
+	turn  *Turn
+	reply llm.Response
+	name  string // how errors name it: "turn 3", "default reply"
 }
 
 // Request is a request the model received, kept when recording is on.
@@ -44,29 +52,42 @@ func NewFromScript(s *Script) *Model {
 	m.replies = make([]llm.Response, len(s.Turns))
 	for i, t := range s.Turns {
 		m.byAgent[agentOf(t.Agent)] = append(m.byAgent[agentOf(t.Agent)], i)
-		msg := llm.Message{Role: llm.RoleAssistant}
-		if t.Reasoning != "" {
-			msg.Parts = append(msg.Parts, llm.Part{Type: llm.PartReasoning, Text: t.Reasoning})
+		m.replies[i] = reply(&t, "call_"+strconv.Itoa(i+1)+"_")
+	}
+	for a, t := range s.Defaults {
+		if m.defaults == nil {
+			m.defaults = make(map[string]*playable)
 		}
-		if t.Content != "" {
-			msg.Parts = append(msg.Parts, llm.Text(t.Content))
-		}
-		for j, c := range t.ToolCalls {
-			if c.ID == "" {
-				c.ID = "call_" + strconv.Itoa(i+1) + "_" + strconv.Itoa(j+1)
-			}
-			if len(c.Args) == 0 {
-				c.Args = []byte("{}")
-			}
-			msg.ToolCalls = append(msg.ToolCalls, c)
-		}
-		stop := llm.StopEnd
-		if len(msg.ToolCalls) > 0 {
-			stop = llm.StopToolUse
-		}
-		m.replies[i] = llm.Response{Message: msg, Usage: t.Usage, StopReason: stop, Model: "replay"}
+		t := t
+		m.defaults[agentOf(a)] = &playable{turn: &t, reply: reply(&t, "default_"+agentOf(a)+"_"), name: "default reply"}
 	}
 	return m
+}
+
+// reply prepares the response a turn plays; tool calls without an id get
+// idPrefix and their number.
+func reply(t *Turn, idPrefix string) llm.Response {
+	msg := llm.Message{Role: llm.RoleAssistant}
+	if t.Reasoning != "" {
+		msg.Parts = append(msg.Parts, llm.Part{Type: llm.PartReasoning, Text: t.Reasoning})
+	}
+	if t.Content != "" {
+		msg.Parts = append(msg.Parts, llm.Text(t.Content))
+	}
+	for j, c := range t.ToolCalls {
+		if c.ID == "" {
+			c.ID = idPrefix + strconv.Itoa(j+1)
+		}
+		if len(c.Args) == 0 {
+			c.Args = []byte("{}")
+		}
+		msg.ToolCalls = append(msg.ToolCalls, c)
+	}
+	stop := llm.StopEnd
+	if len(msg.ToolCalls) > 0 {
+		stop = llm.StopToolUse
+	}
+	return llm.Response{Message: msg, Usage: t.Usage, StopReason: stop, Model: "replay"}
 }
 
 // Record makes the model keep every request it receives (see Requests).
@@ -90,7 +111,7 @@ func (m *Model) Remaining() int {
 	defer m.mu.Unlock()
 	n := 0
 	for agent, idx := range m.byAgent {
-		n += len(idx) - m.next[agent]
+		n += max(len(idx)-m.next[agent], 0)
 	}
 	return n
 }
@@ -107,20 +128,26 @@ func agentOf(name string) string {
 	return name
 }
 
-// take returns the index of the agent's next turn.
-func (m *Model) take(agent string, req *llm.Request) (int, error) {
+// take returns the agent's next turn, or its default reply once its turns
+// are played; n counts the agent's calls.
+func (m *Model) take(agent string, req *llm.Request) (p playable, n int, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.record {
 		m.requests = append(m.requests, Request{Agent: agent, Request: cloneRequest(req)})
 	}
 	idx := m.byAgent[agent]
-	n := m.next[agent]
-	if n >= len(idx) {
-		return 0, fmt.Errorf("%w: agent %q made call %d, but the script has %d turn(s) for it", ErrExhausted, agent, n+1, len(idx))
-	}
+	n = m.next[agent]
 	m.next[agent] = n + 1
-	return idx[n], nil
+	if n < len(idx) {
+		i := idx[n]
+		return playable{turn: &m.script.Turns[i], reply: m.replies[i], name: "turn " + strconv.Itoa(i+1)}, n, nil
+	}
+	if d := m.defaults[agent]; d != nil {
+		return *d, n, nil
+	}
+	m.next[agent] = n
+	return playable{}, n, fmt.Errorf("%w: agent %q made call %d, but the script has %d turn(s) for it", ErrExhausted, agent, n+1, len(idx))
 }
 
 // Stream implements llm.Model.
@@ -131,41 +158,47 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 			return
 		}
 		agent := agentOf(llm.AgentFromContext(ctx))
-		i, err := m.take(agent, req)
+		p, n, err := m.take(agent, req)
 		if err != nil {
 			yield(llm.Chunk{}, err)
 			return
 		}
-		t := &m.script.Turns[i]
+		t := p.turn
 		if err := t.Expect.check(req); err != nil {
-			yield(llm.Chunk{}, fmt.Errorf("turn %d (agent %q): %w", i+1, agent, err))
+			yield(llm.Chunk{}, fmt.Errorf("%s (agent %q): %w", p.name, agent, err))
 			return
 		}
 		if t.Request != nil {
 			if err := t.Request.diff(req); err != nil {
-				yield(llm.Chunk{}, fmt.Errorf("turn %d (agent %q): %w", i+1, agent, err))
+				yield(llm.Chunk{}, fmt.Errorf("%s (agent %q): %w", p.name, agent, err))
 				return
 			}
 		}
 		if t.Error != "" {
-			yield(llm.Chunk{}, fmt.Errorf("llmtest: turn %d: %s", i+1, t.Error))
+			yield(llm.Chunk{}, fmt.Errorf("llmtest: %s: %s", p.name, t.Error))
 			return
 		}
-		resp := &m.replies[i]
+		out := p.reply
+		// A fresh slice per call: the caller may edit call arguments.
+		out.Message.ToolCalls = slices.Clone(out.Message.ToolCalls)
+		if n >= len(m.byAgent[agent]) {
+			// A default reply plays again and again: its calls need
+			// ids of their own each time.
+			for j := range out.Message.ToolCalls {
+				out.Message.ToolCalls[j].ID += "_" + strconv.Itoa(n+1)
+			}
+		}
 		if t.Reasoning != "" && !yield(llm.Chunk{Type: llm.ChunkReasoning, Text: t.Reasoning}, nil) {
 			return
 		}
 		if t.Content != "" && !yield(llm.Chunk{Type: llm.ChunkText, Text: t.Content}, nil) {
 			return
 		}
-		for j := range resp.Message.ToolCalls {
-			if !yield(llm.Chunk{Type: llm.ChunkToolCall, ToolCall: &resp.Message.ToolCalls[j]}, nil) {
+		for j := range out.Message.ToolCalls {
+			if !yield(llm.Chunk{Type: llm.ChunkToolCall, ToolCall: &out.Message.ToolCalls[j]}, nil) {
 				return
 			}
 		}
-		out := *resp
-		// A fresh slice per call: the caller may edit call arguments.
-		out.Message.ToolCalls = slices.Clone(resp.Message.ToolCalls)
 		yield(llm.Chunk{Type: llm.ChunkDone, Response: &out}, nil)
 	}
 }

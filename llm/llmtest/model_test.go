@@ -24,6 +24,8 @@ func TestParse(t *testing.T) {
 		{"tool call without name", `{"turns":[{"tool_calls":[{"id":"c"}]}]}`, "turn 1, tool call 1: missing name", 0},
 		{"not JSON", `turns:`, "parsing script", 0},
 		{"unknown expectation", `{"turns":[{"expect":{"system_has":["x"]}}]}`, `unknown field "system_has"`, 0},
+		{"defaults", `{"turns":[{"content":"hi"}],"defaults":{"summarizer":{"content":"a summary"}}}`, "", 1},
+		{"default tool call without name", `{"turns":[],"defaults":{"sub":{"tool_calls":[{"id":"c"}]}}}`, `default reply of "sub", tool call 1: missing name`, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,5 +165,40 @@ func TestRegistry(t *testing.T) {
 	}
 	if _, err := r.New(context.Background(), "replay:"); !errors.Is(err, llm.ErrBadSpec) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+func TestDefaultReplies(t *testing.T) {
+	s, err := llmtest.Parse([]byte(`{"turns":[{"agent":"summarizer","content":"first"},{"content":"main 1"}],
+		"defaults":{"summarizer":{"content":"again"},"worker":{"tool_calls":[{"name":"ls"}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := llmtest.NewFromScript(s)
+	call := func(agent string) (*llm.Response, error) {
+		return llm.Generate(llm.WithAgent(context.Background(), agent), m, &llm.Request{Messages: []llm.Message{llm.UserText("x")}})
+	}
+	// The scripted turn comes first, then the default, as often as asked.
+	for i, want := range []string{"first", "again", "again", "again"} {
+		resp, err := call("summarizer")
+		if err != nil || resp.Message.Text() != want {
+			t.Fatalf("summarizer call %d = %v, %v; want %q", i+1, resp, err, want)
+		}
+	}
+	// A default's tool calls get a fresh id each time.
+	a, err1 := call("worker")
+	b, err2 := call("worker")
+	if err1 != nil || err2 != nil || a.Message.ToolCalls[0].ID == b.Message.ToolCalls[0].ID {
+		t.Fatalf("default tool call ids %v / %v (%v, %v)", a, b, err1, err2)
+	}
+	// An agent without a default still runs out.
+	if _, err := call("main"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := call("main"); !errors.Is(err, llmtest.ErrExhausted) {
+		t.Fatalf("main past its script: %v, want ErrExhausted", err)
+	}
+	if m.Remaining() != 0 {
+		t.Errorf("Remaining = %d; defaults are not turns", m.Remaining())
 	}
 }

@@ -17,6 +17,10 @@ type Script struct {
 	// zero leaves it unknown.
 	ContextWindow int    `json:"context_window,omitempty"`
 	Turns         []Turn `json:"turns"`
+	// Defaults holds, by agent name, a reply played whenever that agent
+	// has no scripted turn left: a summarizer or a subagent that answers
+	// alike however often it is called. Its Agent field is ignored.
+	Defaults map[string]Turn `json:"defaults,omitempty"`
 }
 
 // Turn is one scripted model response.
@@ -64,6 +68,13 @@ func Parse(data []byte) (*Script, error) {
 		for j, c := range t.ToolCalls {
 			if c.Name == "" {
 				return nil, fmt.Errorf("llmtest: turn %d, tool call %d: missing name", i+1, j+1)
+			}
+		}
+	}
+	for a, t := range s.Defaults {
+		for j, c := range t.ToolCalls {
+			if c.Name == "" {
+				return nil, fmt.Errorf("llmtest: default reply of %q, tool call %d: missing name", a, j+1)
 			}
 		}
 	}
