@@ -6,6 +6,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/url"
@@ -150,12 +151,13 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
 	db.path = abs
-	// Create the file ourselves so that it is private to the user; SQLite
-	// gives the -wal and -shm files the same mode.
-	if f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
-		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
-	} else {
-		_ = f.Close()
+	switch err := checkExisting(abs); {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := create(ctx, abs); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, err
 	}
 
 	sync := "NORMAL"
@@ -189,7 +191,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	db.r.SetMaxOpenConns(o.ReadConns)
 	db.r.SetMaxIdleConns(o.ReadConns)
 
-	if err := db.migrate(ctx); err != nil {
+	if err := migrate(ctx, db.w, db.path); err != nil {
 		_ = db.w.Close()
 		_ = db.r.Close()
 		return nil, err
@@ -197,6 +199,78 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	db.saver = &Saver{db: db}
 	db.store = &Store{db: db}
 	return db, nil
+}
+
+// ErrNotDatabase reports a file at the database path that is not a SQLite
+// database: Open refuses it rather than start a new database in its place.
+var ErrNotDatabase = errors.New("sqlite: not a database")
+
+// sqliteHeader opens every SQLite database file.
+const sqliteHeader = "SQLite format 3\x00"
+
+// checkExisting refuses a file at path that is not a SQLite database: an
+// empty file (unless its write-ahead log holds the database, as after a
+// crash before the first checkpoint) or one without SQLite's header. A
+// missing file is an error wrapping fs.ErrNotExist.
+func checkExisting(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	if fi.IsDir() {
+		return fmt.Errorf("%w: %s is a directory", ErrNotDatabase, path)
+	}
+	if fi.Size() == 0 {
+		if wal, err := os.Stat(path + "-wal"); err == nil && wal.Size() > 0 {
+			return nil
+		}
+		return fmt.Errorf("%w: %s exists but is empty; remove it to start a new database there, or choose another path", ErrNotDatabase, path)
+	}
+	head := make([]byte, len(sqliteHeader))
+	if _, err := io.ReadFull(f, head); err != nil || string(head) != sqliteHeader {
+		return fmt.Errorf("%w: %w: %s is not a SQLite database (it does not start with SQLite's header)", ErrNotDatabase, checkpoint.ErrCorrupt, path)
+	}
+	return nil
+}
+
+// create makes a new database at path, private to the user (mode 0600; SQLite
+// gives the -wal and -shm files the same mode). The database is built in a
+// temporary file and linked into place whole, so that path never holds an
+// empty file another opener could take for a foreign one, and two processes
+// creating it at once end up with one database.
+func create(ctx context.Context, path string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".new-*")
+	if err != nil {
+		return fmt.Errorf("sqlite: create %q: %w", path, err)
+	}
+	name := tmp.Name()
+	_ = tmp.Close()
+	defer os.Remove(name)
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(DELETE)")
+	conn, err := sql.Open("sqlite", dsn(name, q))
+	if err != nil {
+		return fmt.Errorf("sqlite: create %q: %w", path, err)
+	}
+	err = migrate(ctx, conn, path)
+	if cerr := conn.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Link(name, path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("sqlite: create %q: %w", path, err)
+	}
+	return nil
 }
 
 func dsn(path string, q url.Values) string {
@@ -283,14 +357,15 @@ func migrations() ([]migration, error) {
 	return out, nil
 }
 
-// migrate checks the schema version and applies what is missing, in one
-// write transaction so that concurrent openers do not race.
-func (db *DB) migrate(ctx context.Context) error {
+// migrate checks the schema version of the database w at path and applies
+// what is missing, in one write transaction so that concurrent openers do
+// not race.
+func migrate(ctx context.Context, w *sql.DB, path string) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
 	}
-	tx, err := db.w.BeginTx(ctx, nil)
+	tx, err := w.BeginTx(ctx, nil)
 	if err != nil {
 		return wrap("open", err)
 	}
@@ -303,7 +378,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		return wrap("open", err)
 	}
 	if cur > SchemaVersion {
-		return fmt.Errorf("%w: %s has schema version %d; this program supports up to %d", checkpoint.ErrSchemaVersion, db.path, cur, SchemaVersion)
+		return fmt.Errorf("%w: %s has schema version %d; this program supports up to %d", checkpoint.ErrSchemaVersion, path, cur, SchemaVersion)
 	}
 	if cur == SchemaVersion {
 		return nil

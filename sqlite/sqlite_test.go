@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"github.com/deepagents-go/deepagents/backend"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,6 +146,104 @@ func TestNotADatabase(t *testing.T) {
 	_, err := Open(ctxb(), path, nil)
 	if !errors.Is(err, checkpoint.ErrCorrupt) {
 		t.Fatalf("Open(junk) = %v, want ErrCorrupt", err)
+	}
+}
+
+func TestOpenRefusesWhatIsNotADatabase(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	text := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(text, []byte("my notes, not a database\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{empty, "exists but is empty"},
+		{text, "is not a SQLite database"},
+		{dir, "is a directory"},
+	} {
+		db, err := Open(ctxb(), tc.path, nil)
+		if err == nil {
+			db.Close()
+			t.Errorf("Open(%s) succeeded", tc.path)
+			continue
+		}
+		if !errors.Is(err, ErrNotDatabase) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Open(%s) = %v, want ErrNotDatabase saying %q", tc.path, err, tc.want)
+		}
+	}
+	// Neither file was touched.
+	if fi, _ := os.Stat(empty); fi.Size() != 0 {
+		t.Error("the empty file was written")
+	}
+	if b, _ := os.ReadFile(text); string(b) != "my notes, not a database\n" {
+		t.Error("the text file was changed")
+	}
+}
+
+// Processes creating the same new database at once all open it.
+func TestConcurrentCreate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "new.db")
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			db, err := Open(ctxb(), path, nil)
+			if err == nil {
+				err = db.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	left, _ := filepath.Glob(path + ".new-*")
+	if len(left) != 0 {
+		t.Errorf("temporary files left behind: %v", left)
+	}
+}
+
+// A database of schema 1 (before file appends) is upgraded in place and
+// keeps its data.
+func TestMigrateFromSchema1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.db")
+	db, err := Open(ctxb(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putChain(t, db.Saver(), "t", 2)
+	// Make it a schema 1 database, as the previous release wrote it.
+	if _, err := db.w.Exec(`ALTER TABLE files DROP COLUMN appended`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.w.Exec(`UPDATE schema_version SET version = 1`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db, err = Open(ctxb(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v int
+	if err := db.w.QueryRow(`SELECT version FROM schema_version`).Scan(&v); err != nil || v != SchemaVersion {
+		t.Fatalf("schema version %d (%v), want %d", v, err, SchemaVersion)
+	}
+	snap, err := db.Saver().Load(ctxb(), "t", "")
+	if err != nil || len(snap.Messages) != 4 {
+		t.Fatalf("Load after the upgrade: %v, %v", snap, err)
+	}
+	cp := &checkpoint.Checkpoint{ThreadID: "t", ID: "app", ParentID: snap.ID, Delta: checkpoint.Delta{Keep: 4,
+		Appends: map[string]backend.FileData{"/log": {Content: "x"}}}}
+	if err := db.Saver().Put(ctxb(), cp); err != nil {
+		t.Fatal(err)
+	}
+	if snap, err = db.Saver().Load(ctxb(), "t", ""); err != nil || snap.Files["/log"].Content != "x" {
+		t.Fatalf("an append after the upgrade: %v, %v", snap.Files, err)
 	}
 }
 
