@@ -45,6 +45,63 @@ type Options struct {
 	// LeaseCheck is how often a held lease pings its connection, which
 	// also keeps it from idling out. Zero means 15 seconds.
 	LeaseCheck time.Duration
+	// ConnectTimeout bounds establishing a connection when the connection
+	// string sets no connect_timeout. Zero means DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// StatementTimeout is the server's statement_timeout for the DB's
+	// connections when the connection string sets none, and, with a few
+	// seconds of grace, the longest any operation waits for the server:
+	// a connection that freezes fails the operation with ErrTimeout
+	// instead of hanging. Zero means DefaultStatementTimeout.
+	StatementTimeout time.Duration
+}
+
+// Defaults of Options.
+const (
+	DefaultConnectTimeout   = 10 * time.Second
+	DefaultStatementTimeout = 30 * time.Second
+	// timeoutGrace is how much longer than the statement timeout (at most
+	// the timeout again) an operation waits before giving up on the
+	// server: enough for the server's own timeout error to arrive first
+	// when it can.
+	timeoutGrace = 5 * time.Second
+)
+
+// ErrTimeout reports an operation the server did not answer in time (see
+// Options.StatementTimeout): a frozen connection, a partition, a server
+// too busy to answer.
+var ErrTimeout = errors.New("postgres: the server did not answer in time")
+
+// errTimedOut is the cause of an operation's own deadline.
+var errTimedOut = errors.New("postgres: operation deadline")
+
+// bound limits one operation to the statement timeout plus grace. Call the
+// returned function, with the operation's error, when the operation ends:
+// it turns a deadline of bound's own into ErrTimeout.
+func (db *DB) bound(ctx context.Context) (context.Context, func(*error)) {
+	d := db.opts.StatementTimeout + min(timeoutGrace, db.opts.StatementTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, d, errTimedOut)
+	return ctx, func(errp *error) {
+		if *errp != nil && errors.Is(context.Cause(ctx), errTimedOut) {
+			*errp = fmt.Errorf("%w: no answer within %s: %v", ErrTimeout, d, *errp)
+		}
+		cancel()
+	}
+}
+
+func (o *Options) setDefaults() {
+	if o.Schema == "" {
+		o.Schema = DefaultSchema
+	}
+	if o.LeaseCheck <= 0 {
+		o.LeaseCheck = 15 * time.Second
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
+	if o.StatementTimeout <= 0 {
+		o.StatementTimeout = DefaultStatementTimeout
+	}
 }
 
 // DB holds checkpoints ([DB.Saver]) and a cross-thread store ([DB.Store])
@@ -76,6 +133,17 @@ func Open(ctx context.Context, connString string, opts *Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o.setDefaults()
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = o.ConnectTimeout
+	}
+	if _, set := cfg.ConnConfig.RuntimeParams["statement_timeout"]; !set {
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(o.StatementTimeout.Milliseconds(), 10)
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
@@ -99,12 +167,7 @@ func newDB(ctx context.Context, pool *pgxpool.Pool, own bool, opts *Options) (*D
 	if opts != nil {
 		o = *opts
 	}
-	if o.Schema == "" {
-		o.Schema = DefaultSchema
-	}
-	if o.LeaseCheck <= 0 {
-		o.LeaseCheck = 15 * time.Second
-	}
+	o.setDefaults()
 	if strings.IndexByte(o.Schema, 0) >= 0 || len(o.Schema) > 63 {
 		return nil, fmt.Errorf("postgres: invalid schema name %q", o.Schema)
 	}

@@ -58,7 +58,13 @@ func dropSchema(t testing.TB, url, schema string) {
 // openTemp opens a DB in a fresh schema, dropped at cleanup.
 func openTemp(t testing.TB, opts *Options) *DB {
 	t.Helper()
-	url := testURL(t)
+	return openTempAt(t, testURL(t), opts)
+}
+
+// openTempAt opens a DB through url in a fresh schema, dropped at cleanup
+// (through the test server's own URL).
+func openTempAt(t testing.TB, url string, opts *Options) *DB {
+	t.Helper()
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -66,7 +72,7 @@ func openTemp(t testing.TB, opts *Options) *DB {
 	if o.Schema == "" {
 		o.Schema = newSchemaName()
 	}
-	dropSchema(t, url, o.Schema) // registered first, so it runs after Close
+	dropSchema(t, testURL(t), o.Schema) // registered first, so it runs after Close
 	db, err := Open(ctxb(), url, &o)
 	if err != nil {
 		t.Fatal(err)

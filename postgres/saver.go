@@ -31,10 +31,12 @@ func (s *Saver) Close() error { return s.db.Close() }
 // written by a single statement, one round trip; Put returns after the
 // commit, which the server makes durable unless it runs with
 // synchronous_commit=off. A zero cp.CreatedAt is set to the current time.
-func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
+func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	ctx, done := s.db.bound(ctx)
+	defer done(&err)
 	if err := cp.Validate(); err != nil {
 		return err
 	}
@@ -139,10 +141,12 @@ func nilIfNil(b json.RawMessage) []byte {
 
 // Load implements [checkpoint.Saver]. It reads in one repeatable-read,
 // read-only transaction, sending its queries as one batch.
-func (s *Saver) Load(ctx context.Context, threadID, checkpointID string) (*checkpoint.Snapshot, error) {
+func (s *Saver) Load(ctx context.Context, threadID, checkpointID string) (_ *checkpoint.Snapshot, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	ctx, done := s.db.bound(ctx)
+	defer done(&err)
 	tx, err := s.db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, wrap("load", err)
@@ -309,10 +313,12 @@ func (s *Saver) load(ctx context.Context, tx pgx.Tx, threadID, checkpointID stri
 }
 
 // History implements [checkpoint.Saver].
-func (s *Saver) History(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]checkpoint.Info, error) {
+func (s *Saver) History(ctx context.Context, threadID string, opts checkpoint.ListOptions) (_ []checkpoint.Info, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	ctx, done := s.db.bound(ctx)
+	defer done(&err)
 	var limit *int
 	if opts.Limit > 0 {
 		limit = &opts.Limit
@@ -377,16 +383,17 @@ func scanThread(row pgx.Row) (checkpoint.Thread, error) {
 
 // Threads implements [checkpoint.Saver]. A busy thread whose run no longer
 // holds its advisory lock (the process died) is reported with status error.
-func (s *Saver) Threads(ctx context.Context, opts checkpoint.ListOptions) ([]checkpoint.Thread, error) {
+func (s *Saver) Threads(ctx context.Context, opts checkpoint.ListOptions) (_ []checkpoint.Thread, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	ctx, done := s.db.bound(ctx)
+	defer done(&err)
 	var limit *int
 	if opts.Limit > 0 {
 		limit = &opts.Limit
 	}
 	var rows pgx.Rows
-	var err error
 	if opts.Status != "" {
 		rows, err = s.db.pool.Query(ctx, s.db.sql.threadsByStatus, limit, max(opts.Offset, 0), string(opts.Status))
 	} else {
@@ -408,10 +415,12 @@ func (s *Saver) Threads(ctx context.Context, opts checkpoint.ListOptions) ([]che
 }
 
 // Thread implements [checkpoint.Saver].
-func (s *Saver) Thread(ctx context.Context, threadID string) (*checkpoint.Thread, error) {
+func (s *Saver) Thread(ctx context.Context, threadID string) (_ *checkpoint.Thread, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	ctx, done := s.db.bound(ctx)
+	defer done(&err)
 	th, err := scanThread(s.db.pool.QueryRow(ctx, s.db.sql.thread, threadID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("%w: thread %q", checkpoint.ErrNotFound, threadID)
@@ -425,11 +434,13 @@ func (s *Saver) Thread(ctx context.Context, threadID string) (*checkpoint.Thread
 // DeleteThread implements [checkpoint.Saver]. A lease on the deleted
 // thread stays valid (and keeps other runs out until released); its
 // Release then changes nothing.
-func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
+func (s *Saver) DeleteThread(ctx context.Context, threadID string) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	_, err := s.db.pool.Exec(ctx, s.db.sql.deleteThread, threadID)
+	ctx, done := s.db.bound(ctx)
+	defer done(&err)
+	_, err = s.db.pool.Exec(ctx, s.db.sql.deleteThread, threadID)
 	return wrap("delete thread", err)
 }
 

@@ -28,13 +28,15 @@ type Store struct{ db *DB }
 var _ store.Store = (*Store)(nil)
 
 // Get implements [store.Store].
-func (s *Store) Get(ctx context.Context, namespace []string, key string) (*store.Item, error) {
+func (s *Store) Get(ctx context.Context, namespace []string, key string) (_ *store.Item, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	ctx, done := s.db.bound(ctx)
+	defer done(&err)
 	var value string
 	var created, updated int64
-	err := s.db.pool.QueryRow(ctx, s.db.sql.storeGet, nskey.Encode(namespace), key).Scan(&value, &created, &updated)
+	err = s.db.pool.QueryRow(ctx, s.db.sql.storeGet, nskey.Encode(namespace), key).Scan(&value, &created, &updated)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, store.ErrNotFound
 	}
@@ -52,10 +54,12 @@ func (s *Store) Get(ctx context.Context, namespace []string, key string) (*store
 }
 
 // Put implements [store.Store].
-func (s *Store) Put(ctx context.Context, namespace []string, key string, value map[string]any) error {
+func (s *Store) Put(ctx context.Context, namespace []string, key string, value map[string]any) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	ctx, done := s.db.bound(ctx)
+	defer done(&err)
 	b, err := json.Marshal(value)
 	if err != nil {
 		return fmt.Errorf("postgres: store put %q: %w", key, err)
@@ -65,11 +69,13 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 }
 
 // Delete implements [store.Store].
-func (s *Store) Delete(ctx context.Context, namespace []string, key string) error {
+func (s *Store) Delete(ctx context.Context, namespace []string, key string) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	_, err := s.db.pool.Exec(ctx, s.db.sql.storeDelete, nskey.Encode(namespace), key)
+	ctx, done := s.db.bound(ctx)
+	defer done(&err)
+	_, err = s.db.pool.Exec(ctx, s.db.sql.storeDelete, nskey.Encode(namespace), key)
 	return wrap("store delete", err)
 }
 
@@ -102,10 +108,12 @@ func where(prefix []string, filter map[string]any, args []any) (string, []any, e
 }
 
 // Search implements [store.Store].
-func (s *Store) Search(ctx context.Context, prefix []string, opts store.SearchOptions) ([]store.Item, error) {
+func (s *Store) Search(ctx context.Context, prefix []string, opts store.SearchOptions) (_ []store.Item, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	ctx, done := s.db.bound(ctx)
+	defer done(&err)
 	limit := opts.Limit
 	if limit <= 0 {
 		limit = 10
@@ -142,10 +150,12 @@ func (s *Store) Search(ctx context.Context, prefix []string, opts store.SearchOp
 }
 
 // ListNamespaces implements [store.Store].
-func (s *Store) ListNamespaces(ctx context.Context, opts store.NamespaceOptions) ([][]string, error) {
+func (s *Store) ListNamespaces(ctx context.Context, opts store.NamespaceOptions) (_ [][]string, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	ctx, done := s.db.bound(ctx)
+	defer done(&err)
 	limit := opts.Limit
 	if limit <= 0 {
 		limit = 100
