@@ -520,3 +520,28 @@ func TestStreamReportsFailureLast(t *testing.T) {
 }
 
 func discardLogger() *slogLogger { return newDiscardLogger() }
+
+// retryingModel reports a retry, as a provider does, before answering.
+type retryingModel struct{ llm.Model }
+
+func (m retryingModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
+	llm.NotifyRetry(ctx, llm.Retry{Provider: "test", Attempt: 1, MaxAttempts: 4, Wait: 2 * time.Second, Err: errors.New("429 rate limited")})
+	return m.Model.Stream(ctx, req)
+}
+
+func TestModelRetriesAreNotices(t *testing.T) {
+	a := newAgent(t, agent.Config{Model: retryingModel{llmtest.New(llmtest.Turn{Content: "done"})}})
+	var notices []agent.Event
+	for e, err := range a.Stream(context.Background(), agent.Prompt("go")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Type == agent.EventNotice {
+			notices = append(notices, e)
+		}
+	}
+	if len(notices) != 1 || notices[0].Name != agent.NoticeModelRetry || notices[0].Error != "429 rate limited" ||
+		notices[0].Content != "The model call failed (429 rate limited); retrying in 2s (attempt 2 of 4)." {
+		t.Errorf("notices = %+v", notices)
+	}
+}

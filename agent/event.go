@@ -31,6 +31,10 @@ const (
 	EventRunEnd         EventType = "run_end"         // Status, Usage (whole run), Error, Interrupts
 )
 
+// NoticeModelRetry names the notice of a model call that failed and is
+// being retried by its provider.
+const NoticeModelRetry = "model_retry"
+
 // RunStatus is how a run ended.
 type RunStatus string
 

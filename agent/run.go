@@ -162,6 +162,9 @@ func (r *run) loop(ctx context.Context, in Input) (RunStatus, error) {
 	if len(a.name) > 0 {
 		ctx = llm.WithAgent(ctx, a.name)
 	}
+	if rt.emit != nil {
+		ctx = llm.WithRetryNotify(ctx, rt.noticeRetry)
+	}
 	ctx = backend.WithFiles(context.WithValue(ctx, runtimeKey{}, rt), rt.state.Files)
 
 	resuming := in.Decisions != nil

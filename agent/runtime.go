@@ -3,8 +3,10 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/llm"
@@ -200,6 +202,24 @@ func (r *Runtime) Emit(e Event) {
 		e.Step = r.Step()
 	}
 	r.emit(e)
+}
+
+// noticeRetry reports a provider's retry of a model call as a notice.
+func (r *Runtime) noticeRetry(rt llm.Retry) {
+	what := "The model call failed"
+	if rt.Err != nil {
+		what += " (" + rt.Err.Error() + ")"
+	}
+	when := ""
+	if rt.Wait > 0 {
+		when = " in " + rt.Wait.Round(10*time.Millisecond).String()
+	}
+	e := Event{Type: EventNotice, Name: NoticeModelRetry,
+		Content: fmt.Sprintf("%s; retrying%s (attempt %d of %d).", what, when, rt.Attempt+1, rt.MaxAttempts)}
+	if rt.Err != nil {
+		e.Error = rt.Err.Error()
+	}
+	r.Emit(e)
 }
 
 type runtimeKey struct{}

@@ -77,6 +77,10 @@ type Options struct {
 	// on), where the model decides how long to think. It wins over
 	// ThinkingBudget.
 	AdaptiveThinking bool
+	// Limits bound each HTTP exchange: connect, response-header and idle
+	// timeouts, and the size of a streamed response. Zero fields mean
+	// llm's defaults.
+	Limits llm.Limits
 	// Logger receives debug records of failed attempts; nil discards them.
 	Logger *slog.Logger
 }
@@ -124,9 +128,10 @@ func New(name string, opts Options) (*Model, error) {
 	}
 	reqOpts = append(reqOpts, option.WithBaseURL(opts.BaseURL))
 
+	opts.Limits = opts.Limits.WithDefaults()
 	hc := opts.HTTPClient
 	if hc == nil {
-		hc = &http.Client{}
+		hc = wire.NewHTTPClient(opts.Limits)
 	}
 	reqOpts = append(reqOpts, option.WithHTTPClient(hc))
 
@@ -143,7 +148,10 @@ func New(name string, opts Options) (*Model, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	reqOpts = append(reqOpts, option.WithMiddleware(retryGuard(opts.MaxRetryDelay, opts.Logger)))
+	attempts := &wire.Attempts{Provider: Provider, MaxRetries: opts.MaxRetries, MaxRetryDelay: opts.MaxRetryDelay, Limits: opts.Limits, Log: opts.Logger}
+	reqOpts = append(reqOpts, option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		return attempts.Do(req, next)
+	}))
 
 	if opts.ThinkingBudget < 0 {
 		return nil, fmt.Errorf("anthropic: negative thinking budget %d", opts.ThinkingBudget)
@@ -184,31 +192,6 @@ func checkBaseURL(u string) error {
 		return fmt.Errorf("anthropic: base URL %q must start with http:// or https://", u)
 	}
 	return nil
-}
-
-// retryGuard is a middleware seen by every attempt. It stops the SDK from
-// retrying when the server asks for a wait longer than maxDelay (the SDK
-// would otherwise honour any retry-after), and logs failed attempts.
-func retryGuard(maxDelay time.Duration, log *slog.Logger) option.Middleware {
-	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		res, err := next(req)
-		if err != nil {
-			if req.Context().Err() == nil {
-				log.Debug("anthropic: attempt failed", "attempt", req.Header.Get("X-Stainless-Retry-Count"), "err", err)
-			}
-			return res, err
-		}
-		if res.StatusCode < 400 {
-			return res, nil
-		}
-		wait, ok := wire.RetryAfter(res.Header)
-		log.Debug("anthropic: attempt failed", "attempt", req.Header.Get("X-Stainless-Retry-Count"),
-			"status", res.StatusCode, "retry_after", wait)
-		if ok && wait > maxDelay {
-			res.Header.Set("X-Should-Retry", "false")
-		}
-		return res, nil
-	}
 }
 
 // CountTokens counts the input tokens of req with the count_tokens

@@ -70,6 +70,10 @@ type Options struct {
 	// ReasoningEffort is sent as reasoning_effort ("low", "medium",
 	// "high", ...) for reasoning models; empty sends nothing.
 	ReasoningEffort string
+	// Limits bound each HTTP exchange: connect, response-header and idle
+	// timeouts, and the size of a streamed response. Zero fields mean
+	// llm's defaults.
+	Limits llm.Limits
 	// Logger receives debug records of failed attempts; nil discards them.
 	Logger *slog.Logger
 }
@@ -128,10 +132,12 @@ func New(name string, opts Options) (*Model, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	opts.Limits = opts.Limits.WithDefaults()
 	hc := opts.HTTPClient
 	if hc == nil {
-		hc = &http.Client{}
+		hc = wire.NewHTTPClient(opts.Limits)
 	}
+	attempts := &wire.Attempts{Provider: opts.Provider, MaxRetries: opts.MaxRetries, MaxRetryDelay: opts.MaxRetryDelay, Limits: opts.Limits, Log: opts.Logger}
 	// The service is built from explicit options only: sdk.NewClient
 	// would also pick up OPENAI_* variables (an admin key, organisation,
 	// custom headers) and send them to whatever server BaseURL names.
@@ -140,7 +146,9 @@ func New(name string, opts Options) (*Model, error) {
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(opts.MaxRetries),
 		option.WithMaxRetryDelay(opts.MaxRetryDelay),
-		option.WithMiddleware(logAttempts(opts.Provider, opts.Logger)),
+		option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			return attempts.Do(req, next)
+		}),
 	}
 	if opts.APIKey != "" {
 		reqOpts = append(reqOpts, option.WithAPIKey(opts.APIKey))
@@ -180,22 +188,6 @@ func (m *Model) Info() llm.Info { return m.info }
 
 // Name returns the model name sent to the server.
 func (m *Model) Name() string { return m.name }
-
-// logAttempts is a middleware that logs every failed attempt.
-func logAttempts(provider string, log *slog.Logger) option.Middleware {
-	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		res, err := next(req)
-		switch {
-		case err != nil && req.Context().Err() == nil:
-			log.Debug(provider+": attempt failed", "attempt", req.Header.Get("X-Stainless-Retry-Count"), "err", err)
-		case err == nil && res.StatusCode >= 400:
-			wait, _ := wire.RetryAfter(res.Header)
-			log.Debug(provider+": attempt failed", "attempt", req.Header.Get("X-Stainless-Retry-Count"),
-				"status", res.StatusCode, "retry_after", wait)
-		}
-		return res, err
-	}
-}
 
 // wrapErr gives an error of a request that got no stream a short, one-line
 // message while keeping the SDK error reachable with errors.As.

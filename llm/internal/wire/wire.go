@@ -220,6 +220,7 @@ func RetryStream(ctx context.Context, name string, maxRetries int, log *slog.Log
 		if log != nil {
 			log.Debug(name+": stream failed before any output; retrying", "err", err, "wait", wait)
 		}
+		llm.NotifyRetry(ctx, llm.Retry{Provider: name, Attempt: n + 1, MaxAttempts: maxRetries + 1, Wait: wait, Err: err})
 		if err := Sleep(ctx, wait); err != nil {
 			yield(llm.Chunk{}, fmt.Errorf("%s: %w", name, err))
 			return
