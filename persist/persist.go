@@ -56,11 +56,31 @@ type DB struct {
 	// password, or "memory:".
 	Location string
 	close    func() error
+	size     func(context.Context) (int64, error)
+	vacuum   func(context.Context) error
 }
 
 // Close closes the database (releasing leases still held, see the
 // implementations' Close).
 func (d *DB) Close() error { return d.close() }
+
+// Size returns the bytes the database takes: the SQLite file with its log,
+// or the PostgreSQL schema's tables. An in-memory database reports zero.
+func (d *DB) Size(ctx context.Context) (int64, error) {
+	if d.size == nil {
+		return 0, nil
+	}
+	return d.size(ctx)
+}
+
+// Vacuum reclaims the space of deleted threads (see sqlite.DB.Vacuum and
+// postgres.DB.Vacuum). It does nothing for an in-memory database.
+func (d *DB) Vacuum(ctx context.Context) error {
+	if d.vacuum == nil {
+		return nil
+	}
+	return d.vacuum(ctx)
+}
 
 // Parse tells which database dsn names and returns what to open it with:
 // a file path for SQLite, the URL for PostgreSQL. An empty dsn is an error;
@@ -173,7 +193,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*DB, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &DB{Kind: kind, Saver: db.Saver(), Store: db.Store(), Location: u.Redacted(), close: db.Close}, nil
+		return &DB{Kind: kind, Saver: db.Saver(), Store: db.Store(), Location: u.Redacted(), close: db.Close, size: db.Size, vacuum: db.Vacuum}, nil
 	default:
 		if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
 			return nil, fmt.Errorf("persist: %w", err)
@@ -182,6 +202,6 @@ func Open(ctx context.Context, dsn string, opts *Options) (*DB, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &DB{Kind: kind, Saver: db.Saver(), Store: db.Store(), Location: db.Path(), close: db.Close}, nil
+		return &DB{Kind: kind, Saver: db.Saver(), Store: db.Store(), Location: db.Path(), close: db.Close, size: db.Size, vacuum: db.Vacuum}, nil
 	}
 }

@@ -333,3 +333,36 @@ func wrap(op string, err error) error {
 	}
 	return fmt.Errorf("postgres: %s: %w", op, err)
 }
+
+// Size returns the bytes the DB's tables take on the server, their
+// indexes and TOAST data included.
+func (db *DB) Size(ctx context.Context) (n int64, err error) {
+	ctx, done := db.bound(ctx)
+	defer done(&err)
+	err = db.pool.QueryRow(ctx, `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint
+		FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace
+		WHERE ns.nspname = $1 AND c.relkind = 'r'`, db.schema).Scan(&n)
+	return n, wrap("size", err)
+}
+
+// Vacuum runs VACUUM (ANALYZE) on the DB's tables, so that the space of
+// deleted threads is reused. It does not lock the tables against other
+// processes, and so does not shrink them on disk either (VACUUM FULL, which
+// would, locks them; run it yourself when nothing else uses the schema).
+func (db *DB) Vacuum(ctx context.Context) error {
+	rows, err := db.pool.Query(ctx, `SELECT c.relname FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace
+		WHERE ns.nspname = $1 AND c.relkind = 'r'`, db.schema)
+	if err != nil {
+		return wrap("vacuum", err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return wrap("vacuum", err)
+	}
+	for _, t := range tables {
+		if _, err := db.pool.Exec(ctx, "VACUUM (ANALYZE) "+db.q+"."+pgx.Identifier{t}.Sanitize()); err != nil {
+			return wrap("vacuum", err)
+		}
+	}
+	return nil
+}

@@ -169,3 +169,22 @@ func TestConnectTimeout(t *testing.T) {
 		t.Errorf("Open took %v against a silent server with a 500ms connect timeout", took)
 	}
 }
+
+func TestSizeAndVacuum(t *testing.T) {
+	db := openTemp(t, nil)
+	empty, err := db.Size(ctxb())
+	if err != nil || empty <= 0 {
+		t.Fatalf("Size of an empty schema = %d, %v", empty, err)
+	}
+	putChain(t, db.Saver(), "t", 20)
+	full, err := db.Size(ctxb())
+	if err != nil || full < empty {
+		t.Fatalf("Size after 20 checkpoints = %d (empty %d), %v", full, empty, err)
+	}
+	if err := db.Saver().DeleteThread(ctxb(), "t"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Vacuum(ctxb()); err != nil {
+		t.Fatal(err)
+	}
+}

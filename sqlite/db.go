@@ -416,3 +416,34 @@ func wrap(op string, err error) error {
 	}
 	return fmt.Errorf("sqlite: %s: %w", op, err)
 }
+
+// Size returns the bytes the database takes on disk: the file, its
+// write-ahead log and shared-memory index.
+func (db *DB) Size(ctx context.Context) (int64, error) {
+	var total int64
+	for _, p := range []string{db.path, db.path + "-wal", db.path + "-shm"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("sqlite: size: %w", err)
+		}
+		total += fi.Size()
+	}
+	return total, nil
+}
+
+// Vacuum gives the space of deleted threads back to the file system: it
+// copies the write-ahead log into the file and rebuilds the file without
+// its free pages (VACUUM). It needs as much free disk as the database
+// takes, and other writers wait while it runs.
+func (db *DB) Vacuum(ctx context.Context) error {
+	if err := db.Checkpoint(ctx); err != nil {
+		return err
+	}
+	if _, err := db.w.ExecContext(ctx, "VACUUM"); err != nil {
+		return wrap("vacuum", err)
+	}
+	return db.Checkpoint(ctx)
+}

@@ -26,6 +26,9 @@ func newThreadsCmd(env Env) *cobra.Command {
 			if output != "text" && output != "jsonl" {
 				return usageError{fmt.Errorf("--output must be text or jsonl, not %q", output)}
 			}
+			if limit < 0 {
+				return usageError{fmt.Errorf("--limit must be zero (no limit) or more, not %d", limit)}
+			}
 			d, err := persist.Open(cmd.Context(), db, nil)
 			if err != nil {
 				return fmt.Errorf("--db: %w", err)
@@ -55,6 +58,7 @@ func newThreadsCmd(env Env) *cobra.Command {
 	cmd.Flags().StringVar(&db, "db", "", "database (default: deepagents.db in the user's data directory)")
 	cmd.Flags().StringVar(&output, "output", "text", "text or jsonl")
 	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many threads")
+	cmd.AddCommand(newThreadsDeleteCmd(env), newThreadsPruneCmd(env))
 	return cmd
 }
 
