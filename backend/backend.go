@@ -127,7 +127,10 @@ type ExecResult struct {
 type Sandbox interface {
 	Backend
 	// Execute runs command through a shell. A timeout of zero means the
-	// backend's default. A command that runs but fails is not an error:
+	// backend's default; a timeout past the backend's maximum is lowered
+	// to it, so a caller (the model) can shorten the limit but never
+	// lengthen it beyond what the operator allows. When the call returns,
+	// no process the command started may still run. A command that runs but fails is not an error:
 	// its exit code says so. A command that times out is killed and
 	// reported with ErrTimeout alongside whatever output it produced.
 	Execute(ctx context.Context, command string, timeout time.Duration) (ExecResult, error)

@@ -4,14 +4,18 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
 
 // Defaults of LocalShellOptions.
 const (
-	DefaultShellTimeout   = 120 * time.Second
-	DefaultMaxOutputBytes = 100_000
+	DefaultShellTimeout = 120 * time.Second
+	// DefaultShellMaxTimeout is the longest a command may run when the
+	// caller (the model) asks for a longer timeout than the default.
+	DefaultShellMaxTimeout = 10 * time.Minute
+	DefaultMaxOutputBytes  = 100_000
 	// DefaultShellPath is the PATH a LocalShell command gets when the
 	// environment is not inherited.
 	DefaultShellPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -24,6 +28,10 @@ type LocalShellOptions struct {
 	// Timeout is the default limit of a command; zero means
 	// DefaultShellTimeout.
 	Timeout time.Duration
+	// MaxTimeout is the longest limit a caller may ask for: a longer
+	// timeout passed to Execute is lowered to it. Zero means
+	// DefaultShellMaxTimeout; it is never below Timeout.
+	MaxTimeout time.Duration
 	// MaxOutputBytes caps the output kept (standard output and error
 	// together); zero means DefaultMaxOutputBytes. The rest is read and
 	// dropped, and the result says Truncated.
@@ -46,20 +54,29 @@ type LocalShellOptions struct {
 // mode confines the file tools, not the shell. Use it for trusted work on
 // your own machine, or inside a container or VM you are willing to lose.
 //
-// Each command runs as "sh -c COMMAND" in a process group of its own, with
-// standard input empty and standard output and error sharing one pipe, so
-// they interleave as written. A command that outlives its timeout, or whose
-// context is cancelled, is killed with its whole process group (SIGKILL to
-// the group). A command that exits leaves its background processes alone;
-// if they keep its output open, the output is collected for one more
-// second and then detached.
+// Each command runs as "sh -c COMMAND" with standard input empty and
+// standard output and error sharing one pipe, so they interleave as
+// written. Output beyond MaxOutputBytes is dropped as it streams.
+//
+// Nothing a command starts outlives it. On Linux the shell runs as the
+// first process of a PID namespace of its own (with a user namespace when
+// this process is not root), so when it exits, times out or is cancelled,
+// or when this process dies, the kernel kills every process the command
+// started, including background jobs and processes that called setsid.
+// Where namespaces are unavailable (other systems, or Linux with user
+// namespaces disabled) the shell runs in a process group of its own, which
+// is killed with SIGKILL when the command ends; a process that left the
+// group can then survive, and a warning is logged once.
 type LocalShell struct {
 	*Filesystem
-	timeout   time.Duration
-	maxOutput int
-	env       []string
-	shell     string
-	id        string
+	timeout    time.Duration
+	maxTimeout time.Duration
+	maxOutput  int
+	// noNamespaces is set once starting a command in namespaces failed.
+	noNamespaces atomic.Bool
+	env          []string
+	shell        string
+	id           string
 }
 
 var _ Sandbox = (*LocalShell)(nil)
@@ -73,12 +90,17 @@ func NewLocalShell(root string, opts LocalShellOptions) (*LocalShell, error) {
 	s := &LocalShell{
 		Filesystem: fs,
 		timeout:    opts.Timeout,
+		maxTimeout: opts.MaxTimeout,
 		maxOutput:  opts.MaxOutputBytes,
 		shell:      opts.Shell,
 	}
 	if s.timeout <= 0 {
 		s.timeout = DefaultShellTimeout
 	}
+	if s.maxTimeout <= 0 {
+		s.maxTimeout = DefaultShellMaxTimeout
+	}
+	s.maxTimeout = max(s.maxTimeout, s.timeout)
 	if s.maxOutput <= 0 {
 		s.maxOutput = DefaultMaxOutputBytes
 	}
@@ -135,4 +157,13 @@ func (w *capWriter) String() string {
 		}
 	}
 	return string(b)
+}
+
+// commandTimeout is the limit of one command asked to run for timeout: the
+// default for zero or less, and never more than the maximum.
+func (s *LocalShell) commandTimeout(timeout time.Duration) time.Duration {
+	if timeout <= 0 {
+		return s.timeout
+	}
+	return min(timeout, s.maxTimeout)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"syscall"
@@ -17,11 +18,37 @@ import (
 // while background processes keep its output open.
 const outputGrace = time.Second
 
+// start starts the shell on command with its output going to out, contained
+// as the LocalShell doc describes.
+func (s *LocalShell) start(command string, out *os.File) (*exec.Cmd, error) {
+	newCmd := func(attr *syscall.SysProcAttr) *exec.Cmd {
+		cmd := exec.Command(s.shell, "-c", command)
+		cmd.Dir = s.root
+		cmd.Env = s.env
+		cmd.Stdout, cmd.Stderr = out, out
+		cmd.SysProcAttr = attr
+		return cmd
+	}
+	if attr := containedAttr(); attr != nil && !s.noNamespaces.Load() {
+		cmd := newCmd(attr)
+		err := cmd.Start()
+		if err == nil {
+			return cmd, nil
+		}
+		if !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EUSERS) {
+			return nil, err
+		}
+		if s.noNamespaces.CompareAndSwap(false, true) {
+			slog.Warn("execute: PID namespaces are unavailable; commands run in a process group, and a process that leaves it can outlive its command", "err", err)
+		}
+	}
+	cmd := newCmd(&syscall.SysProcAttr{Setpgid: true})
+	return cmd, cmd.Start()
+}
+
 // Execute implements Sandbox.
 func (s *LocalShell) Execute(ctx context.Context, command string, timeout time.Duration) (ExecResult, error) {
-	if timeout <= 0 {
-		timeout = s.timeout
-	}
+	timeout = s.commandTimeout(timeout)
 	if err := ctx.Err(); err != nil {
 		return ExecResult{ExitCode: -1}, err
 	}
@@ -30,12 +57,7 @@ func (s *LocalShell) Execute(ctx context.Context, command string, timeout time.D
 		return ExecResult{}, fmt.Errorf("execute: %w", err)
 	}
 	defer pr.Close()
-	cmd := exec.Command(s.shell, "-c", command)
-	cmd.Dir = s.root
-	cmd.Env = s.env
-	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
+	cmd, err := s.start(command, pw)
 	pw.Close()
 	if err != nil {
 		return ExecResult{}, fmt.Errorf("execute: %w", err)

@@ -150,7 +150,7 @@ func TestAllowedPrefixes(t *testing.T) {
 }
 
 func TestExecuteTool(t *testing.T) {
-	sh, err := backend.NewLocalShell(t.TempDir(), backend.LocalShellOptions{MaxOutputBytes: 64})
+	sh, err := backend.NewLocalShell(t.TempDir(), backend.LocalShellOptions{MaxOutputBytes: 64, Timeout: time.Second, MaxTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,6 +168,10 @@ func TestExecuteTool(t *testing.T) {
 		{`{"command":"echo oops >&2; exit 3"}`, "oops\n\n[Command failed with exit code 3]"},
 		{`{"command":"yes | head -c 200"}`, "\n[Output was truncated due to size limits]"},
 		{`{"command":"sleep 5","timeout":1}`, "[Command timed out and was killed]"},
+		// The model cannot raise the limit past the operator's maximum,
+		// nor overflow it.
+		{`{"command":"sleep 5","timeout":3600}`, "[Command timed out and was killed]"},
+		{`{"command":"sleep 5","timeout":9223372036854775807}`, "[Command timed out and was killed]"},
 	} {
 		got, _ := callTool(ctx, ex, c.args)
 		if !strings.Contains(got, c.want) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -268,7 +269,10 @@ func (f *Filesystem) execute(ctx context.Context, in executeIn) (string, error) 
 	if strings.TrimSpace(in.Command) == "" {
 		return "", errors.New("Error: command is empty")
 	}
-	res, err := sb.Execute(ctx, in.Command, time.Duration(in.Timeout)*time.Second)
+	// The backend lowers a timeout past its maximum; this only keeps a
+	// huge number of seconds from overflowing into a negative duration.
+	timeout := time.Duration(min(max(in.Timeout, 0), math.MaxInt64/int(time.Second))) * time.Second
+	res, err := sb.Execute(ctx, in.Command, timeout)
 	if err != nil && !errors.Is(err, backend.ErrTimeout) {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
