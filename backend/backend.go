@@ -45,6 +45,16 @@ type GrepQuery struct {
 	// starting with "/", whose whole path) matches it.
 	Glob string
 	Mode GrepMode
+	// Limit, when positive, caps the matches returned, and lets the
+	// search stop once it has found that many. Which matches a search
+	// that found more returns is unspecified (a parallel walk finds them
+	// in no fixed order); they are still sorted. A caller that must know
+	// whether matches were left out asks for one more than it shows.
+	Limit int
+	// MaxLineBytes, when positive, cuts each match's Text to at most
+	// that many bytes, at a UTF-8 character boundary, and sets Cut, so
+	// that a match in a huge line (minified code) cannot hold the line.
+	MaxLineBytes int
 }
 
 // GrepMatch is one matching line.
@@ -52,6 +62,8 @@ type GrepMatch struct {
 	Path string `json:"path"`
 	Line int    `json:"line"` // 1-based
 	Text string `json:"text"`
+	// Cut reports that Text was cut at GrepQuery.MaxLineBytes.
+	Cut bool `json:"cut,omitempty"`
 }
 
 // File is a path with its content, for uploads and downloads.

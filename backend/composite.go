@@ -390,7 +390,7 @@ func (c *Composite) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch, error) 
 		}
 		return a.Line - b.Line
 	})
-	return out, nil
+	return q.cap(out), nil
 }
 
 // batch groups the paths of an upload or download by backend: group -1 is

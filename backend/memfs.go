@@ -106,10 +106,18 @@ func memGrep(ctx context.Context, files map[string]FileData, q GrepQuery, dir st
 		if isBinary(buf) {
 			continue
 		}
-		m.scan(buf, func(line int, text []byte) bool {
-			out = append(out, GrepMatch{Path: k, Line: line, Text: string(text)})
-			return q.Mode != GrepFiles
+		full := false
+		m.search(buf, func() bool { return ctx.Err() != nil }, func(line int, text []byte) bool {
+			out = append(out, q.match(k, line, text))
+			full = q.Limit > 0 && len(out) >= q.Limit
+			return !full && q.Mode != GrepFiles
 		})
+		if full {
+			break
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -428,3 +428,60 @@ func lowerASCII(dst, src []byte) {
 func stringBytes(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
+
+// searchPiece is about how much of a buffer a search examines between
+// checks that it is to stop: a cancelled search ends within one piece.
+const searchPiece = 64 << 10
+
+// search is scan over buf in pieces of about searchPiece bytes, each ending
+// after a newline (a match never spans lines, so the pieces find what the
+// whole would). It checks stopped before each piece and reports false if
+// it stopped there.
+func (m *matcher) search(buf []byte, stopped func() bool, fn func(line int, text []byte) bool) bool {
+	lines := 0 // lines in the pieces before this one
+	for len(buf) > 0 {
+		if stopped() {
+			return false
+		}
+		n := len(buf)
+		if n > searchPiece {
+			if i := bytes.IndexByte(buf[searchPiece:], '\n'); i >= 0 {
+				n = searchPiece + i + 1
+			}
+		}
+		more := true
+		m.scan(buf[:n], func(line int, text []byte) bool {
+			more = fn(lines+line, text)
+			return more
+		})
+		if !more {
+			return true
+		}
+		lines += bytes.Count(buf[:n], newline)
+		buf = buf[n:]
+	}
+	return true
+}
+
+var newline = []byte{'\n'}
+
+// match makes the GrepMatch of a line, cut as q says.
+func (q *GrepQuery) match(path string, line int, text []byte) GrepMatch {
+	cut := false
+	if q.MaxLineBytes > 0 && len(text) > q.MaxLineBytes {
+		n := q.MaxLineBytes
+		for n > 0 && !utf8.RuneStart(text[n]) { // not inside a character
+			n--
+		}
+		text, cut = text[:n], true
+	}
+	return GrepMatch{Path: path, Line: line, Text: string(text), Cut: cut}
+}
+
+// cap keeps the first q.Limit matches of sorted ones.
+func (q *GrepQuery) cap(ms []GrepMatch) []GrepMatch {
+	if q.Limit > 0 && len(ms) > q.Limit {
+		return ms[:q.Limit]
+	}
+	return ms
+}

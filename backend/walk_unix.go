@@ -53,6 +53,9 @@ type walker struct {
 	stack []walkItem
 	busy  int
 	stop  bool
+	// stopped mirrors stop for checks that must not take the lock (between
+	// pieces of one file's search).
+	stopped atomic.Bool
 }
 
 // walkWorkers is the number of goroutines a walk uses.
@@ -64,12 +67,7 @@ func walkWorkers() int {
 func (w *walker) run(ctx context.Context, workers, fd int, vpath string) error {
 	w.cond.L = &w.mu
 	w.stack = append(w.stack, walkItem{fd: fd, vpath: vpath})
-	stopWatch := context.AfterFunc(ctx, func() {
-		w.mu.Lock()
-		w.stop = true
-		w.mu.Unlock()
-		w.cond.Broadcast()
-	})
+	stopWatch := context.AfterFunc(ctx, w.halt)
 	defer stopWatch()
 	var wg sync.WaitGroup
 	for i := range workers {
@@ -180,11 +178,16 @@ func (w *walker) visit(worker int, it walkItem, children []walkItem) []walkItem 
 	return children
 }
 
-func (w *walker) isStopped() bool {
+// halt stops the walk: no more directories are read, no more files handled.
+func (w *walker) halt() {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.stop
+	w.stop = true
+	w.stopped.Store(true)
+	w.mu.Unlock()
+	w.cond.Broadcast()
 }
+
+func (w *walker) isStopped() bool { return w.stopped.Load() }
 
 // grepWorker is one worker's reusable state.
 type grepWorker struct {
@@ -199,6 +202,14 @@ type grepper struct {
 	dir     string // the search path, for the filter
 	maxSize int64
 	files   bool // stop at each file's first match
+	q       *GrepQuery
+	// found counts matches across workers, for q.Limit.
+	found atomic.Int64
+	// stopped reports that the search is to end (cancelled, or enough
+	// found); it is checked between pieces of a file.
+	stopped func() bool
+	// full is called once when q.Limit matches have been found.
+	full func()
 }
 
 // searchFile searches name in dirfd, appending matches to gw.
@@ -240,8 +251,12 @@ func (g *grepper) searchFile(gw *grepWorker, dirfd int, name, vpath string) {
 	} else if n, err = readFull(fd, buf); err != nil || isBinary(buf[:n]) {
 		return
 	}
-	g.m.scan(buf[:n], func(line int, text []byte) bool {
-		gw.matches = append(gw.matches, GrepMatch{Path: vpath, Line: line, Text: string(text)})
+	g.m.search(buf[:n], g.stopped, func(line int, text []byte) bool {
+		gw.matches = append(gw.matches, g.q.match(vpath, line, text))
+		if g.q.Limit > 0 && g.found.Add(1) == int64(g.q.Limit) {
+			g.full()
+			return false
+		}
 		return !g.files
 	})
 }
@@ -262,7 +277,7 @@ func (f *Filesystem) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch, error)
 	if err != nil {
 		return nil, err
 	}
-	g := &grepper{m: m, filter: filter, dir: p, maxSize: f.maxSize, files: q.Mode == GrepFiles}
+	g := &grepper{m: m, filter: filter, dir: p, maxSize: f.maxSize, files: q.Mode == GrepFiles, q: &q}
 	fd, err := f.openDir(p, false)
 	if err == unix.ENOTDIR && p != "/" { // perhaps a file
 		dirfd, derr := f.openDir(parentDir(p), false)
@@ -271,7 +286,12 @@ func (f *Filesystem) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch, error)
 		}
 		defer unix.Close(dirfd)
 		var gw grepWorker
+		g.stopped = func() bool { return ctx.Err() != nil }
+		g.full = func() {}
 		g.searchFile(&gw, dirfd, baseName(p), p)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		return gw.matches, nil
 	}
 	if err != nil {
@@ -282,6 +302,7 @@ func (f *Filesystem) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch, error)
 	w := &walker{fs: f, file: func(worker, dirfd int, name, vpath string) {
 		g.searchFile(&gws[worker], dirfd, name, vpath)
 	}}
+	g.stopped, g.full = w.isStopped, w.halt
 	if err := w.run(ctx, workers, fd, p); err != nil {
 		return nil, err
 	}
@@ -299,7 +320,7 @@ func (f *Filesystem) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch, error)
 		}
 		return a.Line - b.Line
 	})
-	return out, nil
+	return q.cap(out), nil
 }
 
 // walkErr maps the error of opening a walk's start: a missing directory

@@ -59,10 +59,54 @@ type Filesystem struct {
 	// to it; zero means DefaultEvictChars, negative disables eviction.
 	// The file tools cap their own output at the same size instead.
 	EvictChars int
+	// Grep bounds the grep tool; its zero value means the defaults.
+	Grep GrepLimits
 
 	once  sync.Once
 	tools []tool.Tool
 	locks pathLocks
+}
+
+// Defaults of GrepLimits.
+const (
+	DefaultGrepMaxPatternBytes = 1000
+	DefaultGrepTimeout         = 30 * time.Second
+	DefaultGrepMaxMatches      = 1000
+	DefaultGrepMaxLineBytes    = 500
+)
+
+// GrepLimits bounds what one grep call may cost, whatever the model asks.
+// Zero fields mean the defaults.
+type GrepLimits struct {
+	// MaxPatternBytes is the longest pattern accepted; a longer one is
+	// refused with an error to the model.
+	MaxPatternBytes int
+	// Timeout stops a search that runs longer, with an error to the model
+	// that says to narrow it; negative means no limit. The other limits
+	// cannot be turned off: zero or negative means their default.
+	Timeout time.Duration
+	// MaxMatches is the most matching lines (or files, in
+	// files_with_matches mode) reported; the search stops when it has
+	// found them and the result says it was capped.
+	MaxMatches int
+	// MaxLineBytes is the most of a matching line shown in content mode;
+	// the rest of a longer line is cut and marked.
+	MaxLineBytes int
+}
+
+func (l GrepLimits) maxPatternBytes() int {
+	return orDefault(l.MaxPatternBytes, DefaultGrepMaxPatternBytes)
+}
+func (l GrepLimits) timeout() time.Duration { return cmp.Or(l.Timeout, DefaultGrepTimeout) }
+func (l GrepLimits) maxMatches() int        { return orDefault(l.MaxMatches, DefaultGrepMaxMatches) }
+func (l GrepLimits) maxLineBytes() int      { return orDefault(l.MaxLineBytes, DefaultGrepMaxLineBytes) }
+
+// orDefault is v, or def when v is zero or negative.
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // NewFilesystem returns the filesystem middleware over b.

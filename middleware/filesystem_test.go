@@ -3,6 +3,7 @@ package middleware_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -222,10 +223,63 @@ func TestFileToolsCapTheirOutput(t *testing.T) {
 		fmt.Fprintf(&b, "match %d %s\n", i, strings.Repeat("q", 20))
 	}
 	fs := middleware.NewFilesystem(backend.NewState(nil))
+	fs.Grep.MaxMatches = 10000 // the output, not the matches, is what is capped here
 	tools, ctx, _ := fsTools(t, fs, map[string]string{"/big.txt": b.String()})
 	got, _ := callTool(ctx, tools["grep"], `{"pattern":"match","output_mode":"content"}`)
 	if len(got) > middleware.DefaultEvictChars+300 || !strings.Contains(got, "narrow the query") {
 		t.Errorf("grep output %d chars, ends %q", len(got), got[len(got)-200:])
+	}
+}
+
+func TestGrepLimits(t *testing.T) {
+	var many strings.Builder
+	for i := range 50 {
+		fmt.Fprintf(&many, "hit %d\n", i)
+	}
+	slow := strings.Repeat("the quick brown fox jumps over the lazy dog 0123456789\n", 40000)
+	files := map[string]string{
+		"/many.txt": many.String(),
+		"/long.txt": "short hit\n" + strings.Repeat("ab", 100) + "hit" + strings.Repeat("cd", 100) + "\n",
+		"/slow/big.txt": slow,
+	}
+	lim := middleware.GrepLimits{MaxPatternBytes: 20, MaxMatches: 10, MaxLineBytes: 50, Timeout: 100 * time.Millisecond}
+	cases := []struct {
+		name, args string
+		want       []string
+		wantErr    bool
+	}{
+		{"pattern too long", `{"pattern":"` + strings.Repeat("a", 21) + `"}`, []string{"the pattern is 21 bytes long; grep accepts at most 20"}, true},
+		{"pattern at the limit", `{"pattern":"` + strings.Repeat("a", 20) + `"}`, []string{"No matches found"}, false},
+		{"matches capped", `{"pattern":"hit","path":"/many.txt","output_mode":"content"}`, []string{"  10: hit 9", "results capped at 10 matches"}, false},
+		{"under the cap", `{"pattern":"hit [0-8]$","path":"/many.txt","output_mode":"count"}`, []string{"/many.txt: 9"}, false},
+		{"line cut", `{"pattern":"hit","path":"/long.txt","output_mode":"content"}`, []string{"  1: short hit\n", "  2: " + strings.Repeat("ab", 25) + " [... line truncated]"}, false},
+		{"time budget", `{"pattern":"(\\w+\\s?){20}[A-Z]","path":"/slow"}`, []string{"grep stopped after 100ms without finishing"}, true},
+	}
+	fs := middleware.NewFilesystem(backend.NewState(nil))
+	fs.Grep = lim
+	tools, ctx, _ := fsTools(t, fs, files)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, isErr := callTool(ctx, tools["grep"], c.args)
+			if isErr != c.wantErr {
+				t.Errorf("error %v, want %v: %q", isErr, c.wantErr, got)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("got %q, want it to contain %q", got, w)
+				}
+			}
+			if c.name == "under the cap" && strings.Contains(got, "capped") {
+				t.Errorf("a result under the cap says it was capped: %q", got)
+			}
+		})
+	}
+	// The user's cancellation is not the time budget: it ends the call
+	// with the context's error.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := tools["grep"].Call(cctx, json.RawMessage(`{"pattern":"hit"}`)); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled grep: %v, want context.Canceled", err)
 	}
 }
 

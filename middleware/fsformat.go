@@ -22,6 +22,11 @@ const (
 	emptyFileReminder = "System reminder: File exists but has empty contents"
 	noFilesFound      = "No files found"
 	noMatchesFound    = "No matches found"
+	// lineCutMark ends a grep line cut at GrepLimits.MaxLineBytes.
+	lineCutMark = " [... line truncated]"
+	// grepCappedNote ends a grep result that stopped at
+	// GrepLimits.MaxMatches.
+	grepCappedNote = "\n... [results capped at %d matches; narrow the search (a more specific path, pattern or glob) to see the rest]"
 )
 
 // formatLines renders lines cat -n style, the first numbered start (1-based).

@@ -193,19 +193,40 @@ func (f *Filesystem) grep(ctx context.Context, in grepIn) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	lim := f.Grep
+	if n := len(in.Pattern); n > lim.maxPatternBytes() {
+		return "", fmt.Errorf("Error: the pattern is %d bytes long; grep accepts at most %d. Search for a shorter, more specific pattern.", n, lim.maxPatternBytes())
+	}
 	mode := backend.GrepFiles
 	if in.OutputMode == "content" || in.OutputMode == "count" {
 		mode = backend.GrepContent
 	}
-	matches, err := f.backend.Grep(ctx, backend.GrepQuery{Pattern: in.Pattern, Path: p, Glob: in.Glob, Mode: mode})
+	sctx := ctx
+	if d := lim.timeout(); d > 0 {
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	// One match more than shown tells whether any were left out.
+	q := backend.GrepQuery{Pattern: in.Pattern, Path: p, Glob: in.Glob, Mode: mode, Limit: lim.maxMatches() + 1, MaxLineBytes: lim.maxLineBytes()}
+	matches, err := f.backend.Grep(sctx, q)
 	if err != nil {
-		if errors.Is(err, backend.ErrInvalidPattern) {
+		switch {
+		case errors.Is(err, backend.ErrInvalidPattern):
 			return "", errors.New("Invalid regex pattern: " + invalidPatternReason(err))
+		case ctx.Err() != nil:
+			return "", ctx.Err()
+		case sctx.Err() != nil:
+			return "", fmt.Errorf("Error: grep stopped after %v without finishing. Search a narrower path, add a glob, or use a pattern with a literal word in it.", lim.timeout())
 		}
 		return "", errors.New(backendErrorText(p, err))
 	}
 	if len(matches) == 0 {
 		return noMatchesFound, nil
+	}
+	capped := len(matches) > lim.maxMatches()
+	if capped {
+		matches = matches[:lim.maxMatches()]
 	}
 	var b strings.Builder
 	switch in.OutputMode {
@@ -221,6 +242,9 @@ func (f *Filesystem) grep(ctx context.Context, in grepIn) (string, error) {
 				b.WriteByte('\n')
 			}
 			fmt.Fprintf(&b, "  %d: %s", m.Line, m.Text)
+			if m.Cut {
+				b.WriteString(lineCutMark)
+			}
 		}
 	case "count":
 		for i := 0; i < len(matches); {
@@ -244,6 +268,9 @@ func (f *Filesystem) grep(ctx context.Context, in grepIn) (string, error) {
 			}
 			b.WriteString(m.Path)
 		}
+	}
+	if capped {
+		fmt.Fprintf(&b, grepCappedNote, lim.maxMatches())
 	}
 	return capOutput(b.String(), f.evictChars()), nil
 }

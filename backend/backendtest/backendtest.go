@@ -1,6 +1,7 @@
 package backendtest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -710,6 +711,71 @@ func (s *suite) testGrep(t *testing.T) {
 	t.Run("InvalidPath", func(t *testing.T) {
 		_, err := b.Grep(ctx, backend.GrepQuery{Pattern: "x", Path: "../"})
 		wantErr(t, "Grep in ../", err, backend.ErrInvalidPath)
+	})
+	t.Run("Limit", func(t *testing.T) {
+		files := map[string]string{}
+		for i := range 30 {
+			files[fmt.Sprintf("/lim/f%02d.txt", i)] = "hit one\nmiss\nhit two\n"
+		}
+		b, e := s.fresh(t, files)
+		all, err := b.Grep(ctx, backend.GrepQuery{Pattern: "hit", Path: e.p("/lim")})
+		noErr(t, "Grep without a limit", err)
+		if len(all) != 60 {
+			t.Fatalf("without a limit: %d matches, want 60", len(all))
+		}
+		for _, mode := range []backend.GrepMode{backend.GrepContent, backend.GrepFiles} {
+			got, err := b.Grep(ctx, backend.GrepQuery{Pattern: "hit", Path: e.p("/lim"), Mode: mode, Limit: 7})
+			noErr(t, "Grep with a limit", err)
+			if len(got) != 7 {
+				t.Errorf("mode %d, limit 7: %d matches", mode, len(got))
+			}
+			if !slices.IsSortedFunc(got, func(a, b backend.GrepMatch) int {
+				return cmp.Or(strings.Compare(a.Path, b.Path), a.Line-b.Line)
+			}) {
+				t.Errorf("mode %d: capped matches not sorted: %v", mode, got)
+			}
+		}
+	})
+	t.Run("MaxLineBytes", func(t *testing.T) {
+		long := strings.Repeat("é", 3000) + "needle" // 6,006 bytes
+		b, e := s.fresh(t, map[string]string{"/cut.txt": "short needle\n" + long + "\n"})
+		got, err := b.Grep(ctx, backend.GrepQuery{Pattern: "needle", Path: e.p("/"), MaxLineBytes: 101})
+		noErr(t, "Grep", err)
+		if len(got) != 2 || got[0].Text != "short needle" || got[0].Cut {
+			t.Fatalf("matches %+v", got)
+		}
+		if got[1].Text != strings.Repeat("é", 50) || !got[1].Cut {
+			t.Errorf("a long line cut at 101 bytes: %q (cut %v), want 50 whole characters", got[1].Text, got[1].Cut)
+		}
+	})
+	t.Run("Cancel", func(t *testing.T) {
+		// A pattern with no literal to look for runs the regular
+		// expression over every byte, slowly: several seconds for this
+		// file uncancelled.
+		line := "the quick brown fox jumps over the lazy dog 0123456789\n"
+		b, e := s.fresh(t, map[string]string{"/slow/big.txt": strings.Repeat(line, 80000)})
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		cancelledAt := make(chan time.Time, 1)
+		time.AfterFunc(200*time.Millisecond, func() { cancelledAt <- time.Now(); cancel() })
+		start := time.Now()
+		_, err := b.Grep(cctx, backend.GrepQuery{Pattern: `(\w+\s?){20}[A-Z]`, Path: e.p("/slow")})
+		took := time.Since(start)
+		if err == nil {
+			t.Fatalf("a cancelled grep reported no error after %v", took)
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("error %v, want context.Canceled", err)
+		}
+		var cancelled time.Time
+		select {
+		case cancelled = <-cancelledAt:
+		default:
+			t.Fatalf("grep ended after %v, before it was cancelled", took)
+		}
+		if late := time.Since(cancelled); late > cancelGrace {
+			t.Errorf("grep returned %v after it was cancelled, want within %v", late, cancelGrace)
+		}
 	})
 	t.Run("LongLine", func(t *testing.T) {
 		long := strings.Repeat("x", 20000) + "needle" + strings.Repeat("y", 20000)
