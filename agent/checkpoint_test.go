@@ -164,55 +164,78 @@ func TestHumanDecisions(t *testing.T) {
 		{"edit", agent.Decision{Type: agent.DecisionEdit, Args: json.RawMessage(`{"text":"edited"}`)}, "echo: edited", false},
 		{"reject", agent.Decision{Type: agent.DecisionReject, Message: "not today"}, middleware.RejectedToolCall + ": not today", true},
 	}
+	// The decisions bind to the calls the checkpoint holds, whatever the
+	// agent that resumes was built with.
+	resumers := map[string]func(t *testing.T, a *agent.Agent, m llm.Model, saver checkpoint.Saver) *agent.Agent{
+		"same agent": func(_ *testing.T, a *agent.Agent, _ llm.Model, _ checkpoint.Saver) *agent.Agent { return a },
+		"rebuilt with approvals": func(t *testing.T, _ *agent.Agent, m llm.Model, saver checkpoint.Saver) *agent.Agent {
+			return hitlAgent(t, m, saver, map[string]middleware.InterruptOn{"echo": {}})
+		},
+		"rebuilt without approvals": func(t *testing.T, _ *agent.Agent, m llm.Model, saver checkpoint.Saver) *agent.Agent {
+			return hitlAgent(t, m, saver, nil)
+		},
+		"rebuilt without the middleware": func(t *testing.T, _ *agent.Agent, m llm.Model, saver checkpoint.Saver) *agent.Agent {
+			return newAgent(t, agent.Config{Model: m, Tools: []tool.Tool{echoTool(t)}, Checkpointer: saver})
+		},
+	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			saver := checkpoint.NewMemory()
-			m := llmtest.New(two, llmtest.Turn{Content: "finished"})
-			a := hitlAgent(t, m, saver, map[string]middleware.InterruptOn{"echo": {}})
-			ctx := context.Background()
-			res, err := a.Invoke(ctx, agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("go")}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Status != agent.StatusInterrupted || len(res.Interrupts) != 1 || res.Interrupts[0].ToolCallID != "a" {
-				t.Fatalf("result = %+v", res)
-			}
-			if got := toolResults(res.State.Messages); len(got) != 0 {
-				t.Fatalf("tools ran before approval: %v", got)
-			}
-			if th, _ := saver.Thread(ctx, "t"); th.Status != checkpoint.StatusInterrupted {
-				t.Errorf("thread status = %s", th.Status)
-			}
-			res, err = a.Resume(ctx, "t", []agent.Decision{tt.decision})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Status != agent.StatusCompleted || res.Text() != "finished" {
-				t.Fatalf("after resume: %+v", res)
-			}
-			var got *llm.Message
-			for i, msg := range res.State.Messages {
-				if msg.Role == llm.RoleTool && msg.ToolCallID == "a" {
-					got = &res.State.Messages[i]
+		for rname, resumer := range resumers {
+			t.Run(tt.name+"/"+rname, func(t *testing.T) {
+				saver := checkpoint.NewMemory()
+				m := llmtest.New(two, llmtest.Turn{Content: "finished"})
+				a := hitlAgent(t, m, saver, map[string]middleware.InterruptOn{"echo": {}})
+				ctx := context.Background()
+				res, err := a.Invoke(ctx, agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("go")}})
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			if got == nil || got.Text() != tt.want || got.IsError != tt.wantErr {
-				t.Fatalf("result of a = %+v", got)
-			}
-			if tt.decision.Type == agent.DecisionEdit {
-				if args := string(res.State.Messages[1].ToolCalls[0].Args); args != `{"text":"edited"}` {
-					t.Errorf("assistant message keeps args %s, want the edit", args)
+				if res.Status != agent.StatusInterrupted || len(res.Interrupts) != 1 || res.Interrupts[0].ToolCallID != "a" {
+					t.Fatalf("result = %+v", res)
 				}
-				snap, err := saver.Load(ctx, "t", "")
-				if err != nil || string(snap.Messages[1].ToolCalls[0].Args) != `{"text":"edited"}` {
-					t.Errorf("saved assistant message args = %s (%v)", snap.Messages[1].ToolCalls[0].Args, err)
+				if got := toolResults(res.State.Messages); len(got) != 0 {
+					t.Fatalf("tools ran before approval: %v", got)
 				}
-			}
-			// The unguarded call ran once, after the decision.
-			if n := strings.Count(strings.Join(toolResults(res.State.Messages), "|"), "b="); n != 1 {
-				t.Errorf("call b answered %d times", n)
-			}
-		})
+				if th, _ := saver.Thread(ctx, "t"); th.Status != checkpoint.StatusInterrupted {
+					t.Errorf("thread status = %s", th.Status)
+				}
+				a = resumer(t, a, m, saver)
+				res, err = a.Resume(ctx, "t", []agent.Decision{tt.decision})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Status != agent.StatusCompleted || res.Text() != "finished" {
+					t.Fatalf("after resume: %+v", res)
+				}
+				var got *llm.Message
+				for i, msg := range res.State.Messages {
+					if msg.Role == llm.RoleTool && msg.ToolCallID == "a" {
+						got = &res.State.Messages[i]
+					}
+				}
+				if got == nil || got.Text() != tt.want || got.IsError != tt.wantErr {
+					t.Fatalf("result of a = %+v", got)
+				}
+				if tt.decision.Type == agent.DecisionEdit {
+					if args := string(res.State.Messages[1].ToolCalls[0].Args); args != `{"text":"edited"}` {
+						t.Errorf("assistant message keeps args %s, want the edit", args)
+					}
+					snap, err := saver.Load(ctx, "t", "")
+					if err != nil || string(snap.Messages[1].ToolCalls[0].Args) != `{"text":"edited"}` {
+						t.Errorf("saved assistant message args = %s (%v)", snap.Messages[1].ToolCalls[0].Args, err)
+					}
+				}
+				// The unguarded call ran once, after the decision, and the
+				// guarded one was answered once: the original call of an
+				// edit or a rejection never ran.
+				all := strings.Join(toolResults(res.State.Messages), "|")
+				if n := strings.Count(all, "b="); n != 1 {
+					t.Errorf("call b answered %d times", n)
+				}
+				if n := strings.Count(all, "a="); n != 1 || strings.Contains(all, "echo: guarded") != (tt.decision.Type == agent.DecisionApprove) {
+					t.Errorf("call a answered %d times: %s", n, all)
+				}
+			})
+		}
 	}
 }
 
@@ -238,6 +261,15 @@ func TestDecisionErrors(t *testing.T) {
 		if _, err := a.Resume(ctx, "t", c.decisions); !errors.Is(err, c.want) {
 			t.Errorf("decisions %v: err = %v, want %v", c.decisions, err, c.want)
 		}
+	}
+	// An edit whose arguments do not fit the tool fails the resume, and
+	// nothing runs.
+	editable := hitlAgent(t, llmtest.New(llmtest.Turn{ToolCalls: []llm.ToolCall{call("e", "echo", `{"text":"x"}`)}}), saver, map[string]middleware.InterruptOn{"echo": {}})
+	if _, err := editable.Invoke(ctx, agent.Input{ThreadID: "t2", Messages: []llm.Message{llm.UserText("go")}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := editable.Resume(ctx, "t2", []agent.Decision{{Type: agent.DecisionEdit, Args: json.RawMessage(`{"text":7}`)}}); !errors.Is(err, agent.ErrDecisionArgs) {
+		t.Errorf("edit with arguments of the wrong type: %v, want ErrDecisionArgs", err)
 	}
 	// A failed resume leaves the thread waiting; a correct one finishes.
 	res, err := a.Resume(ctx, "t", []agent.Decision{{Type: agent.DecisionApprove}})

@@ -40,11 +40,26 @@ type Decision struct {
 	Message string `json:"message,omitempty"`
 }
 
+// RejectedToolCall begins the result the model gets for a call a human
+// rejected; the human's message, when given, follows it.
+const RejectedToolCall = "The user rejected this tool call"
+
+// rejection is the result of a rejected call.
+func rejection(d Decision) ToolResult {
+	text := RejectedToolCall + "."
+	if d.Message != "" {
+		text = RejectedToolCall + ": " + d.Message
+	}
+	return ToolResult{Content: text, IsError: true}
+}
+
 // Errors about decisions passed to Resume.
 var (
 	ErrNotInterrupted   = errors.New("agent: thread is not waiting for decisions")
 	ErrDecisionCount    = errors.New("agent: wrong number of decisions")
 	ErrDecisionNotAllow = errors.New("agent: decision not allowed for this action")
+	// ErrDecisionArgs: an edit decision's arguments do not fit the tool.
+	ErrDecisionArgs = errors.New("agent: edited arguments do not fit the tool")
 )
 
 // InterruptError stops a run to wait for human decisions. Middleware returns

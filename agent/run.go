@@ -14,9 +14,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/tool"
 )
 
 // run is the bookkeeping of one Invoke, Stream or Resume.
@@ -247,6 +250,12 @@ func (r *run) loop(ctx context.Context, in Input) (RunStatus, error) {
 			rt.mu.Unlock()
 		}
 		turn := &Turn{Runtime: rt, Message: &rt.state.Messages[idx]}
+		if resuming {
+			// The decisions apply whatever middleware this agent was
+			// rebuilt with: the pending requests came from the
+			// checkpoint, not from the gates.
+			r.enforceDecisions(turn)
+		}
 		for _, h := range a.afterModel {
 			if !gate {
 				break
@@ -335,6 +344,9 @@ func (r *run) applyDecisions(decisions []Decision) error {
 	if err := checkDecisions(all, decisions); err != nil {
 		return err
 	}
+	if err := r.checkEdits(all, decisions); err != nil {
+		return err
+	}
 	r.rt.decisions = make(map[string]Decision)
 	i := 0
 	for _, p := range r.pending {
@@ -350,6 +362,53 @@ func (r *run) applyDecisions(decisions []Decision) error {
 			r.nested = make(map[string][]Decision)
 		}
 		r.nested[p.Owner] = ds
+	}
+	return nil
+}
+
+// enforceDecisions applies the decisions on this agent's own pending calls
+// to the turn: an edited call gets its new arguments, a rejected one its
+// rejection as result, so it never runs. Approved calls run as they are.
+func (r *run) enforceDecisions(turn *Turn) {
+	for i := range turn.Message.ToolCalls {
+		call := &turn.Message.ToolCalls[i]
+		d, ok := r.rt.decisions[call.ID]
+		if !ok {
+			continue
+		}
+		switch d.Type {
+		case DecisionEdit:
+			call.Args = append(json.RawMessage(nil), d.Args...)
+		case DecisionReject:
+			turn.Answer(call.ID, rejection(d))
+		}
+	}
+}
+
+// checkEdits checks that the arguments of edit decisions fit the schemas of
+// the tools they are for, so that a bad edit fails the resume before
+// anything runs.
+func (r *run) checkEdits(requests []ActionRequest, decisions []Decision) error {
+	for i, d := range decisions {
+		if d.Type != DecisionEdit {
+			continue
+		}
+		req := requests[i]
+		t, ok := r.a.tools[req.Tool]
+		if !ok {
+			continue // a subagent's tool: its own run checks it
+		}
+		var s jsonschema.Schema
+		if err := json.Unmarshal(t.Spec().Parameters, &s); err != nil {
+			continue // no schema to check against
+		}
+		v, err := tool.NewValidator(req.Tool, &s)
+		if err != nil {
+			continue
+		}
+		if err := v.Validate(d.Args); err != nil {
+			return fmt.Errorf("%w: decision %d (edit %s): %v", ErrDecisionArgs, i+1, req.Tool, err)
+		}
 	}
 	return nil
 }

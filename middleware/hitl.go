@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/deepagents-go/deepagents/agent"
 )
@@ -41,7 +40,7 @@ func (*HumanInTheLoop) Name() string { return "human_in_the_loop" }
 var AllDecisions = []agent.DecisionType{agent.DecisionApprove, agent.DecisionEdit, agent.DecisionReject}
 
 // RejectedToolCall begins the result of a rejected call.
-const RejectedToolCall = "The user rejected this tool call"
+const RejectedToolCall = agent.RejectedToolCall
 
 // AfterModel implements agent.AfterModelHook.
 func (h *HumanInTheLoop) AfterModel(_ context.Context, turn *agent.Turn) error {
@@ -56,21 +55,8 @@ func (h *HumanInTheLoop) AfterModel(_ context.Context, turn *agent.Turn) error {
 		if len(allowed) == 0 {
 			allowed = AllDecisions
 		}
-		if d, ok := turn.Runtime.Decision(call.ID); ok {
-			if !slices.Contains(allowed, d.Type) {
-				return fmt.Errorf("%w: %s for %s", agent.ErrDecisionNotAllow, d.Type, call.Name)
-			}
-			switch d.Type {
-			case agent.DecisionEdit:
-				call.Args = append(json.RawMessage(nil), d.Args...)
-			case agent.DecisionReject:
-				text := RejectedToolCall + "."
-				if d.Message != "" {
-					text = RejectedToolCall + ": " + d.Message
-				}
-				turn.Answer(call.ID, agent.ToolResult{Content: text, IsError: true})
-			}
-			continue
+		if _, ok := turn.Runtime.Decision(call.ID); ok {
+			continue // decided: the agent applies the decision itself
 		}
 		desc := cfg.Description
 		if cfg.Describe != nil {

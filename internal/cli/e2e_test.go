@@ -187,42 +187,50 @@ func TestApprovalAcrossProcesses(t *testing.T) {
 		{"edit", `edit:{"file_path":"/out.txt","content":"edited"}`, "Updated file /out.txt", "edited"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w := newWorld(t)
-			s := w.script(first)
-			code, stdout, _ := w.run(w.runArgs(s, "--thread", "th", "--interrupt-on", "write_file", "write it")...)
-			if code != ExitInterrupted {
-				t.Fatalf("first run exit %d, want %d", code, ExitInterrupted)
-			}
-			var sawInterrupt bool
-			for _, e := range events(t, stdout) {
-				if e.Type == agent.EventInterrupt && len(e.Interrupts) == 1 && e.Interrupts[0].Tool == "write_file" {
-					sawInterrupt = true
+		// The decision binds to the call the thread holds, whether or
+		// not the resume repeats the approval flag.
+		for _, repeat := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/repeat-flags=%v", tt.name, repeat), func(t *testing.T) {
+				w := newWorld(t)
+				s := w.script(first)
+				code, stdout, _ := w.run(w.runArgs(s, "--thread", "th", "--interrupt-on", "write_file", "write it")...)
+				if code != ExitInterrupted {
+					t.Fatalf("first run exit %d, want %d", code, ExitInterrupted)
 				}
-			}
-			if !sawInterrupt || runEnd(t, stdout).Status != agent.StatusInterrupted {
-				t.Fatalf("no interrupt event: %s", stdout)
-			}
-			if _, err := os.Stat(filepath.Join(w.dir, "out.txt")); !os.IsNotExist(err) {
-				t.Fatal("the file was written before approval")
-			}
-			if code, out, _ := w.run("threads", "--db", w.db, "--output", "jsonl"); code != 0 || !strings.Contains(out, `"status":"interrupted"`) {
-				t.Errorf("thread status: %s", out)
-			}
-			s2 := w.script(fmt.Sprintf(second, tt.lastContains))
-			code, stdout, stderr := w.run("resume", "th", "--decision", tt.decision, "--model", "replay:"+s2, "--dir", w.dir, "--db", w.db, "--output", "jsonl", "--interrupt-on", "write_file")
-			if code != 0 {
-				t.Fatalf("resume exit %d: %s\n%s", code, stderr, stdout)
-			}
-			got, err := os.ReadFile(filepath.Join(w.dir, "out.txt"))
-			if tt.wantFile == "" {
-				if err == nil {
-					t.Errorf("rejected write happened: %q", got)
+				var sawInterrupt bool
+				for _, e := range events(t, stdout) {
+					if e.Type == agent.EventInterrupt && len(e.Interrupts) == 1 && e.Interrupts[0].Tool == "write_file" {
+						sawInterrupt = true
+					}
 				}
-			} else if string(got) != tt.wantFile {
-				t.Errorf("file = %q, want %q", got, tt.wantFile)
-			}
-		})
+				if !sawInterrupt || runEnd(t, stdout).Status != agent.StatusInterrupted {
+					t.Fatalf("no interrupt event: %s", stdout)
+				}
+				if _, err := os.Stat(filepath.Join(w.dir, "out.txt")); !os.IsNotExist(err) {
+					t.Fatal("the file was written before approval")
+				}
+				if code, out, _ := w.run("threads", "--db", w.db, "--output", "jsonl"); code != 0 || !strings.Contains(out, `"status":"interrupted"`) {
+					t.Errorf("thread status: %s", out)
+				}
+				s2 := w.script(fmt.Sprintf(second, tt.lastContains))
+				args := []string{"resume", "th", "--decision", tt.decision, "--model", "replay:" + s2, "--dir", w.dir, "--db", w.db, "--output", "jsonl"}
+				if repeat {
+					args = append(args, "--interrupt-on", "write_file")
+				}
+				code, stdout, stderr := w.run(args...)
+				if code != 0 {
+					t.Fatalf("resume exit %d: %s\n%s", code, stderr, stdout)
+				}
+				got, err := os.ReadFile(filepath.Join(w.dir, "out.txt"))
+				if tt.wantFile == "" {
+					if err == nil {
+						t.Errorf("rejected write happened: %q", got)
+					}
+				} else if string(got) != tt.wantFile {
+					t.Errorf("file = %q, want %q", got, tt.wantFile)
+				}
+			})
+		}
 	}
 }
 
