@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
@@ -142,7 +145,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.SystemPrompt != "" {
 		prompt = cfg.SystemPrompt + "\n\n" + BasePrompt
 	}
-	return agent.New(agent.Config{
+	a, err := agent.New(agent.Config{
 		Name:           cfg.Name,
 		Model:          cfg.Model,
 		SystemPrompt:   prompt,
@@ -154,6 +157,60 @@ func New(cfg Config) (*Agent, error) {
 		ResponseSchema: cfg.ResponseSchema,
 		Logger:         cfg.Logger,
 	})
+	if err != nil {
+		return nil, err
+	}
+	if err := checkInterruptOn(cfg, a); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// ErrUnknownTool is returned by New when an approval rule names a tool that
+// neither the agent nor any of its subagents has: a typo there would
+// silently leave the tool it meant unguarded.
+var ErrUnknownTool = errors.New("deepagents: unknown tool")
+
+// checkInterruptOn checks that every tool named in the approval rules is
+// one the agent or a subagent can call.
+func checkInterruptOn(cfg Config, a *Agent) error {
+	if len(cfg.InterruptOn) == 0 && !slices.ContainsFunc(cfg.Subagents, func(s Subagent) bool { return len(s.InterruptOn) > 0 }) {
+		return nil
+	}
+	known := map[string]bool{}
+	addTools := func(ts []tool.Tool) {
+		for _, t := range ts {
+			known[t.Spec().Name] = true
+		}
+	}
+	for _, s := range a.ToolSpecs() {
+		known[s.Name] = true
+	}
+	for _, sub := range cfg.Subagents {
+		addTools(sub.Tools)
+		for _, m := range sub.Middleware {
+			if tp, ok := m.(agent.ToolProvider); ok {
+				addTools(tp.Tools())
+			}
+		}
+	}
+	check := func(where string, on map[string]InterruptOn) error {
+		for _, name := range slices.Sorted(maps.Keys(on)) {
+			if !known[name] {
+				return fmt.Errorf("%w %q in %s: the tools are %s", ErrUnknownTool, name, where, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
+			}
+		}
+		return nil
+	}
+	if err := check("InterruptOn", cfg.InterruptOn); err != nil {
+		return err
+	}
+	for _, sub := range cfg.Subagents {
+		if err := check("the InterruptOn of subagent "+sub.Name, sub.InterruptOn); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // buildStack appends user middleware to the defaults; a user middleware

@@ -2,6 +2,7 @@ package deepagents_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -85,5 +86,33 @@ func TestSystemPromptIsStable(t *testing.T) {
 	reqs := m.Requests()
 	if reqs[0].Request.System != reqs[1].Request.System || !strings.HasPrefix(reqs[0].Request.System, "You review Go code.\n\n"+deepagents.BasePrompt) {
 		t.Errorf("system prompts differ or lack the base prompt:\n%q\n%q", reqs[0].Request.System, reqs[1].Request.System)
+	}
+}
+
+func TestApprovalRulesNameRealTools(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     deepagents.Config
+		wantErr string
+	}{
+		{"built-in tool", deepagents.Config{InterruptOn: map[string]deepagents.InterruptOn{"write_file": {}}}, ""},
+		{"typo", deepagents.Config{InterruptOn: map[string]deepagents.InterruptOn{"writ_file": {}}}, `unknown tool "writ_file" in InterruptOn: the tools are edit_file, glob, grep, ls, read_file, task, write_file, write_todos`},
+		{"execute without a sandbox", deepagents.Config{InterruptOn: map[string]deepagents.InterruptOn{"execute": {}}}, `unknown tool "execute"`},
+		{"a subagent's rule", deepagents.Config{Subagents: []deepagents.Subagent{{Name: "r", Description: "d", InterruptOn: map[string]deepagents.InterruptOn{"nope": {}}}}}, `unknown tool "nope" in the InterruptOn of subagent r`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg.Model = llmtest.New()
+			_, err := deepagents.New(tt.cfg)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, deepagents.ErrUnknownTool) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("err = %v, want ErrUnknownTool with %q", err, tt.wantErr)
+			}
+		})
 	}
 }

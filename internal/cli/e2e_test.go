@@ -250,12 +250,29 @@ func TestResumeErrors(t *testing.T) {
 		{[]string{"resume", "th", "--decision", "edit:not json"}, ExitUsage, "JSON object"},
 		{[]string{"resume", "th", "--decision", "approve", "--decision", "approve"}, ExitFailed, "wrong number of decisions"},
 		{[]string{"resume", "nope", "--decision", "approve"}, ExitFailed, "nope"},
+		{[]string{"resume", "th", "--decision", "approve", "--interrupt-on", "writ_file"}, ExitUsage, `unknown tool "writ_file" in InterruptOn: the tools are edit_file, glob, grep, ls, read_file, task, write_file, write_todos`},
 	} {
 		args := append(c.args, "--model", "replay:"+s, "--dir", w.dir, "--db", w.db)
 		code, _, stderr := w.run(args...)
 		if code != c.code || !strings.Contains(stderr, c.err) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, stderr, c.code, c.err)
 		}
+	}
+}
+
+func TestUnknownToolInApprovalRules(t *testing.T) {
+	w := newWorld(t)
+	s := w.script(`{"turns":[{"content":"never asked"}]}`)
+	code, _, stderr := w.run(w.runArgs(s, "--interrupt-on", "write_file,writ_file", "go")...)
+	if code != ExitUsage || !strings.Contains(stderr, `unknown tool "writ_file"`) || !strings.Contains(stderr, "read_file") {
+		t.Errorf("exit %d, stderr %q: want a usage error naming the tool and listing the real ones", code, stderr)
+	}
+	// execute exists only with --shell.
+	if code, _, stderr := w.run(w.runArgs(s, "--interrupt-on", "execute", "go")...); code != ExitUsage || !strings.Contains(stderr, `unknown tool "execute"`) {
+		t.Errorf("execute without --shell: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr := w.run(w.runArgs(s, "--shell", "--interrupt-on", "execute", "go")...); code != 0 {
+		t.Errorf("execute with --shell: exit %d, %q", code, stderr)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -82,8 +83,10 @@ func (f *runFlags) interruptOn(interactive bool) []string {
 		return nil
 	case f.interruptOK:
 		return splitList(f.interrupt)
-	case interactive:
+	case interactive && f.shell:
 		return defaultInterruptOn
+	case interactive: // execute is not offered
+		return slices.DeleteFunc(slices.Clone(defaultInterruptOn), func(name string) bool { return name == "execute" })
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -148,6 +149,9 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*
 		MaxSteps:     f.maxSteps,
 		Logger:       log,
 	})
+	if errors.Is(err, deepagents.ErrUnknownTool) {
+		return fail(usageError{fmt.Errorf("--interrupt-on: %w", err)})
+	}
 	if err != nil {
 		return fail(err)
 	}
