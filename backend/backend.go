@@ -20,6 +20,10 @@ type ReadResult struct {
 	Lines []string
 	// Offset is the 0-based index of Lines[0] in the file.
 	Offset int
+	// Truncated reports that the window reached the backend's limit on
+	// the bytes one read returns: its last line is cut there, and the
+	// lines after it were not read.
+	Truncated bool
 }
 
 // GrepMode says how much a grep reports.

@@ -19,10 +19,12 @@ type FilesystemOptions struct {
 	// link. This is the seeds' virtual_mode=False, kept for parity; it is
 	// unsafe with an untrusted model.
 	NonVirtual bool
-	// MaxFileSizeMB is the size above which grep skips a file. Zero means
-	// DefaultMaxFileSizeMB; a negative value means no limit. Other
-	// operations read files of any size (Read stops at the lines asked
-	// for).
+	// MaxFileSizeMB bounds the memory one operation spends on a file:
+	// grep skips larger files, Download refuses them with ErrTooLarge,
+	// and Read returns at most this many bytes of lines (ReadResult.
+	// Truncated says when it stopped there; it never reads further than
+	// the lines asked for). Zero means DefaultMaxFileSizeMB; a negative
+	// value means no limit.
 	MaxFileSizeMB int
 }
 

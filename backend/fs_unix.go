@@ -324,7 +324,7 @@ func (f *Filesystem) Read(ctx context.Context, path string, offset, limit int) (
 		}
 		res, err = stringLines(unsafe.String(unsafe.SliceData(buf), n), offset, limit)
 	} else {
-		res, err = scanLines(fdReader(fd), offset, limit)
+		res, err = scanLinesMax(fdReader(fd), offset, limit, f.maxSize)
 	}
 	if err != nil && !errors.Is(err, ErrOffset) {
 		return ReadResult{}, fsErr("read", p, err)
@@ -503,6 +503,11 @@ func (f *Filesystem) Download(ctx context.Context, paths []string) []FileResult 
 		fd, st, err := f.openFile(p)
 		if err != nil {
 			out[i].Err = fsErr("download", p, err)
+			continue
+		}
+		if f.maxSize >= 0 && st.Size > f.maxSize {
+			unix.Close(fd)
+			out[i].Err = fmt.Errorf("download %s: %w: %d bytes, over the limit of %d", p, ErrTooLarge, st.Size, f.maxSize)
 			continue
 		}
 		b, err := readAll(fd, st.Size)

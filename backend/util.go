@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // under reports whether the virtual path p is dir or lies below it.
@@ -83,6 +84,14 @@ func trimEOL(b []byte) []byte {
 // the semantics of Backend.Read. It stops reading as soon as the window is
 // full, so paging through a large file does not load it whole.
 func scanLines(r io.Reader, offset, limit int) (ReadResult, error) {
+	return scanLinesMax(r, offset, limit, -1)
+}
+
+// scanLinesMax is scanLines holding at most maxBytes of line text (no limit
+// when negative): past that the last line is cut at a character boundary,
+// reading stops and the result says Truncated. So a window of a huge file,
+// or one huge line, costs at most maxBytes of memory.
+func scanLinesMax(r io.Reader, offset, limit int, maxBytes int64) (ReadResult, error) {
 	if offset < 0 {
 		offset = 0
 	}
@@ -92,6 +101,7 @@ func scanLines(r io.Reader, offset, limit int) (ReadResult, error) {
 		line    int    // index of the current line
 		partial bool   // bytes of the current line were seen
 		acc     []byte // the current line, when inside the window
+		held    int64  // bytes of the lines already in res
 	)
 	inWindow := func() bool { return line >= offset && (limit <= 0 || len(res.Lines) < limit) }
 	for {
@@ -99,6 +109,12 @@ func scanLines(r io.Reader, offset, limit int) (ReadResult, error) {
 		if len(chunk) > 0 {
 			partial = true
 			if inWindow() {
+				if maxBytes >= 0 && held+int64(len(acc)+len(chunk)) > maxBytes {
+					acc = append(acc, chunk[:maxBytes-held-int64(len(acc))]...)
+					res.Lines = append(res.Lines, string(cutRune(acc)))
+					res.Truncated = true
+					return res, nil
+				}
 				acc = append(acc, chunk...)
 			}
 		}
@@ -106,6 +122,7 @@ func scanLines(r io.Reader, offset, limit int) (ReadResult, error) {
 		case nil: // a complete line
 			if inWindow() {
 				res.Lines = append(res.Lines, string(trimEOL(acc)))
+				held += int64(len(acc))
 				acc = acc[:0]
 			}
 			line++
@@ -134,6 +151,19 @@ func scanLines(r io.Reader, offset, limit int) (ReadResult, error) {
 			return ReadResult{}, err
 		}
 	}
+}
+
+// cutRune drops an incomplete UTF-8 sequence that a cut left at the end of b.
+func cutRune(b []byte) []byte {
+	for i := 1; i <= utf8.UTFMax && i <= len(b); i++ {
+		if utf8.RuneStart(b[len(b)-i]) {
+			if !utf8.FullRune(b[len(b)-i:]) {
+				return b[:len(b)-i]
+			}
+			break
+		}
+	}
+	return b
 }
 
 // errNoResult stands for a result an inner backend failed to return.

@@ -231,6 +231,26 @@ func TestFileToolsCapTheirOutput(t *testing.T) {
 	}
 }
 
+func TestReadFileSaysWhenCut(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "big.txt"), []byte("first\n"+strings.Repeat("z", 2<<20)+"\nlast\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := backend.NewFilesystem(dir, backend.FilesystemOptions{MaxFileSizeMB: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := middleware.NewFilesystem(b)
+	tools, ctx, _ := fsTools(t, fs, nil)
+	got, isErr := callTool(ctx, tools["read_file"], `{"file_path":"/big.txt"}`)
+	if isErr || !strings.HasPrefix(got, "     1\tfirst\n     2\tzzz") || !strings.HasSuffix(got, "line 2 is cut there; continue with offset=2]") {
+		t.Errorf("read of a file with a line over the limit: %d chars, ends %q", len(got), got[max(0, len(got)-120):])
+	}
+	if got, _ := callTool(ctx, tools["read_file"], `{"file_path":"/big.txt","offset":2}`); !strings.Contains(got, "     3\tlast") {
+		t.Errorf("continuing after the cut line: %q", got)
+	}
+}
+
 func TestGrepLimits(t *testing.T) {
 	var many strings.Builder
 	for i := range 50 {
@@ -238,8 +258,8 @@ func TestGrepLimits(t *testing.T) {
 	}
 	slow := strings.Repeat("the quick brown fox jumps over the lazy dog 0123456789\n", 40000)
 	files := map[string]string{
-		"/many.txt": many.String(),
-		"/long.txt": "short hit\n" + strings.Repeat("ab", 100) + "hit" + strings.Repeat("cd", 100) + "\n",
+		"/many.txt":     many.String(),
+		"/long.txt":     "short hit\n" + strings.Repeat("ab", 100) + "hit" + strings.Repeat("cd", 100) + "\n",
 		"/slow/big.txt": slow,
 	}
 	lim := middleware.GrepLimits{MaxPatternBytes: 20, MaxMatches: 10, MaxLineBytes: 50, Timeout: 100 * time.Millisecond}

@@ -22,6 +22,9 @@ const (
 	emptyFileReminder = "System reminder: File exists but has empty contents"
 	noFilesFound      = "No files found"
 	noMatchesFound    = "No matches found"
+	// readCutNote ends a read_file result that reached the backend's limit
+	// on one read's bytes.
+	readCutNote = "\n... [read stopped at the backend's size limit for one read: line %d is cut there; continue with offset=%d]"
 	// lineCutMark ends a grep line cut at GrepLimits.MaxLineBytes.
 	lineCutMark = " [... line truncated]"
 	// grepCappedNote ends a grep result that stopped at

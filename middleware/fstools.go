@@ -86,7 +86,12 @@ func (f *Filesystem) read(ctx context.Context, in readIn) (string, error) {
 	}
 	var b strings.Builder
 	formatLines(&b, res.Lines, res.Offset+1)
-	return capOutput(b.String(), f.evictChars()), nil
+	out := capOutput(b.String(), f.evictChars())
+	if res.Truncated {
+		next := res.Offset + len(res.Lines)
+		out += fmt.Sprintf(readCutNote, next, next)
+	}
+	return out, nil
 }
 
 // allBlank reports whether lines hold nothing but white space: such a file
