@@ -163,12 +163,21 @@ func (c *Composite) nested(p string) []*route {
 
 // List implements Backend.
 func (c *Composite) List(ctx context.Context, path string) ([]FileInfo, error) {
+	return c.list(ctx, path, false)
+}
+
+// ListNames implements NameLister.
+func (c *Composite) ListNames(ctx context.Context, path string) ([]FileInfo, error) {
+	return c.list(ctx, path, true)
+}
+
+func (c *Composite) list(ctx context.Context, path string, names bool) ([]FileInfo, error) {
 	p, err := Clean(path)
 	if err != nil {
 		return nil, err
 	}
 	own := c.owner(p)
-	ls, err := own.b.List(ctx, own.inner(p))
+	ls, err := listWith(ctx, own.b, own.inner(p), names)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // FileData is one file kept in memory: the State backend's unit of storage,
@@ -37,6 +38,12 @@ type Files struct {
 	// whether a path is one, then costs what the answer holds, not the
 	// number of files in the set.
 	dirs map[string]map[string]int
+	// tails holds, for files that are appended to, the buffer their
+	// content is a view of: an append then adds to the buffer (which
+	// grows geometrically) instead of copying the whole file into a new
+	// string. Bytes of a buffer below its length are never written again,
+	// so the strings already handed out stay as they were.
+	tails map[string][]byte
 }
 
 // change records how a path changed since the last TakeChanges.
@@ -161,6 +168,7 @@ func (f *Files) put(path string, d FileData) {
 		f.index(path, 1)
 	}
 	f.m[path] = d
+	delete(f.tails, path)
 	f.mark(path, rewritten)
 }
 
@@ -187,7 +195,16 @@ func (f *Files) Append(path, text string, t time.Time) {
 		return
 	}
 	base := len(d.Content)
-	d.Content += text
+	buf, ok := f.tails[path]
+	if !ok || len(buf) != base || base > 0 && unsafe.SliceData(buf) != unsafe.StringData(d.Content) {
+		buf = []byte(d.Content) // the content is not (or no longer) this buffer's
+	}
+	buf = append(buf, text...)
+	if f.tails == nil {
+		f.tails = make(map[string][]byte)
+	}
+	f.tails[path] = buf
+	d.Content = unsafe.String(unsafe.SliceData(buf), len(buf))
 	d.ModifiedAt = t
 	f.m[path] = d
 	f.mark(path, change(base))
@@ -216,6 +233,7 @@ func (f *Files) Delete(path string) {
 		return
 	}
 	delete(f.m, path)
+	delete(f.tails, path)
 	f.index(path, -1)
 	f.mark(path, rewritten)
 }

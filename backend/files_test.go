@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestFilesIndexMatchesBruteForce checks the directory index against the
@@ -92,4 +94,48 @@ func FuzzStringLines(f *testing.F) {
 			t.Fatalf("%q %d %d: %q@%d, want %q@%d", s, offset, limit, got.Lines, got.Offset, want.Lines, want.Offset)
 		}
 	})
+}
+
+// TestAppendIsAmortized checks that appending to a file costs what is
+// appended, not the file's size, and that contents read before an append
+// do not change after it.
+func TestAppendIsAmortized(t *testing.T) {
+	f := NewFiles(nil)
+	now := time.Now()
+	chunk := strings.Repeat("x", 1000) + "\n"
+	var want strings.Builder
+	var snapshots []string
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range 5000 {
+		f.Append("/h.md", chunk, now)
+		want.WriteString(chunk)
+		if i%1000 == 0 {
+			d, _ := f.Get("/h.md")
+			snapshots = append(snapshots, d.Content)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	d, _ := f.Get("/h.md")
+	if d.Content != want.String() {
+		t.Fatalf("content after 5,000 appends: %d bytes, want %d", len(d.Content), want.Len())
+	}
+	for i, s := range snapshots {
+		if n := (i*1000 + 1) * len(chunk); len(s) != n || strings.Count(s, "\n") != i*1000+1 {
+			t.Errorf("snapshot %d changed: %d bytes, want %d", i, len(s), n)
+		}
+	}
+	// 5 MB appended; copying the file on every append would allocate
+	// about 12.5 GB.
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+		t.Errorf("5,000 appends of 1 KB allocated %d bytes", got)
+	}
+	// A rewrite replaces the buffer: later appends do not touch the old
+	// content.
+	old := d.Content
+	f.Put("/h.md", FileData{Content: "new\n"})
+	f.Append("/h.md", "more\n", now)
+	if d, _ := f.Get("/h.md"); d.Content != "new\nmore\n" || old != want.String() {
+		t.Errorf("after a rewrite: %q", d.Content)
+	}
 }

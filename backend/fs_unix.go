@@ -241,6 +241,16 @@ func statTime(st *unix.Stat_t) time.Time {
 
 // List implements Backend.
 func (f *Filesystem) List(ctx context.Context, path string) ([]FileInfo, error) {
+	return f.list(ctx, path, false)
+}
+
+// ListNames implements NameLister: the entries' kinds come from the
+// directory itself, with no stat of each.
+func (f *Filesystem) ListNames(ctx context.Context, path string) ([]FileInfo, error) {
+	return f.list(ctx, path, true)
+}
+
+func (f *Filesystem) list(ctx context.Context, path string, names bool) ([]FileInfo, error) {
 	p, err := f.clean(path)
 	if err != nil {
 		return nil, err
@@ -264,6 +274,10 @@ func (f *Filesystem) List(ctx context.Context, path string) ([]FileInfo, error) 
 		}
 		t := e.Type()
 		if !t.IsDir() && !t.IsRegular() {
+			continue
+		}
+		if names {
+			out = append(out, FileInfo{Path: joinPath(p, e.Name()), IsDir: t.IsDir()})
 			continue
 		}
 		var st unix.Stat_t

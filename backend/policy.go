@@ -171,11 +171,20 @@ func keepEmpty(arg, clean string) string {
 
 // List implements Backend.
 func (pol *Policy) List(ctx context.Context, path string) ([]FileInfo, error) {
+	return pol.list(ctx, path, false)
+}
+
+// ListNames implements NameLister.
+func (pol *Policy) ListNames(ctx context.Context, path string) ([]FileInfo, error) {
+	return pol.list(ctx, path, true)
+}
+
+func (pol *Policy) list(ctx context.Context, path string, names bool) ([]FileInfo, error) {
 	p, err := pol.check("list", path, AccessRead)
 	if err != nil {
 		return nil, err
 	}
-	ls, err := pol.inner.List(ctx, keepEmpty(path, p))
+	ls, err := listWith(ctx, pol.inner, keepEmpty(path, p), names)
 	return slices.DeleteFunc(ls, func(f FileInfo) bool { return !pol.readable(f.Path) }), err
 }
 

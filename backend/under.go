@@ -57,6 +57,10 @@ func (u *underView) List(ctx context.Context, p string) ([]FileInfo, error) {
 	return u.infos(u.b.List(ctx, u.in(p)))
 }
 
+func (u *underView) ListNames(ctx context.Context, p string) ([]FileInfo, error) {
+	return u.infos(ListNames(ctx, u.b, u.in(p)))
+}
+
 func (u *underView) Read(ctx context.Context, p string, offset, limit int) (ReadResult, error) {
 	return u.b.Read(ctx, u.in(p), offset, limit)
 }

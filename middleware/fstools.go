@@ -42,7 +42,7 @@ func (f *Filesystem) ls(ctx context.Context, in lsIn) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	infos, err := f.backend.List(ctx, p)
+	infos, err := backend.ListNames(ctx, f.backend, p)
 	if err != nil {
 		return "", errors.New(backendErrorText(p, err))
 	}

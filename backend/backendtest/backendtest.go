@@ -472,6 +472,26 @@ func (s *suite) testList(t *testing.T) {
 			}
 		}
 	})
+	t.Run("NamesOnly", func(t *testing.T) {
+		// backend.ListNames gives List's entries, kinds included.
+		b, e := s.fresh(t, files)
+		for _, dir := range []string{"/", "/b", "/b/d", "/missing"} {
+			full, err := b.List(ctx, e.p(dir))
+			noErr(t, "List", err)
+			names, err := backend.ListNames(ctx, b, e.p(dir))
+			noErr(t, "ListNames", err)
+			strip := func(ls []backend.FileInfo) []backend.FileInfo {
+				out := make([]backend.FileInfo, len(ls))
+				for i, f := range ls {
+					out[i] = backend.FileInfo{Path: f.Path, IsDir: f.IsDir}
+				}
+				return out
+			}
+			if !slices.Equal(strip(full), strip(names)) {
+				t.Errorf("%s: ListNames %v, List %v", dir, names, full)
+			}
+		}
+	})
 	t.Run("Subdirectory", func(t *testing.T) {
 		b, e := s.fresh(t, files)
 		for _, p := range []string{e.p("/b"), e.p("/b") + "/"} {

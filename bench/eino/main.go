@@ -33,10 +33,12 @@ import (
 	"github.com/cloudwego/eino/schema"
 )
 
-const (
-	filesPerDir = 10
-	final       = "done"
-)
+const final = "done"
+
+// filesPerDir is how many files go into one directory (-files-per-dir):
+// 10 for bench/compare's workload, effectively unlimited for bench/longrun's
+// growing one (see bench/workload).
+var filesPerDir = 10
 
 func dir(w int) string  { return "/d" + strconv.Itoa(w/filesPerDir) }
 func path(w int) string { return dir(w) + "/f" + strconv.Itoa(w) + ".txt" }
@@ -120,7 +122,12 @@ func (m *scripted) WithTools([]*schema.ToolInfo) (model.ToolCallingChatModel, er
 func main() {
 	n := flag.Int("n", 1000, "tool steps")
 	dump := flag.Bool("dump", false, "print the workload's calls and exit")
+	flag.IntVar(&filesPerDir, "files-per-dir", filesPerDir, "files written into one directory before the next (a huge number: every ls lists all files written so far)")
 	flag.Parse()
+	if filesPerDir < 1 {
+		fmt.Fprintln(os.Stderr, "eino: -files-per-dir must be >= 1")
+		os.Exit(2)
+	}
 	if *n < 0 {
 		fmt.Fprintln(os.Stderr, "eino: -n must be >= 0")
 		os.Exit(2)

@@ -25,10 +25,13 @@ const Final = "done"
 var Usage = llm.Usage{InputTokens: 100, OutputTokens: 10}
 
 // Dir returns the directory of the w-th write.
-func Dir(w int) string { return "/d" + strconv.Itoa(w/FilesPerDir) }
+func Dir(w int) string { return dirOf(w, FilesPerDir) }
 
 // Path returns the path of the w-th write.
-func Path(w int) string { return Dir(w) + "/f" + strconv.Itoa(w) + ".txt" }
+func Path(w int) string { return pathOf(w, FilesPerDir) }
+
+func dirOf(w, perDir int) string  { return "/d" + strconv.Itoa(w/perDir) }
+func pathOf(w, perDir int) string { return dirOf(w, perDir) + "/f" + strconv.Itoa(w) + ".txt" }
 
 // Content returns the content of the w-th write.
 func Content(w int) string {
@@ -36,7 +39,10 @@ func Content(w int) string {
 }
 
 // Call returns the tool call of step i.
-func Call(i int) llm.ToolCall {
+func Call(i int) llm.ToolCall { return callOf(i, FilesPerDir) }
+
+// callOf is step i's call with perDir files to a directory.
+func callOf(i, perDir int) llm.ToolCall {
 	w := i / 3
 	var args any
 	var name string
@@ -45,15 +51,15 @@ func Call(i int) llm.ToolCall {
 		name, args = "write_file", struct {
 			FilePath string `json:"file_path"`
 			Content  string `json:"content"`
-		}{Path(w), Content(w)}
+		}{pathOf(w, perDir), Content(w)}
 	case 1:
 		name, args = "read_file", struct {
 			FilePath string `json:"file_path"`
-		}{Path(w)}
+		}{pathOf(w, perDir)}
 	default:
 		name, args = "ls", struct {
 			Path string `json:"path"`
-		}{Dir(w)}
+		}{dirOf(w, perDir)}
 	}
 	b, _ := json.Marshal(args) // strings only: cannot fail
 	return llm.ToolCall{ID: "call_" + strconv.Itoa(i), Name: name, Args: b}

@@ -3,9 +3,11 @@ package cli
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -62,4 +64,38 @@ var benchSteps = 1000
 
 func init() {
 	flag.IntVar(&benchSteps, "steps", 1000, "BenchmarkRun's number of tool steps")
+}
+
+// BenchmarkRunGrowing runs the CLI's run command in-process on the growing
+// workload (bench/workload, bench/longrun) with a SQLite file, summaries
+// succeeding and failing, so long runs can be profiled:
+//
+//	go test -run='^$' -bench=RunGrowing -benchtime=1x -memprofile mem.out ./internal/cli -args -steps 10000
+func BenchmarkRunGrowing(b *testing.B) {
+	for _, summaries := range []bool{true, false} {
+		b.Run(fmt.Sprintf("summaries=%v", summaries), func(b *testing.B) {
+			steps := benchSteps
+			dir := b.TempDir()
+			script := filepath.Join(dir, "script.json")
+			data, err := json.Marshal(workload.GrowingScript(steps, summaries))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(script, data, 0o600); err != nil {
+				b.Fatal(err)
+			}
+			home := b.TempDir()
+			b.Setenv("XDG_DATA_HOME", home)
+			env := Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
+				Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }}
+			for b.Loop() {
+				db := filepath.Join(b.TempDir(), "threads.db")
+				args := []string{"run", "--model", "replay:" + script, "--output", "jsonl", "--db", db, "--dir", benchDir(b), "--max-steps", strconv.Itoa(steps + 1), "go"}
+				if code := Main(args, env); code != 0 {
+					b.Fatalf("exit %d", code)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*steps), "µs/step")
+		})
+	}
 }
