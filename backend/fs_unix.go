@@ -534,3 +534,42 @@ func (f *Filesystem) Download(ctx context.Context, paths []string) []FileResult 
 	}
 	return out
 }
+
+// Append implements Appender: text is written at the end of the file with
+// O_APPEND, creating the file and its parent directories when missing, so a
+// log that only grows is never read back or rewritten (and is not subject
+// to the size limit of reads and downloads).
+func (f *Filesystem) Append(ctx context.Context, path, text string) error {
+	p, err := f.clean(path)
+	if err != nil {
+		return err
+	}
+	if p == "/" {
+		return opErr("append", p, ErrIsDir)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	defer f.locks.lock(p)()
+	dirfd, name, err := f.openParent(p, true)
+	if err != nil {
+		return writeErr("append", p, err)
+	}
+	defer unix.Close(dirfd)
+	fd, err := openat(dirfd, name, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return fsErr("append", p, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fsErr("append", p, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return opErr("append", p, errNotRegular)
+	}
+	if err := writeAll(fd, []byte(text)); err != nil {
+		return fsErr("append", p, err)
+	}
+	return nil
+}

@@ -60,6 +60,7 @@ func RunWith(t *testing.T, factory Factory, opts Options) {
 	t.Run("Glob", s.testGlob)
 	t.Run("Grep", s.testGrep)
 	t.Run("UploadDownload", s.testUploadDownload)
+	t.Run("Append", s.testAppend)
 	t.Run("Concurrency", s.testConcurrency)
 	t.Run("Execute", s.testExecute)
 }
@@ -806,6 +807,25 @@ func (s *suite) testGrep(t *testing.T) {
 			t.Errorf("match in a long line: %d matches", len(got))
 		}
 	})
+}
+
+// testAppend checks backend.Append, natively or through the fallback.
+func (s *suite) testAppend(t *testing.T) {
+	ctx := t.Context()
+	b, e := s.fresh(t, map[string]string{"/log/old.md": "first\n"})
+	for _, part := range []string{"a\n", "b\n", "c"} {
+		noErr(t, "Append to a new file", backend.Append(ctx, b, e.p("/log/new/h.md"), part))
+		noErr(t, "Append to an existing file", backend.Append(ctx, b, e.p("/log/old.md"), part))
+	}
+	if got := content(t, b, e.p("/log/new/h.md")); strings.Join(got, "\n") != "a\nb\nc" {
+		t.Errorf("appended file: %q", got)
+	}
+	if got := content(t, b, e.p("/log/old.md")); strings.Join(got, "\n") != "first\na\nb\nc" {
+		t.Errorf("appended existing file: %q", got)
+	}
+	if err := backend.Append(ctx, b, e.p("/log"), "x"); err == nil {
+		t.Error("Append to a directory succeeded")
+	}
 }
 
 func (s *suite) testUploadDownload(t *testing.T) {

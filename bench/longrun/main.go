@@ -10,7 +10,8 @@
 //     (Eino's is over its own invoke call, measured inside its process);
 //   - peak RSS of the process;
 //   - checkpoint database bytes: the SQLite file with its -wal and -shm
-//     after the process exits;
+//     after the process exits; and, apart, the conversation history files
+//     the CLI appends beside it (DB.history/);
 //   - message bytes: the bytes of the conversation's own messages, that is
 //     the JSON of every assistant message plus the content of every tool
 //     result the run produced (from its jsonl events), and the ratio of the
@@ -54,6 +55,7 @@ type config struct {
 	eino      bool
 	timeout   time.Duration
 	keep      bool
+	wsRoot    string
 }
 
 func main() {
@@ -64,6 +66,7 @@ func main() {
 	flag.BoolVar(&c.eino, "eino", true, "also run Eino's deep agent on the same steps (bench/eino)")
 	flag.DurationVar(&c.timeout, "timeout", 30*time.Minute, "longest one run may take")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory")
+	flag.StringVar(&c.wsRoot, "workspace-root", defaultWorkspaceRoot(), "where the CLI's workspaces go (default: /dev/shm when it exists, as in bench/compare, so that Eino's in-memory file store is not compared with a disk; the checkpoint database stays in the temporary directory)")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -95,6 +98,7 @@ type result struct {
 	seconds   float64
 	rss       int64 // bytes
 	dbBytes   int64
+	histBytes int64 // the conversation history files beside the database
 	msgBytes  int64
 	notices   map[string]int
 	err       error
@@ -152,7 +156,12 @@ func (r result) String() string {
 func runCLI(ctx context.Context, c config, tmp, cli string, n int, summaries bool) result {
 	r := result{impl: "cli", n: n, summaries: summaries, notices: map[string]int{}}
 	dir := filepath.Join(tmp, fmt.Sprintf("run-%d-%v", n, summaries))
-	ws := filepath.Join(dir, "workspace")
+	ws, err := os.MkdirTemp(c.wsRoot, "longrun-ws-")
+	if err != nil {
+		r.err = err
+		return r
+	}
+	defer os.RemoveAll(ws)
 	home := filepath.Join(dir, "home")
 	for _, d := range []string{ws, home} {
 		if r.err = os.MkdirAll(d, 0o755); r.err != nil {
@@ -205,6 +214,14 @@ func runCLI(ctx context.Context, c config, tmp, cli string, n int, summaries boo
 			r.dbBytes += st.Size()
 		}
 	}
+	_ = filepath.WalkDir(db+".history", func(_ string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				r.histBytes += info.Size()
+			}
+		}
+		return nil
+	})
 	return r
 }
 
@@ -277,20 +294,20 @@ func runEino(ctx context.Context, c config, bin string, n int) result {
 }
 
 func printTable(w io.Writer, results []result) {
-	fmt.Fprintln(w, "| steps | run | summaries | steps/s | peak RSS (MB) | checkpoint DB (MB) | message bytes (MB) | DB / messages | notices |")
-	fmt.Fprintln(w, "|---:|---|---|---:|---:|---:|---:|---:|---|")
+	fmt.Fprintln(w, "| steps | run | summaries | steps/s | peak RSS (MB) | checkpoint DB (MB) | history files (MB) | message bytes (MB) | DB / messages | notices |")
+	fmt.Fprintln(w, "|---:|---|---|---:|---:|---:|---:|---:|---:|---|")
 	for _, r := range results {
 		if r.err != nil {
-			fmt.Fprintf(w, "| %d | %s | %s | failed: %v | | | | | |\n", r.n, r.impl, summariesName(r), r.err)
+			fmt.Fprintf(w, "| %d | %s | %s | failed: %v | | | | | | |\n", r.n, r.impl, summariesName(r), r.err)
 			continue
 		}
-		db, msgs, ratio := "n/a", "n/a", "n/a"
+		db, hist, msgs, ratio := "n/a", "n/a", "n/a", "n/a"
 		if r.impl == "cli" {
-			db, msgs = fmt.Sprintf("%.1f", mb(r.dbBytes)), fmt.Sprintf("%.1f", mb(r.msgBytes))
+			db, hist, msgs = fmt.Sprintf("%.1f", mb(r.dbBytes)), fmt.Sprintf("%.1f", mb(r.histBytes)), fmt.Sprintf("%.1f", mb(r.msgBytes))
 			ratio = fmt.Sprintf("%.2f", float64(r.dbBytes)/float64(r.msgBytes))
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %.0f | %.1f | %s | %s | %s | %s |\n", r.n, r.impl, summariesName(r),
-			float64(r.n)/r.seconds, mb(r.rss), db, msgs, ratio, noticesString(r.notices))
+		fmt.Fprintf(w, "| %d | %s | %s | %.0f | %.1f | %s | %s | %s | %s | %s |\n", r.n, r.impl, summariesName(r),
+			float64(r.n)/r.seconds, mb(r.rss), db, hist, msgs, ratio, noticesString(r.notices))
 	}
 }
 
@@ -312,6 +329,13 @@ func noticesString(m map[string]int) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+func defaultWorkspaceRoot() string {
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		return "/dev/shm"
+	}
+	return os.TempDir()
 }
 
 func mb(b int64) float64 { return float64(b) / (1 << 20) }

@@ -43,6 +43,7 @@ type options struct {
 	script           string
 	dump             bool
 	cpuProf, memProf string
+	growing          string // "", "ok" or "fail": the growing workload and its summaries
 }
 
 func main() {
@@ -52,6 +53,7 @@ func main() {
 	flag.BoolVar(&o.syncFull, "sync-full", false, "with -checkpoint: fsync every commit (synchronous=FULL)")
 	flag.StringVar(&o.script, "write-script", "", "write the workload as a replay script to `file` and exit")
 	flag.BoolVar(&o.dump, "dump", false, "print the workload's calls and exit")
+	flag.StringVar(&o.growing, "growing", "", "run the growing workload (bench/workload/growing.go) instead, with summaries that succeed (ok) or fail (fail)")
 	flag.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of the run to `file`")
 	flag.StringVar(&o.memProf, "memprofile", "", "write an allocation profile of the run to `file`")
 	flag.Parse()
@@ -78,7 +80,15 @@ func run(ctx context.Context, o options) error {
 		return os.WriteFile(o.script, data, 0o644)
 	}
 
-	cfg := deepagents.Config{Model: llmtest.NewFromScript(workload.Script(o.n)), MaxSteps: o.n + 1}
+	script := workload.Script(o.n)
+	switch o.growing {
+	case "":
+	case "ok", "fail":
+		script = workload.GrowingScript(o.n, o.growing == "ok")
+	default:
+		return fmt.Errorf("-growing %q: want ok or fail", o.growing)
+	}
+	cfg := deepagents.Config{Model: llmtest.NewFromScript(script), MaxSteps: o.n + 1}
 	in := deepagents.Prompt("go")
 	if o.checkpoint != "" {
 		if _, err := os.Stat(o.checkpoint); !errors.Is(err, os.ErrNotExist) {
@@ -123,8 +133,12 @@ func run(ctx context.Context, o options) error {
 	if res.Steps != o.n+1 || res.Text() != workload.Final {
 		return fmt.Errorf("run ended after %d model calls with %q, want %d and %q", res.Steps, res.Text(), o.n+1, workload.Final)
 	}
-	if err := workload.Check(o.n, res.State.Messages); err != nil {
-		return err
+	// Summarization rewrites the growing workload's conversation, so
+	// only the bounded one can be checked message by message.
+	if o.growing == "" {
+		if err := workload.Check(o.n, res.State.Messages); err != nil {
+			return err
+		}
 	}
 	if o.memProf != "" {
 		if err := writeHeap(o.memProf); err != nil {

@@ -350,14 +350,27 @@ func TestSummarizationThroughCLI(t *testing.T) {
 	_, out, _ := w.run("state", "sum", "--db", w.db)
 	var st threadState
 	json.Unmarshal([]byte(out), &st)
-	if !strings.Contains(st.Files["/conversation_history/sum.md"], "User: read the files") {
-		t.Errorf("history not offloaded; files: %v", keys(st.Files))
+	// The history is appended to a file beside the database, not held in
+	// the thread's state (memory, checkpoints).
+	hist := w.db + ".history/sum.md"
+	if b, err := os.ReadFile(hist); err != nil || !strings.Contains(string(b), "User: read the files") {
+		t.Errorf("history not offloaded to %s: %q, %v", hist, b, err)
+	}
+	if len(st.Files) != 0 {
+		t.Errorf("the history is in the thread's state too: %v", keys(st.Files))
 	}
 	if len(st.Todos) != 1 {
 		t.Errorf("todos lost: %v", st.Todos)
 	}
 	if _, err := os.Stat(filepath.Join(w.dir, "conversation_history")); !os.IsNotExist(err) {
 		t.Error("history littered the workspace")
+	}
+	// Deleting the thread deletes its history.
+	if code, _, stderr := w.run("threads", "delete", "sum", "--db", w.db); code != 0 {
+		t.Fatalf("threads delete: %d %s", code, stderr)
+	}
+	if _, err := os.Stat(hist); !os.IsNotExist(err) {
+		t.Errorf("the history outlived its thread: %v", err)
 	}
 }
 

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -55,7 +58,7 @@ func newThreadsDeleteCmd(env Env) *cobra.Command {
 					missing = append(missing, id)
 					continue
 				}
-				n, err := deleteTree(cmd.Context(), d.Saver, all, id)
+				n, err := deleteTree(cmd.Context(), d, all, id)
 				deleted += n
 				if err != nil {
 					return err
@@ -107,7 +110,7 @@ func newThreadsPruneCmd(env Env) *cobra.Command {
 					deleted++
 					continue
 				}
-				n, err := deleteTree(cmd.Context(), d.Saver, all, t.ID)
+				n, err := deleteTree(cmd.Context(), d, all, t.ID)
 				deleted += n
 				if err != nil {
 					return err
@@ -171,14 +174,27 @@ func allThreads(ctx context.Context, s checkpoint.Saver) ([]checkpoint.Thread, e
 
 // deleteTree deletes the thread id and its subagents' threads (id/...),
 // and returns how many it deleted.
-func deleteTree(ctx context.Context, s checkpoint.Saver, all []checkpoint.Thread, id string) (int, error) {
+func deleteTree(ctx context.Context, d *persist.DB, all []checkpoint.Thread, id string) (int, error) {
 	n := 0
+	hist := historyDir(d)
 	for _, t := range all {
 		if t.ID == id || strings.HasPrefix(t.ID, id+"/") {
-			if err := s.DeleteThread(ctx, t.ID); err != nil {
+			if err := d.Saver.DeleteThread(ctx, t.ID); err != nil {
 				return n, fmt.Errorf("deleting thread %s: %w", t.ID, err)
 			}
 			n++
+			if hist == "" {
+				continue
+			}
+			// The thread's conversation history, if summarization kept
+			// one (thread ids with ".." never get one: the path is
+			// refused when it is written).
+			f := filepath.Join(hist, filepath.FromSlash(t.ID)+".md")
+			if rel, err := filepath.Rel(hist, f); err == nil && filepath.IsLocal(rel) {
+				if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return n, fmt.Errorf("deleting the history of thread %s: %w", t.ID, err)
+				}
+			}
 		}
 	}
 	return n, nil

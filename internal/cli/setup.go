@@ -90,9 +90,13 @@ func openBackend(env Env, f *runFlags, db *persist.DB) (backend.Backend, error) 
 	}
 	// Scratch files live in the thread's state, under their full paths.
 	state := backend.NewState(nil)
+	history, err := historyBackend(db, state)
+	if err != nil {
+		return nil, err
+	}
 	routes := map[string]backend.Backend{
 		"/large_tool_results/":   backend.Under("/large_tool_results", state),
-		"/conversation_history/": backend.Under("/conversation_history", state),
+		"/conversation_history/": history,
 		memoriesRoute:            backend.NewStore(db.Store, nil),
 	}
 	if dir := userDir(env); dir != "" {
@@ -103,6 +107,35 @@ func openBackend(env Env, f *runFlags, db *persist.DB) (backend.Backend, error) 
 		}
 	}
 	return backend.NewComposite(ws, routes)
+}
+
+// historyDir is where conversation histories are kept beside a SQLite
+// database: a folder named after the file with ".history" added. Other
+// databases ("" here) keep them in the thread's state, in the database.
+func historyDir(db *persist.DB) string {
+	if db.Kind != persist.KindSQLite {
+		return ""
+	}
+	return db.Location + ".history"
+}
+
+// historyBackend holds /conversation_history/, where summarization appends
+// the messages it summarized: files beside a SQLite database, appended to
+// on disk so that a long run's history costs neither memory nor checkpoint
+// space; the thread's state otherwise.
+func historyBackend(db *persist.DB, state backend.Backend) (backend.Backend, error) {
+	dir := historyDir(db)
+	if dir == "" {
+		return backend.Under("/conversation_history", state), nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("conversation history: %w", err)
+	}
+	b, err := backend.NewFilesystem(dir, backend.FilesystemOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("conversation history: %w", err)
+	}
+	return b, nil
 }
 
 // openSession opens the database, the model and the agent for a run.
