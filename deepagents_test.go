@@ -2,12 +2,14 @@ package deepagents_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/llmtest"
 )
 
@@ -114,5 +116,62 @@ func TestApprovalRulesNameRealTools(t *testing.T) {
 				t.Errorf("err = %v, want ErrUnknownTool with %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestSubagentPromptsDescribeOnlyTheirTools checks that a subagent's system
+// prompt names no tool it cannot call, and every tool it can.
+func TestSubagentPromptsDescribeOnlyTheirTools(t *testing.T) {
+	task := func(id, sub string) llm.ToolCall {
+		return llm.ToolCall{ID: id, Name: "task", Args: json.RawMessage(`{"description":"look","subagent_type":"` + sub + `"}`)}
+	}
+	m := llmtest.New(
+		llmtest.Turn{ToolCalls: []llm.ToolCall{task("1", "reader")}},
+		llmtest.Turn{Agent: "reader", Content: "read"},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{task("2", "general-purpose")}},
+		llmtest.Turn{Agent: "general-purpose", Content: "done too"},
+		llmtest.Turn{Content: "done"},
+	).Record()
+	a, err := deepagents.New(deepagents.Config{Model: m, Subagents: []deepagents.Subagent{
+		{Name: "reader", Description: "reads", SystemPrompt: "You read.", AllowedTools: []string{"read_file", "ls"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Invoke(context.Background(), deepagents.Prompt("go")); err != nil {
+		t.Fatal(err)
+	}
+	allTools := []string{"ls", "read_file", "write_file", "edit_file", "glob", "grep", "execute", "write_todos", "task"}
+	seen := map[string]bool{}
+	for _, r := range m.Requests() {
+		if r.Agent == "main" || seen[r.Agent] {
+			continue
+		}
+		seen[r.Agent] = true
+		offered := map[string]bool{}
+		for _, s := range r.Request.Tools {
+			offered[s.Name] = true
+		}
+		for _, name := range allTools {
+			marker := name
+			if name == "task" { // also an ordinary word
+				marker = "task tool"
+			}
+			if mentioned := strings.Contains(r.Request.System, marker); mentioned != offered[name] {
+				t.Errorf("%s: tool %s offered %v, mentioned in the prompt %v", r.Agent, name, offered[name], mentioned)
+			}
+		}
+	}
+	if len(seen) != 2 {
+		t.Fatalf("subagents seen: %v", seen)
+	}
+}
+
+func TestAllowedToolsMustExist(t *testing.T) {
+	_, err := deepagents.New(deepagents.Config{Model: llmtest.New(), Subagents: []deepagents.Subagent{
+		{Name: "reader", Description: "reads", AllowedTools: []string{"read_fil"}},
+	}})
+	if !errors.Is(err, agent.ErrUnknownTool) || !strings.Contains(err.Error(), `"read_fil"`) || !strings.Contains(err.Error(), "read_file") {
+		t.Errorf("err = %v, want ErrUnknownTool naming the tool and listing the real ones", err)
 	}
 }

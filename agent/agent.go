@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 
@@ -28,6 +29,10 @@ const (
 	MainAgent = "main"
 )
 
+// ErrUnknownTool is returned by New for a Config.AllowedTools name that is
+// no tool of the agent.
+var ErrUnknownTool = errors.New("agent: unknown tool")
+
 // ErrMaxSteps ends a run that reached Config.MaxSteps model calls without a
 // final answer.
 var ErrMaxSteps = errors.New("agent: step limit reached without a final answer")
@@ -44,6 +49,12 @@ type Config struct {
 	SystemPrompt string
 	// Tools are the agent's own tools, offered after the middleware's.
 	Tools []tool.Tool
+	// AllowedTools, when not nil, limits the agent to the tools of these
+	// names, its middleware's included: the others are not offered, a
+	// call of one is answered as an unknown tool, and middleware that are
+	// ToolPrompters describe only the tools kept. A name that is no tool
+	// of the agent is an error (ErrUnknownTool).
+	AllowedTools []string
 	// Middleware is the stack, outermost first.
 	Middleware []Middleware
 	// MaxSteps caps the model calls of one run; zero means
@@ -145,14 +156,6 @@ func New(cfg Config) (*Agent, error) {
 				}
 			}
 		}
-		if p, ok := m.(SystemPrompter); ok {
-			if s := p.SystemPrompt(); s != "" {
-				if sys.Len() > 0 {
-					sys.WriteString("\n\n")
-				}
-				sys.WriteString(s)
-			}
-		}
 		if h, ok := m.(BeforeAgentHook); ok {
 			a.before = append(a.before, h)
 		}
@@ -169,6 +172,25 @@ func New(cfg Config) (*Agent, error) {
 		}
 		if err := addTool(t, "Config.Tools"); err != nil {
 			return nil, err
+		}
+	}
+	if err := a.keepTools(cfg.AllowedTools); err != nil {
+		return nil, err
+	}
+	offered := func(name string) bool { _, ok := a.tools[name]; return ok }
+	for _, m := range cfg.Middleware {
+		var section string
+		switch p := m.(type) {
+		case ToolPrompter:
+			section = p.SystemPromptFor(offered)
+		case SystemPrompter:
+			section = p.SystemPrompt()
+		}
+		if section != "" {
+			if sys.Len() > 0 {
+				sys.WriteString("\n\n")
+			}
+			sys.WriteString(section)
 		}
 	}
 	a.system = sys.String()
@@ -213,6 +235,28 @@ func (a *Agent) Model() llm.Model { return a.model }
 // SystemPrompt returns the static system prompt: the configured prompt and
 // every SystemPrompter section. WrapModel hooks may add to it per call.
 func (a *Agent) SystemPrompt() string { return a.system }
+
+// keepTools drops the tools whose names are not in allowed (nil keeps all).
+func (a *Agent) keepTools(allowed []string) error {
+	if allowed == nil {
+		return nil
+	}
+	keep := make(map[string]bool, len(allowed))
+	for _, name := range allowed {
+		if _, ok := a.tools[name]; !ok {
+			names := make([]string, 0, len(a.tools))
+			for n := range a.tools {
+				names = append(names, n)
+			}
+			slices.Sort(names)
+			return fmt.Errorf("%w %q in AllowedTools of agent %s: its tools are %s", ErrUnknownTool, name, a.name, strings.Join(names, ", "))
+		}
+		keep[name] = true
+	}
+	maps.DeleteFunc(a.tools, func(name string, _ tool.Tool) bool { return !keep[name] })
+	a.specs = slices.DeleteFunc(a.specs, func(s llm.ToolSpec) bool { return !keep[s.Name] })
+	return nil
+}
 
 // ToolSpecs returns the tools offered to the model, in order.
 func (a *Agent) ToolSpecs() []llm.ToolSpec { return a.specs }

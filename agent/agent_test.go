@@ -545,3 +545,30 @@ func TestModelRetriesAreNotices(t *testing.T) {
 		t.Errorf("notices = %+v", notices)
 	}
 }
+
+func TestAllowedTools(t *testing.T) {
+	other := tool.Must(tool.New("other", "Another tool.", func(context.Context, struct{}) (string, error) { return "ran", nil }))
+	m := llmtest.New(
+		llmtest.Turn{ToolCalls: []llm.ToolCall{call("a", "other", `{}`), call("b", "echo", `{"text":"hi"}`)}},
+		llmtest.Turn{Content: "done"},
+	).Record()
+	a := newAgent(t, agent.Config{Model: m, Tools: []tool.Tool{echoTool(t), other}, AllowedTools: []string{"echo"}})
+	if specs := a.ToolSpecs(); len(specs) != 1 || specs[0].Name != "echo" {
+		t.Fatalf("offered %v, want only echo", specs)
+	}
+	res, err := a.Invoke(context.Background(), agent.Prompt("go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(toolResults(res.State.Messages), "|")
+	if strings.Contains(got, "ran") || !strings.Contains(got, "echo: hi") {
+		t.Errorf("results %s: the left-out tool ran, or the kept one did not", got)
+	}
+	if tools := m.Requests()[0].Request.Tools; len(tools) != 1 {
+		t.Errorf("the model was offered %d tools", len(tools))
+	}
+	_, err = agent.New(agent.Config{Model: m, Tools: []tool.Tool{echoTool(t)}, AllowedTools: []string{"ech"}})
+	if !errors.Is(err, agent.ErrUnknownTool) {
+		t.Errorf("unknown allowed tool: %v", err)
+	}
+}

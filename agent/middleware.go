@@ -124,3 +124,13 @@ type ToolWrapper interface {
 type SystemPrompter interface {
 	SystemPrompt() string
 }
+
+// ToolPrompter is a SystemPrompter whose section depends on which of its
+// tools the agent offers (Config.AllowedTools may leave some out): the
+// agent calls SystemPromptFor, with a test of whether a tool is offered,
+// instead of SystemPrompt, so that the prompt describes only tools the
+// model can call.
+type ToolPrompter interface {
+	SystemPrompter
+	SystemPromptFor(offered func(tool string) bool) string
+}

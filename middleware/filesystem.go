@@ -133,6 +133,47 @@ You have a filesystem. Paths are absolute and start with /.
 // ExecutePrompt is added to the prompt section when execute is available.
 const ExecutePrompt = `- execute runs a shell command in the workspace and returns its output and exit code. Prefer the file tools for reading and searching files.`
 
+// fileToolLines describe one file tool each, for a prompt offering only
+// some of them (see SystemPromptFor), in the order they are offered.
+var fileToolLines = []struct{ tool, line string }{
+	{LsTool, "- ls lists a directory."},
+	{GlobTool, `- glob finds files by name pattern ("**/*.go").`},
+	{GrepTool, "- grep searches file contents with a regular expression."},
+	{ReadFileTool, "- read_file shows a file with line numbers; page through long files with offset and limit instead of reading everything."},
+	{EditFileTool, "- edit_file replaces an exact string; include enough surrounding text to make it unique, or set replace_all. Read a file before you edit it."},
+	{WriteFileTool, "- write_file creates new files only. Use files to keep large context out of the conversation: save notes, drafts and intermediate results, and read back only the parts you need."},
+	{ExecuteTool, "- execute runs a shell command in the workspace and returns its output and exit code."},
+}
+
+// SystemPromptFor implements agent.ToolPrompter: with every tool offered
+// it is SystemPrompt; otherwise it describes only the offered tools, and
+// nothing when none is.
+func (f *Filesystem) SystemPromptFor(offered func(string) bool) string {
+	if f.Prompt != "" {
+		return f.Prompt
+	}
+	all, some := true, false
+	for _, t := range f.Tools() {
+		name := t.Spec().Name
+		all = all && offered(name)
+		some = some || offered(name)
+	}
+	switch {
+	case all:
+		return f.SystemPrompt()
+	case !some:
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("## Files\n\nYou have a filesystem. Paths are absolute and start with /. Your file tools:\n")
+	for _, l := range fileToolLines {
+		if offered(l.tool) {
+			b.WriteString("\n" + l.line)
+		}
+	}
+	return b.String()
+}
+
 // SystemPrompt implements agent.SystemPrompter.
 func (f *Filesystem) SystemPrompt() string {
 	if f.Prompt != "" {

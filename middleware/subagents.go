@@ -135,7 +135,7 @@ func NewSubagents(cfg SubagentsConfig) (*Subagents, error) {
 	if !cfg.NoGeneralPurpose && !slices.ContainsFunc(subs, func(sa Subagent) bool { return sa.Name == GeneralPurpose }) {
 		subs = append([]Subagent{{
 			Name:         GeneralPurpose,
-			Description:  "A general-purpose agent with the same tools as you, for researching complex questions and carrying out multi-step tasks in its own context. Use it to keep your context small, or run several at once for independent parts of a task.",
+			Description:  "A general-purpose agent with your file and planning tools (but not task), for researching complex questions and carrying out multi-step tasks in its own context. Use it to keep your context small, or run several at once for independent parts of a task.",
 			SystemPrompt: GeneralPurposePrompt,
 		}}, subs...)
 	}
@@ -180,9 +180,6 @@ func buildSubagent(cfg SubagentsConfig, sa Subagent) (*agent.Agent, bool, error)
 		stack = cfg.Middleware()
 	}
 	stack = append(stack, sa.Middleware...)
-	if sa.AllowedTools != nil {
-		stack = append([]agent.Middleware{NewToolFilter(sa.AllowedTools...)}, stack...)
-	}
 	on := sa.InterruptOn
 	if on == nil {
 		on = cfg.InterruptOn
@@ -200,6 +197,7 @@ func buildSubagent(cfg SubagentsConfig, sa Subagent) (*agent.Agent, bool, error)
 		Model:        model,
 		SystemPrompt: sa.SystemPrompt,
 		Tools:        tools,
+		AllowedTools: sa.AllowedTools,
 		Middleware:   stack,
 		MaxSteps:     cfg.MaxSteps,
 		Checkpointer: saver,
@@ -226,6 +224,15 @@ func (s *Subagents) Tools() []tool.Tool { return []tool.Tool{s.tool} }
 
 // SystemPrompt implements agent.SystemPrompter.
 func (s *Subagents) SystemPrompt() string { return s.prompt }
+
+// SystemPromptFor implements agent.ToolPrompter: nothing when task is not
+// offered.
+func (s *Subagents) SystemPromptFor(offered func(string) bool) string {
+	if !offered(TaskTool) {
+		return ""
+	}
+	return s.prompt
+}
 
 // Names returns the subagents' names in the order they are offered.
 func (s *Subagents) Names() []string { return slices.Clone(s.names) }

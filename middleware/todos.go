@@ -60,6 +60,15 @@ func (t *Todos) SystemPrompt() string {
 	return TodosPrompt
 }
 
+// SystemPromptFor implements agent.ToolPrompter: nothing when write_todos
+// is not offered.
+func (t *Todos) SystemPromptFor(offered func(string) bool) string {
+	if !offered(WriteTodosTool) {
+		return ""
+	}
+	return t.SystemPrompt()
+}
+
 // Tools implements agent.ToolProvider.
 func (t *Todos) Tools() []tool.Tool {
 	if t.tool == nil {
