@@ -3,7 +3,10 @@ package backend
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"log/slog"
 	"os"
+	"slices"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -45,6 +48,11 @@ type LocalShellOptions struct {
 	Env []string
 	// Shell is the shell that runs commands with -c; empty means /bin/sh.
 	Shell string
+	// Sandbox, when set, runs every command inside bubblewrap (see
+	// Bubblewrap); NewLocalShell fails with ErrNoSandbox where it cannot.
+	// The environment is then SandboxEnv with Env applied, never this
+	// process's (InheritEnv is refused).
+	Sandbox *Bubblewrap
 }
 
 // LocalShell is a Filesystem that also runs shell commands on the host,
@@ -74,6 +82,13 @@ type LocalShell struct {
 	maxOutput  int
 	// noNamespaces is set once starting a command in namespaces failed.
 	noNamespaces atomic.Bool
+	// sandbox and bwrap are the Bubblewrap options and program, when
+	// commands run in the sandbox.
+	sandbox *Bubblewrap
+	bwrap   string
+	// pidsRoot is the cgroup under which each sandboxed command gets one
+	// capping its processes; "" when none can be made.
+	pidsRoot string
 	env          []string
 	shell        string
 	id           string
@@ -107,9 +122,23 @@ func NewLocalShell(root string, opts LocalShellOptions) (*LocalShell, error) {
 	if s.shell == "" {
 		s.shell = "/bin/sh"
 	}
-	if opts.InheritEnv {
+	switch {
+	case opts.Sandbox != nil:
+		if opts.InheritEnv {
+			return nil, fmt.Errorf("%w: a sandboxed shell never inherits the environment; pass variables with Env", ErrNoSandbox)
+		}
+		sb := *opts.Sandbox
+		s.sandbox = &sb
+		if s.bwrap, err = findBwrap(&sb); err != nil {
+			return nil, err
+		}
+		if s.pidsRoot = pidsRoot(); s.pidsRoot == "" {
+			slog.Warn("execute: no pids cgroup can be made here, so the number of processes a sandboxed command starts is not capped")
+		}
+		s.env = slices.Clone(SandboxEnv)
+	case opts.InheritEnv:
 		s.env = os.Environ()
-	} else {
+	default:
 		s.env = []string{"PATH=" + DefaultShellPath}
 	}
 	s.env = append(s.env, opts.Env...)

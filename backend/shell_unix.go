@@ -19,8 +19,12 @@ import (
 const outputGrace = time.Second
 
 // start starts the shell on command with its output going to out, contained
-// as the LocalShell doc describes.
-func (s *LocalShell) start(command string, out *os.File) (*exec.Cmd, error) {
+// as the LocalShell doc describes. release is to be called once the command
+// has been waited for.
+func (s *LocalShell) start(command string, out *os.File) (cmd *exec.Cmd, release func(), err error) {
+	if s.sandbox != nil {
+		return s.startSandboxed(command, out)
+	}
 	newCmd := func(attr *syscall.SysProcAttr) *exec.Cmd {
 		cmd := exec.Command(s.shell, "-c", command)
 		cmd.Dir = s.root
@@ -29,21 +33,58 @@ func (s *LocalShell) start(command string, out *os.File) (*exec.Cmd, error) {
 		cmd.SysProcAttr = attr
 		return cmd
 	}
+	nothing := func() {}
 	if attr := containedAttr(); attr != nil && !s.noNamespaces.Load() {
 		cmd := newCmd(attr)
 		err := cmd.Start()
 		if err == nil {
-			return cmd, nil
+			return cmd, nothing, nil
 		}
 		if !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EUSERS) {
-			return nil, err
+			return nil, nil, err
 		}
 		if s.noNamespaces.CompareAndSwap(false, true) {
 			slog.Warn("execute: PID namespaces are unavailable; commands run in a process group, and a process that leaves it can outlive its command", "err", err)
 		}
 	}
-	cmd := newCmd(&syscall.SysProcAttr{Setpgid: true})
-	return cmd, cmd.Start()
+	cmd = newCmd(&syscall.SysProcAttr{Setpgid: true})
+	return cmd, nothing, cmd.Start()
+}
+
+// startSandboxed starts command in bubblewrap, in a cgroup capping its
+// processes where one can be made. The cgroup goes when the command has
+// been waited for (see Execute).
+func (s *LocalShell) startSandboxed(command string, out *os.File) (*exec.Cmd, func(), error) {
+	args := bwrapArgs(s.sandbox, s.root, s.shell, command, s.env)
+	prog := s.bwrap
+	var cg *pidsCgroup
+	if s.pidsRoot != "" {
+		var err error
+		if cg, err = newPidsCgroup(s.pidsRoot, s.sandbox.maxProcesses()); err != nil {
+			return nil, nil, fmt.Errorf("limiting processes: %w", err)
+		}
+		args = append([]string{"-c", cg.enter(), "sh", prog}, args...)
+		prog = "/bin/sh"
+	}
+	cmd := exec.Command(prog, args...)
+	cmd.Dir = s.root
+	// bwrap's own environment is visible inside the sandbox (its first
+	// process's /proc/1/environ): give it none.
+	cmd.Env = []string{}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = sandboxAttr()
+	release := func() {
+		if cg != nil {
+			if err := cg.remove(); err != nil {
+				slog.Warn("execute: " + err.Error())
+			}
+		}
+	}
+	if err := cmd.Start(); err != nil {
+		release()
+		return nil, nil, err
+	}
+	return cmd, release, nil
 }
 
 // Execute implements Sandbox.
@@ -57,7 +98,7 @@ func (s *LocalShell) Execute(ctx context.Context, command string, timeout time.D
 		return ExecResult{}, fmt.Errorf("execute: %w", err)
 	}
 	defer pr.Close()
-	cmd, err := s.start(command, pw)
+	cmd, release, err := s.start(command, pw)
 	pw.Close()
 	if err != nil {
 		return ExecResult{}, fmt.Errorf("execute: %w", err)
@@ -85,6 +126,7 @@ func (s *LocalShell) Execute(ctx context.Context, command string, timeout time.D
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		err = <-waited
 	}
+	release()
 	select {
 	case <-readDone:
 	case <-time.After(outputGrace):

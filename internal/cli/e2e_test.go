@@ -66,8 +66,14 @@ func (w *world) env() []string {
 // run runs the binary and returns its exit status, stdout and stderr.
 func (w *world) run(args ...string) (int, string, string) {
 	w.t.Helper()
+	return w.runWithEnv(nil, args...)
+}
+
+// runWithEnv is run with more environment variables.
+func (w *world) runWithEnv(env []string, args ...string) (int, string, string) {
+	w.t.Helper()
 	cmd := exec.Command(binary(w.t), args...)
-	cmd.Env = w.env()
+	cmd.Env = append(w.env(), env...)
 	cmd.Stdin = strings.NewReader("")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -491,5 +497,46 @@ func TestKillNineLosesNothingAcknowledged(t *testing.T) {
 			t.Fatalf("continue after kill: exit %d: %s", code, stderr)
 		}
 		time.Sleep(200 * time.Millisecond) // the dead process's lease is being reclaimed
+	}
+}
+
+// TestShellIsSandboxed runs execute through the CLI with the default
+// sandbox: the command does not see the CLI's environment (where provider
+// keys live) and cannot write outside the workspace; --sandbox none is the
+// explicit way out.
+func TestShellIsSandboxed(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil && os.Getenv("CI") == "" {
+		t.Skip("bubblewrap is not installed")
+	}
+	w := newWorld(t)
+	outside := t.TempDir()
+	s := w.script(`{"turns":[{"tool_calls":[{"id":"x","name":"execute","args":{"command":"for f in /proc/[0-9]*/environ; do cat $f; done; echo; echo x > ` + outside + `/escaped; echo in > inside.txt; echo done"}}]},{"content":"ok"}]}`)
+	cmd := w.runArgs(s, "--shell", "go")
+	code, stdout, stderr := w.runWithEnv([]string{"ANTHROPIC_API_KEY=sk-test-secret-key"}, cmd...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var result string
+	for _, e := range events(t, stdout) {
+		if e.Type == agent.EventToolResult {
+			result = e.Content
+		}
+	}
+	if strings.Contains(result, "sk-test-secret-key") || !strings.Contains(result, "done") {
+		t.Errorf("execute result: %q", result)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "escaped")); err == nil {
+		t.Error("execute wrote outside the workspace")
+	}
+	if b, err := os.ReadFile(filepath.Join(w.dir, "inside.txt")); err != nil || string(b) != "in\n" {
+		t.Errorf("workspace write: %q, %v", b, err)
+	}
+	// Without a sandbox the same command sees the key: the check above can fail.
+	code, stdout, _ = w.runWithEnv([]string{"ANTHROPIC_API_KEY=sk-test-secret-key"}, w.runArgs(w.script(`{"turns":[{"tool_calls":[{"id":"x","name":"execute","args":{"command":"for f in /proc/[0-9]*/environ; do cat $f; done"}}]},{"content":"ok"}]}`), "--shell", "--sandbox", "none", "go")...)
+	if code != 0 || !strings.Contains(stdout, "sk-test-secret-key") {
+		t.Errorf("--sandbox none: exit %d, the key not visible to the command", code)
+	}
+	if code, _, stderr := w.run(w.runArgs(s, "--shell", "--sandbox", "chroot", "go")...); code != ExitUsage || !strings.Contains(stderr, "--sandbox must be bwrap or none") {
+		t.Errorf("unknown sandbox: exit %d %q", code, stderr)
 	}
 }

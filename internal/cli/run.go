@@ -24,6 +24,8 @@ type runFlags struct {
 	output      string
 	maxSteps    int
 	shell       bool
+	sandbox     string // "bwrap" or "none": how execute is isolated
+	network     bool   // execute may use the network
 	db          string
 	thread      string
 	interrupt   string
@@ -38,7 +40,9 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.dir, "dir", "", "workspace directory the agent works in (default: the current directory)")
 	fl.StringVar(&f.output, "output", "text", "output format: text (the answer on stdout) or jsonl (one event per line)")
 	fl.IntVar(&f.maxSteps, "max-steps", 0, fmt.Sprintf("maximum model calls in one run (default %d)", agent.DefaultMaxSteps))
-	fl.BoolVar(&f.shell, "shell", false, "let the agent run shell commands in the workspace (the execute tool; NOT sandboxed)")
+	fl.BoolVar(&f.shell, "shell", false, "let the agent run shell commands in the workspace (the execute tool), isolated as --sandbox says")
+	fl.StringVar(&f.sandbox, "sandbox", "bwrap", "how execute is isolated: bwrap (bubblewrap: no network, the system read-only, only the workspace writable, no process outlives its command) or none (commands run as you, unisolated)")
+	fl.BoolVar(&f.network, "network", false, "with --shell and --sandbox bwrap: let commands use the network")
 	fl.StringVar(&f.db, "db", "", "database for threads and memories: a SQLite file path or a postgres:// URL (default: deepagents.db in the user's data directory)")
 	fl.StringVar(&f.thread, "thread", "", "thread to start or continue (default: a new thread, whose id run_start shows)")
 	fl.StringVar(&f.interrupt, "interrupt-on", "", "comma-separated tools that need approval (default: write_file,edit_file,execute on a terminal, none otherwise)")
@@ -55,6 +59,14 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	}
 	if f.maxSteps < 0 {
 		return usageError{errors.New("--max-steps must not be negative")}
+	}
+	switch f.sandbox {
+	case "bwrap", "none":
+	default:
+		return usageError{fmt.Errorf("--sandbox must be bwrap or none, not %q", f.sandbox)}
+	}
+	if f.network && f.sandbox == "none" {
+		return usageError{errors.New("--network needs --sandbox bwrap (without a sandbox commands have the network anyway)")}
 	}
 	if f.autoApprove && f.interruptOK && f.interrupt != "" {
 		return usageError{errors.New("--auto-approve and --interrupt-on contradict each other")}

@@ -81,7 +81,14 @@ func openBackend(env Env, f *runFlags, db *persist.DB) (backend.Backend, error) 
 	var ws backend.Backend
 	var err error
 	if f.shell {
-		ws, err = backend.NewLocalShell(f.dir, backend.LocalShellOptions{})
+		opts := backend.LocalShellOptions{}
+		if f.sandbox == "bwrap" {
+			opts.Sandbox = &backend.Bubblewrap{Network: f.network}
+		}
+		ws, err = backend.NewLocalShell(f.dir, opts)
+		if errors.Is(err, backend.ErrNoSandbox) {
+			return nil, fmt.Errorf("--shell: %w; install bubblewrap (apt-get install bubblewrap), or pass --sandbox none to run commands unisolated, as yourself", err)
+		}
 	} else {
 		ws, err = backend.NewFilesystem(f.dir, backend.FilesystemOptions{})
 	}
