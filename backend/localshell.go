@@ -89,9 +89,9 @@ type LocalShell struct {
 	// pidsRoot is the cgroup under which each sandboxed command gets one
 	// capping its processes; "" when none can be made.
 	pidsRoot string
-	env          []string
-	shell        string
-	id           string
+	env      []string
+	shell    string
+	id       string
 }
 
 var _ Sandbox = (*LocalShell)(nil)
