@@ -56,11 +56,13 @@ type LocalShellOptions struct {
 }
 
 // LocalShell is a Filesystem that also runs shell commands on the host,
-// with the root directory as their working directory. It is a Sandbox in
-// the protocol's sense only: it is NOT isolated. Commands run as this
+// with the root directory as their working directory. With
+// LocalShellOptions.Sandbox, each command runs isolated in bubblewrap (see
+// Bubblewrap). Without it the shell is NOT isolated: commands run as this
 // process's user with full access to the machine and the network; virtual
-// mode confines the file tools, not the shell. Use it for trusted work on
-// your own machine, or inside a container or VM you are willing to lose.
+// mode confines the file tools, not the shell. Use that only for trusted
+// work on your own machine, or inside a container or VM you are willing to
+// lose.
 //
 // Each command runs as "sh -c COMMAND" with standard input empty and
 // standard output and error sharing one pipe, so they interleave as
