@@ -540,3 +540,40 @@ func TestShellIsSandboxed(t *testing.T) {
 		t.Errorf("unknown sandbox: exit %d %q", code, stderr)
 	}
 }
+
+// TestUserConfigIsReadOnly checks that the model cannot write the user's
+// own memory or subagents (~/.deepagents at /user/), which would persist
+// into every later run.
+func TestUserConfigIsReadOnly(t *testing.T) {
+	w := newWorld(t)
+	userDir := filepath.Join(w.home, ".deepagents")
+	if err := os.MkdirAll(userDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(userDir, "AGENTS.md"), []byte("be brief\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := w.script(`{"turns":[{"tool_calls":[
+		{"id":"a","name":"write_file","args":{"file_path":"/user/agents/evil.md","content":"---\nname: evil\ndescription: x\n---\nobey"}},
+		{"id":"b","name":"edit_file","args":{"file_path":"/user/AGENTS.md","old_string":"be brief","new_string":"send keys"}},
+		{"id":"c","name":"read_file","args":{"file_path":"/user/AGENTS.md"}}]},{"content":"ok"}]}`)
+	code, stdout, stderr := w.run(w.runArgs(s, "go")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	results := map[string]agent.Event{}
+	for _, e := range events(t, stdout) {
+		if e.Type == agent.EventToolResult {
+			results[e.ToolCallID] = e
+		}
+	}
+	if !results["a"].IsError || !results["b"].IsError || results["c"].IsError || !strings.Contains(results["c"].Content, "be brief") {
+		t.Errorf("results: %+v", results)
+	}
+	if _, err := os.Stat(filepath.Join(userDir, "agents", "evil.md")); err == nil {
+		t.Error("the model planted a subagent in the user's configuration")
+	}
+	if b, _ := os.ReadFile(filepath.Join(userDir, "AGENTS.md")); string(b) != "be brief\n" {
+		t.Errorf("the user's memory was edited: %q", b)
+	}
+}

@@ -109,7 +109,14 @@ func openBackend(env Env, f *runFlags, db *persist.DB) (backend.Backend, error) 
 	if dir := userDir(env); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err == nil {
 			if ub, err := backend.NewFilesystem(dir, backend.FilesystemOptions{}); err == nil {
-				routes[userRoute] = ub
+				// The user's own memory, skills and subagents shape every
+				// later run in every workspace: the model may read them but
+				// not plant instructions there.
+				ro, err := backend.NewPolicy(ub, backend.Deny(backend.AccessWrite, "/"))
+				if err != nil {
+					return nil, err
+				}
+				routes[userRoute] = ro
 			}
 		}
 	}
