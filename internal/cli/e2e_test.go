@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -575,5 +576,46 @@ func TestUserConfigIsReadOnly(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(userDir, "AGENTS.md")); string(b) != "be brief\n" {
 		t.Errorf("the user's memory was edited: %q", b)
+	}
+}
+
+// TestThreadKeepsItsSettings continues a thread without repeating how it
+// was run: it keeps its workspace, execute and approvals; a flag that
+// changes one says so.
+func TestThreadKeepsItsSettings(t *testing.T) {
+	w := newWorld(t)
+	first := w.script(`{"turns":[{"tool_calls":[{"id":"x","name":"execute","args":{"command":"echo one > one.txt"}}]},{"content":"ok"}]}`)
+	if code, _, stderr := w.run(w.runArgs(first, "--thread", "th", "--shell", "--sandbox", "none", "--interrupt-on", "write_file", "go")...); code != 0 {
+		t.Fatalf("first run: %d %s", code, stderr)
+	}
+	// The second run gives no --dir, --shell or --interrupt-on, from
+	// another directory.
+	second := w.script(`{"turns":[{"tool_calls":[{"id":"y","name":"execute","args":{"command":"cat one.txt"}}]},{"tool_calls":[{"id":"z","name":"write_file","args":{"file_path":"/two.txt","content":"2"}}]}]}`)
+	cmd := exec.Command(binary(t), "run", "--model", "replay:"+second, "--db", w.db, "--output", "jsonl", "--thread", "th", "go on")
+	cmd.Env, cmd.Dir = w.env(), t.TempDir()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitInterrupted {
+		t.Fatalf("second run: %v, want exit %d (write_file still needs approval): %s", err, ExitInterrupted, errb.String())
+	}
+	var execResult string
+	for _, e := range events(t, out.String()) {
+		if e.Type == agent.EventToolResult && e.ToolCallID == "y" {
+			execResult = e.Content
+		}
+	}
+	if !strings.HasPrefix(execResult, "one") {
+		t.Errorf("execute on the continued thread: %q (want it offered, in the first run's workspace)", execResult)
+	}
+	if !strings.Contains(errb.String(), "note: thread th ran with --model replay:") {
+		t.Errorf("no note of the changed model: %q", errb.String())
+	}
+	// Turning execute off says so.
+	third := w.script(`{"turns":[{"content":"fine"}]}`)
+	code, _, stderr := w.run(w.runArgs(third, "--thread", "th", "--shell=false", "hello")...)
+	if code != 0 || !strings.Contains(stderr, "ran with --shell true; this run uses false") {
+		t.Errorf("third run: %d %q", code, stderr)
 	}
 }

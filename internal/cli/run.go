@@ -32,6 +32,8 @@ type runFlags struct {
 	interruptOK bool // --interrupt-on was given
 	autoApprove bool
 	record      string
+	// given reports whether a flag was set on the command line.
+	given func(name string) bool
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -52,6 +54,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 
 func (f *runFlags) validate(cmd *cobra.Command) error {
 	f.interruptOK = cmd.Flags().Changed("interrupt-on")
+	f.given = cmd.Flags().Changed
 	switch f.output {
 	case "text", "jsonl":
 	default:
@@ -183,6 +186,7 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 		return err
 	}
 	defer s.close()
+	in.Values = settingsValues(s.settings)
 	out := newRenderer(f.output, env)
 	defer out.close()
 	for {

@@ -36,6 +36,8 @@ type session struct {
 	agent   *deepagents.Agent
 	backend backend.Backend
 	close   func()
+	// settings are how this run runs, to be recorded on its thread.
+	settings threadSettings
 }
 
 // registry returns the model providers the CLI knows: every provider of
@@ -154,14 +156,6 @@ func historyBackend(db *persist.DB, state backend.Backend) (backend.Backend, err
 
 // openSession opens the database, the model and the agent for a run.
 func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*session, error) {
-	ms := &models{env: env}
-	if f.record != "" {
-		ms.rec = llmtest.NewRecording(f.record)
-	}
-	model, err := openModel(ctx, env, ms, f.model)
-	if err != nil {
-		return nil, err
-	}
 	db, err := persist.Open(ctx, f.db, nil)
 	if err != nil {
 		return nil, fmt.Errorf("--db: %w", err)
@@ -170,6 +164,19 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*
 	fail := func(err error) (*session, error) {
 		s.close()
 		return nil, err
+	}
+	// A thread continues as it was run, but for the flags given.
+	if err := f.adoptThreadSettings(ctx, db, env.Stderr); err != nil {
+		return fail(err)
+	}
+	s.settings = f.settings(interactive)
+	ms := &models{env: env}
+	if f.record != "" {
+		ms.rec = llmtest.NewRecording(f.record)
+	}
+	model, err := openModel(ctx, env, ms, f.model)
+	if err != nil {
+		return fail(err)
 	}
 	s.backend, err = openBackend(env, f, db)
 	if err != nil {

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/persist"
+)
+
+// settingsValue is the state value where a thread keeps how it was run.
+const settingsValue = "cli_settings"
+
+// threadSettings are how a thread was run: a continued or resumed run uses
+// them for every flag it is not given, so that resuming a thread that used
+// execute offers execute again, with the same approvals, in the same
+// workspace.
+type threadSettings struct {
+	Model       string   `json:"model,omitempty"`
+	Dir         string   `json:"dir"`
+	Shell       bool     `json:"shell,omitempty"`
+	Sandbox     string   `json:"sandbox,omitempty"`
+	Network     bool     `json:"network,omitempty"`
+	InterruptOn []string `json:"interrupt_on"`
+	MaxSteps    int      `json:"max_steps,omitempty"`
+}
+
+// settings returns the flags' settings, the approval rules resolved.
+func (f *runFlags) settings(interactive bool) threadSettings {
+	on := f.interruptOn(interactive)
+	if on == nil {
+		on = []string{}
+	}
+	return threadSettings{Model: f.model, Dir: f.dir, Shell: f.shell, Sandbox: f.sandbox,
+		Network: f.network, InterruptOn: on, MaxSteps: f.maxSteps}
+}
+
+// adoptThreadSettings makes the settings the thread was run with the
+// defaults of the flags not given, and tells w of each given flag that
+// changes one. A new thread, or one run before threads kept settings,
+// changes nothing.
+func (f *runFlags) adoptThreadSettings(ctx context.Context, db *persist.DB, w io.Writer) error {
+	if f.thread == "" {
+		return nil
+	}
+	snap, err := db.Saver.Load(ctx, f.thread, "")
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("thread %s: %w", f.thread, err)
+	}
+	raw, ok := snap.Values[settingsValue]
+	if !ok {
+		return nil
+	}
+	var old threadSettings
+	if err := json.Unmarshal(raw, &old); err != nil {
+		return fmt.Errorf("thread %s: its settings: %w: %v", f.thread, checkpoint.ErrCorrupt, err)
+	}
+	given := f.given
+	note := func(flag, was, now string) {
+		if was != now {
+			fmt.Fprintf(w, "note: thread %s ran with %s %s; this run uses %s\n", f.thread, flag, orNone(was), orNone(now))
+		}
+	}
+	if given("model") {
+		note("--model", old.Model, f.model)
+	} else {
+		f.model = old.Model
+	}
+	if given("dir") {
+		note("--dir", old.Dir, f.dir)
+	} else if old.Dir != "" {
+		if st, err := os.Stat(old.Dir); err != nil || !st.IsDir() {
+			return usageError{fmt.Errorf("thread %s worked in %s, which is gone; pass --dir", f.thread, old.Dir)}
+		}
+		f.dir = old.Dir
+	}
+	if given("shell") {
+		note("--shell", strconv.FormatBool(old.Shell), strconv.FormatBool(f.shell))
+	} else {
+		f.shell = old.Shell
+	}
+	if given("sandbox") {
+		note("--sandbox", old.Sandbox, f.sandbox)
+	} else if old.Sandbox != "" {
+		f.sandbox = old.Sandbox
+	}
+	if given("network") {
+		note("--network", strconv.FormatBool(old.Network), strconv.FormatBool(f.network))
+	} else {
+		f.network = old.Network
+	}
+	if given("interrupt-on") || given("auto-approve") {
+		note("approvals for", strings.Join(old.InterruptOn, ","), strings.Join(f.interruptOn(false), ","))
+	} else {
+		f.interrupt, f.interruptOK = strings.Join(old.InterruptOn, ","), true
+	}
+	if given("max-steps") {
+		note("--max-steps", strconv.Itoa(old.MaxSteps), strconv.Itoa(f.maxSteps))
+	} else {
+		f.maxSteps = old.MaxSteps
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" || s == "0" {
+		return "(none)"
+	}
+	return s
+}
+
+// settingsValues returns the input values that record s on the thread.
+func settingsValues(s threadSettings) map[string]json.RawMessage {
+	s.InterruptOn = slices.Clip(s.InterruptOn)
+	raw, _ := json.Marshal(s) // plain fields: cannot fail
+	return map[string]json.RawMessage{settingsValue: raw}
+}
