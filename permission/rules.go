@@ -1,0 +1,265 @@
+package permission
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// Effect is what a rule does to the calls it matches.
+type Effect int
+
+// Effects, weakest first: when several rules match a call, the strongest
+// decides.
+const (
+	// None: no rule decides; the caller's default applies.
+	None Effect = iota
+	// Allow runs the call without asking.
+	Allow
+	// Ask stops for a human's approval first.
+	Ask
+	// Deny refuses the call; it never runs.
+	Deny
+)
+
+// String returns "allow", "ask", "deny" or "none".
+func (e Effect) String() string {
+	switch e {
+	case Allow:
+		return "allow"
+	case Ask:
+		return "ask"
+	case Deny:
+		return "deny"
+	}
+	return "none"
+}
+
+// ExecuteTool is the tool whose rules match commands by prefix; rules of
+// other tools match their file_path or path argument by glob.
+const ExecuteTool = "execute"
+
+// ErrRule reports a rule that does not parse.
+var ErrRule = errors.New("permission: invalid rule")
+
+// Rule is one allow, ask or deny rule: a tool and, optionally, a pattern.
+type Rule struct {
+	Effect Effect
+	Tool   string
+	// Pattern is, for execute, a command prefix in words ("git status");
+	// for other tools a glob of their path argument ("/src/**"). Empty
+	// matches every call of Tool.
+	Pattern string
+	words   []string // Pattern split into words, for execute
+}
+
+// String returns the rule as ParseRule takes it, with its effect first.
+func (r Rule) String() string {
+	if r.Pattern == "" {
+		return r.Effect.String() + " " + r.Tool
+	}
+	return r.Effect.String() + " " + r.Tool + "(" + r.Pattern + ")"
+}
+
+// ParseRule parses "tool" or "tool(pattern)" as a rule with effect e.
+func ParseRule(e Effect, s string) (Rule, error) {
+	s = strings.TrimSpace(s)
+	r := Rule{Effect: e, Tool: s}
+	if e < Allow || e > Deny {
+		return Rule{}, fmt.Errorf("%w %q: effect %d", ErrRule, s, e)
+	}
+	if open := strings.IndexByte(s, '('); open >= 0 {
+		if !strings.HasSuffix(s, ")") {
+			return Rule{}, fmt.Errorf("%w %q: a pattern is written tool(pattern)", ErrRule, s)
+		}
+		r.Tool, r.Pattern = strings.TrimSpace(s[:open]), strings.TrimSpace(s[open+1:len(s)-1])
+	}
+	if r.Tool == "" || strings.ContainsAny(r.Tool, " ()") {
+		return Rule{}, fmt.Errorf("%w %q: no tool name", ErrRule, s)
+	}
+	if r.Tool == ExecuteTool && r.Pattern != "" {
+		cmds, err := Split(strings.TrimSuffix(strings.TrimSuffix(r.Pattern, "*"), ":"))
+		if err != nil || len(cmds) != 1 {
+			return Rule{}, fmt.Errorf("%w %q: the pattern must be one simple command", ErrRule, s)
+		}
+		r.words = cmds[0]
+	} else if r.Pattern != "" {
+		if !strings.HasPrefix(r.Pattern, "/") && !strings.HasPrefix(r.Pattern, "**") {
+			return Rule{}, fmt.Errorf("%w %q: a path pattern starts with / or **", ErrRule, s)
+		}
+		if !doublestar.ValidatePattern(r.Pattern) {
+			return Rule{}, fmt.Errorf("%w %q: bad glob", ErrRule, s)
+		}
+	}
+	return r, nil
+}
+
+// Rules is a set of rules, safe for concurrent use once built. The zero
+// value has none.
+type Rules struct{ rules []Rule }
+
+// New returns the set of the given rules.
+func New(rules ...Rule) *Rules { return &Rules{rules: slices.Clone(rules)} }
+
+// Rules returns the rules in the order they were given.
+func (rs *Rules) Rules() []Rule {
+	if rs == nil {
+		return nil
+	}
+	return slices.Clone(rs.rules)
+}
+
+// Tools returns the tools the rules name, sorted, each once.
+func (rs *Rules) Tools() []string {
+	var out []string
+	for _, r := range rs.Rules() {
+		out = append(out, r.Tool)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Decision is the outcome of the rules for one call.
+type Decision struct {
+	Effect Effect
+	// Rule is the rule that decided; nil for None, and for an Ask about a
+	// command that cannot be parsed.
+	Rule *Rule
+	// Reason says why, in words for the user or the model.
+	Reason string
+}
+
+// Decide returns what the rules make of a call of tool with args.
+func (rs *Rules) Decide(tool string, args json.RawMessage) Decision {
+	var mine []*Rule
+	if rs != nil {
+		for i := range rs.rules {
+			if rs.rules[i].Tool == tool {
+				mine = append(mine, &rs.rules[i])
+			}
+		}
+	}
+	if len(mine) == 0 {
+		return Decision{}
+	}
+	if tool == ExecuteTool {
+		return decideCommand(mine, args)
+	}
+	var in struct {
+		FilePath *string `json:"file_path"`
+		Path     *string `json:"path"`
+	}
+	_ = json.Unmarshal(args, &in) // bad arguments: no path, only plain rules match
+	p, hasPath := "", false
+	switch {
+	case in.FilePath != nil:
+		p, hasPath = *in.FilePath, true
+	case in.Path != nil:
+		p, hasPath = *in.Path, true
+	}
+	return strongest(mine, func(r *Rule) bool {
+		if r.Pattern == "" {
+			return true
+		}
+		return hasPath && matchPath(r.Pattern, p)
+	})
+}
+
+// matchPath reports whether the virtual path p, or a directory above it,
+// matches the glob: a rule on /secrets/** covers /secrets itself too.
+func matchPath(pattern, p string) bool {
+	if p == "" {
+		p = "/"
+	}
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	if strings.Contains("/"+p+"/", "/../") {
+		return true // never let .. step out of a rule's reach: treat as a match
+	}
+	p = path.Clean(p)
+	for {
+		if ok, _ := doublestar.Match(pattern, p); ok {
+			return true
+		}
+		if p == "/" {
+			return false
+		}
+		p = path.Dir(p)
+	}
+}
+
+// strongest returns the decision of the strongest rule that matches.
+func strongest(rules []*Rule, match func(*Rule) bool) Decision {
+	var best *Rule
+	for _, r := range rules {
+		if (best == nil || r.Effect > best.Effect) && match(r) {
+			best = r
+		}
+	}
+	if best == nil {
+		return Decision{}
+	}
+	return Decision{Effect: best.Effect, Rule: best, Reason: "the rule " + best.String()}
+}
+
+// decideCommand applies execute rules to a command: deny if any part is
+// denied, ask if any part is asked about or the command cannot be parsed,
+// allow only if every part is allowed.
+func decideCommand(rules []*Rule, args json.RawMessage) Decision {
+	if d := strongest(rules, func(r *Rule) bool { return r.Pattern == "" }); d.Effect == Deny {
+		return d
+	}
+	var in struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(args, &in) != nil {
+		return Decision{Effect: Ask, Reason: "the arguments are not a command"}
+	}
+	cmds, err := Split(in.Command)
+	if err != nil {
+		return Decision{Effect: Ask, Reason: "the command cannot be checked against the rules: " + err.Error()}
+	}
+	if len(cmds) == 0 {
+		return Decision{}
+	}
+	result := Decision{Effect: Allow}
+	for _, words := range cmds {
+		d := strongest(rules, func(r *Rule) bool { return prefixOf(r.words, words) })
+		switch {
+		case d.Effect == Deny:
+			return d
+		case d.Effect == Ask && result.Effect != Ask:
+			result = d
+		case d.Effect == None && result.Effect == Allow:
+			result = Decision{} // a part no rule allows: the default decides
+		case d.Effect == Allow && result.Effect == Allow && result.Rule == nil:
+			result = d
+		}
+	}
+	return result
+}
+
+// prefixOf reports whether the command words start with the rule's words
+// (an empty rule matches all). A rule's command name without a slash
+// matches the command whatever its directory (rm matches /bin/rm).
+func prefixOf(rule, words []string) bool {
+	if len(rule) > len(words) {
+		return false
+	}
+	for i, w := range rule {
+		got := words[i]
+		if i == 0 && !strings.Contains(w, "/") {
+			got = baseName(got)
+		}
+		if got != w {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,151 @@
+package permission_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/deepagents-go/deepagents/permission"
+)
+
+func mustRules(t testing.TB, specs map[permission.Effect][]string) *permission.Rules {
+	t.Helper()
+	var rules []permission.Rule
+	for _, e := range []permission.Effect{permission.Allow, permission.Ask, permission.Deny} {
+		for _, s := range specs[e] {
+			r, err := permission.ParseRule(e, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rules = append(rules, r)
+		}
+	}
+	return permission.New(rules...)
+}
+
+func args(kv ...string) json.RawMessage {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	b, _ := json.Marshal(m)
+	return b
+}
+
+func TestDecide(t *testing.T) {
+	rs := mustRules(t, map[permission.Effect][]string{
+		permission.Allow: {"execute(git status)", "execute(go test:*)", "write_file(/src/**)", "ls"},
+		permission.Ask:   {"execute(git push)", "write_file"},
+		permission.Deny:  {"execute(rm)", "read_file(**/.env)", "write_file(/src/secret/**)"},
+	})
+	A, K, D, N := permission.Allow, permission.Ask, permission.Deny, permission.None
+	tests := []struct {
+		tool string
+		args json.RawMessage
+		want permission.Effect
+	}{
+		{"execute", args("command", "git status"), A},
+		{"execute", args("command", "git status -s"), A},
+		{"execute", args("command", "go test ./..."), A},
+		{"execute", args("command", "git statusx"), N},
+		{"execute", args("command", "git"), N},
+		// Commands built to slip past a prefix rule.
+		{"execute", args("command", "git status; rm -rf x"), D},
+		{"execute", args("command", "git status && rm -rf x"), D},
+		{"execute", args("command", "git status | rm -rf x"), D},
+		{"execute", args("command", "git status\nrm -rf x"), D},
+		{"execute", args("command", "git status & rm -rf x"), D},
+		{"execute", args("command", "FOO=1 rm -rf x"), D},
+		{"execute", args("command", "/bin/rm -rf x"), D},
+		{"execute", args("command", "git status && curl evil.sh"), N},
+		{"execute", args("command", "git status $(rm -rf x)"), K},
+		{"execute", args("command", "git status `rm -rf x`"), K},
+		{"execute", args("command", `git status "$(rm -rf x)"`), K},
+		{"execute", args("command", "sh -c 'rm -rf x'"), K},
+		{"execute", args("command", "(rm -rf x)"), K},
+		{"execute", args("command", "git status 'a; rm -rf x'"), A}, // quoted: an argument, not a command
+		{"execute", args("command", `git status "a && rm -rf x"`), A},
+		{"execute", args("command", "git push origin main"), K},
+		{"execute", args("command", "go test ./... && git push"), K},
+		{"execute", args("command", "go test ./... | tail -3"), N},
+		{"execute", []byte(`{"command": 7}`), K},
+		// File tools by path.
+		{"read_file", args("file_path", "/app/.env"), D},
+		{"read_file", args("file_path", "/.env"), D},
+		{"read_file", args("file_path", "/app/main.go"), N},
+		{"write_file", args("file_path", "/src/a/b.go"), K}, // ask write_file is stronger than the allow
+		{"edit_file", args("file_path", "/src/a/b.go"), N},
+		{"write_file", args("file_path", "/src/secret/key"), D},
+		{"write_file", args("file_path", "/src/secret"), D},
+		{"write_file", args("file_path", "/src/../src/secret/key"), D},
+		{"write_file", args("file_path", "/README.md"), K},
+		{"ls", args("path", "/"), A},
+		{"grep", args("pattern", "x"), N},
+	}
+	for _, tt := range tests {
+		d := rs.Decide(tt.tool, tt.args)
+		if d.Effect != tt.want {
+			t.Errorf("%s %s: %s (%s), want %s", tt.tool, tt.args, d.Effect, d.Reason, tt.want)
+		}
+		if d.Effect != permission.None && d.Reason == "" {
+			t.Errorf("%s %s: no reason", tt.tool, tt.args)
+		}
+	}
+	edits := mustRules(t, map[permission.Effect][]string{permission.Allow: {"edit_file(/src/**)"}})
+	if d := edits.Decide("edit_file", args("file_path", "/src/a.go")); d.Effect != A {
+		t.Errorf("allowed path: %s", d.Effect)
+	}
+	if d := edits.Decide("edit_file", args("file_path", "/srcx/a.go")); d.Effect != N {
+		t.Errorf("path outside the allowed glob: %s", d.Effect)
+	}
+	// A deny of every command wins over any allow.
+	all := mustRules(t, map[permission.Effect][]string{permission.Allow: {"execute(ls)"}, permission.Deny: {"execute"}})
+	if d := all.Decide("execute", args("command", "ls")); d.Effect != D {
+		t.Errorf("deny execute: %s", d.Effect)
+	}
+}
+
+func TestParseRule(t *testing.T) {
+	for _, s := range []string{"", "(x)", "execute(git status", "execute(a; b)", "execute($(x))", "write_file(relative/path)", "read_file(/a/[)"} {
+		if _, err := permission.ParseRule(permission.Allow, s); !errors.Is(err, permission.ErrRule) {
+			t.Errorf("ParseRule(%q): %v, want ErrRule", s, err)
+		}
+	}
+	r, err := permission.ParseRule(permission.Deny, " execute( git push:* ) ")
+	if err != nil || r.Tool != "execute" || r.Pattern != "git push:*" || r.String() != "deny execute(git push:*)" {
+		t.Errorf("%+v %v", r, err)
+	}
+}
+
+// FuzzDecide feeds arbitrary commands to the rules: nothing panics, a
+// command that holds a denied simple command is never allowed, and what
+// Split accepts holds no command substitution.
+func FuzzDecide(f *testing.F) {
+	for _, s := range []string{"git status; rm -rf x", "echo $(rm x)", "a 'b; c' && d", `x "y\"z"`, "FOO=1 rm", "a 2>&1 | b &> c", "# c\nrm"} {
+		f.Add(s)
+	}
+	rs := mustRules(f, map[permission.Effect][]string{permission.Allow: {"execute(git status)", "execute(echo)"}, permission.Deny: {"execute(rm)"}})
+	f.Fuzz(func(t *testing.T, cmd string) {
+		cmds, err := permission.Split(cmd)
+		if err == nil {
+			for _, words := range cmds {
+				if len(words) == 0 || strings.ContainsAny(words[0], "$`") {
+					t.Fatalf("Split(%q) accepted %q", cmd, words)
+				}
+			}
+		}
+		raw, _ := json.Marshal(map[string]string{"command": cmd})
+		d := rs.Decide("execute", raw)
+		if d.Effect == permission.Allow {
+			if err != nil {
+				t.Fatalf("an unparsable command was allowed: %q", cmd)
+			}
+			for _, words := range cmds {
+				if words[0] == "rm" || strings.HasSuffix(words[0], "/rm") {
+					t.Fatalf("%q allowed though it runs rm", cmd)
+				}
+			}
+		}
+	})
+}
