@@ -14,6 +14,7 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/store"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -66,6 +67,11 @@ type Config struct {
 	Store store.Store
 	// InterruptOn asks for human approval before these tools run.
 	InterruptOn map[string]InterruptOn
+	// Permissions are allow, ask and deny rules (package permission),
+	// applied to the main agent's and its subagents' calls before
+	// InterruptOn: a denied call is refused, an asked one waits for
+	// approval, an allowed one runs without asking.
+	Permissions *permission.Rules
 	// Memory lists AGENTS.md paths (in the backend) loaded into the
 	// system prompt; Skills lists directories of skills.
 	Memory []string
@@ -94,7 +100,7 @@ func New(cfg Config) (*Agent, error) {
 		b = backend.NewState(nil)
 	}
 	saver := cfg.Checkpointer
-	if saver == nil && len(cfg.InterruptOn) > 0 {
+	if saver == nil && (len(cfg.InterruptOn) > 0 || cfg.Permissions != nil) {
 		saver = checkpoint.NewMemory()
 	}
 	// The built-in middleware keep no per-run state, so the main agent and
@@ -117,6 +123,7 @@ func New(cfg Config) (*Agent, error) {
 		Model:        cfg.Model,
 		Tools:        cfg.Tools,
 		InterruptOn:  cfg.InterruptOn,
+		Permissions:  cfg.Permissions,
 		Middleware:   subStack,
 		Subagents:    cfg.Subagents,
 		Checkpointer: saver,
@@ -138,8 +145,8 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(cfg.InterruptOn) > 0 {
-		stack = append(stack, middleware.NewHumanInTheLoop(cfg.InterruptOn))
+	if len(cfg.InterruptOn) > 0 || cfg.Permissions != nil {
+		stack = append(stack, &middleware.HumanInTheLoop{On: cfg.InterruptOn, Rules: cfg.Permissions})
 	}
 	prompt := BasePrompt
 	if cfg.SystemPrompt != "" {
@@ -174,7 +181,7 @@ var ErrUnknownTool = errors.New("deepagents: unknown tool")
 // checkInterruptOn checks that every tool named in the approval rules is
 // one the agent or a subagent can call.
 func checkInterruptOn(cfg Config, a *Agent) error {
-	if len(cfg.InterruptOn) == 0 && !slices.ContainsFunc(cfg.Subagents, func(s Subagent) bool { return len(s.InterruptOn) > 0 }) {
+	if len(cfg.InterruptOn) == 0 && cfg.Permissions == nil && !slices.ContainsFunc(cfg.Subagents, func(s Subagent) bool { return len(s.InterruptOn) > 0 }) {
 		return nil
 	}
 	known := map[string]bool{}
@@ -204,6 +211,11 @@ func checkInterruptOn(cfg Config, a *Agent) error {
 	}
 	if err := check("InterruptOn", cfg.InterruptOn); err != nil {
 		return err
+	}
+	for _, name := range cfg.Permissions.Tools() {
+		if !known[name] {
+			return fmt.Errorf("%w %q in Permissions: the tools are %s", ErrUnknownTool, name, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
+		}
 	}
 	for _, sub := range cfg.Subagents {
 		if err := check("the InterruptOn of subagent "+sub.Name, sub.InterruptOn); err != nil {

@@ -9,8 +9,10 @@ import (
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/permission"
 )
 
 type named struct{ name, prompt string }
@@ -173,5 +175,60 @@ func TestAllowedToolsMustExist(t *testing.T) {
 	}})
 	if !errors.Is(err, agent.ErrUnknownTool) || !strings.Contains(err.Error(), `"read_fil"`) || !strings.Contains(err.Error(), "read_file") {
 		t.Errorf("err = %v, want ErrUnknownTool naming the tool and listing the real ones", err)
+	}
+}
+
+// TestPermissionRules runs a turn with a denied, an asked and an
+// undecided call, then resumes it with an agent rebuilt without rules:
+// the denied call stays refused.
+func TestPermissionRules(t *testing.T) {
+	rule := func(e permission.Effect, s string) permission.Rule {
+		r, err := permission.ParseRule(e, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	rules := permission.New(rule(permission.Deny, "write_file(/etc/**)"), rule(permission.Ask, "write_file(/src/**)"))
+	write := func(id, p string) llm.ToolCall {
+		return llm.ToolCall{ID: id, Name: "write_file", Args: json.RawMessage(`{"file_path":"` + p + `","content":"x"}`)}
+	}
+	m := llmtest.New(llmtest.Turn{ToolCalls: []llm.ToolCall{write("deny", "/etc/passwd"), write("ask", "/src/a.go"), write("free", "/notes.md")}}, llmtest.Turn{Content: "done"})
+	saver := checkpoint.NewMemory()
+	a, err := deepagents.New(deepagents.Config{Model: m, Checkpointer: saver, Permissions: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	res, err := a.Invoke(ctx, agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("go")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != agent.StatusInterrupted || len(res.Interrupts) != 1 || res.Interrupts[0].ToolCallID != "ask" || !strings.Contains(res.Interrupts[0].Description, "ask write_file(/src/**)") {
+		t.Fatalf("interrupts: %+v", res.Interrupts)
+	}
+	// Rebuilt without the rules, the agent resumes; the refusal stands.
+	b, err := deepagents.New(deepagents.Config{Model: m, Checkpointer: saver})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = b.Resume(ctx, "t", []agent.Decision{{Type: agent.DecisionApprove}})
+	if err != nil || res.Status != agent.StatusCompleted {
+		t.Fatalf("resume: %v %+v", err, res)
+	}
+	got := map[string]string{}
+	for _, msg := range res.State.Messages {
+		if msg.Role == llm.RoleTool {
+			got[msg.ToolCallID] += msg.Text()
+		}
+	}
+	if !strings.Contains(got["deny"], "permission denied: the rule deny write_file(/etc/**) forbids this call") {
+		t.Errorf("denied call: %q", got["deny"])
+	}
+	if got["ask"] != "Updated file /src/a.go" || got["free"] != "Updated file /notes.md" {
+		t.Errorf("results: %v", got)
+	}
+	if _, ok := res.State.Files.Get("/etc/passwd"); ok {
+		t.Error("the denied write happened")
 	}
 }

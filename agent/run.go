@@ -263,6 +263,10 @@ func (r *run) loop(ctx context.Context, in Input) (RunStatus, error) {
 			err := h.AfterModel(ctx, turn)
 			var ie *InterruptError
 			if errors.As(err, &ie) {
+				// Calls a gate answered (a rule's refusal) get their
+				// results now, so they stay answered whatever agent
+				// resumes the thread.
+				r.keepAnswers(ctx, turn, idx)
 				return r.interrupt(ctx, []pendingInterrupt{{Requests: ie.Requests}})
 			}
 			if err != nil {
@@ -364,6 +368,26 @@ func (r *run) applyDecisions(decisions []Decision) error {
 		r.nested[p.Owner] = ds
 	}
 	return nil
+}
+
+// keepAnswers appends the results a gate gave calls of the turn at idx
+// without running them.
+func (r *run) keepAnswers(ctx context.Context, turn *Turn, idx int) {
+	if len(turn.answered) == 0 {
+		return
+	}
+	var calls []llm.ToolCall
+	for _, c := range pendingCalls(r.rt.state.Messages, idx) {
+		if _, ok := turn.answered[c.ID]; ok {
+			calls = append(calls, c)
+		}
+	}
+	results, _ := r.execTools(ctx, turn, calls)
+	for _, res := range results {
+		if res != nil {
+			r.rt.appendMessages(*res)
+		}
+	}
 }
 
 // enforceDecisions applies the decisions on this agent's own pending calls

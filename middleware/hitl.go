@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/permission"
 )
 
 // InterruptOn configures approval for one tool.
@@ -26,6 +27,11 @@ type InterruptOn struct {
 // decisions. Calls of other tools in the same turn wait with them.
 type HumanInTheLoop struct {
 	On map[string]InterruptOn
+	// Rules, when set, decide first: a call they deny is refused (its
+	// result says which rule), one they ask about waits for approval,
+	// one they allow runs without asking even if On names its tool;
+	// calls they do not decide follow On.
+	Rules *permission.Rules
 }
 
 // NewHumanInTheLoop returns the middleware for the given tools.
@@ -47,16 +53,29 @@ func (h *HumanInTheLoop) AfterModel(_ context.Context, turn *agent.Turn) error {
 	var requests []agent.ActionRequest
 	for i := range turn.Message.ToolCalls {
 		call := &turn.Message.ToolCalls[i]
+		if _, ok := turn.Runtime.Decision(call.ID); ok {
+			continue // decided: the agent applies the decision itself
+		}
 		cfg, ok := h.On[call.Name]
+		d := h.Rules.Decide(call.Name, call.Args)
+		switch d.Effect {
+		case permission.Deny:
+			turn.Answer(call.ID, agent.ToolResult{Content: fmt.Sprintf("Error: permission denied: %s forbids this call.", d.Reason), IsError: true})
+			continue
+		case permission.Allow:
+			continue
+		case permission.Ask:
+			ok = true
+			if cfg.Description == "" && cfg.Describe == nil {
+				cfg.Description = fmt.Sprintf("The agent wants to run %s with these arguments: %s (approval asked by %s)", call.Name, call.Args, d.Reason)
+			}
+		}
 		if !ok {
 			continue
 		}
 		allowed := cfg.Allowed
 		if len(allowed) == 0 {
 			allowed = AllDecisions
-		}
-		if _, ok := turn.Runtime.Decision(call.ID); ok {
-			continue // decided: the agent applies the decision itself
 		}
 		desc := cfg.Description
 		if cfg.Describe != nil {

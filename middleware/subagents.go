@@ -11,6 +11,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/store"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -66,6 +67,9 @@ type SubagentsConfig struct {
 	Model       llm.Model
 	Tools       []tool.Tool
 	InterruptOn map[string]InterruptOn
+	// Permissions are the rules every declarative subagent's calls
+	// follow (see HumanInTheLoop.Rules).
+	Permissions *permission.Rules
 	// Middleware returns the default stack of a declarative subagent,
 	// fresh for each; nil means none.
 	Middleware func() []agent.Middleware
@@ -185,8 +189,8 @@ func buildSubagent(cfg SubagentsConfig, sa Subagent) (*agent.Agent, bool, error)
 		on = cfg.InterruptOn
 	}
 	var saver checkpoint.Saver
-	if len(on) > 0 {
-		stack = append(stack, NewHumanInTheLoop(on))
+	if len(on) > 0 || cfg.Permissions != nil {
+		stack = append(stack, &HumanInTheLoop{On: on, Rules: cfg.Permissions})
 		saver = cfg.Checkpointer
 		if saver == nil {
 			saver = checkpoint.NewMemory()
