@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -91,6 +92,8 @@ type LocalShell struct {
 	// pidsRoot is the cgroup under which each sandboxed command gets one
 	// capping its processes; "" when none can be made.
 	pidsRoot string
+	// teardowns tracks cgroups still being removed after their commands.
+	teardowns sync.WaitGroup
 	env      []string
 	shell    string
 	id       string
@@ -148,6 +151,13 @@ func NewLocalShell(root string, opts LocalShellOptions) (*LocalShell, error) {
 	_, _ = rand.Read(b[:])
 	s.id = "local-" + hex.EncodeToString(b[:])
 	return s, nil
+}
+
+// Close waits until what finished commands left to tear down (their
+// process cgroups) is gone. The LocalShell stays usable.
+func (s *LocalShell) Close() error {
+	s.teardowns.Wait()
+	return nil
 }
 
 // ID returns a random identifier made when the LocalShell was created.

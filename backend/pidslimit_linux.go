@@ -56,11 +56,12 @@ func writable(dir string) bool {
 // pidsCgroup is one command's cgroup with a cap on its processes.
 type pidsCgroup struct{ dir string }
 
-// newPidsCgroup makes a cgroup under root allowing max processes.
-func newPidsCgroup(root string, max int) (*pidsCgroup, error) {
+// newPidsCgroup makes a cgroup under root allowing max processes, named
+// after the shell that asks (owner) and a random suffix.
+func newPidsCgroup(root, owner string, max int) (*pidsCgroup, error) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	dir := filepath.Join(root, "deepagents-"+hex.EncodeToString(b[:]))
+	dir := filepath.Join(root, "deepagents-"+owner+"-"+hex.EncodeToString(b[:]))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -77,15 +78,23 @@ func (c *pidsCgroup) enter() string {
 	return "echo $$ > '" + filepath.Join(c.dir, "cgroup.procs") + "' && exec \"$@\""
 }
 
+// cgroupRemoveWait is how long remove waits for a cgroup's processes to be
+// gone: tearing down a sandbox whose command forked hundreds of processes
+// can take seconds on a loaded machine.
+const cgroupRemoveWait = 30 * time.Second
+
 // remove deletes the cgroup once its processes are gone (the sandbox's
 // namespace is torn down as its command ends, which can take a moment).
 func (c *pidsCgroup) remove() error {
-	var err error
-	for range 50 {
-		if err = os.Remove(c.dir); err == nil || errors.Is(err, os.ErrNotExist) {
+	deadline := time.Now().Add(cgroupRemoveWait)
+	for {
+		err := os.Remove(c.dir)
+		if err == nil || errors.Is(err, os.ErrNotExist) {
 			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("removing cgroup %s: %w", c.dir, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return fmt.Errorf("removing cgroup %s: %w", c.dir, err)
 }

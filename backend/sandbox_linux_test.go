@@ -229,7 +229,15 @@ func TestSandboxForkBomb(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if left, _ := filepath.Glob(filepath.Join(backend.PidsRoot(), "deepagents-*")); len(left) > 0 {
-		t.Errorf("cgroups left behind: %v", left)
+	deadline = time.Now().Add(40 * time.Second)
+	for {
+		left, _ := filepath.Glob(filepath.Join(backend.PidsRoot(), "deepagents-"+s.ID()+"-*"))
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cgroups left behind: %v", left)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

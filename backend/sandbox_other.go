@@ -19,6 +19,6 @@ func pidsRoot() string { return "" }
 
 type pidsCgroup struct{}
 
-func newPidsCgroup(string, int) (*pidsCgroup, error) { return nil, ErrNoSandbox }
-func (*pidsCgroup) enter() string                    { return "" }
-func (*pidsCgroup) remove() error                    { return nil }
+func newPidsCgroup(string, string, int) (*pidsCgroup, error) { return nil, ErrNoSandbox }
+func (*pidsCgroup) enter() string                            { return "" }
+func (*pidsCgroup) remove() error                            { return nil }

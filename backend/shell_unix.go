@@ -60,7 +60,7 @@ func (s *LocalShell) startSandboxed(command string, out *os.File) (*exec.Cmd, fu
 	var cg *pidsCgroup
 	if s.pidsRoot != "" {
 		var err error
-		if cg, err = newPidsCgroup(s.pidsRoot, s.sandbox.maxProcesses()); err != nil {
+		if cg, err = newPidsCgroup(s.pidsRoot, s.id, s.sandbox.maxProcesses()); err != nil {
 			return nil, nil, fmt.Errorf("limiting processes: %w", err)
 		}
 		args = append([]string{"-c", cg.enter(), "sh", prog}, args...)
@@ -75,9 +75,13 @@ func (s *LocalShell) startSandboxed(command string, out *os.File) (*exec.Cmd, fu
 	cmd.SysProcAttr = sandboxAttr()
 	release := func() {
 		if cg != nil {
-			if err := cg.remove(); err != nil {
-				slog.Warn("execute: " + err.Error())
-			}
+			// The command's result need not wait for the teardown;
+			// Close does.
+			s.teardowns.Go(func() {
+				if err := cg.remove(); err != nil {
+					slog.Warn("execute: " + err.Error())
+				}
+			})
 		}
 	}
 	if err := cmd.Start(); err != nil {

@@ -79,29 +79,34 @@ func userDir(env Env) string {
 // openBackend builds the agent's filesystem: the workspace at "/" (with
 // execute when shell is set), scratch files in the thread's state, the
 // user's ~/.deepagents at /user/ and long-term memories in the store.
-func openBackend(env Env, f *runFlags, db *persist.DB) (backend.Backend, error) {
+func openBackend(env Env, f *runFlags, db *persist.DB) (b backend.Backend, closeShell func(), err error) {
 	var ws backend.Backend
-	var err error
+	closeShell = func() {}
 	if f.shell {
 		opts := backend.LocalShellOptions{}
 		if f.sandbox == "bwrap" {
 			opts.Sandbox = &backend.Bubblewrap{Network: f.network}
 		}
-		ws, err = backend.NewLocalShell(f.dir, opts)
+		var shell *backend.LocalShell
+		shell, err = backend.NewLocalShell(f.dir, opts)
+		if err == nil {
+			closeShell = func() { shell.Close() }
+			ws = shell
+		}
 		if errors.Is(err, backend.ErrNoSandbox) {
-			return nil, fmt.Errorf("--shell: %w; install bubblewrap (apt-get install bubblewrap), or pass --sandbox none to run commands unisolated, as yourself", err)
+			return nil, nil, fmt.Errorf("--shell: %w; install bubblewrap (apt-get install bubblewrap), or pass --sandbox none to run commands unisolated, as yourself", err)
 		}
 	} else {
 		ws, err = backend.NewFilesystem(f.dir, backend.FilesystemOptions{})
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--dir: %w", err)
+		return nil, nil, fmt.Errorf("--dir: %w", err)
 	}
 	// Scratch files live in the thread's state, under their full paths.
 	state := backend.NewState(nil)
 	history, err := historyBackend(db, state)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	routes := map[string]backend.Backend{
 		"/large_tool_results/":   backend.Under("/large_tool_results", state),
@@ -116,13 +121,14 @@ func openBackend(env Env, f *runFlags, db *persist.DB) (backend.Backend, error) 
 				// not plant instructions there.
 				ro, err := backend.NewPolicy(ub, backend.Deny(backend.AccessWrite, "/"))
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				routes[userRoute] = ro
 			}
 		}
 	}
-	return backend.NewComposite(ws, routes)
+	b, err = backend.NewComposite(ws, routes)
+	return b, closeShell, err
 }
 
 // historyDir is where conversation histories are kept beside a SQLite
@@ -178,10 +184,12 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*
 	if err != nil {
 		return fail(err)
 	}
-	s.backend, err = openBackend(env, f, db)
+	var closeShell func()
+	s.backend, closeShell, err = openBackend(env, f, db)
 	if err != nil {
 		return fail(err)
 	}
+	s.close = func() { closeShell(); db.Close() }
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	subagents, err := loadSubagents(ctx, env, f, ms, log)
 	if err != nil {
