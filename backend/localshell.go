@@ -94,9 +94,9 @@ type LocalShell struct {
 	pidsRoot string
 	// teardowns tracks cgroups still being removed after their commands.
 	teardowns sync.WaitGroup
-	env      []string
-	shell    string
-	id       string
+	env       []string
+	shell     string
+	id        string
 }
 
 var _ Sandbox = (*LocalShell)(nil)
