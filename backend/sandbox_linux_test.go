@@ -30,6 +30,7 @@ func sandboxShell(t *testing.T, root string, bw backend.Bubblewrap) *backend.Loc
 		}
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { s.Close() }) // the commands' cgroups go before the test binary exits
 	return s
 }
 
@@ -204,6 +205,7 @@ func TestSandboxForkBomb(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { s.Close() })
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	token := "deepagents-test-" + hex.EncodeToString(b[:])
