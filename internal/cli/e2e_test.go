@@ -619,3 +619,60 @@ func TestThreadKeepsItsSettings(t *testing.T) {
 		t.Errorf("third run: %d %q", code, stderr)
 	}
 }
+
+// TestPermissionRulesThroughCLI takes rules from the user's configuration,
+// the workspace's (which may not loosen) and flags.
+func TestPermissionRulesThroughCLI(t *testing.T) {
+	w := newWorld(t)
+	write := func(path, body string) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(w.home, ".deepagents", "config.yaml"), "permissions:\n  deny: [\"write_file(/secret/**)\"]\n")
+	write(filepath.Join(w.dir, ".deepagents", "config.yaml"), "permissions:\n  allow: [\"execute\"]\n  deny: [\"read_file(**/.env)\"]\n")
+	write(filepath.Join(w.dir, ".env"), "KEY=1\n")
+	s := w.script(`{"turns":[{"tool_calls":[
+		{"id":"rm","name":"execute","args":{"command":"ls; rm -rf .deepagents"}},
+		{"id":"secret","name":"write_file","args":{"file_path":"/secret/a","content":"x"}},
+		{"id":"env","name":"read_file","args":{"file_path":"/.env"}},
+		{"id":"ok","name":"write_file","args":{"file_path":"/ok.txt","content":"fine"}}]},{"content":"done"}]}`)
+	code, stdout, stderr := w.run(w.runArgs(s, "--shell", "--sandbox", "none", "--deny", "execute(rm)", "go")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	results := map[string]agent.Event{}
+	for _, e := range events(t, stdout) {
+		if e.Type == agent.EventToolResult {
+			results[e.ToolCallID] = e
+		}
+	}
+	for id, rule := range map[string]string{"rm": "deny execute(rm)", "secret": "deny write_file(/secret/**)", "env": "deny read_file(**/.env)"} {
+		if r := results[id]; !r.IsError || !strings.Contains(r.Content, "permission denied: the rule "+rule) {
+			t.Errorf("%s: %+v", id, r)
+		}
+	}
+	if results["ok"].IsError {
+		t.Errorf("ok: %+v", results["ok"])
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, ".deepagents")); err != nil {
+		t.Error("the denied rm ran")
+	}
+	if !strings.Contains(stderr, "allow rules in a workspace's configuration are ignored") {
+		t.Errorf("no note of the ignored allow rule: %q", stderr)
+	}
+	// Bad rules and unknown keys are usage errors naming where they are.
+	for body, want := range map[string]string{
+		"permissions:\n  deny: [\"execute(a; b)\"]\n": "invalid rule",
+		"permisions:\n  deny: []\n":                    "field permisions not found",
+		"permissions:\n  deny: [\"writ_file\"]\n":      `unknown tool "writ_file"`,
+	} {
+		write(filepath.Join(w.dir, ".deepagents", "config.yaml"), body)
+		if code, _, stderr := w.run(w.runArgs(s, "go")...); code != ExitUsage || !strings.Contains(stderr, want) {
+			t.Errorf("%q: exit %d, %q", body, code, stderr)
+		}
+	}
+}

@@ -32,6 +32,7 @@ type runFlags struct {
 	interruptOK bool // --interrupt-on was given
 	autoApprove bool
 	record      string
+	rules       ruleLists // --allow, --ask, --deny
 	// given reports whether a flag was set on the command line.
 	given func(name string) bool
 }
@@ -48,7 +49,10 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.db, "db", "", "database for threads and memories: a SQLite file path or a postgres:// URL (default: deepagents.db in the user's data directory)")
 	fl.StringVar(&f.thread, "thread", "", "thread to start or continue (default: a new thread, whose id run_start shows)")
 	fl.StringVar(&f.interrupt, "interrupt-on", "", "comma-separated tools that need approval (default: write_file,edit_file,execute on a terminal, none otherwise)")
-	fl.BoolVar(&f.autoApprove, "auto-approve", false, "run every tool without asking")
+	fl.BoolVar(&f.autoApprove, "auto-approve", false, "run every tool without asking (permission rules still apply)")
+	fl.StringArrayVar(&f.rules.Allow, "allow", nil, "permission rule: run matching calls without asking, such as 'execute(go test)' or 'write_file(/src/**)' (repeatable)")
+	fl.StringArrayVar(&f.rules.Ask, "ask", nil, "permission rule: ask before matching calls run, such as 'execute(git push)' (repeatable)")
+	fl.StringArrayVar(&f.rules.Deny, "deny", nil, "permission rule: refuse matching calls, such as 'execute(rm)' or 'read_file(**/.env)' (repeatable)")
 	fl.StringVar(&f.record, "record", "", "record every model request and response to FILE, for --model replay:FILE")
 }
 

@@ -23,13 +23,14 @@ const settingsValue = "cli_settings"
 // execute offers execute again, with the same approvals, in the same
 // workspace.
 type threadSettings struct {
-	Model       string   `json:"model,omitempty"`
-	Dir         string   `json:"dir"`
-	Shell       bool     `json:"shell,omitempty"`
-	Sandbox     string   `json:"sandbox,omitempty"`
-	Network     bool     `json:"network,omitempty"`
-	InterruptOn []string `json:"interrupt_on"`
-	MaxSteps    int      `json:"max_steps,omitempty"`
+	Model       string    `json:"model,omitempty"`
+	Dir         string    `json:"dir"`
+	Shell       bool      `json:"shell,omitempty"`
+	Sandbox     string    `json:"sandbox,omitempty"`
+	Network     bool      `json:"network,omitempty"`
+	InterruptOn []string  `json:"interrupt_on"`
+	Rules       ruleLists `json:"rules"`
+	MaxSteps    int       `json:"max_steps,omitempty"`
 }
 
 // settings returns the flags' settings, the approval rules resolved.
@@ -39,7 +40,7 @@ func (f *runFlags) settings(interactive bool) threadSettings {
 		on = []string{}
 	}
 	return threadSettings{Model: f.model, Dir: f.dir, Shell: f.shell, Sandbox: f.sandbox,
-		Network: f.network, InterruptOn: on, MaxSteps: f.maxSteps}
+		Network: f.network, InterruptOn: on, Rules: f.rules, MaxSteps: f.maxSteps}
 }
 
 // adoptThreadSettings makes the settings the thread was run with the
@@ -103,6 +104,13 @@ func (f *runFlags) adoptThreadSettings(ctx context.Context, db *persist.DB, w io
 		note("approvals for", strings.Join(old.InterruptOn, ","), strings.Join(f.interruptOn(false), ","))
 	} else {
 		f.interrupt, f.interruptOK = strings.Join(old.InterruptOn, ","), true
+	}
+	if given("allow") || given("ask") || given("deny") {
+		was, _ := json.Marshal(old.Rules)
+		now, _ := json.Marshal(f.rules)
+		note("permission rules", string(was), string(now))
+	} else {
+		f.rules = old.Rules
 	}
 	if given("max-steps") {
 		note("--max-steps", strconv.Itoa(old.MaxSteps), strconv.Itoa(f.maxSteps))

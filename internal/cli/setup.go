@@ -199,6 +199,10 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*
 	for _, name := range f.interruptOn(interactive) {
 		on[name] = deepagents.InterruptOn{}
 	}
+	rules, err := permissionRules(env, f, env.Stderr)
+	if err != nil {
+		return fail(err)
+	}
 	s.agent, err = deepagents.New(deepagents.Config{
 		Model:        model,
 		Backend:      s.backend,
@@ -206,13 +210,14 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*
 		Store:        db.Store,
 		Subagents:    subagents,
 		InterruptOn:  on,
+		Permissions:  rules,
 		Memory:       []string{userRoute + "AGENTS.md", "/AGENTS.md"},
 		Skills:       []string{userRoute + "skills/", "/.deepagents/skills/"},
 		MaxSteps:     f.maxSteps,
 		Logger:       log,
 	})
 	if errors.Is(err, deepagents.ErrUnknownTool) {
-		return fail(usageError{fmt.Errorf("--interrupt-on: %w", err)})
+		return fail(usageError{fmt.Errorf("approval or permission rules: %w", err)})
 	}
 	if err != nil {
 		return fail(err)

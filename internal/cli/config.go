@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/deepagents-go/deepagents/permission"
+)
+
+// configFile is the name of the CLI's configuration file, in the user's
+// ~/.deepagents and in a workspace's .deepagents.
+const configFile = "config.yaml"
+
+// config is what a configuration file may hold. Unknown keys are errors,
+// so a typo does not silently leave a rule out.
+type config struct {
+	Permissions ruleLists `yaml:"permissions"`
+}
+
+// ruleLists are permission rules as written: "tool" or "tool(pattern)".
+type ruleLists struct {
+	Allow []string `yaml:"allow" json:"allow,omitempty"`
+	Ask   []string `yaml:"ask" json:"ask,omitempty"`
+	Deny  []string `yaml:"deny" json:"deny,omitempty"`
+}
+
+// loadConfig reads the configuration file at path; a missing file is an
+// empty configuration.
+func loadConfig(path string) (config, error) {
+	var c config
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// permissionRules gathers the rules of the user's configuration, the
+// workspace's and the flags. A workspace's configuration comes with the
+// repository the agent works on, so it may only tighten: its allow rules
+// are ignored, with a note on w.
+func permissionRules(env Env, f *runFlags, w io.Writer) (*permission.Rules, error) {
+	type source struct {
+		name  string
+		lists ruleLists
+	}
+	var sources []source
+	if dir := userDir(env); dir != "" {
+		path := filepath.Join(dir, configFile)
+		c, err := loadConfig(path)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		sources = append(sources, source{path, c.Permissions})
+	}
+	path := filepath.Join(f.dir, ".deepagents", configFile)
+	c, err := loadConfig(path)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if len(c.Permissions.Allow) > 0 {
+		fmt.Fprintf(w, "note: %s: allow rules in a workspace's configuration are ignored (it may only add ask and deny rules); put them in %s or pass --allow\n", path, filepath.Join("~/.deepagents", configFile))
+		c.Permissions.Allow = nil
+	}
+	sources = append(sources, source{path, c.Permissions}, source{"flags", f.rules})
+	var rules []permission.Rule
+	for _, s := range sources {
+		for _, l := range []struct {
+			effect permission.Effect
+			specs  []string
+		}{{permission.Allow, s.lists.Allow}, {permission.Ask, s.lists.Ask}, {permission.Deny, s.lists.Deny}} {
+			for _, spec := range l.specs {
+				r, err := permission.ParseRule(l.effect, spec)
+				if err != nil {
+					return nil, usageError{fmt.Errorf("%s: %w", s.name, err)}
+				}
+				rules = append(rules, r)
+			}
+		}
+	}
+	if len(rules) == 0 {
+		return nil, nil
+	}
+	return permission.New(rules...), nil
+}
