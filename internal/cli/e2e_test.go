@@ -667,8 +667,8 @@ func TestPermissionRulesThroughCLI(t *testing.T) {
 	// Bad rules and unknown keys are usage errors naming where they are.
 	for body, want := range map[string]string{
 		"permissions:\n  deny: [\"execute(a; b)\"]\n": "invalid rule",
-		"permisions:\n  deny: []\n":                    "field permisions not found",
-		"permissions:\n  deny: [\"writ_file\"]\n":      `unknown tool "writ_file"`,
+		"permisions:\n  deny: []\n":                   "field permisions not found",
+		"permissions:\n  deny: [\"writ_file\"]\n":     `unknown tool "writ_file"`,
 	} {
 		write(filepath.Join(w.dir, ".deepagents", "config.yaml"), body)
 		if code, _, stderr := w.run(w.runArgs(s, "go")...); code != ExitUsage || !strings.Contains(stderr, want) {
