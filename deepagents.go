@@ -173,10 +173,11 @@ func New(cfg Config) (*Agent, error) {
 	return a, nil
 }
 
-// ErrUnknownTool is returned by New when an approval rule names a tool that
-// neither the agent nor any of its subagents has: a typo there would
-// silently leave the tool it meant unguarded.
-var ErrUnknownTool = errors.New("deepagents: unknown tool")
+// ErrUnknownTool is returned by New when an approval or permission rule,
+// or a subagent's AllowedTools, names a tool that neither the agent nor any
+// of its subagents has: a typo there would silently leave the tool it meant
+// unguarded. It is agent.ErrUnknownTool.
+var ErrUnknownTool = agent.ErrUnknownTool
 
 // checkInterruptOn checks that every tool named in the approval rules is
 // one the agent or a subagent can call.

@@ -217,7 +217,7 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*
 		Logger:       log,
 	})
 	if errors.Is(err, deepagents.ErrUnknownTool) {
-		return fail(usageError{fmt.Errorf("approval or permission rules: %w", err)})
+		return fail(usageError{err})
 	}
 	if err != nil {
 		return fail(err)
