@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,9 +17,11 @@ import (
 // loadSubagents reads subagent definitions: Markdown files with front matter
 // (name, description, optional tools and model) whose body is the system
 // prompt, from ~/.deepagents/agents/ and DIR/.deepagents/agents/. A project
-// file overrides a user file of the same name; an invalid file is skipped
-// with a warning.
-func loadSubagents(ctx context.Context, env Env, f *runFlags, ms *models, log *slog.Logger) ([]deepagents.Subagent, error) {
+// file overrides a user file of the same name. An invalid file (no front
+// matter, an unknown model provider, tools that do not exist) is a usage
+// error naming it: a subagent silently left out would change what the
+// agent can do.
+func loadSubagents(ctx context.Context, env Env, f *runFlags, ms *models) ([]deepagents.Subagent, error) {
 	var dirs []string
 	if u := userDir(env); u != "" {
 		dirs = append(dirs, filepath.Join(u, "agents"))
@@ -34,14 +35,12 @@ func loadSubagents(ctx context.Context, env Env, f *runFlags, ms *models, log *s
 		for _, p := range paths {
 			sa, modelSpec, err := parseAgentFile(p)
 			if err != nil {
-				log.Warn("skipping subagent file", "path", p, "err", err)
-				continue
+				return nil, usageError{fmt.Errorf("subagent file %s: %w", p, err)}
 			}
 			if modelSpec != "" {
 				m, err := ms.open(ctx, modelSpec)
 				if err != nil {
-					log.Warn("skipping subagent file", "path", p, "err", err)
-					continue
+					return nil, usageError{fmt.Errorf("subagent file %s: %w", p, err)}
 				}
 				sa.Model = m
 			}

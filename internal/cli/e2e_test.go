@@ -676,3 +676,28 @@ func TestPermissionRulesThroughCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestInvalidSubagentFilesAreErrors checks that a subagent file that cannot
+// be used stops the run with a usage error naming it, instead of being
+// left out.
+func TestInvalidSubagentFilesAreErrors(t *testing.T) {
+	w := newWorld(t)
+	s := w.script(`{"turns":[{"content":"never"}]}`)
+	dir := filepath.Join(w.dir, ".deepagents", "agents")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for body, want := range map[string]string{
+		"---\nname: r\ndescription: reads\nmodel: nosuch:model\n---\nRead.": `unknown model provider "nosuch"`,
+		"---\nname: r\ndescription: reads\ntools: [read_fil]\n---\nRead.":   `unknown tool "read_fil" in AllowedTools of agent r`,
+		"no front matter": "no front matter",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "r.md"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := w.run(w.runArgs(s, "go")...)
+		if code != ExitUsage || !strings.Contains(stderr, want) {
+			t.Errorf("%q: exit %d, %q; want %d and %q", body, code, stderr, ExitUsage, want)
+		}
+	}
+}

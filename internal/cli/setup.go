@@ -191,7 +191,7 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*
 	}
 	s.close = func() { closeShell(); db.Close() }
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	subagents, err := loadSubagents(ctx, env, f, ms, log)
+	subagents, err := loadSubagents(ctx, env, f, ms)
 	if err != nil {
 		return fail(err)
 	}
