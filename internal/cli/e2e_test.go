@@ -612,11 +612,22 @@ func TestThreadKeepsItsSettings(t *testing.T) {
 	if !strings.Contains(errb.String(), "note: thread th ran with --model replay:") {
 		t.Errorf("no note of the changed model: %q", errb.String())
 	}
-	// Turning execute off says so.
+	// Turning execute off says so, and so does a subagent that came or
+	// went between the runs.
+	agents := filepath.Join(w.dir, ".deepagents", "agents")
+	if err := os.MkdirAll(agents, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(agents, "r.md"), []byte("---\nname: reviewer\ndescription: reviews\n---\nReview."), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	third := w.script(`{"turns":[{"content":"fine"}]}`)
 	code, _, stderr := w.run(w.runArgs(third, "--thread", "th", "--shell=false", "hello")...)
 	if code != 0 || !strings.Contains(stderr, "ran with --shell true; this run uses false") {
 		t.Errorf("third run: %d %q", code, stderr)
+	}
+	if !strings.Contains(stderr, "ran with the subagents (none); this run has reviewer") {
+		t.Errorf("no note of the new subagent: %q", stderr)
 	}
 }
 

@@ -31,6 +31,10 @@ type threadSettings struct {
 	InterruptOn []string  `json:"interrupt_on"`
 	Rules       ruleLists `json:"rules"`
 	MaxSteps    int       `json:"max_steps,omitempty"`
+	// Subagents are the names of the subagents the run had. They come
+	// from files, not flags: a continued run loads the files again and
+	// says when the set changed.
+	Subagents []string `json:"subagents"`
 }
 
 // settings returns the flags' settings, the approval rules resolved.
@@ -46,25 +50,25 @@ func (f *runFlags) settings(interactive bool) threadSettings {
 // adoptThreadSettings makes the settings the thread was run with the
 // defaults of the flags not given, and tells w of each given flag that
 // changes one. A new thread, or one run before threads kept settings,
-// changes nothing.
-func (f *runFlags) adoptThreadSettings(ctx context.Context, db *persist.DB, w io.Writer) error {
+// changes nothing. It returns the thread's settings, nil for none.
+func (f *runFlags) adoptThreadSettings(ctx context.Context, db *persist.DB, w io.Writer) (*threadSettings, error) {
 	if f.thread == "" {
-		return nil
+		return nil, nil
 	}
 	snap, err := db.Saver.Load(ctx, f.thread, "")
 	if errors.Is(err, checkpoint.ErrNotFound) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("thread %s: %w", f.thread, err)
+		return nil, fmt.Errorf("thread %s: %w", f.thread, err)
 	}
 	raw, ok := snap.Values[settingsValue]
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	var old threadSettings
 	if err := json.Unmarshal(raw, &old); err != nil {
-		return fmt.Errorf("thread %s: its settings: %w: %v", f.thread, checkpoint.ErrCorrupt, err)
+		return nil, fmt.Errorf("thread %s: its settings: %w: %v", f.thread, checkpoint.ErrCorrupt, err)
 	}
 	given := f.given
 	note := func(flag, was, now string) {
@@ -81,7 +85,7 @@ func (f *runFlags) adoptThreadSettings(ctx context.Context, db *persist.DB, w io
 		note("--dir", old.Dir, f.dir)
 	} else if old.Dir != "" {
 		if st, err := os.Stat(old.Dir); err != nil || !st.IsDir() {
-			return usageError{fmt.Errorf("thread %s worked in %s, which is gone; pass --dir", f.thread, old.Dir)}
+			return nil, usageError{fmt.Errorf("thread %s worked in %s, which is gone; pass --dir", f.thread, old.Dir)}
 		}
 		f.dir = old.Dir
 	}
@@ -117,7 +121,17 @@ func (f *runFlags) adoptThreadSettings(ctx context.Context, db *persist.DB, w io
 	} else {
 		f.maxSteps = old.MaxSteps
 	}
-	return nil
+	return &old, nil
+}
+
+// noteSubagents tells w when the subagents a continued thread has now
+// differ from those it had.
+func noteSubagents(w io.Writer, thread string, old *threadSettings, now []string) {
+	if old == nil || old.Subagents == nil || slices.Equal(old.Subagents, now) {
+		return
+	}
+	fmt.Fprintf(w, "note: thread %s ran with the subagents %s; this run has %s (the files in agents/ changed)\n",
+		thread, orNone(strings.Join(old.Subagents, ", ")), orNone(strings.Join(now, ", ")))
 }
 
 func orNone(s string) string {

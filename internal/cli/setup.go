@@ -172,7 +172,8 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*
 		return nil, err
 	}
 	// A thread continues as it was run, but for the flags given.
-	if err := f.adoptThreadSettings(ctx, db, env.Stderr); err != nil {
+	old, err := f.adoptThreadSettings(ctx, db, env.Stderr)
+	if err != nil {
 		return fail(err)
 	}
 	s.settings = f.settings(interactive)
@@ -195,6 +196,11 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*
 	if err != nil {
 		return fail(err)
 	}
+	s.settings.Subagents = []string{}
+	for _, sa := range subagents {
+		s.settings.Subagents = append(s.settings.Subagents, sa.Name)
+	}
+	noteSubagents(env.Stderr, f.thread, old, s.settings.Subagents)
 	on := map[string]deepagents.InterruptOn{}
 	for _, name := range f.interruptOn(interactive) {
 		on[name] = deepagents.InterruptOn{}
