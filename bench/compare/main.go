@@ -57,6 +57,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deepagents-go/deepagents/bench/internal/harness"
 	"github.com/deepagents-go/deepagents/bench/internal/rusage"
 	"github.com/deepagents-go/deepagents/bench/workload"
 )
@@ -83,7 +84,7 @@ func main() {
 	flag.IntVar(&c.ckptN, "checkpoint-n", 400, "step count of the runs with checkpoints (0: none)")
 	flag.IntVar(&c.reps, "reps", 3, "repetitions of each run")
 	flag.DurationVar(&c.timeout, "timeout", 10*time.Minute, "longest one run may take")
-	flag.StringVar(&c.wsRoot, "cli-workspace", defaultWorkspaceRoot(), "directory for the CLI's workspaces (default: /dev/shm when it exists, so that its files, like the other harnesses' in-memory file stores, do not wait on a disk; the checkpoint database stays in the temporary directory)")
+	flag.StringVar(&c.wsRoot, "cli-workspace", harness.WorkspaceRoot(), "directory for the CLI's workspaces (default: /dev/shm when it exists, so that its files, like the other harnesses' in-memory file stores, do not wait on a disk; the checkpoint database stays in the temporary directory)")
 	flag.StringVar(&impls, "impls", "go,cli,eino,js", "implementations to run")
 	flag.IntVar(&c.jsHeapMB, "js-heap-mb", 0, "node --max-old-space-size for the JavaScript runs (0: Node's default)")
 	flag.StringVar(&c.jsonOut, "json", "", "also write every run's result to this `file`")
@@ -434,19 +435,7 @@ func (r result) String() string {
 		}
 		return s
 	}
-	return fmt.Sprintf("%9.1f steps/s  %7.1f MB  (%.2f s; process %.2f s)", r.StepsPerSec(), mb(r.RSS), r.Seconds, r.Wall)
-}
-
-func mb(b int64) float64 { return float64(b) / (1 << 20) }
-
-// defaultWorkspaceRoot is /dev/shm where it is a writable directory, else
-// the system's temporary directory.
-func defaultWorkspaceRoot() string {
-	if d, err := os.MkdirTemp("/dev/shm", "probe-"); err == nil {
-		os.Remove(d)
-		return "/dev/shm"
-	}
-	return os.TempDir()
+	return fmt.Sprintf("%9.1f steps/s  %7.1f MB  (%.2f s; process %.2f s)", r.StepsPerSec(), harness.MB(r.RSS), r.Seconds, r.Wall)
 }
 
 // runOne runs one implementation once in a fresh process.
@@ -509,7 +498,7 @@ func (e *env) runOne(ctx context.Context, im string, n int, ckpt bool, rep int) 
 	}
 	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "data"))
 	var stdout bytes.Buffer
-	stderr := &tailBuffer{max: 4096}
+	stderr := &harness.TailBuffer{Max: 4096}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	start := time.Now()
 	err = cmd.Run()
@@ -617,26 +606,6 @@ func checkEvents(n int, out []byte) error {
 	return workload.CheckResults(n, lastRead, lastLs)
 }
 
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	max int
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > 2*t.max {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	if len(t.buf) > t.max {
-		return string(t.buf[len(t.buf)-t.max:])
-	}
-	return string(t.buf)
-}
 
 func lastLines(s string, k int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
@@ -651,7 +620,7 @@ func lastLines(s string, k int) string {
 func output(ctx context.Context, dir, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
-	stderr := &tailBuffer{max: 4096}
+	stderr := &harness.TailBuffer{Max: 4096}
 	cmd.Stderr = stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -685,7 +654,7 @@ func summarize(results []result, im string, n int, ckpt bool) cell {
 			continue
 		}
 		rates = append(rates, r.StepsPerSec())
-		rss = append(rss, mb(r.RSS))
+		rss = append(rss, harness.MB(r.RSS))
 	}
 	if len(rates) == 0 {
 		if why == "" {

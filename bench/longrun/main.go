@@ -45,6 +45,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deepagents-go/deepagents/bench/internal/harness"
 	"github.com/deepagents-go/deepagents/bench/internal/rusage"
 	"github.com/deepagents-go/deepagents/bench/workload"
 )
@@ -66,7 +67,7 @@ func main() {
 	flag.BoolVar(&c.eino, "eino", true, "also run Eino's deep agent on the same steps (bench/eino)")
 	flag.DurationVar(&c.timeout, "timeout", 30*time.Minute, "longest one run may take")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory")
-	flag.StringVar(&c.wsRoot, "workspace-root", defaultWorkspaceRoot(), "where the CLI's workspaces go (default: /dev/shm when it exists, as in bench/compare, so that Eino's in-memory file store is not compared with a disk; the checkpoint database stays in the temporary directory)")
+	flag.StringVar(&c.wsRoot, "workspace-root", harness.WorkspaceRoot(), "where the CLI's workspaces go (default: /dev/shm when it exists, as in bench/compare, so that Eino's in-memory file store is not compared with a disk; the checkpoint database stays in the temporary directory)")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -150,7 +151,7 @@ func (r result) String() string {
 		return fmt.Sprintf("%s n=%d summaries=%v: FAILED: %v", r.impl, r.n, r.summaries, r.err)
 	}
 	return fmt.Sprintf("%s n=%d summaries=%v: %.0f steps/s, %.1f MB RSS, db %d B, messages %d B, notices %v",
-		r.impl, r.n, r.summaries, float64(r.n)/r.seconds, mb(r.rss), r.dbBytes, r.msgBytes, r.notices)
+		r.impl, r.n, r.summaries, float64(r.n)/r.seconds, harness.MB(r.rss), r.dbBytes, r.msgBytes, r.notices)
 }
 
 func runCLI(ctx context.Context, c config, tmp, cli string, n int, summaries bool) result {
@@ -184,8 +185,8 @@ func runCLI(ctx context.Context, c config, tmp, cli string, n int, summaries boo
 		"--output", "jsonl", "--thread", "longrun", "--max-steps", strconv.Itoa(n+1), "go")
 	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "data"),
 		"XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_STATE_HOME="+filepath.Join(home, "state"))
-	var stderr tailBuffer
-	cmd.Stderr = &stderr
+	stderr := &harness.TailBuffer{Max: 4096}
+	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		r.err = err
@@ -274,8 +275,8 @@ func runEino(ctx context.Context, c config, bin string, n int) result {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-n", strconv.Itoa(n), "-files-per-dir", strconv.Itoa(workload.GrowingFilesPerDir))
-	var stderr tailBuffer
-	cmd.Stderr = &stderr
+	stderr := &harness.TailBuffer{Max: 4096}
+	cmd.Stderr = stderr
 	out, err := cmd.Output()
 	if err != nil {
 		r.err = fmt.Errorf("%v: %s", err, stderr.String())
@@ -303,11 +304,11 @@ func printTable(w io.Writer, results []result) {
 		}
 		db, hist, msgs, ratio := "n/a", "n/a", "n/a", "n/a"
 		if r.impl == "cli" {
-			db, hist, msgs = fmt.Sprintf("%.1f", mb(r.dbBytes)), fmt.Sprintf("%.1f", mb(r.histBytes)), fmt.Sprintf("%.1f", mb(r.msgBytes))
+			db, hist, msgs = fmt.Sprintf("%.1f", harness.MB(r.dbBytes)), fmt.Sprintf("%.1f", harness.MB(r.histBytes)), fmt.Sprintf("%.1f", harness.MB(r.msgBytes))
 			ratio = fmt.Sprintf("%.2f", float64(r.dbBytes)/float64(r.msgBytes))
 		}
 		fmt.Fprintf(w, "| %d | %s | %s | %.0f | %.1f | %s | %s | %s | %s | %s |\n", r.n, r.impl, summariesName(r),
-			float64(r.n)/r.seconds, mb(r.rss), db, hist, msgs, ratio, noticesString(r.notices))
+			float64(r.n)/r.seconds, harness.MB(r.rss), db, hist, msgs, ratio, noticesString(r.notices))
 	}
 }
 
@@ -330,28 +331,6 @@ func noticesString(m map[string]int) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
-func defaultWorkspaceRoot() string {
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		return "/dev/shm"
-	}
-	return os.TempDir()
-}
-
-func mb(b int64) float64 { return float64(b) / (1 << 20) }
-
-// tailBuffer keeps the last 4 KiB written to it.
-type tailBuffer struct{ b []byte }
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.b = append(t.b, p...)
-	if len(t.b) > 4096 {
-		t.b = t.b[len(t.b)-4096:]
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string { return strings.TrimSpace(string(t.b)) }
 
 func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, "longrun: "+format+"\n", args...) }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/deepagents-go/deepagents/bench/workload"
+	"github.com/deepagents-go/deepagents/llm/llmtest"
 )
 
 // BenchmarkRun runs the CLI's run command in-process on the benchmark
@@ -22,18 +23,7 @@ func BenchmarkRun(b *testing.B) {
 	for _, out := range []string{"jsonl", "text"} {
 		b.Run("output="+out, func(b *testing.B) {
 			steps := benchSteps
-			script := filepath.Join(b.TempDir(), "script.json")
-			data, err := json.Marshal(workload.Script(steps))
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := os.WriteFile(script, data, 0o600); err != nil {
-				b.Fatal(err)
-			}
-			home := b.TempDir()
-			b.Setenv("XDG_DATA_HOME", home)
-			env := Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
-				Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }}
+			script, env := benchSetup(b, workload.Script(steps))
 			for b.Loop() {
 				ws := benchDir(b)
 				if code := Main([]string{"run", "--model", "replay:" + script, "--output", out, "--db", "memory:", "--dir", ws, "--max-steps", "2000", "go"}, env); code != 0 {
@@ -43,6 +33,24 @@ func BenchmarkRun(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*steps), "µs/step")
 		})
 	}
+}
+
+// benchSetup writes the replay script and returns its path and an Env whose
+// HOME and XDG_DATA_HOME are temporary.
+func benchSetup(b *testing.B, s *llmtest.Script) (string, Env) {
+	b.Helper()
+	script := filepath.Join(b.TempDir(), "script.json")
+	data, err := json.Marshal(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(script, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	home := b.TempDir()
+	b.Setenv("XDG_DATA_HOME", home)
+	return script, Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
+		Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }}
 }
 
 // benchDir returns a fresh workspace, in memory (/dev/shm) where there is
@@ -75,19 +83,7 @@ func BenchmarkRunGrowing(b *testing.B) {
 	for _, summaries := range []bool{true, false} {
 		b.Run(fmt.Sprintf("summaries=%v", summaries), func(b *testing.B) {
 			steps := benchSteps
-			dir := b.TempDir()
-			script := filepath.Join(dir, "script.json")
-			data, err := json.Marshal(workload.GrowingScript(steps, summaries))
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := os.WriteFile(script, data, 0o600); err != nil {
-				b.Fatal(err)
-			}
-			home := b.TempDir()
-			b.Setenv("XDG_DATA_HOME", home)
-			env := Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
-				Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }}
+			script, env := benchSetup(b, workload.GrowingScript(steps, summaries))
 			for b.Loop() {
 				db := filepath.Join(b.TempDir(), "threads.db")
 				args := []string{"run", "--model", "replay:" + script, "--output", "jsonl", "--db", db, "--dir", benchDir(b), "--max-steps", strconv.Itoa(steps + 1), "go"}

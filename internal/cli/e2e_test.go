@@ -102,6 +102,18 @@ func (w *world) runArgs(script string, extra ...string) []string {
 	return append([]string{"run", "--model", "replay:" + script, "--dir", w.dir, "--db", w.db, "--output", "jsonl"}, extra...)
 }
 
+// toolResultEvents returns the tool_result events of a jsonl run, by call id.
+func toolResultEvents(t *testing.T, stdout string) map[string]agent.Event {
+	t.Helper()
+	results := map[string]agent.Event{}
+	for _, e := range events(t, stdout) {
+		if e.Type == agent.EventToolResult {
+			results[e.ToolCallID] = e
+		}
+	}
+	return results
+}
+
 func runEnd(t *testing.T, stdout string) agent.Event {
 	t.Helper()
 	evs := events(t, stdout)
@@ -562,12 +574,7 @@ func TestUserConfigIsReadOnly(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	results := map[string]agent.Event{}
-	for _, e := range events(t, stdout) {
-		if e.Type == agent.EventToolResult {
-			results[e.ToolCallID] = e
-		}
-	}
+	results := toolResultEvents(t, stdout)
 	if !results["a"].IsError || !results["b"].IsError || results["c"].IsError || !strings.Contains(results["c"].Content, "be brief") {
 		t.Errorf("results: %+v", results)
 	}
@@ -655,12 +662,7 @@ func TestPermissionRulesThroughCLI(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	results := map[string]agent.Event{}
-	for _, e := range events(t, stdout) {
-		if e.Type == agent.EventToolResult {
-			results[e.ToolCallID] = e
-		}
-	}
+	results := toolResultEvents(t, stdout)
 	for id, rule := range map[string]string{"rm": "deny execute(rm)", "secret": "deny write_file(/secret/**)", "env": "deny read_file(**/.env)"} {
 		if r := results[id]; !r.IsError || !strings.Contains(r.Content, "permission denied: the rule "+rule) {
 			t.Errorf("%s: %+v", id, r)
