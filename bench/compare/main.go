@@ -606,7 +606,6 @@ func checkEvents(n int, out []byte) error {
 	return workload.CheckResults(n, lastRead, lastLs)
 }
 
-
 func lastLines(s string, k int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	if len(lines) > k {
