@@ -371,17 +371,28 @@ func cloneCheckpoint(cp *Checkpoint) Checkpoint {
 	}
 	c.Todos = cloneRaw(cp.Todos)
 	c.Meta = cloneRaw(cp.Meta)
+	// File contents are copied too, although strings are immutable: the
+	// text of an append is a substring of the whole file's buffer (see
+	// backend.Files.Append), and keeping it would keep that buffer, of
+	// every version of the file, alive for as long as the checkpoint.
 	if cp.Files != nil {
 		c.Files = make(map[string]*backend.FileData, len(cp.Files))
 		for p, f := range cp.Files {
 			if f != nil {
 				f2 := *f
+				f2.Content = strings.Clone(f.Content)
 				f = &f2
 			}
 			c.Files[p] = f
 		}
 	}
-	c.Appends = maps.Clone(cp.Appends)
+	if cp.Appends != nil {
+		c.Appends = make(map[string]backend.FileData, len(cp.Appends))
+		for p, f := range cp.Appends {
+			f.Content = strings.Clone(f.Content)
+			c.Appends[p] = f
+		}
+	}
 	if cp.Values != nil {
 		c.Values = maps.Clone(cp.Values)
 		for k, v := range c.Values {
