@@ -139,6 +139,8 @@ func NewLocalShell(root string, opts LocalShellOptions) (*LocalShell, error) {
 		}
 		if s.pidsRoot = pidsRoot(); s.pidsRoot == "" {
 			slog.Warn("execute: no pids cgroup can be made here, so the number of processes a sandboxed command starts is not capped")
+		} else {
+			sweepPidsCgroups(s.pidsRoot)
 		}
 		s.env = slices.Clone(SandboxEnv)
 	case opts.InheritEnv:

@@ -53,6 +53,19 @@ func writable(dir string) bool {
 	return err == nil && st.Mode().IsRegular() && unixAccessW(dir)
 }
 
+// sweepPidsCgroups removes the cgroups of earlier commands that a process
+// which died (or was killed) before tearing them down left under root.
+// Only empty ones older than a minute go: a cgroup with processes cannot
+// be removed, and a young one may be another shell's, about to be used.
+func sweepPidsCgroups(root string) {
+	dirs, _ := filepath.Glob(filepath.Join(root, "deepagents-*"))
+	for _, d := range dirs {
+		if st, err := os.Stat(d); err == nil && time.Since(st.ModTime()) > time.Minute {
+			_ = os.Remove(d) // fails, harmlessly, while processes are in it
+		}
+	}
+}
+
 // pidsCgroup is one command's cgroup with a cap on its processes.
 type pidsCgroup struct{ dir string }
 

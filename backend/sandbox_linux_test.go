@@ -243,3 +243,31 @@ func TestSandboxForkBomb(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestSandboxSweepsStaleCgroups checks that a new sandboxed shell removes
+// the empty cgroups a killed process left, and only old ones.
+func TestSandboxSweepsStaleCgroups(t *testing.T) {
+	root := backend.PidsRoot()
+	if root == "" {
+		t.Skip("no pids cgroup can be made here")
+	}
+	stale := filepath.Join(root, "deepagents-test-stale-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+	fresh := stale + "-fresh"
+	for _, d := range []string{stale, fresh} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(d) })
+	}
+	old := time.Now().Add(-2 * time.Minute)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Skip("cannot age a cgroup here:", err)
+	}
+	sandboxShell(t, t.TempDir(), backend.Bubblewrap{})
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("a stale cgroup was left")
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Error("a fresh cgroup, perhaps another shell's, was removed")
+	}
+}
