@@ -53,11 +53,27 @@ func baseName(p string) string {
 
 // replaceIn performs an edit on content. It is shared by the in-memory
 // backends and Filesystem so that all count and report alike.
+//
+// An empty oldString edits only an empty file, whose content becomes
+// newString (so a file created empty is not a dead end). In a file with
+// CRLF line endings, an oldString written with LF (as models write) that
+// does not match as is matches with CRLF, and newString is written with
+// CRLF too, so the file keeps its endings.
 func replaceIn(content, oldString, newString string, replaceAll bool) (string, int, error) {
 	if oldString == "" {
+		if content == "" {
+			return newString, 1, nil
+		}
 		return "", 0, fmt.Errorf("%w: the string to replace is empty", ErrNoMatch)
 	}
 	n := strings.Count(content, oldString)
+	if n == 0 && strings.Contains(oldString, "\n") && strings.Contains(content, "\r\n") {
+		if crlf := toCRLF(oldString); crlf != oldString {
+			if n = strings.Count(content, crlf); n > 0 {
+				oldString, newString = crlf, toCRLF(newString)
+			}
+		}
+	}
 	switch {
 	case n == 0:
 		return "", 0, ErrNoMatch
@@ -67,6 +83,11 @@ func replaceIn(content, oldString, newString string, replaceAll bool) (string, i
 		return strings.ReplaceAll(content, oldString, newString), n, nil
 	}
 	return strings.Replace(content, oldString, newString, 1), 1, nil
+}
+
+// toCRLF writes s's line breaks as CRLF.
+func toCRLF(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\n", "\r\n")
 }
 
 // trimEOL drops a trailing "\n" and then a trailing "\r".

@@ -205,9 +205,7 @@ func (f *Filesystem) Tools() []tool.Tool {
 		f.tools = []tool.Tool{
 			tool.Must(tool.New(LsTool, f.describe(LsTool, lsDescription), f.ls)),
 			tool.Must(tool.New(ReadFileTool, f.describe(ReadFileTool, readDescription), f.read, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
-				s.Properties["offset"].Minimum = jsonschema.Ptr(0.0)
 				s.Properties["offset"].Default = []byte("0")
-				s.Properties["limit"].Minimum = jsonschema.Ptr(1.0)
 				s.Properties["limit"].Default = []byte(strconv.Itoa(DefaultReadLimit))
 			}))),
 			tool.Must(tool.New(WriteFileTool, f.describe(WriteFileTool, writeDescription), f.write)),
@@ -225,7 +223,6 @@ func (f *Filesystem) Tools() []tool.Tool {
 		}
 		if _, ok := f.sandbox(); ok {
 			f.tools = append(f.tools, tool.Must(tool.New(ExecuteTool, f.describe(ExecuteTool, executeDescription), f.execute, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
-				s.Properties["timeout"].Minimum = jsonschema.Ptr(1.0)
 			}))))
 		}
 	})

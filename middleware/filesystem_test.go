@@ -109,7 +109,9 @@ func TestFilesystemToolContract(t *testing.T) {
 		{"read_file", `{"file_path":"/./src//main.go","limit":1}`, "     1\tpackage main", false, false},
 		{"read_file", `{"file_path":"src\\main.go","limit":1}`, "     1\tpackage main", false, false},
 		// arguments
-		{"read_file", `{"file_path":"/README.md","offset":-1}`, `Error: invalid arguments for tool "read_file": field "offset"`, true, true},
+		{"read_file", `{"file_path":"/README.md","offset":-1}`, "     1\t# New\n     2\thello hello\n\n[Requested offset -1 is before the start of the file; read from line 1 instead.]", false, false},
+		{"read_file", `{"file_path":"/README.md","limit":0}`, "System reminder: no lines were read because `limit` was 0. The file was not inspected and may have contents; retry with `limit` >= 1 to read it.", false, false},
+		{"read_file", `{"file_path":"/README.md","limit":-5}`, "     1\t# New\n     2\thello hello", false, false},
 		{"edit_file", `{"file_path":"/README.md","old_string":"","new_string":"x"}`, "Error: old_string is empty", true, true},
 	}
 	fs := middleware.NewFilesystem(backend.NewState(nil))
@@ -173,6 +175,8 @@ func TestExecuteTool(t *testing.T) {
 		// nor overflow it.
 		{`{"command":"sleep 5","timeout":3600}`, "[Command timed out and was killed]"},
 		{`{"command":"sleep 5","timeout":9223372036854775807}`, "[Command timed out and was killed]"},
+		{`{"command":"echo hi","timeout":-1}`, "Error: timeout must be non-negative, got -1."},
+		{`{"command":"echo hi","timeout":0}`, "hi\n\n[Command succeeded with exit code 0]"},
 	} {
 		got, _ := callTool(ctx, ex, c.args)
 		if !strings.Contains(got, c.want) {

@@ -22,6 +22,11 @@ const (
 	emptyFileReminder = "System reminder: File exists but has empty contents"
 	noFilesFound      = "No files found"
 	noMatchesFound    = "No matches found"
+	// noLinesRequested answers a read_file with limit 0: nothing was read,
+	// which must not look like an empty file.
+	noLinesRequested = "System reminder: no lines were read because `limit` was %d. The file was not inspected and may have contents; retry with `limit` >= 1 to read it."
+	// clampedOffsetNote ends a read_file whose offset was negative.
+	clampedOffsetNote = "\n\n[Requested offset %d is before the start of the file; read from line 1 instead.]"
 	// readCutNote ends a read_file result that reached the backend's limit
 	// on one read's bytes.
 	readCutNote = "\n... [read stopped at the backend's size limit for one read: line %d is cut there; continue with offset=%d]"

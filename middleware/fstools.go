@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -66,6 +67,24 @@ type readIn struct {
 	FilePath string `json:"file_path" jsonschema:"absolute path of the file to read"`
 	Offset   int    `json:"offset,omitempty" jsonschema:"0-based line to start reading at"`
 	Limit    int    `json:"limit,omitempty" jsonschema:"maximum number of lines to read"`
+	hasLimit bool   // the arguments gave a limit (0 differs from none)
+}
+
+// UnmarshalJSON tells an explicit limit of 0 from none.
+func (in *readIn) UnmarshalJSON(b []byte) error {
+	type plain readIn
+	var raw struct {
+		plain
+		Limit *int `json:"limit"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*in = readIn(raw.plain)
+	if raw.Limit != nil {
+		in.Limit, in.hasLimit = *raw.Limit, true
+	}
+	return nil
 }
 
 func (f *Filesystem) read(ctx context.Context, in readIn) (string, error) {
@@ -73,11 +92,18 @@ func (f *Filesystem) read(ctx context.Context, in readIn) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// As the references do: a zero limit reads nothing and says so (the
+	// file was not looked at, so it must not read as empty), a negative
+	// one means the default, and a negative offset reads from the start
+	// with a notice.
 	limit := in.Limit
-	if limit <= 0 {
+	switch {
+	case limit == 0 && in.hasLimit:
+		return fmt.Sprintf(noLinesRequested, limit), nil
+	case limit <= 0:
 		limit = DefaultReadLimit
 	}
-	res, err := f.backend.Read(ctx, p, in.Offset, limit)
+	res, err := f.backend.Read(ctx, p, max(in.Offset, 0), limit)
 	if err != nil {
 		return "", errors.New(backendErrorText(p, err))
 	}
@@ -90,6 +116,9 @@ func (f *Filesystem) read(ctx context.Context, in readIn) (string, error) {
 	if res.Truncated {
 		next := res.Offset + len(res.Lines)
 		out += fmt.Sprintf(readCutNote, next, next)
+	}
+	if in.Offset < 0 {
+		out += fmt.Sprintf(clampedOffsetNote, in.Offset)
 	}
 	return out, nil
 }
@@ -134,15 +163,14 @@ func (f *Filesystem) edit(ctx context.Context, in editIn) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if in.OldString == "" {
-		return "", errors.New("Error: old_string is empty; give the exact text to replace (use write_file to create a file)")
-	}
 	defer f.locks.lock(p)()
 	n, err := f.backend.Edit(ctx, p, in.OldString, in.NewString, in.ReplaceAll)
 	var me *backend.MatchCountError
 	switch {
 	case errors.As(err, &me):
 		return "", fmt.Errorf("Error: String '%s' appears %d times in file. Use replace_all=True to replace all instances, or provide a more specific string with surrounding context.", in.OldString, me.Count)
+	case errors.Is(err, backend.ErrNoMatch) && in.OldString == "":
+		return "", errors.New("Error: old_string is empty, and only an empty file can be edited with an empty old_string; give the exact text to replace")
 	case errors.Is(err, backend.ErrNoMatch):
 		return "", fmt.Errorf("Error: String not found in file: '%s'", in.OldString)
 	case err != nil:
@@ -301,9 +329,12 @@ func (f *Filesystem) execute(ctx context.Context, in executeIn) (string, error) 
 	if strings.TrimSpace(in.Command) == "" {
 		return "", errors.New("Error: command is empty")
 	}
+	if in.Timeout < 0 {
+		return "", fmt.Errorf("Error: timeout must be non-negative, got %d.", in.Timeout)
+	}
 	// The backend lowers a timeout past its maximum; this only keeps a
 	// huge number of seconds from overflowing into a negative duration.
-	timeout := time.Duration(min(max(in.Timeout, 0), math.MaxInt64/int(time.Second))) * time.Second
+	timeout := time.Duration(min(in.Timeout, math.MaxInt64/int(time.Second))) * time.Second
 	res, err := sb.Execute(ctx, in.Command, timeout)
 	if err != nil && !errors.Is(err, backend.ErrTimeout) {
 		if ctx.Err() != nil {

@@ -342,6 +342,27 @@ func (s *suite) testEdit(t *testing.T) {
 			t.Errorf("after edit: %q", got)
 		}
 	})
+	t.Run("CRLF", func(t *testing.T) {
+		// Models write old_string with \n; the file keeps its \r\n.
+		b, e := s.fresh(t, map[string]string{"/f.txt": "one\r\ntwo\r\nthree\r\n"})
+		n, err := b.Edit(ctx, e.p("/f.txt"), "one\ntwo", "uno\ndos\nmas", false)
+		noErr(t, "Edit with LF in a CRLF file", err)
+		if got := string(download(t, b, e.p("/f.txt"))); n != 1 || got != "uno\r\ndos\r\nmas\r\nthree\r\n" {
+			t.Errorf("after edit (%d): %q", n, got)
+		}
+	})
+	t.Run("EmptyFile", func(t *testing.T) {
+		// An empty file is edited with an empty old_string; it is not a
+		// dead end between write_file (exists) and edit_file.
+		b, e := s.fresh(t, map[string]string{"/empty.txt": "", "/full.txt": "x"})
+		n, err := b.Edit(ctx, e.p("/empty.txt"), "", "now full\n", false)
+		noErr(t, "Edit of an empty file", err)
+		if got := string(download(t, b, e.p("/empty.txt"))); n != 1 || got != "now full\n" {
+			t.Errorf("after edit (%d): %q", n, got)
+		}
+		_, err = b.Edit(ctx, e.p("/full.txt"), "", "y", false)
+		wantErr(t, "Edit of a non-empty file with an empty old string", err, backend.ErrNoMatch)
+	})
 	t.Run("NoMatch", func(t *testing.T) {
 		b, e := s.fresh(t, map[string]string{"/f.txt": "alpha\n"})
 		_, err := b.Edit(ctx, e.p("/f.txt"), "zeta", "x", false)
