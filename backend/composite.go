@@ -238,36 +238,6 @@ func (c *Composite) Edit(ctx context.Context, path, oldString, newString string,
 	return c.def.Edit(ctx, p, oldString, newString, replaceAll)
 }
 
-// stripDirs removes the leading directories rel (slash-separated, not
-// empty) from a relative glob pattern when the pattern spells them
-// literally, giving the pattern relative to that directory.
-func stripDirs(pattern, rel string) (string, bool) {
-	if strings.Contains(pattern, "{") {
-		return "", false
-	}
-	pc := strings.Split(pattern, "/")
-	rc := strings.Split(rel, "/")
-	if len(pc) <= len(rc) {
-		return "", false
-	}
-	for i := range rc {
-		if pc[i] != rc[i] || !isLiteral(pc[i]) {
-			return "", false
-		}
-	}
-	return strings.Join(pc[len(rc):], "/"), true
-}
-
-// depthFree reports whether a relative pattern matches a path regardless
-// of the directories above it: "**" or "**/" followed by a single element.
-func depthFree(pattern string) bool {
-	if pattern == "**" {
-		return true
-	}
-	rest, ok := strings.CutPrefix(pattern, "**/")
-	return ok && !strings.ContainsAny(rest, "/{")
-}
-
 // fanOut runs fn for 0..n-1 concurrently and returns the first error by
 // index.
 func fanOut(n int, fn func(i int) error) error {
@@ -295,19 +265,28 @@ func (c *Composite) Glob(ctx context.Context, pattern, path string) ([]FileInfo,
 	if err != nil || g.empty {
 		return nil, err
 	}
-	routes := append([]*route{c.owner(g.root)}, c.nested(g.root)...)
-	results := make([][]FileInfo, len(routes))
-	err = fanOut(len(routes), func(i int) error {
-		r := routes[i]
-		pat, dir := routeGlob(r, &g)
-		fs, err := r.b.Glob(ctx, pat, dir)
+	type query struct {
+		r            *route
+		pattern, dir string
+	}
+	var queries []query
+	for _, r := range append([]*route{c.owner(g.root)}, c.nested(g.root)...) {
+		pats, dir := routeGlob(r, &g)
+		for _, pat := range pats {
+			queries = append(queries, query{r, pat, dir})
+		}
+	}
+	results := make([][]FileInfo, len(queries))
+	err = fanOut(len(queries), func(i int) error {
+		q := queries[i]
+		fs, err := q.r.b.Glob(ctx, q.pattern, q.dir)
 		if err != nil {
 			return err
 		}
 		keep := fs[:0]
 		for _, f := range fs {
-			f.Path = r.outer(f.Path)
-			if c.owner(f.Path) == r && under(f.Path, g.root) && g.match(f.Path) {
+			f.Path = q.r.outer(f.Path)
+			if c.owner(f.Path) == q.r && under(f.Path, g.root) && g.match(f.Path) {
 				keep = append(keep, f)
 			}
 		}
@@ -319,27 +298,27 @@ func (c *Composite) Glob(ctx context.Context, pattern, path string) ([]FileInfo,
 	}
 	out := slices.Concat(results...)
 	slices.SortFunc(out, func(a, b FileInfo) int { return strings.Compare(a.Path, b.Path) })
-	return out, nil
+	// Two remainders of one pattern may find the same file.
+	return slices.CompactFunc(out, func(a, b FileInfo) bool { return a.Path == b.Path }), nil
 }
 
-// routeGlob returns the arguments with which to glob route r's share of g.
-// The results are filtered with g again, so they may ask for more than
-// needed.
-func routeGlob(r *route, g *globSpec) (pattern, dir string) {
-	if under(g.base, r.dir) { // the pattern is relative to a directory in the route
-		return g.pattern, r.inner(g.base)
+// routeGlob returns the patterns with which to glob route r's share of g,
+// and the directory of the route they are relative to. The results are
+// filtered with g again, so they may ask for more than needed.
+func routeGlob(r *route, g *globSpec) (patterns []string, dir string) {
+	switch {
+	case under(g.base, r.dir): // the pattern is relative to a directory in the route
+		return []string{g.pattern}, r.inner(g.base)
+	case g.glob.bare: // names at any depth
+		return []string{g.pattern}, "/"
 	}
-	// The route lies below the pattern's base.
-	if s, ok := stripDirs(g.pattern, relTo(r.dir, g.base)); ok {
-		return s, "/"
+	// The route lies below the pattern's base: what is left of the pattern
+	// once it has matched the route's directory, anchored at its root.
+	rest := g.glob.remainders(relTo(r.dir, g.base))
+	for i, s := range rest {
+		rest[i] = "/" + s
 	}
-	if depthFree(g.pattern) {
-		return g.pattern, "/"
-	}
-	if under(g.root, r.dir) {
-		return "**", r.inner(g.root)
-	}
-	return "**", "/"
+	return rest, "/"
 }
 
 // Grep implements Backend.
@@ -364,10 +343,15 @@ func (c *Composite) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch, error) 
 			rq.Path = r.inner(p)
 		} else { // a nested route: its root is below p
 			rq.Path = "/"
-			if filter.mode == filterRel {
-				if s, ok := stripDirs(filter.pattern, relTo(r.dir, p)); ok {
-					rq.Glob = s
-				} else if !depthFree(filter.pattern) {
+			if filter.mode == filterRel && !filter.glob.bare {
+				// What is left of the filter below the route's directory,
+				// anchored at its root.
+				switch rest := filter.glob.remainders(relTo(r.dir, p)); len(rest) {
+				case 0:
+					return nil // no file of the route can pass
+				case 1:
+					rq.Glob = "/" + rest[0]
+				default:
 					rq.Glob = ""
 				}
 			}

@@ -74,7 +74,8 @@ func memGlob(ctx context.Context, files map[string]FileData, pattern, dir string
 	}
 	var out []FileInfo
 	for k, d := range files {
-		if k != g.root && under(k, g.root) && g.match(k) {
+		// k == g.root when the path names a file: it is matched by name.
+		if under(k, g.root) && g.match(k) {
 			out = append(out, memInfo(k, d))
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // naiveGrep is the reference: split into lines, match each.
@@ -126,13 +127,15 @@ func TestGlobSpecPruning(t *testing.T) {
 		root         string
 		holds        map[string]bool
 	}{
-		{"*.go", "/", "/", map[string]bool{"/a": false}},
+		{"*.go", "/", "/", map[string]bool{"/a": true, "/.git": true}}, // names at any depth
+		{"**/*.go", "/", "/", map[string]bool{"/a/b": true, "/.git": false, "/a/.cache": false}},
+		{".github/**/*.yml", "/", "/.github", map[string]bool{"/.github/workflows": true}},
 		{"src/*.go", "/", "/src", map[string]bool{"/src": true, "/src/x": false}},
 		{"*/x/*.go", "/", "/", map[string]bool{"/a": true, "/a/x": true, "/a/y": false, "/a/x/z": false}},
 		{"a/**/b/*.go", "/p", "/p/a", map[string]bool{"/p/a/q/r": true}},
 		{"src/**", "/", "/src", map[string]bool{"/src/a/b": true}},
 		{"/abs/*.go", "/abs/deeper", "/abs/deeper", nil},
-		{"{a,b}/*.go", "/", "/", map[string]bool{"/c/d": true}},
+		{"{a,b}/*.go", "/", "/", map[string]bool{"/a": true, "/c": false, "/a/d": false}},
 	} {
 		g, err := newGlobSpec(tc.pattern, tc.dir)
 		if err != nil {
@@ -187,6 +190,23 @@ func TestFoldCaseSpecialLetters(t *testing.T) {
 		want, _ := naiveGrep(p, text)
 		if got := scanAll(t, p, text); !slices.Equal(got, want) || len(got) == 0 {
 			t.Errorf("%q: got %q, want %q", p, got, want)
+		}
+	}
+}
+
+func TestScanLinesLineBreaks(t *testing.T) {
+	for _, in := range []string{"a\rb\r\nc\n\rd\r", "\r\r\n\r", "x", "x\r\n", "\r", "a\r\r\r\nb"} {
+		want, err := stringLines(in, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One byte a read splits every \r\n across reads.
+		got, err := scanLines(iotest.OneByteReader(strings.NewReader(in)), 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Lines, want.Lines) {
+			t.Errorf("%q: scanLines %q, stringLines %q", in, got.Lines, want.Lines)
 		}
 	}
 }

@@ -117,7 +117,7 @@ func scanLinesMax(r io.Reader, offset, limit int, maxBytes int64) (ReadResult, e
 		offset = 0
 	}
 	res := ReadResult{Offset: offset}
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReaderSize(&lfReader{r: r}, 64<<10)
 	var (
 		line    int    // index of the current line
 		partial bool   // bytes of the current line were seen
@@ -220,16 +220,20 @@ func stringLines(s string, offset, limit int) (ReadResult, error) {
 	line := 0
 	for len(s) > 0 {
 		var l string
-		if i := strings.IndexByte(s, '\n'); i >= 0 {
-			l, s = s[:i], s[i+1:]
-		} else {
+		// A line ends at \n, \r\n or a bare \r, as the references count.
+		switch i := strings.IndexAny(s, "\r\n"); {
+		case i < 0:
 			l, s = s, ""
+		case s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n':
+			l, s = s[:i], s[i+2:]
+		default:
+			l, s = s[:i], s[i+1:]
 		}
 		if line >= offset {
 			if limit > 0 && len(res.Lines) == limit {
 				return res, nil
 			}
-			res.Lines = append(res.Lines, strings.TrimSuffix(l, "\r"))
+			res.Lines = append(res.Lines, l)
 		}
 		line++
 	}
@@ -237,4 +241,38 @@ func stringLines(s string, offset, limit int) (ReadResult, error) {
 		return ReadResult{}, &OffsetError{Offset: offset, Lines: line}
 	}
 	return res, nil
+}
+
+// lfReader turns the line breaks of what it reads into \n: \r\n becomes
+// \n and a bare \r becomes \n, so that scanLines counts lines as
+// stringLines does. A \r is written as \n at once; a \n right after it is
+// then dropped, so the output is never longer than the input.
+type lfReader struct {
+	r      io.Reader
+	skipLF bool // the last byte read was \r
+}
+
+func (l *lfReader) Read(p []byte) (int, error) {
+	for {
+		n, err := l.r.Read(p)
+		out := 0
+		for _, c := range p[:n] {
+			switch {
+			case l.skipLF && c == '\n':
+				l.skipLF = false
+				continue
+			case c == '\r':
+				l.skipLF = true
+				c = '\n'
+			default:
+				l.skipLF = false
+			}
+			p[out] = c
+			out++
+		}
+		if out > 0 || err != nil || n == 0 {
+			return out, err
+		}
+		// only the \n of a \r\n split across reads: read on
+	}
 }

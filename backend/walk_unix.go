@@ -343,6 +343,18 @@ func (f *Filesystem) Glob(ctx context.Context, pattern, path string) ([]FileInfo
 		return nil, err
 	}
 	fd, err := f.openDir(g.root, false)
+	if err == unix.ENOTDIR && g.root == p && p != "/" { // the path names a file
+		dirfd, derr := f.openDir(parentDir(p), false)
+		if derr != nil {
+			return nil, nil
+		}
+		defer unix.Close(dirfd)
+		var st unix.Stat_t
+		if !g.match(p) || unix.Fstatat(dirfd, baseName(p), &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return nil, nil
+		}
+		return []FileInfo{{Path: p, Size: st.Size, ModTime: statTime(&st)}}, nil
+	}
 	if err != nil {
 		return nil, walkErr("glob", g.root, err)
 	}

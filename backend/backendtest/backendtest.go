@@ -292,6 +292,9 @@ func (s *suite) testRead(t *testing.T) {
 			{"\n", []string{""}},
 			{"\n\nx", []string{"", "", "x"}},
 			{"a\r\nb\r\n", []string{"a", "b"}},
+			{"old\rmac\rlines", []string{"old", "mac", "lines"}}, // a bare \r ends a line too
+			{"a\r\r\nb\r", []string{"a", "", "b"}},
+			{"caf\xe9\n\xff\n", []string{"caf\xe9", "\xff"}}, // bytes as they are; the tool shows U+FFFD
 			{"tab\there\n  spaced  \n", []string{"tab\there", "  spaced  "}},
 			{"héllo wörld ✓\n", []string{"héllo wörld ✓"}},
 		}
@@ -558,46 +561,91 @@ func (s *suite) testList(t *testing.T) {
 
 func (s *suite) testGlob(t *testing.T) {
 	ctx := t.Context()
+	// The references' glob semantics: a pattern without "/" matches names
+	// at any depth; with "/", paths relative to the search path; wildcards
+	// and "**" never match a leading "." unless the pattern spells it.
 	b, e := s.fresh(t, map[string]string{
-		"/a.txt":          "a",
-		"/b.md":           "b",
-		"/src/x.go":       "x",
-		"/src/sub/y.go":   "y",
-		"/src/sub/z.txt":  "z",
-		"/src/sub/deep/w": "w",
-		"/.hidden/h.go":   "h",
+		"/a.py":                     "a",
+		"/sub/b.py":                 "b",
+		"/sub/nested/c.py":          "c",
+		"/readme.md":                "docs",
+		"/.hidden.py":               "h",
+		"/.hidden/x.py":             "x",
+		"/.hidden/nested/y.py":      "y",
+		"/.github/workflows/ci.yml": "name: ci",
 	})
+	namesPy := []string{"/.hidden/nested/y.py", "/.hidden/x.py", "/a.py", "/sub/b.py", "/sub/nested/c.py"}
+	walkedPy := []string{"/a.py", "/sub/b.py", "/sub/nested/c.py"}
 	for _, tc := range []struct {
 		pattern, dir string
 		want         []string
 	}{
-		{"*.txt", "/", []string{"/a.txt"}},
-		{"*", "/", []string{"/a.txt", "/b.md"}},
-		{"**/*.go", "/", []string{"/.hidden/h.go", "/src/sub/y.go", "/src/x.go"}},
-		{"*.go", "/src", []string{"/src/x.go"}},
-		{"**/*.go", "/src", []string{"/src/sub/y.go", "/src/x.go"}},
-		{"sub/*", "/src", []string{"/src/sub/y.go", "/src/sub/z.txt"}},
-		{"src/*/*.go", "/", []string{"/src/sub/y.go"}},
-		{"**", "/src/sub", []string{"/src/sub/deep/w", "/src/sub/y.go", "/src/sub/z.txt"}},
-		{"{a,b}.*", "/", []string{"/a.txt", "/b.md"}},
-		{"?.md", "/", []string{"/b.md"}},
+		{"*.py", "/", namesPy},
+		{"**/*.py", "/", walkedPy},
+		{"*.md", "/", []string{"/readme.md"}},
+		{"sub/*.py", "/", []string{"/sub/b.py"}},
+		{"sub/**/*.py", "/", []string{"/sub/b.py", "/sub/nested/c.py"}},
+		{"./sub/*.py", "/", []string{"/sub/b.py"}},
+		{"a.py/**", "/", nil},
+		{"*.py", "/sub", []string{"/sub/b.py", "/sub/nested/c.py"}},
+		{"nested/*.py", "/sub", []string{"/sub/nested/c.py"}},
+		{"**", "/sub", []string{"/sub/b.py", "/sub/nested/c.py"}},
+		{"*.yml", "/", []string{"/.github/workflows/ci.yml"}},
+		{"**/*.yml", "/", nil},
+		{".github/**/*.yml", "/", []string{"/.github/workflows/ci.yml"}},
+		{".hidden.py", "/", []string{"/.hidden.py"}},
+		{".*.py", "/", []string{"/.hidden.py"}},
+		{".hidden/*.py", "/", []string{"/.hidden/x.py"}},
+		{".hidden/**/*.py", "/", []string{"/.hidden/nested/y.py", "/.hidden/x.py"}},
+		{"*", "/", []string{"/.github/workflows/ci.yml", "/.hidden/nested/y.py", "/.hidden/x.py", "/a.py", "/readme.md", "/sub/b.py", "/sub/nested/c.py"}},
+		{"*.{py,md}", "/", append([]string{"/readme.md"}, namesPy...)},
+		{"{a,{b,c}}.py", "/", walkedPy},
+		{"?.py", "/", namesPy},
+		{"[ab].py", "/", []string{"/a.py", "/sub/b.py"}},
+		{"[!a].py", "/", []string{"/.hidden/nested/y.py", "/.hidden/x.py", "/sub/b.py", "/sub/nested/c.py"}},
+		{"[^a].py", "/", []string{"/.hidden/nested/y.py", "/.hidden/x.py", "/sub/b.py", "/sub/nested/c.py"}},
+		{"*.py", "/a.py", []string{"/a.py"}}, // the path names a file
+		{"*.md", "/a.py", nil},
 		{"*.nothing", "/", nil},
-		{"**/*.go", "/missing", nil},
+		{"**/*.py", "/missing", nil},
 	} {
 		got, err := b.Glob(ctx, tc.pattern, e.p(tc.dir))
 		what := fmt.Sprintf("Glob(%q, %q)", tc.pattern, e.p(tc.dir))
 		noErr(t, what, err)
-		equalLines(t, what, paths(got), e.ps(tc.want...))
+		want := e.ps(tc.want...)
+		slices.Sort(want)
+		equalLines(t, what, paths(got), want)
 		for _, f := range got {
 			if f.IsDir {
 				t.Errorf("%s: directory %s in results", what, f.Path)
 			}
 		}
 	}
+	t.Run("LiteralBraces", func(t *testing.T) {
+		b, e := s.fresh(t, map[string]string{"/{probe}.py": "p", "/{x}a.py": "a", "/{x}b.py": "b", "/xa.py": "no"})
+		for _, tc := range []struct {
+			pattern string
+			want    []string
+		}{
+			{"{probe}.py", []string{"/{probe}.py"}},
+			{"{x}{a,b}.py", []string{"/{x}a.py", "/{x}b.py"}},
+		} {
+			got, err := b.Glob(ctx, tc.pattern, e.p("/"))
+			noErr(t, "Glob "+tc.pattern, err)
+			equalLines(t, "Glob "+tc.pattern, paths(got), e.ps(tc.want...))
+		}
+	})
+	t.Run("TooManyAlternatives", func(t *testing.T) {
+		_, err := b.Glob(ctx, strings.Repeat("{a,b}", 11), e.p("/"))
+		wantErr(t, "Glob of 2048 alternatives", err, backend.ErrInvalidPattern)
+	})
 	t.Run("AbsolutePattern", func(t *testing.T) {
-		got, err := b.Glob(ctx, e.p("/src/*.go"), e.p("/"))
+		got, err := b.Glob(ctx, e.p("/sub/*.py"), e.p("/"))
 		noErr(t, "Glob", err)
-		equalLines(t, "absolute pattern", paths(got), e.ps("/src/x.go"))
+		equalLines(t, "absolute pattern", paths(got), e.ps("/sub/b.py"))
+		got, err = b.Glob(ctx, e.p("/*.py"), e.p("/"))
+		noErr(t, "Glob", err)
+		equalLines(t, "absolute pattern at the top", paths(got), e.ps("/a.py"))
 	})
 	t.Run("DefaultPath", func(t *testing.T) {
 		if s.opts.Dir != "/" {
@@ -605,7 +653,7 @@ func (s *suite) testGlob(t *testing.T) {
 		}
 		got, err := b.Glob(ctx, "*.md", "")
 		noErr(t, "Glob", err)
-		equalLines(t, "Glob with empty path", paths(got), []string{"/b.md"})
+		equalLines(t, "Glob with empty path", paths(got), []string{"/readme.md"})
 	})
 	t.Run("InvalidPattern", func(t *testing.T) {
 		_, err := b.Glob(ctx, "[", e.p("/"))
