@@ -21,6 +21,10 @@ const (
 type Todo struct {
 	Content string     `json:"content"`
 	Status  TodoStatus `json:"status"`
+	// ActiveForm is how the item reads while in progress ("Running the
+	// tests"), the optional field of the JavaScript reference and Claude
+	// Code; it is kept and shown as given.
+	ActiveForm string `json:"activeForm,omitempty"`
 }
 
 // State is a thread's state: the conversation, the plan, the in-memory

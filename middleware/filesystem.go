@@ -61,6 +61,12 @@ type Filesystem struct {
 	EvictChars int
 	// Grep bounds the grep tool; its zero value means the defaults.
 	Grep GrepLimits
+	// GrepRegexp makes grep's pattern an RE2 regular expression instead of
+	// the literal text the references search for.
+	GrepRegexp bool
+	// GlobTimeout stops a glob that runs longer, with an error to the
+	// model; zero means DefaultGlobTimeout, negative no limit.
+	GlobTimeout time.Duration
 
 	once  sync.Once
 	tools []tool.Tool
@@ -73,7 +79,11 @@ const (
 	DefaultGrepTimeout         = 30 * time.Second
 	DefaultGrepMaxMatches      = 1000
 	DefaultGrepMaxLineBytes    = 500
+	// DefaultGlobTimeout is how long one glob may walk.
+	DefaultGlobTimeout = 20 * time.Second
 )
+
+func (f *Filesystem) globTimeout() time.Duration { return cmp.Or(f.GlobTimeout, DefaultGlobTimeout) }
 
 // GrepLimits bounds what one grep call may cost, whatever the model asks.
 // Zero fields mean the defaults.
@@ -125,9 +135,9 @@ const FilesystemPrompt = `## Files
 
 You have a filesystem. Paths are absolute and start with /.
 
-- ls lists a directory; glob finds files by name pattern ("**/*.go"); grep searches file contents with a regular expression.
+- ls lists a directory; glob finds files by name pattern ("*.go" at any depth, "src/**/*.ts" below a folder); grep searches file contents.
 - read_file shows a file with line numbers. Read a file before you edit it, and page through long files with offset and limit instead of reading everything.
-- edit_file replaces an exact string; include enough surrounding text to make it unique, or set replace_all. write_file creates new files only.
+- edit_file replaces an exact string; include enough surrounding text to make it unique, or set replace_all. write_file creates a file or replaces a whole one.
 - Use files to keep large context out of the conversation: save notes, drafts and intermediate results, and read back only the parts you need.`
 
 // ExecutePrompt is added to the prompt section when execute is available.
@@ -137,11 +147,11 @@ const ExecutePrompt = `- execute runs a shell command in the workspace and retur
 // some of them (see SystemPromptFor), in the order they are offered.
 var fileToolLines = []struct{ tool, line string }{
 	{LsTool, "- ls lists a directory."},
-	{GlobTool, `- glob finds files by name pattern ("**/*.go").`},
-	{GrepTool, "- grep searches file contents with a regular expression."},
+	{GlobTool, `- glob finds files by name pattern ("*.go" at any depth, "src/**/*.ts" below a folder).`},
+	{GrepTool, "- grep searches file contents."},
 	{ReadFileTool, "- read_file shows a file with line numbers; page through long files with offset and limit instead of reading everything."},
 	{EditFileTool, "- edit_file replaces an exact string; include enough surrounding text to make it unique, or set replace_all. Read a file before you edit it."},
-	{WriteFileTool, "- write_file creates new files only. Use files to keep large context out of the conversation: save notes, drafts and intermediate results, and read back only the parts you need."},
+	{WriteFileTool, "- write_file creates a file or replaces a whole one. Use files to keep large context out of the conversation: save notes, drafts and intermediate results, and read back only the parts you need."},
 	{ExecuteTool, "- execute runs a shell command in the workspace and returns its output and exit code."},
 }
 
@@ -215,7 +225,11 @@ func (f *Filesystem) Tools() []tool.Tool {
 			tool.Must(tool.New(GlobTool, f.describe(GlobTool, globDescription), f.glob, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
 				s.Properties["path"].Default = []byte(`"/"`)
 			}))),
-			tool.Must(tool.New(GrepTool, f.describe(GrepTool, grepDescription), f.grep, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+			tool.Must(tool.New(GrepTool, f.describe(GrepTool, f.grepDescription()), f.grep, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+				if f.GrepRegexp {
+					s.Properties["pattern"].Description = "regular expression to search for (RE2 syntax)"
+				}
+				s.Properties["max_count"].Minimum = jsonschema.Ptr(1.0)
 				s.Properties["path"].Default = []byte(`"/"`)
 				s.Properties["output_mode"].Enum = []any{"files_with_matches", "content", "count"}
 				s.Properties["output_mode"].Default = []byte(`"files_with_matches"`)
@@ -227,6 +241,13 @@ func (f *Filesystem) Tools() []tool.Tool {
 		}
 	})
 	return f.tools
+}
+
+func (f *Filesystem) grepDescription() string {
+	if f.GrepRegexp {
+		return grepRegexpDescription
+	}
+	return grepDescription
 }
 
 // fileTools produce output the model asked for by path; they cap it

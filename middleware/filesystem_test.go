@@ -56,6 +56,11 @@ func TestFilesystemToolContract(t *testing.T) {
 		"/no-newline.txt":  "one\ntwo",
 		"/foo..bar.txt":    "legal name",
 		"/data/inside.txt": "inside",
+		"/data/twice.txt":  "end, the end",
+		"/cr.txt":          "old\rmac\rlines",
+		"/latin1.txt":      "caf\xe9 ok\n\xff\xfe\n",
+		"/.env":            "SECRET=1",
+		"/.github/ci.yml":  "on: push",
 	}
 	type row struct {
 		tool, args string
@@ -65,7 +70,7 @@ func TestFilesystemToolContract(t *testing.T) {
 	}
 	rows := []row{
 		// ls
-		{"ls", `{"path":"/"}`, "/README.md\n/blank.txt\n/data/\n/dup.txt\n/empty.txt\n/foo..bar.txt\n/long.txt\n/no-newline.txt\n/src/", false, false},
+		{"ls", `{"path":"/"}`, "/.env\n/.github/\n/README.md\n/blank.txt\n/cr.txt\n/data/\n/dup.txt\n/empty.txt\n/foo..bar.txt\n/latin1.txt\n/long.txt\n/no-newline.txt\n/src/", false, false},
 		{"ls", `{"path":"/src"}`, "/src/main.go\n/src/util/", false, false},
 		{"ls", `{"path":"src/util/"}`, "/src/util/a.go\n/src/util/b.go", false, false},
 		{"ls", `{"path":"/nowhere"}`, "No files found", false, false},
@@ -79,27 +84,49 @@ func TestFilesystemToolContract(t *testing.T) {
 		{"read_file", `{"file_path":"/src/main.go","offset":9}`, "Error: Line offset 9 exceeds file length (5 lines)", false, true},
 		{"read_file", `{"file_path":"/missing.txt"}`, "Error: File '/missing.txt' not found", false, true},
 		{"read_file", `{"file_path":"foo..bar.txt"}`, "     1\tlegal name", false, false},
+		{"read_file", `{"file_path":"/cr.txt"}`, "     1\told\n     2\tmac\n     3\tlines", false, false},
+		{"read_file", `{"file_path":"/cr.txt","offset":1,"limit":1}`, "     2\tmac", false, false},
+		{"read_file", `{"file_path":"/latin1.txt"}`, "     1\tcaf\uFFFD ok\n     2\t\uFFFD", false, false},
 		// write_file
 		{"write_file", `{"file_path":"/new/file.txt","content":"fresh"}`, "Updated file /new/file.txt", false, false},
-		{"write_file", `{"file_path":"/README.md","content":"x"}`, "Error: Cannot write to /README.md because it already exists. Read and then make an edit, or write to a new path.", false, true},
+		{"write_file", `{"file_path":"/blank.txt","content":"  \n\n"}`, "Updated file /blank.txt", false, false}, // replaces: both references do
+		{"write_file", `{"file_path":"/data","content":"x"}`, "Error: '/data' is a directory, not a file", false, true},
 		// edit_file
 		{"edit_file", `{"file_path":"/README.md","old_string":"# Title","new_string":"# New"}`, "Successfully replaced 1 instance(s) of the string in '/README.md'", false, false},
 		{"edit_file", `{"file_path":"/dup.txt","old_string":"a-b","new_string":"c"}`, "Error: String 'a-b' appears 3 times in file. Use replace_all=True to replace all instances, or provide a more specific string with surrounding context.", false, true},
 		{"edit_file", `{"file_path":"/dup.txt","old_string":"a-b","new_string":"c","replace_all":true}`, "Successfully replaced 3 instance(s) of the string in '/dup.txt'", false, false},
 		{"edit_file", `{"file_path":"/README.md","old_string":"absent","new_string":"x"}`, "Error: String not found in file: 'absent'", false, true},
 		{"edit_file", `{"file_path":"/missing.txt","old_string":"a","new_string":"b"}`, "Error: File '/missing.txt' not found", false, true},
+		{"edit_file", `{"file_path":"/no-newline.txt","old_string":"two\n","new_string":"2\n"}`, "Error: old_string ends with a newline, but the file does not end with one. Retry without that newline (and without it at the end of new_string, if it has one).", false, true},
+		{"edit_file", `{"file_path":"/data/twice.txt","old_string":"end\n","new_string":"x"}`, "Error: old_string ends with a newline, but the file does not end with one. Without that newline old_string occurs 2 times in the file", true, true},
+		{"edit_file", `{"file_path":"/no-newline.txt","old_string":"one\n\n","new_string":"x"}`, "Error: String not found in file: 'one\n\n'", false, true},
 		// glob
 		{"glob", `{"pattern":"**/*.go"}`, "/src/main.go\n/src/util/a.go\n/src/util/b.go", false, false},
-		{"glob", `{"pattern":"*.go","path":"/src"}`, "/src/main.go", false, false},
-		{"glob", `{"pattern":"*.txt"}`, "/blank.txt\n/dup.txt\n/empty.txt\n/foo..bar.txt\n/long.txt\n/no-newline.txt", false, false},
+		{"glob", `{"pattern":"*.go","path":"/src"}`, "/src/main.go\n/src/util/a.go\n/src/util/b.go", false, false},
+		{"glob", `{"pattern":"/*.go","path":"/src"}`, "No files found", false, false},
+		{"glob", `{"pattern":"util/*.go","path":"/src"}`, "/src/util/a.go\n/src/util/b.go", false, false},
+		{"glob", `{"pattern":"*.go","path":"/src/main.go"}`, "/src/main.go", false, false},
+		{"glob", `{"pattern":"*.txt"}`, "/blank.txt\n/cr.txt\n/data/inside.txt\n/data/twice.txt\n/dup.txt\n/empty.txt\n/foo..bar.txt\n/latin1.txt\n/long.txt\n/new/file.txt\n/no-newline.txt", false, false},
+		{"glob", `{"pattern":"*"}`, "/.github/ci.yml\n/README.md\n/blank.txt\n/cr.txt\n/data/inside.txt\n/data/twice.txt\n/dup.txt\n/empty.txt\n/foo..bar.txt\n/latin1.txt\n/long.txt\n/new/file.txt\n/no-newline.txt\n/src/main.go\n/src/util/a.go\n/src/util/b.go", false, false},
+		{"glob", `{"pattern":".*"}`, "/.env", false, false},
+		{"glob", `{"pattern":"**/*.yml"}`, "No files found", false, false},
+		{"glob", `{"pattern":".github/*.yml"}`, "/.github/ci.yml", false, false},
+		{"glob", `{"pattern":"[unclosed"}`, "Error: Invalid glob pattern: [unclosed", true, true},
 		{"glob", `{"pattern":"**/*.rs"}`, "No files found", false, false},
 		// grep
 		{"grep", `{"pattern":"TODO"}`, "/src/util/a.go\n/src/util/b.go", false, false},
-		{"grep", `{"pattern":"TODO: [bc]","output_mode":"content"}`, "/src/util/b.go:\n  2: // TODO: b\n  3: // TODO: c", false, false},
-		{"grep", `{"pattern":"TODO|hello","output_mode":"count"}`, "/README.md: 1\n/src/util/a.go: 1\n/src/util/b.go: 2", false, false},
+		{"grep", `{"pattern":"TODO: ","output_mode":"content"}`, "/src/util/a.go:\n  2: // TODO: a\n/src/util/b.go:\n  2: // TODO: b\n  3: // TODO: c", false, false},
+		{"grep", `{"pattern":"TODO","output_mode":"count"}`, "/src/util/a.go: 1\n/src/util/b.go: 2", false, false},
+		{"grep", `{"pattern":"hello.hello"}`, "No matches found", false, false}, // "." is a dot, not any character
+		{"grep", `{"pattern":"println(\"hi\")","output_mode":"content"}`, "/src/main.go:\n  4: \tprintln(\"hi\")", false, false},
+		{"grep", `{"pattern":"TODO|hello"}`, "No matches found\n\nNote: grep searches for the literal text", true, false},
+		{"grep", `{"pattern":"caf","output_mode":"content"}`, "/latin1.txt:\n  1: caf\uFFFD ok", false, false},
+		{"grep", `{"pattern":"TODO","output_mode":"content","max_count":2}`, "/src/util/a.go:\n  2: // TODO: a\n/src/util/b.go:\n  2: // TODO: b\n\nNote: the search stopped at its limit of 2 matches. The matches above are valid but incomplete; narrow the search (a more specific pattern, path or glob) to see the rest. Or raise max_count (up to 1000).", false, false},
+		{"grep", `{"pattern":"TODO","max_count":-1}`, `Error: invalid arguments for tool "grep": field "max_count": got -1, want at least 1`, false, true},
+		{"grep", `{"pattern":"x","glob":"[bad"}`, "Error: Invalid glob pattern: [bad", true, true},
 		{"grep", `{"pattern":"package","glob":"*.go","path":"/src/util"}`, "/src/util/a.go\n/src/util/b.go", false, false},
 		{"grep", `{"pattern":"nothing-matches-this"}`, "No matches found", false, false},
-		{"grep", `{"pattern":"(unclosed"}`, "Invalid regex pattern: ", true, true},
+		{"grep", `{"pattern":"(unclosed"}`, "No matches found", false, false},
 		// paths
 		{"read_file", `{"file_path":"../etc/passwd"}`, "Error: Path traversal not allowed: ../etc/passwd", false, true},
 		{"read_file", `{"file_path":"/src/../../etc/passwd"}`, "Error: Path traversal not allowed: /src/../../etc/passwd", false, true},
@@ -230,7 +257,7 @@ func TestFileToolsCapTheirOutput(t *testing.T) {
 	fs.Grep.MaxMatches = 10000 // the output, not the matches, is what is capped here
 	tools, ctx, _ := fsTools(t, fs, map[string]string{"/big.txt": b.String()})
 	got, _ := callTool(ctx, tools["grep"], `{"pattern":"match","output_mode":"content"}`)
-	if len(got) > middleware.DefaultEvictChars+300 || !strings.Contains(got, "narrow the query") {
+	if len(got) > middleware.DefaultEvictChars+300 || !strings.HasSuffix(got, "\n... [results truncated, try being more specific with your parameters]") {
 		t.Errorf("grep output %d chars, ends %q", len(got), got[len(got)-200:])
 	}
 }
@@ -274,13 +301,14 @@ func TestGrepLimits(t *testing.T) {
 	}{
 		{"pattern too long", `{"pattern":"` + strings.Repeat("a", 21) + `"}`, []string{"the pattern is 21 bytes long; grep accepts at most 20"}, true},
 		{"pattern at the limit", `{"pattern":"` + strings.Repeat("a", 20) + `"}`, []string{"No matches found"}, false},
-		{"matches capped", `{"pattern":"hit","path":"/many.txt","output_mode":"content"}`, []string{"  10: hit 9", "results capped at 10 matches"}, false},
+		{"matches capped", `{"pattern":"hit","path":"/many.txt","output_mode":"content"}`, []string{"  10: hit 9", "Note: the search stopped at its limit of 10 matches."}, false},
 		{"under the cap", `{"pattern":"hit [0-8]$","path":"/many.txt","output_mode":"count"}`, []string{"/many.txt: 9"}, false},
 		{"line cut", `{"pattern":"hit","path":"/long.txt","output_mode":"content"}`, []string{"  1: short hit\n", "  2: " + strings.Repeat("ab", 25) + " [... line truncated]"}, false},
 		{"time budget", `{"pattern":"(\\w+\\s?){20}[A-Z]","path":"/slow"}`, []string{"grep stopped after 100ms without finishing"}, true},
 	}
 	fs := middleware.NewFilesystem(backend.NewState(nil))
 	fs.Grep = lim
+	fs.GrepRegexp = true // a slow expression is the surest way past the time budget
 	tools, ctx, _ := fsTools(t, fs, files)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -293,7 +321,7 @@ func TestGrepLimits(t *testing.T) {
 					t.Errorf("got %q, want it to contain %q", got, w)
 				}
 			}
-			if c.name == "under the cap" && strings.Contains(got, "capped") {
+			if c.name == "under the cap" && strings.Contains(got, "stopped at its limit") {
 				t.Errorf("a result under the cap says it was capped: %q", got)
 			}
 		})
@@ -388,5 +416,37 @@ func TestParallelEditsAreSerialisedByTheMiddleware(t *testing.T) {
 	}
 	if d, _ := files.Get("/f.txt"); d.Content != "aA bB cC" {
 		t.Errorf("content = %q: an edit was lost", d.Content)
+	}
+}
+
+func TestGrepRegexpOption(t *testing.T) {
+	fs := middleware.NewFilesystem(backend.NewState(nil))
+	fs.GrepRegexp = true
+	tools, ctx, _ := fsTools(t, fs, map[string]string{
+		"/a.go":      "// TODO: a\n",
+		"/b.go":      "// TODO: b\n// TODO: c\n",
+		"/README.md": "hello\n",
+	})
+	if d := tools["grep"].Spec().Description; !strings.Contains(d, "RE2") {
+		t.Errorf("description does not say RE2: %q", d)
+	}
+	for _, r := range []struct{ args, want string }{
+		{`{"pattern":"TODO: [bc]","output_mode":"content"}`, "/b.go:\n  1: // TODO: b\n  2: // TODO: c"},
+		{`{"pattern":"TODO|hello","output_mode":"count"}`, "/README.md: 1\n/a.go: 1\n/b.go: 2"},
+		{`{"pattern":"(unclosed"}`, "Invalid regex pattern: missing closing ): `(unclosed`"},
+	} {
+		if got, _ := callTool(ctx, tools["grep"], r.args); got != r.want {
+			t.Errorf("grep %s = %q, want %q", r.args, got, r.want)
+		}
+	}
+}
+
+func TestGlobTimeout(t *testing.T) {
+	fs := middleware.NewFilesystem(backend.NewState(nil))
+	fs.GlobTimeout = time.Nanosecond
+	tools, ctx, _ := fsTools(t, fs, map[string]string{"/a.go": "a"})
+	got, isErr := callTool(ctx, tools["glob"], `{"pattern":"*.go"}`)
+	if !isErr || got != "Error: glob timed out after 1ns. Try a more specific pattern or a narrower path." {
+		t.Errorf("glob past its time limit: %q (error %v)", got, isErr)
 	}
 }

@@ -32,9 +32,17 @@ const (
 	readCutNote = "\n... [read stopped at the backend's size limit for one read: line %d is cut there; continue with offset=%d]"
 	// lineCutMark ends a grep line cut at GrepLimits.MaxLineBytes.
 	lineCutMark = " [... line truncated]"
-	// grepCappedNote ends a grep result that stopped at
-	// GrepLimits.MaxMatches.
-	grepCappedNote = "\n... [results capped at %d matches; narrow the search (a more specific path, pattern or glob) to see the rest]"
+	// grepCappedNote ends a grep result that stopped at its match cap.
+	grepCappedNote = "\n\nNote: the search stopped at its limit of %d matches. The matches above are valid but incomplete; narrow the search (a more specific pattern, path or glob) to see the rest."
+	// grepRaiseNote follows grepCappedNote when max_count set a lower cap.
+	grepRaiseNote = " Or raise max_count (up to %d)."
+	// regexpHint follows "No matches found" for a literal pattern that
+	// looks like a regular expression.
+	regexpHint = "\n\nNote: grep searches for the literal text, so regular expression syntax such as `|`, `.*` or `\\d` is searched as written. Search for the words you want; for alternatives, run one search each."
+	// globTimeoutText answers a glob that ran past its time limit.
+	globTimeoutText = "Error: glob timed out after %v. Try a more specific pattern or a narrower path."
+	// truncatedNote ends a tool result cut at the size limit.
+	truncatedNote = "\n... [results truncated, try being more specific with your parameters]"
 )
 
 // formatLines renders lines cat -n style, the first numbered start (1-based).
@@ -44,6 +52,7 @@ func formatLines(b *strings.Builder, lines []string, start int) {
 			b.WriteByte('\n')
 		}
 		n := start + i
+		line = strings.ToValidUTF8(line, "\uFFFD") // shown, not refused
 		if len(line) <= MaxLineChars || utf8.RuneCountInString(line) <= MaxLineChars {
 			writeGutter(b, strconv.Itoa(n))
 			b.WriteString(line)
@@ -140,5 +149,5 @@ func capOutput(s string, max int) string {
 			cut--
 		}
 	}
-	return s[:cut] + fmt.Sprintf("\n... [output truncated at %d characters; narrow the query (a more specific path, pattern or glob, or a smaller limit) to see the rest]", max)
+	return s[:cut] + truncatedNote
 }

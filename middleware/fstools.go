@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
+	"regexp/syntax"
 	"strings"
 	"time"
 
@@ -19,17 +21,23 @@ const (
 
 By default it returns up to 2000 lines from the start. For long files, pass offset (0-based line to start at) and limit (number of lines) to page through them. Lines longer than 10000 characters continue on rows numbered N.1, N.2. Read a file before editing it.`
 
-	writeDescription = `Create a new file with the given content. It fails if the file already exists: read it and use edit_file to change it instead.`
+	writeDescription = `Write a file: create it with the given content, or replace the whole of an existing one. To change part of a file, use edit_file instead.`
 
 	editDescription = `Replace an exact string in a file.
 
 old_string must match the file's text exactly, including whitespace and indentation (without the line-number prefix read_file shows). It must occur exactly once unless replace_all is true, so include enough surrounding lines to make it unique. Read the file first.`
 
-	globDescription = `Find files whose path matches a glob pattern, relative to path (default /). "*" matches within one directory level, "**" across levels: "**/*.py" finds Python files anywhere below path. Results are sorted, one per line.`
+	globDescription = `Find files by a glob pattern and return their absolute paths, sorted, one per line.
 
-	grepDescription = `Search file contents with a regular expression (RE2 syntax) under path (default /).
+A pattern without "/" matches file names at any depth below path: "*.py" finds /src/app/main.py. A pattern with "/" matches the path relative to path (default /): "src/**/*.py", where "**" stands for any number of directories. Also "?", "[abc]", "[!a]" and "{a,b}". Names starting with "." (".env", ".github") are matched only by a pattern element that starts with "." too, and "**" does not enter such directories: "*.yml" finds /.github/workflows/ci.yml, "**/*.yml" does not. If path names a file, the pattern is matched against its name.`
 
-glob limits the files searched ("*.go", "**/*_test.go"). output_mode: files_with_matches (default) lists matching files; content shows each matching line with its line number; count gives the number of matching lines per file.`
+	grepDescription = `Search file contents for a literal text (not a regular expression) under path (default /), a directory or a file.
+
+The pattern is matched as written: "foo|bar" finds that text, not foo or bar; run one search per alternative. glob limits the files searched, with the rules of the glob tool ("*.go" at any depth, "src/**/*.ts"). output_mode: files_with_matches (default) lists matching files; content shows each matching line under its file as "  N: text"; count gives the number of matching lines per file. max_count caps the matches returned.`
+
+	grepRegexpDescription = `Search file contents with a regular expression (RE2 syntax) under path (default /), a directory or a file.
+
+glob limits the files searched, with the rules of the glob tool ("*.go" at any depth, "src/**/*.ts"). output_mode: files_with_matches (default) lists matching files; content shows each matching line under its file as "  N: text"; count gives the number of matching lines per file. max_count caps the matches returned.`
 
 	executeDescription = `Run a shell command in the workspace and return its combined output and exit code. timeout (seconds) overrides the default limit. Avoid interactive commands; use the file tools to read and search files.`
 )
@@ -135,7 +143,7 @@ func allBlank(lines []string) bool {
 }
 
 type writeIn struct {
-	FilePath string `json:"file_path" jsonschema:"absolute path of the new file"`
+	FilePath string `json:"file_path" jsonschema:"absolute path of the file to write"`
 	Content  string `json:"content" jsonschema:"the file's content"`
 }
 
@@ -145,7 +153,12 @@ func (f *Filesystem) write(ctx context.Context, in writeIn) (string, error) {
 		return "", err
 	}
 	defer f.locks.lock(p)()
-	if err := f.backend.Write(ctx, p, in.Content); err != nil {
+	err = f.backend.Write(ctx, p, in.Content)
+	if errors.Is(err, backend.ErrExists) {
+		// As both references now do, an existing file is replaced.
+		err = f.backend.Upload(ctx, []backend.File{{Path: p, Content: []byte(in.Content)}})[0].Err
+	}
+	if err != nil {
 		return "", errors.New(backendErrorText(p, err))
 	}
 	return "Updated file " + p, nil
@@ -172,11 +185,37 @@ func (f *Filesystem) edit(ctx context.Context, in editIn) (string, error) {
 	case errors.Is(err, backend.ErrNoMatch) && in.OldString == "":
 		return "", errors.New("Error: old_string is empty, and only an empty file can be edited with an empty old_string; give the exact text to replace")
 	case errors.Is(err, backend.ErrNoMatch):
+		if hint := f.eofNewlineHint(ctx, p, in.OldString); hint != "" {
+			return "", errors.New(hint)
+		}
 		return "", fmt.Errorf("Error: String not found in file: '%s'", in.OldString)
 	case err != nil:
 		return "", errors.New(backendErrorText(p, err))
 	}
 	return fmt.Sprintf("Successfully replaced %d instance(s) of the string in '%s'", n, p), nil
+}
+
+// eofNewlineHint explains a failed edit whose old_string ends with a
+// newline the file lacks at its end, the slip models make most with the
+// last line of a file; "" when that is not why it failed.
+func (f *Filesystem) eofNewlineHint(ctx context.Context, p, old string) string {
+	stripped, ok := strings.CutSuffix(old, "\n")
+	if !ok || stripped == "" {
+		return ""
+	}
+	res := f.backend.Download(ctx, []string{p})
+	if len(res) != 1 || res[0].Err != nil {
+		return ""
+	}
+	content := strings.ReplaceAll(string(res[0].Content), "\r\n", "\n")
+	stripped = strings.ReplaceAll(stripped, "\r\n", "\n")
+	if !strings.HasSuffix(content, stripped) {
+		return ""
+	}
+	if n := strings.Count(content, stripped); n > 1 {
+		return fmt.Sprintf("Error: old_string ends with a newline, but the file does not end with one. Without that newline old_string occurs %d times in the file: drop the newline (from new_string too, if it ends with one) and add surrounding text so that the match is unique.", n)
+	}
+	return "Error: old_string ends with a newline, but the file does not end with one. Retry without that newline (and without it at the end of new_string, if it has one)."
 }
 
 type globIn struct {
@@ -189,10 +228,17 @@ func (f *Filesystem) glob(ctx context.Context, in globIn) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	infos, err := f.backend.Glob(ctx, in.Pattern, p)
+	gctx, cancel := withLimit(ctx, f.globTimeout())
+	defer cancel()
+	infos, err := f.backend.Glob(gctx, in.Pattern, p)
 	if err != nil {
-		if errors.Is(err, backend.ErrInvalidPattern) {
-			return "", fmt.Errorf("Error: Invalid glob pattern: %s", in.Pattern)
+		switch {
+		case errors.Is(err, backend.ErrInvalidPattern):
+			return "", fmt.Errorf("Error: Invalid glob pattern: %s (%s)", in.Pattern, invalidPatternReason(err))
+		case ctx.Err() != nil:
+			return "", ctx.Err()
+		case gctx.Err() != nil:
+			return "", fmt.Errorf(globTimeoutText, f.globTimeout())
 		}
 		return "", errors.New(backendErrorText(p, err))
 	}
@@ -215,10 +261,11 @@ func (f *Filesystem) glob(ctx context.Context, in globIn) (string, error) {
 }
 
 type grepIn struct {
-	Pattern    string `json:"pattern" jsonschema:"regular expression to search for (RE2 syntax)"`
+	Pattern    string `json:"pattern" jsonschema:"the text to search for"`
 	Path       string `json:"path,omitempty" jsonschema:"file or directory to search"`
 	Glob       string `json:"glob,omitempty" jsonschema:"only search files matching this glob, such as *.go"`
 	OutputMode string `json:"output_mode,omitempty" jsonschema:"files_with_matches, content or count"`
+	MaxCount   int    `json:"max_count,omitempty" jsonschema:"the most matches to return (at least 1; default and upper bound: the configured limit)"`
 }
 
 func (f *Filesystem) grep(ctx context.Context, in grepIn) (string, error) {
@@ -230,21 +277,30 @@ func (f *Filesystem) grep(ctx context.Context, in grepIn) (string, error) {
 	if n := len(in.Pattern); n > lim.maxPatternBytes() {
 		return "", fmt.Errorf("Error: the pattern is %d bytes long; grep accepts at most %d. Search for a shorter, more specific pattern.", n, lim.maxPatternBytes())
 	}
+	if in.MaxCount < 0 {
+		return "", fmt.Errorf("Error: max_count must be at least 1, got %d.", in.MaxCount)
+	}
+	maxMatches := lim.maxMatches()
+	if in.MaxCount > 0 {
+		maxMatches = min(in.MaxCount, maxMatches)
+	}
 	mode := backend.GrepFiles
 	if in.OutputMode == "content" || in.OutputMode == "count" {
 		mode = backend.GrepContent
 	}
-	sctx := ctx
-	if d := lim.timeout(); d > 0 {
-		var cancel context.CancelFunc
-		sctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
+	sctx, cancel := withLimit(ctx, lim.timeout())
+	defer cancel()
+	pattern := in.Pattern
+	if !f.GrepRegexp {
+		pattern = regexp.QuoteMeta(pattern)
 	}
 	// One match more than shown tells whether any were left out.
-	q := backend.GrepQuery{Pattern: in.Pattern, Path: p, Glob: in.Glob, Mode: mode, Limit: lim.maxMatches() + 1, MaxLineBytes: lim.maxLineBytes()}
+	q := backend.GrepQuery{Pattern: pattern, Path: p, Glob: in.Glob, Mode: mode, Limit: maxMatches + 1, MaxLineBytes: lim.maxLineBytes()}
 	matches, err := f.backend.Grep(sctx, q)
 	if err != nil {
 		switch {
+		case errors.Is(err, backend.ErrInvalidPattern) && !errors.As(err, new(*syntax.Error)):
+			return "", fmt.Errorf("Error: Invalid glob pattern: %s (%s)", in.Glob, invalidPatternReason(err))
 		case errors.Is(err, backend.ErrInvalidPattern):
 			return "", errors.New("Invalid regex pattern: " + invalidPatternReason(err))
 		case ctx.Err() != nil:
@@ -255,11 +311,14 @@ func (f *Filesystem) grep(ctx context.Context, in grepIn) (string, error) {
 		return "", errors.New(backendErrorText(p, err))
 	}
 	if len(matches) == 0 {
+		if !f.GrepRegexp && looksLikeRegexp(in.Pattern) {
+			return noMatchesFound + regexpHint, nil
+		}
 		return noMatchesFound, nil
 	}
-	capped := len(matches) > lim.maxMatches()
+	capped := len(matches) > maxMatches
 	if capped {
-		matches = matches[:lim.maxMatches()]
+		matches = matches[:maxMatches]
 	}
 	var b strings.Builder
 	switch in.OutputMode {
@@ -274,7 +333,7 @@ func (f *Filesystem) grep(ctx context.Context, in grepIn) (string, error) {
 			} else {
 				b.WriteByte('\n')
 			}
-			fmt.Fprintf(&b, "  %d: %s", m.Line, m.Text)
+			fmt.Fprintf(&b, "  %d: %s", m.Line, strings.ToValidUTF8(m.Text, "\uFFFD"))
 			if m.Cut {
 				b.WriteString(lineCutMark)
 			}
@@ -302,10 +361,38 @@ func (f *Filesystem) grep(ctx context.Context, in grepIn) (string, error) {
 			b.WriteString(m.Path)
 		}
 	}
+	out := capOutput(b.String(), f.evictChars())
 	if capped {
-		fmt.Fprintf(&b, grepCappedNote, lim.maxMatches())
+		out += fmt.Sprintf(grepCappedNote, maxMatches)
+		if maxMatches < lim.maxMatches() {
+			out += fmt.Sprintf(grepRaiseNote, lim.maxMatches())
+		}
 	}
-	return capOutput(b.String(), f.evictChars()), nil
+	return out, nil
+}
+
+// withLimit is ctx with a timeout, or ctx itself when d is not positive.
+func withLimit(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// looksLikeRegexp reports whether a literal grep pattern carries strong
+// signs of having been written as a regular expression ("a|b", ".*", "\d"),
+// so that finding nothing is worth a hint. Single "." "(" or "[" are left
+// out: literal code searches are full of them.
+func looksLikeRegexp(p string) bool {
+	if strings.Contains(p, "|") || strings.Contains(p, ".*") || strings.Contains(p, ".+") {
+		return true
+	}
+	for i := 0; i+1 < len(p); i++ {
+		if p[i] == '\\' && strings.IndexByte(`.wWdDsSbB(){}[]|+*?^$`, p[i+1]) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // invalidPatternReason extracts the regexp package's explanation from an

@@ -31,6 +31,10 @@ const TodosToolDescription = `Replace the task plan with a new list of todos.
 
 Each todo has content (what to do, as a short imperative) and status: pending, in_progress or completed. The list you send replaces the previous one entirely, so send every item each time, not only the changed ones. Use it for multi-step work to track progress and show the user where you are; do not use it for trivial one-step tasks. Call it at most once per turn.`
 
+// parallelTodosError answers every write_todos call of a turn that made
+// more than one, in the references' words.
+const parallelTodosError = "Error: The `write_todos` tool should never be called multiple times in parallel. Please call it only once per model invocation to update the todo list."
+
 // Todos is the planning middleware: it adds write_todos, keeps the list in
 // the thread's state and explains planning in the system prompt.
 type Todos struct {
@@ -81,6 +85,10 @@ func (t *Todos) Tools() []tool.Tool {
 			list.Types, list.Type = nil, "array"
 			item := list.Items
 			item.Properties["content"].Description = "what to do"
+			// Other fields (older Claude Code sends id and priority) are
+			// dropped, as the references' validation drops them.
+			item.AdditionalProperties = nil
+			item.Properties["activeForm"].Description = "optional: the item as it reads while in progress, such as \"Running the tests\""
 			item.Properties["status"].Enum = []any{string(agent.TodoPending), string(agent.TodoInProgress), string(agent.TodoCompleted)}
 		})))
 	}
@@ -119,7 +127,7 @@ func (t *Todos) WrapTool(ctx context.Context, req *agent.ToolRequest, next agent
 	}
 	if n > 1 {
 		return agent.ToolResult{
-			Content: fmt.Sprintf("Error: %s was called %d times in one turn, so none of the calls were applied. Call it once per turn with the complete list.", WriteTodosTool, n),
+			Content: parallelTodosError,
 			IsError: true,
 		}, nil
 	}

@@ -45,8 +45,15 @@ func TestWriteTodos(t *testing.T) {
 			name:      "two calls in one turn are both rejected",
 			turns:     [][]llm.ToolCall{{todosCall("a", first)}, {todosCall("b", `[]`), todosCall("c", `[{"content":"y","status":"pending"}]`)}},
 			want:      []agent.Todo{{Content: "read the code", Status: agent.TodoCompleted}, {Content: "write tests", Status: agent.TodoInProgress}},
-			wantTexts: []string{"Updated todo list to " + compact(first), "called 2 times in one turn", "called 2 times in one turn"},
+			wantTexts: []string{"Updated todo list to " + compact(first), "should never be called multiple times in parallel", "should never be called multiple times in parallel"},
 			wantError: []bool{false, true, true},
+		},
+		{
+			name:      "activeForm is kept, other fields dropped",
+			turns:     [][]llm.ToolCall{{todosCall("a", `[{"content":"Run the tests","status":"in_progress","activeForm":"Running the tests","id":"1","priority":"high"}]`)}},
+			want:      []agent.Todo{{Content: "Run the tests", Status: agent.TodoInProgress, ActiveForm: "Running the tests"}},
+			wantTexts: []string{`Updated todo list to [{"content":"Run the tests","status":"in_progress","activeForm":"Running the tests"}]`},
+			wantError: []bool{false},
 		},
 		{
 			name:      "unknown status is refused by the schema",
