@@ -80,6 +80,9 @@ type Config struct {
 	ResponseSchema json.RawMessage
 	// MaxSteps caps the model calls of one run (see agent.Config).
 	MaxSteps int
+	// GrepRegexp makes grep's pattern an RE2 regular expression; by
+	// default it is literal text, as in the reference implementations.
+	GrepRegexp bool
 	// Logger receives diagnostics.
 	Logger *slog.Logger
 }
@@ -114,6 +117,7 @@ func New(cfg Config) (*Agent, error) {
 		caching    = middleware.NewPromptCaching()
 		patch      = middleware.NewPatchToolCalls()
 	)
+	filesystem.GrepRegexp = cfg.GrepRegexp
 	// Subagents get the file tools, planning and context management, but
 	// not memory, skills or further subagents.
 	subStack := func() []agent.Middleware {

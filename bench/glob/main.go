@@ -9,9 +9,11 @@
 //     of that one tool call and a final answer, as a process (start-up
 //     included; the output also shows the CLI's start-up alone, a script
 //     with only the final answer);
-//   - rg: rg --files --no-ignore --hidden -g GLOB, in ROOT (--no-ignore and
-//     --hidden because the backend lists every file, ignoring .gitignore);
-//   - find: an equivalent find command.
+//   - rg: rg --files --no-ignore -g GLOB, in ROOT (--no-ignore because the
+//     backend ignores .gitignore; without --hidden because "*" and "**"
+//     skip names starting with "." as rg does);
+//   - find: an equivalent find command, without paths through a name
+//     starting with ".".
 //
 // Each runs -runs times after a warm-up (so the page cache is warm for all),
 // taking turns, and the table shows median wall times. The file sets must
@@ -158,7 +160,7 @@ func run(ctx context.Context, root string, runs int, cli string) error {
 			func() {
 				// rg runs in root with no path argument, so that it prints
 				// relative paths and matches the glob against them.
-				out, err := lines(ctx, root, "rg", "--files", "--no-ignore", "--hidden", "-g", q.arg)
+				out, err := lines(ctx, root, "rg", "--files", "--no-ignore", "-g", q.arg)
 				if err != nil {
 					runErr = err
 				}
@@ -166,7 +168,7 @@ func run(ctx context.Context, root string, runs int, cli string) error {
 				rg = out
 			},
 			func() {
-				out, err := lines(ctx, "", "find", q.find...)
+				out, err := lines(ctx, "", "find", append(q.find, "-not", "-path", "*/.*")...)
 				if err != nil {
 					runErr = err
 				}

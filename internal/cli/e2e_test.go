@@ -714,3 +714,29 @@ func TestInvalidSubagentFilesAreErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestGrepRegexpFlag: grep searches literal text unless --grep-regexp is
+// given, and a continued thread keeps the choice.
+func TestGrepRegexpFlag(t *testing.T) {
+	w := newWorld(t)
+	if err := os.WriteFile(filepath.Join(w.dir, "n.txt"), []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := w.script(`{"turns":[{"tool_calls":[{"id":"g","name":"grep","args":{"pattern":"o+ne"}}]},{"content":"done"}]}`)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--thread", "re", "--grep-regexp"}, "/n.txt"},
+		{[]string{"--thread", "re"}, "/n.txt"}, // kept by the thread
+		{[]string{"--thread", "lit"}, "No matches found"},
+	} {
+		code, stdout, stderr := w.run(w.runArgs(s, append(tc.args, "find it")...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, stderr)
+		}
+		if got := toolResultEvents(t, stdout)["g"].Content; got != tc.want {
+			t.Errorf("%v: grep gave %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}

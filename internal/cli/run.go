@@ -26,6 +26,7 @@ type runFlags struct {
 	shell       bool
 	sandbox     string // "bwrap" or "none": how execute is isolated
 	network     bool   // execute may use the network
+	grepRegexp  bool   // --grep-regexp
 	db          string
 	thread      string
 	interrupt   string
@@ -46,6 +47,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.shell, "shell", false, "let the agent run shell commands in the workspace (the execute tool), isolated as --sandbox says")
 	fl.StringVar(&f.sandbox, "sandbox", "bwrap", "how execute is isolated: bwrap (bubblewrap: no network, the system read-only, only the workspace writable, no process outlives its command) or none (commands run as you, unisolated)")
 	fl.BoolVar(&f.network, "network", false, "with --shell and --sandbox bwrap: let commands use the network")
+	fl.BoolVar(&f.grepRegexp, "grep-regexp", false, "grep takes RE2 regular expressions instead of literal text")
 	fl.StringVar(&f.db, "db", "", "database for threads and memories: a SQLite file path or a postgres:// URL (default: deepagents.db in the user's data directory)")
 	fl.StringVar(&f.thread, "thread", "", "thread to start or continue (default: a new thread, whose id run_start shows)")
 	fl.StringVar(&f.interrupt, "interrupt-on", "", "comma-separated tools that need approval (default: write_file,edit_file,execute on a terminal, none otherwise)")

@@ -28,6 +28,7 @@ type threadSettings struct {
 	Shell       bool      `json:"shell,omitempty"`
 	Sandbox     string    `json:"sandbox,omitempty"`
 	Network     bool      `json:"network,omitempty"`
+	GrepRegexp  bool      `json:"grep_regexp,omitempty"`
 	InterruptOn []string  `json:"interrupt_on"`
 	Rules       ruleLists `json:"rules"`
 	MaxSteps    int       `json:"max_steps,omitempty"`
@@ -44,7 +45,7 @@ func (f *runFlags) settings(interactive bool) threadSettings {
 		on = []string{}
 	}
 	return threadSettings{Model: f.model, Dir: f.dir, Shell: f.shell, Sandbox: f.sandbox,
-		Network: f.network, InterruptOn: on, Rules: f.rules, MaxSteps: f.maxSteps}
+		Network: f.network, GrepRegexp: f.grepRegexp, InterruptOn: on, Rules: f.rules, MaxSteps: f.maxSteps}
 }
 
 // adoptThreadSettings makes the settings the thread was run with the
@@ -103,6 +104,11 @@ func (f *runFlags) adoptThreadSettings(ctx context.Context, db *persist.DB, w io
 		note("--network", strconv.FormatBool(old.Network), strconv.FormatBool(f.network))
 	} else {
 		f.network = old.Network
+	}
+	if given("grep-regexp") {
+		note("--grep-regexp", strconv.FormatBool(old.GrepRegexp), strconv.FormatBool(f.grepRegexp))
+	} else {
+		f.grepRegexp = old.GrepRegexp
 	}
 	if given("interrupt-on") || given("auto-approve") {
 		note("approvals for", strings.Join(old.InterruptOn, ","), strings.Join(f.interruptOn(false), ","))

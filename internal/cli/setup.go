@@ -220,6 +220,7 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*
 		Memory:       []string{userRoute + "AGENTS.md", "/AGENTS.md"},
 		Skills:       []string{userRoute + "skills/", "/.deepagents/skills/"},
 		MaxSteps:     f.maxSteps,
+		GrepRegexp:   f.grepRegexp,
 		Logger:       log,
 	})
 	if errors.Is(err, deepagents.ErrUnknownTool) {
