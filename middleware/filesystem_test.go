@@ -111,7 +111,8 @@ func TestFilesystemToolContract(t *testing.T) {
 		{"glob", `{"pattern":".*"}`, "/.env", false, false},
 		{"glob", `{"pattern":"**/*.yml"}`, "No files found", false, false},
 		{"glob", `{"pattern":".github/*.yml"}`, "/.github/ci.yml", false, false},
-		{"glob", `{"pattern":"[unclosed"}`, "Error: Invalid glob pattern: [unclosed", true, true},
+		{"glob", `{"pattern":"[unclosed"}`, "Error: Invalid glob pattern: [unclosed (syntax error in pattern)", false, true},
+		{"glob", `{"pattern":"` + strings.Repeat("{a,b}", 50) + `"}`, "Error: Invalid glob pattern: " + strings.Repeat("{a,b}", 40) + "... (250 bytes) (its braces expand to more than 1024 alternatives)", false, true},
 		{"glob", `{"pattern":"**/*.rs"}`, "No files found", false, false},
 		// grep
 		{"grep", `{"pattern":"TODO"}`, "/src/util/a.go\n/src/util/b.go", false, false},

@@ -10,6 +10,7 @@ import (
 	"regexp/syntax"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/deepagents-go/deepagents/backend"
 )
@@ -234,7 +235,7 @@ func (f *Filesystem) glob(ctx context.Context, in globIn) (string, error) {
 	if err != nil {
 		switch {
 		case errors.Is(err, backend.ErrInvalidPattern):
-			return "", fmt.Errorf("Error: Invalid glob pattern: %s (%s)", in.Pattern, invalidPatternReason(err))
+			return "", fmt.Errorf("Error: Invalid glob pattern: %s (%s)", clip(in.Pattern, 200), invalidPatternReason(err))
 		case ctx.Err() != nil:
 			return "", ctx.Err()
 		case gctx.Err() != nil:
@@ -300,7 +301,7 @@ func (f *Filesystem) grep(ctx context.Context, in grepIn) (string, error) {
 	if err != nil {
 		switch {
 		case errors.Is(err, backend.ErrInvalidPattern) && !errors.As(err, new(*syntax.Error)):
-			return "", fmt.Errorf("Error: Invalid glob pattern: %s (%s)", in.Glob, invalidPatternReason(err))
+			return "", fmt.Errorf("Error: Invalid glob pattern: %s (%s)", clip(in.Glob, 200), invalidPatternReason(err))
 		case errors.Is(err, backend.ErrInvalidPattern):
 			return "", errors.New("Invalid regex pattern: " + invalidPatternReason(err))
 		case ctx.Err() != nil:
@@ -398,12 +399,23 @@ func looksLikeRegexp(p string) bool {
 // invalidPatternReason extracts the regexp package's explanation from an
 // invalid-pattern error.
 func invalidPatternReason(err error) string {
-	s := err.Error()
-	if i := strings.Index(s, "error parsing regexp: "); i >= 0 {
-		return s[i+len("error parsing regexp: "):]
+	var pe *backend.PatternError
+	if errors.As(err, &pe) {
+		err = pe.Err
 	}
-	s = strings.TrimPrefix(s, backend.ErrInvalidPattern.Error())
-	return strings.TrimLeft(s, ": ")
+	return strings.TrimPrefix(err.Error(), "error parsing regexp: ")
+}
+
+// clip shortens an argument echoed in an error to at most n bytes: the
+// model sent it, and need not read all of a huge one back.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + fmt.Sprintf("... (%d bytes)", len(s))
 }
 
 type executeIn struct {
