@@ -80,6 +80,9 @@ type Config struct {
 	ResponseSchema json.RawMessage
 	// MaxSteps caps the model calls of one run (see agent.Config).
 	MaxSteps int
+	// MaxParallelTools caps how many tool calls of one turn run at once
+	// (see agent.Config).
+	MaxParallelTools int
 	// GrepRegexp makes grep's pattern an RE2 regular expression; by
 	// default it is literal text, as in the reference implementations.
 	GrepRegexp bool
@@ -123,16 +126,24 @@ func New(cfg Config) (*Agent, error) {
 	subStack := func() []agent.Middleware {
 		return []agent.Middleware{todos, filesystem, summarize, caching, patch}
 	}
+	// The options the main agent and its subagents share: a subagent
+	// inherits all of them but those it overrides (see
+	// middleware.SubagentsConfig.Agent).
+	base := agent.Config{
+		Model:            cfg.Model,
+		Tools:            cfg.Tools,
+		MaxSteps:         cfg.MaxSteps,
+		MaxParallelTools: cfg.MaxParallelTools,
+		Checkpointer:     saver,
+		Store:            cfg.Store,
+		Logger:           cfg.Logger,
+	}
 	subs, err := middleware.NewSubagents(middleware.SubagentsConfig{
-		Model:        cfg.Model,
-		Tools:        cfg.Tools,
-		InterruptOn:  cfg.InterruptOn,
-		Permissions:  cfg.Permissions,
-		Middleware:   subStack,
-		Subagents:    cfg.Subagents,
-		Checkpointer: saver,
-		Store:        cfg.Store,
-		MaxSteps:     cfg.MaxSteps,
+		Agent:       base,
+		InterruptOn: cfg.InterruptOn,
+		Permissions: cfg.Permissions,
+		Middleware:  subStack,
+		Subagents:   cfg.Subagents,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("deepagents: %w", err)
@@ -156,18 +167,12 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.SystemPrompt != "" {
 		prompt = cfg.SystemPrompt + "\n\n" + BasePrompt
 	}
-	a, err := agent.New(agent.Config{
-		Name:           cfg.Name,
-		Model:          cfg.Model,
-		SystemPrompt:   prompt,
-		Tools:          cfg.Tools,
-		Middleware:     stack,
-		MaxSteps:       cfg.MaxSteps,
-		Checkpointer:   saver,
-		Store:          cfg.Store,
-		ResponseSchema: cfg.ResponseSchema,
-		Logger:         cfg.Logger,
-	})
+	main := base
+	main.Name = cfg.Name
+	main.SystemPrompt = prompt
+	main.Middleware = stack
+	main.ResponseSchema = cfg.ResponseSchema
+	a, err := agent.New(main)
 	if err != nil {
 		return nil, err
 	}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
@@ -13,6 +16,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/llmtest"
 	"github.com/deepagents-go/deepagents/permission"
+	"github.com/deepagents-go/deepagents/tool"
 )
 
 type named struct{ name, prompt string }
@@ -230,5 +234,53 @@ func TestPermissionRules(t *testing.T) {
 	}
 	if _, ok := res.State.Files.Get("/etc/passwd"); ok {
 		t.Error("the denied write happened")
+	}
+}
+
+// TestSubagentsGetTheAgentsOptions: the options of Config reach the
+// subagents the task tool runs (here MaxParallelTools and Logger, which
+// subagents once did without).
+func TestSubagentsGetTheAgentsOptions(t *testing.T) {
+	var running, most atomic.Int32
+	probe := tool.Must(tool.New("probe", "Probe.", func(ctx context.Context, _ struct{}) (string, error) {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+		return "ok", nil
+	}))
+	boom := tool.Must(tool.New("boom", "Panics.", func(context.Context, struct{}) (string, error) { panic("boom") }))
+	call := func(id, name string) llm.ToolCall {
+		return llm.ToolCall{ID: id, Name: name, Args: json.RawMessage(`{}`)}
+	}
+	m := llmtest.New(
+		llmtest.Turn{ToolCalls: []llm.ToolCall{{ID: "t", Name: "task", Args: json.RawMessage(`{"subagent_type":"worker","description":"probe"}`)}}},
+		llmtest.Turn{Agent: "worker", ToolCalls: []llm.ToolCall{call("p1", "probe"), call("p2", "probe"), call("p3", "probe"), call("p4", "probe"), call("b", "boom")}},
+		llmtest.Turn{Agent: "worker", Content: "probed"},
+		llmtest.Turn{Content: "done"},
+	)
+	var logs strings.Builder
+	a, err := deepagents.New(deepagents.Config{
+		Model:            m,
+		MaxParallelTools: 1,
+		Logger:           slog.New(slog.NewTextHandler(&logs, nil)),
+		Subagents:        []deepagents.Subagent{{Name: "worker", Description: "probes", Tools: []tool.Tool{probe, boom}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Invoke(context.Background(), deepagents.Prompt("go")); err != nil {
+		t.Fatal(err)
+	}
+	if n := most.Load(); n != 1 {
+		t.Errorf("the subagent ran %d tool calls at once, want MaxParallelTools 1", n)
+	}
+	if !strings.Contains(logs.String(), "tool panicked") {
+		t.Errorf("the subagent's log did not reach Config.Logger: %q", logs.String())
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/permission"
-	"github.com/deepagents-go/deepagents/store"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -62,10 +61,15 @@ type Subagent struct {
 
 // SubagentsConfig configures the subagents middleware.
 type SubagentsConfig struct {
-	// Model, Tools and InterruptOn are the defaults of declarative
-	// subagents.
-	Model       llm.Model
-	Tools       []tool.Tool
+	// Agent is the configuration a declarative subagent inherits: the main
+	// agent's, as deepagents.New passes it. A subagent overrides its Name,
+	// SystemPrompt, Middleware and AllowedTools, and Model and Tools when it
+	// sets them; it has no ResponseSchema (its final message is its report),
+	// and a Checkpointer only when it can stop for approval. Every other
+	// field (MaxSteps, MaxParallelTools, Store, Logger, ...) it inherits as
+	// it is. See subagentConfig.
+	Agent agent.Config
+	// InterruptOn is the default approval rules of declarative subagents.
 	InterruptOn map[string]InterruptOn
 	// Permissions are the rules every declarative subagent's calls
 	// follow (see HumanInTheLoop.Rules).
@@ -77,13 +81,6 @@ type SubagentsConfig struct {
 	// unless one of that name is given or NoGeneralPurpose is set.
 	Subagents        []Subagent
 	NoGeneralPurpose bool
-	// Checkpointer keeps the state of subagents that can stop for approval,
-	// so that they resume in another process too; without it they are kept
-	// in memory.
-	Checkpointer checkpoint.Saver
-	Store        store.Store
-	// MaxSteps caps each subagent run (see agent.Config.MaxSteps).
-	MaxSteps int
 	// Prompt and TaskDescription replace the default prompt section and
 	// tool description.
 	Prompt          string
@@ -171,13 +168,27 @@ func NewSubagents(cfg SubagentsConfig) (*Subagents, error) {
 
 // buildSubagent makes an agent of a declarative subagent.
 func buildSubagent(cfg SubagentsConfig, sa Subagent) (*agent.Agent, bool, error) {
-	model := sa.Model
-	if model == nil {
-		model = cfg.Model
+	c, durable := subagentConfig(cfg, sa)
+	a, err := agent.New(c)
+	return a, durable, err
+}
+
+// subagentConfig is the configuration of a declarative subagent: cfg.Agent
+// with what the subagent overrides, and whether it keeps its state in a
+// Checkpointer (it can stop for approval). TestSubagentInheritsEveryOption
+// checks that each field of agent.Config is either inherited or listed
+// here as overridden.
+func subagentConfig(cfg SubagentsConfig, sa Subagent) (agent.Config, bool) {
+	c := cfg.Agent
+	c.Name = sa.Name
+	c.SystemPrompt = sa.SystemPrompt
+	c.AllowedTools = sa.AllowedTools
+	c.ResponseSchema = nil
+	if sa.Model != nil {
+		c.Model = sa.Model
 	}
-	tools := sa.Tools
-	if tools == nil {
-		tools = cfg.Tools
+	if sa.Tools != nil {
+		c.Tools = sa.Tools
 	}
 	var stack []agent.Middleware
 	if cfg.Middleware != nil {
@@ -188,26 +199,17 @@ func buildSubagent(cfg SubagentsConfig, sa Subagent) (*agent.Agent, bool, error)
 	if on == nil {
 		on = cfg.InterruptOn
 	}
-	var saver checkpoint.Saver
-	if len(on) > 0 || cfg.Permissions != nil {
+	durable := len(on) > 0 || cfg.Permissions != nil
+	c.Checkpointer = nil
+	if durable {
 		stack = append(stack, &HumanInTheLoop{On: on, Rules: cfg.Permissions})
-		saver = cfg.Checkpointer
-		if saver == nil {
-			saver = checkpoint.NewMemory()
+		c.Checkpointer = cfg.Agent.Checkpointer
+		if c.Checkpointer == nil {
+			c.Checkpointer = checkpoint.NewMemory()
 		}
 	}
-	a, err := agent.New(agent.Config{
-		Name:         sa.Name,
-		Model:        model,
-		SystemPrompt: sa.SystemPrompt,
-		Tools:        tools,
-		AllowedTools: sa.AllowedTools,
-		Middleware:   stack,
-		MaxSteps:     cfg.MaxSteps,
-		Checkpointer: saver,
-		Store:        cfg.Store,
-	})
-	return a, saver != nil, err
+	c.Middleware = stack
+	return c, durable
 }
 
 func (s *Subagents) taskDescription() string {

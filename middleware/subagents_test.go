@@ -47,12 +47,12 @@ func resultsByID(msgs []llm.Message) map[string]llm.Message {
 
 func newMain(t *testing.T, m llm.Model, cfg middleware.SubagentsConfig, extra ...agent.Middleware) *agent.Agent {
 	t.Helper()
-	cfg.Model = m
+	cfg.Agent.Model = m
 	subs, err := middleware.NewSubagents(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := agent.New(agent.Config{Model: m, Tools: cfg.Tools, Middleware: append([]agent.Middleware{subs}, extra...)})
+	a, err := agent.New(agent.Config{Model: m, Tools: cfg.Agent.Tools, Middleware: append([]agent.Middleware{subs}, extra...)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestStateIsolationAndMergeBack(t *testing.T) {
 		llmtest.Turn{Content: "ok"},
 	)
 	a := newMain(t, m, middleware.SubagentsConfig{
-		Tools: []tool.Tool{noteTool()},
+		Agent: agent.Config{Tools: []tool.Tool{noteTool()}},
 		Subagents: []middleware.Subagent{
 			{Name: "writer", Description: "writes", SystemPrompt: "You write."},
 			{Name: "echo", Description: "echoes", Runnable: echoRunnable{&seen}},
@@ -221,7 +221,7 @@ func TestSubagentInterruptSurfacesAndResumes(t *testing.T) {
 		llmtest.Turn{Content: "ok", Expect: &llmtest.Expect{LastMessageContains: []string{"note rejected"}}},
 	)
 	subs, err := middleware.NewSubagents(middleware.SubagentsConfig{
-		Model: m, Tools: []tool.Tool{noteTool()}, Checkpointer: saver, NoGeneralPurpose: true,
+		Agent: agent.Config{Model: m, Tools: []tool.Tool{noteTool()}, Checkpointer: saver}, NoGeneralPurpose: true,
 		Subagents: []middleware.Subagent{{Name: "careful", Description: "asks first", InterruptOn: map[string]middleware.InterruptOn{"note": {}}}},
 	})
 	if err != nil {
