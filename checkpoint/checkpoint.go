@@ -139,6 +139,10 @@ type Lease interface {
 
 // Saver stores checkpoints. Implementations must be safe for concurrent
 // use, by several goroutines and, for durable ones, several processes.
+//
+// A Saver has no Close: a durable one belongs to a database that also
+// holds the store (sqlite.DB, postgres.DB, persist.DB), and closing the
+// database is its owner's business.
 type Saver interface {
 	// Put saves a checkpoint atomically and makes it the thread's head,
 	// creating the thread if needed. When Put returns nil the checkpoint
@@ -169,7 +173,4 @@ type Saver interface {
 	// while another run, in this process or another, holds it. A hold
 	// whose process died is released automatically.
 	Acquire(ctx context.Context, threadID string, metadata json.RawMessage) (Lease, error)
-
-	// Close releases the Saver's resources.
-	Close() error
 }

@@ -321,9 +321,6 @@ func (m *Memory) Acquire(ctx context.Context, threadID string, metadata json.Raw
 	return &memLease{m: m, threadID: threadID, token: m.seq}, nil
 }
 
-// Close implements [Saver]; it does nothing.
-func (m *Memory) Close() error { return nil }
-
 type memLease struct {
 	m        *Memory
 	threadID string

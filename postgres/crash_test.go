@@ -30,11 +30,11 @@ func TestCrash(t *testing.T) {
 	schema := newSchemaName()
 	dropSchema(t, url, schema)
 	crashtest.Parent(t, "postgres", "TestCrashChild", []string{envCrashSchema + "=" + schema}, 60,
-		func(t *testing.T) checkpoint.Saver {
+		func(t *testing.T) (checkpoint.Saver, func() error) {
 			db, err := Open(context.Background(), url, &Options{Schema: schema})
 			if err != nil {
 				t.Fatal(err)
 			}
-			return db.Saver()
+			return db.Saver(), db.Close
 		})
 }

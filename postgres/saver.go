@@ -24,9 +24,6 @@ type Saver struct{ db *DB }
 
 var _ checkpoint.Saver = (*Saver)(nil)
 
-// Close closes the DB the Saver belongs to (see [DB.Close]).
-func (s *Saver) Close() error { return s.db.Close() }
-
 // Put implements [checkpoint.Saver]. The checkpoint and all its rows are
 // written by a single statement, one round trip; Put returns after the
 // commit, which the server makes durable unless it runs with

@@ -28,11 +28,11 @@ func TestCrashChild(t *testing.T) {
 func TestCrash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crash.db")
 	crashtest.Parent(t, "sqlite", "TestCrashChild", []string{envCrashDB + "=" + path}, 60,
-		func(t *testing.T) checkpoint.Saver {
+		func(t *testing.T) (checkpoint.Saver, func() error) {
 			db, err := Open(context.Background(), path, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return db.Saver()
+			return db.Saver(), db.Close
 		})
 }

@@ -285,8 +285,8 @@ func dsn(path string, q url.Values) string {
 // Path returns the absolute path of the database file.
 func (db *DB) Path() string { return db.path }
 
-// Saver returns the checkpoint saver of the database. Its Close closes the
-// whole database.
+// Saver returns the checkpoint saver of the database. Close the database
+// (DB.Close), not the Saver, when done.
 func (db *DB) Saver() *Saver { return db.saver }
 
 // Store returns the cross-thread store of the database.

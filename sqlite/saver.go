@@ -27,9 +27,6 @@ type Saver struct{ db *DB }
 
 var _ checkpoint.Saver = (*Saver)(nil)
 
-// Close closes the DB the Saver belongs to (see [DB.Close]).
-func (s *Saver) Close() error { return s.db.Close() }
-
 // Put implements [checkpoint.Saver]. It returns after the transaction has
 // committed: with the default options the checkpoint then survives the
 // process being killed; with Options.SyncFull, a power loss too. A zero

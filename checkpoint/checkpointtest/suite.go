@@ -17,9 +17,8 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 )
 
-// Factory returns a new, empty Saver for one subtest. The suite closes it
-// when the subtest ends; Close being called again by the factory's own
-// cleanup must be harmless.
+// Factory returns a new, empty Saver for one subtest; it closes what it
+// opened (a database, say) with t.Cleanup.
 type Factory func(t *testing.T) checkpoint.Saver
 
 // Corrupter damages the stored data of one checkpoint (its messages, its
@@ -72,18 +71,14 @@ func Run(t *testing.T, newSaver Factory, opts ...Option) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newSaver(t)
-			t.Cleanup(func() { _ = s.Close() })
-			tc.fn(t, s)
+			tc.fn(t, newSaver(t))
 		})
 	}
 	t.Run("Corrupt", func(t *testing.T) {
 		if cfg.corrupt == nil {
 			t.Skip("no Corrupter given (WithCorrupter)")
 		}
-		s := newSaver(t)
-		t.Cleanup(func() { _ = s.Close() })
-		testCorrupt(t, s, cfg.corrupt)
+		testCorrupt(t, newSaver(t), cfg.corrupt)
 	})
 }
 

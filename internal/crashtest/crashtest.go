@@ -81,8 +81,9 @@ func stepMessages(i int) []llm.Message {
 // Parent runs childTest (the name of the test function calling Child) in a
 // child process with env added to its environment, kills it after acks
 // acknowledged checkpoints, and checks what survived with the Saver that
-// open returns (a new one, as another process would have).
-func Parent(t *testing.T, name, childTest string, env []string, acks int, open func(t *testing.T) checkpoint.Saver) {
+// open returns (a new one, as another process would have) and closes its
+// database with the function open returns with it.
+func Parent(t *testing.T, name, childTest string, env []string, acks int, open func(t *testing.T) (s checkpoint.Saver, closeDB func() error)) {
 	if runtime.GOOS == "windows" {
 		t.Skip("needs SIGKILL")
 	}
@@ -111,7 +112,7 @@ func Parent(t *testing.T, name, childTest string, env []string, acks int, open f
 		}
 		close(lines)
 	}()
-	observer := open(t)
+	observer, closeObserver := open(t)
 	var acked []string
 	timeout := time.After(2 * time.Minute)
 	for len(acked) < acks {
@@ -150,11 +151,11 @@ func Parent(t *testing.T, name, childTest string, env []string, acks int, open f
 			}
 		}
 	}
-	_ = observer.Close()
+	_ = closeObserver()
 	t.Logf("child killed after %d acknowledged checkpoints", len(acked))
 
-	s := open(t)
-	defer s.Close()
+	s, closeDB := open(t)
+	defer closeDB()
 	ctx := context.Background()
 	for _, id := range acked {
 		snap, err := s.Load(ctx, Thread, id)
