@@ -8,22 +8,22 @@ import (
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
 // loopScript returns n-1 turns that each call a tool, then a final answer,
 // so a run makes exactly n model calls.
-func loopScript(n int, name string, args string) []llmtest.Turn {
-	turns := make([]llmtest.Turn, 0, n)
+func loopScript(n int, name string, args string) []replay.Turn {
+	turns := make([]replay.Turn, 0, n)
 	for i := range n - 1 {
-		turns = append(turns, llmtest.Turn{
+		turns = append(turns, replay.Turn{
 			Content:   "working",
 			ToolCalls: []llm.ToolCall{{ID: fmt.Sprintf("c%d", i), Name: name, Args: json.RawMessage(args)}},
 			Usage:     llm.Usage{InputTokens: 100, OutputTokens: 10},
 		})
 	}
-	return append(turns, llmtest.Turn{Content: "done", Usage: llm.Usage{InputTokens: 100, OutputTokens: 5}})
+	return append(turns, replay.Turn{Content: "done", Usage: llm.Usage{InputTokens: 100, OutputTokens: 5}})
 }
 
 type lookupIn struct {
@@ -47,13 +47,13 @@ func BenchmarkLoop(b *testing.B) {
 	} {
 		for _, steps := range []int{1, 100, 1000} {
 			b.Run(fmt.Sprintf("%s/steps=%d", tc.name, steps), func(b *testing.B) {
-				script := &llmtest.Script{Turns: loopScript(steps, tc.tool, tc.args)}
+				script := &replay.Script{Turns: loopScript(steps, tc.tool, tc.args)}
 				ctx := context.Background()
 				b.ReportAllocs()
 
 				for b.Loop() {
 					b.StopTimer()
-					m := llmtest.NewFromScript(script)
+					m := replay.NewFromScript(script)
 					a, err := deepagents.New(deepagents.Config{Model: m, Tools: []tool.Tool{lookup}, MaxSteps: steps + 1})
 					if err != nil {
 						b.Fatal(err)

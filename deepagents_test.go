@@ -14,7 +14,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -47,7 +47,7 @@ func TestStackReplaceAndAppend(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := tt.cfg
-			cfg.Model, cfg.Middleware = llmtest.New(), tt.user
+			cfg.Model, cfg.Middleware = replay.New(), tt.user
 			a, err := deepagents.New(cfg)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -81,7 +81,7 @@ func TestStackReplaceAndAppend(t *testing.T) {
 }
 
 func TestSystemPromptIsStable(t *testing.T) {
-	m := llmtest.New(llmtest.Turn{Content: "a"}, llmtest.Turn{Content: "b"}).Record()
+	m := replay.New(replay.Turn{Content: "a"}, replay.Turn{Content: "b"}).Record()
 	a, err := deepagents.New(deepagents.Config{Model: m, SystemPrompt: "You review Go code."})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +110,7 @@ func TestApprovalRulesNameRealTools(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.cfg.Model = llmtest.New()
+			tt.cfg.Model = replay.New()
 			_, err := deepagents.New(tt.cfg)
 			if tt.wantErr == "" {
 				if err != nil {
@@ -131,12 +131,12 @@ func TestSubagentPromptsDescribeOnlyTheirTools(t *testing.T) {
 	task := func(id, sub string) llm.ToolCall {
 		return llm.ToolCall{ID: id, Name: "task", Args: json.RawMessage(`{"description":"look","subagent_type":"` + sub + `"}`)}
 	}
-	m := llmtest.New(
-		llmtest.Turn{ToolCalls: []llm.ToolCall{task("1", "reader")}},
-		llmtest.Turn{Agent: "reader", Content: "read"},
-		llmtest.Turn{ToolCalls: []llm.ToolCall{task("2", "general-purpose")}},
-		llmtest.Turn{Agent: "general-purpose", Content: "done too"},
-		llmtest.Turn{Content: "done"},
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{task("1", "reader")}},
+		replay.Turn{Agent: "reader", Content: "read"},
+		replay.Turn{ToolCalls: []llm.ToolCall{task("2", "general-purpose")}},
+		replay.Turn{Agent: "general-purpose", Content: "done too"},
+		replay.Turn{Content: "done"},
 	).Record()
 	a, err := deepagents.New(deepagents.Config{Model: m, Subagents: []deepagents.Subagent{
 		{Name: "reader", Description: "reads", SystemPrompt: "You read.", AllowedTools: []string{"read_file", "ls"}},
@@ -174,7 +174,7 @@ func TestSubagentPromptsDescribeOnlyTheirTools(t *testing.T) {
 }
 
 func TestAllowedToolsMustExist(t *testing.T) {
-	_, err := deepagents.New(deepagents.Config{Model: llmtest.New(), Subagents: []deepagents.Subagent{
+	_, err := deepagents.New(deepagents.Config{Model: replay.New(), Subagents: []deepagents.Subagent{
 		{Name: "reader", Description: "reads", AllowedTools: []string{"read_fil"}},
 	}})
 	if !errors.Is(err, agent.ErrUnknownTool) || !strings.Contains(err.Error(), `"read_fil"`) || !strings.Contains(err.Error(), "read_file") {
@@ -197,7 +197,7 @@ func TestPermissionRules(t *testing.T) {
 	write := func(id, p string) llm.ToolCall {
 		return llm.ToolCall{ID: id, Name: "write_file", Args: json.RawMessage(`{"file_path":"` + p + `","content":"x"}`)}
 	}
-	m := llmtest.New(llmtest.Turn{ToolCalls: []llm.ToolCall{write("deny", "/etc/passwd"), write("ask", "/src/a.go"), write("free", "/notes.md")}}, llmtest.Turn{Content: "done"})
+	m := replay.New(replay.Turn{ToolCalls: []llm.ToolCall{write("deny", "/etc/passwd"), write("ask", "/src/a.go"), write("free", "/notes.md")}}, replay.Turn{Content: "done"})
 	saver := checkpoint.NewMemory()
 	a, err := deepagents.New(deepagents.Config{Model: m, Checkpointer: saver, Permissions: rules})
 	if err != nil {
@@ -258,11 +258,11 @@ func TestSubagentsGetTheAgentsOptions(t *testing.T) {
 	call := func(id, name string) llm.ToolCall {
 		return llm.ToolCall{ID: id, Name: name, Args: json.RawMessage(`{}`)}
 	}
-	m := llmtest.New(
-		llmtest.Turn{ToolCalls: []llm.ToolCall{{ID: "t", Name: "task", Args: json.RawMessage(`{"subagent_type":"worker","description":"probe"}`)}}},
-		llmtest.Turn{Agent: "worker", ToolCalls: []llm.ToolCall{call("p1", "probe"), call("p2", "probe"), call("p3", "probe"), call("p4", "probe"), call("b", "boom")}},
-		llmtest.Turn{Agent: "worker", Content: "probed"},
-		llmtest.Turn{Content: "done"},
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{{ID: "t", Name: "task", Args: json.RawMessage(`{"subagent_type":"worker","description":"probe"}`)}}},
+		replay.Turn{Agent: "worker", ToolCalls: []llm.ToolCall{call("p1", "probe"), call("p2", "probe"), call("p3", "probe"), call("p4", "probe"), call("b", "boom")}},
+		replay.Turn{Agent: "worker", Content: "probed"},
+		replay.Turn{Content: "done"},
 	)
 	var logs strings.Builder
 	a, err := deepagents.New(deepagents.Config{

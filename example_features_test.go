@@ -11,7 +11,7 @@ import (
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/store"
 )
 
@@ -22,14 +22,14 @@ func call(id, name, args string) llm.ToolCall {
 // Subagents: the main agent delegates two tasks in one turn; they run in
 // parallel, each in a fresh context, and only their final answers come back.
 func ExampleNew_subagents() {
-	model := llmtest.New(
-		llmtest.Turn{ToolCalls: []llm.ToolCall{
+	model := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{
 			call("t1", "task", `{"description":"Find the capital of Portugal.","subagent_type":"general-purpose"}`),
 			call("t2", "task", `{"description":"Proofread: 'Lisbon is it's capital.'","subagent_type":"editor"}`),
 		}},
-		llmtest.Turn{Agent: "general-purpose", Content: "Lisbon."},
-		llmtest.Turn{Agent: "editor", Content: "Lisbon is its capital."},
-		llmtest.Turn{Content: "Lisbon is its capital."},
+		replay.Turn{Agent: "general-purpose", Content: "Lisbon."},
+		replay.Turn{Agent: "editor", Content: "Lisbon is its capital."},
+		replay.Turn{Content: "Lisbon is its capital."},
 	)
 	a, err := deepagents.New(deepagents.Config{
 		Model: model,
@@ -61,9 +61,9 @@ func ExampleNew_subagents() {
 // Human in the loop: the run stops before write_file runs; Resume continues
 // it with a decision (approve, edit or reject).
 func ExampleNew_humanInTheLoop() {
-	model := llmtest.New(
-		llmtest.Turn{ToolCalls: []llm.ToolCall{call("w", "write_file", `{"file_path":"/hello.txt","content":"hi"}`)}},
-		llmtest.Turn{Content: "Skipped the file."},
+	model := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{call("w", "write_file", `{"file_path":"/hello.txt","content":"hi"}`)}},
+		replay.Turn{Content: "Skipped the file."},
 	)
 	a, err := deepagents.New(deepagents.Config{
 		Model:       model,
@@ -97,7 +97,7 @@ func ExampleNew_memoryAndSkills() {
 		"/AGENTS.md":             {Content: "Always answer in French."},
 		"/skills/haiku/SKILL.md": {Content: "---\nname: haiku\ndescription: Write a haiku.\n---\nFive, seven, five syllables."},
 	})
-	model := llmtest.New(llmtest.Turn{Content: "Bonjour !", Expect: &llmtest.Expect{
+	model := replay.New(replay.Turn{Content: "Bonjour !", Expect: &replay.Expect{
 		SystemContains: []string{"Always answer in French.", "**haiku**: Write a haiku."},
 		SystemExclude:  []string{"Five, seven, five"},
 	}})
@@ -121,7 +121,7 @@ func ExampleNew_memoryAndSkills() {
 
 // Structured output: the final answer must match a JSON Schema.
 func ExampleNew_structuredOutput() {
-	model := llmtest.New(llmtest.Turn{Content: `{"city":"Oslo","celsius":-3}`})
+	model := replay.New(replay.Turn{Content: `{"city":"Oslo","celsius":-3}`})
 	a, err := deepagents.New(deepagents.Config{
 		Model:          model,
 		ResponseSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"celsius":{"type":"number"}},"required":["city","celsius"]}`),
@@ -153,11 +153,11 @@ func ExampleNew_threadsAndMemories() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	model := llmtest.New(
-		llmtest.Turn{ToolCalls: []llm.ToolCall{call("w", "write_file", `{"file_path":"/memories/user.md","content":"Name: Ada"}`)}},
-		llmtest.Turn{Content: "Nice to meet you, Ada."},
-		llmtest.Turn{ToolCalls: []llm.ToolCall{call("r", "read_file", `{"file_path":"/memories/user.md"}`)}},
-		llmtest.Turn{Content: "You are Ada."},
+	model := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{call("w", "write_file", `{"file_path":"/memories/user.md","content":"Name: Ada"}`)}},
+		replay.Turn{Content: "Nice to meet you, Ada."},
+		replay.Turn{ToolCalls: []llm.ToolCall{call("r", "read_file", `{"file_path":"/memories/user.md"}`)}},
+		replay.Turn{Content: "You are Ada."},
 	)
 	a, err := deepagents.New(deepagents.Config{Model: model, Backend: files, Checkpointer: checkpoint.NewMemory(), Store: st})
 	if err != nil {

@@ -9,18 +9,18 @@ import (
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 )
 
 // A deep agent plans with write_todos, then answers. The scripted model
 // stands in for a real provider.
 func ExampleNew() {
-	model := llmtest.New(
-		llmtest.Turn{ToolCalls: []llm.ToolCall{{
+	model := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{{
 			ID: "plan", Name: "write_todos",
 			Args: json.RawMessage(`{"todos":[{"content":"Say hello","status":"completed"}]}`),
 		}}},
-		llmtest.Turn{Content: "Hello!"},
+		replay.Turn{Content: "Hello!"},
 	)
 	a, err := deepagents.New(deepagents.Config{Model: model})
 	if err != nil {
@@ -39,7 +39,7 @@ func ExampleNew() {
 
 // Stream yields events as the run goes.
 func ExampleAgent_Stream() {
-	model := llmtest.New(llmtest.Turn{Content: "Hi there."})
+	model := replay.New(replay.Turn{Content: "Hi there."})
 	a, err := deepagents.New(deepagents.Config{Model: model})
 	if err != nil {
 		log.Fatal(err)

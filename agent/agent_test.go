@@ -17,7 +17,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -71,7 +71,7 @@ func toolResults(msgs []llm.Message) []string {
 func TestRunLoop(t *testing.T) {
 	tests := []struct {
 		name        string
-		turns       []llmtest.Turn
+		turns       []replay.Turn
 		wantResults []string
 		wantErrors  []string // substrings of error results, in order
 		wantText    string
@@ -79,15 +79,15 @@ func TestRunLoop(t *testing.T) {
 	}{
 		{
 			name:      "answer without tools",
-			turns:     []llmtest.Turn{{Content: "hello"}},
+			turns:     []replay.Turn{{Content: "hello"}},
 			wantText:  "hello",
 			wantSteps: 1,
 		},
 		{
 			name: "one tool call then answer",
-			turns: []llmtest.Turn{
+			turns: []replay.Turn{
 				{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"x"}`)}},
-				{Content: "done", Expect: &llmtest.Expect{LastMessageContains: []string{"echo: x"}}},
+				{Content: "done", Expect: &replay.Expect{LastMessageContains: []string{"echo: x"}}},
 			},
 			wantResults: []string{"a=echo: x"},
 			wantText:    "done",
@@ -95,7 +95,7 @@ func TestRunLoop(t *testing.T) {
 		},
 		{
 			name: "parallel calls keep call order",
-			turns: []llmtest.Turn{
+			turns: []replay.Turn{
 				{ToolCalls: []llm.ToolCall{
 					call("a", "echo", `{"text":"slow","delay_ms":60}`),
 					call("b", "echo", `{"text":"fast"}`),
@@ -109,7 +109,7 @@ func TestRunLoop(t *testing.T) {
 		},
 		{
 			name: "unknown tool is an error result and the run goes on",
-			turns: []llmtest.Turn{
+			turns: []replay.Turn{
 				{ToolCalls: []llm.ToolCall{call("a", "nope", `{}`)}},
 				{Content: "recovered"},
 			},
@@ -119,7 +119,7 @@ func TestRunLoop(t *testing.T) {
 		},
 		{
 			name: "wrong argument type names tool and field",
-			turns: []llmtest.Turn{
+			turns: []replay.Turn{
 				{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":42}`)}},
 				{Content: "ok"},
 			},
@@ -129,7 +129,7 @@ func TestRunLoop(t *testing.T) {
 		},
 		{
 			name: "missing required field names tool and field",
-			turns: []llmtest.Turn{
+			turns: []replay.Turn{
 				{ToolCalls: []llm.ToolCall{call("a", "echo", `{"delay_ms":1}`)}},
 				{Content: "ok"},
 			},
@@ -139,7 +139,7 @@ func TestRunLoop(t *testing.T) {
 		},
 		{
 			name: "malformed JSON arguments",
-			turns: []llmtest.Turn{
+			turns: []replay.Turn{
 				{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":`)}},
 				{Content: "ok"},
 			},
@@ -149,7 +149,7 @@ func TestRunLoop(t *testing.T) {
 		},
 		{
 			name: "unknown field",
-			turns: []llmtest.Turn{
+			turns: []replay.Turn{
 				{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"x","colour":"red"}`)}},
 				{Content: "ok"},
 			},
@@ -160,7 +160,7 @@ func TestRunLoop(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := llmtest.New(tt.turns...)
+			m := replay.New(tt.turns...)
 			a := newAgent(t, agent.Config{Model: m, Tools: []tool.Tool{echoTool(t)}})
 			res, err := a.Invoke(context.Background(), agent.Prompt("go"))
 			if err != nil {
@@ -219,7 +219,7 @@ func TestParallelToolsAreBounded(t *testing.T) {
 	for i := range 7 {
 		calls = append(calls, call(fmt.Sprint("c", i), "slow", `{}`))
 	}
-	m := llmtest.New(llmtest.Turn{ToolCalls: calls}, llmtest.Turn{Content: "done"})
+	m := replay.New(replay.Turn{ToolCalls: calls}, replay.Turn{Content: "done"})
 	a := newAgent(t, agent.Config{Model: m, Tools: []tool.Tool{slow}, MaxParallelTools: 3})
 	res, err := a.Invoke(context.Background(), agent.Prompt("go"))
 	if err != nil {
@@ -234,11 +234,11 @@ func TestParallelToolsAreBounded(t *testing.T) {
 }
 
 func TestMaxSteps(t *testing.T) {
-	var turns []llmtest.Turn
+	var turns []replay.Turn
 	for i := range 10 {
-		turns = append(turns, llmtest.Turn{ToolCalls: []llm.ToolCall{call(fmt.Sprint("c", i), "echo", `{"text":"again"}`)}})
+		turns = append(turns, replay.Turn{ToolCalls: []llm.ToolCall{call(fmt.Sprint("c", i), "echo", `{"text":"again"}`)}})
 	}
-	a := newAgent(t, agent.Config{Model: llmtest.New(turns...), Tools: []tool.Tool{echoTool(t)}, MaxSteps: 3})
+	a := newAgent(t, agent.Config{Model: replay.New(turns...), Tools: []tool.Tool{echoTool(t)}, MaxSteps: 3})
 	res, err := a.Invoke(context.Background(), agent.Prompt("loop forever"))
 	if !errors.Is(err, agent.ErrMaxSteps) {
 		t.Fatalf("err = %v, want ErrMaxSteps", err)
@@ -252,10 +252,10 @@ func TestMaxSteps(t *testing.T) {
 }
 
 func TestScriptExhaustedFailsClearly(t *testing.T) {
-	m := llmtest.New(llmtest.Turn{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"x"}`)}})
+	m := replay.New(replay.Turn{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"x"}`)}})
 	a := newAgent(t, agent.Config{Model: m, Tools: []tool.Tool{echoTool(t)}})
 	_, err := a.Invoke(context.Background(), agent.Prompt("go"))
-	if !errors.Is(err, llmtest.ErrExhausted) {
+	if !errors.Is(err, replay.ErrExhausted) {
 		t.Fatalf("err = %v, want ErrExhausted", err)
 	}
 	if !strings.Contains(err.Error(), `agent "main" made call 2`) {
@@ -264,10 +264,10 @@ func TestScriptExhaustedFailsClearly(t *testing.T) {
 }
 
 func TestScriptExpectationFailsClearly(t *testing.T) {
-	m := llmtest.New(llmtest.Turn{Content: "x", Expect: &llmtest.Expect{SystemContains: []string{"pirate"}}})
+	m := replay.New(replay.Turn{Content: "x", Expect: &replay.Expect{SystemContains: []string{"pirate"}}})
 	a := newAgent(t, agent.Config{Model: m, SystemPrompt: "You are helpful."})
 	_, err := a.Invoke(context.Background(), agent.Prompt("go"))
-	if !errors.Is(err, llmtest.ErrExpectation) || !strings.Contains(err.Error(), `"pirate"`) {
+	if !errors.Is(err, replay.ErrExpectation) || !strings.Contains(err.Error(), `"pirate"`) {
 		t.Fatalf("err = %v, want an expectation error naming the string", err)
 	}
 }
@@ -311,7 +311,7 @@ func TestCancellation(t *testing.T) {
 			<-ctx.Done()
 			return "", ctx.Err()
 		}))
-		m := llmtest.New(llmtest.Turn{ToolCalls: []llm.ToolCall{call("a", "block", `{}`), call("b", "block", `{}`), call("c", "block", `{}`)}})
+		m := replay.New(replay.Turn{ToolCalls: []llm.ToolCall{call("a", "block", `{}`), call("b", "block", `{}`), call("c", "block", `{}`)}})
 		a := newAgent(t, agent.Config{Model: m, Tools: []tool.Tool{block}})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error)
@@ -333,11 +333,11 @@ func TestCancellation(t *testing.T) {
 		}
 	})
 	t.Run("consumer stops streaming", func(t *testing.T) {
-		var turns []llmtest.Turn
+		var turns []replay.Turn
 		for i := range 5 {
-			turns = append(turns, llmtest.Turn{ToolCalls: []llm.ToolCall{call(fmt.Sprint("c", i), "echo", `{"text":"x","delay_ms":5}`)}})
+			turns = append(turns, replay.Turn{ToolCalls: []llm.ToolCall{call(fmt.Sprint("c", i), "echo", `{"text":"x","delay_ms":5}`)}})
 		}
-		a := newAgent(t, agent.Config{Model: llmtest.New(turns...), Tools: []tool.Tool{echoTool(t)}})
+		a := newAgent(t, agent.Config{Model: replay.New(turns...), Tools: []tool.Tool{echoTool(t)}})
 		n := 0
 		for e, err := range a.Stream(context.Background(), agent.Prompt("go")) {
 			if err != nil {
@@ -359,9 +359,9 @@ func TestToolPanicBecomesErrorResult(t *testing.T) {
 	boom := tool.Must(tool.New("boom", "Panic.", func(context.Context, struct{}) (string, error) {
 		panic("kaboom")
 	}))
-	m := llmtest.New(
-		llmtest.Turn{ToolCalls: []llm.ToolCall{call("a", "boom", `{}`), call("b", "echo", `{"text":"fine"}`)}},
-		llmtest.Turn{Content: "survived"},
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{call("a", "boom", `{}`), call("b", "echo", `{"text":"fine"}`)}},
+		replay.Turn{Content: "survived"},
 	)
 	a := newAgent(t, agent.Config{Model: m, Tools: []tool.Tool{boom, echoTool(t)}, Logger: discardLogger()})
 	res, err := a.Invoke(context.Background(), agent.Prompt("go"))
@@ -378,7 +378,7 @@ func TestToolPanicBecomesErrorResult(t *testing.T) {
 }
 
 func TestNewRejectsDuplicates(t *testing.T) {
-	m := llmtest.New()
+	m := replay.New()
 	if _, err := agent.New(agent.Config{Model: m, Tools: []tool.Tool{echoTool(t), echoTool(t)}}); err == nil || !strings.Contains(err.Error(), `"echo"`) {
 		t.Errorf("duplicate tools: err = %v", err)
 	}
@@ -436,11 +436,11 @@ func TestMiddlewareOrder(t *testing.T) {
 	var mu sync.Mutex
 	var log []string
 	mws := []agent.Middleware{recorder{"A", &mu, &log}, recorder{"B", &mu, &log}, recorder{"C", &mu, &log}}
-	m := llmtest.New(
-		llmtest.Turn{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"x"}`)}, Expect: &llmtest.Expect{
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"x"}`)}, Expect: &replay.Expect{
 			SystemContains: []string{"base\n\nsection A\n\nsection B\n\nsection C +A +B +C"},
 		}},
-		llmtest.Turn{Content: "done", Expect: &llmtest.Expect{LastMessageContains: []string{"echo: x [C] [B] [A]"}}},
+		replay.Turn{Content: "done", Expect: &replay.Expect{LastMessageContains: []string{"echo: x [C] [B] [A]"}}},
 	)
 	a := newAgent(t, agent.Config{Model: m, SystemPrompt: "base", Middleware: mws, Tools: []tool.Tool{echoTool(t)}})
 	if _, err := a.Invoke(context.Background(), agent.Prompt("go")); err != nil {
@@ -460,9 +460,9 @@ func TestMiddlewareOrder(t *testing.T) {
 }
 
 func TestStreamEvents(t *testing.T) {
-	m := llmtest.New(
-		llmtest.Turn{Content: "planning", ToolCalls: []llm.ToolCall{call("t1", "write_todos", `{"todos":[{"content":"a","status":"in_progress"}]}`)}, Usage: llm.Usage{InputTokens: 10, OutputTokens: 5}},
-		llmtest.Turn{Content: "done", Usage: llm.Usage{InputTokens: 20, OutputTokens: 2, CacheReadTokens: 8}},
+	m := replay.New(
+		replay.Turn{Content: "planning", ToolCalls: []llm.ToolCall{call("t1", "write_todos", `{"todos":[{"content":"a","status":"in_progress"}]}`)}, Usage: llm.Usage{InputTokens: 10, OutputTokens: 5}},
+		replay.Turn{Content: "done", Usage: llm.Usage{InputTokens: 20, OutputTokens: 2, CacheReadTokens: 8}},
 	)
 	a := newAgent(t, agent.Config{Model: m, Middleware: []agent.Middleware{middleware.NewTodos()}})
 	var types []agent.EventType
@@ -499,7 +499,7 @@ func TestStreamEvents(t *testing.T) {
 }
 
 func TestStreamReportsFailureLast(t *testing.T) {
-	m := llmtest.New(llmtest.Turn{Error: "provider exploded"})
+	m := replay.New(replay.Turn{Error: "provider exploded"})
 	a := newAgent(t, agent.Config{Model: m})
 	var events []agent.Event
 	var gotErr error
@@ -530,7 +530,7 @@ func (m retryingModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[l
 }
 
 func TestModelRetriesAreNotices(t *testing.T) {
-	a := newAgent(t, agent.Config{Model: retryingModel{llmtest.New(llmtest.Turn{Content: "done"})}})
+	a := newAgent(t, agent.Config{Model: retryingModel{replay.New(replay.Turn{Content: "done"})}})
 	var notices []agent.Event
 	for e, err := range a.Stream(context.Background(), agent.Prompt("go")) {
 		if err != nil {
@@ -548,9 +548,9 @@ func TestModelRetriesAreNotices(t *testing.T) {
 
 func TestAllowedTools(t *testing.T) {
 	other := tool.Must(tool.New("other", "Another tool.", func(context.Context, struct{}) (string, error) { return "ran", nil }))
-	m := llmtest.New(
-		llmtest.Turn{ToolCalls: []llm.ToolCall{call("a", "other", `{}`), call("b", "echo", `{"text":"hi"}`)}},
-		llmtest.Turn{Content: "done"},
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{call("a", "other", `{}`), call("b", "echo", `{"text":"hi"}`)}},
+		replay.Turn{Content: "done"},
 	).Record()
 	a := newAgent(t, agent.Config{Model: m, Tools: []tool.Tool{echoTool(t), other}, AllowedTools: []string{"echo"}})
 	if specs := a.ToolSpecs(); len(specs) != 1 || specs[0].Name != "echo" {

@@ -13,7 +13,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -46,10 +46,10 @@ func texts(msgs []llm.Message) []string {
 
 func TestThreadContinuesFromCheckpoints(t *testing.T) {
 	saver := &recordingSaver{Saver: checkpoint.NewMemory()}
-	m := llmtest.New(
-		llmtest.Turn{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"one"}`)}},
-		llmtest.Turn{Content: "first answer"},
-		llmtest.Turn{Content: "second answer", Expect: &llmtest.Expect{MessagesContain: []string{"first question", "echo: one", "first answer", "second question"}}},
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"one"}`)}},
+		replay.Turn{Content: "first answer"},
+		replay.Turn{Content: "second answer", Expect: &replay.Expect{MessagesContain: []string{"first question", "echo: one", "first answer", "second question"}}},
 	)
 	a := newAgent(t, agent.Config{Model: m, Tools: []tool.Tool{echoTool(t)}, Checkpointer: saver})
 	ctx := context.Background()
@@ -98,10 +98,10 @@ func TestThreadContinuesFromCheckpoints(t *testing.T) {
 
 func TestTimeTravelForks(t *testing.T) {
 	saver := checkpoint.NewMemory()
-	m := llmtest.New(
-		llmtest.Turn{Content: "answer A"},
-		llmtest.Turn{Content: "answer B"},
-		llmtest.Turn{Content: "answer C", Expect: &llmtest.Expect{MessagesExclude: []string{"answer B", "question B"}}},
+	m := replay.New(
+		replay.Turn{Content: "answer A"},
+		replay.Turn{Content: "answer B"},
+		replay.Turn{Content: "answer C", Expect: &replay.Expect{MessagesExclude: []string{"answer B", "question B"}}},
 	)
 	a := newAgent(t, agent.Config{Model: m, Checkpointer: saver})
 	ctx := context.Background()
@@ -136,7 +136,7 @@ func TestBusyThreadIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lease.Release(context.Background(), checkpoint.StatusIdle)
-	a := newAgent(t, agent.Config{Model: llmtest.New(llmtest.Turn{Content: "x"}), Checkpointer: saver})
+	a := newAgent(t, agent.Config{Model: replay.New(replay.Turn{Content: "x"}), Checkpointer: saver})
 	_, err = a.Invoke(context.Background(), agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("hi")}})
 	if !errors.Is(err, checkpoint.ErrBusy) {
 		t.Fatalf("err = %v, want ErrBusy", err)
@@ -153,7 +153,7 @@ func hitlAgent(t *testing.T, m llm.Model, saver checkpoint.Saver, on map[string]
 }
 
 func TestHumanDecisions(t *testing.T) {
-	two := llmtest.Turn{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"guarded"}`), call("b", "other", `{}`)}}
+	two := replay.Turn{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"guarded"}`), call("b", "other", `{}`)}}
 	tests := []struct {
 		name     string
 		decision agent.Decision
@@ -182,7 +182,7 @@ func TestHumanDecisions(t *testing.T) {
 		for rname, resumer := range resumers {
 			t.Run(tt.name+"/"+rname, func(t *testing.T) {
 				saver := checkpoint.NewMemory()
-				m := llmtest.New(two, llmtest.Turn{Content: "finished"})
+				m := replay.New(two, replay.Turn{Content: "finished"})
 				a := hitlAgent(t, m, saver, map[string]middleware.InterruptOn{"echo": {}})
 				ctx := context.Background()
 				res, err := a.Invoke(ctx, agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("go")}})
@@ -242,7 +242,7 @@ func TestHumanDecisions(t *testing.T) {
 func TestDecisionErrors(t *testing.T) {
 	ctx := context.Background()
 	saver := checkpoint.NewMemory()
-	m := llmtest.New(llmtest.Turn{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"x"}`)}}, llmtest.Turn{Content: "ok"})
+	m := replay.New(replay.Turn{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"x"}`)}}, replay.Turn{Content: "ok"})
 	a := hitlAgent(t, m, saver, map[string]middleware.InterruptOn{"echo": {Allowed: []agent.DecisionType{agent.DecisionApprove, agent.DecisionReject}}})
 	if _, err := a.Resume(ctx, "t", []agent.Decision{{Type: agent.DecisionApprove}}); !errors.Is(err, checkpoint.ErrNotFound) && !errors.Is(err, agent.ErrNotInterrupted) {
 		t.Errorf("resume of a missing thread: %v", err)
@@ -264,7 +264,7 @@ func TestDecisionErrors(t *testing.T) {
 	}
 	// An edit whose arguments do not fit the tool fails the resume, and
 	// nothing runs.
-	editable := hitlAgent(t, llmtest.New(llmtest.Turn{ToolCalls: []llm.ToolCall{call("e", "echo", `{"text":"x"}`)}}), saver, map[string]middleware.InterruptOn{"echo": {}})
+	editable := hitlAgent(t, replay.New(replay.Turn{ToolCalls: []llm.ToolCall{call("e", "echo", `{"text":"x"}`)}}), saver, map[string]middleware.InterruptOn{"echo": {}})
 	if _, err := editable.Invoke(ctx, agent.Input{ThreadID: "t2", Messages: []llm.Message{llm.UserText("go")}}); err != nil {
 		t.Fatal(err)
 	}
@@ -284,9 +284,9 @@ func TestDecisionErrors(t *testing.T) {
 func TestNewMessageOnInterruptedThreadPatchesTheCall(t *testing.T) {
 	ctx := context.Background()
 	saver := checkpoint.NewMemory()
-	m := llmtest.New(
-		llmtest.Turn{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"x"}`)}},
-		llmtest.Turn{Content: "moved on", Expect: &llmtest.Expect{MessagesContain: []string{middleware.CancelledToolCall, "never mind"}}},
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"x"}`)}},
+		replay.Turn{Content: "moved on", Expect: &replay.Expect{MessagesContain: []string{middleware.CancelledToolCall, "never mind"}}},
 	)
 	a := hitlAgent(t, m, saver, map[string]middleware.InterruptOn{"echo": {}})
 	if _, err := a.Invoke(ctx, agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("go")}}); err != nil {
@@ -323,9 +323,9 @@ func TestToolInterruptResumesThatTool(t *testing.T) {
 	}))
 	ctx := context.Background()
 	saver := checkpoint.NewMemory()
-	m := llmtest.New(
-		llmtest.Turn{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"x"}`), call("g", "gated", `{}`)}},
-		llmtest.Turn{Content: "done", Expect: &llmtest.Expect{MessagesContain: []string{"inner decision: reject", "echo: x"}}},
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"x"}`), call("g", "gated", `{}`)}},
+		replay.Turn{Content: "done", Expect: &replay.Expect{MessagesContain: []string{"inner decision: reject", "echo: x"}}},
 	)
 	a := newAgent(t, agent.Config{Model: m, Tools: []tool.Tool{echoTool(t), gated}, Checkpointer: saver,
 		Middleware: []agent.Middleware{middleware.NewPatchToolCalls(), middleware.NewHumanInTheLoop(map[string]middleware.InterruptOn{"gated": {}})}})

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/deepagents-go/deepagents/agent"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 )
 
 const weatherSchema = `{"type":"object","properties":{"city":{"type":"string"},"celsius":{"type":"number"}},"required":["city","celsius"],"additionalProperties":false}`
@@ -15,23 +15,23 @@ const weatherSchema = `{"type":"object","properties":{"city":{"type":"string"},"
 func TestStructuredResponse(t *testing.T) {
 	tests := []struct {
 		name      string
-		turns     []llmtest.Turn
+		turns     []replay.Turn
 		want      string
 		wantErr   error
 		wantSteps int
 	}{
-		{"valid at once", []llmtest.Turn{{Content: `{"city":"Oslo","celsius":-3}`}}, `{"city":"Oslo","celsius":-3}`, nil, 1},
-		{"in a code fence", []llmtest.Turn{{Content: "```json\n{\"city\":\"Oslo\",\"celsius\":1.5}\n```"}}, `{"city":"Oslo","celsius":1.5}`, nil, 1},
-		{"fixed after feedback", []llmtest.Turn{
+		{"valid at once", []replay.Turn{{Content: `{"city":"Oslo","celsius":-3}`}}, `{"city":"Oslo","celsius":-3}`, nil, 1},
+		{"in a code fence", []replay.Turn{{Content: "```json\n{\"city\":\"Oslo\",\"celsius\":1.5}\n```"}}, `{"city":"Oslo","celsius":1.5}`, nil, 1},
+		{"fixed after feedback", []replay.Turn{
 			{Content: `It is cold in Oslo.`},
-			{Content: `{"city":"Oslo"}`, Expect: &llmtest.Expect{LastMessageContains: []string{"must be only a JSON object"}}},
-			{Content: `{"city":"Oslo","celsius":-3}`, Expect: &llmtest.Expect{LastMessageContains: []string{`field "celsius": missing required field`}}},
+			{Content: `{"city":"Oslo"}`, Expect: &replay.Expect{LastMessageContains: []string{"must be only a JSON object"}}},
+			{Content: `{"city":"Oslo","celsius":-3}`, Expect: &replay.Expect{LastMessageContains: []string{`field "celsius": missing required field`}}},
 		}, `{"city":"Oslo","celsius":-3}`, nil, 3},
-		{"never valid", []llmtest.Turn{{Content: "a"}, {Content: "b"}, {Content: "c"}, {Content: "d"}}, "", agent.ErrResponseSchema, 4},
+		{"never valid", []replay.Turn{{Content: "a"}, {Content: "b"}, {Content: "c"}, {Content: "d"}}, "", agent.ErrResponseSchema, 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := llmtest.New(tt.turns...).Record()
+			m := replay.New(tt.turns...).Record()
 			a := newAgent(t, agent.Config{Model: m, ResponseSchema: json.RawMessage(weatherSchema)})
 			res, err := a.Invoke(context.Background(), agent.Prompt("weather in Oslo?"))
 			if !errors.Is(err, tt.wantErr) {
@@ -48,7 +48,7 @@ func TestStructuredResponse(t *testing.T) {
 			}
 		})
 	}
-	if _, err := agent.New(agent.Config{Model: llmtest.New(), ResponseSchema: json.RawMessage(`[1`)}); err == nil {
+	if _, err := agent.New(agent.Config{Model: replay.New(), ResponseSchema: json.RawMessage(`[1`)}); err == nil {
 		t.Error("a malformed schema was accepted")
 	}
 }

@@ -9,7 +9,7 @@ type agentKey struct{}
 
 // WithAgent returns a context naming the agent on whose behalf a model is
 // called: "main" for the top-level agent, a subagent's name, or
-// "summarizer". Models normally ignore it; the scripted model in llmtest
+// "summarizer". Models normally ignore it; the scripted model in replay
 // uses it to pick the turn that answers.
 func WithAgent(ctx context.Context, name string) context.Context {
 	return context.WithValue(ctx, agentKey{}, name)

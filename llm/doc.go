@@ -4,6 +4,6 @@
 // [Registry] that turns spec strings such as "anthropic:claude-sonnet-4-5"
 // into models.
 //
-// Providers live in sub-packages (llm/anthropic, llm/openai); llm/llmtest
+// Providers live in sub-packages (llm/anthropic, llm/openai); llm/replay
 // holds a scripted model for tests and offline runs.
 package llm

@@ -14,7 +14,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -222,9 +222,9 @@ func TestLargeResultsAreEvicted(t *testing.T) {
 		return b.String(), nil
 	}))
 	fs := middleware.NewFilesystem(backend.NewState(nil))
-	m := llmtest.New(
-		llmtest.Turn{ToolCalls: []llm.ToolCall{{ID: "call.1/x", Name: "big"}, {ID: "g", Name: "grep", Args: json.RawMessage(`{"pattern":"line","path":"/large_tool_results","output_mode":"content"}`)}}},
-		llmtest.Turn{Content: "ok"},
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{{ID: "call.1/x", Name: "big"}, {ID: "g", Name: "grep", Args: json.RawMessage(`{"pattern":"line","path":"/large_tool_results","output_mode":"content"}`)}}},
+		replay.Turn{Content: "ok"},
 	)
 	a, err := agent.New(agent.Config{Model: m, Tools: []tool.Tool{big}, Middleware: []agent.Middleware{fs}})
 	if err != nil {
@@ -354,7 +354,7 @@ func TestParallelEditsOfOneFileAllLand(t *testing.T) {
 				calls = append(calls, llm.ToolCall{ID: fmt.Sprint("e", i), Name: "edit_file",
 					Args: json.RawMessage(fmt.Sprintf(`{"file_path":"/f.txt","old_string":"%s","new_string":"%s%s"}`, w, strings.ToLower(w), w))})
 			}
-			m := llmtest.New(llmtest.Turn{ToolCalls: calls}, llmtest.Turn{Content: "ok"})
+			m := replay.New(replay.Turn{ToolCalls: calls}, replay.Turn{Content: "ok"})
 			a, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{middleware.NewFilesystem(b)}})
 			if err != nil {
 				t.Fatal(err)
@@ -407,7 +407,7 @@ func TestParallelEditsAreSerialisedByTheMiddleware(t *testing.T) {
 		calls = append(calls, llm.ToolCall{ID: fmt.Sprint("e", i), Name: "edit_file",
 			Args: json.RawMessage(fmt.Sprintf(`{"file_path":"/f.txt","old_string":"%s","new_string":"%s%s"}`, w, strings.ToLower(w), w))})
 	}
-	m := llmtest.New(llmtest.Turn{ToolCalls: calls}, llmtest.Turn{Content: "ok"})
+	m := replay.New(replay.Turn{ToolCalls: calls}, replay.Turn{Content: "ok"})
 	a, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{middleware.NewFilesystem(racyBackend{backend.NewState(files)})}})
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
 )
 
@@ -27,7 +27,7 @@ func TestMemoryInSystemPrompt(t *testing.T) {
 		"/project/AGENTS.md": "Run tests with make test.",
 	})
 	mem := middleware.NewMemory(b, "/user/AGENTS.md", "/missing/AGENTS.md", "/project/AGENTS.md")
-	m := llmtest.New(llmtest.Turn{Content: "ok", Expect: &llmtest.Expect{SystemContains: []string{
+	m := replay.New(replay.Turn{Content: "ok", Expect: &replay.Expect{SystemContains: []string{
 		"<agent_memory>\n### /user/AGENTS.md\nPrefer short answers.\n\n### /project/AGENTS.md\nRun tests with make test.\n\n</agent_memory>",
 		"<memory_guidelines>", "/user/AGENTS.md, /missing/AGENTS.md, /project/AGENTS.md", "edit_file",
 	}, SystemExclude: []string{"### /missing"}}}).Record()
@@ -46,7 +46,7 @@ func TestMemoryInSystemPrompt(t *testing.T) {
 
 func TestMemoryWithNothingSaved(t *testing.T) {
 	_, b := stateWith(nil)
-	m := llmtest.New(llmtest.Turn{Content: "ok", Expect: &llmtest.Expect{SystemContains: []string{"(nothing saved yet)", "/AGENTS.md"}}})
+	m := replay.New(replay.Turn{Content: "ok", Expect: &replay.Expect{SystemContains: []string{"(nothing saved yet)", "/AGENTS.md"}}})
 	a, _ := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{middleware.NewMemory(b, "/AGENTS.md")}})
 	if _, err := a.Invoke(context.Background(), agent.Prompt("hi")); err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestSkills(t *testing.T) {
 	var logs bytes.Buffer
 	sk := middleware.NewSkills(b, "/user/skills/", "/proj/skills", "/absent/skills")
 	sk.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	m := llmtest.New(llmtest.Turn{Content: "ok", Expect: &llmtest.Expect{
+	m := replay.New(replay.Turn{Content: "ok", Expect: &replay.Expect{
 		SystemContains: []string{
 			"- **code-review**: Review Go code for bugs.\n  Instructions: /proj/skills/code-review/SKILL.md",
 			"- **web-research**: Structured web research with sources.\n  Instructions: /user/skills/web-research/SKILL.md",

@@ -8,7 +8,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/store"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -22,7 +22,7 @@ func TestSubagentInheritsEveryOption(t *testing.T) {
 	saver := checkpoint.NewMemory()
 	base := agent.Config{
 		Name:             "main",
-		Model:            llmtest.New(),
+		Model:            replay.New(),
 		SystemPrompt:     "main prompt",
 		Tools:            []tool.Tool{NewTodos().Tools()[0]},
 		AllowedTools:     []string{"write_todos"},
@@ -40,7 +40,7 @@ func TestSubagentInheritsEveryOption(t *testing.T) {
 			t.Fatalf("agent.Config.%s is not set in this test: set it, and decide whether a subagent inherits it", bv.Type().Field(i).Name)
 		}
 	}
-	own := llmtest.New()
+	own := replay.New()
 	sa := Subagent{Name: "sub", SystemPrompt: "sub prompt", Model: own, AllowedTools: []string{"x"}, InterruptOn: map[string]InterruptOn{"x": {}}}
 	c, durable := subagentConfig(SubagentsConfig{Agent: base}, sa)
 	if !durable {

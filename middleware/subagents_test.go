@@ -13,7 +13,7 @@ import (
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -60,15 +60,15 @@ func newMain(t *testing.T, m llm.Model, cfg middleware.SubagentsConfig, extra ..
 }
 
 func TestTaskRunsSubagentsInParallel(t *testing.T) {
-	m := llmtest.New(
-		llmtest.Turn{ToolCalls: []llm.ToolCall{
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{
 			taskCall("t1", "general-purpose", "research Go"),
 			taskCall("t2", "general-purpose", "research Rust"),
 			taskCall("t3", "nobody", "x"),
 		}, Usage: llm.Usage{InputTokens: 100, OutputTokens: 10}},
-		llmtest.Turn{Agent: "general-purpose", Content: "report one", Usage: llm.Usage{InputTokens: 7, OutputTokens: 3}, Expect: &llmtest.Expect{SystemContains: []string{"general-purpose assistant"}}},
-		llmtest.Turn{Agent: "general-purpose", Content: "report two\n", Usage: llm.Usage{InputTokens: 5, OutputTokens: 2}},
-		llmtest.Turn{Content: "combined", Expect: &llmtest.Expect{MessagesContain: []string{"report one", "report two"}}},
+		replay.Turn{Agent: "general-purpose", Content: "report one", Usage: llm.Usage{InputTokens: 7, OutputTokens: 3}, Expect: &replay.Expect{SystemContains: []string{"general-purpose assistant"}}},
+		replay.Turn{Agent: "general-purpose", Content: "report two\n", Usage: llm.Usage{InputTokens: 5, OutputTokens: 2}},
+		replay.Turn{Content: "combined", Expect: &replay.Expect{MessagesContain: []string{"report one", "report two"}}},
 	)
 	a := newMain(t, m, middleware.SubagentsConfig{})
 	var subEvents, subEnds int
@@ -104,16 +104,16 @@ func TestTaskRunsSubagentsInParallel(t *testing.T) {
 }
 
 func TestTaskResults(t *testing.T) {
-	m := llmtest.New(
-		llmtest.Turn{ToolCalls: []llm.ToolCall{
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{
 			taskCall("ok", "general-purpose", "do it"),
 			taskCall("bad", "flaky", "fail please"),
 			taskCall("boom", "panicky", "panic please"),
 			taskCall("none", "nobody", "x"),
 		}},
-		llmtest.Turn{Agent: "general-purpose", Content: "did it  \n"},
-		llmtest.Turn{Agent: "flaky", Error: "provider down"},
-		llmtest.Turn{Content: "done"},
+		replay.Turn{Agent: "general-purpose", Content: "did it  \n"},
+		replay.Turn{Agent: "flaky", Error: "provider down"},
+		replay.Turn{Content: "done"},
 	)
 	a := newMain(t, m, middleware.SubagentsConfig{Subagents: []middleware.Subagent{
 		{Name: "flaky", Description: "fails"},
@@ -161,13 +161,13 @@ func (e echoRunnable) Invoke(_ context.Context, in agent.Input) (*agent.Result, 
 
 func TestStateIsolationAndMergeBack(t *testing.T) {
 	var seen agent.Input
-	m := llmtest.New(
-		llmtest.Turn{ToolCalls: []llm.ToolCall{{ID: "n", Name: "note", Args: json.RawMessage(`{"path":"/plan.md","content":"the plan"}`)}, todosCall("td", `[{"content":"x","status":"pending"}]`)}},
-		llmtest.Turn{ToolCalls: []llm.ToolCall{taskCall("w", "writer", "write the draft"), taskCall("e", "echo", "hello")}},
-		llmtest.Turn{Agent: "writer", ToolCalls: []llm.ToolCall{{ID: "wn", Name: "note", Args: json.RawMessage(`{"path":"/draft.md","content":"draft"}`)}},
-			Expect: &llmtest.Expect{MessagesExclude: []string{"Updated todo list"}, LastMessageContains: []string{"write the draft"}, ToolsInclude: []string{"note"}, ToolsExclude: []string{"task"}}},
-		llmtest.Turn{Agent: "writer", Content: "wrote /draft.md"},
-		llmtest.Turn{Content: "ok"},
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{{ID: "n", Name: "note", Args: json.RawMessage(`{"path":"/plan.md","content":"the plan"}`)}, todosCall("td", `[{"content":"x","status":"pending"}]`)}},
+		replay.Turn{ToolCalls: []llm.ToolCall{taskCall("w", "writer", "write the draft"), taskCall("e", "echo", "hello")}},
+		replay.Turn{Agent: "writer", ToolCalls: []llm.ToolCall{{ID: "wn", Name: "note", Args: json.RawMessage(`{"path":"/draft.md","content":"draft"}`)}},
+			Expect: &replay.Expect{MessagesExclude: []string{"Updated todo list"}, LastMessageContains: []string{"write the draft"}, ToolsInclude: []string{"note"}, ToolsExclude: []string{"task"}}},
+		replay.Turn{Agent: "writer", Content: "wrote /draft.md"},
+		replay.Turn{Content: "ok"},
 	)
 	a := newMain(t, m, middleware.SubagentsConfig{
 		Agent: agent.Config{Tools: []tool.Tool{noteTool()}},
@@ -214,11 +214,11 @@ func TestStateIsolationAndMergeBack(t *testing.T) {
 func TestSubagentInterruptSurfacesAndResumes(t *testing.T) {
 	ctx := context.Background()
 	saver := checkpoint.NewMemory()
-	m := llmtest.New(
-		llmtest.Turn{ToolCalls: []llm.ToolCall{taskCall("t", "careful", "write a note")}},
-		llmtest.Turn{Agent: "careful", ToolCalls: []llm.ToolCall{{ID: "n", Name: "note", Args: json.RawMessage(`{"path":"/a.md","content":"x"}`)}}},
-		llmtest.Turn{Agent: "careful", Content: "note rejected, stopping", Expect: &llmtest.Expect{LastMessageContains: []string{"no notes"}}},
-		llmtest.Turn{Content: "ok", Expect: &llmtest.Expect{LastMessageContains: []string{"note rejected"}}},
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{taskCall("t", "careful", "write a note")}},
+		replay.Turn{Agent: "careful", ToolCalls: []llm.ToolCall{{ID: "n", Name: "note", Args: json.RawMessage(`{"path":"/a.md","content":"x"}`)}}},
+		replay.Turn{Agent: "careful", Content: "note rejected, stopping", Expect: &replay.Expect{LastMessageContains: []string{"no notes"}}},
+		replay.Turn{Content: "ok", Expect: &replay.Expect{LastMessageContains: []string{"note rejected"}}},
 	)
 	subs, err := middleware.NewSubagents(middleware.SubagentsConfig{
 		Agent: agent.Config{Model: m, Tools: []tool.Tool{noteTool()}, Checkpointer: saver}, NoGeneralPurpose: true,

@@ -12,7 +12,7 @@ import (
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -26,26 +26,26 @@ func bulkyTool() tool.Tool {
 }
 
 func TestSummarizationOffloadsHistory(t *testing.T) {
-	turns := []llmtest.Turn{
+	turns := []replay.Turn{
 		{ToolCalls: []llm.ToolCall{todosCall("td", `[{"content":"read pages","status":"in_progress"}]`)}, Usage: llm.Usage{InputTokens: 300, OutputTokens: 20}},
 	}
 	// The provider's reported input grows to 900 tokens; the request of
 	// step 5 is over 85% of the 1,000-token window, and after the summary
 	// the reported size drops.
 	for i, in := range []int{550, 700, 900, 300} {
-		turns = append(turns, llmtest.Turn{ToolCalls: []llm.ToolCall{{ID: fmt.Sprint("f", i+1), Name: "fetch", Args: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i+1))}}, Usage: llm.Usage{InputTokens: in, OutputTokens: 20}})
+		turns = append(turns, replay.Turn{ToolCalls: []llm.ToolCall{{ID: fmt.Sprint("f", i+1), Name: "fetch", Args: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i+1))}}, Usage: llm.Usage{InputTokens: in, OutputTokens: 20}})
 	}
-	turns = append(turns[:4:4], append([]llmtest.Turn{
-		{Agent: "summarizer", Content: "The user wants pages read; pages 1-3 were fetched.", Expect: &llmtest.Expect{
+	turns = append(turns[:4:4], append([]replay.Turn{
+		{Agent: "summarizer", Content: "The user wants pages read; pages 1-3 were fetched.", Expect: &replay.Expect{
 			MessagesContain: []string{"read the pages", "page 1: lorem", "page 2: lorem"}, MessagesExclude: []string{"page 3: lorem"},
 		}}}, turns[4:]...)...)
 	turns = append(turns,
-		llmtest.Turn{Content: "all read", Expect: &llmtest.Expect{
+		replay.Turn{Content: "all read", Expect: &replay.Expect{
 			MessagesContain: []string{"<summary>\nThe user wants pages read; pages 1-3 were fetched.\n</summary>", "/conversation_history/th_1.md", "- [in_progress] read pages", "page 3: lorem", "page 4: lorem"},
 			MessagesExclude: []string{"page 1: lorem", "page 2: lorem"},
 		}},
 	)
-	m := llmtest.NewFromScript(&llmtest.Script{ContextWindow: 1000, Turns: turns}).Record()
+	m := replay.NewFromScript(&replay.Script{ContextWindow: 1000, Turns: turns}).Record()
 	files := backend.NewFiles(nil)
 	sum := middleware.NewSummarization(nil, backend.NewState(files))
 	a, err := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{middleware.NewTodos(), sum}})
@@ -106,9 +106,9 @@ func TestSummarizationOffloadsHistory(t *testing.T) {
 }
 
 func TestNoSummaryBelowTrigger(t *testing.T) {
-	m := llmtest.NewFromScript(&llmtest.Script{ContextWindow: 100000, Turns: []llmtest.Turn{
+	m := replay.NewFromScript(&replay.Script{ContextWindow: 100000, Turns: []replay.Turn{
 		{ToolCalls: []llm.ToolCall{{ID: "f", Name: "fetch", Args: json.RawMessage(`{"n":1}`)}}, Usage: llm.Usage{InputTokens: 5000}},
-		{Content: "done", Expect: &llmtest.Expect{MessagesExclude: []string{"<summary>"}}},
+		{Content: "done", Expect: &replay.Expect{MessagesExclude: []string{"<summary>"}}},
 	}})
 	sum := middleware.NewSummarization(nil, backend.NewState(nil))
 	a, _ := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{sum}})
@@ -122,13 +122,13 @@ func TestNoSummaryBelowTrigger(t *testing.T) {
 }
 
 func TestUnknownWindowKeepsSixMessages(t *testing.T) {
-	var turns []llmtest.Turn
+	var turns []replay.Turn
 	for i := 1; i <= 5; i++ {
-		turns = append(turns, llmtest.Turn{ToolCalls: []llm.ToolCall{{ID: fmt.Sprint("f", i), Name: "fetch", Args: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))}}})
+		turns = append(turns, replay.Turn{ToolCalls: []llm.ToolCall{{ID: fmt.Sprint("f", i), Name: "fetch", Args: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))}}})
 	}
-	turns = append(turns, llmtest.Turn{Agent: "summarizer", Content: "summary"},
-		llmtest.Turn{Content: "done"})
-	m := llmtest.New(turns...).Record()
+	turns = append(turns, replay.Turn{Agent: "summarizer", Content: "summary"},
+		replay.Turn{Content: "done"})
+	m := replay.New(turns...).Record()
 	sum := middleware.NewSummarization(nil, backend.NewState(nil))
 	sum.TriggerTokens = 600 // the window is unknown; keep falls back to messages
 	a, _ := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{sum}})
@@ -157,11 +157,11 @@ func TestUnknownWindowKeepsSixMessages(t *testing.T) {
 // quadratic: count how many messages the counter is asked about.
 func TestSummarizationCountsEachMessageOnce(t *testing.T) {
 	const steps = 200
-	var turns []llmtest.Turn
+	var turns []replay.Turn
 	for i := range steps - 1 {
-		turns = append(turns, llmtest.Turn{ToolCalls: []llm.ToolCall{{ID: fmt.Sprint("f", i), Name: "fetch", Args: json.RawMessage(`{"n":1}`)}}}) // no usage reported
+		turns = append(turns, replay.Turn{ToolCalls: []llm.ToolCall{{ID: fmt.Sprint("f", i), Name: "fetch", Args: json.RawMessage(`{"n":1}`)}}}) // no usage reported
 	}
-	turns = append(turns, llmtest.Turn{Content: "done"})
+	turns = append(turns, replay.Turn{Content: "done"})
 	counted := 0
 	sum := middleware.NewSummarization(nil, backend.NewState(nil))
 	sum.TriggerTokens = 1 << 30
@@ -169,7 +169,7 @@ func TestSummarizationCountsEachMessageOnce(t *testing.T) {
 		counted += len(msgs)
 		return middleware.EstimateTokens(msgs)
 	}
-	a, _ := agent.New(agent.Config{Model: llmtest.New(turns...), Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{sum}})
+	a, _ := agent.New(agent.Config{Model: replay.New(turns...), Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{sum}})
 	if _, err := a.Invoke(context.Background(), agent.Prompt("go")); err != nil {
 		t.Fatal(err)
 	}
@@ -179,10 +179,10 @@ func TestSummarizationCountsEachMessageOnce(t *testing.T) {
 }
 
 // fetchSteps returns n scripted turns, each fetching a page.
-func fetchSteps(n int) []llmtest.Turn {
-	turns := make([]llmtest.Turn, n)
+func fetchSteps(n int) []replay.Turn {
+	turns := make([]replay.Turn, n)
 	for i := range turns {
-		turns[i] = llmtest.Turn{ToolCalls: []llm.ToolCall{{ID: fmt.Sprint("f", i+1), Name: "fetch", Args: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i+1))}}}
+		turns[i] = replay.Turn{ToolCalls: []llm.ToolCall{{ID: fmt.Sprint("f", i+1), Name: "fetch", Args: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i+1))}}}
 	}
 	return turns
 }
@@ -216,13 +216,13 @@ func (n *notices) count(name string) int {
 // trimmed instead of sent.
 func TestFailedSummaryBacksOffThenTrims(t *testing.T) {
 	const window = 2000
-	turns := append(fetchSteps(40), llmtest.Turn{Content: "done"})
+	turns := append(fetchSteps(40), replay.Turn{Content: "done"})
 	turns = append(turns,
-		llmtest.Turn{Agent: "summarizer", Error: "429 rate limited"},
-		llmtest.Turn{Agent: "summarizer", Content: "   "}, // empty: a failure too
-		llmtest.Turn{Agent: "summarizer", Error: "timeout"},
+		replay.Turn{Agent: "summarizer", Error: "429 rate limited"},
+		replay.Turn{Agent: "summarizer", Content: "   "}, // empty: a failure too
+		replay.Turn{Agent: "summarizer", Error: "timeout"},
 	)
-	m := llmtest.NewFromScript(&llmtest.Script{ContextWindow: window, Turns: turns}).Record()
+	m := replay.NewFromScript(&replay.Script{ContextWindow: window, Turns: turns}).Record()
 	files := backend.NewFiles(nil)
 	sum := middleware.NewSummarization(nil, backend.NewState(files))
 	a, err := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{sum}})
@@ -286,15 +286,15 @@ func TestFailedSummaryBacksOffThenTrims(t *testing.T) {
 func TestSummarizationCheckpointsStayLinear(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		defaults map[string]llmtest.Turn
+		defaults map[string]replay.Turn
 	}{
-		{"summaries succeed", map[string]llmtest.Turn{"summarizer": {Content: "Pages were fetched; keep fetching."}}},
-		{"summaries fail", map[string]llmtest.Turn{"summarizer": {Error: "503 overloaded"}}},
+		{"summaries succeed", map[string]replay.Turn{"summarizer": {Content: "Pages were fetched; keep fetching."}}},
+		{"summaries fail", map[string]replay.Turn{"summarizer": {Error: "503 overloaded"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const steps = 300
-			turns := append(fetchSteps(steps), llmtest.Turn{Content: "done"})
-			m := llmtest.NewFromScript(&llmtest.Script{ContextWindow: 4000, Turns: turns, Defaults: tc.defaults})
+			turns := append(fetchSteps(steps), replay.Turn{Content: "done"})
+			m := replay.NewFromScript(&replay.Script{ContextWindow: 4000, Turns: turns, Defaults: tc.defaults})
 			saver := &sizingSaver{Saver: checkpoint.NewMemory()}
 			sum := middleware.NewSummarization(nil, backend.NewState(nil))
 			a, err := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{sum}, Checkpointer: saver, MaxSteps: steps + 1})

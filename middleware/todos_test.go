@@ -10,7 +10,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
 )
 
@@ -72,12 +72,12 @@ func TestWriteTodos(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var turns []llmtest.Turn
+			var turns []replay.Turn
 			for _, calls := range tt.turns {
-				turns = append(turns, llmtest.Turn{ToolCalls: calls})
+				turns = append(turns, replay.Turn{ToolCalls: calls})
 			}
-			turns = append(turns, llmtest.Turn{Content: "done"})
-			a, err := agent.New(agent.Config{Model: llmtest.New(turns...), Middleware: []agent.Middleware{middleware.NewTodos()}})
+			turns = append(turns, replay.Turn{Content: "done"})
+			a, err := agent.New(agent.Config{Model: replay.New(turns...), Middleware: []agent.Middleware{middleware.NewTodos()}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +112,7 @@ func TestWriteTodos(t *testing.T) {
 }
 
 func TestTodosPromptAndSchema(t *testing.T) {
-	m := llmtest.New(llmtest.Turn{Content: "ok", Expect: &llmtest.Expect{SystemContains: []string{"write_todos"}, ToolsInclude: []string{"write_todos"}}})
+	m := replay.New(replay.Turn{Content: "ok", Expect: &replay.Expect{SystemContains: []string{"write_todos"}, ToolsInclude: []string{"write_todos"}}})
 	a, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{middleware.NewTodos()}})
 	if err != nil {
 		t.Fatal(err)

@@ -47,7 +47,7 @@ import (
 	"github.com/deepagents-go/deepagents/bench/workload"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/postgres"
 	"github.com/deepagents-go/deepagents/sqlite"
@@ -127,7 +127,7 @@ func run(dsn string, steps, mark int, syncFull, keep, agentRun bool) error {
 			}
 			return nil
 		}
-		a, err := deepagents.New(deepagents.Config{Model: llmtest.NewFromScript(workload.Script(steps)), Checkpointer: ts, MaxSteps: steps + 1})
+		a, err := deepagents.New(deepagents.Config{Model: replay.NewFromScript(workload.Script(steps)), Checkpointer: ts, MaxSteps: steps + 1})
 		if err != nil {
 			return err
 		}

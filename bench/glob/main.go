@@ -43,7 +43,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -235,7 +235,7 @@ type cliRunner struct {
 
 // script writes a replay script of one tool call and a final answer.
 func (c *cliRunner) script(name string, args json.RawMessage) (string, error) {
-	s := llmtest.Script{Turns: []llmtest.Turn{
+	s := replay.Script{Turns: []replay.Turn{
 		{ToolCalls: []llm.ToolCall{{ID: "call_0", Name: name, Args: args}}},
 		{Content: "done"},
 	}}

@@ -32,7 +32,7 @@ import (
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/bench/internal/rusage"
 	"github.com/deepagents-go/deepagents/bench/workload"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/sqlite"
 )
 
@@ -88,7 +88,7 @@ func run(ctx context.Context, o options) error {
 	default:
 		return fmt.Errorf("-growing %q: want ok or fail", o.growing)
 	}
-	cfg := deepagents.Config{Model: llmtest.NewFromScript(script), MaxSteps: o.n + 1}
+	cfg := deepagents.Config{Model: replay.NewFromScript(script), MaxSteps: o.n + 1}
 	in := deepagents.Prompt("go")
 	if o.checkpoint != "" {
 		if _, err := os.Stat(o.checkpoint); !errors.Is(err, os.ErrNotExist) {

@@ -2,7 +2,7 @@ package workload
 
 import (
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 )
 
 // The growing workload is the bounded one's steps with every file written
@@ -29,14 +29,14 @@ func GrowingCall(i int) llm.ToolCall { return callOf(i, GrowingFilesPerDir) }
 
 // GrowingScript returns n steps of the growing workload and the final
 // answer as a replay script; summaries says whether the summarizer answers.
-func GrowingScript(n int, summaries bool) *llmtest.Script {
-	turns := make([]llmtest.Turn, 0, n+1)
+func GrowingScript(n int, summaries bool) *replay.Script {
+	turns := make([]replay.Turn, 0, n+1)
 	for i := range n {
-		turns = append(turns, llmtest.Turn{ToolCalls: []llm.ToolCall{GrowingCall(i)}})
+		turns = append(turns, replay.Turn{ToolCalls: []llm.ToolCall{GrowingCall(i)}})
 	}
-	s := &llmtest.Script{Turns: append(turns, llmtest.Turn{Content: Final})}
+	s := &replay.Script{Turns: append(turns, replay.Turn{Content: Final})}
 	if summaries {
-		s.Defaults = map[string]llmtest.Turn{"summarizer": {Content: GrowingSummary}}
+		s.Defaults = map[string]replay.Turn{"summarizer": {Content: GrowingSummary}}
 	}
 	return s
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 )
 
 // FilesPerDir is the number of files written into one directory before the
@@ -66,18 +66,18 @@ func callOf(i, perDir int) llm.ToolCall {
 }
 
 // Turns returns the n tool turns and the final answer.
-func Turns(n int) []llmtest.Turn {
-	turns := make([]llmtest.Turn, 0, n+1)
+func Turns(n int) []replay.Turn {
+	turns := make([]replay.Turn, 0, n+1)
 	for i := range n {
-		turns = append(turns, llmtest.Turn{ToolCalls: []llm.ToolCall{Call(i)}, Usage: Usage})
+		turns = append(turns, replay.Turn{ToolCalls: []llm.ToolCall{Call(i)}, Usage: Usage})
 	}
-	return append(turns, llmtest.Turn{Content: Final, Usage: Usage})
+	return append(turns, replay.Turn{Content: Final, Usage: Usage})
 }
 
 // Script returns the workload as a replay script (the format of
 // docs/SCRIPTED_MODEL.md, for deepagents run --model replay:FILE).
-func Script(n int) *llmtest.Script {
-	return &llmtest.Script{ContextWindow: ContextWindow, Turns: Turns(n)}
+func Script(n int) *replay.Script {
+	return &replay.Script{ContextWindow: ContextWindow, Turns: Turns(n)}
 }
 
 // Canonical returns the workload as bench/compare compares it across

@@ -11,7 +11,7 @@ import (
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/bench/workload"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 )
 
 func TestCalls(t *testing.T) {
@@ -42,7 +42,7 @@ func TestScriptRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := llmtest.Parse(data)
+	s, err := replay.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestCanonical(t *testing.T) {
 func TestRun(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 3, 31, 62} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			m := llmtest.NewFromScript(workload.Script(n))
+			m := replay.NewFromScript(workload.Script(n))
 			a, err := deepagents.New(deepagents.Config{Model: m, MaxSteps: n + 1})
 			if err != nil {
 				t.Fatal(err)
@@ -128,7 +128,7 @@ func BenchmarkWorkload(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				b.StopTimer()
-				a, err := deepagents.New(deepagents.Config{Model: llmtest.NewFromScript(script), MaxSteps: n + 1})
+				a, err := deepagents.New(deepagents.Config{Model: replay.NewFromScript(script), MaxSteps: n + 1})
 				if err != nil {
 					b.Fatal(err)
 				}

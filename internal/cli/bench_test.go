@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/deepagents-go/deepagents/bench/workload"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 )
 
 // BenchmarkRun runs the CLI's run command in-process on the benchmark
@@ -37,7 +37,7 @@ func BenchmarkRun(b *testing.B) {
 
 // benchSetup writes the replay script and returns its path and an Env whose
 // HOME and XDG_DATA_HOME are temporary.
-func benchSetup(b *testing.B, s *llmtest.Script) (string, Env) {
+func benchSetup(b *testing.B, s *replay.Script) (string, Env) {
 	b.Helper()
 	script := filepath.Join(b.TempDir(), "script.json")
 	data, err := json.Marshal(s)

@@ -15,8 +15,8 @@ import (
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
 	"github.com/deepagents-go/deepagents/llm/providers"
+	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/persist"
 )
 
@@ -46,7 +46,7 @@ type session struct {
 func registry(env Env) *llm.Registry {
 	r := &llm.Registry{}
 	providers.RegisterEnv(r, env.Getenv)
-	llmtest.Register(r)
+	replay.Register(r)
 	return r
 }
 
@@ -179,7 +179,7 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*
 	s.settings = f.settings(interactive)
 	ms := &models{env: env}
 	if f.record != "" {
-		ms.rec = llmtest.NewRecording(f.record)
+		ms.rec = replay.NewRecording(f.record)
 	}
 	model, err := openModel(ctx, env, ms, f.model)
 	if err != nil {
@@ -253,7 +253,7 @@ func splitList(s string) []string {
 // models opens model specs for one session, recording them when asked.
 type models struct {
 	env Env
-	rec *llmtest.Recording
+	rec *replay.Recording
 }
 
 func (m *models) open(ctx context.Context, spec string) (llm.Model, error) {

@@ -1,4 +1,4 @@
-package llmtest
+package replay
 
 import (
 	"context"
@@ -30,7 +30,7 @@ type RecordedRequest struct {
 
 // ErrRequestMismatch reports, in replay, a request that differs from the
 // one recorded for the turn.
-var ErrRequestMismatch = errors.New("llmtest: request differs from the recording")
+var ErrRequestMismatch = errors.New("replay: request differs from the recording")
 
 func digest(v any) string {
 	b, _ := json.Marshal(v)
@@ -170,19 +170,19 @@ func (r *Recording) flush() error {
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(r.path), ".record-*")
 	if err != nil {
-		return fmt.Errorf("llmtest: recording: %w", err)
+		return fmt.Errorf("replay: recording: %w", err)
 	}
 	if _, err := tmp.Write(append(b, '\n')); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return fmt.Errorf("llmtest: recording: %w", err)
+		return fmt.Errorf("replay: recording: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("llmtest: recording: %w", err)
+		return fmt.Errorf("replay: recording: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), r.path); err != nil {
-		return fmt.Errorf("llmtest: recording: %w", err)
+		return fmt.Errorf("replay: recording: %w", err)
 	}
 	return nil
 }

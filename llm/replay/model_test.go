@@ -1,4 +1,4 @@
-package llmtest_test
+package replay_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 )
 
 func TestParse(t *testing.T) {
@@ -29,7 +29,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := llmtest.Parse([]byte(tt.in))
+			s, err := replay.Parse([]byte(tt.in))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -51,11 +51,11 @@ func generate(ctx context.Context, m llm.Model, req *llm.Request) (*llm.Response
 }
 
 func TestTurnsPerAgentInOrder(t *testing.T) {
-	m := llmtest.New(
-		llmtest.Turn{Content: "main 1"},
-		llmtest.Turn{Agent: "researcher", Content: "research 1"},
-		llmtest.Turn{Agent: "main", Content: "main 2"},
-		llmtest.Turn{Agent: "researcher", Content: "research 2"},
+	m := replay.New(
+		replay.Turn{Content: "main 1"},
+		replay.Turn{Agent: "researcher", Content: "research 1"},
+		replay.Turn{Agent: "main", Content: "main 2"},
+		replay.Turn{Agent: "researcher", Content: "research 2"},
 	)
 	ctx := context.Background()
 	sub := llm.WithAgent(ctx, "researcher")
@@ -75,7 +75,7 @@ func TestTurnsPerAgentInOrder(t *testing.T) {
 		t.Errorf("remaining = %d", m.Remaining())
 	}
 	_, err := generate(sub, m, &llm.Request{})
-	if !errors.Is(err, llmtest.ErrExhausted) || !strings.Contains(err.Error(), `agent "researcher" made call 3`) {
+	if !errors.Is(err, replay.ErrExhausted) || !strings.Contains(err.Error(), `agent "researcher" made call 3`) {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -88,22 +88,22 @@ func TestExpectations(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		expect llmtest.Expect
+		expect replay.Expect
 		fail   string
 	}{
-		{"all met", llmtest.Expect{SystemContains: []string{"careful"}, SystemExclude: []string{"reckless"}, MessagesContain: []string{"fix the bug", "/main.go"}, MessagesExclude: []string{"secret"}, LastMessageContains: []string{"package main"}, ToolsInclude: []string{"read_file"}, ToolsExclude: []string{"execute"}}, ""},
-		{"system", llmtest.Expect{SystemContains: []string{"reckless"}}, `system prompt does not contain "reckless"`},
-		{"system exclude", llmtest.Expect{SystemExclude: []string{"careful"}}, `system prompt contains "careful"`},
-		{"messages", llmtest.Expect{MessagesContain: []string{"nothing"}}, `no message contains "nothing"`},
-		{"messages exclude", llmtest.Expect{MessagesExclude: []string{"bug"}}, `a message contains "bug"`},
-		{"last", llmtest.Expect{LastMessageContains: []string{"fix"}}, `the last message does not contain "fix"`},
-		{"tools", llmtest.Expect{ToolsInclude: []string{"grep"}}, `tool "grep" is not offered`},
-		{"tools exclude", llmtest.Expect{ToolsExclude: []string{"read_file"}}, `tool "read_file" is offered`},
+		{"all met", replay.Expect{SystemContains: []string{"careful"}, SystemExclude: []string{"reckless"}, MessagesContain: []string{"fix the bug", "/main.go"}, MessagesExclude: []string{"secret"}, LastMessageContains: []string{"package main"}, ToolsInclude: []string{"read_file"}, ToolsExclude: []string{"execute"}}, ""},
+		{"system", replay.Expect{SystemContains: []string{"reckless"}}, `system prompt does not contain "reckless"`},
+		{"system exclude", replay.Expect{SystemExclude: []string{"careful"}}, `system prompt contains "careful"`},
+		{"messages", replay.Expect{MessagesContain: []string{"nothing"}}, `no message contains "nothing"`},
+		{"messages exclude", replay.Expect{MessagesExclude: []string{"bug"}}, `a message contains "bug"`},
+		{"last", replay.Expect{LastMessageContains: []string{"fix"}}, `the last message does not contain "fix"`},
+		{"tools", replay.Expect{ToolsInclude: []string{"grep"}}, `tool "grep" is not offered`},
+		{"tools exclude", replay.Expect{ToolsExclude: []string{"read_file"}}, `tool "read_file" is offered`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := tt.expect
-			m := llmtest.New(llmtest.Turn{Content: "ok", Expect: &e})
+			m := replay.New(replay.Turn{Content: "ok", Expect: &e})
 			_, err := generate(context.Background(), m, req)
 			if tt.fail == "" {
 				if err != nil {
@@ -111,7 +111,7 @@ func TestExpectations(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, llmtest.ErrExpectation) || !strings.Contains(err.Error(), tt.fail) {
+			if !errors.Is(err, replay.ErrExpectation) || !strings.Contains(err.Error(), tt.fail) {
 				t.Errorf("err = %v, want %q", err, tt.fail)
 			}
 		})
@@ -119,11 +119,11 @@ func TestExpectations(t *testing.T) {
 }
 
 func TestStreamChunksAndConcurrency(t *testing.T) {
-	var turns []llmtest.Turn
+	var turns []replay.Turn
 	for range 50 {
-		turns = append(turns, llmtest.Turn{Reasoning: "hmm", Content: "text", ToolCalls: []llm.ToolCall{{Name: "ls"}}, Usage: llm.Usage{InputTokens: 3}})
+		turns = append(turns, replay.Turn{Reasoning: "hmm", Content: "text", ToolCalls: []llm.ToolCall{{Name: "ls"}}, Usage: llm.Usage{InputTokens: 3}})
 	}
-	m := llmtest.New(turns...).Record()
+	m := replay.New(turns...).Record()
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Add(1)
@@ -156,7 +156,7 @@ func TestStreamChunksAndConcurrency(t *testing.T) {
 
 func TestRegistry(t *testing.T) {
 	r := &llm.Registry{}
-	llmtest.Register(r)
+	replay.Register(r)
 	if _, err := r.New(context.Background(), "replay:/does/not/exist.json"); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("err = %v", err)
 	}
@@ -169,12 +169,12 @@ func TestRegistry(t *testing.T) {
 }
 
 func TestDefaultReplies(t *testing.T) {
-	s, err := llmtest.Parse([]byte(`{"turns":[{"agent":"summarizer","content":"first"},{"content":"main 1"}],
+	s, err := replay.Parse([]byte(`{"turns":[{"agent":"summarizer","content":"first"},{"content":"main 1"}],
 		"defaults":{"summarizer":{"content":"again"},"worker":{"tool_calls":[{"name":"ls"}]}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := llmtest.NewFromScript(s)
+	m := replay.NewFromScript(s)
 	call := func(agent string) (*llm.Response, error) {
 		return llm.Generate(llm.WithAgent(context.Background(), agent), m, &llm.Request{Messages: []llm.Message{llm.UserText("x")}})
 	}
@@ -195,7 +195,7 @@ func TestDefaultReplies(t *testing.T) {
 	if _, err := call("main"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := call("main"); !errors.Is(err, llmtest.ErrExhausted) {
+	if _, err := call("main"); !errors.Is(err, replay.ErrExhausted) {
 		t.Fatalf("main past its script: %v, want ErrExhausted", err)
 	}
 	if m.Remaining() != 0 {

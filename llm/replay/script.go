@@ -1,4 +1,4 @@
-package llmtest
+package replay
 
 import (
 	"bytes"
@@ -54,7 +54,7 @@ type Expect struct {
 }
 
 // ErrExpectation reports a request that did not meet a turn's Expect.
-var ErrExpectation = errors.New("llmtest: request does not meet the script's expectation")
+var ErrExpectation = errors.New("replay: request does not meet the script's expectation")
 
 // Parse reads a script in the JSON format of the package comment.
 func Parse(data []byte) (*Script, error) {
@@ -62,19 +62,19 @@ func Parse(data []byte) (*Script, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("llmtest: parsing script: %w", err)
+		return nil, fmt.Errorf("replay: parsing script: %w", err)
 	}
 	for i, t := range s.Turns {
 		for j, c := range t.ToolCalls {
 			if c.Name == "" {
-				return nil, fmt.Errorf("llmtest: turn %d, tool call %d: missing name", i+1, j+1)
+				return nil, fmt.Errorf("replay: turn %d, tool call %d: missing name", i+1, j+1)
 			}
 		}
 	}
 	for a, t := range s.Defaults {
 		for j, c := range t.ToolCalls {
 			if c.Name == "" {
-				return nil, fmt.Errorf("llmtest: default reply of %q, tool call %d: missing name", a, j+1)
+				return nil, fmt.Errorf("replay: default reply of %q, tool call %d: missing name", a, j+1)
 			}
 		}
 	}
@@ -85,7 +85,7 @@ func Parse(data []byte) (*Script, error) {
 func Load(path string) (*Script, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("llmtest: %w", err)
+		return nil, fmt.Errorf("replay: %w", err)
 	}
 	s, err := Parse(data)
 	if err != nil {

@@ -1,4 +1,4 @@
-package llmtest_test
+package replay_test
 
 import (
 	"context"
@@ -10,12 +10,12 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/llm/llmtest"
+	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
 )
 
 func TestRecordThenReplay(t *testing.T) {
-	live := llmtest.NewFromScript(&llmtest.Script{ContextWindow: 4096, Turns: []llmtest.Turn{
+	live := replay.NewFromScript(&replay.Script{ContextWindow: 4096, Turns: []replay.Turn{
 		{Reasoning: "plan first", Content: "Planning.", ToolCalls: []llm.ToolCall{{ID: "a", Name: "write_todos", Args: json.RawMessage(`{"todos":[{"content":"x","status":"pending"}]}`)}}, Usage: llm.Usage{InputTokens: 10, OutputTokens: 2, CacheReadTokens: 4}},
 		{Content: "Done.", Usage: llm.Usage{InputTokens: 20, OutputTokens: 1}},
 	}})
@@ -27,19 +27,19 @@ func TestRecordThenReplay(t *testing.T) {
 		}
 		return a.Invoke(context.Background(), agent.Prompt(prompt))
 	}
-	rec := llmtest.NewRecorder(live, path)
+	rec := replay.NewRecorder(live, path)
 	first, err := run(rec, "be brief", "plan it")
 	if err != nil {
 		t.Fatal(err)
 	}
-	script, err := llmtest.Load(path)
+	script, err := replay.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if script.ContextWindow != 4096 || len(script.Turns) != 2 || script.Turns[0].Request == nil || script.Turns[0].Reasoning != "plan first" {
 		t.Fatalf("recording = %+v", script)
 	}
-	again, err := run(llmtest.NewFromScript(script), "be brief", "plan it")
+	again, err := run(replay.NewFromScript(script), "be brief", "plan it")
 	if err != nil {
 		t.Fatalf("replay: %v", err)
 	}
@@ -50,8 +50,8 @@ func TestRecordThenReplay(t *testing.T) {
 		{"be brief", "plan something else", "the last message is"},
 		{"be verbose", "plan it", "the system prompt changed"},
 	} {
-		_, err := run(llmtest.NewFromScript(script), c.system, c.prompt)
-		if !errors.Is(err, llmtest.ErrRequestMismatch) || !strings.Contains(err.Error(), c.want) {
+		_, err := run(replay.NewFromScript(script), c.system, c.prompt)
+		if !errors.Is(err, replay.ErrRequestMismatch) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s/%s: err = %v, want a mismatch saying %q", c.system, c.prompt, err, c.want)
 		}
 	}

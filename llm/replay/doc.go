@@ -1,8 +1,10 @@
-// Package llmtest provides a scripted model: it plays model turns written as
+// Package replay provides a scripted model: it plays model turns written as
 // Go values or a JSON file, checks that each request looks as expected, and
-// fails the run clearly when it is called more often than scripted. The
-// harness's own tests use it, and so can users testing their agents; the CLI
-// reaches it as --model replay:FILE.
+// fails the run clearly when it is called more often than scripted; and
+// Recording, which writes a real model's exchanges to such a file. It is
+// part of the product, not a test double: the CLI reaches it as
+// --model replay:FILE and --record FILE. The harness's own tests use it,
+// and so can users testing their agents.
 //
 // The file format (documented in docs/SCRIPTED_MODEL.md):
 //
@@ -19,4 +21,4 @@
 // Each turn answers one model call of the agent it names ("main", the
 // default, for the top-level agent; a subagent's name; "summarizer" for
 // summaries). Each agent's turns are consumed in order.
-package llmtest
+package replay

@@ -1,4 +1,4 @@
-package llmtest
+package replay
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 )
 
 // ErrExhausted reports a model called more often than its script allows.
-var ErrExhausted = errors.New("llmtest: model called more often than scripted")
+var ErrExhausted = errors.New("replay: model called more often than scripted")
 
 // Model plays a Script. It is safe for concurrent use: concurrent calls of
 // one agent take that agent's turns in the order the calls arrive.
@@ -175,7 +175,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 			}
 		}
 		if t.Error != "" {
-			yield(llm.Chunk{}, fmt.Errorf("llmtest: %s: %s", p.name, t.Error))
+			yield(llm.Chunk{}, fmt.Errorf("replay: %s: %s", p.name, t.Error))
 			return
 		}
 		out := p.reply
