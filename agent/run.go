@@ -159,8 +159,48 @@ func (r *run) load(ctx context.Context, in Input) (*State, error) {
 	return st, nil
 }
 
-// loop runs model calls and tool calls until the model stops calling tools.
+// loop runs the run's steps until the model stops calling tools: start,
+// then turns of the model (modelTurn), of the gates on its tool calls
+// (gateTurn), and of the tools (toolTurn), each saved by a checkpoint; a
+// gate or a tool may stop the run with an interrupt. A resumed run starts
+// at the gates or the tools of the interrupted turn.
 func (r *run) loop(ctx context.Context, in Input) (RunStatus, error) {
+	ctx = r.context(ctx)
+	resuming, gate, err := r.start(ctx, in)
+	if err != nil {
+		return StatusFailed, err
+	}
+	for {
+		if !resuming {
+			next, err := r.modelTurn(ctx)
+			switch {
+			case err != nil:
+				return StatusFailed, err
+			case next == answerRejected:
+				continue
+			case next == finalAnswer:
+				return StatusCompleted, r.save(ctx, nil)
+			}
+		}
+		turn, idx, err := r.toolCallsTurn(resuming)
+		if err != nil {
+			return StatusFailed, err
+		}
+		if gate {
+			if stop, status, err := r.gateTurn(ctx, turn, idx); stop {
+				return status, err
+			}
+		}
+		resuming, gate = false, true
+		if stop, status, err := r.toolTurn(ctx, turn, idx); stop {
+			return status, err
+		}
+	}
+}
+
+// context is ctx with what tools and models of this run reach through it:
+// the runtime, the state's files, the agent's name and retry notices.
+func (r *run) context(ctx context.Context) context.Context {
 	a, rt := r.a, r.rt
 	if len(a.name) > 0 {
 		ctx = llm.WithAgent(ctx, a.name)
@@ -168,16 +208,21 @@ func (r *run) loop(ctx context.Context, in Input) (RunStatus, error) {
 	if rt.emit != nil {
 		ctx = llm.WithRetryNotify(ctx, rt.noticeRetry)
 	}
-	ctx = backend.WithFiles(context.WithValue(ctx, runtimeKey{}, rt), rt.state.Files)
+	return backend.WithFiles(context.WithValue(ctx, runtimeKey{}, rt), rt.state.Files)
+}
 
-	resuming := in.Decisions != nil
-	// On resume, the gates (AfterModel hooks) run again only if one of
-	// them raised the interrupt; calls that passed them before, and whose
-	// tools interrupted, run again directly.
-	gate := true
+// start applies the input (decisions that resume an interrupt, then new
+// messages, values and files), runs the BeforeAgent hooks and saves what
+// changed. It reports whether the run resumes an interrupted turn, and
+// whether that turn's gates run again: only if one of them raised the
+// interrupt (calls that passed them before, and whose tools interrupted,
+// run again directly).
+func (r *run) start(ctx context.Context, in Input) (resuming, gate bool, err error) {
+	a, rt := r.a, r.rt
+	resuming, gate = in.Decisions != nil, true
 	if resuming {
 		if err := r.applyDecisions(in.Decisions); err != nil {
-			return StatusFailed, err
+			return false, false, err
 		}
 		rt.resuming = true
 		gate = slices.ContainsFunc(r.pending, func(p pendingInterrupt) bool { return p.Owner == "" })
@@ -194,111 +239,137 @@ func (r *run) loop(ctx context.Context, in Input) (RunStatus, error) {
 	}
 	for _, h := range a.before {
 		if err := h.BeforeAgent(ctx, rt); err != nil {
-			return StatusFailed, fmt.Errorf("agent: %s: %w", middlewareName(h), err)
+			return false, false, fmt.Errorf("agent: %s: %w", middlewareName(h), err)
 		}
 	}
 	if r.dirty() {
 		if err := r.save(ctx, nil); err != nil {
-			return StatusFailed, err
+			return false, false, err
 		}
 	}
+	return resuming, gate, nil
+}
 
-	for {
-		if !resuming {
-			if a.maxSteps > 0 && rt.step >= a.maxSteps {
-				return StatusFailed, fmt.Errorf("%w (%d model calls)", ErrMaxSteps, a.maxSteps)
-			}
-			rt.mu.Lock()
-			rt.step++
-			rt.mu.Unlock()
-			resp, err := a.callModel(ctx, &ModelRequest{
-				Request: llm.Request{System: a.system, Messages: rt.state.Messages, Tools: a.specs, ResponseSchema: a.respSchema},
-				Model:   a.model,
-				Runtime: rt,
-			})
-			if err != nil {
-				return StatusFailed, fmt.Errorf("agent: model call %d: %w", rt.step, err)
-			}
-			msg := resp.Message
-			msg.Role = llm.RoleAssistant
-			fixToolCalls(&msg, rt.step)
-			rt.appendMessages(msg)
-			rt.AddUsage(resp.Usage)
-			if rt.emit != nil {
-				rt.Emit(Event{Type: EventMessage, Message: &msg})
-				u := resp.Usage
-				rt.Emit(Event{Type: EventUsage, Usage: &u})
-			}
-			if len(msg.ToolCalls) == 0 {
-				if a.respCheck != nil && !r.checkResponse(msg.Text()) {
-					continue
-				}
-				return StatusCompleted, r.save(ctx, nil)
-			}
-		}
+// modelOutcome is what a model turn leads to.
+type modelOutcome int
 
-		idx := lastAssistant(rt.state.Messages)
-		if idx < 0 {
-			return StatusFailed, fmt.Errorf("%w: no assistant message to resume", ErrNotInterrupted)
-		}
-		if resuming {
-			// Hooks may edit the call arguments: work on a copy and
-			// record the message again in the next checkpoint.
-			rt.mu.Lock()
-			rt.state.Messages[idx] = rt.state.Messages[idx].Clone()
-			rt.keepMessages = min(rt.keepMessages, idx)
-			rt.mu.Unlock()
-		}
-		turn := &Turn{Runtime: rt, Message: &rt.state.Messages[idx]}
-		if resuming {
-			// The decisions apply whatever middleware this agent was
-			// rebuilt with: the pending requests came from the
-			// checkpoint, not from the gates.
-			r.enforceDecisions(turn)
-		}
-		for _, h := range a.afterModel {
-			if !gate {
-				break
-			}
-			err := h.AfterModel(ctx, turn)
-			var ie *InterruptError
-			if errors.As(err, &ie) {
-				// Calls a gate answered (a rule's refusal) get their
-				// results now, so they stay answered whatever agent
-				// resumes the thread.
-				r.keepAnswers(ctx, turn, idx)
-				return r.interrupt(ctx, []pendingInterrupt{{Requests: ie.Requests}})
-			}
-			if err != nil {
-				return StatusFailed, fmt.Errorf("agent: %s: %w", middlewareName(h), err)
-			}
-		}
+const (
+	callsTools     modelOutcome = iota // the message calls tools
+	finalAnswer                        // a final answer: the run is done
+	answerRejected                     // a final answer that fails the response schema: ask again
+)
 
-		resuming, gate = false, true
-		calls := pendingCalls(rt.state.Messages, idx)
-		results, interrupts := r.execTools(ctx, turn, calls)
-		answered := make([]llm.Message, 0, len(results))
-		for _, res := range results {
-			if res != nil {
-				answered = append(answered, *res)
-			}
+// modelTurn calls the model once, within the step limit, and records its
+// message, usage and events.
+func (r *run) modelTurn(ctx context.Context) (modelOutcome, error) {
+	a, rt := r.a, r.rt
+	if a.maxSteps > 0 && rt.step >= a.maxSteps {
+		return 0, fmt.Errorf("%w (%d model calls)", ErrMaxSteps, a.maxSteps)
+	}
+	rt.mu.Lock()
+	rt.step++
+	rt.mu.Unlock()
+	resp, err := a.callModel(ctx, &ModelRequest{
+		Request: llm.Request{System: a.system, Messages: rt.state.Messages, Tools: a.specs, ResponseSchema: a.respSchema},
+		Model:   a.model,
+		Runtime: rt,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("agent: model call %d: %w", rt.step, err)
+	}
+	msg := resp.Message
+	msg.Role = llm.RoleAssistant
+	fixToolCalls(&msg, rt.step)
+	rt.appendMessages(msg)
+	rt.AddUsage(resp.Usage)
+	if rt.emit != nil {
+		rt.Emit(Event{Type: EventMessage, Message: &msg})
+		u := resp.Usage
+		rt.Emit(Event{Type: EventUsage, Usage: &u})
+	}
+	switch {
+	case len(msg.ToolCalls) > 0:
+		return callsTools, nil
+	case a.respCheck != nil && !r.checkResponse(msg.Text()):
+		return answerRejected, nil
+	}
+	return finalAnswer, nil
+}
+
+// toolCallsTurn returns the turn of the last assistant message and its
+// index. On resume, the decisions are enforced on a copy of the message
+// (hooks may edit the call arguments), which the next checkpoint records
+// again.
+func (r *run) toolCallsTurn(resuming bool) (*Turn, int, error) {
+	rt := r.rt
+	idx := lastAssistant(rt.state.Messages)
+	if idx < 0 {
+		return nil, 0, fmt.Errorf("%w: no assistant message to resume", ErrNotInterrupted)
+	}
+	if resuming {
+		rt.mu.Lock()
+		rt.state.Messages[idx] = rt.state.Messages[idx].Clone()
+		rt.keepMessages = min(rt.keepMessages, idx)
+		rt.mu.Unlock()
+	}
+	turn := &Turn{Runtime: rt, Message: &rt.state.Messages[idx]}
+	if resuming {
+		// The decisions apply whatever middleware this agent was
+		// rebuilt with: the pending requests came from the checkpoint,
+		// not from the gates.
+		r.enforceDecisions(turn)
+	}
+	return turn, idx, nil
+}
+
+// gateTurn runs the AfterModel hooks on the turn's tool calls. A hook that
+// raises an interrupt stops the run (stop is true), once the calls a gate
+// answered (a rule's refusal) have their results, so that they stay
+// answered whatever agent resumes the thread.
+func (r *run) gateTurn(ctx context.Context, turn *Turn, idx int) (stop bool, status RunStatus, err error) {
+	for _, h := range r.a.afterModel {
+		err := h.AfterModel(ctx, turn)
+		var ie *InterruptError
+		if errors.As(err, &ie) {
+			r.keepAnswers(ctx, turn, idx)
+			status, err := r.interrupt(ctx, []pendingInterrupt{{Requests: ie.Requests}})
+			return true, status, err
 		}
-		rt.appendMessages(answered...)
-		if err := ctx.Err(); err != nil {
-			// Keep what finished; unanswered calls are repaired on
-			// the next run.
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			serr := r.save(sctx, nil)
-			cancel()
-			return StatusFailed, errors.Join(err, serr)
-		}
-		if len(interrupts) > 0 {
-			return r.interrupt(ctx, interrupts)
-		}
-		if err := r.save(ctx, nil); err != nil {
-			return StatusFailed, err
+		if err != nil {
+			return true, StatusFailed, fmt.Errorf("agent: %s: %w", middlewareName(h), err)
 		}
 	}
+	return false, "", nil
+}
+
+// toolTurn runs the turn's unanswered tool calls, records their results and
+// saves a checkpoint. It stops the run (stop is true) when the run is
+// cancelled (keeping what finished: unanswered calls are repaired on the
+// next run), when a tool interrupts, or when the checkpoint fails.
+func (r *run) toolTurn(ctx context.Context, turn *Turn, idx int) (stop bool, status RunStatus, err error) {
+	rt := r.rt
+	results, interrupts := r.execTools(ctx, turn, pendingCalls(rt.state.Messages, idx))
+	msgs := make([]llm.Message, 0, len(results))
+	for _, res := range results {
+		if res != nil {
+			msgs = append(msgs, *res)
+		}
+	}
+	rt.appendMessages(msgs...)
+	if err := ctx.Err(); err != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		serr := r.save(sctx, nil)
+		cancel()
+		return true, StatusFailed, errors.Join(err, serr)
+	}
+	if len(interrupts) > 0 {
+		status, err := r.interrupt(ctx, interrupts)
+		return true, status, err
+	}
+	if err := r.save(ctx, nil); err != nil {
+		return true, StatusFailed, err
+	}
+	return false, "", nil
 }
 
 // checkResponse validates a final answer against the response schema. A
