@@ -45,7 +45,7 @@ func sampleEvents() []agent.Event {
 		{Type: agent.EventToolCall, Step: 1, ToolCallID: "c1", Name: "ls", Args: json.RawMessage(`{"path":"/"}`)},
 		{Type: agent.EventToolResult, Step: 1, ToolCallID: "c1", Name: "ls", Content: "", IsError: false},
 		{Type: agent.EventToolResult, Step: 1, ToolCallID: "c2", Name: "task", Content: "Error: boom", IsError: true, Namespace: []string{"researcher:c9"}},
-		{Type: agent.EventState, Step: 1, Todos: []agent.Todo{{Content: "a", Status: agent.TodoPending}}},
+		{Type: agent.EventState, Step: 1, Todos: []agent.Todo{{Content: "a", Status: agent.TodoPending}, {Content: "run tests", Status: agent.TodoInProgress, ActiveForm: "Running tests"}}},
 		{Type: agent.EventState, Step: 2, Todos: []agent.Todo{}},
 		{Type: agent.EventState, Step: 2, Files: []string{"/notes.md"}},
 		{Type: agent.EventCheckpoint, Step: 2, ThreadID: "t1", CheckpointID: "cp2"},

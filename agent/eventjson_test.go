@@ -50,7 +50,7 @@ func FuzzEventEncoderMatchesEncodingJSON(f *testing.F) {
 			Message: msg, ToolCallID: s3, Name: s1, Args: args, Content: s2, IsError: flag,
 			Files: []string{s3}, Usage: &llm.Usage{InputTokens: n, OutputTokens: -n, CacheReadTokens: n % 3}, Status: RunStatus(s1), Error: s3}
 		if flag {
-			e.Todos = []Todo{{Content: s1, Status: TodoStatus(s2)}}
+			e.Todos = []Todo{{Content: s1, Status: TodoStatus(s2)}, {Content: s2, Status: TodoStatus(s1), ActiveForm: s3}}
 		} else if n%2 == 0 {
 			e.Todos = []Todo{}
 		}
