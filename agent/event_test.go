@@ -3,35 +3,14 @@ package agent_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/internal/golden"
 	"github.com/deepagents-go/deepagents/llm"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := "testdata/" + name
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
-	}
-}
 
 func sampleEvents() []agent.Event {
 	msg := llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{llm.Text("Let me look.")}, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "ls", Args: json.RawMessage(`{"path":"/"}`)}}}
@@ -66,7 +45,7 @@ func TestEventJSONGolden(t *testing.T) {
 		buf.Write(b)
 		buf.WriteByte('\n')
 	}
-	golden(t, "events.jsonl", buf.Bytes())
+	golden.Check(t, "testdata/events.jsonl", buf.Bytes())
 }
 
 func TestEventJSONRoundTrip(t *testing.T) {

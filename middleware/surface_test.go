@@ -3,19 +3,14 @@ package middleware_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/internal/golden"
 	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/tool"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // TestModelSurface pins what the model reads of the file and planning
 // tools: the system prompt sections, and each tool's name, description and
@@ -37,7 +32,7 @@ func TestModelSurface(t *testing.T) {
 			writeSpec(t, &b, tl)
 		}
 	}
-	golden(t, "model_surface.golden", b.Bytes())
+	golden.Check(t, "testdata/model_surface.golden", b.Bytes())
 }
 
 func writeSpec(t *testing.T, b *bytes.Buffer, tl tool.Tool) {
@@ -48,22 +43,4 @@ func writeSpec(t *testing.T, b *bytes.Buffer, tl tool.Tool) {
 		t.Fatal(err)
 	}
 	fmt.Fprintf(b, "\n## %s\n\n%s\n\n%s\n", spec.Name, spec.Description, params.String())
-}
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := "testdata/" + name
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
-	}
 }
