@@ -107,7 +107,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	saver := cfg.Checkpointer
 	if saver == nil && (len(cfg.InterruptOn) > 0 || cfg.Permissions != nil) {
-		saver = checkpoint.NewMemory()
+		saver = checkpoint.NewMemorySaver()
 	}
 	// The built-in middleware keep no per-run state, so the main agent and
 	// its subagents share one instance each: their tools and schemas are
@@ -150,7 +150,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	defaults := []Middleware{todos}
 	if len(cfg.Memory) > 0 {
-		defaults = append(defaults, middleware.NewMemory(b, cfg.Memory...))
+		defaults = append(defaults, middleware.NewAgentsMemory(b, cfg.Memory...))
 	}
 	if len(cfg.Skills) > 0 {
 		defaults = append(defaults, middleware.NewSkills(b, cfg.Skills...))

@@ -198,7 +198,7 @@ func TestPermissionRules(t *testing.T) {
 		return llm.ToolCall{ID: id, Name: "write_file", Args: json.RawMessage(`{"file_path":"` + p + `","content":"x"}`)}
 	}
 	m := replay.New(replay.Turn{ToolCalls: []llm.ToolCall{write("deny", "/etc/passwd"), write("ask", "/src/a.go"), write("free", "/notes.md")}}, replay.Turn{Content: "done"})
-	saver := checkpoint.NewMemory()
+	saver := checkpoint.NewMemorySaver()
 	a, err := deepagents.New(deepagents.Config{Model: m, Checkpointer: saver, Permissions: rules})
 	if err != nil {
 		t.Fatal(err)

@@ -146,7 +146,7 @@ func ExampleNew_structuredOutput() {
 // Threads and long-term memory: a checkpointer keeps each thread's
 // conversation; /memories/ routed to a store outlives every thread.
 func ExampleNew_threadsAndMemories() {
-	st := store.NewMemory()
+	st := store.NewMemoryStore()
 	files, err := backend.NewComposite(backend.NewState(nil), map[string]backend.Backend{
 		"/memories/": backend.NewStore(st, nil),
 	})
@@ -159,7 +159,7 @@ func ExampleNew_threadsAndMemories() {
 		replay.Turn{ToolCalls: []llm.ToolCall{call("r", "read_file", `{"file_path":"/memories/user.md"}`)}},
 		replay.Turn{Content: "You are Ada."},
 	)
-	a, err := deepagents.New(deepagents.Config{Model: model, Backend: files, Checkpointer: checkpoint.NewMemory(), Store: st})
+	a, err := deepagents.New(deepagents.Config{Model: model, Backend: files, Checkpointer: checkpoint.NewMemorySaver(), Store: st})
 	if err != nil {
 		log.Fatal(err)
 	}

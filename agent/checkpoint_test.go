@@ -45,7 +45,7 @@ func texts(msgs []llm.Message) []string {
 }
 
 func TestThreadContinuesFromCheckpoints(t *testing.T) {
-	saver := &recordingSaver{Saver: checkpoint.NewMemory()}
+	saver := &recordingSaver{Saver: checkpoint.NewMemorySaver()}
 	m := replay.New(
 		replay.Turn{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"one"}`)}},
 		replay.Turn{Content: "first answer"},
@@ -97,7 +97,7 @@ func TestThreadContinuesFromCheckpoints(t *testing.T) {
 }
 
 func TestTimeTravelForks(t *testing.T) {
-	saver := checkpoint.NewMemory()
+	saver := checkpoint.NewMemorySaver()
 	m := replay.New(
 		replay.Turn{Content: "answer A"},
 		replay.Turn{Content: "answer B"},
@@ -130,7 +130,7 @@ func TestTimeTravelForks(t *testing.T) {
 }
 
 func TestBusyThreadIsRefused(t *testing.T) {
-	saver := checkpoint.NewMemory()
+	saver := checkpoint.NewMemorySaver()
 	lease, err := saver.Acquire(context.Background(), "t", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +181,7 @@ func TestHumanDecisions(t *testing.T) {
 	for _, tt := range tests {
 		for rname, resumer := range resumers {
 			t.Run(tt.name+"/"+rname, func(t *testing.T) {
-				saver := checkpoint.NewMemory()
+				saver := checkpoint.NewMemorySaver()
 				m := replay.New(two, replay.Turn{Content: "finished"})
 				a := hitlAgent(t, m, saver, map[string]middleware.InterruptOn{"echo": {}})
 				ctx := context.Background()
@@ -241,7 +241,7 @@ func TestHumanDecisions(t *testing.T) {
 
 func TestDecisionErrors(t *testing.T) {
 	ctx := context.Background()
-	saver := checkpoint.NewMemory()
+	saver := checkpoint.NewMemorySaver()
 	m := replay.New(replay.Turn{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"x"}`)}}, replay.Turn{Content: "ok"})
 	a := hitlAgent(t, m, saver, map[string]middleware.InterruptOn{"echo": {Allowed: []agent.DecisionType{agent.DecisionApprove, agent.DecisionReject}}})
 	if _, err := a.Resume(ctx, "t", []agent.Decision{{Type: agent.DecisionApprove}}); !errors.Is(err, checkpoint.ErrNotFound) && !errors.Is(err, agent.ErrNotInterrupted) {
@@ -283,7 +283,7 @@ func TestDecisionErrors(t *testing.T) {
 
 func TestNewMessageOnInterruptedThreadPatchesTheCall(t *testing.T) {
 	ctx := context.Background()
-	saver := checkpoint.NewMemory()
+	saver := checkpoint.NewMemorySaver()
 	m := replay.New(
 		replay.Turn{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"x"}`)}},
 		replay.Turn{Content: "moved on", Expect: &replay.Expect{MessagesContain: []string{middleware.CancelledToolCall, "never mind"}}},
@@ -322,7 +322,7 @@ func TestToolInterruptResumesThatTool(t *testing.T) {
 		return "", &agent.InterruptError{Requests: []agent.ActionRequest{{ToolCallID: "inner", Tool: "deep", Namespace: []string{"sub"}}}}
 	}))
 	ctx := context.Background()
-	saver := checkpoint.NewMemory()
+	saver := checkpoint.NewMemorySaver()
 	m := replay.New(
 		replay.Turn{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"x"}`), call("g", "gated", `{}`)}},
 		replay.Turn{Content: "done", Expect: &replay.Expect{MessagesContain: []string{"inner decision: reject", "echo: x"}}},

@@ -26,11 +26,11 @@ func newFS(t *testing.T) *backend.Filesystem {
 // so that its globs, greps, listings and batches cross backends.
 func compositeRoutes(t *testing.T) map[string]backend.Backend {
 	return map[string]backend.Backend{
-		"/memories/":     backend.NewStore(store.NewMemory(), nil),
+		"/memories/":     backend.NewStore(store.NewMemoryStore(), nil),
 		"/b/d/":          backend.NewState(backend.NewFiles(nil)),
 		"/src/sub":       backend.NewState(backend.NewFiles(nil)),
-		"/src/sub/deep/": backend.NewStore(store.NewMemory(), nil),
-		"/g/sub/":        backend.NewStore(store.NewMemory(), nil),
+		"/src/sub/deep/": backend.NewStore(store.NewMemoryStore(), nil),
+		"/g/sub/":        backend.NewStore(store.NewMemoryStore(), nil),
 		"/u/deep/":       newFS(t),
 		"/c/":            newFS(t),
 	}

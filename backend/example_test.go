@@ -36,7 +36,7 @@ func ExampleNewFilesystem() {
 func ExampleNewComposite() {
 	ctx := context.Background()
 	scratch := backend.NewState(backend.NewFiles(nil))
-	memories := backend.NewStore(store.NewMemory(), nil)
+	memories := backend.NewStore(store.NewMemoryStore(), nil)
 	b, err := backend.NewComposite(scratch, map[string]backend.Backend{"/memories/": memories})
 	if err != nil {
 		panic(err)

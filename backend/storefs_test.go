@@ -11,12 +11,12 @@ import (
 
 func TestStoreConformance(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) backend.Backend {
-		return backend.NewStore(store.NewMemory(), nil)
+		return backend.NewStore(store.NewMemoryStore(), nil)
 	})
 }
 
 func TestStoreNamespaces(t *testing.T) {
-	st := store.NewMemory()
+	st := store.NewMemoryStore()
 	type userKey struct{}
 	ns := func(ctx context.Context) []string {
 		u, _ := ctx.Value(userKey{}).(string)
@@ -49,7 +49,7 @@ func TestStoreNamespaces(t *testing.T) {
 }
 
 func TestStoreReadsLineListContent(t *testing.T) {
-	st := store.NewMemory()
+	st := store.NewMemoryStore()
 	ctx := context.Background()
 	err := st.Put(ctx, []string{"filesystem"}, "/legacy.md", map[string]any{
 		"content":     []any{"line one", "line two"},

@@ -9,7 +9,7 @@
 // checkpoint writes new checkpoints whose parent is that one: a new branch,
 // with the old history left intact.
 //
-// [Memory] is an in-memory Saver; the sqlite and postgres packages hold
+// [MemorySaver] is an in-memory Saver; the sqlite and postgres packages hold
 // durable ones. Every implementation runs the checkpointtest suite.
 package checkpoint
 

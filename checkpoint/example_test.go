@@ -9,9 +9,9 @@ import (
 )
 
 // A thread of two steps, then a branch from the first one (time travel).
-func ExampleMemory() {
+func ExampleMemorySaver() {
 	ctx := context.Background()
-	s := checkpoint.NewMemory()
+	s := checkpoint.NewMemorySaver()
 	lease, err := s.Acquire(ctx, "thread-1", nil)
 	if err != nil {
 		panic(err)

@@ -14,13 +14,13 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 )
 
-// Memory is an in-memory [Saver]: threads live as long as the process. It
+// MemorySaver is an in-memory [Saver]: threads live as long as the process. It
 // serves runs that need checkpoints (human approval, resuming within a
 // process) when no durable Saver is configured, and tests.
 //
 // Checkpoints are copied in and snapshots copied out, so callers may keep
 // changing what they passed or received. The zero value is ready to use.
-type Memory struct {
+type MemorySaver struct {
 	mu      sync.RWMutex
 	threads map[string]*memThread
 	seq     uint64 // last checkpoint sequence number and lease token
@@ -44,12 +44,12 @@ type memCheckpoint struct {
 	msgCount int // messages in the state as of this checkpoint
 }
 
-// NewMemory returns an empty in-memory Saver.
-func NewMemory() *Memory { return &Memory{} }
+// NewMemorySaver returns an empty in-memory Saver.
+func NewMemorySaver() *MemorySaver { return &MemorySaver{} }
 
-var _ Saver = (*Memory)(nil)
+var _ Saver = (*MemorySaver)(nil)
 
-func (m *Memory) clock() time.Time {
+func (m *MemorySaver) clock() time.Time {
 	if m.now != nil {
 		return m.now()
 	}
@@ -57,7 +57,7 @@ func (m *Memory) clock() time.Time {
 }
 
 // Put implements [Saver]. A zero cp.CreatedAt is set to the current time.
-func (m *Memory) Put(ctx context.Context, cp *Checkpoint) error {
+func (m *MemorySaver) Put(ctx context.Context, cp *Checkpoint) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func (m *Memory) Put(ctx context.Context, cp *Checkpoint) error {
 }
 
 // newThread creates a thread; m.mu must be held for writing.
-func (m *Memory) newThread(id string, meta json.RawMessage, now time.Time) *memThread {
+func (m *MemorySaver) newThread(id string, meta json.RawMessage, now time.Time) *memThread {
 	if m.threads == nil {
 		m.threads = make(map[string]*memThread)
 	}
@@ -109,7 +109,7 @@ func (m *Memory) newThread(id string, meta json.RawMessage, now time.Time) *memT
 }
 
 // Load implements [Saver].
-func (m *Memory) Load(ctx context.Context, threadID, checkpointID string) (*Snapshot, error) {
+func (m *MemorySaver) Load(ctx context.Context, threadID, checkpointID string) (*Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -203,7 +203,7 @@ func infoOf(cp *Checkpoint) Info {
 }
 
 // History implements [Saver].
-func (m *Memory) History(ctx context.Context, threadID string, opts ListOptions) ([]Info, error) {
+func (m *MemorySaver) History(ctx context.Context, threadID string, opts ListOptions) ([]Info, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -234,7 +234,7 @@ func window(n, offset, limit int) (lo, hi int) {
 }
 
 // Threads implements [Saver].
-func (m *Memory) Threads(ctx context.Context, opts ListOptions) ([]Thread, error) {
+func (m *MemorySaver) Threads(ctx context.Context, opts ListOptions) ([]Thread, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -266,7 +266,7 @@ func (t *memThread) describe(id string) Thread {
 }
 
 // Thread implements [Saver].
-func (m *Memory) Thread(ctx context.Context, threadID string) (*Thread, error) {
+func (m *MemorySaver) Thread(ctx context.Context, threadID string) (*Thread, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -282,7 +282,7 @@ func (m *Memory) Thread(ctx context.Context, threadID string) (*Thread, error) {
 
 // DeleteThread implements [Saver]. A lease on the deleted thread stays
 // valid; its Release then changes nothing.
-func (m *Memory) DeleteThread(ctx context.Context, threadID string) error {
+func (m *MemorySaver) DeleteThread(ctx context.Context, threadID string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -294,7 +294,7 @@ func (m *Memory) DeleteThread(ctx context.Context, threadID string) error {
 
 // Acquire implements [Saver]. Metadata is recorded only when the thread is
 // created.
-func (m *Memory) Acquire(ctx context.Context, threadID string, metadata json.RawMessage) (Lease, error) {
+func (m *MemorySaver) Acquire(ctx context.Context, threadID string, metadata json.RawMessage) (Lease, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -322,7 +322,7 @@ func (m *Memory) Acquire(ctx context.Context, threadID string, metadata json.Raw
 }
 
 type memLease struct {
-	m        *Memory
+	m        *MemorySaver
 	threadID string
 	token    uint64
 	once     sync.Mutex

@@ -8,9 +8,9 @@ import (
 )
 
 func TestMemoryConformance(t *testing.T) {
-	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver { return checkpoint.NewMemory() })
+	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver { return checkpoint.NewMemorySaver() })
 }
 
 func TestMemoryZeroValue(t *testing.T) {
-	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver { return new(checkpoint.Memory) })
+	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver { return new(checkpoint.MemorySaver) })
 }

@@ -11,34 +11,34 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 )
 
-// Memory loads AGENTS.md files through a backend at the start of every run
+// AgentsMemory loads AGENTS.md files through a backend at the start of every run
 // and puts them in the system prompt, with guidance on keeping them up to
 // date. Missing files are skipped. Because the files are read through the
 // agent's own backend, the agent updates its memory with edit_file and
 // write_file like any other file.
-type Memory struct {
+type AgentsMemory struct {
 	backend backend.Backend
 	sources []string
 	// Logger receives warnings about unreadable files.
 	Logger *slog.Logger
 }
 
-// NewMemory returns the memory middleware reading the given paths, in
+// NewAgentsMemory returns the memory middleware reading the given paths, in
 // order.
-func NewMemory(b backend.Backend, sources ...string) *Memory {
-	return &Memory{backend: b, sources: sources}
+func NewAgentsMemory(b backend.Backend, sources ...string) *AgentsMemory {
+	return &AgentsMemory{backend: b, sources: sources}
 }
 
 // Name implements agent.Middleware.
-func (*Memory) Name() string { return "memory" }
+func (*AgentsMemory) Name() string { return "memory" }
 
 // Sources returns the memory file paths.
-func (m *Memory) Sources() []string { return m.sources }
+func (m *AgentsMemory) Sources() []string { return m.sources }
 
 type memoryKey struct{}
 
 // BeforeAgent implements agent.BeforeAgentHook.
-func (m *Memory) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
+func (m *AgentsMemory) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
 	contents := make(map[string]string)
 	for _, r := range m.backend.Download(ctx, m.sources) {
 		switch {
@@ -62,7 +62,7 @@ func (m *Memory) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
 }
 
 // WrapModel implements agent.ModelWrapper.
-func (m *Memory) WrapModel(ctx context.Context, req *agent.ModelRequest, next agent.ModelHandler) (*llm.Response, error) {
+func (m *AgentsMemory) WrapModel(ctx context.Context, req *agent.ModelRequest, next agent.ModelHandler) (*llm.Response, error) {
 	if s, ok := req.Runtime.Local(memoryKey{}); ok && s.(string) != "" {
 		req.System = joinSections(req.System, s.(string))
 	}
@@ -70,7 +70,7 @@ func (m *Memory) WrapModel(ctx context.Context, req *agent.ModelRequest, next ag
 }
 
 // section renders the memory block for the system prompt.
-func (m *Memory) section(contents map[string]string) string {
+func (m *AgentsMemory) section(contents map[string]string) string {
 	if len(m.sources) == 0 {
 		return ""
 	}

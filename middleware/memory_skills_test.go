@@ -26,7 +26,7 @@ func TestMemoryInSystemPrompt(t *testing.T) {
 		"/user/AGENTS.md":    "Prefer short answers.\n",
 		"/project/AGENTS.md": "Run tests with make test.",
 	})
-	mem := middleware.NewMemory(b, "/user/AGENTS.md", "/missing/AGENTS.md", "/project/AGENTS.md")
+	mem := middleware.NewAgentsMemory(b, "/user/AGENTS.md", "/missing/AGENTS.md", "/project/AGENTS.md")
 	m := replay.New(replay.Turn{Content: "ok", Expect: &replay.Expect{SystemContains: []string{
 		"<agent_memory>\n### /user/AGENTS.md\nPrefer short answers.\n\n### /project/AGENTS.md\nRun tests with make test.\n\n</agent_memory>",
 		"<memory_guidelines>", "/user/AGENTS.md, /missing/AGENTS.md, /project/AGENTS.md", "edit_file",
@@ -47,7 +47,7 @@ func TestMemoryInSystemPrompt(t *testing.T) {
 func TestMemoryWithNothingSaved(t *testing.T) {
 	_, b := stateWith(nil)
 	m := replay.New(replay.Turn{Content: "ok", Expect: &replay.Expect{SystemContains: []string{"(nothing saved yet)", "/AGENTS.md"}}})
-	a, _ := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{middleware.NewMemory(b, "/AGENTS.md")}})
+	a, _ := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{middleware.NewAgentsMemory(b, "/AGENTS.md")}})
 	if _, err := a.Invoke(context.Background(), agent.Prompt("hi")); err != nil {
 		t.Fatal(err)
 	}

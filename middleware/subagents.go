@@ -205,7 +205,7 @@ func subagentConfig(cfg SubagentsConfig, sa Subagent) (agent.Config, bool) {
 		stack = append(stack, &HumanInTheLoop{On: on, Rules: cfg.Permissions})
 		c.Checkpointer = cfg.Agent.Checkpointer
 		if c.Checkpointer == nil {
-			c.Checkpointer = checkpoint.NewMemory()
+			c.Checkpointer = checkpoint.NewMemorySaver()
 		}
 	}
 	c.Middleware = stack

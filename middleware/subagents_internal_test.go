@@ -19,7 +19,7 @@ import (
 // test until it is set below and, if a subagent must not inherit it,
 // listed as overridden.
 func TestSubagentInheritsEveryOption(t *testing.T) {
-	saver := checkpoint.NewMemory()
+	saver := checkpoint.NewMemorySaver()
 	base := agent.Config{
 		Name:             "main",
 		Model:            replay.New(),
@@ -30,7 +30,7 @@ func TestSubagentInheritsEveryOption(t *testing.T) {
 		MaxSteps:         7,
 		MaxParallelTools: 3,
 		Checkpointer:     saver,
-		Store:            store.NewMemory(),
+		Store:            store.NewMemoryStore(),
 		ResponseSchema:   json.RawMessage(`{"type":"object"}`),
 		Logger:           slog.New(slog.DiscardHandler),
 	}

@@ -213,7 +213,7 @@ func TestStateIsolationAndMergeBack(t *testing.T) {
 
 func TestSubagentInterruptSurfacesAndResumes(t *testing.T) {
 	ctx := context.Background()
-	saver := checkpoint.NewMemory()
+	saver := checkpoint.NewMemorySaver()
 	m := replay.New(
 		replay.Turn{ToolCalls: []llm.ToolCall{taskCall("t", "careful", "write a note")}},
 		replay.Turn{Agent: "careful", ToolCalls: []llm.ToolCall{{ID: "n", Name: "note", Args: json.RawMessage(`{"path":"/a.md","content":"x"}`)}}},

@@ -295,7 +295,7 @@ func TestSummarizationCheckpointsStayLinear(t *testing.T) {
 			const steps = 300
 			turns := append(fetchSteps(steps), replay.Turn{Content: "done"})
 			m := replay.NewFromScript(&replay.Script{ContextWindow: 4000, Turns: turns, Defaults: tc.defaults})
-			saver := &sizingSaver{Saver: checkpoint.NewMemory()}
+			saver := &sizingSaver{Saver: checkpoint.NewMemorySaver()}
 			sum := middleware.NewSummarization(nil, backend.NewState(nil))
 			a, err := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{sum}, Checkpointer: saver, MaxSteps: steps + 1})
 			if err != nil {

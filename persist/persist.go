@@ -172,7 +172,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*DB, error) {
 	}
 	switch kind {
 	case KindMemory:
-		return &DB{Kind: kind, Saver: checkpoint.NewMemory(), Store: store.NewMemory(), Location: "memory:", close: func() error { return nil }}, nil
+		return &DB{Kind: kind, Saver: checkpoint.NewMemorySaver(), Store: store.NewMemoryStore(), Location: "memory:", close: func() error { return nil }}, nil
 	case KindPostgres:
 		u, err := url.Parse(target)
 		if err != nil {

@@ -127,7 +127,7 @@ func (db *DB) putStatements(context.Context) (*putStmts, error) {
 // mode 0600; its directory must exist. opts may be nil.
 func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
-		return nil, fmt.Errorf("sqlite: open %q: want a file system path (for an in-memory saver use checkpoint.Memory)", path)
+		return nil, fmt.Errorf("sqlite: open %q: want a file system path (for an in-memory saver use checkpoint.MemorySaver)", path)
 	}
 	var o Options
 	if opts != nil {

@@ -13,16 +13,16 @@ import (
 	"github.com/deepagents-go/deepagents/internal/nskey"
 )
 
-// Memory is an in-memory Store. The zero value is ready to use. Values are
+// MemoryStore is an in-memory Store. The zero value is ready to use. Values are
 // copied in and out, so callers may keep changing their maps.
-type Memory struct {
+type MemoryStore struct {
 	mu    sync.RWMutex
 	items map[string]*Item // keyed by nsKey(namespace, key)
 	now   func() time.Time
 }
 
-// NewMemory returns an empty in-memory store.
-func NewMemory() *Memory { return &Memory{} }
+// NewMemoryStore returns an empty in-memory store.
+func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
 
 // nsKey encodes the namespace and the key (as a last element) so that no two
 // distinct pairs collide, whatever bytes their strings hold.
@@ -30,7 +30,7 @@ func nsKey(ns []string, key string) string {
 	return string(nskey.Encode(append(ns[:len(ns):len(ns)], key)))
 }
 
-func (m *Memory) clock() time.Time {
+func (m *MemoryStore) clock() time.Time {
 	if m.now != nil {
 		return m.now()
 	}
@@ -38,7 +38,7 @@ func (m *Memory) clock() time.Time {
 }
 
 // Get implements Store.
-func (m *Memory) Get(ctx context.Context, ns []string, key string) (*Item, error) {
+func (m *MemoryStore) Get(ctx context.Context, ns []string, key string) (*Item, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func (m *Memory) Get(ctx context.Context, ns []string, key string) (*Item, error
 }
 
 // Put implements Store.
-func (m *Memory) Put(ctx context.Context, ns []string, key string, value map[string]any) error {
+func (m *MemoryStore) Put(ctx context.Context, ns []string, key string, value map[string]any) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func (m *Memory) Put(ctx context.Context, ns []string, key string, value map[str
 }
 
 // Delete implements Store.
-func (m *Memory) Delete(ctx context.Context, ns []string, key string) error {
+func (m *MemoryStore) Delete(ctx context.Context, ns []string, key string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (m *Memory) Delete(ctx context.Context, ns []string, key string) error {
 }
 
 // Search implements Store.
-func (m *Memory) Search(ctx context.Context, prefix []string, opts SearchOptions) ([]Item, error) {
+func (m *MemoryStore) Search(ctx context.Context, prefix []string, opts SearchOptions) ([]Item, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func (m *Memory) Search(ctx context.Context, prefix []string, opts SearchOptions
 }
 
 // ListNamespaces implements Store.
-func (m *Memory) ListNamespaces(ctx context.Context, opts NamespaceOptions) ([][]string, error) {
+func (m *MemoryStore) ListNamespaces(ctx context.Context, opts NamespaceOptions) ([][]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

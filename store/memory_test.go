@@ -8,9 +8,9 @@ import (
 )
 
 func TestMemoryConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return store.NewMemory() })
+	storetest.Run(t, func(t *testing.T) store.Store { return store.NewMemoryStore() })
 }
 
 func TestMemoryZeroValue(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return new(store.Memory) })
+	storetest.Run(t, func(t *testing.T) store.Store { return new(store.MemoryStore) })
 }

@@ -2,7 +2,7 @@
 // hierarchical namespaces, shared by every thread of an agent. Long-term
 // memory (files under /memories/, for example) lives here.
 //
-// [Memory] is an in-memory implementation; the sqlite and postgres packages
+// [MemoryStore] is an in-memory implementation; the sqlite and postgres packages
 // hold durable ones. Every implementation runs the storetest suite.
 package store
 
