@@ -103,7 +103,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	b := cfg.Backend
 	if b == nil {
-		b = backend.NewState(nil)
+		b = backend.NewStateBackend(nil)
 	}
 	saver := cfg.Checkpointer
 	if saver == nil && (len(cfg.InterruptOn) > 0 || cfg.Permissions != nil) {

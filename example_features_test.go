@@ -103,7 +103,7 @@ func ExampleNew_memoryAndSkills() {
 	}})
 	a, err := deepagents.New(deepagents.Config{
 		Model:   model,
-		Backend: backend.NewState(files),
+		Backend: backend.NewStateBackend(files),
 		Memory:  []string{"/AGENTS.md"},
 		Skills:  []string{"/skills/"},
 	})
@@ -147,8 +147,8 @@ func ExampleNew_structuredOutput() {
 // conversation; /memories/ routed to a store outlives every thread.
 func ExampleNew_threadsAndMemories() {
 	st := store.NewMemoryStore()
-	files, err := backend.NewComposite(backend.NewState(nil), map[string]backend.Backend{
-		"/memories/": backend.NewStore(st, nil),
+	files, err := backend.NewComposite(backend.NewStateBackend(nil), map[string]backend.Backend{
+		"/memories/": backend.NewStoreBackend(st, nil),
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -34,7 +34,7 @@ func Append(ctx context.Context, b Backend, path, text string) error {
 }
 
 // Append implements Appender.
-func (s *State) Append(ctx context.Context, path, text string) error {
+func (s *StateBackend) Append(ctx context.Context, path, text string) error {
 	f, err := s.set(ctx)
 	if err != nil {
 		return err
@@ -80,7 +80,7 @@ func (pol *Policy) Append(ctx context.Context, path, text string) error {
 }
 
 var (
-	_ Appender = (*State)(nil)
+	_ Appender = (*StateBackend)(nil)
 	_ Appender = (*Composite)(nil)
 	_ Appender = (*underView)(nil)
 	_ Appender = (*Policy)(nil)

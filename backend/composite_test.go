@@ -13,9 +13,9 @@ import (
 	"github.com/deepagents-go/deepagents/store"
 )
 
-func newFS(t *testing.T) *backend.Filesystem {
+func newFS(t *testing.T) *backend.FilesystemBackend {
 	t.Helper()
-	fs, err := backend.NewFilesystem(t.TempDir(), backend.FilesystemOptions{})
+	fs, err := backend.NewFilesystemBackend(t.TempDir(), backend.FilesystemOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,11 +26,11 @@ func newFS(t *testing.T) *backend.Filesystem {
 // so that its globs, greps, listings and batches cross backends.
 func compositeRoutes(t *testing.T) map[string]backend.Backend {
 	return map[string]backend.Backend{
-		"/memories/":     backend.NewStore(store.NewMemoryStore(), nil),
-		"/b/d/":          backend.NewState(backend.NewFiles(nil)),
-		"/src/sub":       backend.NewState(backend.NewFiles(nil)),
-		"/src/sub/deep/": backend.NewStore(store.NewMemoryStore(), nil),
-		"/g/sub/":        backend.NewStore(store.NewMemoryStore(), nil),
+		"/memories/":     backend.NewStoreBackend(store.NewMemoryStore(), nil),
+		"/b/d/":          backend.NewStateBackend(backend.NewFiles(nil)),
+		"/src/sub":       backend.NewStateBackend(backend.NewFiles(nil)),
+		"/src/sub/deep/": backend.NewStoreBackend(store.NewMemoryStore(), nil),
+		"/g/sub/":        backend.NewStoreBackend(store.NewMemoryStore(), nil),
 		"/u/deep/":       newFS(t),
 		"/c/":            newFS(t),
 	}
@@ -40,7 +40,7 @@ var compositePreexisting = []string{"/memories", "/src", "/g", "/u", "/c", "/b"}
 
 func TestCompositeConformance(t *testing.T) {
 	for name, def := range map[string]func(t *testing.T) backend.Backend{
-		"StateDefault":      func(*testing.T) backend.Backend { return backend.NewState(backend.NewFiles(nil)) },
+		"StateDefault":      func(*testing.T) backend.Backend { return backend.NewStateBackend(backend.NewFiles(nil)) },
 		"FilesystemDefault": func(t *testing.T) backend.Backend { return newFS(t) },
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -57,9 +57,9 @@ func TestCompositeConformance(t *testing.T) {
 
 func TestCompositeRouting(t *testing.T) {
 	ctx := context.Background()
-	def := backend.NewState(backend.NewFiles(nil))
-	mem := backend.NewState(backend.NewFiles(nil))
-	proj := backend.NewState(backend.NewFiles(nil))
+	def := backend.NewStateBackend(backend.NewFiles(nil))
+	mem := backend.NewStateBackend(backend.NewFiles(nil))
+	proj := backend.NewStateBackend(backend.NewFiles(nil))
 	b, err := backend.NewComposite(def, map[string]backend.Backend{
 		"/memories/":          mem,
 		"/memories/projects/": proj,
@@ -81,7 +81,7 @@ func TestCompositeRouting(t *testing.T) {
 		}
 	}
 	// Each backend holds its files under stripped paths.
-	check := func(name string, s *backend.State, want ...string) {
+	check := func(name string, s *backend.StateBackend, want ...string) {
 		t.Helper()
 		var got []string
 		fs, _ := s.Glob(ctx, "**", "/")
@@ -176,11 +176,11 @@ func TestCompositeRouting(t *testing.T) {
 
 func TestCompositeHidesDefaultFilesUnderRoutes(t *testing.T) {
 	ctx := context.Background()
-	def := backend.NewState(backend.NewFiles(nil))
+	def := backend.NewStateBackend(backend.NewFiles(nil))
 	if err := def.Write(ctx, "/memories/stale.md", "hidden"); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := backend.NewComposite(def, map[string]backend.Backend{"/memories/": backend.NewState(backend.NewFiles(nil))})
+	b, _ := backend.NewComposite(def, map[string]backend.Backend{"/memories/": backend.NewStateBackend(backend.NewFiles(nil))})
 	ms, _ := b.Grep(ctx, backend.GrepQuery{Pattern: "hidden"})
 	fs, _ := b.Glob(ctx, "**", "/")
 	if len(ms) != 0 || len(fs) != 0 {
@@ -192,7 +192,7 @@ func TestCompositeHidesDefaultFilesUnderRoutes(t *testing.T) {
 }
 
 func TestNewCompositeErrors(t *testing.T) {
-	s := backend.NewState(nil)
+	s := backend.NewStateBackend(nil)
 	for name, routes := range map[string]map[string]backend.Backend{
 		"root":      {"/": s},
 		"traversal": {"/a/../b/": s},

@@ -12,12 +12,12 @@ import (
 	"github.com/deepagents-go/deepagents/store"
 )
 
-func ExampleNewFilesystem() {
+func ExampleNewFilesystemBackend() {
 	dir, _ := os.MkdirTemp("", "example")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 
-	fs, err := backend.NewFilesystem(dir, backend.FilesystemOptions{}) // virtual mode
+	fs, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{}) // virtual mode
 	if err != nil {
 		panic(err)
 	}
@@ -35,8 +35,8 @@ func ExampleNewFilesystem() {
 
 func ExampleNewComposite() {
 	ctx := context.Background()
-	scratch := backend.NewState(backend.NewFiles(nil))
-	memories := backend.NewStore(store.NewMemoryStore(), nil)
+	scratch := backend.NewStateBackend(backend.NewFiles(nil))
+	memories := backend.NewStoreBackend(store.NewMemoryStore(), nil)
 	b, err := backend.NewComposite(scratch, map[string]backend.Backend{"/memories/": memories})
 	if err != nil {
 		panic(err)
@@ -62,7 +62,7 @@ func ExampleNewComposite() {
 
 func ExampleNewPolicy() {
 	ctx := context.Background()
-	inner := backend.NewState(backend.NewFiles(nil))
+	inner := backend.NewStateBackend(backend.NewFiles(nil))
 	_ = inner.Write(ctx, "/config/.env", "API_KEY=...")
 	p, err := backend.NewPolicy(inner,
 		backend.Deny(backend.AccessRead, "**/.env"),
@@ -98,12 +98,12 @@ func ExampleNewLocalShell() {
 	// "hello\n" 3 <nil>
 }
 
-func ExampleState() {
+func ExampleStateBackend() {
 	files := backend.NewFiles(nil)
 	// The agent loop puts the thread's files in the context of each tool
-	// call; a State made with NewState(nil) finds them there.
+	// call; a StateBackend made with NewStateBackend(nil) finds them there.
 	ctx := backend.WithFiles(context.Background(), files)
-	s := backend.NewState(nil)
+	s := backend.NewStateBackend(nil)
 	_ = s.Write(ctx, "/todo.md", "- [ ] write tests\n")
 	n, _ := s.Edit(ctx, "/todo.md", "[ ]", "[x]", false)
 	d, _ := files.Get("/todo.md")

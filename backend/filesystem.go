@@ -28,7 +28,7 @@ type FilesystemOptions struct {
 	MaxFileSizeMB int
 }
 
-// Filesystem is a Backend over real files under a root directory.
+// FilesystemBackend is a Backend over real files under a root directory.
 //
 // In virtual mode (the default) the virtual path "/src/main.go" is the file
 // ROOT/src/main.go and nothing outside ROOT can be reached: paths are
@@ -46,9 +46,9 @@ type FilesystemOptions struct {
 // process. Write creates files exclusively (O_EXCL), making any missing
 // parent directories.
 //
-// Filesystem needs a Unix system (Linux, macOS, the BSDs); elsewhere
+// FilesystemBackend needs a Unix system (Linux, macOS, the BSDs); elsewhere
 // NewFilesystem fails.
-type Filesystem struct {
+type FilesystemBackend struct {
 	root string // absolute host directory
 	// dir is the root, opened once: in virtual mode every path is resolved
 	// from it, which saves a lookup of the root's own path per operation
@@ -60,10 +60,10 @@ type Filesystem struct {
 	locks   pathLocks
 }
 
-var _ Backend = (*Filesystem)(nil)
+var _ Backend = (*FilesystemBackend)(nil)
 
-// NewFilesystem returns a Filesystem backend rooted at the directory root.
-func NewFilesystem(root string, opts FilesystemOptions) (*Filesystem, error) {
+// NewFilesystemBackend returns a Filesystem backend rooted at the directory root.
+func NewFilesystemBackend(root string, opts FilesystemOptions) (*FilesystemBackend, error) {
 	if err := fsSupported(); err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func NewFilesystem(root string, opts FilesystemOptions) (*Filesystem, error) {
 	if mb > 0 {
 		max = int64(mb) << 20
 	}
-	f := &Filesystem{root: abs, virtual: !opts.NonVirtual, maxSize: max}
+	f := &FilesystemBackend{root: abs, virtual: !opts.NonVirtual, maxSize: max}
 	if f.virtual {
 		if f.dir, err = os.Open(abs); err != nil {
 			return nil, fmt.Errorf("filesystem backend: root: %w", err)
@@ -96,14 +96,14 @@ func NewFilesystem(root string, opts FilesystemOptions) (*Filesystem, error) {
 }
 
 // Root returns the absolute root directory.
-func (f *Filesystem) Root() string { return f.root }
+func (f *FilesystemBackend) Root() string { return f.root }
 
 // Virtual reports whether paths are confined to the root.
-func (f *Filesystem) Virtual() bool { return f.virtual }
+func (f *FilesystemBackend) Virtual() bool { return f.virtual }
 
 // clean normalises a path argument. In non-virtual mode an empty path means
 // the root directory.
-func (f *Filesystem) clean(p string) (string, error) {
+func (f *FilesystemBackend) clean(p string) (string, error) {
 	if p == "" && !f.virtual {
 		return filepath.ToSlash(f.root), nil
 	}
@@ -112,7 +112,7 @@ func (f *Filesystem) clean(p string) (string, error) {
 
 // hostPath returns the host path of the clean virtual path p, for messages
 // and directory reading only: files are never opened by it.
-func (f *Filesystem) hostPath(p string) string {
+func (f *FilesystemBackend) hostPath(p string) string {
 	if !f.virtual {
 		return filepath.FromSlash(p)
 	}

@@ -15,7 +15,7 @@ import (
 
 func TestFilesystemConformance(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) backend.Backend {
-		fs, err := backend.NewFilesystem(t.TempDir(), backend.FilesystemOptions{})
+		fs, err := backend.NewFilesystemBackend(t.TempDir(), backend.FilesystemOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,7 +30,7 @@ func TestFilesystemNonVirtualConformance(t *testing.T) {
 		// Each test gets its own directory under dir, and the suite puts
 		// its files there: in non-virtual mode paths are host paths.
 		n++
-		fs, err := backend.NewFilesystem(dir, backend.FilesystemOptions{NonVirtual: true})
+		fs, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{NonVirtual: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -54,7 +54,7 @@ func fsErr(op, p string, err error) error {
 
 // noFollow is O_NOFOLLOW for the directories on the way to a path: always
 // in virtual mode, never otherwise.
-func (f *Filesystem) noFollow() int {
+func (f *FilesystemBackend) noFollow() int {
 	if f.virtual {
 		return unix.O_NOFOLLOW
 	}
@@ -73,7 +73,7 @@ func openat(dirfd int, name string, flags int, mode uint32) (int, error) {
 // openDir opens the directory at the clean virtual path p one element at a
 // time (see the Filesystem comment). With create it makes missing
 // directories.
-func (f *Filesystem) openDir(p string, create bool) (int, error) {
+func (f *FilesystemBackend) openDir(p string, create bool) (int, error) {
 	var fd int
 	if f.dir != nil {
 		// Walk from the root opened once; fd stays -1 until the walk
@@ -103,7 +103,7 @@ func (f *Filesystem) openDir(p string, create bool) (int, error) {
 // walkFrom opens the directories of the clean path p one element at a time
 // from the directory cur, never following a symbolic link in virtual mode.
 // owned is cur when the walk must close it, -1 when cur is borrowed.
-func (f *Filesystem) walkFrom(cur, owned int, p string, create bool) (int, error) {
+func (f *FilesystemBackend) walkFrom(cur, owned int, p string, create bool) (int, error) {
 	for name := range strings.SplitSeq(p[1:], "/") {
 		nfd, err := openat(cur, name, oDir|f.noFollow(), 0)
 		if err == unix.ENOENT && create {
@@ -132,7 +132,7 @@ func isSymlinkAt(dirfd int, name string) bool {
 
 // openParent opens the directory holding the clean virtual path p and
 // returns it with p's last element.
-func (f *Filesystem) openParent(p string, create bool) (int, string, error) {
+func (f *FilesystemBackend) openParent(p string, create bool) (int, string, error) {
 	if p == "/" {
 		return -1, "", unix.EISDIR
 	}
@@ -166,7 +166,7 @@ func openRegular(dirfd int, name string) (int, *unix.Stat_t, error) {
 var errNotRegular = fmt.Errorf("%w: not a regular file", ErrPermission)
 
 // openFile opens the regular file at the clean virtual path p for reading.
-func (f *Filesystem) openFile(p string) (int, *unix.Stat_t, error) {
+func (f *FilesystemBackend) openFile(p string) (int, *unix.Stat_t, error) {
 	dirfd, name, err := f.openParent(p, false)
 	if err != nil {
 		return -1, nil, err
@@ -240,17 +240,17 @@ func statTime(st *unix.Stat_t) time.Time {
 }
 
 // List implements Backend.
-func (f *Filesystem) List(ctx context.Context, path string) ([]FileInfo, error) {
+func (f *FilesystemBackend) List(ctx context.Context, path string) ([]FileInfo, error) {
 	return f.list(ctx, path, false)
 }
 
 // ListNames implements NameLister: the entries' kinds come from the
 // directory itself, with no stat of each.
-func (f *Filesystem) ListNames(ctx context.Context, path string) ([]FileInfo, error) {
+func (f *FilesystemBackend) ListNames(ctx context.Context, path string) ([]FileInfo, error) {
 	return f.list(ctx, path, true)
 }
 
-func (f *Filesystem) list(ctx context.Context, path string, names bool) ([]FileInfo, error) {
+func (f *FilesystemBackend) list(ctx context.Context, path string, names bool) ([]FileInfo, error) {
 	p, err := f.clean(path)
 	if err != nil {
 		return nil, err
@@ -317,7 +317,7 @@ func readDir(fd int, name string) ([]os.DirEntry, error) {
 const wholeReadSize = 1 << 20
 
 // Read implements Backend.
-func (f *Filesystem) Read(ctx context.Context, path string, offset, limit int) (ReadResult, error) {
+func (f *FilesystemBackend) Read(ctx context.Context, path string, offset, limit int) (ReadResult, error) {
 	p, err := f.clean(path)
 	if err != nil {
 		return ReadResult{}, err
@@ -356,7 +356,7 @@ func writeErr(op, p string, err error) error {
 }
 
 // Write implements Backend.
-func (f *Filesystem) Write(ctx context.Context, path, content string) error {
+func (f *FilesystemBackend) Write(ctx context.Context, path, content string) error {
 	p, err := f.clean(path)
 	if err != nil {
 		return err
@@ -417,7 +417,7 @@ func replaceFile(dirfd int, name string, content []byte, perm uint32) error {
 }
 
 // Edit implements Backend.
-func (f *Filesystem) Edit(ctx context.Context, path, oldString, newString string, replaceAll bool) (int, error) {
+func (f *FilesystemBackend) Edit(ctx context.Context, path, oldString, newString string, replaceAll bool) (int, error) {
 	p, err := f.clean(path)
 	if err != nil {
 		return 0, err
@@ -448,7 +448,7 @@ func (f *Filesystem) Edit(ctx context.Context, path, oldString, newString string
 }
 
 // upload writes one file, replacing a regular file that is there.
-func (f *Filesystem) upload(p string, content []byte) error {
+func (f *FilesystemBackend) upload(p string, content []byte) error {
 	if p == "/" {
 		return opErr("upload", p, ErrIsDir)
 	}
@@ -482,7 +482,7 @@ func (f *Filesystem) upload(p string, content []byte) error {
 }
 
 // Upload implements Backend.
-func (f *Filesystem) Upload(ctx context.Context, files []File) []FileResult {
+func (f *FilesystemBackend) Upload(ctx context.Context, files []File) []FileResult {
 	out := make([]FileResult, len(files))
 	for i, file := range files {
 		out[i].Path = file.Path
@@ -501,7 +501,7 @@ func (f *Filesystem) Upload(ctx context.Context, files []File) []FileResult {
 }
 
 // Download implements Backend.
-func (f *Filesystem) Download(ctx context.Context, paths []string) []FileResult {
+func (f *FilesystemBackend) Download(ctx context.Context, paths []string) []FileResult {
 	out := make([]FileResult, len(paths))
 	for i, path := range paths {
 		out[i].Path = path
@@ -539,7 +539,7 @@ func (f *Filesystem) Download(ctx context.Context, paths []string) []FileResult 
 // O_APPEND, creating the file and its parent directories when missing, so a
 // log that only grows is never read back or rewritten (and is not subject
 // to the size limit of reads and downloads).
-func (f *Filesystem) Append(ctx context.Context, path, text string) error {
+func (f *FilesystemBackend) Append(ctx context.Context, path, text string) error {
 	p, err := f.clean(path)
 	if err != nil {
 		return err

@@ -25,7 +25,7 @@ type jail struct {
 	secret              string
 	planted             map[string]string // symlink name in root -> target
 	before              map[string]string // snapshot of everything outside root
-	fs                  *backend.Filesystem
+	fs                  *backend.FilesystemBackend
 }
 
 func newJail(tb testing.TB) *jail {
@@ -64,7 +64,7 @@ func newJail(tb testing.TB) *jail {
 	j.plant(tb)
 	j.before = j.snapshot(tb)
 	var err error
-	j.fs, err = backend.NewFilesystem(j.root, backend.FilesystemOptions{})
+	j.fs, err = backend.NewFilesystemBackend(j.root, backend.FilesystemOptions{})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestFilesystemSpecialFiles(t *testing.T) {
 	if err := mkfifo(fifo); err != nil {
 		t.Skip("no FIFOs here:", err)
 	}
-	fs, _ := backend.NewFilesystem(dir, backend.FilesystemOptions{})
+	fs, _ := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	done := make(chan struct{})
@@ -309,7 +309,7 @@ func TestFilesystemSpecialFiles(t *testing.T) {
 
 func TestFilesystemNonVirtualReachesHostPaths(t *testing.T) {
 	j := newJail(t)
-	fs, err := backend.NewFilesystem(j.root, backend.FilesystemOptions{NonVirtual: true})
+	fs, err := backend.NewFilesystemBackend(j.root, backend.FilesystemOptions{NonVirtual: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +336,7 @@ func TestFilesystemGrepSkipsLargeFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "small.txt"), []byte("needle\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fs, _ := backend.NewFilesystem(dir, backend.FilesystemOptions{MaxFileSizeMB: 1})
+	fs, _ := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{MaxFileSizeMB: 1})
 	ms, err := fs.Grep(context.Background(), backend.GrepQuery{Pattern: "needle", Mode: backend.GrepFiles})
 	if err != nil || len(ms) != 1 || ms[0].Path != "/small.txt" {
 		t.Errorf("Grep with a 1 MB limit: %v, %v", ms, err)
@@ -346,7 +346,7 @@ func TestFilesystemGrepSkipsLargeFiles(t *testing.T) {
 	if err != nil || len(r.Lines) != 2 {
 		t.Errorf("Read of the big file's tail: %d lines, %v", len(r.Lines), err)
 	}
-	unlimited, _ := backend.NewFilesystem(dir, backend.FilesystemOptions{MaxFileSizeMB: -1})
+	unlimited, _ := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{MaxFileSizeMB: -1})
 	ms, _ = unlimited.Grep(context.Background(), backend.GrepQuery{Pattern: "needle", Mode: backend.GrepFiles})
 	if len(ms) != 2 {
 		t.Errorf("Grep without a limit: %v", ms)

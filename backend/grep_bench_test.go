@@ -20,7 +20,7 @@ func BenchmarkGrepGoroot(b *testing.B) {
 	if _, err := os.Stat(root); err != nil {
 		b.Skip("no Go source tree:", err)
 	}
-	fs, err := backend.NewFilesystem(root, backend.FilesystemOptions{})
+	fs, err := backend.NewFilesystemBackend(root, backend.FilesystemOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func BenchmarkGlobGoroot(b *testing.B) {
 	if _, err := os.Stat(root); err != nil {
 		b.Skip("no Go source tree:", err)
 	}
-	fs, _ := backend.NewFilesystem(root, backend.FilesystemOptions{})
+	fs, _ := backend.NewFilesystemBackend(root, backend.FilesystemOptions{})
 	for b.Loop() {
 		if _, err := fs.Glob(context.Background(), "**/*_test.go", "/"); err != nil {
 			b.Fatal(err)

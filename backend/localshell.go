@@ -79,7 +79,7 @@ type LocalShellOptions struct {
 // is killed with SIGKILL when the command ends; a process that left the
 // group can then survive, and a warning is logged once.
 type LocalShell struct {
-	*Filesystem
+	*FilesystemBackend
 	timeout    time.Duration
 	maxTimeout time.Duration
 	maxOutput  int
@@ -103,16 +103,16 @@ var _ Sandbox = (*LocalShell)(nil)
 
 // NewLocalShell returns a LocalShell rooted at the directory root.
 func NewLocalShell(root string, opts LocalShellOptions) (*LocalShell, error) {
-	fs, err := NewFilesystem(root, opts.Filesystem)
+	fs, err := NewFilesystemBackend(root, opts.Filesystem)
 	if err != nil {
 		return nil, err
 	}
 	s := &LocalShell{
-		Filesystem: fs,
-		timeout:    opts.Timeout,
-		maxTimeout: opts.MaxTimeout,
-		maxOutput:  opts.MaxOutputBytes,
-		shell:      opts.Shell,
+		FilesystemBackend: fs,
+		timeout:           opts.Timeout,
+		maxTimeout:        opts.MaxTimeout,
+		maxOutput:         opts.MaxOutputBytes,
+		shell:             opts.Shell,
 	}
 	if s.timeout <= 0 {
 		s.timeout = DefaultShellTimeout

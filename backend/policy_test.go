@@ -14,7 +14,7 @@ func TestPolicyConformance(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) backend.Backend {
 		// Rules that never touch the suite's paths: everything it does
 		// is allowed.
-		p, err := backend.NewPolicy(backend.NewState(backend.NewFiles(nil)),
+		p, err := backend.NewPolicy(backend.NewStateBackend(backend.NewFiles(nil)),
 			backend.Deny(backend.AccessAll, "/forbidden/"),
 			backend.Deny(backend.AccessWrite, "**/*.lock"),
 			backend.Allow(backend.AccessAll, "/"),
@@ -28,7 +28,7 @@ func TestPolicyConformance(t *testing.T) {
 
 func TestPolicyRules(t *testing.T) {
 	ctx := context.Background()
-	inner := backend.NewState(backend.NewFiles(nil))
+	inner := backend.NewStateBackend(backend.NewFiles(nil))
 	for p, c := range map[string]string{
 		"/secrets/key.pem":   "secret",
 		"/secrets2/ok.txt":   "secret-ish but allowed",
@@ -116,7 +116,7 @@ func TestPolicyRules(t *testing.T) {
 }
 
 func TestNewPolicyErrors(t *testing.T) {
-	s := backend.NewState(nil)
+	s := backend.NewStateBackend(nil)
 	for name, r := range map[string]backend.Rule{
 		"bad glob":   backend.Deny(backend.AccessRead, "/a/[x"),
 		"traversal":  backend.Deny(backend.AccessRead, "/a/../b"),

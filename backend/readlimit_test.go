@@ -51,7 +51,7 @@ func TestReadMemoryIsBounded(t *testing.T) {
 	}
 	sparseFile(t, dir, "lines.txt", head.String(), gb)
 	sparseFile(t, dir, "oneline.bin", "", gb) // a single 1 GB line
-	fs, err := backend.NewFilesystem(dir, backend.FilesystemOptions{MaxFileSizeMB: 1})
+	fs, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{MaxFileSizeMB: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestReadCutKeepsCharacters(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fs, err := backend.NewFilesystem(dir, backend.FilesystemOptions{MaxFileSizeMB: 1})
+	fs, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{MaxFileSizeMB: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,25 +6,25 @@ import (
 	"time"
 )
 
-// State is a Backend whose files live in a thread's state: a *Files that
+// StateBackend is a Backend whose files live in a thread's state: a *Files that
 // travels with the thread's checkpoints and merges back from subagents.
 //
-// A State made by NewState(nil), or the zero value, finds the files of the
+// A StateBackend made by NewState(nil), or the zero value, finds the files of the
 // current run in the context (see WithFiles) and fails with ErrNoState
 // outside a run. NewState(files) binds it to one set instead.
 //
 // Directories are implicit: a directory exists while a file lies below it.
-type State struct {
+type StateBackend struct {
 	files *Files
 }
 
-var _ Backend = (*State)(nil)
+var _ Backend = (*StateBackend)(nil)
 
-// NewState returns a State backend over files, or over the run's files
+// NewStateBackend returns a State backend over files, or over the run's files
 // (from the context) when files is nil.
-func NewState(files *Files) *State { return &State{files: files} }
+func NewStateBackend(files *Files) *StateBackend { return &StateBackend{files: files} }
 
-func (s *State) set(ctx context.Context) (*Files, error) {
+func (s *StateBackend) set(ctx context.Context) (*Files, error) {
 	if s != nil && s.files != nil {
 		return s.files, nil
 	}
@@ -39,7 +39,7 @@ func now() time.Time { return time.Now().UTC() }
 func opErr(op, p string, err error) error { return fmt.Errorf("%s %s: %w", op, p, err) }
 
 // List implements Backend.
-func (s *State) List(ctx context.Context, path string) ([]FileInfo, error) {
+func (s *StateBackend) List(ctx context.Context, path string) ([]FileInfo, error) {
 	f, err := s.set(ctx)
 	if err != nil {
 		return nil, err
@@ -53,7 +53,7 @@ func (s *State) List(ctx context.Context, path string) ([]FileInfo, error) {
 
 // missing returns the error for a path that holds no file: ErrIsDir when
 // files lie below it, ErrNotFound otherwise.
-func (s *State) missing(f *Files, op, p string) error {
+func (s *StateBackend) missing(f *Files, op, p string) error {
 	if f.IsDir(p) {
 		return opErr(op, p, ErrIsDir)
 	}
@@ -61,7 +61,7 @@ func (s *State) missing(f *Files, op, p string) error {
 }
 
 // Read implements Backend.
-func (s *State) Read(ctx context.Context, path string, offset, limit int) (ReadResult, error) {
+func (s *StateBackend) Read(ctx context.Context, path string, offset, limit int) (ReadResult, error) {
 	f, err := s.set(ctx)
 	if err != nil {
 		return ReadResult{}, err
@@ -79,7 +79,7 @@ func (s *State) Read(ctx context.Context, path string, offset, limit int) (ReadR
 
 // checkCreatable reports why a file cannot be put at p: p is a directory
 // (ErrIsDir) or lies below a file (ErrInvalidPath).
-func (s *State) checkCreatable(f *Files, op, p string) error {
+func (s *StateBackend) checkCreatable(f *Files, op, p string) error {
 	if f.IsDir(p) {
 		return opErr(op, p, ErrIsDir)
 	}
@@ -90,7 +90,7 @@ func (s *State) checkCreatable(f *Files, op, p string) error {
 }
 
 // Write implements Backend.
-func (s *State) Write(ctx context.Context, path, content string) error {
+func (s *StateBackend) Write(ctx context.Context, path, content string) error {
 	f, err := s.set(ctx)
 	if err != nil {
 		return err
@@ -115,7 +115,7 @@ func (s *State) Write(ctx context.Context, path, content string) error {
 }
 
 // Edit implements Backend.
-func (s *State) Edit(ctx context.Context, path, oldString, newString string, replaceAll bool) (int, error) {
+func (s *StateBackend) Edit(ctx context.Context, path, oldString, newString string, replaceAll bool) (int, error) {
 	f, err := s.set(ctx)
 	if err != nil {
 		return 0, err
@@ -146,7 +146,7 @@ func (s *State) Edit(ctx context.Context, path, oldString, newString string, rep
 }
 
 // Grep implements Backend.
-func (s *State) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch, error) {
+func (s *StateBackend) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch, error) {
 	f, err := s.set(ctx)
 	if err != nil {
 		return nil, err
@@ -159,7 +159,7 @@ func (s *State) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch, error) {
 }
 
 // Glob implements Backend.
-func (s *State) Glob(ctx context.Context, pattern, path string) ([]FileInfo, error) {
+func (s *StateBackend) Glob(ctx context.Context, pattern, path string) ([]FileInfo, error) {
 	f, err := s.set(ctx)
 	if err != nil {
 		return nil, err
@@ -172,7 +172,7 @@ func (s *State) Glob(ctx context.Context, pattern, path string) ([]FileInfo, err
 }
 
 // Upload implements Backend.
-func (s *State) Upload(ctx context.Context, files []File) []FileResult {
+func (s *StateBackend) Upload(ctx context.Context, files []File) []FileResult {
 	out := make([]FileResult, len(files))
 	f, err := s.set(ctx)
 	for i, file := range files {
@@ -204,7 +204,7 @@ func (s *State) Upload(ctx context.Context, files []File) []FileResult {
 }
 
 // Download implements Backend.
-func (s *State) Download(ctx context.Context, paths []string) []FileResult {
+func (s *StateBackend) Download(ctx context.Context, paths []string) []FileResult {
 	out := make([]FileResult, len(paths))
 	f, err := s.set(ctx)
 	for i, path := range paths {

@@ -11,12 +11,12 @@ import (
 
 func TestStateConformance(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) backend.Backend {
-		return backend.NewState(backend.NewFiles(nil))
+		return backend.NewStateBackend(backend.NewFiles(nil))
 	})
 }
 
 func TestStateFromContext(t *testing.T) {
-	var s backend.State // the zero value reads the run's files
+	var s backend.StateBackend // the zero value reads the run's files
 	ctx := context.Background()
 	if err := s.Write(ctx, "/a.txt", "x"); !errors.Is(err, backend.ErrNoState) {
 		t.Fatalf("Write without files: %v, want ErrNoState", err)
@@ -56,13 +56,13 @@ func TestStateConformanceThroughContext(t *testing.T) {
 	// A State with no files of its own, driven through the context: the
 	// suite's contexts carry no files, so wrap the backend to add them.
 	backendtest.Run(t, func(t *testing.T) backend.Backend {
-		return ctxFiles{backend.NewState(nil), backend.NewFiles(nil)}
+		return ctxFiles{backend.NewStateBackend(nil), backend.NewFiles(nil)}
 	})
 }
 
 // ctxFiles adds a file set to every call's context.
 type ctxFiles struct {
-	b *backend.State
+	b *backend.StateBackend
 	f *backend.Files
 }
 

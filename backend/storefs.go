@@ -17,7 +17,7 @@ import (
 // given no namespace function.
 func DefaultStoreNamespace(context.Context) []string { return []string{"filesystem"} }
 
-// Store is a Backend whose files are items of a cross-thread store.Store,
+// StoreBackend is a Backend whose files are items of a cross-thread store.StoreBackend,
 // so they outlive the thread (long-term memory under /memories/, for
 // instance). Each file is one item in the namespace the namespace function
 // returns for the call's context, keyed by its virtual path, with the value
@@ -28,25 +28,25 @@ func DefaultStoreNamespace(context.Context) []string { return []string{"filesyst
 // "base64". Items written by other tools with "content" as a list of lines
 // are read too.
 //
-// Edits and create-only writes are atomic within one process; the Store
+// Edits and create-only writes are atomic within one process; the StoreBackend
 // interface has no compare-and-swap, so two processes editing one file at
 // the same moment may lose an update.
-type Store struct {
+type StoreBackend struct {
 	st    store.Store
 	ns    func(context.Context) []string
 	locks pathLocks
 }
 
-var _ Backend = (*Store)(nil)
+var _ Backend = (*StoreBackend)(nil)
 
-// NewStore returns a Store backend over s. namespace picks the namespace for
+// NewStoreBackend returns a Store backend over s. namespace picks the namespace for
 // a call (for example an assistant id plus "filesystem"); nil means
 // DefaultStoreNamespace.
-func NewStore(s store.Store, namespace func(context.Context) []string) *Store {
+func NewStoreBackend(s store.Store, namespace func(context.Context) []string) *StoreBackend {
 	if namespace == nil {
 		namespace = DefaultStoreNamespace
 	}
-	return &Store{st: s, ns: namespace}
+	return &StoreBackend{st: s, ns: namespace}
 }
 
 const (
@@ -104,7 +104,7 @@ func decodeFile(it *store.Item) (FileData, error) {
 }
 
 // get returns the file at p, or ok false.
-func (s *Store) get(ctx context.Context, ns []string, p string) (FileData, bool, error) {
+func (s *StoreBackend) get(ctx context.Context, ns []string, p string) (FileData, bool, error) {
 	it, err := s.st.Get(ctx, ns, p)
 	if errors.Is(err, store.ErrNotFound) {
 		return FileData{}, false, nil
@@ -117,7 +117,7 @@ func (s *Store) get(ctx context.Context, ns []string, p string) (FileData, bool,
 }
 
 // all returns every file of the namespace.
-func (s *Store) all(ctx context.Context, ns []string) (map[string]FileData, error) {
+func (s *StoreBackend) all(ctx context.Context, ns []string) (map[string]FileData, error) {
 	out := map[string]FileData{}
 	for off := 0; ; off += storePage {
 		items, err := s.st.Search(ctx, ns, store.SearchOptions{Limit: storePage, Offset: off})
@@ -140,7 +140,7 @@ func (s *Store) all(ctx context.Context, ns []string) (map[string]FileData, erro
 }
 
 // missing returns ErrIsDir when files lie below p, else ErrNotFound.
-func (s *Store) missing(ctx context.Context, ns []string, op, p string) error {
+func (s *StoreBackend) missing(ctx context.Context, ns []string, op, p string) error {
 	all, err := s.all(ctx, ns)
 	if err != nil {
 		return err
@@ -152,7 +152,7 @@ func (s *Store) missing(ctx context.Context, ns []string, op, p string) error {
 }
 
 // List implements Backend.
-func (s *Store) List(ctx context.Context, path string) ([]FileInfo, error) {
+func (s *StoreBackend) List(ctx context.Context, path string) ([]FileInfo, error) {
 	p, err := Clean(path)
 	if err != nil {
 		return nil, err
@@ -165,7 +165,7 @@ func (s *Store) List(ctx context.Context, path string) ([]FileInfo, error) {
 }
 
 // Read implements Backend.
-func (s *Store) Read(ctx context.Context, path string, offset, limit int) (ReadResult, error) {
+func (s *StoreBackend) Read(ctx context.Context, path string, offset, limit int) (ReadResult, error) {
 	p, err := Clean(path)
 	if err != nil {
 		return ReadResult{}, err
@@ -184,7 +184,7 @@ func (s *Store) Read(ctx context.Context, path string, offset, limit int) (ReadR
 // put stores content at p after checking that p can hold a file. With
 // create set an existing file is ErrExists; otherwise it is replaced and
 // keeps its creation time. The caller holds p's lock.
-func (s *Store) put(ctx context.Context, ns []string, op, p, content string, create bool) error {
+func (s *StoreBackend) put(ctx context.Context, ns []string, op, p, content string, create bool) error {
 	if p == "/" {
 		return opErr(op, p, ErrIsDir)
 	}
@@ -220,7 +220,7 @@ func (s *Store) put(ctx context.Context, ns []string, op, p, content string, cre
 }
 
 // Write implements Backend.
-func (s *Store) Write(ctx context.Context, path, content string) error {
+func (s *StoreBackend) Write(ctx context.Context, path, content string) error {
 	p, err := Clean(path)
 	if err != nil {
 		return err
@@ -230,7 +230,7 @@ func (s *Store) Write(ctx context.Context, path, content string) error {
 }
 
 // Edit implements Backend.
-func (s *Store) Edit(ctx context.Context, path, oldString, newString string, replaceAll bool) (int, error) {
+func (s *StoreBackend) Edit(ctx context.Context, path, oldString, newString string, replaceAll bool) (int, error) {
 	p, err := Clean(path)
 	if err != nil {
 		return 0, err
@@ -256,7 +256,7 @@ func (s *Store) Edit(ctx context.Context, path, oldString, newString string, rep
 }
 
 // Grep implements Backend.
-func (s *Store) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch, error) {
+func (s *StoreBackend) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch, error) {
 	p, err := Clean(q.Path)
 	if err != nil {
 		return nil, err
@@ -269,7 +269,7 @@ func (s *Store) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch, error) {
 }
 
 // Glob implements Backend.
-func (s *Store) Glob(ctx context.Context, pattern, path string) ([]FileInfo, error) {
+func (s *StoreBackend) Glob(ctx context.Context, pattern, path string) ([]FileInfo, error) {
 	p, err := Clean(path)
 	if err != nil {
 		return nil, err
@@ -282,7 +282,7 @@ func (s *Store) Glob(ctx context.Context, pattern, path string) ([]FileInfo, err
 }
 
 // Upload implements Backend.
-func (s *Store) Upload(ctx context.Context, files []File) []FileResult {
+func (s *StoreBackend) Upload(ctx context.Context, files []File) []FileResult {
 	out := make([]FileResult, len(files))
 	ns := s.ns(ctx)
 	for i, f := range files {
@@ -300,7 +300,7 @@ func (s *Store) Upload(ctx context.Context, files []File) []FileResult {
 }
 
 // Download implements Backend.
-func (s *Store) Download(ctx context.Context, paths []string) []FileResult {
+func (s *StoreBackend) Download(ctx context.Context, paths []string) []FileResult {
 	out := make([]FileResult, len(paths))
 	ns := s.ns(ctx)
 	for i, path := range paths {

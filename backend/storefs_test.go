@@ -11,7 +11,7 @@ import (
 
 func TestStoreConformance(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) backend.Backend {
-		return backend.NewStore(store.NewMemoryStore(), nil)
+		return backend.NewStoreBackend(store.NewMemoryStore(), nil)
 	})
 }
 
@@ -22,7 +22,7 @@ func TestStoreNamespaces(t *testing.T) {
 		u, _ := ctx.Value(userKey{}).(string)
 		return []string{u, "filesystem"}
 	}
-	b := backend.NewStore(st, ns)
+	b := backend.NewStoreBackend(st, ns)
 	alice := context.WithValue(context.Background(), userKey{}, "alice")
 	bob := context.WithValue(context.Background(), userKey{}, "bob")
 	if err := b.Write(alice, "/memories/notes.md", "alice's"); err != nil {
@@ -59,7 +59,7 @@ func TestStoreReadsLineListContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := backend.NewStore(st, nil)
+	b := backend.NewStoreBackend(st, nil)
 	r, err := b.Read(ctx, "/legacy.md", 0, 0)
 	if err != nil || len(r.Lines) != 2 || r.Lines[1] != "line two" {
 		t.Fatalf("Read = %v, %v", r, err)

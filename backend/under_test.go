@@ -10,14 +10,14 @@ import (
 
 func TestUnderConformance(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) backend.Backend {
-		return backend.Under("/mnt/inner", backend.NewState(backend.NewFiles(nil)))
+		return backend.Under("/mnt/inner", backend.NewStateBackend(backend.NewFiles(nil)))
 	})
 }
 
 func TestUnderKeepsFullPathsBehindComposite(t *testing.T) {
 	files := backend.NewFiles(nil)
-	state := backend.NewState(files)
-	c, err := backend.NewComposite(backend.NewState(backend.NewFiles(nil)), map[string]backend.Backend{
+	state := backend.NewStateBackend(files)
+	c, err := backend.NewComposite(backend.NewStateBackend(backend.NewFiles(nil)), map[string]backend.Backend{
 		"/large_tool_results/":   backend.Under("/large_tool_results", state),
 		"/conversation_history/": backend.Under("/conversation_history", state),
 	})

@@ -40,7 +40,7 @@ type walkItem struct {
 // parent's descriptor with O_NOFOLLOW, so the walk cannot leave the tree it
 // started in, and at most the parents of pending directories stay open.
 type walker struct {
-	fs *Filesystem
+	fs *FilesystemBackend
 
 	// descend reports whether to enter the directory at vpath.
 	descend func(vpath string) bool
@@ -264,7 +264,7 @@ func (g *grepper) searchFile(gw *grepWorker, dirfd int, name, vpath string) {
 // Grep implements Backend. It walks the tree in parallel, skips binary files
 // and files over the size limit, and searches each file's bytes in one
 // pass (see matcher).
-func (f *Filesystem) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch, error) {
+func (f *FilesystemBackend) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch, error) {
 	m, err := compileMatcher(q.Pattern)
 	if err != nil {
 		return nil, err
@@ -333,7 +333,7 @@ func walkErr(op, p string, err error) error {
 }
 
 // Glob implements Backend.
-func (f *Filesystem) Glob(ctx context.Context, pattern, path string) ([]FileInfo, error) {
+func (f *FilesystemBackend) Glob(ctx context.Context, pattern, path string) ([]FileInfo, error) {
 	p, err := f.clean(path)
 	if err != nil {
 		return nil, err

@@ -142,7 +142,7 @@ func TestFilesystemToolContract(t *testing.T) {
 		{"read_file", `{"file_path":"/README.md","limit":-5}`, "     1\t# New\n     2\thello hello", false, false},
 		{"edit_file", `{"file_path":"/README.md","old_string":"","new_string":"x"}`, "Error: old_string is empty", true, true},
 	}
-	fs := middleware.NewFilesystem(backend.NewState(nil))
+	fs := middleware.NewFilesystem(backend.NewStateBackend(nil))
 	tools, ctx, _ := fsTools(t, fs, seed)
 	for i, r := range rows {
 		t.Run(fmt.Sprintf("%02d_%s", i, r.tool), func(t *testing.T) {
@@ -168,7 +168,7 @@ func clipForLog(s string) string {
 }
 
 func TestAllowedPrefixes(t *testing.T) {
-	fs := middleware.NewFilesystem(backend.NewState(nil))
+	fs := middleware.NewFilesystem(backend.NewStateBackend(nil))
 	fs.AllowedPrefixes = []string{"/data/", "/tmp/"}
 	tools, ctx, _ := fsTools(t, fs, map[string]string{"/data/a.txt": "a", "/etc/x": "x"})
 	if got, _ := callTool(ctx, tools["read_file"], `{"file_path":"/data/a.txt"}`); got != "     1\ta" {
@@ -221,7 +221,7 @@ func TestLargeResultsAreEvicted(t *testing.T) {
 		}
 		return b.String(), nil
 	}))
-	fs := middleware.NewFilesystem(backend.NewState(nil))
+	fs := middleware.NewFilesystem(backend.NewStateBackend(nil))
 	m := replay.New(
 		replay.Turn{ToolCalls: []llm.ToolCall{{ID: "call.1/x", Name: "big"}, {ID: "g", Name: "grep", Args: json.RawMessage(`{"pattern":"line","path":"/large_tool_results","output_mode":"content"}`)}}},
 		replay.Turn{Content: "ok"},
@@ -254,7 +254,7 @@ func TestFileToolsCapTheirOutput(t *testing.T) {
 	for i := range 5000 {
 		fmt.Fprintf(&b, "match %d %s\n", i, strings.Repeat("q", 20))
 	}
-	fs := middleware.NewFilesystem(backend.NewState(nil))
+	fs := middleware.NewFilesystem(backend.NewStateBackend(nil))
 	fs.Grep.MaxMatches = 10000 // the output, not the matches, is what is capped here
 	tools, ctx, _ := fsTools(t, fs, map[string]string{"/big.txt": b.String()})
 	got, _ := callTool(ctx, tools["grep"], `{"pattern":"match","output_mode":"content"}`)
@@ -268,7 +268,7 @@ func TestReadFileSaysWhenCut(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "big.txt"), []byte("first\n"+strings.Repeat("z", 2<<20)+"\nlast\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b, err := backend.NewFilesystem(dir, backend.FilesystemOptions{MaxFileSizeMB: 1})
+	b, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{MaxFileSizeMB: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +307,7 @@ func TestGrepLimits(t *testing.T) {
 		{"line cut", `{"pattern":"hit","path":"/long.txt","output_mode":"content"}`, []string{"  1: short hit\n", "  2: " + strings.Repeat("ab", 25) + " [... line truncated]"}, false},
 		{"time budget", `{"pattern":"(\\w+\\s?){20}[A-Z]","path":"/slow"}`, []string{"grep stopped after 100ms without finishing"}, true},
 	}
-	fs := middleware.NewFilesystem(backend.NewState(nil))
+	fs := middleware.NewFilesystem(backend.NewStateBackend(nil))
 	fs.Grep = lim
 	fs.GrepRegexp = true // a slow expression is the surest way past the time budget
 	tools, ctx, _ := fsTools(t, fs, files)
@@ -339,11 +339,11 @@ func TestGrepLimits(t *testing.T) {
 func TestParallelEditsOfOneFileAllLand(t *testing.T) {
 	for _, kind := range []string{"state", "disk"} {
 		t.Run(kind, func(t *testing.T) {
-			var b backend.Backend = backend.NewState(nil)
+			var b backend.Backend = backend.NewStateBackend(nil)
 			dir := t.TempDir()
 			if kind == "disk" {
 				os.WriteFile(filepath.Join(dir, "f.txt"), []byte("A B C D E F"), 0o644)
-				fsb, err := backend.NewFilesystem(dir, backend.FilesystemOptions{})
+				fsb, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -408,7 +408,7 @@ func TestParallelEditsAreSerialisedByTheMiddleware(t *testing.T) {
 			Args: json.RawMessage(fmt.Sprintf(`{"file_path":"/f.txt","old_string":"%s","new_string":"%s%s"}`, w, strings.ToLower(w), w))})
 	}
 	m := replay.New(replay.Turn{ToolCalls: calls}, replay.Turn{Content: "ok"})
-	a, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{middleware.NewFilesystem(racyBackend{backend.NewState(files)})}})
+	a, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{middleware.NewFilesystem(racyBackend{backend.NewStateBackend(files)})}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +421,7 @@ func TestParallelEditsAreSerialisedByTheMiddleware(t *testing.T) {
 }
 
 func TestGrepRegexpOption(t *testing.T) {
-	fs := middleware.NewFilesystem(backend.NewState(nil))
+	fs := middleware.NewFilesystem(backend.NewStateBackend(nil))
 	fs.GrepRegexp = true
 	tools, ctx, _ := fsTools(t, fs, map[string]string{
 		"/a.go":      "// TODO: a\n",
@@ -443,7 +443,7 @@ func TestGrepRegexpOption(t *testing.T) {
 }
 
 func TestGlobTimeout(t *testing.T) {
-	fs := middleware.NewFilesystem(backend.NewState(nil))
+	fs := middleware.NewFilesystem(backend.NewStateBackend(nil))
 	fs.GlobTimeout = time.Nanosecond
 	tools, ctx, _ := fsTools(t, fs, map[string]string{"/a.go": "a"})
 	got, isErr := callTool(ctx, tools["glob"], `{"pattern":"*.go"}`)

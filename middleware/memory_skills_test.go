@@ -18,7 +18,7 @@ func stateWith(files map[string]string) (*backend.Files, backend.Backend) {
 	for p, c := range files {
 		f.Put(p, backend.FileData{Content: c})
 	}
-	return f, backend.NewState(f)
+	return f, backend.NewStateBackend(f)
 }
 
 func TestMemoryInSystemPrompt(t *testing.T) {

@@ -47,7 +47,7 @@ func TestSummarizationOffloadsHistory(t *testing.T) {
 	)
 	m := replay.NewFromScript(&replay.Script{ContextWindow: 1000, Turns: turns}).Record()
 	files := backend.NewFiles(nil)
-	sum := middleware.NewSummarization(nil, backend.NewState(files))
+	sum := middleware.NewSummarization(nil, backend.NewStateBackend(files))
 	a, err := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{middleware.NewTodos(), sum}})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +110,7 @@ func TestNoSummaryBelowTrigger(t *testing.T) {
 		{ToolCalls: []llm.ToolCall{{ID: "f", Name: "fetch", Args: json.RawMessage(`{"n":1}`)}}, Usage: llm.Usage{InputTokens: 5000}},
 		{Content: "done", Expect: &replay.Expect{MessagesExclude: []string{"<summary>"}}},
 	}})
-	sum := middleware.NewSummarization(nil, backend.NewState(nil))
+	sum := middleware.NewSummarization(nil, backend.NewStateBackend(nil))
 	a, _ := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{sum}})
 	res, err := a.Invoke(context.Background(), agent.Prompt("go"))
 	if err != nil || res.Text() != "done" {
@@ -129,7 +129,7 @@ func TestUnknownWindowKeepsSixMessages(t *testing.T) {
 	turns = append(turns, replay.Turn{Agent: "summarizer", Content: "summary"},
 		replay.Turn{Content: "done"})
 	m := replay.New(turns...).Record()
-	sum := middleware.NewSummarization(nil, backend.NewState(nil))
+	sum := middleware.NewSummarization(nil, backend.NewStateBackend(nil))
 	sum.TriggerTokens = 600 // the window is unknown; keep falls back to messages
 	a, _ := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{sum}})
 	in := agent.Prompt("go")
@@ -163,7 +163,7 @@ func TestSummarizationCountsEachMessageOnce(t *testing.T) {
 	}
 	turns = append(turns, replay.Turn{Content: "done"})
 	counted := 0
-	sum := middleware.NewSummarization(nil, backend.NewState(nil))
+	sum := middleware.NewSummarization(nil, backend.NewStateBackend(nil))
 	sum.TriggerTokens = 1 << 30
 	sum.Counter = func(msgs []llm.Message) int {
 		counted += len(msgs)
@@ -224,7 +224,7 @@ func TestFailedSummaryBacksOffThenTrims(t *testing.T) {
 	)
 	m := replay.NewFromScript(&replay.Script{ContextWindow: window, Turns: turns}).Record()
 	files := backend.NewFiles(nil)
-	sum := middleware.NewSummarization(nil, backend.NewState(files))
+	sum := middleware.NewSummarization(nil, backend.NewStateBackend(files))
 	a, err := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{sum}})
 	if err != nil {
 		t.Fatal(err)
@@ -296,7 +296,7 @@ func TestSummarizationCheckpointsStayLinear(t *testing.T) {
 			turns := append(fetchSteps(steps), replay.Turn{Content: "done"})
 			m := replay.NewFromScript(&replay.Script{ContextWindow: 4000, Turns: turns, Defaults: tc.defaults})
 			saver := &sizingSaver{Saver: checkpoint.NewMemorySaver()}
-			sum := middleware.NewSummarization(nil, backend.NewState(nil))
+			sum := middleware.NewSummarization(nil, backend.NewStateBackend(nil))
 			a, err := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{sum}, Checkpointer: saver, MaxSteps: steps + 1})
 			if err != nil {
 				t.Fatal(err)

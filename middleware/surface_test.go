@@ -17,14 +17,14 @@ import (
 // argument schema. A change shows up here as a diff to review; run
 // go test ./middleware -run TestModelSurface -update to accept it.
 func TestModelSurface(t *testing.T) {
-	fs := middleware.NewFilesystem(backend.NewState(nil))
+	fs := middleware.NewFilesystem(backend.NewStateBackend(nil))
 	todos := middleware.NewTodos()
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# filesystem prompt\n\n%s\n\n# todos prompt\n\n%s\n", fs.SystemPrompt(), todos.SystemPrompt())
 	for _, tl := range append(fs.Tools(), todos.Tools()...) {
 		writeSpec(t, &b, tl)
 	}
-	regexp := middleware.NewFilesystem(backend.NewState(nil))
+	regexp := middleware.NewFilesystem(backend.NewStateBackend(nil))
 	regexp.GrepRegexp = true
 	for _, tl := range regexp.Tools() {
 		if tl.Spec().Name == middleware.GrepTool {

@@ -105,7 +105,7 @@ func run(ctx context.Context, root string, runs int, cli string) error {
 	if _, err := exec.LookPath("rg"); err != nil {
 		return fmt.Errorf("ripgrep is needed: %w", err)
 	}
-	fsb, err := backend.NewFilesystem(root, backend.FilesystemOptions{})
+	fsb, err := backend.NewFilesystemBackend(root, backend.FilesystemOptions{})
 	if err != nil {
 		return err
 	}

@@ -192,7 +192,7 @@ func main() {
 // grepFiles runs the backend's grep in files-with-matches mode and returns
 // the matching files relative to root.
 func grepFiles(root, pattern string) ([]string, error) {
-	fs, err := backend.NewFilesystem(root, backend.FilesystemOptions{})
+	fs, err := backend.NewFilesystemBackend(root, backend.FilesystemOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func grepFiles(root, pattern string) ([]string, error) {
 
 // globFiles runs the backend's Glob and returns the files relative to root.
 func globFiles(root, pattern string) []string {
-	fs, err := backend.NewFilesystem(root, backend.FilesystemOptions{})
+	fs, err := backend.NewFilesystemBackend(root, backend.FilesystemOptions{})
 	if err != nil {
 		fatal("%v", err)
 	}

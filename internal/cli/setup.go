@@ -97,13 +97,13 @@ func openBackend(env Env, f *runFlags, db *persist.DB) (b backend.Backend, close
 			return nil, nil, fmt.Errorf("--shell: %w; install bubblewrap (apt-get install bubblewrap), or pass --sandbox none to run commands unisolated, as yourself", err)
 		}
 	} else {
-		ws, err = backend.NewFilesystem(f.dir, backend.FilesystemOptions{})
+		ws, err = backend.NewFilesystemBackend(f.dir, backend.FilesystemOptions{})
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("--dir: %w", err)
 	}
 	// Scratch files live in the thread's state, under their full paths.
-	state := backend.NewState(nil)
+	state := backend.NewStateBackend(nil)
 	history, err := historyBackend(db, state)
 	if err != nil {
 		return nil, nil, err
@@ -111,11 +111,11 @@ func openBackend(env Env, f *runFlags, db *persist.DB) (b backend.Backend, close
 	routes := map[string]backend.Backend{
 		"/large_tool_results/":   backend.Under("/large_tool_results", state),
 		"/conversation_history/": history,
-		memoriesRoute:            backend.NewStore(db.Store, nil),
+		memoriesRoute:            backend.NewStoreBackend(db.Store, nil),
 	}
 	if dir := userDir(env); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err == nil {
-			if ub, err := backend.NewFilesystem(dir, backend.FilesystemOptions{}); err == nil {
+			if ub, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{}); err == nil {
 				// The user's own memory, skills and subagents shape every
 				// later run in every workspace: the model may read them but
 				// not plant instructions there.
@@ -153,7 +153,7 @@ func historyBackend(db *persist.DB, state backend.Backend) (backend.Backend, err
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("conversation history: %w", err)
 	}
-	b, err := backend.NewFilesystem(dir, backend.FilesystemOptions{})
+	b, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("conversation history: %w", err)
 	}
