@@ -19,26 +19,6 @@ import (
 	"github.com/deepagents-go/deepagents/tool"
 )
 
-// The agent and middleware packages' types, under the names users of this
-// package reach for.
-type (
-	Agent         = agent.Agent
-	Input         = agent.Input
-	Result        = agent.Result
-	State         = agent.State
-	Todo          = agent.Todo
-	Event         = agent.Event
-	EventType     = agent.EventType
-	Middleware    = agent.Middleware
-	Decision      = agent.Decision
-	ActionRequest = agent.ActionRequest
-	Subagent      = middleware.Subagent
-	InterruptOn   = middleware.InterruptOn
-)
-
-// Prompt returns an Input holding one user message.
-func Prompt(text string) Input { return agent.Prompt(text) }
-
 // Config describes a deep agent. Only Model is required.
 type Config struct {
 	// Name identifies the agent; "main" when empty.

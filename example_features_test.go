@@ -7,7 +7,6 @@ import (
 	"log"
 
 	"github.com/deepagents-go/deepagents"
-	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
@@ -80,7 +79,7 @@ func ExampleNew_humanInTheLoop() {
 		log.Fatal(err)
 	}
 	fmt.Println(res.Status, res.Interrupts[0].Tool, res.Interrupts[0].Allowed)
-	res, err = a.Resume(ctx, "thread-1", []deepagents.Decision{{Type: agent.DecisionReject, Message: "not now"}})
+	res, err = a.Resume(ctx, "thread-1", []deepagents.Decision{{Type: deepagents.DecisionReject, Message: "not now"}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"log"
 
 	"github.com/deepagents-go/deepagents"
-	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 )
@@ -49,9 +48,9 @@ func ExampleAgent_Stream() {
 			log.Fatal(err)
 		}
 		switch ev.Type {
-		case agent.EventTextDelta:
+		case deepagents.EventTextDelta:
 			fmt.Printf("text: %s\n", ev.Delta)
-		case agent.EventRunEnd:
+		case deepagents.EventRunEnd:
 			fmt.Printf("end: %s\n", ev.Status)
 		}
 	}

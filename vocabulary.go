@@ -1,0 +1,82 @@
+package deepagents
+
+import (
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/middleware"
+)
+
+// One vocabulary: the types, constants and errors a user of a deep agent
+// needs are here, under the agent package's names, so that the common case
+// imports this package alone. Package agent is for writing middleware and
+// assembling agents by hand.
+
+// The agent and middleware packages' types.
+type (
+	Agent         = agent.Agent
+	Input         = agent.Input
+	Result        = agent.Result
+	State         = agent.State
+	Todo          = agent.Todo
+	TodoStatus    = agent.TodoStatus
+	Event         = agent.Event
+	EventType     = agent.EventType
+	RunStatus     = agent.RunStatus
+	Middleware    = agent.Middleware
+	Decision      = agent.Decision
+	DecisionType  = agent.DecisionType
+	ActionRequest = agent.ActionRequest
+	Subagent      = middleware.Subagent
+	InterruptOn   = middleware.InterruptOn
+)
+
+// Event types (see docs/EVENTS.md).
+const (
+	EventRunStart       = agent.EventRunStart
+	EventTextDelta      = agent.EventTextDelta
+	EventReasoningDelta = agent.EventReasoningDelta
+	EventMessage        = agent.EventMessage
+	EventToolCall       = agent.EventToolCall
+	EventToolResult     = agent.EventToolResult
+	EventState          = agent.EventState
+	EventUsage          = agent.EventUsage
+	EventCheckpoint     = agent.EventCheckpoint
+	EventInterrupt      = agent.EventInterrupt
+	EventNotice         = agent.EventNotice
+	EventError          = agent.EventError
+	EventRunEnd         = agent.EventRunEnd
+)
+
+// How a run ended.
+const (
+	StatusCompleted   = agent.StatusCompleted
+	StatusInterrupted = agent.StatusInterrupted
+	StatusFailed      = agent.StatusFailed
+)
+
+// Decisions on interrupted tool calls.
+const (
+	DecisionApprove = agent.DecisionApprove
+	DecisionEdit    = agent.DecisionEdit
+	DecisionReject  = agent.DecisionReject
+)
+
+// Todo statuses.
+const (
+	TodoPending    = agent.TodoPending
+	TodoInProgress = agent.TodoInProgress
+	TodoCompleted  = agent.TodoCompleted
+)
+
+// Errors a run or a resume returns; each is agent's sentinel, so errors.Is
+// matches either name.
+var (
+	ErrMaxSteps         = agent.ErrMaxSteps
+	ErrResponseSchema   = agent.ErrResponseSchema
+	ErrNotInterrupted   = agent.ErrNotInterrupted
+	ErrDecisionCount    = agent.ErrDecisionCount
+	ErrDecisionNotAllow = agent.ErrDecisionNotAllow
+	ErrDecisionArgs     = agent.ErrDecisionArgs
+)
+
+// Prompt returns an Input holding one user message.
+func Prompt(text string) Input { return agent.Prompt(text) }
