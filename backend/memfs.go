@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"github.com/deepagents-go/deepagents/internal/search"
 	"maps"
 	"slices"
 	"strings"
@@ -104,11 +105,11 @@ func memGrep(ctx context.Context, files map[string]FileData, q GrepQuery, dir st
 			return nil, err
 		}
 		buf := stringBytes(files[k].Content)
-		if isBinary(buf) {
+		if search.IsBinary(buf) {
 			continue
 		}
 		full := false
-		m.search(buf, func() bool { return ctx.Err() != nil }, func(line int, text []byte) bool {
+		m.Search(buf, func() bool { return ctx.Err() != nil }, func(line int, text []byte) bool {
 			out = append(out, q.match(k, line, text))
 			full = q.Limit > 0 && len(out) >= q.Limit
 			return !full && q.Mode != GrepFiles

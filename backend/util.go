@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/deepagents-go/deepagents/internal/search"
 	"io"
 	"strings"
 	"sync"
@@ -90,17 +91,6 @@ func toCRLF(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\n", "\r\n")
 }
 
-// trimEOL drops a trailing "\n" and then a trailing "\r".
-func trimEOL(b []byte) []byte {
-	if n := len(b); n > 0 && b[n-1] == '\n' {
-		b = b[:n-1]
-	}
-	if n := len(b); n > 0 && b[n-1] == '\r' {
-		b = b[:n-1]
-	}
-	return b
-}
-
 // scanLines reads the window of lines [offset, offset+limit) from r, with
 // the semantics of Backend.Read. It stops reading as soon as the window is
 // full, so paging through a large file does not load it whole.
@@ -142,7 +132,7 @@ func scanLinesMax(r io.Reader, offset, limit int, maxBytes int64) (ReadResult, e
 		switch err {
 		case nil: // a complete line
 			if inWindow() {
-				res.Lines = append(res.Lines, string(trimEOL(acc)))
+				res.Lines = append(res.Lines, string(search.TrimEOL(acc)))
 				held += int64(len(acc))
 				acc = acc[:0]
 			}
@@ -157,7 +147,7 @@ func scanLinesMax(r io.Reader, offset, limit int, maxBytes int64) (ReadResult, e
 		case io.EOF:
 			if partial {
 				if inWindow() {
-					res.Lines = append(res.Lines, string(trimEOL(acc)))
+					res.Lines = append(res.Lines, string(search.TrimEOL(acc)))
 				}
 				line++
 			}

@@ -4,6 +4,7 @@ package backend
 
 import (
 	"context"
+	"github.com/deepagents-go/deepagents/internal/search"
 	"runtime"
 	"slices"
 	"strings"
@@ -197,7 +198,7 @@ type grepWorker struct {
 
 // grepper searches files for a Filesystem's Grep.
 type grepper struct {
-	m       *matcher
+	m       *search.Matcher
 	filter  fileFilter
 	dir     string // the search path, for the filter
 	maxSize int64
@@ -235,23 +236,23 @@ func (g *grepper) searchFile(gw *grepWorker, dirfd int, name, vpath string) {
 	}
 	buf := gw.buf[:size]
 	n := 0
-	if size > 2*binarySniffLen {
+	if size > 2*search.BinarySniffLen {
 		// Look at the head first so that large binaries are not read whole.
-		n, err = readFull(fd, buf[:binarySniffLen])
-		if err != nil || isBinary(buf[:n]) {
+		n, err = readFull(fd, buf[:search.BinarySniffLen])
+		if err != nil || search.IsBinary(buf[:n]) {
 			return
 		}
-		if n == binarySniffLen {
+		if n == search.BinarySniffLen {
 			m, err := readFull(fd, buf[n:])
 			if err != nil {
 				return
 			}
 			n += m
 		}
-	} else if n, err = readFull(fd, buf); err != nil || isBinary(buf[:n]) {
+	} else if n, err = readFull(fd, buf); err != nil || search.IsBinary(buf[:n]) {
 		return
 	}
-	g.m.search(buf[:n], g.stopped, func(line int, text []byte) bool {
+	g.m.Search(buf[:n], g.stopped, func(line int, text []byte) bool {
 		gw.matches = append(gw.matches, g.q.match(vpath, line, text))
 		if g.q.Limit > 0 && g.found.Add(1) == int64(g.q.Limit) {
 			g.full()
