@@ -74,12 +74,12 @@ func FuzzValidatorParity(f *testing.F) {
 		if _, ok := inst.(map[string]any); !ok {
 			return
 		}
-		fromValue := fast.fast.validate(inst)
-		fromBytes, err := fast.fast.validateRaw([]byte(args))
+		fromValue := fast.fast.Validate(inst)
+		fromBytes, err := fast.fast.ValidateRaw([]byte(args))
 		if err != nil {
 			t.Fatalf("args %q: the scanner refused what encoding/json accepts: %v", args, err)
 		}
-		if (fromValue == nil) != (fromBytes == nil) || fromValue != nil && (fromValue.field() != fromBytes.field() || fromValue.reason != fromBytes.reason) {
+		if (fromValue == nil) != (fromBytes == nil) || fromValue != nil && (fromValue.Field() != fromBytes.Field() || fromValue.Reason != fromBytes.Reason) {
 			t.Fatalf("args %q: decoded %+v, scanned %+v", args, fromValue, fromBytes)
 		}
 	})
@@ -89,7 +89,7 @@ func TestFastValidatorAllocatesNothingOnSuccess(t *testing.T) {
 	fast, _ := parityValidators(t)
 	args := []byte(`{"path":"/x","flag":true,"items":[{"name":"n","kind":"a"}],"labels":{"k":"v"}}`)
 	allocs := testing.AllocsPerRun(100, func() {
-		if fe, err := fast.fast.validateRaw(args); fe != nil || err != nil {
+		if fe, err := fast.fast.ValidateRaw(args); fe != nil || err != nil {
 			t.Fatal(fe, err)
 		}
 	})

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/deepagents-go/deepagents/internal/schema"
 )
 
 // ArgumentError reports arguments that do not fit a tool's schema.
@@ -32,7 +34,7 @@ func (e *ArgumentError) Error() string {
 type Validator struct {
 	tool     string
 	raw      json.RawMessage
-	fast     *node                // nil when the schema needs the general validator
+	fast     *schema.Node         // nil when the schema needs the general validator
 	resolved *jsonschema.Resolved // the general validator
 }
 
@@ -45,7 +47,7 @@ func NewValidator(toolName string, s *jsonschema.Schema) (*Validator, error) {
 	v := &Validator{tool: toolName, raw: raw}
 	var decoded any
 	if err := json.Unmarshal(raw, &decoded); err == nil {
-		if n, ok := compileSchema(decoded); ok {
+		if n, ok := schema.Compile(decoded); ok {
 			// The compiled validator covers the schema: resolving it
 			// for the general validator would only cost start-up time.
 			v.fast = n
@@ -86,14 +88,14 @@ func (v *Validator) check(args json.RawMessage) (json.RawMessage, error) {
 	}
 	if v.fast != nil {
 		// One pass over the bytes, building nothing.
-		fe, err := v.fast.validateRaw(args)
+		fe, err := v.fast.ValidateRaw(args)
 		switch {
-		case errors.Is(err, errNotObject):
+		case errors.Is(err, schema.ErrNotObject):
 			return nil, &ArgumentError{Tool: v.tool, Reason: "arguments must be a JSON object"}
 		case err != nil:
 			return nil, &ArgumentError{Tool: v.tool, Reason: "arguments are not valid JSON: " + err.Error()}
 		case fe != nil:
-			return nil, &ArgumentError{Tool: v.tool, Field: fe.field(), Reason: fe.reason}
+			return nil, &ArgumentError{Tool: v.tool, Field: fe.Field(), Reason: fe.Reason}
 		}
 		return args, nil
 	}

@@ -1,4 +1,4 @@
-package tool
+package schema
 
 import (
 	"errors"
@@ -27,8 +27,8 @@ type scanner struct {
 	i int
 }
 
-// validateRaw checks that b is one JSON object matching n.
-func (n *node) validateRaw(b []byte) (*fieldError, error) {
+// ValidateRaw checks that b is one JSON object matching n.
+func (n *Node) ValidateRaw(b []byte) (*FieldError, error) {
 	s := scanner{b: b}
 	s.ws()
 	if s.i >= len(b) || b[s.i] != '{' {
@@ -36,7 +36,7 @@ func (n *node) validateRaw(b []byte) (*fieldError, error) {
 			// Any other JSON value: not an object.
 			if _, err := s.value(nil); err == nil {
 				if s.ws(); s.i == len(b) {
-					return nil, errNotObject
+					return nil, ErrNotObject
 				}
 			}
 		}
@@ -52,7 +52,7 @@ func (n *node) validateRaw(b []byte) (*fieldError, error) {
 	return fe, nil
 }
 
-var errNotObject = errors.New("arguments must be a JSON object")
+var ErrNotObject = errors.New("arguments must be a JSON object")
 
 func (s *scanner) ws() {
 	for s.i < len(s.b) {
@@ -69,7 +69,7 @@ func (s *scanner) ws() {
 // errors come back as errors, schema violations as a *fieldError; the
 // whole value is scanned either way, so that a syntax error anywhere in the
 // arguments is reported as such.
-func (s *scanner) value(n *node) (*fieldError, error) {
+func (s *scanner) value(n *Node) (*FieldError, error) {
 	s.ws()
 	if s.i >= len(s.b) {
 		return nil, &errSyntax{s.i, "unexpected end of JSON"}
@@ -118,19 +118,19 @@ func (s *scanner) value(n *node) (*fieldError, error) {
 	return nil, &errSyntax{s.i, "invalid character"}
 }
 
-func (s *scanner) object(n *node) (*fieldError, error) {
+func (s *scanner) object(n *Node) (*FieldError, error) {
 	s.i++ // {
 	if n != nil && n.types != 0 && n.types&tObject == 0 {
 		if err := s.skipRest('}'); err != nil {
 			return nil, err
 		}
-		return &fieldError{reason: "got object, want " + n.typeNames()}, nil
+		return &FieldError{Reason: "got object, want " + n.typeNames()}, nil
 	}
 	var seen uint64 // required fields seen, by index, for the first 64
 	// The first problem in key order among the known properties, then
 	// among the other keys: the order the validator over decoded values
 	// reports them in.
-	var propErr, extraErr *fieldError
+	var propErr, extraErr *FieldError
 	var propKey, extraKey string
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == '}' {
@@ -150,7 +150,7 @@ func (s *scanner) object(n *node) (*fieldError, error) {
 				return nil, &errSyntax{s.i, "expected ':'"}
 			}
 			s.i++
-			var sub *node
+			var sub *Node
 			known := false
 			if n != nil {
 				if sub, known = n.props[key]; !known {
@@ -169,7 +169,7 @@ func (s *scanner) object(n *node) (*fieldError, error) {
 				case known && fe != nil && (propErr == nil || key < propKey):
 					propErr, propKey = fe, string([]byte(key))
 				case !known && n.noAdditional && (extraErr == nil || key < extraKey):
-					extraErr, extraKey = &fieldError{reason: "unknown field"}, string([]byte(key))
+					extraErr, extraKey = &FieldError{Reason: "unknown field"}, string([]byte(key))
 				case !known && fe != nil && (extraErr == nil || key < extraKey):
 					extraErr, extraKey = fe, string([]byte(key))
 				}
@@ -197,7 +197,7 @@ func (s *scanner) object(n *node) (*fieldError, error) {
 			if j >= 64 { // more than 64 required fields: not tracked
 				continue
 			}
-			return (&fieldError{reason: "missing required field"}).at(r), nil
+			return (&FieldError{Reason: "missing required field"}).at(r), nil
 		}
 	}
 	if propErr != nil {
@@ -207,25 +207,25 @@ func (s *scanner) object(n *node) (*fieldError, error) {
 		return extraErr.at(extraKey), nil
 	}
 	if n.enum != nil {
-		return &fieldError{reason: "got object, want one of " + enumList(n.enum)}, nil
+		return &FieldError{Reason: "got object, want one of " + enumList(n.enum)}, nil
 	}
 	return nil, nil
 }
 
-func (s *scanner) array(n *node) (*fieldError, error) {
+func (s *scanner) array(n *Node) (*FieldError, error) {
 	s.i++ // [
 	if n != nil && n.types != 0 && n.types&tArray == 0 {
 		if err := s.skipRest(']'); err != nil {
 			return nil, err
 		}
-		return &fieldError{reason: "got array, want " + n.typeNames()}, nil
+		return &FieldError{Reason: "got array, want " + n.typeNames()}, nil
 	}
-	var items *node
+	var items *Node
 	if n != nil {
 		items = n.items
 	}
 	count := 0
-	var firstErr *fieldError
+	var firstErr *FieldError
 	firstAt := 0
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == ']' {
@@ -259,13 +259,13 @@ func (s *scanner) array(n *node) (*fieldError, error) {
 		return nil, nil
 	}
 	if count < n.minItems {
-		return &fieldError{reason: fmt.Sprintf("has %d items, want at least %d", count, n.minItems)}, nil
+		return &FieldError{Reason: fmt.Sprintf("has %d items, want at least %d", count, n.minItems)}, nil
 	}
 	if n.maxItems >= 0 && count > n.maxItems {
-		return &fieldError{reason: fmt.Sprintf("has %d items, want at most %d", count, n.maxItems)}, nil
+		return &FieldError{Reason: fmt.Sprintf("has %d items, want at most %d", count, n.maxItems)}, nil
 	}
 	if n.enum != nil {
-		return &fieldError{reason: "got array, want one of " + enumList(n.enum)}, nil
+		return &FieldError{Reason: "got array, want one of " + enumList(n.enum)}, nil
 	}
 	if firstErr != nil {
 		return firstErr.at("[" + strconv.Itoa(firstAt) + "]"), nil
@@ -463,17 +463,17 @@ func (s *scanner) number() (float64, error) {
 }
 
 // checkString checks a string value against n.
-func (n *node) checkString(v string) *fieldError {
+func (n *Node) checkString(v string) *FieldError {
 	if n.types != 0 && n.types&tString == 0 {
-		return &fieldError{reason: "got string, want " + n.typeNames()}
+		return &FieldError{Reason: "got string, want " + n.typeNames()}
 	}
 	if n.enum != nil && !slices.ContainsFunc(n.enum, func(e any) bool { s, ok := e.(string); return ok && s == v }) {
-		return &fieldError{reason: fmt.Sprintf("got %s, want one of %s", short(string([]byte(v))), enumList(n.enum))}
+		return &FieldError{Reason: fmt.Sprintf("got %s, want one of %s", short(string([]byte(v))), enumList(n.enum))}
 	}
 	return n.stringConstraints(v)
 }
 
 // checkScalar checks a number, boolean or null against n.
-func (n *node) checkScalar(v any) *fieldError {
-	return n.validate(v)
+func (n *Node) checkScalar(v any) *FieldError {
+	return n.Validate(v)
 }

@@ -1,4 +1,9 @@
-package tool
+// Package schema compiles the JSON Schemas of tool arguments into a
+// validator that checks the argument bytes in one pass, allocating nothing
+// when they are valid. Package tool falls back to the general validator of
+// github.com/google/jsonschema-go for schemas with keywords it does not
+// cover.
+package schema
 
 import (
 	"encoding/json"
@@ -12,18 +17,18 @@ import (
 	"unicode/utf8"
 )
 
-// node is a compiled JSON Schema for the keywords tool schemas use in
+// Node is a compiled JSON Schema for the keywords tool schemas use in
 // practice. Validating against it allocates nothing unless validation
 // fails, which matters because every tool call of every step is validated.
 // Schemas with other keywords fall back to the general validator.
-type node struct {
+type Node struct {
 	types        uint8 // bit set of json types; 0 means any
-	props        map[string]*node
+	props        map[string]*Node
 	propNames    []string // sorted, for a deterministic first error
 	required     []string
 	noAdditional bool
-	additional   *node
-	items        *node
+	additional   *Node
+	items        *Node
 	enum         []any
 	minimum      *float64
 	maximum      *float64
@@ -58,17 +63,17 @@ var annotations = map[string]bool{
 	"deprecated": true, "propertyOrder": true,
 }
 
-// compileSchema compiles a schema (as decoded JSON). ok is false when the
+// Compile compiles a schema (as decoded JSON). ok is false when the
 // schema uses a keyword this validator does not implement.
-func compileSchema(v any) (n *node, ok bool) {
+func Compile(v any) (n *Node, ok bool) {
 	switch s := v.(type) {
 	case bool:
 		if s {
-			return &node{maxLength: -1, maxItems: -1}, true
+			return &Node{maxLength: -1, maxItems: -1}, true
 		}
 		return nil, false // "false" schemas are rare enough to leave to the general validator
 	case map[string]any:
-		n = &node{maxLength: -1, maxItems: -1}
+		n = &Node{maxLength: -1, maxItems: -1}
 		for k, val := range s {
 			if annotations[k] || strings.HasPrefix(k, "x-") {
 				continue
@@ -82,7 +87,7 @@ func compileSchema(v any) (n *node, ok bool) {
 	return nil, false
 }
 
-func (n *node) set(k string, v any) bool {
+func (n *Node) set(k string, v any) bool {
 	num := func() (*float64, bool) {
 		f, ok := v.(float64)
 		return &f, ok
@@ -111,9 +116,9 @@ func (n *node) set(k string, v any) bool {
 		if !isMap {
 			return false
 		}
-		n.props = make(map[string]*node, len(m))
+		n.props = make(map[string]*Node, len(m))
 		for name, sub := range m {
-			c, cok := compileSchema(sub)
+			c, cok := Compile(sub)
 			if !cok {
 				return false
 			}
@@ -134,10 +139,10 @@ func (n *node) set(k string, v any) bool {
 		if b, isBool := v.(bool); isBool {
 			n.noAdditional, ok = !b, true
 		} else {
-			n.additional, ok = compileSchema(v)
+			n.additional, ok = Compile(v)
 		}
 	case "items":
-		n.items, ok = compileSchema(v)
+		n.items, ok = Compile(v)
 	case "enum":
 		n.enum, ok = v.([]any)
 		ok = ok && scalarValues(n.enum)
@@ -181,19 +186,19 @@ func scalarValues(vals []any) bool {
 	return true
 }
 
-// fieldError is a validation failure at a path inside the arguments.
-type fieldError struct {
+// FieldError is a validation failure at a path inside the arguments.
+type FieldError struct {
 	path   []string // innermost last once complete
-	reason string
+	Reason string
 }
 
-func (e *fieldError) at(seg string) *fieldError {
+func (e *FieldError) at(seg string) *FieldError {
 	e.path = append(e.path, seg)
 	return e
 }
 
-// field renders the path as the model wrote it: todos[1].status.
-func (e *fieldError) field() string {
+// Field renders the path as the model wrote it: todos[1].status.
+func (e *FieldError) Field() string {
 	var b strings.Builder
 	for i := len(e.path) - 1; i >= 0; i-- {
 		seg := e.path[i]
@@ -230,38 +235,38 @@ func jsonType(v any) (uint8, string) {
 	return 0, fmt.Sprintf("%T", v)
 }
 
-func (n *node) validate(v any) *fieldError {
+func (n *Node) Validate(v any) *FieldError {
 	bits, name := jsonType(v)
 	if n.types != 0 && n.types&bits == 0 {
-		return &fieldError{reason: fmt.Sprintf("got %s, want %s", name, n.typeNames())}
+		return &FieldError{Reason: fmt.Sprintf("got %s, want %s", name, n.typeNames())}
 	}
 	if n.enum != nil && !slices.ContainsFunc(n.enum, func(e any) bool { return reflect.DeepEqual(e, v) }) {
-		return &fieldError{reason: fmt.Sprintf("got %s, want one of %s", short(v), enumList(n.enum))}
+		return &FieldError{Reason: fmt.Sprintf("got %s, want one of %s", short(v), enumList(n.enum))}
 	}
 	switch x := v.(type) {
 	case map[string]any:
 		for _, r := range n.required {
 			if _, ok := x[r]; !ok {
-				return (&fieldError{reason: "missing required field"}).at(r)
+				return (&FieldError{Reason: "missing required field"}).at(r)
 			}
 		}
 		for _, k := range n.propNames {
 			if val, ok := x[k]; ok {
-				if err := n.props[k].validate(val); err != nil {
+				if err := n.props[k].Validate(val); err != nil {
 					return err.at(k)
 				}
 			}
 		}
 		if n.noAdditional || n.additional != nil {
 			var bad string
-			var badErr *fieldError
+			var badErr *FieldError
 			for k, val := range x {
 				if _, known := n.props[k]; known || (bad != "" && k > bad) {
 					continue
 				}
 				if n.noAdditional {
-					bad, badErr = k, &fieldError{reason: "unknown field"}
-				} else if err := n.additional.validate(val); err != nil {
+					bad, badErr = k, &FieldError{Reason: "unknown field"}
+				} else if err := n.additional.Validate(val); err != nil {
 					bad, badErr = k, err
 				}
 			}
@@ -271,14 +276,14 @@ func (n *node) validate(v any) *fieldError {
 		}
 	case []any:
 		if len(x) < n.minItems {
-			return &fieldError{reason: fmt.Sprintf("has %d items, want at least %d", len(x), n.minItems)}
+			return &FieldError{Reason: fmt.Sprintf("has %d items, want at least %d", len(x), n.minItems)}
 		}
 		if n.maxItems >= 0 && len(x) > n.maxItems {
-			return &fieldError{reason: fmt.Sprintf("has %d items, want at most %d", len(x), n.maxItems)}
+			return &FieldError{Reason: fmt.Sprintf("has %d items, want at most %d", len(x), n.maxItems)}
 		}
 		if n.items != nil {
 			for i, e := range x {
-				if err := n.items.validate(e); err != nil {
+				if err := n.items.Validate(e); err != nil {
 					return err.at("[" + strconv.Itoa(i) + "]")
 				}
 			}
@@ -288,36 +293,36 @@ func (n *node) validate(v any) *fieldError {
 	case float64:
 		switch {
 		case n.minimum != nil && x < *n.minimum:
-			return &fieldError{reason: fmt.Sprintf("got %v, want at least %v", x, *n.minimum)}
+			return &FieldError{Reason: fmt.Sprintf("got %v, want at least %v", x, *n.minimum)}
 		case n.maximum != nil && x > *n.maximum:
-			return &fieldError{reason: fmt.Sprintf("got %v, want at most %v", x, *n.maximum)}
+			return &FieldError{Reason: fmt.Sprintf("got %v, want at most %v", x, *n.maximum)}
 		case n.exclMinimum != nil && x <= *n.exclMinimum:
-			return &fieldError{reason: fmt.Sprintf("got %v, want more than %v", x, *n.exclMinimum)}
+			return &FieldError{Reason: fmt.Sprintf("got %v, want more than %v", x, *n.exclMinimum)}
 		case n.exclMaximum != nil && x >= *n.exclMaximum:
-			return &fieldError{reason: fmt.Sprintf("got %v, want less than %v", x, *n.exclMaximum)}
+			return &FieldError{Reason: fmt.Sprintf("got %v, want less than %v", x, *n.exclMaximum)}
 		}
 	}
 	return nil
 }
 
 // stringConstraints checks a string's length and pattern.
-func (n *node) stringConstraints(x string) *fieldError {
+func (n *Node) stringConstraints(x string) *FieldError {
 	if n.minLength > 0 || n.maxLength >= 0 {
 		l := utf8.RuneCountInString(x)
 		if l < n.minLength {
-			return &fieldError{reason: fmt.Sprintf("is %d characters long, want at least %d", l, n.minLength)}
+			return &FieldError{Reason: fmt.Sprintf("is %d characters long, want at least %d", l, n.minLength)}
 		}
 		if n.maxLength >= 0 && l > n.maxLength {
-			return &fieldError{reason: fmt.Sprintf("is %d characters long, want at most %d", l, n.maxLength)}
+			return &FieldError{Reason: fmt.Sprintf("is %d characters long, want at most %d", l, n.maxLength)}
 		}
 	}
 	if n.pattern != nil && !n.pattern.MatchString(x) {
-		return &fieldError{reason: fmt.Sprintf("does not match pattern %q", n.pattern.String())}
+		return &FieldError{Reason: fmt.Sprintf("does not match pattern %q", n.pattern.String())}
 	}
 	return nil
 }
 
-func (n *node) typeNames() string {
+func (n *Node) typeNames() string {
 	var names []string
 	for _, t := range []string{"null", "boolean", "integer", "number", "string", "array", "object"} {
 		if n.types&typeBits[t] != 0 {
