@@ -76,7 +76,9 @@ func TestFilesystemToolContract(t *testing.T) {
 		{"ls", `{"path":"/nowhere"}`, "No files found", false, false},
 		// read_file
 		{"read_file", `{"file_path":"/src/main.go"}`, "     1\tpackage main\n     2\t\n     3\tfunc main() {\n     4\t\tprintln(\"hi\")\n     5\t}", false, false},
-		{"read_file", `{"file_path":"/src/main.go","offset":2,"limit":2}`, "     3\tfunc main() {\n     4\t\tprintln(\"hi\")", false, false},
+		{"read_file", `{"file_path":"/src/main.go","offset":2,"limit":2}`, "     3\tfunc main() {\n     4\t\tprintln(\"hi\")\n\n[Read 2 lines (lines 3-4). More lines remain from offset 4.]", false, false},
+		{"read_file", `{"file_path":"/src/main.go","offset":2,"limit":3}`, "     3\tfunc main() {\n     4\t\tprintln(\"hi\")\n     5\t}", false, false}, // the window reaches the end: no notice
+		{"read_file", `{"file_path":"/src/main.go","offset":4,"limit":9223372036854775807}`, "     5\t}", false, false},
 		{"read_file", `{"file_path":"/no-newline.txt"}`, "     1\tone\n     2\ttwo", false, false},
 		{"read_file", `{"file_path":"/long.txt"}`, "     1\t" + strings.Repeat("x", 10000) + "\n   1.1\t" + strings.Repeat("y", 10000) + "\n   1.2\tzz\n     2\tshort", false, false},
 		{"read_file", `{"file_path":"/empty.txt"}`, "System reminder: File exists but has empty contents", false, false},
@@ -85,7 +87,7 @@ func TestFilesystemToolContract(t *testing.T) {
 		{"read_file", `{"file_path":"/missing.txt"}`, "Error: File '/missing.txt' not found", false, true},
 		{"read_file", `{"file_path":"foo..bar.txt"}`, "     1\tlegal name", false, false},
 		{"read_file", `{"file_path":"/cr.txt"}`, "     1\told\n     2\tmac\n     3\tlines", false, false},
-		{"read_file", `{"file_path":"/cr.txt","offset":1,"limit":1}`, "     2\tmac", false, false},
+		{"read_file", `{"file_path":"/cr.txt","offset":1,"limit":1}`, "     2\tmac\n\n[Read 1 line (lines 2-2). More lines remain from offset 2.]", false, false},
 		{"read_file", `{"file_path":"/latin1.txt"}`, "     1\tcaf\uFFFD ok\n     2\t\uFFFD", false, false},
 		// write_file
 		{"write_file", `{"file_path":"/new/file.txt","content":"fresh"}`, "Updated file /new/file.txt", false, false},
@@ -134,8 +136,8 @@ func TestFilesystemToolContract(t *testing.T) {
 		{"ls", `{"path":"~/secrets"}`, "Error: Path traversal not allowed: ~/secrets", false, true},
 		{"read_file", `{"file_path":"C:\\Users\\x.txt"}`, `Error: Windows absolute paths are not supported: C:\Users\x.txt. Please use virtual paths starting with / (e.g., /workspace/file.txt)`, false, true},
 		{"write_file", `{"file_path":"F:/x","content":""}`, "Error: Windows absolute paths are not supported: F:/x. Please use virtual paths starting with / (e.g., /workspace/file.txt)", false, true},
-		{"read_file", `{"file_path":"/./src//main.go","limit":1}`, "     1\tpackage main", false, false},
-		{"read_file", `{"file_path":"src\\main.go","limit":1}`, "     1\tpackage main", false, false},
+		{"read_file", `{"file_path":"/./src//main.go","limit":1}`, "     1\tpackage main\n\n[Read 1 line", true, false},
+		{"read_file", `{"file_path":"src\\main.go","limit":1}`, "     1\tpackage main\n\n[Read 1 line", true, false},
 		// arguments
 		{"read_file", `{"file_path":"/README.md","offset":-1}`, "     1\t# New\n     2\thello hello\n\n[Requested offset -1 is before the start of the file; read from line 1 instead.]", false, false},
 		{"read_file", `{"file_path":"/README.md","limit":0}`, "System reminder: no lines were read because `limit` was 0. The file was not inspected and may have contents; retry with `limit` >= 1 to read it.", false, false},

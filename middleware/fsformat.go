@@ -30,6 +30,9 @@ const (
 	// readCutNote ends a read_file result that reached the backend's limit
 	// on one read's bytes.
 	readCutNote = "\n... [read stopped at the backend's size limit for one read: line %d is cut there; continue with offset=%d]"
+	// moreLinesNote ends a read_file window after which the file goes on,
+	// in the references' words.
+	moreLinesNote = "\n\n[Read %d %s (lines %d-%d). More lines remain from offset %d.]"
 	// lineCutMark ends a grep line cut at GrepLimits.MaxLineBytes.
 	lineCutMark = " [... line truncated]"
 	// grepCappedNote ends a grep result that stopped at its match cap.

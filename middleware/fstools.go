@@ -20,7 +20,7 @@ const (
 
 	readDescription = `Read a file, shown with line numbers (cat -n style).
 
-By default it returns up to 2000 lines from the start. For long files, pass offset (0-based line to start at) and limit (number of lines) to page through them. Lines longer than 10000 characters continue on rows numbered N.1, N.2. Read a file before editing it.`
+By default it returns up to 2000 lines from the start. For long files, pass offset (0-based line to start at) and limit (number of lines) to page through them; when more lines follow, the result ends with the offset to continue from. Lines longer than 10000 characters continue on rows numbered N.1, N.2. Read a file before editing it.`
 
 	writeDescription = `Write a file: create it with the given content, or replace the whole of an existing one. To change part of a file, use edit_file instead.`
 
@@ -112,24 +112,40 @@ func (f *Filesystem) read(ctx context.Context, in readIn) (string, error) {
 	case limit <= 0:
 		limit = DefaultReadLimit
 	}
-	res, err := f.backend.Read(ctx, p, max(in.Offset, 0), limit)
+	// One line more than shown tells whether the file goes on.
+	res, err := f.backend.Read(ctx, p, max(in.Offset, 0), min(limit, math.MaxInt-1)+1)
 	if err != nil {
 		return "", errors.New(backendErrorText(p, err))
 	}
-	if len(res.Lines) == 0 || (res.Offset == 0 && allBlank(res.Lines)) {
+	more := len(res.Lines) > limit
+	if more {
+		res.Lines = res.Lines[:limit]
+	}
+	if len(res.Lines) == 0 || (res.Offset == 0 && !more && allBlank(res.Lines)) {
 		return emptyFileReminder, nil
 	}
 	var b strings.Builder
 	formatLines(&b, res.Lines, res.Offset+1)
 	out := capOutput(b.String(), f.evictChars())
-	if res.Truncated {
-		next := res.Offset + len(res.Lines)
+	next := res.Offset + len(res.Lines)
+	switch {
+	case res.Truncated:
 		out += fmt.Sprintf(readCutNote, next, next)
+	case more && len(out) == b.Len(): // not cut by capOutput, which says so itself
+		out += fmt.Sprintf(moreLinesNote, len(res.Lines), plural(len(res.Lines), "line"), res.Offset+1, next, next)
 	}
 	if in.Offset < 0 {
 		out += fmt.Sprintf(clampedOffsetNote, in.Offset)
 	}
 	return out, nil
+}
+
+// plural is word, with an s unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 // allBlank reports whether lines hold nothing but white space: such a file
