@@ -96,6 +96,7 @@ type Agent struct {
 	middleware  []Middleware
 	before      []BeforeAgentHook
 	afterModel  []AfterModelHook
+	private     map[string]bool // state values its middleware keep to this agent
 	after       []AfterAgentHook
 	callModel   ModelHandler
 	callTool    ToolHandler
@@ -164,6 +165,14 @@ func New(cfg Config) (*Agent, error) {
 		}
 		if h, ok := m.(AfterAgentHook); ok {
 			a.after = append(a.after, h)
+		}
+		if p, ok := m.(PrivateValuer); ok {
+			for _, k := range p.PrivateValues() {
+				if a.private == nil {
+					a.private = make(map[string]bool)
+				}
+				a.private[k] = true
+			}
 		}
 	}
 	for _, t := range cfg.Tools {
@@ -396,4 +405,10 @@ func (a *Agent) Stream(ctx context.Context, in Input) iter.Seq2[Event, error] {
 			yield(Event{}, runErr)
 		}
 	}
+}
+
+// PrivateValues returns the state values this agent's middleware keep to
+// it (see PrivateValuer), sorted.
+func (a *Agent) PrivateValues() []string {
+	return slices.Sorted(maps.Keys(a.private))
 }

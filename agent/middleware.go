@@ -134,3 +134,11 @@ type ToolPrompter interface {
 	SystemPrompter
 	SystemPromptFor(offered func(tool string) bool) string
 }
+
+// PrivateValuer is implemented by middleware that keep state values of
+// their own agent (the AGENTS.md it loaded, say): a subagent neither
+// receives these values from the agent that calls it nor returns its own.
+// See Runtime.IsPrivate and Agent.PrivateValues.
+type PrivateValuer interface {
+	PrivateValues() []string
+}

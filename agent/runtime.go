@@ -159,6 +159,10 @@ func (r *Runtime) Values() map[string]json.RawMessage {
 	return out
 }
 
+// IsPrivate reports whether the state value key belongs to this agent
+// alone: a middleware of its declared it (see PrivateValuer).
+func (r *Runtime) IsPrivate(key string) bool { return r.agent.private[key] }
+
 // AddUsage adds token usage to the run's total (a subagent's, for one).
 func (r *Runtime) AddUsage(u llm.Usage) {
 	r.mu.Lock()

@@ -32,6 +32,10 @@ func NewAgentsMemory(b backend.Backend, sources ...string) *AgentsMemory {
 // Name implements agent.Middleware.
 func (*AgentsMemory) Name() string { return "memory" }
 
+// PrivateValues implements agent.PrivateValuer: each agent loads its own
+// AGENTS.md.
+func (*AgentsMemory) PrivateValues() []string { return []string{MemoryValue} }
+
 // Sources returns the memory file paths.
 func (m *AgentsMemory) Sources() []string { return m.sources }
 

@@ -61,6 +61,10 @@ func NewSkills(b backend.Backend, sources ...string) *Skills {
 // Name implements agent.Middleware.
 func (*Skills) Name() string { return "skills" }
 
+// PrivateValues implements agent.PrivateValuer: each agent lists its own
+// skills.
+func (*Skills) PrivateValues() []string { return []string{SkillsValue} }
+
 type skillsKey struct{}
 
 // BeforeAgent implements agent.BeforeAgentHook.

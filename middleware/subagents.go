@@ -87,15 +87,10 @@ type SubagentsConfig struct {
 	TaskDescription string
 }
 
-// PrivateValues are custom state keys a subagent neither receives nor
-// returns: each agent loads its own memory and skills, and plans alone.
-var PrivateValues = []string{MemoryValue, SkillsValue, StructuredResponseValue}
-
 // State keys of built-in middleware.
 const (
-	MemoryValue             = "memory_contents"
-	SkillsValue             = "skills_metadata"
-	StructuredResponseValue = "structured_response"
+	MemoryValue = "memory_contents"
+	SkillsValue = "skills_metadata"
 )
 
 // Subagents adds the task tool, which runs a subagent on a task in a fresh
@@ -274,8 +269,10 @@ func (s *Subagents) task(ctx context.Context, in taskIn) (string, error) {
 	} else {
 		input.Messages = []llm.Message{llm.UserText(in.Description)}
 		input.Values = rt.Values()
-		for _, k := range PrivateValues {
-			delete(input.Values, k)
+		for k := range input.Values {
+			if rt.IsPrivate(k) {
+				delete(input.Values, k)
+			}
 		}
 		input.Files = rt.Files().Snapshot()
 	}
@@ -292,7 +289,7 @@ func (s *Subagents) task(ctx context.Context, in taskIn) (string, error) {
 	if res.Status == agent.StatusInterrupted {
 		return "", &agent.InterruptError{Requests: res.Interrupts}
 	}
-	mergeBack(rt, res)
+	mergeBack(rt, e.run, res)
 	last := res.LastMessage()
 	if last == nil {
 		return "", fmt.Errorf("Error: subagent %s returned no messages", e.name)
@@ -300,10 +297,17 @@ func (s *Subagents) task(ctx context.Context, in taskIn) (string, error) {
 	return strings.TrimRight(last.Text(), " \t\n"), nil
 }
 
+// private reports whether a subagent keeps the state value key to itself:
+// a middleware of its declared it (see agent.PrivateValuer).
+func private(run Runnable, key string) bool {
+	p, ok := run.(interface{ PrivateValues() []string })
+	return ok && slices.Contains(p.PrivateValues(), key)
+}
+
 // mergeBack applies the files and values a subagent changed to the caller's
 // state. Only what differs from the caller's current state is written, so
 // files the subagent merely received do not count as changes.
-func mergeBack(rt *agent.Runtime, res *agent.Result) {
+func mergeBack(rt *agent.Runtime, run Runnable, res *agent.Result) {
 	if res.State == nil {
 		return
 	}
@@ -321,7 +325,7 @@ func mergeBack(rt *agent.Runtime, res *agent.Result) {
 		}
 	}
 	for _, k := range res.ChangedValues {
-		if slices.Contains(PrivateValues, k) {
+		if rt.IsPrivate(k) || private(run, k) {
 			continue
 		}
 		v := res.State.Values[k]

@@ -177,7 +177,7 @@ func TestStateIsolationAndMergeBack(t *testing.T) {
 		},
 		NoGeneralPurpose: true,
 		Middleware:       func() []agent.Middleware { return []agent.Middleware{middleware.NewTodos()} },
-	}, middleware.NewTodos())
+	}, middleware.NewTodos(), middleware.NewAgentsMemory(backend.NewStateBackend(nil))) // memory keeps its value to the main agent
 	res, err := a.Invoke(context.Background(), agent.Input{
 		Messages: []llm.Message{llm.UserText("go")},
 		Values:   map[string]json.RawMessage{"project": json.RawMessage(`"apollo"`), middleware.MemoryValue: json.RawMessage(`{"/AGENTS.md":"secret"}`)},
