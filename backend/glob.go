@@ -29,7 +29,9 @@ type globPattern struct {
 	alts [][]string // brace-expanded alternatives, split into elements
 }
 
-// compileGlob compiles a pattern (without a leading "/").
+// compileGlob compiles a pattern. One without "/" is matched against names;
+// one with "/" (a leading one included, which newGlobSpec adds to an
+// absolute pattern) against paths.
 func compileGlob(pattern string) (globPattern, error) {
 	if len(pattern) > maxGlobBytes {
 		return globPattern{}, &PatternError{Pattern: pattern[:64] + "...", Err: errGlobTooLong}
@@ -64,6 +66,7 @@ var errGlobTooLong = patternReason("it is longer than 4096 bytes")
 // errTooManyAlternatives refuses a pattern whose braces expand too far.
 var errTooManyAlternatives = patternReason("its braces expand to more than 1024 alternatives")
 
+// patternReason is the reason a pattern is refused, as an error.
 type patternReason string
 
 func (r patternReason) Error() string { return string(r) }
