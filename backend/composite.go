@@ -298,8 +298,7 @@ func (c *Composite) Glob(ctx context.Context, pattern, path string) ([]FileInfo,
 	}
 	out := slices.Concat(results...)
 	slices.SortFunc(out, func(a, b FileInfo) int { return strings.Compare(a.Path, b.Path) })
-	// Two remainders of one pattern may find the same file.
-	return slices.CompactFunc(out, func(a, b FileInfo) bool { return a.Path == b.Path }), nil
+	return out, nil
 }
 
 // routeGlob returns the patterns with which to glob route r's share of g,
@@ -313,12 +312,13 @@ func routeGlob(r *route, g *globSpec) (patterns []string, dir string) {
 		return []string{g.pattern}, "/"
 	}
 	// The route lies below the pattern's base: what is left of the pattern
-	// once it has matched the route's directory, anchored at its root.
+	// once it has matched the route's directory, anchored at its root, as
+	// one pattern so that the route is walked once.
 	rest := g.glob.remainders(relTo(r.dir, g.base))
-	for i, s := range rest {
-		rest[i] = "/" + s
+	if len(rest) == 0 {
+		return nil, "/"
 	}
-	return rest, "/"
+	return []string{anchoredUnion(rest)}, "/"
 }
 
 // Grep implements Backend.
@@ -346,14 +346,11 @@ func (c *Composite) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch, error) 
 			if filter.mode == filterRel && !filter.glob.bare {
 				// What is left of the filter below the route's directory,
 				// anchored at its root.
-				switch rest := filter.glob.remainders(relTo(r.dir, p)); len(rest) {
-				case 0:
+				rest := filter.glob.remainders(relTo(r.dir, p))
+				if len(rest) == 0 {
 					return nil // no file of the route can pass
-				case 1:
-					rq.Glob = "/" + rest[0]
-				default:
-					rq.Glob = ""
 				}
+				rq.Glob = anchoredUnion(rest)
 			}
 		}
 		if filter.mode == filterAbs && r.dir != "/" {

@@ -207,3 +207,54 @@ func TestNewCompositeErrors(t *testing.T) {
 		t.Error("nil default: no error")
 	}
 }
+
+// TestCompositeGlobMatchesOneBackend: globbing files spread over routes
+// finds what globbing the same files in one backend finds, for patterns
+// that cross routes in every way (a route below the pattern's literal
+// part, "**" before and after it, braces, names, dot directories).
+func TestCompositeGlobMatchesOneBackend(t *testing.T) {
+	ctx := t.Context()
+	files := []string{
+		"/top.md", "/a/x.md", "/a/b/y.md", "/a/b/c/z.md", "/a/b/c/a/b/w.md", "/a/b/.hid/v.md",
+		"/a/b/q,r.md", "/k/a/b/u.md", "/a/b/c/d/e/f.txt",
+	}
+	one := backend.NewStateBackend(backend.NewFiles(nil))
+	def := backend.NewStateBackend(backend.NewFiles(nil))
+	routed := map[string]backend.Backend{"/a/b/": backend.NewStateBackend(backend.NewFiles(nil)), "/k/": backend.NewStoreBackend(store.NewMemoryStore(), nil)}
+	c, err := backend.NewComposite(def, routed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if err := one.Write(ctx, f, "x"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Write(ctx, f, "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, pattern := range []string{
+		"*.md", "**/*.md", "a/**/*.md", "**/b/**/*.md", "**/a/**/b/**/*.md", "a/b/**", "a/*/c/*.md",
+		"**/b/*.md", "{a,k}/**/*.md", "a/b/{c/z,q\\,r}.md", "**/.hid/*.md", "/a/b/c/**/*.md", "**/**/**/*.txt",
+	} {
+		want, err := one.Glob(ctx, pattern, "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.Glob(ctx, pattern, "/")
+		if err != nil {
+			t.Fatalf("Glob(%q): %v", pattern, err)
+		}
+		if !slices.Equal(paths(got), paths(want)) {
+			t.Errorf("Glob(%q) over routes = %v, in one backend %v", pattern, paths(got), paths(want))
+		}
+	}
+}
+
+func paths(fi []backend.FileInfo) []string {
+	out := make([]string, len(fi))
+	for i, f := range fi {
+		out[i] = f.Path
+	}
+	return out
+}

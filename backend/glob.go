@@ -47,7 +47,8 @@ func compileGlob(pattern string) (globPattern, error) {
 	for _, alt := range expanded {
 		var elems []string
 		for e := range strings.SplitSeq(alt, "/") {
-			if e != "" && e != "." {
+			// "**/**" is "**": collapsing keeps the matching state small.
+			if e != "" && e != "." && (e != "**" || len(elems) == 0 || elems[len(elems)-1] != "**") {
 				elems = append(elems, e)
 			}
 		}
@@ -259,6 +260,43 @@ func splitAlternatives(s string) []string {
 		}
 	}
 	return append(out, s[start:])
+}
+
+// anchoredUnion makes one pattern, anchored at the root, of patterns that
+// remainders returned: a brace group of them when there are several.
+func anchoredUnion(patterns []string) string {
+	if len(patterns) == 1 {
+		return "/" + patterns[0]
+	}
+	alts := make([]string, len(patterns))
+	for i, p := range patterns {
+		alts[i] = escapeCommas(p) // a literal comma, not a separator
+	}
+	return "/{" + strings.Join(alts, ",") + "}"
+}
+
+// escapeCommas escapes the unescaped commas of s, so that s can stand as an
+// alternative in a brace group.
+func escapeCommas(s string) string {
+	if !strings.Contains(s, ",") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\':
+			b.WriteByte(c)
+			if i+1 < len(s) {
+				i++
+				b.WriteByte(s[i])
+			}
+			continue
+		case ',':
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // escapeBraces escapes the unescaped braces of s, which brace expansion
