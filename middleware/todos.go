@@ -2,7 +2,6 @@ package middleware
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -105,11 +104,7 @@ func writeTodos(ctx context.Context, in todosInput) (string, error) {
 		todos = []agent.Todo{}
 	}
 	rt.SetTodos(todos)
-	b, err := json.Marshal(todos)
-	if err != nil {
-		return "", err
-	}
-	return "Updated todo list to " + string(b), nil
+	return "Updated todo list to " + todosRepr(todos), nil
 }
 
 // WrapTool implements agent.ToolWrapper: when a turn calls write_todos more

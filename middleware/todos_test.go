@@ -20,6 +20,7 @@ func todosCall(id, todos string) llm.ToolCall {
 
 func TestWriteTodos(t *testing.T) {
 	first := `[{"content":"read the code","status":"completed"},{"content":"write tests","status":"in_progress"}]`
+	firstRepr := `[{'content': 'read the code', 'status': 'completed'}, {'content': 'write tests', 'status': 'in_progress'}]`
 	tests := []struct {
 		name      string
 		turns     [][]llm.ToolCall
@@ -31,28 +32,28 @@ func TestWriteTodos(t *testing.T) {
 			name:      "replaces the whole list",
 			turns:     [][]llm.ToolCall{{todosCall("a", `[{"content":"x","status":"pending"}]`)}, {todosCall("b", first)}},
 			want:      []agent.Todo{{Content: "read the code", Status: agent.TodoCompleted}, {Content: "write tests", Status: agent.TodoInProgress}},
-			wantTexts: []string{`Updated todo list to [{"content":"x","status":"pending"}]`, "Updated todo list to " + compact(first)},
+			wantTexts: []string{`Updated todo list to [{'content': 'x', 'status': 'pending'}]`, "Updated todo list to " + firstRepr},
 			wantError: []bool{false, false},
 		},
 		{
 			name:      "empty list clears",
 			turns:     [][]llm.ToolCall{{todosCall("a", first)}, {todosCall("b", `[]`)}},
 			want:      []agent.Todo{},
-			wantTexts: []string{"Updated todo list to " + compact(first), "Updated todo list to []"},
+			wantTexts: []string{"Updated todo list to " + firstRepr, "Updated todo list to []"},
 			wantError: []bool{false, false},
 		},
 		{
 			name:      "two calls in one turn are both rejected",
 			turns:     [][]llm.ToolCall{{todosCall("a", first)}, {todosCall("b", `[]`), todosCall("c", `[{"content":"y","status":"pending"}]`)}},
 			want:      []agent.Todo{{Content: "read the code", Status: agent.TodoCompleted}, {Content: "write tests", Status: agent.TodoInProgress}},
-			wantTexts: []string{"Updated todo list to " + compact(first), "should never be called multiple times in parallel", "should never be called multiple times in parallel"},
+			wantTexts: []string{"Updated todo list to " + firstRepr, "should never be called multiple times in parallel", "should never be called multiple times in parallel"},
 			wantError: []bool{false, true, true},
 		},
 		{
 			name:      "activeForm is kept, other fields dropped",
 			turns:     [][]llm.ToolCall{{todosCall("a", `[{"content":"Run the tests","status":"in_progress","activeForm":"Running the tests","id":"1","priority":"high"}]`)}},
 			want:      []agent.Todo{{Content: "Run the tests", Status: agent.TodoInProgress, ActiveForm: "Running the tests"}},
-			wantTexts: []string{`Updated todo list to [{"content":"Run the tests","status":"in_progress","activeForm":"Running the tests"}]`},
+			wantTexts: []string{`Updated todo list to [{'content': 'Run the tests', 'status': 'in_progress', 'activeForm': 'Running the tests'}]`},
 			wantError: []bool{false},
 		},
 		{
@@ -147,11 +148,3 @@ func TestTodosPromptAndSchema(t *testing.T) {
 	}
 }
 
-func compact(s string) string {
-	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		panic(err)
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
