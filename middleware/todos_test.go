@@ -147,4 +147,3 @@ func TestTodosPromptAndSchema(t *testing.T) {
 		t.Errorf("schema = %s", a.ToolSpecs()[0].Parameters)
 	}
 }
-
