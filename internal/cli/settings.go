@@ -77,6 +77,14 @@ func (f *runFlags) adoptThreadSettings(ctx context.Context, db *persist.DB, w io
 			fmt.Fprintf(w, "note: thread %s ran with %s %s; this run uses %s\n", f.thread, flag, orNone(was), orNone(now))
 		}
 	}
+	// adoptBool keeps a flag the thread ran with unless the run gives it.
+	adoptBool := func(flag string, was bool, now *bool) {
+		if given(flag) {
+			note("--"+flag, strconv.FormatBool(was), strconv.FormatBool(*now))
+		} else {
+			*now = was
+		}
+	}
 	if given("model") {
 		note("--model", old.Model, f.model)
 	} else {
@@ -90,26 +98,14 @@ func (f *runFlags) adoptThreadSettings(ctx context.Context, db *persist.DB, w io
 		}
 		f.dir = old.Dir
 	}
-	if given("shell") {
-		note("--shell", strconv.FormatBool(old.Shell), strconv.FormatBool(f.shell))
-	} else {
-		f.shell = old.Shell
-	}
+	adoptBool("shell", old.Shell, &f.shell)
 	if given("sandbox") {
 		note("--sandbox", old.Sandbox, f.sandbox)
 	} else if old.Sandbox != "" {
 		f.sandbox = old.Sandbox
 	}
-	if given("network") {
-		note("--network", strconv.FormatBool(old.Network), strconv.FormatBool(f.network))
-	} else {
-		f.network = old.Network
-	}
-	if given("grep-regexp") {
-		note("--grep-regexp", strconv.FormatBool(old.GrepRegexp), strconv.FormatBool(f.grepRegexp))
-	} else {
-		f.grepRegexp = old.GrepRegexp
-	}
+	adoptBool("network", old.Network, &f.network)
+	adoptBool("grep-regexp", old.GrepRegexp, &f.grepRegexp)
 	if given("interrupt-on") || given("auto-approve") {
 		note("approvals for", strings.Join(old.InterruptOn, ","), strings.Join(f.interruptOn(false), ","))
 	} else {
