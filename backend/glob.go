@@ -73,14 +73,19 @@ type patternReason string
 func (r patternReason) Error() string { return string(r) }
 
 // match reports whether the file at rel (relative to the search root; its
-// name when the root is the file itself) matches.
+// name when the root is the file itself) matches. It runs for every file a
+// walk meets, so it allocates nothing for patterns of up to 31 elements.
 func (g *globPattern) match(rel string) bool {
 	if g.bare {
-		rel = baseName("/" + rel)
+		rel = rel[strings.LastIndexByte(rel, '/')+1:]
 	}
-	segs := strings.Split(rel, "/")
+	var a, b [32]bool
 	for _, alt := range g.alts {
-		if reach(alt, segs, true)[len(alt)] {
+		at, next := a[:], b[:]
+		if len(alt) >= len(a) {
+			at, next = make([]bool, len(alt)+1), make([]bool, len(alt)+1)
+		}
+		if reach(alt, rel, true, at[:len(alt)+1], next[:len(alt)+1])[len(alt)] {
 			return true
 		}
 	}
@@ -93,10 +98,9 @@ func (g *globPattern) mayHold(rel string) bool {
 	if g.bare || rel == "" {
 		return true
 	}
-	segs := strings.Split(rel, "/")
 	for _, alt := range g.alts {
 		// Some elements must remain for the names below the directory.
-		for _, ok := range reach(alt, segs, false)[:len(alt)] {
+		for _, ok := range reach(alt, rel, false, nil, nil)[:len(alt)] {
 			if ok {
 				return true
 			}
@@ -105,15 +109,18 @@ func (g *globPattern) mayHold(rel string) bool {
 	return false
 }
 
-// reach runs the pattern elems over the path elements segs and reports,
-// for each i, whether elems[:i] can match all of segs. A "**" element
+// reach runs the pattern elems over the elements of the path rel and
+// reports, for each i, whether elems[:i] can match all of them. at and next
+// are its scratch, each len(elems)+1 long; nil makes them. A "**" element
 // matches any number of path elements, none starting with "."; when whole
 // is set a final "**" must match at least one (a file is not the
 // directory it would be in).
-func reach(elems, segs []string, whole bool) []bool {
-	// at[i] holds whether elems[:i] matches segs[:j] for the current j.
-	at := make([]bool, len(elems)+1)
-	next := make([]bool, len(elems)+1)
+func reach(elems []string, rel string, whole bool, at, next []bool) []bool {
+	// at[i] holds whether elems[:i] matches the path elements so far.
+	if at == nil {
+		at, next = make([]bool, len(elems)+1), make([]bool, len(elems)+1)
+	}
+	clear(at)
 	at[0] = true
 	for i, e := range elems { // "**" may match no element
 		if !at[i] || e != "**" || (whole && i == len(elems)-1) {
@@ -121,7 +128,9 @@ func reach(elems, segs []string, whole bool) []bool {
 		}
 		at[i+1] = true
 	}
-	for _, s := range segs {
+	for rest, more := rel, true; more; {
+		var s string
+		s, rest, more = strings.Cut(rest, "/")
 		clear(next)
 		for i, e := range elems {
 			switch {
@@ -151,10 +160,9 @@ func reach(elems, segs []string, whole bool) []bool {
 // the pattern's elements can match the directory, the elements left, as a
 // pattern relative to that directory. None when no file below can match.
 func (g *globPattern) remainders(rel string) []string {
-	segs := strings.Split(rel, "/")
 	var out []string
 	for _, alt := range g.alts {
-		for i, ok := range reach(alt, segs, false)[:len(alt)] {
+		for i, ok := range reach(alt, rel, false, nil, nil)[:len(alt)] {
 			if s := strings.Join(alt[i:], "/"); ok && !slices.Contains(out, s) {
 				out = append(out, s)
 			}
@@ -205,7 +213,7 @@ func expandBraces(p string, max int) (out []string, ok bool) {
 					if !ok {
 						return nil, false
 					}
-					head := escapeBraces(p[:i+1])
+					head := escapeUnescaped(p[:i+1], "{}")
 					for _, r := range rest {
 						out = append(out, head+r)
 					}
@@ -215,9 +223,9 @@ func expandBraces(p string, max int) (out []string, ok bool) {
 		}
 	}
 	if close < 0 {
-		return []string{escapeBraces(p)}, true
+		return []string{escapeUnescaped(p, "{}")}, true
 	}
-	prefix, suffix := escapeBraces(p[:open]), p[close+1:]
+	prefix, suffix := escapeUnescaped(p[:open], "{}"), p[close+1:]
 	tails, ok := expandBraces(suffix, max)
 	if !ok {
 		return nil, false
@@ -270,55 +278,34 @@ func anchoredUnion(patterns []string) string {
 	}
 	alts := make([]string, len(patterns))
 	for i, p := range patterns {
-		alts[i] = escapeCommas(p) // a literal comma, not a separator
+		alts[i] = escapeUnescaped(p, ",") // a literal comma, not a separator
 	}
 	return "/{" + strings.Join(alts, ",") + "}"
 }
 
-// escapeCommas escapes the unescaped commas of s, so that s can stand as an
-// alternative in a brace group.
-func escapeCommas(s string) string {
-	if !strings.Contains(s, ",") {
+// escapeUnescaped puts a backslash before each byte of s in chars that is
+// not escaped already: the commas of a pattern that is to stand as an
+// alternative in a brace group, or the braces that brace expansion left
+// literal, so that matching does not take them for a group.
+func escapeUnescaped(s, chars string) string {
+	if !strings.ContainsAny(s, chars) {
 		return s
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\\':
+		c := s[i]
+		switch {
+		case c == '\\':
 			b.WriteByte(c)
 			if i+1 < len(s) {
 				i++
 				b.WriteByte(s[i])
 			}
 			continue
-		case ',':
+		case strings.IndexByte(chars, c) >= 0:
 			b.WriteByte('\\')
 		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// escapeBraces escapes the unescaped braces of s, which brace expansion
-// left literal, so that matching does not take them for a group.
-func escapeBraces(s string) string {
-	if !strings.ContainsAny(s, "{}") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\\':
-			b.WriteByte(c)
-			if i+1 < len(s) {
-				i++
-				b.WriteByte(s[i])
-			}
-			continue
-		case '{', '}':
-			b.WriteByte('\\')
-		}
-		b.WriteByte(s[i])
+		b.WriteByte(c)
 	}
 	return b.String()
 }

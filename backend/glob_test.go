@@ -49,3 +49,16 @@ func FuzzGlob(f *testing.F) {
 		}
 	})
 }
+
+// TestGlobMatchAllocatesNothing: match runs for every file a walk meets.
+func TestGlobMatchAllocatesNothing(t *testing.T) {
+	for _, p := range []string{"*.go", "**/*.go", "src/**/x/*.go", "{a,b}/**/*.{go,md}"} {
+		g, err := compileGlob(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := testing.AllocsPerRun(100, func() { g.match("src/a/b/x/c.go") }); n != 0 {
+			t.Errorf("match with %q: %v allocations", p, n)
+		}
+	}
+}
