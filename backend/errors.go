@@ -35,6 +35,20 @@ func (e *MatchCountError) Error() string {
 // Is reports whether target is ErrMultipleMatch.
 func (e *MatchCountError) Is(target error) bool { return target == ErrMultipleMatch }
 
+// TrailingNewlineError reports an edit that found nothing because its old
+// string ends with a newline the file lacks at its end, the slip models
+// make most with a file's last line. Without that newline the string occurs
+// Count times. It matches ErrNoMatch.
+type TrailingNewlineError struct{ Count int }
+
+// Error says why the string was not found.
+func (e *TrailingNewlineError) Error() string {
+	return fmt.Sprintf("string not found in file: it ends with a newline the file lacks at its end (without it, it occurs %d times)", e.Count)
+}
+
+// Is reports whether target is ErrNoMatch.
+func (e *TrailingNewlineError) Is(target error) bool { return target == ErrNoMatch }
+
 // OffsetError reports a read whose offset is past the end of the file. It
 // matches ErrOffset.
 type OffsetError struct {

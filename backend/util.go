@@ -52,6 +52,22 @@ func baseName(p string) string {
 	return p[strings.LastIndexByte(p, '/')+1:]
 }
 
+// noMatch is the error of an edit whose oldString occurs nowhere in
+// content: a *TrailingNewlineError when only a final newline the file lacks
+// stops it from matching at the end, ErrNoMatch otherwise.
+func noMatch(content, oldString string) error {
+	stripped, ok := strings.CutSuffix(oldString, "\n")
+	if !ok || stripped == "" {
+		return ErrNoMatch
+	}
+	content = strings.ReplaceAll(content, "\r\n", "\n") // CRLF files match LF strings too
+	stripped = strings.ReplaceAll(stripped, "\r\n", "\n")
+	if !strings.HasSuffix(content, stripped) {
+		return ErrNoMatch
+	}
+	return &TrailingNewlineError{Count: strings.Count(content, stripped)}
+}
+
 // replaceIn performs an edit on content. It is shared by the in-memory
 // backends and Filesystem so that all count and report alike.
 //
@@ -77,7 +93,7 @@ func replaceIn(content, oldString, newString string, replaceAll bool) (string, i
 	}
 	switch {
 	case n == 0:
-		return "", 0, ErrNoMatch
+		return "", 0, noMatch(content, oldString)
 	case n > 1 && !replaceAll:
 		return "", 0, &MatchCountError{Count: n}
 	case replaceAll:

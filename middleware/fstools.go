@@ -195,44 +195,25 @@ func (f *Filesystem) edit(ctx context.Context, in editIn) (string, error) {
 	}
 	defer f.locks.lock(p)()
 	n, err := f.backend.Edit(ctx, p, in.OldString, in.NewString, in.ReplaceAll)
-	var me *backend.MatchCountError
+	var (
+		me *backend.MatchCountError
+		tn *backend.TrailingNewlineError
+	)
 	switch {
 	case errors.As(err, &me):
 		return "", fmt.Errorf("Error: String '%s' appears %d times in file. Use replace_all=True to replace all instances, or provide a more specific string with surrounding context.", in.OldString, me.Count)
 	case errors.Is(err, backend.ErrNoMatch) && in.OldString == "":
 		return "", errors.New("Error: old_string is empty, and only an empty file can be edited with an empty old_string; give the exact text to replace")
+	case errors.As(err, &tn) && tn.Count > 1:
+		return "", fmt.Errorf("Error: old_string ends with a newline, but the file does not end with one. Without that newline old_string occurs %d times in the file: drop the newline (from new_string too, if it ends with one) and add surrounding text so that the match is unique.", tn.Count)
+	case errors.As(err, &tn):
+		return "", errors.New("Error: old_string ends with a newline, but the file does not end with one. Retry without that newline (and without it at the end of new_string, if it has one).")
 	case errors.Is(err, backend.ErrNoMatch):
-		if hint := f.eofNewlineHint(ctx, p, in.OldString); hint != "" {
-			return "", errors.New(hint)
-		}
 		return "", fmt.Errorf("Error: String not found in file: '%s'", in.OldString)
 	case err != nil:
 		return "", errors.New(backendErrorText(p, err))
 	}
 	return fmt.Sprintf("Successfully replaced %d instance(s) of the string in '%s'", n, p), nil
-}
-
-// eofNewlineHint explains a failed edit whose old_string ends with a
-// newline the file lacks at its end, the slip models make most with the
-// last line of a file; "" when that is not why it failed.
-func (f *Filesystem) eofNewlineHint(ctx context.Context, p, old string) string {
-	stripped, ok := strings.CutSuffix(old, "\n")
-	if !ok || stripped == "" {
-		return ""
-	}
-	res := f.backend.Download(ctx, []string{p})
-	if len(res) != 1 || res[0].Err != nil {
-		return ""
-	}
-	content := strings.ReplaceAll(string(res[0].Content), "\r\n", "\n")
-	stripped = strings.ReplaceAll(stripped, "\r\n", "\n")
-	if !strings.HasSuffix(content, stripped) {
-		return ""
-	}
-	if n := strings.Count(content, stripped); n > 1 {
-		return fmt.Sprintf("Error: old_string ends with a newline, but the file does not end with one. Without that newline old_string occurs %d times in the file: drop the newline (from new_string too, if it ends with one) and add surrounding text so that the match is unique.", n)
-	}
-	return "Error: old_string ends with a newline, but the file does not end with one. Retry without that newline (and without it at the end of new_string, if it has one)."
 }
 
 type globIn struct {

@@ -376,6 +376,26 @@ func (s *suite) testEdit(t *testing.T) {
 			t.Errorf("content changed to %q", got)
 		}
 	})
+	t.Run("TrailingNewline", func(t *testing.T) {
+		// A model's old_string often ends with a newline the file's last
+		// line lacks: the error says so, and how often the rest occurs.
+		b, e := s.fresh(t, map[string]string{"/once.txt": "one\ntwo", "/twice.txt": "end, the end", "/crlf.txt": "a\r\nb"})
+		for _, tc := range []struct {
+			path, old string
+			count     int
+		}{{"/once.txt", "two\n", 1}, {"/twice.txt", "end\n", 2}, {"/crlf.txt", "a\nb\n", 1}} {
+			_, err := b.Edit(ctx, e.p(tc.path), tc.old, "x", false)
+			var tn *backend.TrailingNewlineError
+			if !errors.As(err, &tn) || tn.Count != tc.count || !errors.Is(err, backend.ErrNoMatch) {
+				t.Errorf("Edit(%s, %q) = %v, want a TrailingNewlineError with Count %d", tc.path, tc.old, err, tc.count)
+			}
+		}
+		_, err := b.Edit(ctx, e.p("/once.txt"), "one\n\n", "x", false)
+		var tn *backend.TrailingNewlineError
+		if errors.As(err, &tn) || !errors.Is(err, backend.ErrNoMatch) {
+			t.Errorf("Edit with a string the file does not end with = %v, want plain ErrNoMatch", err)
+		}
+	})
 	t.Run("Multiple", func(t *testing.T) {
 		b, e := s.fresh(t, map[string]string{"/f.txt": "x = 1\nx = 2\nx = 3\n"})
 		_, err := b.Edit(ctx, e.p("/f.txt"), "x =", "y =", false)
