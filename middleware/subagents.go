@@ -105,7 +105,8 @@ type Subagents struct {
 type subagentEntry struct {
 	name, description string
 	run               Runnable
-	durable           bool // keeps its state in a Checkpointer
+	durable           bool     // keeps its state in a Checkpointer
+	private           []string // state values it keeps to itself (see agent.PrivateValuer)
 }
 
 // GeneralPurposePrompt is the general-purpose subagent's system prompt.
@@ -149,6 +150,9 @@ func NewSubagents(cfg SubagentsConfig) (*Subagents, error) {
 				return nil, fmt.Errorf("subagents: %s: %w", sa.Name, err)
 			}
 			e.run, e.durable = a, durable
+		}
+		if p, ok := e.run.(interface{ PrivateValues() []string }); ok {
+			e.private = p.PrivateValues()
 		}
 		s.byName[sa.Name] = e
 		s.names = append(s.names, sa.Name)
@@ -289,7 +293,7 @@ func (s *Subagents) task(ctx context.Context, in taskIn) (string, error) {
 	if res.Status == agent.StatusInterrupted {
 		return "", &agent.InterruptError{Requests: res.Interrupts}
 	}
-	mergeBack(rt, e.run, res)
+	mergeBack(rt, e.private, res)
 	last := res.LastMessage()
 	if last == nil {
 		return "", fmt.Errorf("Error: subagent %s returned no messages", e.name)
@@ -297,17 +301,11 @@ func (s *Subagents) task(ctx context.Context, in taskIn) (string, error) {
 	return strings.TrimRight(last.Text(), " \t\n"), nil
 }
 
-// private reports whether a subagent keeps the state value key to itself:
-// a middleware of its declared it (see agent.PrivateValuer).
-func private(run Runnable, key string) bool {
-	p, ok := run.(interface{ PrivateValues() []string })
-	return ok && slices.Contains(p.PrivateValues(), key)
-}
 
 // mergeBack applies the files and values a subagent changed to the caller's
 // state. Only what differs from the caller's current state is written, so
 // files the subagent merely received do not count as changes.
-func mergeBack(rt *agent.Runtime, run Runnable, res *agent.Result) {
+func mergeBack(rt *agent.Runtime, private []string, res *agent.Result) {
 	if res.State == nil {
 		return
 	}
@@ -325,7 +323,7 @@ func mergeBack(rt *agent.Runtime, run Runnable, res *agent.Result) {
 		}
 	}
 	for _, k := range res.ChangedValues {
-		if rt.IsPrivate(k) || private(run, k) {
+		if rt.IsPrivate(k) || slices.Contains(private, k) {
 			continue
 		}
 		v := res.State.Values[k]
