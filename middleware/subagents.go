@@ -301,7 +301,6 @@ func (s *Subagents) task(ctx context.Context, in taskIn) (string, error) {
 	return strings.TrimRight(last.Text(), " \t\n"), nil
 }
 
-
 // mergeBack applies the files and values a subagent changed to the caller's
 // state. Only what differs from the caller's current state is written, so
 // files the subagent merely received do not count as changes.
