@@ -15,6 +15,23 @@ import (
 
 // processesWith returns the PIDs of live processes whose environment holds
 // token.
+// waitGone waits up to d for left to return nothing, and fails the test
+// with what is left when it does not.
+func waitGone(t *testing.T, d time.Duration, what string, left func() []string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		l := left()
+		if len(l) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s survived: %v", what, l)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func processesWith(t *testing.T, token string) []string {
 	t.Helper()
 	dirs, err := filepath.Glob("/proc/[0-9]*")
@@ -82,17 +99,7 @@ func TestLocalShellLeavesNoProcess(t *testing.T) {
 				}
 				// The kernel's kill is delivered at once; allow the
 				// scheduler a moment to reap.
-				deadline := time.Now().Add(2 * time.Second)
-				for {
-					left := processesWith(t, token)
-					if len(left) == 0 {
-						break
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("processes survived the command: %v", left)
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
+				waitGone(t, 2*time.Second, "processes of the command", func() []string { return processesWith(t, token) })
 			})
 		}
 	}

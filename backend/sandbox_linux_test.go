@@ -143,13 +143,7 @@ func TestSandboxEscapes(t *testing.T) {
 			_, _ = rand.Read(b[:])
 			token := "deepagents-test-" + hex.EncodeToString(b[:])
 			run(t, s, "export DEEPAGENTS_TEST_TOKEN="+token+"\n"+escape+"\necho started")
-			deadline := time.Now().Add(2 * time.Second)
-			for len(processesWith(t, token)) > 0 {
-				if time.Now().After(deadline) {
-					t.Fatalf("%s: processes survived: %v", name, processesWith(t, token))
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			waitGone(t, 2*time.Second, name+": processes", func() []string { return processesWith(t, token) })
 		}
 	})
 
@@ -224,24 +218,11 @@ func TestSandboxForkBomb(t *testing.T) {
 	if err := exec.Command("true").Run(); err != nil {
 		t.Fatalf("the machine cannot fork after the bomb: %v", err)
 	}
-	deadline := time.Now().Add(3 * time.Second)
-	for len(processesWith(t, token)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d bomb processes survived", len(processesWith(t, token)))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	deadline = time.Now().Add(40 * time.Second)
-	for {
+	waitGone(t, 3*time.Second, "bomb processes", func() []string { return processesWith(t, token) })
+	waitGone(t, 40*time.Second, "cgroups", func() []string {
 		left, _ := filepath.Glob(filepath.Join(backend.PidsRoot(), "deepagents-"+s.ID()+"-*"))
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cgroups left behind: %v", left)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return left
+	})
 }
 
 // TestSandboxSweepsStaleCgroups checks that a new sandboxed shell removes
