@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -263,28 +262,46 @@ func (f *FilesystemBackend) list(ctx context.Context, path string, names bool) (
 		return nil, fsErr("list", p, err)
 	}
 	defer unix.Close(fd)
-	entries, err := readDir(fd, f.hostPath(p))
+	entries, err := readNames(fd, f.hostPath(p))
 	if err != nil {
 		return nil, fsErr("list", p, err)
 	}
+	// Every entry shares the prefix p+"/", so sorting the names sorts the
+	// paths; strings sort faster than the FileInfo structs that hold them.
+	slices.SortFunc(entries, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
+	// The paths are cut from one string rather than allocated one by one.
+	prefix := p
+	if prefix != "/" {
+		prefix += "/"
+	}
+	size := 0
+	for _, e := range entries {
+		size += len(prefix) + len(e.name)
+	}
+	var all strings.Builder
+	all.Grow(size)
+	for _, e := range entries {
+		all.WriteString(prefix)
+		all.WriteString(e.name)
+	}
+	paths := all.String()
 	out := make([]FileInfo, 0, len(entries))
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		t := e.Type()
-		if !t.IsDir() && !t.IsRegular() {
-			continue
-		}
+		n := len(prefix) + len(e.name)
+		path := paths[:n]
+		paths = paths[n:]
 		if names {
-			out = append(out, FileInfo{Path: joinPath(p, e.Name()), IsDir: t.IsDir()})
+			out = append(out, FileInfo{Path: path, IsDir: e.isDir})
 			continue
 		}
 		var st unix.Stat_t
-		if unix.Fstatat(fd, e.Name(), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		if unix.Fstatat(fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 			continue // gone meanwhile
 		}
-		fi := FileInfo{Path: joinPath(p, e.Name()), ModTime: statTime(&st)}
+		fi := FileInfo{Path: path, ModTime: statTime(&st)}
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFDIR:
 			fi.IsDir = true
@@ -295,22 +312,13 @@ func (f *FilesystemBackend) list(ctx context.Context, path string, names bool) (
 		}
 		out = append(out, fi)
 	}
-	slices.SortFunc(out, func(a, b FileInfo) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
 }
 
-// readDir lists the directory open at fd (which stays open). name is its
-// host path, used only by the standard library to type entries on file
-// systems that do not report types.
-func readDir(fd int, name string) ([]os.DirEntry, error) {
-	dup, err := unix.Dup(fd)
-	if err != nil {
-		return nil, err
-	}
-	unix.CloseOnExec(dup)
-	d := os.NewFile(uintptr(dup), name)
-	defer d.Close()
-	return d.ReadDir(-1)
+// dirent is one file or directory in a directory listing.
+type dirent struct {
+	name  string
+	isDir bool
 }
 
 // wholeReadSize is the size up to which Read reads a file in one go.

@@ -146,21 +146,20 @@ func (w *walker) visit(worker int, it walkItem, children []walkItem) []walkItem 
 	ref := &dirRef{fd: fd}
 	ref.refs.Store(1)
 	defer ref.release()
-	entries, err := readDir(fd, w.fs.hostPath(it.vpath))
+	entries, err := readNames(fd, w.fs.hostPath(it.vpath))
 	if err != nil {
 		return children
 	}
 	var files []string
 	for _, e := range entries {
-		switch t := e.Type(); {
-		case t.IsDir():
-			child := joinPath(it.vpath, e.Name())
-			if w.descend == nil || w.descend(child) {
-				ref.refs.Add(1)
-				children = append(children, walkItem{parent: ref, name: e.Name(), vpath: child})
-			}
-		case t.IsRegular():
-			files = append(files, e.Name())
+		if !e.isDir {
+			files = append(files, e.name)
+			continue
+		}
+		child := joinPath(it.vpath, e.name)
+		if w.descend == nil || w.descend(child) {
+			ref.refs.Add(1)
+			children = append(children, walkItem{parent: ref, name: e.name, vpath: child})
 		}
 	}
 	if len(children) > 0 { // let idle workers start on them now
