@@ -537,6 +537,34 @@ func (s *suite) testList(t *testing.T) {
 			}
 		}
 	})
+	t.Run("ManyEntries", func(t *testing.T) {
+		// More entries than one read of a directory returns (a Filesystem
+		// reads 32 KiB of entries at a time), with names long enough to
+		// fill it quickly, in an order other than their creation's.
+		// 800 entries of 80 bytes take about 70 KiB.
+		many := make(map[string]string, 801)
+		var want []string
+		for i := range 800 {
+			p := fmt.Sprintf("/many/%s-%03d.txt", strings.Repeat("n", 60), (i*7919)%800)
+			many[p] = "x"
+			want = append(want, p)
+		}
+		many["/many/sub/f.txt"] = "y"
+		want = append(want, "/many/sub")
+		slices.Sort(want)
+		b, e := s.fresh(t, many)
+		ls, err := b.List(ctx, e.p("/many"))
+		noErr(t, "List", err)
+		equalLines(t, "List(/many)", paths(ls), e.ps(want...))
+		names, err := backend.ListNames(ctx, b, e.p("/many"))
+		noErr(t, "ListNames", err)
+		equalLines(t, "ListNames(/many)", paths(names), e.ps(want...))
+		for _, f := range names {
+			if f.IsDir != (f.Path == e.p("/many/sub")) {
+				t.Errorf("%s: IsDir %v", f.Path, f.IsDir)
+			}
+		}
+	})
 	t.Run("Subdirectory", func(t *testing.T) {
 		b, e := s.fresh(t, files)
 		for _, p := range []string{e.p("/b"), e.p("/b") + "/"} {
