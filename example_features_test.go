@@ -12,6 +12,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/store"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 func call(id, name, args string) llm.ToolCall {
@@ -92,7 +93,7 @@ func ExampleNew_humanInTheLoop() {
 // Memory and skills: AGENTS.md files and skill summaries go into the
 // system prompt; a skill's full instructions stay in its file until read.
 func ExampleNew_memoryAndSkills() {
-	files := backend.NewFiles(map[string]backend.FileData{
+	files := thread.NewFiles(map[string]thread.FileData{
 		"/AGENTS.md":             {Content: "Always answer in French."},
 		"/skills/haiku/SKILL.md": {Content: "---\nname: haiku\ndescription: Write a haiku.\n---\nFive, seven, five syllables."},
 	})

@@ -3,21 +3,23 @@ package deepagents
 import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // One vocabulary: the types, constants and errors a user of a deep agent
-// needs are here, under the agent package's names, so that the common case
-// imports this package alone. Package agent is for writing middleware and
-// assembling agents by hand.
+// needs are here, under the names of the packages that define them (agent,
+// thread, middleware), so that the common case imports this package alone.
+// Package agent is for writing middleware and assembling agents by hand;
+// package thread holds a thread's data.
 
-// The agent and middleware packages' types.
+// The agent, thread and middleware packages' types.
 type (
 	Agent         = agent.Agent
 	Input         = agent.Input
 	Result        = agent.Result
-	State         = agent.State
-	Todo          = agent.Todo
-	TodoStatus    = agent.TodoStatus
+	State         = thread.State
+	Todo          = thread.Todo
+	TodoStatus    = thread.TodoStatus
 	Event         = agent.Event
 	EventType     = agent.EventType
 	RunStatus     = agent.RunStatus
@@ -62,9 +64,9 @@ const (
 
 // Todo statuses.
 const (
-	TodoPending    = agent.TodoPending
-	TodoInProgress = agent.TodoInProgress
-	TodoCompleted  = agent.TodoCompleted
+	TodoPending    = thread.TodoPending
+	TodoInProgress = thread.TodoInProgress
+	TodoCompleted  = thread.TodoCompleted
 )
 
 // Errors a run or a resume returns; each is agent's sentinel, so errors.Is

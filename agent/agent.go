@@ -14,10 +14,10 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/store"
+	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -291,11 +291,11 @@ type Input struct {
 	// State, without a Checkpointer, is the state to continue from (a
 	// previous Result's State, say); nil starts empty. The run takes
 	// ownership of it.
-	State *State
+	State *thread.State
 	// Values are custom state keys set before the run starts.
 	Values map[string]json.RawMessage
 	// Files are put into the state's files before the run starts.
-	Files map[string]backend.FileData
+	Files map[string]thread.FileData
 	// Events, when set, receives the run's events as they happen, from any
 	// of the run's goroutines: it must be safe for concurrent use. Stream
 	// sets its own.
@@ -320,7 +320,7 @@ type Result struct {
 	// Checkpointer.
 	CheckpointID string
 	Status       RunStatus
-	State        *State
+	State        *thread.State
 	// Usage sums the tokens of every model call of the run, subagents'
 	// included.
 	Usage llm.Usage

@@ -19,6 +19,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -477,7 +478,7 @@ func TestStreamEvents(t *testing.T) {
 		types = append(types, e.Type)
 		last = e
 		if e.Type == agent.EventState {
-			want := []agent.Todo{{Content: "a", Status: agent.TodoInProgress}}
+			want := []thread.Todo{{Content: "a", Status: thread.TodoInProgress}}
 			if diff := cmp.Diff(want, e.Todos); diff != "" {
 				t.Errorf("state todos (-want +got):\n%s", diff)
 			}

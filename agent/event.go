@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // EventVersion is the version of the event format described in
@@ -68,7 +69,7 @@ type Event struct {
 
 	// Todos is the whole new todo list when it changed (non-nil, possibly
 	// empty), nil otherwise.
-	Todos []Todo
+	Todos []thread.Todo
 	Files []string
 
 	Usage      *llm.Usage
@@ -94,7 +95,7 @@ type wireEvent struct {
 	Args         json.RawMessage `json:"args,omitempty"`
 	Content      *string         `json:"content,omitempty"`
 	IsError      *bool           `json:"is_error,omitempty"`
-	Todos        *[]Todo         `json:"todos,omitempty"` // present, possibly empty, when set
+	Todos        *[]thread.Todo  `json:"todos,omitempty"` // present, possibly empty, when set
 	Files        []string        `json:"files,omitempty"`
 	Usage        *llm.Usage      `json:"usage,omitempty"`
 	Interrupts   []ActionRequest `json:"interrupts,omitempty"`
@@ -136,7 +137,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	if w.Todos != nil {
 		e.Todos = *w.Todos
 		if e.Todos == nil {
-			e.Todos = []Todo{}
+			e.Todos = []thread.Todo{}
 		}
 	}
 	return nil

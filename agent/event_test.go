@@ -10,6 +10,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/internal/golden"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 func sampleEvents() []agent.Event {
@@ -24,8 +25,8 @@ func sampleEvents() []agent.Event {
 		{Type: agent.EventToolCall, Step: 1, ToolCallID: "c1", Name: "ls", Args: json.RawMessage(`{"path":"/"}`)},
 		{Type: agent.EventToolResult, Step: 1, ToolCallID: "c1", Name: "ls", Content: "", IsError: false},
 		{Type: agent.EventToolResult, Step: 1, ToolCallID: "c2", Name: "task", Content: "Error: boom", IsError: true, Namespace: []string{"researcher:c9"}},
-		{Type: agent.EventState, Step: 1, Todos: []agent.Todo{{Content: "a", Status: agent.TodoPending}, {Content: "run tests", Status: agent.TodoInProgress, ActiveForm: "Running tests"}}},
-		{Type: agent.EventState, Step: 2, Todos: []agent.Todo{}},
+		{Type: agent.EventState, Step: 1, Todos: []thread.Todo{{Content: "a", Status: thread.TodoPending}, {Content: "run tests", Status: thread.TodoInProgress, ActiveForm: "Running tests"}}},
+		{Type: agent.EventState, Step: 2, Todos: []thread.Todo{}},
 		{Type: agent.EventState, Step: 2, Files: []string{"/notes.md"}},
 		{Type: agent.EventCheckpoint, Step: 2, ThreadID: "t1", CheckpointID: "cp2"},
 		{Type: agent.EventInterrupt, Step: 2, Interrupts: []agent.ActionRequest{{ToolCallID: "c3", Tool: "execute", Args: json.RawMessage(`{"command":"rm -rf build"}`), Description: "Run a shell command", Allowed: []agent.DecisionType{agent.DecisionApprove, agent.DecisionReject}}}},

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // referenceJSON encodes e with encoding/json through wireEvent: the
@@ -50,9 +51,9 @@ func FuzzEventEncoderMatchesEncodingJSON(f *testing.F) {
 			Message: msg, ToolCallID: s3, Name: s1, Args: args, Content: s2, IsError: flag,
 			Files: []string{s3}, Usage: &llm.Usage{InputTokens: n, OutputTokens: -n, CacheReadTokens: n % 3}, Status: RunStatus(s1), Error: s3}
 		if flag {
-			e.Todos = []Todo{{Content: s1, Status: TodoStatus(s2)}, {Content: s2, Status: TodoStatus(s1), ActiveForm: s3}}
+			e.Todos = []thread.Todo{{Content: s1, Status: thread.TodoStatus(s2)}, {Content: s2, Status: thread.TodoStatus(s1), ActiveForm: s3}}
 		} else if n%2 == 0 {
-			e.Todos = []Todo{}
+			e.Todos = []thread.Todo{}
 		}
 		if n%5 == 0 {
 			e.Message, e.Usage, e.Namespace = nil, nil, nil

@@ -16,9 +16,9 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -100,7 +100,7 @@ func (a *Agent) run(ctx context.Context, in Input, emit func(Event)) (res *Resul
 }
 
 // load acquires the thread and reads its state.
-func (r *run) load(ctx context.Context, in Input) (*State, error) {
+func (r *run) load(ctx context.Context, in Input) (*thread.State, error) {
 	a := r.a
 	if a.saver == nil {
 		if in.Decisions != nil {
@@ -111,10 +111,10 @@ func (r *run) load(ctx context.Context, in Input) (*State, error) {
 		}
 		st := in.State
 		if st == nil {
-			st = NewState()
+			st = thread.NewState()
 		}
 		if st.Files == nil {
-			st.Files = backend.NewFiles(nil)
+			st.Files = thread.NewFiles(nil)
 		}
 		return st, nil
 	}
@@ -130,14 +130,14 @@ func (r *run) load(ctx context.Context, in Input) (*State, error) {
 	snap, err := a.saver.Load(ctx, r.rt.threadID, in.CheckpointID)
 	switch {
 	case errors.Is(err, checkpoint.ErrNotFound) && in.CheckpointID == "" && in.Decisions == nil:
-		return NewState(), nil // a new thread
+		return thread.NewState(), nil // a new thread
 	case err != nil:
 		r.lease.Release(context.WithoutCancel(ctx), checkpoint.StatusError) //nolint:errcheck // reporting the load error matters more
 		r.lease = nil
 		return nil, fmt.Errorf("agent: loading thread %s: %w", r.rt.threadID, err)
 	}
 	r.checkpoint = snap.ID
-	st := &State{Messages: snap.Messages, Files: backend.NewFiles(snap.Files), Values: snap.Values}
+	st := &thread.State{Messages: snap.Messages, Files: thread.NewFiles(snap.Files), Values: snap.Values}
 	if len(snap.Todos) > 0 {
 		if err := json.Unmarshal(snap.Todos, &st.Todos); err != nil {
 			r.lease.Release(context.WithoutCancel(ctx), checkpoint.StatusError) //nolint:errcheck
@@ -208,7 +208,7 @@ func (r *run) context(ctx context.Context) context.Context {
 	if rt.emit != nil {
 		ctx = llm.WithRetryNotify(ctx, rt.noticeRetry)
 	}
-	return backend.WithFiles(context.WithValue(ctx, runtimeKey{}, rt), rt.state.Files)
+	return thread.WithFiles(context.WithValue(ctx, runtimeKey{}, rt), rt.state.Files)
 }
 
 // start applies the input (decisions that resume an interrupt, then new

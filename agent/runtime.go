@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/store"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // Runtime is one run's view of its thread: the state, the event stream and
@@ -24,7 +24,7 @@ type Runtime struct {
 	store     store.Store
 
 	mu    sync.Mutex
-	state *State
+	state *thread.State
 	step  int
 	usage llm.Usage
 
@@ -98,17 +98,17 @@ func (r *Runtime) appendMessages(msgs ...llm.Message) {
 }
 
 // Todos returns a copy of the todo list.
-func (r *Runtime) Todos() []Todo {
+func (r *Runtime) Todos() []thread.Todo {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.state.Todos)
 }
 
 // SetTodos replaces the todo list and reports the change as a state event.
-func (r *Runtime) SetTodos(todos []Todo) {
+func (r *Runtime) SetTodos(todos []thread.Todo) {
 	todos = slices.Clone(todos)
 	if todos == nil {
-		todos = []Todo{}
+		todos = []thread.Todo{}
 	}
 	r.mu.Lock()
 	r.state.Todos = todos
@@ -118,7 +118,7 @@ func (r *Runtime) SetTodos(todos []Todo) {
 }
 
 // Files returns the thread's in-memory files (the State backend's).
-func (r *Runtime) Files() *backend.Files { return r.state.Files }
+func (r *Runtime) Files() *thread.Files { return r.state.Files }
 
 // Value returns a custom state value.
 func (r *Runtime) Value(key string) (json.RawMessage, bool) {

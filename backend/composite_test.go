@@ -11,6 +11,7 @@ import (
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/backend/backendtest"
 	"github.com/deepagents-go/deepagents/store"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 func newFS(t *testing.T) *backend.FilesystemBackend {
@@ -27,8 +28,8 @@ func newFS(t *testing.T) *backend.FilesystemBackend {
 func compositeRoutes(t *testing.T) map[string]backend.Backend {
 	return map[string]backend.Backend{
 		"/memories/":     backend.NewStoreBackend(store.NewMemoryStore(), nil),
-		"/b/d/":          backend.NewStateBackend(backend.NewFiles(nil)),
-		"/src/sub":       backend.NewStateBackend(backend.NewFiles(nil)),
+		"/b/d/":          backend.NewStateBackend(thread.NewFiles(nil)),
+		"/src/sub":       backend.NewStateBackend(thread.NewFiles(nil)),
 		"/src/sub/deep/": backend.NewStoreBackend(store.NewMemoryStore(), nil),
 		"/g/sub/":        backend.NewStoreBackend(store.NewMemoryStore(), nil),
 		"/u/deep/":       newFS(t),
@@ -40,7 +41,7 @@ var compositePreexisting = []string{"/memories", "/src", "/g", "/u", "/c", "/b"}
 
 func TestCompositeConformance(t *testing.T) {
 	for name, def := range map[string]func(t *testing.T) backend.Backend{
-		"StateDefault":      func(*testing.T) backend.Backend { return backend.NewStateBackend(backend.NewFiles(nil)) },
+		"StateDefault":      func(*testing.T) backend.Backend { return backend.NewStateBackend(thread.NewFiles(nil)) },
 		"FilesystemDefault": func(t *testing.T) backend.Backend { return newFS(t) },
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -57,9 +58,9 @@ func TestCompositeConformance(t *testing.T) {
 
 func TestCompositeRouting(t *testing.T) {
 	ctx := context.Background()
-	def := backend.NewStateBackend(backend.NewFiles(nil))
-	mem := backend.NewStateBackend(backend.NewFiles(nil))
-	proj := backend.NewStateBackend(backend.NewFiles(nil))
+	def := backend.NewStateBackend(thread.NewFiles(nil))
+	mem := backend.NewStateBackend(thread.NewFiles(nil))
+	proj := backend.NewStateBackend(thread.NewFiles(nil))
 	b, err := backend.NewComposite(def, map[string]backend.Backend{
 		"/memories/":          mem,
 		"/memories/projects/": proj,
@@ -176,11 +177,11 @@ func TestCompositeRouting(t *testing.T) {
 
 func TestCompositeHidesDefaultFilesUnderRoutes(t *testing.T) {
 	ctx := context.Background()
-	def := backend.NewStateBackend(backend.NewFiles(nil))
+	def := backend.NewStateBackend(thread.NewFiles(nil))
 	if err := def.Write(ctx, "/memories/stale.md", "hidden"); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := backend.NewComposite(def, map[string]backend.Backend{"/memories/": backend.NewStateBackend(backend.NewFiles(nil))})
+	b, _ := backend.NewComposite(def, map[string]backend.Backend{"/memories/": backend.NewStateBackend(thread.NewFiles(nil))})
 	ms, _ := b.Grep(ctx, backend.GrepQuery{Pattern: "hidden"})
 	fs, _ := b.Glob(ctx, "**", "/")
 	if len(ms) != 0 || len(fs) != 0 {
@@ -218,9 +219,9 @@ func TestCompositeGlobMatchesOneBackend(t *testing.T) {
 		"/top.md", "/a/x.md", "/a/b/y.md", "/a/b/c/z.md", "/a/b/c/a/b/w.md", "/a/b/.hid/v.md",
 		"/a/b/q,r.md", "/k/a/b/u.md", "/a/b/c/d/e/f.txt",
 	}
-	one := backend.NewStateBackend(backend.NewFiles(nil))
-	def := backend.NewStateBackend(backend.NewFiles(nil))
-	routed := map[string]backend.Backend{"/a/b/": backend.NewStateBackend(backend.NewFiles(nil)), "/k/": backend.NewStoreBackend(store.NewMemoryStore(), nil)}
+	one := backend.NewStateBackend(thread.NewFiles(nil))
+	def := backend.NewStateBackend(thread.NewFiles(nil))
+	routed := map[string]backend.Backend{"/a/b/": backend.NewStateBackend(thread.NewFiles(nil)), "/k/": backend.NewStoreBackend(store.NewMemoryStore(), nil)}
 	c, err := backend.NewComposite(def, routed)
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ var (
 	ErrTimeout        = errors.New("command timed out")
 	// ErrNoState is returned by the State backend when it is used outside a
 	// run and was not given files of its own.
-	ErrNoState = errors.New("no thread state: the State backend needs a run's files (see WithFiles)")
+	ErrNoState = errors.New("no thread state: the State backend needs a run's files (see thread.WithFiles)")
 )
 
 // MatchCountError reports an edit whose old string occurs Count times when it

@@ -10,6 +10,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/store"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 func ExampleNewFilesystemBackend() {
@@ -35,7 +36,7 @@ func ExampleNewFilesystemBackend() {
 
 func ExampleNewComposite() {
 	ctx := context.Background()
-	scratch := backend.NewStateBackend(backend.NewFiles(nil))
+	scratch := backend.NewStateBackend(thread.NewFiles(nil))
 	memories := backend.NewStoreBackend(store.NewMemoryStore(), nil)
 	b, err := backend.NewComposite(scratch, map[string]backend.Backend{"/memories/": memories})
 	if err != nil {
@@ -62,7 +63,7 @@ func ExampleNewComposite() {
 
 func ExampleNewPolicy() {
 	ctx := context.Background()
-	inner := backend.NewStateBackend(backend.NewFiles(nil))
+	inner := backend.NewStateBackend(thread.NewFiles(nil))
 	_ = inner.Write(ctx, "/config/.env", "API_KEY=...")
 	p, err := backend.NewPolicy(inner,
 		backend.Deny(backend.AccessRead, "**/.env"),
@@ -99,10 +100,10 @@ func ExampleNewLocalShell() {
 }
 
 func ExampleStateBackend() {
-	files := backend.NewFiles(nil)
+	files := thread.NewFiles(nil)
 	// The agent loop puts the thread's files in the context of each tool
 	// call; a StateBackend made with NewStateBackend(nil) finds them there.
-	ctx := backend.WithFiles(context.Background(), files)
+	ctx := thread.WithFiles(context.Background(), files)
 	s := backend.NewStateBackend(nil)
 	_ = s.Write(ctx, "/todo.md", "- [ ] write tests\n")
 	n, _ := s.Edit(ctx, "/todo.md", "[ ]", "[x]", false)

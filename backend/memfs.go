@@ -2,10 +2,12 @@ package backend
 
 import (
 	"context"
-	"github.com/deepagents-go/deepagents/internal/search"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/deepagents-go/deepagents/internal/search"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // This file holds the operations shared by the backends that keep whole
@@ -14,7 +16,7 @@ import (
 // ancestors of files.
 
 // memIsDir reports whether some file lies below the virtual path p.
-func memIsDir(files map[string]FileData, p string) bool {
+func memIsDir(files map[string]thread.FileData, p string) bool {
 	if p == "/" {
 		return true
 	}
@@ -37,11 +39,11 @@ func memFileAncestor(get func(string) bool, p string) (string, bool) {
 	return "", false
 }
 
-func memInfo(p string, d FileData) FileInfo {
+func memInfo(p string, d thread.FileData) FileInfo {
 	return FileInfo{Path: p, Size: int64(len(d.Content)), ModTime: d.ModifiedAt}
 }
 
-func memList(files map[string]FileData, dir string) []FileInfo {
+func memList(files map[string]thread.FileData, dir string) []FileInfo {
 	seen := map[string]int{}
 	var out []FileInfo
 	for k, d := range files {
@@ -68,7 +70,7 @@ func memList(files map[string]FileData, dir string) []FileInfo {
 	return out
 }
 
-func memGlob(ctx context.Context, files map[string]FileData, pattern, dir string) ([]FileInfo, error) {
+func memGlob(ctx context.Context, files map[string]thread.FileData, pattern, dir string) ([]FileInfo, error) {
 	g, err := newGlobSpec(pattern, dir)
 	if err != nil || g.empty {
 		return nil, err
@@ -87,7 +89,7 @@ func memGlob(ctx context.Context, files map[string]FileData, pattern, dir string
 	return out, nil
 }
 
-func memGrep(ctx context.Context, files map[string]FileData, q GrepQuery, dir string) ([]GrepMatch, error) {
+func memGrep(ctx context.Context, files map[string]thread.FileData, q GrepQuery, dir string) ([]GrepMatch, error) {
 	m, err := compileMatcher(q.Pattern)
 	if err != nil {
 		return nil, err

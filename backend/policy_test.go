@@ -8,13 +8,14 @@ import (
 
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/backend/backendtest"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 func TestPolicyConformance(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) backend.Backend {
 		// Rules that never touch the suite's paths: everything it does
 		// is allowed.
-		p, err := backend.NewPolicy(backend.NewStateBackend(backend.NewFiles(nil)),
+		p, err := backend.NewPolicy(backend.NewStateBackend(thread.NewFiles(nil)),
 			backend.Deny(backend.AccessAll, "/forbidden/"),
 			backend.Deny(backend.AccessWrite, "**/*.lock"),
 			backend.Allow(backend.AccessAll, "/"),
@@ -28,7 +29,7 @@ func TestPolicyConformance(t *testing.T) {
 
 func TestPolicyRules(t *testing.T) {
 	ctx := context.Background()
-	inner := backend.NewStateBackend(backend.NewFiles(nil))
+	inner := backend.NewStateBackend(thread.NewFiles(nil))
 	for p, c := range map[string]string{
 		"/secrets/key.pem":   "secret",
 		"/secrets2/ok.txt":   "secret-ish but allowed",

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // StateBackend is a Backend whose files live in a thread's state: a *Files that
@@ -15,20 +17,20 @@ import (
 //
 // Directories are implicit: a directory exists while a file lies below it.
 type StateBackend struct {
-	files *Files
+	files *thread.Files
 }
 
 var _ Backend = (*StateBackend)(nil)
 
 // NewStateBackend returns a State backend over files, or over the run's files
 // (from the context) when files is nil.
-func NewStateBackend(files *Files) *StateBackend { return &StateBackend{files: files} }
+func NewStateBackend(files *thread.Files) *StateBackend { return &StateBackend{files: files} }
 
-func (s *StateBackend) set(ctx context.Context) (*Files, error) {
+func (s *StateBackend) set(ctx context.Context) (*thread.Files, error) {
 	if s != nil && s.files != nil {
 		return s.files, nil
 	}
-	if f := FilesFromContext(ctx); f != nil {
+	if f := thread.FilesFromContext(ctx); f != nil {
 		return f, nil
 	}
 	return nil, ErrNoState
@@ -48,12 +50,17 @@ func (s *StateBackend) List(ctx context.Context, path string) ([]FileInfo, error
 	if err != nil {
 		return nil, err
 	}
-	return f.List(p), nil
+	entries := f.List(p)
+	out := make([]FileInfo, len(entries))
+	for i, e := range entries {
+		out[i] = FileInfo{Path: e.Path, IsDir: e.IsDir, Size: e.Size, ModTime: e.ModTime}
+	}
+	return out, nil
 }
 
 // missing returns the error for a path that holds no file: ErrIsDir when
 // files lie below it, ErrNotFound otherwise.
-func (s *StateBackend) missing(f *Files, op, p string) error {
+func (s *StateBackend) missing(f *thread.Files, op, p string) error {
 	if f.IsDir(p) {
 		return opErr(op, p, ErrIsDir)
 	}
@@ -79,7 +86,7 @@ func (s *StateBackend) Read(ctx context.Context, path string, offset, limit int)
 
 // checkCreatable reports why a file cannot be put at p: p is a directory
 // (ErrIsDir) or lies below a file (ErrInvalidPath).
-func (s *StateBackend) checkCreatable(f *Files, op, p string) error {
+func (s *StateBackend) checkCreatable(f *thread.Files, op, p string) error {
 	if f.IsDir(p) {
 		return opErr(op, p, ErrIsDir)
 	}
@@ -105,12 +112,12 @@ func (s *StateBackend) Write(ctx context.Context, path, content string) error {
 		}
 		return err
 	}
-	return f.Update(p, func(_ FileData, ok bool) (FileData, bool, error) {
+	return f.Update(p, func(_ thread.FileData, ok bool) (thread.FileData, bool, error) {
 		if ok {
-			return FileData{}, false, opErr("write", p, ErrExists)
+			return thread.FileData{}, false, opErr("write", p, ErrExists)
 		}
 		t := now()
-		return FileData{Content: content, CreatedAt: t, ModifiedAt: t}, true, nil
+		return thread.FileData{Content: content, CreatedAt: t, ModifiedAt: t}, true, nil
 	})
 }
 
@@ -126,7 +133,7 @@ func (s *StateBackend) Edit(ctx context.Context, path, oldString, newString stri
 	}
 	var n int
 	var missing bool
-	err = f.Update(p, func(d FileData, ok bool) (FileData, bool, error) {
+	err = f.Update(p, func(d thread.FileData, ok bool) (thread.FileData, bool, error) {
 		if !ok {
 			missing = true
 			return d, false, nil
@@ -191,7 +198,7 @@ func (s *StateBackend) Upload(ctx context.Context, files []File) []FileResult {
 			continue
 		}
 		content := string(file.Content)
-		_ = f.Update(p, func(d FileData, ok bool) (FileData, bool, error) {
+		_ = f.Update(p, func(d thread.FileData, ok bool) (thread.FileData, bool, error) {
 			t := now()
 			if !ok {
 				d.CreatedAt = t

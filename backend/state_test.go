@@ -7,11 +7,12 @@ import (
 
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/backend/backendtest"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 func TestStateConformance(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) backend.Backend {
-		return backend.NewStateBackend(backend.NewFiles(nil))
+		return backend.NewStateBackend(thread.NewFiles(nil))
 	})
 }
 
@@ -24,8 +25,8 @@ func TestStateFromContext(t *testing.T) {
 	if r := s.Download(ctx, []string{"/a.txt"}); !errors.Is(r[0].Err, backend.ErrNoState) {
 		t.Fatalf("Download without files: %v, want ErrNoState", r[0].Err)
 	}
-	files := backend.NewFiles(nil)
-	ctx = backend.WithFiles(ctx, files)
+	files := thread.NewFiles(nil)
+	ctx = thread.WithFiles(ctx, files)
 	if err := s.Write(ctx, "/a.txt", "x"); err != nil {
 		t.Fatal(err)
 	}
@@ -56,17 +57,17 @@ func TestStateConformanceThroughContext(t *testing.T) {
 	// A State with no files of its own, driven through the context: the
 	// suite's contexts carry no files, so wrap the backend to add them.
 	backendtest.Run(t, func(t *testing.T) backend.Backend {
-		return ctxFiles{backend.NewStateBackend(nil), backend.NewFiles(nil)}
+		return ctxFiles{backend.NewStateBackend(nil), thread.NewFiles(nil)}
 	})
 }
 
 // ctxFiles adds a file set to every call's context.
 type ctxFiles struct {
 	b *backend.StateBackend
-	f *backend.Files
+	f *thread.Files
 }
 
-func (c ctxFiles) ctx(ctx context.Context) context.Context { return backend.WithFiles(ctx, c.f) }
+func (c ctxFiles) ctx(ctx context.Context) context.Context { return thread.WithFiles(ctx, c.f) }
 
 func (c ctxFiles) List(ctx context.Context, p string) ([]backend.FileInfo, error) {
 	return c.b.List(c.ctx(ctx), p)

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/deepagents-go/deepagents/store"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // DefaultStoreNamespace is the namespace a Store backend uses when it is
@@ -54,7 +55,7 @@ const (
 	storePage       = 1000
 )
 
-func encodeFile(d FileData) map[string]any {
+func encodeFile(d thread.FileData) map[string]any {
 	v := map[string]any{
 		"content":     d.Content,
 		"encoding":    "utf-8",
@@ -68,8 +69,8 @@ func encodeFile(d FileData) map[string]any {
 	return v
 }
 
-func decodeFile(it *store.Item) (FileData, error) {
-	d := FileData{CreatedAt: it.CreatedAt, ModifiedAt: it.UpdatedAt}
+func decodeFile(it *store.Item) (thread.FileData, error) {
+	d := thread.FileData{CreatedAt: it.CreatedAt, ModifiedAt: it.UpdatedAt}
 	switch c := it.Value["content"].(type) {
 	case string:
 		d.Content = c
@@ -78,18 +79,18 @@ func decodeFile(it *store.Item) (FileData, error) {
 		for i, l := range c {
 			s, ok := l.(string)
 			if !ok {
-				return FileData{}, fmt.Errorf("store item %q: content line %d is %T, not a string", it.Key, i, l)
+				return thread.FileData{}, fmt.Errorf("store item %q: content line %d is %T, not a string", it.Key, i, l)
 			}
 			lines[i] = s
 		}
 		d.Content = strings.Join(lines, "\n")
 	default:
-		return FileData{}, fmt.Errorf("store item %q: content is %T, not a string", it.Key, c)
+		return thread.FileData{}, fmt.Errorf("store item %q: content is %T, not a string", it.Key, c)
 	}
 	if enc, _ := it.Value["encoding"].(string); enc == "base64" {
 		b, err := base64.StdEncoding.DecodeString(d.Content)
 		if err != nil {
-			return FileData{}, fmt.Errorf("store item %q: %w", it.Key, err)
+			return thread.FileData{}, fmt.Errorf("store item %q: %w", it.Key, err)
 		}
 		d.Content = string(b)
 	}
@@ -104,21 +105,21 @@ func decodeFile(it *store.Item) (FileData, error) {
 }
 
 // get returns the file at p, or ok false.
-func (s *StoreBackend) get(ctx context.Context, ns []string, p string) (FileData, bool, error) {
+func (s *StoreBackend) get(ctx context.Context, ns []string, p string) (thread.FileData, bool, error) {
 	it, err := s.st.Get(ctx, ns, p)
 	if errors.Is(err, store.ErrNotFound) {
-		return FileData{}, false, nil
+		return thread.FileData{}, false, nil
 	}
 	if err != nil {
-		return FileData{}, false, err
+		return thread.FileData{}, false, err
 	}
 	d, err := decodeFile(it)
 	return d, err == nil, err
 }
 
 // all returns every file of the namespace.
-func (s *StoreBackend) all(ctx context.Context, ns []string) (map[string]FileData, error) {
-	out := map[string]FileData{}
+func (s *StoreBackend) all(ctx context.Context, ns []string) (map[string]thread.FileData, error) {
+	out := map[string]thread.FileData{}
 	for off := 0; ; off += storePage {
 		items, err := s.st.Search(ctx, ns, store.SearchOptions{Limit: storePage, Offset: off})
 		if err != nil {
@@ -212,7 +213,7 @@ func (s *StoreBackend) put(ctx context.Context, ns []string, op, p, content stri
 		return opErr(op, p, fmt.Errorf("%w: %s is a file", ErrInvalidPath, a))
 	}
 	t := now()
-	d := FileData{Content: content, CreatedAt: t, ModifiedAt: t}
+	d := thread.FileData{Content: content, CreatedAt: t, ModifiedAt: t}
 	if exists && !old.CreatedAt.IsZero() {
 		d.CreatedAt = old.CreatedAt
 	}

@@ -6,18 +6,19 @@ import (
 
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/backend/backendtest"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 func TestUnderConformance(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) backend.Backend {
-		return backend.Under("/mnt/inner", backend.NewStateBackend(backend.NewFiles(nil)))
+		return backend.Under("/mnt/inner", backend.NewStateBackend(thread.NewFiles(nil)))
 	})
 }
 
 func TestUnderKeepsFullPathsBehindComposite(t *testing.T) {
-	files := backend.NewFiles(nil)
+	files := thread.NewFiles(nil)
 	state := backend.NewStateBackend(files)
-	c, err := backend.NewComposite(backend.NewStateBackend(backend.NewFiles(nil)), map[string]backend.Backend{
+	c, err := backend.NewComposite(backend.NewStateBackend(thread.NewFiles(nil)), map[string]backend.Backend{
 		"/large_tool_results/":   backend.Under("/large_tool_results", state),
 		"/conversation_history/": backend.Under("/conversation_history", state),
 	})

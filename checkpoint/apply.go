@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // ApplyDelta applies d to s in place, the way a load applies a checkpoint
@@ -38,13 +38,13 @@ func ApplyDelta(s *Snapshot, d *Delta) error {
 			continue
 		}
 		if s.Files == nil {
-			s.Files = make(map[string]backend.FileData, len(d.Files))
+			s.Files = make(map[string]thread.FileData, len(d.Files))
 		}
 		s.Files[p] = *f
 	}
 	for p, f := range d.Appends {
 		if s.Files == nil {
-			s.Files = make(map[string]backend.FileData, len(d.Appends))
+			s.Files = make(map[string]thread.FileData, len(d.Appends))
 		}
 		old, ok := s.Files[p]
 		s.Files[p] = appendFile(old, ok, f)
@@ -65,7 +65,7 @@ func ApplyDelta(s *Snapshot, d *Delta) error {
 // appendFile returns the file old (ok false when absent) with the text of
 // the append add at its end and add's modification time; an append to an
 // absent file creates it.
-func appendFile(old backend.FileData, ok bool, add backend.FileData) backend.FileData {
+func appendFile(old thread.FileData, ok bool, add thread.FileData) thread.FileData {
 	if !ok {
 		return add
 	}

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 func texts(ms []llm.Message) string {
@@ -21,12 +21,12 @@ func texts(ms []llm.Message) string {
 }
 
 func TestApplyDelta(t *testing.T) {
-	f := func(s string) *backend.FileData { return &backend.FileData{Content: s} }
+	f := func(s string) *thread.FileData { return &thread.FileData{Content: s} }
 	base := func() *checkpoint.Snapshot {
 		return &checkpoint.Snapshot{
 			Messages: []llm.Message{llm.UserText("a"), llm.UserText("b"), llm.UserText("c")},
 			Todos:    json.RawMessage(`[1]`),
-			Files:    map[string]backend.FileData{"/x": {Content: "x"}},
+			Files:    map[string]thread.FileData{"/x": {Content: "x"}},
 			Values:   map[string]json.RawMessage{"k": json.RawMessage(`1`)},
 		}
 	}
@@ -43,7 +43,7 @@ func TestApplyDelta(t *testing.T) {
 		{"rewrite", checkpoint.Delta{Keep: 1, Messages: []llm.Message{llm.UserText("B")}}, "a,B", "[1]", map[string]string{"/x": "x"}, map[string]string{"k": "1"}, false},
 		{"keep none", checkpoint.Delta{}, "", "[1]", map[string]string{"/x": "x"}, map[string]string{"k": "1"}, false},
 		{"todos replace", checkpoint.Delta{Keep: 3, Todos: json.RawMessage(`[]`)}, "a,b,c", "[]", map[string]string{"/x": "x"}, map[string]string{"k": "1"}, false},
-		{"files", checkpoint.Delta{Keep: 3, Files: map[string]*backend.FileData{"/x": nil, "/y": f("y"), "/z": nil}}, "a,b,c", "[1]", map[string]string{"/y": "y"}, map[string]string{"k": "1"}, false},
+		{"files", checkpoint.Delta{Keep: 3, Files: map[string]*thread.FileData{"/x": nil, "/y": f("y"), "/z": nil}}, "a,b,c", "[1]", map[string]string{"/y": "y"}, map[string]string{"k": "1"}, false},
 		{"values", checkpoint.Delta{Keep: 3, Values: map[string]json.RawMessage{"k": nil, "n": json.RawMessage(`null`)}}, "a,b,c", "[1]", map[string]string{"/x": "x"}, map[string]string{"n": "null"}, false},
 		{"keep too large", checkpoint.Delta{Keep: 4}, "a,b,c", "[1]", map[string]string{"/x": "x"}, map[string]string{"k": "1"}, true},
 		{"keep negative", checkpoint.Delta{Keep: -1}, "a,b,c", "[1]", map[string]string{"/x": "x"}, map[string]string{"k": "1"}, true},
@@ -83,7 +83,7 @@ func TestApplyDeltaNilMaps(t *testing.T) {
 	var s checkpoint.Snapshot
 	d := checkpoint.Delta{
 		Messages: []llm.Message{llm.UserText("a")},
-		Files:    map[string]*backend.FileData{"/a": {Content: "A"}, "/gone": nil},
+		Files:    map[string]*thread.FileData{"/a": {Content: "A"}, "/gone": nil},
 		Values:   map[string]json.RawMessage{"v": json.RawMessage(`2`), "gone": nil},
 	}
 	if err := checkpoint.ApplyDelta(&s, &d); err != nil {
@@ -99,7 +99,7 @@ func TestSnapshotClone(t *testing.T) {
 		Info:     checkpoint.Info{ID: "c", Meta: json.RawMessage(`{"a":1}`)},
 		Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Type: llm.PartImage, Data: []byte{1}}}}},
 		Todos:    json.RawMessage(`[1]`),
-		Files:    map[string]backend.FileData{"/a": {Content: "A"}},
+		Files:    map[string]thread.FileData{"/a": {Content: "A"}},
 		Values:   map[string]json.RawMessage{"v": json.RawMessage(`1`)},
 	}
 	c := s.Clone()
@@ -109,7 +109,7 @@ func TestSnapshotClone(t *testing.T) {
 	c.Meta[1] = 'b'
 	c.Messages[0].Parts[0].Data[0] = 2
 	c.Todos[1] = '2'
-	c.Files["/a"] = backend.FileData{Content: "B"}
+	c.Files["/a"] = thread.FileData{Content: "B"}
 	c.Values["v"][0] = '3'
 	if string(s.Meta) != `{"a":1}` || s.Messages[0].Parts[0].Data[0] != 1 || string(s.Todos) != `[1]` || s.Files["/a"].Content != "A" || string(s.Values["v"]) != "1" {
 		t.Errorf("changing the clone changed the original: %+v", s)

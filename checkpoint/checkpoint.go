@@ -19,8 +19,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // Errors returned by Savers. Test with errors.Is.
@@ -63,12 +63,12 @@ type Delta struct {
 	// Todos, when not nil, replaces the todo list (a JSON array).
 	Todos json.RawMessage `json:"todos,omitempty"`
 	// Files holds the files that changed; a nil entry deletes the path.
-	Files map[string]*backend.FileData `json:"files,omitempty"`
+	Files map[string]*thread.FileData `json:"files,omitempty"`
 	// Appends holds files that were only appended to: each entry's
 	// Content is the text added to the end of the parent's file (which
 	// it creates when the parent has none), its times the file's new
 	// times. A path is never in both Files and Appends.
-	Appends map[string]backend.FileData `json:"appends,omitempty"`
+	Appends map[string]thread.FileData `json:"appends,omitempty"`
 	// Values holds the custom state keys that changed; a nil entry deletes
 	// the key.
 	Values map[string]json.RawMessage `json:"values,omitempty"`
@@ -106,7 +106,7 @@ type Snapshot struct {
 	Info
 	Messages []llm.Message
 	Todos    json.RawMessage
-	Files    map[string]backend.FileData
+	Files    map[string]thread.FileData
 	Values   map[string]json.RawMessage
 }
 

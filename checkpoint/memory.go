@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // MemorySaver is an in-memory [Saver]: threads live as long as the process. It
@@ -150,7 +150,7 @@ func assemble(target *memCheckpoint) *Snapshot {
 	s := &Snapshot{
 		Info:     infoOf(&target.cp),
 		Messages: make([]llm.Message, target.msgCount),
-		Files:    map[string]backend.FileData{},
+		Files:    map[string]thread.FileData{},
 		Values:   map[string]json.RawMessage{},
 	}
 	for i := len(chain) - 1; i >= 0; i-- {
@@ -370,10 +370,10 @@ func cloneCheckpoint(cp *Checkpoint) Checkpoint {
 	c.Meta = cloneRaw(cp.Meta)
 	// File contents are copied too, although strings are immutable: the
 	// text of an append is a substring of the whole file's buffer (see
-	// backend.Files.Append), and keeping it would keep that buffer, of
+	// thread.Files.Append), and keeping it would keep that buffer, of
 	// every version of the file, alive for as long as the checkpoint.
 	if cp.Files != nil {
-		c.Files = make(map[string]*backend.FileData, len(cp.Files))
+		c.Files = make(map[string]*thread.FileData, len(cp.Files))
 		for p, f := range cp.Files {
 			if f != nil {
 				f2 := *f
@@ -384,7 +384,7 @@ func cloneCheckpoint(cp *Checkpoint) Checkpoint {
 		}
 	}
 	if cp.Appends != nil {
-		c.Appends = make(map[string]backend.FileData, len(cp.Appends))
+		c.Appends = make(map[string]thread.FileData, len(cp.Appends))
 		for p, f := range cp.Appends {
 			f.Content = strings.Clone(f.Content)
 			c.Appends[p] = f

@@ -16,22 +16,23 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
 // fsTools returns the filesystem middleware's tools by name, and a context
 // carrying fresh state files seeded with files.
-func fsTools(t *testing.T, fs *middleware.Filesystem, files map[string]string) (map[string]tool.Tool, context.Context, *backend.Files) {
+func fsTools(t *testing.T, fs *middleware.Filesystem, files map[string]string) (map[string]tool.Tool, context.Context, *thread.Files) {
 	t.Helper()
 	tools := map[string]tool.Tool{}
 	for _, tl := range fs.Tools() {
 		tools[tl.Spec().Name] = tl
 	}
-	st := backend.NewFiles(nil)
+	st := thread.NewFiles(nil)
 	for p, c := range files {
-		st.Put(p, backend.FileData{Content: c, CreatedAt: time.Now(), ModifiedAt: time.Now()})
+		st.Put(p, thread.FileData{Content: c, CreatedAt: time.Now(), ModifiedAt: time.Now()})
 	}
-	return tools, backend.WithFiles(context.Background(), st), st
+	return tools, thread.WithFiles(context.Background(), st), st
 }
 
 func callTool(ctx context.Context, t tool.Tool, args string) (string, bool) {
@@ -362,7 +363,7 @@ func TestParallelEditsOfOneFileAllLand(t *testing.T) {
 				t.Fatal(err)
 			}
 			in := agent.Prompt("edit")
-			in.Files = map[string]backend.FileData{"/f.txt": {Content: "A B C D E F"}}
+			in.Files = map[string]thread.FileData{"/f.txt": {Content: "A B C D E F"}}
 			res, err := a.Invoke(context.Background(), in)
 			if err != nil {
 				t.Fatal(err)
@@ -402,8 +403,8 @@ func (r racyBackend) Edit(ctx context.Context, path, oldString, newString string
 }
 
 func TestParallelEditsAreSerialisedByTheMiddleware(t *testing.T) {
-	files := backend.NewFiles(nil)
-	files.Put("/f.txt", backend.FileData{Content: "A B C"})
+	files := thread.NewFiles(nil)
+	files.Put("/f.txt", thread.FileData{Content: "A B C"})
 	var calls []llm.ToolCall
 	for i, w := range []string{"A", "B", "C"} {
 		calls = append(calls, llm.ToolCall{ID: fmt.Sprint("e", i), Name: "edit_file",

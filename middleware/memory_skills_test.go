@@ -11,12 +11,13 @@ import (
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
-func stateWith(files map[string]string) (*backend.Files, backend.Backend) {
-	f := backend.NewFiles(nil)
+func stateWith(files map[string]string) (*thread.Files, backend.Backend) {
+	f := thread.NewFiles(nil)
 	for p, c := range files {
-		f.Put(p, backend.FileData{Content: c})
+		f.Put(p, thread.FileData{Content: c})
 	}
 	return f, backend.NewStateBackend(f)
 }

@@ -5,12 +5,12 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // todosRepr writes the todo list as the Python reference's write_todos
 // result shows it: a Python list of dicts, as repr() prints it.
-func todosRepr(todos []agent.Todo) string {
+func todosRepr(todos []thread.Todo) string {
 	var b strings.Builder
 	b.WriteByte('[')
 	for i, t := range todos {

@@ -15,6 +15,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -30,7 +31,7 @@ func noteTool() tool.Tool {
 		Content string `json:"content"`
 	}
 	return tool.Must(tool.New("note", "Write a note file.", func(ctx context.Context, x in) (string, error) {
-		agent.RuntimeFromContext(ctx).Files().Put(x.Path, backend.FileData{Content: x.Content, CreatedAt: time.Now(), ModifiedAt: time.Now()})
+		agent.RuntimeFromContext(ctx).Files().Put(x.Path, thread.FileData{Content: x.Content, CreatedAt: time.Now(), ModifiedAt: time.Now()})
 		return "noted", nil
 	}))
 }
@@ -156,7 +157,7 @@ type echoRunnable struct{ got *agent.Input }
 func (e echoRunnable) Invoke(_ context.Context, in agent.Input) (*agent.Result, error) {
 	*e.got = in
 	msgs := append(append([]llm.Message(nil), in.Messages...), llm.AssistantText("echo: "+in.Messages[0].Text()))
-	return &agent.Result{Status: agent.StatusCompleted, State: &agent.State{Messages: msgs}}, nil
+	return &agent.Result{Status: agent.StatusCompleted, State: &thread.State{Messages: msgs}}, nil
 }
 
 func TestStateIsolationAndMergeBack(t *testing.T) {

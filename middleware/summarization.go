@@ -11,6 +11,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // Summarization defaults, from the contract.
@@ -273,7 +274,7 @@ func EstimateTokens(msgs []llm.Message) int {
 // recognise the one it replaces.
 const summaryPreamble = "The earlier part of this conversation was summarized to save context."
 
-func summaryMessage(summary, history string, todos []agent.Todo) llm.Message {
+func summaryMessage(summary, history string, todos []thread.Todo) llm.Message {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s Its full text is saved in %s; read it with read_file if you need details the summary lacks.\n\n<summary>\n%s\n</summary>", summaryPreamble, history, strings.TrimSpace(summary))
 	writeTodoList(&b, todos)
@@ -282,7 +283,7 @@ func summaryMessage(summary, history string, todos []agent.Todo) llm.Message {
 
 // trimmedMessage replaces messages dropped without a summary, keeping the
 // summary in force, if any.
-func trimmedMessage(st summaryState, dropped int, history string, saveErr error, todos []agent.Todo) llm.Message {
+func trimmedMessage(st summaryState, dropped int, history string, saveErr error, todos []thread.Todo) llm.Message {
 	var b strings.Builder
 	if st.Summary != "" {
 		fmt.Fprintf(&b, "%s\n\n<summary>\n%s\n</summary>\n\n", summaryPreamble, strings.TrimSpace(st.Summary))
@@ -297,7 +298,7 @@ func trimmedMessage(st summaryState, dropped int, history string, saveErr error,
 	return llm.UserText(strings.TrimRight(b.String(), "\n"))
 }
 
-func writeTodoList(b *strings.Builder, todos []agent.Todo) {
+func writeTodoList(b *strings.Builder, todos []thread.Todo) {
 	if len(todos) == 0 {
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -46,7 +47,7 @@ func TestSummarizationOffloadsHistory(t *testing.T) {
 		}},
 	)
 	m := replay.NewFromScript(&replay.Script{ContextWindow: 1000, Turns: turns}).Record()
-	files := backend.NewFiles(nil)
+	files := thread.NewFiles(nil)
 	sum := middleware.NewSummarization(nil, backend.NewStateBackend(files))
 	a, err := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{middleware.NewTodos(), sum}})
 	if err != nil {
@@ -54,7 +55,7 @@ func TestSummarizationOffloadsHistory(t *testing.T) {
 	}
 	in := agent.Prompt("read the pages")
 	in.ThreadID = "th/1"
-	in.State = &agent.State{Files: files}
+	in.State = &thread.State{Files: files}
 	res, err := a.Invoke(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +134,7 @@ func TestUnknownWindowKeepsSixMessages(t *testing.T) {
 	sum.TriggerTokens = 600 // the window is unknown; keep falls back to messages
 	a, _ := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{sum}})
 	in := agent.Prompt("go")
-	in.State = &agent.State{Files: backend.NewFiles(nil)}
+	in.State = &thread.State{Files: thread.NewFiles(nil)}
 	if _, err := a.Invoke(context.Background(), in); err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +224,7 @@ func TestFailedSummaryBacksOffThenTrims(t *testing.T) {
 		replay.Turn{Agent: "summarizer", Error: "timeout"},
 	)
 	m := replay.NewFromScript(&replay.Script{ContextWindow: window, Turns: turns}).Record()
-	files := backend.NewFiles(nil)
+	files := thread.NewFiles(nil)
 	sum := middleware.NewSummarization(nil, backend.NewStateBackend(files))
 	a, err := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{sum}})
 	if err != nil {
@@ -232,7 +233,7 @@ func TestFailedSummaryBacksOffThenTrims(t *testing.T) {
 	var ns notices
 	in := agent.Prompt("read the pages")
 	in.ThreadID = "t"
-	in.State = &agent.State{Files: files}
+	in.State = &thread.State{Files: files}
 	in.Events = ns.listen
 	res, err := a.Invoke(context.Background(), in)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -49,7 +50,7 @@ type Todos struct {
 func NewTodos() *Todos { return &Todos{} }
 
 type todosInput struct {
-	Todos []agent.Todo `json:"todos" jsonschema:"the complete new todo list"`
+	Todos []thread.Todo `json:"todos" jsonschema:"the complete new todo list"`
 }
 
 // Name implements agent.Middleware.
@@ -88,7 +89,7 @@ func (t *Todos) Tools() []tool.Tool {
 			// dropped, as the references' validation drops them.
 			item.AdditionalProperties = nil
 			item.Properties["activeForm"].Description = "optional: the item as it reads while in progress, such as \"Running the tests\""
-			item.Properties["status"].Enum = []any{string(agent.TodoPending), string(agent.TodoInProgress), string(agent.TodoCompleted)}
+			item.Properties["status"].Enum = []any{string(thread.TodoPending), string(thread.TodoInProgress), string(thread.TodoCompleted)}
 		})))
 	}
 	return []tool.Tool{t.tool}
@@ -101,7 +102,7 @@ func writeTodos(ctx context.Context, in todosInput) (string, error) {
 	}
 	todos := in.Todos
 	if todos == nil {
-		todos = []agent.Todo{}
+		todos = []thread.Todo{}
 	}
 	rt.SetTodos(todos)
 	return "Updated todo list to " + todosRepr(todos), nil

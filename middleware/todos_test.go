@@ -12,6 +12,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 func todosCall(id, todos string) llm.ToolCall {
@@ -24,35 +25,35 @@ func TestWriteTodos(t *testing.T) {
 	tests := []struct {
 		name      string
 		turns     [][]llm.ToolCall
-		want      []agent.Todo
+		want      []thread.Todo
 		wantTexts []string // tool result texts, in order
 		wantError []bool
 	}{
 		{
 			name:      "replaces the whole list",
 			turns:     [][]llm.ToolCall{{todosCall("a", `[{"content":"x","status":"pending"}]`)}, {todosCall("b", first)}},
-			want:      []agent.Todo{{Content: "read the code", Status: agent.TodoCompleted}, {Content: "write tests", Status: agent.TodoInProgress}},
+			want:      []thread.Todo{{Content: "read the code", Status: thread.TodoCompleted}, {Content: "write tests", Status: thread.TodoInProgress}},
 			wantTexts: []string{`Updated todo list to [{'content': 'x', 'status': 'pending'}]`, "Updated todo list to " + firstRepr},
 			wantError: []bool{false, false},
 		},
 		{
 			name:      "empty list clears",
 			turns:     [][]llm.ToolCall{{todosCall("a", first)}, {todosCall("b", `[]`)}},
-			want:      []agent.Todo{},
+			want:      []thread.Todo{},
 			wantTexts: []string{"Updated todo list to " + firstRepr, "Updated todo list to []"},
 			wantError: []bool{false, false},
 		},
 		{
 			name:      "two calls in one turn are both rejected",
 			turns:     [][]llm.ToolCall{{todosCall("a", first)}, {todosCall("b", `[]`), todosCall("c", `[{"content":"y","status":"pending"}]`)}},
-			want:      []agent.Todo{{Content: "read the code", Status: agent.TodoCompleted}, {Content: "write tests", Status: agent.TodoInProgress}},
+			want:      []thread.Todo{{Content: "read the code", Status: thread.TodoCompleted}, {Content: "write tests", Status: thread.TodoInProgress}},
 			wantTexts: []string{"Updated todo list to " + firstRepr, "should never be called multiple times in parallel", "should never be called multiple times in parallel"},
 			wantError: []bool{false, true, true},
 		},
 		{
 			name:      "activeForm is kept, other fields dropped",
 			turns:     [][]llm.ToolCall{{todosCall("a", `[{"content":"Run the tests","status":"in_progress","activeForm":"Running the tests","id":"1","priority":"high"}]`)}},
-			want:      []agent.Todo{{Content: "Run the tests", Status: agent.TodoInProgress, ActiveForm: "Running the tests"}},
+			want:      []thread.Todo{{Content: "Run the tests", Status: thread.TodoInProgress, ActiveForm: "Running the tests"}},
 			wantTexts: []string{`Updated todo list to [{'content': 'Run the tests', 'status': 'in_progress', 'activeForm': 'Running the tests'}]`},
 			wantError: []bool{false},
 		},

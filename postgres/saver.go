@@ -9,11 +9,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/internal/cpcodec"
 	"github.com/deepagents-go/deepagents/internal/dbtime"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // Saver is the [checkpoint.Saver] of a [DB]. The layout is the sqlite
@@ -58,7 +58,7 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) (err error) 
 	fcreated := make([]*int64, 0, n)
 	fmodified := make([]*int64, 0, n)
 	fappended := make([]bool, 0, n)
-	addFile := func(p string, f *backend.FileData, appended bool) error {
+	addFile := func(p string, f *thread.FileData, appended bool) error {
 		paths, fappended = append(paths, p), append(fappended, appended)
 		if f == nil {
 			contents, fcreated, fmodified = append(contents, nil), append(fcreated, nil), append(fmodified, nil)

@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/internal/cpcodec"
 	"github.com/deepagents-go/deepagents/internal/dbtime"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // Saver is the [checkpoint.Saver] of a [DB].
@@ -58,7 +58,7 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		created, modified any
 	}
 	files := make([]fileRow, 0, len(cp.Files)+len(cp.Appends))
-	addFile := func(p string, f *backend.FileData, appended bool) error {
+	addFile := func(p string, f *thread.FileData, appended bool) error {
 		r := fileRow{path: p, deleted: f == nil, appended: appended}
 		if f != nil {
 			r.content = []byte(f.Content)
@@ -305,7 +305,7 @@ func load(ctx context.Context, tx *sql.Tx, threadID, checkpointID string) (*chec
 			if err := rows.Scan(&r.Path, &r.Deleted, &content, &c, &m, &r.Appended); err != nil {
 				return err
 			}
-			r.Data = backend.FileData{Content: string(content),
+			r.Data = thread.FileData{Content: string(content),
 				CreatedAt: dbtime.DecodeNullable(c.Int64, c.Valid), ModifiedAt: dbtime.DecodeNullable(m.Int64, m.Valid)}
 			if !yield(r) {
 				break

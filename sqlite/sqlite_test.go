@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"github.com/deepagents-go/deepagents/backend"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/store"
 	"github.com/deepagents-go/deepagents/store/storetest"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 func openTemp(t testing.TB, opts *Options) *DB {
@@ -238,7 +238,7 @@ func TestMigrateFromSchema1(t *testing.T) {
 		t.Fatalf("Load after the upgrade: %v, %v", snap, err)
 	}
 	cp := &checkpoint.Checkpoint{ThreadID: "t", ID: "app", ParentID: snap.ID, Delta: checkpoint.Delta{Keep: 4,
-		Appends: map[string]backend.FileData{"/log": {Content: "x"}}}}
+		Appends: map[string]thread.FileData{"/log": {Content: "x"}}}}
 	if err := db.Saver().Put(ctxb(), cp); err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/deepagents-go/deepagents"
-	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/bench/workload"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
@@ -51,6 +50,7 @@ import (
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/postgres"
 	"github.com/deepagents-go/deepagents/sqlite"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 func main() {
@@ -160,7 +160,7 @@ func run(dsn string, steps, mark int, syncFull, keep, agentRun bool) error {
 				cp.Todos = todos(i)
 			}
 			if i%11 == 5 {
-				cp.Files = map[string]*backend.FileData{fmt.Sprintf("/notes/%d.md", i%4): {Content: words(rng, 45), ModifiedAt: time.Now()}}
+				cp.Files = map[string]*thread.FileData{fmt.Sprintf("/notes/%d.md", i%4): {Content: words(rng, 45), ModifiedAt: time.Now()}}
 			}
 			t0 := time.Now()
 			if err := db.Saver.Put(ctx, cp); err != nil {

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // Factory returns a new, empty Saver for one subtest; it closes what it
@@ -293,9 +293,9 @@ func msgs(i, n int) []llm.Message {
 	return out
 }
 
-func file(content string) *backend.FileData {
+func file(content string) *thread.FileData {
 	t0 := time.Date(2025, 1, 2, 3, 4, 5, 6000, time.UTC)
-	return &backend.FileData{Content: content, CreatedAt: t0, ModifiedAt: t0.Add(time.Duration(len(content)) * time.Second)}
+	return &thread.FileData{Content: content, CreatedAt: t0, ModifiedAt: t0.Add(time.Duration(len(content)) * time.Second)}
 }
 
 func raw(s string) json.RawMessage { return json.RawMessage(s) }
@@ -373,7 +373,7 @@ func testPutLoad(t *testing.T, s checkpoint.Saver) {
 		Delta: checkpoint.Delta{
 			Messages: msgs(0, 4),
 			Todos:    raw(`[{"content":"write tests","status":"in_progress"}]`),
-			Files:    map[string]*backend.FileData{"/notes.md": file("# Notes\n")},
+			Files:    map[string]*thread.FileData{"/notes.md": file("# Notes\n")},
 			Values:   map[string]json.RawMessage{"lang": raw(`"go"`), "n": raw(`42`)},
 		},
 		Meta: raw(`{"source":"loop","writes":{"model":1}}`),
@@ -528,7 +528,7 @@ func testInvalid(t *testing.T, s checkpoint.Saver) {
 		{"bad todos", &checkpoint.Checkpoint{ThreadID: "t", ID: "a", ParentID: "c02", Delta: checkpoint.Delta{Keep: 4, Todos: raw(`[{`)}}},
 		{"bad value", &checkpoint.Checkpoint{ThreadID: "t", ID: "a", ParentID: "c02", Delta: checkpoint.Delta{Keep: 4, Values: map[string]json.RawMessage{"k": raw(`nope`)}}}},
 		{"empty value key", &checkpoint.Checkpoint{ThreadID: "t", ID: "a", ParentID: "c02", Delta: checkpoint.Delta{Keep: 4, Values: map[string]json.RawMessage{"": raw(`1`)}}}},
-		{"empty file path", &checkpoint.Checkpoint{ThreadID: "t", ID: "a", ParentID: "c02", Delta: checkpoint.Delta{Keep: 4, Files: map[string]*backend.FileData{"": file("x")}}}},
+		{"empty file path", &checkpoint.Checkpoint{ThreadID: "t", ID: "a", ParentID: "c02", Delta: checkpoint.Delta{Keep: 4, Files: map[string]*thread.FileData{"": file("x")}}}},
 		{"bad tool call args", &checkpoint.Checkpoint{ThreadID: "t", ID: "a", ParentID: "c02", Delta: checkpoint.Delta{Keep: 4, Messages: []llm.Message{{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "x", Name: "ls", Args: raw(`{"a":`)}}}}}}},
 		{"bad meta", &checkpoint.Checkpoint{ThreadID: "t", ID: "a", ParentID: "c02", Delta: checkpoint.Delta{Keep: 4}, Meta: raw(`{"a":`)}},
 	}
@@ -813,7 +813,7 @@ func testTodosFilesValues(t *testing.T, s checkpoint.Saver) {
 	}
 	put("c1", "", checkpoint.Delta{
 		Todos:  raw(`[{"content":"a","status":"pending"}]`),
-		Files:  map[string]*backend.FileData{"/a.txt": file("A"), "/dir/b.txt": file("B"), "/empty": file("")},
+		Files:  map[string]*thread.FileData{"/a.txt": file("A"), "/dir/b.txt": file("B"), "/empty": file("")},
 		Values: map[string]json.RawMessage{"x": raw(`1`), "y": raw(`{"deep":[1,2,{"z":null}]}`), "nul": raw(`null`)},
 	})
 	// Nothing changes: todos, files and values carry over.
@@ -822,19 +822,19 @@ func testTodosFilesValues(t *testing.T, s checkpoint.Saver) {
 	// deleted, one changed, a missing one deleted (no error).
 	put("c3", "c2", checkpoint.Delta{
 		Todos:  raw(`[{"content":"a","status":"completed"},{"content":"b","status":"pending"}]`),
-		Files:  map[string]*backend.FileData{"/a.txt": file("A2"), "/dir/b.txt": nil, "/c.txt": file("C"), "/never": nil},
+		Files:  map[string]*thread.FileData{"/a.txt": file("A2"), "/dir/b.txt": nil, "/c.txt": file("C"), "/never": nil},
 		Values: map[string]json.RawMessage{"x": nil, "y": raw(`"changed"`), "absent": nil},
 	})
 	// Todos emptied (an empty list is not "unchanged").
 	put("c4", "c3", checkpoint.Delta{Todos: raw(`[]`)})
 	// The deleted file and value come back.
 	put("c5", "c4", checkpoint.Delta{
-		Files:  map[string]*backend.FileData{"/dir/b.txt": file("B again")},
+		Files:  map[string]*thread.FileData{"/dir/b.txt": file("B again")},
 		Values: map[string]json.RawMessage{"x": raw(`[true,false]`)},
 	})
 	// Delete everything.
 	put("c6", "c5", checkpoint.Delta{
-		Files:  map[string]*backend.FileData{"/a.txt": nil, "/dir/b.txt": nil, "/c.txt": nil, "/empty": nil},
+		Files:  map[string]*thread.FileData{"/a.txt": nil, "/dir/b.txt": nil, "/c.txt": nil, "/empty": nil},
 		Values: map[string]json.RawMessage{"x": nil, "y": nil, "nul": nil},
 	})
 	got, err := s.Load(ctxb(), "t", "c6")
@@ -855,14 +855,14 @@ func testTodosFilesValues(t *testing.T, s checkpoint.Saver) {
 		t.Errorf("c3: empty file = %+v, %v", f, ok)
 	}
 	// Branching from c3 sees c3's files, not c6's deletions.
-	put("b4", "c3", checkpoint.Delta{Files: map[string]*backend.FileData{"/c.txt": file("C on a branch")}})
+	put("b4", "c3", checkpoint.Delta{Files: map[string]*thread.FileData{"/c.txt": file("C on a branch")}})
 	for _, id := range []string{"c1", "c2", "c3", "c4", "c5", "c6", "b4"} {
 		m.check(t, s, "t", id)
 	}
 }
 
 // appended returns an append of text at the times file(text) would have.
-func appended(text string) backend.FileData { return *file(text) }
+func appended(text string) thread.FileData { return *file(text) }
 
 func testAppends(t *testing.T, s checkpoint.Saver) {
 	m := newModel()
@@ -876,21 +876,21 @@ func testAppends(t *testing.T, s checkpoint.Saver) {
 	}
 	// An append to a missing file creates it.
 	put("a1", "", checkpoint.Delta{
-		Files:   map[string]*backend.FileData{"/log.md": file("# Log\n")},
-		Appends: map[string]backend.FileData{"/new.md": appended("first\n")},
+		Files:   map[string]*thread.FileData{"/log.md": file("# Log\n")},
+		Appends: map[string]thread.FileData{"/new.md": appended("first\n")},
 	})
 	// Appends across checkpoints concatenate, oldest first; an empty
 	// append changes only the time.
-	put("a2", "a1", checkpoint.Delta{Messages: msgs(2, 1), Appends: map[string]backend.FileData{"/log.md": appended("one\n"), "/new.md": appended("")}})
-	put("a3", "a2", checkpoint.Delta{Appends: map[string]backend.FileData{"/log.md": appended("two ✓\n")}})
+	put("a2", "a1", checkpoint.Delta{Messages: msgs(2, 1), Appends: map[string]thread.FileData{"/log.md": appended("one\n"), "/new.md": appended("")}})
+	put("a3", "a2", checkpoint.Delta{Appends: map[string]thread.FileData{"/log.md": appended("two ✓\n")}})
 	// A rewrite replaces everything appended before it.
-	put("a4", "a3", checkpoint.Delta{Files: map[string]*backend.FileData{"/log.md": file("rewritten\n")}})
-	put("a5", "a4", checkpoint.Delta{Appends: map[string]backend.FileData{"/log.md": appended("three\n")}})
+	put("a4", "a3", checkpoint.Delta{Files: map[string]*thread.FileData{"/log.md": file("rewritten\n")}})
+	put("a5", "a4", checkpoint.Delta{Appends: map[string]thread.FileData{"/log.md": appended("three\n")}})
 	// A delete, then an append, starts the file afresh.
-	put("a6", "a5", checkpoint.Delta{Files: map[string]*backend.FileData{"/new.md": nil}})
-	put("a7", "a6", checkpoint.Delta{Appends: map[string]backend.FileData{"/new.md": appended("again\n"), "/log.md": appended("four\n")}})
+	put("a6", "a5", checkpoint.Delta{Files: map[string]*thread.FileData{"/new.md": nil}})
+	put("a7", "a6", checkpoint.Delta{Appends: map[string]thread.FileData{"/new.md": appended("again\n"), "/log.md": appended("four\n")}})
 	// A branch from a3 sees the appends up to a3 only.
-	put("b4", "a3", checkpoint.Delta{Appends: map[string]backend.FileData{"/log.md": appended("branch\n")}})
+	put("b4", "a3", checkpoint.Delta{Appends: map[string]thread.FileData{"/log.md": appended("branch\n")}})
 	for _, id := range []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7", "b4"} {
 		m.check(t, s, "t", id)
 	}
@@ -909,7 +909,7 @@ func testAppends(t *testing.T, s checkpoint.Saver) {
 		id := fmt.Sprintf("n%02d", i)
 		line := fmt.Sprintf("line %d\n", i)
 		want.WriteString(line)
-		put(id, parent, checkpoint.Delta{Appends: map[string]backend.FileData{"/log.md": appended(line)}})
+		put(id, parent, checkpoint.Delta{Appends: map[string]thread.FileData{"/log.md": appended(line)}})
 		parent = id
 	}
 	got, err = s.Load(ctxb(), "t", "")
@@ -922,8 +922,8 @@ func testAppends(t *testing.T, s checkpoint.Saver) {
 	// A path both written and appended to is invalid.
 	bad := &checkpoint.Checkpoint{ThreadID: "t", ID: "bad", ParentID: parent, Delta: checkpoint.Delta{
 		Keep:    len(got.Messages),
-		Files:   map[string]*backend.FileData{"/x": file("x")},
-		Appends: map[string]backend.FileData{"/x": appended("y")},
+		Files:   map[string]*thread.FileData{"/x": file("x")},
+		Appends: map[string]thread.FileData{"/x": appended("y")},
 	}}
 	if err := s.Put(ctxb(), bad); !errors.Is(err, checkpoint.ErrInvalid) {
 		t.Errorf("Put with a path both written and appended: %v, want ErrInvalid", err)
@@ -937,7 +937,7 @@ func testIsolation(t *testing.T, s checkpoint.Saver) {
 			Messages: []llm.Message{{Role: llm.RoleAssistant, Parts: []llm.Part{llm.Text("hi"), {Type: llm.PartImage, MIMEType: "image/png", Data: []byte{1, 2, 3}}},
 				ToolCalls: []llm.ToolCall{{ID: "1", Name: "ls", Args: raw(`{"path":"/"}`)}}}},
 			Todos:  raw(`[1]`),
-			Files:  map[string]*backend.FileData{"/f": file("content")},
+			Files:  map[string]*thread.FileData{"/f": file("content")},
 			Values: map[string]json.RawMessage{"k": raw(`"v"`)},
 		},
 		Meta: raw(`{"m":1}`),
@@ -963,7 +963,7 @@ func testIsolation(t *testing.T, s checkpoint.Saver) {
 	got.Messages[0].Parts[1].Data[0] = 9
 	got.Messages[0].ToolCalls[0].Args[2] = 'X'
 	got.Todos[1] = '2'
-	got.Files["/f"] = backend.FileData{Content: "changed"}
+	got.Files["/f"] = thread.FileData{Content: "changed"}
 	got.Values["k"][1] = 'w'
 	got.Values["new"] = raw(`1`)
 	if len(got.Meta) > 5 {
@@ -988,7 +988,7 @@ func testLargeAndUnicode(t *testing.T, s checkpoint.Saver) {
 				llm.AssistantText("한국어 中文 العربية \"quotes\" \\ back\tslash\u2028"),
 			},
 			Todos:  raw(`[{"content":"✓ done","status":"completed"}]`),
-			Files:  map[string]*backend.FileData{"/données/ファイル.txt": file("line1\nline2\x00binary\xff\xfe"), "/big.txt": file(big)},
+			Files:  map[string]*thread.FileData{"/données/ファイル.txt": file("line1\nline2\x00binary\xff\xfe"), "/big.txt": file(big)},
 			Values: map[string]json.RawMessage{"ключ": raw(`{"v":"значение","n":1.5e300,"i":-12345678901234}`)},
 		}})
 	m.check(t, s, "スレッド/1 ✓", "检查点-1")

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // runCLI runs the command in-process and returns its exit status and output.
@@ -73,7 +74,7 @@ func TestRunQuickstartJSONL(t *testing.T) {
 	}
 	evs := events(t, stdout)
 	var todoUpdates int
-	var lastTodos []agent.Todo
+	var lastTodos []thread.Todo
 	for _, e := range evs {
 		if e.Type == agent.EventState && e.Todos != nil {
 			todoUpdates++
@@ -84,7 +85,7 @@ func TestRunQuickstartJSONL(t *testing.T) {
 		t.Errorf("saw %d todo updates, want 3", todoUpdates)
 	}
 	for _, td := range lastTodos {
-		if td.Status != agent.TodoCompleted {
+		if td.Status != thread.TodoCompleted {
 			t.Errorf("final todo %q is %s", td.Content, td.Status)
 		}
 	}

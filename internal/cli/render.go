@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // renderer shows a run's events.
@@ -122,7 +123,7 @@ func (r *textRenderer) event(e agent.Event) error {
 	case agent.EventState:
 		if e.Todos != nil {
 			for _, t := range e.Todos {
-				mark := map[agent.TodoStatus]string{agent.TodoCompleted: "[x]", agent.TodoInProgress: "[>]"}[t.Status]
+				mark := map[thread.TodoStatus]string{thread.TodoCompleted: "[x]", thread.TodoInProgress: "[>]"}[t.Status]
 				if mark == "" {
 					mark = "[ ]"
 				}

@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/persist"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 func newThreadsCmd(env Env) *cobra.Command {
@@ -68,7 +68,7 @@ type threadState struct {
 	CheckpointID string                     `json:"checkpoint_id"`
 	Status       checkpoint.Status          `json:"status"`
 	Messages     []llm.Message              `json:"messages"`
-	Todos        []agent.Todo               `json:"todos"`
+	Todos        []thread.Todo              `json:"todos"`
 	Files        map[string]string          `json:"files"`
 	Values       map[string]json.RawMessage `json:"values,omitempty"`
 }
@@ -99,7 +99,7 @@ func newStateCmd(env Env) *cobra.Command {
 				return fmt.Errorf("thread %s: %w", args[0], err)
 			}
 			out := threadState{ThreadID: args[0], CheckpointID: snap.ID, Status: th.Status, Messages: snap.Messages,
-				Todos: []agent.Todo{}, Files: map[string]string{}, Values: snap.Values}
+				Todos: []thread.Todo{}, Files: map[string]string{}, Values: snap.Values}
 			if out.Messages == nil {
 				out.Messages = []llm.Message{}
 			}

@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // EncodeMessages encodes each message as JSON (without HTML escaping, which
@@ -79,19 +79,19 @@ type FileRow struct {
 	Path     string
 	Deleted  bool // content NULL: the file was deleted
 	Appended bool // Content is text appended to the file
-	Data     backend.FileData
+	Data     thread.FileData
 }
 
 // AssembleFiles builds a snapshot's files from the rows that matter for each
 // path: its newest rewrite (or deletion) and the appends after it, oldest
 // first, the rows of one path together. A path whose first row is an
 // append has no rewrite in the ancestry: the append creates it.
-func AssembleFiles(rows func(yield func(FileRow) bool) error) (map[string]backend.FileData, error) {
-	out := map[string]backend.FileData{}
+func AssembleFiles(rows func(yield func(FileRow) bool) error) (map[string]thread.FileData, error) {
+	out := map[string]thread.FileData{}
 	var (
 		cur     string
 		b       strings.Builder
-		d       backend.FileData
+		d       thread.FileData
 		present bool
 		started bool
 	)

@@ -22,9 +22,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // EnvChild selects the child role; its value names the implementation.
@@ -58,7 +58,7 @@ func Child(t *testing.T, name string, open func() (checkpoint.Saver, error)) {
 		cp := &checkpoint.Checkpoint{ThreadID: Thread, ID: id, ParentID: parent, Step: i,
 			Delta: checkpoint.Delta{Keep: 2 * i, Messages: stepMessages(i)}}
 		if i%5 == 0 {
-			cp.Files = map[string]*backend.FileData{"/notes.md": {Content: strings.Repeat("note ", i+1), ModifiedAt: time.Now()}}
+			cp.Files = map[string]*thread.FileData{"/notes.md": {Content: strings.Repeat("note ", i+1), ModifiedAt: time.Now()}}
 		}
 		if err := s.Put(ctx, cp); err != nil {
 			fmt.Println("error", err)

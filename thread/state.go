@@ -1,9 +1,8 @@
-package agent
+package thread
 
 import (
 	"encoding/json"
 
-	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/llm"
 )
 
@@ -30,19 +29,19 @@ type Todo struct {
 // State is a thread's state: the conversation, the plan, the in-memory
 // files and custom values kept by middleware.
 //
-// A run owns its State; read it from a [Result] after the run, or through
-// the [Runtime] during one.
+// A run owns its State; read it from the run's result after the run, or
+// through the agent's runtime during one.
 type State struct {
 	Messages []llm.Message `json:"messages"`
 	Todos    []Todo        `json:"todos"`
 	// Files are the files of the State backend. Never nil in a State the
 	// agent returns.
-	Files *backend.Files `json:"files"`
+	Files *Files `json:"files"`
 	// Values holds custom state keys, each a JSON value.
 	Values map[string]json.RawMessage `json:"values,omitempty"`
 }
 
 // NewState returns an empty state.
 func NewState() *State {
-	return &State{Files: backend.NewFiles(nil)}
+	return &State{Files: NewFiles(nil)}
 }

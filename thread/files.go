@@ -1,4 +1,4 @@
-package backend
+package thread
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"unsafe"
 )
 
-// FileData is one file kept in memory: the State backend's unit of storage,
-// and the form in which files travel in checkpoints.
+// FileData is one file kept in memory: the unit of a thread's files, of the
+// State backend's storage, and of the files in checkpoints.
 type FileData struct {
 	Content    string    `json:"content"`
 	CreatedAt  time.Time `json:"created_at"`
@@ -101,21 +101,29 @@ func (f *Files) IsDir(p string) bool {
 	return len(f.dirs[p]) > 0
 }
 
+// Entry is one child of a directory in a [Files] set.
+type Entry struct {
+	Path    string
+	IsDir   bool
+	Size    int64     // a file's content length
+	ModTime time.Time // a file's modification time
+}
+
 // List returns the immediate children of the directory dir, sorted by path:
 // files with their size and time, directories with IsDir set.
-func (f *Files) List(dir string) []FileInfo {
+func (f *Files) List(dir string) []Entry {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	kids := f.dirs[dir]
-	out := make([]FileInfo, 0, len(kids))
+	out := make([]Entry, 0, len(kids))
 	for c := range kids {
 		if len(f.dirs[c]) > 0 {
-			out = append(out, FileInfo{Path: c, IsDir: true})
+			out = append(out, Entry{Path: c, IsDir: true})
 		} else if d, ok := f.m[c]; ok {
-			out = append(out, FileInfo{Path: c, Size: int64(len(d.Content)), ModTime: d.ModifiedAt})
+			out = append(out, Entry{Path: c, Size: int64(len(d.Content)), ModTime: d.ModifiedAt})
 		}
 	}
-	slices.SortFunc(out, func(a, b FileInfo) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
 	return out
 }
 
@@ -374,4 +382,14 @@ func (f *Files) ChangedPaths() []string {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	return slices.Sorted(maps.Keys(f.changed))
+}
+
+// parentDir returns the directory holding the clean absolute path p ("/"
+// for "/").
+func parentDir(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return p[:i]
 }

@@ -1,4 +1,4 @@
-package backend
+package thread
 
 import (
 	"fmt"
@@ -39,10 +39,10 @@ func TestFilesIndexMatchesBruteForce(t *testing.T) {
 		}
 		all := f.Snapshot()
 		for _, dir := range []string{"/", "/a", "/a/b", "/b/c/a", "/seed", "/c"} {
-			if got, want := f.List(dir), memList(all, dir); !slices.Equal(paths(got), paths(want)) || !slices.EqualFunc(got, want, func(x, y FileInfo) bool { return x.IsDir == y.IsDir }) {
+			if got, want := f.List(dir), bruteList(all, dir); !slices.Equal(got, want) {
 				t.Fatalf("step %d: List(%s) = %v, want %v", i, dir, got, want)
 			}
-			if got, want := f.IsDir(dir), dir == "/" || memIsDir(all, dir); got != want {
+			if got, want := f.IsDir(dir), dir == "/" || len(bruteList(all, dir)) > 0; got != want {
 				t.Fatalf("step %d: IsDir(%s) = %v, want %v", i, dir, got, want)
 			}
 			want := map[string]FileData{}
@@ -67,33 +67,38 @@ func TestFilesIndexMatchesBruteForce(t *testing.T) {
 	}
 }
 
-func paths(fis []FileInfo) []string {
-	out := make([]string, len(fis))
-	for i, fi := range fis {
-		out[i] = fi.Path
+func paths(es []Entry) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.Path
 	}
 	return out
 }
 
-// FuzzStringLines checks that reading in-memory content gives what reading
-// it through a reader gives.
-func FuzzStringLines(f *testing.F) {
-	f.Add("a\nb\n", 0, 0)
-	f.Add("a\r\nb", 1, 1)
-	f.Add("", 0, 5)
-	f.Add("\n\n\n", 2, 1)
-	f.Add("x", 3, 0)
-	f.Fuzz(func(t *testing.T, s string, offset, limit int) {
-		offset, limit = offset%50, limit%50
-		want, werr := scanLines(strings.NewReader(s), offset, limit)
-		got, gerr := stringLines(s, offset, limit)
-		if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) {
-			t.Fatalf("%q %d %d: errors %v / %v", s, offset, limit, werr, gerr)
+// under reports whether p is dir or lies below it.
+func under(p, dir string) bool {
+	return dir == "/" || p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// bruteList lists dir's children from the whole map, without the index.
+func bruteList(all map[string]FileData, dir string) []Entry {
+	prefix := strings.TrimSuffix(dir, "/") + "/"
+	kids := map[string]Entry{}
+	for p, d := range all {
+		rest, ok := strings.CutPrefix(p, prefix)
+		if !ok {
+			continue
 		}
-		if !slices.Equal(want.Lines, got.Lines) || want.Offset != got.Offset {
-			t.Fatalf("%q %d %d: %q@%d, want %q@%d", s, offset, limit, got.Lines, got.Offset, want.Lines, want.Offset)
+		name, _, deeper := strings.Cut(rest, "/")
+		if deeper {
+			kids[prefix+name] = Entry{Path: prefix + name, IsDir: true}
+		} else if _, seen := kids[p]; !seen {
+			kids[p] = Entry{Path: p, Size: int64(len(d.Content)), ModTime: d.ModifiedAt}
 		}
-	})
+	}
+	out := slices.Collect(maps.Values(kids))
+	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
+	return out
 }
 
 // TestAppendIsAmortized checks that appending to a file costs what is

@@ -1,0 +1,132 @@
+package deepagents_test
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/deepagents-go/deepagents"
+
+// layers is what each package of the module may import from the module,
+// as docs/ARCHITECTURE.md draws it: every arrow points down, towards the
+// packages that know less. A package missing from the table, or an import
+// it does not list, fails TestImportsPointDown; change the table and the
+// document together.
+var layers = map[string][]string{
+	// Leaves: they import nothing of the module.
+	"internal/jsonenc":        nil,
+	"internal/schema":         nil,
+	"internal/search":         nil,
+	"internal/nskey":          nil,
+	"internal/dbtime":         nil,
+	"internal/procinfo":       nil,
+	"internal/golden":         nil,
+	"permission":              nil,
+	"llm/internal/streamtest": nil,
+
+	// Messages and models.
+	"llm":                         {"internal/jsonenc"},
+	"llm/internal/wire":           {"llm"},
+	"llm/internal/providertest":   {"llm"},
+	"llm/anthropic":               {"llm", "llm/internal/wire"},
+	"llm/openai":                  {"llm", "llm/internal/wire"},
+	"llm/anthropic/anthropictest": {"llm/internal/streamtest"},
+	"llm/openai/openaitest":       {"llm/internal/streamtest"},
+	"llm/providers":               {"llm", "llm/anthropic", "llm/openai"},
+	"llm/replay":                  {"llm"},
+	"llm/modeltest":               {"llm"},
+
+	// A thread's data, tools and long-term items.
+	"thread":          {"llm"},
+	"tool":            {"llm", "internal/schema"},
+	"store":           {"internal/nskey"},
+	"store/storetest": {"store"},
+
+	// Storage of threads and files.
+	"checkpoint":                {"llm", "thread"},
+	"checkpoint/checkpointtest": {"checkpoint", "llm", "thread"},
+	"backend":                   {"thread", "store", "internal/search"},
+	"backend/backendtest":       {"backend"},
+	"internal/cpcodec":          {"checkpoint", "llm", "thread"},
+	"internal/crashtest":        {"checkpoint", "llm", "thread"},
+	"sqlite":                    {"checkpoint", "store", "llm", "thread", "internal/cpcodec", "internal/dbtime", "internal/nskey", "internal/procinfo"},
+	"postgres":                  {"checkpoint", "store", "llm", "thread", "internal/cpcodec", "internal/dbtime", "internal/nskey", "internal/procinfo"},
+	"persist":                   {"checkpoint", "store", "sqlite", "postgres"},
+
+	// The run loop: it knows no backend and no tool by name.
+	"agent": {"checkpoint", "llm", "store", "thread", "tool", "internal/jsonenc"},
+
+	// The built-in middleware, the deep agent, and the command line.
+	"middleware":     {"agent", "backend", "checkpoint", "llm", "permission", "thread", "tool"},
+	"":               {"agent", "backend", "checkpoint", "llm", "middleware", "permission", "store", "thread", "tool"},
+	"internal/cli":   {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "permission", "persist", "thread"},
+	"cmd/deepagents": {"internal/cli"},
+}
+
+// TestImportsPointDown checks every package's non-test imports against
+// layers. Benchmarks and examples are programs on top of everything and
+// are not checked.
+func TestImportsPointDown(t *testing.T) {
+	seen := map[string]bool{}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || path == "bench" || path == "examples" || d.Name() == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		pkg := filepath.ToSlash(filepath.Dir(path))
+		if pkg == "." {
+			pkg = ""
+		}
+		allowed, ok := layers[pkg]
+		if !ok {
+			if !seen[pkg] {
+				t.Errorf("package %q is not in the layers table", pkg)
+			}
+			seen[pkg] = true
+			return nil
+		}
+		seen[pkg] = true
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, src, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if p != module && !strings.HasPrefix(p, module+"/") {
+				continue
+			}
+			rel := strings.TrimPrefix(strings.TrimPrefix(p, module), "/")
+			if !slices.Contains(allowed, rel) {
+				t.Errorf("%s imports %q, which package %q may not import", path, rel, pkg)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pkg := range layers {
+		if !seen[pkg] {
+			t.Errorf("the layers table lists %q, which has no Go files", pkg)
+		}
+	}
+}
