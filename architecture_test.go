@@ -34,7 +34,7 @@ var layers = map[string][]string{
 	// Messages and models.
 	"llm":                         {"internal/jsonenc"},
 	"llm/internal/wire":           {"llm"},
-	"llm/internal/providertest":   {"llm"},
+	"llm/internal/providertest":   {"llm", "internal/golden"},
 	"llm/anthropic":               {"llm", "llm/internal/wire"},
 	"llm/openai":                  {"llm", "llm/internal/wire"},
 	"llm/anthropic/anthropictest": {"llm/internal/streamtest"},

@@ -17,14 +17,16 @@ import (
 
 // NewHTTPClient returns an HTTP client for a provider, on a transport like
 // http.DefaultTransport with the connect and response-header timeouts of l
-// (already defaulted).
+// (already defaulted). When the environment variable DEEPAGENTS_RECORD_WIRE
+// names a directory, the client also writes every exchange there (see
+// RecordEnv).
 func NewHTTPClient(l llm.Limits) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	d := &net.Dialer{Timeout: l.ConnectTimeout, KeepAlive: 30 * time.Second}
 	t.DialContext = d.DialContext
 	t.TLSHandshakeTimeout = l.ConnectTimeout
 	t.ResponseHeaderTimeout = l.ResponseHeaderTimeout
-	return &http.Client{Transport: t}
+	return &http.Client{Transport: recording(t)}
 }
 
 // Errors of a guarded response body.
