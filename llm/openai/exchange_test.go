@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/llm/openai"
 	"github.com/deepagents-go/deepagents/llm/internal/providertest"
+	"github.com/deepagents-go/deepagents/llm/openai"
 )
 
 // TestExchanges replays the exchanges in testdata/exchanges: the whole
