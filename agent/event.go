@@ -58,8 +58,11 @@ type Event struct {
 	ThreadID     string
 	CheckpointID string
 
-	Delta   string
-	Message *llm.Message
+	Delta string
+	// MessageID is, on a delta, the ID of the assistant message the delta
+	// belongs to (the Message of the message event that follows).
+	MessageID string
+	Message   *llm.Message
 
 	ToolCallID string
 	Name       string
@@ -89,6 +92,7 @@ type wireEvent struct {
 	ThreadID     string          `json:"thread_id,omitempty"`
 	CheckpointID string          `json:"checkpoint_id,omitempty"`
 	Delta        *string         `json:"delta,omitempty"`
+	MessageID    string          `json:"message_id,omitempty"`
 	Message      *llm.Message    `json:"message,omitempty"`
 	ToolCallID   string          `json:"tool_call_id,omitempty"`
 	Name         string          `json:"name,omitempty"`
@@ -121,7 +125,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	}
 	*e = Event{
 		Type: w.Type, Namespace: w.Namespace, Step: w.Step, ThreadID: w.ThreadID,
-		CheckpointID: w.CheckpointID, Message: w.Message, ToolCallID: w.ToolCallID,
+		CheckpointID: w.CheckpointID, MessageID: w.MessageID, Message: w.Message, ToolCallID: w.ToolCallID,
 		Name: w.Name, Args: w.Args, Files: w.Files, Usage: w.Usage,
 		Interrupts: w.Interrupts, Status: w.Status, Error: w.Error,
 	}

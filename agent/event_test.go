@@ -17,13 +17,13 @@ func sampleEvents() []agent.Event {
 	msg := llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{llm.Text("Let me look.")}, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "ls", Args: json.RawMessage(`{"path":"/"}`)}}}
 	return []agent.Event{
 		{Type: agent.EventRunStart, ThreadID: "t1"},
-		{Type: agent.EventTextDelta, Step: 1, Delta: "Let me"},
+		{Type: agent.EventTextDelta, Step: 1, Delta: "Let me", MessageID: "m1"},
 		{Type: agent.EventTextDelta, Step: 1, Delta: ""},
 		{Type: agent.EventReasoningDelta, Step: 1, Delta: "thinking"},
 		{Type: agent.EventMessage, Step: 1, Message: &msg},
 		{Type: agent.EventUsage, Step: 1, Usage: &llm.Usage{InputTokens: 10, OutputTokens: 3, CacheReadTokens: 8}},
 		{Type: agent.EventToolCall, Step: 1, ToolCallID: "c1", Name: "ls", Args: json.RawMessage(`{"path":"/"}`)},
-		{Type: agent.EventToolResult, Step: 1, ToolCallID: "c1", Name: "ls", Content: "", IsError: false},
+		{Type: agent.EventToolResult, Step: 1, MessageID: "m2", ToolCallID: "c1", Name: "ls", Content: "", IsError: false},
 		{Type: agent.EventToolResult, Step: 1, ToolCallID: "c2", Name: "task", Content: "Error: boom", IsError: true, Namespace: []string{"researcher:c9"}},
 		{Type: agent.EventState, Step: 1, Todos: []thread.Todo{{Content: "a", Status: thread.TodoPending}, {Content: "run tests", Status: thread.TodoInProgress, ActiveForm: "Running tests"}}},
 		{Type: agent.EventState, Step: 2, Todos: []thread.Todo{}},

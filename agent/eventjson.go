@@ -34,6 +34,7 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 		b = append(b, `,"delta":`...)
 		b = jsonenc.AppendString(b, e.Delta)
 	}
+	b = jsonenc.AppendField(b, "message_id", e.MessageID)
 	if e.Message != nil {
 		b = append(b, `,"message":`...)
 		var err error

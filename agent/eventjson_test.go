@@ -14,7 +14,7 @@ import (
 func referenceJSON(e Event) ([]byte, error) {
 	w := wireEvent{
 		V: EventVersion, Type: e.Type, Namespace: e.Namespace, Step: e.Step,
-		ThreadID: e.ThreadID, CheckpointID: e.CheckpointID, Message: e.Message,
+		ThreadID: e.ThreadID, CheckpointID: e.CheckpointID, MessageID: e.MessageID, Message: e.Message,
 		ToolCallID: e.ToolCallID, Name: e.Name, Args: e.Args,
 		Files: e.Files, Usage: e.Usage, Interrupts: e.Interrupts, Status: e.Status, Error: e.Error,
 	}
@@ -46,8 +46,8 @@ func FuzzEventEncoderMatchesEncodingJSON(f *testing.F) {
 			args = nil
 		}
 		msg := &llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{{Type: llm.PartText, Text: s1}, {Type: llm.PartImage, MIMEType: s2, Data: []byte(s3), URL: s1}, {Type: llm.PartReasoning, Text: s3, Signature: s2, Redacted: flag}},
-			ToolCalls: []llm.ToolCall{{ID: s2, Name: s3, Args: args}}, ToolCallID: s1, Name: s2, IsError: flag}
-		e := Event{Type: EventType(typ), Namespace: []string{s1, s2}, Step: n, ThreadID: s2, CheckpointID: s3, Delta: s1,
+			ToolCalls: []llm.ToolCall{{ID: s2, Name: s3, Args: args}}, ToolCallID: s1, Name: s2, IsError: flag, ID: s2}
+		e := Event{Type: EventType(typ), Namespace: []string{s1, s2}, Step: n, ThreadID: s2, CheckpointID: s3, Delta: s1, MessageID: s3,
 			Message: msg, ToolCallID: s3, Name: s1, Args: args, Content: s2, IsError: flag,
 			Files: []string{s3}, Usage: &llm.Usage{InputTokens: n, OutputTokens: -n, CacheReadTokens: n % 3}, Status: RunStatus(s1), Error: s3}
 		if flag {

@@ -269,6 +269,8 @@ func (r *run) modelTurn(ctx context.Context) (modelOutcome, error) {
 	rt.mu.Lock()
 	rt.step++
 	rt.mu.Unlock()
+	// The answer's ID is chosen before the call, so that its deltas carry it.
+	rt.messageID = newID()
 	resp, err := a.callModel(ctx, &ModelRequest{
 		Request: llm.Request{System: a.system, Messages: rt.state.Messages, Tools: a.specs, ResponseSchema: a.respSchema},
 		Model:   a.model,
@@ -279,6 +281,7 @@ func (r *run) modelTurn(ctx context.Context) (modelOutcome, error) {
 	}
 	msg := resp.Message
 	msg.Role = llm.RoleAssistant
+	msg.ID = rt.messageID
 	fixToolCalls(&msg, rt.step)
 	rt.appendMessages(msg)
 	rt.AddUsage(resp.Usage)
@@ -541,9 +544,10 @@ func (r *run) execTools(ctx context.Context, turn *Turn, calls []llm.ToolCall) (
 			return
 		}
 		m := llm.ToolResult(calls[i].ID, calls[i].Name, res.Content, res.IsError)
+		m.ID = newID()
 		results[i] = &m
 		if r.rt.emit != nil {
-			r.rt.Emit(Event{Type: EventToolResult, ToolCallID: calls[i].ID, Name: calls[i].Name, Content: res.Content, IsError: res.IsError})
+			r.rt.Emit(Event{Type: EventToolResult, MessageID: m.ID, ToolCallID: calls[i].ID, Name: calls[i].Name, Content: res.Content, IsError: res.IsError})
 		}
 	}
 	if len(calls) == 1 {
@@ -654,9 +658,9 @@ func streamModel(ctx context.Context, req *ModelRequest) (*llm.Response, error) 
 		}
 		switch c.Type {
 		case llm.ChunkText:
-			rt.Emit(Event{Type: EventTextDelta, Delta: c.Text})
+			rt.Emit(Event{Type: EventTextDelta, Delta: c.Text, MessageID: rt.messageID})
 		case llm.ChunkReasoning:
-			rt.Emit(Event{Type: EventReasoningDelta, Delta: c.Text})
+			rt.Emit(Event{Type: EventReasoningDelta, Delta: c.Text, MessageID: rt.messageID})
 		case llm.ChunkDone:
 			if c.Response == nil {
 				return nil, llm.ErrIncomplete

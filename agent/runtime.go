@@ -27,6 +27,9 @@ type Runtime struct {
 	state *thread.State
 	step  int
 	usage llm.Usage
+	// messageID is the ID of the assistant message the current model
+	// turn produces, chosen before the call so that its deltas carry it.
+	messageID string
 
 	// What changed since the last checkpoint.
 	todosChanged  bool
@@ -88,13 +91,26 @@ func (r *Runtime) RewriteMessages(keep int, tail []llm.Message) {
 	defer r.mu.Unlock()
 	keep = min(max(keep, 0), len(r.state.Messages))
 	r.state.Messages = append(r.state.Messages[:keep:keep], tail...)
+	identify(r.state.Messages[keep:])
 	r.keepMessages = min(r.keepMessages, keep)
 }
 
 func (r *Runtime) appendMessages(msgs ...llm.Message) {
 	r.mu.Lock()
+	n := len(r.state.Messages)
 	r.state.Messages = append(r.state.Messages, msgs...)
+	identify(r.state.Messages[n:])
 	r.mu.Unlock()
+}
+
+// identify gives every message without an ID a new one. It works on the
+// state's copies, never on a caller's slice.
+func identify(msgs []llm.Message) {
+	for i := range msgs {
+		if msgs[i].ID == "" {
+			msgs[i].ID = newID()
+		}
+	}
 }
 
 // Todos returns a copy of the todo list.

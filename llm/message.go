@@ -69,6 +69,12 @@ type Message struct {
 	ToolCallID string `json:"tool_call_id,omitempty"` // tool
 	Name       string `json:"name,omitempty"`         // tool: the tool's name
 	IsError    bool   `json:"is_error,omitempty"`     // tool
+
+	// ID identifies the message within its thread. The agent gives every
+	// message it appends one (a message that arrives with an ID keeps it),
+	// so that clients streaming a thread can match the deltas of a
+	// message with the message itself. Providers ignore it.
+	ID string `json:"id,omitempty"`
 }
 
 // UserText returns a user message holding text.

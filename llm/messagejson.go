@@ -62,5 +62,6 @@ func (m *Message) AppendJSON(b []byte) ([]byte, error) {
 	if m.IsError {
 		b = append(b, `,"is_error":true`...)
 	}
+	b = jsonenc.AppendField(b, "id", m.ID)
 	return append(b, '}'), nil
 }

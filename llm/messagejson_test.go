@@ -19,8 +19,8 @@ func FuzzAppendJSONMatchesEncodingJSON(f *testing.F) {
 		}
 		msgs := []llm.Message{
 			{Role: llm.RoleAssistant, Parts: []llm.Part{{Type: llm.PartText, Text: s1}, {Type: llm.PartImage, MIMEType: s2, Data: []byte(s3), URL: s1}, {Type: llm.PartReasoning, Text: s3, Signature: s2, Redacted: flag}},
-				ToolCalls: []llm.ToolCall{{ID: s2, Name: s3, Args: args}}},
-			{Role: llm.RoleTool, Parts: []llm.Part{{Type: llm.PartText, Text: s3}}, ToolCallID: s1, Name: s2, IsError: flag},
+				ToolCalls: []llm.ToolCall{{ID: s2, Name: s3, Args: args}}, ID: s1},
+			{Role: llm.RoleTool, Parts: []llm.Part{{Type: llm.PartText, Text: s3}}, ToolCallID: s1, Name: s2, IsError: flag, ID: s3},
 			{Role: llm.Role(s1)},
 		}
 		for _, m := range msgs {

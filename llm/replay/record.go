@@ -39,16 +39,23 @@ func digest(v any) string {
 }
 
 func recordRequest(req *llm.Request) *RecordedRequest {
+	// Message IDs are new in every run and never reach a provider: a
+	// recording identifies the conversation without them.
+	msgs := make([]llm.Message, len(req.Messages))
+	for i, m := range req.Messages {
+		m.ID = ""
+		msgs[i] = m
+	}
 	r := &RecordedRequest{
 		SystemSHA256:   digest(req.System),
-		MessageCount:   len(req.Messages),
-		MessagesSHA256: digest(req.Messages),
+		MessageCount:   len(msgs),
+		MessagesSHA256: digest(msgs),
 	}
 	for _, t := range req.Tools {
 		r.Tools = append(r.Tools, t.Name)
 	}
-	if n := len(req.Messages); n > 0 {
-		last := req.Messages[n-1].Clone()
+	if n := len(msgs); n > 0 {
+		last := msgs[n-1].Clone()
 		r.LastMessage = &last
 	}
 	return r
