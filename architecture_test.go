@@ -63,6 +63,9 @@ var layers = map[string][]string{
 	// The run loop: it knows no backend and no tool by name.
 	"agent": {"checkpoint", "llm", "store", "thread", "tool", "internal/jsonenc"},
 
+	// The LangGraph API server.
+	"server": {"agent", "checkpoint", "llm", "thread"},
+
 	// The built-in middleware, the deep agent, and the command line.
 	"middleware":     {"agent", "backend", "checkpoint", "llm", "permission", "thread", "tool"},
 	"":               {"agent", "backend", "checkpoint", "llm", "middleware", "permission", "store", "thread", "tool"},

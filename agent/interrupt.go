@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/deepagents-go/deepagents/checkpoint"
 )
 
 // DecisionType is a human's answer to an [ActionRequest].
@@ -101,4 +103,26 @@ func checkDecisions(requests []ActionRequest, decisions []Decision) error {
 		}
 	}
 	return nil
+}
+
+// PendingRequests returns the action requests a thread waits on as of a
+// checkpoint, from the checkpoint's Meta: those of the run that stopped
+// there for decisions, in the order Resume expects their decisions; nil
+// when that run did not stop for decisions.
+func PendingRequests(meta json.RawMessage) ([]ActionRequest, error) {
+	if len(meta) == 0 {
+		return nil, nil
+	}
+	var m runMeta
+	if err := json.Unmarshal(meta, &m); err != nil {
+		return nil, fmt.Errorf("agent: checkpoint metadata: %w: %v", checkpoint.ErrCorrupt, err)
+	}
+	if m.Status != StatusInterrupted {
+		return nil, nil
+	}
+	var out []ActionRequest
+	for _, p := range m.Interrupts {
+		out = append(out, p.Requests...)
+	}
+	return out, nil
 }

@@ -1,0 +1,169 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/llm/replay"
+)
+
+// TestAssistants checks that an assistant is found by its graph ID and by
+// the ID LangGraph derives from it.
+func TestAssistants(t *testing.T) {
+	f := newFixture(t, options{})
+	var found []map[string]any
+	f.json(http.MethodPost, "/assistants/search", map[string]any{"graph_id": "deepagent", "limit": 100, "offset": 0}, http.StatusOK, &found)
+	if len(found) != 1 || found[0]["assistant_id"] != "bd9d7831-8cd0-52cf-b4ff-e0a75afee4f5" {
+		t.Fatalf("search = %v", found)
+	}
+	if md, _ := found[0]["metadata"].(map[string]any); md["created_by"] != "system" {
+		t.Errorf("metadata = %v", found[0]["metadata"])
+	}
+	for _, id := range []string{"deepagent", "bd9d7831-8cd0-52cf-b4ff-e0a75afee4f5"} {
+		var a map[string]any
+		f.json(http.MethodGet, "/assistants/"+id, nil, http.StatusOK, &a)
+		if a["graph_id"] != "deepagent" {
+			t.Errorf("GET /assistants/%s = %v", id, a)
+		}
+	}
+	f.json(http.MethodPost, "/assistants/search", map[string]any{"graph_id": "other"}, http.StatusOK, &found)
+	if len(found) != 0 {
+		t.Errorf("search for another graph = %v", found)
+	}
+	if code, _, _ := f.do(http.MethodGet, "/assistants/nope", nil); code != http.StatusNotFound {
+		t.Errorf("unknown assistant: %d", code)
+	}
+}
+
+// TestStreamRun follows the Deep Agents UI through one run: a thread, a
+// stream with todos and a file, then the thread list and its history.
+func TestStreamRun(t *testing.T) {
+	f := newFixture(t, options{},
+		replay.Turn{Content: "Let me plan this.", ToolCalls: []llm.ToolCall{call("c1", "write_todos", `{"todos":[{"content":"Write report","status":"in_progress"}]}`)}},
+		replay.Turn{ToolCalls: []llm.ToolCall{call("c2", "write_file", `{"file_path":"/report.md","content":"# Report\nhello"}`)}},
+		replay.Turn{Content: "All done."},
+	)
+	var th map[string]any
+	f.json(http.MethodPost, "/threads", map[string]any{"metadata": map[string]any{}}, http.StatusOK, &th)
+	tid, _ := th["thread_id"].(string)
+	if tid == "" || th["status"] != "idle" {
+		t.Fatalf("thread = %v", th)
+	}
+	evs, h := f.stream("/threads/"+tid+"/runs/stream", map[string]any{
+		"input":         map[string]any{"messages": []any{human("Write a report")}},
+		"stream_mode":   []string{"values", "messages-tuple"},
+		"assistant_id":  "deepagent",
+		"on_disconnect": "continue", "stream_resumable": true,
+		"config": map[string]any{"recursion_limit": 100},
+	})
+	loc := h.Get("Content-Location")
+	if !strings.HasPrefix(loc, "/threads/"+tid+"/runs/") {
+		t.Fatalf("Content-Location %q", loc)
+	}
+	if len(evs) == 0 || evs[0].Name != "metadata" {
+		t.Fatalf("first event %v", evs)
+	}
+	if md := decode[map[string]any](t, evs[0].Data); md["run_id"] != strings.TrimPrefix(loc, "/threads/"+tid+"/runs/") {
+		t.Errorf("metadata %v, Content-Location %s", md, loc)
+	}
+	// Every message is streamed before the values that hold it, and the
+	// input message is not streamed.
+	streamed := map[string]string{} // id -> accumulated text
+	var last wireValues
+	for _, e := range evs[1:] {
+		switch e.Name {
+		case "messages":
+			var tuple []json.RawMessage
+			if err := json.Unmarshal(e.Data, &tuple); err != nil || len(tuple) != 2 {
+				t.Fatalf("messages event is not a 2-tuple: %s", e.Data)
+			}
+			m := decode[wireMsg](t, tuple[0])
+			if m.ID == "" || m.ID == "h-Write a report" {
+				t.Errorf("streamed message id %q", m.ID)
+			}
+			if s, ok := m.Content.(string); ok {
+				streamed[m.ID] += s
+			} else {
+				streamed[m.ID] += ""
+			}
+		case "values":
+			last = decode[wireValues](t, e.Data)
+			for _, m := range last.Messages {
+				if _, ok := streamed[m.ID]; !ok && m.Type != "human" {
+					t.Errorf("values hold %s message %s before it was streamed", m.Type, m.ID)
+				}
+			}
+		default:
+			t.Errorf("unexpected event %s", e.Name)
+		}
+	}
+	types := []string{}
+	for _, m := range last.Messages {
+		types = append(types, m.Type)
+	}
+	if want := []string{"human", "ai", "tool", "ai", "tool", "ai"}; !slices.Equal(types, want) {
+		t.Fatalf("final messages %v, want %v", types, want)
+	}
+	ai := last.Messages[1]
+	if ai.Content != "Let me plan this." || len(ai.ToolCalls) != 1 || ai.ToolCalls[0].Name != "write_todos" || ai.ToolCalls[0].Type != "tool_call" {
+		t.Errorf("first AI message %+v", ai)
+	}
+	if streamed[ai.ID] != "Let me plan this." {
+		t.Errorf("streamed text %q", streamed[ai.ID])
+	}
+	if last.Messages[2].ToolCallID != "c1" || last.Messages[2].Status != "success" {
+		t.Errorf("tool message %+v", last.Messages[2])
+	}
+	if len(last.Todos) != 1 || last.Todos[0]["content"] != "Write report" {
+		t.Errorf("todos %v", last.Todos)
+	}
+	file := decode[struct {
+		Content []string `json:"content"`
+	}](t, last.Files["/report.md"])
+	if !slices.Equal(file.Content, []string{"# Report", "hello"}) {
+		t.Errorf("file %s", last.Files["/report.md"])
+	}
+
+	// The thread list shows it idle, with its values.
+	var list []map[string]any
+	f.json(http.MethodPost, "/threads/search", map[string]any{"limit": 20, "offset": 0, "sort_by": "updated_at", "sort_order": "desc"}, http.StatusOK, &list)
+	if len(list) != 1 || list[0]["status"] != "idle" || list[0]["values"] == nil {
+		t.Fatalf("search = %v", list)
+	}
+	// History: newest first, each entry's parent the next one's
+	// checkpoint, next empty.
+	var hist []struct {
+		Values     wireValues        `json:"values"`
+		Next       []string          `json:"next"`
+		Checkpoint map[string]any    `json:"checkpoint"`
+		Parent     map[string]any    `json:"parent_checkpoint"`
+		Tasks      []json.RawMessage `json:"tasks"`
+	}
+	f.json(http.MethodPost, "/threads/"+tid+"/history", map[string]any{"limit": 10}, http.StatusOK, &hist)
+	if len(hist) < 2 {
+		t.Fatalf("history has %d states", len(hist))
+	}
+	for i := range hist[:len(hist)-1] {
+		if hist[i].Parent["checkpoint_id"] != hist[i+1].Checkpoint["checkpoint_id"] {
+			t.Errorf("history %d: parent %v, next entry %v", i, hist[i].Parent, hist[i+1].Checkpoint)
+		}
+	}
+	if len(hist[0].Next) != 0 || len(hist[0].Tasks) != 0 || len(hist[0].Values.Messages) != 6 {
+		t.Errorf("head: next %v, %d tasks, %d messages", hist[0].Next, len(hist[0].Tasks), len(hist[0].Values.Messages))
+	}
+	var one []json.RawMessage
+	f.json(http.MethodPost, "/threads/"+tid+"/history", map[string]any{"limit": 1}, http.StatusOK, &one)
+	if len(one) != 1 {
+		t.Errorf("history limit 1: %d", len(one))
+	}
+	// The run is known, and done.
+	var rn map[string]any
+	f.json(http.MethodGet, loc, nil, http.StatusOK, &rn)
+	if rn["status"] != "success" {
+		t.Errorf("run %v", rn)
+	}
+}

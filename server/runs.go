@@ -1,0 +1,628 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/llm"
+)
+
+// Run statuses, as LangGraph names them.
+const (
+	runPending     = "pending"
+	runRunning     = "running"
+	runSuccess     = "success"
+	runError       = "error"
+	runInterrupted = "interrupted"
+)
+
+// sseEvent is one event of a run's stream; seq is its SSE id.
+type sseEvent struct {
+	seq  int
+	name string
+	data []byte
+}
+
+// run is a run the server executes, and the events it produced so far.
+type run struct {
+	id, threadID, assistantID string
+	multitask                 string
+	onDisconnect              string
+	createdAt                 time.Time
+	metadata                  map[string]any
+	modes                     map[string]bool
+	temporary                 bool // a stateless run's thread, deleted after it
+	cancel                    context.CancelCauseFunc
+	finished                  chan struct{}
+
+	mu        sync.Mutex
+	status    string
+	updatedAt time.Time
+	events    []sseEvent
+	seq       int
+	changed   chan struct{} // closed and replaced when events are added
+	done      bool
+	final     map[string]any // the last values (wait, join)
+	errMsg    string
+	// lastValues is the index in events of the last values event holding
+	// the whole state (-1: none): such an event replaces the client's
+	// whole state, so the one before it is dropped from the replay buffer,
+	// which keeps a long run's buffer the size of its messages, not of its
+	// steps times its state.
+	lastValues int
+}
+
+// emit adds an event to the run's stream.
+func (rn *run) emit(name string, v any) { rn.add(name, v, false) }
+
+// emitState adds a values event holding the whole state, which replaces
+// the values event before it in the replay buffer.
+func (rn *run) emitState(v any) { rn.add("values", v, true) }
+
+func (rn *run) add(name string, v any, state bool) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"error": "EncodingError", "message": err.Error()})
+		name, state = "error", false
+	}
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	rn.seq++
+	if state {
+		if rn.lastValues >= 0 {
+			rn.events = slices.Delete(rn.events, rn.lastValues, rn.lastValues+1)
+		}
+		rn.lastValues = len(rn.events)
+	}
+	rn.events = append(rn.events, sseEvent{seq: rn.seq, name: name, data: b})
+	close(rn.changed)
+	rn.changed = make(chan struct{})
+}
+
+// since returns the events after seq, whether the run is done, and a
+// channel closed when more come.
+func (rn *run) since(seq int) ([]sseEvent, bool, <-chan struct{}) {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	i, _ := slices.BinarySearchFunc(rn.events, seq+1, func(e sseEvent, s int) int { return e.seq - s })
+	return slices.Clone(rn.events[i:]), rn.done, rn.changed
+}
+
+func (rn *run) setStatus(status string) {
+	rn.mu.Lock()
+	rn.status, rn.updatedAt = status, time.Now().UTC()
+	rn.mu.Unlock()
+}
+
+// wireRun is LangGraph's Run object.
+type wireRun struct {
+	RunID             string         `json:"run_id"`
+	ThreadID          string         `json:"thread_id"`
+	AssistantID       string         `json:"assistant_id"`
+	CreatedAt         time.Time      `json:"created_at"`
+	UpdatedAt         time.Time      `json:"updated_at"`
+	Status            string         `json:"status"`
+	Metadata          map[string]any `json:"metadata"`
+	MultitaskStrategy string         `json:"multitask_strategy"`
+	Kwargs            map[string]any `json:"kwargs"`
+}
+
+func (rn *run) wire() wireRun {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	return wireRun{RunID: rn.id, ThreadID: rn.threadID, AssistantID: rn.assistantID, CreatedAt: rn.createdAt,
+		UpdatedAt: rn.updatedAt, Status: rn.status, Metadata: rn.metadata, MultitaskStrategy: rn.multitask, Kwargs: map[string]any{}}
+}
+
+// runs is the registry of this process's runs.
+type runs struct {
+	mu       sync.Mutex
+	byID     map[string]*run
+	active   map[string]*run   // by thread: the run holding it
+	errors   map[string]string // by thread: its last run's error
+	finished []*run            // oldest first, for pruning
+}
+
+// keepFinished is how many finished runs are kept for get, join and list.
+const keepFinished = 1000
+
+func newRuns() *runs {
+	return &runs{byID: map[string]*run{}, active: map[string]*run{}, errors: map[string]string{}}
+}
+
+func (rs *runs) get(threadID, runID string) *run {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rn := rs.byID[runID]; rn != nil && rn.threadID == threadID {
+		return rn
+	}
+	return nil
+}
+
+func (rs *runs) ofThread(threadID string) []*run {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	var out []*run
+	for _, rn := range rs.byID {
+		if rn.threadID == threadID {
+			out = append(out, rn)
+		}
+	}
+	slices.SortFunc(out, func(a, b *run) int { return b.createdAt.Compare(a.createdAt) })
+	return out
+}
+
+func (rs *runs) lastError(threadID string) string {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.errors[threadID]
+}
+
+// claim makes rn the thread's active run, or returns the run that is.
+func (rs *runs) claim(rn *run) *run {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if cur := rs.active[rn.threadID]; cur != nil {
+		return cur
+	}
+	rs.active[rn.threadID] = rn
+	rs.byID[rn.id] = rn
+	return nil
+}
+
+func (rs *runs) finish(rn *run) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.active[rn.threadID] == rn {
+		delete(rs.active, rn.threadID)
+	}
+	if rn.errMsg != "" {
+		rs.errors[rn.threadID] = rn.errMsg
+	} else {
+		delete(rs.errors, rn.threadID)
+	}
+	rs.finished = append(rs.finished, rn)
+	if len(rs.finished) > keepFinished {
+		old := rs.finished[0]
+		rs.finished = rs.finished[1:]
+		delete(rs.byID, old.id)
+	}
+}
+
+func (rs *runs) cancelThread(threadID string) {
+	rs.mu.Lock()
+	cur := rs.active[threadID]
+	rs.mu.Unlock()
+	if cur != nil {
+		cur.cancel(errCancelled)
+		<-cur.finished
+	}
+}
+
+var errCancelled = errors.New("run cancelled")
+
+// runRequest is the body of the run endpoints.
+type runRequest struct {
+	AssistantID string `json:"assistant_id"`
+	Input       *struct {
+		Messages []json.RawMessage `json:"messages"`
+	} `json:"input"`
+	Command *struct {
+		Resume json.RawMessage `json:"resume"`
+	} `json:"command"`
+	Metadata          map[string]any  `json:"metadata"`
+	StreamMode        json.RawMessage `json:"stream_mode"`
+	StreamSubgraphs   bool            `json:"stream_subgraphs"`
+	MultitaskStrategy string          `json:"multitask_strategy"`
+	OnDisconnect      string          `json:"on_disconnect"`
+	OnCompletion      string          `json:"on_completion"`
+	IfNotExists       string          `json:"if_not_exists"`
+	Checkpoint        *struct {
+		CheckpointID string `json:"checkpoint_id"`
+	} `json:"checkpoint"`
+	CheckpointID string `json:"checkpoint_id"`
+}
+
+// modes reads stream_mode: a string or a list; values by default.
+func (q *runRequest) modes() (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(q.StreamMode) == 0 || string(q.StreamMode) == "null" {
+		out["values"] = true
+		return out, nil
+	}
+	var one string
+	var many []string
+	switch {
+	case json.Unmarshal(q.StreamMode, &one) == nil:
+		many = []string{one}
+	case json.Unmarshal(q.StreamMode, &many) == nil:
+	default:
+		return nil, errors.New("stream_mode must be a string or a list of strings")
+	}
+	for _, m := range many {
+		switch m {
+		case "values", "messages-tuple", "updates", "custom", "events", "debug", "messages", "tasks", "checkpoints", "tools":
+			out[m] = true
+		default:
+			return nil, fmt.Errorf("unknown stream_mode %q", m)
+		}
+	}
+	return out, nil
+}
+
+// decisions reads command.resume: {"decisions": [...]} as LangChain's
+// human-in-the-loop middleware takes them. One decision answers every
+// pending request (the Deep Agents UI sends one whatever their number).
+func decisions(raw json.RawMessage, pending int) ([]agent.Decision, error) {
+	var r struct {
+		Decisions []struct {
+			Type         agent.DecisionType `json:"type"`
+			Message      string             `json:"message"`
+			Args         json.RawMessage    `json:"args"`
+			EditedAction *struct {
+				Args json.RawMessage `json:"args"`
+			} `json:"edited_action"`
+		} `json:"decisions"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil || len(r.Decisions) == 0 {
+		return nil, errors.New(`command.resume must be {"decisions": [...]}`)
+	}
+	out := make([]agent.Decision, 0, len(r.Decisions))
+	for _, d := range r.Decisions {
+		dec := agent.Decision{Type: d.Type, Message: d.Message, Args: d.Args}
+		if d.EditedAction != nil {
+			dec.Args = d.EditedAction.Args
+		}
+		out = append(out, dec)
+	}
+	switch {
+	case len(out) == pending:
+		return out, nil
+	case len(out) == 1:
+		for len(out) < pending {
+			out = append(out, out[0])
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%d decisions for %d pending actions", len(out), pending)
+}
+
+// startRun validates a run request and starts the run in the background.
+// threadID is "" for a stateless run. It writes the error response and
+// returns nil when the run cannot start.
+func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID string) *run {
+	var q runRequest
+	if !readJSON(w, r, &q) {
+		return nil
+	}
+	a := s.assistant(q.AssistantID)
+	if a == nil {
+		httpError(w, http.StatusNotFound, "Assistant not found")
+		return nil
+	}
+	modes, err := q.modes()
+	if err != nil {
+		httpError(w, http.StatusUnprocessableEntity, err.Error())
+		return nil
+	}
+	ctx := r.Context()
+	temporary := false
+	if threadID == "" {
+		threadID, temporary = newUUID(), q.OnCompletion != "keep"
+	} else if _, err := s.cfg.Saver.Thread(ctx, threadID); err != nil {
+		if !errors.Is(err, checkpoint.ErrNotFound) || q.IfNotExists != "create" {
+			storageError(w, threadID, err)
+			return nil
+		}
+	}
+	in := agent.Input{ThreadID: threadID}
+	if q.Input != nil {
+		for i, raw := range q.Input.Messages {
+			m, err := fromLangChain(raw)
+			if err != nil {
+				httpError(w, http.StatusUnprocessableEntity, fmt.Sprintf("input.messages[%d]: %v", i, err))
+				return nil
+			}
+			in.Messages = append(in.Messages, m)
+		}
+	}
+	head := ""
+	if th, err := s.cfg.Saver.Thread(ctx, threadID); err == nil {
+		head = th.Head
+	}
+	switch cp := q.CheckpointID; {
+	case q.Checkpoint != nil && q.Checkpoint.CheckpointID != "" && q.Checkpoint.CheckpointID != head:
+		in.CheckpointID = q.Checkpoint.CheckpointID
+	case cp != "" && cp != head:
+		in.CheckpointID = cp
+	}
+	if q.Command != nil && len(q.Command.Resume) > 0 {
+		if len(in.Messages) > 0 {
+			httpError(w, http.StatusUnprocessableEntity, "a run resumes (command.resume) or takes input, not both")
+			return nil
+		}
+		var pending []agent.ActionRequest
+		if head != "" {
+			snap, err := s.cfg.Saver.Load(ctx, threadID, in.CheckpointID)
+			if err != nil {
+				storageError(w, threadID, err)
+				return nil
+			}
+			pending, _ = agent.PendingRequests(snap.Meta)
+		}
+		if len(pending) == 0 {
+			httpError(w, http.StatusBadRequest, fmt.Sprintf("Thread %s is not waiting for decisions: there is nothing to resume", threadID))
+			return nil
+		}
+		if in.Decisions, err = decisions(q.Command.Resume, len(pending)); err != nil {
+			httpError(w, http.StatusUnprocessableEntity, err.Error())
+			return nil
+		}
+	}
+	multitask := q.MultitaskStrategy
+	if multitask == "" {
+		multitask = "reject"
+	}
+	metadata := q.Metadata
+	if metadata == nil {
+		metadata = map[string]any{}
+	}
+	now := time.Now().UTC()
+	runCtx, cancel := context.WithCancelCause(s.baseCtx)
+	rn := &run{
+		id: newUUID(), threadID: threadID, assistantID: a.id, multitask: multitask, onDisconnect: q.OnDisconnect, createdAt: now,
+		metadata: metadata, modes: modes, temporary: temporary, cancel: cancel, finished: make(chan struct{}),
+		status: runPending, updatedAt: now, changed: make(chan struct{}), lastValues: -1,
+	}
+	if !s.admit(w, ctx, rn, multitask) {
+		cancel(nil)
+		return nil
+	}
+	rn.emit("metadata", map[string]any{"run_id": rn.id, "thread_id": threadID, "attempt": 1})
+	s.wg.Add(1)
+	go s.execute(runCtx, rn, a, in)
+	return rn
+}
+
+// admit registers rn as its thread's run, applying the multitask strategy
+// to a run already there. It writes the error response and returns false
+// when rn may not run.
+func (s *Server) admit(w http.ResponseWriter, ctx context.Context, rn *run, strategy string) bool {
+	for {
+		cur := s.runs.claim(rn)
+		if cur == nil {
+			break
+		}
+		switch strategy {
+		case "reject":
+			httpError(w, http.StatusUnprocessableEntity, "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.")
+			return false
+		case "interrupt", "rollback":
+			cur.cancel(errCancelled)
+		case "enqueue":
+		default:
+			httpError(w, http.StatusUnprocessableEntity, fmt.Sprintf("unknown multitask_strategy %q", strategy))
+			return false
+		}
+		select {
+		case <-cur.finished:
+		case <-ctx.Done():
+			httpError(w, 499, "Request cancelled")
+			return false
+		}
+	}
+	// Another process may hold the thread (a CLI run, another replica).
+	if th, err := s.cfg.Saver.Thread(ctx, rn.threadID); err == nil && th.Status == checkpoint.StatusBusy && strategy == "reject" {
+		s.runs.finish(rn)
+		httpError(w, http.StatusUnprocessableEntity, "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.")
+		return false
+	}
+	return true
+}
+
+// execute runs rn to its end and records its events.
+func (s *Server) execute(ctx context.Context, rn *run, a *assistantEntry, in agent.Input) {
+	defer s.wg.Done()
+	defer close(rn.finished)
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		s.end(rn, runInterrupted, "")
+		return
+	}
+	defer func() { <-s.slots }()
+	rn.setStatus(runRunning)
+	tr := translator{s: s, rn: rn, streamed: map[string]bool{}}
+	status, errMsg := runError, ""
+	for ev, err := range a.Agent.Stream(ctx, in) {
+		if err != nil {
+			if errors.Is(context.Cause(ctx), errCancelled) {
+				status = runInterrupted
+				break
+			}
+			errMsg = err.Error()
+			rn.emit("error", map[string]string{"error": errorName(err), "message": errMsg})
+			break
+		}
+		if ev.Type == agent.EventRunEnd && len(ev.Namespace) == 0 {
+			switch ev.Status {
+			case agent.StatusCompleted:
+				status = runSuccess
+			case agent.StatusInterrupted:
+				status = runInterrupted
+				tr.interrupt(ctx)
+			}
+			continue
+		}
+		tr.event(ctx, &ev)
+	}
+	if status == runSuccess || status == runInterrupted {
+		tr.finalValues(ctx)
+	}
+	rn.errMsg = errMsg
+	s.end(rn, status, errMsg)
+}
+
+// end records a run's end and wakes its readers.
+func (s *Server) end(rn *run, status, errMsg string) {
+	rn.mu.Lock()
+	rn.status, rn.updatedAt, rn.done = status, time.Now().UTC(), true
+	close(rn.changed)
+	rn.changed = make(chan struct{})
+	rn.mu.Unlock()
+	s.runs.finish(rn)
+	if rn.temporary {
+		s.cfg.Saver.DeleteThread(context.Background(), rn.threadID) //nolint:errcheck // a stateless run's thread; nothing to report to
+	}
+}
+
+// errorName names an error for an error event, as LangGraph sends an
+// exception's class.
+func errorName(err error) string {
+	switch {
+	case errors.Is(err, agent.ErrMaxSteps):
+		return "GraphRecursionError"
+	case errors.Is(err, checkpoint.ErrBusy):
+		return "ThreadBusyError"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "TimeoutError"
+	}
+	return "AgentError"
+}
+
+// translator turns the agent's events into LangGraph stream events.
+type translator struct {
+	s        *Server
+	rn       *run
+	streamed map[string]bool // assistant messages whose text went out as deltas
+	last     *checkpoint.Snapshot
+}
+
+// meta is the metadata dict of a messages-tuple event.
+func (t *translator) meta(node string, step int) map[string]any {
+	return map[string]any{
+		"langgraph_node": node, "langgraph_step": step, "langgraph_checkpoint_ns": "", "checkpoint_ns": "",
+		"run_id": t.rn.id, "thread_id": t.rn.threadID, "tags": []string{},
+	}
+}
+
+func (t *translator) event(ctx context.Context, ev *agent.Event) {
+	if len(ev.Namespace) > 0 {
+		return // subagents show through their task tool call
+	}
+	rn := t.rn
+	tuples := rn.modes["messages-tuple"]
+	switch ev.Type {
+	case agent.EventCheckpoint:
+		if rn.modes["values"] {
+			if v := t.values(ctx, ev.CheckpointID); v != nil {
+				rn.emitState(v)
+			}
+		}
+	case agent.EventTextDelta:
+		if tuples {
+			t.streamed[ev.MessageID] = true
+			c := aiChunk(ev.MessageID, ev.Delta)
+			rn.emit("messages", []any{c, t.meta("model", ev.Step)})
+		}
+	case agent.EventMessage:
+		m := ev.Message
+		if !tuples || m == nil {
+			return
+		}
+		text := ""
+		if !t.streamed[m.ID] {
+			text = m.Text()
+		}
+		if text == "" && len(m.ToolCalls) == 0 {
+			return
+		}
+		c := aiChunk(m.ID, text)
+		calls := toolCalls(m)
+		chunks := make([]lcToolCallChunk, len(calls))
+		for i, tc := range calls {
+			chunks[i] = lcToolCallChunk{ID: tc.ID, Name: tc.Name, Args: string(tc.Args), Index: i, Type: "tool_call_chunk"}
+		}
+		c.ToolCalls, c.ToolCallChunks = &calls, &chunks
+		rn.emit("messages", []any{c, t.meta("model", ev.Step)})
+	case agent.EventToolResult:
+		if tuples {
+			m := llm.ToolResult(ev.ToolCallID, ev.Name, ev.Content, ev.IsError)
+			rn.emit("messages", []any{toLangChain(&m, ev.MessageID), t.meta("tools", ev.Step)})
+		}
+	case agent.EventState:
+		if rn.modes["updates"] && ev.Todos != nil {
+			rn.emit("updates", map[string]any{"tools": map[string]any{"todos": ev.Todos}})
+		}
+	}
+}
+
+// aiChunk is a streamed piece of an assistant message.
+func aiChunk(id, text string) lcMessage {
+	return lcMessage{Type: "AIMessageChunk", ID: id, Content: text,
+		ToolCalls: &[]lcToolCall{}, ToolCallChunks: &[]lcToolCallChunk{}, InvalidToolCalls: &[]empty{}}
+}
+
+// values loads the thread's state as of a checkpoint ("" for the head),
+// or nil when it cannot be read (the run goes on; the next values event
+// will tell). The agent runs ahead of its events: the head may already be
+// a later step than the checkpoint event being translated.
+func (t *translator) values(ctx context.Context, checkpointID string) map[string]any {
+	snap, err := t.s.cfg.Saver.Load(ctx, t.rn.threadID, checkpointID)
+	if err != nil {
+		t.s.log.Warn("server: loading a thread's state for its stream", "thread", t.rn.threadID, "err", err)
+		return nil
+	}
+	t.last = snap
+	v := values(snap, t.s.private)
+	t.rn.mu.Lock()
+	t.rn.final = v
+	t.rn.mu.Unlock()
+	return v
+}
+
+// interrupt sends the pause as LangGraph does: the state, then the
+// interrupt alone in a values event.
+func (t *translator) interrupt(ctx context.Context) {
+	if t.last == nil {
+		t.values(ctx, "")
+	}
+	if t.last == nil {
+		return
+	}
+	reqs, _ := agent.PendingRequests(t.last.Meta)
+	if len(reqs) == 0 {
+		return
+	}
+	irq := []wireInterrupt{interruptOf(t.last.ID, reqs)}
+	t.rn.mu.Lock()
+	if t.rn.final != nil {
+		t.rn.final["__interrupt__"] = irq
+	}
+	t.rn.mu.Unlock()
+	if t.rn.modes["values"] || t.rn.modes["updates"] {
+		name := "values"
+		if !t.rn.modes["values"] {
+			name = "updates"
+		}
+		t.rn.emit(name, map[string]any{"__interrupt__": irq})
+	}
+}
+
+// finalValues makes sure the run's final state is known for wait and join.
+func (t *translator) finalValues(ctx context.Context) {
+	t.rn.mu.Lock()
+	known := t.rn.final != nil
+	t.rn.mu.Unlock()
+	if !known {
+		t.values(ctx, "")
+	}
+}

@@ -1,0 +1,211 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"iter"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/deepagents-go/deepagents/llm"
+)
+
+// blockingModel says "working" and then waits until released or
+// cancelled; once released, it answers "done".
+type blockingModel struct {
+	release chan struct{}
+	calls   atomic.Int32
+}
+
+func newBlockingModel() *blockingModel { return &blockingModel{release: make(chan struct{})} }
+
+func (m *blockingModel) Stream(ctx context.Context, _ *llm.Request) iter.Seq2[llm.Chunk, error] {
+	return func(yield func(llm.Chunk, error) bool) {
+		m.calls.Add(1)
+		if !yield(llm.Chunk{Type: llm.ChunkText, Text: "working"}, nil) {
+			return
+		}
+		select {
+		case <-m.release:
+		case <-ctx.Done():
+			yield(llm.Chunk{}, ctx.Err())
+			return
+		}
+		msg := llm.AssistantText("workingdone")
+		yield(llm.Chunk{Type: llm.ChunkDone, Response: &llm.Response{Message: msg}}, nil)
+	}
+}
+
+// TestBadRequests checks the status codes of requests the reference
+// server refuses.
+func TestBadRequests(t *testing.T) {
+	m := newBlockingModel()
+	defer close(m.release)
+	f := newFixture(t, options{model: m})
+	var th map[string]any
+	f.json(http.MethodPost, "/threads", map[string]any{"thread_id": "t1"}, http.StatusOK, &th)
+	tests := []struct {
+		name, method, path string
+		body               any
+		want               int
+	}{
+		{"malformed JSON", http.MethodPost, "/threads", `{"metadata": `, http.StatusUnprocessableEntity},
+		{"thread exists", http.MethodPost, "/threads", map[string]any{"thread_id": "t1"}, http.StatusConflict},
+		{"unknown thread", http.MethodGet, "/threads/nope", nil, http.StatusNotFound},
+		{"unknown thread state", http.MethodGet, "/threads/nope/state", nil, http.StatusNotFound},
+		{"run on unknown thread", http.MethodPost, "/threads/nope/runs/stream", map[string]any{"input": map[string]any{"messages": []any{human("x")}}}, http.StatusNotFound},
+		{"unknown assistant", http.MethodPost, "/threads/t1/runs/stream", map[string]any{"assistant_id": "other"}, http.StatusNotFound},
+		{"resume with no interrupt", http.MethodPost, "/threads/t1/runs/stream", map[string]any{"command": map[string]any{"resume": map[string]any{"decisions": []any{map[string]any{"type": "approve"}}}}}, http.StatusBadRequest},
+		{"bad message", http.MethodPost, "/threads/t1/runs/stream", map[string]any{"input": map[string]any{"messages": []any{map[string]any{"type": "alien", "content": "x"}}}}, http.StatusUnprocessableEntity},
+		{"bad stream mode", http.MethodPost, "/threads/t1/runs/stream", map[string]any{"stream_mode": "everything"}, http.StatusUnprocessableEntity},
+		{"unknown run", http.MethodGet, "/threads/t1/runs/nope", nil, http.StatusNotFound},
+		{"preflight", http.MethodOptions, "/threads/t1/runs/stream", nil, http.StatusNoContent},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body, _ := f.do(tt.method, tt.path, tt.body)
+			if code != tt.want {
+				t.Errorf("%d %s, want %d", code, body, tt.want)
+			}
+		})
+	}
+
+	// A second run on a busy thread is refused, as the reference does.
+	var rn map[string]any
+	f.json(http.MethodPost, "/threads/t1/runs", map[string]any{"input": map[string]any{"messages": []any{human("x")}}}, http.StatusOK, &rn)
+	waitFor(t, "the model call", func() bool { return m.calls.Load() == 1 })
+	code, body, _ := f.do(http.MethodPost, "/threads/t1/runs/stream", map[string]any{"input": map[string]any{"messages": []any{human("y")}}})
+	if code != http.StatusUnprocessableEntity || !strings.Contains(string(body), "already running") {
+		t.Errorf("second run: %d %s", code, body)
+	}
+	var got map[string]any
+	f.json(http.MethodGet, "/threads/t1", nil, http.StatusOK, &got)
+	if got["status"] != "busy" {
+		t.Errorf("thread status %v, want busy", got["status"])
+	}
+	code, body, _ = f.do(http.MethodPost, "/threads/t1/runs/"+rn["run_id"].(string)+"/cancel?wait=1&action=interrupt", nil)
+	if code != http.StatusNoContent {
+		t.Errorf("cancel: %d %s", code, body)
+	}
+	f.json(http.MethodGet, "/threads/t1/runs/"+rn["run_id"].(string), nil, http.StatusOK, &got)
+	if got["status"] != "interrupted" {
+		t.Errorf("cancelled run status %v", got["status"])
+	}
+}
+
+// TestAPIKey checks that a configured key is required and that CORS
+// preflights pass without it.
+func TestAPIKey(t *testing.T) {
+	f := newFixture(t, options{apiKey: "secret"})
+	if code, _, _ := f.do(http.MethodGet, "/ok", nil); code != http.StatusUnauthorized {
+		t.Errorf("without a key: %d", code)
+	}
+	if code, _, _ := f.do(http.MethodGet, "/ok", nil, "X-Api-Key", "secret"); code != http.StatusOK {
+		t.Errorf("with the key: %d", code)
+	}
+	code, _, h := f.do(http.MethodOptions, "/threads", nil)
+	if code != http.StatusNoContent || !strings.Contains(h.Get("Access-Control-Expose-Headers"), "content-location") {
+		t.Errorf("preflight: %d %v", code, h)
+	}
+}
+
+// TestRejoinStream joins a running run's stream twice: from the start,
+// and after the first event it saw (Last-Event-ID).
+func TestRejoinStream(t *testing.T) {
+	m := newBlockingModel()
+	f := newFixture(t, options{model: m})
+	var th, rn map[string]any
+	f.json(http.MethodPost, "/threads", nil, http.StatusOK, &th)
+	tid := th["thread_id"].(string)
+	f.json(http.MethodPost, "/threads/"+tid+"/runs", map[string]any{
+		"input": map[string]any{"messages": []any{human("x")}}, "stream_mode": []string{"values", "messages-tuple"},
+	}, http.StatusOK, &rn)
+	path := "/threads/" + tid + "/runs/" + rn["run_id"].(string)
+	waitFor(t, "the model call", func() bool { return m.calls.Load() == 1 })
+
+	// A joined stream is read as it comes: the run still waits.
+	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+path+"/stream", nil)
+	req.Header.Set("Last-Event-ID", "-1")
+	res, err := f.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	first := readEvents(t, bufio.NewReader(res.Body), 3) // metadata, the input's state, the delta
+	if first[0].Name != "metadata" || first[1].Name != "values" || first[2].Name != "messages" {
+		t.Fatalf("joined from the start: %v", first)
+	}
+	// Rejoining after the second event replays what came after it.
+	req2, _ := http.NewRequest(http.MethodGet, f.srv.URL+path+"/stream", nil)
+	req2.Header.Set("Last-Event-ID", first[1].ID)
+	res2, err := f.srv.Client().Do(req2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res2.Body.Close()
+	again := readEvents(t, bufio.NewReader(res2.Body), 1)
+	if again[0].ID != first[2].ID || again[0].Name != "messages" {
+		t.Errorf("rejoined after %s: %v, want event %s", first[1].ID, again, first[2].ID)
+	}
+	close(m.release)
+	var final map[string]any
+	f.json(http.MethodGet, path+"/join", nil, http.StatusOK, &final)
+	msgs, _ := final["messages"].([]any)
+	if len(msgs) != 2 {
+		t.Errorf("join: %v", final)
+	}
+	// A run that has ended answers an empty stream.
+	code, body, _ := f.do(http.MethodGet, path+"/stream", nil, "Last-Event-ID", "-1")
+	if code != http.StatusOK || len(parseSSE(t, body)) != 0 {
+		t.Errorf("stream of an ended run: %d %s", code, body)
+	}
+}
+
+// readEvents reads n events from a live stream.
+func readEvents(t *testing.T, r *bufio.Reader, n int) []event {
+	t.Helper()
+	var out []event
+	var cur event
+	for len(out) < n {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("after %d events: %v", len(out), err)
+		}
+		line = strings.TrimRight(line, "\n")
+		switch {
+		case line == "" && cur.Name != "":
+			out = append(out, cur)
+			cur = event{}
+		case strings.HasPrefix(line, "event: "):
+			cur.Name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			cur.Data = json.RawMessage(strings.TrimPrefix(line, "data: "))
+		case strings.HasPrefix(line, "id: "):
+			cur.ID = strings.TrimPrefix(line, "id: ")
+		}
+	}
+	return out
+}
+
+// TestWaitAndStateless runs with runs/wait on a thread and without one.
+func TestWaitAndStateless(t *testing.T) {
+	f := newFixture(t, options{}, replayTurns("one", "two")...)
+	var th, out map[string]any
+	f.json(http.MethodPost, "/threads", nil, http.StatusOK, &th)
+	f.json(http.MethodPost, "/threads/"+th["thread_id"].(string)+"/runs/wait", map[string]any{"input": map[string]any{"messages": []any{human("x")}}}, http.StatusOK, &out)
+	if msgs, _ := out["messages"].([]any); len(msgs) != 2 {
+		t.Errorf("wait: %v", out)
+	}
+	f.json(http.MethodPost, "/runs/wait", map[string]any{"input": map[string]any{"messages": []any{human("y")}}}, http.StatusOK, &out)
+	if msgs, _ := out["messages"].([]any); len(msgs) != 2 {
+		t.Errorf("stateless wait: %v", out)
+	}
+	var list []any
+	f.json(http.MethodPost, "/threads/search", map[string]any{}, http.StatusOK, &list)
+	if len(list) != 1 {
+		t.Errorf("a stateless run left its thread: %d threads", len(list))
+	}
+}

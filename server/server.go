@@ -1,0 +1,233 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
+)
+
+// Assistant is an agent the server offers, under a graph ID (LangGraph's
+// name for an agent definition).
+type Assistant struct {
+	// GraphID names the assistant; clients may use it wherever an
+	// assistant ID goes. The assistant's ID is derived from it, so it is
+	// stable across restarts.
+	GraphID     string
+	Name        string // defaults to GraphID
+	Description string
+	// Agent runs the assistant's threads. Its Checkpointer must be the
+	// server's Saver.
+	Agent *agent.Agent
+}
+
+// Config configures a Server.
+type Config struct {
+	// Assistants are the agents served; at least one.
+	Assistants []Assistant
+	// Saver holds the threads; it must be the Checkpointer of every
+	// assistant's agent.
+	Saver checkpoint.Saver
+	// APIKey, when set, must be sent as X-Api-Key with every request.
+	// Unset, any key (or none) is accepted, as the Deep Agents UI sends an
+	// empty one.
+	APIKey string
+	// MaxRuns bounds the runs executing at once; further runs wait
+	// (status pending). Zero means DefaultMaxRuns.
+	MaxRuns int
+	// Heartbeat is the interval of the comment lines that keep a stream
+	// alive through proxies; zero means DefaultHeartbeat.
+	Heartbeat time.Duration
+	// Logger receives the server's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// Defaults of Config.
+const (
+	DefaultMaxRuns   = 64
+	DefaultHeartbeat = 10 * time.Second
+)
+
+// Server serves the LangGraph API. Create it with New; Close cancels the
+// runs in flight.
+type Server struct {
+	cfg        Config
+	assistants []*assistantEntry
+	mux        *http.ServeMux
+	log        *slog.Logger
+	runs       *runs
+	slots      chan struct{}
+	baseCtx    context.Context
+	stop       context.CancelFunc
+	wg         sync.WaitGroup
+}
+
+// New returns a server for cfg.
+func New(cfg Config) (*Server, error) {
+	if len(cfg.Assistants) == 0 {
+		return nil, errors.New("server: no assistant")
+	}
+	if cfg.Saver == nil {
+		return nil, errors.New("server: no Saver")
+	}
+	if cfg.MaxRuns <= 0 {
+		cfg.MaxRuns = DefaultMaxRuns
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = DefaultHeartbeat
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	s := &Server{cfg: cfg, log: log, runs: newRuns(), slots: make(chan struct{}, cfg.MaxRuns), baseCtx: ctx, stop: stop}
+	seen := map[string]bool{}
+	for _, a := range cfg.Assistants {
+		if a.GraphID == "" || a.Agent == nil {
+			return nil, errors.New("server: an assistant needs a GraphID and an Agent")
+		}
+		if seen[a.GraphID] {
+			return nil, fmt.Errorf("server: two assistants named %q", a.GraphID)
+		}
+		seen[a.GraphID] = true
+		if a.Agent.Checkpointer() != cfg.Saver {
+			return nil, fmt.Errorf("server: assistant %q: its agent's Checkpointer is not the server's Saver", a.GraphID)
+		}
+		s.assistants = append(s.assistants, newAssistantEntry(a))
+	}
+	s.routes()
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Allow-Methods", "GET,POST,PUT,PATCH,DELETE,OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "content-type,x-api-key,x-auth-scheme,last-event-id,authorization")
+	h.Set("Access-Control-Expose-Headers", "content-location,location,x-pagination-total,x-pagination-next")
+	if r.Method == http.MethodOptions {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if s.cfg.APIKey != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("X-Api-Key")), []byte(s.cfg.APIKey)) != 1 {
+		httpError(w, http.StatusUnauthorized, "Unauthorized")
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// Close cancels the runs in flight and waits for them to end.
+func (s *Server) Close() error {
+	s.stop()
+	s.wg.Wait()
+	return nil
+}
+
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /ok", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, map[string]bool{"ok": true}) })
+	m.HandleFunc("GET /info", s.info)
+
+	m.HandleFunc("POST /assistants/search", s.searchAssistants)
+	m.HandleFunc("GET /assistants/{id}", s.getAssistant)
+
+	m.HandleFunc("POST /threads", s.createThread)
+	m.HandleFunc("POST /threads/search", s.searchThreads)
+	m.HandleFunc("GET /threads/{tid}", s.getThread)
+	m.HandleFunc("DELETE /threads/{tid}", s.deleteThread)
+	m.HandleFunc("GET /threads/{tid}/state", s.getState)
+	m.HandleFunc("GET /threads/{tid}/state/{cpid}", s.getState)
+	m.HandleFunc("POST /threads/{tid}/state", s.updateState)
+	m.HandleFunc("POST /threads/{tid}/history", s.history)
+	m.HandleFunc("GET /threads/{tid}/history", s.history)
+
+	m.HandleFunc("POST /threads/{tid}/runs/stream", s.streamRun)
+	m.HandleFunc("POST /threads/{tid}/runs/wait", s.waitRun)
+	m.HandleFunc("POST /threads/{tid}/runs", s.createRun)
+	m.HandleFunc("GET /threads/{tid}/runs", s.listRuns)
+	m.HandleFunc("GET /threads/{tid}/runs/{rid}", s.getRun)
+	m.HandleFunc("POST /threads/{tid}/runs/{rid}/cancel", s.cancelRun)
+	m.HandleFunc("GET /threads/{tid}/runs/{rid}/join", s.joinRun)
+	m.HandleFunc("GET /threads/{tid}/runs/{rid}/stream", s.joinStream)
+	m.HandleFunc("POST /runs/stream", s.streamRun)
+	m.HandleFunc("POST /runs/wait", s.waitRun)
+	s.mux = m
+}
+
+func (s *Server) info(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"version": "deepagents-go",
+		"flags":   map[string]bool{"assistants": true, "crons": false, "langsmith": false},
+	})
+}
+
+// maxBody bounds a request body: requests carry messages and files, not
+// uploads.
+const maxBody = 32 << 20
+
+// readJSON decodes the request body into v; an empty body leaves v as it
+// is. It writes the error response and returns false on failure.
+func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request body larger than %d bytes", maxBody))
+		} else {
+			httpError(w, http.StatusBadRequest, "Could not read the request body")
+		}
+		return false
+	}
+	if len(b) == 0 {
+		return true
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		httpError(w, http.StatusUnprocessableEntity, "Invalid JSON body: "+err.Error())
+		return false
+	}
+	return true
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// httpError answers as LangGraph's JavaScript server does: the status and
+// the message as plain text.
+func httpError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	io.WriteString(w, msg)
+}
+
+// storageError answers a Saver error.
+func storageError(w http.ResponseWriter, threadID string, err error) {
+	switch {
+	case errors.Is(err, checkpoint.ErrNotFound):
+		httpError(w, http.StatusNotFound, fmt.Sprintf("Thread with ID %s not found", threadID))
+	case errors.Is(err, checkpoint.ErrBusy):
+		httpError(w, http.StatusConflict, "Thread is busy")
+	case errors.Is(err, context.Canceled):
+		httpError(w, 499, "Request cancelled")
+	default:
+		httpError(w, http.StatusInternalServerError, err.Error())
+	}
+}

@@ -1,0 +1,209 @@
+package server
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// runPath is where a run lives; clients read its IDs from Content-Location.
+func runPath(rn *run) string { return "/threads/" + rn.threadID + "/runs/" + rn.id }
+
+func (s *Server) streamRun(w http.ResponseWriter, r *http.Request) {
+	rn := s.startRun(w, r, r.PathValue("tid"))
+	if rn == nil {
+		return
+	}
+	// on_disconnect defaults to cancel, as in LangGraph: a client that
+	// goes away takes its run with it unless it asked otherwise.
+	s.serveEvents(w, r, rn, 0, rn.onDisconnect != "continue")
+}
+
+// serveEvents writes rn's events after seq as server-sent events until the
+// run ends or the client goes away.
+func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, rn *run, seq int, cancelOnDisconnect bool) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Content-Location", runPath(rn))
+	h.Set("Location", runPath(rn)+"/stream")
+	w.WriteHeader(http.StatusOK)
+	fl, _ := w.(http.Flusher)
+	bw := bufio.NewWriterSize(w, 32<<10)
+	flush := func() bool {
+		if bw.Flush() != nil {
+			return false
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+		return true
+	}
+	if !flush() {
+		return
+	}
+	beat := time.NewTicker(s.cfg.Heartbeat)
+	defer beat.Stop()
+	for {
+		evs, done, changed := rn.since(seq)
+		for _, e := range evs {
+			fmt.Fprintf(bw, "event: %s\ndata: %s\nid: %d\n\n", e.name, e.data, e.seq)
+			seq = e.seq
+		}
+		if len(evs) > 0 && !flush() {
+			break
+		}
+		if done {
+			return
+		}
+		select {
+		case <-changed:
+		case <-beat.C:
+			bw.WriteString(": heartbeat\n\n")
+			if !flush() {
+				goto gone
+			}
+		case <-r.Context().Done():
+			goto gone
+		}
+	}
+gone:
+	if cancelOnDisconnect {
+		rn.cancel(errCancelled)
+	}
+}
+
+func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
+	rn := s.startRun(w, r, r.PathValue("tid"))
+	if rn == nil {
+		return
+	}
+	w.Header().Set("Content-Location", runPath(rn))
+	writeJSON(w, http.StatusOK, rn.wire())
+}
+
+// waitRun runs and answers the final state.
+func (s *Server) waitRun(w http.ResponseWriter, r *http.Request) {
+	rn := s.startRun(w, r, r.PathValue("tid"))
+	if rn == nil {
+		return
+	}
+	select {
+	case <-rn.finished:
+	case <-r.Context().Done():
+		if rn.onDisconnect != "continue" {
+			rn.cancel(errCancelled)
+		}
+		return
+	}
+	w.Header().Set("Content-Location", runPath(rn))
+	writeJSON(w, http.StatusOK, rn.result())
+}
+
+// result is what wait and join answer: the final state, with the error of
+// a failed run under __error__ (the SDK raises it).
+func (rn *run) result() map[string]any {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	out := map[string]any{}
+	for k, v := range rn.final {
+		out[k] = v
+	}
+	if rn.status == runError {
+		out["__error__"] = map[string]string{"error": "AgentError", "message": rn.errMsg}
+	}
+	return out
+}
+
+func (s *Server) runOr404(w http.ResponseWriter, r *http.Request) *run {
+	rn := s.runs.get(r.PathValue("tid"), r.PathValue("rid"))
+	if rn == nil {
+		httpError(w, http.StatusNotFound, "Run not found")
+	}
+	return rn
+}
+
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
+	if rn := s.runOr404(w, r); rn != nil {
+		writeJSON(w, http.StatusOK, rn.wire())
+	}
+}
+
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
+	tid := r.PathValue("tid")
+	if _, err := s.cfg.Saver.Thread(r.Context(), tid); err != nil {
+		storageError(w, tid, err)
+		return
+	}
+	q := r.URL.Query()
+	limit, offset := 10, 0
+	if v, err := strconv.Atoi(q.Get("limit")); err == nil {
+		limit = v
+	}
+	if v, err := strconv.Atoi(q.Get("offset")); err == nil {
+		offset = v
+	}
+	out := []wireRun{}
+	for _, rn := range s.runs.ofThread(tid) {
+		if wr := rn.wire(); q.Get("status") == "" || wr.Status == q.Get("status") {
+			out = append(out, wr)
+		}
+	}
+	writeJSON(w, http.StatusOK, page(out, offset, &limit, 10))
+}
+
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
+	rn := s.runOr404(w, r)
+	if rn == nil {
+		return
+	}
+	rn.cancel(errCancelled)
+	if r.URL.Query().Get("wait") == "1" || r.URL.Query().Get("wait") == "true" {
+		select {
+		case <-rn.finished:
+		case <-r.Context().Done():
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func (s *Server) joinRun(w http.ResponseWriter, r *http.Request) {
+	rn := s.runOr404(w, r)
+	if rn == nil {
+		return
+	}
+	select {
+	case <-rn.finished:
+	case <-r.Context().Done():
+		return
+	}
+	writeJSON(w, http.StatusOK, rn.result())
+}
+
+// joinStream rejoins a run's stream: from after Last-Event-ID (-1, or no
+// header, from the start) while the run goes on; a run that has ended
+// answers an empty stream, as LangGraph's server does.
+func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) {
+	rn := s.runOr404(w, r)
+	if rn == nil {
+		return
+	}
+	seq := 0
+	if v, err := strconv.Atoi(r.Header.Get("Last-Event-ID")); err == nil && v > 0 {
+		seq = v
+	}
+	cancel := r.URL.Query().Get("cancel_on_disconnect") == "1" || r.URL.Query().Get("cancel_on_disconnect") == "true"
+	select {
+	case <-rn.finished:
+		rn.mu.Lock()
+		seq = rn.seq // nothing to replay
+		rn.mu.Unlock()
+	default:
+	}
+	s.serveEvents(w, r, rn, seq, cancel)
+}

@@ -1,0 +1,510 @@
+package server
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/thread"
+)
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() string {
+	var u [16]byte
+	rand.Read(u[:]) //nolint:errcheck // crypto/rand.Read never fails
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return formatUUID(u)
+}
+
+// wireThread is LangGraph's Thread object.
+type wireThread struct {
+	ThreadID       string                     `json:"thread_id"`
+	CreatedAt      time.Time                  `json:"created_at"`
+	UpdatedAt      time.Time                  `json:"updated_at"`
+	StateUpdatedAt time.Time                  `json:"state_updated_at"`
+	Metadata       map[string]any             `json:"metadata"`
+	Status         checkpoint.Status          `json:"status"`
+	Config         map[string]any             `json:"config"`
+	Values         any                        `json:"values"`
+	Interrupts     map[string][]wireInterrupt `json:"interrupts"`
+	Error          *string                    `json:"error"`
+}
+
+// wireInterrupt is LangGraph's Interrupt.
+type wireInterrupt struct {
+	ID    string         `json:"id"`
+	Value interruptValue `json:"value"`
+}
+
+// interruptValue is the payload of LangChain's human-in-the-loop
+// middleware, with the review configs in both spellings clients read.
+type interruptValue struct {
+	ActionRequests []wireActionRequest `json:"action_requests"`
+	ReviewConfigs  []wireReviewConfig  `json:"review_configs"`
+}
+
+type wireActionRequest struct {
+	Name        string          `json:"name"`
+	Args        json.RawMessage `json:"args"`
+	Description string          `json:"description,omitempty"`
+}
+
+type wireReviewConfig struct {
+	ActionName       string               `json:"action_name"`
+	ActionNameCamel  string               `json:"actionName"`
+	AllowedDecisions []agent.DecisionType `json:"allowed_decisions"`
+	AllowedCamel     []agent.DecisionType `json:"allowedDecisions"`
+}
+
+// interruptOf is the one interrupt a checkpoint with pending requests
+// stands for; its ID is derived from the checkpoint's.
+func interruptOf(cpID string, reqs []agent.ActionRequest) wireInterrupt {
+	v := interruptValue{ActionRequests: []wireActionRequest{}, ReviewConfigs: []wireReviewConfig{}}
+	seen := map[string]bool{}
+	for _, r := range reqs {
+		args := r.Args
+		if len(args) == 0 {
+			args = json.RawMessage(`{}`)
+		}
+		v.ActionRequests = append(v.ActionRequests, wireActionRequest{Name: r.Tool, Args: args, Description: r.Description})
+		if !seen[r.Tool] {
+			seen[r.Tool] = true
+			v.ReviewConfigs = append(v.ReviewConfigs, wireReviewConfig{ActionName: r.Tool, ActionNameCamel: r.Tool, AllowedDecisions: r.Allowed, AllowedCamel: r.Allowed})
+		}
+	}
+	return wireInterrupt{ID: "interrupt-" + cpID, Value: v}
+}
+
+// hitlNode is the node LangGraph names for the human-in-the-loop pause.
+const hitlNode = "HumanInTheLoopMiddleware.after_model"
+
+func metadataOf(raw json.RawMessage) map[string]any {
+	m := map[string]any{}
+	if len(raw) > 0 {
+		json.Unmarshal(raw, &m) //nolint:errcheck // metadata that is not an object reads as none
+	}
+	return m
+}
+
+// private reports whether a state value is private to an assistant's
+// agent (kept out of what clients see).
+func (s *Server) private(key string) bool {
+	for _, a := range s.assistants {
+		if slices.Contains(a.Agent.PrivateValues(), key) {
+			return true
+		}
+	}
+	return false
+}
+
+// threadWire describes th; with values, its head state is loaded.
+func (s *Server) threadWire(r *http.Request, th *checkpoint.Thread, withValues bool) (wireThread, error) {
+	t := wireThread{
+		ThreadID: th.ID, CreatedAt: th.CreatedAt, UpdatedAt: th.UpdatedAt, StateUpdatedAt: th.UpdatedAt,
+		Metadata: metadataOf(th.Metadata), Status: th.Status, Config: map[string]any{},
+		Interrupts: map[string][]wireInterrupt{},
+	}
+	if th.Head == "" || !withValues {
+		return t, nil
+	}
+	snap, err := s.cfg.Saver.Load(r.Context(), th.ID, "")
+	if err != nil {
+		return t, err
+	}
+	t.Values = values(snap, s.private)
+	if reqs, _ := agent.PendingRequests(snap.Meta); len(reqs) > 0 {
+		t.Interrupts[snap.ID] = []wireInterrupt{interruptOf(snap.ID, reqs)}
+	}
+	if e := s.runs.lastError(th.ID); e != "" && th.Status == checkpoint.StatusError {
+		t.Error = &e
+	}
+	return t, nil
+}
+
+func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
+	var q struct {
+		ThreadID string          `json:"thread_id"`
+		Metadata json.RawMessage `json:"metadata"`
+		IfExists string          `json:"if_exists"`
+	}
+	if !readJSON(w, r, &q) {
+		return
+	}
+	if q.ThreadID == "" {
+		q.ThreadID = newUUID()
+	}
+	if len(q.Metadata) == 0 || bytes.Equal(q.Metadata, []byte("null")) {
+		q.Metadata = json.RawMessage(`{}`)
+	}
+	if q.Metadata[0] != '{' {
+		httpError(w, http.StatusUnprocessableEntity, "metadata must be an object")
+		return
+	}
+	th, err := s.cfg.Saver.Thread(r.Context(), q.ThreadID)
+	switch {
+	case err == nil && q.IfExists == "do_nothing":
+		s.writeThread(w, r, th)
+		return
+	case err == nil:
+		httpError(w, http.StatusConflict, "Thread already exists")
+		return
+	case !errors.Is(err, checkpoint.ErrNotFound):
+		storageError(w, q.ThreadID, err)
+		return
+	}
+	lease, err := s.cfg.Saver.Acquire(r.Context(), q.ThreadID, q.Metadata)
+	if err != nil {
+		storageError(w, q.ThreadID, err)
+		return
+	}
+	if err := lease.Release(r.Context(), checkpoint.StatusIdle); err != nil {
+		storageError(w, q.ThreadID, err)
+		return
+	}
+	th, err = s.cfg.Saver.Thread(r.Context(), q.ThreadID)
+	if err != nil {
+		storageError(w, q.ThreadID, err)
+		return
+	}
+	s.writeThread(w, r, th)
+}
+
+func (s *Server) writeThread(w http.ResponseWriter, r *http.Request, th *checkpoint.Thread) {
+	t, err := s.threadWire(r, th, true)
+	if err != nil {
+		storageError(w, th.ID, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, t)
+}
+
+func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
+	tid := r.PathValue("tid")
+	th, err := s.cfg.Saver.Thread(r.Context(), tid)
+	if err != nil {
+		storageError(w, tid, err)
+		return
+	}
+	s.writeThread(w, r, th)
+}
+
+func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
+	tid := r.PathValue("tid")
+	if _, err := s.cfg.Saver.Thread(r.Context(), tid); err != nil {
+		storageError(w, tid, err)
+		return
+	}
+	s.runs.cancelThread(tid)
+	if err := s.cfg.Saver.DeleteThread(r.Context(), tid); err != nil {
+		storageError(w, tid, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// contains reports whether every key of filter is in m with an equal
+// value (LangGraph's metadata filter).
+func contains(m map[string]any, filter map[string]any) bool {
+	for k, v := range filter {
+		got, ok := m[k]
+		if !ok || !reflect.DeepEqual(got, v) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
+	var q struct {
+		Metadata  map[string]any    `json:"metadata"`
+		Values    map[string]any    `json:"values"`
+		IDs       []string          `json:"ids"`
+		Status    checkpoint.Status `json:"status"`
+		Limit     *int              `json:"limit"`
+		Offset    int               `json:"offset"`
+		SortBy    string            `json:"sort_by"`
+		SortOrder string            `json:"sort_order"`
+	}
+	if !readJSON(w, r, &q) {
+		return
+	}
+	all, err := s.cfg.Saver.Threads(r.Context(), checkpoint.ListOptions{Status: q.Status})
+	if err != nil {
+		storageError(w, "", err)
+		return
+	}
+	var kept []checkpoint.Thread
+	for _, th := range all {
+		if (len(q.IDs) == 0 || slices.Contains(q.IDs, th.ID)) && contains(metadataOf(th.Metadata), q.Metadata) {
+			kept = append(kept, th)
+		}
+	}
+	key := func(t *checkpoint.Thread) time.Time { return t.UpdatedAt }
+	if q.SortBy == "created_at" {
+		key = func(t *checkpoint.Thread) time.Time { return t.CreatedAt }
+	}
+	desc := q.SortOrder != "asc"
+	slices.SortStableFunc(kept, func(a, b checkpoint.Thread) int {
+		c := key(&a).Compare(key(&b))
+		if c == 0 {
+			c = cmp.Compare(a.ID, b.ID)
+		}
+		if desc {
+			return -c
+		}
+		return c
+	})
+	out := []wireThread{}
+	for _, th := range kept {
+		t, err := s.threadWire(r, &th, true)
+		if err != nil {
+			storageError(w, th.ID, err)
+			return
+		}
+		if q.Values != nil {
+			v, _ := json.Marshal(t.Values)
+			var vm map[string]any
+			json.Unmarshal(v, &vm) //nolint:errcheck // our own encoding
+			if !contains(vm, q.Values) {
+				continue
+			}
+		}
+		out = append(out, t)
+	}
+	w.Header().Set("X-Pagination-Total", fmt.Sprint(len(out)))
+	writeJSON(w, http.StatusOK, page(out, q.Offset, q.Limit, 10))
+}
+
+// wireCheckpoint is LangGraph's checkpoint reference.
+type wireCheckpoint struct {
+	ThreadID      string  `json:"thread_id"`
+	CheckpointNS  string  `json:"checkpoint_ns"`
+	CheckpointID  string  `json:"checkpoint_id"`
+	CheckpointMap *string `json:"checkpoint_map"`
+}
+
+// wireTask is a pending task of a ThreadState: the human-in-the-loop pause.
+type wireTask struct {
+	ID         string          `json:"id"`
+	Name       string          `json:"name"`
+	Path       []string        `json:"path"`
+	Error      *string         `json:"error"`
+	Interrupts []wireInterrupt `json:"interrupts"`
+	Checkpoint *wireCheckpoint `json:"checkpoint"`
+	State      any             `json:"state"`
+	Result     any             `json:"result"`
+}
+
+// wireState is LangGraph's ThreadState.
+type wireState struct {
+	Values           any             `json:"values"`
+	Next             []string        `json:"next"`
+	Tasks            []wireTask      `json:"tasks"`
+	Metadata         map[string]any  `json:"metadata"`
+	CreatedAt        *time.Time      `json:"created_at"`
+	Checkpoint       *wireCheckpoint `json:"checkpoint"`
+	ParentCheckpoint *wireCheckpoint `json:"parent_checkpoint"`
+}
+
+func (s *Server) stateOf(snap *checkpoint.Snapshot) wireState {
+	st := wireState{
+		Values: values(snap, s.private), Next: []string{}, Tasks: []wireTask{},
+		Metadata:   map[string]any{"source": "loop", "step": snap.Step},
+		CreatedAt:  &snap.CreatedAt,
+		Checkpoint: &wireCheckpoint{ThreadID: snap.ThreadID, CheckpointID: snap.ID},
+	}
+	if snap.ParentID != "" {
+		st.ParentCheckpoint = &wireCheckpoint{ThreadID: snap.ThreadID, CheckpointID: snap.ParentID}
+	}
+	if reqs, _ := agent.PendingRequests(snap.Meta); len(reqs) > 0 {
+		st.Next = []string{hitlNode}
+		st.Tasks = []wireTask{{ID: "task-" + snap.ID, Name: hitlNode, Path: []string{"__pregel_pull", hitlNode}, Interrupts: []wireInterrupt{interruptOf(snap.ID, reqs)}}}
+	}
+	return st
+}
+
+// emptyState is the state of a thread without checkpoints.
+func emptyState() wireState {
+	return wireState{Values: map[string]any{}, Next: []string{}, Tasks: []wireTask{}, Metadata: map[string]any{}}
+}
+
+func (s *Server) getState(w http.ResponseWriter, r *http.Request) {
+	tid := r.PathValue("tid")
+	th, err := s.cfg.Saver.Thread(r.Context(), tid)
+	if err != nil {
+		storageError(w, tid, err)
+		return
+	}
+	cpid := r.PathValue("cpid")
+	if th.Head == "" && cpid == "" {
+		writeJSON(w, http.StatusOK, emptyState())
+		return
+	}
+	snap, err := s.cfg.Saver.Load(r.Context(), tid, cpid)
+	if err != nil {
+		storageError(w, tid, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.stateOf(snap))
+}
+
+func (s *Server) history(w http.ResponseWriter, r *http.Request) {
+	tid := r.PathValue("tid")
+	var q struct {
+		Limit  *int `json:"limit"`
+		Before *struct {
+			CheckpointID string `json:"checkpoint_id"`
+		} `json:"before"`
+	}
+	if r.Method == http.MethodPost && !readJSON(w, r, &q) {
+		return
+	}
+	if _, err := s.cfg.Saver.Thread(r.Context(), tid); err != nil {
+		storageError(w, tid, err)
+		return
+	}
+	infos, err := s.cfg.Saver.History(r.Context(), tid, checkpoint.ListOptions{})
+	if err != nil {
+		storageError(w, tid, err)
+		return
+	}
+	if q.Before != nil && q.Before.CheckpointID != "" {
+		i := slices.IndexFunc(infos, func(in checkpoint.Info) bool { return in.ID == q.Before.CheckpointID })
+		if i < 0 {
+			infos = nil
+		} else {
+			infos = infos[i+1:]
+		}
+	}
+	infos = page(infos, 0, q.Limit, 10)
+	out := make([]wireState, 0, len(infos))
+	for _, in := range infos {
+		snap, err := s.cfg.Saver.Load(r.Context(), tid, in.ID)
+		if err != nil {
+			storageError(w, tid, err)
+			return
+		}
+		out = append(out, s.stateOf(snap))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// updateState applies a client's edit to a thread's state as a new
+// checkpoint: files merge by path (null deletes), todos replace, messages
+// append. The thread must not be running.
+func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
+	tid := r.PathValue("tid")
+	var q struct {
+		Values map[string]json.RawMessage `json:"values"`
+	}
+	if !readJSON(w, r, &q) {
+		return
+	}
+	th, err := s.cfg.Saver.Thread(r.Context(), tid)
+	if err != nil {
+		storageError(w, tid, err)
+		return
+	}
+	var d checkpoint.Delta
+	now := time.Now().UTC()
+	for k, v := range q.Values {
+		switch k {
+		case "files":
+			var files map[string]json.RawMessage
+			if err := json.Unmarshal(v, &files); err != nil {
+				httpError(w, http.StatusUnprocessableEntity, "values.files must be an object of paths")
+				return
+			}
+			d.Files = make(map[string]*thread.FileData, len(files))
+			for p, f := range files {
+				if len(f) == 0 || string(f) == "null" {
+					d.Files[p] = nil
+					continue
+				}
+				fd, err := fileFromWire(f, now)
+				if err != nil {
+					httpError(w, http.StatusUnprocessableEntity, fmt.Sprintf("values.files[%q]: %v", p, err))
+					return
+				}
+				d.Files[p] = &fd
+			}
+		case "todos":
+			var todos []thread.Todo
+			if err := json.Unmarshal(v, &todos); err != nil {
+				httpError(w, http.StatusUnprocessableEntity, "values.todos must be a list of todos")
+				return
+			}
+			d.Todos, _ = json.Marshal(todos)
+		case "messages":
+			var raws []json.RawMessage
+			if err := json.Unmarshal(v, &raws); err != nil {
+				httpError(w, http.StatusUnprocessableEntity, "values.messages must be a list")
+				return
+			}
+			for _, raw := range raws {
+				m, err := fromLangChain(raw)
+				if err != nil {
+					httpError(w, http.StatusUnprocessableEntity, "values.messages: "+err.Error())
+					return
+				}
+				if m.ID == "" {
+					m.ID = newUUID()
+				}
+				d.Messages = append(d.Messages, m)
+			}
+		default:
+			if s.private(k) {
+				httpError(w, http.StatusUnprocessableEntity, fmt.Sprintf("values.%s is private to the agent", k))
+				return
+			}
+			if d.Values == nil {
+				d.Values = map[string]json.RawMessage{}
+			}
+			d.Values[k] = v
+		}
+	}
+	lease, err := s.cfg.Saver.Acquire(r.Context(), tid, nil)
+	if err != nil {
+		storageError(w, tid, err)
+		return
+	}
+	status := th.Status
+	defer func() { lease.Release(r.Context(), status) }() //nolint:errcheck // the status is what it was
+	cp := &checkpoint.Checkpoint{ThreadID: tid, ID: newCheckpointID(), ParentID: th.Head, CreatedAt: now, Delta: d}
+	if th.Head != "" {
+		head, err := s.cfg.Saver.Load(r.Context(), tid, "")
+		if err != nil {
+			storageError(w, tid, err)
+			return
+		}
+		cp.Keep, cp.Step = len(head.Messages), head.Step
+		// A thread that waits for decisions still waits for them after
+		// an edit (of a file the pending call writes, say).
+		if reqs, _ := agent.PendingRequests(head.Meta); len(reqs) > 0 {
+			cp.Meta = head.Meta
+		}
+	}
+	if err := s.cfg.Saver.Put(r.Context(), cp); err != nil {
+		storageError(w, tid, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": wireCheckpoint{ThreadID: tid, CheckpointID: cp.ID}})
+}
+
+// newCheckpointID returns an ID that sorts after earlier ones, as the
+// agent's do.
+func newCheckpointID() string {
+	var b [4]byte
+	rand.Read(b[:]) //nolint:errcheck
+	return fmt.Sprintf("%016x%x", time.Now().UnixNano(), b)
+}
