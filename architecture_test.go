@@ -69,7 +69,7 @@ var layers = map[string][]string{
 	// The built-in middleware, the deep agent, and the command line.
 	"middleware":     {"agent", "backend", "checkpoint", "llm", "permission", "thread", "tool"},
 	"":               {"agent", "backend", "checkpoint", "llm", "middleware", "permission", "store", "thread", "tool"},
-	"internal/cli":   {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "permission", "persist", "thread"},
+	"internal/cli":   {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "permission", "persist", "server", "thread"},
 	"cmd/deepagents": {"internal/cli"},
 }
 

@@ -34,6 +34,9 @@ type runFlags struct {
 	autoApprove bool
 	record      string
 	rules       ruleLists // --allow, --ask, --deny
+	// stateWorkspace puts the workspace in each thread's state instead of
+	// --dir (deepagents serve without --dir, as the references' default).
+	stateWorkspace bool
 	// given reports whether a flag was set on the command line.
 	given func(name string) bool
 }

@@ -82,7 +82,12 @@ func userDir(env Env) string {
 func openBackend(env Env, f *runFlags, db *persist.DB) (b backend.Backend, closeShell func(), err error) {
 	var ws backend.Backend
 	closeShell = func() {}
-	if f.shell {
+	// Scratch files live in the thread's state, under their full paths.
+	state := backend.NewStateBackend(nil)
+	switch {
+	case f.stateWorkspace:
+		ws = state
+	case f.shell:
 		opts := backend.LocalShellOptions{}
 		if f.sandbox == "bwrap" {
 			opts.Sandbox = &backend.Bubblewrap{Network: f.network}
@@ -96,14 +101,12 @@ func openBackend(env Env, f *runFlags, db *persist.DB) (b backend.Backend, close
 		if errors.Is(err, backend.ErrNoSandbox) {
 			return nil, nil, fmt.Errorf("--shell: %w; install bubblewrap (apt-get install bubblewrap), or pass --sandbox none to run commands unisolated, as yourself", err)
 		}
-	} else {
+	default:
 		ws, err = backend.NewFilesystemBackend(f.dir, backend.FilesystemOptions{})
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("--dir: %w", err)
 	}
-	// Scratch files live in the thread's state, under their full paths.
-	state := backend.NewStateBackend(nil)
 	history, err := historyBackend(db, state)
 	if err != nil {
 		return nil, nil, err

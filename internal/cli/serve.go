@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/deepagents-go/deepagents/server"
+)
+
+// defaultAddr is where `deepagents serve` listens: LangGraph's dev server
+// port, on loopback only.
+const defaultAddr = "127.0.0.1:2024"
+
+func newServeCmd(env Env) *cobra.Command {
+	var f runFlags
+	var addr, apiKey string
+	var maxRuns int
+	cmd := &cobra.Command{
+		Use:   "serve [--addr HOST:PORT] [--api-key KEY] [flags]",
+		Short: "Serve the agent over the LangGraph API, for langgraph-sdk clients and the Deep Agents UI",
+		Long: `Serve the agent over the LangGraph HTTP API: the JavaScript and Python
+langgraph-sdk, React's useStream and the Deep Agents UI drive it unchanged,
+with the assistant "deepagent". Threads are kept in --db, the database the
+other commands use, so "deepagents threads" lists them.
+
+Without --dir each thread's files live in its state (the UI shows them);
+with --dir the agent works in that folder, shared by every thread.
+Approvals are off unless --interrupt-on names the tools that need them.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := f.validate(cmd); err != nil {
+				return err
+			}
+			f.stateWorkspace = !cmd.Flags().Changed("dir")
+			if f.stateWorkspace && f.shell {
+				return usageError{errors.New("--shell needs --dir: commands run in a folder, not in a thread's state")}
+			}
+			if apiKey == "" {
+				apiKey = env.Getenv("DEEPAGENTS_API_KEY")
+			}
+			ctx := cmd.Context()
+			s, err := openSession(ctx, env, &f, false)
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			srv, err := server.New(server.Config{
+				Assistants: []server.Assistant{{GraphID: "deepagent", Description: "A deep agent", Agent: s.agent}},
+				Saver:      s.db.Saver,
+				APIKey:     apiKey,
+				MaxRuns:    maxRuns,
+				Logger:     log,
+			})
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("--addr: %w", err)
+			}
+			fmt.Fprintf(env.Stderr, "deepagents: serving the LangGraph API on http://%s (assistant \"deepagent\")\n", ln.Addr())
+			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+			done := make(chan error, 1)
+			go func() { done <- hs.Serve(ln) }()
+			select {
+			case err := <-done:
+				return err
+			case <-ctx.Done():
+			}
+			// Stop taking requests, end the runs (their checkpoints are
+			// saved step by step), then close the streams still open.
+			shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			srv.Close()
+			if err := hs.Shutdown(shutdown); err != nil {
+				hs.Close()
+			}
+			fmt.Fprintln(env.Stderr, "deepagents: server stopped")
+			return nil
+		},
+	}
+	f.register(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&addr, "addr", defaultAddr, "address to listen on (port 0 picks a free one)")
+	fl.StringVar(&apiKey, "api-key", "", "require this key in every request's X-Api-Key header (default: $DEEPAGENTS_API_KEY; none: any key is accepted)")
+	fl.IntVar(&maxRuns, "max-runs", server.DefaultMaxRuns, "runs executing at once; further runs wait")
+	return cmd
+}
