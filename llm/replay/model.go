@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/deepagents-go/deepagents/llm"
 )
@@ -194,6 +195,16 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 		if t.Content != "" && !yield(llm.Chunk{Type: llm.ChunkText, Text: t.Content}, nil) {
 			return
 		}
+		if t.DelayMS > 0 {
+			timer := time.NewTimer(time.Duration(t.DelayMS) * time.Millisecond)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				timer.Stop()
+				yield(llm.Chunk{}, ctx.Err())
+				return
+			}
+		}
 		for j := range out.Message.ToolCalls {
 			if !yield(llm.Chunk{Type: llm.ChunkToolCall, ToolCall: &out.Message.ToolCalls[j]}, nil) {
 				return
@@ -213,9 +224,13 @@ func cloneRequest(req *llm.Request) llm.Request {
 	return c
 }
 
-// Register makes the scripted model available as "replay:FILE" in r.
+// Register makes the scripted model available in r as "replay:FILE", and
+// the Inline model as "replay:inline".
 func Register(r *llm.Registry) {
 	r.Register("replay", func(_ context.Context, path string) (llm.Model, error) {
+		if path == "inline" {
+			return Inline{}, nil
+		}
 		s, err := Load(path)
 		if err != nil {
 			return nil, err

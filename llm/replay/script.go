@@ -33,6 +33,10 @@ type Turn struct {
 	Usage     llm.Usage      `json:"usage,omitzero"`
 	// Error, when set, makes the call fail with this message instead.
 	Error string `json:"error,omitempty"`
+	// DelayMS makes the call stream its text and then wait this many
+	// milliseconds (or until cancelled) before it ends: a slow model, for
+	// tests of cancellation and of streams joined while a run goes on.
+	DelayMS int `json:"delay_ms,omitempty"`
 	// Expect checks the request this turn answers.
 	Expect *Expect `json:"expect,omitempty"`
 	// Request, in a recording, is the request the turn answered; replay
