@@ -46,6 +46,7 @@ func TestInline(t *testing.T) {
 func TestDelay(t *testing.T) {
 	m := replay.New(replay.Turn{Content: "slow", DelayMS: 60_000})
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	var got string
 	var err error
 	for c, e := range m.Stream(ctx, &llm.Request{}) {
