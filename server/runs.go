@@ -42,6 +42,7 @@ type run struct {
 	temporary                 bool // a stateless run's thread, deleted after it
 	cancel                    context.CancelCauseFunc
 	finished                  chan struct{}
+	endedAt                   time.Time // set under runs.mu
 
 	mu        sync.Mutex
 	status    string
@@ -129,6 +130,7 @@ type runs struct {
 	active   map[string]*run   // by thread: the run holding it
 	errors   map[string]string // by thread: its last run's error
 	finished []*run            // oldest first, for pruning
+	pruned   int               // finished[:pruned] have let their events go
 }
 
 // keepFinished is how many finished runs are kept for get, join and list.
@@ -189,13 +191,41 @@ func (rs *runs) finish(rn *run) {
 	} else {
 		delete(rs.errors, rn.threadID)
 	}
+	rn.endedAt = time.Now()
 	rs.finished = append(rs.finished, rn)
 	if len(rs.finished) > keepFinished {
 		old := rs.finished[0]
 		rs.finished = rs.finished[1:]
 		delete(rs.byID, old.id)
+		rs.pruned = max(rs.pruned-1, 0)
+	}
+	// A run's events serve readers still catching up with its end; a
+	// minute after it, they are let go (a stream of an ended run is empty
+	// anyway), and so is its final state, which join then reads from the
+	// thread.
+	for ; rs.pruned < len(rs.finished); rs.pruned++ {
+		old := rs.finished[rs.pruned]
+		if rn.endedAt.Sub(old.endedAt) < keepEvents {
+			break
+		}
+		old.mu.Lock()
+		old.events, old.final, old.lastValues = nil, nil, -1
+		old.mu.Unlock()
 	}
 }
+
+// drop forgets a run that never started.
+func (rs *runs) drop(rn *run) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.active[rn.threadID] == rn {
+		delete(rs.active, rn.threadID)
+	}
+	delete(rs.byID, rn.id)
+}
+
+// keepEvents is how long an ended run's events and final state are kept.
+const keepEvents = time.Minute
 
 func (rs *runs) cancelThread(threadID string) {
 	rs.mu.Lock()
@@ -421,7 +451,7 @@ func (s *Server) admit(w http.ResponseWriter, ctx context.Context, rn *run, stra
 	}
 	// Another process may hold the thread (a CLI run, another replica).
 	if th, err := s.cfg.Saver.Thread(ctx, rn.threadID); err == nil && th.Status == checkpoint.StatusBusy && strategy == "reject" {
-		s.runs.finish(rn)
+		s.runs.drop(rn)
 		httpError(w, http.StatusUnprocessableEntity, "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.")
 		return false
 	}

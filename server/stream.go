@@ -2,10 +2,13 @@ package server
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/deepagents-go/deepagents/checkpoint"
 )
 
 // runPath is where a run lives; clients read its IDs from Content-Location.
@@ -99,14 +102,36 @@ func (s *Server) waitRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Location", runPath(rn))
-	writeJSON(w, http.StatusOK, rn.result())
+	s.writeResult(w, r, rn)
+}
+
+// writeResult answers a run's final state; for a run ended long enough ago
+// that it was let go, the thread's state.
+func (s *Server) writeResult(w http.ResponseWriter, r *http.Request, rn *run) {
+	res := rn.result()
+	if res == nil {
+		snap, err := s.cfg.Saver.Load(r.Context(), rn.threadID, "")
+		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+			storageError(w, rn.threadID, err)
+			return
+		}
+		res = map[string]any{}
+		if snap != nil {
+			res = values(snap, s.private)
+		}
+	}
+	writeJSON(w, http.StatusOK, res)
 }
 
 // result is what wait and join answer: the final state, with the error of
-// a failed run under __error__ (the SDK raises it).
+// a failed run under __error__ (the SDK raises it); nil when the final
+// state is not known (any more).
 func (rn *run) result() map[string]any {
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
+	if rn.final == nil && rn.status != runError {
+		return nil
+	}
 	out := map[string]any{}
 	for k, v := range rn.final {
 		out[k] = v
@@ -182,7 +207,7 @@ func (s *Server) joinRun(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 		return
 	}
-	writeJSON(w, http.StatusOK, rn.result())
+	s.writeResult(w, r, rn)
 }
 
 // joinStream rejoins a run's stream: from after Last-Event-ID (-1, or no
