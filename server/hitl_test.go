@@ -21,6 +21,7 @@ func TestApprovalAndResume(t *testing.T) {
 		{"approve", map[string]any{"type": "approve"}, "# Report", "success"},
 		{"edit", map[string]any{"type": "edit", "edited_action": map[string]any{"name": "write_file", "args": map[string]any{"file_path": "/report.md", "content": "edited"}}}, "edited", "success"},
 		{"reject", map[string]any{"type": "reject", "message": "not now"}, "", "error"},
+		{"edit, as LangChain JS spells it", map[string]any{"type": "edit", "editedAction": map[string]any{"name": "write_file", "args": map[string]any{"file_path": "/report.md", "content": "edited"}}}, "edited", "success"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,6 +50,9 @@ func TestApprovalAndResume(t *testing.T) {
 			}
 			if len(req.ReviewConfigs) != 1 || req.ReviewConfigs[0]["action_name"] != "write_file" || req.ReviewConfigs[0]["actionName"] != "write_file" || req.ReviewConfigs[0]["allowedDecisions"] == nil {
 				t.Errorf("review configs %v", req.ReviewConfigs)
+			}
+			if len(req.ActionRequestsCamel) != 1 || len(req.ReviewConfigsCamel) != 1 {
+				t.Errorf("camel-case spellings: %+v", req)
 			}
 			state := decode[wireValues](t, evs[n-2].Data)
 			if m := state.Messages[len(state.Messages)-1]; m.Type != "ai" || len(m.ToolCalls) != 1 {

@@ -40,6 +40,7 @@ type run struct {
 	metadata                  map[string]any
 	modes                     map[string]bool
 	temporary                 bool // a stateless run's thread, deleted after it
+	noop                      bool // a resume with nothing to resume: it only reports the state
 	cancel                    context.CancelCauseFunc
 	finished                  chan struct{}
 	endedAt                   time.Time // set under runs.mu
@@ -288,6 +289,12 @@ func (q *runRequest) modes() (map[string]bool, error) {
 	return out, nil
 }
 
+// editedAction is an edit decision's new call.
+type editedAction struct {
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
+}
+
 // decisions reads command.resume: {"decisions": [...]} as LangChain's
 // human-in-the-loop middleware takes them. One decision answers every
 // pending request (the Deep Agents UI sends one whatever their number).
@@ -297,9 +304,9 @@ func decisions(raw json.RawMessage, pending int) ([]agent.Decision, error) {
 			Type         agent.DecisionType `json:"type"`
 			Message      string             `json:"message"`
 			Args         json.RawMessage    `json:"args"`
-			EditedAction *struct {
-				Args json.RawMessage `json:"args"`
-			} `json:"edited_action"`
+			EditedAction *editedAction      `json:"edited_action"`
+			// editedAction is how LangChain's JavaScript middleware spells it.
+			EditedActionCamel *editedAction `json:"editedAction"`
 		} `json:"decisions"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil || len(r.Decisions) == 0 {
@@ -308,8 +315,11 @@ func decisions(raw json.RawMessage, pending int) ([]agent.Decision, error) {
 	out := make([]agent.Decision, 0, len(r.Decisions))
 	for _, d := range r.Decisions {
 		dec := agent.Decision{Type: d.Type, Message: d.Message, Args: d.Args}
-		if d.EditedAction != nil {
+		switch {
+		case d.EditedAction != nil:
 			dec.Args = d.EditedAction.Args
+		case d.EditedActionCamel != nil:
+			dec.Args = d.EditedActionCamel.Args
 		}
 		out = append(out, dec)
 	}
@@ -335,12 +345,12 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 	}
 	a := s.assistant(q.AssistantID)
 	if a == nil {
-		httpError(w, http.StatusNotFound, "Assistant not found")
+		httpError(w, http.StatusNotFound, fmt.Sprintf("No assistant found for %q. Make sure the assistant ID is for a valid assistant or a valid graph ID.", q.AssistantID))
 		return nil
 	}
 	modes, err := q.modes()
 	if err != nil {
-		httpError(w, http.StatusUnprocessableEntity, err.Error())
+		validationError(w, "stream_mode", err.Error())
 		return nil
 	}
 	ctx := r.Context()
@@ -374,6 +384,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 	case cp != "" && cp != head:
 		in.CheckpointID = cp
 	}
+	noop := false
 	if q.Command != nil && len(q.Command.Resume) > 0 {
 		if len(in.Messages) > 0 {
 			httpError(w, http.StatusUnprocessableEntity, "a run resumes (command.resume) or takes input, not both")
@@ -388,13 +399,16 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 			}
 			pending, _ = agent.PendingRequests(snap.Meta)
 		}
-		if len(pending) == 0 {
-			httpError(w, http.StatusBadRequest, fmt.Sprintf("Thread %s is not waiting for decisions: there is nothing to resume", threadID))
-			return nil
-		}
-		if in.Decisions, err = decisions(q.Command.Resume, len(pending)); err != nil {
-			httpError(w, http.StatusUnprocessableEntity, err.Error())
-			return nil
+		switch {
+		case len(pending) == 0:
+			// Nothing waits for the answer: as in LangGraph, the run
+			// ends at once with the state as it is.
+			noop = true
+		default:
+			if in.Decisions, err = decisions(q.Command.Resume, len(pending)); err != nil {
+				validationError(w, "command.resume", err.Error())
+				return nil
+			}
 		}
 	}
 	multitask := q.MultitaskStrategy
@@ -410,7 +424,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 	rn := &run{
 		id: newUUID(), threadID: threadID, assistantID: a.id, multitask: multitask, onDisconnect: q.OnDisconnect, createdAt: now,
 		metadata: metadata, modes: modes, temporary: temporary, cancel: cancel, finished: make(chan struct{}),
-		status: runPending, updatedAt: now, changed: make(chan struct{}), lastValues: -1,
+		status: runPending, updatedAt: now, changed: make(chan struct{}), lastValues: -1, noop: noop,
 	}
 	if !s.admit(w, ctx, rn, multitask) {
 		cancel(nil)
@@ -471,6 +485,13 @@ func (s *Server) execute(ctx context.Context, rn *run, a *assistantEntry, in age
 	defer func() { <-s.slots }()
 	rn.setStatus(runRunning)
 	tr := translator{s: s, rn: rn, streamed: map[string]bool{}}
+	if rn.noop {
+		if v := tr.values(ctx, ""); v != nil && rn.modes["values"] {
+			rn.emitState(v)
+		}
+		s.end(rn, runSuccess, "")
+		return
+	}
 	status, errMsg := runError, ""
 	for ev, err := range a.Agent.Stream(ctx, in) {
 		if err != nil {

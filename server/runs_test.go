@@ -47,30 +47,41 @@ func TestBadRequests(t *testing.T) {
 	f := newFixture(t, options{model: m})
 	var th map[string]any
 	f.json(http.MethodPost, "/threads", map[string]any{"thread_id": "t1"}, http.StatusOK, &th)
+	// Statuses and bodies as LangGraph's JavaScript server (langgraph dev,
+	// @langchain/langgraph-api 2.0.0) answers them.
 	tests := []struct {
 		name, method, path string
 		body               any
 		want               int
+		wantBody           string
 	}{
-		{"malformed JSON", http.MethodPost, "/threads", `{"metadata": `, http.StatusUnprocessableEntity},
-		{"thread exists", http.MethodPost, "/threads", map[string]any{"thread_id": "t1"}, http.StatusConflict},
-		{"unknown thread", http.MethodGet, "/threads/nope", nil, http.StatusNotFound},
-		{"unknown thread state", http.MethodGet, "/threads/nope/state", nil, http.StatusNotFound},
-		{"run on unknown thread", http.MethodPost, "/threads/nope/runs/stream", map[string]any{"input": map[string]any{"messages": []any{human("x")}}}, http.StatusNotFound},
-		{"unknown assistant", http.MethodPost, "/threads/t1/runs/stream", map[string]any{"assistant_id": "other"}, http.StatusNotFound},
-		{"resume with no interrupt", http.MethodPost, "/threads/t1/runs/stream", map[string]any{"command": map[string]any{"resume": map[string]any{"decisions": []any{map[string]any{"type": "approve"}}}}}, http.StatusBadRequest},
-		{"bad message", http.MethodPost, "/threads/t1/runs/stream", map[string]any{"input": map[string]any{"messages": []any{map[string]any{"type": "alien", "content": "x"}}}}, http.StatusUnprocessableEntity},
-		{"bad stream mode", http.MethodPost, "/threads/t1/runs/stream", map[string]any{"stream_mode": "everything"}, http.StatusUnprocessableEntity},
-		{"unknown run", http.MethodGet, "/threads/t1/runs/nope", nil, http.StatusNotFound},
-		{"preflight", http.MethodOptions, "/threads/t1/runs/stream", nil, http.StatusNoContent},
+		{"malformed JSON", http.MethodPost, "/threads", `{"metadata": `, http.StatusBadRequest, "Malformed JSON in request body"},
+		{"thread exists", http.MethodPost, "/threads", map[string]any{"thread_id": "t1"}, http.StatusConflict, "Thread already exists"},
+		{"unknown thread", http.MethodGet, "/threads/nope", nil, http.StatusNotFound, "Thread with ID nope not found"},
+		{"unknown thread state", http.MethodGet, "/threads/nope/state", nil, http.StatusNotFound, "Thread with ID nope not found"},
+		{"unknown thread history", http.MethodPost, "/threads/nope/history", map[string]any{}, http.StatusNotFound, "Thread with ID nope not found"},
+		{"delete unknown thread", http.MethodDelete, "/threads/nope", nil, http.StatusNotFound, "Thread with ID nope not found"},
+		{"run on unknown thread", http.MethodPost, "/threads/nope/runs/stream", map[string]any{"input": map[string]any{"messages": []any{human("x")}}}, http.StatusNotFound, "Thread with ID nope not found"},
+		{"unknown assistant", http.MethodPost, "/threads/t1/runs/stream", map[string]any{"assistant_id": "other"}, http.StatusNotFound, `No assistant found for "other"`},
+		{"unknown assistant ID", http.MethodGet, "/assistants/other", nil, http.StatusNotFound, "Assistant not found"},
+		{"resume with no interrupt", http.MethodPost, "/threads/t1/runs/wait", map[string]any{"command": map[string]any{"resume": map[string]any{"decisions": []any{map[string]any{"type": "approve"}}}}}, http.StatusOK, "{}"},
+		{"bad message", http.MethodPost, "/threads/t1/runs/stream", map[string]any{"input": map[string]any{"messages": []any{map[string]any{"type": "alien", "content": "x"}}}}, http.StatusUnprocessableEntity, "alien"},
+		{"bad stream mode", http.MethodPost, "/threads/t1/runs/stream", map[string]any{"stream_mode": "everything"}, http.StatusUnprocessableEntity, `"path":["stream_mode"]`},
+		{"wrong type", http.MethodPost, "/threads/search", map[string]any{"limit": "ten"}, http.StatusUnprocessableEntity, `"path":["limit"]`},
+		{"unknown run", http.MethodGet, "/threads/t1/runs/nope", nil, http.StatusNotFound, "Run not found"},
+		{"cancel unknown run", http.MethodPost, "/threads/t1/runs/nope/cancel", nil, http.StatusNotFound, "Run not found"},
+		{"preflight", http.MethodOptions, "/threads/t1/runs/stream", nil, http.StatusNoContent, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, body, _ := f.do(tt.method, tt.path, tt.body)
-			if code != tt.want {
-				t.Errorf("%d %s, want %d", code, body, tt.want)
+			if code != tt.want || !strings.Contains(string(body), tt.wantBody) {
+				t.Errorf("%d %s, want %d %s", code, body, tt.want, tt.wantBody)
 			}
 		})
+	}
+	if m.calls.Load() != 0 {
+		t.Errorf("a bad request reached the model (%d calls)", m.calls.Load())
 	}
 
 	// A second run on a busy thread is refused, as the reference does.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -193,7 +194,12 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 		return true
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		httpError(w, http.StatusUnprocessableEntity, "Invalid JSON body: "+err.Error())
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			validationError(w, typeErr.Field, fmt.Sprintf("Expected %s, received %s", typeErr.Type, typeErr.Value))
+		} else {
+			httpError(w, http.StatusBadRequest, "Malformed JSON in request body")
+		}
 		return false
 	}
 	return true
@@ -216,6 +222,23 @@ func httpError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(status)
 	io.WriteString(w, msg)
+}
+
+// validationError answers a request whose JSON is well formed but not
+// what the endpoint takes, as the reference server's validator does: 422
+// with the issue, at path (dotted), in its error shape.
+func validationError(w http.ResponseWriter, path, msg string) {
+	var p []string
+	if path != "" {
+		p = strings.Split(path, ".")
+	}
+	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{
+		"success": false,
+		"error": map[string]any{
+			"name":   "ZodError",
+			"issues": []map[string]any{{"code": "invalid_type", "path": p, "message": msg}},
+		},
+	})
 }
 
 // storageError answers a Saver error.

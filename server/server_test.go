@@ -198,7 +198,9 @@ type wireValues struct {
 				Name string         `json:"name"`
 				Args map[string]any `json:"args"`
 			} `json:"action_requests"`
-			ReviewConfigs []map[string]any `json:"review_configs"`
+			ReviewConfigs       []map[string]any  `json:"review_configs"`
+			ActionRequestsCamel []json.RawMessage `json:"actionRequests"`
+			ReviewConfigsCamel  []json.RawMessage `json:"reviewConfigs"`
 		} `json:"value"`
 	} `json:"__interrupt__"`
 }

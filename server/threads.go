@@ -47,10 +47,14 @@ type wireInterrupt struct {
 }
 
 // interruptValue is the payload of LangChain's human-in-the-loop
-// middleware, with the review configs in both spellings clients read.
+// middleware in both spellings: Python's (snake case, which the Deep Agents
+// UI reads) and JavaScript's (camel case, which LangGraph's JavaScript
+// server sends).
 type interruptValue struct {
-	ActionRequests []wireActionRequest `json:"action_requests"`
-	ReviewConfigs  []wireReviewConfig  `json:"review_configs"`
+	ActionRequests      []wireActionRequest `json:"action_requests"`
+	ActionRequestsCamel []wireActionRequest `json:"actionRequests"`
+	ReviewConfigs       []wireReviewConfig  `json:"review_configs"`
+	ReviewConfigsCamel  []wireReviewConfig  `json:"reviewConfigs"`
 }
 
 type wireActionRequest struct {
@@ -82,6 +86,7 @@ func interruptOf(cpID string, reqs []agent.ActionRequest) wireInterrupt {
 			v.ReviewConfigs = append(v.ReviewConfigs, wireReviewConfig{ActionName: r.Tool, ActionNameCamel: r.Tool, AllowedDecisions: r.Allowed, AllowedCamel: r.Allowed})
 		}
 	}
+	v.ActionRequestsCamel, v.ReviewConfigsCamel = v.ActionRequests, v.ReviewConfigs
 	return wireInterrupt{ID: "interrupt-" + cpID, Value: v}
 }
 

@@ -18,6 +18,12 @@
 // (so runs beyond --max-runs, 64 by default, wait as pending: that is part
 // of what is measured).
 //
+// Against LangGraph's own server (bench/serve/js: deepagents from npm served
+// by @langchain/langgraph-api, a model that plays the same inline scripts):
+//
+//	(cd bench/serve/js && npm ci && npx langgraphjs dev --port 2024 --no-browser) &
+//	go run ./bench/serve -url http://127.0.0.1:2024 -pid $(pgrep -f langgraph-api | head -1)
+//
 // Usage, from the repository root (Linux: RSS is read from /proc):
 //
 //	go run ./bench/serve [-n 1000] [-idle 1000] [-turns 5] [-keep]
@@ -46,17 +52,19 @@ import (
 func main() {
 	n := flag.Int("n", 1000, "concurrent clients, one streaming run each")
 	idle := flag.Int("idle", 1000, "threads created (with one short run each) to measure memory per idle thread")
-	turns := flag.Int("turns", 5, "model turns per run (tool calls: todos, files, ls)")
+	turns := flag.Int("turns", 5, "model turns per run (tool calls: write_file, ls, read_file)")
 	keep := flag.Bool("keep", false, "keep the temporary directory")
 	bin := flag.String("bin", "", "deepagents binary (default: built from ./cmd/deepagents)")
+	url := flag.String("url", "", "load another server instead, already running at this URL (LangGraph's, say: see bench/serve/js)")
+	pid := flag.Int("pid", 0, "with -url: the server's process, whose memory is read")
 	flag.Parse()
-	if err := run(*n, *idle, *turns, *keep, *bin); err != nil {
+	if err := run(*n, *idle, *turns, *keep, *bin, *url, *pid); err != nil {
 		fmt.Fprintln(os.Stderr, "serve:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, idle, turns int, keep bool, bin string) error {
+func run(n, idle, turns int, keep bool, bin, url string, pid int) error {
 	dir, err := os.MkdirTemp("", "bench-serve")
 	if err != nil {
 		return err
@@ -64,33 +72,51 @@ func run(n, idle, turns int, keep bool, bin string) error {
 	if !keep {
 		defer os.RemoveAll(dir)
 	}
+	if url == "" {
+		var stop func()
+		if url, pid, stop, err = start(dir, bin); err != nil {
+			return err
+		}
+		defer stop()
+	}
+	return load(url, pid, n, idle, turns)
+}
+
+// start builds (unless given) and starts `deepagents serve`, and returns
+// its URL, its process ID and how to stop it.
+func start(dir, bin string) (string, int, func(), error) {
 	if bin == "" {
 		bin = filepath.Join(dir, "deepagents")
 		if out, err := exec.Command("go", "build", "-o", bin, "./cmd/deepagents").CombinedOutput(); err != nil {
-			return fmt.Errorf("building: %v\n%s", err, out)
+			return "", 0, nil, fmt.Errorf("building: %v\n%s", err, out)
 		}
 	}
 	cmd := exec.Command(bin, "serve", "--model", "replay:inline", "--db", filepath.Join(dir, "threads.db"), "--addr", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		return err
+		return "", 0, nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return err
+		return "", 0, nil, err
 	}
-	defer func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-	}()
 	line, err := bufio.NewReader(stderr).ReadString('\n')
 	url := regexp.MustCompile(`http://[0-9.:]+`).FindString(line)
 	if err != nil || url == "" {
-		return fmt.Errorf("the server did not start: %q", line)
+		cmd.Process.Kill()
+		return "", 0, nil, fmt.Errorf("the server did not start: %q", line)
 	}
 	go io.Copy(io.Discard, stderr)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n + 10, MaxConnsPerHost: 0}}
-	pid := cmd.Process.Pid
+	stop := func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	}
+	return url, cmd.Process.Pid, stop, nil
+}
+
+// load measures the server at url (process pid).
+func load(url string, pid, n, idle, turns int) error {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n + 10}}
 
 	base := rss(pid)
 	fmt.Fprintf(os.Stderr, "server up, RSS %.1f MB\n", mb(base))
@@ -143,7 +169,7 @@ func run(n, idle, turns int, keep bool, bin string) error {
 	first := make([]time.Duration, n)
 	total := make([]time.Duration, n)
 	start = time.Now()
-	err = parallel(n, n, func(i int) error {
+	err := parallel(n, n, func(i int) error {
 		t0 := time.Now()
 		tid, err := createThread(client, url)
 		if err != nil {
@@ -172,19 +198,20 @@ func run(n, idle, turns int, keep bool, bin string) error {
 	return nil
 }
 
-// script is a replay:inline script of turns turns: todos, then files and
-// listings, then an answer; the first turn waits delayMS.
+// script is a replay:inline script of turns turns: files written, listed
+// and read (tools both deep agents have), then an answer; the first turn
+// waits delayMS.
 func script(turns, delayMS int) string {
 	var ts []map[string]any
 	for i := range turns - 1 {
 		var call map[string]any
 		switch i % 3 {
 		case 0:
-			call = map[string]any{"name": "write_todos", "args": map[string]any{"todos": []any{map[string]any{"content": "step " + strconv.Itoa(i), "status": "in_progress"}}}}
-		case 1:
 			call = map[string]any{"name": "write_file", "args": map[string]any{"file_path": "/notes/" + strconv.Itoa(i) + ".md", "content": strings.Repeat("notes ", 50)}}
-		default:
+		case 1:
 			call = map[string]any{"name": "ls", "args": map[string]any{"path": "/notes"}}
+		default:
+			call = map[string]any{"name": "read_file", "args": map[string]any{"file_path": "/notes/" + strconv.Itoa(i-2) + ".md"}}
 		}
 		ts = append(ts, map[string]any{"content": "Working on step " + strconv.Itoa(i) + ".", "tool_calls": []any{call}})
 	}
