@@ -73,6 +73,7 @@ const (
 // matches either name.
 var (
 	ErrMaxSteps         = agent.ErrMaxSteps
+	ErrPanic            = agent.ErrPanic
 	ErrResponseSchema   = agent.ErrResponseSchema
 	ErrNotInterrupted   = agent.ErrNotInterrupted
 	ErrDecisionCount    = agent.ErrDecisionCount

@@ -37,6 +37,10 @@ var ErrUnknownTool = errors.New("agent: unknown tool")
 // final answer.
 var ErrMaxSteps = errors.New("agent: step limit reached without a final answer")
 
+// ErrPanic is the error of a run in which a middleware hook or the model
+// panicked; the run fails instead of the program.
+var ErrPanic = errors.New("agent: the run panicked")
+
 // Config describes an agent.
 type Config struct {
 	// Name identifies the agent in events and to the model (subagents);

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -95,8 +96,22 @@ func (a *Agent) run(ctx context.Context, in Input, emit func(Event)) (res *Resul
 	}()
 
 	rt.Emit(Event{Type: EventRunStart, ThreadID: threadID, CheckpointID: r.checkpoint})
-	status, runErr := r.loop(ctx, in)
+	status, runErr := r.safeLoop(ctx, in)
 	return r.finish(ctx, status, runErr)
+}
+
+// safeLoop runs the loop, and turns a panic in a middleware hook or a
+// model into the run's error: the run fails, the thread is released as
+// failed, and every step checkpointed before stays. (A tool's panic is its
+// call's error result; see callTool.)
+func (r *run) safeLoop(ctx context.Context, in Input) (status RunStatus, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.a.log.Error("agent: a run panicked", "thread", r.rt.threadID, "panic", p, "stack", string(debug.Stack()))
+			status, err = StatusFailed, fmt.Errorf("%w: %v", ErrPanic, p)
+		}
+	}()
+	return r.loop(ctx, in)
 }
 
 // load acquires the thread and reads its state.
