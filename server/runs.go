@@ -39,8 +39,9 @@ type run struct {
 	createdAt                 time.Time
 	metadata                  map[string]any
 	modes                     map[string]bool
-	temporary                 bool // a stateless run's thread, deleted after it
-	noop                      bool // a resume with nothing to resume: it only reports the state
+	temporary                 bool   // a stateless run's thread, deleted after it
+	noop                      bool   // a resume with nothing to resume: it only reports the state
+	startHead                 string // the thread's head when the run was asked for
 	cancel                    context.CancelCauseFunc
 	finished                  chan struct{}
 	endedAt                   time.Time // set under runs.mu
@@ -173,7 +174,7 @@ func (rs *runs) lastError(threadID string) string {
 func (rs *runs) claim(rn *run) *run {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if cur := rs.active[rn.threadID]; cur != nil {
+	if cur := rs.active[rn.threadID]; cur != nil && cur != rn {
 		return cur
 	}
 	rs.active[rn.threadID] = rn
@@ -213,6 +214,13 @@ func (rs *runs) finish(rn *run) {
 		old.events, old.final, old.lastValues = nil, nil, -1
 		old.mu.Unlock()
 	}
+}
+
+// register makes rn known (get, list, cancel) before it claims its thread.
+func (rs *runs) register(rn *run) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.byID[rn.id] = rn
 }
 
 // drop forgets a run that never started.
@@ -412,8 +420,13 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 		}
 	}
 	multitask := q.MultitaskStrategy
-	if multitask == "" {
+	switch multitask {
+	case "":
 		multitask = "reject"
+	case "reject", "interrupt", "rollback", "enqueue":
+	default:
+		validationError(w, "multitask_strategy", fmt.Sprintf("unknown multitask_strategy %q: reject, interrupt, rollback or enqueue", multitask))
+		return nil
 	}
 	metadata := q.Metadata
 	if metadata == nil {
@@ -424,11 +437,25 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 	rn := &run{
 		id: newUUID(), threadID: threadID, assistantID: a.id, multitask: multitask, onDisconnect: q.OnDisconnect, createdAt: now,
 		metadata: metadata, modes: modes, temporary: temporary, cancel: cancel, finished: make(chan struct{}),
-		status: runPending, updatedAt: now, changed: make(chan struct{}), lastValues: -1, noop: noop,
+		status: runPending, updatedAt: now, changed: make(chan struct{}), lastValues: -1, noop: noop, startHead: head,
 	}
-	if !s.admit(w, ctx, rn, multitask) {
+	prev, ok := s.admit(w, ctx, rn, multitask)
+	if !ok {
 		cancel(nil)
 		return nil
+	}
+	// Rollback: the new run starts where the one it cancelled started, so
+	// that run's steps are not in its history (they stay in the thread's
+	// history, on a branch of their own).
+	if multitask == "rollback" && prev != nil && in.CheckpointID == "" {
+		if prev.startHead != "" {
+			in.CheckpointID = prev.startHead
+		} else if err := s.resetThread(ctx, threadID); err != nil {
+			s.runs.drop(rn)
+			cancel(nil)
+			storageError(w, threadID, err)
+			return nil
+		}
 	}
 	rn.emit("metadata", map[string]any{"run_id": rn.id, "thread_id": threadID, "attempt": 1})
 	s.wg.Add(1)
@@ -436,46 +463,77 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 	return rn
 }
 
+// resetThread empties a thread that had no checkpoint before the run a
+// rollback cancelled: its checkpoints go, its metadata stays.
+func (s *Server) resetThread(ctx context.Context, threadID string) error {
+	th, err := s.cfg.Saver.Thread(ctx, threadID)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.cfg.Saver.DeleteThread(ctx, threadID); err != nil {
+		return err
+	}
+	lease, err := s.cfg.Saver.Acquire(ctx, threadID, th.Metadata)
+	if err != nil {
+		return err
+	}
+	return lease.Release(ctx, checkpoint.StatusIdle)
+}
+
 // admit registers rn as its thread's run, applying the multitask strategy
-// to a run already there. It writes the error response and returns false
-// when rn may not run.
-func (s *Server) admit(w http.ResponseWriter, ctx context.Context, rn *run, strategy string) bool {
+// to a run already there: reject refuses rn, interrupt and rollback cancel
+// the run there and wait for it to end, enqueue lets rn wait for its turn
+// (in execute). It returns the run it cancelled, if any; it writes the
+// error response and returns false when rn may not run.
+func (s *Server) admit(w http.ResponseWriter, ctx context.Context, rn *run, strategy string) (*run, bool) {
+	var cancelled *run
+	if strategy == "enqueue" {
+		s.runs.register(rn)
+		return nil, true
+	}
 	for {
 		cur := s.runs.claim(rn)
 		if cur == nil {
 			break
 		}
-		switch strategy {
-		case "reject":
+		if strategy == "reject" {
 			httpError(w, http.StatusUnprocessableEntity, "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.")
-			return false
-		case "interrupt", "rollback":
-			cur.cancel(errCancelled)
-		case "enqueue":
-		default:
-			httpError(w, http.StatusUnprocessableEntity, fmt.Sprintf("unknown multitask_strategy %q", strategy))
-			return false
+			return nil, false
 		}
+		cur.cancel(errCancelled)
+		cancelled = cur
 		select {
 		case <-cur.finished:
 		case <-ctx.Done():
 			httpError(w, 499, "Request cancelled")
-			return false
+			return nil, false
 		}
 	}
 	// Another process may hold the thread (a CLI run, another replica).
 	if th, err := s.cfg.Saver.Thread(ctx, rn.threadID); err == nil && th.Status == checkpoint.StatusBusy && strategy == "reject" {
 		s.runs.drop(rn)
 		httpError(w, http.StatusUnprocessableEntity, "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.")
-		return false
+		return nil, false
 	}
-	return true
+	return cancelled, true
 }
 
 // execute runs rn to its end and records its events.
 func (s *Server) execute(ctx context.Context, rn *run, a *assistantEntry, in agent.Input) {
 	defer s.wg.Done()
 	defer close(rn.finished)
+	// An enqueued run waits for the runs before it on its thread.
+	for cur := s.runs.claim(rn); cur != nil; cur = s.runs.claim(rn) {
+		select {
+		case <-cur.finished:
+		case <-ctx.Done():
+			s.end(rn, runInterrupted, "")
+			return
+		}
+	}
 	select {
 	case s.slots <- struct{}{}:
 	case <-ctx.Done():
