@@ -64,7 +64,7 @@ var layers = map[string][]string{
 	"agent": {"checkpoint", "llm", "store", "thread", "tool", "internal/jsonenc"},
 
 	// The LangGraph API server.
-	"server": {"agent", "checkpoint", "llm", "thread"},
+	"server": {"agent", "checkpoint", "llm", "store", "thread"},
 
 	// The built-in middleware, the deep agent, and the command line.
 	"middleware":     {"agent", "backend", "checkpoint", "llm", "permission", "thread", "tool"},

@@ -458,6 +458,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 		}
 	}
 	rn.emit("metadata", map[string]any{"run_id": rn.id, "thread_id": threadID, "attempt": 1})
+	s.record(rn)
 	s.wg.Add(1)
 	go s.execute(runCtx, rn, a, in)
 	return rn
@@ -512,11 +513,20 @@ func (s *Server) admit(w http.ResponseWriter, ctx context.Context, rn *run, stra
 			return nil, false
 		}
 	}
-	// Another process may hold the thread (a CLI run, another replica).
-	if th, err := s.cfg.Saver.Thread(ctx, rn.threadID); err == nil && th.Status == checkpoint.StatusBusy && strategy == "reject" {
-		s.runs.drop(rn)
-		httpError(w, http.StatusUnprocessableEntity, "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.")
-		return nil, false
+	// Another process may hold the thread: a CLI run, or another replica,
+	// whose run interrupt and rollback cancel there.
+	if th, err := s.cfg.Saver.Thread(ctx, rn.threadID); err == nil && th.Status == checkpoint.StatusBusy {
+		remote := s.activeRemote(ctx, rn.threadID)
+		if strategy == "reject" || remote == nil {
+			s.runs.drop(rn)
+			httpError(w, http.StatusUnprocessableEntity, "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.")
+			return nil, false
+		}
+		if err := s.cancelRemote(ctx, remote); err != nil {
+			s.runs.drop(rn)
+			httpError(w, http.StatusConflict, err.Error())
+			return nil, false
+		}
 	}
 	return cancelled, true
 }
@@ -525,10 +535,19 @@ func (s *Server) admit(w http.ResponseWriter, ctx context.Context, rn *run, stra
 func (s *Server) execute(ctx context.Context, rn *run, a *assistantEntry, in agent.Input) {
 	defer s.wg.Done()
 	defer close(rn.finished)
-	// An enqueued run waits for the runs before it on its thread.
+	// An enqueued run waits for the runs before it on its thread, here
+	// and on other replicas.
 	for cur := s.runs.claim(rn); cur != nil; cur = s.runs.claim(rn) {
 		select {
 		case <-cur.finished:
+		case <-ctx.Done():
+			s.end(rn, runInterrupted, "")
+			return
+		}
+	}
+	for rn.multitask == "enqueue" && s.activeRemote(ctx, rn.threadID) != nil {
+		select {
+		case <-time.After(100 * time.Millisecond):
 		case <-ctx.Done():
 			s.end(rn, runInterrupted, "")
 			return
@@ -542,6 +561,7 @@ func (s *Server) execute(ctx context.Context, rn *run, a *assistantEntry, in age
 	}
 	defer func() { <-s.slots }()
 	rn.setStatus(runRunning)
+	s.record(rn)
 	tr := translator{s: s, rn: rn, streamed: map[string]bool{}}
 	if rn.noop {
 		if v := tr.values(ctx, ""); v != nil && rn.modes["values"] {
@@ -588,6 +608,7 @@ func (s *Server) end(rn *run, status, errMsg string) {
 	rn.changed = make(chan struct{})
 	rn.mu.Unlock()
 	s.runs.finish(rn)
+	s.record(rn)
 	if rn.temporary {
 		s.cfg.Saver.DeleteThread(context.Background(), rn.threadID) //nolint:errcheck // a stateless run's thread; nothing to report to
 	}

@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -11,8 +13,10 @@ import (
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/postgres"
 	"github.com/deepagents-go/deepagents/server"
 	"github.com/deepagents-go/deepagents/sqlite"
+	"github.com/jackc/pgx/v5"
 )
 
 // sdkDir holds the official JavaScript SDK, pinned by its package-lock.json
@@ -23,7 +27,10 @@ const sdkDir = "testdata/sdk"
 // 1.0.3 (which the Deep Agents UI pins) and 1.15.0, against a server on a
 // SQLite database: streaming with todos and files, an approval and its
 // resume (approve, edit, reject), history, thread search, a joined and
-// rejoined stream (Last-Event-ID), a refused second run, and cancel.
+// rejoined stream (Last-Event-ID), a refused second run, and cancel. With
+// DEEPAGENTS_TEST_POSTGRES_URL (as in CI) it runs against two replicas on
+// PostgreSQL instead, and also joins and cancels through the second a run
+// started through the first.
 func TestOfficialJSSDK(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if _, serr := os.Stat(filepath.Join(sdkDir, "node_modules")); err != nil || serr != nil {
@@ -32,6 +39,7 @@ func TestOfficialJSSDK(t *testing.T) {
 		}
 		t.Skipf("needs node and the SDK: cd server/%s && npm ci", sdkDir)
 	}
+	pg := os.Getenv("DEEPAGENTS_TEST_POSTGRES_URL")
 	for _, version := range []string{"1.0.3", "1.15.0"} {
 		t.Run(version, func(t *testing.T) {
 			ctx := context.Background()
@@ -60,7 +68,14 @@ func TestOfficialJSSDK(t *testing.T) {
 			}()
 			cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(cctx, node, "sdk.mjs", hs.URL, version)
+			args := []string{"sdk.mjs", hs.URL, version}
+			if pg != "" {
+				// Two replicas on PostgreSQL: the SDK creates a run through
+				// one and joins and cancels it through the other.
+				a, b := pgReplicas(t, pg)
+				args = []string{"sdk.mjs", a, version, b}
+			}
+			cmd := exec.CommandContext(cctx, node, args...)
 			cmd.Dir = sdkDir
 			out, err := cmd.CombinedOutput()
 			if err != nil {
@@ -69,4 +84,51 @@ func TestOfficialJSSDK(t *testing.T) {
 			t.Logf("%s", out)
 		})
 	}
+}
+
+// pgReplicas starts two servers on one PostgreSQL database (a fresh
+// schema) and returns their URLs.
+func pgReplicas(t *testing.T, pgURL string) (string, string) {
+	t.Helper()
+	ctx := context.Background()
+	var b [6]byte
+	rand.Read(b[:])
+	schema := "test_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		if conn, err := pgx.Connect(ctx, pgURL); err == nil {
+			conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
+			conn.Close(ctx)
+		}
+	})
+	db, err := postgres.Open(ctx, pgURL, &postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	var urls []string
+	for range 2 {
+		a, err := deepagents.New(deepagents.Config{
+			Model:        replay.Inline{},
+			Checkpointer: db.Saver(),
+			InterruptOn:  map[string]deepagents.InterruptOn{"write_file": {}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewUnstartedServer(nil)
+		url := "http://" + hs.Listener.Addr().String()
+		s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: db.Saver(), Store: db.Store(), URL: url})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs.Config.Handler = s
+		hs.Start()
+		t.Cleanup(func() {
+			hs.CloseClientConnections()
+			s.Close()
+			hs.Close()
+		})
+		urls = append(urls, url)
+	}
+	return urls[0], urls[1]
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/store"
 )
 
 // Assistant is an agent the server offers, under a graph ID (LangGraph's
@@ -50,6 +51,16 @@ type Config struct {
 	Heartbeat time.Duration
 	// Logger receives the server's logs; nil discards them.
 	Logger *slog.Logger
+	// Store, when set, is shared by every server (replica) on the same
+	// database: the database's store. Runs are recorded there, so that a
+	// run started through one replica can be read, joined, streamed and
+	// cancelled through any other, which forwards the request to the
+	// replica executing it; a replica that stops has its unfinished runs
+	// marked failed by the others.
+	Store store.Store
+	// URL is where the other replicas reach this one (http://host:port);
+	// required with Store.
+	URL string
 }
 
 // Defaults of Config.
@@ -70,6 +81,7 @@ type Server struct {
 	baseCtx    context.Context
 	stop       context.CancelFunc
 	wg         sync.WaitGroup
+	replicaID  string
 }
 
 // New returns a server for cfg.
@@ -107,6 +119,14 @@ func New(cfg Config) (*Server, error) {
 		s.assistants = append(s.assistants, newAssistantEntry(a))
 	}
 	s.routes()
+	if cfg.Store != nil {
+		if cfg.URL == "" {
+			return nil, errors.New("server: a shared Store needs the URL other replicas reach this one at")
+		}
+		s.replicaID = newUUID()
+		s.wg.Add(1)
+		go s.heartbeat()
+	}
 	return s, nil
 }
 

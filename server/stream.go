@@ -5,14 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/store"
 )
 
 // runPath is where a run lives; clients read its IDs from Content-Location.
-func runPath(rn *run) string { return "/threads/" + rn.threadID + "/runs/" + rn.id }
+func runPath(rn *run) string { return runPathOf(rn.threadID, rn.id) }
+
+func runPathOf(threadID, runID string) string { return "/threads/" + threadID + "/runs/" + runID }
 
 func (s *Server) streamRun(w http.ResponseWriter, r *http.Request) {
 	rn := s.startRun(w, r, r.PathValue("tid"))
@@ -142,16 +146,31 @@ func (rn *run) result() map[string]any {
 	return out
 }
 
-func (s *Server) runOr404(w http.ResponseWriter, r *http.Request) *run {
-	rn := s.runs.get(r.PathValue("tid"), r.PathValue("rid"))
-	if rn == nil {
-		httpError(w, http.StatusNotFound, "Run not found")
+// runOr404 finds the run a request names. A run this replica does not
+// have, another may: the request is then forwarded to it, or answered
+// here from the shared record when the run has ended (done is true
+// either way, and rn nil).
+func (s *Server) runOr404(w http.ResponseWriter, r *http.Request, ended func(*runRecord)) (rn *run, done bool) {
+	tid, rid := r.PathValue("tid"), r.PathValue("rid")
+	if rn = s.runs.get(tid, rid); rn != nil {
+		return rn, false
 	}
-	return rn
+	if rec := s.remoteRun(r, tid, rid); rec != nil {
+		if !s.forward(w, r, rec) {
+			if !finalStatus(rec.Status) { // its replica went away just now
+				rec.Status = runError
+			}
+			ended(rec)
+		}
+		return nil, true
+	}
+	httpError(w, http.StatusNotFound, "Run not found")
+	return nil, true
 }
 
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
-	if rn := s.runOr404(w, r); rn != nil {
+	rn, done := s.runOr404(w, r, func(rec *runRecord) { writeJSON(w, http.StatusOK, rec.wireRun) })
+	if !done {
 		writeJSON(w, http.StatusOK, rn.wire())
 	}
 }
@@ -171,17 +190,28 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		offset = v
 	}
 	out := []wireRun{}
+	seen := map[string]bool{}
 	for _, rn := range s.runs.ofThread(tid) {
+		seen[rn.id] = true
 		if wr := rn.wire(); q.Get("status") == "" || wr.Status == q.Get("status") {
 			out = append(out, wr)
 		}
+	}
+	if s.cfg.Store != nil { // the other replicas' runs
+		items, _ := s.cfg.Store.Search(r.Context(), runsNamespace, store.SearchOptions{Filter: map[string]any{"thread_id": tid}, Limit: 1000})
+		for i := range items {
+			if rec := recordOf(&items[i]); !seen[rec.RunID] && (q.Get("status") == "" || rec.Status == q.Get("status")) {
+				out = append(out, rec.wireRun)
+			}
+		}
+		slices.SortFunc(out, func(a, b wireRun) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	}
 	writeJSON(w, http.StatusOK, page(out, offset, &limit, 10))
 }
 
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
-	rn := s.runOr404(w, r)
-	if rn == nil {
+	rn, done := s.runOr404(w, r, func(*runRecord) { w.WriteHeader(http.StatusAccepted) })
+	if done {
 		return
 	}
 	rn.cancel(errCancelled)
@@ -198,8 +228,8 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) joinRun(w http.ResponseWriter, r *http.Request) {
-	rn := s.runOr404(w, r)
-	if rn == nil {
+	rn, done := s.runOr404(w, r, func(rec *runRecord) { s.writeResult(w, r, &run{threadID: rec.ThreadID}) })
+	if done {
 		return
 	}
 	select {
@@ -214,8 +244,11 @@ func (s *Server) joinRun(w http.ResponseWriter, r *http.Request) {
 // header, from the start) while the run goes on; a run that has ended
 // answers an empty stream, as LangGraph's server does.
 func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) {
-	rn := s.runOr404(w, r)
-	if rn == nil {
+	rn, done := s.runOr404(w, r, func(rec *runRecord) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+	})
+	if done {
 		return
 	}
 	seq := 0

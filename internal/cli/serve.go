@@ -20,7 +20,7 @@ const defaultAddr = "127.0.0.1:2024"
 
 func newServeCmd(env Env) *cobra.Command {
 	var f runFlags
-	var addr, apiKey string
+	var addr, apiKey, advertise string
 	var maxRuns int
 	cmd := &cobra.Command{
 		Use:   "serve [--addr HOST:PORT] [--api-key KEY] [flags]",
@@ -32,7 +32,12 @@ other commands use, so "deepagents threads" lists them.
 
 Without --dir each thread's files live in its state (the UI shows them);
 with --dir the agent works in that folder, shared by every thread.
-Approvals are off unless --interrupt-on names the tools that need them.`,
+Approvals are off unless --interrupt-on names the tools that need them.
+
+Several servers may serve one database (PostgreSQL, or a SQLite file on
+one machine): a run started through one can be read, joined, streamed and
+cancelled through any other, which forwards the request to the one running
+it (--advertise says where that is).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := f.validate(cmd); err != nil {
@@ -52,21 +57,29 @@ Approvals are off unless --interrupt-on names the tools that need them.`,
 			}
 			defer s.close()
 			log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("--addr: %w", err)
+			}
+			if advertise == "" {
+				advertise = "http://" + ln.Addr().String()
+			}
+			// Every server on the database shares its runs through the
+			// database's store, so several can serve one database.
 			srv, err := server.New(server.Config{
 				Assistants: []server.Assistant{{GraphID: "deepagent", Description: "A deep agent", Agent: s.agent}},
 				Saver:      s.db.Saver,
+				Store:      s.db.Store,
+				URL:        advertise,
 				APIKey:     apiKey,
 				MaxRuns:    maxRuns,
 				Logger:     log,
 			})
 			if err != nil {
+				ln.Close()
 				return err
 			}
 			defer srv.Close()
-			ln, err := net.Listen("tcp", addr)
-			if err != nil {
-				return fmt.Errorf("--addr: %w", err)
-			}
 			fmt.Fprintf(env.Stderr, "deepagents: serving the LangGraph API on http://%s (assistant \"deepagent\")\n", ln.Addr())
 			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 			done := make(chan error, 1)
@@ -93,5 +106,6 @@ Approvals are off unless --interrupt-on names the tools that need them.`,
 	fl.StringVar(&addr, "addr", defaultAddr, "address to listen on (port 0 picks a free one)")
 	fl.StringVar(&apiKey, "api-key", "", "require this key in every request's X-Api-Key header (default: $DEEPAGENTS_API_KEY; none: any key is accepted)")
 	fl.IntVar(&maxRuns, "max-runs", server.DefaultMaxRuns, "runs executing at once; further runs wait")
+	fl.StringVar(&advertise, "advertise", "", "URL at which the other servers on the same database reach this one (default: http:// and the address listened on)")
 	return cmd
 }

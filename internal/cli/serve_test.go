@@ -3,21 +3,41 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
-// startServer starts `deepagents serve` on a free port and returns its
-// URL; the process is stopped with SIGTERM when the test ends, and must
-// exit cleanly.
-func (w *world) startServer(args ...string) string {
+// serveProc is a running `deepagents serve`.
+type serveProc struct {
+	url    string
+	cmd    *exec.Cmd
+	killed bool
+}
+
+// kill ends the server with SIGKILL, as a crash would.
+func (p *serveProc) kill() {
+	p.killed = true
+	p.cmd.Process.Kill()
+}
+
+// startServer starts `deepagents serve` on a free port; the process is
+// stopped with SIGTERM when the test ends, and must exit cleanly (unless
+// killed).
+func (w *world) startServer(args ...string) *serveProc {
 	w.t.Helper()
 	cmd := exec.Command(binary(w.t), append([]string{"serve", "--db", w.db, "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = w.env()
@@ -35,9 +55,14 @@ func (w *world) startServer(args ...string) string {
 		cmd.Process.Kill()
 		w.t.Fatalf("serve did not start: %q %v", first, err)
 	}
+	p := &serveProc{url: url, cmd: cmd}
 	rest := make(chan string, 1)
 	go func() { b, _ := io.ReadAll(lines); rest <- string(b) }()
 	w.t.Cleanup(func() {
+		if p.killed {
+			cmd.Wait()
+			return
+		}
 		cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
@@ -52,7 +77,7 @@ func (w *world) startServer(args ...string) string {
 			w.t.Error("serve did not stop on SIGTERM")
 		}
 	})
-	return url
+	return p
 }
 
 // TestServeThroughCLI serves a scripted agent, runs it over HTTP, and
@@ -61,7 +86,7 @@ func (w *world) startServer(args ...string) string {
 func TestServeThroughCLI(t *testing.T) {
 	w := newWorld(t)
 	script := w.script(`{"turns":[{"tool_calls":[{"id":"c1","name":"write_file","args":{"file_path":"/notes.md","content":"hi"}}]},{"content":"Done."}]}`)
-	url := w.startServer("--model", "replay:"+script)
+	url := w.startServer("--model", "replay:"+script).url
 	post := func(path, body string) map[string]any {
 		t.Helper()
 		res, err := http.Post(url+path, "application/json", strings.NewReader(body))
@@ -111,5 +136,134 @@ func TestServeFlags(t *testing.T) {
 	code, _, stderr = w.run("serve", "--db", w.db, "--model", "replay:"+w.script(`{"turns":[]}`), "--addr", "nonsense")
 	if code == 0 || !strings.Contains(stderr, "--addr") {
 		t.Errorf("serve --addr nonsense: %d %s", code, stderr)
+	}
+}
+
+// call does a request with a JSON body and decodes the JSON answer into v.
+func call(t *testing.T, method, url string, body any, want int, v any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, url, rd)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != want {
+		t.Fatalf("%s %s: %d %s, want %d", method, url, res.StatusCode, b, want)
+	}
+	if v != nil {
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s %s: %v in %s", method, url, err, b)
+		}
+	}
+}
+
+// postgresDSN returns the test server's URL with a fresh schema, dropped
+// when the test ends.
+func postgresDSN(t *testing.T) string {
+	t.Helper()
+	u := os.Getenv("DEEPAGENTS_TEST_POSTGRES_URL")
+	if u == "" {
+		t.Skip("DEEPAGENTS_TEST_POSTGRES_URL is not set; skipping PostgreSQL tests")
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	schema := "test_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if conn, err := pgx.Connect(ctx, u); err == nil {
+			conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
+			conn.Close(ctx)
+		}
+	})
+	sep := "?"
+	if strings.Contains(u, "?") {
+		sep = "&"
+	}
+	return u + sep + "schema=" + schema
+}
+
+// TestServeReplicasOnPostgres runs two `deepagents serve` processes on one
+// PostgreSQL database: a run started through one is read, joined and
+// cancelled through the other; when the process running a run is killed,
+// the other reports the run failed and runs the thread again.
+func TestServeReplicasOnPostgres(t *testing.T) {
+	w := newWorld(t)
+	w.db = postgresDSN(t)
+	a := w.startServer("--model", "replay:inline")
+	b := w.startServer("--model", "replay:inline")
+	slow := map[string]any{"messages": []any{map[string]any{"type": "human", "content": `{"turns":[{"content":"thinking","delay_ms":60000}]}`}}}
+
+	var th, rn, got map[string]any
+	call(t, http.MethodPost, a.url+"/threads", map[string]any{}, http.StatusOK, &th)
+	tid := th["thread_id"].(string)
+	call(t, http.MethodPost, a.url+"/threads/"+tid+"/runs", map[string]any{"input": slow}, http.StatusOK, &rn)
+	path := "/threads/" + tid + "/runs/" + rn["run_id"].(string)
+	waitUntil(t, "the run running, seen through the other server", func() bool {
+		call(t, http.MethodGet, b.url+path, nil, http.StatusOK, &got)
+		return got["status"] == "running"
+	})
+	// Joined through the other server, as it goes on.
+	req, _ := http.NewRequest(http.MethodGet, b.url+path+"/stream", nil)
+	req.Header.Set("Last-Event-ID", "-1")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(res.Body).ReadString('\n')
+	res.Body.Close()
+	if line != "event: metadata\n" {
+		t.Errorf("joined through the other server: %q", line)
+	}
+	call(t, http.MethodPost, b.url+path+"/cancel?wait=1", nil, http.StatusNoContent, nil)
+	call(t, http.MethodGet, a.url+path, nil, http.StatusOK, &got)
+	if got["status"] != "interrupted" {
+		t.Errorf("cancelled through the other server: %v", got)
+	}
+
+	// The server running a run dies: the other says so, and the thread
+	// runs again there (the database freed the dead server's hold).
+	call(t, http.MethodPost, a.url+"/threads/"+tid+"/runs", map[string]any{"input": slow}, http.StatusOK, &rn)
+	path = "/threads/" + tid + "/runs/" + rn["run_id"].(string)
+	waitUntil(t, "the second run running", func() bool {
+		call(t, http.MethodGet, b.url+path, nil, http.StatusOK, &got)
+		return got["status"] == "running"
+	})
+	a.kill()
+	waitUntil(t, "the dead server's run failed", func() bool {
+		call(t, http.MethodGet, b.url+path, nil, http.StatusOK, &got)
+		return got["status"] == "error"
+	})
+	var out map[string]any
+	waitUntil(t, "a new run on the thread", func() bool {
+		req, _ := http.NewRequest(http.MethodPost, b.url+"/threads/"+tid+"/runs/wait", strings.NewReader(`{"input":{"messages":[{"type":"human","content":"{\"turns\":[{\"content\":\"back\"}]}"}]}}`))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		defer res.Body.Close()
+		return res.StatusCode == http.StatusOK && json.NewDecoder(res.Body).Decode(&out) == nil
+	})
+	msgs, _ := out["messages"].([]any)
+	if len(msgs) == 0 || !strings.Contains(fmt.Sprint(msgs[len(msgs)-1]), "back") {
+		t.Errorf("the new run: %v", out)
+	}
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
 	}
 }

@@ -141,3 +141,27 @@ assert.equal((await client.runs.get(slow.thread_id, run.run_id)).status, "interr
 assert.notEqual((await client.threads.get(slow.thread_id)).status, "busy");
 
 console.log(`${version}: ok`);
+
+// With a second server on the same database: a run started through one is
+// read, joined and cancelled through the other.
+const other = process.argv[4];
+if (other) {
+  step("two replicas: a run started on one, joined and cancelled through the other");
+  const b = new Client({ apiUrl: other, defaultHeaders: { "X-Api-Key": "" } });
+  const t = await client.threads.create();
+  const r = await client.runs.create(t.thread_id, "deepagent", { input: script([{ content: "thinking", delay_ms: 60000 }]), streamMode: modes });
+  assert.equal((await b.threads.get(t.thread_id)).thread_id, t.thread_id);
+  const joined = [];
+  for await (const p of b.runs.joinStream(t.thread_id, r.run_id, { lastEventId: "-1" })) {
+    joined.push(p);
+    if (p.event === "messages") break;
+  }
+  assert.equal(joined[0].event, "metadata");
+  assert.equal((await b.runs.get(t.thread_id, r.run_id)).status, "running");
+  await assert.rejects(b.runs.create(t.thread_id, "deepagent", { input: script([{ content: "x" }]) }), (err) => err.status === 422);
+  await b.runs.cancel(t.thread_id, r.run_id, true);
+  assert.equal((await client.runs.get(t.thread_id, r.run_id)).status, "interrupted");
+  const after = await b.runs.wait(t.thread_id, "deepagent", { input: script([{ content: "on the other replica" }]) });
+  assert.equal(after.messages.at(-1).content, "on the other replica");
+  console.log(`${version}: replicas ok`);
+}

@@ -1,0 +1,253 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"time"
+
+	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/store"
+)
+
+// Several servers on one database share their runs through its store
+// (Config.Store): each run has a record there naming the replica that
+// executes it, and each replica a heartbeat. A request for a run this
+// replica does not have is forwarded to the replica that does; a run whose
+// replica stopped beating is marked failed by whichever replica finds it
+// (the thread's lease, held by the dead process, is freed by the database
+// itself, so the thread can run again and never runs twice at once).
+
+var (
+	runsNamespace     = []string{"deepagents", "server", "runs"}
+	replicasNamespace = []string{"deepagents", "server", "replicas"}
+)
+
+// Timing of the heartbeats; a replica silent for replicaTimeout is dead.
+const (
+	heartbeatEvery = 3 * time.Second
+	replicaTimeout = 15 * time.Second
+)
+
+// forwardedHeader marks a request one replica forwarded to another, which
+// answers it from what it has and never forwards it again.
+const forwardedHeader = "X-Deepagents-Forwarded"
+
+// runRecord is a run as the shared store keeps it.
+type runRecord struct {
+	wireRun
+	Replica string // the replica ID
+}
+
+func (r *runRecord) value() map[string]any {
+	return map[string]any{
+		"thread_id": r.ThreadID, "assistant_id": r.AssistantID, "status": r.Status, "replica": r.Replica,
+		"created_at": r.CreatedAt.Format(time.RFC3339Nano), "updated_at": r.UpdatedAt.Format(time.RFC3339Nano),
+		"metadata": r.Metadata, "multitask_strategy": r.MultitaskStrategy,
+	}
+}
+
+func recordOf(it *store.Item) *runRecord {
+	str := func(k string) string { s, _ := it.Value[k].(string); return s }
+	tm := func(k string) time.Time { t, _ := time.Parse(time.RFC3339Nano, str(k)); return t }
+	md, _ := it.Value["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+	}
+	return &runRecord{Replica: str("replica"), wireRun: wireRun{
+		RunID: it.Key, ThreadID: str("thread_id"), AssistantID: str("assistant_id"), Status: str("status"),
+		CreatedAt: tm("created_at"), UpdatedAt: tm("updated_at"), Metadata: md,
+		MultitaskStrategy: str("multitask_strategy"), Kwargs: map[string]any{},
+	}}
+}
+
+func finalStatus(s string) bool { return s != runPending && s != runRunning }
+
+// record writes rn's record, when replicas share a store. A failure is
+// logged: the run goes on, seen by this replica alone.
+func (s *Server) record(rn *run) {
+	if s.cfg.Store == nil {
+		return
+	}
+	rec := runRecord{wireRun: rn.wire(), Replica: s.replicaID}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.cfg.Store.Put(ctx, runsNamespace, rn.id, rec.value()); err != nil {
+		s.log.Warn("server: recording a run for the other replicas", "run", rn.id, "err", err)
+	}
+}
+
+// heartbeat tells the other replicas this one is alive, and marks failed
+// the runs of replicas that are not, until the server closes.
+func (s *Server) heartbeat() {
+	defer s.wg.Done()
+	tick := time.NewTicker(heartbeatEvery)
+	defer tick.Stop()
+	for {
+		ctx, cancel := context.WithTimeout(s.baseCtx, 10*time.Second)
+		err := s.cfg.Store.Put(ctx, replicasNamespace, s.replicaID, map[string]any{"url": s.cfg.URL, "seen": time.Now().UTC().Format(time.RFC3339Nano)})
+		if err != nil && s.baseCtx.Err() == nil {
+			s.log.Warn("server: heartbeat", "err", err)
+		}
+		s.sweep(ctx)
+		cancel()
+		select {
+		case <-tick.C:
+		case <-s.baseCtx.Done():
+			return
+		}
+	}
+}
+
+// replica returns the URL of a live replica, or "" when it is dead.
+func (s *Server) replica(ctx context.Context, id string) string {
+	it, err := s.cfg.Store.Get(ctx, replicasNamespace, id)
+	if err != nil {
+		return ""
+	}
+	seen, _ := it.Value["seen"].(string)
+	t, err := time.Parse(time.RFC3339Nano, seen)
+	if err != nil || time.Since(t) > replicaTimeout {
+		return ""
+	}
+	u, _ := it.Value["url"].(string)
+	return u
+}
+
+// sweep marks failed the unfinished runs of dead replicas.
+func (s *Server) sweep(ctx context.Context) {
+	for _, status := range []string{runPending, runRunning} {
+		items, err := s.cfg.Store.Search(ctx, runsNamespace, store.SearchOptions{Filter: map[string]any{"status": status}, Limit: 1000})
+		if err != nil {
+			return
+		}
+		for i := range items {
+			if rec := recordOf(&items[i]); rec.Replica != s.replicaID && s.replica(ctx, rec.Replica) == "" {
+				s.orphan(ctx, rec)
+			}
+		}
+	}
+}
+
+// orphan marks failed a run whose replica stopped.
+func (s *Server) orphan(ctx context.Context, rec *runRecord) {
+	rec.Status, rec.UpdatedAt = runError, time.Now().UTC()
+	if err := s.cfg.Store.Put(ctx, runsNamespace, rec.RunID, rec.value()); err != nil {
+		s.log.Warn("server: marking a dead replica's run failed", "run", rec.RunID, "err", err)
+	}
+}
+
+// remoteRun finds a run this replica does not have in the shared store;
+// nil when there is none. A run whose replica died is marked failed first.
+func (s *Server) remoteRun(r *http.Request, threadID, runID string) *runRecord {
+	if s.cfg.Store == nil {
+		return nil
+	}
+	it, err := s.cfg.Store.Get(r.Context(), runsNamespace, runID)
+	if err != nil {
+		return nil
+	}
+	rec := recordOf(it)
+	if rec.ThreadID != threadID {
+		return nil
+	}
+	if !finalStatus(rec.Status) && (rec.Replica == s.replicaID || s.replica(r.Context(), rec.Replica) == "") {
+		// Its replica is dead, or it is this one, restarted, which has
+		// lost the run: it will not end otherwise.
+		s.orphan(r.Context(), rec)
+	}
+	return rec
+}
+
+// forward sends the request to the replica running rec and relays the
+// answer as it comes (streams included). It returns false, having written
+// nothing, when that replica cannot be reached or the run has ended.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, rec *runRecord) bool {
+	if finalStatus(rec.Status) || r.Header.Get(forwardedHeader) != "" {
+		return false
+	}
+	target, err := url.Parse(s.replica(r.Context(), rec.Replica))
+	if err != nil || target.Host == "" {
+		return false
+	}
+	failed := false
+	p := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.Out.Header.Set(forwardedHeader, s.replicaID)
+			if s.cfg.APIKey != "" {
+				pr.Out.Header.Set("X-Api-Key", s.cfg.APIKey)
+			}
+		},
+		FlushInterval: -1, // streams go through as they come
+		ModifyResponse: func(res *http.Response) error {
+			// The answering replica sets its own CORS headers; ours are
+			// already on w.
+			for _, h := range []string{"Access-Control-Allow-Origin", "Access-Control-Allow-Methods", "Access-Control-Allow-Headers", "Access-Control-Expose-Headers"} {
+				res.Header.Del(h)
+			}
+			return nil
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			failed = true
+			s.log.Warn("server: forwarding to the replica running a run", "run", rec.RunID, "err", err)
+		},
+	}
+	p.ServeHTTP(w, r)
+	if failed {
+		s.orphan(context.WithoutCancel(r.Context()), rec)
+	}
+	return !failed
+}
+
+// activeRemote finds the unfinished run on a thread that another replica
+// executes, if any.
+func (s *Server) activeRemote(ctx context.Context, threadID string) *runRecord {
+	if s.cfg.Store == nil {
+		return nil
+	}
+	for _, status := range []string{runRunning, runPending} {
+		items, err := s.cfg.Store.Search(ctx, runsNamespace, store.SearchOptions{Filter: map[string]any{"thread_id": threadID, "status": status}, Limit: 10})
+		if err != nil {
+			continue
+		}
+		for i := range items {
+			if rec := recordOf(&items[i]); rec.Replica != s.replicaID {
+				return rec
+			}
+		}
+	}
+	return nil
+}
+
+// cancelRemote cancels a run on another replica and waits until its
+// thread is free.
+func (s *Server) cancelRemote(ctx context.Context, rec *runRecord) error {
+	u := s.replica(ctx, rec.Replica)
+	if u == "" {
+		s.orphan(ctx, rec)
+		return nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u+runPathOf(rec.ThreadID, rec.RunID)+"/cancel?wait=1", nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set(forwardedHeader, s.replicaID)
+	if s.cfg.APIKey != "" {
+		req.Header.Set("X-Api-Key", s.cfg.APIKey)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	res.Body.Close()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		th, err := s.cfg.Saver.Thread(ctx, rec.ThreadID)
+		if err != nil || th.Status != checkpoint.StatusBusy {
+			return nil
+		}
+	}
+	return errors.New("the cancelled run on another replica did not release its thread")
+}
