@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/server"
 )
 
@@ -20,7 +22,7 @@ const defaultAddr = "127.0.0.1:2024"
 
 func newServeCmd(env Env) *cobra.Command {
 	var f runFlags
-	var addr, apiKey, advertise string
+	var addr, apiKey, advertise, assistantsPath string
 	var maxRuns int
 	cmd := &cobra.Command{
 		Use:   "serve [--addr HOST:PORT] [--api-key KEY] [flags]",
@@ -51,11 +53,27 @@ it (--advertise says where that is).`,
 				apiKey = env.Getenv("DEEPAGENTS_API_KEY")
 			}
 			ctx := cmd.Context()
-			s, err := openSession(ctx, env, &f, false)
+			db, err := persist.Open(ctx, f.db, nil)
 			if err != nil {
-				return err
+				return fmt.Errorf("--db: %w", err)
 			}
-			defer s.close()
+			defer db.Close()
+			var assistants []server.Assistant
+			if assistantsPath != "" {
+				var closeAssistants func()
+				assistants, closeAssistants, err = openAssistants(ctx, env, f, db, assistantsPath)
+				if err != nil {
+					return err
+				}
+				defer closeAssistants()
+			} else {
+				s, err := newSession(ctx, env, &f, db, false, nil)
+				if err != nil {
+					return err
+				}
+				defer s.close()
+				assistants = []server.Assistant{{GraphID: "deepagent", Description: "A deep agent", Agent: s.agent}}
+			}
 			log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -67,9 +85,9 @@ it (--advertise says where that is).`,
 			// Every server on the database shares its runs through the
 			// database's store, so several can serve one database.
 			srv, err := server.New(server.Config{
-				Assistants: []server.Assistant{{GraphID: "deepagent", Description: "A deep agent", Agent: s.agent}},
-				Saver:      s.db.Saver,
-				Store:      s.db.Store,
+				Assistants: assistants,
+				Saver:      db.Saver,
+				Store:      db.Store,
 				URL:        advertise,
 				APIKey:     apiKey,
 				MaxRuns:    maxRuns,
@@ -80,7 +98,11 @@ it (--advertise says where that is).`,
 				return err
 			}
 			defer srv.Close()
-			fmt.Fprintf(env.Stderr, "deepagents: serving the LangGraph API on http://%s (assistant \"deepagent\")\n", ln.Addr())
+			names := make([]string, len(assistants))
+			for i, a := range assistants {
+				names[i] = fmt.Sprintf("%q", a.GraphID)
+			}
+			fmt.Fprintf(env.Stderr, "deepagents: serving the LangGraph API on http://%s (assistants %s)\n", ln.Addr(), strings.Join(names, ", "))
 			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 			done := make(chan error, 1)
 			go func() { done <- hs.Serve(ln) }()
@@ -106,6 +128,7 @@ it (--advertise says where that is).`,
 	fl.StringVar(&addr, "addr", defaultAddr, "address to listen on (port 0 picks a free one)")
 	fl.StringVar(&apiKey, "api-key", "", "require this key in every request's X-Api-Key header (default: $DEEPAGENTS_API_KEY; none: any key is accepted)")
 	fl.IntVar(&maxRuns, "max-runs", server.DefaultMaxRuns, "runs executing at once; further runs wait")
+	fl.StringVar(&assistantsPath, "assistants", "", "serve the assistants of this YAML file instead of one \"deepagent\" (see docs/server.md)")
 	fl.StringVar(&advertise, "advertise", "", "URL at which the other servers on the same database reach this one (default: http:// and the address listened on)")
 	return cmd
 }

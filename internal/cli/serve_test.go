@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -265,5 +266,74 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
+	}
+}
+
+// TestServeAssistantsFile serves two assistants from a file: one whose
+// files are each thread's and whose write_file needs approval, with its
+// own instructions; one working in a folder.
+func TestServeAssistantsFile(t *testing.T) {
+	w := newWorld(t)
+	folder := t.TempDir()
+	os.WriteFile(filepath.Join(folder, "data.csv"), []byte("a,b\n"), 0o644)
+	file := filepath.Join(t.TempDir(), "assistants.yaml")
+	os.WriteFile(file, []byte(`assistants:
+  - graph_id: writer
+    description: Writes reports
+    model: replay:inline
+    system_prompt: You write reports for the finance team.
+    interrupt_on: [write_file]
+    subagents:
+      - name: critic
+        description: Reviews drafts
+        system_prompt: Be harsh.
+  - graph_id: reader
+    model: replay:inline
+    dir: `+folder+`
+`), 0o644)
+	p := w.startServer("--assistants", file)
+	var found []map[string]any
+	call(t, http.MethodPost, p.url+"/assistants/search", map[string]any{"limit": 10}, http.StatusOK, &found)
+	if len(found) != 2 || found[0]["graph_id"] != "writer" || found[1]["graph_id"] != "reader" {
+		t.Fatalf("assistants %v", found)
+	}
+	script := func(s string) map[string]any {
+		return map[string]any{"messages": []any{map[string]any{"type": "human", "content": s}}}
+	}
+	var out map[string]any
+	call(t, http.MethodPost, p.url+"/runs/wait", map[string]any{"assistant_id": "reader", "input": script(
+		`{"turns":[{"tool_calls":[{"name":"ls","args":{"path":"/"}}]},{"content":"listed","expect":{"last_message_contains":["data.csv"]}}]}`)}, http.StatusOK, &out)
+	if msgs, _ := out["messages"].([]any); len(msgs) != 4 {
+		t.Errorf("reader: %v", out)
+	}
+	var th map[string]any
+	call(t, http.MethodPost, p.url+"/threads", map[string]any{}, http.StatusOK, &th)
+	call(t, http.MethodPost, p.url+"/threads/"+th["thread_id"].(string)+"/runs/wait", map[string]any{"assistant_id": "writer", "input": script(
+		`{"turns":[{"tool_calls":[{"name":"write_file","args":{"file_path":"/r.md","content":"x"}}],"expect":{"system_contains":["You write reports for the finance team."],"tools_include":["task"]}},{"content":"done"}]}`)}, http.StatusOK, &out)
+	if _, ok := out["__interrupt__"]; !ok {
+		t.Errorf("writer: %v, want an approval", out)
+	}
+}
+
+// TestServeAssistantsFileErrors checks the files serve refuses.
+func TestServeAssistantsFileErrors(t *testing.T) {
+	w := newWorld(t)
+	for name, body := range map[string]string{
+		"unknown key":            "assistants:\n  - graph_id: a\n    modle: replay:inline\n",
+		"no graph_id":            "assistants:\n  - model: replay:inline\n",
+		"twice":                  "assistants:\n  - graph_id: a\n  - graph_id: a\n",
+		"shell, no dir":          "assistants:\n  - graph_id: a\n    model: replay:inline\n    shell: true\n",
+		"missing folder":         "assistants:\n  - graph_id: a\n    model: replay:inline\n    dir: /nonexistent/folder\n",
+		"empty":                  "assistants: []\n",
+		"unknown subagent model": "assistants:\n  - graph_id: a\n    model: replay:inline\n    subagents:\n      - {name: c, description: d, model: 'nosuch:model'}\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "assistants.yaml")
+			os.WriteFile(file, []byte(body), 0o644)
+			code, _, stderr := w.run("serve", "--db", w.db, "--addr", "127.0.0.1:0", "--assistants", file)
+			if code != ExitUsage || !strings.Contains(stderr, "--assistants") {
+				t.Errorf("exit %d: %s", code, stderr)
+			}
+		})
 	}
 }

@@ -35,7 +35,10 @@ type session struct {
 	db      *persist.DB
 	agent   *deepagents.Agent
 	backend backend.Backend
-	close   func()
+	// close closes what the session opened (the agent's shell, and the
+	// database when openSession opened it); closeAgent the agent's part.
+	close      func()
+	closeAgent func()
 	// settings are how this run runs, to be recorded on its thread.
 	settings threadSettings
 }
@@ -169,9 +172,22 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*
 	if err != nil {
 		return nil, fmt.Errorf("--db: %w", err)
 	}
-	s := &session{db: db, close: func() { db.Close() }}
+	s, err := newSession(ctx, env, f, db, interactive, nil)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.close = func() { s.closeAgent(); db.Close() }
+	return s, nil
+}
+
+// newSession builds the model and the agent for f on an open database,
+// which it does not close; configure, when set, adjusts the agent's
+// configuration last.
+func newSession(ctx context.Context, env Env, f *runFlags, db *persist.DB, interactive bool, configure func(*deepagents.Config) error) (*session, error) {
+	s := &session{db: db, closeAgent: func() {}}
 	fail := func(err error) (*session, error) {
-		s.close()
+		s.closeAgent()
 		return nil, err
 	}
 	// A thread continues as it was run, but for the flags given.
@@ -193,7 +209,7 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*
 	if err != nil {
 		return fail(err)
 	}
-	s.close = func() { closeShell(); db.Close() }
+	s.closeAgent = closeShell
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	subagents, err := loadSubagents(ctx, env, f, ms)
 	if err != nil {
@@ -212,7 +228,7 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*
 	if err != nil {
 		return fail(err)
 	}
-	s.agent, err = deepagents.New(deepagents.Config{
+	cfg := deepagents.Config{
 		Model:        model,
 		Backend:      s.backend,
 		Checkpointer: db.Saver,
@@ -225,13 +241,20 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*
 		MaxSteps:     f.maxSteps,
 		GrepRegexp:   f.grepRegexp,
 		Logger:       log,
-	})
+	}
+	if configure != nil {
+		if err := configure(&cfg); err != nil {
+			return fail(err)
+		}
+	}
+	s.agent, err = deepagents.New(cfg)
 	if errors.Is(err, deepagents.ErrUnknownTool) {
 		return fail(usageError{err})
 	}
 	if err != nil {
 		return fail(err)
 	}
+	s.close = s.closeAgent
 	return s, nil
 }
 
