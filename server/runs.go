@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,6 +41,7 @@ type run struct {
 	metadata                  map[string]any
 	modes                     map[string]bool
 	temporary                 bool   // a stateless run's thread, deleted after it
+	subgraphs                 bool   // stream_subgraphs: subagents' events too
 	noop                      bool   // a resume with nothing to resume: it only reports the state
 	startHead                 string // the thread's head when the run was asked for
 	cancel                    context.CancelCauseFunc
@@ -436,7 +438,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 	runCtx, cancel := context.WithCancelCause(s.baseCtx)
 	rn := &run{
 		id: newUUID(), threadID: threadID, assistantID: a.id, multitask: multitask, onDisconnect: q.OnDisconnect, createdAt: now,
-		metadata: metadata, modes: modes, temporary: temporary, cancel: cancel, finished: make(chan struct{}),
+		metadata: metadata, modes: modes, temporary: temporary, subgraphs: q.StreamSubgraphs, cancel: cancel, finished: make(chan struct{}),
 		status: runPending, updatedAt: now, changed: make(chan struct{}), lastValues: -1, noop: noop, startHead: head,
 	}
 	prev, ok := s.admit(w, ctx, rn, multitask)
@@ -637,22 +639,30 @@ type translator struct {
 }
 
 // meta is the metadata dict of a messages-tuple event.
-func (t *translator) meta(node string, step int) map[string]any {
+func (t *translator) meta(node string, ev *agent.Event) map[string]any {
+	ns := strings.Join(ev.Namespace, "|")
 	return map[string]any{
-		"langgraph_node": node, "langgraph_step": step, "langgraph_checkpoint_ns": "", "checkpoint_ns": "",
+		"langgraph_node": node, "langgraph_step": ev.Step, "langgraph_checkpoint_ns": ns, "checkpoint_ns": ns,
 		"run_id": t.rn.id, "thread_id": t.rn.threadID, "tags": []string{},
 	}
 }
 
 func (t *translator) event(ctx context.Context, ev *agent.Event) {
-	if len(ev.Namespace) > 0 {
-		return // subagents show through their task tool call
-	}
 	rn := t.rn
-	tuples := rn.modes["messages-tuple"]
+	// A subagent's events go out only with stream_subgraphs, named
+	// "mode|namespace" as LangGraph names a subgraph's; without, the
+	// subagent shows through its task tool call.
+	suffix := ""
+	if len(ev.Namespace) > 0 {
+		if !rn.subgraphs {
+			return
+		}
+		suffix = "|" + strings.Join(ev.Namespace, "|")
+	}
+	tuples, updates := rn.modes["messages-tuple"], rn.modes["updates"]
 	switch ev.Type {
 	case agent.EventCheckpoint:
-		if rn.modes["values"] {
+		if rn.modes["values"] && suffix == "" {
 			if v := t.values(ctx, ev.CheckpointID); v != nil {
 				rn.emitState(v)
 			}
@@ -660,19 +670,21 @@ func (t *translator) event(ctx context.Context, ev *agent.Event) {
 	case agent.EventTextDelta:
 		if tuples {
 			t.streamed[ev.MessageID] = true
-			c := aiChunk(ev.MessageID, ev.Delta)
-			rn.emit("messages", []any{c, t.meta("model", ev.Step)})
+			rn.emit("messages"+suffix, []any{aiChunk(ev.MessageID, ev.Delta), t.meta("model", ev)})
 		}
 	case agent.EventMessage:
 		m := ev.Message
-		if !tuples || m == nil {
+		if m == nil {
 			return
+		}
+		if updates {
+			rn.emit("updates"+suffix, map[string]any{"model": map[string]any{"messages": []lcMessage{toLangChain(m, m.ID)}}})
 		}
 		text := ""
 		if !t.streamed[m.ID] {
 			text = m.Text()
 		}
-		if text == "" && len(m.ToolCalls) == 0 {
+		if !tuples || (text == "" && len(m.ToolCalls) == 0) {
 			return
 		}
 		c := aiChunk(m.ID, text)
@@ -682,15 +694,19 @@ func (t *translator) event(ctx context.Context, ev *agent.Event) {
 			chunks[i] = lcToolCallChunk{ID: tc.ID, Name: tc.Name, Args: string(tc.Args), Index: i, Type: "tool_call_chunk"}
 		}
 		c.ToolCalls, c.ToolCallChunks = &calls, &chunks
-		rn.emit("messages", []any{c, t.meta("model", ev.Step)})
+		rn.emit("messages"+suffix, []any{c, t.meta("model", ev)})
 	case agent.EventToolResult:
+		m := llm.ToolResult(ev.ToolCallID, ev.Name, ev.Content, ev.IsError)
+		msg := toLangChain(&m, ev.MessageID)
 		if tuples {
-			m := llm.ToolResult(ev.ToolCallID, ev.Name, ev.Content, ev.IsError)
-			rn.emit("messages", []any{toLangChain(&m, ev.MessageID), t.meta("tools", ev.Step)})
+			rn.emit("messages"+suffix, []any{msg, t.meta("tools", ev)})
+		}
+		if updates {
+			rn.emit("updates"+suffix, map[string]any{"tools": map[string]any{"messages": []lcMessage{msg}}})
 		}
 	case agent.EventState:
-		if rn.modes["updates"] && ev.Todos != nil {
-			rn.emit("updates", map[string]any{"tools": map[string]any{"todos": ev.Todos}})
+		if updates && ev.Todos != nil {
+			rn.emit("updates"+suffix, map[string]any{"tools": map[string]any{"todos": ev.Todos}})
 		}
 	}
 }
