@@ -1,11 +1,16 @@
 package server
 
 import (
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/deepagents-go/deepagents/store"
 )
 
 // assistantNamespace is the UUID namespace LangGraph derives an
@@ -47,7 +52,7 @@ type assistantEntry struct {
 
 // wireAssistant is LangGraph's Assistant object.
 type wireAssistant struct {
-	AssistantID string         `json:"assistant_id"`
+	AssistantID string         `json:"assistant_id,omitempty"`
 	GraphID     string         `json:"graph_id"`
 	Name        string         `json:"name"`
 	Description *string        `json:"description"`
@@ -80,26 +85,106 @@ func newAssistantEntry(a Assistant) *assistantEntry {
 	return e
 }
 
-// assistant finds an assistant by ID or graph ID; "" is the first one.
-func (s *Server) assistant(id string) *assistantEntry {
+// assistant finds an assistant by ID or graph ID ("" is the first one),
+// and the agent it runs; for an assistant a client created, the wire form
+// is its own and the agent its graph's.
+func (s *Server) assistant(ctx context.Context, id string) (*assistantEntry, *wireAssistant) {
 	if id == "" {
-		return s.assistants[0]
+		return s.assistants[0], &s.assistants[0].wire
 	}
 	for _, a := range s.assistants {
 		if a.id == id || a.GraphID == id {
-			return a
+			return a, &a.wire
 		}
 	}
-	return nil
+	if it, err := s.store.Get(ctx, assistantsNamespace, id); err == nil {
+		if w := createdAssistant(it); w != nil {
+			for _, a := range s.assistants {
+				if a.GraphID == w.GraphID {
+					return a, w
+				}
+			}
+		}
+	}
+	return nil, nil
+}
+
+// assistantsNamespace holds the assistants clients created.
+var assistantsNamespace = []string{"deepagents", "server", "assistants"}
+
+// createdAssistant reads a created assistant from the store.
+func createdAssistant(it *store.Item) *wireAssistant {
+	b, err := json.Marshal(it.Value)
+	if err != nil {
+		return nil
+	}
+	var w wireAssistant
+	if json.Unmarshal(b, &w) != nil || w.GraphID == "" {
+		return nil
+	}
+	w.AssistantID, w.CreatedAt, w.UpdatedAt = it.Key, it.CreatedAt, it.UpdatedAt
+	return &w
 }
 
 func (s *Server) getAssistant(w http.ResponseWriter, r *http.Request) {
-	a := s.assistant(r.PathValue("id"))
-	if a == nil {
+	_, wa := s.assistant(r.Context(), r.PathValue("id"))
+	if wa == nil {
 		httpError(w, http.StatusNotFound, "Assistant not found")
 		return
 	}
-	writeJSON(w, http.StatusOK, a.wire)
+	writeJSON(w, http.StatusOK, wa)
+}
+
+// createAssistant makes an assistant of a served graph: its own name,
+// metadata, config and context (which the agent does not read).
+func (s *Server) createAssistant(w http.ResponseWriter, r *http.Request) {
+	var q struct {
+		AssistantID string         `json:"assistant_id"`
+		GraphID     string         `json:"graph_id"`
+		Name        string         `json:"name"`
+		Description *string        `json:"description"`
+		Config      map[string]any `json:"config"`
+		Context     map[string]any `json:"context"`
+		Metadata    map[string]any `json:"metadata"`
+		IfExists    string         `json:"if_exists"`
+	}
+	if !readJSON(w, r, &q) {
+		return
+	}
+	graph, _ := s.assistant(r.Context(), q.GraphID)
+	if graph == nil || graph.GraphID != q.GraphID {
+		httpError(w, http.StatusNotFound, fmt.Sprintf("Graph %q not found", q.GraphID))
+		return
+	}
+	if q.AssistantID == "" {
+		q.AssistantID = newUUID()
+	}
+	if _, existing := s.assistant(r.Context(), q.AssistantID); existing != nil {
+		if q.IfExists == "do_nothing" {
+			writeJSON(w, http.StatusOK, existing)
+			return
+		}
+		httpError(w, http.StatusConflict, "Assistant already exists")
+		return
+	}
+	wa := wireAssistant{GraphID: q.GraphID, Name: q.Name, Description: q.Description, Config: q.Config, Context: q.Context, Metadata: q.Metadata, Version: 1}
+	if wa.Name == "" {
+		wa.Name = "Untitled"
+	}
+	for _, m := range []*map[string]any{&wa.Config, &wa.Context, &wa.Metadata} {
+		if *m == nil {
+			*m = map[string]any{}
+		}
+	}
+	b, _ := json.Marshal(wa)
+	var value map[string]any
+	json.Unmarshal(b, &value) //nolint:errcheck // our own encoding
+	if err := s.store.Put(r.Context(), assistantsNamespace, q.AssistantID, value); err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	_, created := s.assistant(r.Context(), q.AssistantID)
+	writeJSON(w, http.StatusOK, created)
 }
 
 func (s *Server) searchAssistants(w http.ResponseWriter, r *http.Request) {
@@ -113,10 +198,20 @@ func (s *Server) searchAssistants(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &q) {
 		return
 	}
-	out := []wireAssistant{}
+	all := []wireAssistant{}
 	for _, a := range s.assistants {
-		if (q.GraphID == "" || q.GraphID == a.GraphID) && (q.Name == "" || q.Name == a.Name) && contains(a.wire.Metadata, q.Metadata) {
-			out = append(out, a.wire)
+		all = append(all, a.wire)
+	}
+	items, _ := s.store.Search(r.Context(), assistantsNamespace, store.SearchOptions{Limit: 1000})
+	for i := range items {
+		if wa := createdAssistant(&items[i]); wa != nil {
+			all = append(all, *wa)
+		}
+	}
+	out := []wireAssistant{}
+	for _, a := range all {
+		if (q.GraphID == "" || q.GraphID == a.GraphID) && (q.Name == "" || q.Name == a.Name) && contains(a.Metadata, q.Metadata) {
+			out = append(out, a)
 		}
 	}
 	writeJSON(w, http.StatusOK, page(out, q.Offset, q.Limit, 10))

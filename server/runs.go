@@ -353,7 +353,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 	if !readJSON(w, r, &q) {
 		return nil
 	}
-	a := s.assistant(q.AssistantID)
+	a, wa := s.assistant(r.Context(), q.AssistantID)
 	if a == nil {
 		httpError(w, http.StatusNotFound, fmt.Sprintf("No assistant found for %q. Make sure the assistant ID is for a valid assistant or a valid graph ID.", q.AssistantID))
 		return nil
@@ -437,7 +437,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 	now := time.Now().UTC()
 	runCtx, cancel := context.WithCancelCause(s.baseCtx)
 	rn := &run{
-		id: newUUID(), threadID: threadID, assistantID: a.id, multitask: multitask, onDisconnect: q.OnDisconnect, createdAt: now,
+		id: newUUID(), threadID: threadID, assistantID: wa.AssistantID, multitask: multitask, onDisconnect: q.OnDisconnect, createdAt: now,
 		metadata: metadata, modes: modes, temporary: temporary, subgraphs: q.StreamSubgraphs, cancel: cancel, finished: make(chan struct{}),
 		status: runPending, updatedAt: now, changed: make(chan struct{}), lastValues: -1, noop: noop, startHead: head,
 	}
@@ -703,6 +703,12 @@ func (t *translator) event(ctx context.Context, ev *agent.Event) {
 		}
 		if updates {
 			rn.emit("updates"+suffix, map[string]any{"tools": map[string]any{"messages": []lcMessage{msg}}})
+		}
+	case agent.EventNotice:
+		// What the agent tells its user on the way (a summary made or
+		// failed, a model call retried) is the run's custom data.
+		if rn.modes["custom"] {
+			rn.emit("custom"+suffix, map[string]string{"name": ev.Name, "content": ev.Content, "error": ev.Error})
 		}
 	case agent.EventState:
 		if updates && ev.Todos != nil {

@@ -52,7 +52,9 @@ type Config struct {
 	// Logger receives the server's logs; nil discards them.
 	Logger *slog.Logger
 	// Store, when set, is shared by every server (replica) on the same
-	// database: the database's store. Runs are recorded there, so that a
+	// database: the database's store. It also keeps thread metadata set
+	// after a thread's creation and assistants created by clients (in
+	// memory without it). Runs are recorded there, so that a
 	// run started through one replica can be read, joined, streamed and
 	// cancelled through any other, which forwards the request to the
 	// replica executing it; a replica that stops has its unfinished runs
@@ -82,6 +84,10 @@ type Server struct {
 	stop       context.CancelFunc
 	wg         sync.WaitGroup
 	replicaID  string
+	// store keeps what the Saver does not: thread metadata set after a
+	// thread's creation, assistants created by clients. Config.Store, or
+	// one in memory.
+	store store.Store
 }
 
 // New returns a server for cfg.
@@ -117,6 +123,10 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("server: assistant %q: its agent's Checkpointer is not the server's Saver", a.GraphID)
 		}
 		s.assistants = append(s.assistants, newAssistantEntry(a))
+	}
+	s.store = cfg.Store
+	if s.store == nil {
+		s.store = store.NewMemoryStore()
 	}
 	s.routes()
 	if cfg.Store != nil {
@@ -162,11 +172,14 @@ func (s *Server) routes() {
 
 	m.HandleFunc("POST /assistants/search", s.searchAssistants)
 	m.HandleFunc("GET /assistants/{id}", s.getAssistant)
+	m.HandleFunc("POST /assistants", s.createAssistant)
 
 	m.HandleFunc("POST /threads", s.createThread)
 	m.HandleFunc("POST /threads/search", s.searchThreads)
 	m.HandleFunc("GET /threads/{tid}", s.getThread)
 	m.HandleFunc("DELETE /threads/{tid}", s.deleteThread)
+	m.HandleFunc("PATCH /threads/{tid}", s.patchThread)
+	m.HandleFunc("POST /threads/{tid}/copy", s.copyThread)
 	m.HandleFunc("GET /threads/{tid}/state", s.getState)
 	m.HandleFunc("GET /threads/{tid}/state/{cpid}", s.getState)
 	m.HandleFunc("POST /threads/{tid}/state", s.updateState)

@@ -33,6 +33,7 @@ type options struct {
 	interruptOn []string
 	apiKey      string
 	model       llm.Model
+	middleware  []deepagents.Middleware
 }
 
 func newFixture(t *testing.T, o options, turns ...replay.Turn) *fixture {
@@ -46,7 +47,7 @@ func newFixture(t *testing.T, o options, turns ...replay.Turn) *fixture {
 	for _, n := range o.interruptOn {
 		on[n] = deepagents.InterruptOn{}
 	}
-	a, err := deepagents.New(deepagents.Config{Model: model, Checkpointer: saver, InterruptOn: on})
+	a, err := deepagents.New(deepagents.Config{Model: model, Checkpointer: saver, InterruptOn: on, Middleware: o.middleware})
 	if err != nil {
 		t.Fatal(err)
 	}

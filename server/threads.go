@@ -3,10 +3,12 @@ package server
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -101,6 +103,105 @@ func metadataOf(raw json.RawMessage) map[string]any {
 	return m
 }
 
+// threadMetadataNamespace holds metadata set on threads after their
+// creation (PATCH), over the metadata the Saver recorded.
+var threadMetadataNamespace = []string{"deepagents", "server", "thread_metadata"}
+
+// metadata is a thread's metadata: the Saver's, with what was patched over
+// it.
+func (s *Server) metadata(ctx context.Context, th *checkpoint.Thread) map[string]any {
+	m := metadataOf(th.Metadata)
+	if it, err := s.store.Get(ctx, threadMetadataNamespace, th.ID); err == nil {
+		maps.Copy(m, it.Value)
+	}
+	return m
+}
+
+// patchThread merges metadata into a thread's.
+func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
+	tid := r.PathValue("tid")
+	var q struct {
+		Metadata map[string]any `json:"metadata"`
+	}
+	if !readJSON(w, r, &q) {
+		return
+	}
+	th, err := s.cfg.Saver.Thread(r.Context(), tid)
+	if err != nil {
+		storageError(w, tid, err)
+		return
+	}
+	over := map[string]any{}
+	if it, err := s.store.Get(r.Context(), threadMetadataNamespace, tid); err == nil {
+		over = it.Value
+	}
+	maps.Copy(over, q.Metadata)
+	if err := s.store.Put(r.Context(), threadMetadataNamespace, tid, over); err != nil {
+		storageError(w, tid, err)
+		return
+	}
+	s.writeThread(w, r, th)
+}
+
+// copyThread makes a new thread holding a thread's state as of its head,
+// and its metadata.
+func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
+	tid := r.PathValue("tid")
+	th, err := s.cfg.Saver.Thread(r.Context(), tid)
+	if err != nil {
+		storageError(w, tid, err)
+		return
+	}
+	md, _ := json.Marshal(s.metadata(r.Context(), th))
+	id := newUUID()
+	lease, err := s.cfg.Saver.Acquire(r.Context(), id, md)
+	if err != nil {
+		storageError(w, id, err)
+		return
+	}
+	if th.Head != "" {
+		snap, err := s.cfg.Saver.Load(r.Context(), tid, "")
+		if err != nil {
+			lease.Release(r.Context(), checkpoint.StatusError) //nolint:errcheck
+			storageError(w, tid, err)
+			return
+		}
+		cp := &checkpoint.Checkpoint{ThreadID: id, ID: newCheckpointID(), Step: snap.Step, CreatedAt: time.Now().UTC(), Meta: snap.Meta,
+			Delta: checkpoint.Delta{Messages: snap.Messages, Todos: snap.Todos, Values: snap.Values, Files: make(map[string]*thread.FileData, len(snap.Files))}}
+		for p, d := range snap.Files {
+			cp.Files[p] = &d
+		}
+		if err := s.cfg.Saver.Put(r.Context(), cp); err != nil {
+			lease.Release(r.Context(), checkpoint.StatusError) //nolint:errcheck
+			storageError(w, id, err)
+			return
+		}
+	}
+	status := checkpoint.StatusIdle
+	if reqs, _ := s.pendingOf(r.Context(), tid); len(reqs) > 0 {
+		status = checkpoint.StatusInterrupted
+	}
+	if err := lease.Release(r.Context(), status); err != nil {
+		storageError(w, id, err)
+		return
+	}
+	copied, err := s.cfg.Saver.Thread(r.Context(), id)
+	if err != nil {
+		storageError(w, id, err)
+		return
+	}
+	s.writeThread(w, r, copied)
+}
+
+// pendingOf returns the action requests a thread waits on.
+func (s *Server) pendingOf(ctx context.Context, tid string) ([]agent.ActionRequest, error) {
+	snap, err := s.cfg.Saver.Load(ctx, tid, "")
+	if err != nil {
+		return nil, err
+	}
+	return agent.PendingRequests(snap.Meta)
+}
+
 // private reports whether a state value is private to an assistant's
 // agent (kept out of what clients see).
 func (s *Server) private(key string) bool {
@@ -116,7 +217,7 @@ func (s *Server) private(key string) bool {
 func (s *Server) threadWire(r *http.Request, th *checkpoint.Thread, withValues bool) (wireThread, error) {
 	t := wireThread{
 		ThreadID: th.ID, CreatedAt: th.CreatedAt, UpdatedAt: th.UpdatedAt, StateUpdatedAt: th.UpdatedAt,
-		Metadata: metadataOf(th.Metadata), Status: th.Status, Config: map[string]any{},
+		Metadata: s.metadata(r.Context(), th), Status: th.Status, Config: map[string]any{},
 		Interrupts: map[string][]wireInterrupt{},
 	}
 	if th.Head == "" || !withValues {
@@ -214,6 +315,7 @@ func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
 		storageError(w, tid, err)
 		return
 	}
+	s.store.Delete(r.Context(), threadMetadataNamespace, tid) //nolint:errcheck // what remains is never read: thread IDs are not reused
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -250,7 +352,7 @@ func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
 	}
 	var kept []checkpoint.Thread
 	for _, th := range all {
-		if (len(q.IDs) == 0 || slices.Contains(q.IDs, th.ID)) && contains(metadataOf(th.Metadata), q.Metadata) {
+		if (len(q.IDs) == 0 || slices.Contains(q.IDs, th.ID)) && contains(s.metadata(r.Context(), &th), q.Metadata) {
 			kept = append(kept, th)
 		}
 	}

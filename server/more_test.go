@@ -1,0 +1,107 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/deepagents-go/deepagents"
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/llm/replay"
+)
+
+// TestPatchAndCopyThread sets metadata on a thread after its creation,
+// finds it by that metadata, and copies it.
+func TestPatchAndCopyThread(t *testing.T) {
+	f := newFixture(t, options{}, replay.Turn{Content: "hello"})
+	var th, out map[string]any
+	f.json(http.MethodPost, "/threads", map[string]any{"metadata": map[string]any{"owner": "ann"}}, http.StatusOK, &th)
+	tid := th["thread_id"].(string)
+	f.json(http.MethodPost, "/threads/"+tid+"/runs/wait", map[string]any{"input": map[string]any{"messages": []any{human("hi")}}}, http.StatusOK, nil)
+	f.json(http.MethodPatch, "/threads/"+tid, map[string]any{"metadata": map[string]any{"title": "Greetings"}}, http.StatusOK, &out)
+	md, _ := out["metadata"].(map[string]any)
+	if md["owner"] != "ann" || md["title"] != "Greetings" {
+		t.Errorf("patched metadata %v", md)
+	}
+	var found []map[string]any
+	f.json(http.MethodPost, "/threads/search", map[string]any{"metadata": map[string]any{"title": "Greetings"}}, http.StatusOK, &found)
+	if len(found) != 1 || found[0]["thread_id"] != tid {
+		t.Errorf("search by patched metadata: %v", found)
+	}
+	if code, _, _ := f.do(http.MethodPatch, "/threads/nope", map[string]any{"metadata": map[string]any{}}); code != http.StatusNotFound {
+		t.Errorf("patch of an unknown thread: %d", code)
+	}
+
+	var cp struct {
+		ThreadID string         `json:"thread_id"`
+		Metadata map[string]any `json:"metadata"`
+		Status   string         `json:"status"`
+		Values   wireValues     `json:"values"`
+	}
+	f.json(http.MethodPost, "/threads/"+tid+"/copy", nil, http.StatusOK, &cp)
+	if cp.ThreadID == tid || cp.Status != "idle" || cp.Metadata["title"] != "Greetings" || len(cp.Values.Messages) != 2 || cp.Values.Messages[1].Content != "hello" {
+		t.Errorf("copy %+v", cp)
+	}
+}
+
+// TestCreateAssistant creates an assistant of the served graph and runs it.
+func TestCreateAssistant(t *testing.T) {
+	f := newFixture(t, options{}, replay.Turn{Content: "hello"})
+	var a map[string]any
+	f.json(http.MethodPost, "/assistants", map[string]any{"graph_id": "deepagent", "name": "Support", "metadata": map[string]any{"team": "support"}, "config": map[string]any{"configurable": map[string]any{"tone": "warm"}}}, http.StatusOK, &a)
+	id, _ := a["assistant_id"].(string)
+	if id == "" || a["graph_id"] != "deepagent" || a["name"] != "Support" {
+		t.Fatalf("created %v", a)
+	}
+	var got map[string]any
+	f.json(http.MethodGet, "/assistants/"+id, nil, http.StatusOK, &got)
+	if got["name"] != "Support" {
+		t.Errorf("get %v", got)
+	}
+	var found []map[string]any
+	f.json(http.MethodPost, "/assistants/search", map[string]any{"metadata": map[string]any{"team": "support"}}, http.StatusOK, &found)
+	if len(found) != 1 || found[0]["assistant_id"] != id {
+		t.Errorf("search %v", found)
+	}
+	f.json(http.MethodPost, "/assistants/search", map[string]any{"graph_id": "deepagent"}, http.StatusOK, &found)
+	if len(found) != 2 {
+		t.Errorf("search by graph: %d assistants, want 2", len(found))
+	}
+	if code, _, _ := f.do(http.MethodPost, "/assistants", map[string]any{"graph_id": "nope"}); code != http.StatusNotFound {
+		t.Errorf("an assistant of an unknown graph: %d", code)
+	}
+	if code, _, _ := f.do(http.MethodPost, "/assistants", map[string]any{"graph_id": "deepagent", "assistant_id": id}); code != http.StatusConflict {
+		t.Errorf("an assistant twice: %d", code)
+	}
+	var th, run map[string]any
+	f.json(http.MethodPost, "/threads", nil, http.StatusOK, &th)
+	f.json(http.MethodPost, "/threads/"+th["thread_id"].(string)+"/runs", map[string]any{"assistant_id": id, "input": map[string]any{"messages": []any{human("hi")}}}, http.StatusOK, &run)
+	if run["assistant_id"] != id {
+		t.Errorf("run %v", run)
+	}
+}
+
+// notifier tells the user something at the start of every run.
+type notifier struct{}
+
+func (notifier) Name() string { return "notifier" }
+
+func (notifier) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
+	rt.Emit(agent.Event{Type: agent.EventNotice, Name: "hello", Content: "Starting."})
+	return nil
+}
+
+// TestCustomStream streams the agent's notices in the custom mode.
+func TestCustomStream(t *testing.T) {
+	f := newFixture(t, options{middleware: []deepagents.Middleware{notifier{}}}, replay.Turn{Content: "hi"})
+	evs, _ := f.stream("/runs/stream", map[string]any{"input": map[string]any{"messages": []any{human("x")}}, "stream_mode": []string{"custom"}})
+	var custom []map[string]string
+	for _, e := range evs {
+		if e.Name == "custom" {
+			custom = append(custom, decode[map[string]string](t, e.Data))
+		}
+	}
+	if len(custom) != 1 || custom[0]["name"] != "hello" || custom[0]["content"] != "Starting." {
+		t.Errorf("custom events %v", custom)
+	}
+}
