@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/deepagents-go/deepagents"
@@ -103,5 +104,29 @@ func TestCustomStream(t *testing.T) {
 	}
 	if len(custom) != 1 || custom[0]["name"] != "hello" || custom[0]["content"] != "Starting." {
 		t.Errorf("custom events %v", custom)
+	}
+}
+
+// TestFailedRun streams a run whose model fails: an error event ends the
+// stream, the thread is in error with the message, and what was saved
+// before stays.
+func TestFailedRun(t *testing.T) {
+	f := newFixture(t, options{}, replay.Turn{Error: "the provider is down"})
+	var th map[string]any
+	f.json(http.MethodPost, "/threads", nil, http.StatusOK, &th)
+	tid := th["thread_id"].(string)
+	evs, _ := f.stream("/threads/"+tid+"/runs/stream", map[string]any{"input": map[string]any{"messages": []any{human("x")}}})
+	last := evs[len(evs)-1]
+	if last.Name != "error" || !strings.Contains(string(last.Data), "the provider is down") {
+		t.Errorf("last event %s %s", last.Name, last.Data)
+	}
+	var got struct {
+		Status string     `json:"status"`
+		Error  string     `json:"error"`
+		Values wireValues `json:"values"`
+	}
+	f.json(http.MethodGet, "/threads/"+tid, nil, http.StatusOK, &got)
+	if got.Status != "error" || !strings.Contains(got.Error, "the provider is down") || len(got.Values.Messages) != 1 {
+		t.Errorf("thread %+v", got)
 	}
 }

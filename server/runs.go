@@ -131,17 +131,16 @@ func (rn *run) wire() wireRun {
 type runs struct {
 	mu       sync.Mutex
 	byID     map[string]*run
-	active   map[string]*run   // by thread: the run holding it
-	errors   map[string]string // by thread: its last run's error
-	finished []*run            // oldest first, for pruning
-	pruned   int               // finished[:pruned] have let their events go
+	active   map[string]*run // by thread: the run holding it
+	finished []*run          // oldest first, for pruning
+	pruned   int             // finished[:pruned] have let their events go
 }
 
 // keepFinished is how many finished runs are kept for get, join and list.
 const keepFinished = 1000
 
 func newRuns() *runs {
-	return &runs{byID: map[string]*run{}, active: map[string]*run{}, errors: map[string]string{}}
+	return &runs{byID: map[string]*run{}, active: map[string]*run{}}
 }
 
 func (rs *runs) get(threadID, runID string) *run {
@@ -166,12 +165,6 @@ func (rs *runs) ofThread(threadID string) []*run {
 	return out
 }
 
-func (rs *runs) lastError(threadID string) string {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	return rs.errors[threadID]
-}
-
 // claim makes rn the thread's active run, or returns the run that is.
 func (rs *runs) claim(rn *run) *run {
 	rs.mu.Lock()
@@ -189,11 +182,6 @@ func (rs *runs) finish(rn *run) {
 	defer rs.mu.Unlock()
 	if rs.active[rn.threadID] == rn {
 		delete(rs.active, rn.threadID)
-	}
-	if rn.errMsg != "" {
-		rs.errors[rn.threadID] = rn.errMsg
-	} else {
-		delete(rs.errors, rn.threadID)
 	}
 	rn.endedAt = time.Now()
 	rs.finished = append(rs.finished, rn)
@@ -611,8 +599,28 @@ func (s *Server) end(rn *run, status, errMsg string) {
 	rn.mu.Unlock()
 	s.runs.finish(rn)
 	s.record(rn)
+	s.recordError(rn.threadID, errMsg)
 	if rn.temporary {
 		s.cfg.Saver.DeleteThread(context.Background(), rn.threadID) //nolint:errcheck // a stateless run's thread; nothing to report to
+	}
+}
+
+// threadErrorsNamespace keeps, by thread, the error of its last run when
+// that run failed: a thread's error, shown with it.
+var threadErrorsNamespace = []string{"deepagents", "server", "thread_errors"}
+
+// recordError keeps a thread's last run's error, or forgets it.
+func (s *Server) recordError(threadID, msg string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var err error
+	if msg != "" {
+		err = s.store.Put(ctx, threadErrorsNamespace, threadID, map[string]any{"error": msg})
+	} else {
+		err = s.store.Delete(ctx, threadErrorsNamespace, threadID)
+	}
+	if err != nil {
+		s.log.Warn("server: recording a thread's error", "thread", threadID, "err", err)
 	}
 }
 

@@ -231,8 +231,12 @@ func (s *Server) threadWire(r *http.Request, th *checkpoint.Thread, withValues b
 	if reqs, _ := agent.PendingRequests(snap.Meta); len(reqs) > 0 {
 		t.Interrupts[snap.ID] = []wireInterrupt{interruptOf(snap.ID, reqs)}
 	}
-	if e := s.runs.lastError(th.ID); e != "" && th.Status == checkpoint.StatusError {
-		t.Error = &e
+	if th.Status == checkpoint.StatusError {
+		if it, err := s.store.Get(r.Context(), threadErrorsNamespace, th.ID); err == nil {
+			if e, ok := it.Value["error"].(string); ok {
+				t.Error = &e
+			}
+		}
 	}
 	return t, nil
 }
@@ -316,6 +320,7 @@ func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.store.Delete(r.Context(), threadMetadataNamespace, tid) //nolint:errcheck // what remains is never read: thread IDs are not reused
+	s.store.Delete(r.Context(), threadErrorsNamespace, tid)   //nolint:errcheck // likewise
 	w.WriteHeader(http.StatusNoContent)
 }
 
