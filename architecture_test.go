@@ -28,7 +28,7 @@ var layers = map[string][]string{
 	"internal/dbtime":         nil,
 	"internal/procinfo":       nil,
 	"internal/golden":         nil,
-	"permission":              nil,
+	"permission":              {"tool"},
 	"llm/internal/streamtest": nil,
 
 	// Messages and models.

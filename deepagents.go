@@ -191,6 +191,15 @@ func checkInterruptOn(cfg Config, a *Agent) error {
 			}
 		}
 	}
+	// A rule may name several tools (mcp__server); it must name one at least.
+	matchesOne := func(pattern string) bool {
+		for name := range known {
+			if tool.NameMatches(pattern, name) {
+				return true
+			}
+		}
+		return false
+	}
 	check := func(where string, on map[string]InterruptOn) error {
 		for _, name := range slices.Sorted(maps.Keys(on)) {
 			if !known[name] {
@@ -203,7 +212,7 @@ func checkInterruptOn(cfg Config, a *Agent) error {
 		return err
 	}
 	for _, name := range cfg.Permissions.Tools() {
-		if !known[name] {
+		if !matchesOne(name) {
 			return fmt.Errorf("%w %q in Permissions: the tools are %s", ErrUnknownTool, name, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
 		}
 	}

@@ -249,22 +249,24 @@ func (a *Agent) Model() llm.Model { return a.model }
 // every SystemPrompter section. WrapModel hooks may add to it per call.
 func (a *Agent) SystemPrompt() string { return a.system }
 
-// keepTools drops the tools whose names are not in allowed (nil keeps all).
+// keepTools drops the tools that no name in allowed matches (nil keeps
+// all); a name may stand for several tools, as tool.NameMatches says.
 func (a *Agent) keepTools(allowed []string) error {
 	if allowed == nil {
 		return nil
 	}
 	keep := make(map[string]bool, len(allowed))
-	for _, name := range allowed {
-		if _, ok := a.tools[name]; !ok {
-			names := make([]string, 0, len(a.tools))
-			for n := range a.tools {
-				names = append(names, n)
+	for _, pattern := range allowed {
+		found := false
+		for name := range a.tools {
+			if tool.NameMatches(pattern, name) {
+				keep[name], found = true, true
 			}
-			slices.Sort(names)
-			return fmt.Errorf("%w %q in AllowedTools of agent %s: its tools are %s", ErrUnknownTool, name, a.name, strings.Join(names, ", "))
 		}
-		keep[name] = true
+		if !found {
+			names := slices.Sorted(maps.Keys(a.tools))
+			return fmt.Errorf("%w %q in AllowedTools of agent %s: its tools are %s", ErrUnknownTool, pattern, a.name, strings.Join(names, ", "))
+		}
 	}
 	maps.DeleteFunc(a.tools, func(name string, _ tool.Tool) bool { return !keep[name] })
 	a.specs = slices.DeleteFunc(a.specs, func(s llm.ToolSpec) bool { return !keep[s.Name] })

@@ -104,6 +104,9 @@ type ToolRequest struct {
 type ToolResult struct {
 	Content string
 	IsError bool
+	// Parts are what follows Content in the result, such as the images an
+	// MCP tool returned (see tool.ResultCaller).
+	Parts []llm.Part
 }
 
 // ToolHandler performs a tool call. Failures of the tool itself come back as

@@ -559,6 +559,7 @@ func (r *run) execTools(ctx context.Context, turn *Turn, calls []llm.ToolCall) (
 			return
 		}
 		m := llm.ToolResult(calls[i].ID, calls[i].Name, res.Content, res.IsError)
+		m.Parts = append(m.Parts, res.Parts...)
 		m.ID = newID()
 		results[i] = &m
 		if r.rt.emit != nil {
@@ -634,18 +635,32 @@ func (a *Agent) runTool(ctx context.Context, req *ToolRequest) (ToolResult, erro
 	if req.Tool == nil {
 		return ToolResult{Content: fmt.Sprintf("Error: unknown tool %q. Available tools: %s", req.Call.Name, a.toolNames()), IsError: true}, nil
 	}
-	out, err := req.Tool.Call(context.WithValue(ctx, callKey{}, &req.Call), req.Call.Args)
+	ctx = context.WithValue(ctx, callKey{}, &req.Call)
+	if rc, ok := req.Tool.(tool.ResultCaller); ok {
+		r, err := rc.CallResult(ctx, req.Call.Args)
+		if err == nil {
+			return ToolResult{Content: r.Text, IsError: r.IsError, Parts: r.Parts}, nil
+		}
+		return toolFailure(ctx, err)
+	}
+	out, err := req.Tool.Call(ctx, req.Call.Args)
 	if err != nil {
-		var ie *InterruptError
-		if errors.As(err, &ie) {
-			return ToolResult{}, ie
-		}
-		if cerr := ctx.Err(); cerr != nil {
-			return ToolResult{}, cerr
-		}
-		return ToolResult{Content: err.Error(), IsError: true}, nil
+		return toolFailure(ctx, err)
 	}
 	return ToolResult{Content: out}, nil
+}
+
+// toolFailure turns a tool's error into what the model sees, or into what
+// stops the run: an interrupt, or the context's end.
+func toolFailure(ctx context.Context, err error) (ToolResult, error) {
+	var ie *InterruptError
+	if errors.As(err, &ie) {
+		return ToolResult{}, ie
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return ToolResult{}, cerr
+	}
+	return ToolResult{Content: err.Error(), IsError: true}, nil
 }
 
 func (a *Agent) toolNames() string {

@@ -293,7 +293,7 @@ func (f *Filesystem) evict(ctx context.Context, callID string, res agent.ToolRes
 		b.WriteString("\n...\n")
 		formatLines(&b, clipLines(lines[len(lines)-5:]), len(lines)-4)
 	}
-	return agent.ToolResult{Content: b.String(), IsError: res.IsError}
+	return agent.ToolResult{Content: b.String(), IsError: res.IsError, Parts: res.Parts}
 }
 
 // clipLines shortens preview lines so a preview stays small.

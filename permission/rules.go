@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	toolpkg "github.com/deepagents-go/deepagents/tool"
 )
 
 // Effect is what a rule does to the calls it matches.
@@ -135,11 +137,14 @@ type Decision struct {
 }
 
 // Decide returns what the rules make of a call of tool with args.
+//
+// A rule's tool may name several tools (see tool.NameMatches): mcp__github
+// stands for every tool of that MCP server.
 func (rs *Rules) Decide(tool string, args json.RawMessage) Decision {
 	var mine []*Rule
 	if rs != nil {
 		for i := range rs.rules {
-			if rs.rules[i].Tool == tool {
+			if toolpkg.NameMatches(rs.rules[i].Tool, tool) {
 				mine = append(mine, &rs.rules[i])
 			}
 		}

@@ -99,6 +99,26 @@ func TestDecide(t *testing.T) {
 	if d := edits.Decide("edit_file", args("file_path", "/srcx/a.go")); d.Effect != N {
 		t.Errorf("path outside the allowed glob: %s", d.Effect)
 	}
+	// MCP tools by server, by prefix and by name.
+	mcp := mustRules(t, map[permission.Effect][]string{
+		permission.Allow: {"mcp__docs"},
+		permission.Ask:   {"mcp__github__create_*"},
+		permission.Deny:  {"mcp__github__delete_repo"},
+	})
+	for _, tt := range []struct {
+		tool string
+		want permission.Effect
+	}{
+		{"mcp__docs__search", A},
+		{"mcp__docsearch__search", N},
+		{"mcp__github__create_issue", K},
+		{"mcp__github__delete_repo", D},
+		{"mcp__github__list_issues", N},
+	} {
+		if d := mcp.Decide(tt.tool, []byte(`{}`)); d.Effect != tt.want {
+			t.Errorf("%s: %s (%s), want %s", tt.tool, d.Effect, d.Reason, tt.want)
+		}
+	}
 	// A deny of every command wins over any allow.
 	all := mustRules(t, map[permission.Effect][]string{permission.Allow: {"execute(ls)"}, permission.Deny: {"execute"}})
 	if d := all.Decide("execute", args("command", "ls")); d.Effect != D {
