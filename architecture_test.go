@@ -65,6 +65,7 @@ var layers = map[string][]string{
 
 	// The LangGraph API server.
 	"server": {"agent", "checkpoint", "llm", "store", "thread"},
+	"mcp":    {"llm", "tool"},
 
 	// The built-in middleware, the deep agent, and the command line.
 	"middleware":     {"agent", "backend", "checkpoint", "llm", "permission", "thread", "tool"},

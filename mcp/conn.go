@@ -1,0 +1,243 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/deepagents-go/deepagents/tool"
+)
+
+// clientInfo is how this program introduces itself to servers.
+var clientInfo = &sdk.Implementation{Name: "deepagents-go", Version: "1"}
+
+// server is one configured MCP server and its current session.
+type server struct {
+	name string
+	cfg  ServerConfig
+	kind string
+	opts Options
+
+	// Set by start, before Connect returns; read-only after.
+	tools     []tool.Tool
+	resources bool
+	prompts   bool
+	startErr  error
+
+	mu       sync.Mutex
+	sess     *sdk.ClientSession // nil while stopped
+	proc     *process           // a stdio server's current process
+	stderr   *tail
+	dialed   bool // a session was opened once
+	restarts int
+	closed   bool
+}
+
+// start connects for the first time and lists the server's tools.
+func (s *server) start(ctx context.Context) error {
+	sess, err := s.session(ctx)
+	if err == nil {
+		err = s.listTools(ctx, sess)
+	}
+	if err != nil {
+		s.startErr = err
+		s.close()
+		return err
+	}
+	if caps := sess.InitializeResult().Capabilities; caps != nil {
+		s.resources = caps.Resources != nil
+		s.prompts = caps.Prompts != nil
+	}
+	return nil
+}
+
+// dial starts or reaches the server and opens a session.
+func (s *server) dial(ctx context.Context) (*sdk.ClientSession, *tail, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.ConnectTimeout)
+	defer cancel()
+	var t sdk.Transport
+	var stderr *tail
+	switch s.kind {
+	case TypeStdio:
+		stderr = &tail{}
+		t = &stdioTransport{cfg: s.cfg, dir: s.opts.Dir, getenv: s.opts.Getenv, stderr: stderr, started: func(p *process) { s.proc = p }}
+	case TypeHTTP:
+		t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: httpClient(s.cfg.Headers), MaxRetries: 2}
+	case TypeSSE:
+		t = detached{&sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: httpClient(s.cfg.Headers)}}
+	}
+	c := sdk.NewClient(clientInfo, &sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})
+	sess, err := c.Connect(ctx, t, nil)
+	if err != nil {
+		if s.proc != nil {
+			s.proc.Close() // a process that started but never answered
+		}
+		if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("no answer within %s", s.opts.ConnectTimeout)
+		}
+		return nil, stderr, withStderr(err, stderr)
+	}
+	return sess, stderr, nil
+}
+
+// session returns the server's live session, starting the server again
+// when it stopped, at most MaxRestarts times.
+func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, fmt.Errorf("%w: %q is closed", ErrUnavailable, s.name)
+	}
+	if s.sess != nil {
+		return s.sess, nil
+	}
+	first := !s.dialed
+	if !first {
+		if s.restarts >= s.opts.MaxRestarts {
+			return nil, fmt.Errorf("%w: %q stopped and was started again %d times already", ErrUnavailable, s.name, s.restarts)
+		}
+		s.restarts++
+		s.opts.Logger.Warn("starting MCP server again", "server", s.name, "restart", s.restarts)
+	}
+	sess, stderr, err := s.dial(ctx)
+	s.stderr, s.dialed = stderr, true
+	if err != nil {
+		if first {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %q could not be started again: %w", ErrUnavailable, s.name, err)
+	}
+	s.sess = sess
+	go func() {
+		// The session ends when the server exits or the connection drops:
+		// the next call starts it again.
+		sess.Wait()
+		s.mu.Lock()
+		if s.sess == sess {
+			s.sess = nil
+			if !s.closed {
+				s.opts.Logger.Warn("MCP server stopped", "server", s.name, "stderr", s.stderr.String())
+			}
+		}
+		s.mu.Unlock()
+	}()
+	return sess, nil
+}
+
+// drop ends sess, so that the next call starts the server again: for a
+// server that stopped answering.
+func (s *server) drop(sess *sdk.ClientSession) {
+	s.mu.Lock()
+	if s.sess == sess {
+		s.sess = nil
+	}
+	s.mu.Unlock()
+	sess.Close()
+}
+
+// close ends the session for good.
+func (s *server) close() {
+	s.mu.Lock()
+	s.closed = true
+	sess := s.sess
+	s.sess = nil
+	s.mu.Unlock()
+	if sess != nil {
+		sess.Close()
+	}
+}
+
+// listTools lists the server's tools, page by page, up to MaxTools.
+func (s *server) listTools(ctx context.Context, sess *sdk.ClientSession) error {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.ConnectTimeout)
+	defer cancel()
+	seen := map[string]bool{}
+	params := &sdk.ListToolsParams{}
+	for pages := 0; pages < 100; pages++ {
+		res, err := sess.ListTools(ctx, params)
+		if err != nil {
+			return fmt.Errorf("listing tools: %w", withStderr(err, s.stderr))
+		}
+		for _, t := range res.Tools {
+			if len(s.tools) == s.opts.MaxTools {
+				s.opts.Logger.Warn("MCP server has more tools than the limit; the rest are left out", "server", s.name, "limit", s.opts.MaxTools)
+				return nil
+			}
+			mt, err := newTool(s, t)
+			if err != nil {
+				s.opts.Logger.Warn("MCP tool left out", "server", s.name, "tool", t.Name, "err", err)
+				continue
+			}
+			if name := mt.spec.Name; seen[name] {
+				s.opts.Logger.Warn("MCP tool left out: its name is taken", "server", s.name, "tool", t.Name)
+				continue
+			}
+			seen[mt.spec.Name] = true
+			s.tools = append(s.tools, mt)
+		}
+		if res.NextCursor == "" {
+			return nil
+		}
+		params.Cursor = res.NextCursor
+	}
+	return nil
+}
+
+// callTimeout is how long one call of this server may take.
+func (s *server) callTimeout() time.Duration {
+	if s.cfg.Timeout > 0 {
+		return time.Duration(s.cfg.Timeout) * time.Millisecond
+	}
+	return s.opts.CallTimeout
+}
+
+// alive reports whether the server answers a ping within a few seconds.
+func alive(ctx context.Context, sess *sdk.ClientSession) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return sess.Ping(ctx, nil) == nil
+}
+
+// detached gives a transport whose stream lives as long as the connection
+// (SSE's) a context that the connect timeout ends only while connecting.
+type detached struct{ sdk.Transport }
+
+func (d detached) Connect(ctx context.Context) (sdk.Connection, error) {
+	live, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	conn, err := d.Transport.Connect(live)
+	if !stop() && err == nil { // the timeout struck while connecting
+		conn.Close()
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		cancel()
+	}
+	return conn, err
+}
+
+// httpClient sends headers with every request.
+func httpClient(headers map[string]string) *http.Client {
+	if len(headers) == 0 {
+		return &http.Client{}
+	}
+	return &http.Client{Transport: headerTransport{headers, http.DefaultTransport}}
+}
+
+type headerTransport struct {
+	headers map[string]string
+	next    http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.headers {
+		r.Header.Set(k, v)
+	}
+	return t.next.RoundTrip(r)
+}
