@@ -65,12 +65,12 @@ var layers = map[string][]string{
 
 	// The LangGraph API server.
 	"server": {"agent", "checkpoint", "llm", "store", "thread"},
-	"mcp":    {"llm", "tool"},
+	"mcp":    {"agent", "checkpoint", "llm", "tool"},
 
 	// The built-in middleware, the deep agent, and the command line.
 	"middleware":     {"agent", "backend", "checkpoint", "llm", "permission", "thread", "tool"},
 	"":               {"agent", "backend", "checkpoint", "llm", "middleware", "permission", "store", "thread", "tool"},
-	"internal/cli":   {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "permission", "persist", "server", "thread"},
+	"internal/cli":   {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "thread", "tool"},
 	"cmd/deepagents": {"internal/cli"},
 }
 

@@ -78,7 +78,7 @@ func newRoot(env Env) *cobra.Command {
 		SilenceUsage:  true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCmd(env), newResumeCmd(env), newServeCmd(env), newThreadsCmd(env), newStateCmd(env), newDBCmd(env))
+	root.AddCommand(newRunCmd(env), newResumeCmd(env), newServeCmd(env), newMCPServeCmd(env), newMCPCmd(env), newThreadsCmd(env), newStateCmd(env), newDBCmd(env))
 	return root
 }
 

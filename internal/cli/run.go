@@ -34,6 +34,10 @@ type runFlags struct {
 	autoApprove bool
 	record      string
 	rules       ruleLists // --allow, --ask, --deny
+	// mcpConfigs are --mcp-config files; mcpWorkspace starts the servers
+	// of the workspace's .mcp.json too.
+	mcpConfigs   []string
+	mcpWorkspace bool
 	// stateWorkspace puts the workspace in each thread's state instead of
 	// --dir (deepagents serve without --dir, as the references' default).
 	stateWorkspace bool
@@ -59,6 +63,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.rules.Ask, "ask", nil, "permission rule: ask before matching calls run, such as 'execute(git push)' (repeatable)")
 	fl.StringArrayVar(&f.rules.Deny, "deny", nil, "permission rule: refuse matching calls, such as 'execute(rm)' or 'read_file(**/.env)' (repeatable)")
 	fl.StringVar(&f.record, "record", "", "record every model request and response to FILE, for --model replay:FILE")
+	fl.StringArrayVar(&f.mcpConfigs, "mcp-config", nil, "start the MCP servers of this JSON file ({\"mcpServers\": ...}, as .mcp.json) besides ~/.deepagents/mcp.json's (repeatable)")
+	fl.BoolVar(&f.mcpWorkspace, "mcp-workspace", false, "also start the MCP servers of the workspace's .mcp.json (they run commands the repository names)")
 }
 
 func (f *runFlags) validate(cmd *cobra.Command) error {

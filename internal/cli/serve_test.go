@@ -40,7 +40,14 @@ func (p *serveProc) kill() {
 // killed).
 func (w *world) startServer(args ...string) *serveProc {
 	w.t.Helper()
-	cmd := exec.Command(binary(w.t), append([]string{"serve", "--db", w.db, "--addr", "127.0.0.1:0"}, args...)...)
+	return w.startListening("server stopped", append([]string{"serve", "--db", w.db, "--addr", "127.0.0.1:0"}, args...)...)
+}
+
+// startListening starts a command that prints the URL it serves on its
+// first line of stderr, and says stopped when it ends on SIGTERM.
+func (w *world) startListening(stopped string, args ...string) *serveProc {
+	w.t.Helper()
+	cmd := exec.Command(binary(w.t), args...)
 	cmd.Env = w.env()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -70,7 +77,7 @@ func (w *world) startServer(args ...string) *serveProc {
 		select {
 		case err := <-done:
 			out := <-rest
-			if err != nil || !strings.Contains(out, "server stopped") {
+			if err != nil || !strings.Contains(out, stopped) {
 				w.t.Errorf("serve exited with %v: %s", err, out)
 			}
 		case <-time.After(10 * time.Second):

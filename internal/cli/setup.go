@@ -18,6 +18,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm/providers"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/persist"
+	"github.com/deepagents-go/deepagents/tool"
 )
 
 // Routes of the CLI's filesystem, besides the workspace at "/".
@@ -228,8 +229,18 @@ func newSession(ctx context.Context, env Env, f *runFlags, db *persist.DB, inter
 	if err != nil {
 		return fail(err)
 	}
+	servers, err := startMCP(ctx, env, f, log)
+	if err != nil {
+		return fail(err)
+	}
+	var mcpTools []tool.Tool
+	if servers != nil {
+		s.closeAgent = func() { servers.Close(); closeShell() }
+		mcpTools = servers.Tools()
+	}
 	cfg := deepagents.Config{
 		Model:        model,
+		Tools:        mcpTools,
 		Backend:      s.backend,
 		Checkpointer: db.Saver,
 		Store:        db.Store,
@@ -241,6 +252,9 @@ func newSession(ctx context.Context, env Env, f *runFlags, db *persist.DB, inter
 		MaxSteps:     f.maxSteps,
 		GrepRegexp:   f.grepRegexp,
 		Logger:       log,
+	}
+	if servers != nil {
+		withoutFailedServers(&cfg, servers.Failed())
 	}
 	if configure != nil {
 		if err := configure(&cfg); err != nil {

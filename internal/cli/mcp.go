@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/deepagents-go/deepagents"
+	"github.com/deepagents-go/deepagents/mcp"
+	"github.com/deepagents-go/deepagents/permission"
+	"github.com/deepagents-go/deepagents/tool"
+)
+
+// mcpFile is the name of an MCP configuration: ~/.deepagents/mcp.json for
+// the user, .mcp.json in a workspace (as Claude Code names it).
+const (
+	userMCPFile      = "mcp.json"
+	workspaceMCPFile = ".mcp.json"
+)
+
+// mcpConfigs gathers the MCP servers to start: the user's, those of each
+// --mcp-config file, and with --mcp-workspace those of the workspace's
+// .mcp.json; a later file's entry replaces an earlier one of the same name.
+//
+// A workspace's .mcp.json comes with the repository the agent works on and
+// names commands to run, so it is read only when asked for: otherwise a
+// note says what it would start.
+func mcpConfigs(env Env, f *runFlags) (map[string]mcp.ServerConfig, error) {
+	var paths []string
+	if dir := userDir(env); dir != "" {
+		paths = append(paths, filepath.Join(dir, userMCPFile))
+	}
+	paths = append(paths, f.mcpConfigs...)
+	ws := filepath.Join(f.dir, workspaceMCPFile)
+	if f.mcpWorkspace {
+		paths = append(paths, ws)
+	}
+	out := map[string]mcp.ServerConfig{}
+	for i, p := range paths {
+		servers, err := mcp.LoadFile(p, env.Getenv)
+		if errors.Is(err, fs.ErrNotExist) && (i == 0 || p == ws) {
+			continue // the default files are optional
+		}
+		if err != nil {
+			return nil, usageError{fmt.Errorf("MCP configuration: %w", err)}
+		}
+		maps.Copy(out, servers)
+	}
+	if !f.mcpWorkspace {
+		if servers, err := mcp.LoadFile(ws, env.Getenv); err == nil && len(servers) > 0 {
+			fmt.Fprintf(env.Stderr, "note: %s names MCP servers (%s); they run commands from the workspace, so they start only with --mcp-workspace\n",
+				ws, strings.Join(slices.Sorted(maps.Keys(servers)), ", "))
+		}
+	}
+	return out, nil
+}
+
+// startMCP starts the configured MCP servers; nil when there are none. A
+// server that does not start is a warning on log, and the agent runs
+// without it.
+func startMCP(ctx context.Context, env Env, f *runFlags, log *slog.Logger) (*mcp.Servers, error) {
+	configs, err := mcpConfigs(env, f)
+	if err != nil || len(configs) == 0 {
+		return nil, err
+	}
+	return mcp.Connect(ctx, configs, mcp.Options{Dir: f.dir, Getenv: env.Getenv, Logger: log})
+}
+
+// withoutFailedServers drops what names the tools of MCP servers that did
+// not start (their tools do not exist, so there is nothing to allow, ask
+// about or deny): rules, approvals and subagents' tool lists would
+// otherwise name unknown tools, which stops the agent from being built.
+func withoutFailedServers(cfg *deepagents.Config, failed []string) {
+	if len(failed) == 0 {
+		return
+	}
+	ofFailed := func(name string) bool {
+		rest, ok := strings.CutPrefix(name, tool.MCPPrefix)
+		if !ok {
+			return false
+		}
+		server, _, _ := strings.Cut(strings.TrimSuffix(rest, "*"), "__")
+		return slices.Contains(failed, server)
+	}
+	if cfg.Permissions != nil {
+		rules := slices.DeleteFunc(cfg.Permissions.Rules(), func(r permission.Rule) bool { return ofFailed(r.Tool) })
+		cfg.Permissions = permission.New(rules...)
+	}
+	maps.DeleteFunc(cfg.InterruptOn, func(name string, _ deepagents.InterruptOn) bool { return ofFailed(name) })
+	for i := range cfg.Subagents {
+		if cfg.Subagents[i].AllowedTools != nil {
+			cfg.Subagents[i].AllowedTools = slices.DeleteFunc(cfg.Subagents[i].AllowedTools, ofFailed)
+		}
+	}
+}
+
+// userMCPPath is the user's MCP configuration, for messages.
+func userMCPPath(env Env) string {
+	if dir := userDir(env); dir != "" {
+		return filepath.Join(dir, userMCPFile)
+	}
+	return filepath.Join("~", ".deepagents", userMCPFile)
+}

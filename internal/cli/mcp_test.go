@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// everythingServer is the npm MCP test server (installed by .ci/run).
+func everythingServer(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("../../mcp/testdata/npm/node_modules/.bin/mcp-server-everything")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("missing in CI: %v", err)
+		}
+		t.Skip("needs the npm MCP servers: cd mcp/testdata/npm && npm ci")
+	}
+	return p
+}
+
+// TestRunWithMCPServers runs a scripted agent with the servers of the
+// user's mcp.json and, only when asked, the workspace's .mcp.json; a
+// server that does not start is a warning, and rules that name it are
+// dropped rather than fatal.
+func TestRunWithMCPServers(t *testing.T) {
+	w := newWorld(t)
+	bin := everythingServer(t)
+	write := func(path string, servers map[string]any) {
+		t.Helper()
+		data, _ := json.Marshal(map[string]any{"mcpServers": servers})
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(w.home, ".deepagents", "mcp.json"), map[string]any{
+		"everything": map[string]any{"command": bin},
+		"broken":     map[string]any{"command": "/nonexistent/server"},
+	})
+	write(filepath.Join(w.dir, ".mcp.json"), map[string]any{"repo": map[string]any{"command": bin}})
+
+	script := w.script(`{"turns":[
+		{"tool_calls":[{"id":"e","name":"mcp__everything__echo","args":{"message":"through the CLI"}},
+		               {"id":"s","name":"mcp__everything__get-sum","args":{"a":1,"b":2}}]},
+		{"content":"done","expect":{"tools_exclude":["mcp__repo__echo"]}}]}`)
+	code, stdout, stderr := w.run(w.runArgs(script, "--deny", "mcp__broken", "--ask", "mcp__everything__get-sum", "use the tools")...)
+	if code != ExitInterrupted {
+		t.Fatalf("exit %d, want %d (get-sum asks): %s", code, ExitInterrupted, stderr)
+	}
+	end := runEnd(t, stdout)
+	if len(end.Interrupts) != 1 || end.Interrupts[0].Tool != "mcp__everything__get-sum" {
+		t.Fatalf("interrupts: %+v", end.Interrupts)
+	}
+	resumed, rstdout, rstderr := w.run("resume", end.ThreadID, "--decision", "approve", "--model", "replay:"+script, "--dir", w.dir, "--db", w.db, "--output", "jsonl")
+	if resumed != 0 {
+		t.Fatalf("resume: exit %d: %s", resumed, rstderr)
+	}
+	res := toolResultEvents(t, rstdout)
+	if r := res["e"]; r.IsError || !strings.Contains(r.Content, "through the CLI") {
+		t.Errorf("echo: %+v", r)
+	}
+	if r := res["s"]; r.IsError || !strings.Contains(r.Content, "3") {
+		t.Errorf("get-sum, approved: %+v", r)
+	}
+	if !strings.Contains(stderr, `server=broken`) || !strings.Contains(stderr, "the agent runs without it") {
+		t.Errorf("no warning about the broken server: %s", stderr)
+	}
+	if !strings.Contains(stderr, ".mcp.json names MCP servers (repo)") || !strings.Contains(stderr, "--mcp-workspace") {
+		t.Errorf("no note about the workspace's servers: %s", stderr)
+	}
+
+	// With --mcp-workspace the repository's servers start too.
+	script = w.script(`{"turns":[{"tool_calls":[{"id":"r","name":"mcp__repo__echo","args":{"message":"repo server"}}]},{"content":"done"}]}`)
+	code, stdout, stderr = w.run(w.runArgs(script, "--mcp-workspace", "use the repo server")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if r := toolResultEvents(t, stdout)["r"]; r.IsError || !strings.Contains(r.Content, "repo server") {
+		t.Errorf("the workspace's server: %+v", r)
+	}
+
+	// A configuration that cannot be used is a usage error.
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"mcpServers": {"x": {"command": "${UNSET_VARIABLE_FOR_TEST}"}}}`), 0o600)
+	if code, _, stderr := w.run(w.runArgs(script, "--mcp-config", bad, "go")...); code != ExitUsage || !strings.Contains(stderr, "UNSET_VARIABLE_FOR_TEST is not set") {
+		t.Errorf("bad configuration: exit %d: %s", code, stderr)
+	}
+}

@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/deepagents-go/deepagents/mcp"
+)
+
+func newMCPServeCmd(env Env) *cobra.Command {
+	var f runFlags
+	var httpAddr string
+	cmd := &cobra.Command{
+		Use:   "mcp-serve [--http HOST:PORT] [flags]",
+		Short: "Serve the agent to MCP hosts (Claude Code, Cursor, other agents) over stdio or HTTP",
+		Long: `Serve the agent as a Model Context Protocol server, so that an MCP host can
+hand it whole tasks. Its tools:
+
+  run_task            run a task on a thread (new, or thread_id to continue) and
+                      return the answer; progress notifications while it
+                      works; cancelling the request stops the run
+  get_todos           a thread's todo list
+  list_thread_files   the files in a thread's state
+  read_thread_file    one of them
+
+Without --dir each thread's files live in its state (read them with
+read_thread_file); with --dir the agent works in that folder.
+
+By default it speaks over standard input and output (add it to a host as
+{"command": "deepagents", "args": ["mcp-serve", "--dir", "/path"]});
+--http serves streamable HTTP at /mcp instead. Standard output belongs to
+the protocol: messages go to standard error.
+
+Approvals are off unless --interrupt-on names tools; a run that stops for one
+answers with the calls awaiting a decision, which run_task takes as
+decision approve or reject.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := f.validate(cmd); err != nil {
+				return err
+			}
+			f.stateWorkspace = !cmd.Flags().Changed("dir")
+			if f.stateWorkspace && f.shell {
+				return usageError{errors.New("--shell needs --dir: commands run in a folder, not in a thread's state")}
+			}
+			ctx := cmd.Context()
+			s, err := openSession(ctx, env, &f, false)
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			srv := mcp.NewServer(s.agent, mcp.ServeOptions{Values: settingsValues(s.settings)})
+			if httpAddr == "" {
+				err := srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(env.Stdin), Writer: nopWriteCloser{env.Stdout}})
+				if ctx.Err() != nil || errors.Is(err, io.EOF) {
+					return nil // the host closed the connection, or we were stopped
+				}
+				return err
+			}
+			return serveMCPHTTP(ctx, env, srv, httpAddr)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0 picks a free one)")
+	return cmd
+}
+
+// serveMCPHTTP serves srv over streamable HTTP until ctx ends.
+func serveMCPHTTP(ctx context.Context, env Env, srv *sdk.Server, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--http: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	fmt.Fprintf(env.Stderr, "deepagents: serving MCP on http://%s/mcp\n", ln.Addr())
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdown); err != nil {
+		hs.Close()
+	}
+	fmt.Fprintln(env.Stderr, "deepagents: MCP server stopped")
+	return nil
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+func newMCPCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Inspect the MCP servers the agent would use",
+	}
+	var f runFlags
+	list := &cobra.Command{
+		Use:   "list [flags]",
+		Short: "Start the configured MCP servers and list their tools, resources and prompts",
+		Long: `Start the MCP servers the agent would use (~/.deepagents/mcp.json, --mcp-config
+files, and with --mcp-workspace the workspace's .mcp.json), list what each
+offers, and stop them. A server that fails says why.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := f.validate(cmd); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			log := slog.New(slog.NewTextHandler(io.Discard, nil))
+			servers, err := startMCP(ctx, env, &f, log)
+			if err != nil {
+				return err
+			}
+			if servers == nil {
+				fmt.Fprintf(env.Stdout, "No MCP servers are configured (see %s, --mcp-config and --mcp-workspace).\n", userMCPPath(env))
+				return nil
+			}
+			defer servers.Close()
+			failed := 0
+			for _, st := range servers.Status() {
+				if st.Err != nil {
+					failed++
+					fmt.Fprintf(env.Stdout, "%s: failed: %s\n", st.Name, oneLine(st.Err.Error()))
+					continue
+				}
+				var offers []string
+				offers = append(offers, fmt.Sprintf("%d tools", len(st.Tools)))
+				if st.Resources {
+					offers = append(offers, "resources")
+				}
+				if st.Prompts {
+					offers = append(offers, "prompts")
+				}
+				fmt.Fprintf(env.Stdout, "%s: ok (%s)\n", st.Name, strings.Join(offers, ", "))
+				for _, name := range st.Tools {
+					fmt.Fprintf(env.Stdout, "  %s\n", name)
+				}
+			}
+			if prompts, err := servers.Prompts(ctx); err == nil && len(prompts) > 0 {
+				fmt.Fprintln(env.Stdout, "prompts:")
+				for _, p := range prompts {
+					fmt.Fprintf(env.Stdout, "  %s: %s\n", p.Server, p.Name)
+				}
+			}
+			if failed > 0 {
+				return exitError{ExitFailed}
+			}
+			return nil
+		},
+	}
+	f.register(list)
+	cmd.AddCommand(list)
+	return cmd
+}

@@ -1,0 +1,284 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/llm"
+)
+
+// Names of the tools NewServer offers.
+const (
+	RunTaskTool   = "run_task"
+	GetTodosTool  = "get_todos"
+	ListFilesTool = "list_thread_files"
+	ReadFileTool  = "read_thread_file"
+)
+
+// ServeOptions configures NewServer.
+type ServeOptions struct {
+	// Name and Version introduce the server to clients; Name defaults to
+	// "deepagents".
+	Name, Version string
+	// Values are set on every run's state, as agent.Input.Values.
+	Values map[string]json.RawMessage
+}
+
+// NewServer returns an MCP server that offers a to MCP hosts: run_task
+// runs a task on a thread and returns the answer, with a progress
+// notification for each step while it works when the host asks for them;
+// cancelling the request (notifications/cancelled) stops the run, whose
+// steps so far stay saved. get_todos, list_thread_files and
+// read_thread_file show a thread's todo list and the files in its state.
+//
+// The agent needs a Checkpointer for threads to outlive a call. Serve the
+// result with its Run method (sdk.StdioTransport) or through
+// sdk.NewStreamableHTTPHandler.
+func NewServer(a *agent.Agent, opts ServeOptions) *sdk.Server {
+	name := opts.Name
+	if name == "" {
+		name = "deepagents"
+	}
+	version := opts.Version
+	if version == "" {
+		version = "1"
+	}
+	s := sdk.NewServer(&sdk.Implementation{Name: name, Version: version}, nil)
+	h := &handlers{a: a, values: opts.Values}
+	sdk.AddTool(s, &sdk.Tool{
+		Name: RunTaskTool,
+		Description: "Hands a task to a deep agent (planning, files, subagents) and returns its answer and the thread's id. " +
+			"Pass thread_id to continue a thread. If the run stops for approval of a tool call, call again with the thread_id and a decision.",
+	}, h.runTask)
+	sdk.AddTool(s, &sdk.Tool{Name: GetTodosTool, Description: "Returns a thread's todo list, as JSON."}, h.todos)
+	sdk.AddTool(s, &sdk.Tool{Name: ListFilesTool, Description: "Lists the files in a thread's state (the agent's scratch files)."}, h.listFiles)
+	sdk.AddTool(s, &sdk.Tool{Name: ReadFileTool, Description: "Returns a file from a thread's state."}, h.readFile)
+	return s
+}
+
+type handlers struct {
+	a      *agent.Agent
+	values map[string]json.RawMessage
+}
+
+// RunTaskInput is run_task's arguments.
+type RunTaskInput struct {
+	Task     string `json:"task,omitempty" jsonschema:"the task, in words; empty only with a decision"`
+	ThreadID string `json:"thread_id,omitempty" jsonschema:"a thread to continue; empty starts a new one"`
+	Decision string `json:"decision,omitempty" jsonschema:"approve or reject: the decision on every tool call the thread waits on"`
+	Message  string `json:"message,omitempty" jsonschema:"with reject, what the agent is told"`
+}
+
+// RunTaskOutput is run_task's structured result.
+type RunTaskOutput struct {
+	ThreadID string `json:"thread_id"`
+	Status   string `json:"status"`
+	Answer   string `json:"answer"`
+	// Pending are the tool calls awaiting a decision when Status is
+	// "interrupted".
+	Pending []PendingCall `json:"pending,omitempty"`
+}
+
+// PendingCall is a tool call that awaits a decision.
+type PendingCall struct {
+	Tool string          `json:"tool"`
+	Args json.RawMessage `json:"args"`
+}
+
+func (h *handlers) runTask(ctx context.Context, req *sdk.CallToolRequest, in RunTaskInput) (*sdk.CallToolResult, RunTaskOutput, error) {
+	var run agent.Input
+	switch in.Decision {
+	case "":
+		if strings.TrimSpace(in.Task) == "" {
+			return nil, RunTaskOutput{}, errors.New("task is empty")
+		}
+		run = agent.Input{ThreadID: in.ThreadID, Messages: []llm.Message{llm.UserText(in.Task)}}
+	case "approve", "reject":
+		if in.ThreadID == "" || in.Task != "" {
+			return nil, RunTaskOutput{}, errors.New("a decision goes with the thread_id of the thread that waits, and no task")
+		}
+		pending, err := h.pending(ctx, in.ThreadID)
+		if err != nil {
+			return nil, RunTaskOutput{}, err
+		}
+		if len(pending) == 0 {
+			return nil, RunTaskOutput{}, fmt.Errorf("thread %s waits on no decision", in.ThreadID)
+		}
+		d := agent.Decision{Type: agent.DecisionApprove}
+		if in.Decision == "reject" {
+			d = agent.Decision{Type: agent.DecisionReject, Message: in.Message}
+		}
+		run = agent.Input{ThreadID: in.ThreadID, Decisions: slices.Repeat([]agent.Decision{d}, len(pending))}
+	default:
+		return nil, RunTaskOutput{}, fmt.Errorf("decision must be approve or reject, not %q", in.Decision)
+	}
+	run.Values = h.values
+	progress := newProgress(req)
+	var end agent.Event
+	for e, err := range h.a.Stream(ctx, run) {
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, RunTaskOutput{}, ctx.Err()
+			}
+			return nil, RunTaskOutput{}, err
+		}
+		if e.Type == agent.EventRunEnd && len(e.Namespace) == 0 {
+			end = e
+		}
+		progress.event(ctx, e)
+	}
+	out := RunTaskOutput{ThreadID: end.ThreadID, Status: string(end.Status), Answer: progress.answer}
+	res := &sdk.CallToolResult{}
+	switch end.Status {
+	case agent.StatusCompleted:
+		res.Content = []sdk.Content{&sdk.TextContent{Text: out.Answer + "\n\n[thread_id: " + out.ThreadID + "]"}}
+	case agent.StatusInterrupted:
+		var b strings.Builder
+		fmt.Fprintf(&b, "The run on thread %s stopped: these tool calls need a decision (call %s with the thread_id and decision approve or reject):\n", out.ThreadID, RunTaskTool)
+		for _, r := range end.Interrupts {
+			out.Pending = append(out.Pending, PendingCall{Tool: r.Tool, Args: r.Args})
+			fmt.Fprintf(&b, "- %s %s\n", r.Tool, r.Args)
+		}
+		res.Content = []sdk.Content{&sdk.TextContent{Text: b.String()}}
+	default:
+		res.IsError = true
+		res.Content = []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("The run on thread %s failed: %s", out.ThreadID, end.Error)}}
+	}
+	return res, out, nil
+}
+
+// pending returns what a thread waits on.
+func (h *handlers) pending(ctx context.Context, threadID string) ([]agent.ActionRequest, error) {
+	snap, err := h.load(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	return agent.PendingRequests(snap.Meta)
+}
+
+func (h *handlers) load(ctx context.Context, threadID string) (*checkpoint.Snapshot, error) {
+	saver := h.a.Checkpointer()
+	if saver == nil {
+		return nil, errors.New("this agent keeps no threads (it has no checkpointer)")
+	}
+	snap, err := saver.Load(ctx, threadID, "")
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return nil, fmt.Errorf("no thread %q", threadID)
+	}
+	return snap, err
+}
+
+// progress reports a run's steps to a client that asked for them, and
+// gathers the main agent's answer.
+type progress struct {
+	req    *sdk.CallToolRequest
+	token  any
+	n      float64
+	answer string
+}
+
+func newProgress(req *sdk.CallToolRequest) *progress {
+	return &progress{req: req, token: req.Params.GetProgressToken()}
+}
+
+func (p *progress) event(ctx context.Context, e agent.Event) {
+	var msg string
+	who := ""
+	if len(e.Namespace) > 0 {
+		who = strings.Join(e.Namespace, "/") + ": "
+	}
+	switch e.Type {
+	case agent.EventMessage:
+		if len(e.Namespace) == 0 && e.Message != nil && len(e.Message.ToolCalls) == 0 {
+			p.answer = e.Message.Text()
+		}
+		return
+	case agent.EventToolCall:
+		msg = fmt.Sprintf("%scalling %s", who, e.Name)
+	case agent.EventToolResult:
+		if !e.IsError {
+			return
+		}
+		msg = fmt.Sprintf("%s%s failed", who, e.Name)
+	case agent.EventState:
+		if e.Todos == nil {
+			return
+		}
+		done := 0
+		for _, t := range e.Todos {
+			if t.Status == "completed" {
+				done++
+			}
+		}
+		msg = fmt.Sprintf("%stodos: %d of %d done", who, done, len(e.Todos))
+	case agent.EventNotice:
+		msg = who + e.Content
+	default:
+		return
+	}
+	if p.token == nil {
+		return
+	}
+	p.n++
+	// A client that stopped listening does not stop the run.
+	_ = p.req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: p.token, Progress: p.n, Message: msg})
+}
+
+// ThreadInput names a thread.
+type ThreadInput struct {
+	ThreadID string `json:"thread_id" jsonschema:"the thread, as run_task returned it"`
+}
+
+func (h *handlers) todos(ctx context.Context, _ *sdk.CallToolRequest, in ThreadInput) (*sdk.CallToolResult, any, error) {
+	snap, err := h.load(ctx, in.ThreadID)
+	if err != nil {
+		return nil, nil, err
+	}
+	todos := string(snap.Todos)
+	if todos == "" || todos == "null" {
+		todos = "[]"
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: todos}}}, nil, nil
+}
+
+func (h *handlers) listFiles(ctx context.Context, _ *sdk.CallToolRequest, in ThreadInput) (*sdk.CallToolResult, any, error) {
+	snap, err := h.load(ctx, in.ThreadID)
+	if err != nil {
+		return nil, nil, err
+	}
+	var b strings.Builder
+	for _, p := range slices.Sorted(maps.Keys(snap.Files)) {
+		fmt.Fprintf(&b, "%s (%d bytes)\n", p, len(snap.Files[p].Content))
+	}
+	if b.Len() == 0 {
+		b.WriteString("No files in the thread's state.")
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: b.String()}}}, nil, nil
+}
+
+// ReadFileInput names a file of a thread.
+type ReadFileInput struct {
+	ThreadID string `json:"thread_id" jsonschema:"the thread, as run_task returned it"`
+	Path     string `json:"path" jsonschema:"the file's path, as list_thread_files shows it"`
+}
+
+func (h *handlers) readFile(ctx context.Context, _ *sdk.CallToolRequest, in ReadFileInput) (*sdk.CallToolResult, any, error) {
+	snap, err := h.load(ctx, in.ThreadID)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, ok := snap.Files[in.Path]
+	if !ok {
+		return nil, nil, fmt.Errorf("thread %s has no file %q in its state", in.ThreadID, in.Path)
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: f.Content}}}, nil, nil
+}
