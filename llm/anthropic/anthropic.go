@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -39,9 +40,10 @@ const (
 	DefaultMaxRetryDelay = 60 * time.Second
 )
 
-// Options configures a [Model]. [New] reads no environment variables:
-// every value is taken as given ([Factory] fills the key and base URL in
-// from the environment).
+// Options configures a [Model]. What it leaves empty of the key, token and
+// base URL, [New] reads from ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN and
+// ANTHROPIC_BASE_URL, as the official SDK does; [Factory] reads them
+// through its own Getenv.
 type Options struct {
 	// APIKey authenticates requests (the x-api-key header).
 	APIKey string
@@ -103,8 +105,28 @@ var (
 )
 
 // New returns the Claude model with the given id, such as
-// "claude-sonnet-4-5". An empty name means [DefaultModel].
+// "claude-sonnet-4-5". An empty name means [DefaultModel]. The key and
+// base URL come from the environment when opts leaves them empty.
 func New(name string, opts Options) (*Model, error) {
+	return newModel(name, withEnvironment(opts, os.Getenv))
+}
+
+// withEnvironment fills the key (or token) and base URL opts leaves empty
+// from the standard variables.
+func withEnvironment(opts Options, getenv func(string) string) Options {
+	if opts.APIKey == "" && opts.AuthToken == "" {
+		opts.APIKey = getenv(EnvAPIKey)
+		if opts.APIKey == "" {
+			opts.AuthToken = getenv(EnvAuthToken)
+		}
+	}
+	if opts.BaseURL == "" {
+		opts.BaseURL = getenv(EnvBaseURL)
+	}
+	return opts
+}
+
+func newModel(name string, opts Options) (*Model, error) {
 	if name == "" {
 		name = DefaultModel
 	}

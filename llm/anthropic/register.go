@@ -28,17 +28,7 @@ func Factory(fo FactoryOptions) llm.Factory {
 		getenv = os.Getenv
 	}
 	return func(_ context.Context, name string) (llm.Model, error) {
-		o := fo.Options
-		if o.APIKey == "" && o.AuthToken == "" {
-			o.APIKey = getenv(EnvAPIKey)
-			if o.APIKey == "" {
-				o.AuthToken = getenv(EnvAuthToken)
-			}
-		}
-		if o.BaseURL == "" {
-			o.BaseURL = getenv(EnvBaseURL)
-		}
-		return New(name, o)
+		return newModel(name, withEnvironment(fo.Options, getenv))
 	}
 }
 

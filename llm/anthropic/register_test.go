@@ -149,3 +149,27 @@ func TestCountTokens(t *testing.T) {
 		t.Errorf("count_tokens body has max_tokens")
 	}
 }
+
+// New reads the standard variables for what its options leave empty, as
+// the official SDK does.
+func TestNewReadsEnvironment(t *testing.T) {
+	srv := anthropictest.NewServer(anthropictest.Turn{Text: "from the environment"})
+	defer srv.Close()
+	t.Setenv("ANTHROPIC_API_KEY", "sk-env")
+	t.Setenv("ANTHROPIC_BASE_URL", srv.URL)
+	m, err := anthropic.New("claude-sonnet-4-5", anthropic.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := llm.Generate(context.Background(), m, &llm.Request{Messages: []llm.Message{llm.UserText("hi")}})
+	if err != nil || res.Message.Text() != "from the environment" {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if got := srv.Requests()[0].Header.Get("X-Api-Key"); got != "sk-env" {
+		t.Errorf("x-api-key %q", got)
+	}
+	t.Setenv("ANTHROPIC_API_KEY", "")
+	if _, err := anthropic.New("claude-sonnet-4-5", anthropic.Options{}); !errors.Is(err, llm.ErrMissingKey) {
+		t.Errorf("without a key: %v", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -34,8 +35,9 @@ const (
 	DefaultMaxRetryDelay = 60 * time.Second
 )
 
-// Options configures a [Model]. Unlike the registry factories, [New] reads
-// no environment variables: every value is taken as given.
+// Options configures a [Model]. [New] fills an empty key and base URL of
+// the OpenAI API from the environment; the registry factories read the
+// environment through their own Getenv.
 type Options struct {
 	// Provider names the provider in Info and in errors; empty means
 	// "openai".
@@ -94,8 +96,23 @@ var (
 	_ llm.Describer = (*Model)(nil)
 )
 
-// New returns the model with the given name on the server opts names.
+// New returns the model with the given name on the server opts names. For
+// the OpenAI API itself (opts.Provider empty or "openai"), what opts leaves
+// empty of the key and base URL comes from OPENAI_API_KEY and
+// OPENAI_BASE_URL, as the official SDK does.
 func New(name string, opts Options) (*Model, error) {
+	if opts.Provider == "" || opts.Provider == Provider {
+		if opts.BaseURL == "" {
+			opts.BaseURL = os.Getenv(EnvBaseURL)
+		}
+		if opts.APIKey == "" {
+			opts.APIKey = os.Getenv(EnvAPIKey)
+		}
+	}
+	return newModel(name, opts)
+}
+
+func newModel(name string, opts Options) (*Model, error) {
 	if name == "" {
 		return nil, fmt.Errorf("%s: empty model name", providerName(opts))
 	}

@@ -92,7 +92,7 @@ func Factory(fo FactoryOptions) llm.Factory {
 				o.KeyEnv = EnvAPIKey
 			}
 		}
-		return New(model, o)
+		return newModel(model, o)
 	}
 }
 
@@ -115,7 +115,7 @@ func LocalFactory(provider, defaultURL string, fo FactoryOptions) llm.Factory {
 			o.APIKey = fo.getenv(EnvCompatibleAPIKey)
 			o.KeyEnv = EnvCompatibleAPIKey
 		}
-		return New(model, o)
+		return newModel(model, o)
 	}
 }
 

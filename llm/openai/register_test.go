@@ -190,3 +190,33 @@ func TestNewValidates(t *testing.T) {
 		t.Error("empty model name accepted")
 	}
 }
+
+// New reads OPENAI_API_KEY and OPENAI_BASE_URL for the OpenAI API, as the
+// official SDK does, and never for another provider.
+func TestNewReadsEnvironment(t *testing.T) {
+	srv := openaitest.NewServer(openaitest.Turn{Text: "from the environment"}, openaitest.Turn{Text: "ollama"})
+	defer srv.Close()
+	t.Setenv("OPENAI_API_KEY", "sk-env")
+	t.Setenv("OPENAI_BASE_URL", srv.URL)
+	m, err := openai.New("gpt-4.1", openai.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := llm.Generate(context.Background(), m, &llm.Request{Messages: []llm.Message{llm.UserText("hi")}})
+	if err != nil || res.Message.Text() != "from the environment" {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if got := srv.Requests()[0].Header.Get("Authorization"); got != "Bearer sk-env" {
+		t.Errorf("authorization %q", got)
+	}
+	m, err = openai.New("qwen3", openai.Options{Provider: "ollama", BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := llm.Generate(context.Background(), m, &llm.Request{Messages: []llm.Message{llm.UserText("hi")}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Requests()[1].Header.Get("Authorization"); got != "" {
+		t.Errorf("the OpenAI key went to another provider: %q", got)
+	}
+}
