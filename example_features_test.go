@@ -121,11 +121,16 @@ func ExampleNew_memoryAndSkills() {
 
 // Structured output: the final answer must match a JSON Schema.
 func ExampleNew_structuredOutput() {
+	type weather struct {
+		City    string  `json:"city" jsonschema:"the city asked about"`
+		Celsius float64 `json:"celsius"`
+	}
+	schema, err := deepagents.SchemaFor[weather]()
+	if err != nil {
+		log.Fatal(err)
+	}
 	model := replay.New(replay.Turn{Content: `{"city":"Oslo","celsius":-3}`})
-	a, err := deepagents.New(deepagents.Config{
-		Model:          model,
-		ResponseSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"celsius":{"type":"number"}},"required":["city","celsius"]}`),
-	})
+	a, err := deepagents.New(deepagents.Config{Model: model, ResponseSchema: schema})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -133,11 +138,10 @@ func ExampleNew_structuredOutput() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	var w struct {
-		City    string
-		Celsius float64
+	w, err := deepagents.Structured[weather](res)
+	if err != nil {
+		log.Fatal(err)
 	}
-	json.Unmarshal(res.Structured, &w)
 	fmt.Println(w.City, w.Celsius)
 	// Output:
 	// Oslo -3
