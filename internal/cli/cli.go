@@ -76,6 +76,7 @@ func newRoot(env Env) *cobra.Command {
 		Short:         "Run deep agents: planning, files, subagents and memory around a tool-calling model",
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		Version:       version(),
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newRunCmd(env), newResumeCmd(env), newServeCmd(env), newMCPServeCmd(env), newMCPCmd(env), newThreadsCmd(env), newStateCmd(env), newDBCmd(env))

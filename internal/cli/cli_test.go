@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -204,4 +205,51 @@ func writeScript(t *testing.T, body string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+func TestVersion(t *testing.T) {
+	code, stdout, _ := runCLI(t, nil, "--version")
+	if code != 0 || !strings.HasPrefix(stdout, "deepagents version ") || len(strings.TrimSpace(stdout)) <= len("deepagents version ") {
+		t.Errorf("--version: %d %q", code, stdout)
+	}
+	// The built binary knows its commit.
+	w := newWorld(t)
+	if code, stdout, _ := w.run("--version"); code != 0 || !strings.Contains(stdout, "deepagents version ") {
+		t.Errorf("binary --version: %d %q", code, stdout)
+	}
+}
+
+// A prompt may come from standard input, and --continue picks up the
+// thread that last ran in the workspace.
+func TestPromptFromStdinAndContinue(t *testing.T) {
+	w := newWorld(t)
+	script := w.script(`{"turns":[{"content":"first","expect":{"last_message_contains":["task from stdin"]}}]}`)
+	script2 := w.script(`{"turns":[{"content":"second","expect":{"messages_contain":["task from stdin"],"last_message_contains":["and more"]}}]}`)
+	cmd := exec.Command(binary(t), "run", "--model", "replay:"+script, "--dir", w.dir, "--db", w.db, "--output", "jsonl")
+	cmd.Env = w.env()
+	cmd.Stdin = strings.NewReader("the task from stdin\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	first := runEnd(t, string(out))
+	code, stdout, stderr := w.run("run", "--continue", "--model", "replay:"+script2, "--dir", w.dir, "--db", w.db, "--output", "jsonl", "and more")
+	if code != 0 {
+		t.Fatalf("--continue: %d %s %s", code, stderr, stdout)
+	}
+	if got := runEnd(t, stdout).ThreadID; got != first.ThreadID {
+		t.Errorf("--continue ran thread %s, want %s", got, first.ThreadID)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--continue", "--dir", t.TempDir(), "--db", w.db, "x"}, "no thread has run in"},
+		{[]string{"run", "--continue", "--thread", "t", "--db", w.db, "x"}, "give one"},
+		{[]string{"run", "--db", w.db}, "standard input was empty"},
+	} {
+		if code, _, stderr := w.run(c.args...); code != ExitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d: %s", c.args, code, stderr)
+		}
+	}
 }

@@ -59,7 +59,7 @@ decision approve or reject.`,
 				return err
 			}
 			defer s.close()
-			srv := mcp.NewServer(s.agent, mcp.ServeOptions{Values: settingsValues(s.settings)})
+			srv := mcp.NewServer(s.agent, mcp.ServeOptions{Version: version(), Values: settingsValues(s.settings)})
 			if httpAddr == "" {
 				err := srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(env.Stdin), Writer: nopWriteCloser{env.Stdout}})
 				if ctx.Err() != nil || errors.Is(err, io.EOF) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -38,6 +39,8 @@ type runFlags struct {
 	// of the workspace's .mcp.json too.
 	mcpConfigs   []string
 	mcpWorkspace bool
+	// continueLast continues the thread that last ran in the workspace.
+	continueLast bool
 	// stateWorkspace puts the workspace in each thread's state instead of
 	// --dir (deepagents serve without --dir, as the references' default).
 	stateWorkspace bool
@@ -57,6 +60,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.grepRegexp, "grep-regexp", false, "grep takes RE2 regular expressions instead of literal text")
 	fl.StringVar(&f.db, "db", "", "database for threads and memories: a SQLite file path or a postgres:// URL (default: deepagents.db in the user's data directory)")
 	fl.StringVar(&f.thread, "thread", "", "thread to start or continue (default: a new thread, whose id run_start shows)")
+	fl.BoolVarP(&f.continueLast, "continue", "c", false, "continue the thread that last ran in the workspace (--dir)")
 	fl.StringVar(&f.interrupt, "interrupt-on", "", "comma-separated tools that need approval (default: write_file,edit_file,execute on a terminal, none otherwise)")
 	fl.BoolVar(&f.autoApprove, "auto-approve", false, "run every tool without asking (permission rules still apply)")
 	fl.StringArrayVar(&f.rules.Allow, "allow", nil, "permission rule: run matching calls without asking, such as 'execute(go test)' or 'write_file(/src/**)' (repeatable)")
@@ -85,6 +89,9 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	}
 	if f.network && f.sandbox == "none" {
 		return usageError{errors.New("--network needs --sandbox bwrap (without a sandbox commands have the network anyway)")}
+	}
+	if f.continueLast && f.thread != "" {
+		return usageError{errors.New("--continue and --thread both name a thread; give one")}
 	}
 	if f.autoApprove && f.interruptOK && f.interrupt != "" {
 		return usageError{errors.New("--auto-approve and --interrupt-on contradict each other")}
@@ -124,7 +131,7 @@ func (f *runFlags) interruptOn(interactive bool) []string {
 func newRunCmd(env Env) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run [flags] PROMPT",
+		Use:   "run [flags] PROMPT|-",
 		Short: "Run one task and exit",
 		Long: `Run one task with a deep agent and exit.
 
@@ -139,17 +146,15 @@ Every step is saved in the database (--db); --thread continues a thread.
 
 The exit status is 0 when the run completed, 1 when it failed, 2 for bad
 usage and 3 when it stopped waiting for approval (see deepagents resume).`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 || strings.TrimSpace(strings.Join(args, " ")) == "" {
-				return usageError{errors.New("run needs a PROMPT (the task, as one argument)")}
-			}
-			return nil
-		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.validate(cmd); err != nil {
 				return err
 			}
-			in := deepagents.Prompt(strings.Join(args, " "))
+			prompt, err := promptOf(env, args)
+			if err != nil {
+				return err
+			}
+			in := deepagents.Prompt(prompt)
 			in.ThreadID = f.thread
 			return runAgent(cmd.Context(), env, &f, in)
 		},
@@ -177,6 +182,7 @@ pending action, in the order the interrupt listed them:
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.thread = args[0]
 			if err := f.validate(cmd); err != nil {
 				return err
 			}
@@ -184,13 +190,40 @@ pending action, in the order the interrupt listed them:
 			if err != nil {
 				return usageError{err}
 			}
-			f.thread = args[0]
 			return runAgent(cmd.Context(), env, &f, deepagents.Input{ThreadID: args[0], Decisions: ds})
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().StringArrayVar(&decisions, "decision", nil, "approve, reject:REASON or edit:JSON-ARGS (repeat for several pending actions)")
 	return cmd
+}
+
+// maxPromptBytes bounds a prompt read from standard input.
+const maxPromptBytes = 1 << 20
+
+// promptOf returns the prompt: the arguments, or standard input when there
+// are none (or just "-") and it is not a terminal.
+func promptOf(env Env, args []string) (string, error) {
+	if len(args) > 0 && !(len(args) == 1 && args[0] == "-") {
+		if p := strings.Join(args, " "); strings.TrimSpace(p) != "" {
+			return p, nil
+		}
+		return "", usageError{errors.New("run needs a PROMPT (the task, as one argument, or on standard input)")}
+	}
+	if env.Stdin == nil || isTerminal(env.Stdin) {
+		return "", usageError{errors.New("run needs a PROMPT (the task, as one argument, or on standard input)")}
+	}
+	data, err := io.ReadAll(io.LimitReader(env.Stdin, maxPromptBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("reading the prompt from standard input: %w", err)
+	}
+	if len(data) > maxPromptBytes {
+		return "", usageError{fmt.Errorf("the prompt on standard input is over %d bytes", maxPromptBytes)}
+	}
+	if strings.TrimSpace(string(data)) == "" {
+		return "", usageError{errors.New("run needs a PROMPT (the task, as one argument, or on standard input); standard input was empty")}
+	}
+	return string(data), nil
 }
 
 // runAgent runs (or resumes) one task, asking for approvals on a terminal.
@@ -201,6 +234,9 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 		return err
 	}
 	defer s.close()
+	if in.ThreadID == "" {
+		in.ThreadID = f.thread // --continue found it
+	}
 	in.Values = settingsValues(s.settings)
 	out := newRenderer(f.output, env)
 	defer out.close()
@@ -217,6 +253,11 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 			}
 			if e.Type == agent.EventRunEnd && len(e.Namespace) == 0 {
 				end = e
+			}
+			if e.Type == agent.EventRunStart && len(e.Namespace) == 0 {
+				if err := rememberThread(ctx, s.db, f.dir, e.ThreadID); err != nil {
+					fmt.Fprintf(env.Stderr, "warning: --continue will not find this thread: %v\n", err)
+				}
 			}
 		}
 		switch end.Status {

@@ -173,6 +173,12 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*
 	if err != nil {
 		return nil, fmt.Errorf("--db: %w", err)
 	}
+	if f.continueLast {
+		if f.thread, err = lastThread(ctx, db, f.dir); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
 	s, err := newSession(ctx, env, f, db, interactive, nil)
 	if err != nil {
 		db.Close()
