@@ -94,6 +94,7 @@ var ErrResponseSchema = errors.New("agent: the final answer does not match the r
 type Agent struct {
 	name        string
 	model       llm.Model
+	modelSpec   string // provider:model, named on usage events
 	system      string
 	tools       map[string]tool.Tool
 	specs       []llm.ToolSpec
@@ -122,6 +123,7 @@ func New(cfg Config) (*Agent, error) {
 	a := &Agent{
 		name:        cmp.Or(cfg.Name, MainAgent),
 		model:       cfg.Model,
+		modelSpec:   modelSpec(cfg.Model),
 		tools:       make(map[string]tool.Tool),
 		middleware:  cfg.Middleware,
 		maxSteps:    cmp.Or(cfg.MaxSteps, DefaultMaxSteps),
@@ -237,6 +239,16 @@ func New(cfg Config) (*Agent, error) {
 		}
 	}
 	return a, nil
+}
+
+// modelSpec names a model as "provider:model", or by its name alone when
+// it names no provider.
+func modelSpec(m llm.Model) string {
+	info := llm.Describe(m)
+	if info.Provider == "" {
+		return info.Name
+	}
+	return info.Provider + ":" + info.Name
 }
 
 // Name returns the agent's name.

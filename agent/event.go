@@ -24,7 +24,7 @@ const (
 	EventToolCall       EventType = "tool_call"       // ToolCallID, Name, Args
 	EventToolResult     EventType = "tool_result"     // ToolCallID, Name, Content, IsError
 	EventState          EventType = "state"           // Todos (when they changed), Files (paths that changed)
-	EventUsage          EventType = "usage"           // Usage of one model call
+	EventUsage          EventType = "usage"           // Usage of one model call; Name: the model, as provider:model
 	EventCheckpoint     EventType = "checkpoint"      // ThreadID, CheckpointID: the step is durable
 	EventInterrupt      EventType = "interrupt"       // Interrupts awaiting decisions
 	EventNotice         EventType = "notice"          // Name (what), Content (a line for people), Error

@@ -21,7 +21,7 @@ func sampleEvents() []agent.Event {
 		{Type: agent.EventTextDelta, Step: 1, Delta: ""},
 		{Type: agent.EventReasoningDelta, Step: 1, Delta: "thinking"},
 		{Type: agent.EventMessage, Step: 1, Message: &msg},
-		{Type: agent.EventUsage, Step: 1, Usage: &llm.Usage{InputTokens: 10, OutputTokens: 3, CacheReadTokens: 8}},
+		{Type: agent.EventUsage, Step: 1, Name: "anthropic:claude-sonnet-4-5", Usage: &llm.Usage{InputTokens: 10, OutputTokens: 3, CacheReadTokens: 8}},
 		{Type: agent.EventToolCall, Step: 1, ToolCallID: "c1", Name: "ls", Args: json.RawMessage(`{"path":"/"}`)},
 		{Type: agent.EventToolResult, Step: 1, MessageID: "m2", ToolCallID: "c1", Name: "ls", Content: "", IsError: false},
 		{Type: agent.EventToolResult, Step: 1, ToolCallID: "c2", Name: "task", Content: "Error: boom", IsError: true, Namespace: []string{"researcher:c9"}},

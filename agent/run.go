@@ -303,7 +303,7 @@ func (r *run) modelTurn(ctx context.Context) (modelOutcome, error) {
 	if rt.emit != nil {
 		rt.Emit(Event{Type: EventMessage, Message: &msg})
 		u := resp.Usage
-		rt.Emit(Event{Type: EventUsage, Usage: &u})
+		rt.Emit(Event{Type: EventUsage, Name: r.a.modelSpec, Usage: &u})
 	}
 	switch {
 	case len(msg.ToolCalls) > 0:

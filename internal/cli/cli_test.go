@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -251,5 +252,31 @@ func TestPromptFromStdinAndContinue(t *testing.T) {
 		if code, _, stderr := w.run(c.args...); code != ExitUsage || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d: %s", c.args, code, stderr)
 		}
+	}
+}
+
+// Text output ends with the thread, and the tokens and cost of the run and
+// of each subagent, at the prices of the user's configuration.
+func TestRunTextSummary(t *testing.T) {
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".deepagents"), 0o755)
+	os.WriteFile(filepath.Join(home, ".deepagents", "config.yaml"), []byte("prices:\n  replay:script: {input: 2, output: 10, cache_read: 1}\n"), 0o600)
+	script := filepath.Join(t.TempDir(), "s.json")
+	os.WriteFile(script, []byte(`{"turns":[
+		{"tool_calls":[{"id":"t","name":"task","args":{"description":"look","subagent_type":"general-purpose"}}],"usage":{"input_tokens":1000000,"output_tokens":1000,"cache_read_tokens":500000}},
+		{"agent":"general-purpose","content":"looked","usage":{"input_tokens":2000,"output_tokens":200}},
+		{"content":"Done.","usage":{"input_tokens":3000,"output_tokens":300}}]}`), 0o600)
+	code, stdout, stderr := runCLI(t, map[string]string{"HOME": home}, "run", "--model", "replay:"+script, "--dir", t.TempDir(), "go")
+	if code != ExitOK || stdout != "Done.\n" {
+		t.Fatalf("exit %d: %q %s", code, stdout, stderr)
+	}
+	// 505,000 plain input at $2, 500,000 cached at $1, 1,500 out at $10 per million.
+	want := "· 3 model calls · 1,005,000 tokens in (500,000 cached), 1,500 out · $1.5250"
+	if !regexp.MustCompile(`deepagents: thread [0-9a-f]+ ` + regexp.QuoteMeta(want)).MatchString(stderr) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	if !strings.Contains(stderr, "  main agent: 2 model calls · 1,003,000 tokens in (500,000 cached), 1,300 out") ||
+		!regexp.MustCompile(`  general-purpose:t: 1 model call · 2,000 tokens in, 200 out · \$0\.0060`).MatchString(stderr) {
+		t.Errorf("no line per agent:\n%s", stderr)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/permission"
 )
 
@@ -22,6 +23,10 @@ const configFile = "config.yaml"
 // so a typo does not silently leave a rule out.
 type config struct {
 	Permissions ruleLists `yaml:"permissions"`
+	// Prices, by "provider:model", add to or replace the built-in list
+	// prices the text output's costs come from (US dollars per million
+	// tokens).
+	Prices map[string]llm.Price `yaml:"prices"`
 }
 
 // ruleLists are permission rules as written: "tool" or "tool(pattern)".
@@ -97,4 +102,19 @@ func permissionRules(env Env, f *runFlags, w io.Writer) (*permission.Rules, erro
 		return nil, nil
 	}
 	return permission.New(rules...), nil
+}
+
+// userPrices returns the prices of the user's configuration file; a file
+// that cannot be read leaves the built-in prices alone (the run's
+// permission rules report its errors).
+func userPrices(env Env) map[string]llm.Price {
+	dir := userDir(env)
+	if dir == "" {
+		return nil
+	}
+	c, err := loadConfig(filepath.Join(dir, configFile))
+	if err != nil {
+		return nil
+	}
+	return c.Prices
 }

@@ -2,13 +2,16 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/thread"
 )
 
@@ -18,11 +21,11 @@ type renderer interface {
 	close() error
 }
 
-func newRenderer(format string, env Env) renderer {
+func newRenderer(format string, env Env, prices map[string]llm.Price) renderer {
 	if format == "jsonl" {
 		return &jsonlRenderer{w: bufio.NewWriterSize(env.Stdout, 64<<10)}
 	}
-	return &textRenderer{out: env.Stdout, log: env.Stderr}
+	return &textRenderer{out: env.Stdout, log: env.Stderr, prices: prices}
 }
 
 // flushDelay bounds how long an event may wait in the jsonl buffer. A step
@@ -93,6 +96,19 @@ func (r *jsonlRenderer) close() error {
 type textRenderer struct {
 	out, log io.Writer
 	midLine  bool // the last thing written to out did not end a line
+	// prices are the user's, over llm's list prices; usage is the run's
+	// so far, by agent (the namespace's path, "" for the main agent).
+	prices map[string]llm.Price
+	usage  map[string]*agentUsage
+	agents []string // the keys of usage, in the order they first called
+}
+
+// agentUsage is what one agent of a run used.
+type agentUsage struct {
+	calls   int
+	tokens  llm.Usage
+	cost    float64
+	unknown string // a model of unknown price, when it called one
 }
 
 func (r *textRenderer) event(e agent.Event) error {
@@ -130,6 +146,8 @@ func (r *textRenderer) event(e agent.Event) error {
 				fmt.Fprintf(r.log, "%s  %s %s\n", prefix, mark, t.Content)
 			}
 		}
+	case agent.EventUsage:
+		r.addUsage(strings.Join(e.Namespace, "/"), e.Name, e.Usage)
 	case agent.EventNotice:
 		fmt.Fprintf(r.log, "%snote: %s\n", prefix, oneLine(e.Content))
 	case agent.EventInterrupt:
@@ -150,8 +168,82 @@ func (r *textRenderer) event(e agent.Event) error {
 		if e.Status == agent.StatusInterrupted {
 			fmt.Fprintf(r.log, "deepagents: run interrupted, waiting for decisions on thread %s\n", e.ThreadID)
 		}
+		r.summary(e.ThreadID)
 	}
 	return nil
+}
+
+func (r *textRenderer) addUsage(who, model string, u *llm.Usage) {
+	if u == nil {
+		return
+	}
+	if r.usage == nil {
+		r.usage = map[string]*agentUsage{}
+	}
+	a := r.usage[who]
+	if a == nil {
+		a = &agentUsage{}
+		r.usage[who] = a
+		r.agents = append(r.agents, who)
+	}
+	a.calls++
+	a.tokens.Add(*u)
+	if p, ok := llm.PriceOf(model, r.prices); ok {
+		a.cost += p.Cost(*u)
+	} else {
+		a.unknown = model
+	}
+}
+
+// summary ends a run's log: its thread, and the tokens and cost of each
+// agent that called a model, the main agent's with the whole run's.
+func (r *textRenderer) summary(threadID string) {
+	var total agentUsage
+	unknown := ""
+	for _, who := range r.agents {
+		a := r.usage[who]
+		total.calls += a.calls
+		total.tokens.Add(a.tokens)
+		total.cost += a.cost
+		unknown = cmp.Or(unknown, a.unknown)
+	}
+	total.unknown = unknown
+	fmt.Fprintf(r.log, "deepagents: thread %s · %s\n", threadID, total.describe())
+	if len(r.agents) > 1 || len(r.agents) == 1 && r.agents[0] != "" {
+		for _, who := range r.agents {
+			fmt.Fprintf(r.log, "  %s: %s\n", cmp.Or(who, "main agent"), r.usage[who].describe())
+		}
+	}
+	r.usage, r.agents = nil, nil
+}
+
+// describe says what an agent used, in one line.
+func (a *agentUsage) describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d model call", a.calls)
+	if a.calls != 1 {
+		b.WriteByte('s')
+	}
+	fmt.Fprintf(&b, " · %s tokens in", thousands(a.tokens.InputTokens))
+	if a.tokens.CacheReadTokens > 0 {
+		fmt.Fprintf(&b, " (%s cached)", thousands(a.tokens.CacheReadTokens))
+	}
+	fmt.Fprintf(&b, ", %s out", thousands(a.tokens.OutputTokens))
+	if a.unknown != "" {
+		fmt.Fprintf(&b, " · cost unknown: no price for %s (add one under prices: in ~/.deepagents/config.yaml)", a.unknown)
+	} else {
+		fmt.Fprintf(&b, " · $%.4f", a.cost)
+	}
+	return b.String()
+}
+
+// thousands writes n with commas between thousands.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func (r *textRenderer) close() error { return nil }

@@ -238,7 +238,7 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 		in.ThreadID = f.thread // --continue found it
 	}
 	in.Values = settingsValues(s.settings)
-	out := newRenderer(f.output, env)
+	out := newRenderer(f.output, env, userPrices(env))
 	defer out.close()
 	for {
 		var end agent.Event
