@@ -84,19 +84,9 @@ func serveMCPHTTP(ctx context.Context, env Env, srv *sdk.Server, addr string) er
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	fmt.Fprintf(env.Stderr, "deepagents: serving MCP on http://%s/mcp\n", ln.Addr())
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
-	select {
-	case err := <-done:
+	if err := serveUntilDone(ctx, ln, mux, log, nil); err != nil {
 		return err
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(shutdown); err != nil {
-		hs.Close()
 	}
 	fmt.Fprintln(env.Stderr, "deepagents: MCP server stopped")
 	return nil
@@ -169,4 +159,27 @@ offers, and stop them. A server that fails says why.`,
 	f.register(list)
 	cmd.AddCommand(list)
 	return cmd
+}
+
+// serveUntilDone serves h on ln until ctx ends, then stops: stop (when
+// set) first, then the HTTP server, which waits up to 5 s for the
+// requests in flight.
+func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger, stop func()) error {
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if stop != nil {
+		stop()
+	}
+	if err := hs.Shutdown(shutdown); err != nil {
+		hs.Close()
+	}
+	return nil
 }

@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -103,21 +100,11 @@ it (--advertise says where that is).`,
 				names[i] = fmt.Sprintf("%q", a.GraphID)
 			}
 			fmt.Fprintf(env.Stderr, "deepagents: serving the LangGraph API on http://%s (assistants %s)\n", ln.Addr(), strings.Join(names, ", "))
-			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-			done := make(chan error, 1)
-			go func() { done <- hs.Serve(ln) }()
-			select {
-			case err := <-done:
+			// On the way out: stop taking requests, end the runs (their
+			// checkpoints are saved step by step), then close the streams
+			// still open.
+			if err := serveUntilDone(ctx, ln, srv, log, func() { srv.Close() }); err != nil {
 				return err
-			case <-ctx.Done():
-			}
-			// Stop taking requests, end the runs (their checkpoints are
-			// saved step by step), then close the streams still open.
-			shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			srv.Close()
-			if err := hs.Shutdown(shutdown); err != nil {
-				hs.Close()
 			}
 			fmt.Fprintln(env.Stderr, "deepagents: server stopped")
 			return nil
