@@ -183,6 +183,9 @@ func deleteTree(ctx context.Context, d *persist.DB, all []checkpoint.Thread, id 
 				return n, fmt.Errorf("deleting thread %s: %w", t.ID, err)
 			}
 			n++
+			if err := forgetThread(ctx, d, t.ID); err != nil {
+				return n, fmt.Errorf("deleting the title of thread %s: %w", t.ID, err)
+			}
 			if hist == "" {
 				continue
 			}

@@ -121,3 +121,37 @@ func vacuumSizes(t *testing.T, out string) (before, after float64) {
 	scale := map[string]float64{"B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}
 	return before * scale[bu], after * scale[au]
 }
+
+// A thread's title is its first prompt until it is renamed; threads shows
+// it, and delete forgets it.
+func TestThreadTitles(t *testing.T) {
+	w := newWorld(t)
+	script := w.script(`{"turns":[{"content":"ok"}]}`)
+	code, stdout, stderr := w.run(w.runArgs(script, "Plan the\nrelease notes")...)
+	if code != 0 {
+		t.Fatalf("%d %s", code, stderr)
+	}
+	id := runEnd(t, stdout).ThreadID
+	if _, out, _ := w.run("threads", "--db", w.db); !strings.Contains(out, "TITLE") || !strings.Contains(out, "Plan the release notes") {
+		t.Errorf("threads:\n%s", out)
+	}
+	if code, _, stderr := w.run("threads", "rename", id, "Release notes, v2", "--db", w.db); code != 0 {
+		t.Fatalf("rename: %d %s", code, stderr)
+	}
+	// A later run on the thread keeps the title it was given.
+	w.run(w.runArgs(w.script(`{"turns":[{"content":"again"}]}`), "--thread", id, "something else")...)
+	_, out, _ := w.run("threads", "--db", w.db, "--output", "jsonl")
+	if !strings.Contains(out, `"title":"Release notes, v2"`) {
+		t.Errorf("threads --output jsonl: %s", out)
+	}
+	if code, _, stderr := w.run("threads", "rename", "no-such-thread", "x", "--db", w.db); code == 0 || !strings.Contains(stderr, "no-such-thread") {
+		t.Errorf("renaming a missing thread: %d %s", code, stderr)
+	}
+	if code, _, stderr := w.run("threads", "delete", id, "--db", w.db); code != 0 {
+		t.Fatalf("delete: %d %s", code, stderr)
+	}
+	w.run(w.runArgs(w.script(`{"turns":[{"content":"new"}]}`), "--thread", id, "a new start")...)
+	if _, out, _ := w.run("threads", "--db", w.db); !strings.Contains(out, "a new start") || strings.Contains(out, "Release notes") {
+		t.Errorf("a deleted thread's title outlived it:\n%s", out)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/llm"
 )
 
 // defaultInterruptOn are the tools that ask for approval on a terminal.
@@ -198,6 +199,18 @@ pending action, in the order the interrupt listed them:
 	return cmd
 }
 
+// promptText is the text of a run's new user messages: a new thread's
+// title.
+func promptText(in deepagents.Input) string {
+	var parts []string
+	for _, m := range in.Messages {
+		if m.Role == llm.RoleUser {
+			parts = append(parts, m.Text())
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
 // maxPromptBytes bounds a prompt read from standard input.
 const maxPromptBytes = 1 << 20
 
@@ -255,7 +268,7 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 				end = e
 			}
 			if e.Type == agent.EventRunStart && len(e.Namespace) == 0 {
-				if err := rememberThread(ctx, s.db, f.dir, e.ThreadID); err != nil {
+				if err := rememberThread(ctx, s.db, f.dir, e.ThreadID, promptText(in)); err != nil {
 					fmt.Fprintf(env.Stderr, "warning: --continue will not find this thread: %v\n", err)
 				}
 			}

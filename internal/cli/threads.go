@@ -41,16 +41,20 @@ func newThreadsCmd(env Env) *cobra.Command {
 			if output == "jsonl" {
 				enc := json.NewEncoder(env.Stdout)
 				for _, t := range threads {
-					if err := enc.Encode(t); err != nil {
+					row := struct {
+						checkpoint.Thread
+						Title string `json:"title,omitempty"`
+					}{t, title(cmd.Context(), d, t.ID)}
+					if err := enc.Encode(row); err != nil {
 						return err
 					}
 				}
 				return nil
 			}
 			w := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "THREAD\tSTATUS\tUPDATED")
+			fmt.Fprintln(w, "THREAD\tSTATUS\tUPDATED\tTITLE")
 			for _, t := range threads {
-				fmt.Fprintf(w, "%s\t%s\t%s\n", t.ID, t.Status, t.UpdatedAt.Local().Format(time.DateTime))
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.ID, t.Status, t.UpdatedAt.Local().Format(time.DateTime), title(cmd.Context(), d, t.ID))
 			}
 			return w.Flush()
 		},
@@ -58,7 +62,7 @@ func newThreadsCmd(env Env) *cobra.Command {
 	cmd.Flags().StringVar(&db, "db", "", "database (default: deepagents.db in the user's data directory)")
 	cmd.Flags().StringVar(&output, "output", "text", "text or jsonl")
 	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many threads")
-	cmd.AddCommand(newThreadsDeleteCmd(env), newThreadsPruneCmd(env))
+	cmd.AddCommand(newThreadsDeleteCmd(env), newThreadsPruneCmd(env), newThreadsRenameCmd(env))
 	return cmd
 }
 
