@@ -101,6 +101,7 @@ func loadAssistants(path string) ([]assistantSpec, error) {
 func (a *assistantSpec) flags(base runFlags) (runFlags, error) {
 	f := base
 	f.given = func(string) bool { return false } // a thread's settings do not apply
+	f.fromAssistant = true
 	if a.Model != "" {
 		f.model = a.Model
 	}

@@ -2,16 +2,19 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/mcp"
 	"github.com/deepagents-go/deepagents/permission"
 )
 
@@ -22,11 +25,94 @@ const configFile = "config.yaml"
 // config is what a configuration file may hold. Unknown keys are errors,
 // so a typo does not silently leave a rule out.
 type config struct {
-	Permissions ruleLists `yaml:"permissions"`
+	// Model is the default --model.
+	Model string `yaml:"model"`
+	// InterruptOn are the tools that need approval by default
+	// (--interrupt-on).
+	InterruptOn []string `yaml:"interrupt_on"`
+	// Shell and Sandbox are the defaults of --shell, --sandbox and
+	// --network.
+	Shell   *bool          `yaml:"shell"`
+	Sandbox *sandboxConfig `yaml:"sandbox"`
+	// MCPServers are MCP servers, as the mcpServers of a .mcp.json.
+	MCPServers  map[string]any `yaml:"mcp_servers"`
+	Permissions ruleLists      `yaml:"permissions"`
 	// Prices, by "provider:model", add to or replace the built-in list
 	// prices the text output's costs come from (US dollars per million
 	// tokens).
 	Prices map[string]llm.Price `yaml:"prices"`
+}
+
+// sandboxConfig is how execute is isolated.
+type sandboxConfig struct {
+	Mode    string `yaml:"mode"` // bwrap or none
+	Network *bool  `yaml:"network"`
+}
+
+// applyConfig makes the user's configuration file the defaults of the
+// flags not given, and adds the approvals of the workspace's. A
+// workspace's file comes with the repository the agent works on, so it may
+// only add approvals and ask and deny rules (see permissionRules): its
+// model, shell, sandbox and MCP servers are ignored, with a note.
+func applyConfig(env Env, f *runFlags, interactive bool) error {
+	if f.fromAssistant {
+		return nil // an assistants file says all
+	}
+	given := f.given
+	if given == nil {
+		given = func(string) bool { return false }
+	}
+	if dir := userDir(env); dir != "" {
+		path := filepath.Join(dir, configFile)
+		c, err := loadConfig(path)
+		if err != nil {
+			return usageError{err}
+		}
+		if c.Model != "" && !given("model") {
+			f.model = c.Model
+		}
+		if c.InterruptOn != nil && !given("interrupt-on") && !given("auto-approve") {
+			f.interrupt, f.interruptOK = strings.Join(c.InterruptOn, ","), true
+		}
+		if c.Shell != nil && !given("shell") && !f.stateWorkspace {
+			f.shell = *c.Shell
+		}
+		if sb := c.Sandbox; sb != nil {
+			if sb.Mode != "" && !given("sandbox") {
+				if sb.Mode != "bwrap" && sb.Mode != "none" {
+					return usageError{fmt.Errorf("%s: sandbox.mode must be bwrap or none, not %q", path, sb.Mode)}
+				}
+				f.sandbox = sb.Mode
+			}
+			if sb.Network != nil && !given("network") {
+				f.network = *sb.Network
+			}
+		}
+		if f.network && f.sandbox == "none" {
+			f.network = false // without a sandbox commands have the network anyway
+		}
+		if len(c.MCPServers) > 0 {
+			data, err := json.Marshal(map[string]any{"mcpServers": c.MCPServers})
+			if err != nil {
+				return usageError{fmt.Errorf("%s: mcp_servers: %w", path, err)}
+			}
+			if f.configMCP, err = mcp.Parse(data, env.Getenv); err != nil {
+				return usageError{fmt.Errorf("%s: mcp_servers: %w", path, err)}
+			}
+		}
+	}
+	path := filepath.Join(f.dir, ".deepagents", configFile)
+	c, err := loadConfig(path)
+	if err != nil {
+		return usageError{err}
+	}
+	if c.Model != "" || c.Shell != nil || c.Sandbox != nil || len(c.MCPServers) > 0 {
+		fmt.Fprintf(env.Stderr, "note: %s: model, shell, sandbox and mcp_servers in a workspace's configuration are ignored (it may only add approvals and ask and deny rules); put them in %s\n", path, filepath.Join("~/.deepagents", configFile))
+	}
+	if len(c.InterruptOn) > 0 && !f.autoApprove {
+		f.interrupt, f.interruptOK = strings.Join(append(f.interruptOn(interactive), c.InterruptOn...), ","), true
+	}
+	return nil
 }
 
 // ruleLists are permission rules as written: "tool" or "tool(pattern)".

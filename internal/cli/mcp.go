@@ -24,7 +24,8 @@ const (
 	workspaceMCPFile = ".mcp.json"
 )
 
-// mcpConfigs gathers the MCP servers to start: the user's, those of each
+// mcpConfigs gathers the MCP servers to start: the user's (config.yaml's
+// mcp_servers, then mcp.json's), those of each
 // --mcp-config file, and with --mcp-workspace those of the workspace's
 // .mcp.json; a later file's entry replaces an earlier one of the same name.
 //
@@ -41,7 +42,10 @@ func mcpConfigs(env Env, f *runFlags) (map[string]mcp.ServerConfig, error) {
 	if f.mcpWorkspace {
 		paths = append(paths, ws)
 	}
-	out := map[string]mcp.ServerConfig{}
+	out := maps.Clone(f.configMCP)
+	if out == nil {
+		out = map[string]mcp.ServerConfig{}
+	}
 	for i, p := range paths {
 		servers, err := mcp.LoadFile(p, env.Getenv)
 		if errors.Is(err, fs.ErrNotExist) && (i == 0 || p == ws) {

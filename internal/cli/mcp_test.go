@@ -92,3 +92,43 @@ func TestRunWithMCPServers(t *testing.T) {
 		t.Errorf("bad configuration: exit %d: %s", code, stderr)
 	}
 }
+
+// ~/.deepagents/config.yaml gives the defaults of the flags: the model,
+// approvals, MCP servers; the flags win, and a workspace's file may only
+// add approvals.
+func TestConfigFileDefaults(t *testing.T) {
+	w := newWorld(t)
+	bin := everythingServer(t)
+	script := w.script(`{"turns":[{"tool_calls":[{"id":"e","name":"mcp__everything__echo","args":{"message":"configured"}},
+		{"id":"w","name":"write_file","args":{"file_path":"/a.md","content":"x"}}]},{"content":"done"}]}`)
+	os.MkdirAll(filepath.Join(w.home, ".deepagents"), 0o755)
+	os.WriteFile(filepath.Join(w.home, ".deepagents", "config.yaml"), []byte(
+		"model: replay:"+script+"\ninterrupt_on: [write_file]\nmcp_servers:\n  everything: {command: "+bin+"}\n"), 0o600)
+	os.MkdirAll(filepath.Join(w.dir, ".deepagents"), 0o755)
+	os.WriteFile(filepath.Join(w.dir, ".deepagents", "config.yaml"), []byte("model: openai:gpt-4.1\ninterrupt_on: [edit_file]\n"), 0o600)
+
+	code, stdout, stderr := w.run("run", "--dir", w.dir, "--db", w.db, "--output", "jsonl", "go")
+	if code != ExitInterrupted {
+		t.Fatalf("exit %d, want %d (write_file needs approval by the configuration): %s", code, ExitInterrupted, stderr)
+	}
+	end := runEnd(t, stdout)
+	if len(end.Interrupts) != 1 || end.Interrupts[0].Tool != "write_file" {
+		t.Errorf("interrupts %+v", end.Interrupts)
+	}
+	if !strings.Contains(stderr, "are ignored") {
+		t.Errorf("no note about the workspace's model: %s", stderr)
+	}
+	// The flags win: no approvals.
+	code, stdout, stderr = w.run("run", "--dir", w.dir, "--db", w.db, "--output", "jsonl", "--auto-approve", "go")
+	if code != 0 {
+		t.Fatalf("--auto-approve: exit %d: %s", code, stderr)
+	}
+	if r := toolResultEvents(t, stdout)["e"]; r.IsError || !strings.Contains(r.Content, "configured") {
+		t.Errorf("the configuration's MCP server: %+v", r)
+	}
+	// A bad value is a usage error that names the file.
+	os.WriteFile(filepath.Join(w.home, ".deepagents", "config.yaml"), []byte("sandbox: {mode: docker}\n"), 0o600)
+	if code, _, stderr := w.run("run", "--dir", w.dir, "--db", w.db, "--model", "replay:"+script, "go"); code != ExitUsage || !strings.Contains(stderr, "sandbox.mode") {
+		t.Errorf("bad sandbox: exit %d: %s", code, stderr)
+	}
+}

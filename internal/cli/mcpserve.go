@@ -114,6 +114,9 @@ offers, and stop them. A server that fails says why.`,
 				return err
 			}
 			ctx := cmd.Context()
+			if err := applyConfig(env, &f, false); err != nil {
+				return err
+			}
 			log := slog.New(slog.NewTextHandler(io.Discard, nil))
 			servers, err := startMCP(ctx, env, &f, log)
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/mcp"
 )
 
 // defaultInterruptOn are the tools that ask for approval on a terminal.
@@ -42,6 +43,11 @@ type runFlags struct {
 	mcpWorkspace bool
 	// continueLast continues the thread that last ran in the workspace.
 	continueLast bool
+	// configMCP are the MCP servers of the user's configuration file.
+	configMCP map[string]mcp.ServerConfig
+	// fromAssistant marks the flags of an assistant of serve's
+	// --assistants file, which the configuration file does not change.
+	fromAssistant bool
 	// stateWorkspace puts the workspace in each thread's state instead of
 	// --dir (deepagents serve without --dir, as the references' default).
 	stateWorkspace bool

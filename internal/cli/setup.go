@@ -197,6 +197,9 @@ func newSession(ctx context.Context, env Env, f *runFlags, db *persist.DB, inter
 		s.closeAgent()
 		return nil, err
 	}
+	if err := applyConfig(env, f, interactive); err != nil {
+		return fail(err)
+	}
 	// A thread continues as it was run, but for the flags given.
 	old, err := f.adoptThreadSettings(ctx, db, env.Stderr)
 	if err != nil {
