@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/deepagents-go/deepagents"
 	"github.com/spf13/cobra"
 )
 
@@ -79,6 +80,35 @@ func newRoot(env Env) *cobra.Command {
 		Version:       version(),
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	// deepagents -p PROMPT (or a prompt on standard input) runs one task,
+	// as run does, with the same flags.
+	var f runFlags
+	var prompt string
+	f.register(root)
+	root.Flags().StringVarP(&prompt, "print", "p", "", "run this task non-interactively and print the answer (as run PROMPT)")
+	root.Args = cobra.NoArgs
+	root.RunE = func(cmd *cobra.Command, _ []string) error {
+		if prompt == "" && (env.Stdin == nil || isTerminal(env.Stdin)) {
+			return cmd.Help()
+		}
+		if err := f.validate(cmd); err != nil {
+			return err
+		}
+		var args []string
+		if prompt != "" {
+			args = []string{prompt}
+		}
+		p, err := promptOf(env, args)
+		if errors.Is(err, errEmptyStdin) && prompt == "" {
+			return cmd.Help() // nothing came: deepagents < /dev/null
+		}
+		if err != nil {
+			return err
+		}
+		in := deepagents.Prompt(p)
+		in.ThreadID = f.thread
+		return runAgent(cmd.Context(), env, &f, in)
+	}
 	root.AddCommand(newRunCmd(env), newResumeCmd(env), newServeCmd(env), newMCPServeCmd(env), newMCPCmd(env), newThreadsCmd(env), newStateCmd(env), newDBCmd(env))
 	return root
 }

@@ -280,3 +280,17 @@ func TestRunTextSummary(t *testing.T) {
 		t.Errorf("no line per agent:\n%s", stderr)
 	}
 }
+
+// deepagents -p PROMPT runs a task as run does; with neither -p nor a
+// prompt on standard input it shows the help.
+func TestPrintFlag(t *testing.T) {
+	w := newWorld(t)
+	script := w.script(`{"turns":[{"content":"Printed.","expect":{"last_message_contains":["a printed task"]}}]}`)
+	code, stdout, stderr := w.run("-p", "a printed task", "--model", "replay:"+script, "--dir", w.dir, "--db", w.db)
+	if code != 0 || stdout != "Printed.\n" || !strings.Contains(stderr, "deepagents: thread ") {
+		t.Errorf("-p: %d %q %s", code, stdout, stderr)
+	}
+	if code, stdout, _ := w.run(); code != 0 || !strings.Contains(stdout, "Available Commands") {
+		t.Errorf("no arguments: %d %q", code, stdout)
+	}
+}

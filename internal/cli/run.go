@@ -217,6 +217,9 @@ func promptText(in deepagents.Input) string {
 	return strings.Join(parts, " ")
 }
 
+// errEmptyStdin says that no prompt came on standard input.
+var errEmptyStdin = errors.New("run needs a PROMPT (the task, as one argument, or on standard input); standard input was empty")
+
 // maxPromptBytes bounds a prompt read from standard input.
 const maxPromptBytes = 1 << 20
 
@@ -240,7 +243,7 @@ func promptOf(env Env, args []string) (string, error) {
 		return "", usageError{fmt.Errorf("the prompt on standard input is over %d bytes", maxPromptBytes)}
 	}
 	if strings.TrimSpace(string(data)) == "" {
-		return "", usageError{errors.New("run needs a PROMPT (the task, as one argument, or on standard input); standard input was empty")}
+		return "", usageError{errEmptyStdin}
 	}
 	return string(data), nil
 }
