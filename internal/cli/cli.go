@@ -80,19 +80,23 @@ func newRoot(env Env) *cobra.Command {
 		Version:       version(),
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	// deepagents -p PROMPT (or a prompt on standard input) runs one task,
-	// as run does, with the same flags.
+	// deepagents on a terminal is an interactive session; -p PROMPT (or a
+	// prompt on standard input) runs one task, as run does, with the same
+	// flags.
 	var f runFlags
 	var prompt string
 	f.register(root)
 	root.Flags().StringVarP(&prompt, "print", "p", "", "run this task non-interactively and print the answer (as run PROMPT)")
 	root.Args = cobra.NoArgs
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
-		if prompt == "" && (env.Stdin == nil || isTerminal(env.Stdin)) {
-			return cmd.Help()
-		}
 		if err := f.validate(cmd); err != nil {
 			return err
+		}
+		if prompt == "" && isTerminal(env.Stdin) && isTerminal(env.Stdout) {
+			return runInteractive(cmd.Context(), env, &f)
+		}
+		if prompt == "" && env.Stdin == nil {
+			return cmd.Help()
 		}
 		var args []string
 		if prompt != "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -281,9 +280,9 @@ func newSession(ctx context.Context, env Env, f *runFlags, db *persist.DB, inter
 	return s, nil
 }
 
-// isTerminal reports whether r is an interactive terminal (not merely a
+// isTerminal reports whether r (a reader or a writer) is an interactive terminal (not merely a
 // character device such as /dev/null).
-func isTerminal(r io.Reader) bool {
+func isTerminal(r any) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -1,0 +1,550 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/deepagents-go/deepagents"
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/thread"
+)
+
+// runInteractive is `deepagents` on a terminal: a session of turns on one
+// thread, with the answer streaming, tool calls folded with their results,
+// the todo list live, and approvals asked for in place.
+func runInteractive(ctx context.Context, env Env, f *runFlags) error {
+	s, err := openSession(ctx, env, f, true)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	in, _ := env.Stdin.(*os.File)
+	out, _ := env.Stdout.(*os.File)
+	m := newTUI(ctx, s, f, userPrices(env))
+	p := tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out), tea.WithContext(ctx))
+	m.send = p.Send
+	_, err = p.Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// Messages from a run's goroutine to the program.
+type (
+	eventMsg   struct{ e agent.Event }
+	runDoneMsg struct{ err error }
+)
+
+// tuiModel is the interactive session's state.
+type tuiModel struct {
+	ctx   context.Context
+	s     *session
+	f     *runFlags
+	send  func(tea.Msg)
+	input textinput.Model
+	width int
+
+	thread  string
+	running bool
+	cancel  context.CancelFunc
+	stopped bool // the user stopped the current step
+
+	answer  strings.Builder // the main agent's answer, streaming
+	todos   []thread.Todo
+	history []string // what was sent, for up and down
+	histPos int
+
+	// Approvals: the requests of the run's interrupt, the decisions taken
+	// so far, and the reason being typed for a rejection.
+	pending   []agent.ActionRequest
+	decisions []agent.Decision
+	reason    *textinput.Model
+	// allowed are the tools the user approved for the whole session.
+	allowed map[string]bool
+
+	usage   *textRenderer // accounts tokens and cost, run by run
+	session agentUsage    // the session's total
+
+	// Lines to print above the view, in order: one print is in flight at
+	// a time, since commands run concurrently.
+	queue    []string
+	flushing bool
+}
+
+// printedMsg says the lines in flight are printed.
+type printedMsg struct{}
+
+// print queues lines to print above the view.
+func (m *tuiModel) print(lines ...string) tea.Cmd {
+	m.queue = append(m.queue, lines...)
+	return m.flush()
+}
+
+func (m *tuiModel) flush() tea.Cmd {
+	if m.flushing || len(m.queue) == 0 {
+		return nil
+	}
+	text := strings.Join(m.queue, "\n")
+	m.queue, m.flushing = nil, true
+	return tea.Sequence(tea.Println(text), func() tea.Msg { return printedMsg{} })
+}
+
+var (
+	dim    = lipgloss.NewStyle().Faint(true)
+	bold   = lipgloss.NewStyle().Bold(true)
+	red    = lipgloss.NewStyle().Foreground(lipgloss.Color("1"))
+	green  = lipgloss.NewStyle().Foreground(lipgloss.Color("2"))
+	yellow = lipgloss.NewStyle().Foreground(lipgloss.Color("3"))
+)
+
+func newTUI(ctx context.Context, s *session, f *runFlags, prices map[string]llm.Price) *tuiModel {
+	ti := textinput.New()
+	ti.Prompt = "> "
+	ti.Placeholder = "a task, /help, or @file to attach"
+	ti.Focus()
+	ti.CharLimit = maxPromptBytes
+	return &tuiModel{ctx: ctx, s: s, f: f, input: ti, thread: f.thread, allowed: map[string]bool{},
+		usage: &textRenderer{prices: prices}}
+}
+
+func (m *tuiModel) Init() tea.Cmd {
+	intro := fmt.Sprintf("deepagents · %s · %s", llm.Describe(m.s.agent.Model()).Name, m.f.dir)
+	if m.thread != "" {
+		intro += " · thread " + m.thread
+	}
+	return tea.Batch(m.print(dim.Render(intro+" · /help for commands")), textinput.Blink)
+}
+
+func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width = msg.Width
+		m.input.Width = max(msg.Width-4, 10)
+		return m, nil
+	case eventMsg:
+		return m, m.onEvent(msg.e)
+	case printedMsg:
+		m.flushing = false
+		return m, m.flush()
+	case runDoneMsg:
+		return m, m.onRunDone(msg.err)
+	case tea.KeyMsg:
+		if m.reason != nil {
+			return m, m.onReasonKey(msg)
+		}
+		if len(m.pending) > 0 {
+			return m, m.onApprovalKey(msg)
+		}
+		return m, m.onKey(msg)
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return m, cmd
+}
+
+// onKey handles a key while no approval is asked for.
+func (m *tuiModel) onKey(k tea.KeyMsg) tea.Cmd {
+	switch k.Type {
+	case tea.KeyCtrlC, tea.KeyEsc:
+		if m.running {
+			// Stop the step, not the session: the thread keeps what was
+			// saved and takes the next message.
+			m.stopped = true
+			m.cancel()
+			return nil
+		}
+		if k.Type == tea.KeyCtrlC && m.input.Value() == "" {
+			return tea.Quit
+		}
+		m.input.SetValue("")
+		return nil
+	case tea.KeyCtrlD:
+		if !m.running && m.input.Value() == "" {
+			return tea.Quit
+		}
+	case tea.KeyUp, tea.KeyDown:
+		if m.running || len(m.history) == 0 {
+			return nil
+		}
+		if k.Type == tea.KeyUp {
+			m.histPos = max(m.histPos-1, 0)
+		} else {
+			m.histPos = min(m.histPos+1, len(m.history))
+		}
+		if m.histPos == len(m.history) {
+			m.input.SetValue("")
+		} else {
+			m.input.SetValue(m.history[m.histPos])
+		}
+		m.input.CursorEnd()
+		return nil
+	case tea.KeyEnter:
+		if m.running {
+			return nil
+		}
+		text := strings.TrimSpace(m.input.Value())
+		if text == "" {
+			return nil
+		}
+		m.input.SetValue("")
+		m.history = append(m.history, text)
+		m.histPos = len(m.history)
+		if strings.HasPrefix(text, "/") {
+			return m.command(text)
+		}
+		prompt, notes := m.attach(text)
+		in := deepagents.Prompt(prompt)
+		in.ThreadID = m.thread
+		in.Values = settingsValues(m.s.settings)
+		return tea.Batch(m.print(bold.Render("> "+text)+notes), m.start(in))
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(k)
+	return cmd
+}
+
+// start runs the agent on in, its events sent to the program.
+func (m *tuiModel) start(in deepagents.Input) tea.Cmd {
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.running, m.cancel, m.stopped = true, cancel, false
+	m.answer.Reset()
+	send := m.send
+	a := m.s.agent
+	return func() tea.Msg {
+		for e, err := range a.Stream(ctx, in) {
+			if err != nil {
+				return runDoneMsg{err}
+			}
+			send(eventMsg{e})
+		}
+		return runDoneMsg{}
+	}
+}
+
+// onEvent shows one event of the run.
+func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
+	sub := len(e.Namespace) > 0
+	indent := ""
+	if sub {
+		indent = "  " + dim.Render("["+strings.Join(e.Namespace, "/")+"]") + " "
+	}
+	switch e.Type {
+	case agent.EventRunStart:
+		if !sub && m.thread != e.ThreadID {
+			m.thread = e.ThreadID
+			if err := rememberThread(m.ctx, m.s.db, m.f.dir, e.ThreadID, lastOf(m.history)); err != nil {
+				return m.print(red.Render("warning: " + err.Error()))
+			}
+		}
+	case agent.EventTextDelta:
+		if !sub {
+			m.answer.WriteString(e.Delta)
+		}
+	case agent.EventMessage:
+		if sub || e.Message == nil {
+			return nil
+		}
+		text := strings.TrimSpace(m.answer.String())
+		m.answer.Reset()
+		if text == "" {
+			return nil
+		}
+		return m.print(text)
+	case agent.EventToolCall:
+		return m.print(indent + green.Render("●") + " " + bold.Render(e.Name) + dim.Render("("+clip(string(e.Args), 100)+")"))
+	case agent.EventToolResult:
+		return m.print(indent + "  " + dim.Render("⎿ ") + fold(e.Content, e.IsError))
+	case agent.EventState:
+		if e.Todos != nil && !sub {
+			m.todos = e.Todos
+		}
+	case agent.EventUsage:
+		m.usage.addUsage(strings.Join(e.Namespace, "/"), e.Name, e.Usage)
+	case agent.EventNotice:
+		return m.print(indent + yellow.Render("note: ") + oneLine(e.Content))
+	case agent.EventRunEnd:
+		if sub {
+			return nil
+		}
+		return m.onRunEnd(e)
+	}
+	return nil
+}
+
+// onRunEnd prints how the run ended, or asks for the approvals it waits on.
+func (m *tuiModel) onRunEnd(e agent.Event) tea.Cmd {
+	var lines []string
+	if text := strings.TrimSpace(m.answer.String()); text != "" {
+		lines = append(lines, text) // a message cut short by a stop
+		m.answer.Reset()
+	}
+	switch {
+	case e.Status == agent.StatusInterrupted:
+		m.pending, m.decisions = e.Interrupts, nil
+		if cmd := m.autoApprove(); cmd != nil {
+			return cmd
+		}
+	case m.stopped:
+		lines = append(lines, yellow.Render("■ stopped; the thread keeps what was done so far"))
+	case e.Status == agent.StatusFailed:
+		lines = append(lines, red.Render("✗ "+oneLine(e.Error)))
+	}
+	for _, who := range m.usage.agents {
+		a := m.usage.usage[who]
+		m.session.calls += a.calls
+		m.session.tokens.Add(a.tokens)
+		m.session.cost += a.cost
+		m.session.unknown = cmpOr(m.session.unknown, a.unknown)
+	}
+	var b strings.Builder
+	m.usage.log = &b
+	m.usage.summary(e.ThreadID)
+	for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+		lines = append(lines, dim.Render(l)) // line by line: lipgloss pads a block to its widest line
+	}
+	return m.print(strings.Join(lines, "\n"))
+}
+
+func (m *tuiModel) onRunDone(err error) tea.Cmd {
+	m.running = false
+	m.cancel()
+	if err != nil && !m.stopped {
+		return m.print(red.Render("✗ " + oneLine(err.Error())))
+	}
+	if m.stopped && len(m.pending) == 0 {
+		m.stopped = false
+	}
+	return nil
+}
+
+// autoApprove takes the decisions the session already made: tools the
+// user approved for the session. It resumes the run when that answers
+// every request.
+func (m *tuiModel) autoApprove() tea.Cmd {
+	for len(m.decisions) < len(m.pending) && m.allowed[m.pending[len(m.decisions)].Tool] {
+		m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionApprove})
+	}
+	return m.resumeIfDecided()
+}
+
+func (m *tuiModel) resumeIfDecided() tea.Cmd {
+	if len(m.decisions) < len(m.pending) {
+		return nil
+	}
+	in := deepagents.Input{ThreadID: m.thread, Decisions: m.decisions}
+	m.pending, m.decisions = nil, nil
+	return m.start(in)
+}
+
+// onApprovalKey decides the request asked about: y approves it, a
+// approves its tool for the session, n rejects it with a reason.
+func (m *tuiModel) onApprovalKey(k tea.KeyMsg) tea.Cmd {
+	req := m.pending[len(m.decisions)]
+	switch strings.ToLower(k.String()) {
+	case "y", "enter":
+		m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionApprove})
+		return tea.Batch(m.print(green.Render("✓ approved ")+req.Tool), m.afterDecision())
+	case "a":
+		m.allowed[req.Tool] = true
+		m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionApprove})
+		return tea.Batch(m.print(green.Render("✓ approved ")+req.Tool+" for this session"), m.afterDecision())
+	case "n":
+		ti := textinput.New()
+		ti.Prompt = "reason> "
+		ti.Placeholder = "what the agent should do instead (enter to skip)"
+		ti.Focus()
+		m.reason = &ti
+	case "ctrl+c", "esc":
+		// Leave the run waiting: the thread can be resumed later.
+		m.pending, m.decisions = nil, nil
+		return m.print(yellow.Render("■ left waiting for approval; deepagents resume " + m.thread + " decides later"))
+	}
+	return nil
+}
+
+func (m *tuiModel) onReasonKey(k tea.KeyMsg) tea.Cmd {
+	switch k.Type {
+	case tea.KeyEnter:
+		req := m.pending[len(m.decisions)]
+		reason := strings.TrimSpace(m.reason.Value())
+		m.reason = nil
+		m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionReject, Message: reason})
+		line := red.Render("✗ rejected ") + req.Tool
+		if reason != "" {
+			line += ": " + reason
+		}
+		return tea.Batch(m.print(line), m.afterDecision())
+	case tea.KeyEsc, tea.KeyCtrlC:
+		m.reason = nil
+		return nil
+	}
+	r, cmd := m.reason.Update(k)
+	m.reason = &r
+	return cmd
+}
+
+// afterDecision asks about the next request, or resumes the run.
+func (m *tuiModel) afterDecision() tea.Cmd {
+	if cmd := m.autoApprove(); cmd != nil {
+		return cmd
+	}
+	return nil
+}
+
+func (m *tuiModel) View() string {
+	var b strings.Builder
+	if text := m.answer.String(); text != "" {
+		b.WriteString(wrapText(text, m.width) + "\n")
+	}
+	if len(m.todos) > 0 {
+		b.WriteString(renderTodos(m.todos))
+	}
+	if len(m.pending) > len(m.decisions) {
+		req := m.pending[len(m.decisions)]
+		b.WriteString(renderApproval(req, m.width))
+		if m.reason != nil {
+			b.WriteString(m.reason.View() + "\n")
+		} else {
+			b.WriteString(bold.Render("approve?") + " [y] yes  [a] yes, and this tool for the session  [n] no, with a reason  [esc] later\n")
+		}
+		return b.String()
+	}
+	if m.running {
+		b.WriteString(dim.Render("working… (esc or ctrl+c stops the step)") + "\n")
+		return b.String()
+	}
+	b.WriteString(m.input.View() + "\n")
+	return b.String()
+}
+
+// command runs a / command.
+func (m *tuiModel) command(text string) tea.Cmd {
+	name, arg, _ := strings.Cut(strings.TrimPrefix(text, "/"), " ")
+	arg = strings.TrimSpace(arg)
+	say := func(s string) tea.Cmd { return m.print(dim.Render("> "+text) + "\n" + s) }
+	switch name {
+	case "help":
+		return say(tuiHelp)
+	case "exit", "quit":
+		return tea.Quit
+	case "clear", "new":
+		m.thread, m.todos = "", nil
+		return say("a new thread starts with the next message")
+	case "thread":
+		return say("thread " + cmpOr(m.thread, "(new)"))
+	case "threads":
+		threads, err := m.s.db.Saver.Threads(m.ctx, checkpoint.ListOptions{Limit: 10})
+		if err != nil {
+			return say(red.Render(err.Error()))
+		}
+		var b strings.Builder
+		for _, t := range threads {
+			if strings.Contains(t.ID, "/") {
+				continue // a subagent's thread
+			}
+			fmt.Fprintf(&b, "%s  %s  %s\n", t.ID, t.UpdatedAt.Local().Format("2006-01-02 15:04"), title(m.ctx, m.s.db, t.ID))
+		}
+		return say(strings.TrimRight(cmpOr(b.String(), "no threads yet"), "\n") + "\n/resume ID continues one")
+	case "resume":
+		if arg == "" {
+			return say("/resume ID: which thread? (/threads lists them)")
+		}
+		if _, err := m.s.db.Saver.Thread(m.ctx, arg); err != nil {
+			return say(red.Render(fmt.Sprintf("thread %s: %v", arg, err)))
+		}
+		m.thread, m.todos = arg, nil
+		line := "continuing thread " + arg
+		if t := title(m.ctx, m.s.db, arg); t != "" {
+			line += " (" + t + ")"
+		}
+		return say(line)
+	case "model":
+		info := llm.Describe(m.s.agent.Model())
+		return say(fmt.Sprintf("%s:%s (context window %d tokens); --model changes it", info.Provider, info.Name, info.ContextWindow))
+	case "tokens", "cost":
+		return say("this session: " + m.session.describe())
+	case "agents":
+		var b strings.Builder
+		b.WriteString("general-purpose")
+		for _, name := range m.s.settings.Subagents {
+			b.WriteString(", " + name)
+		}
+		return say("subagents: " + b.String())
+	case "memory":
+		return say("memory: ~/.deepagents/AGENTS.md and " + filepath.Join(m.f.dir, "AGENTS.md"))
+	case "skills":
+		return say("skills: ~/.deepagents/skills/ and " + filepath.Join(m.f.dir, ".deepagents", "skills"))
+	}
+	return say(red.Render("unknown command /" + name + "; /help lists them"))
+}
+
+const tuiHelp = `/help      this list
+/clear     start a new thread
+/thread    the current thread's id
+/threads   recent threads;  /resume ID  continue one
+/model     the model
+/tokens    tokens and cost of this session
+/agents    the subagents
+/memory    where memory (AGENTS.md) is read from;  /skills  the same for skills
+/exit      leave (or ctrl+d, or ctrl+c on an empty line)
+@path      attaches a workspace file to the message
+esc, ctrl+c while the agent works: stop the step; up, down: earlier messages`
+
+// attach replaces each @path of text that names a file in the workspace
+// with the path, and appends the files' contents (at most 100 KB each).
+func (m *tuiModel) attach(text string) (prompt, notes string) {
+	const maxAttach = 100 << 10
+	var files []string
+	var b strings.Builder
+	b.WriteString(text)
+	for _, word := range strings.Fields(text) {
+		p, ok := strings.CutPrefix(word, "@")
+		if !ok || p == "" || slices.Contains(files, p) {
+			continue
+		}
+		full := filepath.Join(m.f.dir, filepath.FromSlash(strings.TrimPrefix(p, "/")))
+		rel, err := filepath.Rel(m.f.dir, full)
+		if err != nil || !filepath.IsLocal(rel) {
+			continue
+		}
+		data, err := os.ReadFile(full)
+		if err != nil {
+			continue
+		}
+		if len(data) > maxAttach {
+			data = data[:maxAttach]
+		}
+		files = append(files, p)
+		fmt.Fprintf(&b, "\n\n<file path=%q>\n%s\n</file>", "/"+filepath.ToSlash(rel), data)
+	}
+	if len(files) > 0 {
+		notes = "\n" + dim.Render("  attached "+strings.Join(files, ", "))
+	}
+	return b.String(), notes
+}
+
+func lastOf(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[len(s)-1]
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

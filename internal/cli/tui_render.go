@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/thread"
+)
+
+// fold shows a tool's result in one line: its first line and how many
+// more there are.
+func fold(content string, isError bool) string {
+	content = strings.TrimRight(content, "\n")
+	first, rest, more := strings.Cut(content, "\n")
+	line := clip(first, 100)
+	if more {
+		n := strings.Count(rest, "\n") + 1
+		line += dim.Render(fmt.Sprintf(" (+%d lines)", n))
+	}
+	if isError {
+		return red.Render(line)
+	}
+	return line
+}
+
+// renderTodos is the live todo list.
+func renderTodos(todos []thread.Todo) string {
+	var b strings.Builder
+	done := 0
+	for _, t := range todos {
+		if t.Status == thread.TodoCompleted {
+			done++
+		}
+	}
+	fmt.Fprintf(&b, "%s\n", bold.Render(fmt.Sprintf("todos %d/%d", done, len(todos))))
+	for _, t := range todos {
+		switch t.Status {
+		case thread.TodoCompleted:
+			b.WriteString("  " + green.Render("[x]") + " " + dim.Render(t.Content) + "\n")
+		case thread.TodoInProgress:
+			b.WriteString("  " + yellow.Render("[>]") + " " + bold.Render(t.Content) + "\n")
+		default:
+			b.WriteString("  [ ] " + t.Content + "\n")
+		}
+	}
+	return b.String()
+}
+
+// maxDiffLines bounds the lines of a diff shown before approval.
+const maxDiffLines = 40
+
+// renderApproval shows a call awaiting approval: an edit or a write as
+// the lines it removes and adds, a command as itself, anything else as its
+// arguments.
+func renderApproval(req agent.ActionRequest, width int) string {
+	var b strings.Builder
+	who := ""
+	if len(req.Namespace) > 0 {
+		who = " (" + strings.Join(req.Namespace, "/") + ")"
+	}
+	fmt.Fprintf(&b, "%s %s%s\n", yellow.Render("?"), bold.Render(req.Tool), who)
+	var args struct {
+		FilePath  string `json:"file_path"`
+		Content   string `json:"content"`
+		OldString string `json:"old_string"`
+		NewString string `json:"new_string"`
+		Command   string `json:"command"`
+	}
+	_ = json.Unmarshal(req.Args, &args)
+	var lines []string
+	switch req.Tool {
+	case "edit_file":
+		lines = append(lines, dim.Render("  "+args.FilePath))
+		lines = append(lines, diffLines("-", args.OldString, red)...)
+		lines = append(lines, diffLines("+", args.NewString, green)...)
+	case "write_file":
+		lines = append(lines, dim.Render("  "+args.FilePath+" (new content)"))
+		lines = append(lines, diffLines("+", args.Content, green)...)
+	case "execute":
+		lines = append(lines, "  $ "+args.Command)
+	default:
+		lines = append(lines, "  "+clip(string(req.Args), max(width-4, 60)))
+	}
+	if len(lines) > maxDiffLines {
+		n := len(lines) - maxDiffLines
+		lines = append(lines[:maxDiffLines], dim.Render(fmt.Sprintf("  … %d more lines", n)))
+	}
+	for _, l := range lines {
+		b.WriteString(l + "\n")
+	}
+	return b.String()
+}
+
+func diffLines(mark, text string, style lipgloss.Style) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		out = append(out, style.Render("  "+mark+" "+l))
+	}
+	return out
+}
+
+// wrapText wraps text at width (no wrapping when the width is unknown).
+func wrapText(text string, width int) string {
+	if width <= 0 {
+		return text
+	}
+	return lipgloss.NewStyle().Width(width).Render(text)
+}

@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deepagents-go/deepagents/internal/golden"
+)
+
+// tmuxSession runs the real binary in a tmux pane of 160×40.
+type tmuxSession struct {
+	t    *testing.T
+	name string
+}
+
+func startTmux(t *testing.T, w *world, args ...string) *tmuxSession {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is missing in CI")
+		}
+		t.Skip("needs tmux (apt-get install tmux)")
+	}
+	name := fmt.Sprintf("deepagents-test-%d", time.Now().UnixNano())
+	cmd := append([]string{"env"}, w.env()...)
+	cmd = append(cmd, "TERM=xterm-256color", binary(t))
+	cmd = append(cmd, args...)
+	quoted := make([]string, len(cmd))
+	for i, a := range cmd {
+		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	if out, err := exec.Command("tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "40",
+		strings.Join(quoted, " ")+"; sleep 60").CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", name).Run() })
+	return &tmuxSession{t: t, name: name}
+}
+
+// keys sends key names (Enter, C-c, Up) as tmux knows them.
+func (s *tmuxSession) keys(keys ...string) {
+	s.t.Helper()
+	if out, err := exec.Command("tmux", append([]string{"send-keys", "-t", s.name}, keys...)...).CombinedOutput(); err != nil {
+		s.t.Fatalf("send-keys: %v %s", err, out)
+	}
+}
+
+// typeLine types text a key at a time, as a person does, and presses
+// Enter. (Sent in one piece, a word that names a key, such as "delete",
+// is read by the terminal library as that key.)
+func (s *tmuxSession) typeLine(text string) {
+	s.t.Helper()
+	for _, r := range text {
+		if out, err := exec.Command("tmux", "send-keys", "-t", s.name, "-l", string(r)).CombinedOutput(); err != nil {
+			s.t.Fatalf("send-keys: %v %s", err, out)
+		}
+	}
+	s.keys("Enter")
+}
+
+func (s *tmuxSession) screen() string {
+	out, err := exec.Command("tmux", "capture-pane", "-p", "-t", s.name).Output()
+	if err != nil {
+		s.t.Fatalf("capture-pane: %v", err)
+	}
+	return string(out)
+}
+
+// waitFor waits until the screen shows want, and returns the screen.
+func (s *tmuxSession) waitFor(want string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		scr := s.screen()
+		if strings.Contains(scr, want) {
+			time.Sleep(100 * time.Millisecond) // let the frame finish
+			return s.screen()
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("the screen never showed %q:\n%s", want, scr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+var (
+	hexID     = regexp.MustCompile(`[0-9a-f]{32}`)
+	callID    = regexp.MustCompile(`call_[0-9]+_[0-9]+`)
+	clockTime = regexp.MustCompile(`\d{4}-\d{2}-\d{2} \d{2}:\d{2}`)
+	tempPath  = regexp.MustCompile(`/tmp/[^ ;]*/`)
+)
+
+// normalize hides what changes from run to run, and trailing blank space.
+func normalize(screen, dir string) string {
+	screen = strings.ReplaceAll(screen, dir, "WORKSPACE")
+	screen = tempPath.ReplaceAllString(screen, "TMP/")
+	screen = hexID.ReplaceAllString(screen, "THREAD")
+	screen = callID.ReplaceAllString(screen, "CALL")
+	screen = clockTime.ReplaceAllString(screen, "TIME")
+	var lines []string
+	for _, l := range strings.Split(screen, "\n") {
+		lines = append(lines, strings.TrimRight(l, " "))
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n") + "\n"
+}
+
+// TestInteractiveSession drives `deepagents` in tmux through a scripted
+// task: todos, an edit shown as a diff and approved, a command rejected
+// with a reason, a subagent, a step stopped with Ctrl-C, and the session
+// resumed in a new process with --continue. Screens are golden files
+// (go test -update rewrites them).
+func TestInteractiveSession(t *testing.T) {
+	w := newWorld(t)
+	os.WriteFile(filepath.Join(w.dir, "notes.md"), []byte("line one\nline two\n"), 0o600)
+	script := w.script(`{"turns":[
+ {"content":"I'll plan first.","tool_calls":[{"name":"write_todos","args":{"todos":[{"content":"Edit the notes","status":"in_progress"},{"content":"Check with a subagent","status":"pending"}]}}]},
+ {"tool_calls":[{"name":"edit_file","args":{"file_path":"/notes.md","old_string":"line two","new_string":"line 2, edited"}}]},
+ {"tool_calls":[{"name":"execute","args":{"command":"rm -rf /tmp/important"}}]},
+ {"tool_calls":[{"name":"task","args":{"description":"Check the notes","subagent_type":"general-purpose"}}],"expect":{"last_message_contains":["never delete that"]}},
+ {"agent":"general-purpose","tool_calls":[{"name":"read_file","args":{"file_path":"/notes.md"}}]},
+ {"agent":"general-purpose","content":"The notes look fine."},
+ {"content":"Done: the notes are edited and checked.","tool_calls":[],"usage":{"input_tokens":1200,"output_tokens":30}},
+ {"content":"Thinking hard...","delay_ms":60000}]}`)
+	s := startTmux(t, w, "--model", "replay:"+script, "--dir", w.dir, "--db", w.db, "--shell", "--sandbox", "none")
+	s.waitFor("> ")
+	s.typeLine("Edit @notes.md please")
+	golden.Check(t, "testdata/tui/1-edit-approval.golden", []byte(normalize(s.waitFor("approve?"), w.dir)))
+	s.keys("y")
+	golden.Check(t, "testdata/tui/2-command.golden", []byte(normalize(s.waitFor("$ rm -rf"), w.dir)))
+	s.keys("n")
+	s.waitFor("reason>")
+	s.typeLine("never delete that")
+	golden.Check(t, "testdata/tui/3-done.golden", []byte(normalize(s.waitFor("1,200 tokens in"), w.dir)))
+	if data, _ := os.ReadFile(filepath.Join(w.dir, "notes.md")); string(data) != "line one\nline 2, edited\n" {
+		t.Errorf("the approved edit: %q", data)
+	}
+	s.typeLine("think now")
+	s.waitFor("working…")
+	s.keys("C-c")
+	golden.Check(t, "testdata/tui/4-stopped.golden", []byte(normalize(s.waitFor("■ stopped"), w.dir)))
+	s.keys("C-d")
+
+	// A new process continues the thread.
+	again := w.script(`{"turns":[{"content":"Welcome back.","expect":{"messages_contain":["never delete that"]}}]}`)
+	s2 := startTmux(t, w, "--continue", "--model", "replay:"+again, "--dir", w.dir, "--db", w.db)
+	s2.waitFor("> ")
+	s2.typeLine("/thread")
+	s2.typeLine("where were we?")
+	golden.Check(t, "testdata/tui/5-resumed.golden", []byte(normalize(s2.waitFor("Welcome back."), w.dir)))
+}
