@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -91,8 +92,8 @@ func (s *Server) heartbeat() {
 		if err != nil && s.baseCtx.Err() == nil {
 			s.log.Warn("server: heartbeat", "err", err)
 		}
-		s.sweep(ctx)
 		cancel()
+		s.sweep()
 		select {
 		case <-tick.C:
 		case <-s.baseCtx.Done():
@@ -101,32 +102,47 @@ func (s *Server) heartbeat() {
 	}
 }
 
-// replica returns the URL of a live replica, or "" when it is dead.
-func (s *Server) replica(ctx context.Context, id string) string {
+// replica returns the URL of a live replica; dead reports that the
+// replica is known to have stopped (its record is gone, or its heartbeat
+// is stale). A store that fails says neither: url is "" and dead false,
+// and no run is given up for a passing database error.
+func (s *Server) replica(ctx context.Context, id string) (url string, dead bool) {
 	it, err := s.cfg.Store.Get(ctx, replicasNamespace, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", true
+	}
 	if err != nil {
-		return ""
+		return "", false
 	}
 	seen, _ := it.Value["seen"].(string)
 	t, err := time.Parse(time.RFC3339Nano, seen)
 	if err != nil || time.Since(t) > replicaTimeout {
-		return ""
+		return "", true
 	}
 	u, _ := it.Value["url"].(string)
-	return u
+	return u, false
 }
 
-// sweep marks failed the unfinished runs of dead replicas.
-func (s *Server) sweep(ctx context.Context) {
+// sweep marks failed the unfinished runs of dead replicas. Each store call
+// has a time limit of its own, so a slow one does not make the rest fail.
+func (s *Server) sweep() {
 	for _, status := range []string{runPending, runRunning} {
+		ctx, cancel := context.WithTimeout(s.baseCtx, 10*time.Second)
 		items, err := s.cfg.Store.Search(ctx, runsNamespace, store.SearchOptions{Filter: map[string]any{"status": status}, Limit: 1000})
+		cancel()
 		if err != nil {
 			return
 		}
 		for i := range items {
-			if rec := recordOf(&items[i]); rec.Replica != s.replicaID && s.replica(ctx, rec.Replica) == "" {
+			rec := recordOf(&items[i])
+			if rec.Replica == s.replicaID {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(s.baseCtx, 10*time.Second)
+			if _, dead := s.replica(ctx, rec.Replica); dead {
 				s.orphan(ctx, rec)
 			}
+			cancel()
 		}
 	}
 }
@@ -153,7 +169,10 @@ func (s *Server) remoteRun(r *http.Request, threadID, runID string) *runRecord {
 	if rec.ThreadID != threadID {
 		return nil
 	}
-	if !finalStatus(rec.Status) && (rec.Replica == s.replicaID || s.replica(r.Context(), rec.Replica) == "") {
+	if finalStatus(rec.Status) {
+		return rec
+	}
+	if _, dead := s.replica(r.Context(), rec.Replica); rec.Replica == s.replicaID || dead {
 		// Its replica is dead, or it is this one, restarted, which has
 		// lost the run: it will not end otherwise.
 		s.orphan(r.Context(), rec)
@@ -168,7 +187,8 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, rec *runRecord)
 	if finalStatus(rec.Status) || r.Header.Get(forwardedHeader) != "" {
 		return false
 	}
-	target, err := url.Parse(s.replica(r.Context(), rec.Replica))
+	u, _ := s.replica(r.Context(), rec.Replica)
+	target, err := url.Parse(u)
 	if err != nil || target.Host == "" {
 		return false
 	}
@@ -191,30 +211,64 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, rec *runRecord)
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if r.Context().Err() != nil {
+				return // our client left; the run goes on where it runs
+			}
 			failed = true
 			s.log.Warn("server: forwarding to the replica running a run", "run", rec.RunID, "err", err)
 		},
 	}
 	p.ServeHTTP(w, r)
+	if r.Context().Err() != nil {
+		return true // the client left: nothing more to write
+	}
 	if failed {
-		s.orphan(context.WithoutCancel(r.Context()), rec)
+		// Unreachable, but is it dead? Only then is its run given up.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
+		defer cancel()
+		if _, dead := s.replica(ctx, rec.Replica); dead {
+			s.orphan(ctx, rec)
+		}
 	}
 	return !failed
 }
 
 // activeRemote finds the unfinished run on a thread that another replica
-// executes, if any.
+// executes, if any: a running one first.
 func (s *Server) activeRemote(ctx context.Context, threadID string) *runRecord {
+	return s.unfinishedRemote(ctx, threadID, func(*runRecord) bool { return true })
+}
+
+// remoteAhead finds a run of rn's thread on another replica that goes
+// before rn: one running, or one pending that was created earlier (the
+// run ID decides between runs created at the same instant). Enqueued runs
+// on several replicas thus take turns instead of each waiting for the
+// other.
+func (s *Server) remoteAhead(ctx context.Context, rn *run) *runRecord {
+	return s.unfinishedRemote(ctx, rn.threadID, func(rec *runRecord) bool {
+		if rec.Status == runRunning {
+			return true
+		}
+		if !rec.CreatedAt.Equal(rn.createdAt) {
+			return rec.CreatedAt.Before(rn.createdAt)
+		}
+		return rec.RunID < rn.id
+	})
+}
+
+// unfinishedRemote finds an unfinished run of the thread on another replica that
+// keep accepts, looking at running runs first.
+func (s *Server) unfinishedRemote(ctx context.Context, threadID string, keep func(*runRecord) bool) *runRecord {
 	if s.cfg.Store == nil {
 		return nil
 	}
 	for _, status := range []string{runRunning, runPending} {
-		items, err := s.cfg.Store.Search(ctx, runsNamespace, store.SearchOptions{Filter: map[string]any{"thread_id": threadID, "status": status}, Limit: 10})
+		items, err := s.cfg.Store.Search(ctx, runsNamespace, store.SearchOptions{Filter: map[string]any{"thread_id": threadID, "status": status}, Limit: 1000})
 		if err != nil {
 			continue
 		}
 		for i := range items {
-			if rec := recordOf(&items[i]); rec.Replica != s.replicaID {
+			if rec := recordOf(&items[i]); rec.Replica != s.replicaID && keep(rec) {
 				return rec
 			}
 		}
@@ -225,10 +279,13 @@ func (s *Server) activeRemote(ctx context.Context, threadID string) *runRecord {
 // cancelRemote cancels a run on another replica and waits until its
 // thread is free.
 func (s *Server) cancelRemote(ctx context.Context, rec *runRecord) error {
-	u := s.replica(ctx, rec.Replica)
-	if u == "" {
+	u, dead := s.replica(ctx, rec.Replica)
+	if dead {
 		s.orphan(ctx, rec)
 		return nil
+	}
+	if u == "" {
+		return fmt.Errorf("the run %s runs on another server, which cannot be looked up now; try again", rec.RunID)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u+runPathOf(rec.ThreadID, rec.RunID)+"/cancel?wait=1", nil)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 	"slices"
 	"strings"
@@ -37,16 +38,19 @@ type run struct {
 	id, threadID, assistantID string
 	multitask                 string
 	onDisconnect              string
-	createdAt                 time.Time
-	metadata                  map[string]any
-	modes                     map[string]bool
-	temporary                 bool   // a stateless run's thread, deleted after it
-	subgraphs                 bool   // stream_subgraphs: subagents' events too
-	noop                      bool   // a resume with nothing to resume: it only reports the state
-	startHead                 string // the thread's head when the run was asked for
-	cancel                    context.CancelCauseFunc
-	finished                  chan struct{}
-	endedAt                   time.Time // set under runs.mu
+	// started is set once the run took a worker slot and began (read and
+	// written by its execute goroutine only).
+	started   bool
+	createdAt time.Time
+	metadata  map[string]any
+	modes     map[string]bool
+	temporary bool   // a stateless run's thread, deleted after it
+	subgraphs bool   // stream_subgraphs: subagents' events too
+	noop      bool   // a resume with nothing to resume: it only reports the state
+	startHead string // the thread's head when the run was asked for
+	cancel    context.CancelCauseFunc
+	finished  chan struct{}
+	endedAt   time.Time // set under runs.mu
 
 	mu        sync.Mutex
 	status    string
@@ -213,7 +217,9 @@ func (rs *runs) register(rn *run) {
 	rs.byID[rn.id] = rn
 }
 
-// drop forgets a run that never started.
+// drop forgets a run that never started (it never reaches execute), and
+// releases what waits for it to finish: a run enqueued behind it, an
+// interrupt, a thread's deletion.
 func (rs *runs) drop(rn *run) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -221,19 +227,34 @@ func (rs *runs) drop(rn *run) {
 		delete(rs.active, rn.threadID)
 	}
 	delete(rs.byID, rn.id)
+	close(rn.finished)
 }
 
 // keepEvents is how long an ended run's events and final state are kept.
 const keepEvents = time.Minute
 
-func (rs *runs) cancelThread(threadID string) {
+// cancelThread cancels every unfinished run of a thread, the active one
+// and those enqueued behind it, and waits for them to end or for ctx.
+func (rs *runs) cancelThread(ctx context.Context, threadID string) error {
 	rs.mu.Lock()
-	cur := rs.active[threadID]
-	rs.mu.Unlock()
-	if cur != nil {
-		cur.cancel(errCancelled)
-		<-cur.finished
+	var mine []*run
+	for _, rn := range rs.byID {
+		if rn.threadID == threadID {
+			mine = append(mine, rn)
+		}
 	}
+	rs.mu.Unlock()
+	for _, rn := range mine {
+		rn.cancel(errCancelled)
+	}
+	for _, rn := range mine {
+		select {
+		case <-rn.finished:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 var errCancelled = errors.New("run cancelled")
@@ -449,8 +470,12 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 	}
 	rn.emit("metadata", map[string]any{"run_id": rn.id, "thread_id": threadID, "attempt": 1})
 	s.record(rn)
-	s.wg.Add(1)
-	go s.execute(runCtx, rn, a, in)
+	if !s.goRun(func() { s.execute(runCtx, rn, a, in) }) {
+		s.runs.drop(rn)
+		cancel(nil)
+		httpError(w, http.StatusServiceUnavailable, "The server is shutting down")
+		return nil
+	}
 	return rn
 }
 
@@ -523,7 +548,6 @@ func (s *Server) admit(w http.ResponseWriter, ctx context.Context, rn *run, stra
 
 // execute runs rn to its end and records its events.
 func (s *Server) execute(ctx context.Context, rn *run, a *assistantEntry, in agent.Input) {
-	defer s.wg.Done()
 	defer close(rn.finished)
 	// An enqueued run waits for the runs before it on its thread, here
 	// and on other replicas.
@@ -535,7 +559,7 @@ func (s *Server) execute(ctx context.Context, rn *run, a *assistantEntry, in age
 			return
 		}
 	}
-	for rn.multitask == "enqueue" && s.activeRemote(ctx, rn.threadID) != nil {
+	for rn.multitask == "enqueue" && s.remoteAhead(ctx, rn) != nil {
 		select {
 		case <-time.After(100 * time.Millisecond):
 		case <-ctx.Done():
@@ -551,6 +575,7 @@ func (s *Server) execute(ctx context.Context, rn *run, a *assistantEntry, in age
 	}
 	defer func() { <-s.slots }()
 	rn.setStatus(runRunning)
+	rn.started = true
 	s.record(rn)
 	tr := translator{s: s, rn: rn, streamed: map[string]bool{}}
 	if rn.noop {
@@ -561,7 +586,7 @@ func (s *Server) execute(ctx context.Context, rn *run, a *assistantEntry, in age
 		return
 	}
 	status, errMsg := runError, ""
-	for ev, err := range a.Agent.Stream(ctx, in) {
+	for ev, err := range s.stream(ctx, rn, a, in) {
 		if err != nil {
 			if errors.Is(context.Cause(ctx), errCancelled) {
 				status = runInterrupted
@@ -590,6 +615,37 @@ func (s *Server) execute(ctx context.Context, rn *run, a *assistantEntry, in age
 	s.end(rn, status, errMsg)
 }
 
+// stream runs the agent. An enqueued run that finds its thread held by
+// another process (a run of another replica that took the thread first,
+// or a CLI run) waits for it instead of failing, as enqueue promises.
+func (s *Server) stream(ctx context.Context, rn *run, a *assistantEntry, in agent.Input) iter.Seq2[agent.Event, error] {
+	return func(yield func(agent.Event, error) bool) {
+		for {
+			emitted := false
+			busy := false
+			for ev, err := range a.Agent.Stream(ctx, in) {
+				if err != nil && !emitted && rn.multitask == "enqueue" && errors.Is(err, checkpoint.ErrBusy) {
+					busy = true
+					break
+				}
+				emitted = true
+				if !yield(ev, err) {
+					return
+				}
+			}
+			if !busy {
+				return
+			}
+			select {
+			case <-time.After(200 * time.Millisecond):
+			case <-ctx.Done():
+				yield(agent.Event{}, context.Cause(ctx))
+				return
+			}
+		}
+	}
+}
+
 // end records a run's end and wakes its readers.
 func (s *Server) end(rn *run, status, errMsg string) {
 	rn.mu.Lock()
@@ -599,7 +655,11 @@ func (s *Server) end(rn *run, status, errMsg string) {
 	rn.mu.Unlock()
 	s.runs.finish(rn)
 	s.record(rn)
-	s.recordError(rn.threadID, errMsg)
+	if rn.started {
+		// A run cancelled while it waited leaves the thread's error as the
+		// last run that did run left it.
+		s.recordError(rn.threadID, errMsg)
+	}
 	if rn.temporary {
 		s.cfg.Saver.DeleteThread(context.Background(), rn.threadID) //nolint:errcheck // a stateless run's thread; nothing to report to
 	}

@@ -83,7 +83,11 @@ type Server struct {
 	baseCtx    context.Context
 	stop       context.CancelFunc
 	wg         sync.WaitGroup
-	replicaID  string
+	// closeMu orders goroutines joining wg with Close's Wait: after
+	// Close, no run starts.
+	closeMu   sync.Mutex
+	closed    bool
+	replicaID string
 	// store keeps what the Saver does not: thread metadata set after a
 	// thread's creation, assistants created by clients. Config.Store, or
 	// one in memory.
@@ -160,9 +164,28 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Close cancels the runs in flight and waits for them to end.
 func (s *Server) Close() error {
+	s.closeMu.Lock()
+	s.closed = true
+	s.closeMu.Unlock()
 	s.stop()
 	s.wg.Wait()
 	return nil
+}
+
+// goRun starts f as one of the server's goroutines, unless the server is
+// closed.
+func (s *Server) goRun(f func()) bool {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+	return true
 }
 
 func (s *Server) routes() {

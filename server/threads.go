@@ -314,7 +314,10 @@ func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
 		storageError(w, tid, err)
 		return
 	}
-	s.runs.cancelThread(tid)
+	if err := s.runs.cancelThread(r.Context(), tid); err != nil {
+		httpError(w, 499, "Request cancelled")
+		return
+	}
 	if err := s.cfg.Saver.DeleteThread(r.Context(), tid); err != nil {
 		storageError(w, tid, err)
 		return
