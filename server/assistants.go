@@ -139,14 +139,8 @@ func (s *Server) getAssistant(w http.ResponseWriter, r *http.Request) {
 // metadata, config and context (which the agent does not read).
 func (s *Server) createAssistant(w http.ResponseWriter, r *http.Request) {
 	var q struct {
-		AssistantID string         `json:"assistant_id"`
-		GraphID     string         `json:"graph_id"`
-		Name        string         `json:"name"`
-		Description *string        `json:"description"`
-		Config      map[string]any `json:"config"`
-		Context     map[string]any `json:"context"`
-		Metadata    map[string]any `json:"metadata"`
-		IfExists    string         `json:"if_exists"`
+		wireAssistant
+		IfExists string `json:"if_exists"`
 	}
 	if !readJSON(w, r, &q) {
 		return
@@ -167,6 +161,7 @@ func (s *Server) createAssistant(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusConflict, "Assistant already exists")
 		return
 	}
+	// What the client may set; the rest is the server's.
 	wa := wireAssistant{GraphID: q.GraphID, Name: q.Name, Description: q.Description, Config: q.Config, Context: q.Context, Metadata: q.Metadata, Version: 1}
 	if wa.Name == "" {
 		wa.Name = "Untitled"

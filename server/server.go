@@ -297,6 +297,17 @@ func validationError(w http.ResponseWriter, path, msg string) {
 	})
 }
 
+// thread looks a request's thread up, answering (404 for a missing one)
+// when it cannot.
+func (s *Server) thread(w http.ResponseWriter, r *http.Request, tid string) (*checkpoint.Thread, bool) {
+	th, err := s.cfg.Saver.Thread(r.Context(), tid)
+	if err != nil {
+		storageError(w, tid, err)
+		return nil, false
+	}
+	return th, true
+}
+
 // storageError answers a Saver error.
 func storageError(w http.ResponseWriter, threadID string, err error) {
 	switch {

@@ -177,8 +177,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	tid := r.PathValue("tid")
-	if _, err := s.cfg.Saver.Thread(r.Context(), tid); err != nil {
-		storageError(w, tid, err)
+	if _, ok := s.thread(w, r, tid); !ok {
 		return
 	}
 	q := r.URL.Query()

@@ -126,9 +126,8 @@ func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &q) {
 		return
 	}
-	th, err := s.cfg.Saver.Thread(r.Context(), tid)
-	if err != nil {
-		storageError(w, tid, err)
+	th, ok := s.thread(w, r, tid)
+	if !ok {
 		return
 	}
 	over := map[string]any{}
@@ -147,9 +146,8 @@ func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
 // and its metadata.
 func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
 	tid := r.PathValue("tid")
-	th, err := s.cfg.Saver.Thread(r.Context(), tid)
-	if err != nil {
-		storageError(w, tid, err)
+	th, ok := s.thread(w, r, tid)
+	if !ok {
 		return
 	}
 	md, _ := json.Marshal(s.metadata(r.Context(), th))
@@ -300,9 +298,8 @@ func (s *Server) writeThread(w http.ResponseWriter, r *http.Request, th *checkpo
 
 func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
 	tid := r.PathValue("tid")
-	th, err := s.cfg.Saver.Thread(r.Context(), tid)
-	if err != nil {
-		storageError(w, tid, err)
+	th, ok := s.thread(w, r, tid)
+	if !ok {
 		return
 	}
 	s.writeThread(w, r, th)
@@ -310,8 +307,7 @@ func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
 	tid := r.PathValue("tid")
-	if _, err := s.cfg.Saver.Thread(r.Context(), tid); err != nil {
-		storageError(w, tid, err)
+	if _, ok := s.thread(w, r, tid); !ok {
 		return
 	}
 	if err := s.runs.cancelThread(r.Context(), tid); err != nil {
@@ -455,9 +451,8 @@ func emptyState() wireState {
 
 func (s *Server) getState(w http.ResponseWriter, r *http.Request) {
 	tid := r.PathValue("tid")
-	th, err := s.cfg.Saver.Thread(r.Context(), tid)
-	if err != nil {
-		storageError(w, tid, err)
+	th, ok := s.thread(w, r, tid)
+	if !ok {
 		return
 	}
 	cpid := r.PathValue("cpid")
@@ -484,8 +479,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost && !readJSON(w, r, &q) {
 		return
 	}
-	if _, err := s.cfg.Saver.Thread(r.Context(), tid); err != nil {
-		storageError(w, tid, err)
+	if _, ok := s.thread(w, r, tid); !ok {
 		return
 	}
 	infos, err := s.cfg.Saver.History(r.Context(), tid, checkpoint.ListOptions{})
@@ -525,9 +519,8 @@ func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &q) {
 		return
 	}
-	th, err := s.cfg.Saver.Thread(r.Context(), tid)
-	if err != nil {
-		storageError(w, tid, err)
+	th, ok := s.thread(w, r, tid)
+	if !ok {
 		return
 	}
 	var d checkpoint.Delta
