@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,10 +33,13 @@ type server struct {
 	mu       sync.Mutex
 	sess     *sdk.ClientSession // nil while stopped
 	proc     *process           // a stdio server's current process
-	stderr   *tail
-	dialed   bool // a session was opened once
+	dialed   bool               // a session was opened once
 	restarts int
 	closed   bool
+
+	// stderr is the current stdio process's standard error; apart from mu,
+	// so that a failed call can quote it while a restart holds mu.
+	stderr atomic.Pointer[tail]
 }
 
 // start connects for the first time and lists the server's tools.
@@ -105,7 +109,8 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 		s.opts.Logger.Warn("starting MCP server again", "server", s.name, "restart", s.restarts)
 	}
 	sess, stderr, err := s.dial(ctx)
-	s.stderr, s.dialed = stderr, true
+	s.stderr.Store(stderr)
+	s.dialed = true
 	if err != nil {
 		if first {
 			return nil, err
@@ -121,7 +126,7 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 		if s.sess == sess {
 			s.sess = nil
 			if !s.closed {
-				s.opts.Logger.Warn("MCP server stopped", "server", s.name, "stderr", s.stderr.String())
+				s.opts.Logger.Warn("MCP server stopped", "server", s.name, "stderr", s.stderr.Load().String())
 			}
 		}
 		s.mu.Unlock()
@@ -161,7 +166,7 @@ func (s *server) listTools(ctx context.Context, sess *sdk.ClientSession) error {
 	for pages := 0; pages < 100; pages++ {
 		res, err := sess.ListTools(ctx, params)
 		if err != nil {
-			return fmt.Errorf("listing tools: %w", withStderr(err, s.stderr))
+			return fmt.Errorf("listing tools: %w", withStderr(err, s.stderr.Load()))
 		}
 		for _, t := range res.Tools {
 			if len(s.tools) == s.opts.MaxTools {

@@ -19,9 +19,6 @@ const (
 	ReadResourceTool  = "read_mcp_resource"
 )
 
-// maxListed bounds the resources or prompts listed from one server.
-const maxListed = 500
-
 // Resource is a resource a server offers.
 type Resource struct {
 	Server, URI, Name, MIMEType, Description string
@@ -35,27 +32,50 @@ func (s *Servers) Resources(ctx context.Context, server string) ([]Resource, err
 		if !srv.resources || server != "" && srv.name != server {
 			continue
 		}
-		sess, err := srv.session(ctx)
-		if err != nil {
-			return out, err
-		}
-		params := &sdk.ListResourcesParams{}
-		for n := 0; n < maxListed; {
-			res, err := callWithin(ctx, srv, func(ctx context.Context) (*sdk.ListResourcesResult, error) { return sess.ListResources(ctx, params) })
+		err := listAll(ctx, srv, "resources", func(ctx context.Context, sess *sdk.ClientSession, cursor string) (string, error) {
+			res, err := sess.ListResources(ctx, &sdk.ListResourcesParams{Cursor: cursor})
 			if err != nil {
-				return out, fmt.Errorf("MCP server %q: listing resources: %w", srv.name, err)
+				return "", err
 			}
 			for _, r := range res.Resources {
 				out = append(out, Resource{Server: srv.name, URI: r.URI, Name: r.Name, MIMEType: r.MIMEType, Description: r.Description})
-				n++
 			}
-			if res.NextCursor == "" || len(res.Resources) == 0 {
-				break
-			}
-			params.Cursor = res.NextCursor
+			return pageEnd(res.NextCursor, len(res.Resources)), nil
+		})
+		if err != nil {
+			return out, err
 		}
 	}
 	return out, nil
+}
+
+// listAll pages through one of a server's lists: page lists from cursor
+// and returns the next cursor, "" at the end. At most 100 pages are read.
+func listAll(ctx context.Context, srv *server, what string, page func(context.Context, *sdk.ClientSession, string) (string, error)) error {
+	sess, err := srv.session(ctx)
+	if err != nil {
+		return err
+	}
+	cursor := ""
+	for range 100 {
+		cursor, err = callWithin(ctx, srv, func(ctx context.Context) (string, error) { return page(ctx, sess, cursor) })
+		if err != nil {
+			return fmt.Errorf("MCP server %q: listing %s: %w", srv.name, what, err)
+		}
+		if cursor == "" {
+			return nil
+		}
+	}
+	return nil
+}
+
+// pageEnd is the cursor of the next page: none after an empty page, which
+// a server that keeps returning a cursor would otherwise loop on.
+func pageEnd(next string, n int) string {
+	if n == 0 {
+		return ""
+	}
+	return next
 }
 
 // ReadResource reads a resource: its text, and the images among its
@@ -104,15 +124,10 @@ func (s *Servers) Prompts(ctx context.Context) ([]Prompt, error) {
 		if !srv.prompts {
 			continue
 		}
-		sess, err := srv.session(ctx)
-		if err != nil {
-			return out, err
-		}
-		params := &sdk.ListPromptsParams{}
-		for n := 0; n < maxListed; {
-			res, err := callWithin(ctx, srv, func(ctx context.Context) (*sdk.ListPromptsResult, error) { return sess.ListPrompts(ctx, params) })
+		err := listAll(ctx, srv, "prompts", func(ctx context.Context, sess *sdk.ClientSession, cursor string) (string, error) {
+			res, err := sess.ListPrompts(ctx, &sdk.ListPromptsParams{Cursor: cursor})
 			if err != nil {
-				return out, fmt.Errorf("MCP server %q: listing prompts: %w", srv.name, err)
+				return "", err
 			}
 			for _, p := range res.Prompts {
 				pr := Prompt{Server: srv.name, Name: p.Name, Description: p.Description}
@@ -120,12 +135,11 @@ func (s *Servers) Prompts(ctx context.Context) ([]Prompt, error) {
 					pr.Arguments = append(pr.Arguments, PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
 				}
 				out = append(out, pr)
-				n++
 			}
-			if res.NextCursor == "" || len(res.Prompts) == 0 {
-				break
-			}
-			params.Cursor = res.NextCursor
+			return pageEnd(res.NextCursor, len(res.Prompts)), nil
+		})
+		if err != nil {
+			return out, err
 		}
 	}
 	return out, nil
@@ -228,11 +242,7 @@ func (t *readResourceTool) Spec() llm.ToolSpec {
 }
 
 func (t *readResourceTool) Call(ctx context.Context, args json.RawMessage) (string, error) {
-	r, err := t.CallResult(ctx, args)
-	if err != nil {
-		return "", err
-	}
-	return r.Text, nil
+	return textOf(t.CallResult(ctx, args))
 }
 
 func (t *readResourceTool) CallResult(ctx context.Context, args json.RawMessage) (tool.Result, error) {

@@ -113,10 +113,14 @@ func inputSchema(s any) (json.RawMessage, error) {
 
 func (t *mcpTool) Spec() llm.ToolSpec { return t.spec }
 
-// Call implements tool.Tool for callers that take text only: images are
-// described, not shown.
+// Call implements tool.Tool for callers that take text only.
 func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (string, error) {
-	r, err := t.CallResult(ctx, args)
+	return textOf(t.CallResult(ctx, args))
+}
+
+// textOf is a result as tool.Tool's Call returns it: its text (images are
+// described there, not shown), or an error for an error result.
+func textOf(r tool.Result, err error) (string, error) {
 	if err != nil {
 		return "", err
 	}
@@ -170,7 +174,7 @@ func (t *mcpTool) CallResult(ctx context.Context, args json.RawMessage) (tool.Re
 	// The connection failed: the server exited, or wrote what is not the
 	// protocol. The session cannot be trusted any more.
 	srv.drop(sess)
-	return fail("MCP server %q stopped during the call of %s: %v; it is started again on the next call", srv.name, t.remote, withStderr(err, srv.stderrTail()))
+	return fail("MCP server %q stopped during the call of %s: %v; it is started again on the next call", srv.name, t.remote, withStderr(err, srv.stderr.Load()))
 }
 
 // answered reports whether err is the server's answer (a JSON-RPC error
@@ -178,12 +182,6 @@ func (t *mcpTool) CallResult(ctx context.Context, args json.RawMessage) (tool.Re
 func answered(err error) bool {
 	var we *jsonrpc.Error
 	return errors.As(err, &we)
-}
-
-func (s *server) stderrTail() *tail {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stderr
 }
 
 // convertResult turns a server's result into what the model sees: text,
