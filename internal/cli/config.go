@@ -64,7 +64,7 @@ func applyConfig(env Env, f *runFlags, interactive bool) error {
 	}
 	if dir := userDir(env); dir != "" {
 		path := filepath.Join(dir, configFile)
-		c, err := loadConfig(path)
+		c, err := f.config(path)
 		if err != nil {
 			return usageError{err}
 		}
@@ -102,7 +102,7 @@ func applyConfig(env Env, f *runFlags, interactive bool) error {
 		}
 	}
 	path := filepath.Join(f.dir, ".deepagents", configFile)
-	c, err := loadConfig(path)
+	c, err := f.config(path)
 	if err != nil {
 		return usageError{err}
 	}
@@ -120,6 +120,26 @@ type ruleLists struct {
 	Allow []string `yaml:"allow" json:"allow,omitempty"`
 	Ask   []string `yaml:"ask" json:"ask,omitempty"`
 	Deny  []string `yaml:"deny" json:"deny,omitempty"`
+}
+
+// config returns the configuration file at path, read once per command:
+// applyConfig, permissionRules and userPrices all consult it.
+func (f *runFlags) config(path string) (config, error) {
+	if r, ok := f.configs[path]; ok {
+		return r.config, r.err
+	}
+	c, err := loadConfig(path)
+	if f.configs == nil {
+		f.configs = make(map[string]configRead)
+	}
+	f.configs[path] = configRead{c, err}
+	return c, err
+}
+
+// configRead is a configuration file as read, or why it could not be.
+type configRead struct {
+	config config
+	err    error
 }
 
 // loadConfig reads the configuration file at path; a missing file is an
@@ -153,14 +173,14 @@ func permissionRules(env Env, f *runFlags, w io.Writer) (*permission.Rules, erro
 	var sources []source
 	if dir := userDir(env); dir != "" {
 		path := filepath.Join(dir, configFile)
-		c, err := loadConfig(path)
+		c, err := f.config(path)
 		if err != nil {
 			return nil, usageError{err}
 		}
 		sources = append(sources, source{path, c.Permissions})
 	}
 	path := filepath.Join(f.dir, ".deepagents", configFile)
-	c, err := loadConfig(path)
+	c, err := f.config(path)
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -193,12 +213,12 @@ func permissionRules(env Env, f *runFlags, w io.Writer) (*permission.Rules, erro
 // userPrices returns the prices of the user's configuration file; a file
 // that cannot be read leaves the built-in prices alone (the run's
 // permission rules report its errors).
-func userPrices(env Env) map[string]llm.Price {
+func (f *runFlags) userPrices(env Env) map[string]llm.Price {
 	dir := userDir(env)
 	if dir == "" {
 		return nil
 	}
-	c, err := loadConfig(filepath.Join(dir, configFile))
+	c, err := f.config(filepath.Join(dir, configFile))
 	if err != nil {
 		return nil
 	}

@@ -53,6 +53,8 @@ type runFlags struct {
 	stateWorkspace bool
 	// given reports whether a flag was set on the command line.
 	given func(name string) bool
+	// configs are the configuration files read so far, by path.
+	configs map[string]configRead
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -260,7 +262,7 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 		in.ThreadID = f.thread // --continue found it
 	}
 	in.Values = settingsValues(s.settings)
-	out := newRenderer(f.output, env, userPrices(env))
+	out := newRenderer(f.output, env, f.userPrices(env))
 	defer out.close()
 	for {
 		var end agent.Event

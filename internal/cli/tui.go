@@ -31,7 +31,7 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 	defer s.close()
 	in, _ := env.Stdin.(*os.File)
 	out, _ := env.Stdout.(*os.File)
-	m := newTUI(ctx, s, f, userPrices(env))
+	m := newTUI(ctx, s, f, f.userPrices(env))
 	p := tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out), tea.WithContext(ctx))
 	m.send = p.Send
 	_, err = p.Run()
