@@ -276,8 +276,8 @@ func TestRunTextSummary(t *testing.T) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 	if !strings.Contains(stderr, "  main agent: 2 model calls · 1,003,000 tokens in (500,000 cached), 1,300 out") ||
-		!regexp.MustCompile(`  general-purpose:t: 1 model call · 2,000 tokens in, 200 out · \$0\.0060`).MatchString(stderr) {
-		t.Errorf("no line per agent:\n%s", stderr)
+		!regexp.MustCompile(`\n    general-purpose:t: 1 model call · 2,000 tokens in, 200 out · \$0\.0060`).MatchString(stderr) {
+		t.Errorf("no line per agent, a subagent under the main agent:\n%s", stderr)
 	}
 }
 

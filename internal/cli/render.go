@@ -2,10 +2,8 @@ package cli
 
 import (
 	"bufio"
-	"cmp"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -97,18 +95,9 @@ type textRenderer struct {
 	out, log io.Writer
 	midLine  bool // the last thing written to out did not end a line
 	// prices are the user's, over llm's list prices; usage is the run's
-	// so far, by agent (the namespace's path, "" for the main agent).
+	// so far.
 	prices map[string]llm.Price
-	usage  map[string]*agentUsage
-	agents []string // the keys of usage, in the order they first called
-}
-
-// agentUsage is what one agent of a run used.
-type agentUsage struct {
-	calls   int
-	tokens  llm.Usage
-	cost    float64
-	unknown string // a model of unknown price, when it called one
+	usage  agent.UsageTree
 }
 
 func (r *textRenderer) event(e agent.Event) error {
@@ -147,7 +136,7 @@ func (r *textRenderer) event(e agent.Event) error {
 			}
 		}
 	case agent.EventUsage:
-		r.addUsage(strings.Join(e.Namespace, "/"), e.Name, e.Usage)
+		r.usage.Add(e)
 	case agent.EventNotice:
 		fmt.Fprintf(r.log, "%snote: %s\n", prefix, oneLine(e.Content))
 	case agent.EventInterrupt:
@@ -173,77 +162,13 @@ func (r *textRenderer) event(e agent.Event) error {
 	return nil
 }
 
-func (r *textRenderer) addUsage(who, model string, u *llm.Usage) {
-	if u == nil {
-		return
-	}
-	if r.usage == nil {
-		r.usage = map[string]*agentUsage{}
-	}
-	a := r.usage[who]
-	if a == nil {
-		a = &agentUsage{}
-		r.usage[who] = a
-		r.agents = append(r.agents, who)
-	}
-	a.calls++
-	a.tokens.Add(*u)
-	if p, ok := llm.PriceOf(model, r.prices); ok {
-		a.cost += p.Cost(*u)
-	} else {
-		a.unknown = model
-	}
-}
-
-// summary ends a run's log: its thread, and the tokens and cost of each
-// agent that called a model, the main agent's with the whole run's.
+// summary ends a run's log with its thread and what it used (usageLines),
+// and starts the next run's tally afresh.
 func (r *textRenderer) summary(threadID string) {
-	var total agentUsage
-	unknown := ""
-	for _, who := range r.agents {
-		a := r.usage[who]
-		total.calls += a.calls
-		total.tokens.Add(a.tokens)
-		total.cost += a.cost
-		unknown = cmp.Or(unknown, a.unknown)
+	for _, l := range usageLines(threadID, &r.usage, r.prices) {
+		fmt.Fprintln(r.log, l)
 	}
-	total.unknown = unknown
-	fmt.Fprintf(r.log, "deepagents: thread %s · %s\n", threadID, total.describe())
-	if len(r.agents) > 1 || len(r.agents) == 1 && r.agents[0] != "" {
-		for _, who := range r.agents {
-			fmt.Fprintf(r.log, "  %s: %s\n", cmp.Or(who, "main agent"), r.usage[who].describe())
-		}
-	}
-	r.usage, r.agents = nil, nil
-}
-
-// describe says what an agent used, in one line.
-func (a *agentUsage) describe() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d model call", a.calls)
-	if a.calls != 1 {
-		b.WriteByte('s')
-	}
-	fmt.Fprintf(&b, " · %s tokens in", thousands(a.tokens.InputTokens))
-	if a.tokens.CacheReadTokens > 0 {
-		fmt.Fprintf(&b, " (%s cached)", thousands(a.tokens.CacheReadTokens))
-	}
-	fmt.Fprintf(&b, ", %s out", thousands(a.tokens.OutputTokens))
-	if a.unknown != "" {
-		fmt.Fprintf(&b, " · cost unknown: no price for %s (add one under prices: in ~/.deepagents/config.yaml)", a.unknown)
-	} else {
-		fmt.Fprintf(&b, " · $%.4f", a.cost)
-	}
-	return b.String()
-}
-
-// thousands writes n with commas between thousands.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
+	r.usage = agent.UsageTree{}
 }
 
 func (r *textRenderer) close() error { return nil }

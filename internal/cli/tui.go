@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -74,8 +75,10 @@ type tuiModel struct {
 	// allowed are the tools the user approved for the whole session.
 	allowed map[string]bool
 
-	usage   *textRenderer // accounts tokens and cost, run by run
-	session agentUsage    // the session's total
+	// What the current run and the whole session used, and the prices
+	// that make it a cost.
+	usage, session agent.UsageTree
+	prices         map[string]llm.Price
 
 	// Lines to print above the view, in order: one print is in flight at
 	// a time, since commands run concurrently.
@@ -116,7 +119,7 @@ func newTUI(ctx context.Context, s *session, f *runFlags, prices map[string]llm.
 	ti.Focus()
 	ti.CharLimit = maxPromptBytes
 	return &tuiModel{ctx: ctx, s: s, f: f, input: ti, thread: f.thread, allowed: map[string]bool{},
-		usage: &textRenderer{prices: prices}}
+		prices: prices}
 }
 
 func (m *tuiModel) Init() tea.Cmd {
@@ -244,7 +247,7 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 	case agent.EventRunStart:
 		if !sub && m.thread != e.ThreadID {
 			m.thread = e.ThreadID
-			if err := rememberThread(m.ctx, m.s.db, m.f.dir, e.ThreadID, lastOf(m.history)); err != nil {
+			if err := rememberThread(m.ctx, m.s.db, m.f.dir, e.ThreadID, m.lastPrompt()); err != nil {
 				return m.print(red.Render("warning: " + err.Error()))
 			}
 		}
@@ -271,7 +274,8 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 			m.todos = e.Todos
 		}
 	case agent.EventUsage:
-		m.usage.addUsage(strings.Join(e.Namespace, "/"), e.Name, e.Usage)
+		m.usage.Add(e)
+		m.session.Add(e)
 	case agent.EventNotice:
 		return m.print(indent + yellow.Render("note: ") + oneLine(e.Content))
 	case agent.EventRunEnd:
@@ -301,19 +305,10 @@ func (m *tuiModel) onRunEnd(e agent.Event) tea.Cmd {
 	case e.Status == agent.StatusFailed:
 		lines = append(lines, red.Render("✗ "+oneLine(e.Error)))
 	}
-	for _, who := range m.usage.agents {
-		a := m.usage.usage[who]
-		m.session.calls += a.calls
-		m.session.tokens.Add(a.tokens)
-		m.session.cost += a.cost
-		m.session.unknown = cmpOr(m.session.unknown, a.unknown)
-	}
-	var b strings.Builder
-	m.usage.log = &b
-	m.usage.summary(e.ThreadID)
-	for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+	for _, l := range usageLines(e.ThreadID, &m.usage, m.prices) {
 		lines = append(lines, dim.Render(l)) // line by line: lipgloss pads a block to its widest line
 	}
+	m.usage = agent.UsageTree{}
 	return m.print(strings.Join(lines, "\n"))
 }
 
@@ -355,11 +350,11 @@ func (m *tuiModel) onApprovalKey(k tea.KeyMsg) tea.Cmd {
 	switch strings.ToLower(k.String()) {
 	case "y", "enter":
 		m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionApprove})
-		return tea.Batch(m.print(green.Render("✓ approved ")+req.Tool), m.afterDecision())
+		return tea.Batch(m.print(green.Render("✓ approved ")+req.Tool), m.autoApprove())
 	case "a":
 		m.allowed[req.Tool] = true
 		m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionApprove})
-		return tea.Batch(m.print(green.Render("✓ approved ")+req.Tool+" for this session"), m.afterDecision())
+		return tea.Batch(m.print(green.Render("✓ approved ")+req.Tool+" for this session"), m.autoApprove())
 	case "n":
 		ti := textinput.New()
 		ti.Prompt = "reason> "
@@ -385,7 +380,7 @@ func (m *tuiModel) onReasonKey(k tea.KeyMsg) tea.Cmd {
 		if reason != "" {
 			line += ": " + reason
 		}
-		return tea.Batch(m.print(line), m.afterDecision())
+		return tea.Batch(m.print(line), m.autoApprove())
 	case tea.KeyEsc, tea.KeyCtrlC:
 		m.reason = nil
 		return nil
@@ -393,14 +388,6 @@ func (m *tuiModel) onReasonKey(k tea.KeyMsg) tea.Cmd {
 	r, cmd := m.reason.Update(k)
 	m.reason = &r
 	return cmd
-}
-
-// afterDecision asks about the next request, or resumes the run.
-func (m *tuiModel) afterDecision() tea.Cmd {
-	if cmd := m.autoApprove(); cmd != nil {
-		return cmd
-	}
-	return nil
 }
 
 func (m *tuiModel) View() string {
@@ -443,7 +430,7 @@ func (m *tuiModel) command(text string) tea.Cmd {
 		m.thread, m.todos = "", nil
 		return say("a new thread starts with the next message")
 	case "thread":
-		return say("thread " + cmpOr(m.thread, "(new)"))
+		return say("thread " + cmp.Or(m.thread, "(new)"))
 	case "threads":
 		threads, err := m.s.db.Saver.Threads(m.ctx, checkpoint.ListOptions{Limit: 10})
 		if err != nil {
@@ -456,7 +443,7 @@ func (m *tuiModel) command(text string) tea.Cmd {
 			}
 			fmt.Fprintf(&b, "%s  %s  %s\n", t.ID, t.UpdatedAt.Local().Format("2006-01-02 15:04"), title(m.ctx, m.s.db, t.ID))
 		}
-		return say(strings.TrimRight(cmpOr(b.String(), "no threads yet"), "\n") + "\n/resume ID continues one")
+		return say(strings.TrimRight(cmp.Or(b.String(), "no threads yet"), "\n") + "\n/resume ID continues one")
 	case "resume":
 		if arg == "" {
 			return say("/resume ID: which thread? (/threads lists them)")
@@ -474,7 +461,9 @@ func (m *tuiModel) command(text string) tea.Cmd {
 		info := llm.Describe(m.s.agent.Model())
 		return say(fmt.Sprintf("%s:%s (context window %d tokens); --model changes it", info.Provider, info.Name, info.ContextWindow))
 	case "tokens", "cost":
-		return say("this session: " + m.session.describe())
+		calls, u := m.session.Total()
+		cost, unpriced := m.session.Cost(m.prices)
+		return say("this session: " + describeUsage(calls, u, cost, unpriced))
 	case "agents":
 		var b strings.Builder
 		b.WriteString("general-purpose")
@@ -535,16 +524,10 @@ func (m *tuiModel) attach(text string) (prompt, notes string) {
 	return b.String(), notes
 }
 
-func lastOf(s []string) string {
-	if len(s) == 0 {
+// lastPrompt is what the user sent last: the title of a new thread.
+func (m *tuiModel) lastPrompt() string {
+	if len(m.history) == 0 {
 		return ""
 	}
-	return s[len(s)-1]
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
+	return m.history[len(m.history)-1]
 }

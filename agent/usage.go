@@ -1,0 +1,115 @@
+package agent
+
+import "github.com/deepagents-go/deepagents/llm"
+
+// UsageTree adds up a run's usage events by agent and by model: the main
+// agent at the root, each subagent under the agent that started it (an
+// event's Namespace is its path). Feed it the events of Stream with Add;
+// Result.Usage is the same run's total, flat.
+//
+// The zero value is an empty tree, ready to use. A UsageTree is not safe
+// for concurrent use; Stream delivers events one at a time.
+type UsageTree struct {
+	// Agent is the namespace element of this agent, such as
+	// "general-purpose:call_1"; empty at the root.
+	Agent string
+	// Models are this agent's own model calls, by model, in the order the
+	// models were first called.
+	Models []ModelUsage
+	// Subagents are the agents this one started, in the order they first
+	// reported usage.
+	Subagents []*UsageTree
+}
+
+// ModelUsage is what one agent used of one model.
+type ModelUsage struct {
+	// Model is the model as provider:model (the usage event's Name).
+	Model string
+	// Calls counts the model calls.
+	Calls int
+	Usage llm.Usage
+}
+
+// Add counts e when it is a usage event, and ignores any other.
+func (t *UsageTree) Add(e Event) {
+	if e.Type != EventUsage || e.Usage == nil {
+		return
+	}
+	n := t
+	for _, name := range e.Namespace {
+		n = n.child(name)
+	}
+	for i := range n.Models {
+		if n.Models[i].Model == e.Name {
+			n.Models[i].Calls++
+			n.Models[i].Usage.Add(*e.Usage)
+			return
+		}
+	}
+	n.Models = append(n.Models, ModelUsage{Model: e.Name, Calls: 1, Usage: *e.Usage})
+}
+
+func (t *UsageTree) child(name string) *UsageTree {
+	for _, c := range t.Subagents {
+		if c.Agent == name {
+			return c
+		}
+	}
+	c := &UsageTree{Agent: name}
+	t.Subagents = append(t.Subagents, c)
+	return c
+}
+
+// Own returns the calls and usage of this agent alone.
+func (t *UsageTree) Own() (calls int, u llm.Usage) {
+	for _, m := range t.Models {
+		calls += m.Calls
+		u.Add(m.Usage)
+	}
+	return calls, u
+}
+
+// Total returns the calls and usage of this agent and all it started.
+func (t *UsageTree) Total() (calls int, u llm.Usage) {
+	calls, u = t.Own()
+	for _, c := range t.Subagents {
+		n, cu := c.Total()
+		calls += n
+		u.Add(cu)
+	}
+	return calls, u
+}
+
+// Cost returns what this agent and all it started cost at prices (see
+// llm.PriceOf: extra over the built-in list prices), and the first model
+// without a known price, whose calls the cost leaves out.
+func (t *UsageTree) Cost(extra map[string]llm.Price) (dollars float64, unpriced string) {
+	for _, m := range t.Models {
+		if p, ok := llm.PriceOf(m.Model, extra); ok {
+			dollars += p.Cost(m.Usage)
+		} else if unpriced == "" {
+			unpriced = m.Model
+		}
+	}
+	for _, c := range t.Subagents {
+		d, u := c.Cost(extra)
+		dollars += d
+		if unpriced == "" {
+			unpriced = u
+		}
+	}
+	return dollars, unpriced
+}
+
+// Walk calls fn for this agent and every agent under it, parents before
+// their subagents, with each one's depth (0 at t).
+func (t *UsageTree) Walk(fn func(depth int, n *UsageTree)) {
+	t.walk(0, fn)
+}
+
+func (t *UsageTree) walk(depth int, fn func(int, *UsageTree)) {
+	fn(depth, t)
+	for _, c := range t.Subagents {
+		c.walk(depth+1, fn)
+	}
+}

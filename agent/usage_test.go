@@ -1,0 +1,64 @@
+package agent_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/llm"
+)
+
+func TestUsageTree(t *testing.T) {
+	use := func(model string, in, out int, ns ...string) agent.Event {
+		return agent.Event{Type: agent.EventUsage, Name: model, Namespace: ns, Usage: &llm.Usage{InputTokens: in, OutputTokens: out}}
+	}
+	var tree agent.UsageTree
+	for _, e := range []agent.Event{
+		use("anthropic:claude-sonnet-4-5", 1000, 100),
+		use("openai:gpt-4.1", 2000, 0, "researcher:call_1"),
+		use("openai:gpt-4.1", 500, 50, "researcher:call_1"),
+		use("anthropic:claude-haiku-4-5", 10, 1, "researcher:call_1", "general-purpose:call_9"),
+		use("anthropic:claude-sonnet-4-5", 1000, 100),
+		use("local:mystery", 7, 7, "coder:call_2"),
+		{Type: agent.EventToolCall, Name: "ls"},          // not usage: ignored
+		{Type: agent.EventUsage, Name: "openai:gpt-4.1"}, // no usage: ignored
+	} {
+		tree.Add(e)
+	}
+
+	var walked []string
+	tree.Walk(func(depth int, n *agent.UsageTree) {
+		calls, _ := n.Own()
+		walked = append(walked, string(rune('0'+depth))+" "+n.Agent+" "+string(rune('0'+calls)))
+	})
+	want := []string{"0  2", "1 researcher:call_1 2", "2 general-purpose:call_9 1", "1 coder:call_2 1"}
+	if diff := cmp.Diff(want, walked); diff != "" {
+		t.Errorf("tree (-want +got):\n%s", diff)
+	}
+
+	calls, u := tree.Total()
+	if calls != 6 || u != (llm.Usage{InputTokens: 4517, OutputTokens: 258}) {
+		t.Errorf("Total = %d, %+v", calls, u)
+	}
+	researcher := tree.Subagents[0]
+	if got := researcher.Models; len(got) != 1 || got[0].Calls != 2 || got[0].Usage.InputTokens != 2500 {
+		t.Errorf("researcher's models = %+v", got)
+	}
+
+	prices := map[string]llm.Price{"local:mystery": {Input: 1_000_000, Output: 0}}
+	sonnet, _ := llm.PriceOf("anthropic:claude-sonnet-4-5", nil)
+	gpt, _ := llm.PriceOf("openai:gpt-4.1", nil)
+	haiku, _ := llm.PriceOf("anthropic:claude-haiku-4-5", nil)
+	wantCost := sonnet.Cost(llm.Usage{InputTokens: 2000, OutputTokens: 200}) +
+		gpt.Cost(llm.Usage{InputTokens: 2500, OutputTokens: 50}) +
+		haiku.Cost(llm.Usage{InputTokens: 10, OutputTokens: 1}) + 7
+	if cost, unpriced := tree.Cost(prices); unpriced != "" || diffCost(cost, wantCost) {
+		t.Errorf("Cost = %v, %q; want %v", cost, unpriced, wantCost)
+	}
+	if _, unpriced := tree.Cost(nil); unpriced != "local:mystery" {
+		t.Errorf("without its price, Cost names %q as unpriced", unpriced)
+	}
+}
+
+func diffCost(a, b float64) bool { return a-b > 1e-9 || b-a > 1e-9 }
