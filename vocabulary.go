@@ -27,6 +27,8 @@ type (
 	Decision      = agent.Decision
 	DecisionType  = agent.DecisionType
 	ActionRequest = agent.ActionRequest
+	UsageTree     = agent.UsageTree
+	ModelUsage    = agent.ModelUsage
 	Subagent      = middleware.Subagent
 	InterruptOn   = middleware.InterruptOn
 )
