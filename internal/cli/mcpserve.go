@@ -46,12 +46,8 @@ answers with the calls awaiting a decision, which run_task takes as
 decision approve or reject.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := f.validate(cmd); err != nil {
+			if err := f.validateServed(cmd); err != nil {
 				return err
-			}
-			f.stateWorkspace = !cmd.Flags().Changed("dir")
-			if f.stateWorkspace && f.shell {
-				return usageError{errors.New("--shell needs --dir: commands run in a folder, not in a thread's state")}
 			}
 			ctx := cmd.Context()
 			s, err := openSession(ctx, env, &f, false)

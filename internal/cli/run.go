@@ -80,6 +80,20 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.mcpWorkspace, "mcp-workspace", false, "also start the MCP servers of the workspace's .mcp.json (they run commands the repository names)")
 }
 
+// validateServed checks the flags of an agent served to clients (serve,
+// mcp-serve): without --dir each thread has its workspace in its state,
+// where no command can run.
+func (f *runFlags) validateServed(cmd *cobra.Command) error {
+	if err := f.validate(cmd); err != nil {
+		return err
+	}
+	f.stateWorkspace = !cmd.Flags().Changed("dir")
+	if f.stateWorkspace && f.shell {
+		return usageError{errors.New("--shell needs --dir: commands run in a folder, not in a thread's state")}
+	}
+	return nil
+}
+
 func (f *runFlags) validate(cmd *cobra.Command) error {
 	f.interruptOK = cmd.Flags().Changed("interrupt-on")
 	f.given = cmd.Flags().Changed

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -39,12 +38,8 @@ cancelled through any other, which forwards the request to the one running
 it (--advertise says where that is).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := f.validate(cmd); err != nil {
+			if err := f.validateServed(cmd); err != nil {
 				return err
-			}
-			f.stateWorkspace = !cmd.Flags().Changed("dir")
-			if f.stateWorkspace && f.shell {
-				return usageError{errors.New("--shell needs --dir: commands run in a folder, not in a thread's state")}
 			}
 			if apiKey == "" {
 				apiKey = env.Getenv("DEEPAGENTS_API_KEY")

@@ -137,11 +137,13 @@ func TestServeThroughCLI(t *testing.T) {
 // TestServeFlags checks the flags serve refuses.
 func TestServeFlags(t *testing.T) {
 	w := newWorld(t)
-	code, _, stderr := w.run("serve", "--db", w.db, "--shell")
-	if code != ExitUsage || !strings.Contains(stderr, "--shell needs --dir") {
-		t.Errorf("serve --shell: %d %s", code, stderr)
+	for _, cmd := range []string{"serve", "mcp-serve"} {
+		code, _, stderr := w.run(cmd, "--db", w.db, "--shell")
+		if code != ExitUsage || !strings.Contains(stderr, "--shell needs --dir") {
+			t.Errorf("%s --shell: %d %s", cmd, code, stderr)
+		}
 	}
-	code, _, stderr = w.run("serve", "--db", w.db, "--model", "replay:"+w.script(`{"turns":[]}`), "--addr", "nonsense")
+	code, _, stderr := w.run("serve", "--db", w.db, "--model", "replay:"+w.script(`{"turns":[]}`), "--addr", "nonsense")
 	if code == 0 || !strings.Contains(stderr, "--addr") {
 		t.Errorf("serve --addr nonsense: %d %s", code, stderr)
 	}
