@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -68,10 +69,13 @@ type tuiModel struct {
 	histPos int
 
 	// Approvals: the requests of the run's interrupt, the decisions taken
-	// so far, and the reason being typed for a rejection.
+	// so far, and what is being typed for the next: a rejection's reason,
+	// or edited arguments when editing.
 	pending   []agent.ActionRequest
 	decisions []agent.Decision
 	reason    *textinput.Model
+	editing   bool
+	editErr   string // why the edited arguments were refused
 	// allowed are the tools the user approved for the whole session.
 	allowed map[string]bool
 
@@ -296,10 +300,10 @@ func (m *tuiModel) onRunEnd(e agent.Event) tea.Cmd {
 	}
 	switch {
 	case e.Status == agent.StatusInterrupted:
+		// The task goes on after the decisions: its usage is told once
+		// it ends.
 		m.pending, m.decisions = e.Interrupts, nil
-		if cmd := m.autoApprove(); cmd != nil {
-			return cmd
-		}
+		return tea.Batch(m.print(lines...), m.autoApprove())
 	case m.stopped:
 		lines = append(lines, yellow.Render("■ stopped; the thread keeps what was done so far"))
 	case e.Status == agent.StatusFailed:
@@ -344,10 +348,15 @@ func (m *tuiModel) resumeIfDecided() tea.Cmd {
 }
 
 // onApprovalKey decides the request asked about: y approves it, a
-// approves its tool for the session, n rejects it with a reason.
+// approves its tool for the session, e edits its arguments, n rejects it
+// with a reason; a decision the request does not allow is no key.
 func (m *tuiModel) onApprovalKey(k tea.KeyMsg) tea.Cmd {
 	req := m.pending[len(m.decisions)]
-	switch strings.ToLower(k.String()) {
+	key := strings.ToLower(k.String())
+	if d, ok := decisionKeys[key]; ok && !allows(req, d) {
+		return nil
+	}
+	switch key {
 	case "y", "enter":
 		m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionApprove})
 		return tea.Batch(m.print(green.Render("✓ approved ")+req.Tool), m.autoApprove())
@@ -361,6 +370,13 @@ func (m *tuiModel) onApprovalKey(k tea.KeyMsg) tea.Cmd {
 		ti.Placeholder = "what the agent should do instead (enter to skip)"
 		ti.Focus()
 		m.reason = &ti
+	case "e":
+		ti := textinput.New()
+		ti.Prompt = "args> "
+		ti.SetValue(string(req.Args))
+		ti.Width = max(m.width-8, 20)
+		ti.Focus()
+		m.reason, m.editing, m.editErr = &ti, true, ""
 	case "ctrl+c", "esc":
 		// Leave the run waiting: the thread can be resumed later.
 		m.pending, m.decisions = nil, nil
@@ -373,6 +389,9 @@ func (m *tuiModel) onReasonKey(k tea.KeyMsg) tea.Cmd {
 	switch k.Type {
 	case tea.KeyEnter:
 		req := m.pending[len(m.decisions)]
+		if m.editing {
+			return m.onEdited(req)
+		}
 		reason := strings.TrimSpace(m.reason.Value())
 		m.reason = nil
 		m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionReject, Message: reason})
@@ -382,12 +401,60 @@ func (m *tuiModel) onReasonKey(k tea.KeyMsg) tea.Cmd {
 		}
 		return tea.Batch(m.print(line), m.autoApprove())
 	case tea.KeyEsc, tea.KeyCtrlC:
-		m.reason = nil
+		m.reason, m.editing, m.editErr = nil, false, ""
 		return nil
 	}
 	r, cmd := m.reason.Update(k)
 	m.reason = &r
 	return cmd
+}
+
+// onEdited takes the edited arguments when they are a JSON object, and
+// otherwise says why not and keeps them for more editing.
+func (m *tuiModel) onEdited(req agent.ActionRequest) tea.Cmd {
+	args := json.RawMessage(strings.TrimSpace(m.reason.Value()))
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
+		m.editErr = "the arguments must be a JSON object"
+		if err != nil {
+			m.editErr += ": " + err.Error()
+		}
+		return nil
+	}
+	m.reason, m.editing, m.editErr = nil, false, ""
+	m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionEdit, Args: args})
+	return tea.Batch(m.print(yellow.Render("✎ edited ")+req.Tool+dim.Render(" "+clip(string(args), 100))), m.autoApprove())
+}
+
+// decisionKeys are the approval keys that take a decision, by the decision
+// they take.
+var decisionKeys = map[string]agent.DecisionType{
+	"y": agent.DecisionApprove, "enter": agent.DecisionApprove, "a": agent.DecisionApprove,
+	"e": agent.DecisionEdit, "n": agent.DecisionReject,
+}
+
+// allows reports whether req may be decided with d (an empty Allowed allows
+// every decision).
+func allows(req agent.ActionRequest, d agent.DecisionType) bool {
+	return len(req.Allowed) == 0 || slices.Contains(req.Allowed, d)
+}
+
+// approvalKeys names the keys of the decisions req allows.
+func approvalKeys(req agent.ActionRequest) string {
+	var keys []string
+	for _, k := range []struct {
+		d     agent.DecisionType
+		label string
+	}{
+		{agent.DecisionApprove, "[y] yes  [a] yes, and this tool for the session"},
+		{agent.DecisionEdit, "[e] edit"},
+		{agent.DecisionReject, "[n] no, with a reason"},
+	} {
+		if allows(req, k.d) {
+			keys = append(keys, k.label)
+		}
+	}
+	return bold.Render("approve?") + " " + strings.Join(append(keys, "[esc] later"), "  ") + "\n"
 }
 
 func (m *tuiModel) View() string {
@@ -401,10 +468,16 @@ func (m *tuiModel) View() string {
 	if len(m.pending) > len(m.decisions) {
 		req := m.pending[len(m.decisions)]
 		b.WriteString(renderApproval(req, m.width))
-		if m.reason != nil {
+		switch {
+		case m.editing:
+			if m.editErr != "" {
+				b.WriteString(red.Render(m.editErr) + "\n")
+			}
+			b.WriteString(m.reason.View() + "\n" + dim.Render("enter runs the call with these arguments; esc goes back") + "\n")
+		case m.reason != nil:
 			b.WriteString(m.reason.View() + "\n")
-		} else {
-			b.WriteString(bold.Render("approve?") + " [y] yes  [a] yes, and this tool for the session  [n] no, with a reason  [esc] later\n")
+		default:
+			b.WriteString(approvalKeys(req))
 		}
 		return b.String()
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/internal/golden"
 )
 
@@ -112,7 +116,7 @@ func normalize(screen, dir string) string {
 
 // TestInteractiveSession drives `deepagents` in tmux through a scripted
 // task: todos, an edit shown as a diff and approved, a command rejected
-// with a reason, a subagent, a step stopped with Ctrl-C, and the session
+// with a reason, a call whose arguments the user edits, a subagent, a step stopped with Ctrl-C, and the session
 // resumed in a new process with --continue. Screens are golden files
 // (go test -update rewrites them).
 func TestInteractiveSession(t *testing.T) {
@@ -122,7 +126,8 @@ func TestInteractiveSession(t *testing.T) {
  {"content":"I'll plan first.","tool_calls":[{"name":"write_todos","args":{"todos":[{"content":"Edit the notes","status":"in_progress"},{"content":"Check with a subagent","status":"pending"}]}}]},
  {"tool_calls":[{"name":"edit_file","args":{"file_path":"/notes.md","old_string":"line two","new_string":"line 2, edited"}}]},
  {"tool_calls":[{"name":"execute","args":{"command":"rm -rf /tmp/important"}}]},
- {"tool_calls":[{"name":"task","args":{"description":"Check the notes","subagent_type":"general-purpose"}}],"expect":{"last_message_contains":["never delete that"]}},
+ {"tool_calls":[{"name":"write_file","args":{"file_path":"/draft.md","content":"first draft"}}],"expect":{"last_message_contains":["never delete that"]}},
+ {"tool_calls":[{"name":"task","args":{"description":"Check the notes","subagent_type":"general-purpose"}}],"expect":{"last_message_contains":["/final.md"]}},
  {"agent":"general-purpose","tool_calls":[{"name":"read_file","args":{"file_path":"/notes.md"}}]},
  {"agent":"general-purpose","content":"The notes look fine."},
  {"content":"Done: the notes are edited and checked.","tool_calls":[],"usage":{"input_tokens":1200,"output_tokens":30}},
@@ -136,9 +141,24 @@ func TestInteractiveSession(t *testing.T) {
 	s.keys("n")
 	s.waitFor("reason>")
 	s.typeLine("never delete that")
+	// The next call is edited: a first try that is not JSON is refused.
+	s.waitFor("[e] edit")
+	s.keys("e")
+	s.waitFor("args>")
+	s.keys("C-u")
+	s.typeLine("not json")
+	s.waitFor("must be a JSON object")
+	s.keys("C-u")
+	s.typeLine(`{"file_path":"/final.md","content":"edited draft"}`)
 	golden.Check(t, "testdata/tui/3-done.golden", []byte(normalize(s.waitFor("1,200 tokens in"), w.dir)))
 	if data, _ := os.ReadFile(filepath.Join(w.dir, "notes.md")); string(data) != "line one\nline 2, edited\n" {
 		t.Errorf("the approved edit: %q", data)
+	}
+	if data, err := os.ReadFile(filepath.Join(w.dir, "final.md")); string(data) != "edited draft" {
+		t.Errorf("the edited call wrote %q (%v)", data, err)
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "draft.md")); err == nil {
+		t.Error("the call's original arguments ran")
 	}
 	s.typeLine("think now")
 	s.waitFor("working…")
@@ -153,4 +173,30 @@ func TestInteractiveSession(t *testing.T) {
 	s2.typeLine("/thread")
 	s2.typeLine("where were we?")
 	golden.Check(t, "testdata/tui/5-resumed.golden", []byte(normalize(s2.waitFor("Welcome back."), w.dir)))
+}
+
+// The approval prompt offers only the decisions a request allows, and a
+// key of another decision does nothing.
+func TestApprovalKeysFollowAllowed(t *testing.T) {
+	for _, c := range []struct {
+		allowed []agent.DecisionType
+		want    string
+		inert   []string
+	}{
+		{nil, "approve? [y] yes  [a] yes, and this tool for the session  [e] edit  [n] no, with a reason  [esc] later\n", nil},
+		{[]agent.DecisionType{agent.DecisionApprove, agent.DecisionReject}, "approve? [y] yes  [a] yes, and this tool for the session  [n] no, with a reason  [esc] later\n", []string{"e"}},
+		{[]agent.DecisionType{agent.DecisionReject}, "approve? [n] no, with a reason  [esc] later\n", []string{"y", "a", "e"}},
+	} {
+		req := agent.ActionRequest{Tool: "execute", Args: json.RawMessage(`{"command":"ls"}`), Allowed: c.allowed}
+		if got := approvalKeys(req); got != c.want {
+			t.Errorf("%v: %q, want %q", c.allowed, got, c.want)
+		}
+		for _, k := range c.inert {
+			m := &tuiModel{pending: []agent.ActionRequest{req}, allowed: map[string]bool{}}
+			m.onApprovalKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
+			if len(m.decisions) != 0 || m.reason != nil || m.allowed["execute"] {
+				t.Errorf("%v: key %q took a decision", c.allowed, k)
+			}
+		}
+	}
 }
