@@ -87,13 +87,33 @@ func newRoot(env Env) *cobra.Command {
 	var prompt string
 	f.register(root)
 	root.Flags().StringVarP(&prompt, "print", "p", "", "run this task non-interactively and print the answer (as run PROMPT)")
-	root.Args = cobra.NoArgs
-	root.RunE = func(cmd *cobra.Command, _ []string) error {
+	// --resume ID continues a thread; --resume alone lets the user pick
+	// one. (A flag with an optional value takes it only after "=", so the
+	// id may also come as the one argument.)
+	root.Flags().StringVarP(&f.resume, "resume", "r", "", "continue thread `ID`; without an ID, pick one of the recent threads")
+	root.Flags().Lookup("resume").NoOptDefVal = pickSentinel
+	root.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 1 && f.resume == pickSentinel {
+			return nil
+		}
+		return cobra.NoArgs(cmd, args)
+	}
+	root.RunE = func(cmd *cobra.Command, ids []string) error {
+		if f.resume == pickSentinel {
+			f.resume, f.pickOne = "", len(ids) == 0
+			if len(ids) == 1 {
+				f.resume = ids[0]
+			}
+		}
 		if err := f.validate(cmd); err != nil {
 			return err
 		}
 		if prompt == "" && isTerminal(env.Stdin) && isTerminal(env.Stdout) {
-			return runInteractive(cmd.Context(), env, &f)
+			err := runInteractive(cmd.Context(), env, &f)
+			if errors.Is(err, errNothingPicked) {
+				return nil // the user left the picker
+			}
+			return err
 		}
 		if prompt == "" && env.Stdin == nil {
 			return cmd.Help()
@@ -116,6 +136,9 @@ func newRoot(env Env) *cobra.Command {
 	root.AddCommand(newRunCmd(env), newResumeCmd(env), newServeCmd(env), newMCPServeCmd(env), newMCPCmd(env), newThreadsCmd(env), newStateCmd(env), newDBCmd(env))
 	return root
 }
+
+// pickSentinel is the value of --resume given without an id.
+const pickSentinel = "\x00pick"
 
 // isCobraUsage recognises cobra's own argument errors.
 func isCobraUsage(err error) bool {

@@ -241,6 +241,11 @@ func TestPromptFromStdinAndContinue(t *testing.T) {
 	if got := runEnd(t, stdout).ThreadID; got != first.ThreadID {
 		t.Errorf("--continue ran thread %s, want %s", got, first.ThreadID)
 	}
+	script3 := w.script(`{"turns":[{"content":"third","expect":{"messages_contain":["and more"]}}]}`)
+	code, stdout, stderr = w.run("-p", "once more", "--resume", first.ThreadID, "--model", "replay:"+script3, "--dir", t.TempDir(), "--db", w.db, "--output", "jsonl")
+	if code != 0 || runEnd(t, stdout).ThreadID != first.ThreadID {
+		t.Errorf("--resume ID: %d %s %s", code, stderr, stdout)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -248,6 +253,9 @@ func TestPromptFromStdinAndContinue(t *testing.T) {
 		{[]string{"run", "--continue", "--dir", t.TempDir(), "--db", w.db, "x"}, "no thread has run in"},
 		{[]string{"run", "--continue", "--thread", "t", "--db", w.db, "x"}, "give one"},
 		{[]string{"run", "--db", w.db}, "standard input was empty"},
+		{[]string{"-p", "x", "--resume", "nope", "--db", w.db}, "there is no thread nope"},
+		{[]string{"-p", "x", "--resume", "--db", w.db}, "needs a terminal to pick one on"},
+		{[]string{"-p", "x", "-c", "--resume=" + first.ThreadID, "--db", w.db}, "give one"},
 	} {
 		if code, _, stderr := w.run(c.args...); code != ExitUsage || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d: %s", c.args, code, stderr)

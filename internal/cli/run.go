@@ -43,6 +43,10 @@ type runFlags struct {
 	mcpWorkspace bool
 	// continueLast continues the thread that last ran in the workspace.
 	continueLast bool
+	// resume is the thread of deepagents --resume; pickOne asks the user
+	// to pick it from a list.
+	resume  string
+	pickOne bool
 	// configMCP are the MCP servers of the user's configuration file.
 	configMCP map[string]mcp.ServerConfig
 	// fromAssistant marks the flags of an assistant of serve's
@@ -94,6 +98,17 @@ func (f *runFlags) validateServed(cmd *cobra.Command) error {
 	return nil
 }
 
+// countTrue counts the conditions that hold.
+func countTrue(conds ...bool) int {
+	n := 0
+	for _, c := range conds {
+		if c {
+			n++
+		}
+	}
+	return n
+}
+
 func (f *runFlags) validate(cmd *cobra.Command) error {
 	f.interruptOK = cmd.Flags().Changed("interrupt-on")
 	f.given = cmd.Flags().Changed
@@ -113,8 +128,8 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	if f.network && f.sandbox == "none" {
 		return usageError{errors.New("--network needs --sandbox bwrap (without a sandbox commands have the network anyway)")}
 	}
-	if f.continueLast && f.thread != "" {
-		return usageError{errors.New("--continue and --thread both name a thread; give one")}
+	if n := countTrue(f.continueLast, f.thread != "", f.resume != "" || f.pickOne); n > 1 {
+		return usageError{errors.New("--continue, --resume and --thread each name a thread; give one")}
 	}
 	if f.autoApprove && f.interruptOK && f.interrupt != "" {
 		return usageError{errors.New("--auto-approve and --interrupt-on contradict each other")}

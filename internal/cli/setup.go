@@ -13,6 +13,7 @@ import (
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/providers"
 	"github.com/deepagents-go/deepagents/llm/replay"
@@ -172,11 +173,20 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*
 	if err != nil {
 		return nil, fmt.Errorf("--db: %w", err)
 	}
-	if f.continueLast {
-		if f.thread, err = lastThread(ctx, db, f.dir); err != nil {
-			db.Close()
-			return nil, err
+	switch {
+	case f.continueLast:
+		f.thread, err = lastThread(ctx, db, f.dir)
+	case f.pickOne:
+		f.thread, err = pickThread(ctx, env, db)
+	case f.resume != "":
+		f.thread = f.resume
+		if _, err = db.Saver.Thread(ctx, f.resume); errors.Is(err, checkpoint.ErrNotFound) {
+			err = usageError{fmt.Errorf("--resume: there is no thread %s (deepagents threads lists them)", f.resume)}
 		}
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
 	}
 	s, err := newSession(ctx, env, f, db, interactive, nil)
 	if err != nil {

@@ -200,3 +200,29 @@ func TestApprovalKeysFollowAllowed(t *testing.T) {
 		}
 	}
 }
+
+// deepagents --resume lists the recent threads by title; typing narrows
+// the list, and enter opens the session on the thread picked.
+func TestResumePicker(t *testing.T) {
+	w := newWorld(t)
+	done := w.script(`{"turns":[{"content":"ok"}]}`)
+	for _, task := range []string{"first task: the parser", "second task: the docs"} {
+		if code, _, stderr := w.run("run", "--model", "replay:"+done, "--dir", w.dir, "--db", w.db, task); code != 0 {
+			t.Fatalf("run: %d %s", code, stderr)
+		}
+	}
+	again := w.script(`{"turns":[{"content":"Back on the parser.","expect":{"messages_contain":["first task: the parser"]}}]}`)
+	s := startTmux(t, w, "--resume", "--model", "replay:"+again, "--dir", w.dir, "--db", w.db)
+	golden.Check(t, "testdata/tui/6-picker.golden", []byte(normalize(s.waitFor("Resume a thread"), w.dir)))
+	for _, r := range "parser" {
+		s.keys("-l", string(r))
+	}
+	s.waitFor("> parser")
+	if scr := s.screen(); strings.Contains(scr, "second task") {
+		t.Errorf("typing did not narrow the list:\n%s", scr)
+	}
+	s.keys("Enter")
+	s.waitFor("/help for commands")
+	s.typeLine("where were we?")
+	golden.Check(t, "testdata/tui/7-picked.golden", []byte(normalize(s.waitFor("Back on the parser."), w.dir)))
+}

@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/persist"
+)
+
+// maxPicked is how many recent threads the picker offers.
+const maxPicked = 50
+
+// errNothingPicked is the picker closed without a choice.
+var errNothingPicked = errors.New("no thread picked")
+
+// pickThread lets the user pick one of the most recent threads on the
+// terminal: up and down move, typing narrows by title or id, enter picks,
+// esc leaves.
+func pickThread(ctx context.Context, env Env, db *persist.DB) (string, error) {
+	in, okIn := env.Stdin.(*os.File)
+	out, okOut := env.Stdout.(*os.File)
+	if !okIn || !okOut || !isTerminal(in) || !isTerminal(out) {
+		return "", usageError{errors.New("--resume without a thread id needs a terminal to pick one on; give the id")}
+	}
+	// More than are shown: subagents' threads are left out.
+	threads, err := db.Saver.Threads(ctx, checkpoint.ListOptions{Limit: 4 * maxPicked})
+	if err != nil {
+		return "", fmt.Errorf("--resume: %w", err)
+	}
+	var rows []pickRow
+	for _, t := range threads {
+		if strings.Contains(t.ID, "/") || len(rows) == maxPicked {
+			continue
+		}
+		rows = append(rows, pickRow{id: t.ID, title: title(ctx, db, t.ID), status: string(t.Status), updated: t.UpdatedAt})
+	}
+	if len(rows) == 0 {
+		return "", usageError{errors.New("--resume: there are no threads yet")}
+	}
+	m := &picker{rows: rows}
+	if _, err := tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out), tea.WithContext(ctx)).Run(); err != nil {
+		return "", err
+	}
+	if m.picked == "" {
+		return "", errNothingPicked
+	}
+	return m.picked, nil
+}
+
+// pickRow is a thread as the picker lists it.
+type pickRow struct {
+	id, title, status string
+	updated           time.Time
+}
+
+// picker is the model of the thread picker.
+type picker struct {
+	rows   []pickRow
+	filter string
+	cursor int // in the rows the filter keeps
+	picked string
+}
+
+func (p *picker) Init() tea.Cmd { return nil }
+
+// shown are the rows whose title or id contains the filter.
+func (p *picker) shown() []pickRow {
+	if p.filter == "" {
+		return p.rows
+	}
+	var out []pickRow
+	f := strings.ToLower(p.filter)
+	for _, r := range p.rows {
+		if strings.Contains(strings.ToLower(r.title), f) || strings.HasPrefix(r.id, f) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (p *picker) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return p, nil
+	}
+	shown := p.shown()
+	switch k.Type {
+	case tea.KeyEsc, tea.KeyCtrlC:
+		return p, tea.Quit
+	case tea.KeyEnter:
+		if p.cursor < len(shown) {
+			p.picked = shown[p.cursor].id
+		}
+		return p, tea.Quit
+	case tea.KeyUp, tea.KeyCtrlP:
+		p.cursor = max(p.cursor-1, 0)
+	case tea.KeyDown, tea.KeyCtrlN:
+		p.cursor = min(p.cursor+1, max(len(shown)-1, 0))
+	case tea.KeyBackspace:
+		if p.filter != "" {
+			r := []rune(p.filter)
+			p.filter, p.cursor = string(r[:len(r)-1]), 0
+		}
+	case tea.KeyRunes, tea.KeySpace:
+		p.filter, p.cursor = p.filter+string(k.Runes), 0
+	}
+	return p, nil
+}
+
+func (p *picker) View() string {
+	if p.picked != "" {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(bold.Render("Resume a thread") + dim.Render("  ↑↓ move · type to narrow · enter picks · esc leaves") + "\n")
+	if p.filter != "" {
+		b.WriteString("> " + p.filter + "\n")
+	}
+	shown := p.shown()
+	if len(shown) == 0 {
+		b.WriteString(dim.Render("  no thread matches") + "\n")
+	}
+	width := 0
+	for _, r := range shown {
+		width = max(width, len([]rune(clip(cmp.Or(r.title, "(untitled)"), 80))))
+	}
+	for i, r := range shown {
+		mark := "  "
+		if i == p.cursor {
+			mark = green.Render("❯ ")
+		}
+		t := clip(cmp.Or(r.title, "(untitled)"), 80)
+		t += strings.Repeat(" ", width-len([]rune(t)))
+		line := fmt.Sprintf("%s  %-11s  %s", r.updated.Local().Format("2006-01-02 15:04"), r.status, t)
+		if i == p.cursor {
+			line = bold.Render(line)
+		}
+		b.WriteString(mark + line + dim.Render("  "+r.id) + "\n")
+	}
+	return b.String()
+}
