@@ -130,7 +130,7 @@ func TestInteractiveSession(t *testing.T) {
  {"tool_calls":[{"name":"task","args":{"description":"Check the notes","subagent_type":"general-purpose"}}],"expect":{"last_message_contains":["/final.md"]}},
  {"agent":"general-purpose","tool_calls":[{"name":"read_file","args":{"file_path":"/notes.md"}}]},
  {"agent":"general-purpose","content":"The notes look fine."},
- {"content":"## Done\n\nThe notes are **edited** and checked:\n\n- `+"`notes.md`"+` has line 2\n- a subagent read it","tool_calls":[],"usage":{"input_tokens":1200,"output_tokens":30}},
+ {"content":"## Done\n\nThe notes are **edited** and checked:\n\n- ` + "`notes.md`" + ` has line 2\n- a subagent read it","tool_calls":[],"usage":{"input_tokens":1200,"output_tokens":30}},
  {"content":"Thinking hard...","delay_ms":60000}]}`)
 	s := startTmux(t, w, "--model", "replay:"+script, "--dir", w.dir, "--db", w.db, "--shell", "--sandbox", "none")
 	s.waitFor("> ")
