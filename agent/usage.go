@@ -1,6 +1,10 @@
 package agent
 
-import "github.com/deepagents-go/deepagents/llm"
+import (
+	"slices"
+
+	"github.com/deepagents-go/deepagents/llm"
+)
 
 // UsageTree adds up a run's usage events by agent and by model: the main
 // agent at the root, each subagent under the agent that started it (an
@@ -12,22 +16,22 @@ import "github.com/deepagents-go/deepagents/llm"
 type UsageTree struct {
 	// Agent is the namespace element of this agent, such as
 	// "general-purpose:call_1"; empty at the root.
-	Agent string
+	Agent string `json:"agent,omitempty"`
 	// Models are this agent's own model calls, by model, in the order the
 	// models were first called.
-	Models []ModelUsage
+	Models []ModelUsage `json:"models,omitempty"`
 	// Subagents are the agents this one started, in the order they first
 	// reported usage.
-	Subagents []*UsageTree
+	Subagents []*UsageTree `json:"subagents,omitempty"`
 }
 
 // ModelUsage is what one agent used of one model.
 type ModelUsage struct {
 	// Model is the model as provider:model (the usage event's Name).
-	Model string
+	Model string `json:"model"`
 	// Calls counts the model calls.
-	Calls int
-	Usage llm.Usage
+	Calls int       `json:"calls"`
+	Usage llm.Usage `json:"usage"`
 }
 
 // Add counts e when it is a usage event, and ignores any other.
@@ -111,5 +115,23 @@ func (t *UsageTree) walk(depth int, fn func(int, *UsageTree)) {
 	fn(depth, t)
 	for _, c := range t.Subagents {
 		c.walk(depth+1, fn)
+	}
+}
+
+// Merge adds o to t: each model's calls and tokens to t's of that model,
+// and each of o's subagents to t's subagent of the same name (or as a new
+// one). o is left as it is.
+func (t *UsageTree) Merge(o *UsageTree) {
+	for _, m := range o.Models {
+		i := slices.IndexFunc(t.Models, func(x ModelUsage) bool { return x.Model == m.Model })
+		if i < 0 {
+			t.Models = append(t.Models, m)
+			continue
+		}
+		t.Models[i].Calls += m.Calls
+		t.Models[i].Usage.Add(m.Usage)
+	}
+	for _, c := range o.Subagents {
+		t.child(c.Agent).Merge(c)
 	}
 }

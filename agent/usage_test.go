@@ -62,3 +62,35 @@ func TestUsageTree(t *testing.T) {
 }
 
 func diffCost(a, b float64) bool { return a-b > 1e-9 || b-a > 1e-9 }
+
+func TestUsageTreeMerge(t *testing.T) {
+	one := func(model string, in int, ns ...string) *agent.UsageTree {
+		var u agent.UsageTree
+		u.Add(agent.Event{Type: agent.EventUsage, Name: model, Namespace: ns, Usage: &llm.Usage{InputTokens: in}})
+		return &u
+	}
+	a := one("m:a", 10)
+	a.Merge(one("m:a", 5, "sub"))
+	var empty agent.UsageTree
+	empty.Merge(a)
+	if diff := cmp.Diff(a, &empty); diff != "" {
+		t.Errorf("merged into an empty tree (-want +got):\n%s", diff)
+	}
+	empty.Merge(one("m:a", 1))
+	empty.Merge(one("m:b", 2, "sub"))
+	empty.Merge(one("m:a", 3, "sub", "deeper"))
+	want := &agent.UsageTree{
+		Models: []agent.ModelUsage{{Model: "m:a", Calls: 2, Usage: llm.Usage{InputTokens: 11}}},
+		Subagents: []*agent.UsageTree{{
+			Agent:     "sub",
+			Models:    []agent.ModelUsage{{Model: "m:a", Calls: 1, Usage: llm.Usage{InputTokens: 5}}, {Model: "m:b", Calls: 1, Usage: llm.Usage{InputTokens: 2}}},
+			Subagents: []*agent.UsageTree{{Agent: "deeper", Models: []agent.ModelUsage{{Model: "m:a", Calls: 1, Usage: llm.Usage{InputTokens: 3}}}}},
+		}},
+	}
+	if diff := cmp.Diff(want, &empty); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if a.Models[0].Calls != 1 || len(a.Subagents[0].Models) != 1 {
+		t.Errorf("Merge changed its argument: %+v", a)
+	}
+}

@@ -302,3 +302,42 @@ func TestPrintFlag(t *testing.T) {
 		t.Errorf("no arguments: %d %q", code, stdout)
 	}
 }
+
+// A thread's usage adds up over its runs, by subagent: threads shows its
+// tokens and cost, threads usage the tree, and deleting the thread forgets
+// it.
+func TestThreadUsage(t *testing.T) {
+	w := newWorld(t)
+	os.MkdirAll(filepath.Join(w.home, ".deepagents"), 0o755)
+	os.WriteFile(filepath.Join(w.home, ".deepagents", "config.yaml"), []byte("prices:\n  replay:script: {input: 1, output: 10}\n"), 0o600)
+	script := w.script(`{"turns":[
+		{"tool_calls":[{"name":"task","args":{"description":"look","subagent_type":"general-purpose"}}],"usage":{"input_tokens":100000,"output_tokens":1000}},
+		{"agent":"general-purpose","content":"looked","usage":{"input_tokens":200000,"output_tokens":2000}},
+		{"content":"Done.","usage":{"input_tokens":300000,"output_tokens":3000}}]}`)
+	code, stdout, stderr := w.run("run", "--model", "replay:"+script, "--dir", w.dir, "--db", w.db, "--output", "jsonl", "go")
+	if code != 0 {
+		t.Fatalf("run: %d %s", code, stderr)
+	}
+	id := runEnd(t, stdout).ThreadID
+	if code, _, stderr := w.run("run", "--thread", id, "--model", "replay:"+script, "--dir", w.dir, "--db", w.db, "again"); code != 0 {
+		t.Fatalf("second run: %d %s", code, stderr)
+	}
+	// Twice 600,000 in at $1 and 6,000 out at $10 per million: $1.32.
+	_, out, _ := w.run("threads", "--db", w.db)
+	if !regexp.MustCompile(id + `\s+idle\s+\S+ \S+\s+1,212,000\s+\$1\.3200\s+go`).MatchString(out) {
+		t.Errorf("threads:\n%s", out)
+	}
+	_, out, stderr = w.run("threads", "usage", id, "--db", w.db)
+	want := "thread " + id + " · 6 model calls · 1,200,000 tokens in, 12,000 out · $1.3200\n" +
+		"  main agent: 4 model calls · 800,000 tokens in, 8,000 out · $0.8800\n" +
+		"    general-purpose: 2 model calls · 400,000 tokens in, 4,000 out · $0.4400\n"
+	if out != want {
+		t.Errorf("threads usage:\n%s\nwant:\n%s%s", out, want, stderr)
+	}
+	if code, _, stderr := w.run("threads", "delete", id, "--db", w.db); code != 0 {
+		t.Fatalf("delete: %s", stderr)
+	}
+	if code, _, _ := w.run("threads", "usage", id, "--db", w.db); code == 0 {
+		t.Error("threads usage of a deleted thread succeeded")
+	}
+}

@@ -296,6 +296,7 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 	for {
 		var end agent.Event
 		var runErr error
+		var used agent.UsageTree
 		for e, err := range s.agent.Stream(ctx, in) {
 			if err != nil {
 				runErr = err
@@ -304,6 +305,7 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 			if err := out.event(e); err != nil {
 				return err
 			}
+			used.Add(e)
 			if e.Type == agent.EventRunEnd && len(e.Namespace) == 0 {
 				end = e
 			}
@@ -311,6 +313,11 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 				if err := rememberThread(ctx, s.db, f.dir, e.ThreadID, promptText(in)); err != nil {
 					fmt.Fprintf(env.Stderr, "warning: --continue will not find this thread: %v\n", err)
 				}
+			}
+		}
+		if end.ThreadID != "" {
+			if err := recordUsage(ctx, s.db, end.ThreadID, &used); err != nil {
+				fmt.Fprintf(env.Stderr, "warning: the thread's usage was not recorded: %v\n", err)
 			}
 		}
 		switch end.Status {

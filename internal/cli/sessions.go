@@ -2,22 +2,26 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/store"
 )
 
 // What the CLI keeps about its sessions, in the database's store: the
 // thread that last ran in each workspace (what --continue continues), and
-// each thread's title.
+// each thread's title and usage.
 var (
 	lastThreadNamespace = []string{"cli", "last_thread"}
 	titleNamespace      = []string{"cli", "titles"}
+	usageNamespace      = []string{"cli", "usage"}
 )
 
 // maxTitle bounds a title, in characters.
@@ -55,7 +59,60 @@ func title(ctx context.Context, db *persist.DB, thread string) string {
 
 // forgetThread removes what the CLI kept about a deleted thread.
 func forgetThread(ctx context.Context, db *persist.DB, thread string) error {
-	return db.Store.Delete(ctx, titleNamespace, thread)
+	return errors.Join(db.Store.Delete(ctx, titleNamespace, thread), db.Store.Delete(ctx, usageNamespace, thread))
+}
+
+// recordUsage adds what a run used to its thread's usage, by subagent
+// (the subagents' calls of one name counted together).
+func recordUsage(ctx context.Context, db *persist.DB, thread string, run *agent.UsageTree) error {
+	if len(run.Models) == 0 && len(run.Subagents) == 0 {
+		return nil
+	}
+	total, err := threadUsage(ctx, db, thread)
+	if err != nil {
+		return err
+	}
+	total.Merge(bySubagent(run))
+	data, err := json.Marshal(total)
+	if err != nil {
+		return err
+	}
+	var v map[string]any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	return db.Store.Put(ctx, usageNamespace, thread, v)
+}
+
+// threadUsage returns what a thread's runs in the CLI used so far.
+func threadUsage(ctx context.Context, db *persist.DB, thread string) (*agent.UsageTree, error) {
+	var t agent.UsageTree
+	it, err := db.Store.Get(ctx, usageNamespace, thread)
+	if errors.Is(err, store.ErrNotFound) {
+		return &t, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(it.Value)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, &t); err != nil {
+		return nil, fmt.Errorf("thread %s: its usage record: %w", thread, err)
+	}
+	return &t, nil
+}
+
+// bySubagent is t with each subagent named by its name alone, without the
+// call that started it ("researcher:call_1" is "researcher").
+func bySubagent(t *agent.UsageTree) *agent.UsageTree {
+	name, _, _ := strings.Cut(t.Agent, ":")
+	out := &agent.UsageTree{Agent: name, Models: slices.Clone(t.Models)}
+	for _, c := range t.Subagents {
+		out.Merge(&agent.UsageTree{Subagents: []*agent.UsageTree{bySubagent(c)}})
+	}
+	return out
 }
 
 // lastThread returns the thread that last ran in dir.
@@ -99,6 +156,35 @@ func newThreadsRenameCmd(env Env) *cobra.Command {
 				return fmt.Errorf("thread %s: %w", args[0], err)
 			}
 			return setTitle(ctx, d, args[0], args[1])
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", "", "database (default: deepagents.db in the user's data directory)")
+	return cmd
+}
+
+func newThreadsUsageCmd(env Env) *cobra.Command {
+	var db string
+	cmd := &cobra.Command{
+		Use:   "usage THREAD [--db DSN]",
+		Short: "Show what a thread's runs used: tokens and cost, by agent and model",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := persist.Open(cmd.Context(), db, nil)
+			if err != nil {
+				return fmt.Errorf("--db: %w", err)
+			}
+			defer d.Close()
+			if _, err := d.Saver.Thread(cmd.Context(), args[0]); err != nil {
+				return fmt.Errorf("thread %s: %w", args[0], err)
+			}
+			u, err := threadUsage(cmd.Context(), d, args[0])
+			if err != nil {
+				return err
+			}
+			for _, l := range usageLines(args[0], u, (&runFlags{}).userPrices(env)) {
+				fmt.Fprintln(env.Stdout, strings.TrimPrefix(l, "deepagents: "))
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&db, "db", "", "database (default: deepagents.db in the user's data directory)")

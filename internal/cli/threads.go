@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/persist"
@@ -43,8 +44,12 @@ func newThreadsCmd(env Env) *cobra.Command {
 				for _, t := range threads {
 					row := struct {
 						checkpoint.Thread
-						Title string `json:"title,omitempty"`
-					}{t, title(cmd.Context(), d, t.ID)}
+						Title string           `json:"title,omitempty"`
+						Usage *agent.UsageTree `json:"usage,omitempty"`
+					}{t, title(cmd.Context(), d, t.ID), nil}
+					if u, err := threadUsage(cmd.Context(), d, t.ID); err == nil && (len(u.Models) > 0 || len(u.Subagents) > 0) {
+						row.Usage = u
+					}
 					if err := enc.Encode(row); err != nil {
 						return err
 					}
@@ -52,9 +57,20 @@ func newThreadsCmd(env Env) *cobra.Command {
 				return nil
 			}
 			w := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "THREAD\tSTATUS\tUPDATED\tTITLE")
+			prices := (&runFlags{}).userPrices(env)
+			fmt.Fprintln(w, "THREAD\tSTATUS\tUPDATED\tTOKENS\tCOST\tTITLE")
 			for _, t := range threads {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.ID, t.Status, t.UpdatedAt.Local().Format(time.DateTime), title(cmd.Context(), d, t.ID))
+				tokens, cost := "-", "-"
+				if u, err := threadUsage(cmd.Context(), d, t.ID); err == nil && (len(u.Models) > 0 || len(u.Subagents) > 0) {
+					_, used := u.Total()
+					tokens = thousands(used.Total())
+					if dollars, unpriced := u.Cost(prices); unpriced == "" {
+						cost = fmt.Sprintf("$%.4f", dollars)
+					} else {
+						cost = "?"
+					}
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Status, t.UpdatedAt.Local().Format(time.DateTime), tokens, cost, title(cmd.Context(), d, t.ID))
 			}
 			return w.Flush()
 		},
@@ -62,7 +78,7 @@ func newThreadsCmd(env Env) *cobra.Command {
 	cmd.Flags().StringVar(&db, "db", "", "database (default: deepagents.db in the user's data directory)")
 	cmd.Flags().StringVar(&output, "output", "text", "text or jsonl")
 	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many threads")
-	cmd.AddCommand(newThreadsDeleteCmd(env), newThreadsPruneCmd(env), newThreadsRenameCmd(env))
+	cmd.AddCommand(newThreadsDeleteCmd(env), newThreadsPruneCmd(env), newThreadsRenameCmd(env), newThreadsUsageCmd(env))
 	return cmd
 }
 

@@ -80,9 +80,9 @@ type tuiModel struct {
 	// allowed are the tools the user approved for the whole session.
 	allowed map[string]bool
 
-	// What the current run and the whole session used, and the prices
-	// that make it a cost.
-	usage, session agent.UsageTree
+	// What the current task and the whole session used, what the thread's
+	// record lacks, and the prices that make it a cost.
+	usage, session, unrecorded agent.UsageTree
 	prices         map[string]llm.Price
 
 	// Lines to print above the view, in order: one print is in flight at
@@ -281,13 +281,20 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 	case agent.EventUsage:
 		m.usage.Add(e)
 		m.session.Add(e)
+		m.unrecorded.Add(e)
 	case agent.EventNotice:
 		return m.print(indent + yellow.Render("note: ") + oneLine(e.Content))
 	case agent.EventRunEnd:
 		if sub {
 			return nil
 		}
-		return m.onRunEnd(e)
+		err := recordUsage(m.ctx, m.s.db, e.ThreadID, &m.unrecorded)
+		m.unrecorded = agent.UsageTree{}
+		cmd := m.onRunEnd(e)
+		if err != nil {
+			cmd = tea.Batch(m.print(red.Render("warning: the thread's usage was not recorded: "+err.Error())), cmd)
+		}
+		return cmd
 	}
 	return nil
 }
