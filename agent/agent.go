@@ -123,7 +123,7 @@ func New(cfg Config) (*Agent, error) {
 	a := &Agent{
 		name:        cmp.Or(cfg.Name, MainAgent),
 		model:       cfg.Model,
-		modelSpec:   modelSpec(cfg.Model),
+		modelSpec:   llm.Describe(cfg.Model).Spec(),
 		tools:       make(map[string]tool.Tool),
 		middleware:  cfg.Middleware,
 		maxSteps:    cmp.Or(cfg.MaxSteps, DefaultMaxSteps),
@@ -239,16 +239,6 @@ func New(cfg Config) (*Agent, error) {
 		}
 	}
 	return a, nil
-}
-
-// modelSpec names a model as "provider:model", or by its name alone when
-// it names no provider.
-func modelSpec(m llm.Model) string {
-	info := llm.Describe(m)
-	if info.Provider == "" {
-		return info.Name
-	}
-	return info.Provider + ":" + info.Name
 }
 
 // Name returns the agent's name.

@@ -113,6 +113,15 @@ type Info struct {
 	PromptCaching bool `json:"prompt_caching,omitempty"`
 }
 
+// Spec names the model as "provider:model" (as usage events and prices
+// do), or by its name alone when it names no provider.
+func (i Info) Spec() string {
+	if i.Provider == "" {
+		return i.Name
+	}
+	return i.Provider + ":" + i.Name
+}
+
 // Describer is implemented by models that can say what they are.
 type Describer interface {
 	Info() Info

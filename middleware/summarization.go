@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/deepagents-go/deepagents/agent"
@@ -129,9 +130,23 @@ type sumRun struct {
 
 	failures int // summary calls failed in a row
 	retryAt  int // estimate a request must reach before the next attempt
+
+	compacted bool // CompactFirst's summary was tried
 }
 
 type sumKey struct{}
+
+// compactKey marks a context of CompactFirst.
+type compactKey struct{}
+
+// CompactFirst returns a context whose run begins by summarizing the
+// conversation so far, however short, keeping only the newest message (the
+// prompt of the run): what a user asks for with /compact. The summary and
+// the history file are made as when the context fills; a summary that
+// fails changes nothing, and the run goes on.
+func CompactFirst(ctx context.Context) context.Context {
+	return context.WithValue(ctx, compactKey{}, true)
+}
 
 // SummarizerPrompt instructs the summary call.
 const SummarizerPrompt = `You condense the earlier part of a conversation between a user and an AI agent that works with tools, so the agent can continue the task with a much shorter context.
@@ -163,10 +178,17 @@ func (s *Summarization) WrapModel(ctx context.Context, req *agent.ModelRequest, 
 		}
 	}
 	est := s.estimate(req, r)
+	if !r.compacted && ctx.Value(compactKey{}) != nil && len(rt.Namespace()) == 0 {
+		r.compacted = true
+		// Everything but the newest message; summarize keeps a tool
+		// call with its results.
+		s.summarize(ctx, req, r, window, est, len(req.Messages)-1, "as asked")
+		est = s.estimate(req, r)
+	}
 	if est > trigger {
 		replaced := false
 		if r.failures < s.maxFailures() && est >= r.retryAt {
-			replaced = s.summarize(ctx, req, r, window, est)
+			replaced = s.summarize(ctx, req, r, window, est, s.newCutoff(req.Messages, window), "to fit the context window")
 		}
 		if !replaced && est > limit {
 			s.trim(ctx, req, r, window, est, limit)
@@ -314,12 +336,15 @@ func previousSummary(st summaryState, msgs []llm.Message) bool {
 		strings.HasPrefix(msgs[0].Text(), summaryPreamble)
 }
 
-// summarize replaces the older messages with a summary. It reports whether
-// it did; a failure changes nothing but the pacing of later attempts.
-func (s *Summarization) summarize(ctx context.Context, req *agent.ModelRequest, r *sumRun, window, est int) bool {
+// summarize replaces the messages before cut with a summary, and says why
+// in its notice. It reports whether it did; a failure changes nothing but
+// the pacing of later attempts.
+func (s *Summarization) summarize(ctx context.Context, req *agent.ModelRequest, r *sumRun, window, est, cut int, why string) bool {
 	rt := req.Runtime
 	msgs := req.Messages
-	cut := s.newCutoff(msgs, window)
+	for cut > 0 && cut < len(msgs) && msgs[cut].Role == llm.RoleTool {
+		cut-- // a tool call keeps its results
+	}
 	from := 0
 	if previousSummary(r.st, msgs) {
 		from = 1
@@ -352,7 +377,7 @@ func (s *Summarization) summarize(ctx context.Context, req *agent.ModelRequest, 
 	r.st = summaryState{Summary: summary, History: history, Offloaded: r.st.Offloaded + n}
 	s.replace(req, r, summaryMessage(summary, history, rt.Todos()), cut)
 	rt.Emit(agent.Event{Type: agent.EventNotice, Name: NoticeSummarized,
-		Content: fmt.Sprintf("Summarized %d older messages (about %d tokens in all) to fit the context window; their full text is in %s.", n, est, history)})
+		Content: fmt.Sprintf("Summarized %d older messages (about %d tokens in all) %s; their full text is in %s.", n, est, why, history)})
 	return true
 }
 
@@ -449,7 +474,14 @@ func (s *Summarization) callSummarizer(ctx context.Context, req *agent.ModelRequ
 	if err != nil {
 		return "", fmt.Errorf("summary call: %w", err)
 	}
-	req.Runtime.AddUsage(resp.Usage)
+	rt := req.Runtime
+	rt.AddUsage(resp.Usage)
+	if rt.Streaming() {
+		// Counted as an agent of its own under the one it summarizes for.
+		u := resp.Usage
+		rt.Emit(agent.Event{Type: agent.EventUsage, Name: llm.Describe(model).Spec(), Usage: &u,
+			Namespace: append(slices.Clone(rt.Namespace()), SummarizerAgent)})
+	}
 	summary := strings.TrimSpace(resp.Message.Text())
 	if summary == "" {
 		return "", errors.New("the summary call returned no text")

@@ -347,3 +347,62 @@ func (s *sizingSaver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error 
 	}
 	return s.Saver.Put(ctx, cp)
 }
+
+// CompactFirst summarizes a short conversation at once, keeping only the
+// new prompt; without it the same run sends the conversation whole.
+func TestCompactFirst(t *testing.T) {
+	for _, compact := range []bool{true, false} {
+		t.Run(fmt.Sprint("compact=", compact), func(t *testing.T) {
+			first := replay.Turn{Content: "the answer is 42"}
+			second := replay.Turn{Content: "noted", Expect: &replay.Expect{MessagesContain: []string{"what was the answer?", "the answer is 42"}}}
+			turns := []replay.Turn{first}
+			if compact {
+				turns = append(turns, replay.Turn{Agent: "summarizer", Content: "The user asked a question; the answer was 42.",
+					Expect: &replay.Expect{MessagesContain: []string{"find the answer", "the answer is 42"}, MessagesExclude: []string{"what was the answer?"}}})
+				second.Expect = &replay.Expect{
+					MessagesContain: []string{"<summary>\nThe user asked a question; the answer was 42.\n</summary>", "what was the answer?"},
+					MessagesExclude: []string{"find the answer"},
+				}
+			}
+			m := replay.NewFromScript(&replay.Script{ContextWindow: 200_000, Turns: append(turns, second)}).Record()
+			a, err := agent.New(agent.Config{Model: m, Checkpointer: checkpoint.NewMemorySaver(),
+				Middleware: []agent.Middleware{middleware.NewSummarization(nil, backend.NewStateBackend(nil))}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := agent.Prompt("find the answer")
+			in.ThreadID = "t"
+			if _, err := a.Invoke(context.Background(), in); err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if compact {
+				ctx = middleware.CompactFirst(ctx)
+			}
+			var n notices
+			var usage agent.UsageTree
+			in = agent.Prompt("what was the answer?")
+			in.ThreadID = "t"
+			in.Events = func(e agent.Event) { n.listen(e); usage.Add(e) }
+			res, err := a.Invoke(ctx, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Text() != "noted" || m.Remaining() != 0 {
+				t.Fatalf("%q, %d turns left", res.Text(), m.Remaining())
+			}
+			if got := n.count(middleware.NoticeSummarized); got != map[bool]int{true: 1, false: 0}[compact] {
+				t.Errorf("%d summarized notices", got)
+			}
+			// The summary call counts as the summarizer's, under the agent.
+			if got := len(usage.Subagents); got != map[bool]int{true: 1, false: 0}[compact] ||
+				compact && (usage.Subagents[0].Agent != middleware.SummarizerAgent || usage.Subagents[0].Models[0].Calls != 1) {
+				t.Errorf("usage: %+v", usage)
+			}
+			hist, ok := res.State.Files.Get("/conversation_history/t.md")
+			if ok != compact || compact && !strings.Contains(hist.Content, "find the answer") {
+				t.Errorf("history file: %v %q", ok, hist.Content)
+			}
+		})
+	}
+}

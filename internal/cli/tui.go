@@ -19,6 +19,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/thread"
 )
 
@@ -61,7 +62,9 @@ type tuiModel struct {
 	thread  string
 	running bool
 	cancel  context.CancelFunc
-	stopped bool // the user stopped the current step
+	// compactNext summarizes the thread before the next prompt (/compact).
+	compactNext bool
+	stopped     bool // the user stopped the current step
 
 	answer  strings.Builder // the main agent's answer, streaming
 	md      markdown        // renders it once it is whole
@@ -83,7 +86,7 @@ type tuiModel struct {
 	// What the current task and the whole session used, what the thread's
 	// record lacks, and the prices that make it a cost.
 	usage, session, unrecorded agent.UsageTree
-	prices         map[string]llm.Price
+	prices                     map[string]llm.Price
 
 	// Lines to print above the view, in order: one print is in flight at
 	// a time, since commands run concurrently.
@@ -226,6 +229,9 @@ func (m *tuiModel) onKey(k tea.KeyMsg) tea.Cmd {
 // start runs the agent on in, its events sent to the program.
 func (m *tuiModel) start(in deepagents.Input) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
+	if m.compactNext && len(in.Decisions) == 0 {
+		ctx, m.compactNext = middleware.CompactFirst(ctx), false
+	}
 	m.running, m.cancel, m.stopped = true, cancel, false
 	m.answer.Reset()
 	send := m.send
@@ -538,6 +544,12 @@ func (m *tuiModel) command(text string) tea.Cmd {
 			line += " (" + t + ")"
 		}
 		return say(line)
+	case "compact":
+		if m.thread == "" {
+			return say("nothing to compact: the thread has no messages yet")
+		}
+		m.compactNext = true
+		return say("the next message starts by summarizing this thread's conversation; its full text stays in /conversation_history/")
 	case "model":
 		info := llm.Describe(m.s.agent.Model())
 		return say(fmt.Sprintf("%s:%s (context window %d tokens); --model changes it", info.Provider, info.Name, info.ContextWindow))
@@ -565,6 +577,7 @@ const tuiHelp = `/help      this list
 /thread    the current thread's id
 /threads   recent threads;  /resume ID  continue one
 /model     the model
+/compact   summarize the conversation before the next message
 /tokens    tokens and cost of this session
 /agents    the subagents
 /memory    where memory (AGENTS.md) is read from;  /skills  the same for skills

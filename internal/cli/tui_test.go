@@ -116,7 +116,8 @@ func normalize(screen, dir string) string {
 
 // TestInteractiveSession drives `deepagents` in tmux through a scripted
 // task: todos, the answer rendered as Markdown, an edit shown as a diff and approved, a command rejected
-// with a reason, a call whose arguments the user edits, a subagent, a step stopped with Ctrl-C, and the session
+// with a reason, a call whose arguments the user edits, a subagent,
+// /compact, a step stopped with Ctrl-C, and the session
 // resumed in a new process with --continue. Screens are golden files
 // (go test -update rewrites them).
 func TestInteractiveSession(t *testing.T) {
@@ -167,10 +168,15 @@ func TestInteractiveSession(t *testing.T) {
 	s.keys("C-d")
 
 	// A new process continues the thread.
-	again := w.script(`{"turns":[{"content":"Welcome back.","expect":{"messages_contain":["never delete that"]}}]}`)
+	// /compact: the next message starts with a summary of the thread.
+	again := w.script(`{"turns":[
+ {"agent":"summarizer","content":"The user edited the notes and said: never delete that.","expect":{"messages_contain":["never delete that"]}},
+ {"content":"Welcome back.","expect":{"messages_contain":["<summary>","never delete that","where were we?"],"messages_exclude":["Edit @notes.md please"]}}]}`)
 	s2 := startTmux(t, w, "--continue", "--model", "replay:"+again, "--dir", w.dir, "--db", w.db)
 	s2.waitFor("> ")
 	s2.typeLine("/thread")
+	s2.typeLine("/compact")
+	s2.waitFor("starts by summarizing")
 	s2.typeLine("where were we?")
 	golden.Check(t, "testdata/tui/5-resumed.golden", []byte(normalize(s2.waitFor("Welcome back."), w.dir)))
 }
