@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
@@ -130,7 +131,40 @@ type subagentEntry struct {
 	run               Runnable
 	fork              bool     // starts from the caller's conversation (SubagentFork)
 	durable           bool     // keeps its state in a Checkpointer
+	compiled          bool     // a Runnable given by the caller
 	private           []string // state values it keeps to itself (see agent.PrivateValuer)
+
+	// resumer resumes a declarative subagent that is not durable (it
+	// asks for no approval) but whose thread waits for decisions: it
+	// asked for approval under an earlier configuration, in an earlier
+	// process. Built at first need; nil without a Checkpointer.
+	resumerOnce sync.Once
+	resumerCfg  func() (agent.Config, bool)
+	resumerRun  Runnable
+	resumerErr  error
+}
+
+// resumer returns the Runnable that continues the subagent's waiting
+// thread: the subagent itself when it keeps one (durable or compiled), an
+// agent of the same configuration with the Checkpointer otherwise, nil
+// when there is none.
+func (e *subagentEntry) resumer() (Runnable, error) {
+	if e.durable || e.compiled {
+		return e.run, nil
+	}
+	e.resumerOnce.Do(func() {
+		c, ok := e.resumerCfg()
+		if !ok {
+			return
+		}
+		a, err := agent.New(c)
+		if err != nil {
+			e.resumerErr = err
+			return
+		}
+		e.resumerRun = a
+	})
+	return e.resumerRun, e.resumerErr
 }
 
 // GeneralPurposePrompt is the general-purpose subagent's system prompt.
@@ -168,7 +202,7 @@ func NewSubagents(cfg SubagentsConfig) (*Subagents, error) {
 		if _, dup := s.byName[sa.Name]; dup {
 			return nil, fmt.Errorf("subagents: two subagents are named %q", sa.Name)
 		}
-		e := &subagentEntry{name: sa.Name, description: sa.Description, run: sa.Runnable}
+		e := &subagentEntry{name: sa.Name, description: sa.Description, run: sa.Runnable, compiled: sa.Runnable != nil}
 		switch sa.Mode {
 		case "", SubagentIsolated:
 		case SubagentFork:
@@ -183,6 +217,11 @@ func NewSubagents(cfg SubagentsConfig) (*Subagents, error) {
 				return nil, fmt.Errorf("subagents: %s: %w", sa.Name, err)
 			}
 			e.run, e.durable = a, durable
+			e.resumerCfg = func() (agent.Config, bool) {
+				c, _ := subagentConfig(cfg, sa)
+				c.Checkpointer = cfg.Agent.Checkpointer
+				return c, c.Checkpointer != nil
+			}
 		}
 		if p, ok := e.run.(interface{ PrivateValues() []string }); ok {
 			e.private = p.PrivateValues()
@@ -314,10 +353,27 @@ func (s *Subagents) task(ctx context.Context, in taskIn) (string, error) {
 	if rt.Streaming() {
 		input.Events = rt.Emit
 	}
-	if e.durable {
+	// A subagent that keeps a thread (it can stop for approval, or it is
+	// compiled and may keep its own) has one per task call, under the
+	// caller's. A call run again on resume continues it with the
+	// decisions, whatever the subagent's configuration is now.
+	run := e.run
+	ds, resuming := agent.NestedDecisions(ctx)
+	if resuming {
+		r, err := e.resumer()
+		if err != nil {
+			return "", fmt.Errorf("Error: subagent %s cannot resume: %v", e.name, err)
+		}
+		if r == nil {
+			resuming = false // nothing kept its thread: it starts again
+		} else {
+			run = r
+		}
+	}
+	if e.durable || e.compiled || resuming {
 		input.ThreadID = rt.ThreadID() + "/" + call.ID
 	}
-	if ds, ok := agent.NestedDecisions(ctx); ok && e.durable {
+	if resuming {
 		input.Decisions = ds
 	} else {
 		task := llm.UserText(in.Description)
@@ -334,7 +390,7 @@ func (s *Subagents) task(ctx context.Context, in taskIn) (string, error) {
 		}
 		input.Files = rt.Files().Snapshot()
 	}
-	res, err := e.run.Invoke(ctx, input)
+	res, err := run.Invoke(ctx, input)
 	if res != nil {
 		rt.AddUsage(res.Usage)
 	}
