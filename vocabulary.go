@@ -28,6 +28,7 @@ type (
 	DecisionType  = agent.DecisionType
 	ActionRequest = agent.ActionRequest
 	Subagent      = middleware.Subagent
+	SubagentMode  = middleware.SubagentMode
 	InterruptOn   = middleware.InterruptOn
 )
 
@@ -53,6 +54,12 @@ const (
 	StatusCompleted   = agent.StatusCompleted
 	StatusInterrupted = agent.StatusInterrupted
 	StatusFailed      = agent.StatusFailed
+)
+
+// Subagent modes: what conversation a subagent starts from.
+const (
+	SubagentIsolated = middleware.SubagentIsolated
+	SubagentFork     = middleware.SubagentFork
 )
 
 // Decisions on interrupted tool calls.
