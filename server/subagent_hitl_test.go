@@ -124,7 +124,7 @@ func TestSubagentApprovalThroughServer(t *testing.T) {
 		t.Fatalf("after the restart the thread is %v", thread["status"])
 	}
 	evs, _ = f.stream("/threads/"+tid+"/runs/stream", map[string]any{
-		"command": map[string]any{"resume": map[string]any{"decisions": []any{map[string]any{"type": "approve"}}}},
+		"command":     map[string]any{"resume": map[string]any{"decisions": []any{map[string]any{"type": "approve"}}}},
 		"stream_mode": []string{"values", "messages-tuple"}, "stream_subgraphs": true,
 	})
 	inside := false
