@@ -177,3 +177,46 @@ func TestSubagentApprovalWithoutACheckpointer(t *testing.T) {
 		t.Fatalf("%v %+v", err, res)
 	}
 }
+
+// TestForkedContextIsSummarized: a forked subagent's copy of a long
+// conversation is bounded by its own summarization, as any long
+// conversation is: its first request holds a summary instead of what did
+// not fit its (smaller) context window, and the caller's conversation is
+// left as it was.
+func TestForkedContextIsSummarized(t *testing.T) {
+	filler := strings.Repeat("background detail ", 400) // about 1,800 tokens
+	parent := replay.New(
+		replay.Turn{Content: "noted"},
+		replay.Turn{ToolCalls: []llm.ToolCall{call("f", "task", `{"description":"finish the job","subagent_type":"twin"}`)}},
+		replay.Turn{Content: "done", Expect: &replay.Expect{LastMessageContains: []string{"finished"}}},
+	)
+	small := replay.NewFromScript(&replay.Script{
+		ContextWindow: 1000,
+		Turns: []replay.Turn{{Agent: "twin", Content: "finished", Expect: &replay.Expect{
+			MessagesContain: []string{"SUMMARY OF THE START"}, MessagesExclude: []string{"background detail"},
+			LastMessageContains: []string{"finish the job"},
+		}}},
+		Defaults: map[string]replay.Turn{"summarizer": {Content: "SUMMARY OF THE START"}},
+	})
+	a, err := deepagents.New(deepagents.Config{Model: parent, Subagents: []deepagents.Subagent{
+		{Name: "twin", Description: "carries on", Model: small, Mode: deepagents.SubagentFork},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	res, err := a.Invoke(ctx, deepagents.Prompt("context: "+filler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = a.Invoke(ctx, deepagents.Input{State: res.State, Messages: []llm.Message{llm.UserText("now delegate")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text() != "done" || small.Remaining() != 0 {
+		t.Fatalf("%q, %d subagent turns unplayed", res.Text(), small.Remaining())
+	}
+	if !strings.Contains(res.State.Messages[0].Text(), filler) {
+		t.Error("the caller's conversation was summarized")
+	}
+}
