@@ -112,8 +112,10 @@ const (
 	SkillsValue = "skills_metadata"
 )
 
-// Subagents adds the task tool, which runs a subagent on a task in a fresh
-// context and returns its final answer.
+// Subagents adds the task tool, which runs a subagent on a task in a
+// context of its own (fresh, or forked from the caller's conversation: see
+// SubagentMode) and returns its final answer. Parallel task calls are
+// independent: one that fails gets an error result, the others finish.
 type Subagents struct {
 	byName map[string]*subagentEntry
 	names  []string
@@ -134,10 +136,10 @@ type subagentEntry struct {
 	compiled          bool     // a Runnable given by the caller
 	private           []string // state values it keeps to itself (see agent.PrivateValuer)
 
-	// resumer resumes a declarative subagent that is not durable (it
-	// asks for no approval) but whose thread waits for decisions: it
-	// asked for approval under an earlier configuration, in an earlier
-	// process. Built at first need; nil without a Checkpointer.
+	// The resumer of a declarative subagent that is not durable (it asks
+	// for no approval) but whose thread waits for decisions, as it asked
+	// under an earlier configuration, in an earlier process: see resumer.
+	// resumerCfg reports false without a Checkpointer.
 	resumerOnce sync.Once
 	resumerCfg  func() (agent.Config, bool)
 	resumerRun  Runnable
