@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/deepagents-go/deepagents/llm"
@@ -35,5 +36,24 @@ func TestForkedConversation(t *testing.T) {
 	got[0] = llm.UserText("changed")
 	if msgs[0].Text() != "fact" || msgs[5].Role != llm.RoleAssistant {
 		t.Error("the caller's conversation changed")
+	}
+}
+
+// BenchmarkForkedConversation: what a fork costs the caller: a copy of
+// the message headers (the contents are shared), linear in the
+// conversation's length.
+func BenchmarkForkedConversation(b *testing.B) {
+	for _, n := range []int{100, 10_000} {
+		msgs := make([]llm.Message, 0, n+1)
+		for i := range n {
+			msgs = append(msgs, llm.UserText(fmt.Sprint("message ", i)))
+		}
+		msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "t", Name: "task"}}})
+		b.Run(fmt.Sprint(n, " messages"), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				forkedConversation(msgs, "t")
+			}
+		})
 	}
 }
