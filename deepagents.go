@@ -85,8 +85,11 @@ func New(cfg Config) (*Agent, error) {
 	if b == nil {
 		b = backend.NewStateBackend(nil)
 	}
+	// A run that can stop for approval (its own, or a subagent's) needs a
+	// Saver to resume from: without one, interrupted threads are kept in
+	// memory.
 	saver := cfg.Checkpointer
-	if saver == nil && (len(cfg.InterruptOn) > 0 || cfg.Permissions != nil) {
+	if saver == nil && asksApproval(cfg) {
 		saver = checkpoint.NewMemorySaver()
 	}
 	// The built-in middleware keep no per-run state, so the main agent and
@@ -167,6 +170,13 @@ func New(cfg Config) (*Agent, error) {
 // of its subagents has: a typo there would silently leave the tool it meant
 // unguarded. It is agent.ErrUnknownTool.
 var ErrUnknownTool = agent.ErrUnknownTool
+
+// asksApproval reports whether the agent or one of its declarative
+// subagents can stop for a human's approval.
+func asksApproval(cfg Config) bool {
+	return len(cfg.InterruptOn) > 0 || cfg.Permissions != nil ||
+		slices.ContainsFunc(cfg.Subagents, func(s Subagent) bool { return s.Runnable == nil && len(s.InterruptOn) > 0 })
+}
 
 // checkInterruptOn checks that every tool named in the approval rules is
 // one the agent or a subagent can call.

@@ -30,6 +30,7 @@ type (
 	UsageTree     = agent.UsageTree
 	ModelUsage    = agent.ModelUsage
 	Subagent      = middleware.Subagent
+	SubagentMode  = middleware.SubagentMode
 	InterruptOn   = middleware.InterruptOn
 )
 
@@ -55,6 +56,12 @@ const (
 	StatusCompleted   = agent.StatusCompleted
 	StatusInterrupted = agent.StatusInterrupted
 	StatusFailed      = agent.StatusFailed
+)
+
+// Subagent modes: what conversation a subagent starts from.
+const (
+	SubagentIsolated = middleware.SubagentIsolated
+	SubagentFork     = middleware.SubagentFork
 )
 
 // Decisions on interrupted tool calls.

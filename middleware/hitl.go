@@ -50,6 +50,13 @@ const RejectedToolCall = agent.RejectedToolCall
 
 // AfterModel implements agent.AfterModelHook.
 func (h *HumanInTheLoop) AfterModel(_ context.Context, turn *agent.Turn) error {
+	// The default descriptions say who asks: "The agent", or the
+	// subagent by name, since a subagent's request reaches the human
+	// through its caller's interrupt.
+	who := "The agent"
+	if len(turn.Runtime.Namespace()) > 0 {
+		who = "The subagent " + turn.Runtime.AgentName()
+	}
 	var requests []agent.ActionRequest
 	for i := range turn.Message.ToolCalls {
 		call := &turn.Message.ToolCalls[i]
@@ -67,7 +74,7 @@ func (h *HumanInTheLoop) AfterModel(_ context.Context, turn *agent.Turn) error {
 		case permission.Ask:
 			ok = true
 			if cfg.Description == "" && cfg.Describe == nil {
-				cfg.Description = fmt.Sprintf("The agent wants to run %s with these arguments: %s (approval asked by %s)", call.Name, call.Args, d.Reason)
+				cfg.Description = fmt.Sprintf("%s wants to run %s with these arguments: %s (approval asked by %s)", who, call.Name, call.Args, d.Reason)
 			}
 		}
 		if !ok {
@@ -82,7 +89,7 @@ func (h *HumanInTheLoop) AfterModel(_ context.Context, turn *agent.Turn) error {
 			desc = cfg.Describe(call.Name, call.Args)
 		}
 		if desc == "" {
-			desc = fmt.Sprintf("The agent wants to run %s with these arguments: %s", call.Name, call.Args)
+			desc = fmt.Sprintf("%s wants to run %s with these arguments: %s", who, call.Name, call.Args)
 		}
 		requests = append(requests, agent.ActionRequest{
 			ToolCallID:  call.ID,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
@@ -24,18 +25,34 @@ const GeneralPurpose = "general-purpose"
 
 // Runnable is a compiled subagent: anything that takes a conversation and
 // returns the state it ends in. *agent.Agent is one. The task tool passes
-// the task as the only message, with the caller's files and custom values;
-// the last message of the result is the answer. A Runnable should honour
+// the task as the only message (in fork mode, after a copy of the caller's
+// conversation), with the caller's files and custom values; the last
+// message of the result is the answer. A Runnable should honour
 // Input.Events and Input.Namespace to show its progress, and Input.Decisions
 // if it can stop for human approval.
 type Runnable interface {
 	Invoke(ctx context.Context, in agent.Input) (*agent.Result, error)
 }
 
+// SubagentMode says what conversation a subagent starts from.
+type SubagentMode string
+
+// Subagent modes.
+const (
+	// SubagentIsolated starts the subagent from a fresh conversation
+	// holding only the task description. It is the default.
+	SubagentIsolated SubagentMode = "isolated"
+	// SubagentFork starts the subagent from a copy of its caller's
+	// conversation so far (without the caller's turn that calls task,
+	// which is still pending), followed by the task description as a new
+	// user message. Its system prompt, tools and state stay its own.
+	SubagentFork SubagentMode = "fork"
+)
+
 // Subagent describes an agent the main agent can delegate to with the task
 // tool. Either fill in the declarative fields, or set Runnable to a
-// compiled agent (the other fields are then ignored, but Name and
-// Description).
+// compiled agent (the other fields are then ignored, but Name,
+// Description and Mode).
 type Subagent struct {
 	Name string
 	// Description tells the main agent when to use this subagent.
@@ -55,6 +72,8 @@ type Subagent struct {
 	// AllowedTools, when set, limits the subagent to the tools of these
 	// names (its middleware's tools included).
 	AllowedTools []string
+	// Mode is SubagentIsolated (the default, also for "") or SubagentFork.
+	Mode SubagentMode
 
 	Runnable Runnable
 }
@@ -93,20 +112,61 @@ const (
 	SkillsValue = "skills_metadata"
 )
 
-// Subagents adds the task tool, which runs a subagent on a task in a fresh
-// context and returns its final answer.
+// Subagents adds the task tool, which runs a subagent on a task in a
+// context of its own (fresh, or forked from the caller's conversation: see
+// SubagentMode) and returns its final answer. Parallel task calls are
+// independent: one that fails gets an error result, the others finish.
 type Subagents struct {
 	byName map[string]*subagentEntry
 	names  []string
 	tool   tool.Tool
 	prompt string
+	forks  bool // some subagent runs in fork mode
 }
+
+// ErrSubagentMode is returned by NewSubagents for a Subagent.Mode that is
+// neither SubagentIsolated nor SubagentFork.
+var ErrSubagentMode = errors.New("unknown subagent mode")
 
 type subagentEntry struct {
 	name, description string
 	run               Runnable
+	fork              bool     // starts from the caller's conversation (SubagentFork)
 	durable           bool     // keeps its state in a Checkpointer
+	compiled          bool     // a Runnable given by the caller
 	private           []string // state values it keeps to itself (see agent.PrivateValuer)
+
+	// The resumer of a declarative subagent that is not durable (it asks
+	// for no approval) but whose thread waits for decisions, as it asked
+	// under an earlier configuration, in an earlier process: see resumer.
+	// resumerCfg reports false without a Checkpointer.
+	resumerOnce sync.Once
+	resumerCfg  func() (agent.Config, bool)
+	resumerRun  Runnable
+	resumerErr  error
+}
+
+// resumer returns the Runnable that continues the subagent's waiting
+// thread: the subagent itself when it keeps one (durable or compiled), an
+// agent of the same configuration with the Checkpointer otherwise, nil
+// when there is none.
+func (e *subagentEntry) resumer() (Runnable, error) {
+	if e.durable || e.compiled {
+		return e.run, nil
+	}
+	e.resumerOnce.Do(func() {
+		c, ok := e.resumerCfg()
+		if !ok {
+			return
+		}
+		a, err := agent.New(c)
+		if err != nil {
+			e.resumerErr = err
+			return
+		}
+		e.resumerRun = a
+	})
+	return e.resumerRun, e.resumerErr
 }
 
 // GeneralPurposePrompt is the general-purpose subagent's system prompt.
@@ -122,12 +182,13 @@ The task tool hands a self-contained piece of work to a subagent that runs in it
 - A subagent knows nothing but what you tell it: describe the task completely, including where to look, what to produce and how to report back.
 - Subagents share your files, so large results can be left in files for you to read.`
 
+// forkPromptNote ends the default prompt section when a subagent runs in
+// fork mode.
+const forkPromptNote = `- A subagent marked "forked" starts from a copy of this conversation instead, so it already knows what was said here: give it the task itself, without repeating the context.`
+
 // NewSubagents builds the subagents middleware.
 func NewSubagents(cfg SubagentsConfig) (*Subagents, error) {
 	s := &Subagents{byName: make(map[string]*subagentEntry), prompt: cfg.Prompt}
-	if s.prompt == "" {
-		s.prompt = SubagentsPrompt
-	}
 	subs := cfg.Subagents
 	if !cfg.NoGeneralPurpose && !slices.ContainsFunc(subs, func(sa Subagent) bool { return sa.Name == GeneralPurpose }) {
 		subs = append([]Subagent{{
@@ -143,19 +204,38 @@ func NewSubagents(cfg SubagentsConfig) (*Subagents, error) {
 		if _, dup := s.byName[sa.Name]; dup {
 			return nil, fmt.Errorf("subagents: two subagents are named %q", sa.Name)
 		}
-		e := &subagentEntry{name: sa.Name, description: sa.Description, run: sa.Runnable}
+		e := &subagentEntry{name: sa.Name, description: sa.Description, run: sa.Runnable, compiled: sa.Runnable != nil}
+		switch sa.Mode {
+		case "", SubagentIsolated:
+		case SubagentFork:
+			e.fork = true
+			s.forks = true
+		default:
+			return nil, fmt.Errorf("subagents: %s: %w %q (want %q or %q)", sa.Name, ErrSubagentMode, sa.Mode, SubagentIsolated, SubagentFork)
+		}
 		if e.run == nil {
 			a, durable, err := buildSubagent(cfg, sa)
 			if err != nil {
 				return nil, fmt.Errorf("subagents: %s: %w", sa.Name, err)
 			}
 			e.run, e.durable = a, durable
+			e.resumerCfg = func() (agent.Config, bool) {
+				c, _ := subagentConfig(cfg, sa)
+				c.Checkpointer = cfg.Agent.Checkpointer
+				return c, c.Checkpointer != nil
+			}
 		}
 		if p, ok := e.run.(interface{ PrivateValues() []string }); ok {
 			e.private = p.PrivateValues()
 		}
 		s.byName[sa.Name] = e
 		s.names = append(s.names, sa.Name)
+	}
+	if s.prompt == "" {
+		s.prompt = SubagentsPrompt
+		if s.forks {
+			s.prompt += "\n" + forkPromptNote
+		}
 	}
 	desc := cfg.TaskDescription
 	if desc == "" {
@@ -213,10 +293,20 @@ func subagentConfig(cfg SubagentsConfig, sa Subagent) (agent.Config, bool) {
 
 func (s *Subagents) taskDescription() string {
 	var b strings.Builder
-	b.WriteString("Launch a subagent to carry out a task on its own, in a fresh context, and get back its final report.\n\n")
-	b.WriteString("subagent_type picks the subagent; description is the complete task for it, since it sees nothing else of this conversation. Call task several times in one turn to run independent tasks in parallel.\n\nAvailable subagents:\n")
+	if s.forks {
+		b.WriteString("Launch a subagent to carry out a task on its own and get back its final report.\n\n")
+		b.WriteString("subagent_type picks the subagent; description is the task for it. A subagent starts in a fresh context and sees nothing else of this conversation, so describe the task completely, unless it is marked (forked): a forked subagent starts from a copy of this conversation so far. Call task several times in one turn to run independent tasks in parallel.\n\nAvailable subagents:\n")
+	} else {
+		b.WriteString("Launch a subagent to carry out a task on its own, in a fresh context, and get back its final report.\n\n")
+		b.WriteString("subagent_type picks the subagent; description is the complete task for it, since it sees nothing else of this conversation. Call task several times in one turn to run independent tasks in parallel.\n\nAvailable subagents:\n")
+	}
 	for _, n := range s.names {
-		fmt.Fprintf(&b, "- %s: %s\n", n, s.byName[n].description)
+		e := s.byName[n]
+		if e.fork {
+			fmt.Fprintf(&b, "- %s (forked): %s\n", n, e.description)
+			continue
+		}
+		fmt.Fprintf(&b, "- %s: %s\n", n, e.description)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -265,13 +355,35 @@ func (s *Subagents) task(ctx context.Context, in taskIn) (string, error) {
 	if rt.Streaming() {
 		input.Events = rt.Emit
 	}
-	if e.durable {
+	// A subagent that keeps a thread (it can stop for approval, or it is
+	// compiled and may keep its own) has one per task call, under the
+	// caller's. A call run again on resume continues it with the
+	// decisions, whatever the subagent's configuration is now.
+	run := e.run
+	ds, resuming := agent.NestedDecisions(ctx)
+	if resuming {
+		r, err := e.resumer()
+		if err != nil {
+			return "", fmt.Errorf("Error: subagent %s cannot resume: %v", e.name, err)
+		}
+		if r == nil {
+			resuming = false // nothing kept its thread: it starts again
+		} else {
+			run = r
+		}
+	}
+	if e.durable || e.compiled || resuming {
 		input.ThreadID = rt.ThreadID() + "/" + call.ID
 	}
-	if ds, ok := agent.NestedDecisions(ctx); ok && e.durable {
+	if resuming {
 		input.Decisions = ds
 	} else {
-		input.Messages = []llm.Message{llm.UserText(in.Description)}
+		task := llm.UserText(in.Description)
+		if e.fork {
+			input.Messages = append(forkedConversation(rt.Messages(), call.ID), task)
+		} else {
+			input.Messages = []llm.Message{task}
+		}
 		input.Values = rt.Values()
 		for k := range input.Values {
 			if rt.IsPrivate(k) {
@@ -280,7 +392,7 @@ func (s *Subagents) task(ctx context.Context, in taskIn) (string, error) {
 		}
 		input.Files = rt.Files().Snapshot()
 	}
-	res, err := e.run.Invoke(ctx, input)
+	res, err := run.Invoke(ctx, input)
 	if res != nil {
 		rt.AddUsage(res.Usage)
 	}
@@ -299,6 +411,27 @@ func (s *Subagents) task(ctx context.Context, in taskIn) (string, error) {
 		return "", fmt.Errorf("Error: subagent %s returned no messages", e.name)
 	}
 	return strings.TrimRight(last.Text(), " \t\n"), nil
+}
+
+// forkedConversation is what a forked subagent starts from: a copy of the
+// caller's conversation up to, and without, the assistant message that
+// holds the task call callID. That message is the caller's turn in
+// progress: its calls (this one and its siblings) have no results yet, and
+// results of siblings already answered (on a resumed turn) would answer
+// calls the copy does not hold, so both are left out. The slice is the
+// subagent's own (its run appends to it and may rewrite it); the messages'
+// contents are shared, as runs never change a message in place.
+func forkedConversation(msgs []llm.Message, callID string) []llm.Message {
+	end := len(msgs)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == llm.RoleAssistant && slices.ContainsFunc(msgs[i].ToolCalls, func(c llm.ToolCall) bool { return c.ID == callID }) {
+			end = i
+			break
+		}
+	}
+	out := make([]llm.Message, end, end+1)
+	copy(out, msgs)
+	return out
 }
 
 // mergeBack applies the files and values a subagent changed to the caller's

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/deepagents-go/deepagents/agent"
@@ -59,10 +60,16 @@ type interruptValue struct {
 	ReviewConfigsCamel  []wireReviewConfig  `json:"reviewConfigs"`
 }
 
+// wireActionRequest is one action request of an interrupt. A subagent's
+// request says which subagent asks: Namespace is its path (elements
+// "name:tool_call_id", as in stream_subgraphs' event names) and Subagent
+// the name of the one that asks; both are absent for the main agent's.
 type wireActionRequest struct {
 	Name        string          `json:"name"`
 	Args        json.RawMessage `json:"args"`
 	Description string          `json:"description,omitempty"`
+	Namespace   []string        `json:"namespace,omitempty"`
+	Subagent    string          `json:"subagent,omitempty"`
 }
 
 type wireReviewConfig struct {
@@ -82,7 +89,11 @@ func interruptOf(cpID string, reqs []agent.ActionRequest) wireInterrupt {
 		if len(args) == 0 {
 			args = json.RawMessage(`{}`)
 		}
-		v.ActionRequests = append(v.ActionRequests, wireActionRequest{Name: r.Tool, Args: args, Description: r.Description})
+		wr := wireActionRequest{Name: r.Tool, Args: args, Description: r.Description, Namespace: r.Namespace}
+		if n := len(r.Namespace); n > 0 {
+			wr.Subagent, _, _ = strings.Cut(r.Namespace[n-1], ":")
+		}
+		v.ActionRequests = append(v.ActionRequests, wr)
 		if !seen[r.Tool] {
 			seen[r.Tool] = true
 			v.ReviewConfigs = append(v.ReviewConfigs, wireReviewConfig{ActionName: r.Tool, ActionNameCamel: r.Tool, AllowedDecisions: r.Allowed, AllowedCamel: r.Allowed})

@@ -15,7 +15,7 @@ import (
 )
 
 // loadSubagents reads subagent definitions: Markdown files with front matter
-// (name, description, optional tools and model) whose body is the system
+// (name, description, optional tools, model and mode) whose body is the system
 // prompt, from ~/.deepagents/agents/ and DIR/.deepagents/agents/. A project
 // file overrides a user file of the same name. An invalid file (no front
 // matter, an unknown model provider, tools that do not exist) is a usage
@@ -80,6 +80,7 @@ func parseAgentFile(path string) (deepagents.Subagent, string, error) {
 		Description string `yaml:"description"`
 		Tools       any    `yaml:"tools"`
 		Model       string `yaml:"model"`
+		Mode        string `yaml:"mode"`
 	}
 	if err := yaml.Unmarshal(fm, &meta); err != nil {
 		return deepagents.Subagent{}, "", fmt.Errorf("front matter: %w", err)
@@ -93,10 +94,15 @@ func parseAgentFile(path string) (deepagents.Subagent, string, error) {
 	} else {
 		body = nil
 	}
+	mode, err := subagentMode(meta.Mode)
+	if err != nil {
+		return deepagents.Subagent{}, "", err
+	}
 	sa := deepagents.Subagent{
 		Name:         meta.Name,
 		Description:  strings.TrimSpace(meta.Description),
 		SystemPrompt: strings.TrimSpace(string(body)),
+		Mode:         mode,
 	}
 	switch t := meta.Tools.(type) {
 	case string:
@@ -110,4 +116,13 @@ func parseAgentFile(path string) (deepagents.Subagent, string, error) {
 		return deepagents.Subagent{}, "", fmt.Errorf("tools must be a list or a comma-separated string")
 	}
 	return sa, meta.Model, nil
+}
+
+// subagentMode reads a subagent's mode: isolated (the default) or fork.
+func subagentMode(s string) (deepagents.SubagentMode, error) {
+	switch m := deepagents.SubagentMode(strings.TrimSpace(s)); m {
+	case "", deepagents.SubagentIsolated, deepagents.SubagentFork:
+		return m, nil
+	}
+	return "", fmt.Errorf("mode must be %s or %s, not %q", deepagents.SubagentIsolated, deepagents.SubagentFork, s)
 }

@@ -48,7 +48,11 @@ func askDecisions(env Env, reqs []agent.ActionRequest) ([]agent.Decision, error)
 	in := bufio.NewReader(env.Stdin)
 	out := make([]agent.Decision, 0, len(reqs))
 	for i, r := range reqs {
-		fmt.Fprintf(env.Stderr, "\nApproval needed (%d of %d): %s\n  %s\n", i+1, len(reqs), r.Tool, clip(string(r.Args), 2000))
+		who := ""
+		if by := askedBy(r.Namespace); by != "" {
+			who = " from " + by
+		}
+		fmt.Fprintf(env.Stderr, "\nApproval needed (%d of %d)%s: %s\n  %s\n", i+1, len(reqs), who, r.Tool, clip(string(r.Args), 2000))
 		for {
 			fmt.Fprint(env.Stderr, "[a]pprove, [e]dit, [r]eject? ")
 			line, err := in.ReadString('\n')

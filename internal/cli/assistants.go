@@ -57,6 +57,8 @@ type subagentSpec struct {
 	SystemPrompt string   `yaml:"system_prompt"`
 	Model        string   `yaml:"model"`
 	Tools        []string `yaml:"tools"`
+	// Mode is isolated (the default) or fork.
+	Mode string `yaml:"mode"`
 }
 
 // loadAssistants reads an assistants file.
@@ -86,6 +88,9 @@ func loadAssistants(path string) ([]assistantSpec, error) {
 		for _, sa := range a.Subagents {
 			if sa.Name == "" || sa.Description == "" {
 				return nil, fmt.Errorf("%s: assistant %q: a subagent needs a name and a description", path, a.GraphID)
+			}
+			if _, err := subagentMode(sa.Mode); err != nil {
+				return nil, fmt.Errorf("%s: assistant %q: subagent %q: %w", path, a.GraphID, sa.Name, err)
 			}
 		}
 		if a.Dir != "" && !filepath.IsAbs(a.Dir) {
@@ -155,7 +160,8 @@ func (a *assistantSpec) configure(ctx context.Context, env Env) func(*deepagents
 		}
 		ms := &models{env: env}
 		for _, s := range a.Subagents {
-			sa := deepagents.Subagent{Name: s.Name, Description: s.Description, SystemPrompt: s.SystemPrompt, AllowedTools: s.Tools}
+			mode, _ := subagentMode(s.Mode) // checked by loadAssistants
+			sa := deepagents.Subagent{Name: s.Name, Description: s.Description, SystemPrompt: s.SystemPrompt, AllowedTools: s.Tools, Mode: mode}
 			if s.Model != "" {
 				m, err := ms.open(ctx, s.Model)
 				if err != nil {

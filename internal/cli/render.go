@@ -140,8 +140,15 @@ func (r *textRenderer) event(e agent.Event) error {
 	case agent.EventNotice:
 		fmt.Fprintf(r.log, "%snote: %s\n", prefix, oneLine(e.Content))
 	case agent.EventInterrupt:
+		if sub {
+			return nil // the main run's interrupt lists it, with who asks
+		}
 		for _, req := range e.Interrupts {
-			fmt.Fprintf(r.log, "%s? approval needed: %s %s\n", prefix, req.Tool, clip(string(req.Args), 200))
+			who := ""
+			if by := askedBy(req.Namespace); by != "" {
+				who = " from " + by
+			}
+			fmt.Fprintf(r.log, "? approval needed%s: %s %s\n", who, req.Tool, clip(string(req.Args), 200))
 		}
 	case agent.EventRunEnd:
 		if sub {
@@ -172,6 +179,21 @@ func (r *textRenderer) summary(threadID string) {
 }
 
 func (r *textRenderer) close() error { return nil }
+
+// askedBy names the agent an action request comes from, from its
+// namespace: "" for the main agent, "subagent NAME" for a subagent, and
+// "subagent NAME › INNER" for a subagent of a subagent. (A namespace
+// element is "name:tool_call_id".)
+func askedBy(ns []string) string {
+	if len(ns) == 0 {
+		return ""
+	}
+	names := make([]string, len(ns))
+	for i, n := range ns {
+		names[i], _, _ = strings.Cut(n, ":")
+	}
+	return "subagent " + strings.Join(names, " › ")
+}
 
 // clip shortens s to at most n runes on one line.
 func clip(s string, n int) string {

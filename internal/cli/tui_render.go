@@ -64,8 +64,8 @@ const maxDiffLines = 40
 func renderApproval(req agent.ActionRequest, width int) string {
 	var b strings.Builder
 	who := ""
-	if len(req.Namespace) > 0 {
-		who = " (" + strings.Join(req.Namespace, "/") + ")"
+	if by := askedBy(req.Namespace); by != "" {
+		who = dim.Render(" · asked by " + by)
 	}
 	fmt.Fprintf(&b, "%s %s%s\n", yellow.Render("?"), bold.Render(req.Tool), who)
 	var args struct {
