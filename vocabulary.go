@@ -1,6 +1,8 @@
 package deepagents
 
 import (
+	"context"
+
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/thread"
@@ -92,3 +94,8 @@ var (
 
 // Prompt returns an Input holding one user message.
 func Prompt(text string) Input { return agent.Prompt(text) }
+
+// CompactFirst returns a context whose run begins by summarizing the
+// thread's conversation so far, however short, keeping only the run's
+// prompt (see middleware.CompactFirst): what a user asks for with /compact.
+func CompactFirst(ctx context.Context) context.Context { return middleware.CompactFirst(ctx) }

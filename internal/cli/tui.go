@@ -19,7 +19,6 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/thread"
 )
 
@@ -230,7 +229,7 @@ func (m *tuiModel) onKey(k tea.KeyMsg) tea.Cmd {
 func (m *tuiModel) start(in deepagents.Input) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
 	if m.compactNext && len(in.Decisions) == 0 {
-		ctx, m.compactNext = middleware.CompactFirst(ctx), false
+		ctx, m.compactNext = deepagents.CompactFirst(ctx), false
 	}
 	m.running, m.cancel, m.stopped = true, cancel, false
 	m.answer.Reset()
