@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/tool"
@@ -63,5 +64,41 @@ func TestMessageIDs(t *testing.T) {
 	}
 	if len(results) != 2 || results[0] == "" || results[0] == results[1] {
 		t.Errorf("tool result message IDs %v", results)
+	}
+}
+
+// Calls that come without an id get one unique in the thread, across runs:
+// the same step of two runs must not reuse an id (a subagent's thread is
+// named by its call's, and providers pair results with calls by id).
+func TestMadeUpCallIDsAreUniqueInTheThread(t *testing.T) {
+	turns := func() []replay.Turn {
+		return []replay.Turn{
+			{ToolCalls: []llm.ToolCall{call("", "echo", `{"text":"a"}`), call("", "echo", `{"text":"b"}`)}},
+			{Content: "done"},
+		}
+	}
+	a := newAgent(t, agent.Config{Model: replay.New(append(turns(), turns()...)...), Tools: []tool.Tool{echoTool(t)}, Checkpointer: checkpoint.NewMemorySaver()})
+	var res *agent.Result
+	for _, p := range []string{"one", "two"} {
+		in := agent.Prompt(p)
+		in.ThreadID = "t"
+		var err error
+		if res, err = a.Invoke(context.Background(), in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]bool{}
+	n := 0
+	for _, m := range res.State.Messages {
+		for _, c := range m.ToolCalls {
+			n++
+			if c.ID == "" || seen[c.ID] {
+				t.Errorf("call id %q empty or repeated", c.ID)
+			}
+			seen[c.ID] = true
+		}
+	}
+	if n != 4 {
+		t.Errorf("%d calls in the thread, want 4", n)
 	}
 }

@@ -297,7 +297,7 @@ func (r *run) modelTurn(ctx context.Context) (modelOutcome, error) {
 	msg := resp.Message
 	msg.Role = llm.RoleAssistant
 	msg.ID = rt.messageID
-	fixToolCalls(&msg, rt.step)
+	fixToolCalls(&msg)
 	rt.appendMessages(msg)
 	rt.AddUsage(resp.Usage)
 	if rt.emit != nil {
@@ -826,13 +826,16 @@ func (r *run) finish(ctx context.Context, status RunStatus, runErr error) (*Resu
 }
 
 // fixToolCalls gives every call a unique id and a JSON object for
-// arguments, whatever the model produced, so results pair with calls.
-func fixToolCalls(m *llm.Message, step int) {
+// arguments, whatever the model produced, so results pair with calls. An
+// id it makes up comes from the message's own (random) id, so it is
+// unique in the thread, across runs too: a subagent's thread is named by
+// its call's id, and providers pair results with calls by id.
+func fixToolCalls(m *llm.Message) {
 	var seen map[string]bool
 	for i := range m.ToolCalls {
 		c := &m.ToolCalls[i]
 		if c.ID == "" || seen[c.ID] {
-			c.ID = "call_" + strconv.Itoa(step) + "_" + strconv.Itoa(i)
+			c.ID = "call_" + m.ID[:min(len(m.ID), 12)] + "_" + strconv.Itoa(i)
 		}
 		if len(m.ToolCalls) > 1 {
 			if seen == nil {

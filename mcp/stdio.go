@@ -95,13 +95,14 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 		errR.Close()
 		return nil, err
 	}
-	p := &process{cmd: cmd, in: inW, out: outR, exited: make(chan struct{})}
+	p := &process{cmd: cmd, in: inW, out: outR, exited: make(chan struct{}), stderrDone: make(chan struct{})}
 	if t.started != nil {
 		t.started(p)
 	}
 	go func() {
 		io.Copy(t.stderr, errR)
 		errR.Close()
+		close(p.stderrDone)
 	}()
 	go func() {
 		p.err = cmd.Wait()
@@ -118,7 +119,10 @@ type process struct {
 	out    *os.File
 	exited chan struct{}
 	err    error // once exited is closed
-	once   sync.Once
+	// stderrDone is closed once the server's standard error is read to
+	// its end, so that a message about its exit can quote all of it.
+	stderrDone chan struct{}
+	once       sync.Once
 }
 
 func (p *process) Read(b []byte) (int, error) { return p.out.Read(b) }
@@ -139,6 +143,10 @@ func (p *process) Close() error {
 		case <-time.After(5 * time.Second):
 		}
 		p.out.Close()
+		select {
+		case <-p.stderrDone: // the group is gone, so its end is near
+		case <-time.After(time.Second):
+		}
 	})
 	return nil
 }

@@ -95,7 +95,7 @@ func (s *tmuxSession) waitFor(want string) string {
 
 var (
 	hexID     = regexp.MustCompile(`[0-9a-f]{32}`)
-	callID    = regexp.MustCompile(`call_[0-9]+_[0-9]+`)
+	callID    = regexp.MustCompile(`call_[0-9a-f]+_[0-9]+`)
 	clockTime = regexp.MustCompile(`\d{4}-\d{2}-\d{2} \d{2}:\d{2}`)
 	tempPath  = regexp.MustCompile(`/tmp/[^ ;]*/`)
 )
