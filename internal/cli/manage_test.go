@@ -52,10 +52,16 @@ func TestThreadsDeletePruneAndVacuum(t *testing.T) {
 			t.Fatalf("run %s: %s", th, stderr)
 		}
 	}
-	time.Sleep(1100 * time.Millisecond)
-	if code, _, stderr := w.run(w.runArgs(done, "--thread", "new", "go")...); code != 0 {
-		t.Fatalf("run new: %s", stderr)
+	time.Sleep(2100 * time.Millisecond)
+	// touchNew runs the new thread again right before a prune, so that it
+	// is recent however slow the commands in between were.
+	touchNew := func() {
+		t.Helper()
+		if code, _, stderr := w.run(w.runArgs(done, "--thread", "new", "go")...); code != 0 {
+			t.Fatalf("run new: %s", stderr)
+		}
 	}
+	touchNew()
 	threads := func() string {
 		_, out, _ := w.run("threads", "--db", w.db)
 		return out
@@ -65,7 +71,7 @@ func TestThreadsDeletePruneAndVacuum(t *testing.T) {
 		t.Errorf("threads --limit -3: exit %d, %s", code, stderr)
 	}
 	// Prune, dry run first.
-	code, out, stderr := w.run("threads", "prune", "--older-than", "1s", "--dry-run", "--db", w.db)
+	code, out, stderr := w.run("threads", "prune", "--older-than", "2s", "--dry-run", "--db", w.db)
 	if code != 0 || !strings.Contains(out, "old-1") || !strings.Contains(out, "old-2") || strings.Contains(out, "new") {
 		t.Fatalf("prune --dry-run: exit %d\n%s\n%s", code, out, stderr)
 	}
@@ -82,7 +88,8 @@ func TestThreadsDeletePruneAndVacuum(t *testing.T) {
 	if !strings.Contains(info, "threads\t3") || !strings.Contains(info, "sqlite") {
 		t.Errorf("db info:\n%s", info)
 	}
-	code, _, stderr = w.run("threads", "prune", "--older-than", "1s", "--db", w.db)
+	touchNew()
+	code, _, stderr = w.run("threads", "prune", "--older-than", "2s", "--db", w.db)
 	if code != 0 || !strings.Contains(stderr, "deleted 2 thread(s)") {
 		t.Fatalf("prune: exit %d, %s", code, stderr)
 	}
