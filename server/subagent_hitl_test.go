@@ -110,6 +110,15 @@ func TestSubagentApprovalThroughServer(t *testing.T) {
 		t.Fatalf("state tasks %+v", st.Tasks)
 	}
 	check("state", st.Tasks[0].Interrupts[0].Value.ActionRequests)
+	// The subagent's own thread (tid/t1) is not one of the client's.
+	var found []map[string]any
+	f.json(http.MethodPost, "/threads/search", map[string]any{}, http.StatusOK, &found)
+	if len(found) != 1 || found[0]["thread_id"] != tid {
+		t.Errorf("threads/search lists %v, want only %s", found, tid)
+	}
+	if code, body, _ := f.do(http.MethodPost, "/threads", map[string]any{"thread_id": tid + "/t9"}); code != http.StatusUnprocessableEntity {
+		t.Errorf("a thread id with '/': %d %s", code, body)
+	}
 	stop()
 
 	// Another process: its model plays what comes after the decision.

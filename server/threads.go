@@ -250,6 +250,10 @@ func (s *Server) threadWire(r *http.Request, th *checkpoint.Thread, withValues b
 	return t, nil
 }
 
+// isSubagentThread reports whether id is the thread a subagent that asked
+// for approval keeps (PARENT/CALL_ID).
+func isSubagentThread(id string) bool { return strings.Contains(id, "/") }
+
 func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	var q struct {
 		ThreadID string          `json:"thread_id"`
@@ -261,6 +265,10 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	}
 	if q.ThreadID == "" {
 		q.ThreadID = newUUID()
+	}
+	if isSubagentThread(q.ThreadID) {
+		httpError(w, http.StatusUnprocessableEntity, "thread_id must not contain '/': such ids are subagents' threads")
+		return
 	}
 	if len(q.Metadata) == 0 || bytes.Equal(q.Metadata, []byte("null")) {
 		q.Metadata = json.RawMessage(`{}`)
@@ -367,6 +375,9 @@ func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
 	}
 	var kept []checkpoint.Thread
 	for _, th := range all {
+		if isSubagentThread(th.ID) {
+			continue // part of its parent's thread, not one of the client's
+		}
 		if (len(q.IDs) == 0 || slices.Contains(q.IDs, th.ID)) && contains(s.metadata(r.Context(), &th), q.Metadata) {
 			kept = append(kept, th)
 		}
