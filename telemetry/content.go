@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"encoding/json"
-	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -42,30 +41,38 @@ func (t *Tracing) textLimit() int { return max(t.limit/4, minTextBytes) }
 // The newest message is always kept, its texts cut harder if it alone
 // exceeds the limit.
 func (t *Tracing) messagesJSON(msgs []llm.Message) (string, int) {
-	encoded := make([][]byte, 0, len(msgs))
+	// Messages are encoded newest first into one buffer, then written out
+	// oldest first.
+	buf := make([]byte, 0, min(t.limit, 4096))
+	ends := make([]int, 0, min(len(msgs), 64))
 	size := 2 // [ ]
 	for i := len(msgs) - 1; i >= 0; i-- {
-		b := appendMessage(nil, &msgs[i], t.textLimit(), "")
-		if size+len(b)+1 > t.limit {
-			if len(encoded) > 0 {
+		start := len(buf)
+		buf = appendMessage(buf, &msgs[i], t.textLimit(), "")
+		if n := len(buf) - start; size+n+1 > t.limit {
+			if len(ends) > 0 {
+				buf = buf[:start]
 				break
 			}
-			b = appendMessage(nil, &msgs[i], minTextBytes, "")
+			buf = appendMessage(buf[:start], &msgs[i], minTextBytes, "")
 		}
-		encoded = append(encoded, b)
-		size += len(b) + 1
+		size += len(buf) - start + 1
+		ends = append(ends, len(buf))
 	}
-	slices.Reverse(encoded)
 	out := make([]byte, 0, size)
 	out = append(out, '[')
-	for i, b := range encoded {
-		if i > 0 {
+	for k := len(ends) - 1; k >= 0; k-- {
+		start := 0
+		if k > 0 {
+			start = ends[k-1]
+		}
+		if k < len(ends)-1 {
 			out = append(out, ',')
 		}
-		out = append(out, b...)
+		out = append(out, buf[start:ends[k]]...)
 	}
 	out = append(out, ']')
-	return string(out), len(msgs) - len(encoded)
+	return string(out), len(msgs) - len(ends)
 }
 
 // outputJSON encodes a model's message for gen_ai.output.messages.
@@ -143,12 +150,8 @@ func appendMessage(b []byte, m *llm.Message, textLimit int, finish string) []byt
 		b = append(b, `,"name":`...)
 		b = jsonenc.AppendString(b, c.Name)
 		b = append(b, `,"arguments":`...)
-		raw, err := []byte(nil), error(nil)
 		if len(c.Args) <= textLimit && json.Valid(c.Args) {
-			raw, err = jsonenc.AppendRaw(b, c.Args)
-		}
-		if raw != nil && err == nil {
-			b = raw
+			b = append(b, c.Args...) // JSON as the model wrote it
 		} else {
 			b = jsonenc.AppendString(b, bounded(string(c.Args), textLimit))
 		}

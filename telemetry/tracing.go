@@ -141,6 +141,9 @@ var (
 	opChat        = keyOperation.String(OpChat)
 	opExecuteTool = keyOperation.String(OpExecuteTool)
 	toolFunction  = keyToolType.String("function")
+
+	errToolError   = keyErrorType.String("tool_error")
+	errUnknownTool = keyErrorType.String("unknown_tool")
 )
 
 // providerName is gen_ai.provider.name for a model: the provider it names,
@@ -180,16 +183,18 @@ func (t *Tracing) WrapRun(ctx context.Context, req *agent.RunRequest, next agent
 		return res, err
 	}
 	if res != nil {
-		span.SetAttributes(keyRunStatus.String(string(res.Status)), keyRunSteps.Int(res.Steps))
-		span.SetAttributes(usageAttrs(res.Usage)...)
+		end := make([]attribute.KeyValue, 0, 8)
+		end = append(end, keyRunStatus.String(string(res.Status)), keyRunSteps.Int(res.Steps))
+		end = appendUsage(end, res.Usage)
 		if res.Status == agent.StatusInterrupted {
-			span.SetAttributes(keyInterrupts.Int(len(res.Interrupts)))
+			end = append(end, keyInterrupts.Int(len(res.Interrupts)))
 		}
 		if t.content && res.Status == agent.StatusCompleted {
 			if last := res.LastMessage(); last != nil && last.Role == llm.RoleAssistant {
-				span.SetAttributes(keyOutputMessages.String(t.outputJSON(last, llm.StopEnd)))
+				end = append(end, keyOutputMessages.String(t.outputJSON(last, llm.StopEnd)))
 			}
 		}
+		span.SetAttributes(end...)
 	}
 	if err != nil {
 		failSpan(span, err)
@@ -304,24 +309,38 @@ func (m *tracedModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[ll
 
 // endChat records a model's response on its chat span.
 func (t *Tracing) endChat(span trace.Span, resp *llm.Response) {
-	attrs := make([]attribute.KeyValue, 0, 6)
+	attrs := make([]attribute.KeyValue, 0, 7)
 	if resp.Model != "" {
 		attrs = append(attrs, keyResponseModel.String(resp.Model))
 	}
 	if resp.StopReason != "" {
-		attrs = append(attrs, keyFinishReasons.StringSlice([]string{finishReason(resp.StopReason)}))
+		if kv, ok := finishReasons[resp.StopReason]; ok {
+			attrs = append(attrs, kv)
+		} else {
+			attrs = append(attrs, keyFinishReasons.StringSlice([]string{finishReason(resp.StopReason)}))
+		}
 	}
-	attrs = append(attrs, usageAttrs(resp.Usage)...)
-	span.SetAttributes(attrs...)
+	attrs = appendUsage(attrs, resp.Usage)
 	if t.content {
-		span.SetAttributes(keyOutputMessages.String(t.outputJSON(&resp.Message, resp.StopReason)))
+		attrs = append(attrs, keyOutputMessages.String(t.outputJSON(&resp.Message, resp.StopReason)))
 	}
+	span.SetAttributes(attrs...)
 }
 
-// usageAttrs are the token counts of u; input tokens include the cached
-// ones, as the conventions ask (and as llm.Usage counts them).
-func usageAttrs(u llm.Usage) []attribute.KeyValue {
-	attrs := []attribute.KeyValue{keyInputTokens.Int(u.InputTokens), keyOutputTokens.Int(u.OutputTokens)}
+// finishReasons holds gen_ai.response.finish_reasons for the common stop
+// reasons, made once.
+var finishReasons = func() map[llm.StopReason]attribute.KeyValue {
+	m := make(map[llm.StopReason]attribute.KeyValue)
+	for _, r := range []llm.StopReason{llm.StopEnd, llm.StopToolUse, llm.StopMaxTokens, llm.StopRefusal, llm.StopOther} {
+		m[r] = keyFinishReasons.StringSlice([]string{finishReason(r)})
+	}
+	return m
+}()
+
+// appendUsage appends the token counts of u; input tokens include the
+// cached ones, as the conventions ask (and as llm.Usage counts them).
+func appendUsage(attrs []attribute.KeyValue, u llm.Usage) []attribute.KeyValue {
+	attrs = append(attrs, keyInputTokens.Int(u.InputTokens), keyOutputTokens.Int(u.OutputTokens))
 	if u.CacheReadTokens > 0 {
 		attrs = append(attrs, keyCacheRead.Int(u.CacheReadTokens))
 	}
@@ -367,12 +386,11 @@ func (t *Tracing) WrapTool(ctx context.Context, req *agent.ToolRequest, next age
 		span.SetAttributes(keyToolInterrupted.Bool(true))
 	case err != nil:
 		failSpan(span, err)
+	case res.IsError && req.Tool == nil:
+		span.SetAttributes(errUnknownTool)
+		span.SetStatus(codes.Error, "the tool call failed")
 	case res.IsError:
-		typ := "tool_error"
-		if req.Tool == nil {
-			typ = "unknown_tool"
-		}
-		span.SetAttributes(keyErrorType.String(typ))
+		span.SetAttributes(errToolError)
 		span.SetStatus(codes.Error, "the tool call failed")
 	}
 	if t.content && err == nil {
