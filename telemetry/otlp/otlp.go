@@ -91,17 +91,20 @@ func exporterList(v string) []string {
 // a deadline: it waits for the last batch.
 func FromEnv(ctx context.Context, opts ...Option) (trace.TracerProvider, func(context.Context) error, error) {
 	noop := func(context.Context) error { return nil }
+	if strings.EqualFold(strings.TrimSpace(os.Getenv("OTEL_SDK_DISABLED")), "true") {
+		return nil, noop, nil
+	}
+	for _, e := range exporterList(os.Getenv("OTEL_TRACES_EXPORTER")) {
+		if e != "otlp" && e != "none" {
+			return nil, noop, fmt.Errorf("%w: OTEL_TRACES_EXPORTER=%s: the exporters are otlp and none", ErrUnsupported, e)
+		}
+	}
 	if !Enabled(nil) {
 		return nil, noop, nil
 	}
 	o := options{log: slog.Default()}
 	for _, opt := range opts {
 		opt(&o)
-	}
-	for _, e := range exporterList(os.Getenv("OTEL_TRACES_EXPORTER")) {
-		if e != "otlp" {
-			return nil, noop, fmt.Errorf("%w: OTEL_TRACES_EXPORTER=%s: only otlp (and none) are offered", ErrUnsupported, e)
-		}
 	}
 	protocol := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
 	if protocol == "" {

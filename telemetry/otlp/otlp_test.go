@@ -85,6 +85,7 @@ func TestFromEnvUnsupported(t *testing.T) {
 	for _, env := range []map[string]string{
 		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"},
 		{"OTEL_TRACES_EXPORTER": "otlp,console"},
+		{"OTEL_TRACES_EXPORTER": "console", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1"},
 	} {
 		cleanEnv(t, env)
 		tp, shutdown, err := otlp.FromEnv(context.Background())
