@@ -123,7 +123,7 @@ func TestImportsPointDown(t *testing.T) {
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
 			if strings.HasPrefix(p, "go.opentelemetry.io/") && !otelAllowed(pkg, p) {
-				t.Errorf("%s imports %q: only package telemetry and the deep agent use the OpenTelemetry API, and only telemetry/otlp its SDK", path, p)
+				t.Errorf("%s imports %q: only package telemetry, the deep agent and the CLI use the OpenTelemetry API, and only telemetry/otlp its SDK", path, p)
 			}
 			if p != module && !strings.HasPrefix(p, module+"/") {
 				continue
@@ -146,15 +146,16 @@ func TestImportsPointDown(t *testing.T) {
 }
 
 // otelAllowed reports whether package pkg may import the OpenTelemetry
-// package p: the API in the tracing middleware and in the deep agent's
-// Config (so that the core, agent above all, stays free of it), the SDK
+// package p: the API in the tracing middleware, in the deep agent's Config
+// and in the command line (so that the core, agent above all, stays free
+// of it), the SDK
 // and the OTLP packages in telemetry/otlp alone, so that a program
 // links them only when it sets tracing up from the environment.
 func otelAllowed(pkg, p string) bool {
 	switch pkg {
 	case "telemetry/otlp", "telemetry/otlp/otlptest":
 		return true
-	case "telemetry", "":
+	case "telemetry", "", "internal/cli":
 		return p == "go.opentelemetry.io/otel" || p == "go.opentelemetry.io/otel/trace" ||
 			p == "go.opentelemetry.io/otel/attribute" || p == "go.opentelemetry.io/otel/codes"
 	}
