@@ -67,10 +67,17 @@ var layers = map[string][]string{
 	"server": {"agent", "checkpoint", "llm", "store", "thread"},
 	"mcp":    {"agent", "checkpoint", "llm", "tool"},
 
+	// Tracing: the middleware on the OpenTelemetry API, and the SDK's
+	// setup from the environment, apart so that only what sets it up
+	// links the SDK.
+	"telemetry":               {"agent", "llm", "internal/jsonenc"},
+	"telemetry/otlp":          nil,
+	"telemetry/otlp/otlptest": nil,
+
 	// The built-in middleware, the deep agent, and the command line.
 	"middleware":     {"agent", "backend", "checkpoint", "llm", "permission", "thread", "tool"},
-	"":               {"agent", "backend", "checkpoint", "llm", "middleware", "permission", "store", "thread", "tool"},
-	"internal/cli":   {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "thread", "tool"},
+	"":               {"agent", "backend", "checkpoint", "llm", "middleware", "permission", "store", "telemetry", "thread", "tool"},
+	"internal/cli":   {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry/otlp", "thread", "tool"},
 	"cmd/deepagents": {"internal/cli"},
 }
 
@@ -115,6 +122,9 @@ func TestImportsPointDown(t *testing.T) {
 		}
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
+			if strings.HasPrefix(p, "go.opentelemetry.io/") && !otelAllowed(pkg, p) {
+				t.Errorf("%s imports %q: only package telemetry, the deep agent and the CLI use the OpenTelemetry API, and only telemetry/otlp its SDK", path, p)
+			}
 			if p != module && !strings.HasPrefix(p, module+"/") {
 				continue
 			}
@@ -133,4 +143,21 @@ func TestImportsPointDown(t *testing.T) {
 			t.Errorf("the layers table lists %q, which has no Go files", pkg)
 		}
 	}
+}
+
+// otelAllowed reports whether package pkg may import the OpenTelemetry
+// package p: the API in the tracing middleware, in the deep agent's Config
+// and in the command line (so that the core, agent above all, stays free
+// of it), the SDK
+// and the OTLP packages in telemetry/otlp alone, so that a program
+// links them only when it sets tracing up from the environment.
+func otelAllowed(pkg, p string) bool {
+	switch pkg {
+	case "telemetry/otlp", "telemetry/otlp/otlptest":
+		return true
+	case "telemetry", "", "internal/cli":
+		return p == "go.opentelemetry.io/otel" || p == "go.opentelemetry.io/otel/trace" ||
+			p == "go.opentelemetry.io/otel/attribute" || p == "go.opentelemetry.io/otel/codes"
+	}
+	return false
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
@@ -16,6 +18,7 @@ import (
 	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/store"
+	"github.com/deepagents-go/deepagents/telemetry"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -68,6 +71,17 @@ type Config struct {
 	GrepRegexp bool
 	// Logger receives diagnostics.
 	Logger *slog.Logger
+	// TracerProvider, when set, traces every run of the agent and of its
+	// declarative subagents with OpenTelemetry spans that follow the GenAI
+	// semantic conventions (package telemetry): a span per run, model call
+	// and tool call. Nil means no tracing, at no cost. Package
+	// telemetry/otlp builds one from the standard OTEL_* variables.
+	TracerProvider trace.TracerProvider
+	// TraceContent also records prompts, completions, tool arguments and
+	// results on the spans, bounded (telemetry.Options.CaptureContent);
+	// OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true turns it on
+	// too.
+	TraceContent bool
 }
 
 // New returns a deep agent: the model with the default middleware stack,
@@ -75,8 +89,9 @@ type Config struct {
 //	todos, memory, skills, filesystem, subagents, summarization,
 //	prompt caching, patch tool calls, your middleware, human in the loop
 //
-// (memory, skills and human in the loop only when configured), the
-// configured tools and the base system prompt.
+// (memory, skills and human in the loop only when configured; with a
+// TracerProvider, tracing comes first), the configured tools and the base
+// system prompt.
 func New(cfg Config) (*Agent, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("deepagents: Config.Model is required")
@@ -106,8 +121,12 @@ func New(cfg Config) (*Agent, error) {
 	filesystem.GrepRegexp = cfg.GrepRegexp
 	// Subagents get the file tools, planning and context management, but
 	// not memory, skills or further subagents.
+	var tracing []agent.Middleware // outermost, so that its spans cover the rest
+	if cfg.TracerProvider != nil {
+		tracing = []agent.Middleware{telemetry.New(cfg.TracerProvider, telemetry.Options{CaptureContent: cfg.TraceContent})}
+	}
 	subStack := func() []agent.Middleware {
-		return []agent.Middleware{todos, filesystem, summarize, caching, patch}
+		return append(slices.Clone(tracing), todos, filesystem, summarize, caching, patch)
 	}
 	// The options the main agent and its subagents share: a subagent
 	// inherits all of them but those it overrides (see
@@ -131,7 +150,7 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("deepagents: %w", err)
 	}
-	defaults := []Middleware{todos}
+	defaults := append(slices.Clone(tracing), todos)
 	if len(cfg.Memory) > 0 {
 		defaults = append(defaults, middleware.NewAgentsMemory(b, cfg.Memory...))
 	}

@@ -105,6 +105,7 @@ type Agent struct {
 	after       []AfterAgentHook
 	callModel   ModelHandler
 	callTool    ToolHandler
+	callRun     RunHandler // nil when no middleware wraps runs
 	maxSteps    int
 	maxParallel int
 	saver       checkpoint.Saver
@@ -225,6 +226,15 @@ func New(cfg Config) (*Agent, error) {
 	a.callModel = streamModel
 	a.callTool = a.runTool
 	for i := len(cfg.Middleware) - 1; i >= 0; i-- {
+		if w, ok := cfg.Middleware[i].(RunWrapper); ok {
+			next := a.callRun
+			if next == nil {
+				next = a.runRequest
+			}
+			a.callRun = func(ctx context.Context, req *RunRequest) (*Result, error) {
+				return w.WrapRun(ctx, req, next)
+			}
+		}
 		if w, ok := cfg.Middleware[i].(ModelWrapper); ok {
 			next := a.callModel
 			a.callModel = func(ctx context.Context, req *ModelRequest) (*llm.Response, error) {

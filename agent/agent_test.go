@@ -418,6 +418,12 @@ func (r recorder) AfterModel(context.Context, *agent.Turn) error {
 	return nil
 }
 func (r recorder) SystemPrompt() string { return "section " + r.name }
+func (r recorder) WrapRun(ctx context.Context, req *agent.RunRequest, next agent.RunHandler) (*agent.Result, error) {
+	r.add("run-in")
+	res, err := next(ctx, req)
+	r.add("run-out")
+	return res, err
+}
 func (r recorder) WrapModel(ctx context.Context, req *agent.ModelRequest, next agent.ModelHandler) (*llm.Response, error) {
 	r.add("model-in")
 	req.System += " +" + r.name
@@ -448,12 +454,14 @@ func TestMiddlewareOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
+		"A:run-in", "B:run-in", "C:run-in",
 		"A:before", "B:before", "C:before",
 		"A:model-in", "B:model-in", "C:model-in", "C:model-out", "B:model-out", "A:model-out",
 		"A:after-model", "B:after-model", "C:after-model",
 		"A:tool-in", "B:tool-in", "C:tool-in", "C:tool-out", "B:tool-out", "A:tool-out",
 		"A:model-in", "B:model-in", "C:model-in", "C:model-out", "B:model-out", "A:model-out",
 		"C:after", "B:after", "A:after",
+		"C:run-out", "B:run-out", "A:run-out",
 	}
 	if diff := cmp.Diff(want, log); diff != "" {
 		t.Errorf("hook order (-want +got):\n%s", diff)

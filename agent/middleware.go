@@ -17,11 +17,12 @@ import (
 //   - [AfterModelHook]: inspects a model turn before its tool calls run.
 //   - [ToolWrapper]: wraps every tool call.
 //   - [AfterAgentHook]: runs once at the end of a completed run.
+//   - [RunWrapper]: wraps a whole run, however it ends.
 //
 // Order: the middleware listed first is the outermost. BeforeAgent and
-// AfterModel hooks run in list order; a WrapModel or WrapTool listed first
-// sees the request first and the result last; AfterAgent hooks run in
-// reverse list order. Custom state is kept with [Runtime.SetValue].
+// AfterModel hooks run in list order; a WrapRun, WrapModel or WrapTool
+// listed first sees the request first and the result last; AfterAgent
+// hooks run in reverse list order. Custom state is kept with [Runtime.SetValue].
 type Middleware interface {
 	// Name identifies the middleware; names must be unique in a stack.
 	Name() string
@@ -42,6 +43,36 @@ type BeforeAgentHook interface {
 // fails or is interrupted). An error fails the run.
 type AfterAgentHook interface {
 	AfterAgent(ctx context.Context, rt *Runtime) error
+}
+
+// RunRequest is one run (an Invoke, Stream or Resume) as a [RunWrapper]
+// sees it, before the thread is loaded.
+type RunRequest struct {
+	// Agent is the agent running.
+	Agent *Agent
+	// ThreadID is the run's thread: Input.ThreadID, or the fresh id of a
+	// new thread.
+	ThreadID string
+	// Input is what the run was given; Input.Decisions is not nil when the
+	// run resumes an interrupted one.
+	Input Input
+
+	emit func(Event)
+}
+
+// RunHandler performs a run. Its Result may come with an error, as
+// Agent.Invoke's does; a run that stops for human decisions is not an
+// error (its Result's Status is StatusInterrupted).
+type RunHandler func(ctx context.Context, req *RunRequest) (*Result, error)
+
+// RunWrapper is a Middleware that wraps a whole run: from before the thread
+// is loaded to after the run ended, completed, interrupted or failed. It
+// may pass next a context of its own (a tracing span, say), which every
+// hook, model call and tool call of the run then receives. Like a
+// WrapModel, it may change the request: the run uses the ThreadID and
+// Input that reach the innermost handler.
+type RunWrapper interface {
+	WrapRun(ctx context.Context, req *RunRequest, next RunHandler) (*Result, error)
 }
 
 // ModelRequest is one model call as middleware sees it. Middleware may

@@ -58,16 +58,46 @@ type runMeta struct {
 	Interrupts []pendingInterrupt `json:"interrupts,omitempty"`
 }
 
-func (a *Agent) run(ctx context.Context, in Input, emit func(Event)) (res *Result, err error) {
+// run runs the agent on in, through the RunWrapper chain if there is one.
+func (a *Agent) run(ctx context.Context, in Input, emit func(Event)) (*Result, error) {
+	threadID := in.ThreadID
+	if threadID == "" {
+		threadID = newID()
+	}
+	if a.callRun == nil {
+		return a.runThread(ctx, in, threadID, emit)
+	}
+	return a.wrappedRun(ctx, &RunRequest{Agent: a, ThreadID: threadID, Input: in, emit: emit})
+}
+
+// wrappedRun runs req through the RunWrapper chain, turning a wrapper's
+// panic into the run's error as safeLoop does for the other hooks.
+func (a *Agent) wrappedRun(ctx context.Context, req *RunRequest) (res *Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			a.log.Error("agent: a run wrapper panicked", "thread", req.ThreadID, "panic", p, "stack", string(debug.Stack()))
+			res, err = nil, fmt.Errorf("%w: %v", ErrPanic, p)
+		}
+	}()
+	return a.callRun(ctx, req)
+}
+
+// runRequest is the innermost run handler.
+func (a *Agent) runRequest(ctx context.Context, req *RunRequest) (*Result, error) {
+	threadID := req.ThreadID
+	if threadID == "" {
+		threadID = newID()
+	}
+	return a.runThread(ctx, req.Input, threadID, req.emit)
+}
+
+// runThread is one run on the thread threadID.
+func (a *Agent) runThread(ctx context.Context, in Input, threadID string, emit func(Event)) (res *Result, err error) {
 	if in.Decisions != nil && len(in.Messages) > 0 {
 		return nil, errors.New("agent: an Input resumes with Decisions or adds Messages, not both")
 	}
 	if in.Decisions != nil && in.ThreadID == "" {
 		return nil, errors.New("agent: resuming needs the ThreadID of the interrupted run")
-	}
-	threadID := in.ThreadID
-	if threadID == "" {
-		threadID = newID()
 	}
 	rt := &Runtime{agent: a, threadID: threadID, namespace: in.Namespace, store: a.store, emit: emit}
 	r := &run{a: a, rt: rt}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -49,6 +50,11 @@ func Main(args []string, env Env) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Traces, when the OTEL_* environment asks for them, are flushed
+	// before the command returns its status.
+	tr := &tracing{log: slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	defer tr.close()
+	ctx = withTracing(ctx, tr)
 
 	root := newRoot(env)
 	root.SetArgs(args)

@@ -270,6 +270,8 @@ func newSession(ctx context.Context, env Env, f *runFlags, db *persist.DB, inter
 		MaxSteps:     f.maxSteps,
 		GrepRegexp:   f.grepRegexp,
 		Logger:       log,
+		// Off (nil) unless the OTEL_* environment asks for traces.
+		TracerProvider: tracerProvider(ctx),
 	}
 	if servers != nil {
 		withoutFailedServers(&cfg, servers.Failed())
