@@ -83,8 +83,9 @@ type AsyncSubagent struct {
 	Client HTTPDoer
 }
 
-// AsyncLimits bound background tasks. Zero fields take the defaults.
-type AsyncLimits struct {
+// AsyncOptions bound background tasks and adjust what the model sees.
+// Zero fields take the defaults.
+type AsyncOptions struct {
 	// MaxRunning caps the tasks running at once: local tasks across the
 	// agent (they share this process), and remote tasks of one thread.
 	MaxRunning int
@@ -105,9 +106,16 @@ type AsyncLimits struct {
 	PollInterval time.Duration
 	// RequestTimeout bounds each request to a remote server.
 	RequestTimeout time.Duration
+	// Prompt replaces the default system prompt section
+	// (AsyncSubagentsPrompt).
+	Prompt string
+	// NewTaskID makes the ids of local tasks; nil means random UUIDs.
+	// Scripted runs (tests, examples) set it to get ids they can name.
+	// Ids must be unique: a repeated one makes start fail.
+	NewTaskID func() string
 }
 
-// Defaults of AsyncLimits.
+// Defaults of AsyncOptions.
 const (
 	DefaultAsyncMaxRunning     = 4
 	DefaultAsyncMaxTasks       = 50
@@ -119,7 +127,7 @@ const (
 	DefaultAsyncRequestTimeout = 30 * time.Second
 )
 
-func (l AsyncLimits) withDefaults() AsyncLimits {
+func (l AsyncOptions) withDefaults() AsyncOptions {
 	set := func(v *int, d int) {
 		if *v <= 0 {
 			*v = d
@@ -150,10 +158,8 @@ type AsyncSubagentsConfig struct {
 	Middleware  func() []agent.Middleware
 	// Subagents are the subagents start_async_task can start; at least one.
 	Subagents []AsyncSubagent
-	// Limits bound the tasks.
-	Limits AsyncLimits
-	// Prompt replaces the default system prompt section.
-	Prompt string
+	// Options bound the tasks.
+	Options AsyncOptions
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 }
@@ -167,7 +173,7 @@ type AsyncSubagentsConfig struct {
 type AsyncSubagents struct {
 	byName   map[string]*asyncEntry
 	names    []string
-	limits   AsyncLimits
+	limits   AsyncOptions
 	prompt   string
 	tools    []tool.Tool
 	log      *slog.Logger
@@ -206,8 +212,8 @@ func NewAsyncSubagents(cfg AsyncSubagentsConfig) (*AsyncSubagents, error) {
 	}
 	s := &AsyncSubagents{
 		byName:   make(map[string]*asyncEntry),
-		limits:   cfg.Limits.withDefaults(),
-		prompt:   cfg.Prompt,
+		limits:   cfg.Options.withDefaults(),
+		prompt:   cfg.Options.Prompt,
 		log:      cfg.Logger,
 		instance: newTaskID(),
 	}
@@ -252,7 +258,7 @@ func NewAsyncSubagents(cfg AsyncSubagentsConfig) (*AsyncSubagents, error) {
 	s.tools = []tool.Tool{
 		tool.Must(tool.New(StartAsyncTaskTool, s.startDescription(), s.start)),
 		tool.Must(tool.New(CheckAsyncTaskTool, "Get a background task's status, and its result once it has finished. It does not wait: use wait_async_task for that.", s.check)),
-		tool.Must(tool.New(WaitAsyncTaskTool, fmt.Sprintf("Wait until a background task finishes, or until timeout seconds have passed (default %d, at most %d), and return its status and result as check_async_task does.", int(DefaultAsyncWait.Seconds()), int(s.limits.MaxWait.Seconds())), s.wait)),
+		tool.Must(tool.New(WaitAsyncTaskTool, fmt.Sprintf("Wait until a background task finishes, or until timeout seconds have passed (default %s, at most %s), and return its status and result as check_async_task does.", span(min(DefaultAsyncWait, s.limits.MaxWait)), span(s.limits.MaxWait)), s.wait)),
 		tool.Must(tool.New(UpdateAsyncTaskTool, "Give a background task new instructions. If it is still running it is stopped; it then starts again with its conversation so far and your message, under the same task_id.", s.update)),
 		tool.Must(tool.New(CancelAsyncTaskTool, "Stop a background task that is no longer needed.", s.cancel)),
 		tool.Must(tool.New(ListAsyncTasksTool, "List the background tasks of this conversation with their current status.", s.list)),
@@ -448,6 +454,12 @@ func (s *AsyncSubagents) start(ctx context.Context, in startIn) (string, error) 
 		rec.TaskID, rec.Remote, rec.ThreadID, rec.RunID = tid, true, tid, rid
 	} else {
 		rec.TaskID, rec.Owner = newTaskID(), s.instance
+		if s.limits.NewTaskID != nil {
+			rec.TaskID = s.limits.NewTaskID()
+			if strings.TrimSpace(rec.TaskID) == "" || s.local.get(rec.TaskID) != nil || s.known(rt, rec.TaskID) {
+				return "", fmt.Errorf("Error: could not start async subagent %s: its task id %q is empty or taken (AsyncOptions.NewTaskID must make unique ids)", e.name, rec.TaskID)
+			}
+		}
 		if err := s.local.start(ctx, rt, e, rec.TaskID, call.ID, in.Description); err != nil {
 			return "", err
 		}
@@ -458,6 +470,14 @@ func (s *AsyncSubagents) start(ctx context.Context, in startIn) (string, error) 
 	s.store(rt, tasks)
 	s.recMu.Unlock()
 	return "Launched async subagent. task_id: " + rec.TaskID, nil
+}
+
+// known reports whether the thread has a task of this id.
+func (s *AsyncSubagents) known(rt *agent.Runtime, id string) bool {
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
+	_, ok := s.records(rt)[id]
+	return ok
 }
 
 // reserve checks the caps before a start, forgetting the oldest finished
@@ -626,7 +646,7 @@ func (s *AsyncSubagents) wait(ctx context.Context, in waitIn) (string, error) {
 		return "", errors.New("Error: wait_async_task can only run inside an agent run")
 	}
 	if in.Timeout < 0 {
-		return "", fmt.Errorf("Error: timeout must be a positive number of seconds (at most %d), not %v", int(s.limits.MaxWait.Seconds()), in.Timeout)
+		return "", fmt.Errorf("Error: timeout must be a positive number of seconds (at most %s), not %v", span(s.limits.MaxWait), in.Timeout)
 	}
 	rec, err := s.lookup(rt, in.TaskID)
 	if err != nil {
@@ -636,7 +656,7 @@ func (s *AsyncSubagents) wait(ctx context.Context, in waitIn) (string, error) {
 	switch {
 	case in.Timeout == 0:
 	case in.Timeout > s.limits.MaxWait.Seconds():
-		d, note = s.limits.MaxWait, fmt.Sprintf("the timeout was lowered to %d seconds, the most allowed", int(s.limits.MaxWait.Seconds()))
+		d, note = s.limits.MaxWait, fmt.Sprintf("the timeout was lowered to %s, the most allowed", span(s.limits.MaxWait))
 	default:
 		d = time.Duration(math.Round(in.Timeout * float64(time.Second)))
 	}
@@ -664,7 +684,7 @@ func (s *AsyncSubagents) wait(ctx context.Context, in waitIn) (string, error) {
 		return "", err
 	}
 	if !asyncTerminal(r.Status) {
-		r.Note = joinNotes(r.Note, fmt.Sprintf("still running after waiting %s", d.Round(time.Millisecond)))
+		r.Note = joinNotes(r.Note, "still running after waiting "+span(d))
 	}
 	r.Note = joinNotes(note, r.Note)
 	return r.String(), nil
@@ -884,6 +904,14 @@ func newTaskID() string {
 	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b[:])
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// span writes a duration for the model: "90 seconds", or "250ms".
+func span(d time.Duration) string {
+	if d >= time.Second && d%time.Second == 0 {
+		return fmt.Sprintf("%d seconds", d/time.Second)
+	}
+	return d.Round(time.Millisecond).String()
 }
 
 func joinNotes(a, b string) string {
