@@ -474,7 +474,9 @@ func clipText(s string) string {
 func TestAsyncMaxTasks(t *testing.T) {
 	noLeaks(t)
 	m := &stepModel{subs: map[string]func(context.Context, *llm.Request) (llm.Message, error){
-		"quick": func(context.Context, *llm.Request) (llm.Message, error) { return llm.AssistantText("quick answer"), nil },
+		"quick": func(context.Context, *llm.Request) (llm.Message, error) {
+			return llm.AssistantText("quick answer"), nil
+		},
 	}}
 	slow := newGated("slow")
 	defer close(slow.release)
@@ -528,7 +530,10 @@ func TestAsyncMaxTasks(t *testing.T) {
 	var refused llm.Message
 	m2.add(step(calls(middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "a"})),
 		step(calls(middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "b"})),
-		func(req *llm.Request) llm.Message { refused = req.Messages[len(req.Messages)-1]; return llm.AssistantText("ok") })
+		func(req *llm.Request) llm.Message {
+			refused = req.Messages[len(req.Messages)-1]
+			return llm.AssistantText("ok")
+		})
 	if _, err := a2.Invoke(context.Background(), agent.Prompt("go")); err != nil {
 		t.Fatal(err)
 	}
@@ -548,7 +553,10 @@ func TestAsyncLocalLost(t *testing.T) {
 	a1 := newAsyncAgent(t, m1, saver, cfg)
 	var id string
 	m1.add(step(calls(middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "x"})),
-		func(req *llm.Request) llm.Message { id = taskIDOf(t, toolResults(req)[0]); return llm.AssistantText("started") })
+		func(req *llm.Request) llm.Message {
+			id = taskIDOf(t, toolResults(req)[0])
+			return llm.AssistantText("started")
+		})
 	if _, err := a1.Invoke(context.Background(), agent.Input{ThreadID: "l", Messages: []llm.Message{llm.UserText("go")}}); err != nil {
 		t.Fatal(err)
 	}
@@ -564,7 +572,10 @@ func TestAsyncLocalLost(t *testing.T) {
 			out = append(out, toolResults(req)...)
 			return calls(middleware.ListAsyncTasksTool, map[string]any{}, middleware.CancelAsyncTaskTool, map[string]string{"task_id": id})
 		},
-		func(req *llm.Request) llm.Message { out = append(out, toolResults(req)...); return llm.AssistantText("ok") },
+		func(req *llm.Request) llm.Message {
+			out = append(out, toolResults(req)...)
+			return llm.AssistantText("ok")
+		},
 	)
 	res, err := a2.Invoke(context.Background(), agent.Input{ThreadID: "l", Messages: []llm.Message{llm.UserText("and?")}})
 	if err != nil {
@@ -634,7 +645,10 @@ func TestAsyncLocalUpdateAndMergeBack(t *testing.T) {
 			out = append(out, toolResults(req)...)
 			return calls(middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "echo", "description": "again"})
 		},
-		func(req *llm.Request) llm.Message { out = append(out, toolResults(req)...); return llm.AssistantText("ok") },
+		func(req *llm.Request) llm.Message {
+			out = append(out, toolResults(req)...)
+			return llm.AssistantText("ok")
+		},
 	)
 	res, err := a.Invoke(context.Background(), agent.Input{ThreadID: "u", Messages: []llm.Message{llm.UserText("go")}})
 	if err != nil {
