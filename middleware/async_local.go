@@ -33,7 +33,7 @@ const stopWait = 10 * time.Second
 // once. Finished tasks keep their outcome for a later check, the latest
 // KeepFinished of them.
 type localTasks struct {
-	limits AsyncLimits
+	limits AsyncOptions
 
 	mu       sync.Mutex
 	byID     map[string]*localTask
@@ -43,7 +43,7 @@ type localTasks struct {
 	wg       sync.WaitGroup
 }
 
-func newLocalTasks(l AsyncLimits) *localTasks {
+func newLocalTasks(l AsyncOptions) *localTasks {
 	return &localTasks{limits: l, byID: map[string]*localTask{}}
 }
 
