@@ -592,7 +592,7 @@ func (s *AsyncSubagents) status(ctx context.Context, rt *agent.Runtime, rec Asyn
 				r.Result = text
 			}
 		case AsyncError:
-			r.Error = e.remote.failure(ctx, rec.ThreadID)
+			r.Error = e.remote.failure(ctx, rec.ThreadID, rec.RunID)
 		case AsyncInterrupted:
 			r.Error = "the remote run stopped before it finished (cancelled there, or waiting for a human approval this agent cannot give)"
 		case AsyncTimeout:

@@ -215,8 +215,18 @@ func (r *remoteAgent) result(ctx context.Context, threadID string) (string, erro
 	return strings.TrimRight(contentText(th.Values.Messages[len(th.Values.Messages)-1].Content), " \t\n"), nil
 }
 
-// failure returns what the server says of a failed task.
-func (r *remoteAgent) failure(ctx context.Context, threadID string) string {
+// failure returns what the server says of a failed run: the __error__ of
+// its final values (join), or else the thread's error.
+func (r *remoteAgent) failure(ctx context.Context, threadID, runID string) string {
+	var final struct {
+		Error *struct {
+			Error   string `json:"error"`
+			Message string `json:"message"`
+		} `json:"__error__"`
+	}
+	if err := r.do(ctx, http.MethodGet, runPath(threadID, runID)+"/join", nil, &final); err == nil && final.Error != nil && final.Error.Message != "" {
+		return clip(final.Error.Message, 2000)
+	}
 	var th remoteThread
 	if err := r.do(ctx, http.MethodGet, threadPath(threadID), nil, &th); err == nil && th.Error != nil && *th.Error != "" {
 		return clip(*th.Error, 2000)
