@@ -109,9 +109,10 @@ type AsyncOptions struct {
 	// Prompt replaces the default system prompt section
 	// (AsyncSubagentsPrompt).
 	Prompt string
-	// NewTaskID makes the ids of local tasks; nil means random UUIDs.
-	// Scripted runs (tests, examples) set it to get ids they can name.
-	// Ids must be unique: a repeated one makes start fail.
+	// NewTaskID makes the task ids; nil means a random UUID for a local
+	// task and the server's thread id for a remote one. Scripted runs
+	// (tests, examples) set it to get ids they can name. Ids must be
+	// unique in a thread: a repeated one makes start fail.
 	NewTaskID func() string
 }
 
@@ -442,6 +443,12 @@ func (s *AsyncSubagents) start(ctx context.Context, in startIn) (string, error) 
 	}
 	now := time.Now().UTC().Truncate(time.Second)
 	rec := AsyncTask{AgentName: e.name, Status: AsyncRunning, CreatedAt: now, LastCheckedAt: now, LastUpdatedAt: now}
+	if s.limits.NewTaskID != nil {
+		rec.TaskID = s.limits.NewTaskID()
+		if strings.TrimSpace(rec.TaskID) == "" || s.local.get(rec.TaskID) != nil || s.known(rt, rec.TaskID) {
+			return "", fmt.Errorf("Error: could not start async subagent %s: its task id %q is empty or taken (AsyncOptions.NewTaskID must make unique ids)", e.name, rec.TaskID)
+		}
+	}
 	if e.remote != nil {
 		tid, rid, err := e.remote.start(ctx, in.Description)
 		if err != nil {
@@ -451,15 +458,15 @@ func (s *AsyncSubagents) start(ctx context.Context, in startIn) (string, error) 
 			s.log.Warn("async subagents: starting a remote task", "subagent", e.name, "err", err)
 			return "", fmt.Errorf("Error: could not start async subagent %s: %v", e.name, err)
 		}
-		rec.TaskID, rec.Remote, rec.ThreadID, rec.RunID = tid, true, tid, rid
-	} else {
-		rec.TaskID, rec.Owner = newTaskID(), s.instance
-		if s.limits.NewTaskID != nil {
-			rec.TaskID = s.limits.NewTaskID()
-			if strings.TrimSpace(rec.TaskID) == "" || s.local.get(rec.TaskID) != nil || s.known(rt, rec.TaskID) {
-				return "", fmt.Errorf("Error: could not start async subagent %s: its task id %q is empty or taken (AsyncOptions.NewTaskID must make unique ids)", e.name, rec.TaskID)
-			}
+		if rec.TaskID == "" {
+			rec.TaskID = tid // as LangChain's deepagents: the remote thread's id
 		}
+		rec.Remote, rec.ThreadID, rec.RunID = true, tid, rid
+	} else {
+		if rec.TaskID == "" {
+			rec.TaskID = newTaskID()
+		}
+		rec.Owner = s.instance
 		if err := s.local.start(ctx, rt, e, rec.TaskID, call.ID, in.Description); err != nil {
 			return "", err
 		}
