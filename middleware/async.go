@@ -275,9 +275,9 @@ func (s *AsyncSubagents) startDescription() string {
 		e := s.byName[n]
 		where := ""
 		if e.remote != nil {
-			where = " (runs on a remote server, with its own tools and files)"
+			where = " (remote: it runs on another server, with its own tools and files)"
 		}
-		fmt.Fprintf(&b, "- %s: %s%s\n", n, e.description, where)
+		fmt.Fprintf(&b, "- %s%s: %s\n", n, where, e.description)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/internal/golden"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
@@ -747,3 +749,26 @@ func TestAsyncLocalPanic(t *testing.T) {
 type panicky struct{}
 
 func (panicky) Invoke(context.Context, agent.Input) (*agent.Result, error) { panic("boom") }
+
+// TestAsyncModelSurface pins what the model reads of the background
+// subagents: the prompt section and each tool's description and schema.
+// go test ./middleware -run TestAsyncModelSurface -update accepts a change.
+func TestAsyncModelSurface(t *testing.T) {
+	as, err := middleware.NewAsyncSubagents(middleware.AsyncSubagentsConfig{
+		Agent: agent.Config{Model: replay.New()},
+		Subagents: []middleware.AsyncSubagent{
+			{Subagent: middleware.Subagent{Name: "researcher", Description: "Researches a question."}},
+			{Subagent: middleware.Subagent{Name: "remote-researcher", Description: "Researches on a server."}, URL: "http://127.0.0.1:1", GraphID: "g"},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer as.Close()
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# async subagents prompt\n\n%s\n", as.SystemPrompt())
+	for _, tl := range as.Tools() {
+		writeSpec(t, &b, tl)
+	}
+	golden.Check(t, "testdata/async_surface.golden", b.Bytes())
+}
