@@ -701,6 +701,13 @@ func TestAsyncRecordsArePrivate(t *testing.T) {
 	if got := as.PrivateValues(); len(got) != 1 || got[0] != middleware.AsyncTasksValue {
 		t.Errorf("PrivateValues = %v", got)
 	}
+	a, err := agent.New(agent.Config{Model: replay.New(), Middleware: []agent.Middleware{as}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a.PrivateValues(); len(got) != 1 || got[0] != middleware.AsyncTasksValue {
+		t.Errorf("the agent's PrivateValues = %v (what task and the server keep to it)", got)
+	}
 }
 
 func TestNewAsyncSubagentsErrors(t *testing.T) {
