@@ -793,6 +793,12 @@ func (s *AsyncSubagents) cancel(ctx context.Context, in taskIDIn) (string, error
 		if e == nil || e.remote == nil {
 			return "", fmt.Errorf("Error: task %s ran on async subagent %s, which is no longer configured", rec.TaskID, rec.AgentName)
 		}
+		// A run that has ended keeps its outcome: cancelling it would
+		// record it cancelled and hide its result.
+		if st, err := e.remote.status(ctx, rec.ThreadID, rec.RunID); err == nil && asyncTerminal(st) {
+			s.observe(rt, rec.TaskID, st, false)
+			return fmt.Sprintf("Task %s had already finished (status %s); nothing to cancel. check_async_task returns its result.", rec.TaskID, st), nil
+		}
 		if err := e.remote.cancel(ctx, rec.ThreadID, rec.RunID); err != nil {
 			if ctx.Err() != nil {
 				return "", ctx.Err()

@@ -229,6 +229,9 @@ func outcome(ctx context.Context, e *asyncEntry, res *agent.Result, err error) (
 		}
 		return AsyncError, "", fmt.Sprintf("subagent %s failed: %v", e.name, err)
 	}
+	if res == nil {
+		return AsyncError, "", fmt.Sprintf("subagent %s returned no result", e.name)
+	}
 	if res.Status == agent.StatusInterrupted {
 		var names []string
 		for _, r := range res.Interrupts {

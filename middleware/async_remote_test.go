@@ -2,6 +2,7 @@ package middleware_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"iter"
 	"net/http"
@@ -160,13 +161,17 @@ func TestAsyncRemote(t *testing.T) {
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
 			return calls(middleware.UpdateAsyncTaskTool, map[string]string{"task_id": longID, "message": "more please"},
-				middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "remote", "description": "fail please"})
+				middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "remote", "description": "fail please"},
+				middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "remote", "description": "quick one"})
 		},
 		func(req *llm.Request) llm.Message {
 			res := toolResults(req)
 			out = append(out, res...)
+			quickID := taskIDOf(t, res[2])
+			waitIdle(t, hs, quickID) // it has finished, but its record still says running
 			return calls(middleware.WaitAsyncTaskTool, map[string]any{"task_id": longID, "timeout": 5},
-				middleware.WaitAsyncTaskTool, map[string]any{"task_id": taskIDOf(t, res[1]), "timeout": 5})
+				middleware.WaitAsyncTaskTool, map[string]any{"task_id": taskIDOf(t, res[1]), "timeout": 5},
+				middleware.CancelAsyncTaskTool, map[string]string{"task_id": quickID})
 		},
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
@@ -190,19 +195,49 @@ func TestAsyncRemote(t *testing.T) {
 	if out[2] != "Updated async subagent. task_id: "+longID {
 		t.Errorf("update = %q", out[2])
 	}
-	if r := parseReport(t, out[4]); r.Status != middleware.AsyncSuccess || r.Result != "remote: more please" {
+	if r := parseReport(t, out[5]); r.Status != middleware.AsyncSuccess || r.Result != "remote: more please" {
 		t.Errorf("wait after the update = %+v", r)
 	}
-	if r := parseReport(t, out[5]); r.Status != middleware.AsyncError || !strings.Contains(r.Error, "the remote model is down") {
+	if r := parseReport(t, out[6]); r.Status != middleware.AsyncError || !strings.Contains(r.Error, "the remote model is down") {
 		t.Errorf("failed task = %+v", r)
 	}
-	if !strings.HasPrefix(out[6], "3 tracked task(s):") || !strings.Contains(out[6], "status: cancelled") || strings.Count(out[6], "status: success") != 1 || !strings.Contains(out[6], "status: error") {
-		t.Errorf("list = %q", out[6])
+	if !strings.Contains(out[7], "had already finished (status success); nothing to cancel") {
+		t.Errorf("cancel of a finished task = %q", out[7])
+	}
+	if !strings.HasPrefix(out[8], "4 tracked task(s):") || !strings.Contains(out[8], "status: cancelled") || strings.Count(out[8], "status: success") != 2 || !strings.Contains(out[8], "status: error") {
+		t.Errorf("list = %q", out[8])
 	}
 	recs, _ := middleware.AsyncTasks(res.State.Values)
 	if r := recs[longID]; !r.Remote || r.ThreadID != longID || r.RunID == "" || r.Status != middleware.AsyncSuccess {
 		t.Errorf("record = %+v", r)
 	}
+}
+
+// waitIdle waits until the runs of a thread of the server have ended.
+func waitIdle(t *testing.T, hs *httptest.Server, threadID string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequest(http.MethodGet, hs.URL+"/threads/"+threadID+"/runs", nil)
+		req.Header.Set("X-Api-Key", "secret")
+		res, err := hs.Client().Do(req)
+		if err == nil {
+			var runs []struct {
+				Status string `json:"status"`
+			}
+			json.NewDecoder(res.Body).Decode(&runs)
+			res.Body.Close()
+			ended := len(runs) > 0
+			for _, r := range runs {
+				ended = ended && (r.Status == "success" || r.Status == "error" || r.Status == "interrupted")
+			}
+			if ended {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("thread %s still has a run going", threadID)
 }
 
 // A server that fails, answers nonsense, refuses the key or is gone gives
