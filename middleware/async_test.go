@@ -779,3 +779,47 @@ func TestAsyncModelSurface(t *testing.T) {
 	}
 	golden.Check(t, "testdata/async_surface.golden", b.Bytes())
 }
+
+// A run that is cancelled (its consumer stops reading) leaves its
+// background tasks running: they belong to the agent, and a later run
+// collects them.
+func TestAsyncLocalOutlivesACancelledRun(t *testing.T) {
+	noLeaks(t)
+	slow := newGated("still here")
+	m := &stepModel{}
+	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), middleware.AsyncSubagentsConfig{
+		Subagents: []middleware.AsyncSubagent{{Subagent: middleware.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
+		Options:   middleware.AsyncOptions{NewTaskID: func() string { return "s1" }},
+	})
+	m.add(step(calls(middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "x"})),
+		func(*llm.Request) llm.Message { return llm.AssistantText("never read") })
+	started := false
+	for e, err := range a.Stream(context.Background(), agent.Input{ThreadID: "x", Messages: []llm.Message{llm.UserText("go")}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		started = started || e.Type == agent.EventToolResult && e.Name == middleware.StartAsyncTaskTool
+		if started && e.Type == agent.EventCheckpoint {
+			break // the start is saved; this cancels the run
+		}
+	}
+	received(t, slow.started, "the task")
+	close(slow.release)
+	var out string
+	m.mu.Lock()
+	m.steps, m.n = nil, 0
+	m.mu.Unlock()
+	m.add(step(calls(middleware.WaitAsyncTaskTool, map[string]any{"task_id": "s1", "timeout": 5})),
+		func(req *llm.Request) llm.Message { out = toolResults(req)[0]; return llm.AssistantText("ok") })
+	if _, err := a.Invoke(context.Background(), agent.Input{ThreadID: "x", Messages: []llm.Message{llm.UserText("and?")}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-slow.cancelled:
+		t.Errorf("the task was cancelled with its run: %v", err)
+	default:
+	}
+	if r := parseReport(t, out); r.Status != middleware.AsyncSuccess || r.Result != "still here" {
+		t.Errorf("report = %+v", r)
+	}
+}
