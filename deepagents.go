@@ -40,6 +40,15 @@ type Config struct {
 	// Subagents the task tool can delegate to; a general-purpose one is
 	// always available unless one of that name is given.
 	Subagents []Subagent
+	// AsyncSubagents can be started in the background, with the tools
+	// start_async_task, check_async_task, wait_async_task,
+	// update_async_task, cancel_async_task and list_async_tasks: local
+	// ones run on goroutines of this process (until they finish, are
+	// cancelled, or Agent.Close), remote ones on a LangGraph API server
+	// such as deepagents serve. See docs/background-subagents.md.
+	AsyncSubagents []AsyncSubagent
+	// Async bounds the background tasks; zero fields take the defaults.
+	Async AsyncOptions
 	// Backend holds the agent's files; nil means the thread's state
 	// (backend.State).
 	Backend backend.Backend
@@ -86,12 +95,14 @@ type Config struct {
 
 // New returns a deep agent: the model with the default middleware stack,
 //
-//	todos, memory, skills, filesystem, subagents, summarization,
-//	prompt caching, patch tool calls, your middleware, human in the loop
+//	todos, memory, skills, filesystem, subagents, async subagents,
+//	summarization, prompt caching, patch tool calls, your middleware,
+//	human in the loop
 //
-// (memory, skills and human in the loop only when configured; with a
-// TracerProvider, tracing comes first), the configured tools and the base
-// system prompt.
+// (memory, skills, async subagents and human in the loop only when
+// configured; with a TracerProvider, tracing comes first), the configured
+// tools and the base system prompt. An agent with AsyncSubagents must be
+// closed (Agent.Close) to stop the background tasks still running.
 func New(cfg Config) (*Agent, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("deepagents: Config.Model is required")
@@ -157,7 +168,23 @@ func New(cfg Config) (*Agent, error) {
 	if len(cfg.Skills) > 0 {
 		defaults = append(defaults, middleware.NewSkills(b, cfg.Skills...))
 	}
-	defaults = append(defaults, filesystem, subs, summarize, caching, patch)
+	defaults = append(defaults, filesystem, subs)
+	if len(cfg.AsyncSubagents) > 0 {
+		async, err := middleware.NewAsyncSubagents(middleware.AsyncSubagentsConfig{
+			Agent:       base,
+			InterruptOn: cfg.InterruptOn,
+			Permissions: cfg.Permissions,
+			Middleware:  subStack,
+			Subagents:   cfg.AsyncSubagents,
+			Options:     cfg.Async,
+			Logger:      cfg.Logger,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("deepagents: %w", err)
+		}
+		defaults = append(defaults, async)
+	}
+	defaults = append(defaults, summarize, caching, patch)
 	stack, err := buildStack(defaults, cfg.Middleware)
 	if err != nil {
 		return nil, err
@@ -200,7 +227,8 @@ func asksApproval(cfg Config) bool {
 // checkInterruptOn checks that every tool named in the approval rules is
 // one the agent or a subagent can call.
 func checkInterruptOn(cfg Config, a *Agent) error {
-	if len(cfg.InterruptOn) == 0 && cfg.Permissions == nil && !slices.ContainsFunc(cfg.Subagents, func(s Subagent) bool { return len(s.InterruptOn) > 0 }) {
+	subagents := allSubagents(cfg)
+	if len(cfg.InterruptOn) == 0 && cfg.Permissions == nil && !slices.ContainsFunc(subagents, func(s Subagent) bool { return len(s.InterruptOn) > 0 }) {
 		return nil
 	}
 	known := map[string]bool{}
@@ -212,7 +240,7 @@ func checkInterruptOn(cfg Config, a *Agent) error {
 	for _, s := range a.ToolSpecs() {
 		known[s.Name] = true
 	}
-	for _, sub := range cfg.Subagents {
+	for _, sub := range subagents {
 		addTools(sub.Tools)
 		for _, m := range sub.Middleware {
 			if tp, ok := m.(agent.ToolProvider); ok {
@@ -245,7 +273,7 @@ func checkInterruptOn(cfg Config, a *Agent) error {
 			return fmt.Errorf("%w %q in Permissions: the tools are %s", ErrUnknownTool, name, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
 		}
 	}
-	for _, sub := range cfg.Subagents {
+	for _, sub := range subagents {
 		if err := check("the InterruptOn of subagent "+sub.Name, sub.InterruptOn); err != nil {
 			return err
 		}

@@ -101,6 +101,7 @@ func (a *Agent) runThread(ctx context.Context, in Input, threadID string, emit f
 	}
 	rt := &Runtime{agent: a, threadID: threadID, namespace: in.Namespace, store: a.store, emit: emit}
 	r := &run{a: a, rt: rt}
+	defer rt.end()
 
 	state, err := r.load(ctx, in)
 	if err != nil {
@@ -850,7 +851,7 @@ func (r *run) finish(ctx context.Context, status RunStatus, runErr error) (*Resu
 		if runErr != nil {
 			end.Error = runErr.Error()
 		}
-		rt.Emit(end)
+		rt.emitLast(end)
 	}
 	return res, runErr
 }

@@ -43,6 +43,10 @@ type Runtime struct {
 	resuming  bool
 
 	emit func(Event) // nil when nobody listens
+	// emitMu and ended stop Emit once the run is over: goroutines the run
+	// does not wait for (background subagents) may still hold the Runtime.
+	emitMu sync.RWMutex
+	ended  bool
 
 	local sync.Map // run-scoped scratch space for middleware
 }
@@ -210,7 +214,9 @@ func (r *Runtime) Resuming() bool { return r.resuming }
 func (r *Runtime) Streaming() bool { return r.emit != nil }
 
 // Emit sends an event to the run's stream, filling in the namespace and step
-// when unset. It does nothing when nobody listens.
+// when unset. It does nothing when nobody listens, and nothing once the run
+// has ended: a goroutine that outlives the run (a background subagent's)
+// may keep calling it.
 func (r *Runtime) Emit(e Event) {
 	if r.emit == nil {
 		return
@@ -221,7 +227,33 @@ func (r *Runtime) Emit(e Event) {
 	if e.Step == 0 {
 		e.Step = r.Step()
 	}
+	r.emitMu.RLock()
+	defer r.emitMu.RUnlock()
+	if !r.ended {
+		r.emit(e)
+	}
+}
+
+// emitLast sends the run's last event (run_end) and makes Emit a no-op
+// from then on, so that nothing follows run_end in the stream.
+func (r *Runtime) emitLast(e Event) {
+	if e.Namespace == nil {
+		e.Namespace = r.namespace
+	}
+	if e.Step == 0 {
+		e.Step = r.Step()
+	}
+	r.emitMu.Lock()
+	defer r.emitMu.Unlock()
+	r.ended = true
 	r.emit(e)
+}
+
+// end makes Emit a no-op, after the events being emitted are delivered.
+func (r *Runtime) end() {
+	r.emitMu.Lock()
+	r.ended = true
+	r.emitMu.Unlock()
 }
 
 // noticeRetry reports a provider's retry of a model call as a notice.

@@ -20,48 +20,77 @@ import (
 // file overrides a user file of the same name. An invalid file (no front
 // matter, an unknown model provider, tools that do not exist) is a usage
 // error naming it: a subagent silently left out would change what the
-// agent can do.
-func loadSubagents(ctx context.Context, env Env, f *runFlags, ms *models) ([]deepagents.Subagent, error) {
+// agent can do. A file with "background: true" defines a background
+// subagent (start_async_task), and one with url and graph_id a remote
+// background subagent; remote ones may only come from the user's folder,
+// so that a project cannot send the tasks to a server of its choosing.
+func loadSubagents(ctx context.Context, env Env, f *runFlags, ms *models) ([]deepagents.Subagent, []deepagents.AsyncSubagent, error) {
 	var dirs []string
+	userAgents := ""
 	if u := userDir(env); u != "" {
-		dirs = append(dirs, filepath.Join(u, "agents"))
+		userAgents = filepath.Join(u, "agents")
+		dirs = append(dirs, userAgents)
 	}
 	dirs = append(dirs, filepath.Join(f.dir, ".deepagents", "agents"))
-	byName := map[string]deepagents.Subagent{}
+	byName := map[string]agentFile{}
 	var order []string
 	for _, dir := range dirs {
 		paths, _ := filepath.Glob(filepath.Join(dir, "*.md"))
 		slices.Sort(paths)
 		for _, p := range paths {
-			sa, modelSpec, err := parseAgentFile(p)
+			af, err := parseAgentFile(p, env.Getenv)
 			if err != nil {
-				return nil, usageError{fmt.Errorf("subagent file %s: %w", p, err)}
+				return nil, nil, usageError{fmt.Errorf("subagent file %s: %w", p, err)}
 			}
-			if modelSpec != "" {
-				m, err := ms.open(ctx, modelSpec)
+			if af.remote && dir != userAgents {
+				return nil, nil, usageError{fmt.Errorf("subagent file %s: a remote subagent (url) can only be defined in %s, not by a project", p, userAgents)}
+			}
+			if af.model != "" {
+				m, err := ms.open(ctx, af.model)
 				if err != nil {
-					return nil, usageError{fmt.Errorf("subagent file %s: %w", p, err)}
+					return nil, nil, usageError{fmt.Errorf("subagent file %s: %w", p, err)}
 				}
-				sa.Model = m
+				af.sa.Model = m
 			}
-			if _, seen := byName[sa.Name]; !seen {
-				order = append(order, sa.Name)
+			if _, seen := byName[af.sa.Name]; !seen {
+				order = append(order, af.sa.Name)
 			}
-			byName[sa.Name] = sa
+			byName[af.sa.Name] = af
 		}
 	}
-	out := make([]deepagents.Subagent, 0, len(order))
+	subs := make([]deepagents.Subagent, 0, len(order))
+	var async []deepagents.AsyncSubagent
 	for _, n := range order {
-		out = append(out, byName[n])
+		af := byName[n]
+		switch {
+		case af.remote:
+			async = append(async, deepagents.AsyncSubagent{Subagent: deepagents.Subagent{Name: af.sa.Name, Description: af.sa.Description}, URL: af.url, GraphID: af.graphID, Headers: af.headers})
+		case af.background:
+			async = append(async, deepagents.AsyncSubagent{Subagent: af.sa})
+		default:
+			subs = append(subs, af.sa)
+		}
 	}
-	return out, nil
+	return subs, async, nil
 }
 
-// parseAgentFile reads one subagent file; it returns the model spec apart.
-func parseAgentFile(path string) (deepagents.Subagent, string, error) {
+// agentFile is what a subagent file defines.
+type agentFile struct {
+	sa         deepagents.Subagent
+	model      string // a model spec, opened by the caller
+	background bool
+	remote     bool
+	url        string
+	graphID    string
+	headers    map[string]string
+}
+
+// parseAgentFile reads one subagent file. Header values may name
+// environment variables ($VAR or ${VAR}), so that keys stay out of files.
+func parseAgentFile(path string, getenv func(string) string) (agentFile, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return deepagents.Subagent{}, "", err
+		return agentFile{}, err
 	}
 	raw = bytes.TrimPrefix(raw, []byte("\ufeff"))
 	rest, ok := bytes.CutPrefix(raw, []byte("---\n"))
@@ -69,24 +98,28 @@ func parseAgentFile(path string) (deepagents.Subagent, string, error) {
 		rest, ok = bytes.CutPrefix(raw, []byte("---\r\n"))
 	}
 	if !ok {
-		return deepagents.Subagent{}, "", fmt.Errorf("no front matter: the file must start with a --- line")
+		return agentFile{}, fmt.Errorf("no front matter: the file must start with a --- line")
 	}
 	fm, body, ok := bytes.Cut(rest, []byte("\n---"))
 	if !ok {
-		return deepagents.Subagent{}, "", fmt.Errorf("front matter is not closed by a --- line")
+		return agentFile{}, fmt.Errorf("front matter is not closed by a --- line")
 	}
 	var meta struct {
-		Name        string `yaml:"name"`
-		Description string `yaml:"description"`
-		Tools       any    `yaml:"tools"`
-		Model       string `yaml:"model"`
-		Mode        string `yaml:"mode"`
+		Name        string            `yaml:"name"`
+		Description string            `yaml:"description"`
+		Tools       any               `yaml:"tools"`
+		Model       string            `yaml:"model"`
+		Mode        string            `yaml:"mode"`
+		Background  bool              `yaml:"background"`
+		URL         string            `yaml:"url"`
+		GraphID     string            `yaml:"graph_id"`
+		Headers     map[string]string `yaml:"headers"`
 	}
 	if err := yaml.Unmarshal(fm, &meta); err != nil {
-		return deepagents.Subagent{}, "", fmt.Errorf("front matter: %w", err)
+		return agentFile{}, fmt.Errorf("front matter: %w", err)
 	}
 	if meta.Name == "" || meta.Description == "" {
-		return deepagents.Subagent{}, "", fmt.Errorf("front matter needs name and description")
+		return agentFile{}, fmt.Errorf("front matter needs name and description")
 	}
 	// The rest of the closing --- line is not part of the body.
 	if _, after, found := bytes.Cut(body, []byte("\n")); found {
@@ -96,26 +129,45 @@ func parseAgentFile(path string) (deepagents.Subagent, string, error) {
 	}
 	mode, err := subagentMode(meta.Mode)
 	if err != nil {
-		return deepagents.Subagent{}, "", err
+		return agentFile{}, err
 	}
-	sa := deepagents.Subagent{
-		Name:         meta.Name,
-		Description:  strings.TrimSpace(meta.Description),
-		SystemPrompt: strings.TrimSpace(string(body)),
-		Mode:         mode,
+	af := agentFile{
+		sa: deepagents.Subagent{
+			Name:         meta.Name,
+			Description:  strings.TrimSpace(meta.Description),
+			SystemPrompt: strings.TrimSpace(string(body)),
+			Mode:         mode,
+		},
+		model:      meta.Model,
+		background: meta.Background,
 	}
 	switch t := meta.Tools.(type) {
 	case string:
-		sa.AllowedTools = splitList(t)
+		af.sa.AllowedTools = splitList(t)
 	case []any:
 		for _, v := range t {
-			sa.AllowedTools = append(sa.AllowedTools, fmt.Sprint(v))
+			af.sa.AllowedTools = append(af.sa.AllowedTools, fmt.Sprint(v))
 		}
 	case nil:
 	default:
-		return deepagents.Subagent{}, "", fmt.Errorf("tools must be a list or a comma-separated string")
+		return agentFile{}, fmt.Errorf("tools must be a list or a comma-separated string")
 	}
-	return sa, meta.Model, nil
+	if meta.URL != "" || meta.GraphID != "" || meta.Headers != nil {
+		if meta.URL == "" || meta.GraphID == "" {
+			return agentFile{}, fmt.Errorf("a remote subagent needs both url and graph_id")
+		}
+		if af.sa.SystemPrompt != "" || af.sa.AllowedTools != nil || meta.Model != "" {
+			return agentFile{}, fmt.Errorf("a remote subagent (url) is defined by its server: it takes no tools, model or prompt")
+		}
+		af.remote, af.url, af.graphID = true, meta.URL, meta.GraphID
+		for k, v := range meta.Headers {
+			if af.headers == nil {
+				af.headers = map[string]string{}
+			}
+			af.headers[k] = os.Expand(v, getenv)
+		}
+	}
+	return af, nil
 }
 
 // subagentMode reads a subagent's mode: isolated (the default) or fork.

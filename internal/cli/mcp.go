@@ -102,6 +102,11 @@ func withoutFailedServers(cfg *deepagents.Config, failed []string) {
 			cfg.Subagents[i].AllowedTools = slices.DeleteFunc(cfg.Subagents[i].AllowedTools, ofFailed)
 		}
 	}
+	for i := range cfg.AsyncSubagents {
+		if cfg.AsyncSubagents[i].AllowedTools != nil {
+			cfg.AsyncSubagents[i].AllowedTools = slices.DeleteFunc(cfg.AsyncSubagents[i].AllowedTools, ofFailed)
+		}
+	}
 }
 
 // userMCPPath is the user's MCP configuration, for messages.

@@ -230,13 +230,16 @@ func newSession(ctx context.Context, env Env, f *runFlags, db *persist.DB, inter
 	}
 	s.closeAgent = closeShell
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	subagents, err := loadSubagents(ctx, env, f, ms)
+	subagents, asyncSubagents, err := loadSubagents(ctx, env, f, ms)
 	if err != nil {
 		return fail(err)
 	}
 	s.settings.Subagents = []string{}
 	for _, sa := range subagents {
 		s.settings.Subagents = append(s.settings.Subagents, sa.Name)
+	}
+	for _, sa := range asyncSubagents {
+		s.settings.Subagents = append(s.settings.Subagents, sa.Name+" (background)")
 	}
 	noteSubagents(env.Stderr, f.thread, old, s.settings.Subagents)
 	on := map[string]deepagents.InterruptOn{}
@@ -257,19 +260,20 @@ func newSession(ctx context.Context, env Env, f *runFlags, db *persist.DB, inter
 		mcpTools = servers.Tools()
 	}
 	cfg := deepagents.Config{
-		Model:        model,
-		Tools:        mcpTools,
-		Backend:      s.backend,
-		Checkpointer: db.Saver,
-		Store:        db.Store,
-		Subagents:    subagents,
-		InterruptOn:  on,
-		Permissions:  rules,
-		Memory:       []string{userRoute + "AGENTS.md", "/AGENTS.md"},
-		Skills:       []string{userRoute + "skills/", "/.deepagents/skills/"},
-		MaxSteps:     f.maxSteps,
-		GrepRegexp:   f.grepRegexp,
-		Logger:       log,
+		Model:          model,
+		Tools:          mcpTools,
+		Backend:        s.backend,
+		Checkpointer:   db.Saver,
+		Store:          db.Store,
+		Subagents:      subagents,
+		AsyncSubagents: asyncSubagents,
+		InterruptOn:    on,
+		Permissions:    rules,
+		Memory:         []string{userRoute + "AGENTS.md", "/AGENTS.md"},
+		Skills:         []string{userRoute + "skills/", "/.deepagents/skills/"},
+		MaxSteps:       f.maxSteps,
+		GrepRegexp:     f.grepRegexp,
+		Logger:         log,
 		// Off (nil) unless the OTEL_* environment asks for traces.
 		TracerProvider: tracerProvider(ctx),
 	}
@@ -288,6 +292,10 @@ func newSession(ctx context.Context, env Env, f *runFlags, db *persist.DB, inter
 	if err != nil {
 		return fail(err)
 	}
+	// Background subagents stop before what their tools use (shells, MCP
+	// servers) closes.
+	closeRest := s.closeAgent
+	s.closeAgent = func() { s.agent.Close(); closeRest() }
 	s.close = s.closeAgent
 	return s, nil
 }

@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A subagent file with "background: true" gives the run the background
+// tools; a project file may not define a remote subagent.
+func TestBackgroundSubagentsThroughCLI(t *testing.T) {
+	w := newWorld(t)
+	agents := filepath.Join(w.dir, ".deepagents", "agents")
+	os.MkdirAll(agents, 0o755)
+	os.WriteFile(filepath.Join(agents, "digger.md"), []byte("---\nname: digger\ndescription: Digs in the background.\nbackground: true\n---\nYou dig.\n"), 0o644)
+	s := w.script(`{"turns":[
+		{"tool_calls":[{"id":"s","name":"start_async_task","args":{"description":"dig here","subagent_type":"digger"}}],
+		 "expect":{"tools_include":["start_async_task","check_async_task","wait_async_task","update_async_task","cancel_async_task","list_async_tasks","task"],
+		           "system_contains":["## Background tasks"]}},
+		{"tool_calls":[{"id":"l","name":"list_async_tasks","args":{}}],"expect":{"messages_contain":["Launched async subagent. task_id: "]}},
+		{"content":"started","expect":{"messages_contain":["1 tracked task(s):","agent: digger"]}}],
+	 "defaults":{"digger":{"content":"dug"}}}`)
+	if code, stdout, stderr := w.run(w.runArgs(s, "go")...); code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+
+	os.WriteFile(filepath.Join(agents, "far.md"), []byte("---\nname: far\ndescription: Far away.\nurl: http://127.0.0.1:1\ngraph_id: g\n---\n"), 0o644)
+	if code, _, stderr := w.run(w.runArgs(s, "go")...); code != ExitUsage || !strings.Contains(stderr, "a remote subagent (url) can only be defined in") {
+		t.Errorf("a project's remote subagent: exit %d, %q", code, stderr)
+	}
+}
+
+func TestParseRemoteAgentFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, file, err string
+	}{
+		{"ok", "---\nname: far\ndescription: Far away.\nurl: https://agents.example.com\ngraph_id: research\nheaders:\n  X-Api-Key: ${FAR_KEY}\n---\n", ""},
+		{"no graph", "---\nname: far\ndescription: Far away.\nurl: https://agents.example.com\n---\n", "needs both url and graph_id"},
+		{"with a prompt", "---\nname: far\ndescription: Far away.\nurl: https://a\ngraph_id: g\n---\nYou are far.\n", "defined by its server"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, tc.name+".md")
+			os.WriteFile(p, []byte(tc.file), 0o600)
+			af, err := parseAgentFile(p, func(k string) string { return map[string]string{"FAR_KEY": "k123"}[k] })
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !af.remote || af.url != "https://agents.example.com" || af.graphID != "research" || af.headers["X-Api-Key"] != "k123" {
+				t.Errorf("parsed %+v", af)
+			}
+		})
+	}
+}

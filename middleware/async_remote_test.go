@@ -1,0 +1,295 @@
+package middleware_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/server"
+)
+
+// gateModel is the remote agent's model: it answers "remote: <the last
+// user message>", after that message's gate opens when it has one, and
+// fails on "fail please".
+type gateModel struct {
+	mu        sync.Mutex
+	gates     map[string]chan struct{}
+	started   chan string
+	cancelled chan string
+}
+
+func newGateModel(gated ...string) *gateModel {
+	g := &gateModel{gates: map[string]chan struct{}{}, started: make(chan string, 16), cancelled: make(chan string, 16)}
+	for _, s := range gated {
+		g.gates[s] = make(chan struct{})
+	}
+	return g
+}
+
+func (g *gateModel) open(s string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	close(g.gates[s])
+	delete(g.gates, s)
+}
+
+func (g *gateModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
+	return func(yield func(llm.Chunk, error) bool) {
+		last := ""
+		for _, m := range req.Messages {
+			if m.Role == llm.RoleUser {
+				last = m.Text()
+			}
+		}
+		g.started <- last
+		if last == "fail please" {
+			yield(llm.Chunk{}, errors.New("the remote model is down"))
+			return
+		}
+		g.mu.Lock()
+		gate := g.gates[last]
+		g.mu.Unlock()
+		if gate != nil {
+			select {
+			case <-gate:
+			case <-ctx.Done():
+				g.cancelled <- last
+				yield(llm.Chunk{}, ctx.Err())
+				return
+			}
+		}
+		yield(llm.Chunk{Type: llm.ChunkDone, Response: &llm.Response{Message: llm.AssistantText("remote: " + last), StopReason: llm.StopEnd}}, nil)
+	}
+}
+
+// remoteServer serves an agent on m as graph "researcher" through the
+// LangGraph API, as deepagents serve does.
+func remoteServer(t *testing.T, m llm.Model, apiKey string) *httptest.Server {
+	t.Helper()
+	saver := checkpoint.NewMemorySaver()
+	a, err := agent.New(agent.Config{Model: m, Checkpointer: saver})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "researcher", Agent: a}}, Saver: saver, APIKey: apiKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		s.Close()
+		hs.Close()
+	})
+	return hs
+}
+
+// A remote background task is started on a LangGraph API server, polled
+// while it runs, and awaited by another instance of the parent agent (a
+// new process) from the thread's records; another is cancelled on the
+// server; one is updated with a new run; a failed run reports its error.
+func TestAsyncRemote(t *testing.T) {
+	noLeaks(t)
+	gm := newGateModel("long task", "doomed task")
+	hs := remoteServer(t, gm, "secret")
+	saver := checkpoint.NewMemorySaver()
+	cfg := middleware.AsyncSubagentsConfig{
+		Subagents: []middleware.AsyncSubagent{{
+			Subagent: middleware.Subagent{Name: "remote", Description: "researches on a server"},
+			URL:      hs.URL + "/", GraphID: "researcher",
+			Headers: map[string]string{"X-Api-Key": "secret"},
+			Client:  hs.Client(),
+		}},
+		Options: middleware.AsyncOptions{PollInterval: 10 * time.Millisecond},
+	}
+	m1 := &stepModel{}
+	a1 := newAsyncAgent(t, m1, saver, cfg)
+	var longID, doomedID string
+	var out []string
+	m1.add(
+		step(calls(middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "remote", "description": "long task"},
+			middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "remote", "description": "doomed task"})),
+		func(req *llm.Request) llm.Message {
+			res := toolResults(req)
+			longID, doomedID = taskIDOf(t, res[0]), taskIDOf(t, res[1])
+			// Both runs are in the model on the server.
+			got := map[string]bool{received(t, gm.started, "a remote run"): true, received(t, gm.started, "a remote run"): true}
+			if !got["long task"] || !got["doomed task"] {
+				t.Errorf("remote runs started with %v", got)
+			}
+			return calls(middleware.CheckAsyncTaskTool, map[string]string{"task_id": longID},
+				middleware.CancelAsyncTaskTool, map[string]string{"task_id": doomedID})
+		},
+		func(req *llm.Request) llm.Message {
+			out = append(out, toolResults(req)...)
+			return llm.AssistantText("started two")
+		},
+	)
+	if _, err := a1.Invoke(context.Background(), agent.Input{ThreadID: "r", Messages: []llm.Message{llm.UserText("go")}}); err != nil {
+		t.Fatal(err)
+	}
+	if r := parseReport(t, out[0]); r.Status != middleware.AsyncRunning || r.TaskID != longID || r.SubagentType != "remote" {
+		t.Errorf("check while running = %+v", r)
+	}
+	if out[1] != "Cancelled async subagent task: "+doomedID {
+		t.Errorf("cancel = %q", out[1])
+	}
+	if got := received(t, gm.cancelled, "the cancelled remote run"); got != "doomed task" {
+		t.Errorf("cancelled on the server: %q", got)
+	}
+	a1.Close()
+
+	// A new process: the remote tasks are found from the thread's records.
+	gm.open("long task")
+	m2 := &stepModel{}
+	a2 := newAsyncAgent(t, m2, saver, cfg)
+	out = nil
+	m2.add(
+		step(calls(middleware.WaitAsyncTaskTool, map[string]any{"task_id": longID, "timeout": 5},
+			middleware.CheckAsyncTaskTool, map[string]string{"task_id": doomedID})),
+		func(req *llm.Request) llm.Message {
+			out = append(out, toolResults(req)...)
+			return calls(middleware.UpdateAsyncTaskTool, map[string]string{"task_id": longID, "message": "more please"},
+				middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "remote", "description": "fail please"},
+				middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "remote", "description": "quick one"})
+		},
+		func(req *llm.Request) llm.Message {
+			res := toolResults(req)
+			out = append(out, res...)
+			quickID := taskIDOf(t, res[2])
+			waitIdle(t, hs, quickID) // it has finished, but its record still says running
+			return calls(middleware.WaitAsyncTaskTool, map[string]any{"task_id": longID, "timeout": 5},
+				middleware.WaitAsyncTaskTool, map[string]any{"task_id": taskIDOf(t, res[1]), "timeout": 5},
+				middleware.CancelAsyncTaskTool, map[string]string{"task_id": quickID})
+		},
+		func(req *llm.Request) llm.Message {
+			out = append(out, toolResults(req)...)
+			return calls(middleware.ListAsyncTasksTool, map[string]any{})
+		},
+		func(req *llm.Request) llm.Message {
+			out = append(out, toolResults(req)...)
+			return llm.AssistantText("done")
+		},
+	)
+	res, err := a2.Invoke(context.Background(), agent.Input{ThreadID: "r", Messages: []llm.Message{llm.UserText("results?")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := parseReport(t, out[0]); r.Status != middleware.AsyncSuccess || r.Result != "remote: long task" {
+		t.Errorf("wait = %+v", r)
+	}
+	if r := parseReport(t, out[1]); r.Status != middleware.AsyncCancelled {
+		t.Errorf("check of the cancelled task = %+v", r)
+	}
+	if out[2] != "Updated async subagent. task_id: "+longID {
+		t.Errorf("update = %q", out[2])
+	}
+	if r := parseReport(t, out[5]); r.Status != middleware.AsyncSuccess || r.Result != "remote: more please" {
+		t.Errorf("wait after the update = %+v", r)
+	}
+	if r := parseReport(t, out[6]); r.Status != middleware.AsyncError || !strings.Contains(r.Error, "the remote model is down") {
+		t.Errorf("failed task = %+v", r)
+	}
+	if !strings.Contains(out[7], "had already finished (status success); nothing to cancel") {
+		t.Errorf("cancel of a finished task = %q", out[7])
+	}
+	if !strings.HasPrefix(out[8], "4 tracked task(s):") || !strings.Contains(out[8], "status: cancelled") || strings.Count(out[8], "status: success") != 2 || !strings.Contains(out[8], "status: error") {
+		t.Errorf("list = %q", out[8])
+	}
+	recs, _ := middleware.AsyncTasks(res.State.Values)
+	if r := recs[longID]; !r.Remote || r.ThreadID != longID || r.RunID == "" || r.Status != middleware.AsyncSuccess {
+		t.Errorf("record = %+v", r)
+	}
+}
+
+// waitIdle waits until the runs of a thread of the server have ended.
+func waitIdle(t *testing.T, hs *httptest.Server, threadID string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequest(http.MethodGet, hs.URL+"/threads/"+threadID+"/runs", nil)
+		req.Header.Set("X-Api-Key", "secret")
+		res, err := hs.Client().Do(req)
+		if err == nil {
+			var runs []struct {
+				Status string `json:"status"`
+			}
+			json.NewDecoder(res.Body).Decode(&runs)
+			res.Body.Close()
+			ended := len(runs) > 0
+			for _, r := range runs {
+				ended = ended && (r.Status == "success" || r.Status == "error" || r.Status == "interrupted")
+			}
+			if ended {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("thread %s still has a run going", threadID)
+}
+
+// A server that fails, answers nonsense, refuses the key or is gone gives
+// the model a clear error result, and the run goes on.
+func TestAsyncRemoteFailures(t *testing.T) {
+	noLeaks(t)
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/fails/"):
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			w.Write([]byte(`{"detail":"the database is down"}`))
+		case strings.HasPrefix(r.URL.Path, "/nonsense/"):
+			w.Write([]byte(`<html>hello</html>`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer bad.Close()
+	gone := httptest.NewServer(http.NotFoundHandler())
+	goneURL := gone.URL
+	gone.Close()
+	keyed := remoteServer(t, newGateModel(), "secret")
+	remote := func(name, url string) middleware.AsyncSubagent {
+		return middleware.AsyncSubagent{Subagent: middleware.Subagent{Name: name, Description: name}, URL: url, GraphID: "researcher", Client: bad.Client()}
+	}
+	m := &stepModel{}
+	a := newAsyncAgent(t, m, nil, middleware.AsyncSubagentsConfig{Subagents: []middleware.AsyncSubagent{
+		remote("fails", bad.URL+"/fails"), remote("nonsense", bad.URL+"/nonsense"), remote("gone", goneURL), remote("nokey", keyed.URL),
+	}})
+	var results []llm.Message
+	m.add(
+		step(calls(middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "fails", "description": "x"},
+			middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "nonsense", "description": "x"},
+			middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "gone", "description": "x"},
+			middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "nokey", "description": "x"})),
+		func(req *llm.Request) llm.Message {
+			results = req.Messages[len(req.Messages)-4:]
+			return llm.AssistantText("ok")
+		},
+	)
+	if _, err := a.Invoke(context.Background(), agent.Prompt("go")); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{
+		"Error: could not start async subagent fails: remote subagent server: POST /threads: 500 Internal Server Error: the database is down",
+		"Error: could not start async subagent nonsense: remote subagent server: POST /threads: the answer is not the JSON expected",
+		"Error: could not start async subagent gone: ",
+		"Error: could not start async subagent nokey: remote subagent server: POST /threads: 401 Unauthorized: Unauthorized",
+	} {
+		if !results[i].IsError || !strings.HasPrefix(results[i].Text(), want) {
+			t.Errorf("result %d = %q, want %q", i, results[i].Text(), want)
+		}
+	}
+}
