@@ -233,6 +233,11 @@ func NewAsyncSubagents(cfg AsyncSubagentsConfig) (*AsyncSubagents, error) {
 		if _, dup := s.byName[sa.Name]; dup {
 			return nil, fmt.Errorf("async subagents: two subagents are named %q", sa.Name)
 		}
+		if sa.Mode == SubagentFork {
+			// A background task runs beside the conversation it would
+			// copy, which goes on without it.
+			return nil, fmt.Errorf("async subagents: %s: %w: a background subagent starts from its task alone (isolated)", sa.Name, ErrSubagentMode)
+		}
 		e := &asyncEntry{name: sa.Name, description: sa.Description}
 		switch {
 		case sa.URL != "" || sa.GraphID != "":

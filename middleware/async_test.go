@@ -723,6 +723,7 @@ func TestNewAsyncSubagentsErrors(t *testing.T) {
 		{"remote without graph", []middleware.AsyncSubagent{{Subagent: middleware.Subagent{Name: "a"}, URL: "http://x"}}, "both URL and GraphID"},
 		{"remote with a prompt", []middleware.AsyncSubagent{{Subagent: middleware.Subagent{Name: "a", SystemPrompt: "p"}, URL: "http://x", GraphID: "g"}}, "defined by its server"},
 		{"bad url", []middleware.AsyncSubagent{{Subagent: middleware.Subagent{Name: "a"}, URL: "ftp://x", GraphID: "g"}}, "want http(s)"},
+		{"fork", []middleware.AsyncSubagent{{Subagent: middleware.Subagent{Name: "a", Mode: middleware.SubagentFork}}}, "starts from its task alone"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := middleware.NewAsyncSubagents(middleware.AsyncSubagentsConfig{Agent: agent.Config{Model: replay.New()}, Subagents: tc.subs})
