@@ -2,7 +2,6 @@ package middleware
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -296,16 +295,7 @@ func mergeBackFrom(rt *agent.Runtime, base map[string]thread.FileData, private [
 			files.Put(p, d)
 		}
 	}
-	for _, k := range res.ChangedValues {
-		if rt.IsPrivate(k) || slices.Contains(private, k) {
-			continue
-		}
-		v := res.State.Values[k]
-		if old, ok := rt.Value(k); ok && string(old) == string(v) {
-			continue
-		}
-		rt.SetValue(k, json.RawMessage(v))
-	}
+	mergeValues(rt, private, res)
 	return conflicts
 }
 

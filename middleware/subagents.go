@@ -454,6 +454,13 @@ func mergeBack(rt *agent.Runtime, private []string, res *agent.Result) {
 			files.Put(p, d)
 		}
 	}
+	mergeValues(rt, private, res)
+}
+
+// mergeValues applies the values a subagent changed to the caller's state,
+// but its own and the caller's private ones, and those it left as they
+// were.
+func mergeValues(rt *agent.Runtime, private []string, res *agent.Result) {
 	for _, k := range res.ChangedValues {
 		if rt.IsPrivate(k) || slices.Contains(private, k) {
 			continue
