@@ -74,7 +74,8 @@ type DB struct {
 	leases map[*lease]struct{} // held by this DB, released on Close
 	closed bool
 
-	put putConn // Saver.Put's statements on the writer connection
+	put  putConn          // Saver.Put's statements on the writer connection
+	ckpt *walCheckpointer // copies the write-ahead log back, in the background
 }
 
 // Open opens (creating if needed) the SQLite database at path, a file
@@ -125,6 +126,9 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	w.Add("_pragma", "journal_mode(WAL)")
 	w.Add("_pragma", "synchronous("+sync+")")
 	w.Add("_pragma", "foreign_keys(0)")
+	// The background checkpointer copies the log back; the writer does it
+	// only when that falls far behind (see walckpt.go).
+	w.Add("_pragma", "wal_autocheckpoint("+strconv.FormatInt(walSafetyPages, 10)+")")
 	w.Set("_txlock", "immediate")
 	db.w, err = sql.Open("sqlite", dsn(abs, w))
 	if err != nil {
@@ -151,6 +155,17 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		_ = db.r.Close()
 		return nil, err
 	}
+	c := url.Values{}
+	c.Add("_pragma", "busy_timeout("+busy+")")
+	cdb, err := sql.Open("sqlite", dsn(abs, c))
+	if err != nil {
+		_ = db.w.Close()
+		_ = db.r.Close()
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	cdb.SetMaxOpenConns(1)
+	cdb.SetMaxIdleConns(1)
+	db.ckpt = startWALCheckpointer(cdb, db.log)
 	db.saver = &Saver{db: db}
 	db.store = &Store{db: db}
 	return db, nil
@@ -269,11 +284,12 @@ func (db *DB) Close() error {
 			db.log.Warn("sqlite: releasing a lease at close", "thread", l.threadID, "err", err)
 		}
 	}
+	cerr := db.ckpt.close()
 	if conn, err := db.w.Conn(ctx); err == nil {
 		_ = conn.Raw(func(dc any) error { db.put.close(dc); return nil })
 		_ = conn.Close()
 	}
-	return errors.Join(db.w.Close(), db.r.Close())
+	return errors.Join(cerr, db.w.Close(), db.r.Close())
 }
 
 // Checkpoint copies the write-ahead log into the database file and

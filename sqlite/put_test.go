@@ -5,6 +5,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
@@ -81,4 +83,42 @@ func TestPutTransactionRollsBack(t *testing.T) {
 		t.Fatalf("%d rows of the failed transaction (%v)", n, err)
 	}
 	putStep(t, s, 1)
+}
+
+// TestWALCheckpointedInBackground writes far more log pages than the
+// writer's own checkpoint threshold: the goroutine copies them back, and
+// the log stays within twice that threshold (it grows past it while the
+// goroutine is copying).
+func TestWALCheckpointedInBackground(t *testing.T) {
+	kick, safety := walKickPages, walSafetyPages
+	walKickPages, walSafetyPages = 50, 500
+	t.Cleanup(func() { walKickPages, walSafetyPages = kick, safety })
+	db := openTemp(t, nil)
+	s := db.Saver()
+	ctx := context.Background()
+	big := strings.Repeat("/d0/f1234.txt\n", 24000/14) // about seven pages
+	parent, maxWAL := "", int64(0)
+	n := int(walSafetyPages / 2) // about 3.5 times walSafetyPages pages
+	for i := range n {
+		id := fmt.Sprintf("cp%05d", i)
+		cp := &checkpoint.Checkpoint{ThreadID: "t", ID: id, ParentID: parent, Step: i,
+			Delta: checkpoint.Delta{Keep: i, Messages: []llm.Message{llm.UserText(big)}}}
+		if err := s.Put(ctx, cp); err != nil {
+			t.Fatal(err)
+		}
+		parent = id
+		if fi, err := os.Stat(db.Path() + "-wal"); err == nil {
+			maxWAL = max(maxWAL, fi.Size())
+		}
+	}
+	if db.ckpt.runs.Load() == 0 {
+		t.Error("no background checkpoint ran")
+	}
+	if limit := 2 * walSafetyPages * (4096 + 24); maxWAL > limit {
+		t.Errorf("the log grew to %d bytes, over %d", maxWAL, limit)
+	}
+	snap, err := s.Load(ctx, "t", "")
+	if err != nil || len(snap.Messages) != n {
+		t.Fatalf("Load: %v", err)
+	}
 }

@@ -144,6 +144,17 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 			return err
 		})
 	})
+	if err == nil {
+		n := 0
+		for _, m := range msgs {
+			n += len(m)
+		}
+		for _, f := range files {
+			n += len(f.content)
+		}
+		s.db.ckpt.wrote(logPages(n))
+		return nil
+	}
 	if errors.Is(err, checkpoint.ErrConflict) || errors.Is(err, checkpoint.ErrInvalid) {
 		return err
 	}
