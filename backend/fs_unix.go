@@ -640,7 +640,7 @@ func (f *FilesystemBackend) Append(ctx context.Context, path, text string) error
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return opErr("append", p, errNotRegular)
 	}
-	if err := writeAll(fd, []byte(text)); err != nil {
+	if err := writeAll(fd, stringBytes(text)); err != nil {
 		return fsErr("append", p, err)
 	}
 	return nil
