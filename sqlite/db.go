@@ -128,7 +128,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	w.Add("_pragma", "foreign_keys(0)")
 	// The background checkpointer copies the log back; the writer does it
 	// only when that falls far behind (see walckpt.go).
-	w.Add("_pragma", "wal_autocheckpoint("+strconv.FormatInt(walSafetyPages, 10)+")")
+	w.Add("_pragma", "wal_autocheckpoint("+strconv.FormatInt(walAutoPages(), 10)+")")
 	w.Set("_txlock", "immediate")
 	db.w, err = sql.Open("sqlite", dsn(abs, w))
 	if err != nil {

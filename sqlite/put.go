@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/deepagents-go/deepagents/checkpoint"
 )
 
 // putConn is Saver.Put's side of the single writer connection: its
@@ -30,8 +32,8 @@ type putConn struct {
 }
 
 type stmts struct {
-	begin, commit, rollback                          driver.Stmt
-	parent, checkpoint, message, file, value, thread driver.Stmt
+	begin, commit, rollback, walCheckpoint                  driver.Stmt
+	parent, checkpoint, child, message, file, value, thread driver.Stmt
 }
 
 // putSQL is the text of each statement, in the order of stmts' fields.
@@ -39,10 +41,19 @@ var putSQL = [...]string{
 	`BEGIN IMMEDIATE`,
 	`COMMIT`,
 	`ROLLBACK`,
+	walCheckpointSQL,
 	`SELECT seq, msg_count FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?`,
+	// A root.
 	`INSERT INTO checkpoints
 		(thread_id, checkpoint_id, parent_seq, parent_id, step, created_at, keep, msg_count, todos, meta)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, checkpoint_id) DO NOTHING`,
+		VALUES (?1, ?2, NULL, NULL, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (thread_id, checkpoint_id) DO NOTHING`,
+	// A child: inserted only if its parent exists in the thread and has
+	// at least keep messages (parent.check tells which failed).
+	`INSERT INTO checkpoints
+		(thread_id, checkpoint_id, parent_seq, parent_id, step, created_at, keep, msg_count, todos, meta)
+		SELECT ?1, ?2, p.seq, ?3, ?4, ?5, ?6, ?7, ?8, ?9 FROM checkpoints p
+		WHERE p.thread_id = ?1 AND p.checkpoint_id = ?3 AND p.msg_count >= ?6
+		ON CONFLICT (thread_id, checkpoint_id) DO NOTHING`,
 	`INSERT INTO messages (cp_seq, pos, data) VALUES (?, ?, ?)`,
 	// x'' keeps empty content apart from NULL (deleted): the driver binds
 	// an empty slice as NULL.
@@ -55,7 +66,7 @@ var putSQL = [...]string{
 }
 
 func (s *stmts) all() []*driver.Stmt {
-	return []*driver.Stmt{&s.begin, &s.commit, &s.rollback, &s.parent, &s.checkpoint, &s.message, &s.file, &s.value, &s.thread}
+	return []*driver.Stmt{&s.begin, &s.commit, &s.rollback, &s.walCheckpoint, &s.parent, &s.checkpoint, &s.child, &s.message, &s.file, &s.value, &s.thread}
 }
 
 // prepare makes sure the statements belong to dc, preparing them on first
@@ -131,6 +142,23 @@ func (p *putConn) queryRow(st driver.Stmt, dest []driver.Value, args ...any) (bo
 	return true, cerr
 }
 
+// scanRow runs st and scans its first row's integers into dest.
+func (p *putConn) scanRow(st driver.Stmt, dest ...any) error {
+	row := make([]driver.Value, len(dest))
+	found, err := p.queryRow(st, row)
+	if err == nil && !found {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return err
+	}
+	for i, d := range dest {
+		n, _ := row[i].(int64)
+		*d.(*int64) = n
+	}
+	return nil
+}
+
 // inTx runs f between BEGIN IMMEDIATE and COMMIT, rolling back when f or
 // the commit fails. When even the rollback fails, the connection's state is
 // unknown: the error then says the connection is bad, so that database/sql
@@ -149,4 +177,24 @@ func (p *putConn) inTx(f func() error) error {
 		return errors.Join(err, fmt.Errorf("%w: rollback: %v", driver.ErrBadConn, rerr))
 	}
 	return err
+}
+
+// whyNotInserted explains a checkpoint row that was not inserted: its
+// parent is missing from the thread, has fewer than Keep messages, or the
+// thread has the checkpoint already.
+func (p *putConn) whyNotInserted(cp *checkpoint.Checkpoint) error {
+	if cp.ParentID != "" {
+		row := []driver.Value{nil, nil}
+		found, err := p.queryRow(p.parent, row, cp.ThreadID, cp.ParentID)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("%w: thread %q has no checkpoint %q", checkpoint.ErrConflict, cp.ThreadID, cp.ParentID)
+		}
+		if count, _ := row[1].(int64); int64(cp.Keep) > count {
+			return fmt.Errorf("%w: keep %d but parent %q has %d messages", checkpoint.ErrInvalid, cp.Keep, cp.ParentID, count)
+		}
+	}
+	return fmt.Errorf("%w: thread %q already has checkpoint %q", checkpoint.ErrConflict, cp.ThreadID, cp.ID)
 }

@@ -85,20 +85,20 @@ func TestPutTransactionRollsBack(t *testing.T) {
 	putStep(t, s, 1)
 }
 
-// TestWALCheckpointedInBackground writes far more log pages than the
-// writer's own checkpoint threshold: the goroutine copies them back, and
-// the log stays within twice that threshold (it grows past it while the
-// goroutine is copying).
+// TestWALCheckpointedInBackground writes many times the log size at which
+// a Put restarts the log: the goroutine copies pages back, and the log
+// stays within about that size (without the restart it grows for good:
+// 14,000 pages here).
 func TestWALCheckpointedInBackground(t *testing.T) {
 	kick, safety := walKickPages, walSafetyPages
-	walKickPages, walSafetyPages = 50, 500
+	walKickPages, walSafetyPages = 50, 300
 	t.Cleanup(func() { walKickPages, walSafetyPages = kick, safety })
 	db := openTemp(t, nil)
 	s := db.Saver()
 	ctx := context.Background()
 	big := strings.Repeat("/d0/f1234.txt\n", 24000/14) // about seven pages
 	parent, maxWAL := "", int64(0)
-	n := int(walSafetyPages / 2) // about 3.5 times walSafetyPages pages
+	const n = 1000
 	for i := range n {
 		id := fmt.Sprintf("cp%05d", i)
 		cp := &checkpoint.Checkpoint{ThreadID: "t", ID: id, ParentID: parent, Step: i,
@@ -114,7 +114,9 @@ func TestWALCheckpointedInBackground(t *testing.T) {
 	if db.ckpt.runs.Load() == 0 {
 		t.Error("no background checkpoint ran")
 	}
-	if limit := 2 * walSafetyPages * (4096 + 24); maxWAL > limit {
+	// walSafetyPages, and what is written while the goroutine notices (a
+	// few milliseconds of this writer, which never pauses).
+	if limit := 4 * walSafetyPages * (4096 + 24); maxWAL > limit {
 		t.Errorf("the log grew to %d bytes, over %d", maxWAL, limit)
 	}
 	snap, err := s.Load(ctx, "t", "")

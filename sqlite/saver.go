@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,7 +85,6 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	}
 
 	ts := now.UnixNano()
-	var parentSeq, parentID any // NULL for a root
 	conn, err := s.db.w.Conn(ctx)
 	if err != nil {
 		return wrap("put", err)
@@ -97,29 +95,19 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		if err := p.prepare(dc); err != nil {
 			return err
 		}
+		s.db.ckpt.beforeWrite(func(dest ...any) error { return p.scanRow(p.walCheckpoint, dest...) })
 		return p.inTx(func() error {
+			insert := p.checkpoint
 			if cp.ParentID != "" {
-				row := []driver.Value{nil, nil}
-				found, err := p.queryRow(p.parent, row, cp.ThreadID, cp.ParentID)
-				if err != nil {
-					return err
-				}
-				if !found {
-					return fmt.Errorf("%w: thread %q has no checkpoint %q", checkpoint.ErrConflict, cp.ThreadID, cp.ParentID)
-				}
-				count, _ := row[1].(int64)
-				if int64(cp.Keep) > count {
-					return fmt.Errorf("%w: keep %d but parent %q has %d messages", checkpoint.ErrInvalid, cp.Keep, cp.ParentID, count)
-				}
-				parentSeq, parentID = row[0], cp.ParentID
+				insert = p.child // checks the parent too
 			}
-			res, err := p.exec(p.checkpoint, cp.ThreadID, cp.ID, parentSeq, parentID, int64(cp.Step), created,
+			res, err := p.exec(insert, cp.ThreadID, cp.ID, cp.ParentID, int64(cp.Step), created,
 				int64(cp.Keep), int64(cp.Keep+len(cp.Messages)), nullBytes(cp.Todos), nullBytes(cp.Meta))
 			if err != nil {
 				return err
 			}
 			if n, _ := res.RowsAffected(); n == 0 {
-				return fmt.Errorf("%w: thread %q already has checkpoint %q", checkpoint.ErrConflict, cp.ThreadID, cp.ID)
+				return p.whyNotInserted(cp)
 			}
 			seq, err := res.LastInsertId()
 			if err != nil {
