@@ -148,20 +148,27 @@ func (c *dirCache) list(fd int, prefix, host string) (string, error) {
 		// The listing above may predate the watch: read it again, now
 		// that every later change is reported.
 	}
+	c.bytes -= d.footprint()
+	if d.prefix != prefix {
+		d.textOK = false
+	}
 	if err := c.refresh(d, fd, host); err != nil {
+		c.bytes += d.footprint()
 		c.forget(d)
 		return "", err
 	}
 	c.clock++
 	d.used = c.clock
-	if !d.textOK || d.prefix != prefix {
-		c.bytes -= len(d.text)
+	if !d.textOK {
 		d.prefix, d.text, d.textOK = prefix, formatDirents(prefix, d.entries), true
-		c.bytes += len(d.text)
-		c.evict(d)
 	}
+	c.bytes += d.footprint()
+	c.evict(d)
 	return d.text, nil
 }
+
+// footprint is about the memory d takes.
+func (d *keptDir) footprint() int { return d.bytes + len(d.text) }
 
 // listUncached reads and renders the directory open at fd.
 func listUncached(fd int, prefix, host string) (string, error) {
@@ -192,12 +199,16 @@ func (c *dirCache) keep(fd int, key dirKey) *keptDir {
 }
 
 // refresh brings d's entries up to date: it reads the directory open at fd
-// again when d is stale, else looks up the names changed since.
+// again when d is stale, else looks up the names changed since (updating
+// the text along, when it is current).
 func (c *dirCache) refresh(d *keptDir, fd int, host string) error {
 	if !d.stale && len(d.pending) == 0 {
 		return nil
 	}
 	if !d.stale {
+		if len(d.pending) > maxSplices {
+			d.textOK = false // rebuilt at once rather than spliced many times
+		}
 		for name := range d.pending {
 			var st unix.Stat_t
 			err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
@@ -217,7 +228,6 @@ func (c *dirCache) refresh(d *keptDir, fd int, host string) error {
 			d.update(name, kind)
 		}
 		clear(d.pending)
-		d.textOK = false
 	}
 	if d.stale {
 		entries, err := c.readSorted(fd, host)
@@ -226,26 +236,88 @@ func (c *dirCache) refresh(d *keptDir, fd int, host string) error {
 		}
 		d.entries, d.stale, d.textOK = entries, false, false
 		clear(d.pending)
+		d.bytes = 0
+		for _, e := range d.entries {
+			d.bytes += direntSize(e)
+		}
 	}
-	c.bytes -= d.bytes
-	d.bytes = len(d.entries) * int(unsafe.Sizeof(dirent{}))
-	for _, e := range d.entries {
-		d.bytes += len(e.name)
-	}
-	c.bytes += d.bytes
 	return nil
 }
+
+// maxSplices is the most changed names whose lines are spliced into a
+// kept text; more, and the text is rendered again.
+const maxSplices = 8
+
+func direntSize(e dirent) int { return int(unsafe.Sizeof(e)) + len(e.name) }
 
 // update sets the entry name to kind: -1 absent, 0 a file, 1 a directory.
 func (d *keptDir) update(name string, kind int) {
 	i, found := slices.BinarySearchFunc(d.entries, name, func(e dirent, n string) int { return strings.Compare(e.name, n) })
-	switch {
-	case kind < 0 && found:
+	if found && (kind < 0 || d.entries[i].isDir != (kind == 1)) {
+		d.removeLine(i)
+		d.bytes -= direntSize(d.entries[i])
 		d.entries = slices.Delete(d.entries, i, i+1)
-	case kind >= 0 && found:
-		d.entries[i].isDir = kind == 1
-	case kind >= 0:
-		d.entries = slices.Insert(d.entries, i, dirent{name: name, isDir: kind == 1})
+		found = false
+	}
+	if !found && kind >= 0 {
+		e := dirent{name: name, isDir: kind == 1}
+		d.insertLine(i, e)
+		d.bytes += direntSize(e)
+		d.entries = slices.Insert(d.entries, i, e)
+	}
+}
+
+// lineLen is the length of e's line in the text.
+func (d *keptDir) lineLen(e dirent) int {
+	n := len(d.prefix) + len(e.name)
+	if e.isDir {
+		n++
+	}
+	return n
+}
+
+// lineStart is where the line of entry i starts in the text.
+func (d *keptDir) lineStart(i int) int {
+	off := 0
+	for _, e := range d.entries[:i] {
+		off += d.lineLen(e) + 1
+	}
+	return off
+}
+
+// removeLine takes entry i's line out of the text, if current.
+func (d *keptDir) removeLine(i int) {
+	if !d.textOK {
+		return
+	}
+	off, n := d.lineStart(i), d.lineLen(d.entries[i])
+	switch {
+	case len(d.entries) == 1:
+		d.text = ""
+	case i < len(d.entries)-1:
+		d.text = d.text[:off] + d.text[off+n+1:]
+	default: // the last line goes with the newline before it
+		d.text = d.text[:off-1]
+	}
+}
+
+// insertLine puts e's line into the text, if current, where entry i is.
+func (d *keptDir) insertLine(i int, e dirent) {
+	if !d.textOK {
+		return
+	}
+	line := d.prefix + e.name
+	if e.isDir {
+		line += "/"
+	}
+	switch {
+	case len(d.entries) == 0:
+		d.text = line
+	case i < len(d.entries):
+		off := d.lineStart(i)
+		d.text = d.text[:off] + line + "\n" + d.text[off:]
+	default:
+		d.text = d.text + "\n" + line
 	}
 }
 
