@@ -37,7 +37,7 @@ import (
 // Bounds of the listing cache; variables so that tests can lower them.
 var (
 	// cacheMinEntries is the fewest entries a directory needs to be kept.
-	cacheMinEntries = 256
+	cacheMinEntries = 64
 	// cacheMaxDirs bounds the kept directories, and so the watches.
 	cacheMaxDirs = 64
 	// cacheMaxBytes bounds the bytes of the kept names and texts.

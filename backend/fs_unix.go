@@ -310,8 +310,8 @@ func (f *FilesystemBackend) list(ctx context.Context, path string, names bool) (
 	return out, nil
 }
 
-// ListText implements TextLister. The listings of large directories (a few
-// hundred entries or more) are kept between calls where the system reports
+// ListText implements TextLister. The listings of large directories (64
+// entries or more) are kept between calls where the system reports
 // every change to them: on Linux, with inotify, on local file systems
 // (ext4, XFS, Btrfs, tmpfs and the like; not on network or FUSE file
 // systems). A directory changed behind the backend's back, by a command or
