@@ -48,7 +48,7 @@ var putSQL = [...]string{
 		(thread_id, checkpoint_id, parent_seq, parent_id, step, created_at, keep, msg_count, todos, meta)
 		VALUES (?1, ?2, NULL, NULL, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (thread_id, checkpoint_id) DO NOTHING`,
 	// A child: inserted only if its parent exists in the thread and has
-	// at least keep messages (parent.check tells which failed).
+	// at least keep messages (whyNotInserted tells which failed).
 	`INSERT INTO checkpoints
 		(thread_id, checkpoint_id, parent_seq, parent_id, step, created_at, keep, msg_count, todos, meta)
 		SELECT ?1, ?2, p.seq, ?3, ?4, ?5, ?6, ?7, ?8, ?9 FROM checkpoints p
