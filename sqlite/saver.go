@@ -30,7 +30,9 @@ var _ checkpoint.Saver = (*Saver)(nil)
 // Put implements [checkpoint.Saver]. It returns after the transaction has
 // committed: with the default options the checkpoint then survives the
 // process being killed; with Options.SyncFull, a power loss too. A zero
-// cp.CreatedAt is set to the current time.
+// cp.CreatedAt is set to the current time. ctx is checked before the Put
+// starts; once begun, a Put runs to its end (waiting at most
+// Options.BusyTimeout for another process's write).
 func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	if err := ctx.Err(); err != nil {
 		return err
