@@ -171,6 +171,26 @@ func (c *Composite) ListNames(ctx context.Context, path string) ([]FileInfo, err
 	return c.list(ctx, path, true)
 }
 
+// ListText implements TextLister: a directory of the default backend with
+// no route below it is the default backend's listing as it is; others are
+// formatted from ListNames.
+func (c *Composite) ListText(ctx context.Context, path string) (string, error) {
+	p, err := Clean(path)
+	if err != nil {
+		return "", err
+	}
+	if c.lookup(p) == nil && len(c.nested(p)) == 0 {
+		// No route owns p or anything below it, so the default backend
+		// owns every entry, under the same paths.
+		return ListText(ctx, c.def, p)
+	}
+	infos, err := c.list(ctx, p, true)
+	if err != nil {
+		return "", err
+	}
+	return FormatListing(infos), nil
+}
+
 func (c *Composite) list(ctx context.Context, path string, names bool) ([]FileInfo, error) {
 	p, err := Clean(path)
 	if err != nil {

@@ -112,3 +112,26 @@ func ExampleStateBackend() {
 	// Output:
 	// 1 - [x] write tests
 }
+
+func ExampleListText() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	fs, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
+	if err != nil {
+		panic(err)
+	}
+	_ = fs.Write(ctx, "/docs/b.md", "b")
+	_ = fs.Write(ctx, "/docs/a.md", "a")
+	_ = fs.Write(ctx, "/docs/img/logo.png", "png")
+	// A change made behind the backend's back is listed too.
+	_ = os.WriteFile(dir+"/docs/c.md", []byte("c"), 0o644)
+
+	text, err := backend.ListText(ctx, fs, "/docs")
+	fmt.Println(text, err)
+	// Output:
+	// /docs/a.md
+	// /docs/b.md
+	// /docs/c.md
+	// /docs/img/ <nil>
+}

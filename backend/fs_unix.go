@@ -266,14 +266,9 @@ func (f *FilesystemBackend) list(ctx context.Context, path string, names bool) (
 	if err != nil {
 		return nil, fsErr("list", p, err)
 	}
-	// Every entry shares the prefix p+"/", so sorting the names sorts the
-	// paths; strings sort faster than the FileInfo structs that hold them.
-	slices.SortFunc(entries, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
+	sortDirents(entries)
 	// The paths are cut from one string rather than allocated one by one.
-	prefix := p
-	if prefix != "/" {
-		prefix += "/"
-	}
+	prefix := listPrefix(p)
 	size := 0
 	for _, e := range entries {
 		size += len(prefix) + len(e.name)
@@ -313,6 +308,75 @@ func (f *FilesystemBackend) list(ctx context.Context, path string, names bool) (
 		out = append(out, fi)
 	}
 	return out, nil
+}
+
+// ListText implements TextLister. The listings of large directories (64
+// entries or more) are kept between calls where the system reports
+// every change to them: on Linux, with inotify, on local file systems
+// (ext4, XFS, Btrfs, tmpfs and the like; not on network or FUSE file
+// systems). A directory changed behind the backend's back, by a command or
+// another process, is listed as it is when ListText is called: the kernel
+// queues the notice of a change before the call that made it returns, and
+// ListText reads the queue before it answers. Other directories, and other
+// systems, are read each time.
+func (f *FilesystemBackend) ListText(ctx context.Context, path string) (string, error) {
+	p, err := f.clean(path)
+	if err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	fd, err := f.openDir(p, false)
+	if err == unix.ENOENT || err == unix.ENOTDIR {
+		return "", nil
+	}
+	if err != nil {
+		return "", fsErr("list", p, err)
+	}
+	defer unix.Close(fd)
+	text, err := listDirText(fd, listPrefix(p), f.hostPath(p))
+	if err != nil {
+		return "", fsErr("list", p, err)
+	}
+	return text, nil
+}
+
+// listPrefix is what the paths of the entries of the clean directory p
+// start with.
+func listPrefix(p string) string {
+	if p == "/" {
+		return p
+	}
+	return p + "/"
+}
+
+// sortDirents sorts entries by name. Every entry of a listing shares its
+// directory's prefix, so this sorts the paths; strings sort faster than the
+// FileInfo structs that hold them.
+func sortDirents(entries []dirent) {
+	slices.SortFunc(entries, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
+}
+
+// formatDirents renders sorted entries as ListText does, each path being
+// prefix and the entry's name.
+func formatDirents(prefix string, entries []dirent) string {
+	size := 0
+	for _, e := range entries {
+		size += len(prefix) + len(e.name) + 2
+	}
+	b := make([]byte, 0, size)
+	for i, e := range entries {
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, prefix...)
+		b = append(b, e.name...)
+		if e.isDir {
+			b = append(b, '/')
+		}
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // dirent is one file or directory in a directory listing.
@@ -576,7 +640,7 @@ func (f *FilesystemBackend) Append(ctx context.Context, path, text string) error
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return opErr("append", p, errNotRegular)
 	}
-	if err := writeAll(fd, []byte(text)); err != nil {
+	if err := writeAll(fd, stringBytes(text)); err != nil {
 		return fsErr("append", p, err)
 	}
 	return nil

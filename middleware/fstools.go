@@ -52,24 +52,14 @@ func (f *Filesystem) ls(ctx context.Context, in lsIn) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	infos, err := backend.ListNames(ctx, f.backend, p)
+	text, err := backend.ListText(ctx, f.backend, p)
 	if err != nil {
 		return "", errors.New(backendErrorText(p, err))
 	}
-	if len(infos) == 0 {
+	if text == "" {
 		return noFilesFound, nil
 	}
-	var b strings.Builder
-	for i, fi := range infos {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(fi.Path)
-		if fi.IsDir && !strings.HasSuffix(fi.Path, "/") {
-			b.WriteByte('/')
-		}
-	}
-	return capOutput(b.String(), f.evictChars()), nil
+	return capOutput(text, f.evictChars()), nil
 }
 
 type readIn struct {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/deepagents-go/deepagents/agent"
@@ -529,10 +530,17 @@ const historyHeader = "# Conversation history\n\nMessages replaced by summaries,
 // counts the messages the file already holds.
 func (s *Summarization) saveHistory(ctx context.Context, path string, before int, msgs []llm.Message) error {
 	var b strings.Builder
+	// Sized up front: a long run's spans are hundreds of kilobytes, and a
+	// builder grown by doubling copies them over and over.
+	b.Grow(len(historyHeader) + 64 + transcriptSize(msgs))
 	if before == 0 {
 		b.WriteString(historyHeader)
 	}
-	fmt.Fprintf(&b, "\n## Messages %d to %d\n\n", before+1, before+len(msgs))
+	b.WriteString("\n## Messages ")
+	b.WriteString(strconv.Itoa(before + 1))
+	b.WriteString(" to ")
+	b.WriteString(strconv.Itoa(before + len(msgs)))
+	b.WriteString("\n\n")
 	writeTranscript(&b, msgs, 0)
 	if err := backend.Append(ctx, s.backend, path, b.String()); err != nil {
 		return fmt.Errorf("saving %s: %w", path, err)
@@ -543,33 +551,56 @@ func (s *Summarization) saveHistory(ctx context.Context, path string, before int
 // writeTranscript renders messages as readable text; clip > 0 shortens
 // each message to that many bytes.
 func writeTranscript(b *strings.Builder, msgs []llm.Message, clip int) {
-	cl := func(s string) string {
-		if clip > 0 && len(s) > clip {
-			return s[:runeOffset(s, clip)] + fmt.Sprintf(" [... %d more characters]", len(s)-clip)
+	line := func(label, text string) {
+		b.WriteString(label)
+		if clip > 0 && len(text) > clip {
+			b.WriteString(text[:runeOffset(text, clip)])
+			b.WriteString(" [... ")
+			b.WriteString(strconv.Itoa(len(text) - clip))
+			b.WriteString(" more characters]")
+		} else {
+			b.WriteString(text)
 		}
-		return s
+		b.WriteString("\n\n")
 	}
 	for _, m := range msgs {
 		switch m.Role {
 		case llm.RoleUser:
-			fmt.Fprintf(b, "User: %s\n\n", cl(m.Text()))
+			line("User: ", m.Text())
 		case llm.RoleAssistant:
 			if t := m.Text(); t != "" {
-				fmt.Fprintf(b, "Assistant: %s\n\n", cl(t))
+				line("Assistant: ", t)
 			}
 			for _, c := range m.ToolCalls {
-				fmt.Fprintf(b, "Assistant called %s: %s\n\n", c.Name, cl(string(c.Args)))
+				line("Assistant called "+c.Name+": ", string(c.Args))
 			}
 		case llm.RoleTool:
-			status := "result"
+			status := "Tool result ("
 			if m.IsError {
-				status = "error"
+				status = "Tool error ("
 			}
-			fmt.Fprintf(b, "Tool %s (%s): %s\n\n", status, m.Name, cl(m.Text()))
+			line(status+m.Name+"): ", m.Text())
 		case llm.RoleSystem:
-			fmt.Fprintf(b, "System: %s\n\n", cl(m.Text()))
+			line("System: ", m.Text())
 		}
 	}
+}
+
+// transcriptSize is about the bytes writeTranscript writes for msgs,
+// unclipped.
+func transcriptSize(msgs []llm.Message) int {
+	n := 0
+	for i := range msgs {
+		m := &msgs[i]
+		n += 32 + len(m.Name)
+		for _, p := range m.Parts {
+			n += len(p.Text)
+		}
+		for _, c := range m.ToolCalls {
+			n += 24 + len(c.Name) + len(c.Args)
+		}
+	}
+	return n
 }
 
 // sanitizeName makes a thread id safe as a file name.

@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/deepagents-go/deepagents/llm"
@@ -60,5 +61,35 @@ func TestNewCutoffByTokens(t *testing.T) {
 	s := &Summarization{KeepTokens: 2 * EstimateTokens(msgs[len(msgs)-1:])}
 	if got := s.newCutoff(msgs, 0); got != 5 {
 		t.Errorf("cutoff = %d, want 5 (the last call with its result, and the answer)", got)
+	}
+}
+
+func TestWriteTranscript(t *testing.T) {
+	msgs := []llm.Message{
+		{Role: llm.RoleSystem, Parts: []llm.Part{llm.Text("be brief")}},
+		llm.UserText("list the files"),
+		{Role: llm.RoleAssistant, Parts: []llm.Part{llm.Text("Listing.")},
+			ToolCalls: []llm.ToolCall{{ID: "c1", Name: "ls", Args: []byte(`{"path":"/d0"}`)}}},
+		llm.ToolResult("c1", "ls", "/d0/a.txt\n/d0/b.txt", false),
+		llm.ToolResult("c2", "read_file", "Error: File '/x' not found", true),
+	}
+	for _, c := range []struct {
+		clip int
+		want string
+	}{
+		{0, "System: be brief\n\nUser: list the files\n\nAssistant: Listing.\n\nAssistant called ls: {\"path\":\"/d0\"}\n\n" +
+			"Tool result (ls): /d0/a.txt\n/d0/b.txt\n\nTool error (read_file): Error: File '/x' not found\n\n"},
+		{9, "System: be brief\n\nUser: list the  [... 5 more characters]\n\nAssistant: Listing.\n\n" +
+			"Assistant called ls: {\"path\":\" [... 5 more characters]\n\nTool result (ls): /d0/a.txt [... 10 more characters]\n\n" +
+			"Tool error (read_file): Error: Fi [... 17 more characters]\n\n"},
+	} {
+		var b strings.Builder
+		writeTranscript(&b, msgs, c.clip)
+		if b.String() != c.want {
+			t.Errorf("clip %d:\n got %q\nwant %q", c.clip, b.String(), c.want)
+		}
+		if c.clip == 0 && transcriptSize(msgs) < len(c.want) {
+			t.Errorf("transcriptSize %d, under the %d bytes written", transcriptSize(msgs), len(c.want))
+		}
 	}
 }

@@ -26,7 +26,9 @@ func BenchmarkPut(b *testing.B) {
 		b.Run(fmt.Sprintf("SyncFull=%v", full), func(b *testing.B) {
 			db := openTemp(b, &Options{SyncFull: full})
 			s := db.Saver()
-			ctx := context.Background()
+			// Cancellable, as a run's context is.
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
 			parent, keep, i := "", 0, 0
 			for b.Loop() {
 				id := fmt.Sprintf("%08d", i)

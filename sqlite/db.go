@@ -74,52 +74,8 @@ type DB struct {
 	leases map[*lease]struct{} // held by this DB, released on Close
 	closed bool
 
-	stmtOnce sync.Once
-	stmts    putStmts
-	stmtErr  error
-}
-
-// putStmts are the statements of Saver.Put, prepared once on the single
-// writer connection: re-preparing them in every transaction was a third of
-// a Put's time.
-type putStmts struct {
-	parent, checkpoint, message, file, value, thread *sql.Stmt
-}
-
-// putStatements prepares the statements of Put on first use. Preparing is
-// not tied to the first caller's context: a cancelled Put must not leave
-// the statements unprepared for good.
-func (db *DB) putStatements(context.Context) (*putStmts, error) {
-	ctx := context.Background()
-	db.stmtOnce.Do(func() {
-		prep := func(q string) *sql.Stmt {
-			if db.stmtErr != nil {
-				return nil
-			}
-			st, err := db.w.PrepareContext(ctx, q)
-			db.stmtErr = err
-			return st
-		}
-		db.stmts = putStmts{
-			parent: prep(`SELECT seq, msg_count FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?`),
-			checkpoint: prep(`INSERT INTO checkpoints
-				(thread_id, checkpoint_id, parent_seq, parent_id, step, created_at, keep, msg_count, todos, meta)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, checkpoint_id) DO NOTHING`),
-			message: prep(`INSERT INTO messages (cp_seq, pos, data) VALUES (?, ?, ?)`),
-			// x'' keeps empty content apart from NULL (deleted): the
-			// driver binds an empty slice as NULL.
-			file: prep(`INSERT INTO files (cp_seq, path, content, created_at, modified_at, appended)
-				VALUES (?, ?, CASE WHEN ? THEN NULL ELSE coalesce(?, x'') END, ?, ?, ?)`),
-			value: prep(`INSERT INTO state_values (cp_seq, key, data) VALUES (?, ?, ?)`),
-			thread: prep(`INSERT INTO threads (thread_id, status, created_at, updated_at, head)
-				VALUES (?, 'idle', ?, ?, ?)
-				ON CONFLICT (thread_id) DO UPDATE SET updated_at = excluded.updated_at, head = excluded.head`),
-		}
-	})
-	if db.stmtErr != nil {
-		return nil, db.stmtErr
-	}
-	return &db.stmts, nil
+	put  putConn          // Saver.Put's statements on the writer connection
+	ckpt *walCheckpointer // copies the write-ahead log back, in the background
 }
 
 // Open opens (creating if needed) the SQLite database at path, a file
@@ -170,6 +126,9 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	w.Add("_pragma", "journal_mode(WAL)")
 	w.Add("_pragma", "synchronous("+sync+")")
 	w.Add("_pragma", "foreign_keys(0)")
+	// The background checkpointer copies the log back; the writer does it
+	// only when that falls far behind (see walckpt.go).
+	w.Add("_pragma", "wal_autocheckpoint("+strconv.FormatInt(walAutoPages(), 10)+")")
 	w.Set("_txlock", "immediate")
 	db.w, err = sql.Open("sqlite", dsn(abs, w))
 	if err != nil {
@@ -196,6 +155,17 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		_ = db.r.Close()
 		return nil, err
 	}
+	c := url.Values{}
+	c.Add("_pragma", "busy_timeout("+busy+")")
+	cdb, err := sql.Open("sqlite", dsn(abs, c))
+	if err != nil {
+		_ = db.w.Close()
+		_ = db.r.Close()
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	cdb.SetMaxOpenConns(1)
+	cdb.SetMaxIdleConns(1)
+	db.ckpt = startWALCheckpointer(cdb, db.log)
 	db.saver = &Saver{db: db}
 	db.store = &Store{db: db}
 	return db, nil
@@ -314,12 +284,12 @@ func (db *DB) Close() error {
 			db.log.Warn("sqlite: releasing a lease at close", "thread", l.threadID, "err", err)
 		}
 	}
-	for _, st := range []*sql.Stmt{db.stmts.parent, db.stmts.checkpoint, db.stmts.message, db.stmts.file, db.stmts.value, db.stmts.thread} {
-		if st != nil {
-			_ = st.Close()
-		}
+	cerr := db.ckpt.close()
+	if conn, err := db.w.Conn(ctx); err == nil {
+		_ = conn.Raw(func(dc any) error { db.put.close(dc); return nil })
+		_ = conn.Close()
 	}
-	return errors.Join(db.w.Close(), db.r.Close())
+	return errors.Join(cerr, db.w.Close(), db.r.Close())
 }
 
 // Checkpoint copies the write-ahead log into the database file and

@@ -30,7 +30,9 @@ var _ checkpoint.Saver = (*Saver)(nil)
 // Put implements [checkpoint.Saver]. It returns after the transaction has
 // committed: with the default options the checkpoint then survives the
 // process being killed; with Options.SyncFull, a power loss too. A zero
-// cp.CreatedAt is set to the current time.
+// cp.CreatedAt is set to the current time. ctx is checked before the Put
+// starts; once begun, a Put runs to its end (waiting at most
+// Options.BusyTimeout for another process's write).
 func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -84,70 +86,69 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		}
 	}
 
-	st, err := s.db.putStatements(ctx)
-	if err != nil {
-		return wrap("put", err)
-	}
-	tx, err := s.db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return wrap("put", err)
-	}
-	defer tx.Rollback()
-	var parentSeq sql.NullInt64
-	var parentID sql.NullString
-	if cp.ParentID != "" {
-		var count int
-		err := tx.StmtContext(ctx, st.parent).QueryRowContext(ctx, cp.ThreadID, cp.ParentID).Scan(&parentSeq, &count)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: thread %q has no checkpoint %q", checkpoint.ErrConflict, cp.ThreadID, cp.ParentID)
-		}
-		if err != nil {
-			return wrap("put", err)
-		}
-		if cp.Keep > count {
-			return fmt.Errorf("%w: keep %d but parent %q has %d messages", checkpoint.ErrInvalid, cp.Keep, cp.ParentID, count)
-		}
-		parentID = sql.NullString{String: cp.ParentID, Valid: true}
-	}
-	res, err := tx.StmtContext(ctx, st.checkpoint).ExecContext(ctx,
-		cp.ThreadID, cp.ID, parentSeq, parentID, cp.Step, created, cp.Keep, cp.Keep+len(cp.Messages),
-		nullBytes(cp.Todos), nullBytes(cp.Meta))
-	if err != nil {
-		return wrap("put", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("%w: thread %q already has checkpoint %q", checkpoint.ErrConflict, cp.ThreadID, cp.ID)
-	}
-	seq, err := res.LastInsertId()
-	if err != nil {
-		return wrap("put", err)
-	}
-	if len(msgs) > 0 {
-		ins := tx.StmtContext(ctx, st.message)
-		for i, m := range msgs {
-			if _, err := ins.ExecContext(ctx, seq, cp.Keep+i, m); err != nil {
-				return wrap("put", err)
-			}
-		}
-	}
-	for _, f := range files {
-		// x'' keeps empty content apart from NULL (deleted): the driver
-		// binds an empty slice as NULL.
-		if _, err := tx.StmtContext(ctx, st.file).ExecContext(ctx,
-			seq, f.path, f.deleted, f.content, f.created, f.modified, f.appended); err != nil {
-			return wrap("put", err)
-		}
-	}
-	for k, v := range cp.Values {
-		if _, err := tx.StmtContext(ctx, st.value).ExecContext(ctx, seq, k, nullBytes(v)); err != nil {
-			return wrap("put", err)
-		}
-	}
 	ts := now.UnixNano()
-	if _, err := tx.StmtContext(ctx, st.thread).ExecContext(ctx, cp.ThreadID, ts, ts, cp.ID); err != nil {
+	conn, err := s.db.w.Conn(ctx)
+	if err != nil {
 		return wrap("put", err)
 	}
-	return wrap("put", tx.Commit())
+	defer conn.Close()
+	p := &s.db.put
+	err = conn.Raw(func(dc any) error {
+		if err := p.prepare(dc); err != nil {
+			return err
+		}
+		s.db.ckpt.beforeWrite(func(dest ...any) error { return p.scanRow(p.walCheckpoint, dest...) })
+		return p.inTx(func() error {
+			insert := p.checkpoint
+			if cp.ParentID != "" {
+				insert = p.child // checks the parent too
+			}
+			res, err := p.exec(insert, cp.ThreadID, cp.ID, cp.ParentID, int64(cp.Step), created,
+				int64(cp.Keep), int64(cp.Keep+len(cp.Messages)), nullBytes(cp.Todos), nullBytes(cp.Meta))
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return p.whyNotInserted(cp)
+			}
+			seq, err := res.LastInsertId()
+			if err != nil {
+				return err
+			}
+			for i, m := range msgs {
+				if _, err := p.exec(p.message, seq, int64(cp.Keep+i), m); err != nil {
+					return err
+				}
+			}
+			for _, f := range files {
+				if _, err := p.exec(p.file, seq, f.path, f.deleted, f.content, f.created, f.modified, f.appended); err != nil {
+					return err
+				}
+			}
+			for k, v := range cp.Values {
+				if _, err := p.exec(p.value, seq, k, nullBytes(v)); err != nil {
+					return err
+				}
+			}
+			_, err = p.exec(p.thread, cp.ThreadID, ts, ts, cp.ID)
+			return err
+		})
+	})
+	if err == nil {
+		n := 0
+		for _, m := range msgs {
+			n += len(m)
+		}
+		for _, f := range files {
+			n += len(f.content)
+		}
+		s.db.ckpt.wrote(logPages(n))
+		return nil
+	}
+	if errors.Is(err, checkpoint.ErrConflict) || errors.Is(err, checkpoint.ErrInvalid) {
+		return err
+	}
+	return wrap("put", err)
 }
 
 // nullBytes maps nil to SQL NULL and anything else to a BLOB (never NULL,

@@ -535,6 +535,13 @@ func (s *suite) testList(t *testing.T) {
 			if !slices.Equal(strip(full), strip(names)) {
 				t.Errorf("%s: ListNames %v, List %v", dir, names, full)
 			}
+			// backend.ListText renders the same entries, the
+			// backend's own way when it has one.
+			text, err := backend.ListText(ctx, b, e.p(dir))
+			noErr(t, "ListText", err)
+			if want := backend.FormatListing(full); text != want {
+				t.Errorf("%s: ListText %q, want %q", dir, text, want)
+			}
 		}
 	})
 	t.Run("ManyEntries", func(t *testing.T) {
@@ -559,6 +566,23 @@ func (s *suite) testList(t *testing.T) {
 		names, err := backend.ListNames(ctx, b, e.p("/many"))
 		noErr(t, "ListNames", err)
 		equalLines(t, "ListNames(/many)", paths(names), e.ps(want...))
+		// Again after a write: a backend may keep a large listing
+		// between calls, and must see its own changes.
+		for i := range 3 {
+			if i == 2 {
+				noErr(t, "Write", b.Write(ctx, e.p("/many/new.txt"), "z"))
+				ls, err = b.List(ctx, e.p("/many"))
+				noErr(t, "List", err)
+				if len(ls) != len(want)+1 {
+					t.Fatalf("List(/many) after a write: %d entries, want %d", len(ls), len(want)+1)
+				}
+			}
+			text, err := backend.ListText(ctx, b, e.p("/many"))
+			noErr(t, "ListText", err)
+			if wantText := backend.FormatListing(ls); text != wantText {
+				t.Errorf("ListText(/many) #%d differs from List: %.200q", i, text)
+			}
+		}
 		for _, f := range names {
 			if f.IsDir != (f.Path == e.p("/many/sub")) {
 				t.Errorf("%s: IsDir %v", f.Path, f.IsDir)
