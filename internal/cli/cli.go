@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"unicode"
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/spf13/cobra"
@@ -156,5 +157,25 @@ func isCobraUsage(err error) bool {
 
 // oneLine keeps an error message on one line of stderr.
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+	return strings.Join(strings.Fields(terminalSafe(strings.ReplaceAll(s, "\n", " "))), " ")
 }
+
+// terminalSafe drops the control characters of s but newlines and tabs:
+// what a model or a tool writes must not reach the terminal as escape
+// sequences (which could retitle the window, move the cursor over what is
+// shown, or worse), nor as bytes that are not UTF-8.
+func terminalSafe(s string) string {
+	// A stray byte such as 0x9b is a control sequence to some terminals.
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if !strings.ContainsFunc(s, isUnsafeControl) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isUnsafeControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func isUnsafeControl(r rune) bool { return r != '\n' && r != '\t' && unicode.IsControl(r) }

@@ -23,7 +23,7 @@ func newRenderer(format string, env Env, prices map[string]llm.Price) renderer {
 	if format == "jsonl" {
 		return &jsonlRenderer{w: bufio.NewWriterSize(env.Stdout, 64<<10)}
 	}
-	return &textRenderer{out: env.Stdout, log: env.Stderr, prices: prices}
+	return &textRenderer{out: env.Stdout, log: env.Stderr, prices: prices, onTerminal: isTerminal(env.Stdout)}
 }
 
 // flushDelay bounds how long an event may wait in the jsonl buffer. A step
@@ -94,6 +94,9 @@ func (r *jsonlRenderer) close() error {
 type textRenderer struct {
 	out, log io.Writer
 	midLine  bool // the last thing written to out did not end a line
+	// onTerminal: out is a terminal, where the answer goes without
+	// control characters (see terminalSafe); a pipe gets it as it is.
+	onTerminal bool
 	// prices are the user's, over llm's list prices; usage is the run's
 	// so far.
 	prices map[string]llm.Price
@@ -111,8 +114,12 @@ func (r *textRenderer) event(e agent.Event) error {
 		if sub {
 			return nil
 		}
-		_, err := io.WriteString(r.out, e.Delta)
-		r.midLine = !strings.HasSuffix(e.Delta, "\n")
+		delta := e.Delta
+		if r.onTerminal {
+			delta = terminalSafe(delta)
+		}
+		_, err := io.WriteString(r.out, delta)
+		r.midLine = !strings.HasSuffix(delta, "\n")
 		return err
 	case agent.EventMessage:
 		if !sub && r.midLine {

@@ -66,7 +66,6 @@ type tuiModel struct {
 	stopped     bool // the user stopped the current step
 
 	answer  strings.Builder // the main agent's answer, streaming
-	md      markdown        // renders it once it is whole
 	todos   []thread.Todo
 	history []string // what was sent, for up and down
 	histPos int
@@ -274,7 +273,7 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 		if text == "" {
 			return nil
 		}
-		return m.print(m.md.render(text, m.width))
+		return m.print(renderMarkdown(text, m.width)) // once whole
 	case agent.EventToolCall:
 		return m.print(indent + green.Render("●") + " " + bold.Render(e.Name) + dim.Render("("+clip(string(e.Args), 100)+")"))
 	case agent.EventToolResult:

@@ -3,12 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
-
-	"github.com/charmbracelet/glamour"
-	"github.com/charmbracelet/glamour/styles"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/charmbracelet/lipgloss"
 
@@ -43,6 +38,7 @@ func renderTodos(todos []thread.Todo) string {
 	}
 	fmt.Fprintf(&b, "%s\n", bold.Render(fmt.Sprintf("todos %d/%d", done, len(todos))))
 	for _, t := range todos {
+		t.Content = oneLine(t.Content) // the model's words
 		switch t.Status {
 		case thread.TodoCompleted:
 			b.WriteString("  " + green.Render("[x]") + " " + dim.Render(t.Content) + "\n")
@@ -76,6 +72,11 @@ func renderApproval(req agent.ActionRequest, width int) string {
 		Command   string `json:"command"`
 	}
 	_ = json.Unmarshal(req.Args, &args)
+	// The arguments are the model's: nothing in them reaches the terminal
+	// as an escape sequence.
+	for _, f := range []*string{&args.FilePath, &args.Content, &args.OldString, &args.NewString, &args.Command} {
+		*f = terminalSafe(*f)
+	}
 	var lines []string
 	switch req.Tool {
 	case "edit_file":
@@ -113,54 +114,5 @@ func wrapText(text string, width int) string {
 	if width <= 0 {
 		return text
 	}
-	return lipgloss.NewStyle().Width(width).Render(text)
-}
-
-// markdown renders the main agent's answers as Markdown for the terminal,
-// keeping a renderer per width (making one parses its style sheet).
-type markdown struct {
-	width int
-	r     *glamour.TermRenderer
-}
-
-// maxMarkdownWidth keeps prose readable on a wide terminal.
-const maxMarkdownWidth = 120
-
-// trailingPad is what the renderer pads a line with up to its width:
-// spaces, and the escape sequences that style them.
-var trailingPad = regexp.MustCompile(`(?:\x1b\[[0-9;]*m| )+$`)
-
-// render returns text as it reads on a terminal of the given width, or the
-// text itself if it cannot be rendered.
-func (md *markdown) render(text string, width int) string {
-	width = min(max(width, 20), maxMarkdownWidth)
-	if md.r == nil || md.width != width {
-		style := styles.DarkStyleConfig
-		zero := uint(0)
-		style.Document.Margin = &zero // aligned with the rest of the output
-		r, err := glamour.NewTermRenderer(glamour.WithStyles(style), glamour.WithWordWrap(width))
-		if err != nil {
-			return text
-		}
-		md.r, md.width = r, width
-	}
-	out, err := md.r.Render(text)
-	if err != nil {
-		return text
-	}
-	lines := strings.Split(out, "\n")
-	for i, l := range lines {
-		lines[i] = trailingPad.ReplaceAllString(l, "\x1b[0m")
-	}
-	blank := func(l string) bool { return strings.TrimSpace(ansi.Strip(l)) == "" }
-	for len(lines) > 0 && blank(lines[0]) {
-		lines = lines[1:]
-	}
-	for len(lines) > 0 && blank(lines[len(lines)-1]) {
-		lines = lines[:len(lines)-1]
-	}
-	if len(lines) == 0 {
-		return text
-	}
-	return strings.Join(lines, "\n")
+	return lipgloss.NewStyle().Width(width).Render(terminalSafe(text))
 }
