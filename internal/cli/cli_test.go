@@ -341,3 +341,31 @@ func TestThreadUsage(t *testing.T) {
 		t.Error("threads usage of a deleted thread succeeded")
 	}
 }
+
+// The user's configuration may live in the XDG configuration directory
+// ($XDG_CONFIG_HOME/deepagents, else ~/.config/deepagents), which then
+// comes before ~/.deepagents.
+func TestConfigInXDGDir(t *testing.T) {
+	w := newWorld(t)
+	script := w.script(`{"turns":[{"content":"Done.","usage":{"input_tokens":1000000,"output_tokens":0}}]}`)
+	os.MkdirAll(filepath.Join(w.home, ".deepagents"), 0o755)
+	os.WriteFile(filepath.Join(w.home, ".deepagents", "config.yaml"), []byte("prices:\n  replay:script: {input: 1, output: 1}\n"), 0o600)
+	for _, c := range []struct {
+		name, dir string
+		env       []string
+		want      string
+	}{
+		{"~/.deepagents", "", nil, "$1.0000"},
+		{"~/.config", filepath.Join(w.home, ".config"), nil, "$2.0000"},
+		{"$XDG_CONFIG_HOME", filepath.Join(w.home, "xdg"), []string{"XDG_CONFIG_HOME=" + filepath.Join(w.home, "xdg")}, "$3.0000"},
+	} {
+		if c.dir != "" {
+			os.MkdirAll(filepath.Join(c.dir, "deepagents"), 0o755)
+			os.WriteFile(filepath.Join(c.dir, "deepagents", "config.yaml"), []byte("prices:\n  replay:script: {input: "+c.want[1:2]+", output: 1}\n"), 0o600)
+		}
+		code, _, stderr := w.runWithEnv(c.env, "run", "--model", "replay:"+script, "--dir", w.dir, "--db", w.db, "go")
+		if code != 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d, want the cost %s: %s", c.name, code, c.want, stderr)
+		}
+	}
+}

@@ -62,8 +62,7 @@ func applyConfig(env Env, f *runFlags, interactive bool) error {
 	if given == nil {
 		given = func(string) bool { return false }
 	}
-	if dir := userDir(env); dir != "" {
-		path := filepath.Join(dir, configFile)
+	if path := userConfigPath(env); path != "" {
 		c, err := f.config(path)
 		if err != nil {
 			return usageError{err}
@@ -122,6 +121,31 @@ type ruleLists struct {
 	Deny  []string `yaml:"deny" json:"deny,omitempty"`
 }
 
+// userConfigPath is the user's configuration file: config.yaml in
+// DEEPAGENTS_HOME when that is set, else in the XDG configuration
+// directory ($XDG_CONFIG_HOME/deepagents, by default ~/.config/deepagents)
+// when it has one, else in ~/.deepagents; "" when there is no home.
+func userConfigPath(env Env) string {
+	if env.Getenv("DEEPAGENTS_HOME") == "" {
+		xdg := env.Getenv("XDG_CONFIG_HOME")
+		if xdg == "" {
+			if home := env.Getenv("HOME"); home != "" {
+				xdg = filepath.Join(home, ".config")
+			}
+		}
+		if xdg != "" {
+			path := filepath.Join(xdg, "deepagents", configFile)
+			if _, err := os.Stat(path); err == nil {
+				return path
+			}
+		}
+	}
+	if dir := userDir(env); dir != "" {
+		return filepath.Join(dir, configFile)
+	}
+	return ""
+}
+
 // config returns the configuration file at path, read once per command:
 // applyConfig, permissionRules and userPrices all consult it.
 func (f *runFlags) config(path string) (config, error) {
@@ -171,8 +195,7 @@ func permissionRules(env Env, f *runFlags, w io.Writer) (*permission.Rules, erro
 		lists ruleLists
 	}
 	var sources []source
-	if dir := userDir(env); dir != "" {
-		path := filepath.Join(dir, configFile)
+	if path := userConfigPath(env); path != "" {
 		c, err := f.config(path)
 		if err != nil {
 			return nil, usageError{err}
@@ -214,11 +237,11 @@ func permissionRules(env Env, f *runFlags, w io.Writer) (*permission.Rules, erro
 // that cannot be read leaves the built-in prices alone (the run's
 // permission rules report its errors).
 func (f *runFlags) userPrices(env Env) map[string]llm.Price {
-	dir := userDir(env)
-	if dir == "" {
+	path := userConfigPath(env)
+	if path == "" {
 		return nil
 	}
-	c, err := f.config(filepath.Join(dir, configFile))
+	c, err := f.config(path)
 	if err != nil {
 		return nil
 	}
