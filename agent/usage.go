@@ -88,13 +88,7 @@ func (t *UsageTree) Total() (calls int, u llm.Usage) {
 // llm.PriceOf: extra over the built-in list prices), and the first model
 // without a known price, whose calls the cost leaves out.
 func (t *UsageTree) Cost(extra map[string]llm.Price) (dollars float64, unpriced string) {
-	for _, m := range t.Models {
-		if p, ok := llm.PriceOf(m.Model, extra); ok {
-			dollars += p.Cost(m.Usage)
-		} else if unpriced == "" {
-			unpriced = m.Model
-		}
-	}
+	dollars, unpriced = t.OwnCost(extra)
 	for _, c := range t.Subagents {
 		d, u := c.Cost(extra)
 		dollars += d
@@ -103,6 +97,28 @@ func (t *UsageTree) Cost(extra map[string]llm.Price) (dollars float64, unpriced 
 		}
 	}
 	return dollars, unpriced
+}
+
+// OwnCost is Cost for this agent's own calls alone.
+func (t *UsageTree) OwnCost(extra map[string]llm.Price) (dollars float64, unpriced string) {
+	for _, m := range t.Models {
+		if d, ok := m.Cost(extra); ok {
+			dollars += d
+		} else if unpriced == "" {
+			unpriced = m.Model
+		}
+	}
+	return dollars, unpriced
+}
+
+// Cost returns what these calls cost at prices (see llm.PriceOf), and
+// false when the model has no known price.
+func (m ModelUsage) Cost(extra map[string]llm.Price) (dollars float64, ok bool) {
+	p, ok := llm.PriceOf(m.Model, extra)
+	if !ok {
+		return 0, false
+	}
+	return p.Cost(m.Usage), true
 }
 
 // Walk calls fn for this agent and every agent under it, parents before

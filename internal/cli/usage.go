@@ -30,15 +30,17 @@ func usageLines(threadID string, t *agent.UsageTree, prices map[string]llm.Price
 			name = "main agent"
 		}
 		calls, u := n.Own()
-		own := agent.UsageTree{Models: n.Models}
-		cost, unpriced := own.Cost(prices)
+		cost, unpriced := n.OwnCost(prices)
 		lines = append(lines, fmt.Sprintf("%s%s: %s", indent, name, describeUsage(calls, u, cost, unpriced)))
 		if len(n.Models) < 2 {
 			return
 		}
 		for _, m := range n.Models {
-			one := agent.UsageTree{Models: []agent.ModelUsage{m}}
-			cost, unpriced := one.Cost(prices)
+			cost, ok := m.Cost(prices)
+			unpriced := ""
+			if !ok {
+				unpriced = m.Model
+			}
 			lines = append(lines, fmt.Sprintf("%s  · %s: %s", indent, m.Model, describeUsage(m.Calls, m.Usage, cost, unpriced)))
 		}
 	})
