@@ -138,7 +138,10 @@ func newRoot(env Env) *cobra.Command {
 		}
 		in := deepagents.Prompt(p)
 		in.ThreadID = f.thread
-		return runAgent(cmd.Context(), env, &f, in)
+		if err := runAgent(cmd.Context(), env, &f, in); !errors.Is(err, errNothingPicked) {
+			return err
+		}
+		return nil // the user left the picker
 	}
 	root.AddCommand(newRunCmd(env), newResumeCmd(env), newServeCmd(env), newMCPServeCmd(env), newMCPCmd(env), newThreadsCmd(env), newStateCmd(env), newDBCmd(env))
 	return root

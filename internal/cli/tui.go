@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
@@ -45,8 +47,14 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 
 // Messages from a run's goroutine to the program.
 type (
-	eventMsg   struct{ e agent.Event }
-	runDoneMsg struct{ err error }
+	eventMsg struct{ e agent.Event }
+	// runDoneMsg says run number run has ended: a run resumed at once
+	// from the end of the one before may start before that one's message
+	// arrives, which must then not touch the new run.
+	runDoneMsg struct {
+		run int
+		err error
+	}
 )
 
 // tuiModel is the interactive session's state.
@@ -61,6 +69,7 @@ type tuiModel struct {
 	thread  string
 	running bool
 	cancel  context.CancelFunc
+	runs    int // runs started, the current one's number
 	// compactNext summarizes the thread before the next prompt (/compact).
 	compactNext bool
 	stopped     bool // the user stopped the current step
@@ -148,6 +157,9 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.flushing = false
 		return m, m.flush()
 	case runDoneMsg:
+		if msg.run != m.runs {
+			return m, nil // an earlier run's; the current one goes on
+		}
 		return m, m.onRunDone(msg.err)
 	case tea.KeyMsg:
 		if m.reason != nil {
@@ -230,18 +242,22 @@ func (m *tuiModel) start(in deepagents.Input) tea.Cmd {
 	if m.compactNext && len(in.Decisions) == 0 {
 		ctx, m.compactNext = deepagents.CompactFirst(ctx), false
 	}
+	if m.cancel != nil {
+		defer m.cancel() // the run before, if any, has ended: free its context
+	}
+	m.runs++
 	m.running, m.cancel, m.stopped = true, cancel, false
 	m.answer.Reset()
-	send := m.send
+	send, run := m.send, m.runs
 	a := m.s.agent
 	return func() tea.Msg {
 		for e, err := range a.Stream(ctx, in) {
 			if err != nil {
-				return runDoneMsg{err}
+				return runDoneMsg{run, err}
 			}
 			send(eventMsg{e})
 		}
-		return runDoneMsg{}
+		return runDoneMsg{run: run}
 	}
 }
 
@@ -254,7 +270,9 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 	}
 	switch e.Type {
 	case agent.EventRunStart:
-		if !sub && m.thread != e.ThreadID {
+		if !sub {
+			// Every run, so that --continue finds the thread worked on
+			// last, whether new, resumed or continued.
 			m.thread = e.ThreadID
 			if err := rememberThread(m.ctx, m.s.db, m.f.dir, e.ThreadID, m.lastPrompt()); err != nil {
 				return m.print(red.Render("warning: " + err.Error()))
@@ -275,7 +293,7 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 		}
 		return m.print(renderMarkdown(text, m.width)) // once whole
 	case agent.EventToolCall:
-		return m.print(indent + green.Render("●") + " " + bold.Render(e.Name) + dim.Render("("+clip(string(e.Args), 100)+")"))
+		return m.print(indent + green.Render("●") + " " + bold.Render(oneLine(e.Name)) + dim.Render("("+clip(string(e.Args), 100)+")"))
 	case agent.EventToolResult:
 		return m.print(indent + "  " + dim.Render("⎿ ") + fold(e.Content, e.IsError))
 	case agent.EventState:
@@ -307,7 +325,7 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 func (m *tuiModel) onRunEnd(e agent.Event) tea.Cmd {
 	var lines []string
 	if text := strings.TrimSpace(m.answer.String()); text != "" {
-		lines = append(lines, text) // a message cut short by a stop
+		lines = append(lines, terminalSafe(text)) // a message cut short by a stop
 		m.answer.Reset()
 	}
 	switch {
@@ -600,12 +618,9 @@ func (m *tuiModel) attach(text string) (prompt, notes string) {
 		if err != nil || !filepath.IsLocal(rel) {
 			continue
 		}
-		data, err := os.ReadFile(full)
+		data, err := readAtMost(full, maxAttach)
 		if err != nil {
 			continue
-		}
-		if len(data) > maxAttach {
-			data = data[:maxAttach]
 		}
 		files = append(files, p)
 		fmt.Fprintf(&b, "\n\n<file path=%q>\n%s\n</file>", "/"+filepath.ToSlash(rel), data)
@@ -622,4 +637,28 @@ func (m *tuiModel) lastPrompt() string {
 		return ""
 	}
 	return m.history[len(m.history)-1]
+}
+
+// readAtMost reads the first n bytes of the file at path, however large it
+// is, cut at a whole character.
+func readAtMost(path string, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, n))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) == n {
+		// The cut may have split a character: drop its first bytes.
+		for i := 0; i < utf8.UTFMax-1 && len(data) > 0; i++ {
+			if r, size := utf8.DecodeLastRune(data); r != utf8.RuneError || size > 1 {
+				break
+			}
+			data = data[:len(data)-1]
+		}
+	}
+	return data, nil
 }

@@ -111,8 +111,9 @@ func diffLines(mark, text string, style lipgloss.Style) []string {
 
 // wrapText wraps text at width (no wrapping when the width is unknown).
 func wrapText(text string, width int) string {
+	text = terminalSafe(text)
 	if width <= 0 {
 		return text
 	}
-	return lipgloss.NewStyle().Width(width).Render(terminalSafe(text))
+	return lipgloss.NewStyle().Width(width).Render(text)
 }

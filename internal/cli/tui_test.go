@@ -232,3 +232,13 @@ func TestResumePicker(t *testing.T) {
 	s.typeLine("where were we?")
 	golden.Check(t, "testdata/tui/7-picked.golden", []byte(normalize(s.waitFor("Back on the parser."), w.dir)))
 }
+
+func TestReadAtMost(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(path, []byte("ab€cd"), 0o600) // € is 3 bytes: a b [e2 82 ac] c d
+	for n, want := range map[int64]string{2: "ab", 3: "ab", 4: "ab", 5: "ab€", 100: "ab€cd"} {
+		if got, err := readAtMost(path, n); err != nil || string(got) != want {
+			t.Errorf("readAtMost(%d) = %q, %v; want %q", n, got, err, want)
+		}
+	}
+}
