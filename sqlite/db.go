@@ -285,7 +285,9 @@ func (db *DB) Close() error {
 		}
 	}
 	cerr := db.ckpt.close()
-	if conn, err := db.w.Conn(ctx); err == nil {
+	// Not ctx, which releasing the leases may have used up: statements
+	// left unfinalized would keep the writer open after Close.
+	if conn, err := db.w.Conn(context.Background()); err == nil {
 		_ = conn.Raw(func(dc any) error { db.put.close(dc); return nil })
 		_ = conn.Close()
 	}
@@ -293,10 +295,21 @@ func (db *DB) Close() error {
 }
 
 // Checkpoint copies the write-ahead log into the database file and
-// truncates the log (PRAGMA wal_checkpoint(TRUNCATE)). SQLite does this on
-// its own as the log grows; call it before measuring or copying the file.
+// truncates the log (PRAGMA wal_checkpoint(TRUNCATE)). A background
+// goroutine copies the log back as it grows; call this before measuring or
+// copying the file.
 func (db *DB) Checkpoint(ctx context.Context) error {
-	_, err := db.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+	// The writer connection first, then the background checkpoint's lock
+	// (the order a Put takes them in): a TRUNCATE while that checkpoint
+	// copies would find the log busy and do nothing, without an error.
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		return wrap("wal checkpoint", err)
+	}
+	defer conn.Close()
+	db.ckpt.mu.Lock()
+	defer db.ckpt.mu.Unlock()
+	_, err = conn.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
 	return wrap("wal checkpoint", err)
 }
 

@@ -174,6 +174,10 @@ func (p *putConn) inTx(f func() error) error {
 		}
 	}
 	if _, rerr := p.exec(p.rollback); rerr != nil {
+		// database/sql closes the connection; SQLite keeps a connection
+		// whose statements are not finalized open (and its write lock
+		// with it), so they go first.
+		p.close(p.conn)
 		return errors.Join(err, fmt.Errorf("%w: rollback: %v", driver.ErrBadConn, rerr))
 	}
 	return err
