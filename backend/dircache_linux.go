@@ -80,7 +80,6 @@ type dirCache struct {
 	buf   []byte
 	byKey map[dirKey]*keptDir
 	byWD  map[int32]*keptDir
-	local map[uint64]bool // by device: whether its file system reports every change
 	bytes int
 	clock uint64
 	reads int // directories read in full: for tests
@@ -97,7 +96,6 @@ func (c *dirCache) init() {
 	c.buf = make([]byte, 64<<10)
 	c.byKey = map[dirKey]*keptDir{}
 	c.byWD = map[int32]*keptDir{}
-	c.local = map[uint64]bool{}
 }
 
 // listDirText lists the directory open at fd (host path host, its entries'
@@ -136,7 +134,7 @@ func (c *dirCache) list(fd int, prefix, host string) (string, error) {
 	d := c.byKey[key]
 	if d == nil {
 		entries, err := c.readSorted(fd, host)
-		if err != nil || len(entries) < cacheMinEntries || !c.isLocal(key.dev, fd) {
+		if err != nil || len(entries) < cacheMinEntries || !c.isLocal(fd) {
 			if err != nil {
 				return "", err
 			}
@@ -395,17 +393,16 @@ func (c *dirCache) staleAll() {
 
 // isLocal reports whether the file system of the directory open at fd
 // reports every change to inotify: a local one.
-func (c *dirCache) isLocal(dev uint64, fd int) bool {
-	if ok, seen := c.local[dev]; seen {
-		return ok
-	}
+// (Asked each time: device numbers of tmpfs, overlay, NFS and FUSE come
+// from one pool and are reused once a file system is unmounted, so an
+// answer remembered by device could later describe a network mount. It is
+// asked only before a large directory is first kept.)
+func (c *dirCache) isLocal(fd int) bool {
 	var fs unix.Statfs_t
 	if err := unix.Fstatfs(fd, &fs); err != nil {
 		return false
 	}
-	ok := localFS(int64(fs.Type))
-	c.local[dev] = ok
-	return ok
+	return localFS(int64(fs.Type))
 }
 
 // localFS reports whether a file system type (statfs f_type) is one whose
