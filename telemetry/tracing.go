@@ -88,8 +88,6 @@ func captureFromEnv(v string) bool {
 	return false
 }
 
-// CapturesContent reports whether the spans record content.
-func (t *Tracing) CapturesContent() bool { return t.content }
 
 // Name implements agent.Middleware.
 func (*Tracing) Name() string { return "tracing" }
