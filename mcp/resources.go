@@ -32,6 +32,7 @@ func (s *Servers) Resources(ctx context.Context, server string) ([]Resource, err
 		if !srv.resources || server != "" && srv.name != server {
 			continue
 		}
+		start := len(out)
 		err := listAll(ctx, srv, "resources", func(ctx context.Context, sess *sdk.ClientSession, cursor string) (string, error) {
 			res, err := sess.ListResources(ctx, &sdk.ListResourcesParams{Cursor: cursor})
 			if err != nil {
@@ -40,7 +41,7 @@ func (s *Servers) Resources(ctx context.Context, server string) ([]Resource, err
 			for _, r := range res.Resources {
 				out = append(out, Resource{Server: srv.name, URI: r.URI, Name: r.Name, MIMEType: r.MIMEType, Description: r.Description})
 			}
-			return pageEnd(res.NextCursor, len(res.Resources)), nil
+			return pageEnd(res.NextCursor, len(res.Resources), &out, start), nil
 		})
 		if err != nil {
 			return out, err
@@ -69,9 +70,18 @@ func listAll(ctx context.Context, srv *server, what string, page func(context.Co
 	return nil
 }
 
-// pageEnd is the cursor of the next page: none after an empty page, which
-// a server that keeps returning a cursor would otherwise loop on.
-func pageEnd(next string, n int) string {
+// maxListed bounds the resources or prompts listed from one server.
+const maxListed = 500
+
+// pageEnd is the cursor of the next page, given the page's n items and
+// the list so far, whose items from start on are this server's: none
+// after an empty page (which a server that keeps returning a cursor would
+// otherwise loop on), and none once the server has maxListed, cut to that.
+func pageEnd[T any](next string, n int, out *[]T, start int) string {
+	if len(*out)-start >= maxListed {
+		*out = (*out)[:start+maxListed]
+		return ""
+	}
 	if n == 0 {
 		return ""
 	}
@@ -124,6 +134,7 @@ func (s *Servers) Prompts(ctx context.Context) ([]Prompt, error) {
 		if !srv.prompts {
 			continue
 		}
+		start := len(out)
 		err := listAll(ctx, srv, "prompts", func(ctx context.Context, sess *sdk.ClientSession, cursor string) (string, error) {
 			res, err := sess.ListPrompts(ctx, &sdk.ListPromptsParams{Cursor: cursor})
 			if err != nil {
@@ -136,7 +147,7 @@ func (s *Servers) Prompts(ctx context.Context) ([]Prompt, error) {
 				}
 				out = append(out, pr)
 			}
-			return pageEnd(res.NextCursor, len(res.Prompts)), nil
+			return pageEnd(res.NextCursor, len(res.Prompts), &out, start), nil
 		})
 		if err != nil {
 			return out, err

@@ -88,7 +88,6 @@ func captureFromEnv(v string) bool {
 	return false
 }
 
-
 // Name implements agent.Middleware.
 func (*Tracing) Name() string { return "tracing" }
 
