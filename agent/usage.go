@@ -9,7 +9,10 @@ import (
 // UsageTree adds up a run's usage events by agent and by model: the main
 // agent at the root, each subagent under the agent that started it (an
 // event's Namespace is its path). Feed it the events of Stream with Add;
-// Result.Usage is the same run's total, flat.
+// Result.Usage is the run's total, flat; it can differ from a tree of the
+// run's events when background subagents run: a task's events reach only
+// the stream of the run that started it, and while that run lasts, while
+// its usage is added to the Result of the run that collects it.
 //
 // The zero value is an empty tree, ready to use. A UsageTree is not safe
 // for concurrent use; Stream delivers events one at a time.

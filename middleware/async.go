@@ -872,7 +872,7 @@ func (s *AsyncSubagents) list(ctx context.Context, in listIn) (string, error) {
 			continue
 		}
 		if !rec.Remote {
-			statuses[i] = s.local.liveStatus(rec, s.instance)
+			statuses[i] = s.local.liveStatus(rec)
 			continue
 		}
 		e := s.byName[rec.AgentName]

@@ -109,7 +109,7 @@ func (l *localTasks) forget(id string) {
 }
 
 // liveStatus is a recorded local task's status as this process sees it.
-func (l *localTasks) liveStatus(rec AsyncTask, instance string) string {
+func (l *localTasks) liveStatus(rec AsyncTask) string {
 	if t := l.get(rec.TaskID); t != nil {
 		return t.snapshot().status
 	}
@@ -160,6 +160,18 @@ func (l *localTasks) launch(ctx context.Context, t *localTask, in agent.Input) e
 	}
 	if l.running >= l.limits.MaxRunning {
 		return fmt.Errorf("Error: %d background tasks are already running, the most allowed; wait for one to finish (wait_async_task) or cancel one first", l.running)
+	}
+	// Calls of one turn run in parallel: two updates of a task, or two
+	// starts under one id, must not launch it twice (the first run would
+	// be out of cancel's and Close's reach).
+	if other := l.byID[t.id]; other != nil && other != t {
+		return fmt.Errorf("Error: a background task with task_id %q exists already", t.id)
+	}
+	t.mu.Lock()
+	running := t.status == AsyncRunning
+	t.mu.Unlock()
+	if running {
+		return fmt.Errorf("Error: background task %s is running already; wait for it (wait_async_task) or cancel it first", t.id)
 	}
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	runCtx, stop := context.WithTimeoutCause(runCtx, l.limits.MaxRuntime, errTaskTimeout)
