@@ -32,7 +32,7 @@ var migrationFS embed.FS
 // SchemaVersion is the newest schema this package knows. Open refuses a
 // database whose schema is newer (checkpoint.ErrSchemaVersion) and upgrades
 // an older one.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Options tune a database. The zero value is a sound default.
 type Options struct {

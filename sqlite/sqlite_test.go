@@ -247,6 +247,65 @@ func TestMigrateFromSchema1(t *testing.T) {
 	}
 }
 
+// A database of schema 2, whose messages and files were WITHOUT ROWID
+// tables, is upgraded to rowid tables with unique keys and keeps its data.
+func TestMigrateToRowidTables(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v2.db")
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts := []string{ms[0].sql, ms[1].sql,
+		`CREATE TABLE schema_version (version INTEGER NOT NULL)`, `INSERT INTO schema_version VALUES (2)`,
+		`INSERT INTO threads (thread_id, status, created_at, updated_at, head) VALUES ('t', 'idle', 1, 1, 'c1')`,
+		`INSERT INTO checkpoints (seq, thread_id, checkpoint_id, step, created_at, keep, msg_count) VALUES (1, 't', 'c1', 0, 1, 0, 2)`,
+		`INSERT INTO messages VALUES (1, 1, '{"role":"assistant","parts":[{"type":"text","text":"hello"}]}'), (1, 0, '{"role":"user","parts":[{"type":"text","text":"hi"}]}')`,
+		`INSERT INTO files (cp_seq, path, content, appended) VALUES (1, '/a', x'6f6e65', 0)`,
+	}
+	for _, q := range stmts {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	raw.Close()
+	db, err := Open(ctxb(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	snap, err := db.Saver().Load(ctxb(), "t", "")
+	if err != nil || len(snap.Messages) != 2 || snap.Messages[0].Text() != "hi" || snap.Messages[1].Text() != "hello" || snap.Files["/a"].Content != "one" {
+		t.Fatalf("Load after the upgrade: %+v, %v", snap, err)
+	}
+	for _, table := range []string{"messages", "files"} {
+		var ddl string
+		if err := db.w.QueryRow(`SELECT sql FROM sqlite_master WHERE name = ?`, table).Scan(&ddl); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(strings.ToUpper(ddl), "WITHOUT ROWID") {
+			t.Errorf("%s is still WITHOUT ROWID: %s", table, ddl)
+		}
+	}
+	// The keys stay unique.
+	if _, err := db.w.Exec(`INSERT INTO messages (cp_seq, pos, data) VALUES (1, 0, '{}')`); err == nil {
+		t.Error("a second message at (1, 0) was accepted")
+	}
+	if _, err := db.w.Exec(`INSERT INTO files (cp_seq, path, content) VALUES (1, '/a', x'00')`); err == nil {
+		t.Error("a second file row at (1, /a) was accepted")
+	}
+	cp := &checkpoint.Checkpoint{ThreadID: "t", ID: "c2", ParentID: "c1", Delta: checkpoint.Delta{Keep: 2, Messages: []llm.Message{llm.UserText("again")}}}
+	if err := db.Saver().Put(ctxb(), cp); err != nil {
+		t.Fatal(err)
+	}
+	if snap, err = db.Saver().Load(ctxb(), "t", ""); err != nil || len(snap.Messages) != 3 {
+		t.Fatalf("a Put after the upgrade: %v, %v", snap, err)
+	}
+}
+
 func TestSchemaVersion(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v.db")
 	db, err := Open(ctxb(), path, nil)
