@@ -50,6 +50,10 @@ type walCheckpointer struct {
 	db    *sql.DB // a connection of its own
 	log   *slog.Logger
 	pages atomic.Int64 // estimated pages logged since the last kick
+	// sinceRestart is the estimated pages logged since a Put last
+	// restarted the log: the restart does not wait for the goroutine to
+	// notice the log's size, which a busy machine may delay.
+	sinceRestart atomic.Int64
 	// mu is held by whoever runs a checkpoint, the goroutine or a Put.
 	mu      sync.Mutex
 	restart atomic.Bool // the log reached walSafetyPages: the next Put restarts it
@@ -68,6 +72,9 @@ func startWALCheckpointer(db *sql.DB, log *slog.Logger) *walCheckpointer {
 // wrote records that a commit logged about pages pages, and wakes the
 // goroutine when enough have been.
 func (c *walCheckpointer) wrote(pages int) {
+	if c.sinceRestart.Add(int64(pages)) >= walSafetyPages {
+		c.restart.Store(true)
+	}
 	if c.pages.Add(int64(pages)) < walKickPages {
 		return
 	}
@@ -119,6 +126,7 @@ func (c *walCheckpointer) beforeWrite(ckpt func(dest ...any) error) {
 	if _, err := walCheckpoint(ckpt); err != nil {
 		c.log.Debug("sqlite: WAL checkpoint before a Put", "err", err)
 	}
+	c.sinceRestart.Store(0)
 	c.runs.Add(1)
 }
 
