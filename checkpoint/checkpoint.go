@@ -137,6 +137,17 @@ type Lease interface {
 	Release(ctx context.Context, status Status) error
 }
 
+// BatchPutter is implemented by Savers that can save several checkpoints
+// in one transaction: a run whose steps come faster than the database
+// commits (see agent.DurabilityAsync) then pays one commit for several.
+type BatchPutter interface {
+	// PutBatch saves cps in order, atomically: when it returns nil all of
+	// them are durable, each as Put would have saved it (a checkpoint may
+	// be the parent of the next), and each thread's head is its last
+	// checkpoint in cps; when it fails none is saved.
+	PutBatch(ctx context.Context, cps []*Checkpoint) error
+}
+
 // Saver stores checkpoints. Implementations must be safe for concurrent
 // use, by several goroutines and, for durable ones, several processes.
 //

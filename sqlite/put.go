@@ -159,6 +159,43 @@ func (p *putConn) scanRow(st driver.Stmt, dest ...any) error {
 	return nil
 }
 
+// insert writes one checkpoint's rows (not its thread's row).
+func (p *putConn) insert(r *checkpointRows) error {
+	cp := r.cp
+	insert := p.checkpoint
+	if cp.ParentID != "" {
+		insert = p.child // checks the parent too
+	}
+	res, err := p.exec(insert, cp.ThreadID, cp.ID, cp.ParentID, int64(cp.Step), r.created,
+		int64(cp.Keep), int64(cp.Keep+len(cp.Messages)), nullBytes(cp.Todos), nullBytes(cp.Meta))
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return p.whyNotInserted(cp)
+	}
+	seq, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	for i, m := range r.msgs {
+		if _, err := p.exec(p.message, seq, int64(cp.Keep+i), m); err != nil {
+			return err
+		}
+	}
+	for _, f := range r.files {
+		if _, err := p.exec(p.file, seq, f.path, f.deleted, f.content, f.created, f.modified, f.appended); err != nil {
+			return err
+		}
+	}
+	for k, v := range cp.Values {
+		if _, err := p.exec(p.value, seq, k, nullBytes(v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // inTx runs f between BEGIN IMMEDIATE and COMMIT, rolling back when f or
 // the commit fails. When even the rollback fails, the connection's state is
 // unknown: the error then says the connection is bad, so that database/sql

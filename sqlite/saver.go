@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
@@ -34,58 +35,38 @@ var _ checkpoint.Saver = (*Saver)(nil)
 // starts; once begun, a Put runs to its end (waiting at most
 // Options.BusyTimeout for another process's write).
 func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
+	return s.PutBatch(ctx, []*checkpoint.Checkpoint{cp})
+}
+
+var _ checkpoint.BatchPutter = (*Saver)(nil)
+
+// PutBatch implements [checkpoint.BatchPutter]: the checkpoints are
+// written in order in one transaction, so that a run whose steps come
+// faster than commits pays one commit for several. It returns, like Put,
+// after the commit; nothing of the batch is saved when it fails.
+func (s *Saver) PutBatch(ctx context.Context, cps []*checkpoint.Checkpoint) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := cp.Validate(); err != nil {
-		return err
-	}
 	now := time.Now()
-	if cp.CreatedAt.IsZero() {
-		cp.CreatedAt = now
-	}
-	created, err := dbtime.Encode(cp.CreatedAt)
-	if err != nil {
-		return fmt.Errorf("%w: created_at: %v", checkpoint.ErrInvalid, err)
-	}
-	// Encode outside the write transaction.
-	msgs, err := cpcodec.EncodeMessages(cp.Messages)
-	if err != nil {
-		return err
-	}
-	type fileRow struct {
-		path              string
-		deleted, appended bool
-		content           []byte
-		created, modified any
-	}
-	files := make([]fileRow, 0, len(cp.Files)+len(cp.Appends))
-	addFile := func(p string, f *thread.FileData, appended bool) error {
-		r := fileRow{path: p, deleted: f == nil, appended: appended}
-		if f != nil {
-			r.content = []byte(f.Content)
-			var err error
-			if r.created, err = dbtime.EncodeNullable(f.CreatedAt); err == nil {
-				r.modified, err = dbtime.EncodeNullable(f.ModifiedAt)
-			}
-			if err != nil {
-				return fmt.Errorf("%w: file %q: %v", checkpoint.ErrInvalid, p, err)
-			}
+	rows := make([]checkpointRows, len(cps))
+	n := 0
+	for i, cp := range cps {
+		if err := cp.Validate(); err != nil {
+			return err
 		}
-		files = append(files, r)
+		if cp.CreatedAt.IsZero() {
+			cp.CreatedAt = now
+		}
+		var err error
+		if rows[i], err = encodeCheckpoint(cp); err != nil {
+			return err
+		}
+		n += rows[i].size()
+	}
+	if len(cps) == 0 {
 		return nil
 	}
-	for p, f := range cp.Files {
-		if err := addFile(p, f, false); err != nil {
-			return err
-		}
-	}
-	for p, f := range cp.Appends {
-		if err := addFile(p, &f, true); err != nil {
-			return err
-		}
-	}
-
 	ts := now.UnixNano()
 	conn, err := s.db.w.Conn(ctx)
 	if err != nil {
@@ -99,49 +80,24 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		}
 		s.db.ckpt.beforeWrite(func(dest ...any) error { return p.scanRow(p.walCheckpoint, dest...) })
 		return p.inTx(func() error {
-			insert := p.checkpoint
-			if cp.ParentID != "" {
-				insert = p.child // checks the parent too
-			}
-			res, err := p.exec(insert, cp.ThreadID, cp.ID, cp.ParentID, int64(cp.Step), created,
-				int64(cp.Keep), int64(cp.Keep+len(cp.Messages)), nullBytes(cp.Todos), nullBytes(cp.Meta))
-			if err != nil {
-				return err
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				return p.whyNotInserted(cp)
-			}
-			seq, err := res.LastInsertId()
-			if err != nil {
-				return err
-			}
-			for i, m := range msgs {
-				if _, err := p.exec(p.message, seq, int64(cp.Keep+i), m); err != nil {
+			for i := range rows {
+				if err := p.insert(&rows[i]); err != nil {
 					return err
 				}
 			}
-			for _, f := range files {
-				if _, err := p.exec(p.file, seq, f.path, f.deleted, f.content, f.created, f.modified, f.appended); err != nil {
+			// One thread row per thread of the batch, at its last checkpoint.
+			for i, cp := range cps {
+				if slices.ContainsFunc(cps[i+1:], func(c *checkpoint.Checkpoint) bool { return c.ThreadID == cp.ThreadID }) {
+					continue
+				}
+				if _, err := p.exec(p.thread, cp.ThreadID, ts, ts, cp.ID); err != nil {
 					return err
 				}
 			}
-			for k, v := range cp.Values {
-				if _, err := p.exec(p.value, seq, k, nullBytes(v)); err != nil {
-					return err
-				}
-			}
-			_, err = p.exec(p.thread, cp.ThreadID, ts, ts, cp.ID)
-			return err
+			return nil
 		})
 	})
 	if err == nil {
-		n := 0
-		for _, m := range msgs {
-			n += len(m)
-		}
-		for _, f := range files {
-			n += len(f.content)
-		}
 		s.db.ckpt.wrote(logPages(n))
 		return nil
 	}
@@ -149,6 +105,72 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
 		return err
 	}
 	return wrap("put", err)
+}
+
+// checkpointRows is a checkpoint encoded into the values of its rows,
+// outside the write transaction.
+type checkpointRows struct {
+	cp      *checkpoint.Checkpoint
+	created int64
+	msgs    [][]byte
+	files   []fileRow
+}
+
+type fileRow struct {
+	path              string
+	deleted, appended bool
+	content           []byte
+	created, modified any
+}
+
+func encodeCheckpoint(cp *checkpoint.Checkpoint) (checkpointRows, error) {
+	r := checkpointRows{cp: cp}
+	var err error
+	if r.created, err = dbtime.Encode(cp.CreatedAt); err != nil {
+		return r, fmt.Errorf("%w: created_at: %v", checkpoint.ErrInvalid, err)
+	}
+	if r.msgs, err = cpcodec.EncodeMessages(cp.Messages); err != nil {
+		return r, err
+	}
+	r.files = make([]fileRow, 0, len(cp.Files)+len(cp.Appends))
+	addFile := func(p string, f *thread.FileData, appended bool) error {
+		fr := fileRow{path: p, deleted: f == nil, appended: appended}
+		if f != nil {
+			fr.content = []byte(f.Content)
+			var err error
+			if fr.created, err = dbtime.EncodeNullable(f.CreatedAt); err == nil {
+				fr.modified, err = dbtime.EncodeNullable(f.ModifiedAt)
+			}
+			if err != nil {
+				return fmt.Errorf("%w: file %q: %v", checkpoint.ErrInvalid, p, err)
+			}
+		}
+		r.files = append(r.files, fr)
+		return nil
+	}
+	for p, f := range cp.Files {
+		if err := addFile(p, f, false); err != nil {
+			return r, err
+		}
+	}
+	for p, f := range cp.Appends {
+		if err := addFile(p, &f, true); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// size is about how many bytes the rows add to the log.
+func (r *checkpointRows) size() int {
+	n := 0
+	for _, m := range r.msgs {
+		n += len(m)
+	}
+	for _, f := range r.files {
+		n += len(f.content)
+	}
+	return n
 }
 
 // nullBytes maps nil to SQL NULL and anything else to a BLOB (never NULL,

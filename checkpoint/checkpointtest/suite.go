@@ -68,6 +68,7 @@ func Run(t *testing.T, newSaver Factory, opts ...Option) {
 		{"ReleaseAfterDelete", testReleaseAfterDelete},
 		{"CanceledContext", testCanceledContext},
 		{"Concurrency", testConcurrency},
+		{"PutBatch", testPutBatch},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -80,6 +81,60 @@ func Run(t *testing.T, newSaver Factory, opts ...Option) {
 		}
 		testCorrupt(t, newSaver(t), cfg.corrupt)
 	})
+}
+
+// testPutBatch: a BatchPutter saves a batch in order, a checkpoint the
+// parent of the next, each as Put would, with each thread's head at its
+// last; a batch with a refused checkpoint saves nothing of it.
+func testPutBatch(t *testing.T, s checkpoint.Saver) {
+	b, ok := s.(checkpoint.BatchPutter)
+	if !ok {
+		t.Skip("not a checkpoint.BatchPutter")
+	}
+	m := newModel()
+	ids := chain(t, m, s, "t", 2)
+	var batch []*checkpoint.Checkpoint
+	var wants []*checkpoint.Snapshot
+	parent, keep := ids[1], 4
+	for i := range 4 {
+		cp := &checkpoint.Checkpoint{ThreadID: "t", ID: fmt.Sprintf("b%d", i), ParentID: parent, Step: 2 + i, CreatedAt: time.Now(),
+			Delta: checkpoint.Delta{Keep: keep, Messages: msgs(10+i, 2), Files: map[string]*thread.FileData{fmt.Sprintf("/f%d", i): file("x")}}}
+		wants = append(wants, m.expect(t, cp))
+		m.record(wants[i])
+		batch = append(batch, cp)
+		parent, keep = cp.ID, keep+2
+	}
+	other := &checkpoint.Checkpoint{ThreadID: "u", ID: "u1", CreatedAt: time.Now(), Delta: checkpoint.Delta{Messages: msgs(0, 1)}}
+	want := m.expect(t, other)
+	m.record(want)
+	batch = append(batch, other)
+	if err := b.PutBatch(ctxb(), batch); err != nil {
+		t.Fatalf("PutBatch: %v", err)
+	}
+	for _, cp := range batch {
+		m.check(t, s, cp.ThreadID, cp.ID)
+	}
+	if h := head(t, s, "t"); h != "b3" {
+		t.Errorf("head = %q, want b3", h)
+	}
+	if h := head(t, s, "u"); h != "u1" {
+		t.Errorf("head of u = %q, want u1", h)
+	}
+	// The second checkpoint's parent is missing: nothing of the batch is saved.
+	bad := []*checkpoint.Checkpoint{
+		{ThreadID: "t", ID: "n1", ParentID: "b3", Step: 6, Delta: checkpoint.Delta{Keep: 12, Messages: msgs(20, 1)}},
+		{ThreadID: "t", ID: "n2", ParentID: "missing", Step: 7},
+	}
+	wantErr(t, "PutBatch with a missing parent", b.PutBatch(ctxb(), bad), checkpoint.ErrConflict)
+	if _, err := s.Load(ctxb(), "t", "n1"); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("the refused batch's first checkpoint: %v, want ErrNotFound", err)
+	}
+	if h := head(t, s, "t"); h != "b3" {
+		t.Errorf("head after a refused batch = %q, want b3", h)
+	}
+	if err := b.PutBatch(ctxb(), nil); err != nil {
+		t.Errorf("an empty batch: %v", err)
+	}
 }
 
 // ---- the model: expected snapshots, computed with checkpoint.ApplyDelta ----
