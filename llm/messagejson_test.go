@@ -24,13 +24,22 @@ func FuzzAppendJSONMatchesEncodingJSON(f *testing.F) {
 			{Role: llm.Role(s1)},
 		}
 		for _, m := range msgs {
-			want, werr := json.Marshal(m)
-			got, gerr := m.AppendJSON([]byte("prefix"))
-			if (werr == nil) != (gerr == nil) {
-				t.Fatalf("errors differ: %v / %v", werr, gerr)
-			}
-			if werr == nil && !bytes.Equal(got, append([]byte("prefix"), want...)) {
-				t.Fatalf("encodings differ:\n got %s\nwant prefix%s", got, want)
+			for _, html := range []bool{true, false} {
+				var buf bytes.Buffer
+				enc := json.NewEncoder(&buf)
+				enc.SetEscapeHTML(html)
+				werr := enc.Encode(m)
+				want := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+				got, gerr := m.AppendJSON([]byte("prefix"))
+				if !html {
+					got, gerr = m.AppendJSONNoHTMLEscape([]byte("prefix"))
+				}
+				if (werr == nil) != (gerr == nil) {
+					t.Fatalf("html %v: errors differ: %v / %v", html, werr, gerr)
+				}
+				if werr == nil && !bytes.Equal(got, append([]byte("prefix"), want...)) {
+					t.Fatalf("html %v: encodings differ:\n got %s\nwant prefix%s", html, got, want)
+				}
 			}
 		}
 	})

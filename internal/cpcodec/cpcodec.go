@@ -4,7 +4,6 @@
 package cpcodec
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -14,31 +13,34 @@ import (
 	"github.com/deepagents-go/deepagents/thread"
 )
 
-// EncodeMessages encodes each message as JSON (without HTML escaping, which
-// would only make rows larger) into one buffer and returns the encodings as
-// slices of it.
+// EncodeMessages encodes each message as JSON, as encoding/json does
+// without HTML escaping (which would only make rows larger), but without
+// reflection (llm.Message.AppendJSON, which runs on every message of
+// every step), into one buffer sized from the messages, and returns the
+// encodings as slices of it.
 func EncodeMessages(msgs []llm.Message) ([][]byte, error) {
 	if len(msgs) == 0 {
 		return nil, nil
 	}
-	var buf bytes.Buffer
-	buf.Grow(512 * len(msgs))
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	ends := make([]int, len(msgs))
+	n := 0
 	for i := range msgs {
-		if err := enc.Encode(&msgs[i]); err != nil {
+		n += 128
+		for _, p := range msgs[i].Parts {
+			n += len(p.Text) + len(p.Data)*4/3
+		}
+		for _, c := range msgs[i].ToolCalls {
+			n += len(c.Args)
+		}
+	}
+	b := make([]byte, 0, n+n/8) // a little room for escapes
+	out := make([][]byte, len(msgs))
+	for i := range msgs {
+		start := len(b)
+		var err error
+		if b, err = msgs[i].AppendJSONNoHTMLEscape(b); err != nil {
 			return nil, fmt.Errorf("%w: message %d: %v", checkpoint.ErrInvalid, i, err)
 		}
-		buf.Truncate(buf.Len() - 1) // the Encoder's newline
-		ends[i] = buf.Len()
-	}
-	b := buf.Bytes()
-	out := make([][]byte, len(msgs))
-	start := 0
-	for i, end := range ends {
-		out[i] = b[start:end:end]
-		start = end
+		out[i] = b[start:len(b):len(b)]
 	}
 	return out, nil
 }

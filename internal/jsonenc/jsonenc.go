@@ -9,21 +9,40 @@ import (
 	"unicode/utf8"
 )
 
+// Escaping says whether <, > and & are escaped, as encoding/json does by
+// default (EscapeHTML) or as an Encoder after SetEscapeHTML(false) (NoHTML).
+type Escaping bool
+
+const (
+	EscapeHTML Escaping = true
+	NoHTML     Escaping = false
+)
+
 // AppendField appends ,"name":"value" when value is not empty (a string
 // field with omitempty); name must need no escaping.
 func AppendField(b []byte, name, value string) []byte {
+	return EscapeHTML.AppendField(b, name, value)
+}
+
+// AppendField is AppendField escaped as e says.
+func (e Escaping) AppendField(b []byte, name, value string) []byte {
 	if value == "" {
 		return b
 	}
 	b = append(b, ',', '"')
 	b = append(b, name...)
 	b = append(b, '"', ':')
-	return AppendString(b, value)
+	return e.AppendString(b, value)
 }
 
 // AppendRaw appends raw JSON compacted and HTML-escaped, as encoding/json
 // writes a json.RawMessage (null when empty).
 func AppendRaw(b []byte, raw json.RawMessage) ([]byte, error) {
+	return EscapeHTML.AppendRaw(b, raw)
+}
+
+// AppendRaw is AppendRaw escaped as e says.
+func (e Escaping) AppendRaw(b []byte, raw json.RawMessage) ([]byte, error) {
 	if len(raw) == 0 {
 		return append(b, "null"...), nil
 	}
@@ -33,6 +52,9 @@ func AppendRaw(b []byte, raw json.RawMessage) ([]byte, error) {
 		return nil, err
 	}
 	b = buf.Bytes()
+	if !e {
+		return b, nil
+	}
 	if seg := b[start:]; bytes.ContainsAny(seg, "<>&") || bytes.Contains(seg, []byte("\u2028")) ||
 		bytes.Contains(seg, []byte("\u2029")) || bytes.Contains(seg, []byte(" ")) || bytes.Contains(seg, []byte(" ")) {
 		var esc bytes.Buffer
@@ -48,12 +70,17 @@ const hexDigits = "0123456789abcdef"
 // escapes it by default (HTML characters, U+2028 and U+2029 included;
 // invalid UTF-8 as U+FFFD).
 func AppendString(b []byte, s string) []byte {
+	return EscapeHTML.AppendString(b, s)
+}
+
+// AppendString is AppendString escaped as e says.
+func (e Escaping) AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if c >= 0x20 && c != '"' && c != '\\' && (!e || c != '<' && c != '>' && c != '&') {
 				i++
 				continue
 			}
