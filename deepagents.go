@@ -55,6 +55,10 @@ type Config struct {
 	// Checkpointer saves every step and makes threads resumable. Without
 	// one, an agent with InterruptOn keeps interrupted threads in memory.
 	Checkpointer checkpoint.Saver
+	// Durability says when steps are checkpointed (see agent.Durability):
+	// in the background while the next steps run (the default), before the
+	// next step, or once at the end of a run.
+	Durability Durability
 	// Store is the cross-thread store (for a Store backend, say).
 	Store store.Store
 	// InterruptOn asks for human approval before these tools run.
@@ -148,6 +152,7 @@ func New(cfg Config) (*Agent, error) {
 		MaxSteps:         cfg.MaxSteps,
 		MaxParallelTools: cfg.MaxParallelTools,
 		Checkpointer:     saver,
+		Durability:       cfg.Durability,
 		Store:            cfg.Store,
 		Logger:           cfg.Logger,
 	}

@@ -30,6 +30,7 @@ type (
 	DecisionType  = agent.DecisionType
 	ActionRequest = agent.ActionRequest
 	UsageTree     = agent.UsageTree
+	Durability    = agent.Durability
 	ModelUsage    = agent.ModelUsage
 	Subagent      = middleware.Subagent
 	SubagentMode  = middleware.SubagentMode
@@ -58,6 +59,13 @@ const (
 	StatusCompleted   = agent.StatusCompleted
 	StatusInterrupted = agent.StatusInterrupted
 	StatusFailed      = agent.StatusFailed
+)
+
+// Durability modes: when a run's steps are checkpointed.
+const (
+	DurabilityAsync = agent.DurabilityAsync
+	DurabilitySync  = agent.DurabilitySync
+	DurabilityExit  = agent.DurabilityExit
 )
 
 // Subagent modes: what conversation a subagent starts from.
@@ -90,6 +98,7 @@ var (
 	ErrDecisionCount    = agent.ErrDecisionCount
 	ErrDecisionNotAllow = agent.ErrDecisionNotAllow
 	ErrDecisionArgs     = agent.ErrDecisionArgs
+	ErrDurability       = agent.ErrDurability
 )
 
 // Prompt returns an Input holding one user message.

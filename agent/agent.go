@@ -70,6 +70,10 @@ type Config struct {
 	// Checkpointer, when set, saves every step of every run durably and
 	// makes threads resumable.
 	Checkpointer checkpoint.Saver
+	// Durability says when steps are checkpointed: DurabilityAsync (the
+	// default, when empty), DurabilitySync or DurabilityExit. A run may
+	// ask for another with Input.Durability.
+	Durability Durability
 	// Store is the cross-thread store offered to middleware and tools.
 	Store store.Store
 	// ResponseSchema, when set, is a JSON Schema (of an object) the final
@@ -109,6 +113,7 @@ type Agent struct {
 	maxSteps    int
 	maxParallel int
 	saver       checkpoint.Saver
+	durability  Durability
 	store       store.Store
 	log         *slog.Logger
 	respSchema  json.RawMessage
@@ -121,6 +126,9 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("agent: Config.Model is required")
 	}
+	if err := cfg.Durability.check(); err != nil {
+		return nil, err
+	}
 	a := &Agent{
 		name:        cmp.Or(cfg.Name, MainAgent),
 		model:       cfg.Model,
@@ -130,6 +138,7 @@ func New(cfg Config) (*Agent, error) {
 		maxSteps:    cmp.Or(cfg.MaxSteps, DefaultMaxSteps),
 		maxParallel: cmp.Or(cfg.MaxParallelTools, DefaultMaxParallelTools),
 		saver:       cfg.Checkpointer,
+		durability:  cfg.Durability,
 		store:       cfg.Store,
 		log:         cmp.Or(cfg.Logger, slog.Default()),
 	}
@@ -324,6 +333,8 @@ type Input struct {
 	// Namespace is the path of this agent under the one that started it;
 	// set by parent agents for subagent runs.
 	Namespace []string
+	// Durability, when set, overrides Config.Durability for this run.
+	Durability Durability
 }
 
 // Prompt returns an Input holding one user message.

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -29,8 +30,12 @@ type run struct {
 	rt *Runtime
 
 	lease      checkpoint.Lease
-	checkpoint string // last checkpoint written or loaded
+	checkpoint string // last checkpoint written (or queued) or loaded
 	pending    []pendingInterrupt
+
+	durability Durability
+	writer     *cpWriter // DurabilityAsync's, once a step was queued
+	committed  string    // the writer's last committed checkpoint
 
 	// nested holds, by tool call id, the decisions for interrupts a tool
 	// raised (a subagent's), to hand back when the call runs again.
@@ -99,8 +104,11 @@ func (a *Agent) runThread(ctx context.Context, in Input, threadID string, emit f
 	if in.Decisions != nil && in.ThreadID == "" {
 		return nil, errors.New("agent: resuming needs the ThreadID of the interrupted run")
 	}
+	if err := in.Durability.check(); err != nil {
+		return nil, err
+	}
 	rt := &Runtime{agent: a, threadID: threadID, namespace: in.Namespace, store: a.store, emit: emit}
-	r := &run{a: a, rt: rt}
+	r := &run{a: a, rt: rt, durability: cmp.Or(in.Durability, a.durability, DurabilityAsync)}
 	defer rt.end()
 
 	state, err := r.load(ctx, in)
@@ -126,6 +134,7 @@ func (a *Agent) runThread(ctx context.Context, in Input, threadID string, emit f
 		}
 	}()
 
+	defer r.closeWriter() // before the lease is released; finish has flushed already
 	rt.Emit(Event{Type: EventRunStart, ThreadID: threadID, CheckpointID: r.checkpoint})
 	status, runErr := r.safeLoop(ctx, in)
 	return r.finish(ctx, status, runErr)
@@ -225,7 +234,7 @@ func (r *run) loop(ctx context.Context, in Input) (RunStatus, error) {
 			case next == answerRejected:
 				continue
 			case next == finalAnswer:
-				return StatusCompleted, r.save(ctx, nil)
+				return StatusCompleted, r.saveStep(ctx)
 			}
 		}
 		turn, idx, err := r.toolCallsTurn(resuming)
@@ -289,7 +298,7 @@ func (r *run) start(ctx context.Context, in Input) (resuming, gate bool, err err
 		}
 	}
 	if r.dirty() {
-		if err := r.save(ctx, nil); err != nil {
+		if err := r.saveStep(ctx); err != nil {
 			return false, false, err
 		}
 	}
@@ -415,7 +424,7 @@ func (r *run) toolTurn(ctx context.Context, turn *Turn, idx int) (stop bool, sta
 		status, err := r.interrupt(ctx, interrupts)
 		return true, status, err
 	}
-	if err := r.save(ctx, nil); err != nil {
+	if err := r.saveStep(ctx); err != nil {
 		return true, StatusFailed, err
 	}
 	return false, "", nil
@@ -735,13 +744,75 @@ func streamModel(ctx context.Context, req *ModelRequest) (*llm.Response, error) 
 	return nil, llm.ErrIncomplete
 }
 
-// save writes a checkpoint of what changed since the last one. Without a
+// saveStep checkpoints a step as the run's Durability says: now, in the
+// background, or (DurabilityExit) not before the run ends.
+func (r *run) saveStep(ctx context.Context) error {
+	switch {
+	case r.a.saver == nil || r.durability == DurabilitySync:
+		return r.save(ctx, nil)
+	case r.durability == DurabilityExit:
+		return nil
+	}
+	if r.writer == nil {
+		r.writer = newCPWriter(r.a.saver, r.committedAsync)
+	}
+	return r.writer.put(r.next(nil))
+}
+
+// committedAsync is called by the writer after each commit.
+func (r *run) committedAsync(cp *checkpoint.Checkpoint) {
+	r.committed = cp.ID
+	r.rt.Emit(Event{Type: EventCheckpoint, ThreadID: cp.ThreadID, CheckpointID: cp.ID, Step: max(cp.Step, 1)})
+}
+
+// flush waits for the checkpoints the writer holds. When one failed, the
+// run's last checkpoint is the last one committed.
+func (r *run) flush() error {
+	if r.writer == nil {
+		return nil
+	}
+	err := r.writer.flush()
+	if err != nil {
+		r.checkpoint = r.committed
+		err = fmt.Errorf("agent: saving checkpoint of thread %s: %w", r.rt.threadID, err)
+	}
+	return err
+}
+
+func (r *run) closeWriter() {
+	if r.writer != nil {
+		r.writer.close() //nolint:errcheck // flush reported it
+	}
+}
+
+// save writes a checkpoint of what changed since the last one, after the
+// steps the writer holds, and returns once it is committed. Without a
 // Checkpointer it only resets the change tracking.
 func (r *run) save(ctx context.Context, meta json.RawMessage) error {
+	if err := r.flush(); err != nil {
+		return err
+	}
+	parent := r.checkpoint
+	cp := r.next(meta)
+	if cp == nil {
+		return nil
+	}
+	if err := r.a.saver.Put(ctx, cp); err != nil {
+		r.checkpoint = parent
+		return fmt.Errorf("agent: saving checkpoint of thread %s: %w", r.rt.threadID, err)
+	}
+	r.rt.Emit(Event{Type: EventCheckpoint, ThreadID: r.rt.threadID, CheckpointID: cp.ID})
+	return nil
+}
+
+// next takes what changed since the last checkpoint (resetting the change
+// tracking) and, with a Checkpointer, makes it the run's next checkpoint.
+// The checkpoint shares nothing the run changes later.
+func (r *run) next(meta json.RawMessage) *checkpoint.Checkpoint {
 	rt := r.rt
 	rt.mu.Lock()
 	keep := min(rt.keepMessages, rt.savedCount)
-	d := checkpoint.Delta{Keep: keep, Messages: rt.state.Messages[keep:]}
+	d := checkpoint.Delta{Keep: keep, Messages: slices.Clone(rt.state.Messages[keep:])}
 	if rt.todosChanged {
 		d.Todos, _ = json.Marshal(rt.state.Todos)
 	}
@@ -781,12 +852,8 @@ func (r *run) save(ctx context.Context, meta json.RawMessage) error {
 		Delta:     d,
 		Meta:      meta,
 	}
-	if err := r.a.saver.Put(ctx, cp); err != nil {
-		return fmt.Errorf("agent: saving checkpoint of thread %s: %w", rt.threadID, err)
-	}
 	r.checkpoint = cp.ID
-	rt.Emit(Event{Type: EventCheckpoint, ThreadID: rt.threadID, CheckpointID: cp.ID})
-	return nil
+	return cp
 }
 
 // dirty reports whether anything changed since the last checkpoint.
@@ -802,6 +869,9 @@ func (r *run) dirty() bool {
 // assembles the Result.
 func (r *run) finish(ctx context.Context, status RunStatus, runErr error) (*Result, error) {
 	a, rt := r.a, r.rt
+	if err := r.flush(); err != nil && runErr == nil {
+		status, runErr = StatusFailed, err
+	}
 	if runErr == nil && r.responseErr != nil {
 		status, runErr = StatusFailed, r.responseErr
 	}
@@ -817,6 +887,11 @@ func (r *run) finish(ctx context.Context, status RunStatus, runErr error) (*Resu
 				status, runErr = StatusFailed, err
 			}
 		}
+	} else if r.durability == DurabilityExit && status != StatusInterrupted && r.a.saver != nil && r.dirty() {
+		// Exit keeps a failed run's steps too, as the other modes did.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		runErr = errors.Join(runErr, r.save(sctx, nil))
+		cancel()
 	}
 	if runErr != nil {
 		status = StatusFailed

@@ -30,6 +30,7 @@ func TestSubagentInheritsEveryOption(t *testing.T) {
 		MaxSteps:         7,
 		MaxParallelTools: 3,
 		Checkpointer:     saver,
+		Durability:       agent.DurabilitySync,
 		Store:            store.NewMemoryStore(),
 		ResponseSchema:   json.RawMessage(`{"type":"object"}`),
 		Logger:           slog.New(slog.DiscardHandler),

@@ -2,12 +2,16 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 )
 
@@ -128,5 +132,45 @@ func TestFailedRun(t *testing.T) {
 	f.json(http.MethodGet, "/threads/"+tid, nil, http.StatusOK, &got)
 	if got.Status != "error" || !strings.Contains(got.Error, "the provider is down") || len(got.Values.Messages) != 1 {
 		t.Errorf("thread %+v", got)
+	}
+}
+
+// TestRunDurability: a run's durability (or the older checkpoint_during)
+// decides how many checkpoints it leaves: one per step, or one in all.
+func TestRunDurability(t *testing.T) {
+	for _, tc := range []struct {
+		body map[string]any
+		want int
+	}{
+		{map[string]any{}, 3}, // sync: the prompt, the tool step, the answer
+		{map[string]any{"durability": "async"}, 3},
+		{map[string]any{"durability": "sync"}, 3},
+		{map[string]any{"durability": "exit"}, 1},
+		{map[string]any{"checkpoint_during": false}, 1},
+		{map[string]any{"checkpoint_during": true}, 3},
+	} {
+		t.Run(fmt.Sprint(tc.body), func(t *testing.T) {
+			f := newFixture(t, options{},
+				replay.Turn{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "write_todos", Args: json.RawMessage(`{"todos":[{"content":"a","status":"pending"}]}`)}}},
+				replay.Turn{Content: "done"})
+			var th map[string]any
+			f.json(http.MethodPost, "/threads", map[string]any{}, http.StatusOK, &th)
+			tid := th["thread_id"].(string)
+			body := map[string]any{"input": map[string]any{"messages": []any{human("go")}}}
+			maps.Copy(body, tc.body)
+			f.json(http.MethodPost, "/threads/"+tid+"/runs/wait", body, http.StatusOK, nil)
+			var hist []map[string]any
+			f.json(http.MethodPost, "/threads/"+tid+"/history", map[string]any{}, http.StatusOK, &hist)
+			if len(hist) != tc.want {
+				t.Errorf("%d checkpoints, want %d", len(hist), tc.want)
+			}
+			var st struct {
+				Values wireValues `json:"values"`
+			}
+			f.json(http.MethodGet, "/threads/"+tid+"/state", nil, http.StatusOK, &st)
+			if n := len(st.Values.Messages); n != 4 {
+				t.Errorf("the saved state has %d messages, want 4", n)
+			}
+		})
 	}
 }

@@ -279,6 +279,26 @@ type runRequest struct {
 		CheckpointID string `json:"checkpoint_id"`
 	} `json:"checkpoint"`
 	CheckpointID string `json:"checkpoint_id"`
+	// Durability is LangGraph's: "sync", "async" or "exit";
+	// checkpoint_during is its older form (true: async, false: exit).
+	Durability       string `json:"durability"`
+	CheckpointDuring *bool  `json:"checkpoint_during"`
+}
+
+// durability reads durability and checkpoint_during. Unlike LangGraph,
+// whose default is async, a run is sync unless it asks: the values stream
+// is read from the run's checkpoints, so each values event then comes in
+// its step's place rather than during the next step.
+func (q *runRequest) durability() (agent.Durability, error) {
+	switch {
+	case q.Durability != "":
+		return agent.ParseDurability(q.Durability)
+	case q.CheckpointDuring == nil:
+		return agent.DurabilitySync, nil
+	case *q.CheckpointDuring:
+		return agent.DurabilityAsync, nil
+	}
+	return agent.DurabilityExit, nil
 }
 
 // modes reads stream_mode: a string or a list; values by default.
@@ -383,6 +403,10 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 		}
 	}
 	in := agent.Input{ThreadID: threadID}
+	if in.Durability, err = q.durability(); err != nil {
+		validationError(w, "durability", err.Error())
+		return nil
+	}
 	if q.Input != nil {
 		for i, raw := range q.Input.Messages {
 			m, err := fromLangChain(raw)

@@ -67,6 +67,7 @@ func TestBadRequests(t *testing.T) {
 		{"resume with no interrupt", http.MethodPost, "/threads/t1/runs/wait", map[string]any{"command": map[string]any{"resume": map[string]any{"decisions": []any{map[string]any{"type": "approve"}}}}}, http.StatusOK, "{}"},
 		{"bad message", http.MethodPost, "/threads/t1/runs/stream", map[string]any{"input": map[string]any{"messages": []any{map[string]any{"type": "alien", "content": "x"}}}}, http.StatusUnprocessableEntity, "alien"},
 		{"bad stream mode", http.MethodPost, "/threads/t1/runs/stream", map[string]any{"stream_mode": "everything"}, http.StatusUnprocessableEntity, `"path":["stream_mode"]`},
+		{"bad durability", http.MethodPost, "/threads/t1/runs/stream", map[string]any{"durability": "eventually"}, http.StatusUnprocessableEntity, `"path":["durability"]`},
 		{"wrong type", http.MethodPost, "/threads/search", map[string]any{"limit": "ten"}, http.StatusUnprocessableEntity, `"path":["limit"]`},
 		{"unknown run", http.MethodGet, "/threads/t1/runs/nope", nil, http.StatusNotFound, "Run not found"},
 		{"cancel unknown run", http.MethodPost, "/threads/t1/runs/nope/cancel", nil, http.StatusNotFound, "Run not found"},

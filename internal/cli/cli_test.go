@@ -163,6 +163,7 @@ func TestCLIErrors(t *testing.T) {
 		{"no model", []string{"run", "hi"}, ExitUsage, "no model chosen: set ANTHROPIC_API_KEY or OPENAI_API_KEY"},
 		{"bad flag", []string{"run", "--bogus", "hi"}, ExitUsage, "unknown flag: --bogus"},
 		{"bad output", []string{"run", "--model", "replay:" + script, "--output", "xml", "hi"}, ExitUsage, "--output must be text or jsonl"},
+		{"bad durability", []string{"run", "--model", "replay:" + script, "--durability", "never", "hi"}, ExitUsage, "--durability must be async, sync or exit"},
 		{"no prompt", []string{"run", "--model", "replay:" + script}, ExitUsage, "needs a PROMPT"},
 		{"dir not a directory", []string{"run", "--model", "replay:" + script, "--dir", notDir, "hi"}, ExitFailed, "is not a directory"},
 		{"unknown command", []string{"fly"}, ExitUsage, "unknown command"},

@@ -26,6 +26,7 @@ type runFlags struct {
 	dir         string
 	output      string
 	maxSteps    int
+	durability  string
 	shell       bool
 	sandbox     string // "bwrap" or "none": how execute is isolated
 	network     bool   // execute may use the network
@@ -67,6 +68,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.dir, "dir", "", "workspace directory the agent works in (default: the current directory)")
 	fl.StringVar(&f.output, "output", "text", "output format: text (the answer on stdout) or jsonl (one event per line)")
 	fl.IntVar(&f.maxSteps, "max-steps", 0, fmt.Sprintf("maximum model calls in one run (default %d)", agent.DefaultMaxSteps))
+	fl.StringVar(&f.durability, "durability", "async", "when steps are checkpointed: async (while the next step runs; a crash loses at most the steps not yet shown as checkpoint events), sync (before the next step) or exit (once, when the run ends)")
 	fl.BoolVar(&f.shell, "shell", false, "let the agent run shell commands in the workspace (the execute tool), isolated as --sandbox says")
 	fl.StringVar(&f.sandbox, "sandbox", "bwrap", "how execute is isolated: bwrap (bubblewrap: no network, the system read-only, only the workspace writable, no process outlives its command) or none (commands run as you, unisolated)")
 	fl.BoolVar(&f.network, "network", false, "with --shell and --sandbox bwrap: let commands use the network")
@@ -119,6 +121,9 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	}
 	if f.maxSteps < 0 {
 		return usageError{errors.New("--max-steps must not be negative")}
+	}
+	if _, err := agent.ParseDurability(f.durability); err != nil {
+		return usageError{fmt.Errorf("--durability must be async, sync or exit, not %q", f.durability)}
 	}
 	switch f.sandbox {
 	case "bwrap", "none":

@@ -272,6 +272,7 @@ func newSession(ctx context.Context, env Env, f *runFlags, db *persist.DB, inter
 		Memory:         []string{userRoute + "AGENTS.md", "/AGENTS.md"},
 		Skills:         []string{userRoute + "skills/", "/.deepagents/skills/"},
 		MaxSteps:       f.maxSteps,
+		Durability:     deepagents.Durability(f.durability),
 		GrepRegexp:     f.grepRegexp,
 		Logger:         log,
 		// Off (nil) unless the OTEL_* environment asks for traces.
