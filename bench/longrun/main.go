@@ -21,10 +21,10 @@
 //
 // Usage, from the repository root:
 //
-//	go run ./bench/longrun [-sizes 1000,10000] [-summaries ok,fail] [-eino=true] [-timeout 30m] [-keep]
+//	go run ./bench/longrun [-sizes 1000,10000] [-summaries ok,fail] [-eino=true] [-timeout 30m] [-keep] [-durability sync]
 //
 // HOME and XDG_* point into the temporary directory, so nothing is written
-// to the user's own data. No flag changes a product default: the CLI runs
+// to the user's own data. No flag but -durability changes a product default: the CLI runs
 // with its defaults but --db, --dir, --model replay:FILE, --output jsonl,
 // --thread, and --max-steps N+1 (the default limit of 1,000 model calls
 // would stop the longer runs).
@@ -32,6 +32,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,6 +42,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,6 +59,9 @@ type config struct {
 	timeout   time.Duration
 	keep      bool
 	wsRoot    string
+	// durability, when set, is passed as --durability: the one flag that
+	// changes a product default, named in the results when used.
+	durability string
 }
 
 func main() {
@@ -67,6 +72,7 @@ func main() {
 	flag.BoolVar(&c.eino, "eino", true, "also run Eino's deep agent on the same steps (bench/eino)")
 	flag.DurationVar(&c.timeout, "timeout", 30*time.Minute, "longest one run may take")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory")
+	flag.StringVar(&c.durability, "durability", "", "pass --durability to the CLI (default: the CLI's own, async); sync measures a commit before every step")
 	flag.StringVar(&c.wsRoot, "workspace-root", harness.WorkspaceRoot(), "where the CLI's workspaces go (default: /dev/shm when it exists, as in bench/compare, so that Eino's in-memory file store is not compared with a disk; the checkpoint database stays in the temporary directory)")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
@@ -94,6 +100,7 @@ func main() {
 // result is one run's measurements.
 type result struct {
 	impl      string
+	label     string // the run as the table names it, when not impl
 	n         int
 	summaries bool
 	seconds   float64
@@ -156,6 +163,9 @@ func (r result) String() string {
 
 func runCLI(ctx context.Context, c config, tmp, cli string, n int, summaries bool) result {
 	r := result{impl: "cli", n: n, summaries: summaries, notices: map[string]int{}}
+	if c.durability != "" {
+		r.label = "cli --durability " + c.durability
+	}
 	dir := filepath.Join(tmp, fmt.Sprintf("run-%d-%v", n, summaries))
 	ws, err := os.MkdirTemp(c.wsRoot, "longrun-ws-")
 	if err != nil {
@@ -183,6 +193,9 @@ func runCLI(ctx context.Context, c config, tmp, cli string, n int, summaries boo
 	defer cancel()
 	cmd := exec.CommandContext(ctx, cli, "run", "--model", "replay:"+script, "--db", db, "--dir", ws,
 		"--output", "jsonl", "--thread", "longrun", "--max-steps", strconv.Itoa(n+1), "go")
+	if c.durability != "" {
+		cmd.Args = slices.Insert(cmd.Args, len(cmd.Args)-1, "--durability", c.durability)
+	}
 	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "data"),
 		"XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_STATE_HOME="+filepath.Join(home, "state"))
 	stderr := &harness.TailBuffer{Max: 4096}
@@ -307,7 +320,7 @@ func printTable(w io.Writer, results []result) {
 			db, hist, msgs = fmt.Sprintf("%.1f", harness.MB(r.dbBytes)), fmt.Sprintf("%.1f", harness.MB(r.histBytes)), fmt.Sprintf("%.1f", harness.MB(r.msgBytes))
 			ratio = fmt.Sprintf("%.2f", float64(r.dbBytes)/float64(r.msgBytes))
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %.0f | %.1f | %s | %s | %s | %s | %s |\n", r.n, r.impl, summariesName(r),
+		fmt.Fprintf(w, "| %d | %s | %s | %.0f | %.1f | %s | %s | %s | %s | %s |\n", r.n, cmp.Or(r.label, r.impl), summariesName(r),
 			float64(r.n)/r.seconds, harness.MB(r.rss), db, hist, msgs, ratio, noticesString(r.notices))
 	}
 }
