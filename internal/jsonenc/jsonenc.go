@@ -66,6 +66,18 @@ func (e Escaping) AppendRaw(b []byte, raw json.RawMessage) ([]byte, error) {
 
 const hexDigits = "0123456789abcdef"
 
+// safeHTML and safeNoHTML hold the ASCII bytes a JSON string keeps as they
+// are, with and without HTML escaping; other bytes are escaped or, from
+// 0x80, decoded as UTF-8.
+var safeHTML, safeNoHTML = safeBytes(true), safeBytes(false)
+
+func safeBytes(html bool) (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && !(html && (c == '<' || c == '>' || c == '&'))
+	}
+	return t
+}
+
 // AppendString appends s as a JSON string, escaped as encoding/json
 // escapes it by default (HTML characters, U+2028 and U+2029 included;
 // invalid UTF-8 as U+FFFD).
@@ -75,15 +87,22 @@ func AppendString(b []byte, s string) []byte {
 
 // AppendString is AppendString escaped as e says.
 func (e Escaping) AppendString(b []byte, s string) []byte {
+	safe := &safeNoHTML
+	if e {
+		safe = &safeHTML
+	}
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Most bytes need no escaping: skip them in a tight loop.
+		for i < len(s) && safe[s[i]] {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && (!e || c != '<' && c != '>' && c != '&') {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':
