@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -82,7 +83,7 @@ type dirCache struct {
 	byWD  map[int32]*keptDir
 	bytes int
 	clock uint64
-	reads int // directories read in full: for tests
+	reads atomic.Int64 // directories read in full: for tests
 }
 
 var dirs = &dirCache{ifd: -1}
@@ -106,7 +107,7 @@ func listDirText(fd int, prefix, host string) (string, error) {
 
 // readSorted reads the directory open at fd from its start, sorted.
 func (c *dirCache) readSorted(fd int, host string) ([]dirent, error) {
-	c.reads++
+	c.reads.Add(1)
 	if _, err := unix.Seek(fd, 0, 0); err != nil {
 		return nil, err
 	}
@@ -129,23 +130,32 @@ func (c *dirCache) list(fd int, prefix, host string) (string, error) {
 	}
 	key := dirKey{dev: st.Dev, ino: st.Ino}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.drain()
 	d := c.byKey[key]
 	if d == nil {
+		// A directory not kept is read without the lock, so that a slow
+		// one (a network mount, which is never kept) does not hold up the
+		// listings of every other agent of the process.
+		c.mu.Unlock()
 		entries, err := c.readSorted(fd, host)
-		if err != nil || len(entries) < cacheMinEntries || !c.isLocal(fd) {
-			if err != nil {
-				return "", err
+		if err != nil {
+			return "", err
+		}
+		if len(entries) < cacheMinEntries || !c.isLocal(fd) {
+			return formatDirents(prefix, entries), nil
+		}
+		c.mu.Lock()
+		c.drain()
+		if d = c.byKey[key]; d == nil { // unless another call kept it meanwhile
+			if d = c.keep(fd, key); d == nil {
+				c.mu.Unlock()
+				return formatDirents(prefix, entries), nil
 			}
-			return formatDirents(prefix, entries), nil
 		}
-		if d = c.keep(fd, key); d == nil {
-			return formatDirents(prefix, entries), nil
-		}
-		// The listing above may predate the watch: read it again, now
+		// The listing above may predate the watch: d is read again, now
 		// that every later change is reported.
 	}
+	defer c.mu.Unlock()
 	c.bytes -= d.footprint()
 	if d.prefix != prefix {
 		d.textOK = false

@@ -91,7 +91,7 @@ func TestListTextSeesEveryChange(t *testing.T) {
 	if len(c.byKey) != 1 {
 		t.Fatalf("the directory is not kept (%d kept)", len(c.byKey))
 	}
-	reads := c.reads
+	reads := c.reads.Load()
 
 	rng := rand.New(rand.NewPCG(1, 2))
 	name := func() string { return filepath.Join(d, "n"+strconv.Itoa(rng.IntN(40))) }
@@ -151,7 +151,7 @@ func TestListTextSeesEveryChange(t *testing.T) {
 	}
 	// A full read only when pending names pile up or on overflow: the
 	// listing was kept up to date name by name.
-	if n := c.reads - reads; n > 5 {
+	if n := c.reads.Load() - reads; n > 5 {
 		t.Errorf("%d full reads in 600 listings: the cache was not used", n)
 	}
 }
@@ -202,7 +202,7 @@ func TestListTextQueueOverflow(t *testing.T) {
 	d := filepath.Join(root, "d")
 	fill(t, d, 10)
 	listCheck(t, fs, "/d", "first")
-	reads := c.reads
+	reads := c.reads.Load()
 	p := filepath.Join(d, "churn")
 	for range limit/2 + 10 {
 		if err := os.WriteFile(p, nil, 0o644); err != nil {
@@ -218,7 +218,7 @@ func TestListTextQueueOverflow(t *testing.T) {
 	if got := listCheck(t, fs, "/d", "after an overflow"); !strings.Contains(got, "/d/survivor") {
 		t.Fatalf("the last change is missing: %q", got)
 	}
-	if c.reads == reads {
+	if c.reads.Load() == reads {
 		t.Error("the directory was not read again after the queue overflowed")
 	}
 }
