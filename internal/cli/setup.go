@@ -42,6 +42,9 @@ type session struct {
 	closeAgent func()
 	// settings are how this run runs, to be recorded on its thread.
 	settings threadSettings
+	// userDir is where the user's own memory, skills and subagents are
+	// read from (DEEPAGENTS_HOME or ~/.deepagents); "" without a home.
+	userDir string
 }
 
 // registry returns the model providers the CLI knows: every provider of
@@ -201,7 +204,7 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive bool) (*
 // which it does not close; configure, when set, adjusts the agent's
 // configuration last.
 func newSession(ctx context.Context, env Env, f *runFlags, db *persist.DB, interactive bool, configure func(*deepagents.Config) error) (*session, error) {
-	s := &session{db: db, closeAgent: func() {}}
+	s := &session{db: db, closeAgent: func() {}, userDir: userDir(env)}
 	fail := func(err error) (*session, error) {
 		s.closeAgent()
 		return nil, err

@@ -581,11 +581,19 @@ func (m *tuiModel) command(text string) tea.Cmd {
 		}
 		return say("subagents: " + b.String())
 	case "memory":
-		return say("memory: ~/.deepagents/AGENTS.md and " + filepath.Join(m.f.dir, "AGENTS.md"))
+		return say("memory: " + userPlaces(m.s.userDir, "AGENTS.md") + filepath.Join(m.f.dir, "AGENTS.md"))
 	case "skills":
-		return say("skills: ~/.deepagents/skills/ and " + filepath.Join(m.f.dir, ".deepagents", "skills"))
+		return say("skills: " + userPlaces(m.s.userDir, "skills") + filepath.Join(m.f.dir, ".deepagents", "skills"))
 	}
 	return say(red.Render("unknown command /" + name + "; /help lists them"))
+}
+
+// userPlaces is "DIR/name and " for the user's own folder, or "" without one.
+func userPlaces(dir, name string) string {
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, name) + " and "
 }
 
 const tuiHelp = `/help      this list

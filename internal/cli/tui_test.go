@@ -242,3 +242,22 @@ func TestReadAtMost(t *testing.T) {
 		}
 	}
 }
+
+// /memory and /skills name the user's own folder as the session reads it
+// (DEEPAGENTS_HOME, say), and leave it out when there is none.
+func TestMemoryAndSkillsPlaces(t *testing.T) {
+	for _, c := range []struct {
+		userDir, cmd, want string
+	}{
+		{"/custom/home", "/memory", "memory: /custom/home/AGENTS.md and /ws/AGENTS.md"},
+		{"/custom/home", "/skills", "skills: /custom/home/skills and /ws/.deepagents/skills"},
+		{"", "/memory", "memory: /ws/AGENTS.md"},
+	} {
+		// Holding the printer keeps what the command says in the queue.
+		m := &tuiModel{s: &session{userDir: c.userDir}, f: &runFlags{dir: "/ws"}, allowed: map[string]bool{}, flushing: true}
+		m.command(c.cmd)
+		if got := strings.Join(m.queue, "\n"); !strings.HasSuffix(got, "\n"+c.want) {
+			t.Errorf("%s with %q: %q, want it to end with %q", c.cmd, c.userDir, got, c.want)
+		}
+	}
+}

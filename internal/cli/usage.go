@@ -61,7 +61,7 @@ func describeUsage(calls int, u llm.Usage, cost float64, unpriced string) string
 	}
 	fmt.Fprintf(&b, ", %s out", thousands(u.OutputTokens))
 	if unpriced != "" {
-		fmt.Fprintf(&b, " · cost unknown: no price for %s (add one under prices: in ~/.deepagents/config.yaml)", unpriced)
+		fmt.Fprintf(&b, " · cost unknown: no price for %s (add one under prices: in config.yaml)", unpriced)
 	} else {
 		fmt.Fprintf(&b, " · $%.4f", cost)
 	}

@@ -30,12 +30,12 @@ func TestUsageLines(t *testing.T) {
 			use("a:small", 1_000_000, "researcher:c1"),
 			use("x:unknown", 5, "researcher:c1", "general-purpose:c7"),
 		}, []string{
-			"deepagents: thread T · 4 model calls · 2,100,005 tokens in, 0 out · cost unknown: no price for x:unknown (add one under prices: in ~/.deepagents/config.yaml)",
+			"deepagents: thread T · 4 model calls · 2,100,005 tokens in, 0 out · cost unknown: no price for x:unknown (add one under prices: in config.yaml)",
 			"  main agent: 2 model calls · 1,100,000 tokens in, 0 out · $2.0000",
 			"    · a:big: 1 model call · 100,000 tokens in, 0 out · $1.0000",
 			"    · a:small: 1 model call · 1,000,000 tokens in, 0 out · $1.0000",
 			"    researcher:c1: 1 model call · 1,000,000 tokens in, 0 out · $1.0000",
-			"      general-purpose:c7: 1 model call · 5 tokens in, 0 out · cost unknown: no price for x:unknown (add one under prices: in ~/.deepagents/config.yaml)",
+			"      general-purpose:c7: 1 model call · 5 tokens in, 0 out · cost unknown: no price for x:unknown (add one under prices: in config.yaml)",
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
