@@ -1,6 +1,10 @@
 package llm
 
-import "strings"
+import (
+	"net"
+	"net/url"
+	"strings"
+)
 
 // Price is what a model charges, in US dollars per million tokens.
 type Price struct {
@@ -45,10 +49,38 @@ var listPrices = map[string]Price{
 // freeProviders run on the user's own machine or play scripts.
 var freeProviders = map[string]bool{"ollama": true, "vllm": true, "lmstudio": true, "llamacpp": true, "replay": true}
 
+// selfHosted reports whether a base URL names a server on this machine or
+// its local network (a loopback or private address, or a host name with no
+// dot or under .local, .lan, .internal or .localhost), whose models cost
+// nothing. Any other provider:model@URL (a hosted OpenAI-compatible API)
+// is priced like the rest: unknown unless given.
+func selfHosted(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	host := strings.ToLower(u.Hostname())
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast()
+	}
+	if host == "" {
+		return false
+	}
+	if !strings.Contains(host, ".") {
+		return true
+	}
+	for _, suffix := range []string{".local", ".lan", ".internal", ".localhost"} {
+		if strings.HasSuffix(host, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
 // PriceOf returns the price of the model spec ("provider:model"): from
 // extra first, then the built-in list prices, which also know a dated
 // snapshot by its family ("claude-sonnet-4-5-20250929"). Models served on
-// the user's own machine cost nothing. ok is false for a model of unknown
+// the user's own machine or local network cost nothing. ok is false for a model of unknown
 // price.
 func PriceOf(spec string, extra map[string]Price) (p Price, ok bool) {
 	for _, table := range []map[string]Price{extra, listPrices} {
@@ -57,7 +89,7 @@ func PriceOf(spec string, extra map[string]Price) (p Price, ok bool) {
 		}
 	}
 	provider, model, _ := strings.Cut(spec, ":")
-	if freeProviders[provider] || strings.Contains(model, "@") {
+	if _, url, ok := strings.Cut(model, "@"); freeProviders[provider] || ok && selfHosted(url) {
 		return Price{}, true
 	}
 	for _, table := range []map[string]Price{extra, listPrices} {

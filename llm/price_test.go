@@ -21,6 +21,13 @@ func TestPrice(t *testing.T) {
 		{"openai:gpt-4.1-mini-2025-04-14", nil, Usage{InputTokens: 1_000_000}, 0.4, true},
 		{"ollama:qwen3", nil, Usage{InputTokens: 1_000_000}, 0, true},
 		{"openai:llama3@http://gpu:8000/v1", nil, Usage{InputTokens: 1_000_000}, 0, true},
+		{"openai:llama3@http://127.0.0.1:8000/v1", nil, Usage{InputTokens: 1_000_000}, 0, true},
+		{"openai:llama3@http://192.168.1.20:8000/v1", nil, Usage{InputTokens: 1_000_000}, 0, true},
+		{"openai:llama3@http://box.lan:8000/v1", nil, Usage{InputTokens: 1_000_000}, 0, true},
+		// A hosted OpenAI-compatible API is not free: unknown unless given.
+		{"openai:llama-3.3-70b@https://api.example.com/v1", nil, Usage{InputTokens: 1}, 0, false},
+		{"openai:llama-3.3-70b@https://8.8.8.8/v1", nil, Usage{InputTokens: 1}, 0, false},
+		{"openai:llama-3.3-70b@https://api.example.com/v1", map[string]Price{"openai:llama-3.3-70b@https://api.example.com/v1": {Input: 1}}, Usage{InputTokens: 1_000_000}, 1, true},
 		{"openai:some-new-model", nil, Usage{InputTokens: 1}, 0, false},
 		{"openai:some-new-model", map[string]Price{"openai:some-new-model": {Input: 1, Output: 2}}, Usage{InputTokens: 1_000_000, OutputTokens: 500_000}, 2, true},
 		// A price the user gives wins over the list.
