@@ -181,8 +181,14 @@ type AsyncSubagents struct {
 	instance string // tells this instance's local tasks from others'
 
 	recMu sync.Mutex // serialises changes to the records of a thread
-	local *localTasks
+	// starting counts, by thread, the starts between reserve and their
+	// record (under recMu), so that parallel starts count each other.
+	starting map[string]*asyncStarts
+	local    *localTasks
 }
+
+// asyncStarts are a thread's starts in progress.
+type asyncStarts struct{ tasks, remote int }
 
 type asyncEntry struct {
 	name, description string
@@ -443,9 +449,15 @@ func (s *AsyncSubagents) start(ctx context.Context, in startIn) (string, error) 
 		return "", errors.New("Error: description is empty; describe the task completely")
 	}
 	// Make room first, so that a refused start starts nothing.
-	if err := s.reserve(rt, e); err != nil {
+	release, err := s.reserve(rt, e)
+	if err != nil {
 		return "", err
 	}
+	defer func() {
+		s.recMu.Lock()
+		release() // a no-op once the record took its place
+		s.recMu.Unlock()
+	}()
 	now := time.Now().UTC().Truncate(time.Second)
 	rec := AsyncTask{AgentName: e.name, Status: AsyncRunning, CreatedAt: now, LastCheckedAt: now, LastUpdatedAt: now}
 	if s.limits.NewTaskID != nil {
@@ -480,6 +492,7 @@ func (s *AsyncSubagents) start(ctx context.Context, in startIn) (string, error) 
 	tasks := s.records(rt)
 	tasks[rec.TaskID] = rec
 	s.store(rt, tasks)
+	release()
 	s.recMu.Unlock()
 	return "Launched async subagent. task_id: " + rec.TaskID, nil
 }
@@ -492,43 +505,72 @@ func (s *AsyncSubagents) known(rt *agent.Runtime, id string) bool {
 	return ok
 }
 
-// reserve checks the caps before a start, forgetting the oldest finished
-// record when the thread has MaxTasks of them.
-func (s *AsyncSubagents) reserve(rt *agent.Runtime, e *asyncEntry) error {
+// reserve checks the caps before a start, counting the thread's other
+// starts in progress (parallel calls of one turn), and forgets the oldest
+// finished record when the thread would pass MaxTasks. release, called
+// with recMu held, ends the reservation; calling it again does nothing.
+func (s *AsyncSubagents) reserve(rt *agent.Runtime, e *asyncEntry) (release func(), err error) {
 	s.recMu.Lock()
 	defer s.recMu.Unlock()
+	thread := rt.ThreadID()
+	st := s.starting[thread]
+	if st == nil {
+		st = &asyncStarts{}
+	}
 	tasks := s.records(rt)
 	if e.remote != nil {
-		running := 0
+		running := st.remote
 		for _, t := range tasks {
 			if t.Remote && !asyncTerminal(t.Status) {
 				running++
 			}
 		}
 		if running >= s.limits.MaxRunning {
-			return fmt.Errorf("Error: %d remote background tasks of this conversation may be running, the most allowed; wait for one to finish (check_async_task or wait_async_task) or cancel one first", running)
+			return nil, fmt.Errorf("Error: %d remote background tasks of this conversation may be running, the most allowed; wait for one to finish (check_async_task or wait_async_task) or cancel one first", running)
 		}
 	}
-	if len(tasks) < s.limits.MaxTasks {
-		return nil
-	}
-	oldest := ""
-	for id, t := range tasks {
-		finished := asyncTerminal(t.Status)
-		if !finished && !t.Remote {
-			finished = s.local.isFinished(id)
+	if len(tasks)+st.tasks >= s.limits.MaxTasks {
+		oldest := ""
+		for id, t := range tasks {
+			finished := asyncTerminal(t.Status)
+			if !finished && !t.Remote {
+				finished = s.local.isFinished(id)
+			}
+			if finished && (oldest == "" || t.CreatedAt.Before(tasks[oldest].CreatedAt) || t.CreatedAt.Equal(tasks[oldest].CreatedAt) && id < oldest) {
+				oldest = id
+			}
 		}
-		if finished && (oldest == "" || t.CreatedAt.Before(tasks[oldest].CreatedAt) || t.CreatedAt.Equal(tasks[oldest].CreatedAt) && id < oldest) {
-			oldest = id
+		if oldest == "" {
+			return nil, fmt.Errorf("Error: this conversation already has %d background tasks and none has finished; wait for one or cancel one first", len(tasks)+st.tasks)
 		}
+		delete(tasks, oldest)
+		s.local.forget(oldest)
+		s.store(rt, tasks)
 	}
-	if oldest == "" {
-		return fmt.Errorf("Error: this conversation already has %d background tasks and none has finished; wait for one or cancel one first", len(tasks))
+	st.tasks++
+	if e.remote != nil {
+		st.remote++
 	}
-	delete(tasks, oldest)
-	s.local.forget(oldest)
-	s.store(rt, tasks)
-	return nil
+	if s.starting == nil {
+		s.starting = map[string]*asyncStarts{}
+	}
+	s.starting[thread] = st
+	released := false
+	// release ends the reservation, under recMu: the start's record, stored
+	// in the same hold, takes its place.
+	return func() {
+		if released {
+			return
+		}
+		released = true
+		st.tasks--
+		if e.remote != nil {
+			st.remote--
+		}
+		if st.tasks == 0 {
+			delete(s.starting, thread)
+		}
+	}, nil
 }
 
 type taskIDIn struct {

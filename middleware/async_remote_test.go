@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"iter"
 	"net/http"
 	"net/http/httptest"
@@ -292,4 +294,86 @@ func TestAsyncRemoteFailures(t *testing.T) {
 			t.Errorf("result %d = %q, want %q", i, results[i].Text(), want)
 		}
 	}
+}
+
+// Starts made in parallel, in one turn, count each other: however long
+// the server takes to start each (here 50 ms), no more than MaxTasks are
+// launched, and no more remote tasks than MaxRunning run.
+func TestAsyncParallelStartsKeepTheCaps(t *testing.T) {
+	noLeaks(t)
+	for _, c := range []struct {
+		opts middleware.AsyncOptions
+		want string
+	}{
+		{middleware.AsyncOptions{MaxTasks: 2}, "Error: this conversation already has 2 background tasks"},
+		{middleware.AsyncOptions{MaxRunning: 2}, "Error: 2 remote background tasks of this conversation may be running"},
+	} {
+		gm := newGateModel("job 0", "job 1", "job 2", "job 3")
+		hs := remoteServer(t, gm, "")
+		slowStart := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost {
+				time.Sleep(50 * time.Millisecond)
+			}
+			proxy(t, hs.URL, w, r)
+		}))
+		defer slowStart.Close()
+		m := &stepModel{}
+		c.opts.PollInterval = 10 * time.Millisecond
+		a := newAsyncAgent(t, m, nil, middleware.AsyncSubagentsConfig{
+			Subagents: []middleware.AsyncSubagent{{Subagent: middleware.Subagent{Name: "remote", Description: "remote"},
+				URL: slowStart.URL, GraphID: "researcher", Client: slowStart.Client()}},
+			Options: c.opts,
+		})
+		turn := llm.Message{Role: llm.RoleAssistant}
+		for i := range 4 {
+			turn.ToolCalls = append(turn.ToolCalls, llm.ToolCall{ID: fmt.Sprintf("start%d", i), Name: middleware.StartAsyncTaskTool,
+				Args: json.RawMessage(fmt.Sprintf(`{"subagent_type":"remote","description":"job %d"}`, i))})
+		}
+		var results []string
+		m.add(step(turn), func(req *llm.Request) llm.Message {
+			results = toolResults(req)
+			return llm.AssistantText("ok")
+		})
+		if _, err := a.Invoke(context.Background(), agent.Prompt("go")); err != nil {
+			t.Fatal(err)
+		}
+		launched, refused := 0, 0
+		for _, r := range results {
+			switch {
+			case strings.HasPrefix(r, "Launched async subagent."):
+				launched++
+			case strings.HasPrefix(r, c.want):
+				refused++
+			default:
+				t.Errorf("unexpected result %q", r)
+			}
+		}
+		if launched != 2 || refused != 2 {
+			t.Errorf("%+v: %d launched, %d refused of 4 parallel starts: %q", c.opts, launched, refused, results)
+		}
+		for i := range 4 {
+			gm.open(fmt.Sprintf("job %d", i))
+		}
+	}
+}
+
+// proxy forwards r to base.
+func proxy(t *testing.T, base string, w http.ResponseWriter, r *http.Request) {
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, base+r.URL.RequestURI(), r.Body)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	req.Header = r.Header.Clone()
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer res.Body.Close()
+	for k, v := range res.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(res.StatusCode)
+	io.Copy(w, res.Body)
 }
