@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
 )
@@ -70,9 +71,10 @@ func ParseDurability(s string) (Durability, error) {
 
 // cpWriter commits a DurabilityAsync run's checkpoints in the background,
 // in order, on one goroutine that lives as long as the run: it is started
-// by the first checkpoint and stopped by close, which every run calls.
+// with the first checkpoint and stopped by close, which every run calls.
 type cpWriter struct {
-	saver checkpoint.Saver
+	saver  checkpoint.Saver
+	thread string
 	// committed is called on the writer's goroutine after each commit,
 	// before anyone waiting in flush or put is released.
 	committed func(*checkpoint.Checkpoint)
@@ -82,14 +84,18 @@ type cpWriter struct {
 	queue   []*checkpoint.Checkpoint
 	pending int   // queued plus being committed
 	err     error // the first failed commit; nothing is committed after it
-	started bool
 	closed  bool
 	done    chan struct{} // closed when the goroutine has returned
 }
 
-func newCPWriter(s checkpoint.Saver, committed func(*checkpoint.Checkpoint)) *cpWriter {
-	w := &cpWriter{saver: s, committed: committed, done: make(chan struct{})}
+// commitTimeout bounds one commit of the writer, which no run's context
+// cancels: a finished step is saved even when its run is cancelled.
+const commitTimeout = time.Minute
+
+func newCPWriter(s checkpoint.Saver, thread string, committed func(*checkpoint.Checkpoint)) *cpWriter {
+	w := &cpWriter{saver: s, thread: thread, committed: committed, done: make(chan struct{})}
 	w.cond.L = &w.mu
+	go w.loop()
 	return w
 }
 
@@ -107,10 +113,6 @@ func (w *cpWriter) put(cp *checkpoint.Checkpoint) error {
 	}
 	w.queue = append(w.queue, cp)
 	w.pending++
-	if !w.started {
-		w.started = true
-		go w.loop()
-	}
 	w.cond.Broadcast()
 	return nil
 }
@@ -131,20 +133,14 @@ func (w *cpWriter) close() error {
 	err := w.flush()
 	w.mu.Lock()
 	w.closed = true
-	started := w.started
 	w.cond.Broadcast()
 	w.mu.Unlock()
-	if started {
-		<-w.done
-	}
+	<-w.done
 	return err
 }
 
 func (w *cpWriter) loop() {
 	defer close(w.done)
-	// The run may be cancelled while its finished steps wait: they are
-	// committed all the same (a commit, once begun, is short).
-	ctx := context.Background()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for {
@@ -157,11 +153,11 @@ func (w *cpWriter) loop() {
 		batch := w.queue
 		w.queue = nil
 		w.mu.Unlock()
-		n, err := w.commit(ctx, batch)
+		n, err := w.commit(batch)
 		w.mu.Lock()
 		w.pending -= n
 		if err != nil {
-			w.err = err
+			w.err = saveError(w.thread, err)
 			w.pending, w.queue = 0, nil
 		}
 		w.cond.Broadcast()
@@ -169,22 +165,32 @@ func (w *cpWriter) loop() {
 }
 
 // commit writes batch, in one transaction when the saver can, and reports
-// how many checkpoints it committed.
-func (w *cpWriter) commit(ctx context.Context, batch []*checkpoint.Checkpoint) (int, error) {
+// how many checkpoints it committed. A panic (of the saver, or of the
+// consumer of the checkpoint events) is its error, as a run's would be.
+func (w *cpWriter) commit(batch []*checkpoint.Checkpoint) (n int, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %v", ErrPanic, p)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
 	if b, ok := w.saver.(checkpoint.BatchPutter); ok && len(batch) > 1 {
 		if err := b.PutBatch(ctx, batch); err != nil {
 			return 0, err
 		}
 		for _, cp := range batch {
+			n++
 			w.committed(cp)
 		}
-		return len(batch), nil
+		return n, nil
 	}
-	for i, cp := range batch {
+	for _, cp := range batch {
 		if err := w.saver.Put(ctx, cp); err != nil {
-			return i, err
+			return n, err
 		}
+		n++
 		w.committed(cp)
 	}
-	return len(batch), nil
+	return n, nil
 }

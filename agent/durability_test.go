@@ -259,3 +259,64 @@ func TestUnknownDurability(t *testing.T) {
 		}
 	}
 }
+
+type failingAfter struct{}
+
+func (failingAfter) Name() string { return "failing_after" }
+func (failingAfter) AfterAgent(context.Context, *agent.Runtime) error {
+	return errors.New("after hook failed")
+}
+
+// DurabilityExit saves a run that failed at its very end (an AfterAgent
+// hook), as it saves any other failed run.
+func TestDurabilityExitSavesAFailedRun(t *testing.T) {
+	saver := &committingSaver{Saver: checkpoint.NewMemorySaver()}
+	a := newAgent(t, agent.Config{Model: echoSteps(2), Tools: []tool.Tool{echoTool(t)}, Checkpointer: saver,
+		Durability: agent.DurabilityExit, Middleware: []agent.Middleware{failingAfter{}}})
+	res, err := a.Invoke(context.Background(), agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("go")}})
+	if err == nil || res.Status != agent.StatusFailed {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	snap, err := saver.Load(context.Background(), "t", "")
+	if err != nil || len(snap.Messages) != 6 || res.CheckpointID != snap.ID {
+		t.Fatalf("saved: %v, %v; result checkpoint %q", snap, err, res.CheckpointID)
+	}
+}
+
+// A resumed thread whose first background commit fails reports the head
+// it started from, not no checkpoint.
+func TestDurabilityAsyncFailureOnAResumedThread(t *testing.T) {
+	saver := &committingSaver{Saver: checkpoint.NewMemorySaver()}
+	a := newAgent(t, agent.Config{Model: replay.New(replay.Turn{Content: "one"}), Checkpointer: saver})
+	first, err := a.Invoke(context.Background(), agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("go")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saver.mu.Lock()
+	saver.failAt = saver.puts + 1
+	saver.mu.Unlock()
+	a = newAgent(t, agent.Config{Model: echoSteps(3), Tools: []tool.Tool{echoTool(t)}, Checkpointer: saver})
+	res, err := a.Invoke(context.Background(), agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("again")}})
+	if !errors.Is(err, errDiskFull) || res == nil || res.CheckpointID != first.CheckpointID {
+		t.Fatalf("result %+v, %v; want failed at the first run's checkpoint %s", res, err, first.CheckpointID)
+	}
+}
+
+type panickingSaver struct{ checkpoint.Saver }
+
+func (s panickingSaver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error {
+	if cp.Step > 1 {
+		panic("saver bug")
+	}
+	return s.Saver.Put(ctx, cp)
+}
+
+// A saver that panics on the writer's goroutine fails the run with
+// ErrPanic instead of crashing the program.
+func TestDurabilityAsyncSaverPanics(t *testing.T) {
+	a := newAgent(t, agent.Config{Model: echoSteps(5), Tools: []tool.Tool{echoTool(t)}, Checkpointer: panickingSaver{checkpoint.NewMemorySaver()}})
+	res, err := a.Invoke(context.Background(), agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("go")}})
+	if !errors.Is(err, agent.ErrPanic) || res == nil || res.Status != agent.StatusFailed {
+		t.Fatalf("result %+v, %v; want ErrPanic", res, err)
+	}
+}

@@ -126,7 +126,7 @@ func (a *Agent) runThread(ctx context.Context, in Input, threadID string, emit f
 			case err != nil:
 				st = checkpoint.StatusError
 			}
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			rctx, cancel := detached(ctx)
 			if rerr := r.lease.Release(rctx, st); rerr != nil {
 				a.log.Warn("releasing thread", "thread", threadID, "err", rerr)
 			}
@@ -191,7 +191,7 @@ func (r *run) load(ctx context.Context, in Input) (*thread.State, error) {
 		r.lease = nil
 		return nil, fmt.Errorf("agent: loading thread %s: %w", r.rt.threadID, err)
 	}
-	r.checkpoint = snap.ID
+	r.checkpoint, r.committed = snap.ID, snap.ID
 	st := &thread.State{Messages: snap.Messages, Files: thread.NewFiles(snap.Files), Values: snap.Values}
 	if len(snap.Todos) > 0 {
 		if err := json.Unmarshal(snap.Todos, &st.Todos); err != nil {
@@ -415,7 +415,7 @@ func (r *run) toolTurn(ctx context.Context, turn *Turn, idx int) (stop bool, sta
 	}
 	rt.appendMessages(msgs...)
 	if err := ctx.Err(); err != nil {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		sctx, cancel := detached(ctx)
 		serr := r.save(sctx, nil)
 		cancel()
 		return true, StatusFailed, errors.Join(err, serr)
@@ -754,7 +754,7 @@ func (r *run) saveStep(ctx context.Context) error {
 		return nil
 	}
 	if r.writer == nil {
-		r.writer = newCPWriter(r.a.saver, r.committedAsync)
+		r.writer = newCPWriter(r.a.saver, r.rt.threadID, r.committedAsync)
 	}
 	return r.writer.put(r.next(nil))
 }
@@ -762,7 +762,7 @@ func (r *run) saveStep(ctx context.Context) error {
 // committedAsync is called by the writer after each commit.
 func (r *run) committedAsync(cp *checkpoint.Checkpoint) {
 	r.committed = cp.ID
-	r.rt.Emit(Event{Type: EventCheckpoint, ThreadID: cp.ThreadID, CheckpointID: cp.ID, Step: max(cp.Step, 1)})
+	r.rt.emitCheckpoint(cp)
 }
 
 // flush waits for the checkpoints the writer holds. When one failed, the
@@ -774,7 +774,6 @@ func (r *run) flush() error {
 	err := r.writer.flush()
 	if err != nil {
 		r.checkpoint = r.committed
-		err = fmt.Errorf("agent: saving checkpoint of thread %s: %w", r.rt.threadID, err)
 	}
 	return err
 }
@@ -799,15 +798,18 @@ func (r *run) save(ctx context.Context, meta json.RawMessage) error {
 	}
 	if err := r.a.saver.Put(ctx, cp); err != nil {
 		r.checkpoint = parent
-		return fmt.Errorf("agent: saving checkpoint of thread %s: %w", r.rt.threadID, err)
+		return saveError(r.rt.threadID, err)
 	}
-	r.rt.Emit(Event{Type: EventCheckpoint, ThreadID: r.rt.threadID, CheckpointID: cp.ID})
+	r.committed = cp.ID
+	r.rt.emitCheckpoint(cp)
 	return nil
 }
 
 // next takes what changed since the last checkpoint (resetting the change
 // tracking) and, with a Checkpointer, makes it the run's next checkpoint.
-// The checkpoint shares nothing the run changes later.
+// Its message list is its own; the messages' parts and calls are shared
+// with the run, which never changes them in place (hooks that rewrite the
+// conversation replace messages).
 func (r *run) next(meta json.RawMessage) *checkpoint.Checkpoint {
 	rt := r.rt
 	rt.mu.Lock()
@@ -856,6 +858,17 @@ func (r *run) next(meta json.RawMessage) *checkpoint.Checkpoint {
 	return cp
 }
 
+// detached is ctx without its cancellation, bounded by a timeout: for the
+// saves and releases that end a run however it ended.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+}
+
+// saveError is the error of a checkpoint that could not be saved.
+func saveError(threadID string, err error) error {
+	return fmt.Errorf("agent: saving checkpoint of thread %s: %w", threadID, err)
+}
+
 // dirty reports whether anything changed since the last checkpoint.
 func (r *run) dirty() bool {
 	rt := r.rt
@@ -869,8 +882,8 @@ func (r *run) dirty() bool {
 // assembles the Result.
 func (r *run) finish(ctx context.Context, status RunStatus, runErr error) (*Result, error) {
 	a, rt := r.a, r.rt
-	if err := r.flush(); err != nil && runErr == nil {
-		status, runErr = StatusFailed, err
+	if err := r.flush(); err != nil {
+		status, runErr = StatusFailed, errors.Join(runErr, err)
 	}
 	if runErr == nil && r.responseErr != nil {
 		status, runErr = StatusFailed, r.responseErr
@@ -882,15 +895,16 @@ func (r *run) finish(ctx context.Context, status RunStatus, runErr error) (*Resu
 				break
 			}
 		}
-		if runErr == nil && r.dirty() {
-			if err := r.save(ctx, nil); err != nil {
-				status, runErr = StatusFailed, err
-			}
+	}
+	// What is left to save: a completed run's last changes (its AfterAgent
+	// hooks'), and with DurabilityExit the whole run, however it ended but
+	// interrupted (an interrupt saved it). A cancelled context does not
+	// lose them.
+	if status != StatusInterrupted && r.a.saver != nil && (runErr == nil || r.durability == DurabilityExit) && r.dirty() {
+		sctx, cancel := detached(ctx)
+		if err := r.save(sctx, nil); err != nil {
+			status, runErr = StatusFailed, errors.Join(runErr, err)
 		}
-	} else if r.durability == DurabilityExit && status != StatusInterrupted && r.a.saver != nil && r.dirty() {
-		// Exit keeps a failed run's steps too, as the other modes did.
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		runErr = errors.Join(runErr, r.save(sctx, nil))
 		cancel()
 	}
 	if runErr != nil {

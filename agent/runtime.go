@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/deepagents-go/deepagents/checkpoint"
 	"slices"
 	"sync"
 	"time"
@@ -227,6 +228,20 @@ func (r *Runtime) Emit(e Event) {
 	if e.Step == 0 {
 		e.Step = r.Step()
 	}
+	r.emitMu.RLock()
+	defer r.emitMu.RUnlock()
+	if !r.ended {
+		r.emit(e)
+	}
+}
+
+// emitCheckpoint reports cp committed, at its own step: the writer of a
+// DurabilityAsync run reports a step's checkpoint during later steps.
+func (r *Runtime) emitCheckpoint(cp *checkpoint.Checkpoint) {
+	if r.emit == nil {
+		return
+	}
+	e := Event{Type: EventCheckpoint, ThreadID: cp.ThreadID, CheckpointID: cp.ID, Step: cp.Step, Namespace: r.namespace}
 	r.emitMu.RLock()
 	defer r.emitMu.RUnlock()
 	if !r.ended {

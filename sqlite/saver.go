@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
@@ -45,7 +44,7 @@ var _ checkpoint.BatchPutter = (*Saver)(nil)
 // faster than commits pays one commit for several. It returns, like Put,
 // after the commit; nothing of the batch is saved when it fails.
 func (s *Saver) PutBatch(ctx context.Context, cps []*checkpoint.Checkpoint) error {
-	if err := ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil || len(cps) == 0 {
 		return err
 	}
 	now := time.Now()
@@ -63,9 +62,6 @@ func (s *Saver) PutBatch(ctx context.Context, cps []*checkpoint.Checkpoint) erro
 			return err
 		}
 		n += rows[i].size()
-	}
-	if len(cps) == 0 {
-		return nil
 	}
 	ts := now.UnixNano()
 	conn, err := s.db.w.Conn(ctx)
@@ -85,9 +81,10 @@ func (s *Saver) PutBatch(ctx context.Context, cps []*checkpoint.Checkpoint) erro
 					return err
 				}
 			}
-			// One thread row per thread of the batch, at its last checkpoint.
+			// The thread rows, at each thread's last checkpoint: upserts in
+			// order, skipped where the next checkpoint is of the same thread.
 			for i, cp := range cps {
-				if slices.ContainsFunc(cps[i+1:], func(c *checkpoint.Checkpoint) bool { return c.ThreadID == cp.ThreadID }) {
+				if i+1 < len(cps) && cps[i+1].ThreadID == cp.ThreadID {
 					continue
 				}
 				if _, err := p.exec(p.thread, cp.ThreadID, ts, ts, cp.ID); err != nil {

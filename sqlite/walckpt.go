@@ -148,6 +148,7 @@ func (c *walCheckpointer) close() error {
 }
 
 // logPages estimates the log pages a commit writes: a page for each b-tree
-// it touches (the checkpoint, its two indexes, the messages, the thread and
-// its index, the database header) and the pages its data fills.
-func logPages(dataBytes int) int { return 7 + dataBytes/3500 }
+// it touches (the checkpoint and its two indexes, the messages and their
+// index, a file and its index, the thread and its index, the database
+// header) and the pages its data fills.
+func logPages(dataBytes int) int { return 10 + dataBytes/3500 }

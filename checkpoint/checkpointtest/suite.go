@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -104,10 +105,11 @@ func testPutBatch(t *testing.T, s checkpoint.Saver) {
 		batch = append(batch, cp)
 		parent, keep = cp.ID, keep+2
 	}
+	// Another thread's checkpoint among them.
 	other := &checkpoint.Checkpoint{ThreadID: "u", ID: "u1", CreatedAt: time.Now(), Delta: checkpoint.Delta{Messages: msgs(0, 1)}}
 	want := m.expect(t, other)
 	m.record(want)
-	batch = append(batch, other)
+	batch = slices.Insert(batch, 2, other)
 	if err := b.PutBatch(ctxb(), batch); err != nil {
 		t.Fatalf("PutBatch: %v", err)
 	}
