@@ -222,12 +222,22 @@ func (r *Runtime) Emit(e Event) {
 	if r.emit == nil {
 		return
 	}
+	r.send(r.fill(e))
+}
+
+// fill sets e's namespace and step when unset.
+func (r *Runtime) fill(e Event) Event {
 	if e.Namespace == nil {
 		e.Namespace = r.namespace
 	}
 	if e.Step == 0 {
 		e.Step = r.Step()
 	}
+	return e
+}
+
+// send delivers e unless the run has ended.
+func (r *Runtime) send(e Event) {
 	r.emitMu.RLock()
 	defer r.emitMu.RUnlock()
 	if !r.ended {
@@ -235,29 +245,20 @@ func (r *Runtime) Emit(e Event) {
 	}
 }
 
-// emitCheckpoint reports cp committed, at its own step: the writer of a
-// DurabilityAsync run reports a step's checkpoint during later steps.
+// emitCheckpoint reports cp committed, at its own step (which may be 0):
+// the writer of a DurabilityAsync run reports a step's checkpoint during
+// later steps.
 func (r *Runtime) emitCheckpoint(cp *checkpoint.Checkpoint) {
 	if r.emit == nil {
 		return
 	}
-	e := Event{Type: EventCheckpoint, ThreadID: cp.ThreadID, CheckpointID: cp.ID, Step: cp.Step, Namespace: r.namespace}
-	r.emitMu.RLock()
-	defer r.emitMu.RUnlock()
-	if !r.ended {
-		r.emit(e)
-	}
+	r.send(Event{Type: EventCheckpoint, ThreadID: cp.ThreadID, CheckpointID: cp.ID, Step: cp.Step, Namespace: r.namespace})
 }
 
 // emitLast sends the run's last event (run_end) and makes Emit a no-op
 // from then on, so that nothing follows run_end in the stream.
 func (r *Runtime) emitLast(e Event) {
-	if e.Namespace == nil {
-		e.Namespace = r.namespace
-	}
-	if e.Step == 0 {
-		e.Step = r.Step()
-	}
+	e = r.fill(e)
 	r.emitMu.Lock()
 	defer r.emitMu.Unlock()
 	r.ended = true
