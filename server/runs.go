@@ -591,13 +591,12 @@ func (s *Server) execute(ctx context.Context, rn *run, a *assistantEntry, in age
 			return
 		}
 	}
-	select {
-	case s.slots <- struct{}{}:
-	case <-ctx.Done():
+	sl := slot{slots: s.slots}
+	if sl.acquire(ctx) != nil {
 		s.end(rn, runInterrupted, "")
 		return
 	}
-	defer func() { <-s.slots }()
+	defer sl.release()
 	rn.setStatus(runRunning)
 	rn.started = true
 	s.record(rn)
@@ -610,7 +609,7 @@ func (s *Server) execute(ctx context.Context, rn *run, a *assistantEntry, in age
 		return
 	}
 	status, errMsg := runError, ""
-	for ev, err := range s.stream(ctx, rn, a, in) {
+	for ev, err := range s.stream(ctx, rn, a, in, &sl) {
 		if err != nil {
 			if errors.Is(context.Cause(ctx), errCancelled) {
 				status = runInterrupted
@@ -639,10 +638,34 @@ func (s *Server) execute(ctx context.Context, rn *run, a *assistantEntry, in age
 	s.end(rn, status, errMsg)
 }
 
+// slot is a run's hold on one of the server's MaxRuns worker slots.
+type slot struct {
+	slots chan struct{}
+	held  bool
+}
+
+func (sl *slot) acquire(ctx context.Context) error {
+	select {
+	case sl.slots <- struct{}{}:
+		sl.held = true
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func (sl *slot) release() {
+	if sl.held {
+		<-sl.slots
+		sl.held = false
+	}
+}
+
 // stream runs the agent. An enqueued run that finds its thread held by
 // another process (a run of another replica that took the thread first,
-// or a CLI run) waits for it instead of failing, as enqueue promises.
-func (s *Server) stream(ctx context.Context, rn *run, a *assistantEntry, in agent.Input) iter.Seq2[agent.Event, error] {
+// or a CLI run) waits for it instead of failing, as enqueue promises, and
+// gives its worker slot back while it waits.
+func (s *Server) stream(ctx context.Context, rn *run, a *assistantEntry, in agent.Input, sl *slot) iter.Seq2[agent.Event, error] {
 	return func(yield func(agent.Event, error) bool) {
 		for {
 			emitted := false
@@ -660,10 +683,15 @@ func (s *Server) stream(ctx context.Context, rn *run, a *assistantEntry, in agen
 			if !busy {
 				return
 			}
+			sl.release()
 			select {
 			case <-time.After(200 * time.Millisecond):
 			case <-ctx.Done():
 				yield(agent.Event{}, context.Cause(ctx))
+				return
+			}
+			if err := sl.acquire(ctx); err != nil {
+				yield(agent.Event{}, err)
 				return
 			}
 		}

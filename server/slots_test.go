@@ -1,0 +1,74 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/deepagents-go/deepagents"
+	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/server"
+)
+
+// An enqueued run whose thread another process holds waits without a
+// worker slot: with one slot, a run on another thread still runs.
+func TestWaitingRunHoldsNoSlot(t *testing.T) {
+	saver := checkpoint.NewMemorySaver()
+	a, err := deepagents.New(deepagents.Config{Model: replay.New(replay.Turn{Content: "free done"}, replay.Turn{Content: "held done"}), Checkpointer: saver})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: saver, MaxRuns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	defer func() { hs.CloseClientConnections(); s.Close(); hs.Close() }()
+	f := &fixture{t: t, srv: hs}
+	ctx := context.Background()
+	for _, id := range []string{"held", "free"} {
+		f.json(http.MethodPost, "/threads", map[string]any{"thread_id": id}, http.StatusOK, nil)
+	}
+	lease, err := saver.Acquire(ctx, "held", nil) // a CLI run, say
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			lease.Release(ctx, checkpoint.StatusIdle)
+		}
+	}
+	defer release()
+	var queued map[string]any
+	f.json(http.MethodPost, "/threads/held/runs", map[string]any{"input": map[string]any{"messages": []any{human("x")}}, "multitask_strategy": "enqueue"}, http.StatusOK, &queued)
+	time.Sleep(300 * time.Millisecond) // it finds the thread busy, and waits
+
+	done := make(chan int, 1)
+	go func() {
+		code, _, _ := f.do(http.MethodPost, "/threads/free/runs/wait", map[string]any{"input": map[string]any{"messages": []any{human("y")}}})
+		done <- code
+	}()
+	select {
+	case code := <-done:
+		if code != http.StatusOK {
+			t.Errorf("the run on the free thread: %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		release()
+		<-done
+		t.Fatal("the run on the free thread waited for the enqueued one's slot")
+	}
+	release()
+	var out map[string]any
+	f.json(http.MethodGet, "/threads/held/runs/"+queued["run_id"].(string)+"/join", nil, http.StatusOK, &out)
+	var st map[string]any
+	f.json(http.MethodGet, "/threads/held/runs/"+queued["run_id"].(string), nil, http.StatusOK, &st)
+	if st["status"] != "success" {
+		t.Errorf("the enqueued run, once the thread was free: %v", st["status"])
+	}
+}
