@@ -17,6 +17,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/thread"
 )
 
@@ -250,10 +251,6 @@ func (s *Server) threadWire(r *http.Request, th *checkpoint.Thread, withValues b
 	return t, nil
 }
 
-// isSubagentThread reports whether id is the thread a subagent that asked
-// for approval keeps (PARENT/CALL_ID).
-func isSubagentThread(id string) bool { return strings.Contains(id, "/") }
-
 func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	var q struct {
 		ThreadID string          `json:"thread_id"`
@@ -266,7 +263,7 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	if q.ThreadID == "" {
 		q.ThreadID = newUUID()
 	}
-	if isSubagentThread(q.ThreadID) {
+	if middleware.IsSubagentThread(q.ThreadID) {
 		httpError(w, http.StatusUnprocessableEntity, "thread_id must not contain '/': such ids are subagents' threads")
 		return
 	}
@@ -375,7 +372,7 @@ func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
 	}
 	var kept []checkpoint.Thread
 	for _, th := range all {
-		if isSubagentThread(th.ID) {
+		if middleware.IsSubagentThread(th.ID) {
 			continue // part of its parent's thread, not one of the client's
 		}
 		if (len(q.IDs) == 0 || slices.Contains(q.IDs, th.ID)) && contains(s.metadata(r.Context(), &th), q.Metadata) {

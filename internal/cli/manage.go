@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/persist"
 )
 
@@ -102,7 +103,7 @@ func newThreadsPruneCmd(env Env) *cobra.Command {
 			cutoff := time.Now().Add(-age)
 			deleted := 0
 			for _, t := range all {
-				if strings.Contains(t.ID, "/") || t.Status == checkpoint.StatusBusy || !t.UpdatedAt.Before(cutoff) {
+				if middleware.IsSubagentThread(t.ID) || t.Status == checkpoint.StatusBusy || !t.UpdatedAt.Before(cutoff) {
 					continue // subagent threads go with their parent; running ones stay
 				}
 				if dryRun {

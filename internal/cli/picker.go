@@ -11,7 +11,6 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/persist"
 )
 
@@ -30,16 +29,12 @@ func pickThread(ctx context.Context, env Env, db *persist.DB) (string, error) {
 	if !okIn || !okOut || !isTerminal(in) || !isTerminal(out) {
 		return "", usageError{errors.New("--resume without a thread id needs a terminal to pick one on; give the id")}
 	}
-	// More than are shown: subagents' threads are left out.
-	threads, err := db.Saver.Threads(ctx, checkpoint.ListOptions{Limit: 4 * maxPicked})
+	threads, err := recentThreads(ctx, db.Saver, maxPicked)
 	if err != nil {
 		return "", fmt.Errorf("--resume: %w", err)
 	}
 	var rows []pickRow
 	for _, t := range threads {
-		if strings.Contains(t.ID, "/") || len(rows) == maxPicked {
-			continue
-		}
 		rows = append(rows, pickRow{id: t.ID, title: title(ctx, db, t.ID), status: string(t.Status), updated: t.UpdatedAt})
 	}
 	if len(rows) == 0 {

@@ -19,7 +19,6 @@ import (
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
-	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/thread"
 )
@@ -535,15 +534,12 @@ func (m *tuiModel) command(text string) tea.Cmd {
 	case "thread":
 		return say("thread " + cmp.Or(m.thread, "(new)"))
 	case "threads":
-		threads, err := m.s.db.Saver.Threads(m.ctx, checkpoint.ListOptions{Limit: 10})
+		threads, err := recentThreads(m.ctx, m.s.db.Saver, 10)
 		if err != nil {
 			return say(red.Render(err.Error()))
 		}
 		var b strings.Builder
 		for _, t := range threads {
-			if strings.Contains(t.ID, "/") {
-				continue // a subagent's thread
-			}
 			fmt.Fprintf(&b, "%s  %s  %s\n", t.ID, t.UpdatedAt.Local().Format("2006-01-02 15:04"), title(m.ctx, m.s.db, t.ID))
 		}
 		return say(strings.TrimRight(cmp.Or(b.String(), "no threads yet"), "\n") + "\n/resume ID continues one")
