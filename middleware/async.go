@@ -415,15 +415,42 @@ func (s *AsyncSubagents) store(rt *agent.Runtime, tasks map[string]AsyncTask) {
 
 // observe records a status seen now.
 func (s *AsyncSubagents) observe(rt *agent.Runtime, id, status string, collected bool) {
+	s.observeAll(rt, map[string]string{id: status}, collected)
+}
+
+// observeAll records what was seen of several tasks (by id, their
+// statuses), encoding the records once.
+func (s *AsyncSubagents) observeAll(rt *agent.Runtime, seen map[string]string, collected bool) {
 	now := time.Now().UTC().Truncate(time.Second)
-	s.save(rt, id, func(t *AsyncTask) {
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
+	tasks := s.records(rt)
+	changed := false
+	for id, status := range seen {
+		t, ok := tasks[id]
+		if !ok {
+			continue // forgotten meanwhile (evicted to make room)
+		}
 		if t.Status != status {
 			t.LastUpdatedAt = now
 		}
 		t.Status = status
 		t.LastCheckedAt = now
 		t.Collected = t.Collected || collected
-	})
+		tasks[id], changed = t, true
+	}
+	if changed {
+		s.store(rt, tasks)
+	}
+}
+
+// remoteOf returns the remote agent a remote task ran on, or the error
+// that it is no longer configured.
+func (s *AsyncSubagents) remoteOf(rec AsyncTask) (*remoteAgent, error) {
+	if e := s.byName[rec.AgentName]; e != nil && e.remote != nil {
+		return e.remote, nil
+	}
+	return nil, fmt.Errorf("Error: task %s ran on async subagent %s, which is no longer configured", rec.TaskID, rec.AgentName)
 }
 
 type startIn struct {
@@ -618,15 +645,15 @@ func (s *AsyncSubagents) check(ctx context.Context, in taskIDIn) (string, error)
 func (s *AsyncSubagents) status(ctx context.Context, rt *agent.Runtime, rec AsyncTask) (report, error) {
 	r := report{TaskID: rec.TaskID, SubagentType: rec.AgentName, Status: rec.Status}
 	if rec.Remote {
-		e := s.byName[rec.AgentName]
-		if e == nil || e.remote == nil {
-			return r, fmt.Errorf("Error: task %s ran on async subagent %s, which is no longer configured", rec.TaskID, rec.AgentName)
+		remote, err := s.remoteOf(rec)
+		if err != nil {
+			return r, err
 		}
 		if rec.Status == AsyncCancelled {
 			r.Note = "it was cancelled"
 			return r, nil
 		}
-		st, err := e.remote.status(ctx, rec.ThreadID, rec.RunID)
+		st, err := remote.status(ctx, rec.ThreadID, rec.RunID)
 		if err != nil {
 			if ctx.Err() != nil {
 				return r, ctx.Err()
@@ -636,7 +663,7 @@ func (s *AsyncSubagents) status(ctx context.Context, rt *agent.Runtime, rec Asyn
 		r.Status = st
 		switch st {
 		case AsyncSuccess:
-			text, err := e.remote.result(ctx, rec.ThreadID)
+			text, err := remote.result(ctx, rec.ThreadID)
 			if err != nil {
 				if ctx.Err() != nil {
 					return r, ctx.Err()
@@ -646,7 +673,7 @@ func (s *AsyncSubagents) status(ctx context.Context, rt *agent.Runtime, rec Asyn
 				r.Result = text
 			}
 		case AsyncError:
-			r.Error = e.remote.failure(ctx, rec.ThreadID, rec.RunID)
+			r.Error = remote.failure(ctx, rec.ThreadID, rec.RunID)
 		case AsyncInterrupted:
 			r.Error = "the remote run stopped before it finished (cancelled there, or waiting for a human approval this agent cannot give)"
 		case AsyncTimeout:
@@ -747,13 +774,13 @@ func (s *AsyncSubagents) wait(ctx context.Context, in waitIn) (string, error) {
 // pollRemote asks a remote task's server until the run ends or the timer
 // fires. Failed requests are retried until then: check reports them.
 func (s *AsyncSubagents) pollRemote(ctx context.Context, rec AsyncTask, timeout <-chan time.Time) error {
-	e := s.byName[rec.AgentName]
-	if e == nil || e.remote == nil {
+	remote, err := s.remoteOf(rec)
+	if err != nil {
 		return nil // status says so
 	}
 	interval := s.limits.PollInterval
 	for {
-		st, err := e.remote.status(ctx, rec.ThreadID, rec.RunID)
+		st, err := remote.status(ctx, rec.ThreadID, rec.RunID)
 		if err == nil && asyncTerminal(st) {
 			return nil
 		}
@@ -794,11 +821,11 @@ func (s *AsyncSubagents) update(ctx context.Context, in updateIn) (string, error
 	}
 	now := time.Now().UTC().Truncate(time.Second)
 	if rec.Remote {
-		e := s.byName[rec.AgentName]
-		if e == nil || e.remote == nil {
-			return "", fmt.Errorf("Error: task %s ran on async subagent %s, which is no longer configured", rec.TaskID, rec.AgentName)
+		remote, err := s.remoteOf(rec)
+		if err != nil {
+			return "", err
 		}
-		rid, err := e.remote.followUp(ctx, rec.ThreadID, in.Message)
+		rid, err := remote.followUp(ctx, rec.ThreadID, in.Message)
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", ctx.Err()
@@ -836,17 +863,17 @@ func (s *AsyncSubagents) cancel(ctx context.Context, in taskIDIn) (string, error
 		return fmt.Sprintf("Task %s had already finished (status %s); nothing to cancel.", rec.TaskID, rec.Status), nil
 	}
 	if rec.Remote {
-		e := s.byName[rec.AgentName]
-		if e == nil || e.remote == nil {
-			return "", fmt.Errorf("Error: task %s ran on async subagent %s, which is no longer configured", rec.TaskID, rec.AgentName)
+		remote, err := s.remoteOf(rec)
+		if err != nil {
+			return "", err
 		}
 		// A run that has ended keeps its outcome: cancelling it would
 		// record it cancelled and hide its result.
-		if st, err := e.remote.status(ctx, rec.ThreadID, rec.RunID); err == nil && asyncTerminal(st) {
+		if st, err := remote.status(ctx, rec.ThreadID, rec.RunID); err == nil && asyncTerminal(st) {
 			s.observe(rt, rec.TaskID, st, false)
 			return fmt.Sprintf("Task %s had already finished (status %s); nothing to cancel. check_async_task returns its result.", rec.TaskID, st), nil
 		}
-		if err := e.remote.cancel(ctx, rec.ThreadID, rec.RunID); err != nil {
+		if err := remote.cancel(ctx, rec.ThreadID, rec.RunID); err != nil {
 			if ctx.Err() != nil {
 				return "", ctx.Err()
 			}
@@ -917,8 +944,8 @@ func (s *AsyncSubagents) list(ctx context.Context, in listIn) (string, error) {
 			statuses[i] = s.local.liveStatus(rec)
 			continue
 		}
-		e := s.byName[rec.AgentName]
-		if e == nil || e.remote == nil {
+		remote, err := s.remoteOf(rec)
+		if err != nil {
 			continue
 		}
 		wg.Add(1)
@@ -926,7 +953,7 @@ func (s *AsyncSubagents) list(ctx context.Context, in listIn) (string, error) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if st, err := e.remote.status(ctx, rec.ThreadID, rec.RunID); err == nil {
+			if st, err := remote.status(ctx, rec.ThreadID, rec.RunID); err == nil {
 				statuses[i] = st
 			}
 		}()
@@ -936,17 +963,19 @@ func (s *AsyncSubagents) list(ctx context.Context, in listIn) (string, error) {
 		return "", err
 	}
 	var lines []string
+	seen := map[string]string{}
 	for i, rec := range recs {
 		if statuses[i] != rec.Status && (rec.Remote || statuses[i] == AsyncLost) {
 			// A finished local task's status is recorded when its result
 			// is collected (check or wait), not here.
-			s.observe(rt, rec.TaskID, statuses[i], false)
+			seen[rec.TaskID] = statuses[i]
 		}
 		if filter != "" && filter != "all" && statuses[i] != filter {
 			continue
 		}
 		lines = append(lines, fmt.Sprintf("- task_id: %s  agent: %s  status: %s", rec.TaskID, rec.AgentName, statuses[i]))
 	}
+	s.observeAll(rt, seen, false)
 	if len(lines) == 0 {
 		if len(recs) == 0 {
 			return "No async subagent tasks tracked.", nil
