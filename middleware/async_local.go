@@ -133,13 +133,7 @@ func taskInput(rt *agent.Runtime, e *asyncEntry, id, callID string, msgs []llm.M
 			in.ThreadID += fmt.Sprintf("/%d", gen)
 		}
 	}
-	in.Values = rt.Values()
-	for k := range in.Values {
-		if rt.IsPrivate(k) {
-			delete(in.Values, k)
-		}
-	}
-	in.Files = rt.Files().Snapshot()
+	in.Values, in.Files = sharedState(rt)
 	return in
 }
 
@@ -250,11 +244,11 @@ func outcome(ctx context.Context, e *asyncEntry, res *agent.Result, err error) (
 		}
 		return AsyncInterrupted, "", fmt.Sprintf("it stopped to ask for approval of %s, which a background task cannot get; cancel it, or give the work to task instead", strings.Join(names, ", "))
 	}
-	last := res.LastMessage()
-	if last == nil {
+	report, ok := finalReport(res)
+	if !ok {
 		return AsyncError, "", fmt.Sprintf("subagent %s returned no messages", e.name)
 	}
-	return AsyncSuccess, strings.TrimRight(last.Text(), " \t\n"), ""
+	return AsyncSuccess, report, ""
 }
 
 // collect hands a finished task's work to the run that reports it, once:

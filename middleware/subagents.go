@@ -13,6 +13,7 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/permission"
+	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -384,13 +385,7 @@ func (s *Subagents) task(ctx context.Context, in taskIn) (string, error) {
 		} else {
 			input.Messages = []llm.Message{task}
 		}
-		input.Values = rt.Values()
-		for k := range input.Values {
-			if rt.IsPrivate(k) {
-				delete(input.Values, k)
-			}
-		}
-		input.Files = rt.Files().Snapshot()
+		input.Values, input.Files = sharedState(rt)
 	}
 	res, err := run.Invoke(ctx, input)
 	if res != nil {
@@ -406,11 +401,33 @@ func (s *Subagents) task(ctx context.Context, in taskIn) (string, error) {
 		return "", &agent.InterruptError{Requests: res.Interrupts}
 	}
 	mergeBack(rt, e.private, res)
-	last := res.LastMessage()
-	if last == nil {
+	report, ok := finalReport(res)
+	if !ok {
 		return "", fmt.Errorf("Error: subagent %s returned no messages", e.name)
 	}
-	return strings.TrimRight(last.Text(), " \t\n"), nil
+	return report, nil
+}
+
+// sharedState is what a subagent gets of its caller's state: the values
+// the caller's middleware do not keep to it, and the files.
+func sharedState(rt *agent.Runtime) (map[string]json.RawMessage, map[string]thread.FileData) {
+	values := rt.Values()
+	for k := range values {
+		if rt.IsPrivate(k) {
+			delete(values, k)
+		}
+	}
+	return values, rt.Files().Snapshot()
+}
+
+// finalReport is a subagent's answer: the text of its last message; ok is
+// false when it has none.
+func finalReport(res *agent.Result) (report string, ok bool) {
+	last := res.LastMessage()
+	if last == nil {
+		return "", false
+	}
+	return strings.TrimRight(last.Text(), " \t\n"), true
 }
 
 // forkedConversation is what a forked subagent starts from: a copy of the
