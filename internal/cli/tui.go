@@ -63,7 +63,7 @@ type tuiModel struct {
 	f     *runFlags
 	send  func(tea.Msg)
 	input textinput.Model
-	width int
+	width, height int
 
 	thread  string
 	running bool
@@ -147,7 +147,7 @@ func (m *tuiModel) Init() tea.Cmd {
 func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.width = msg.Width
+		m.width, m.height = msg.Width, msg.Height
 		m.input.Width = max(msg.Width-4, 10)
 		return m, nil
 	case eventMsg:
@@ -489,7 +489,7 @@ func approvalKeys(req agent.ActionRequest) string {
 func (m *tuiModel) View() string {
 	var b strings.Builder
 	if text := m.answer.String(); text != "" {
-		b.WriteString(wrapText(text, m.width) + "\n")
+		b.WriteString(liveTail(text, m.width, m.height) + "\n")
 	}
 	if len(m.todos) > 0 {
 		b.WriteString(renderTodos(m.todos))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/lipgloss"
 
@@ -110,6 +111,48 @@ func diffLines(mark, text string, style lipgloss.Style) []string {
 }
 
 // wrapText wraps text at width (no wrapping when the width is unknown).
+// liveTail is what the live view shows of an answer still streaming: its
+// last lines, as many as fit the window, wrapped. Only the end of the
+// text is wrapped, so that a long answer does not cost more at every
+// frame as it grows; the whole answer is printed once it is complete.
+func liveTail(text string, width, height int) string {
+	if width <= 0 || height <= 0 {
+		return wrapText(text, width)
+	}
+	// Two thirds of the window, the rest for the todos and the input.
+	keep := max(height*2/3, 3)
+	// The lines before the last keep, and the bytes before the last
+	// screenful of a line that never breaks, cannot be on the screen.
+	if i := lastLines(text, keep); i > 0 {
+		text = text[i:]
+	}
+	if most := keep * width * 4; len(text) > most {
+		i := len(text) - most
+		for i < len(text) && !utf8.RuneStart(text[i]) {
+			i++
+		}
+		text = text[i:]
+	}
+	lines := strings.Split(wrapText(text, width), "\n")
+	if len(lines) > keep {
+		lines = lines[len(lines)-keep:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// lastLines returns where the last n lines of text begin.
+func lastLines(text string, n int) int {
+	i := len(text)
+	for ; n > 0; n-- {
+		j := strings.LastIndexByte(text[:i], '\n')
+		if j < 0 {
+			return 0
+		}
+		i = j
+	}
+	return i + 1
+}
+
 func wrapText(text string, width int) string {
 	text = terminalSafe(text)
 	if width <= 0 {

@@ -261,3 +261,35 @@ func TestMemoryAndSkillsPlaces(t *testing.T) {
 		}
 	}
 }
+
+// The live view wraps only what fits the window: the last lines of a long
+// answer, and the end of one that never breaks a line.
+func TestLiveTail(t *testing.T) {
+	var long strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&long, "line %d\n", i)
+	}
+	long.WriteString("the end")
+	oneLine := strings.Repeat("word ", 100000) + "last"
+	for _, c := range []struct {
+		name, text    string
+		width, height int
+		lastLine      string
+	}{
+		{"many lines", long.String(), 40, 30, "the end"},
+		{"one huge line", oneLine, 40, 30, "word word word word word word word last"},
+		{"short", "hello\nworld", 40, 30, "world"},
+	} {
+		got := liveTail(c.text, c.width, c.height)
+		lines := strings.Split(got, "\n")
+		if n := len(lines); n > c.height*2/3 {
+			t.Errorf("%s: %d lines for a window of %d", c.name, n, c.height)
+		}
+		if last := strings.TrimRight(lines[len(lines)-1], " "); last != c.lastLine {
+			t.Errorf("%s: last line %q, want %q", c.name, last, c.lastLine)
+		}
+	}
+	if got := liveTail("a\nb", 0, 0); got != "a\nb" {
+		t.Errorf("without a size: %q", got)
+	}
+}
