@@ -19,11 +19,13 @@ type renderer interface {
 	close() error
 }
 
-func newRenderer(format string, env Env, prices map[string]llm.Price) renderer {
+// newRenderer returns the renderer of format. used is the run's usage as
+// its caller adds it up, which the text format's summary reports.
+func newRenderer(format string, env Env, prices map[string]llm.Price, used *agent.UsageTree) renderer {
 	if format == "jsonl" {
 		return &jsonlRenderer{w: bufio.NewWriterSize(env.Stdout, 64<<10)}
 	}
-	return &textRenderer{out: env.Stdout, log: env.Stderr, prices: prices, onTerminal: isTerminal(env.Stdout)}
+	return &textRenderer{out: env.Stdout, log: env.Stderr, prices: prices, usage: used, onTerminal: isTerminal(env.Stdout)}
 }
 
 // flushDelay bounds how long an event may wait in the jsonl buffer. A step
@@ -98,9 +100,9 @@ type textRenderer struct {
 	// control characters (see terminalSafe); a pipe gets it as it is.
 	onTerminal bool
 	// prices are the user's, over llm's list prices; usage is the run's
-	// so far.
+	// so far, added up by the renderer's caller.
 	prices map[string]llm.Price
-	usage  agent.UsageTree
+	usage  *agent.UsageTree
 }
 
 func (r *textRenderer) event(e agent.Event) error {
@@ -142,8 +144,6 @@ func (r *textRenderer) event(e agent.Event) error {
 				fmt.Fprintf(r.log, "%s  %s %s\n", prefix, mark, t.Content)
 			}
 		}
-	case agent.EventUsage:
-		r.usage.Add(e)
 	case agent.EventNotice:
 		fmt.Fprintf(r.log, "%snote: %s\n", prefix, oneLine(e.Content))
 	case agent.EventInterrupt:
@@ -176,13 +176,15 @@ func (r *textRenderer) event(e agent.Event) error {
 	return nil
 }
 
-// summary ends a run's log with its thread and what it used (usageLines),
-// and starts the next run's tally afresh.
+// summary ends a run's log with its thread and what it used (usageLines).
 func (r *textRenderer) summary(threadID string) {
-	for _, l := range usageLines(threadID, &r.usage, r.prices) {
+	used := r.usage
+	if used == nil {
+		used = &agent.UsageTree{}
+	}
+	for _, l := range usageLines(threadID, used, r.prices) {
 		fmt.Fprintln(r.log, l)
 	}
-	r.usage = agent.UsageTree{}
 }
 
 func (r *textRenderer) close() error { return nil }

@@ -296,21 +296,22 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 		in.ThreadID = f.thread // --continue found it
 	}
 	in.Values = settingsValues(s.settings)
-	out := newRenderer(f.output, env, f.userPrices(env))
+	var used agent.UsageTree // each run's, reset when the next starts
+	out := newRenderer(f.output, env, f.userPrices(env), &used)
 	defer out.close()
 	for {
 		var end agent.Event
 		var runErr error
-		var used agent.UsageTree
+		used = agent.UsageTree{}
 		for e, err := range s.agent.Stream(ctx, in) {
 			if err != nil {
 				runErr = err
 				break
 			}
+			used.Add(e) // before the renderer, whose run_end reports it
 			if err := out.event(e); err != nil {
 				return err
 			}
-			used.Add(e)
 			if e.Type == agent.EventRunEnd && len(e.Namespace) == 0 {
 				end = e
 			}
