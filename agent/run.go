@@ -325,7 +325,7 @@ func (r *run) modelTurn(ctx context.Context) (modelOutcome, error) {
 	rt.step++
 	rt.mu.Unlock()
 	// The answer's ID is chosen before the call, so that its deltas carry it.
-	rt.messageID = newID()
+	rt.messageID, rt.answeredBy = newID(), nil
 	resp, err := a.callModel(ctx, &ModelRequest{
 		Request: llm.Request{System: a.system, Messages: rt.state.Messages, Tools: a.specs, ResponseSchema: a.respSchema},
 		Model:   a.model,
@@ -343,7 +343,7 @@ func (r *run) modelTurn(ctx context.Context) (modelOutcome, error) {
 	if rt.emit != nil {
 		rt.Emit(Event{Type: EventMessage, Message: &msg})
 		u := resp.Usage
-		rt.Emit(Event{Type: EventUsage, Name: r.a.modelSpec, Usage: &u})
+		rt.Emit(Event{Type: EventUsage, Name: r.a.specOf(rt.answeredBy), Usage: &u})
 	}
 	switch {
 	case len(msg.ToolCalls) > 0:
@@ -722,6 +722,7 @@ func (a *Agent) toolNames() string {
 // forwards deltas as events.
 func streamModel(ctx context.Context, req *ModelRequest) (*llm.Response, error) {
 	rt := req.Runtime
+	rt.answeredBy = req.Model
 	for c, err := range req.Model.Stream(ctx, &req.Request) {
 		if err != nil {
 			return nil, err
@@ -856,6 +857,16 @@ func (r *run) next(meta json.RawMessage) *checkpoint.Checkpoint {
 	}
 	r.checkpoint = cp.ID
 	return cp
+}
+
+// specOf names m as usage events do: the agent's configured model's spec
+// is computed once, another's (one a middleware swapped in) when it
+// answers.
+func (a *Agent) specOf(m llm.Model) string {
+	if m == nil || m == a.model {
+		return a.modelSpec
+	}
+	return llm.Describe(m).Spec()
 }
 
 // detached is ctx without its cancellation, bounded by a timeout: for the

@@ -31,6 +31,10 @@ type Runtime struct {
 	// messageID is the ID of the assistant message the current model
 	// turn produces, chosen before the call so that its deltas carry it.
 	messageID string
+	// answeredBy is the model the current turn's call reached, after the
+	// middleware that may swap it (a fallback, say): its usage is named
+	// after it.
+	answeredBy llm.Model
 
 	// What changed since the last checkpoint.
 	todosChanged  bool

@@ -1,12 +1,14 @@
 package agent_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/llm/replay"
 )
 
 func TestUsageTree(t *testing.T) {
@@ -92,5 +94,51 @@ func TestUsageTreeMerge(t *testing.T) {
 	}
 	if a.Models[0].Calls != 1 || len(a.Subagents[0].Models) != 1 {
 		t.Errorf("Merge changed its argument: %+v", a)
+	}
+}
+
+// namedModel is a scripted model that describes itself as spec.
+type namedModel struct {
+	llm.Model
+	provider, name string
+}
+
+func (m namedModel) Info() llm.Info { return llm.Info{Provider: m.provider, Name: m.name} }
+
+// swapModel sends every call to another model, as a fallback would.
+type swapModel struct{ to llm.Model }
+
+func (swapModel) Name() string { return "swap_model" }
+func (s swapModel) WrapModel(ctx context.Context, req *agent.ModelRequest, next agent.ModelHandler) (*llm.Response, error) {
+	req.Model = s.to
+	return next(ctx, req)
+}
+
+// A usage event names the model that answered, not the one configured
+// when a middleware swapped it.
+func TestUsageNamesTheModelThatAnswered(t *testing.T) {
+	configured := namedModel{provider: "anthropic", name: "claude-sonnet-4-5"}
+	fallback := namedModel{Model: replay.New(replay.Turn{Content: "from the fallback", Usage: llm.Usage{InputTokens: 10}}), provider: "openai", name: "gpt-4.1"}
+	for _, c := range []struct {
+		mw   []agent.Middleware
+		want string
+	}{
+		{nil, "anthropic:claude-sonnet-4-5"},
+		{[]agent.Middleware{swapModel{fallback}}, "openai:gpt-4.1"},
+	} {
+		m := namedModel{Model: replay.New(replay.Turn{Content: "answer"}), provider: configured.provider, name: configured.name}
+		a := newAgent(t, agent.Config{Model: m, Middleware: c.mw})
+		var names []string
+		for e, err := range a.Stream(context.Background(), agent.Prompt("hi")) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Type == agent.EventUsage {
+				names = append(names, e.Name)
+			}
+		}
+		if len(names) != 1 || names[0] != c.want {
+			t.Errorf("usage named %v, want %s", names, c.want)
+		}
 	}
 }
