@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
@@ -468,7 +470,10 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 		metadata = map[string]any{}
 	}
 	now := time.Now().UTC()
-	runCtx, cancel := context.WithCancelCause(s.baseCtx)
+	// The run outlives the request, but continues the caller's trace (W3C
+	// traceparent and tracestate): with tracing on, its spans are children
+	// of the caller's.
+	runCtx, cancel := context.WithCancelCause(propagation.TraceContext{}.Extract(s.baseCtx, propagation.HeaderCarrier(r.Header)))
 	rn := &run{
 		id: newUUID(), threadID: threadID, assistantID: wa.AssistantID, multitask: multitask, onDisconnect: q.OnDisconnect, createdAt: now,
 		metadata: metadata, modes: modes, temporary: temporary, subgraphs: q.StreamSubgraphs, cancel: cancel, finished: make(chan struct{}),
