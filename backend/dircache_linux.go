@@ -218,20 +218,10 @@ func (c *dirCache) refresh(d *keptDir, fd int, host string) error {
 			d.textOK = false // rebuilt at once rather than spliced many times
 		}
 		for name := range d.pending {
-			var st unix.Stat_t
-			err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
-			if err != nil && err != unix.ENOENT {
+			kind, err := lookupKind(fd, name)
+			if err != nil {
 				d.stale = true // cannot tell: read it all
 				break
-			}
-			kind := -1 // gone, or neither a file nor a directory
-			if err == nil {
-				switch st.Mode & unix.S_IFMT {
-				case unix.S_IFDIR:
-					kind = 1
-				case unix.S_IFREG:
-					kind = 0
-				}
 			}
 			d.update(name, kind)
 		}
@@ -258,17 +248,17 @@ const maxSplices = 8
 
 func direntSize(e dirent) int { return int(unsafe.Sizeof(e)) + len(e.name) }
 
-// update sets the entry name to kind: -1 absent, 0 a file, 1 a directory.
-func (d *keptDir) update(name string, kind int) {
+// update sets the entry name to kind.
+func (d *keptDir) update(name string, kind entryKind) {
 	i, found := slices.BinarySearchFunc(d.entries, name, func(e dirent, n string) int { return strings.Compare(e.name, n) })
-	if found && (kind < 0 || d.entries[i].isDir != (kind == 1)) {
+	if found && (kind == kindNone || d.entries[i].isDir != (kind == kindDir)) {
 		d.removeLine(i)
 		d.bytes -= direntSize(d.entries[i])
 		d.entries = slices.Delete(d.entries, i, i+1)
 		found = false
 	}
-	if !found && kind >= 0 {
-		e := dirent{name: name, isDir: kind == 1}
+	if !found && kind != kindNone {
+		e := dirent{name: name, isDir: kind == kindDir}
 		d.insertLine(i, e)
 		d.bytes += direntSize(e)
 		d.entries = slices.Insert(d.entries, i, e)

@@ -16,6 +16,35 @@ const direntBufSize = 32 << 10
 // direntBufs recycles getdents buffers: a walk reads many directories.
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, direntBufSize); return &b }}
 
+// entryKind is what a directory entry is, as listings count it.
+type entryKind int8
+
+const (
+	kindNone entryKind = iota - 1 // absent, or neither a file nor a directory
+	kindFile
+	kindDir
+)
+
+// lookupKind looks name up in the directory open at fd, without following
+// a symbolic link (which is kindNone). An entry that is gone is kindNone
+// without an error; err is another failure.
+func lookupKind(fd int, name string) (entryKind, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if err == unix.ENOENT {
+			return kindNone, nil
+		}
+		return kindNone, err
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return kindDir, nil
+	case unix.S_IFREG:
+		return kindFile, nil
+	}
+	return kindNone, nil
+}
+
 // readNames lists the directory open at fd (which stays open and must be
 // at offset 0) with getdents64 directly: no os.File, no DirEntry per entry.
 // Each entry's kind is its d_type; DT_UNKNOWN (file systems that do not
@@ -51,20 +80,13 @@ func readNames(fd int, _ string) ([]dirent, error) {
 			if len(name) == 0 || string(name) == "." || string(name) == ".." {
 				continue
 			}
-			if typ == unix.DT_UNKNOWN {
-				var st unix.Stat_t
-				if unix.Fstatat(fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-					continue // gone meanwhile
-				}
-				switch st.Mode & unix.S_IFMT {
-				case unix.S_IFDIR:
-					typ = unix.DT_DIR
-				case unix.S_IFREG:
-					typ = unix.DT_REG
-				}
-			}
-			if typ == unix.DT_DIR || typ == unix.DT_REG {
+			switch typ {
+			case unix.DT_DIR, unix.DT_REG:
 				out = append(out, dirent{name: string(name), isDir: typ == unix.DT_DIR})
+			case unix.DT_UNKNOWN: // the file system does not say: ask
+				if k, err := lookupKind(fd, string(name)); err == nil && k != kindNone {
+					out = append(out, dirent{name: string(name), isDir: k == kindDir})
+				}
 			}
 		}
 	}
