@@ -46,14 +46,18 @@ func (t *UsageTree) Add(e Event) {
 	for _, name := range e.Namespace {
 		n = n.child(name)
 	}
-	for i := range n.Models {
-		if n.Models[i].Model == e.Name {
-			n.Models[i].Calls++
-			n.Models[i].Usage.Add(*e.Usage)
-			return
-		}
+	n.addModel(ModelUsage{Model: e.Name, Calls: 1, Usage: *e.Usage})
+}
+
+// addModel adds m to this agent's own usage of its model.
+func (t *UsageTree) addModel(m ModelUsage) {
+	i := slices.IndexFunc(t.Models, func(x ModelUsage) bool { return x.Model == m.Model })
+	if i < 0 {
+		t.Models = append(t.Models, m)
+		return
 	}
-	n.Models = append(n.Models, ModelUsage{Model: e.Name, Calls: 1, Usage: *e.Usage})
+	t.Models[i].Calls += m.Calls
+	t.Models[i].Usage.Add(m.Usage)
 }
 
 func (t *UsageTree) child(name string) *UsageTree {
@@ -142,13 +146,7 @@ func (t *UsageTree) walk(depth int, fn func(int, *UsageTree)) {
 // one). o is left as it is.
 func (t *UsageTree) Merge(o *UsageTree) {
 	for _, m := range o.Models {
-		i := slices.IndexFunc(t.Models, func(x ModelUsage) bool { return x.Model == m.Model })
-		if i < 0 {
-			t.Models = append(t.Models, m)
-			continue
-		}
-		t.Models[i].Calls += m.Calls
-		t.Models[i].Usage.Add(m.Usage)
+		t.addModel(m)
 	}
 	for _, c := range o.Subagents {
 		t.child(c.Agent).Merge(c)
