@@ -183,7 +183,7 @@ func (s *Summarization) WrapModel(ctx context.Context, req *agent.ModelRequest, 
 		r.compacted = true
 		// Everything but the newest message; summarize keeps a tool
 		// call with its results.
-		s.summarize(ctx, req, r, window, est, len(req.Messages)-1, "as asked")
+		s.summarize(ctx, req, r, window, est, keepCalls(req.Messages, len(req.Messages)-1), "as asked")
 		est = s.estimate(req, r)
 	}
 	if est > trigger {
@@ -337,15 +337,12 @@ func previousSummary(st summaryState, msgs []llm.Message) bool {
 		strings.HasPrefix(msgs[0].Text(), summaryPreamble)
 }
 
-// summarize replaces the messages before cut with a summary, and says why
-// in its notice. It reports whether it did; a failure changes nothing but
+// summarize replaces the messages before cut (where no tool result is:
+// see keepCalls) with a summary, and says why in its notice. It reports whether it did; a failure changes nothing but
 // the pacing of later attempts.
 func (s *Summarization) summarize(ctx context.Context, req *agent.ModelRequest, r *sumRun, window, est, cut int, why string) bool {
 	rt := req.Runtime
 	msgs := req.Messages
-	for cut > 0 && cut < len(msgs) && msgs[cut].Role == llm.RoleTool {
-		cut-- // a tool call keeps its results
-	}
 	from := 0
 	if previousSummary(r.st, msgs) {
 		from = 1
@@ -517,10 +514,16 @@ func (s *Summarization) newCutoff(msgs []llm.Message, window int) int {
 		cut = max(len(msgs)-keep, 0)
 	}
 	cut = min(cut, len(msgs)-1) // always keep the newest message
-	for cut > 0 && msgs[cut].Role == llm.RoleTool {
+	return keepCalls(msgs, max(cut, 0))
+}
+
+// keepCalls moves a cut back before the tool results at it, so that the
+// call they answer is kept with them.
+func keepCalls(msgs []llm.Message, cut int) int {
+	for cut > 0 && cut < len(msgs) && msgs[cut].Role == llm.RoleTool {
 		cut--
 	}
-	return max(cut, 0)
+	return cut
 }
 
 // historyHeader opens a new history file.
