@@ -58,11 +58,11 @@ type (
 
 // tuiModel is the interactive session's state.
 type tuiModel struct {
-	ctx   context.Context
-	s     *session
-	f     *runFlags
-	send  func(tea.Msg)
-	input textinput.Model
+	ctx           context.Context
+	s             *session
+	f             *runFlags
+	send          func(tea.Msg)
+	input         textinput.Model
 	width, height int
 
 	thread  string
