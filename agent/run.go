@@ -325,7 +325,10 @@ func (r *run) modelTurn(ctx context.Context) (modelOutcome, error) {
 	rt.step++
 	rt.mu.Unlock()
 	// The answer's ID is chosen before the call, so that its deltas carry it.
-	rt.messageID, rt.answeredBy = newID(), nil
+	rt.messageID = newID()
+	rt.mu.Lock()
+	rt.answeredBy = nil
+	rt.mu.Unlock()
 	resp, err := a.callModel(ctx, &ModelRequest{
 		Request: llm.Request{System: a.system, Messages: rt.state.Messages, Tools: a.specs, ResponseSchema: a.respSchema},
 		Model:   a.model,
@@ -343,7 +346,10 @@ func (r *run) modelTurn(ctx context.Context) (modelOutcome, error) {
 	if rt.emit != nil {
 		rt.Emit(Event{Type: EventMessage, Message: &msg})
 		u := resp.Usage
-		rt.Emit(Event{Type: EventUsage, Name: r.a.specOf(rt.answeredBy), Usage: &u})
+		rt.mu.Lock()
+		answered := rt.answeredBy
+		rt.mu.Unlock()
+		rt.Emit(Event{Type: EventUsage, Name: r.a.specOf(answered), Usage: &u})
 	}
 	switch {
 	case len(msg.ToolCalls) > 0:
@@ -722,7 +728,9 @@ func (a *Agent) toolNames() string {
 // forwards deltas as events.
 func streamModel(ctx context.Context, req *ModelRequest) (*llm.Response, error) {
 	rt := req.Runtime
-	rt.answeredBy = req.Model
+	rt.mu.Lock()
+	rt.answeredBy = req.Model // a middleware may call next on another goroutine
+	rt.mu.Unlock()
 	for c, err := range req.Model.Stream(ctx, &req.Request) {
 		if err != nil {
 			return nil, err
@@ -859,14 +867,16 @@ func (r *run) next(meta json.RawMessage) *checkpoint.Checkpoint {
 	return cp
 }
 
-// specOf names m as usage events do: the agent's configured model's spec
-// is computed once, another's (one a middleware swapped in) when it
-// answers.
+// specOf names m, the model that answered, as usage events do; the
+// configured model's name when m does not describe itself. (Models are
+// not compared: a model's type need not be comparable.)
 func (a *Agent) specOf(m llm.Model) string {
-	if m == nil || m == a.model {
-		return a.modelSpec
+	if m != nil {
+		if s := llm.Describe(m).Spec(); s != "" {
+			return s
+		}
 	}
-	return llm.Describe(m).Spec()
+	return a.modelSpec
 }
 
 // detached is ctx without its cancellation, bounded by a timeout: for the

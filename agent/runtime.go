@@ -33,7 +33,7 @@ type Runtime struct {
 	messageID string
 	// answeredBy is the model the current turn's call reached, after the
 	// middleware that may swap it (a fallback, say): its usage is named
-	// after it.
+	// after it (the last one, if a middleware called several). Under mu.
 	answeredBy llm.Model
 
 	// What changed since the last checkpoint.

@@ -142,3 +142,23 @@ func TestUsageNamesTheModelThatAnswered(t *testing.T) {
 		}
 	}
 }
+
+// uncomparable is a model value whose type == cannot compare.
+type uncomparable struct {
+	llm.Model
+	tags []string
+}
+
+// A model whose type is not comparable runs: the agent never compares
+// models (it did, to name usage, and panicked).
+func TestUncomparableModel(t *testing.T) {
+	a := newAgent(t, agent.Config{Model: uncomparable{Model: replay.New(replay.Turn{Content: "ok"}), tags: []string{"x"}}})
+	for e, err := range a.Stream(context.Background(), agent.Prompt("hi")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Type == agent.EventRunEnd && e.Status != agent.StatusCompleted {
+			t.Fatalf("run ended %s: %s", e.Status, e.Error)
+		}
+	}
+}

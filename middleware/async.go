@@ -421,6 +421,9 @@ func (s *AsyncSubagents) observe(rt *agent.Runtime, id, status string, collected
 // observeAll records what was seen of several tasks (by id, their
 // statuses), encoding the records once.
 func (s *AsyncSubagents) observeAll(rt *agent.Runtime, seen map[string]string, collected bool) {
+	if len(seen) == 0 {
+		return
+	}
 	now := time.Now().UTC().Truncate(time.Second)
 	s.recMu.Lock()
 	defer s.recMu.Unlock()

@@ -338,7 +338,8 @@ func previousSummary(st summaryState, msgs []llm.Message) bool {
 }
 
 // summarize replaces the messages before cut (where no tool result is:
-// see keepCalls) with a summary, and says why in its notice. It reports whether it did; a failure changes nothing but
+// see keepCalls) with a summary, and says why in its notice. It reports
+// whether it did; a failure changes nothing but
 // the pacing of later attempts.
 func (s *Summarization) summarize(ctx context.Context, req *agent.ModelRequest, r *sumRun, window, est, cut int, why string) bool {
 	rt := req.Runtime

@@ -110,7 +110,6 @@ func diffLines(mark, text string, style lipgloss.Style) []string {
 	return out
 }
 
-// wrapText wraps text at width (no wrapping when the width is unknown).
 // liveTail is what the live view shows of an answer still streaming: its
 // last lines, as many as fit the window, wrapped. Only the end of the
 // text is wrapped, so that a long answer does not cost more at every
@@ -120,7 +119,7 @@ func liveTail(text string, width, height int) string {
 		return wrapText(text, width)
 	}
 	// Two thirds of the window, the rest for the todos and the input.
-	keep := max(height*2/3, 3)
+	keep := max(height*2/3, 1)
 	// The lines before the last keep, and the bytes before the last
 	// screenful of a line that never breaks, cannot be on the screen.
 	if i := lastLines(text, keep); i > 0 {
@@ -128,7 +127,9 @@ func liveTail(text string, width, height int) string {
 	}
 	if most := keep * width * 4; len(text) > most {
 		i := len(text) - most
-		for i < len(text) && !utf8.RuneStart(text[i]) {
+		// To the next rune's start (a few bytes at most, even in invalid
+		// UTF-8, which terminalSafe then drops).
+		for j := 0; j < utf8.UTFMax && i < len(text) && !utf8.RuneStart(text[i]); j++ {
 			i++
 		}
 		text = text[i:]
@@ -153,6 +154,7 @@ func lastLines(text string, n int) int {
 	return i + 1
 }
 
+// wrapText wraps text at width (no wrapping when the width is unknown).
 func wrapText(text string, width int) string {
 	text = terminalSafe(text)
 	if width <= 0 {
