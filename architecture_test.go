@@ -77,7 +77,7 @@ var layers = map[string][]string{
 	// The built-in middleware, the deep agent, and the command line.
 	"middleware":     {"agent", "backend", "checkpoint", "llm", "permission", "thread", "tool"},
 	"":               {"agent", "backend", "checkpoint", "llm", "middleware", "permission", "store", "telemetry", "thread", "tool"},
-	"internal/cli":   {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry/otlp", "thread", "tool"},
+	"internal/cli":   {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "tool"},
 	"cmd/deepagents": {"internal/cli"},
 }
 
@@ -157,7 +157,8 @@ func otelAllowed(pkg, p string) bool {
 		return true
 	case "telemetry", "", "internal/cli":
 		return p == "go.opentelemetry.io/otel" || p == "go.opentelemetry.io/otel/trace" ||
-			p == "go.opentelemetry.io/otel/attribute" || p == "go.opentelemetry.io/otel/codes"
+			p == "go.opentelemetry.io/otel/attribute" || p == "go.opentelemetry.io/otel/codes" ||
+			p == "go.opentelemetry.io/otel/propagation"
 	}
 	return false
 }

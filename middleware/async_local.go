@@ -128,7 +128,7 @@ func taskInput(rt *agent.Runtime, e *asyncEntry, id, callID string, msgs []llm.M
 		in.Events = rt.Emit
 	}
 	if e.durable {
-		in.ThreadID = SubagentThreadID(rt.ThreadID(), id)
+		in.ThreadID = thread.ChildID(rt.ThreadID(), id)
 		if gen > 0 {
 			in.ThreadID += fmt.Sprintf("/%d", gen)
 		}

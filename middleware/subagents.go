@@ -374,7 +374,7 @@ func (s *Subagents) task(ctx context.Context, in taskIn) (string, error) {
 		}
 	}
 	if e.durable || e.compiled || resuming {
-		input.ThreadID = SubagentThreadID(rt.ThreadID(), call.ID)
+		input.ThreadID = thread.ChildID(rt.ThreadID(), call.ID)
 	}
 	if resuming {
 		input.Decisions = ds
@@ -489,12 +489,3 @@ func mergeValues(rt *agent.Runtime, private []string, res *agent.Result) {
 		rt.SetValue(k, json.RawMessage(v))
 	}
 }
-
-// SubagentThreadID is the thread of a subagent's run that keeps one (it
-// can stop for approval, or a background task's): PARENT/CALL_ID, under
-// the thread of the agent that started it.
-func SubagentThreadID(parent, callID string) string { return parent + "/" + callID }
-
-// IsSubagentThread reports whether a thread id is a subagent's
-// (SubagentThreadID's form): lists of a user's threads leave them out.
-func IsSubagentThread(id string) bool { return strings.Contains(id, "/") }

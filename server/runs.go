@@ -12,8 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel/propagation"
-
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
@@ -470,10 +468,13 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 		metadata = map[string]any{}
 	}
 	now := time.Now().UTC()
-	// The run outlives the request, but continues the caller's trace (W3C
-	// traceparent and tracestate): with tracing on, its spans are children
-	// of the caller's.
-	runCtx, cancel := context.WithCancelCause(propagation.TraceContext{}.Extract(s.baseCtx, propagation.HeaderCarrier(r.Header)))
+	// The run outlives the request; RunContext may carry something of it
+	// over (the caller's trace).
+	base := s.baseCtx
+	if s.cfg.RunContext != nil {
+		base = s.cfg.RunContext(base, r)
+	}
+	runCtx, cancel := context.WithCancelCause(base)
 	rn := &run{
 		id: newUUID(), threadID: threadID, assistantID: wa.AssistantID, multitask: multitask, onDisconnect: q.OnDisconnect, createdAt: now,
 		metadata: metadata, modes: modes, temporary: temporary, subgraphs: q.StreamSubgraphs, cancel: cancel, finished: make(chan struct{}),

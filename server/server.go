@@ -39,6 +39,10 @@ type Config struct {
 	// Saver holds the threads; it must be the Checkpointer of every
 	// assistant's agent.
 	Saver checkpoint.Saver
+	// RunContext, when set, derives a run's context from the request that
+	// started it (the run outlives the request): telemetry.ContinueTrace
+	// continues the caller's trace, as deepagents serve does.
+	RunContext func(ctx context.Context, r *http.Request) context.Context
 	// APIKey, when set, must be sent as X-Api-Key with every request.
 	// Unset, any key (or none) is accepted, as the Deep Agents UI sends an
 	// empty one.

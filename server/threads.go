@@ -17,7 +17,6 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
-	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/thread"
 )
 
@@ -263,7 +262,7 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	if q.ThreadID == "" {
 		q.ThreadID = newUUID()
 	}
-	if middleware.IsSubagentThread(q.ThreadID) {
+	if thread.IsChild(q.ThreadID) {
 		httpError(w, http.StatusUnprocessableEntity, "thread_id must not contain '/': such ids are subagents' threads")
 		return
 	}
@@ -372,7 +371,7 @@ func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
 	}
 	var kept []checkpoint.Thread
 	for _, th := range all {
-		if middleware.IsSubagentThread(th.ID) {
+		if thread.IsChild(th.ID) {
 			continue // part of its parent's thread, not one of the client's
 		}
 		if (len(q.IDs) == 0 || slices.Contains(q.IDs, th.ID)) && contains(s.metadata(r.Context(), &th), q.Metadata) {

@@ -13,10 +13,12 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/server"
+	"github.com/deepagents-go/deepagents/telemetry"
 )
 
-// A run continues the trace its request carries (traceparent): the
-// agent's run span is a child of the caller's span.
+// With RunContext telemetry.ContinueTrace, a run continues the trace its
+// request carries (traceparent): the agent's run span is a child of the
+// caller's span.
 func TestRunContinuesTheCallersTrace(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
@@ -26,7 +28,7 @@ func TestRunContinuesTheCallersTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: saver})
+	s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: saver, RunContext: telemetry.ContinueTrace})
 	if err != nil {
 		t.Fatal(err)
 	}

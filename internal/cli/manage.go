@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
-	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/persist"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // The commands that manage what accumulates in the database: deleting and
@@ -103,7 +103,7 @@ func newThreadsPruneCmd(env Env) *cobra.Command {
 			cutoff := time.Now().Add(-age)
 			deleted := 0
 			for _, t := range all {
-				if middleware.IsSubagentThread(t.ID) || t.Status == checkpoint.StatusBusy || !t.UpdatedAt.Before(cutoff) {
+				if thread.IsChild(t.ID) || t.Status == checkpoint.StatusBusy || !t.UpdatedAt.Before(cutoff) {
 					continue // subagent threads go with their parent; running ones stay
 				}
 				if dryRun {

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
-	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // recentThreads returns the user's n most recently updated threads,
@@ -21,7 +21,7 @@ func recentThreads(ctx context.Context, s checkpoint.Saver, n int) ([]checkpoint
 			return nil, err
 		}
 		for _, t := range threads {
-			if !middleware.IsSubagentThread(t.ID) && !seen[t.ID] && len(out) < n {
+			if !thread.IsChild(t.ID) && !seen[t.ID] && len(out) < n {
 				seen[t.ID] = true
 				out = append(out, t)
 			}

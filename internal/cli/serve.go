@@ -10,6 +10,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/server"
+	"github.com/deepagents-go/deepagents/telemetry"
 )
 
 // defaultAddr is where `deepagents serve` listens: LangGraph's dev server
@@ -84,6 +85,8 @@ it (--advertise says where that is).`,
 				APIKey:     apiKey,
 				MaxRuns:    maxRuns,
 				Logger:     log,
+				// A client's traceparent makes its runs part of its trace.
+				RunContext: telemetry.ContinueTrace,
 			})
 			if err != nil {
 				ln.Close()
