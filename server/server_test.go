@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
 
 	"github.com/deepagents-go/deepagents"
@@ -25,8 +27,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // fixture is a server over an in-memory saver with one assistant,
 // "deepagent", whose model plays the given turns.
 type fixture struct {
-	t   *testing.T
-	srv *httptest.Server
+	t     *testing.T
+	srv   *httptest.Server
+	saver checkpoint.Saver
 }
 
 type options struct {
@@ -34,6 +37,10 @@ type options struct {
 	apiKey      string
 	model       llm.Model
 	middleware  []deepagents.Middleware
+	// The server's MaxRuns and RunContext, the agent's TracerProvider.
+	maxRuns    int
+	runContext func(context.Context, *http.Request) context.Context
+	tracer     trace.TracerProvider
 }
 
 func newFixture(t *testing.T, o options, turns ...replay.Turn) *fixture {
@@ -47,11 +54,12 @@ func newFixture(t *testing.T, o options, turns ...replay.Turn) *fixture {
 	for _, n := range o.interruptOn {
 		on[n] = deepagents.InterruptOn{}
 	}
-	a, err := deepagents.New(deepagents.Config{Model: model, Checkpointer: saver, InterruptOn: on, Middleware: o.middleware})
+	a, err := deepagents.New(deepagents.Config{Model: model, Checkpointer: saver, InterruptOn: on, Middleware: o.middleware, TracerProvider: o.tracer})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: saver, APIKey: o.apiKey})
+	s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: saver, APIKey: o.apiKey,
+		MaxRuns: o.maxRuns, RunContext: o.runContext})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +69,7 @@ func newFixture(t *testing.T, o options, turns ...replay.Turn) *fixture {
 		s.Close()
 		hs.Close()
 	})
-	return &fixture{t: t, srv: hs}
+	return &fixture{t: t, srv: hs, saver: saver}
 }
 
 // do sends a request with a JSON body (nil for none) and returns the

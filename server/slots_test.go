@@ -3,31 +3,18 @@ package server_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
-	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm/replay"
-	"github.com/deepagents-go/deepagents/server"
 )
 
 // An enqueued run whose thread another process holds waits without a
 // worker slot: with one slot, a run on another thread still runs.
 func TestWaitingRunHoldsNoSlot(t *testing.T) {
-	saver := checkpoint.NewMemorySaver()
-	a, err := deepagents.New(deepagents.Config{Model: replay.New(replay.Turn{Content: "free done"}, replay.Turn{Content: "held done"}), Checkpointer: saver})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: saver, MaxRuns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s)
-	defer func() { hs.CloseClientConnections(); s.Close(); hs.Close() }()
-	f := &fixture{t: t, srv: hs}
+	f := newFixture(t, options{maxRuns: 1}, replay.Turn{Content: "free done"}, replay.Turn{Content: "held done"})
+	saver := f.saver
 	ctx := context.Background()
 	for _, id := range []string{"held", "free"} {
 		f.json(http.MethodPost, "/threads", map[string]any{"thread_id": id}, http.StatusOK, nil)

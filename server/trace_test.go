@@ -3,16 +3,12 @@ package server_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/deepagents-go/deepagents"
-	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm/replay"
-	"github.com/deepagents-go/deepagents/server"
 	"github.com/deepagents-go/deepagents/telemetry"
 )
 
@@ -23,18 +19,7 @@ func TestRunContinuesTheCallersTrace(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	defer tp.Shutdown(context.Background()) //nolint:errcheck
-	saver := checkpoint.NewMemorySaver()
-	a, err := deepagents.New(deepagents.Config{Model: replay.New(replay.Turn{Content: "hi"}, replay.Turn{Content: "again"}), Checkpointer: saver, TracerProvider: tp})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: saver, RunContext: telemetry.ContinueTrace})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s)
-	defer func() { hs.CloseClientConnections(); s.Close(); hs.Close() }()
-	f := &fixture{t: t, srv: hs}
+	f := newFixture(t, options{tracer: tp, runContext: telemetry.ContinueTrace}, replay.Turn{Content: "hi"}, replay.Turn{Content: "again"})
 	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	code, body, _ := f.do(http.MethodPost, "/runs/wait", map[string]any{"input": map[string]any{"messages": []any{human("x")}}},
 		"traceparent", "00-"+traceID+"-"+parentID+"-01")
