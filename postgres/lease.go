@@ -82,7 +82,15 @@ func (s *Saver) Acquire(ctx context.Context, threadID string, metadata json.RawM
 	if metadata != nil {
 		meta = string(metadata)
 	}
-	if _, err := conn.Exec(ctx, db.sql.acquireUpsert, threadID, meta, time.Now().UnixNano(), key, l.token, db.self.String()); err != nil {
+	// Not cancelled midway: a cancelled statement may still commit, and
+	// the connection closed at once leaves the thread marked busy while
+	// the server lets go of its lock a moment later, so that another run
+	// finds it busy meanwhile. Once marked, the hold is returned, and a
+	// cancelled run releases it as any other.
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), acquireTimeout)
+	_, err = conn.Exec(uctx, db.sql.acquireUpsert, threadID, meta, time.Now().UnixNano(), key, l.token, db.self.String())
+	cancel()
+	if err != nil {
 		return fail(wrap("acquire", err))
 	}
 	db.mu.Lock()
@@ -91,6 +99,9 @@ func (s *Saver) Acquire(ctx context.Context, threadID string, metadata json.RawM
 	go l.monitor()
 	return l, nil
 }
+
+// acquireTimeout bounds the statement that marks a thread held.
+const acquireTimeout = 10 * time.Second
 
 type lease struct {
 	db       *DB
