@@ -129,6 +129,10 @@ type ListOptions struct {
 	Offset int
 	// Status, when set, keeps threads with that status (Threads only).
 	Status Status
+	// TopLevel leaves out the threads started from another (a subagent's:
+	// thread.IsChild), which belong to their parent's (Threads only);
+	// Limit and Offset count the threads kept.
+	TopLevel bool
 }
 
 // Lease is a run's hold on a thread, taken by Saver.Acquire.

@@ -241,7 +241,7 @@ func (m *MemorySaver) Threads(ctx context.Context, opts ListOptions) ([]Thread, 
 	m.mu.RLock()
 	out := make([]Thread, 0, len(m.threads))
 	for id, t := range m.threads {
-		if opts.Status != "" && t.status != opts.Status {
+		if opts.Status != "" && t.status != opts.Status || opts.TopLevel && thread.IsChild(id) {
 			continue
 		}
 		out = append(out, t.describe(id))

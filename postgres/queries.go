@@ -94,10 +94,13 @@ func buildQueries(q string) queries {
 				ORDER BY v.key, ch.depth`),
 		history: s(`SELECT checkpoint_id, parent_id, step, created_at, meta FROM S.checkpoints
 				WHERE thread_id = $1 ORDER BY seq DESC LIMIT $2 OFFSET $3`),
-		threadExists:    s(`SELECT EXISTS (SELECT 1 FROM S.threads WHERE thread_id = $1)`),
-		threads:         s(held + `SELECT ` + threadCols + ` FROM S.threads t ORDER BY t.updated_at DESC, t.thread_id LIMIT $1 OFFSET $2`),
-		threadsByStatus: s(held + `SELECT * FROM (SELECT ` + threadCols + ` FROM S.threads t) x WHERE eff_status = $3 ORDER BY updated_at DESC, thread_id LIMIT $1 OFFSET $2`),
-		thread:          s(held + `SELECT ` + threadCols + ` FROM S.threads t WHERE t.thread_id = $1`),
+		threadExists: s(`SELECT EXISTS (SELECT 1 FROM S.threads WHERE thread_id = $1)`),
+		// $3: leave out child threads (thread.IsChild: an id with '/').
+		threads: s(held + `SELECT ` + threadCols + ` FROM S.threads t WHERE NOT ($3 AND strpos(t.thread_id, '/') > 0)
+				ORDER BY t.updated_at DESC, t.thread_id LIMIT $1 OFFSET $2`),
+		threadsByStatus: s(held + `SELECT * FROM (SELECT ` + threadCols + ` FROM S.threads t WHERE NOT ($3 AND strpos(t.thread_id, '/') > 0)) x
+				WHERE eff_status = $4 ORDER BY updated_at DESC, thread_id LIMIT $1 OFFSET $2`),
+		thread: s(held + `SELECT ` + threadCols + ` FROM S.threads t WHERE t.thread_id = $1`),
 		deleteThread: s(`WITH cps AS (DELETE FROM S.checkpoints WHERE thread_id = $1)
 				DELETE FROM S.threads WHERE thread_id = $1`),
 		lockThread: `SELECT pg_try_advisory_lock($1), set_config('tcp_keepalives_idle', '10', false),

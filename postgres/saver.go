@@ -392,9 +392,9 @@ func (s *Saver) Threads(ctx context.Context, opts checkpoint.ListOptions) (_ []c
 	}
 	var rows pgx.Rows
 	if opts.Status != "" {
-		rows, err = s.db.pool.Query(ctx, s.db.sql.threadsByStatus, limit, max(opts.Offset, 0), string(opts.Status))
+		rows, err = s.db.pool.Query(ctx, s.db.sql.threadsByStatus, limit, max(opts.Offset, 0), opts.TopLevel, string(opts.Status))
 	} else {
-		rows, err = s.db.pool.Query(ctx, s.db.sql.threads, limit, max(opts.Offset, 0))
+		rows, err = s.db.pool.Query(ctx, s.db.sql.threads, limit, max(opts.Offset, 0), opts.TopLevel)
 	}
 	if err != nil {
 		return nil, wrap("threads", err)

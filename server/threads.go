@@ -364,16 +364,14 @@ func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &q) {
 		return
 	}
-	all, err := s.cfg.Saver.Threads(r.Context(), checkpoint.ListOptions{Status: q.Status})
+	// A subagent's thread is part of its parent's, not one of the client's.
+	all, err := s.cfg.Saver.Threads(r.Context(), checkpoint.ListOptions{Status: q.Status, TopLevel: true})
 	if err != nil {
 		storageError(w, "", err)
 		return
 	}
 	var kept []checkpoint.Thread
 	for _, th := range all {
-		if thread.IsChild(th.ID) {
-			continue // part of its parent's thread, not one of the client's
-		}
 		if (len(q.IDs) == 0 || slices.Contains(q.IDs, th.ID)) && contains(s.metadata(r.Context(), &th), q.Metadata) {
 			kept = append(kept, th)
 		}

@@ -453,11 +453,14 @@ func (s *Saver) Threads(ctx context.Context, opts checkpoint.ListOptions) ([]che
 		return nil, err
 	}
 	limit, offset := sqlPage(opts.Limit, opts.Offset)
-	q := `SELECT ` + threadCols + ` FROM threads`
+	q := `SELECT ` + threadCols + ` FROM threads WHERE 1`
 	args := []any{time.Now().UnixNano()}
 	if opts.Status != "" {
-		q += ` WHERE ` + statusExpr + ` = ?2`
+		q += ` AND ` + statusExpr + ` = ?2`
 		args = append(args, string(opts.Status))
+	}
+	if opts.TopLevel {
+		q += ` AND instr(thread_id, '/') = 0` // not thread.IsChild
 	}
 	q += fmt.Sprintf(` ORDER BY updated_at DESC, thread_id LIMIT %d OFFSET %d`, limit, offset)
 	rows, err := s.db.r.QueryContext(ctx, q, args...)

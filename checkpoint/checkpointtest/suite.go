@@ -70,6 +70,7 @@ func Run(t *testing.T, newSaver Factory, opts ...Option) {
 		{"CanceledContext", testCanceledContext},
 		{"Concurrency", testConcurrency},
 		{"PutBatch", testPutBatch},
+		{"TopLevelThreads", testTopLevelThreads},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,6 +83,29 @@ func Run(t *testing.T, newSaver Factory, opts ...Option) {
 		}
 		testCorrupt(t, newSaver(t), cfg.corrupt)
 	})
+}
+
+// testTopLevelThreads: ListOptions.TopLevel leaves out threads started
+// from another (a subagent's, PARENT/CALL_ID), and pages count the
+// threads kept.
+func testTopLevelThreads(t *testing.T, s checkpoint.Saver) {
+	m := newModel()
+	for _, id := range []string{"p1", "p1/call_1", "p2", "p2/call_1", "p2/call_2", "p3"} {
+		chain(t, m, s, id, 1)
+		tick()
+	}
+	if got := threadIDs(t, s, checkpoint.ListOptions{TopLevel: true}); !eq(got, []string{"p3", "p2", "p1"}) {
+		t.Errorf("top-level threads = %v, want p3 p2 p1", got)
+	}
+	if got := threadIDs(t, s, checkpoint.ListOptions{TopLevel: true, Limit: 1, Offset: 1}); !eq(got, []string{"p2"}) {
+		t.Errorf("second top-level thread = %v, want p2", got)
+	}
+	if got := threadIDs(t, s, checkpoint.ListOptions{TopLevel: true, Status: checkpoint.StatusIdle, Limit: 2}); !eq(got, []string{"p3", "p2"}) {
+		t.Errorf("idle top-level threads, limit 2 = %v", got)
+	}
+	if got := threadIDs(t, s, checkpoint.ListOptions{}); len(got) != 6 {
+		t.Errorf("all threads = %v, want the six", got)
+	}
 }
 
 // testPutBatch: a BatchPutter saves a batch in order, a checkpoint the

@@ -11,6 +11,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/persist"
 )
 
@@ -29,7 +30,7 @@ func pickThread(ctx context.Context, env Env, db *persist.DB) (string, error) {
 	if !okIn || !okOut || !isTerminal(in) || !isTerminal(out) {
 		return "", usageError{errors.New("--resume without a thread id needs a terminal to pick one on; give the id")}
 	}
-	threads, err := recentThreads(ctx, db.Saver, maxPicked)
+	threads, err := db.Saver.Threads(ctx, checkpoint.ListOptions{Limit: maxPicked, TopLevel: true})
 	if err != nil {
 		return "", fmt.Errorf("--resume: %w", err)
 	}

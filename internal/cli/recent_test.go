@@ -3,21 +3,28 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/persist"
 )
 
-// Subagents' threads newer than a whole page do not hide the user's.
-func TestRecentThreadsSkipsSubagentThreads(t *testing.T) {
+// Subagents' threads newer than a whole page do not hide the user's: the
+// session's /threads shows the ten most recent of the user's own.
+func TestThreadsCommandSkipsSubagentThreads(t *testing.T) {
 	ctx := context.Background()
-	s := checkpoint.NewMemorySaver()
+	db, err := persist.Open(ctx, "memory:", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
 	put := func(id string) {
 		t.Helper()
 		cp := &checkpoint.Checkpoint{ThreadID: id, ID: "c1", Delta: checkpoint.Delta{Messages: []llm.Message{llm.UserText("x")}}}
-		if err := s.Put(ctx, cp); err != nil {
+		if err := db.Saver.Put(ctx, cp); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Millisecond) // distinct update times
@@ -28,15 +35,16 @@ func TestRecentThreadsSkipsSubagentThreads(t *testing.T) {
 	for i := range 60 {
 		put(fmt.Sprintf("user11/call%02d", i))
 	}
-	got, err := recentThreads(ctx, s, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 10 || got[0].ID != "user11" || got[9].ID != "user02" {
-		ids := []string{}
-		for _, th := range got {
-			ids = append(ids, th.ID)
+	// Holding the printer keeps what the command says in the queue.
+	m := &tuiModel{ctx: ctx, s: &session{db: db}, f: &runFlags{}, allowed: map[string]bool{}, flushing: true}
+	m.command("/threads")
+	var ids []string
+	for _, l := range strings.Split(strings.Join(m.queue, "\n"), "\n") {
+		if id, _, ok := strings.Cut(l, "  "); ok && strings.HasPrefix(id, "user") {
+			ids = append(ids, id)
 		}
-		t.Errorf("recent threads %v, want user11 down to user02", ids)
+	}
+	if len(ids) != 10 || ids[0] != "user11" || ids[9] != "user02" {
+		t.Errorf("/threads listed %v, want user11 down to user02", ids)
 	}
 }

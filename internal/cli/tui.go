@@ -19,6 +19,7 @@ import (
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/thread"
 )
@@ -534,7 +535,7 @@ func (m *tuiModel) command(text string) tea.Cmd {
 	case "thread":
 		return say("thread " + cmp.Or(m.thread, "(new)"))
 	case "threads":
-		threads, err := recentThreads(m.ctx, m.s.db.Saver, 10)
+		threads, err := m.s.db.Saver.Threads(m.ctx, checkpoint.ListOptions{Limit: 10, TopLevel: true})
 		if err != nil {
 			return say(red.Render(err.Error()))
 		}
