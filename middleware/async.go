@@ -469,11 +469,7 @@ func (s *AsyncSubagents) start(ctx context.Context, in startIn) (string, error) 
 	}
 	e, ok := s.byName[in.SubagentType]
 	if !ok {
-		quoted := make([]string, len(s.names))
-		for i, n := range s.names {
-			quoted[i] = "`" + n + "`"
-		}
-		return "", fmt.Errorf("Error: unknown async subagent type `%s`; the available types are %s", clip(in.SubagentType, 100), strings.Join(quoted, ", "))
+		return "", fmt.Errorf("Error: unknown async subagent type `%s`; the available types are %s", clip(in.SubagentType, 100), quotedNames(s.names))
 	}
 	if strings.TrimSpace(in.Description) == "" {
 		return "", errors.New("Error: description is empty; describe the task completely")

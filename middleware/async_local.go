@@ -173,7 +173,9 @@ func (l *localTasks) launch(ctx context.Context, t *localTask, in agent.Input) e
 	t.mu.Lock()
 	t.status, t.started = AsyncRunning, time.Now()
 	t.result, t.err, t.res, t.collected = "", "", nil, false
-	t.base = maps.Clone(in.Files)
+	// Never nil: mergeBack checks a background task's files against it.
+	t.base = make(map[string]thread.FileData, len(in.Files))
+	maps.Copy(t.base, in.Files)
 	t.history = in.Messages
 	t.cancel, t.done = cancel, done
 	t.runs++
@@ -272,37 +274,7 @@ func (l *localTasks) collect(rt *agent.Runtime, t *localTask) []string {
 	if status != AsyncSuccess {
 		return nil
 	}
-	return mergeBackFrom(rt, base, t.e.private, res)
-}
-
-// mergeBackFrom applies a background task's changed files and values to
-// the caller's state. A file the caller changed too since the task started
-// (base) is left as the caller has it and returned.
-func mergeBackFrom(rt *agent.Runtime, base map[string]thread.FileData, private []string, res *agent.Result) (conflicts []string) {
-	if res.State == nil {
-		return nil
-	}
-	if res.State.Files != nil {
-		files := rt.Files()
-		for _, p := range res.ChangedFiles {
-			d, ok := res.State.Files.Get(p)
-			if !ok {
-				continue
-			}
-			cur, had := files.Get(p)
-			if had && cur.Content == d.Content {
-				continue
-			}
-			b, hadBase := base[p]
-			if had != hadBase || had && cur.Content != b.Content {
-				conflicts = append(conflicts, p)
-				continue
-			}
-			files.Put(p, d)
-		}
-	}
-	mergeValues(rt, private, res)
-	return conflicts
+	return mergeBack(rt, base, t.e.private, res)
 }
 
 // cancel stops a running task and waits (a while) for it to end. It

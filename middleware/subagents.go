@@ -346,11 +346,7 @@ func (s *Subagents) task(ctx context.Context, in taskIn) (string, error) {
 	}
 	e, ok := s.byName[in.SubagentType]
 	if !ok {
-		quoted := make([]string, len(s.names))
-		for i, n := range s.names {
-			quoted[i] = "`" + n + "`"
-		}
-		return "", fmt.Errorf("We cannot invoke subagent %s because it does not exist, the only allowed types are %s", in.SubagentType, strings.Join(quoted, ", "))
+		return "", fmt.Errorf("We cannot invoke subagent %s because it does not exist, the only allowed types are %s", in.SubagentType, quotedNames(s.names))
 	}
 	input := agent.Input{Namespace: append(slices.Clone(rt.Namespace()), e.name+":"+call.ID)}
 	if rt.Streaming() {
@@ -400,7 +396,7 @@ func (s *Subagents) task(ctx context.Context, in taskIn) (string, error) {
 	if res.Status == agent.StatusInterrupted {
 		return "", &agent.InterruptError{Requests: res.Interrupts}
 	}
-	mergeBack(rt, e.private, res)
+	mergeBack(rt, nil, e.private, res)
 	report, ok := finalReport(res)
 	if !ok {
 		return "", fmt.Errorf("Error: subagent %s returned no messages", e.name)
@@ -453,10 +449,13 @@ func forkedConversation(msgs []llm.Message, callID string) []llm.Message {
 
 // mergeBack applies the files and values a subagent changed to the caller's
 // state. Only what differs from the caller's current state is written, so
-// files the subagent merely received do not count as changes.
-func mergeBack(rt *agent.Runtime, private []string, res *agent.Result) {
+// files the subagent merely received do not count as changes. With base,
+// the caller's files as the subagent got them (a background task, which
+// ran while the caller went on), a file the caller changed too since is
+// left as the caller has it, and returned.
+func mergeBack(rt *agent.Runtime, base map[string]thread.FileData, private []string, res *agent.Result) (conflicts []string) {
 	if res.State == nil {
-		return
+		return nil
 	}
 	if res.State.Files != nil {
 		files := rt.Files()
@@ -465,13 +464,21 @@ func mergeBack(rt *agent.Runtime, private []string, res *agent.Result) {
 			if !ok {
 				continue
 			}
-			if old, had := files.Get(p); had && old.Content == d.Content {
+			cur, had := files.Get(p)
+			if had && cur.Content == d.Content {
 				continue
+			}
+			if base != nil {
+				if b, hadBase := base[p]; had != hadBase || had && cur.Content != b.Content {
+					conflicts = append(conflicts, p)
+					continue
+				}
 			}
 			files.Put(p, d)
 		}
 	}
 	mergeValues(rt, private, res)
+	return conflicts
 }
 
 // mergeValues applies the values a subagent changed to the caller's state,
@@ -488,4 +495,13 @@ func mergeValues(rt *agent.Runtime, private []string, res *agent.Result) {
 		}
 		rt.SetValue(k, json.RawMessage(v))
 	}
+}
+
+// quotedNames lists subagent names for the model: `a`, `b`.
+func quotedNames(names []string) string {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = "`" + n + "`"
+	}
+	return strings.Join(quoted, ", ")
 }
