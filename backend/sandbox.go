@@ -33,6 +33,17 @@ type Bubblewrap struct {
 	// v2 subtree); where there is none the cap is not enforced, and
 	// NewLocalShell logs a warning.
 	MaxProcesses int
+	// Protected lists paths commands may read but never change: paths
+	// relative to the workspace root (slash-separated, such as
+	// ".git/hooks"; see ProtectedPaths) or absolute host paths (the
+	// user's ~/.deepagents, say). They are mounted read-only over the
+	// workspace and HOME, so they hold even where the workspace itself is
+	// writable.
+	Protected []string
+	// Hidden lists absolute host paths commands may not read at all
+	// (configuration files that hold keys, say): a file is replaced by an
+	// empty one, a directory by an empty directory.
+	Hidden []string
 }
 
 // DefaultSandboxMaxProcesses is the default Bubblewrap.MaxProcesses.
