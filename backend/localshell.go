@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,11 +90,18 @@ type LocalShell struct {
 	// commands run in the sandbox.
 	sandbox *Bubblewrap
 	bwrap   string
-	// pidsRoot is the cgroup under which each sandboxed command gets one
-	// capping its processes; "" when none can be made.
-	pidsRoot string
-	// teardowns tracks cgroups still being removed after their commands.
-	teardowns sync.WaitGroup
+	// plan is what every sandboxed command mounts the same way.
+	plan *sandboxPlan
+	// places maps host paths to the sandbox's.
+	places *sandboxPlaces
+	// cgroups are where the shell's cgroup is made; cgMu guards cg,
+	// made at the first sandboxed command and removed by Close.
+	cgroups cgroupRoots
+	cgMu    sync.Mutex
+	cg      *shellCgroup
+	// slots holds a token per sandboxed command running
+	// (Bubblewrap.MaxCommands).
+	slots chan struct{}
 	env       []string
 	shell     string
 	id        string
@@ -137,10 +145,17 @@ func NewLocalShell(root string, opts LocalShellOptions) (*LocalShell, error) {
 		if s.bwrap, err = findBwrap(&sb); err != nil {
 			return nil, err
 		}
-		if s.pidsRoot = pidsRoot(); s.pidsRoot == "" {
-			slog.Warn("execute: no pids cgroup can be made here, so the number of processes a sandboxed command starts is not capped")
-		} else {
-			sweepPidsCgroups(s.pidsRoot)
+		s.plan = newSandboxPlan()
+		s.places = newSandboxPlaces(&sb, s.root)
+		s.slots = make(chan struct{}, sb.maxCommands())
+		s.cgroups = findCgroupRoots()
+		if m := s.cgroups.missing(); len(m) > 0 {
+			warnNoCgroup(m)
+		}
+		for _, d := range []string{s.cgroups.pids, s.cgroups.memory} {
+			if d != "" {
+				sweepCgroups(d)
+			}
 		}
 		s.env = slices.Clone(SandboxEnv)
 	case opts.InheritEnv:
@@ -155,11 +170,48 @@ func NewLocalShell(root string, opts LocalShellOptions) (*LocalShell, error) {
 	return s, nil
 }
 
-// Close waits until what finished commands left to tear down (their
-// process cgroups) is gone. The LocalShell stays usable.
+// Close removes the cgroup of the shell's sandboxed commands, waiting a
+// while for the processes of commands still running to be gone. The
+// LocalShell stays usable: a later command makes a new cgroup.
 func (s *LocalShell) Close() error {
-	s.teardowns.Wait()
+	s.cgMu.Lock()
+	cg := s.cg
+	s.cg = nil
+	s.cgMu.Unlock()
+	if cg != nil {
+		return cg.remove()
+	}
 	return nil
+}
+
+// shellCgroup returns the shell's cgroup, made at its first use; nil
+// where none can be made.
+func (s *LocalShell) shellCgroup() (*shellCgroup, error) {
+	if s.cgroups.pids == "" && s.cgroups.memory == "" {
+		return nil, nil
+	}
+	s.cgMu.Lock()
+	defer s.cgMu.Unlock()
+	if s.cg == nil {
+		cg, err := newShellCgroup(s.cgroups, s.sandbox.maxProcesses(), s.sandbox.maxMemory())
+		if err != nil {
+			return nil, fmt.Errorf("limiting processes and memory: %w", err)
+		}
+		s.cg = cg
+	}
+	return s.cg, nil
+}
+
+var noCgroupOnce sync.Once
+
+// warnNoCgroup says, once per process, which limits of the sandbox the
+// kernel gives no cgroup for, and how to get one.
+func warnNoCgroup(missing []string) {
+	noCgroupOnce.Do(func() {
+		slog.Warn("execute: no cgroup can be made here, so the sandbox's "+strings.Join(missing, " and ")+
+			" are not capped for all commands together (tmpfs sizes still are); run as root, or under a delegated cgroup: "+
+			"systemd-run --user --scope -p Delegate=yes deepagents ...", "missing", missing)
+	})
 }
 
 // ID returns a random identifier made when the LocalShell was created.

@@ -3,9 +3,12 @@ package backend
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -15,12 +18,120 @@ import (
 // the same links).
 var sandboxSystemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
 
-// sandboxMasked are files of /etc a command must not read even as root:
-// they are replaced by empty ones.
-var sandboxMasked = []string{"/etc/shadow", "/etc/gshadow", "/etc/sudoers"}
+// sandboxProcReadOnly are the parts of /proc through which a process could
+// change the whole machine. Inside the sandbox, as root, the command's
+// user is host root's uid without capabilities; for sysctl files (kernel.
+// core_pattern runs a program as host root) the kernel checks nothing but
+// the file's mode and that uid, so they must be on a read-only mount.
+// bwrap covers some of them only when it sees them writable, which it
+// cannot tell from the sandbox's user: they are bound read-only here
+// whatever it does.
+var sandboxProcReadOnly = []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"}
+
+// Bounds of the walk of /etc that finds what to mask: a real /etc has a
+// few thousand entries a few levels deep. Directories beyond the bounds
+// are masked whole, so a bound never exposes a secret, only hides more.
+const (
+	etcMaxEntries = 20000
+	etcMaxDepth   = 8
+)
+
+// etcSecretNames are names of /etc entries masked even when they are
+// world-readable: private keys and key stores, by their conventional
+// names and places. The mode check catches most secrets; these catch keys
+// a package or an administrator left readable.
+var etcSecretNames = []string{"*.key", "*_key", "*.keytab", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.ppk", "privkey*.pem"}
+
+// etcSecretDirs are directories of /etc, relative to it, masked whole.
+var etcSecretDirs = []string{"ssl/private", "pki/tls/private", "letsencrypt/archive", "letsencrypt/live", "letsencrypt/keys"}
+
+// sandboxMask is a host path of the system directories hidden inside the
+// sandbox: a directory becomes an empty read-only one, anything else an
+// empty file.
+type sandboxMask struct {
+	path string
+	dir  bool
+}
+
+// etcMasks finds what of dir (the host's /etc) the sandbox must not show.
+//
+// Secrets in /etc are masked by pattern rather than /etc exposed by an
+// allow-list: what programs need of /etc (passwd, hosts, resolv.conf,
+// ld.so.cache, ssl/certs, alternatives, every package's own configuration)
+// differs from system to system and grows with what is installed, so an
+// allow-list would break tools in ways the model cannot diagnose, while
+// secrets follow one convention: they are not world-readable (shadow and
+// its backups, gshadow, sudoers, SSH host keys, ssl/private, NetworkManager
+// connections, Kerberos keytabs). So every entry that is not readable by
+// all (a directory: readable and searchable) is masked, with the names
+// and places of private keys on top. This matters as root above all: the
+// sandbox's user is then host root's uid, which owns those files, so
+// their mode does not stop it; as another user their mode already does.
+// The walk is made when the shell is created: a secret created in /etc
+// later is masked from the next shell on (or hidden by its mode anyway
+// from a non-root caller).
+func etcMasks(dir string) []sandboxMask {
+	var masks []sandboxMask
+	budget := etcMaxEntries
+	var walk func(dir, rel string, depth int)
+	walk = func(dir, rel string, depth int) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			masks = append(masks, sandboxMask{dir, true})
+			return
+		}
+		for _, e := range entries {
+			budget--
+			p := filepath.Join(dir, e.Name())
+			r := path.Join(rel, e.Name())
+			info, err := e.Info()
+			if err != nil {
+				continue // gone meanwhile
+			}
+			mode := info.Mode()
+			switch {
+			case mode&fs.ModeSymlink != 0:
+				// A link is only a name: its target, in /etc, is walked
+				// there; elsewhere it is a system directory or not in
+				// the sandbox at all.
+			case mode.IsDir():
+				switch {
+				case mode.Perm()&0o005 != 0o005 || secretDir(r):
+					masks = append(masks, sandboxMask{p, true})
+				case budget <= 0 || depth >= etcMaxDepth:
+					masks = append(masks, sandboxMask{p, true})
+				default:
+					walk(p, r, depth+1)
+				}
+			case mode.Perm()&0o004 == 0 || secretName(e.Name()):
+				masks = append(masks, sandboxMask{p, false})
+			}
+		}
+	}
+	walk(dir, "", 0)
+	return masks
+}
+
+func secretDir(rel string) bool {
+	for _, d := range etcSecretDirs {
+		if rel == d {
+			return true
+		}
+	}
+	return false
+}
+
+func secretName(name string) bool {
+	for _, pat := range etcSecretNames {
+		if ok, _ := path.Match(pat, name); ok {
+			return true
+		}
+	}
+	return false
+}
 
 // findBwrap returns the bwrap program of b and checks that it can make a
-// sandbox here.
+// sandbox here, with the options every command gets.
 func findBwrap(b *Bubblewrap) (string, error) {
 	path := b.Path
 	if path == "" {
@@ -32,7 +143,9 @@ func findBwrap(b *Bubblewrap) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), sandboxProbeTimeout)
 	defer cancel()
-	probe := exec.CommandContext(ctx, prog, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true")
+	args := append([]string{"--unshare-all"}, sandboxUserArgs()...)
+	args = append(args, "--die-with-parent", "--ro-bind", "/", "/", "true")
+	probe := exec.CommandContext(ctx, prog, args...)
 	probe.Env = []string{}
 	if out, err := probe.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("%w: %s does not run: %v: %s", ErrNoSandbox, prog, err, strings.TrimSpace(string(out)))
@@ -40,10 +153,35 @@ func findBwrap(b *Bubblewrap) (string, error) {
 	return prog, nil
 }
 
+// sandboxUserArgs make the command unprivileged whoever runs bwrap: a new
+// user namespace even as root (bwrap would otherwise keep root and all
+// its capabilities), the unprivileged SandboxUID and SandboxGID mapped to
+// this process's own user and group, no capability even in the bounding
+// set (so file capabilities grant nothing either), and no further user
+// namespace, in which a command would hold capabilities again (and could
+// mount a /proc of its own). bwrap always sets no_new_privs, so a
+// set-user-ID program runs as its caller.
+func sandboxUserArgs() []string {
+	return []string{"--unshare-user", "--disable-userns",
+		"--uid", strconv.Itoa(SandboxUID), "--gid", strconv.Itoa(SandboxGID), "--cap-drop", "ALL"}
+}
+
+// sandboxPlan is what a LocalShell computes once for all its sandboxed
+// commands: the masks of /etc.
+type sandboxPlan struct {
+	masks []sandboxMask
+}
+
+func newSandboxPlan() *sandboxPlan {
+	return &sandboxPlan{masks: etcMasks("/etc")}
+}
+
 // bwrapArgs returns the arguments of bwrap running shell -c command with
-// root as working directory.
-func bwrapArgs(b *Bubblewrap, root, shell, command string, env []string) []string {
+// root as working directory; binds are the protected and hidden mounts
+// of this command (see guardProtected).
+func bwrapArgs(b *Bubblewrap, plan *sandboxPlan, root, shell, command string, env []string, binds []string) []string {
 	args := []string{"--unshare-all", "--die-with-parent", "--new-session"}
+	args = append(args, sandboxUserArgs()...)
 	if b.Network {
 		args = append(args, "--share-net")
 	}
@@ -59,9 +197,9 @@ func bwrapArgs(b *Bubblewrap, root, shell, command string, env []string) []strin
 			args = append(args, "--ro-bind", d, d)
 		}
 	}
-	for _, f := range sandboxMasked {
-		if st, err := os.Lstat(f); err == nil && st.Mode().IsRegular() {
-			args = append(args, "--ro-bind", "/dev/null", f)
+	if plan != nil {
+		for _, m := range plan.masks {
+			args = append(args, maskArgs(m.path, m.dir)...)
 		}
 	}
 	for _, d := range b.ReadOnly {
@@ -69,19 +207,38 @@ func bwrapArgs(b *Bubblewrap, root, shell, command string, env []string) []strin
 			args = append(args, "--ro-bind-try", d, d)
 		}
 	}
-	args = append(args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/home")
+	size := strconv.FormatInt(b.tmpfsSize(), 10)
+	args = append(args, "--proc", "/proc")
+	for _, p := range sandboxProcReadOnly {
+		args = append(args, "--ro-bind-try", p, p)
+	}
+	// /dev is bwrap's own small tmpfs of device nodes; it is made
+	// read-only so that only /dev/shm, sized, takes files.
+	args = append(args, "--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+		"--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/home")
 	if b.Home != "" {
 		args = append(args, "--bind", b.Home, SandboxHome)
 	} else {
 		args = append(args, "--dir", SandboxHome)
 	}
-	args = append(args, "--bind", root, root, "--chdir", root, "--clearenv")
+	args = append(args, "--bind", root, root)
+	args = append(args, binds...)
+	args = append(args, "--chdir", root, "--clearenv")
 	for _, kv := range env {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			args = append(args, "--setenv", k, v)
 		}
 	}
 	return append(args, "--", shell, "-c", command)
+}
+
+// maskArgs hides p inside the sandbox: a directory under an empty
+// read-only tmpfs, anything else under /dev/null bound read-only.
+func maskArgs(p string, dir bool) []string {
+	if dir {
+		return []string{"--size", "4096", "--tmpfs", p, "--remount-ro", p}
+	}
+	return []string{"--ro-bind", "/dev/null", p}
 }
 
 // sandboxAttr starts bwrap in a process group of its own, killed if this

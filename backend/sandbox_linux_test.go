@@ -219,10 +219,18 @@ func TestSandboxForkBomb(t *testing.T) {
 		t.Fatalf("the machine cannot fork after the bomb: %v", err)
 	}
 	waitGone(t, 3*time.Second, "bomb processes", func() []string { return processesWith(t, token) })
-	waitGone(t, 40*time.Second, "cgroups", func() []string {
-		left, _ := filepath.Glob(filepath.Join(backend.PidsRoot(), "deepagents-"+s.ID()+"-*"))
-		return left
-	})
+	dirs := s.CgroupDirs()
+	if len(dirs) == 0 {
+		t.Fatal("the shell made no cgroup")
+	}
+	if err := s.Close(); err != nil {
+		t.Error(err)
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("cgroup %s left after Close", d)
+		}
+	}
 }
 
 // TestSandboxSweepsStaleCgroups checks that a new sandboxed shell removes
