@@ -102,9 +102,9 @@ type LocalShell struct {
 	// slots holds a token per sandboxed command running
 	// (Bubblewrap.MaxCommands).
 	slots chan struct{}
-	env       []string
-	shell     string
-	id        string
+	env   []string
+	shell string
+	id    string
 }
 
 var _ Sandbox = (*LocalShell)(nil)

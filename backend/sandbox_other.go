@@ -38,7 +38,7 @@ func findCgroupRoots() cgroupRoots { return cgroupRoots{} }
 type shellCgroup struct{}
 
 func newShellCgroup(cgroupRoots, int, int64) (*shellCgroup, error) { return nil, ErrNoSandbox }
-func (*shellCgroup) enter() string                               { return "" }
-func (*shellCgroup) remove() error                               { return nil }
+func (*shellCgroup) enter() string                                 { return "" }
+func (*shellCgroup) remove() error                                 { return nil }
 
 func sweepCgroups(string) {}
