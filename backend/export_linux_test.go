@@ -1,5 +1,7 @@
 package backend
 
+import "sync"
+
 // PidsRoot exposes pidsRoot to the tests of package backend_test.
 var PidsRoot = pidsRoot
 
@@ -16,3 +18,7 @@ func (s *LocalShell) CgroupDirs() []string {
 
 // MemoryRoot is where memory cgroups are made, "" when nowhere.
 func MemoryRoot() string { return findCgroupRoots().memory }
+
+// ResetCgroupWarning lets the next shell warn again that it has no
+// cgroup.
+func ResetCgroupWarning() { noCgroupOnce = sync.Once{} }

@@ -1,7 +1,9 @@
 package backend_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"os/exec"
 	"strings"
 	"sync"
@@ -123,4 +125,26 @@ func TestSandboxMaxCommands(t *testing.T) {
 		t.Error("a command waiting for a slot ignored its context")
 	}
 	<-done
+}
+
+// TestSandboxWarnsOnceWithoutCgroup checks, where no cgroup can be made
+// (a normal user without delegation: .ci/unprivileged runs it so), that
+// the shells say it once, with what is not capped and how to get a cgroup.
+func TestSandboxWarnsOnceWithoutCgroup(t *testing.T) {
+	if backend.PidsRoot() != "" && backend.MemoryRoot() != "" {
+		t.Skip("cgroups can be made here")
+	}
+	var buf bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+	backend.ResetCgroupWarning()
+	sandboxShell(t, t.TempDir(), backend.Bubblewrap{})
+	sandboxShell(t, t.TempDir(), backend.Bubblewrap{})
+	if n := strings.Count(buf.String(), "no cgroup"); n != 1 {
+		t.Errorf("%d warnings: %s", n, buf.String())
+	}
+	if !strings.Contains(buf.String(), "systemd-run --user --scope -p Delegate=yes") || !strings.Contains(buf.String(), "memory") {
+		t.Errorf("the warning does not say what is not capped and how to get a cgroup: %s", buf.String())
+	}
 }

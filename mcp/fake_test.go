@@ -40,7 +40,14 @@ func TestMain(m *testing.M) {
 // server and waits to be killed (TestStdioServerTreeDiesWithClient).
 const clientEnv = "DEEPAGENTS_MCP_TEST_CLIENT"
 
+// hideSelf, where set, makes this process not dumpable, as
+// procinfo.HideEnviron does in the CLI.
+var hideSelf func()
+
 func runClient() int {
+	if os.Getenv(clientEnv+"_HIDE") != "" && hideSelf != nil {
+		hideSelf()
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return 1

@@ -9,12 +9,28 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
+
+func init() {
+	hideSelf = func() { unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) }
+}
 
 // TestStdioServerTreeDiesWithClient kills, with SIGKILL, a process that
 // started a stdio server which started a child: the child must die too,
 // though nothing could tear it down.
+//
+// "hidden" is a client that hid its environment first (HideEnviron in the
+// CLI), which as another user than root changes how the server's
+// namespaces are made.
 func TestStdioServerTreeDiesWithClient(t *testing.T) {
+	for _, hide := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "hidden"}[hide], func(t *testing.T) { serverTreeDies(t, hide) })
+	}
+}
+
+func serverTreeDies(t *testing.T, hide bool) {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -22,6 +38,9 @@ func TestStdioServerTreeDiesWithClient(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "child.pid")
 	client := exec.Command(exe, "-test.run=^$")
 	client.Env = append(os.Environ(), clientEnv+"="+marker)
+	if hide {
+		client.Env = append(client.Env, clientEnv+"_HIDE=1")
+	}
 	out, err := client.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
