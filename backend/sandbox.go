@@ -13,6 +13,14 @@ import (
 // write it, writes only the workspace, a private /tmp and its HOME, and
 // everything it started dies with it. Its environment is built from an
 // allow-list (see SandboxEnv), never inherited.
+//
+// It is unprivileged whoever runs it, root included: it runs as SandboxUID
+// in a user namespace of its own with no capability, no_new_privs, no
+// further user namespace and /proc/sys read-only, and what /etc holds that
+// is not readable by all (or is named like a private key) is masked.
+// Protected and Hidden paths are enforced inside, and the shell's commands
+// share caps on processes, memory and tmpfs sizes (MaxProcesses,
+// MaxMemory, TmpfsSize, MaxCommands).
 type Bubblewrap struct {
 	// Path is the bwrap program; empty means "bwrap" looked up in PATH.
 	Path string
@@ -59,11 +67,16 @@ type Bubblewrap struct {
 	// ".git/hooks"; see ProtectedPaths) or absolute host paths (the
 	// user's ~/.deepagents, say). They are mounted read-only over the
 	// workspace and HOME, so they hold even where the workspace itself is
-	// writable.
+	// writable; the folders on the way cannot be renamed or replaced, and
+	// a symbolic link on the way is followed. A protected path that is
+	// missing when a command starts and that the command creates is
+	// removed when the command ends, and its output says so. Paths the
+	// sandbox does not show, or cannot write, need nothing.
 	Protected []string
 	// Hidden lists absolute host paths commands may not read at all
 	// (configuration files that hold keys, say): a file is replaced by an
-	// empty one, a directory by an empty directory.
+	// empty one, a directory by an empty directory. A path missing when
+	// a command starts is not masked (there is nothing to read).
 	Hidden []string
 }
 

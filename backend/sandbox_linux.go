@@ -144,11 +144,11 @@ func findBwrap(b *Bubblewrap) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), sandboxProbeTimeout)
 	defer cancel()
 	args := append([]string{"--unshare-all"}, sandboxUserArgs()...)
-	args = append(args, "--die-with-parent", "--ro-bind", "/", "/", "true")
+	args = append(args, "--die-with-parent", "--ro-bind", "/", "/", "--size", "4096", "--tmpfs", "/tmp", "true")
 	probe := exec.CommandContext(ctx, prog, args...)
 	probe.Env = []string{}
 	if out, err := probe.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%w: %s does not run: %v: %s", ErrNoSandbox, prog, err, strings.TrimSpace(string(out)))
+		return "", fmt.Errorf("%w: %s does not run (it takes bubblewrap 0.8 or later, and user namespaces): %v: %s", ErrNoSandbox, prog, err, strings.TrimSpace(string(out)))
 	}
 	return prog, nil
 }
