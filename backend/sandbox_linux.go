@@ -167,13 +167,24 @@ func sandboxUserArgs() []string {
 }
 
 // sandboxPlan is what a LocalShell computes once for all its sandboxed
-// commands: the masks of /etc.
+// commands: the masks of /etc and the seccomp filter (nil where there is
+// none for this architecture).
 type sandboxPlan struct {
-	masks []sandboxMask
+	masks   []sandboxMask
+	seccomp []byte
 }
 
 func newSandboxPlan() *sandboxPlan {
-	return &sandboxPlan{masks: etcMasks("/etc")}
+	return &sandboxPlan{masks: etcMasks("/etc"), seccomp: seccompProgram()}
+}
+
+// seccompFD is the file bwrap reads the filter from, as its descriptor 3
+// (the command's first ExtraFiles); nil without a filter.
+func (p *sandboxPlan) seccompFD() (*os.File, error) {
+	if p == nil {
+		return nil, nil
+	}
+	return seccompFile(p.seccomp)
 }
 
 // bwrapArgs returns the arguments of bwrap running shell -c command with
@@ -182,6 +193,9 @@ func newSandboxPlan() *sandboxPlan {
 func bwrapArgs(b *Bubblewrap, plan *sandboxPlan, root, shell, command string, env []string, binds []string) []string {
 	args := []string{"--unshare-all", "--die-with-parent", "--new-session"}
 	args = append(args, sandboxUserArgs()...)
+	if plan != nil && plan.seccomp != nil {
+		args = append(args, "--seccomp", "3")
+	}
 	if b.Network {
 		args = append(args, "--share-net")
 	}

@@ -4,6 +4,7 @@ package backend
 
 import (
 	"fmt"
+	"os"
 	"syscall"
 )
 
@@ -16,6 +17,8 @@ func findBwrap(*Bubblewrap) (string, error) {
 type sandboxPlan struct{}
 
 func newSandboxPlan() *sandboxPlan { return nil }
+
+func (*sandboxPlan) seccompFD() (*os.File, error) { return nil, nil }
 
 func bwrapArgs(*Bubblewrap, *sandboxPlan, string, string, string, []string, []string) []string {
 	return nil

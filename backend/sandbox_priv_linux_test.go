@@ -213,3 +213,37 @@ type skipError struct{ s string }
 func (e *skipError) Error() string { return "cannot set up: " + e.s }
 
 func statUID(st os.FileInfo) int { return int(st.Sys().(*syscall.Stat_t).Uid) }
+
+// TestSandboxNoSetIDFiles tries the ways to leave a set-user-ID or
+// set-group-ID file in the workspace, which on the host would run as the
+// caller (root, in CI) for any user: all must fail, and ordinary modes
+// still work.
+func TestSandboxNoSetIDFiles(t *testing.T) {
+	ws := t.TempDir()
+	s := sandboxShell(t, ws, backend.Bubblewrap{})
+	for _, cmd := range []string{
+		"touch a && chmod u+s a",
+		"touch b && chmod g+s b",
+		"touch c && chmod 6755 c",
+		"install -m 4755 /bin/true d",
+		"perl -e 'sysopen(F, \"e\", 0101, 04755) or die $!'",
+		"python3 -c 'import os; os.open(\"f\", os.O_CREAT|os.O_WRONLY, 0o4755)'",
+		"mkdir g && chmod g+s g",
+		"mknod h p && chmod u+s h",
+	} {
+		s.Execute(t.Context(), cmd, 0)
+	}
+	filepath.WalkDir(ws, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if info, err := d.Info(); err == nil && info.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+			t.Errorf("%s is %v on the host", p, info.Mode())
+		}
+		return nil
+	})
+	r := run(t, s, "touch x && chmod 755 x && mkdir -p y && chmod 700 y && stat -c %a x y")
+	if r.Output != "755\n700\n" {
+		t.Errorf("ordinary modes: %q", r.Output)
+	}
+}

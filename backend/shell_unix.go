@@ -67,8 +67,18 @@ func (s *LocalShell) startSandboxed(command string, out *os.File) (*exec.Cmd, fu
 		args = append([]string{"-c", cg.enter(), "sh", prog}, args...)
 		prog = "/bin/sh"
 	}
+	filter, err := s.plan.seccompFD()
+	if err != nil {
+		return nil, nil, fmt.Errorf("seccomp filter: %w", err)
+	}
+	if filter != nil {
+		defer filter.Close() // bwrap has its own copy once started
+	}
 	cmd := exec.Command(prog, args...)
 	cmd.Dir = s.root
+	if filter != nil {
+		cmd.ExtraFiles = []*os.File{filter}
+	}
 	// bwrap's own environment is visible inside the sandbox (its first
 	// process's /proc/1/environ): give it none.
 	cmd.Env = []string{}
