@@ -167,35 +167,117 @@ func sandboxUserArgs() []string {
 }
 
 // sandboxPlan is what a LocalShell computes once for all its sandboxed
-// commands: the masks of /etc and the seccomp filter (nil where there is
-// none for this architecture).
+// commands: the masks of /etc, the seccomp filter (nil where there is
+// none for this architecture), and the sandbox's /etc/passwd and
+// /etc/group (nil to keep the host's).
 type sandboxPlan struct {
-	masks   []sandboxMask
-	seccomp []byte
+	masks         []sandboxMask
+	seccomp       []byte
+	passwd, group []byte
 }
 
 func newSandboxPlan() *sandboxPlan {
-	return &sandboxPlan{masks: etcMasks("/etc"), seccomp: seccompProgram()}
+	p := &sandboxPlan{masks: etcMasks("/etc"), seccomp: seccompProgram()}
+	p.passwd = withAccount("/etc/passwd", "agent:x:"+strconv.Itoa(SandboxUID)+":"+strconv.Itoa(SandboxGID)+":agent:"+SandboxHome+":/bin/sh", 2)
+	p.group = withAccount("/etc/group", "agent:x:"+strconv.Itoa(SandboxGID)+":", 2)
+	return p
 }
 
-// seccompFD is the file bwrap reads the filter from, as its descriptor 3
-// (the command's first ExtraFiles); nil without a filter.
-func (p *sandboxPlan) seccompFD() (*os.File, error) {
-	if p == nil {
-		return nil, nil
+// maxPassedFile bounds what is passed to bwrap through a pipe written
+// before bwrap runs: a pipe holds 64 KiB.
+const maxPassedFile = 60 << 10
+
+// withAccount returns the host's account file (passwd or group) with the
+// sandbox's account in place of any entry with the same ID (field idField,
+// from 0) or name, so that the command's user has a name (whoami, git,
+// ssh and Node's os.userInfo look it up); nil when the file cannot be
+// read or is too large to pass, leaving the host's.
+func withAccount(path, entry string, idField int) []byte {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) > maxPassedFile-len(entry)-1 {
+		return nil
 	}
-	return seccompFile(p.seccomp)
+	want := strings.Split(entry, ":")
+	var out []byte
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		f := strings.Split(strings.TrimRight(line, "\n"), ":")
+		if len(f) > idField && (f[idField] == want[idField] || f[0] == want[0]) {
+			continue
+		}
+		out = append(out, line...)
+	}
+	if len(out) > 0 && out[len(out)-1] != '\n' {
+		out = append(out, '\n')
+	}
+	return append(out, entry+"\n"...)
+}
+
+// files returns the files bwrap reads from its descriptors 3 and up (the
+// command's ExtraFiles, in order) and the arguments naming them: the
+// seccomp filter, and the sandbox's passwd and group. The caller closes
+// the files once bwrap has started.
+func (p *sandboxPlan) files() ([]*os.File, []string, error) {
+	if p == nil {
+		return nil, nil, nil
+	}
+	var files []*os.File
+	var args []string
+	add := func(data []byte, opt ...string) error {
+		if data == nil {
+			return nil
+		}
+		f, err := pipeHolding(data)
+		if err != nil {
+			return err
+		}
+		args = append(args, opt[0], strconv.Itoa(3+len(files)))
+		args = append(args, opt[1:]...)
+		files = append(files, f)
+		return nil
+	}
+	for _, x := range []struct {
+		data []byte
+		opt  []string
+	}{
+		{p.seccomp, []string{"--seccomp"}},
+		{p.passwd, []string{"--ro-bind-data", "/etc/passwd"}},
+		{p.group, []string{"--ro-bind-data", "/etc/group"}},
+	} {
+		if err := add(x.data, x.opt...); err != nil {
+			for _, f := range files {
+				f.Close()
+			}
+			return nil, nil, err
+		}
+	}
+	return files, args, nil
+}
+
+// pipeHolding returns the read end of a pipe holding data (at most
+// maxPassedFile bytes, which the pipe holds without a reader).
+func pipeHolding(data []byte) (*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	_, err = w.Write(data)
+	w.Close()
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
 }
 
 // bwrapArgs returns the arguments of bwrap running shell -c command with
 // root as working directory; binds are the protected and hidden mounts
 // of this command (see guardProtected).
-func bwrapArgs(b *Bubblewrap, plan *sandboxPlan, root, shell, command string, env []string, binds []string) []string {
+//
+// fileArgs are the arguments of the files passed (sandboxPlan.files); they
+// come after /etc is mounted, as they bind over its files.
+func bwrapArgs(b *Bubblewrap, plan *sandboxPlan, root, shell, command string, env, binds, fileArgs []string) []string {
 	args := []string{"--unshare-all", "--die-with-parent", "--new-session"}
 	args = append(args, sandboxUserArgs()...)
-	if plan != nil && plan.seccomp != nil {
-		args = append(args, "--seccomp", "3")
-	}
 	if b.Network {
 		args = append(args, "--share-net")
 	}
@@ -216,6 +298,7 @@ func bwrapArgs(b *Bubblewrap, plan *sandboxPlan, root, shell, command string, en
 			args = append(args, maskArgs(m.path, m.dir)...)
 		}
 	}
+	args = append(args, fileArgs...)
 	for _, d := range b.ReadOnly {
 		if d = filepath.Clean(d); filepath.IsAbs(d) {
 			args = append(args, "--ro-bind-try", d, d)

@@ -18,9 +18,9 @@ type sandboxPlan struct{}
 
 func newSandboxPlan() *sandboxPlan { return nil }
 
-func (*sandboxPlan) seccompFD() (*os.File, error) { return nil, nil }
+func (*sandboxPlan) files() ([]*os.File, []string, error) { return nil, nil, nil }
 
-func bwrapArgs(*Bubblewrap, *sandboxPlan, string, string, string, []string, []string) []string {
+func bwrapArgs(*Bubblewrap, *sandboxPlan, string, string, string, []string, []string, []string) []string {
 	return nil
 }
 

@@ -30,6 +30,12 @@ func TestSandboxUnprivileged(t *testing.T) {
 		}
 	})
 
+	t.Run("the user has a name", func(t *testing.T) {
+		if r := run(t, s, "id -un; id -gn"); r.Output != "agent\nagent\n" {
+			t.Errorf("user and group names: %q", r.Output)
+		}
+	})
+
 	t.Run("files written belong to the caller", func(t *testing.T) {
 		run(t, s, "echo x > owned && mkdir owned-dir")
 		for _, name := range []string{"owned", "owned-dir"} {

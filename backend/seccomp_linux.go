@@ -2,7 +2,6 @@ package backend
 
 import (
 	"encoding/binary"
-	"os"
 	"runtime"
 	"syscall"
 )
@@ -126,24 +125,4 @@ func seccompProgram() []byte {
 		b = binary.LittleEndian.AppendUint32(b, in.k)
 	}
 	return b
-}
-
-// seccompFile returns a pipe's read end holding the filter, for bwrap's
-// --seccomp, or nil where there is no filter for this architecture.
-func seccompFile(prog []byte) (*os.File, error) {
-	if prog == nil {
-		return nil, nil
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	// A few hundred bytes: the pipe holds them without a reader.
-	_, err = w.Write(prog)
-	w.Close()
-	if err != nil {
-		r.Close()
-		return nil, err
-	}
-	return r, nil
 }

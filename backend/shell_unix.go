@@ -57,7 +57,16 @@ func (s *LocalShell) start(command string, out *os.File) (cmd *exec.Cmd, finish 
 // now. finish checks the protected paths the command could have created.
 func (s *LocalShell) startSandboxed(command string, out *os.File) (*exec.Cmd, func() string, error) {
 	prot := protectPaths(s.sandbox, s.places)
-	args := bwrapArgs(s.sandbox, s.plan, s.root, s.shell, command, s.env, prot.args())
+	files, fileArgs, err := s.plan.files()
+	if err != nil {
+		return nil, nil, fmt.Errorf("sandbox files: %w", err)
+	}
+	defer func() {
+		for _, f := range files {
+			f.Close() // bwrap has its own copies once started
+		}
+	}()
+	args := bwrapArgs(s.sandbox, s.plan, s.root, s.shell, command, s.env, prot.args(), fileArgs)
 	prog := s.bwrap
 	cg, err := s.shellCgroup()
 	if err != nil {
@@ -67,18 +76,9 @@ func (s *LocalShell) startSandboxed(command string, out *os.File) (*exec.Cmd, fu
 		args = append([]string{"-c", cg.enter(), "sh", prog}, args...)
 		prog = "/bin/sh"
 	}
-	filter, err := s.plan.seccompFD()
-	if err != nil {
-		return nil, nil, fmt.Errorf("seccomp filter: %w", err)
-	}
-	if filter != nil {
-		defer filter.Close() // bwrap has its own copy once started
-	}
 	cmd := exec.Command(prog, args...)
 	cmd.Dir = s.root
-	if filter != nil {
-		cmd.ExtraFiles = []*os.File{filter}
-	}
+	cmd.ExtraFiles = files
 	// bwrap's own environment is visible inside the sandbox (its first
 	// process's /proc/1/environ): give it none.
 	cmd.Env = []string{}
