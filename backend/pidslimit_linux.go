@@ -91,8 +91,8 @@ func findCgroupRoots() cgroupRoots {
 // any there. A delegated cgroup (systemd-run --user --scope -p
 // Delegate=yes) has controllers but none enabled for its children yet, and
 // it cannot enable them while it holds processes (cgroup v2 puts
-// processes only in leaves): its processes, this one included, move to a
-// leaf of their own, deepagents-self, and the controllers are enabled.
+// processes only in leaves): when this process is alone in it, it moves
+// to a leaf of its own, deepagents-self, and the controllers are enabled.
 func delegateV2(dir string) map[string]bool {
 	if !writable(dir) {
 		return nil
@@ -104,7 +104,9 @@ func delegateV2(dir string) map[string]bool {
 		}
 		m := map[string]bool{}
 		for _, c := range strings.Fields(string(b)) {
-			if c == "pids" || c == "memory" {
+			// (A "+" is what was written, which only a test's plain
+			// files give back.)
+			if c = strings.TrimPrefix(c, "+"); c == "pids" || c == "memory" {
 				m[c] = true
 			}
 		}
@@ -126,16 +128,20 @@ func delegateV2(dir string) map[string]bool {
 	if len(want) == 0 {
 		return nil
 	}
+	// Only a cgroup that holds this process alone is taken over: one
+	// made for it (systemd-run execs the program in its scope). A
+	// terminal's or a session's own cgroup, which a user may also write,
+	// is left as it is.
+	procs, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil || strings.TrimSpace(string(procs)) != strconv.Itoa(os.Getpid()) {
+		return nil
+	}
 	leaf := filepath.Join(dir, "deepagents-self")
 	if err := os.Mkdir(leaf, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil
 	}
-	procs, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-	if err != nil {
+	if err := os.WriteFile(filepath.Join(leaf, "cgroup.procs"), procs, 0o644); err != nil {
 		return nil
-	}
-	for _, pid := range strings.Fields(string(procs)) {
-		_ = os.WriteFile(filepath.Join(leaf, "cgroup.procs"), []byte(pid), 0o644)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte(strings.Join(want, " ")), 0o644); err != nil {
 		return nil
