@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -98,7 +97,9 @@ func waitNone(t *testing.T, d time.Duration, marker string) {
 		if time.Now().After(deadline) {
 			for _, p := range left {
 				if pid, err := strconv.Atoi(p); err == nil {
-					syscall.Kill(pid, syscall.SIGKILL)
+					if proc, err := os.FindProcess(pid); err == nil {
+						proc.Kill()
+					}
 				}
 			}
 			t.Fatalf("processes %v outlived their server", left)
