@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -145,6 +146,9 @@ func NewLocalShell(root string, opts LocalShellOptions) (*LocalShell, error) {
 		if s.bwrap, err = findBwrap(&sb); err != nil {
 			return nil, err
 		}
+		if err := sandboxRootAllowed(s.root); err != nil {
+			return nil, err
+		}
 		s.plan = newSandboxPlan()
 		s.places = newSandboxPlaces(&sb, s.root)
 		s.slots = make(chan struct{}, sb.maxCommands())
@@ -168,6 +172,28 @@ func NewLocalShell(root string, opts LocalShellOptions) (*LocalShell, error) {
 	_, _ = rand.Read(b[:])
 	s.id = "local-" + hex.EncodeToString(b[:])
 	return s, nil
+}
+
+// sandboxSystemRoots are folders whose contents run as, or configure, the
+// system: a sandbox whose workspace is one of them (or "/") would have
+// them writable, and its commands, as root, could plant what the host runs
+// as root (a cron job, a profile script). A project below one of them
+// (/opt/app, /var/www/site) is fine: only it is writable.
+var sandboxSystemRoots = []string{"/", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/var", "/boot", "/run", "/proc", "/sys", "/dev", "/usr/local", "/usr/bin", "/usr/lib"}
+
+// sandboxRootAllowed refuses, with ErrNoSandbox, a sandbox workspace that
+// is a system folder.
+func sandboxRootAllowed(root string) error {
+	real := root
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		real = r
+	}
+	for _, d := range sandboxSystemRoots {
+		if filepath.Clean(real) == d || filepath.Clean(root) == d {
+			return fmt.Errorf("%w: the workspace %s is a system folder, which the sandbox would make writable; use a project folder", ErrNoSandbox, root)
+		}
+	}
+	return nil
 }
 
 // Close removes the cgroup of the shell's sandboxed commands, waiting a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -181,6 +182,15 @@ func TestSandboxRefusesInheritedEnvironment(t *testing.T) {
 	_, err := backend.NewLocalShell(t.TempDir(), backend.LocalShellOptions{Sandbox: &backend.Bubblewrap{}, InheritEnv: true})
 	if err == nil {
 		t.Error("a sandbox inheriting the environment was accepted")
+	}
+	// A workspace that is a system folder would make it writable.
+	for _, dir := range []string{"/", "/etc", "/usr", "/opt"} {
+		if _, err := os.Stat(dir); err != nil {
+			continue
+		}
+		if _, err := backend.NewLocalShell(dir, backend.LocalShellOptions{Sandbox: &backend.Bubblewrap{}}); !errors.Is(err, backend.ErrNoSandbox) {
+			t.Errorf("a sandbox with the workspace %s: %v", dir, err)
+		}
 	}
 	_, err = backend.NewLocalShell(t.TempDir(), backend.LocalShellOptions{Sandbox: &backend.Bubblewrap{Path: "/nonexistent/bwrap"}})
 	if err == nil || !strings.Contains(err.Error(), "bubblewrap") {
