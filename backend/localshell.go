@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,14 +91,21 @@ type LocalShell struct {
 	// commands run in the sandbox.
 	sandbox *Bubblewrap
 	bwrap   string
-	// pidsRoot is the cgroup under which each sandboxed command gets one
-	// capping its processes; "" when none can be made.
-	pidsRoot string
-	// teardowns tracks cgroups still being removed after their commands.
-	teardowns sync.WaitGroup
-	env       []string
-	shell     string
-	id        string
+	// plan is what every sandboxed command mounts the same way.
+	plan *sandboxPlan
+	// places maps host paths to the sandbox's.
+	places *sandboxPlaces
+	// cgroups are where the shell's cgroup is made; cgMu guards cg,
+	// made at the first sandboxed command and removed by Close.
+	cgroups cgroupRoots
+	cgMu    sync.Mutex
+	cg      *shellCgroup
+	// slots holds a token per sandboxed command running
+	// (Bubblewrap.MaxCommands).
+	slots chan struct{}
+	env   []string
+	shell string
+	id    string
 }
 
 var _ Sandbox = (*LocalShell)(nil)
@@ -137,10 +146,20 @@ func NewLocalShell(root string, opts LocalShellOptions) (*LocalShell, error) {
 		if s.bwrap, err = findBwrap(&sb); err != nil {
 			return nil, err
 		}
-		if s.pidsRoot = pidsRoot(); s.pidsRoot == "" {
-			slog.Warn("execute: no pids cgroup can be made here, so the number of processes a sandboxed command starts is not capped")
-		} else {
-			sweepPidsCgroups(s.pidsRoot)
+		if err := sandboxRootAllowed(s.root); err != nil {
+			return nil, err
+		}
+		s.plan = newSandboxPlan()
+		s.places = newSandboxPlaces(&sb, s.root)
+		s.slots = make(chan struct{}, sb.maxCommands())
+		s.cgroups = findCgroupRoots()
+		if m := s.cgroups.missing(); len(m) > 0 {
+			warnNoCgroup(m)
+		}
+		for _, d := range []string{s.cgroups.pids, s.cgroups.memory} {
+			if d != "" {
+				sweepCgroups(d)
+			}
 		}
 		s.env = slices.Clone(SandboxEnv)
 	case opts.InheritEnv:
@@ -155,11 +174,70 @@ func NewLocalShell(root string, opts LocalShellOptions) (*LocalShell, error) {
 	return s, nil
 }
 
-// Close waits until what finished commands left to tear down (their
-// process cgroups) is gone. The LocalShell stays usable.
-func (s *LocalShell) Close() error {
-	s.teardowns.Wait()
+// sandboxSystemRoots are folders whose contents run as, or configure, the
+// system: a sandbox whose workspace is one of them (or "/") would have
+// them writable, and its commands, as root, could plant what the host runs
+// as root (a cron job, a profile script). A project below one of them
+// (/opt/app, /var/www/site) is fine: only it is writable.
+var sandboxSystemRoots = []string{"/", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/var", "/boot", "/run", "/proc", "/sys", "/dev", "/usr/local", "/usr/bin", "/usr/lib"}
+
+// sandboxRootAllowed refuses, with ErrNoSandbox, a sandbox workspace that
+// is a system folder.
+func sandboxRootAllowed(root string) error {
+	real := root
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		real = r
+	}
+	for _, d := range sandboxSystemRoots {
+		if filepath.Clean(real) == d || filepath.Clean(root) == d {
+			return fmt.Errorf("%w: the workspace %s is a system folder, which the sandbox would make writable; use a project folder", ErrNoSandbox, root)
+		}
+	}
 	return nil
+}
+
+// Close removes the cgroup of the shell's sandboxed commands, waiting a
+// while for the processes of commands still running to be gone. The
+// LocalShell stays usable: a later command makes a new cgroup.
+func (s *LocalShell) Close() error {
+	s.cgMu.Lock()
+	cg := s.cg
+	s.cg = nil
+	s.cgMu.Unlock()
+	if cg != nil {
+		return cg.remove()
+	}
+	return nil
+}
+
+// shellCgroup returns the shell's cgroup, made at its first use; nil
+// where none can be made.
+func (s *LocalShell) shellCgroup() (*shellCgroup, error) {
+	if s.cgroups.pids == "" && s.cgroups.memory == "" {
+		return nil, nil
+	}
+	s.cgMu.Lock()
+	defer s.cgMu.Unlock()
+	if s.cg == nil {
+		cg, err := newShellCgroup(s.cgroups, s.sandbox.maxProcesses(), s.sandbox.maxMemory())
+		if err != nil {
+			return nil, fmt.Errorf("limiting processes and memory: %w", err)
+		}
+		s.cg = cg
+	}
+	return s.cg, nil
+}
+
+var noCgroupOnce sync.Once
+
+// warnNoCgroup says, once per process, which limits of the sandbox the
+// kernel gives no cgroup for, and how to get one.
+func warnNoCgroup(missing []string) {
+	noCgroupOnce.Do(func() {
+		slog.Warn("execute: no cgroup can be made here, so the sandbox's "+strings.Join(missing, " and ")+
+			" are not capped for all commands together (tmpfs sizes still are); run as root, or under a delegated cgroup: "+
+			"systemd-run --user --scope -p Delegate=yes deepagents ...", "missing", missing)
+	})
 }
 
 // ID returns a random identifier made when the LocalShell was created.

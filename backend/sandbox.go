@@ -13,6 +13,14 @@ import (
 // write it, writes only the workspace, a private /tmp and its HOME, and
 // everything it started dies with it. Its environment is built from an
 // allow-list (see SandboxEnv), never inherited.
+//
+// It is unprivileged whoever runs it, root included: it runs as SandboxUID
+// in a user namespace of its own with no capability, no_new_privs, no
+// further user namespace and /proc/sys read-only, and what /etc holds that
+// is not readable by all (or is named like a private key) is masked.
+// Protected and Hidden paths are enforced inside, and the shell's commands
+// share caps on processes, memory and tmpfs sizes (MaxProcesses,
+// MaxMemory, TmpfsSize, MaxCommands).
 type Bubblewrap struct {
 	// Path is the bwrap program; empty means "bwrap" looked up in PATH.
 	Path string
@@ -26,28 +34,65 @@ type Bubblewrap struct {
 	// (SandboxHome), so that caches (Go's build cache, say) outlive one
 	// command. Empty means a fresh, empty HOME for each command.
 	Home string
-	// MaxProcesses caps the processes one command may have at once, so a
-	// fork bomb fails instead of exhausting the machine; zero means
-	// DefaultSandboxMaxProcesses. It takes a pids cgroup this process may
-	// create (cgroup v1's pids hierarchy as root, or a delegated cgroup
-	// v2 subtree); where there is none the cap is not enforced, and
-	// NewLocalShell logs a warning.
+	// MaxProcesses caps the processes all the shell's commands together
+	// may have at once (its subagents' commands included, as they share
+	// the shell), so a fork bomb fails instead of exhausting the machine;
+	// zero means DefaultSandboxMaxProcesses.
+	//
+	// MaxProcesses and MaxMemory take a cgroup this process may create:
+	// cgroup v1's pids and memory hierarchies as root, or a cgroup v2
+	// subtree delegated to this process's user (run the program under
+	// "systemd-run --user --scope -p Delegate=yes" to get one). Where
+	// there is none they are not enforced, and the first sandboxed shell
+	// logs a warning saying so.
 	MaxProcesses int
+	// MaxMemory caps the memory, in bytes, all the shell's commands
+	// together may use: their processes' and the files they keep in the
+	// sandbox's tmpfs mounts (/tmp, /home, /dev/shm), which the kernel
+	// charges to the same cgroup. A command that goes beyond it is killed
+	// by the kernel's out-of-memory killer. Zero means
+	// DefaultSandboxMaxMemory.
+	MaxMemory int64
+	// TmpfsSize is the size, in bytes, of each RAM-backed mount of a
+	// command: /tmp, /home (HOME, unless Home is set) and /dev/shm. A
+	// write beyond it fails with "No space left on device". It holds
+	// without a cgroup too. Zero means DefaultSandboxTmpfsSize.
+	TmpfsSize int64
+	// MaxCommands caps how many sandboxed commands of the shell run at
+	// once; more wait for a free slot (their context still ends the
+	// wait). Zero means DefaultSandboxMaxCommands.
+	MaxCommands int
 	// Protected lists paths commands may read but never change: paths
 	// relative to the workspace root (slash-separated, such as
 	// ".git/hooks"; see ProtectedPaths) or absolute host paths (the
 	// user's ~/.deepagents, say). They are mounted read-only over the
 	// workspace and HOME, so they hold even where the workspace itself is
-	// writable.
+	// writable; the folders on the way cannot be renamed or replaced, and
+	// a symbolic link on the way is followed. A protected path that is
+	// missing when a command starts and that the command creates is
+	// removed when the command ends, and its output says so. Paths the
+	// sandbox does not show, or cannot write, need nothing.
 	Protected []string
 	// Hidden lists absolute host paths commands may not read at all
 	// (configuration files that hold keys, say): a file is replaced by an
-	// empty one, a directory by an empty directory.
+	// empty one, a directory by an empty directory. A path missing when
+	// a command starts is not masked (there is nothing to read).
 	Hidden []string
 }
 
-// DefaultSandboxMaxProcesses is the default Bubblewrap.MaxProcesses.
-const DefaultSandboxMaxProcesses = 512
+// Defaults of Bubblewrap's limits, for a developer's machine running
+// builds: a Go or Node build fits, a runaway loop does not take the
+// machine.
+const (
+	// DefaultSandboxMaxProcesses is the default Bubblewrap.MaxProcesses.
+	DefaultSandboxMaxProcesses = 512
+	// DefaultSandboxMaxMemory is the default Bubblewrap.MaxMemory: 4 GiB.
+	DefaultSandboxMaxMemory int64 = 4 << 30
+	// DefaultSandboxTmpfsSize is the default Bubblewrap.TmpfsSize: 1 GiB.
+	DefaultSandboxTmpfsSize int64 = 1 << 30
+	// DefaultSandboxMaxCommands is the default Bubblewrap.MaxCommands.
+	DefaultSandboxMaxCommands = 16
+)
 
 func (b *Bubblewrap) maxProcesses() int {
 	if b.MaxProcesses > 0 {
@@ -55,6 +100,40 @@ func (b *Bubblewrap) maxProcesses() int {
 	}
 	return DefaultSandboxMaxProcesses
 }
+
+func (b *Bubblewrap) maxMemory() int64 {
+	if b.MaxMemory > 0 {
+		return b.MaxMemory
+	}
+	return DefaultSandboxMaxMemory
+}
+
+func (b *Bubblewrap) tmpfsSize() int64 {
+	if b.TmpfsSize > 0 {
+		return b.TmpfsSize
+	}
+	return DefaultSandboxTmpfsSize
+}
+
+func (b *Bubblewrap) maxCommands() int {
+	if b.MaxCommands > 0 {
+		return b.MaxCommands
+	}
+	return DefaultSandboxMaxCommands
+}
+
+// SandboxUID and SandboxGID are the user and group a sandboxed command
+// runs as, whoever starts it. A new user namespace maps them to this
+// process's own user and group, so what a command writes in the workspace
+// belongs on the host to whoever runs the shell, while inside it is not
+// root and holds no capability. 1000 rather than 65534: 65534 is also the
+// "overflow" ID every unmapped host user shows as inside, so with it a
+// command could not tell its own files from other users' (git's ownership
+// check, for one, would then trust anything).
+const (
+	SandboxUID = 1000
+	SandboxGID = 1000
+)
 
 // SandboxHome is HOME inside the Bubblewrap sandbox.
 const SandboxHome = "/home/agent"

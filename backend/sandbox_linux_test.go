@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -182,6 +183,15 @@ func TestSandboxRefusesInheritedEnvironment(t *testing.T) {
 	if err == nil {
 		t.Error("a sandbox inheriting the environment was accepted")
 	}
+	// A workspace that is a system folder would make it writable.
+	for _, dir := range []string{"/", "/etc", "/usr", "/opt"} {
+		if _, err := os.Stat(dir); err != nil {
+			continue
+		}
+		if _, err := backend.NewLocalShell(dir, backend.LocalShellOptions{Sandbox: &backend.Bubblewrap{}}); !errors.Is(err, backend.ErrNoSandbox) {
+			t.Errorf("a sandbox with the workspace %s: %v", dir, err)
+		}
+	}
 	_, err = backend.NewLocalShell(t.TempDir(), backend.LocalShellOptions{Sandbox: &backend.Bubblewrap{Path: "/nonexistent/bwrap"}})
 	if err == nil || !strings.Contains(err.Error(), "bubblewrap") {
 		t.Errorf("missing bwrap: %v", err)
@@ -219,10 +229,18 @@ func TestSandboxForkBomb(t *testing.T) {
 		t.Fatalf("the machine cannot fork after the bomb: %v", err)
 	}
 	waitGone(t, 3*time.Second, "bomb processes", func() []string { return processesWith(t, token) })
-	waitGone(t, 40*time.Second, "cgroups", func() []string {
-		left, _ := filepath.Glob(filepath.Join(backend.PidsRoot(), "deepagents-"+s.ID()+"-*"))
-		return left
-	})
+	dirs := s.CgroupDirs()
+	if len(dirs) == 0 {
+		t.Fatal("the shell made no cgroup")
+	}
+	if err := s.Close(); err != nil {
+		t.Error(err)
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("cgroup %s left after Close", d)
+		}
+	}
 }
 
 // TestSandboxSweepsStaleCgroups checks that a new sandboxed shell removes

@@ -4,6 +4,7 @@ package backend
 
 import (
 	"fmt"
+	"os"
 	"syscall"
 )
 
@@ -11,16 +12,36 @@ func findBwrap(*Bubblewrap) (string, error) {
 	return "", fmt.Errorf("%w: bubblewrap runs on Linux only", ErrNoSandbox)
 }
 
-func bwrapArgs(*Bubblewrap, string, string, string, []string) []string { return nil }
+// sandboxPlan and sandboxMask are Linux's; NewLocalShell fails before
+// using them here.
+type sandboxPlan struct{}
+
+func newSandboxPlan() *sandboxPlan { return nil }
+
+func (*sandboxPlan) files() ([]*os.File, []string, error) { return nil, nil, nil }
+
+func bwrapArgs(*Bubblewrap, *sandboxPlan, string, string, string, []string, []string, []string) []string {
+	return nil
+}
+
+func maskArgs(string, bool) []string { return nil }
+
+var sandboxSystemDirs []string
 
 func sandboxAttr() *syscall.SysProcAttr { return nil }
 
 func pidsRoot() string { return "" }
 
-type pidsCgroup struct{}
+type cgroupRoots struct{ pids, memory string }
 
-func newPidsCgroup(string, string, int) (*pidsCgroup, error) { return nil, ErrNoSandbox }
-func (*pidsCgroup) enter() string                            { return "" }
-func (*pidsCgroup) remove() error                            { return nil }
+func (cgroupRoots) missing() []string { return nil }
 
-func sweepPidsCgroups(string) {}
+func findCgroupRoots() cgroupRoots { return cgroupRoots{} }
+
+type shellCgroup struct{}
+
+func newShellCgroup(cgroupRoots, int, int64) (*shellCgroup, error) { return nil, ErrNoSandbox }
+func (*shellCgroup) enter() string                                 { return "" }
+func (*shellCgroup) remove() error                                 { return nil }
+
+func sweepCgroups(string) {}

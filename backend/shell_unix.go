@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -19,9 +20,9 @@ import (
 const outputGrace = time.Second
 
 // start starts the shell on command with its output going to out, contained
-// as the LocalShell doc describes. release is to be called once the command
-// has been waited for.
-func (s *LocalShell) start(command string, out *os.File) (cmd *exec.Cmd, release func(), err error) {
+// as the LocalShell doc describes. finish is to be called once the command
+// has been waited for; it returns notes for the command's output.
+func (s *LocalShell) start(command string, out *os.File) (cmd *exec.Cmd, finish func() string, err error) {
 	if s.sandbox != nil {
 		return s.startSandboxed(command, out)
 	}
@@ -33,7 +34,7 @@ func (s *LocalShell) start(command string, out *os.File) (cmd *exec.Cmd, release
 		cmd.SysProcAttr = attr
 		return cmd
 	}
-	nothing := func() {}
+	nothing := func() string { return "" }
 	if attr := containedAttr(); attr != nil && !s.noNamespaces.Load() {
 		cmd := newCmd(attr)
 		err := cmd.Start()
@@ -51,44 +52,51 @@ func (s *LocalShell) start(command string, out *os.File) (cmd *exec.Cmd, release
 	return cmd, nothing, cmd.Start()
 }
 
-// startSandboxed starts command in bubblewrap, in a cgroup capping its
-// processes where one can be made. The cgroup goes when the command has
-// been waited for (see Execute).
-func (s *LocalShell) startSandboxed(command string, out *os.File) (*exec.Cmd, func(), error) {
-	args := bwrapArgs(s.sandbox, s.root, s.shell, command, s.env)
-	prog := s.bwrap
-	var cg *pidsCgroup
-	if s.pidsRoot != "" {
-		var err error
-		if cg, err = newPidsCgroup(s.pidsRoot, s.id, s.sandbox.maxProcesses()); err != nil {
-			return nil, nil, fmt.Errorf("limiting processes: %w", err)
+// startSandboxed starts command in bubblewrap, in the shell's cgroup where
+// one can be made, with its protected and hidden paths mounted as they are
+// now. finish checks the protected paths the command could have created.
+func (s *LocalShell) startSandboxed(command string, out *os.File) (*exec.Cmd, func() string, error) {
+	prot := protectPaths(s.sandbox, s.places)
+	files, fileArgs, err := s.plan.files()
+	if err != nil {
+		return nil, nil, fmt.Errorf("sandbox files: %w", err)
+	}
+	defer func() {
+		for _, f := range files {
+			f.Close() // bwrap has its own copies once started
 		}
+	}()
+	args := bwrapArgs(s.sandbox, s.plan, s.root, s.shell, command, s.env, prot.args(), fileArgs)
+	prog := s.bwrap
+	cg, err := s.shellCgroup()
+	if err != nil {
+		return nil, nil, err
+	}
+	if cg != nil {
 		args = append([]string{"-c", cg.enter(), "sh", prog}, args...)
 		prog = "/bin/sh"
 	}
 	cmd := exec.Command(prog, args...)
 	cmd.Dir = s.root
+	cmd.ExtraFiles = files
 	// bwrap's own environment is visible inside the sandbox (its first
 	// process's /proc/1/environ): give it none.
 	cmd.Env = []string{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = sandboxAttr()
-	release := func() {
-		if cg != nil {
-			// The command's result need not wait for the teardown;
-			// Close does.
-			s.teardowns.Go(func() {
-				if err := cg.remove(); err != nil {
-					slog.Warn("execute: " + err.Error())
-				}
-			})
+	finish := func() string {
+		var notes []string
+		for i := range prot.guards {
+			if n := prot.guards[i].check(s.places); n != "" {
+				notes = append(notes, n)
+			}
 		}
+		return strings.Join(notes, "\n")
 	}
 	if err := cmd.Start(); err != nil {
-		release()
 		return nil, nil, err
 	}
-	return cmd, release, nil
+	return cmd, finish, nil
 }
 
 // Execute implements Sandbox.
@@ -97,12 +105,20 @@ func (s *LocalShell) Execute(ctx context.Context, command string, timeout time.D
 	if err := ctx.Err(); err != nil {
 		return ExecResult{ExitCode: -1}, err
 	}
+	if s.slots != nil {
+		select {
+		case s.slots <- struct{}{}:
+			defer func() { <-s.slots }()
+		case <-ctx.Done():
+			return ExecResult{ExitCode: -1}, ctx.Err()
+		}
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return ExecResult{}, fmt.Errorf("execute: %w", err)
 	}
 	defer pr.Close()
-	cmd, release, err := s.start(command, pw)
+	cmd, finish, err := s.start(command, pw)
 	pw.Close()
 	if err != nil {
 		return ExecResult{}, fmt.Errorf("execute: %w", err)
@@ -130,7 +146,6 @@ func (s *LocalShell) Execute(ctx context.Context, command string, timeout time.D
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		err = <-waited
 	}
-	release()
 	select {
 	case <-readDone:
 	case <-time.After(outputGrace):
@@ -138,6 +153,13 @@ func (s *LocalShell) Execute(ctx context.Context, command string, timeout time.D
 		<-readDone
 	}
 	res := ExecResult{Output: out.String(), Truncated: out.truncated, ExitCode: -1}
+	// Every process of the command is gone: check what it left.
+	if note := finish(); note != "" {
+		if res.Output != "" && !strings.HasSuffix(res.Output, "\n") {
+			res.Output += "\n"
+		}
+		res.Output += note + "\n"
+	}
 	if stopped != nil {
 		return res, stopped
 	}

@@ -1,14 +1,17 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
@@ -19,11 +22,90 @@ import (
 // one that writes garbage, one that starts children.
 const fakeEnv = "DEEPAGENTS_MCP_FAKE"
 
+// childEnv marks the processes a fake "spawn" server starts.
+const childEnv = "DEEPAGENTS_MCP_FAKE_CHILD"
+
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(fakeEnv); mode != "" {
 		os.Exit(runFake(mode))
 	}
+	if os.Getenv(clientEnv) != "" {
+		os.Exit(runClient())
+	}
 	goleak.VerifyTestMain(m)
+}
+
+// clientEnv makes the test binary a client that starts a fake "spawn"
+// server and waits to be killed (TestStdioServerTreeDiesWithClient).
+const clientEnv = "DEEPAGENTS_MCP_TEST_CLIENT"
+
+// hideSelf, where set, makes this process not dumpable, as
+// procinfo.HideEnviron does in the CLI.
+var hideSelf func()
+
+func runClient() int {
+	if os.Getenv(clientEnv+"_HIDE") != "" && hideSelf != nil {
+		hideSelf()
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return 1
+	}
+	t := &stdioTransport{
+		cfg:    ServerConfig{Command: exe, Env: map[string]string{fakeEnv: "spawn", "CHILD_PID_FILE": os.Getenv(clientEnv)}},
+		getenv: os.Getenv,
+		stderr: &tail{},
+	}
+	if _, err := t.Connect(context.Background()); err != nil {
+		os.Stdout.WriteString("error: " + err.Error() + "\n")
+		return 1
+	}
+	os.Stdout.WriteString("ready\n")
+	select {}
+}
+
+// processesWith returns the PIDs of live processes whose environment holds
+// marker (none where there is no /proc).
+func processesWith(marker string) []string {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	var pids []string
+	for _, d := range dirs {
+		env, err := os.ReadFile(d + "/environ")
+		if err != nil {
+			continue
+		}
+		if st, err := os.ReadFile(d + "/stat"); err == nil && bytes.Contains(st, []byte(") Z ")) {
+			continue // dead already, not yet reaped
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if string(kv) == marker {
+				pids = append(pids, filepath.Base(d))
+			}
+		}
+	}
+	return pids
+}
+
+func waitNone(t *testing.T, d time.Duration, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		left := processesWith(marker)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, p := range left {
+				if pid, err := strconv.Atoi(p); err == nil {
+					if proc, err := os.FindProcess(pid); err == nil {
+						proc.Kill()
+					}
+				}
+			}
+			t.Fatalf("processes %v outlived their server", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // fake is the entry of a fake server of the given mode.
@@ -42,8 +124,11 @@ func runFake(mode string) int {
 		return 0
 	}
 	if mode == "spawn" {
-		// A child in the server's process group that would outlive it.
+		// A child in the server's process group that would outlive it,
+		// found by the tests through its environment (its PID here may
+		// be one of the server's PID namespace).
 		child := exec.Command("sleep", "1000")
+		child.Env = append(os.Environ(), childEnv+"="+os.Getenv("CHILD_PID_FILE"))
 		if err := child.Start(); err != nil {
 			return 1
 		}

@@ -41,8 +41,9 @@ func serverEnv(own map[string]string, getenv func(string) string) []string {
 // input is closed before its process group is killed.
 const shutdownGrace = 2 * time.Second
 
-// stdioTransport starts a server's command in a process group of its own
-// and speaks to it over its standard input and output.
+// stdioTransport starts a server's command, contained so that what it
+// starts dies with it (see containAttr), and speaks to it over its
+// standard input and output.
 type stdioTransport struct {
 	cfg    ServerConfig
 	dir    string
@@ -54,16 +55,13 @@ type stdioTransport struct {
 
 // Connect implements sdk.Transport.
 func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
-	cmd := exec.Command(t.cfg.Command, t.cfg.Args...)
-	cmd.Env = serverEnv(t.cfg.Env, t.getenv)
-	cmd.Dir = t.dir
+	dir := t.dir
 	if t.cfg.Cwd != "" {
-		cmd.Dir = t.cfg.Cwd
-		if !filepath.IsAbs(cmd.Dir) && t.dir != "" {
-			cmd.Dir = filepath.Join(t.dir, cmd.Dir)
+		dir = t.cfg.Cwd
+		if !filepath.IsAbs(dir) && t.dir != "" {
+			dir = filepath.Join(t.dir, dir)
 		}
 	}
-	ownGroup(cmd)
 	// Pipes of our own rather than cmd's: Wait must not close the server's
 	// output before its last message has been read.
 	inR, inW, err := os.Pipe()
@@ -84,8 +82,13 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 		outW.Close()
 		return nil, err
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	err = cmd.Start()
+	cmd, err := startContained(func() *exec.Cmd {
+		cmd := exec.Command(t.cfg.Command, t.cfg.Args...)
+		cmd.Env = serverEnv(t.cfg.Env, t.getenv)
+		cmd.Dir = dir
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+		return cmd
+	})
 	inR.Close()
 	outW.Close()
 	errW.Close()

@@ -1,0 +1,326 @@
+package backend
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// How Bubblewrap.Protected holds inside the sandbox, whatever a command
+// does in its writable workspace:
+//
+//   - A protected path that exists is bound read-only over itself, after
+//     the workspace and HOME, so nothing can write, remove or rename it.
+//   - Every directory between the workspace (or HOME) and the protected
+//     path is bound over itself, still writable: a mount point cannot be
+//     renamed or removed, so "mv .git old && mkdir -p .git/hooks" fails
+//     instead of putting fresh, writable hooks where the protected ones
+//     were. A file on the way (".git" holding "gitdir: DIR", as in
+//     worktrees and submodules) is bound read-only, so it cannot be
+//     pointed at a directory of the command's making; the git directory it
+//     names, when inside the workspace, is protected the same way.
+//   - A symbolic link on the way is followed (the real path is protected,
+//     if the sandbox can write it), but a link is not a mount point and can
+//     be changed: the path is then checked after the command, like a
+//     missing one.
+//   - A protected path missing when the command starts cannot be bound (a
+//     bind needs something to bind over, and making that would litter the
+//     workspace with empty files). If the command creates it, it is
+//     removed when the command has ended, with everything the command put
+//     under it, and the command's output ends with a line saying so. Every
+//     process of the command is dead by then (its PID namespace is gone),
+//     so nothing can put it back. The check cannot tell who created the
+//     path: one created on the host meanwhile (by the user's editor, say)
+//     is removed too.
+//
+// Hidden paths are masked where the sandbox shows them: a directory by an
+// empty read-only tmpfs, anything else by /dev/null bound read-only.
+
+// sandboxPlaces maps host paths to where the sandbox shows them.
+type sandboxPlaces struct {
+	root, realRoot string
+	home, realHome string // "" without Bubblewrap.Home
+	readOnly       []string
+}
+
+func newSandboxPlaces(b *Bubblewrap, root string) *sandboxPlaces {
+	p := &sandboxPlaces{root: root, realRoot: realPath(root)}
+	if b.Home != "" {
+		p.home = filepath.Clean(b.Home)
+		p.realHome = realPath(p.home)
+	}
+	p.readOnly = slices.Clone(sandboxSystemDirs)
+	for _, d := range b.ReadOnly {
+		if d = filepath.Clean(d); filepath.IsAbs(d) {
+			p.readOnly = append(p.readOnly, d)
+		}
+	}
+	return p
+}
+
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// hostUnder reports whether p is dir or below it, and the rest of p.
+func hostUnder(dir, p string) (string, bool) {
+	if dir == "" {
+		return "", false
+	}
+	rel, err := filepath.Rel(dir, p)
+	if err != nil || !filepath.IsLocal(rel) && rel != "." {
+		return "", false
+	}
+	return rel, true
+}
+
+// place is where a host path lies in a place commands may write.
+type place struct {
+	host       string // the path on the host (as named, or resolved)
+	base       string // the workspace or HOME on the host, as host names it
+	inside     string // where host appears inside the sandbox
+	insideBase string
+}
+
+// writable locates the host path p in the workspace or HOME, the places
+// commands may write; p is taken as named and, failing that, with its
+// links resolved.
+func (s *sandboxPlaces) writable(p string) (place, bool) {
+	for _, q := range []string{p, ""} {
+		if q == "" {
+			q = realPath(p)
+		}
+		for _, b := range [][2]string{{s.root, s.root}, {s.realRoot, s.root}, {s.home, SandboxHome}, {s.realHome, SandboxHome}} {
+			if rel, ok := hostUnder(b[0], q); ok {
+				return place{host: q, base: b[0], inside: filepath.Join(b[1], rel), insideBase: b[1]}, true
+			}
+		}
+	}
+	return place{}, false
+}
+
+// visible returns where the resolved host path p appears inside the
+// sandbox, writable or not.
+func (s *sandboxPlaces) visible(p string) (string, bool) {
+	if pl, ok := s.writable(p); ok {
+		return pl.inside, true
+	}
+	for _, d := range s.readOnly {
+		if _, ok := hostUnder(d, p); ok {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// guard is a protected path checked after a command: one missing when it
+// started (before is nil), or reached through a symbolic link.
+type guard struct {
+	host   string      // the path on the host, as named
+	name   string      // the path as the Protected entry names it
+	before os.FileInfo // what it was at the start, following links
+}
+
+// protection is what a command's bwrap needs for Protected and Hidden.
+type protection struct {
+	pins, binds, masks []string // bwrap arguments, in this order
+	guards             []guard
+	seen               map[string]bool // inside paths already bound
+}
+
+// protectPaths computes the mounts and guards for b's Protected and Hidden
+// paths, as they are on the host when a command starts.
+func protectPaths(b *Bubblewrap, places *sandboxPlaces) *protection {
+	pr := &protection{seen: map[string]bool{}}
+	for _, p := range b.Protected {
+		var host string
+		if filepath.IsAbs(p) {
+			host = filepath.Clean(p)
+		} else {
+			rel := filepath.FromSlash(path.Clean(p))
+			if !filepath.IsLocal(rel) {
+				continue // a relative path out of the workspace means nothing
+			}
+			host = filepath.Join(places.root, rel)
+		}
+		// The workspace or HOME below a protected path: all of it
+		// read-only.
+		if _, ok := hostUnder(host, places.root); ok {
+			pr.bind(places.root, places.root, true)
+		} else if _, ok := hostUnder(realPath(host), places.realRoot); ok {
+			pr.bind(places.root, places.root, true)
+		}
+		if places.home != "" {
+			if _, ok := hostUnder(realPath(host), places.realHome); ok {
+				pr.bind(places.home, SandboxHome, true)
+			}
+		}
+		pr.protect(places, host, p, 0)
+	}
+	for _, h := range b.Hidden {
+		if !filepath.IsAbs(h) {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(filepath.Clean(h))
+		if err != nil {
+			continue // missing: nothing to hide
+		}
+		st, err := os.Stat(real)
+		if err != nil {
+			continue
+		}
+		if in, ok := places.visible(real); ok {
+			pr.masks = append(pr.masks, maskArgs(in, st.IsDir())...)
+		}
+	}
+	return pr
+}
+
+// protect protects host, named name, the way the comment above says.
+func (pr *protection) protect(places *sandboxPlaces, host, name string, depth int) {
+	if depth > 4 {
+		return // links to links to links: the guard still checks
+	}
+	pl, ok := places.writable(host)
+	if !ok {
+		return // the sandbox cannot write there (or does not show it)
+	}
+	rel, _ := hostUnder(pl.base, pl.host)
+	if rel == "." {
+		pr.bind(pl.base, pl.insideBase, true) // the workspace or HOME itself
+		return
+	}
+	// Walk from the workspace or HOME to the path, pinning what is on the
+	// way.
+	parts := strings.Split(rel, string(filepath.Separator))
+	cur, curIn := pl.base, pl.insideBase
+	linked := false
+	for i, part := range parts {
+		cur, curIn = filepath.Join(cur, part), filepath.Join(curIn, part)
+		st, err := os.Lstat(cur)
+		if err != nil {
+			break // missing from here on: the guard checks it
+		}
+		last := i == len(parts)-1
+		switch {
+		case st.Mode()&os.ModeSymlink != 0:
+			linked = true
+			if real, err := filepath.EvalSymlinks(host); err == nil {
+				pr.protect(places, real, name, depth+1)
+			}
+		case last:
+			pr.bind(cur, curIn, true)
+		case st.IsDir():
+			pr.bind(cur, curIn, false)
+			continue
+		default:
+			// A file on the way, such as ".git" naming its git directory.
+			pr.bind(cur, curIn, true)
+			if part == ".git" {
+				pr.protectGitDir(places, cur, filepath.Join(parts[i+1:]...), name, depth)
+			}
+		}
+		break
+	}
+	st, err := os.Stat(host)
+	if err == nil && !linked {
+		return // bound read-only, on pinned directories: it cannot change
+	}
+	g := guard{host: host, name: name}
+	if err == nil {
+		g.before = st
+	}
+	pr.guards = append(pr.guards, g)
+}
+
+// protectGitDir protects rest (such as "hooks") in the git directory that
+// the file gitFile names ("gitdir: DIR"), and in its common directory.
+func (pr *protection) protectGitDir(places *sandboxPlaces, gitFile, rest, name string, depth int) {
+	if rest == "" {
+		return
+	}
+	f, err := os.Open(gitFile)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	if !sc.Scan() {
+		return
+	}
+	dir, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "gitdir:")
+	if !ok {
+		return
+	}
+	dir = strings.TrimSpace(dir)
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(filepath.Dir(gitFile), dir)
+	}
+	pr.protect(places, filepath.Join(dir, rest), name, depth+1)
+	if b, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil {
+		common := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(dir, common)
+		}
+		pr.protect(places, filepath.Join(common, rest), name, depth+1)
+	}
+}
+
+// bind binds host over itself at inside, read-only or (a pin) writable.
+func (pr *protection) bind(host, inside string, readOnly bool) {
+	key := inside
+	if readOnly {
+		key = "ro:" + inside
+	}
+	if pr.seen[key] {
+		return
+	}
+	pr.seen[key] = true
+	if readOnly {
+		pr.binds = append(pr.binds, "--ro-bind", host, inside)
+	} else {
+		pr.pins = append(pr.pins, "--bind", host, inside)
+	}
+}
+
+// args returns the bwrap arguments: the pins first, as binding a
+// directory later would cover what was bound below it, then the read-only
+// binds and the masks.
+func (pr *protection) args() []string {
+	return slices.Concat(pr.pins, pr.binds, pr.masks)
+}
+
+// check runs after the command: it removes what the command left at a
+// guarded path, and says so.
+func (g *guard) check(places *sandboxPlaces) string {
+	if _, err := os.Lstat(g.host); err != nil {
+		return "" // still missing (or gone): nothing was planted
+	}
+	if g.before != nil {
+		if st, err := os.Stat(g.host); err == nil && os.SameFile(st, g.before) {
+			return ""
+		}
+	}
+	// Remove the entry at the path itself (not what a link there points
+	// to), and only where commands can write: anything else the command
+	// did not make.
+	parent, err := filepath.EvalSymlinks(filepath.Dir(g.host))
+	if err != nil {
+		return ""
+	}
+	leaf := filepath.Join(parent, filepath.Base(g.host))
+	if _, ok := places.writable(leaf); !ok || leaf == places.realRoot || leaf == places.realHome {
+		return ""
+	}
+	if err := os.RemoveAll(leaf); err != nil {
+		return fmt.Sprintf("[sandbox] %s is a protected path (read-only) and this command created or replaced it; removing it failed: %v", g.name, err)
+	}
+	return fmt.Sprintf("[sandbox] removed %s: it is a protected path (read-only), and this command created or replaced it", g.name)
+}
