@@ -78,7 +78,7 @@ var layers = map[string][]string{
 	"middleware":     {"agent", "backend", "checkpoint", "llm", "permission", "thread", "tool"},
 	"":               {"agent", "backend", "checkpoint", "llm", "middleware", "permission", "store", "telemetry", "thread", "tool"},
 	"internal/cli":   {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "tool"},
-	"cmd/deepagents": {"internal/cli"},
+	"cmd/deepagents": {"internal/cli", "internal/procinfo"},
 }
 
 // TestImportsPointDown checks every package's non-test imports against

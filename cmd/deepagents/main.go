@@ -6,12 +6,20 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/deepagents-go/deepagents/internal/cli"
+	"github.com/deepagents-go/deepagents/internal/procinfo"
 )
 
 func main() {
+	// The environment holds API keys: before anything is started, make it
+	// unreadable through /proc to the other processes of this user, the
+	// stdio MCP servers this process starts among them (docs/security.md).
+	if err := procinfo.HideEnviron(); err != nil {
+		fmt.Fprintf(os.Stderr, "deepagents: warning: the environment stays readable by this user's processes: %v\n", err)
+	}
 	os.Exit(cli.Main(os.Args[1:], cli.Env{
 		Stdin:  os.Stdin,
 		Stdout: os.Stdout,
