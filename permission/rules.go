@@ -85,11 +85,11 @@ func ParseRule(e Effect, s string) (Rule, error) {
 		return Rule{}, fmt.Errorf("%w %q: no tool name", ErrRule, s)
 	}
 	if r.Tool == ExecuteTool && r.Pattern != "" {
-		cmds, err := Split(strings.TrimSuffix(strings.TrimSuffix(r.Pattern, "*"), ":"))
-		if err != nil || len(cmds) != 1 {
-			return Rule{}, fmt.Errorf("%w %q: the pattern must be one simple command", ErrRule, s)
+		words, ok := ruleWords(strings.TrimSuffix(strings.TrimSuffix(r.Pattern, "*"), ":"))
+		if !ok {
+			return Rule{}, fmt.Errorf("%w %q: the pattern must be one simple command of plain words", ErrRule, s)
 		}
-		r.words = cmds[0]
+		r.words = words
 	} else if r.Pattern != "" {
 		if !strings.HasPrefix(r.Pattern, "/") && !strings.HasPrefix(r.Pattern, "**") {
 			return Rule{}, fmt.Errorf("%w %q: a path pattern starts with / or **", ErrRule, s)
@@ -211,60 +211,4 @@ func strongest(rules []*Rule, match func(*Rule) bool) Decision {
 		return Decision{}
 	}
 	return Decision{Effect: best.Effect, Rule: best, Reason: "the rule " + best.String()}
-}
-
-// decideCommand applies execute rules to a command: deny if any part is
-// denied, ask if any part is asked about or the command cannot be parsed,
-// allow only if every part is allowed.
-func decideCommand(rules []*Rule, args json.RawMessage) Decision {
-	if d := strongest(rules, func(r *Rule) bool { return r.Pattern == "" }); d.Effect == Deny {
-		return d
-	}
-	var in struct {
-		Command string `json:"command"`
-	}
-	if json.Unmarshal(args, &in) != nil {
-		return Decision{Effect: Ask, Reason: "the arguments are not a command"}
-	}
-	cmds, err := Split(in.Command)
-	if err != nil {
-		return Decision{Effect: Ask, Reason: "the command cannot be checked against the rules: " + err.Error()}
-	}
-	if len(cmds) == 0 {
-		return Decision{}
-	}
-	result := Decision{Effect: Allow}
-	for _, words := range cmds {
-		d := strongest(rules, func(r *Rule) bool { return prefixOf(r.words, words) })
-		switch {
-		case d.Effect == Deny:
-			return d
-		case d.Effect == Ask && result.Effect != Ask:
-			result = d
-		case d.Effect == None && result.Effect == Allow:
-			result = Decision{} // a part no rule allows: the default decides
-		case d.Effect == Allow && result.Effect == Allow && result.Rule == nil:
-			result = d
-		}
-	}
-	return result
-}
-
-// prefixOf reports whether the command words start with the rule's words
-// (an empty rule matches all). A rule's command name without a slash
-// matches the command whatever its directory (rm matches /bin/rm).
-func prefixOf(rule, words []string) bool {
-	if len(rule) > len(words) {
-		return false
-	}
-	for i, w := range rule {
-		got := words[i]
-		if i == 0 && !strings.Contains(w, "/") {
-			got = baseName(got)
-		}
-		if got != w {
-			return false
-		}
-	}
-	return true
 }
