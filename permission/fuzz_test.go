@@ -72,7 +72,11 @@ func checkLine(t *testing.T, rs *permission.Rules, line string) {
 	var in struct{ Command string }
 	_ = json.Unmarshal(raw, &in)
 	line = in.Command // what the tool gets: JSON has no invalid UTF-8
+	start := time.Now()
 	d := rs.Decide("execute", raw)
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("%.60q: deciding took %s", line, took)
+	}
 	cmds, err := permission.Commands(line)
 	if d.Effect == permission.Allow && err != nil {
 		t.Fatalf("%q: an unparsable command was allowed", line)
@@ -85,7 +89,22 @@ func checkLine(t *testing.T, rs *permission.Rules, line string) {
 			t.Fatalf("%q: a command without words", line)
 		}
 	}
-	progs, ok := ran(line, 0)
+	type result struct {
+		progs [][]string
+		ok    bool
+	}
+	done := make(chan result, 1)
+	go func() {
+		p, ok := ran(line, 0)
+		done <- result{p, ok}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-time.After(3 * time.Second):
+		t.Fatalf("%q: the interpreter hangs", line)
+	}
+	progs, ok := res.progs, res.ok
 	if !ok {
 		return
 	}

@@ -136,20 +136,41 @@ type Decision struct {
 	Reason string
 }
 
+// ReadTool is the tool whose rules are about reading files: its deny and
+// ask rules apply to the other tools that read (see ReadingTools).
+const ReadTool = "read_file"
+
+// ReadingTools are the file tools other than read_file that show what
+// files hold or which exist: a read_file rule whose glob covers their
+// path argument applies to them too (see Rules.Decide).
+var ReadingTools = []string{"grep", "glob", "ls"}
+
 // Decide returns what the rules make of a call of tool with args.
 //
 // A rule's tool may name several tools (see tool.NameMatches): mcp__github
 // stands for every tool of that MCP server.
+//
+// A read_file deny or ask rule with a pattern also decides grep, glob and
+// ls calls whose path argument it covers: with read_file(**/.env) denied,
+// grep in /app/.env is denied too. It cannot see the files a search of a
+// directory reaches: for those, give the backend a policy that denies
+// reading DeniedReadPaths (the CLI does), so that listings, globs and
+// greps leave those files out.
 func (rs *Rules) Decide(tool string, args json.RawMessage) Decision {
-	var mine []*Rule
+	var mine, reads []*Rule
 	if rs != nil {
+		reading := slices.Contains(ReadingTools, tool)
 		for i := range rs.rules {
-			if toolpkg.NameMatches(rs.rules[i].Tool, tool) {
-				mine = append(mine, &rs.rules[i])
+			r := &rs.rules[i]
+			switch {
+			case toolpkg.NameMatches(r.Tool, tool):
+				mine = append(mine, r)
+			case reading && r.Pattern != "" && r.Effect >= Ask && toolpkg.NameMatches(r.Tool, ReadTool):
+				reads = append(reads, r)
 			}
 		}
 	}
-	if len(mine) == 0 {
+	if len(mine) == 0 && len(reads) == 0 {
 		return Decision{}
 	}
 	if tool == ExecuteTool {
@@ -167,12 +188,37 @@ func (rs *Rules) Decide(tool string, args json.RawMessage) Decision {
 	case in.Path != nil:
 		p, hasPath = *in.Path, true
 	}
-	return strongest(mine, func(r *Rule) bool {
+	d := strongest(mine, func(r *Rule) bool {
 		if r.Pattern == "" {
 			return true
 		}
 		return hasPath && matchPath(r.Pattern, p)
 	})
+	// A search or listing without a path starts at the root, which a
+	// read rule covers only if it covers everything.
+	if rd := strongest(reads, func(r *Rule) bool { return matchPath(r.Pattern, p) }); rd.Effect > d.Effect {
+		rd.Reason += " (" + tool + " reads what it covers)"
+		d = rd
+	}
+	return d
+}
+
+// DeniedReadPaths returns the path globs of the deny rules on read_file,
+// in order, each once: the paths the model must not read by any tool.
+// Decide denies read_file, and grep, glob and ls of a path they cover;
+// a backend policy denying read access to each (backend.Deny(
+// backend.AccessRead, glob)) also keeps them out of the listings, globs
+// and greps of the directories above them, where Decide cannot look.
+// A deny rule on read_file without a pattern denies the tool, not paths:
+// it is not among them.
+func (rs *Rules) DeniedReadPaths() []string {
+	var out []string
+	for _, r := range rs.Rules() {
+		if r.Effect == Deny && r.Pattern != "" && toolpkg.NameMatches(r.Tool, ReadTool) && !slices.Contains(out, r.Pattern) {
+			out = append(out, r.Pattern)
+		}
+	}
+	return out
 }
 
 // matchPath reports whether the virtual path p, or a directory above it,

@@ -3,6 +3,7 @@ package permission_test
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/deepagents-go/deepagents/permission"
@@ -140,5 +141,55 @@ func TestParseRule(t *testing.T) {
 	r, err := permission.ParseRule(permission.Deny, " execute( git push:* ) ")
 	if err != nil || r.Tool != "execute" || r.Pattern != "git push:*" || r.String() != "deny execute(git push:*)" {
 		t.Errorf("%+v %v", r, err)
+	}
+}
+
+// TestDecideReadRules: a read_file rule covers grep, glob and ls of a
+// path under its glob (issue 28: grep's content mode printed a denied
+// .env).
+func TestDecideReadRules(t *testing.T) {
+	rs := mustRules(t, map[permission.Effect][]string{
+		permission.Allow: {"grep", "ls(/private/**)"},
+		permission.Ask:   {"read_file(/private/**)"},
+		permission.Deny:  {"read_file(**/.env)", "read_file(/secrets/**)"},
+	})
+	A, K, D, N := permission.Allow, permission.Ask, permission.Deny, permission.None
+	for _, tt := range []struct {
+		tool string
+		args json.RawMessage
+		want permission.Effect
+	}{
+		{"grep", args("pattern", "KEY", "path", "/app/.env"), D},
+		{"grep", args("pattern", "KEY", "path", "/app/.env/"), D},
+		{"grep", args("pattern", "KEY", "path", "/secrets"), D},
+		{"grep", args("pattern", "KEY", "path", "/app/../secrets/x"), D},
+		{"grep", args("pattern", "KEY", "path", "/app"), A}, // the backend policy keeps .env out
+		{"grep", args("pattern", "KEY"), A},
+		{"glob", args("pattern", "*", "path", "/secrets/a"), D},
+		{"glob", args("pattern", "**/.env", "path", "/"), N},
+		{"ls", args("path", "/secrets"), D},
+		{"ls", args("path", "/private/x"), K}, // the ask rule on reading is stronger than the allow on listing
+		{"ls", args("path", "/"), N},
+		{"read_file", args("file_path", "/app/.env"), D},
+		{"write_file", args("file_path", "/app/.env"), N}, // a read rule is about reading
+	} {
+		d := rs.Decide(tt.tool, tt.args)
+		if d.Effect != tt.want {
+			t.Errorf("%s %s: %s (%s), want %s", tt.tool, tt.args, d.Effect, d.Reason, tt.want)
+		}
+	}
+}
+
+func TestDeniedReadPaths(t *testing.T) {
+	rs := mustRules(t, map[permission.Effect][]string{
+		permission.Ask:  {"read_file(/private/**)"},
+		permission.Deny: {"read_file(**/.env)", "write_file(/x/**)", "read_file", "read_file(/secrets/**)", "read_file(**/.env)", "ls(/y/**)"},
+	})
+	if got, want := rs.DeniedReadPaths(), []string{"**/.env", "/secrets/**"}; !slices.Equal(got, want) {
+		t.Errorf("DeniedReadPaths = %q, want %q", got, want)
+	}
+	var none *permission.Rules
+	if got := none.DeniedReadPaths(); got != nil {
+		t.Errorf("nil rules: %q", got)
 	}
 }
