@@ -157,7 +157,7 @@ func decideOne(rules []*Rule, c *Command) (Decision, bool) {
 		}
 	}
 	what := strings.Join(c.Args, " ")
-	if c.quoted {
+	if c.Maybe {
 		// Text that may run as code: it can only make the line asked about.
 		switch {
 		case deny != nil || maybeDeny != nil || ask != nil:
@@ -177,8 +177,8 @@ func decideOne(rules []*Rule, c *Command) (Decision, bool) {
 		return Decision{Effect: Ask, Rule: ask, Reason: "the rule " + ask.String()}, true
 	case c.wrapper:
 		return Decision{}, false
-	case allow != nil && c.Assigned && allow.Pattern != "":
-		return Decision{}, true // a changed environment: the allow rule does not apply
+	case allow != nil && (c.Assigned || c.Writes) && allow.Pattern != "":
+		return Decision{}, true // a changed environment, or a file written: the allow rule does not apply
 	case allow != nil:
 		return Decision{Effect: Allow, Rule: allow, Reason: "the rule " + allow.String()}, true
 	}

@@ -136,14 +136,19 @@ func TestDecideShellForms(t *testing.T) {
 		{"git -P commit", D},
 		{"git -C . status", A},
 		{"git --no-pager status", A},
-		{"git -c core.fsmonitor='rm victim' status", N},
-		{"git -c alias.status='!rm x' status", N},
+		{"git -c core.pager=less status", N},
+		{"git -c core.fsmonitor='rm victim' status", K},
+		{"git -c alias.status='!rm x' status", K},
 		{"git --exec-path=/tmp status", N},
 		{"git --config-env=core.pager=X status", N},
 		{"git $SUB", K},
 		{"git ${SUB} x", K},
 		// A changed environment: allow rules no longer apply.
-		{"GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='rm victim' git status", N},
+		{"GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='rm victim' git status", K},
+		{"GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch victim' git status", N},
+		{"PAGER='rm x' git log", K},
+		{"PROMPT_COMMAND='rm x'", K},
+		{"env GIT_PAGER='rm x' git log", K},
 		{"export GIT_DIR=x; git status", N},
 		{"PATH=/tmp/evil:$PATH; git status", N},
 		{"env LD_PRELOAD=/tmp/x.so git status", N},
@@ -167,6 +172,64 @@ func TestDecideShellForms(t *testing.T) {
 		raw, _ := json.Marshal(map[string]string{"command": tt.cmd})
 		d := rs.Decide("execute", raw)
 		if d.Effect != tt.want {
+			t.Errorf("%q: %s (%s), want %s", tt.cmd, d.Effect, d.Reason, tt.want)
+		}
+	}
+}
+
+// TestDecideAllowForms: what an allow rule still allows through the tree,
+// and what it no longer does (a wrapper that changes who or where, a
+// changed environment, a written file).
+func TestDecideAllowForms(t *testing.T) {
+	rs := mustRules(t, map[permission.Effect][]string{
+		permission.Allow: {"execute(git status)", "execute(echo)", "execute(ls)", "execute(go test)", "execute(cat)"},
+		permission.Deny:  {"execute(rm)", "execute(git push)"},
+	})
+	A, K, D, N := permission.Allow, permission.Ask, permission.Deny, permission.None
+	for _, tt := range []struct {
+		cmd  string
+		want permission.Effect
+	}{
+		{"timeout 5 git status", A},
+		{"nice -n 5 git status", A},
+		{"env -i git status", A},
+		{"xargs git status", A},
+		{"watch -n 1 git status", A},
+		{"bash -c 'ls'", A},
+		{"sh -c \"git status && echo ok\"", A},
+		{"eval ls", A},
+		{"trap 'echo bye' EXIT; ls", A},
+		{"git status | cat", A},
+		{"go test ./... 2>&1 | cat", A},
+		{"go test ./... > /dev/null 2>&1", A},
+		{"ls >&2", A},
+		{"for f in *.go; do echo $f; done", A},
+		{"git -C /tmp status", A},
+		{"time ls", A},
+		{"ls &", A},
+		{"echo \"$(ls)\"", A},
+		{"cat <<'EOF'\nrm x\nEOF", A}, // a quoted here-document is text
+		{"sudo git status", N},      // sudo needs a rule of its own
+		{"find . -name x", N},
+		{"cd /tmp && ls", N},
+		{"FOO=1 ls", N},
+		{"git status; x=1", N},
+		{"echo hi > /etc/passwd", N}, // a written file: allow rules do not apply
+		{"ls >> out.txt", N},
+		{"ls &> out.txt", N},
+		{"ls >& out.txt", N},
+		{"ls > $OUT", N},
+		{"{ ls; } > out.txt", N},
+		{"echo x > >(cat)", A},
+		{"alias", N},
+		{"command -v rm", N},
+		{"git $X push", K},
+		{"git \"push\"", D},
+		{"git -c x=y push", D},
+		{"ssh host rm x", N}, // a remote command is not checked (see doc.go)
+	} {
+		raw, _ := json.Marshal(map[string]string{"command": tt.cmd})
+		if d := rs.Decide("execute", raw); d.Effect != tt.want {
 			t.Errorf("%q: %s (%s), want %s", tt.cmd, d.Effect, d.Reason, tt.want)
 		}
 	}

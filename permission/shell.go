@@ -50,11 +50,20 @@ type Command struct {
 	// understood, a shell reading a script, an alias, a function); such a
 	// command is denied by a matching deny rule and otherwise asked about.
 	Unsure string
+	// Maybe is set on a command found in text that may or may not run as
+	// code: a quoted string holding a substitution (x='a[$(rm y)]'; ((x))
+	// runs it), a variable's value (PAGER, GIT_CONFIG_VALUE_0), a git -c
+	// value. Only deny and ask rules count for it, and they only ask.
+	Maybe bool
+	// Writes is set on every command of a line that redirects output into
+	// a file (> file, >> file, &> file; not /dev/null or a descriptor):
+	// allow rules do not apply to it, since an allowed echo would write
+	// anywhere.
+	Writes bool
 
 	expanded []bool // per word: the shell expands it
 	wrapper  bool   // an exec wrapper that only runs the command after it: no allow rule is needed for it
 	moreArgs bool   // arguments are added at run time (xargs, find -exec)
-	quoted   bool   // found in a string that may be run as code, not in code
 }
 
 // Commands returns every command the bash command line can run, in the
@@ -79,10 +88,9 @@ func Commands(command string) (cmds []Command, err error) {
 	if err := w.script(command, &scope{}); err != nil {
 		return nil, errors.Join(ErrUnparsable, err)
 	}
-	if w.assigned {
-		for i := range w.out {
-			w.out[i].Assigned = true
-		}
+	for i := range w.out {
+		w.out[i].Assigned = w.out[i].Assigned || w.assigned
+		w.out[i].Writes = w.writes
 	}
 	return w.out, nil
 }
@@ -114,6 +122,7 @@ type walker struct {
 	out      []Command
 	funcs    map[string]bool // functions the line defines
 	assigned bool            // the line changes the shell's environment (export, bare assignments)
+	writes   bool            // the line redirects output into a file
 }
 
 // scope is what a piece of code inherits from where it is run.
@@ -153,6 +162,10 @@ func (w *walker) visit(sc *scope, n syntax.Node) {
 		if call, ok := n.Cmd.(*syntax.CallExpr); ok {
 			w.call(sc, call, n.Redirs)
 		}
+	case *syntax.Redirect:
+		if !sc.quoted && writesFile(sc, n) {
+			w.writes = true
+		}
 	case *syntax.DeclClause:
 		// declare, export, local, readonly, typeset: they set variables,
 		// exported ones reach every later command.
@@ -188,6 +201,34 @@ func (w *walker) maybeCode(sc *scope, s string) {
 		// still run where the text is expanded, so try it as an argument.
 		_ = w.script(": "+s, &inner)
 	}
+}
+
+// writesFile reports whether a redirection writes into a file.
+func writesFile(sc *scope, r *syntax.Redirect) bool {
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll,
+		syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob, syntax.DplOut:
+	default:
+		return false
+	}
+	if len(r.Word.Parts) == 1 {
+		if _, ok := r.Word.Parts[0].(*syntax.ProcSubst); ok {
+			return false // > >(cmd): into a command, walked as one
+		}
+	}
+	x := sc.word(r.Word)
+	if x.exp {
+		return true
+	}
+	switch x.s {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty":
+		return false
+	}
+	if r.Op == syntax.DplOut {
+		// >&2, >&-: a descriptor; >& file: a file.
+		return strings.Trim(x.s, "0123456789-") != "" || x.s == ""
+	}
+	return true
 }
 
 // text returns the source of a node.
@@ -308,6 +349,7 @@ func unescapeDouble(v string) string {
 
 // call handles a simple command.
 func (w *walker) call(sc *scope, call *syntax.CallExpr, redirs []*syntax.Redirect) {
+	w.assignValues(sc, call.Assigns)
 	if len(call.Args) == 0 {
 		if len(call.Assigns) > 0 {
 			// A bare assignment: PATH=/tmp/evil:$PATH changes what every
@@ -319,6 +361,33 @@ func (w *walker) call(sc *scope, call *syntax.CallExpr, redirs []*syntax.Redirec
 	w.run(sc, sc.words(call.Args), Command{Assigned: len(call.Assigns) > 0}, redirs)
 }
 
+// assignValues walks the values of a call's assignments as text that may
+// run as code (PAGER, GIT_CONFIG_VALUE_0, PROMPT_COMMAND, LESSOPEN).
+func (w *walker) assignValues(sc *scope, as []*syntax.Assign) {
+	for _, a := range as {
+		if a.Value != nil {
+			if v := sc.word(a.Value); !v.exp {
+				w.valueCode(sc, v.s)
+			}
+		}
+	}
+}
+
+// valueCode walks the value of a variable or a configuration key as code
+// that may run: many programs run such values (a pager, an editor, a git
+// alias "!cmd", LESSOPEN "|cmd"). What it reaches can only make the line
+// asked about; a value that does not parse is not code.
+func (w *walker) valueCode(sc *scope, v string) {
+	v = strings.TrimLeft(v, "!| \t")
+	if v == "" || sc.depth >= maxCodeDepth {
+		return
+	}
+	inner := *sc
+	inner.depth++
+	inner.quoted = true
+	_ = w.script(v, &inner)
+}
+
 // emit records a command of the given words; c carries its flags.
 func (w *walker) emit(sc *scope, words []word, c Command) {
 	c.Args = make([]string, len(words))
@@ -328,7 +397,7 @@ func (w *walker) emit(sc *scope, words []word, c Command) {
 	}
 	c.Assigned = c.Assigned || sc.assigned
 	c.moreArgs = c.moreArgs || sc.moreArgs
-	c.quoted = sc.quoted
+	c.Maybe = sc.quoted
 	w.out = append(w.out, c)
 }
 
@@ -415,16 +484,22 @@ func (w *walker) run(sc *scope, words []word, c Command, redirs []*syntax.Redire
 			}
 			return
 		case "alias":
-			c.Unsure = "it defines an alias"
-			w.emit(sc, words, c)
+			// An alias changes what a later word of the line runs: the
+			// line is asked about, and the alias's text walked as code.
 			for _, x := range words[1:] {
-				if _, v, ok := strings.Cut(x.s, "="); ok {
+				if _, v, ok := strings.Cut(x.s, "="); ok || x.exp {
+					c.Unsure = "it defines an alias"
 					w.code(sc, word{s: v, exp: x.exp}, words, Command{Assigned: c.Assigned})
 				}
 			}
+			w.emit(sc, words, c)
 			return
 		case "git":
-			w.emit(sc, gitWords(words, &c), c)
+			var values []string
+			w.emit(sc, gitWords(words, &c, &values), c)
+			for _, v := range values {
+				w.valueCode(sc, v)
+			}
 			return
 		case "find":
 			w.find(sc, words, c)
@@ -453,6 +528,9 @@ func (w *walker) run(sc *scope, words []word, c Command, redirs []*syntax.Redire
 			wc.wrapper = false
 		}
 		w.emit(sc, words, wc)
+		for _, v := range u.values {
+			w.valueCode(sc, v)
+		}
 		if u.unsure != "" {
 			return
 		}
@@ -525,8 +603,9 @@ func hasShortOption(ws []word, opts string) bool {
 // gitWords returns git's words with its global options left out, so
 // that git -C dir commit matches a rule on "git commit"; options that
 // change what git runs (-c, --config-env, --exec-path) set Assigned, an
-// option it does not know sets Unsure.
-func gitWords(words []word, c *Command) []word {
+// option it does not know sets Unsure. The values -c gives are added to
+// values: git runs many of them (core.pager, core.fsmonitor, alias.x=!cmd).
+func gitWords(words []word, c *Command, values *[]string) []word {
 	out := []word{words[0]}
 	i := 1
 	for ; i < len(words); i++ {
@@ -543,10 +622,14 @@ func gitWords(words []word, c *Command) []word {
 				c.Assigned = true
 			}
 			i++
+			if s == "-c" && i < len(words) {
+				*values = append(*values, valueOf(words[i].s))
+			}
 			continue
 		case strings.HasPrefix(s, "-C") || strings.HasPrefix(s, "-c") && len(s) > 2:
 			if s[1] == 'c' {
 				c.Assigned = true
+				*values = append(*values, valueOf(s[2:]))
 			}
 			continue
 		case name == "--config-env" || name == "--exec-path":
@@ -692,8 +775,10 @@ func (w *walker) shell(sc *scope, words []word, c Command, redirs []*syntax.Redi
 		u.unsure = "it runs the script " + u.inner[0].s
 	}
 	wc := c
-	wc.wrapper = u.unsure == ""
-	wc.Unsure = u.unsure
+	if u.unsure != "" {
+		wc.Unsure = u.unsure
+	}
+	wc.wrapper = wc.Unsure == ""
 	w.emit(sc, words, wc)
 	if src != nil {
 		w.code(sc, *src, words, c)
@@ -752,7 +837,14 @@ type unwrapped struct {
 	assigned bool   // it changes the command's environment
 	unsure   string // why the command it runs cannot be known
 	flags    []string
-	repl     string // xargs -I's replacement string
+	repl     string   // xargs -I's replacement string
+	values   []string // values of the variables it sets
+}
+
+// valueOf returns the value of NAME=VALUE.
+func valueOf(s string) string {
+	_, v, _ := strings.Cut(s, "=")
+	return v
 }
 
 func (u *unwrapped) seen(opt string) bool {
@@ -814,6 +906,7 @@ func (spec wrapper) parse(words []word) (u unwrapped) {
 				}
 				if hasWord(spec.envLong, opt) {
 					u.assigned = true
+					u.values = append(u.values, valueOf(v.s))
 				}
 				if opt == "replace" {
 					u.repl = v.s
@@ -863,6 +956,7 @@ func (spec wrapper) parse(words []word) (u unwrapped) {
 					}
 					if strings.IndexByte(spec.env, c) >= 0 {
 						u.assigned = true
+						u.values = append(u.values, valueOf(v.s))
 					}
 					if c == 'I' && name == "xargs" {
 						u.repl = v.s
@@ -883,6 +977,7 @@ func (spec wrapper) parse(words []word) (u unwrapped) {
 		}
 		if spec.assigns && !x.exp && isAssignment(s) {
 			u.assigned = true
+			u.values = append(u.values, valueOf(s))
 			continue
 		}
 		if !spec.permute {

@@ -3,6 +3,7 @@ package permission
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -77,6 +78,9 @@ func TestCommands(t *testing.T) {
 		}
 		var have []cmd
 		for _, g := range got {
+			if g.Maybe {
+				continue
+			}
 			have = append(have, cmd{args: g.Args, unsure: g.Unsure != ""})
 		}
 		if !reflect.DeepEqual(have, tt.want) {
@@ -108,6 +112,7 @@ func TestCommandsEnvironment(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		cmds = slices.DeleteFunc(cmds, func(c Command) bool { return c.Maybe })
 		last := cmds[len(cmds)-1]
 		if last.Assigned != want {
 			t.Errorf("%q: %v Assigned %v, want %v", line, last.Args, last.Assigned, want)
