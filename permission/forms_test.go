@@ -166,6 +166,7 @@ func TestDecideShellForms(t *testing.T) {
 		// Text that looks like code but is an argument.
 		{"echo 'a; rm x'", A},
 		{"echo 'a[$(rm x)]'", K},
+		{"x='a[$(rm y)]'; (( x ))", K},
 		{"git status 'a; rm -rf x'", A},
 	}
 	for _, tt := range tests {
@@ -209,7 +210,7 @@ func TestDecideAllowForms(t *testing.T) {
 		{"ls &", A},
 		{"echo \"$(ls)\"", A},
 		{"cat <<'EOF'\nrm x\nEOF", A}, // a quoted here-document is text
-		{"sudo git status", N},      // sudo needs a rule of its own
+		{"sudo git status", N},        // sudo needs a rule of its own
 		{"find . -name x", N},
 		{"cd /tmp && ls", N},
 		{"FOO=1 ls", N},

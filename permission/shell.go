@@ -3,6 +3,7 @@ package permission
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -664,7 +665,7 @@ func (w *walker) find(sc *scope, words []word, c Command) {
 		for j < len(words) && words[j].s != ";" && words[j].s != "+" {
 			j++
 		}
-		inner := slicesClone(words[i+1 : j])
+		inner := slices.Clone(words[i+1 : j])
 		ic := c
 		ic.moreArgs = true
 		if len(inner) > 0 && strings.Contains(inner[0].s, "{}") {
@@ -676,8 +677,6 @@ func (w *walker) find(sc *scope, words []word, c Command) {
 		i = j
 	}
 }
-
-func slicesClone(ws []word) []word { return append([]word(nil), ws...) }
 
 // parallel records GNU parallel and the command it runs: the words
 // before ::: joined into a shell command; without them it reads
@@ -729,8 +728,9 @@ func (w *walker) su(sc *scope, words []word, c Command, runuser bool) {
 	w.emit(sc, words, c)
 }
 
-// shellSyntax says how the shells' -c strings parse: as bash, or (zsh,
-// fish, csh) in a syntax the rules do not check.
+// shells are the shells whose code the rules can read: true for those
+// whose -c strings parse as bash; the others' (zsh, fish, csh) are
+// unsure.
 var shells = map[string]bool{
 	"sh": true, "bash": true, "dash": true, "ash": true, "ksh": true, "mksh": true, "rbash": true,
 	"zsh": false, "fish": false, "csh": false, "tcsh": false, "yash": false, "elvish": false, "nu": false, "xonsh": false,
