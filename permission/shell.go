@@ -19,12 +19,20 @@ var ErrUnparsable = errors.New("permission: the command cannot be parsed with ce
 // ErrUnparsable (asked about), never allowed.
 const (
 	// MaxCommandBytes is the longest command line Commands parses.
-	MaxCommandBytes = 1 << 20
+	MaxCommandBytes = 256 << 10
 	// maxNesting bounds brackets, parentheses and braces open at once.
 	maxNesting = 200
 	// maxCodeDepth bounds strings run as code inside strings run as code
 	// (eval 'sh -c "..."').
 	maxCodeDepth = 8
+	// maxWrappers bounds the exec wrappers unwrapped in one command
+	// (timeout 1 nice timeout 1 ...): each is recorded with the words
+	// after it.
+	maxWrappers = 16
+	// maxWords bounds the words of all the commands recorded for a line,
+	// which wrappers inside wrappers (find -exec find -exec ...) would
+	// otherwise make quadratic.
+	maxWords = 1 << 18
 )
 
 // Command is one command a shell command line can run, as the rules see
@@ -89,6 +97,9 @@ func Commands(command string) (cmds []Command, err error) {
 	if err := w.script(command, &scope{}); err != nil {
 		return nil, errors.Join(ErrUnparsable, err)
 	}
+	if w.words > maxWords {
+		return nil, fmt.Errorf("%w: it runs more than %d words of commands", ErrUnparsable, maxWords)
+	}
 	for i := range w.out {
 		w.out[i].Assigned = w.out[i].Assigned || w.assigned
 		w.out[i].Writes = w.writes
@@ -100,8 +111,15 @@ func Commands(command string) (cmds []Command, err error) {
 // ignored: cheap, and past maxNesting the parser is not even tried.
 func nesting(s string) int {
 	depth, most := 0, 0
+	tick := false // backquotes open and close alike: count one level for a pair
 	for i := 0; i < len(s); i++ {
-		switch s[i] {
+		c := s[i]
+		if c == '`' {
+			if tick = !tick; !tick {
+				c = ')'
+			}
+		}
+		switch c {
 		case '(', '{', '[', '`':
 			depth++
 			most = max(most, depth)
@@ -124,6 +142,7 @@ type walker struct {
 	funcs    map[string]bool // functions the line defines
 	assigned bool            // the line changes the shell's environment (export, bare assignments)
 	writes   bool            // the line redirects output into a file
+	words    int             // words recorded, up to maxWords
 }
 
 // scope is what a piece of code inherits from where it is run.
@@ -391,6 +410,9 @@ func (w *walker) valueCode(sc *scope, v string) {
 
 // emit records a command of the given words; c carries its flags.
 func (w *walker) emit(sc *scope, words []word, c Command) {
+	if w.words += len(words); w.words > maxWords {
+		return // Commands fails: the line is too complex to check
+	}
 	c.Args = make([]string, len(words))
 	c.expanded = make([]bool, len(words))
 	for i, x := range words {
@@ -436,7 +458,12 @@ var codeBuiltins = map[string]string{
 // strings run as code, every command it runs. c carries the flags of the
 // command (Assigned, moreArgs).
 func (w *walker) run(sc *scope, words []word, c Command, redirs []*syntax.Redirect) {
-	for len(words) > 0 {
+	for wrapped := 0; len(words) > 0; wrapped++ {
+		if wrapped == maxWrappers {
+			c.Unsure = "it nests too many wrappers"
+			w.emit(sc, words, c)
+			return
+		}
 		name := words[0]
 		if name.exp {
 			c.Unsure = "its command name is expanded by the shell: " + name.s
@@ -576,15 +603,16 @@ func (w *walker) run(sc *scope, words []word, c Command, redirs []*syntax.Redire
 // joinWords joins words with spaces, as a program given them as one
 // string does; expanded if any is.
 func joinWords(ws []word) word {
-	var j word
+	var b strings.Builder
+	exp := false
 	for i, x := range ws {
 		if i > 0 {
-			j.s += " "
+			b.WriteByte(' ')
 		}
-		j.s += x.s
-		j.exp = j.exp || x.exp
+		b.WriteString(x.s)
+		exp = exp || x.exp
 	}
-	return j
+	return word{s: b.String(), exp: exp}
 }
 
 // hasShortOption reports whether an option word among ws holds one of the

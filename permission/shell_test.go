@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCommands holds the cases of the old TestSplit (the hand-written
@@ -57,6 +58,8 @@ func TestCommands(t *testing.T) {
 		{"r? -rf x", []cmd{u("r?", "-rf", "x")}},
 		{"bash script.sh", []cmd{u("bash", "script.sh")}},
 		{"eval \"$X\"", []cmd{u("eval", `"$X"`)}},
+		// Markdown in a here-document: backquotes pair up.
+		{"cat > README.md <<'EOF'\n" + strings.Repeat("```go\nx()\n```\n", 100) + "EOF", []cmd{c("cat")}},
 		// Unparsable.
 		{"echo 'unbalanced", nil},
 		{`echo "unbalanced`, nil},
@@ -116,6 +119,34 @@ func TestCommandsEnvironment(t *testing.T) {
 		last := cmds[len(cmds)-1]
 		if last.Assigned != want {
 			t.Errorf("%q: %v Assigned %v, want %v", line, last.Args, last.Assigned, want)
+		}
+	}
+}
+
+// TestCommandsBounds: lines built to make the walk quadratic or deep
+// finish quickly, and are never allowed.
+func TestCommandsBounds(t *testing.T) {
+	for _, line := range []string{
+		strings.Repeat("timeout 1 ", 20000) + "rm x",
+		strings.Repeat("eval ", 50000) + "x",
+		strings.Repeat("sh -c ", 40000) + "x",
+		strings.Repeat("runuser -u x ", 15000) + "x",
+		strings.Repeat("echo x; ", 30000),
+		strings.Repeat("$(", 150) + "x" + strings.Repeat(")", 150),
+	} {
+		start := time.Now()
+		cmds, err := Commands(line)
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("%.30q...: %s", line, took)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrUnparsable) {
+				t.Errorf("%.30q...: %v", line, err)
+			}
+			continue
+		}
+		if strings.HasPrefix(line, "timeout") && cmds[len(cmds)-1].Unsure == "" {
+			t.Errorf("a chain of wrappers is not unsure: %q", cmds[len(cmds)-1].Args[:3])
 		}
 	}
 }
