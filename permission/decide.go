@@ -74,6 +74,49 @@ func matchCommand(rule []string, c *Command) match {
 	return fullMatch
 }
 
+// mentionsOK are programs that take a command's name as data, not to
+// run it: a deny rule's command among their arguments is not a sign of a
+// wrapper (git rm is git's own).
+var mentionsOK = map[string]bool{
+	"echo": true, "printf": true, "man": true, "info": true, "help": true, "which": true, "whereis": true,
+	"type": true, "whatis": true, "apropos": true, "tldr": true, "git": true, "grep": true, "egrep": true,
+	"fgrep": true, "rg": true, "cat": true, "ls": true, "test": true, "[": true, "true": true, "false": true,
+	":": true, "command": true, "hash": true, "alias": true, "unalias": true, "export": true, "declare": true,
+	"local": true, "readonly": true, "typeset": true, "trap": true, "eval": true,
+}
+
+// mentions reports whether a deny rule's words appear, as literal words
+// in a row, among the arguments of a command: a program the rules do not
+// know as an exec wrapper (numactl -N 0 rm x, npx, uv run, docker exec)
+// may run them, so the line is asked about rather than allowed or left
+// to the default.
+func mentions(rule []string, c *Command) bool {
+	if len(rule) == 0 || len(c.Args) == 0 || mentionsOK[baseName(c.Args[0])] {
+		return false
+	}
+	for i := 1; i+len(rule) <= len(c.Args); i++ {
+		ok := true
+		for j, rw := range rule {
+			got := c.Args[i+j]
+			if c.expanded[i+j] {
+				ok = false
+				break
+			}
+			if j == 0 && !strings.Contains(rw, "/") {
+				got = baseName(got)
+			}
+			if got != rw {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
 // decideCommand applies execute rules to a command line: deny if any
 // command it can run is denied, ask if any is asked about or cannot be
 // known, allow only if every one is allowed (exec wrappers that only run
@@ -126,6 +169,7 @@ func decideCommand(rules []*Rule, args json.RawMessage) Decision {
 // line's allowance needs it to be allowed.
 func decideOne(rules []*Rule, c *Command) (Decision, bool) {
 	var deny, maybeDeny, ask, allow *Rule
+	mentioned := false // maybeDeny's words are among the arguments
 	for _, r := range rules {
 		if r.Pattern == "" {
 			if r.Effect == Ask && ask == nil {
@@ -135,7 +179,10 @@ func decideOne(rules []*Rule, c *Command) (Decision, bool) {
 			}
 			continue
 		}
-		m := matchCommand(r.words, c)
+		m, mention := matchCommand(r.words, c), false
+		if m == noMatch && r.Effect == Deny && mentions(r.words, c) {
+			m, mention = mayMatch, true
+		}
 		switch {
 		case m == noMatch:
 		case r.Effect == Deny && m == fullMatch:
@@ -144,7 +191,7 @@ func decideOne(rules []*Rule, c *Command) (Decision, bool) {
 			}
 		case r.Effect == Deny:
 			if maybeDeny == nil {
-				maybeDeny = r
+				maybeDeny, mentioned = r, mention
 			}
 		case r.Effect == Ask:
 			if ask == nil {
@@ -171,6 +218,8 @@ func decideOne(rules []*Rule, c *Command) (Decision, bool) {
 		return Decision{Effect: Deny, Rule: deny, Reason: "the rule " + deny.String()}, true
 	case c.Unsure != "":
 		return Decision{Effect: Ask, Reason: "the command cannot be checked against the rules: " + quote(what) + ": " + c.Unsure}, true
+	case maybeDeny != nil && mentioned:
+		return Decision{Effect: Ask, Rule: maybeDeny, Reason: "the rule " + maybeDeny.String() + " may match what " + quote(what) + " runs"}, true
 	case maybeDeny != nil:
 		return Decision{Effect: Ask, Rule: maybeDeny, Reason: "the rule " + maybeDeny.String() + " may match " + quote(what) + " once the shell expands it"}, true
 	case ask != nil:

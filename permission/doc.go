@@ -54,8 +54,16 @@
 // a glob, ~, $'\x..'); a wrapper option not understood; a call of a
 // function the line defines; an alias definition; source and .; a shell
 // that runs a script file or reads commands from a pipe; a string run as
-// code that the shell expands (eval "$CMD"). A deny rule still denies
-// such a command when its words match.
+// code that the shell expands (eval "$CMD"); setting a variable that
+// chooses the program or its code (PATH, LD_PRELOAD, LD_LIBRARY_PATH,
+// BASH_ENV, ENV, PS4, GIT_DIR, GIT_EXEC_PATH, GIT_CONFIG_GLOBAL, ...). A
+// deny rule still denies such a command when its words match.
+//
+// A program the rules do not know as a wrapper may still run its
+// arguments (numactl, ssh, docker exec, npx, uv run): when a deny rule's
+// words stand in a row among a command's arguments, the line is asked
+// about (except for programs that take names as data: echo, printf,
+// man, which, git, grep, cat, ls and the like).
 //
 // In arguments, a word the shell expands ($VAR, "$(...)", a glob) is
 // compared as written, and no rule word is satisfied by it: an allow

@@ -149,9 +149,13 @@ func TestDecideShellForms(t *testing.T) {
 		{"PAGER='rm x' git log", K},
 		{"PROMPT_COMMAND='rm x'", K},
 		{"env GIT_PAGER='rm x' git log", K},
-		{"export GIT_DIR=x; git status", N},
-		{"PATH=/tmp/evil:$PATH; git status", N},
-		{"env LD_PRELOAD=/tmp/x.so git status", N},
+		// Variables that choose the program or its code: unsure.
+		{"export GIT_DIR=x; git status", K},
+		{"export FOO=x; git status", N},
+		{"BASH_ENV=./x.sh bash -c 'git status'", K},
+		{"sudo PATH=/tmp git status", K},
+		{"PATH=/tmp/evil:$PATH; git status", K},
+		{"env LD_PRELOAD=/tmp/x.so git status", K},
 		{"env -i git status", A},
 		{"LD_PRELOAD=/tmp/x.so rm x", D},
 		// Names the shell expands.
@@ -227,7 +231,11 @@ func TestDecideAllowForms(t *testing.T) {
 		{"git $X push", K},
 		{"git \"push\"", D},
 		{"git -c x=y push", D},
-		{"ssh host rm x", N}, // a remote command is not checked (see doc.go)
+		{"ssh host rm x", K}, // a program that may run its arguments
+		{"numactl -N 0 rm x", K},
+		{"uv run rm x", K},
+		{"git rm x", N}, // git's own rm
+		{"echo rm x", A},
 	} {
 		raw, _ := json.Marshal(map[string]string{"command": tt.cmd})
 		if d := rs.Decide("execute", raw); d.Effect != tt.want {

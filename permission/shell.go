@@ -191,10 +191,15 @@ func (w *walker) visit(sc *scope, n syntax.Node) {
 		// exported ones reach every later command.
 		w.assigned = true
 		args := []word{{s: n.Variant.Value}}
+		c := Command{Assigned: true}
 		for _, a := range n.Args {
 			args = append(args, word{s: sc.text(a), exp: true})
+			if a.Name != nil && codeVars[a.Name.Value] {
+				c.Unsure = "it sets " + a.Name.Value + ", which changes what programs run"
+			}
 		}
-		w.emit(sc, args, Command{Assigned: true})
+		w.assignValues(sc, n.Args)
+		w.emit(sc, args, c)
 	case *syntax.SglQuoted:
 		w.maybeCode(sc, n.Value)
 	case *syntax.Lit:
@@ -370,15 +375,34 @@ func unescapeDouble(v string) string {
 // call handles a simple command.
 func (w *walker) call(sc *scope, call *syntax.CallExpr, redirs []*syntax.Redirect) {
 	w.assignValues(sc, call.Assigns)
+	c := Command{Assigned: len(call.Assigns) > 0}
+	for _, a := range call.Assigns {
+		if a.Name != nil && codeVars[a.Name.Value] {
+			c.Unsure = "it sets " + a.Name.Value + ", which changes what programs run"
+		}
+	}
 	if len(call.Args) == 0 {
 		if len(call.Assigns) > 0 {
 			// A bare assignment: PATH=/tmp/evil:$PATH changes what every
 			// later command runs, exported or not.
 			w.assigned = true
 		}
+		if c.Unsure != "" {
+			w.emit(sc, []word{{s: sc.text(call), exp: true}}, c)
+		}
 		return
 	}
-	w.run(sc, sc.words(call.Args), Command{Assigned: len(call.Assigns) > 0}, redirs)
+	w.run(sc, sc.words(call.Args), c, redirs)
+}
+
+// codeVars are the variables that decide which program or code a
+// command runs: the search path, the dynamic loader's, a shell's start-up
+// file, git's configuration files and programs. Setting one makes the
+// commands after it unsure.
+var codeVars = map[string]bool{
+	"PATH": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true, "BASH_ENV": true, "ENV": true,
+	"SHELLOPTS": true, "BASHOPTS": true, "PS4": true, "PROMPT_COMMAND": true, "GIT_EXEC_PATH": true,
+	"GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true, "GIT_DIR": true,
 }
 
 // assignValues walks the values of a call's assignments as text that may
@@ -556,8 +580,11 @@ func (w *walker) run(sc *scope, words []word, c Command, redirs []*syntax.Redire
 			wc.wrapper = false
 		}
 		w.emit(sc, words, wc)
-		for _, v := range u.values {
-			w.valueCode(sc, v)
+		for _, set := range u.sets {
+			w.valueCode(sc, valueOf(set))
+			if name, _, _ := strings.Cut(set, "="); codeVars[name] {
+				c.Unsure = "it sets " + name + ", which changes what programs run"
+			}
 		}
 		if u.unsure != "" {
 			return
@@ -866,7 +893,7 @@ type unwrapped struct {
 	unsure   string // why the command it runs cannot be known
 	flags    []string
 	repl     string   // xargs -I's replacement string
-	values   []string // values of the variables it sets
+	sets     []string // the NAME=VALUE it gives the command
 }
 
 // valueOf returns the value of NAME=VALUE.
@@ -934,7 +961,7 @@ func (spec wrapper) parse(words []word) (u unwrapped) {
 				}
 				if hasWord(spec.envLong, opt) {
 					u.assigned = true
-					u.values = append(u.values, valueOf(v.s))
+					u.sets = append(u.sets, v.s)
 				}
 				if opt == "replace" {
 					u.repl = v.s
@@ -984,7 +1011,7 @@ func (spec wrapper) parse(words []word) (u unwrapped) {
 					}
 					if strings.IndexByte(spec.env, c) >= 0 {
 						u.assigned = true
-						u.values = append(u.values, valueOf(v.s))
+						u.sets = append(u.sets, v.s)
 					}
 					if c == 'I' && name == "xargs" {
 						u.repl = v.s
@@ -1005,7 +1032,7 @@ func (spec wrapper) parse(words []word) (u unwrapped) {
 		}
 		if spec.assigns && !x.exp && isAssignment(s) {
 			u.assigned = true
-			u.values = append(u.values, valueOf(s))
+			u.sets = append(u.sets, s)
 			continue
 		}
 		if !spec.permute {
