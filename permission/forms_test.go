@@ -124,6 +124,13 @@ func TestDecideShellForms(t *testing.T) {
 		{"unshare -r rm x", D},
 		{"strace -f rm x", D},
 		{"timeout 5 nice -n 1 flock /l sudo -u x env A=1 rm x", D},
+		{"chroot /mnt", K}, // a shell reading its input
+		{"unshare -r", K},
+		{"script out.log", K},
+		{"script -q -c 'ls' out.log", N},
+		{"timeout 5", N},
+		{"chrt -p 1234", N},
+		{"sudo -l", N},
 		{"timeout --bogus 5 rm x", K},
 		{"sudo --bogus rm x", K},
 		{"timeout 5 $X x", K},

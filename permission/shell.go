@@ -573,6 +573,13 @@ func (w *walker) run(sc *scope, words []word, c Command, redirs []*syntax.Redire
 			return
 		}
 		u := spec.parse(words)
+		if base == "script" {
+			// script's operand is its log file; without -c it starts a shell.
+			u.inner = nil
+			if u.code == nil && u.unsure == "" {
+				u.unsure = "it starts a shell that reads its commands from its input"
+			}
+		}
 		wc := c
 		wc.wrapper = spec.transparent
 		if u.unsure != "" {
@@ -883,6 +890,7 @@ type wrapper struct {
 	permute     bool // options may follow operands, up to --
 	moreArgs    bool // the command gets more arguments at run time (xargs)
 	anyLong     bool // any --name or --name=value is an option without a separate argument (firejail)
+	shell       bool // without a command it starts a shell reading its input (chroot, unshare)
 }
 
 // unwrapped is what a wrapper's words say.
@@ -1048,6 +1056,8 @@ done:
 	}
 	if noCmd {
 		u.inner = nil
+	} else if spec.shell && len(u.inner) == 0 && u.code == nil {
+		u.unsure = "it starts a shell that reads its commands from its input"
 	}
 	return u
 }
@@ -1072,7 +1082,7 @@ var wrappers = map[string]wrapper{
 		longArg: "timeout wait conflict-exit-code", long: "shared exclusive nonblock nb unlock close no-fork verbose", operands: 1},
 	"setpriv": {short: "d", longArg: "ruid euid rgid egid reuid regid groups inh-caps ambient-caps bounding-set securebits pdeathsig selinux-label apparmor-profile landlock-access landlock-rule seccomp-filter",
 		long: "dump nnp no-new-privs clear-groups keep-groups init-groups reset-env"},
-	"nsenter": {short: "aFe", shortArg: "tSGZ", shortOpt: "muinpUCTrw", longArg: "target setuid setgid",
+	"nsenter": {shell: true, short: "aFe", shortArg: "tSGZ", shortOpt: "muinpUCTrw", longArg: "target setuid setgid",
 		longOpt: "mount uts ipc net pid user cgroup time root wd user-parent", long: "all follow-context preserve-credentials no-fork keep-caps env join-cgroup"},
 	"sudo": {short: "AbBEHkKlnNPSv", shortArg: "ugpCDrtUTRc", shortOpt: "h", unsure: "sie", noCmd: "lvKV",
 		longArg: "user group prompt role type other-user command-timeout close-from chdir chroot login-class",
@@ -1086,7 +1096,7 @@ var wrappers = map[string]wrapper{
 		long: "null interactive no-run-if-empty verbose exit show-limits open-tty"},
 	"watch": {transparent: true, short: "tbegcxprwC", shortArg: "nq", shortOpt: "d", longArg: "interval equexit", longOpt: "differences",
 		long: "no-title beep errexit chgexit color no-color exec precise no-wrap no-linewrap"},
-	"script": {short: "aefqwh", shortArg: "EIOBTm", shortOpt: "t", code: "c", codeLong: "command",
+	"script": {shell: true, short: "aefqwh", shortArg: "EIOBTm", shortOpt: "t", code: "c", codeLong: "command",
 		longArg: "echo log-in log-out log-io log-timing logging-format output-limit", longOpt: "timing", long: "append return flush force quiet", permute: true},
 	"busybox":    {transparent: true},
 	"command":    {transparent: true, short: "pvV", noCmd: "vV"},
@@ -1097,15 +1107,15 @@ var wrappers = map[string]wrapper{
 	"catchsegv":  {transparent: true},
 	"unbuffer":   {transparent: true, short: "p"},
 	"caffeinate": {transparent: true, short: "disum", shortArg: "tw"},
-	"firejail":   {anyLong: true},
+	"firejail":   {shell: true, anyLong: true},
 	"systemd-run": {short: "qGrdPtS", shortArg: "pEMHu", env: "E", envLong: "setenv", unsure: "S", unsureLong: "shell",
 		longArg: "unit property description slice uid gid nice working-directory machine host service-type on-active on-boot on-startup on-unit-active on-unit-inactive on-calendar on-clock-change on-timezone-change timer-property path-property socket-property",
 		long:    "user system scope wait pipe pty quiet collect remain-after-exit same-dir no-block no-ask-password send-sighup slice-inherit expand-environment"},
 	"proxychains":  {short: "q", shortArg: "f"},
 	"proxychains4": {short: "q", shortArg: "f"},
 	"torsocks":     {short: "idq", shortArg: "uapP", longArg: "user pass address port", long: "isolate debug quiet", unsureLong: "shell"},
-	"chroot":       {longArg: "userspec groups", long: "skip-chdir", operands: 1},
-	"unshare": {short: "rcfl", shortArg: "RwSG", shortOpt: "muinpUCT",
+	"chroot":       {shell: true, longArg: "userspec groups", long: "skip-chdir", operands: 1},
+	"unshare": {shell: true, short: "rcfl", shortArg: "RwSG", shortOpt: "muinpUCT",
 		longArg: "map-user map-group propagation setgroups root wd setuid setgid monotonic boottime map-users map-groups",
 		longOpt: "mount uts ipc net pid user cgroup time kill-child mount-proc", long: "fork map-root-user map-current-user map-auto keep-caps"},
 	"strace": {short: "cCdDfFhikqrtTvVwxyzZn", shortArg: "abeIoOpPsSuUX", env: "E"},
