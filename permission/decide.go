@@ -2,6 +2,7 @@ package permission
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -123,8 +124,12 @@ func mentions(rule []string, c *Command) bool {
 // the command after them need no rule of their own) and runs in an
 // unchanged environment; otherwise no rule decides.
 func decideCommand(rules []*Rule, args json.RawMessage) Decision {
-	if d := strongest(rules, func(r *Rule) bool { return r.Pattern == "" }); d.Effect == Deny {
+	d := strongest(rules, func(r *Rule) bool { return r.Pattern == "" })
+	if d.Effect == Deny {
 		return d
+	}
+	if !slices.ContainsFunc(rules, func(r *Rule) bool { return r.Pattern != "" || r.Effect != Allow }) {
+		return d // only "allow execute": every command is allowed, known or not
 	}
 	var in struct {
 		Command string `json:"command"`

@@ -57,7 +57,9 @@
 // code that the shell expands (eval "$CMD"); setting a variable that
 // chooses the program or its code (PATH, LD_PRELOAD, LD_LIBRARY_PATH,
 // BASH_ENV, ENV, PS4, GIT_DIR, GIT_EXEC_PATH, GIT_CONFIG_GLOBAL, ...). A
-// deny rule still denies such a command when its words match.
+// deny rule still denies such a command when its words match. (With no
+// execute rule but "allow execute", every line is allowed: no rule is
+// there to slip past.)
 //
 // A program the rules do not know as a wrapper may still run its
 // arguments (numactl, ssh, docker exec, npx, uv run): when a deny rule's

@@ -125,6 +125,13 @@ func TestDecide(t *testing.T) {
 			t.Errorf("%s: %s (%s), want %s", tt.tool, d.Effect, d.Reason, tt.want)
 		}
 	}
+	// An allow of every command allows what cannot be known too.
+	every := mustRules(t, map[permission.Effect][]string{permission.Allow: {"execute"}})
+	for _, cmd := range []string{"ls", "$X", "bash x.sh", "PATH=/x ls", "f(){ ls; }; f", "if"} {
+		if d := every.Decide("execute", args("command", cmd)); d.Effect != A {
+			t.Errorf("allow execute, %q: %s", cmd, d.Effect)
+		}
+	}
 	// A deny of every command wins over any allow.
 	all := mustRules(t, map[permission.Effect][]string{permission.Allow: {"execute(ls)"}, permission.Deny: {"execute"}})
 	if d := all.Decide("execute", args("command", "ls")); d.Effect != D {
