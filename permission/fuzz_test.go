@@ -9,7 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +34,10 @@ func ran(line string, depth int) (progs [][]string, ok bool) {
 		return nil, false
 	}
 	defer func() { _ = recover() }() // the interpreter's own bugs are not the rules'
+	var (
+		mu   sync.Mutex // pipelines and background jobs call the handler concurrently
+		done bool       // a job still running after Run records no more
+	)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	r, err := interp.New(
@@ -39,11 +45,17 @@ func ran(line string, depth int) (progs [][]string, ok bool) {
 		interp.Dir("/"),
 		interp.StdIO(nil, io.Discard, io.Discard),
 		interp.ExecHandler(func(ctx context.Context, args []string) error {
-			progs = append(progs, args)
+			var inner [][]string
 			if len(args) >= 3 && (args[0] == "sh" || args[0] == "bash") && args[1] == "-c" && depth < 3 {
-				inner, _ := ran(args[2], depth+1)
-				progs = append(progs, inner...)
+				inner, _ = ran(args[2], depth+1)
 			}
+			mu.Lock()
+			defer mu.Unlock()
+			if done {
+				return nil
+			}
+			progs = append(progs, args)
+			progs = append(progs, inner...)
 			return nil
 		}),
 		interp.OpenHandler(func(ctx context.Context, p string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
@@ -55,7 +67,10 @@ func ran(line string, depth int) (progs [][]string, ok bool) {
 		return nil, true
 	}
 	_ = r.Run(ctx, f)
-	return progs, true
+	mu.Lock()
+	found, done := slices.Clone(progs), true
+	mu.Unlock()
+	return found, true
 }
 
 type nopFile struct{ *bytes.Reader }
