@@ -137,13 +137,13 @@ type Decision struct {
 }
 
 // ReadTool is the tool whose rules are about reading files: its deny and
-// ask rules apply to the other tools that read (see ReadingTools).
+// ask rules apply to the other tools that read (see readingTools).
 const ReadTool = "read_file"
 
-// ReadingTools are the file tools other than read_file that show what
+// readingTools are the file tools other than read_file that show what
 // files hold or which exist: a read_file rule whose glob covers their
 // path argument applies to them too (see Rules.Decide).
-var ReadingTools = []string{"grep", "glob", "ls"}
+var readingTools = []string{"grep", "glob", "ls"}
 
 // Decide returns what the rules make of a call of tool with args.
 //
@@ -159,7 +159,7 @@ var ReadingTools = []string{"grep", "glob", "ls"}
 func (rs *Rules) Decide(tool string, args json.RawMessage) Decision {
 	var mine, reads []*Rule
 	if rs != nil {
-		reading := slices.Contains(ReadingTools, tool)
+		reading := slices.Contains(readingTools, tool)
 		for i := range rs.rules {
 			r := &rs.rules[i]
 			switch {
