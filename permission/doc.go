@@ -56,8 +56,10 @@
 // that runs a script file or reads commands from a pipe; a string run as
 // code that the shell expands (eval "$CMD"); setting a variable that
 // chooses the program or its code (PATH, LD_PRELOAD, LD_LIBRARY_PATH,
-// BASH_ENV, ENV, PS4, GIT_DIR, GIT_EXEC_PATH, GIT_CONFIG_GLOBAL, ...). A
-// deny rule still denies such a command when its words match. (With no
+// BASH_ENV, ENV, PS4, GIT_DIR, GIT_EXEC_PATH, GIT_CONFIG_GLOBAL, ...),
+// by an assignment or by a for loop, arithmetic, read, printf -v or
+// declare -n. A deny rule still denies such a command when its words
+// match. (With no
 // execute rule but "allow execute", every line is allowed: no rule is
 // there to slip past.)
 //

@@ -197,9 +197,24 @@ func (w *walker) visit(sc *scope, n syntax.Node) {
 			if a.Name != nil && codeVars[a.Name.Value] {
 				c.Unsure = "it sets " + a.Name.Value + ", which changes what programs run"
 			}
+			if a.Value != nil && codeVars[a.Value.Lit()] {
+				c.Unsure = "it names " + a.Value.Lit() + " (declare -n makes a name for it)"
+			}
 		}
 		w.assignValues(sc, n.Args)
 		w.emit(sc, args, c)
+	case *syntax.WordIter:
+		w.setsVar(sc, n.Name.Value) // for PATH in /tmp/x; do ls; done
+	case *syntax.BinaryArithm:
+		switch n.Op {
+		case syntax.Assgn, syntax.AddAssgn, syntax.SubAssgn, syntax.MulAssgn, syntax.QuoAssgn, syntax.RemAssgn,
+			syntax.AndAssgn, syntax.OrAssgn, syntax.XorAssgn, syntax.ShlAssgn, syntax.ShrAssgn:
+			w.setsVar(sc, arithName(n.X)) // ((PATH=1)) runs ./1/ls as ls
+		}
+	case *syntax.UnaryArithm:
+		if n.Op == syntax.Inc || n.Op == syntax.Dec {
+			w.setsVar(sc, arithName(n.X))
+		}
 	case *syntax.SglQuoted:
 		w.maybeCode(sc, n.Value)
 	case *syntax.Lit:
@@ -227,6 +242,28 @@ func (w *walker) maybeCode(sc *scope, s string) {
 		_ = w.script(": "+s, &inner)
 	}
 }
+
+// arithName returns the variable an arithmetic operand names, if it is a
+// plain word.
+func arithName(x syntax.ArithmExpr) string {
+	if w, ok := x.(*syntax.Word); ok {
+		name, _, _ := strings.Cut(w.Lit(), "[")
+		return name
+	}
+	return ""
+}
+
+// setsVar records that the line sets a variable by a way other than an
+// assignment word (a for loop, arithmetic, read): when it is one of
+// codeVars, an unsure command stands for it.
+func (w *walker) setsVar(sc *scope, name string) {
+	if codeVars[name] {
+		w.emit(sc, []word{{s: name, exp: true}}, Command{Unsure: "it sets " + name + ", which changes what programs run"})
+	}
+}
+
+// varSetters are builtins that set the variables their arguments name.
+var varSetters = map[string]bool{"read": true, "printf": true, "mapfile": true, "readarray": true, "getopts": true}
 
 // writesFile reports whether a redirection writes into a file.
 func writesFile(sc *scope, r *syntax.Redirect) bool {
@@ -499,6 +536,16 @@ func (w *walker) run(sc *scope, words []word, c Command, redirs []*syntax.Redire
 			c.Unsure = name.s + " is a function the command defines"
 			w.emit(sc, words, c)
 			return
+		}
+		if varSetters[base] {
+			for i, x := range words[1:] {
+				if base == "printf" && words[i].s != "-v" {
+					continue // printf sets only the variable of -v
+				}
+				if name, _, _ := strings.Cut(x.s, "["); codeVars[name] && !x.exp {
+					c.Unsure = "it sets a variable that may change what programs run: " + x.s
+				}
+			}
 		}
 		if opts, ok := codeBuiltins[base]; ok {
 			if opts == "" || hasShortOption(words[1:], opts) {
