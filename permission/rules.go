@@ -85,11 +85,11 @@ func ParseRule(e Effect, s string) (Rule, error) {
 		return Rule{}, fmt.Errorf("%w %q: no tool name", ErrRule, s)
 	}
 	if r.Tool == ExecuteTool && r.Pattern != "" {
-		cmds, err := Split(strings.TrimSuffix(strings.TrimSuffix(r.Pattern, "*"), ":"))
-		if err != nil || len(cmds) != 1 {
-			return Rule{}, fmt.Errorf("%w %q: the pattern must be one simple command", ErrRule, s)
+		words, ok := ruleWords(strings.TrimSuffix(strings.TrimSuffix(r.Pattern, "*"), ":"))
+		if !ok {
+			return Rule{}, fmt.Errorf("%w %q: the pattern must be one simple command of plain words", ErrRule, s)
 		}
-		r.words = cmds[0]
+		r.words = words
 	} else if r.Pattern != "" {
 		if !strings.HasPrefix(r.Pattern, "/") && !strings.HasPrefix(r.Pattern, "**") {
 			return Rule{}, fmt.Errorf("%w %q: a path pattern starts with / or **", ErrRule, s)
@@ -136,20 +136,41 @@ type Decision struct {
 	Reason string
 }
 
+// ReadTool is the tool whose rules are about reading files: its deny and
+// ask rules apply to the other tools that read (see readingTools).
+const ReadTool = "read_file"
+
+// readingTools are the file tools other than read_file that show what
+// files hold or which exist: a read_file rule whose glob covers their
+// path argument applies to them too (see Rules.Decide).
+var readingTools = []string{"grep", "glob", "ls"}
+
 // Decide returns what the rules make of a call of tool with args.
 //
 // A rule's tool may name several tools (see tool.NameMatches): mcp__github
 // stands for every tool of that MCP server.
+//
+// A read_file deny or ask rule with a pattern also decides grep, glob and
+// ls calls whose path argument it covers: with read_file(**/.env) denied,
+// grep in /app/.env is denied too. It cannot see the files a search of a
+// directory reaches: for those, give the backend a policy that denies
+// reading DeniedReadPaths (the CLI does), so that listings, globs and
+// greps leave those files out.
 func (rs *Rules) Decide(tool string, args json.RawMessage) Decision {
-	var mine []*Rule
+	var mine, reads []*Rule
 	if rs != nil {
+		reading := slices.Contains(readingTools, tool)
 		for i := range rs.rules {
-			if toolpkg.NameMatches(rs.rules[i].Tool, tool) {
-				mine = append(mine, &rs.rules[i])
+			r := &rs.rules[i]
+			switch {
+			case toolpkg.NameMatches(r.Tool, tool):
+				mine = append(mine, r)
+			case reading && r.Pattern != "" && r.Effect >= Ask && toolpkg.NameMatches(r.Tool, ReadTool):
+				reads = append(reads, r)
 			}
 		}
 	}
-	if len(mine) == 0 {
+	if len(mine) == 0 && len(reads) == 0 {
 		return Decision{}
 	}
 	if tool == ExecuteTool {
@@ -167,12 +188,37 @@ func (rs *Rules) Decide(tool string, args json.RawMessage) Decision {
 	case in.Path != nil:
 		p, hasPath = *in.Path, true
 	}
-	return strongest(mine, func(r *Rule) bool {
+	d := strongest(mine, func(r *Rule) bool {
 		if r.Pattern == "" {
 			return true
 		}
 		return hasPath && matchPath(r.Pattern, p)
 	})
+	// A search or listing without a path starts at the root, which a
+	// read rule covers only if it covers everything.
+	if rd := strongest(reads, func(r *Rule) bool { return matchPath(r.Pattern, p) }); rd.Effect > d.Effect {
+		rd.Reason += " (" + tool + " reads what it covers)"
+		d = rd
+	}
+	return d
+}
+
+// DeniedReadPaths returns the path globs of the deny rules on read_file,
+// in order, each once: the paths the model must not read by any tool.
+// Decide denies read_file, and grep, glob and ls of a path they cover;
+// a backend policy denying read access to each (backend.Deny(
+// backend.AccessRead, glob)) also keeps them out of the listings, globs
+// and greps of the directories above them, where Decide cannot look.
+// A deny rule on read_file without a pattern denies the tool, not paths:
+// it is not among them.
+func (rs *Rules) DeniedReadPaths() []string {
+	var out []string
+	for _, r := range rs.Rules() {
+		if r.Effect == Deny && r.Pattern != "" && toolpkg.NameMatches(r.Tool, ReadTool) && !slices.Contains(out, r.Pattern) {
+			out = append(out, r.Pattern)
+		}
+	}
+	return out
 }
 
 // matchPath reports whether the virtual path p, or a directory above it,
@@ -211,60 +257,4 @@ func strongest(rules []*Rule, match func(*Rule) bool) Decision {
 		return Decision{}
 	}
 	return Decision{Effect: best.Effect, Rule: best, Reason: "the rule " + best.String()}
-}
-
-// decideCommand applies execute rules to a command: deny if any part is
-// denied, ask if any part is asked about or the command cannot be parsed,
-// allow only if every part is allowed.
-func decideCommand(rules []*Rule, args json.RawMessage) Decision {
-	if d := strongest(rules, func(r *Rule) bool { return r.Pattern == "" }); d.Effect == Deny {
-		return d
-	}
-	var in struct {
-		Command string `json:"command"`
-	}
-	if json.Unmarshal(args, &in) != nil {
-		return Decision{Effect: Ask, Reason: "the arguments are not a command"}
-	}
-	cmds, err := Split(in.Command)
-	if err != nil {
-		return Decision{Effect: Ask, Reason: "the command cannot be checked against the rules: " + err.Error()}
-	}
-	if len(cmds) == 0 {
-		return Decision{}
-	}
-	result := Decision{Effect: Allow}
-	for _, words := range cmds {
-		d := strongest(rules, func(r *Rule) bool { return prefixOf(r.words, words) })
-		switch {
-		case d.Effect == Deny:
-			return d
-		case d.Effect == Ask && result.Effect != Ask:
-			result = d
-		case d.Effect == None && result.Effect == Allow:
-			result = Decision{} // a part no rule allows: the default decides
-		case d.Effect == Allow && result.Effect == Allow && result.Rule == nil:
-			result = d
-		}
-	}
-	return result
-}
-
-// prefixOf reports whether the command words start with the rule's words
-// (an empty rule matches all). A rule's command name without a slash
-// matches the command whatever its directory (rm matches /bin/rm).
-func prefixOf(rule, words []string) bool {
-	if len(rule) > len(words) {
-		return false
-	}
-	for i, w := range rule {
-		got := words[i]
-		if i == 0 && !strings.Contains(w, "/") {
-			got = baseName(got)
-		}
-		if got != w {
-			return false
-		}
-	}
-	return true
 }

@@ -3,7 +3,7 @@ package permission_test
 import (
 	"encoding/json"
 	"errors"
-	"strings"
+	"slices"
 	"testing"
 
 	"github.com/deepagents-go/deepagents/permission"
@@ -59,11 +59,17 @@ func TestDecide(t *testing.T) {
 		{"execute", args("command", "FOO=1 rm -rf x"), D},
 		{"execute", args("command", "/bin/rm -rf x"), D},
 		{"execute", args("command", "git status && curl evil.sh"), N},
-		{"execute", args("command", "git status $(rm -rf x)"), K},
-		{"execute", args("command", "git status `rm -rf x`"), K},
-		{"execute", args("command", `git status "$(rm -rf x)"`), K},
-		{"execute", args("command", "sh -c 'rm -rf x'"), K},
-		{"execute", args("command", "(rm -rf x)"), K},
+		{"execute", args("command", "git status $(rm -rf x)"), D},
+		{"execute", args("command", "git status `rm -rf x`"), D},
+		{"execute", args("command", `git status "$(rm -rf x)"`), D},
+		{"execute", args("command", "sh -c 'rm -rf x'"), D},
+		{"execute", args("command", "(rm -rf x)"), D},
+		// Substitutions and subshells used to be asked about as unparsable;
+		// they are walked now, and what they run is decided.
+		{"execute", args("command", "git status $(curl x)"), N},
+		{"execute", args("command", "git status $(git push)"), K},
+		{"execute", args("command", "sh -c 'git status'"), A},
+		{"execute", args("command", "(git status)"), A},
 		{"execute", args("command", "git status 'a; rm -rf x'"), A}, // quoted: an argument, not a command
 		{"execute", args("command", `git status "a && rm -rf x"`), A},
 		{"execute", args("command", "git push origin main"), K},
@@ -119,6 +125,13 @@ func TestDecide(t *testing.T) {
 			t.Errorf("%s: %s (%s), want %s", tt.tool, d.Effect, d.Reason, tt.want)
 		}
 	}
+	// An allow of every command allows what cannot be known too.
+	every := mustRules(t, map[permission.Effect][]string{permission.Allow: {"execute"}})
+	for _, cmd := range []string{"ls", "$X", "bash x.sh", "PATH=/x ls", "f(){ ls; }; f", "if"} {
+		if d := every.Decide("execute", args("command", cmd)); d.Effect != A {
+			t.Errorf("allow execute, %q: %s", cmd, d.Effect)
+		}
+	}
 	// A deny of every command wins over any allow.
 	all := mustRules(t, map[permission.Effect][]string{permission.Allow: {"execute(ls)"}, permission.Deny: {"execute"}})
 	if d := all.Decide("execute", args("command", "ls")); d.Effect != D {
@@ -138,34 +151,52 @@ func TestParseRule(t *testing.T) {
 	}
 }
 
-// FuzzDecide feeds arbitrary commands to the rules: nothing panics, a
-// command that holds a denied simple command is never allowed, and what
-// Split accepts holds no command substitution.
-func FuzzDecide(f *testing.F) {
-	for _, s := range []string{"git status; rm -rf x", "echo $(rm x)", "a 'b; c' && d", `x "y\"z"`, "FOO=1 rm", "a 2>&1 | b &> c", "# c\nrm"} {
-		f.Add(s)
-	}
-	rs := mustRules(f, map[permission.Effect][]string{permission.Allow: {"execute(git status)", "execute(echo)"}, permission.Deny: {"execute(rm)"}})
-	f.Fuzz(func(t *testing.T, cmd string) {
-		cmds, err := permission.Split(cmd)
-		if err == nil {
-			for _, words := range cmds {
-				if len(words) == 0 || strings.ContainsAny(words[0], "$`") {
-					t.Fatalf("Split(%q) accepted %q", cmd, words)
-				}
-			}
-		}
-		raw, _ := json.Marshal(map[string]string{"command": cmd})
-		d := rs.Decide("execute", raw)
-		if d.Effect == permission.Allow {
-			if err != nil {
-				t.Fatalf("an unparsable command was allowed: %q", cmd)
-			}
-			for _, words := range cmds {
-				if words[0] == "rm" || strings.HasSuffix(words[0], "/rm") {
-					t.Fatalf("%q allowed though it runs rm", cmd)
-				}
-			}
-		}
+// TestDecideReadRules: a read_file rule covers grep, glob and ls of a
+// path under its glob (issue 28: grep's content mode printed a denied
+// .env).
+func TestDecideReadRules(t *testing.T) {
+	rs := mustRules(t, map[permission.Effect][]string{
+		permission.Allow: {"grep", "ls(/private/**)"},
+		permission.Ask:   {"read_file(/private/**)"},
+		permission.Deny:  {"read_file(**/.env)", "read_file(/secrets/**)"},
 	})
+	A, K, D, N := permission.Allow, permission.Ask, permission.Deny, permission.None
+	for _, tt := range []struct {
+		tool string
+		args json.RawMessage
+		want permission.Effect
+	}{
+		{"grep", args("pattern", "KEY", "path", "/app/.env"), D},
+		{"grep", args("pattern", "KEY", "path", "/app/.env/"), D},
+		{"grep", args("pattern", "KEY", "path", "/secrets"), D},
+		{"grep", args("pattern", "KEY", "path", "/app/../secrets/x"), D},
+		{"grep", args("pattern", "KEY", "path", "/app"), A}, // the backend policy keeps .env out
+		{"grep", args("pattern", "KEY"), A},
+		{"glob", args("pattern", "*", "path", "/secrets/a"), D},
+		{"glob", args("pattern", "**/.env", "path", "/"), N},
+		{"ls", args("path", "/secrets"), D},
+		{"ls", args("path", "/private/x"), K}, // the ask rule on reading is stronger than the allow on listing
+		{"ls", args("path", "/"), N},
+		{"read_file", args("file_path", "/app/.env"), D},
+		{"write_file", args("file_path", "/app/.env"), N}, // a read rule is about reading
+	} {
+		d := rs.Decide(tt.tool, tt.args)
+		if d.Effect != tt.want {
+			t.Errorf("%s %s: %s (%s), want %s", tt.tool, tt.args, d.Effect, d.Reason, tt.want)
+		}
+	}
+}
+
+func TestDeniedReadPaths(t *testing.T) {
+	rs := mustRules(t, map[permission.Effect][]string{
+		permission.Ask:  {"read_file(/private/**)"},
+		permission.Deny: {"read_file(**/.env)", "write_file(/x/**)", "read_file", "read_file(/secrets/**)", "read_file(**/.env)", "ls(/y/**)"},
+	})
+	if got, want := rs.DeniedReadPaths(), []string{"**/.env", "/secrets/**"}; !slices.Equal(got, want) {
+		t.Errorf("DeniedReadPaths = %q, want %q", got, want)
+	}
+	var none *permission.Rules
+	if got := none.DeniedReadPaths(); got != nil {
+		t.Errorf("nil rules: %q", got)
+	}
 }

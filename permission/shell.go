@@ -2,167 +2,1171 @@ package permission
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
-// ErrUnparsable reports a command that Split cannot take apart with
-// certainty; rules never allow such a command.
+// ErrUnparsable reports a command line that Commands cannot take apart
+// with certainty: it does not parse as bash, or it is too long or too
+// deeply nested to be checked. Rules never allow such a command.
 var ErrUnparsable = errors.New("permission: the command cannot be parsed with certainty")
 
-// wrappers run the command they are given, so the command they run is not
-// the one a prefix rule sees: a command using one is unparsable.
-var wrappers = map[string]bool{
-	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "fish": true,
-	"eval": true, "exec": true, "source": true, ".": true, "env": true, "xargs": true,
-	"sudo": true, "doas": true, "su": true, "nohup": true, "setsid": true, "timeout": true,
-	"nice": true, "ionice": true, "time": true, "command": true, "builtin": true,
-	"watch": true, "parallel": true, "find": true, "busybox": true, "unshare": true,
-	"chroot": true, "strace": true, "ltrace": true, "script": true, "stdbuf": true,
+// Bounds on what Commands takes apart, so that a huge or deeply nested
+// argument costs bounded time and memory: past them a command is
+// ErrUnparsable (asked about), never allowed.
+const (
+	// MaxCommandBytes is the longest command line Commands parses.
+	MaxCommandBytes = 256 << 10
+	// maxNesting bounds brackets, parentheses and braces open at once.
+	maxNesting = 200
+	// maxCodeDepth bounds strings run as code inside strings run as code
+	// (eval 'sh -c "..."').
+	maxCodeDepth = 8
+	// maxWrappers bounds the exec wrappers unwrapped in one command
+	// (timeout 1 nice timeout 1 ...): each is recorded with the words
+	// after it.
+	maxWrappers = 16
+	// maxWords bounds the words of all the commands recorded for a line,
+	// which wrappers inside wrappers (find -exec find -exec ...) would
+	// otherwise make quadratic.
+	maxWords = 1 << 18
+)
+
+// Command is one command a shell command line can run, as the rules see
+// it: a simple command anywhere in the syntax tree (pipelines, lists,
+// the bodies and conditions of if, while, until, for, case and
+// functions, subshells, groups, command and process substitutions,
+// here-documents, redirections), the command an exec wrapper runs
+// (timeout 5 rm x runs rm x), and the commands in strings the shell runs
+// as code (sh -c, eval, trap, watch, flock -c, alias values).
+type Command struct {
+	// Args are the words of the command, quotes removed. A word the shell
+	// expands ($VAR, $(...), a glob, ~) is kept as written; no allow rule
+	// is satisfied by such a word, and deny and ask rules that it might
+	// satisfy make the command asked about.
+	Args []string
+	// Assigned is set when the command runs with an environment the line
+	// changes: a VAR=value prefix, env VAR=value, export, a bare
+	// assignment anywhere in the line, git -c. Allow rules do not apply
+	// to it (GIT_CONFIG_*, LD_PRELOAD or PATH change what a program does);
+	// deny and ask rules do.
+	Assigned bool
+	// Unsure, when not empty, says why the rules cannot know what this
+	// command runs (an expanded command name, a wrapper option not
+	// understood, a shell reading a script, an alias, a function); such a
+	// command is denied by a matching deny rule and otherwise asked about.
+	Unsure string
+	// Maybe is set on a command found in text that may or may not run as
+	// code: a quoted string holding a substitution (x='a[$(rm y)]'; ((x))
+	// runs it), a variable's value (PAGER, GIT_CONFIG_VALUE_0), a git -c
+	// value. Only deny and ask rules count for it, and they only ask.
+	Maybe bool
+	// Writes is set on every command of a line that redirects output into
+	// a file (> file, >> file, &> file; not /dev/null or a descriptor):
+	// allow rules do not apply to it, since an allowed echo would write
+	// anywhere.
+	Writes bool
+
+	expanded []bool // per word: the shell expands it
+	wrapper  bool   // an exec wrapper that only runs the command after it: no allow rule is needed for it
+	moreArgs bool   // arguments are added at run time (xargs, find -exec)
 }
 
-// Split returns the simple commands of a shell command line, each as its
-// words with quotes removed and leading VAR=value assignments dropped. It
-// fails with ErrUnparsable (wrapped, with the reason) on what it cannot
-// take apart with certainty.
-func Split(command string) ([][]string, error) {
-	var (
-		out   [][]string
-		words []string
-		word  strings.Builder
-		inW   bool // a word is being built (possibly empty, as in "")
-	)
-	fail := func(why string) ([][]string, error) {
-		return nil, errors.Join(ErrUnparsable, errors.New(why))
+// Commands returns every command the bash command line can run, in the
+// order they appear (see Command). It fails with ErrUnparsable (wrapped,
+// with the reason) on a line that does not parse or is past the bounds.
+// An empty line or one of comments only has no commands.
+func Commands(command string) (cmds []Command, err error) {
+	if len(command) > MaxCommandBytes {
+		return nil, fmt.Errorf("%w: it is longer than %d bytes", ErrUnparsable, MaxCommandBytes)
 	}
-	endWord := func() {
-		if inW {
-			words = append(words, word.String())
-			word.Reset()
-			inW = false
-		}
+	if nesting(command) > maxNesting {
+		return nil, fmt.Errorf("%w: it nests more than %d levels", ErrUnparsable, maxNesting)
 	}
-	endCommand := func() error {
-		endWord()
-		for len(words) > 0 && isAssignment(words[0]) {
-			words = words[1:]
+	defer func() {
+		// The parser is fuzzed upstream; this only keeps a bug in it from
+		// crossing the API as a panic.
+		if r := recover(); r != nil {
+			cmds, err = nil, fmt.Errorf("%w: %v", ErrUnparsable, r)
 		}
-		if len(words) > 0 {
-			name := words[0]
-			switch {
-			case strings.ContainsAny(name, "$*?[~"):
-				return errors.New("its command name " + name + " is expanded by the shell")
-			case wrappers[baseName(name)]:
-				return errors.New("it runs another command through " + name)
+	}()
+	w := &walker{funcs: map[string]bool{}}
+	if err := w.script(command, &scope{}); err != nil {
+		return nil, errors.Join(ErrUnparsable, err)
+	}
+	if w.words > maxWords {
+		return nil, fmt.Errorf("%w: it runs more than %d words of commands", ErrUnparsable, maxWords)
+	}
+	for i := range w.out {
+		w.out[i].Assigned = w.out[i].Assigned || w.assigned
+		w.out[i].Writes = w.writes
+	}
+	return w.out, nil
+}
+
+// nesting returns an upper bound of the brackets open at once, quotes
+// ignored: cheap, and past maxNesting the parser is not even tried.
+func nesting(s string) int {
+	depth, most := 0, 0
+	tick := false // backquotes open and close alike: count one level for a pair
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '`' {
+			if tick = !tick; !tick {
+				c = ')'
 			}
-			out = append(out, words)
 		}
-		words = nil
-		return nil
-	}
-	for i := 0; i < len(command); i++ {
-		c := command[i]
 		switch c {
-		case '\'':
-			j := strings.IndexByte(command[i+1:], '\'')
-			if j < 0 {
-				return fail("an unbalanced single quote")
-			}
-			word.WriteString(command[i+1 : i+1+j])
-			inW = true
-			i += j + 1
-		case '"':
-			i++
-			for ; i < len(command) && command[i] != '"'; i++ {
-				switch command[i] {
-				case '\\':
-					if i+1 < len(command) && strings.IndexByte("$`\"\\\n", command[i+1]) >= 0 {
-						i++
-					}
-				case '$', '`':
-					return fail("an expansion inside double quotes")
-				}
-				word.WriteByte(command[i])
-			}
-			if i >= len(command) {
-				return fail("an unbalanced double quote")
-			}
-			inW = true
-		case '\\':
-			if i+1 >= len(command) {
-				return fail("a trailing backslash")
-			}
-			i++
-			if command[i] != '\n' {
-				word.WriteByte(command[i])
-				inW = true
-			}
-		case '`', '(', ')', '{', '}':
-			return fail("a subshell, group or command substitution (" + string(c) + ")")
-		case '$':
-			if i+1 < len(command) && (command[i+1] == '(' || command[i+1] == '{') {
-				return fail("a command or parameter substitution ($" + string(command[i+1]) + ")")
-			}
-			// $VAR: the rules see it as written.
-			word.WriteByte(c)
-			inW = true
-		case '<':
-			if strings.HasPrefix(command[i:], "<<") || strings.HasPrefix(command[i:], "<(") {
-				return fail("a here-document or process substitution")
-			}
-			endWord()
-			words = append(words, "<")
-		case '>':
-			if strings.HasPrefix(command[i:], ">(") {
-				return fail("a process substitution")
-			}
-			endWord()
-			if i+1 < len(command) && (command[i+1] == '>' || command[i+1] == '&' || command[i+1] == '|') {
-				i++ // >>, >& (2>&1) and >|
-			}
-			words = append(words, ">")
-		case '&':
-			if i+1 < len(command) && command[i+1] == '>' { // &> and &>>
-				endWord()
-				i++
-				if i+1 < len(command) && command[i+1] == '>' {
-					i++
-				}
-				words = append(words, ">")
-				continue
-			}
-			if err := endCommand(); err != nil {
-				return fail(err.Error())
-			}
-			if i+1 < len(command) && command[i+1] == '&' {
-				i++
-			}
-		case ';', '|', '\n':
-			if err := endCommand(); err != nil {
-				return fail(err.Error())
-			}
-			if c == '|' && i+1 < len(command) && (command[i+1] == '|' || command[i+1] == '&') {
-				i++ // || and |&
-			}
-		case ' ', '\t', '\r':
-			endWord()
-		case '#':
-			if !inW { // a comment runs to the end of the line
-				for i < len(command) && command[i] != '\n' {
-					i++
-				}
-				i--
-				continue
-			}
-			word.WriteByte(c)
-		default:
-			word.WriteByte(c)
-			inW = true
+		case '(', '{', '[', '`':
+			depth++
+			most = max(most, depth)
+		case ')', '}', ']':
+			depth = max(depth-1, 0)
 		}
 	}
-	if err := endCommand(); err != nil {
-		return fail(err.Error())
+	return most
+}
+
+// parse parses src as bash.
+func parse(src string) (*syntax.File, error) {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+}
+
+// walker collects the commands of a line and of the strings in it that
+// run as code.
+type walker struct {
+	out      []Command
+	funcs    map[string]bool // functions the line defines
+	assigned bool            // the line changes the shell's environment (export, bare assignments)
+	writes   bool            // the line redirects output into a file
+	words    int             // words recorded, up to maxWords
+}
+
+// scope is what a piece of code inherits from where it is run.
+type scope struct {
+	src      string // the text the positions refer to
+	depth    int    // strings run as code around this one
+	assigned bool   // run with a changed environment (FOO=1 sh -c '...')
+	moreArgs bool   // run with arguments added (parallel)
+	quoted   bool   // a string that may be code, not code
+}
+
+// script walks the commands of src, parsed as bash.
+func (w *walker) script(src string, sc *scope) error {
+	f, err := parse(src)
+	if err != nil {
+		return err
 	}
-	return out, nil
+	for n := range syntax.Preorder(f) {
+		if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil {
+			w.funcs[fd.Name.Value] = true
+		}
+	}
+	inner := *sc
+	inner.src = src
+	syntax.Walk(f, func(n syntax.Node) bool {
+		w.visit(&inner, n)
+		return true
+	})
+	return nil
+}
+
+// visit handles one node of the tree; syntax.Walk goes on into its
+// children, so substitutions in any word are reached.
+func (w *walker) visit(sc *scope, n syntax.Node) {
+	switch n := n.(type) {
+	case *syntax.Stmt:
+		if call, ok := n.Cmd.(*syntax.CallExpr); ok {
+			w.call(sc, call, n.Redirs)
+		}
+	case *syntax.Redirect:
+		if !sc.quoted && writesFile(sc, n) {
+			w.writes = true
+		}
+	case *syntax.DeclClause:
+		// declare, export, local, readonly, typeset: they set variables,
+		// exported ones reach every later command.
+		w.assigned = true
+		args := []word{{s: n.Variant.Value}}
+		c := Command{Assigned: true}
+		for _, a := range n.Args {
+			args = append(args, word{s: sc.text(a), exp: true})
+			if a.Name != nil && codeVars[a.Name.Value] {
+				c.Unsure = "it sets " + a.Name.Value + ", which changes what programs run"
+			}
+			if a.Value != nil && codeVars[a.Value.Lit()] {
+				c.Unsure = "it names " + a.Value.Lit() + " (declare -n makes a name for it)"
+			}
+		}
+		w.assignValues(sc, n.Args)
+		w.emit(sc, args, c)
+	case *syntax.WordIter:
+		w.setsVar(sc, n.Name.Value) // for PATH in /tmp/x; do ls; done
+	case *syntax.BinaryArithm:
+		switch n.Op {
+		case syntax.Assgn, syntax.AddAssgn, syntax.SubAssgn, syntax.MulAssgn, syntax.QuoAssgn, syntax.RemAssgn,
+			syntax.AndAssgn, syntax.OrAssgn, syntax.XorAssgn, syntax.ShlAssgn, syntax.ShrAssgn:
+			w.setsVar(sc, arithName(n.X)) // ((PATH=1)) runs ./1/ls as ls
+		}
+	case *syntax.UnaryArithm:
+		if n.Op == syntax.Inc || n.Op == syntax.Dec {
+			w.setsVar(sc, arithName(n.X))
+		}
+	case *syntax.SglQuoted:
+		w.maybeCode(sc, n.Value)
+	case *syntax.Lit:
+		if strings.Contains(n.Value, `\`) {
+			w.maybeCode(sc, strings.ReplaceAll(n.Value, `\`, ""))
+		}
+	}
+}
+
+// maybeCode walks a literal string that holds a command substitution as
+// code that might run: eval, trap, arithmetic on a variable
+// (x='a[$(rm y)]'; ((x))), PS4 and ${x@P} all run such text. What it
+// reaches only ever makes the line asked about (see Command.quoted).
+func (w *walker) maybeCode(sc *scope, s string) {
+	if sc.depth >= maxCodeDepth || !strings.Contains(s, "$(") && !strings.Contains(s, "`") &&
+		!strings.Contains(s, "<(") && !strings.Contains(s, ">(") {
+		return
+	}
+	inner := *sc
+	inner.depth++
+	inner.quoted = true
+	if w.script(s, &inner) != nil {
+		// Not a command line (a[$(rm y)] is not one): its substitutions
+		// still run where the text is expanded, so try it as an argument.
+		_ = w.script(": "+s, &inner)
+	}
+}
+
+// arithName returns the variable an arithmetic operand names, if it is a
+// plain word.
+func arithName(x syntax.ArithmExpr) string {
+	if w, ok := x.(*syntax.Word); ok {
+		name, _, _ := strings.Cut(w.Lit(), "[")
+		return name
+	}
+	return ""
+}
+
+// setsVar records that the line sets a variable by a way other than an
+// assignment word (a for loop, arithmetic, read): when it is one of
+// codeVars, an unsure command stands for it.
+func (w *walker) setsVar(sc *scope, name string) {
+	if codeVars[name] {
+		w.emit(sc, []word{{s: name, exp: true}}, Command{Unsure: "it sets " + name + ", which changes what programs run"})
+	}
+}
+
+// varSetters are builtins that set the variables their arguments name.
+var varSetters = map[string]bool{"read": true, "printf": true, "mapfile": true, "readarray": true, "getopts": true}
+
+// writesFile reports whether a redirection writes into a file.
+func writesFile(sc *scope, r *syntax.Redirect) bool {
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll,
+		syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob, syntax.DplOut:
+	default:
+		return false
+	}
+	if len(r.Word.Parts) == 1 {
+		if _, ok := r.Word.Parts[0].(*syntax.ProcSubst); ok {
+			return false // > >(cmd): into a command, walked as one
+		}
+	}
+	x := sc.word(r.Word)
+	if x.exp {
+		return true
+	}
+	switch x.s {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty":
+		return false
+	}
+	if r.Op == syntax.DplOut {
+		// >&2, >&-: a descriptor; >& file: a file.
+		return strings.Trim(x.s, "0123456789-") != "" || x.s == ""
+	}
+	return true
+}
+
+// text returns the source of a node.
+func (sc *scope) text(n syntax.Node) string {
+	a, b := int(n.Pos().Offset()), int(n.End().Offset())
+	if a < 0 || b > len(sc.src) || a > b {
+		return ""
+	}
+	return sc.src[a:b]
+}
+
+// word is one word of a command: its value, or its text as written when
+// the shell expands it.
+type word struct {
+	s   string
+	exp bool
+}
+
+// words returns the words of a call.
+func (sc *scope) words(ws []*syntax.Word) []word {
+	out := make([]word, len(ws))
+	for i, x := range ws {
+		out[i] = sc.word(x)
+	}
+	return out
+}
+
+// word returns a word's value with quotes removed, or its text and
+// exp set when the shell expands any of it.
+func (sc *scope) word(x *syntax.Word) word {
+	var b strings.Builder
+	exp := false
+	for i, part := range x.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			v, glob := unescape(p.Value)
+			if glob || i == 0 && strings.HasPrefix(p.Value, "~") {
+				exp = true
+			}
+			b.WriteString(v)
+		case *syntax.SglQuoted:
+			if p.Dollar && strings.Contains(p.Value, `\`) {
+				exp = true // $'\x72m': decoding is left to the shell
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, dp := range p.Parts {
+				if l, ok := dp.(*syntax.Lit); ok {
+					b.WriteString(unescapeDouble(l.Value))
+				} else {
+					exp = true
+					b.WriteString(sc.text(dp))
+				}
+			}
+		default:
+			exp = true
+			b.WriteString(sc.text(part))
+		}
+	}
+	if exp {
+		return word{s: sc.text(x), exp: true}
+	}
+	return word{s: b.String()}
+}
+
+// unescape removes the backslashes of an unquoted literal and reports
+// whether the shell would expand it: an unescaped * or ?, a [...]
+// bracket expression, or a brace expansion ({a,b}, {1..3}).
+func unescape(v string) (string, bool) {
+	var b strings.Builder
+	glob, bracket, brace := false, false, false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c == '\\' && i+1 < len(v) {
+			i++
+			if v[i] != '\n' {
+				b.WriteByte(v[i])
+			}
+			continue
+		}
+		switch c {
+		case '*', '?':
+			glob = true
+		case '[':
+			bracket = true
+		case ']':
+			glob = glob || bracket
+		case '{':
+			brace = true
+		case ',':
+			glob = glob || brace
+		case '.':
+			glob = glob || brace && i+1 < len(v) && v[i+1] == '.'
+		}
+		b.WriteByte(c)
+	}
+	return b.String(), glob
+}
+
+// unescapeDouble removes the backslashes that escape inside double
+// quotes: before $ ` " \ and a line break.
+func unescapeDouble(v string) string {
+	if !strings.Contains(v, `\`) {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] == '\\' && i+1 < len(v) && strings.IndexByte("$`\"\\\n", v[i+1]) >= 0 {
+			i++
+			if v[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(v[i])
+	}
+	return b.String()
+}
+
+// call handles a simple command.
+func (w *walker) call(sc *scope, call *syntax.CallExpr, redirs []*syntax.Redirect) {
+	w.assignValues(sc, call.Assigns)
+	c := Command{Assigned: len(call.Assigns) > 0}
+	for _, a := range call.Assigns {
+		if a.Name != nil && codeVars[a.Name.Value] {
+			c.Unsure = "it sets " + a.Name.Value + ", which changes what programs run"
+		}
+	}
+	if len(call.Args) == 0 {
+		if len(call.Assigns) > 0 {
+			// A bare assignment: PATH=/tmp/evil:$PATH changes what every
+			// later command runs, exported or not.
+			w.assigned = true
+		}
+		if c.Unsure != "" {
+			w.emit(sc, []word{{s: sc.text(call), exp: true}}, c)
+		}
+		return
+	}
+	w.run(sc, sc.words(call.Args), c, redirs)
+}
+
+// codeVars are the variables that decide which program or code a
+// command runs: the search path, the dynamic loader's, a shell's start-up
+// file, git's configuration files and programs. Setting one makes the
+// commands after it unsure.
+var codeVars = map[string]bool{
+	"PATH": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true, "BASH_ENV": true, "ENV": true,
+	"SHELLOPTS": true, "BASHOPTS": true, "PS4": true, "PROMPT_COMMAND": true, "GIT_EXEC_PATH": true,
+	"GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true, "GIT_DIR": true,
+}
+
+// assignValues walks the values of a call's assignments as text that may
+// run as code (PAGER, GIT_CONFIG_VALUE_0, PROMPT_COMMAND, LESSOPEN).
+func (w *walker) assignValues(sc *scope, as []*syntax.Assign) {
+	for _, a := range as {
+		if a.Value != nil {
+			if v := sc.word(a.Value); !v.exp {
+				w.valueCode(sc, v.s)
+			}
+		}
+	}
+}
+
+// valueCode walks the value of a variable or a configuration key as code
+// that may run: many programs run such values (a pager, an editor, a git
+// alias "!cmd", LESSOPEN "|cmd"). What it reaches can only make the line
+// asked about; a value that does not parse is not code.
+func (w *walker) valueCode(sc *scope, v string) {
+	v = strings.TrimLeft(v, "!| \t")
+	if v == "" || sc.depth >= maxCodeDepth {
+		return
+	}
+	inner := *sc
+	inner.depth++
+	inner.quoted = true
+	_ = w.script(v, &inner)
+}
+
+// emit records a command of the given words; c carries its flags.
+func (w *walker) emit(sc *scope, words []word, c Command) {
+	if w.words += len(words); w.words > maxWords {
+		return // Commands fails: the line is too complex to check
+	}
+	c.Args = make([]string, len(words))
+	c.expanded = make([]bool, len(words))
+	for i, x := range words {
+		c.Args[i], c.expanded[i] = x.s, x.exp
+	}
+	c.Assigned = c.Assigned || sc.assigned
+	c.moreArgs = c.moreArgs || sc.moreArgs
+	c.Maybe = sc.quoted
+	w.out = append(w.out, c)
+}
+
+// code walks a string the shell will run as code: the commands in it are
+// run by the command that holds it.
+func (w *walker) code(sc *scope, s word, by []word, c Command) {
+	switch {
+	case s.exp:
+		c.Unsure = "it runs as code a string the shell expands: " + s.s
+	case sc.depth >= maxCodeDepth:
+		c.Unsure = "it nests code in strings too deeply"
+	default:
+		inner := *sc
+		inner.depth++
+		inner.assigned = inner.assigned || c.Assigned
+		inner.moreArgs = inner.moreArgs || c.moreArgs
+		if err := w.script(s.s, &inner); err != nil {
+			c.Unsure = "the code it runs cannot be parsed: " + err.Error()
+		} else {
+			return
+		}
+	}
+	c.wrapper = false
+	w.emit(sc, by, c)
+}
+
+// codeBuiltins run a string or a file as code when given one of the
+// listed options ("" for always): what they run cannot be checked.
+var codeBuiltins = map[string]string{
+	"source": "", ".": "", "fc": "", "hash": "p", "enable": "f", "mapfile": "C", "readarray": "C",
+	"complete": "CF", "compgen": "CF", "bind": "x",
+}
+
+// run records the command of words and, through exec wrappers and
+// strings run as code, every command it runs. c carries the flags of the
+// command (Assigned, moreArgs).
+func (w *walker) run(sc *scope, words []word, c Command, redirs []*syntax.Redirect) {
+	for wrapped := 0; len(words) > 0; wrapped++ {
+		if wrapped == maxWrappers {
+			c.Unsure = "it nests too many wrappers"
+			w.emit(sc, words, c)
+			return
+		}
+		name := words[0]
+		if name.exp {
+			c.Unsure = "its command name is expanded by the shell: " + name.s
+			w.emit(sc, words, c)
+			return
+		}
+		base := baseName(name.s)
+		if w.funcs[name.s] {
+			c.Unsure = name.s + " is a function the command defines"
+			w.emit(sc, words, c)
+			return
+		}
+		if varSetters[base] {
+			for i, x := range words[1:] {
+				if base == "printf" && words[i].s != "-v" {
+					continue // printf sets only the variable of -v
+				}
+				if name, _, _ := strings.Cut(x.s, "["); codeVars[name] && !x.exp {
+					c.Unsure = "it sets a variable that may change what programs run: " + x.s
+				}
+			}
+		}
+		if opts, ok := codeBuiltins[base]; ok {
+			if opts == "" || hasShortOption(words[1:], opts) {
+				c.Unsure = "it runs code through " + base
+			}
+			w.emit(sc, words, c)
+			return
+		}
+		switch base {
+		case "eval":
+			for _, x := range words[1:] {
+				if x.exp {
+					c.Unsure = "it evaluates a string the shell expands: " + x.s
+					w.emit(sc, words, c)
+					return
+				}
+			}
+			var src []string
+			for _, x := range words[1:] {
+				src = append(src, x.s)
+			}
+			c.wrapper = true
+			w.emit(sc, words, c)
+			w.code(sc, word{s: strings.Join(src, " ")}, words, c)
+			return
+		case "trap":
+			c.wrapper = true
+			w.emit(sc, words, c)
+			args := words[1:]
+			if len(args) > 0 && args[0].s == "--" {
+				args = args[1:]
+			}
+			if len(args) > 1 && !strings.HasPrefix(args[0].s, "-") {
+				w.code(sc, args[0], words, c)
+			}
+			return
+		case "alias":
+			// An alias changes what a later word of the line runs: the
+			// line is asked about, and the alias's text walked as code.
+			for _, x := range words[1:] {
+				if _, v, ok := strings.Cut(x.s, "="); ok || x.exp {
+					c.Unsure = "it defines an alias"
+					w.code(sc, word{s: v, exp: x.exp}, words, Command{Assigned: c.Assigned})
+				}
+			}
+			w.emit(sc, words, c)
+			return
+		case "git":
+			var values []string
+			w.emit(sc, gitWords(words, &c, &values), c)
+			for _, v := range values {
+				w.valueCode(sc, v)
+			}
+			return
+		case "find":
+			w.find(sc, words, c)
+			return
+		case "parallel":
+			w.parallel(sc, words, c)
+			return
+		case "su", "runuser":
+			w.su(sc, words, c, base == "runuser")
+			return
+		}
+		if sh, ok := shells[base]; ok {
+			w.shell(sc, words, c, redirs, sh)
+			return
+		}
+		spec, ok := wrappers[base]
+		if !ok {
+			w.emit(sc, words, c)
+			return
+		}
+		u := spec.parse(words)
+		if base == "script" {
+			// script's operand is its log file; without -c it starts a shell.
+			u.inner = nil
+			if u.code == nil && u.unsure == "" {
+				u.unsure = "it starts a shell that reads its commands from its input"
+			}
+		}
+		wc := c
+		wc.wrapper = spec.transparent
+		if u.unsure != "" {
+			wc.Unsure = u.unsure
+			wc.wrapper = false
+		}
+		w.emit(sc, words, wc)
+		for _, set := range u.sets {
+			w.valueCode(sc, valueOf(set))
+			if name, _, _ := strings.Cut(set, "="); codeVars[name] {
+				c.Unsure = "it sets " + name + ", which changes what programs run"
+			}
+		}
+		if u.unsure != "" {
+			return
+		}
+		c.Assigned = c.Assigned || u.assigned
+		if spec.moreArgs {
+			c.moreArgs = true
+		}
+		if u.code != nil {
+			w.code(sc, *u.code, words, c)
+			return
+		}
+		inner := u.inner
+		switch base {
+		case "flock":
+			// flock FILE -c CMD: flock looks for -c after its file itself.
+			if len(inner) > 0 && (inner[0].s == "-c" || inner[0].s == "--command") {
+				if len(inner) > 1 {
+					w.code(sc, inner[1], words, c)
+				}
+				return
+			}
+		case "watch":
+			if !u.seen("x") && !u.seen("exec") && len(inner) > 0 {
+				// watch runs its arguments, joined, with sh -c.
+				w.code(sc, joinWords(inner), words, c)
+				return
+			}
+		case "xargs":
+			if len(inner) > 0 && (u.seen("I") || u.seen("i") || u.seen("replace")) {
+				for _, x := range inner {
+					if strings.Contains(x.s, "{}") || u.repl != "" && strings.Contains(x.s, u.repl) {
+						c.Unsure = "xargs replaces part of the command it runs"
+						break
+					}
+				}
+			}
+		}
+		words = inner
+	}
+}
+
+// joinWords joins words with spaces, as a program given them as one
+// string does; expanded if any is.
+func joinWords(ws []word) word {
+	var b strings.Builder
+	exp := false
+	for i, x := range ws {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(x.s)
+		exp = exp || x.exp
+	}
+	return word{s: b.String(), exp: exp}
+}
+
+// hasShortOption reports whether an option word among ws holds one of the
+// letters in opts.
+func hasShortOption(ws []word, opts string) bool {
+	for _, x := range ws {
+		if x.exp {
+			return true // it may be one
+		}
+		if len(x.s) > 1 && x.s[0] == '-' && x.s[1] != '-' && strings.ContainsAny(x.s[1:], opts) {
+			return true
+		}
+	}
+	return false
+}
+
+// gitWords returns git's words with its global options left out, so
+// that git -C dir commit matches a rule on "git commit"; options that
+// change what git runs (-c, --config-env, --exec-path) set Assigned, an
+// option it does not know sets Unsure. The values -c gives are added to
+// values: git runs many of them (core.pager, core.fsmonitor, alias.x=!cmd).
+func gitWords(words []word, c *Command, values *[]string) []word {
+	out := []word{words[0]}
+	i := 1
+	for ; i < len(words); i++ {
+		x := words[i]
+		if x.exp {
+			break // a subcommand or option the shell expands: matched as written
+		}
+		s := x.s
+		name, _, hasVal := strings.Cut(s, "=")
+		switch {
+		case !strings.HasPrefix(s, "-"):
+		case s == "-C" || s == "-c" || !hasVal && (name == "--git-dir" || name == "--work-tree" || name == "--namespace" || name == "--config-env" || name == "--attr-source"):
+			if s == "-c" || s == "--config-env" {
+				c.Assigned = true
+			}
+			i++
+			if s == "-c" && i < len(words) {
+				*values = append(*values, valueOf(words[i].s))
+			}
+			continue
+		case strings.HasPrefix(s, "-C") || strings.HasPrefix(s, "-c") && len(s) > 2:
+			if s[1] == 'c' {
+				c.Assigned = true
+				*values = append(*values, valueOf(s[2:]))
+			}
+			continue
+		case name == "--config-env" || name == "--exec-path":
+			c.Assigned = true
+			continue
+		case hasVal && (name == "--git-dir" || name == "--work-tree" || name == "--namespace" || name == "--super-prefix" || name == "--list-cmds" || name == "--attr-source"):
+			continue
+		case s == "-p" || s == "-P" || s == "--paginate" || s == "--no-pager" || s == "--bare" || s == "--no-replace-objects" ||
+			s == "--no-lazy-fetch" || s == "--no-optional-locks" || s == "--no-advice" || s == "--literal-pathspecs" ||
+			s == "--glob-pathspecs" || s == "--noglob-pathspecs" || s == "--icase-pathspecs":
+			continue
+		case s == "--version" || s == "--help" || s == "--html-path" || s == "--man-path" || s == "--info-path" || s == "-v" || s == "-h":
+		default:
+			c.Unsure = "git's option " + s + " is not understood"
+		}
+		break
+	}
+	return append(out, words[min(i, len(words)):]...)
+}
+
+// find records find and each command its -exec, -execdir, -ok and
+// -okdir actions run.
+func (w *walker) find(sc *scope, words []word, c Command) {
+	w.emit(sc, words, c)
+	for i := 1; i < len(words); i++ {
+		switch words[i].s {
+		case "-exec", "-execdir", "-ok", "-okdir":
+		default:
+			continue
+		}
+		j := i + 1
+		for j < len(words) && words[j].s != ";" && words[j].s != "+" {
+			j++
+		}
+		inner := slices.Clone(words[i+1 : j])
+		ic := c
+		ic.moreArgs = true
+		if len(inner) > 0 && strings.Contains(inner[0].s, "{}") {
+			ic.Unsure = "find replaces the name of the command it runs"
+			w.emit(sc, inner, ic)
+		} else {
+			w.run(sc, inner, ic, nil)
+		}
+		i = j
+	}
+}
+
+// parallel records GNU parallel and the command it runs: the words
+// before ::: joined into a shell command; without them it reads
+// commands from its input, which is unsure.
+func (w *walker) parallel(sc *scope, words []word, c Command) {
+	end := -1
+	for i, x := range words {
+		if strings.HasPrefix(x.s, ":::") || strings.HasPrefix(x.s, "::::") {
+			end = i
+			break
+		}
+	}
+	if end < 2 || strings.HasPrefix(words[1].s, "-") {
+		c.Unsure = "parallel's options or input are not understood"
+		w.emit(sc, words, c)
+		return
+	}
+	w.emit(sc, words, c)
+	ic := c
+	ic.moreArgs = true
+	w.code(sc, joinWords(words[1:end]), words, ic)
+}
+
+// su records su or runuser and what it runs: runuser -u USER CMD runs
+// CMD, -c CMD runs CMD through a shell; anything else starts a shell.
+// Their options may come after the user (they are permuted).
+func (w *walker) su(sc *scope, words []word, c Command, runuser bool) {
+	spec := wrapper{short: "lmpPfT", shortArg: "gGsw", code: "c", longArg: "group supp-group shell whitelist-environment",
+		long: "login preserve-environment pty fast no-pty", codeLong: "command session-command", dashFlag: true, permute: true}
+	if runuser {
+		spec.shortArg += "u"
+		spec.longArg += " user"
+	}
+	u := spec.parse(words)
+	switch {
+	case u.unsure != "":
+		c.Unsure = u.unsure
+	case runuser && u.seen("u") && u.code == nil:
+		w.emit(sc, words, c)
+		w.run(sc, u.inner, c, nil)
+		return
+	case u.code != nil:
+		w.emit(sc, words, c)
+		w.code(sc, *u.code, words, c)
+		return
+	default:
+		c.Unsure = "it starts a shell that reads its commands from its input"
+	}
+	w.emit(sc, words, c)
+}
+
+// shells are the shells whose code the rules can read: true for those
+// whose -c strings parse as bash; the others' (zsh, fish, csh) are
+// unsure.
+var shells = map[string]bool{
+	"sh": true, "bash": true, "dash": true, "ash": true, "ksh": true, "mksh": true, "rbash": true,
+	"zsh": false, "fish": false, "csh": false, "tcsh": false, "yash": false, "elvish": false, "nu": false, "xonsh": false,
+	"pwsh": false,
+}
+
+// shell records a shell and the code it runs: sh -c CODE, or a
+// here-document or here-string it reads; a script file, or commands read
+// from a pipe, are unsure.
+func (w *walker) shell(sc *scope, words []word, c Command, redirs []*syntax.Redirect, bashLike bool) {
+	spec := wrapper{short: "abefhkmnptuvxBCHPilrsDEc", shortArg: "oO", plus: true,
+		long:    "norc noprofile login posix restricted verbose version help debugger dump-strings dump-po-strings noediting pretty-print",
+		longArg: "rcfile init-file", transparent: true}
+	u := spec.parse(words)
+	var src *word
+	switch {
+	case !bashLike:
+		u.unsure = baseName(words[0].s) + "'s syntax is not checked"
+	case u.unsure != "":
+	case u.seen("c"):
+		if len(u.inner) == 0 {
+			u.unsure = "-c without a command"
+		} else {
+			src = &u.inner[0]
+		}
+	case u.seen("s") || len(u.inner) == 0:
+		for _, r := range redirs {
+			switch r.Op {
+			case syntax.Hdoc, syntax.DashHdoc:
+				if r.Hdoc != nil {
+					src = hereDoc(sc, r.Hdoc)
+				}
+			case syntax.WordHdoc:
+				x := sc.word(r.Word)
+				src = &x
+			}
+		}
+		if src == nil {
+			u.unsure = "it runs commands it reads from its input"
+		}
+	default:
+		u.unsure = "it runs the script " + u.inner[0].s
+	}
+	wc := c
+	if u.unsure != "" {
+		wc.Unsure = u.unsure
+	}
+	wc.wrapper = wc.Unsure == ""
+	w.emit(sc, words, wc)
+	if src != nil {
+		w.code(sc, *src, words, c)
+	}
+}
+
+// hereDoc returns the text of a here-document, expanded when it holds
+// expansions (their commands are reached by the walk anyway).
+func hereDoc(sc *scope, x *syntax.Word) *word {
+	var b strings.Builder
+	for _, p := range x.Parts {
+		l, ok := p.(*syntax.Lit)
+		if !ok {
+			return &word{s: sc.text(x), exp: true}
+		}
+		b.WriteString(l.Value)
+	}
+	return &word{s: b.String()}
+}
+
+// wrapper describes the options of an exec wrapper: a program that runs
+// the command given after its options and operands. Long option lists
+// are separated by spaces.
+type wrapper struct {
+	// transparent: the wrapper only runs the command (timeout, nice), so
+	// an allow rule on the inner command is enough; other wrappers (sudo,
+	// setpriv, chroot) need an allow rule of their own.
+	transparent bool
+	short       string // short options without an argument
+	shortArg    string // short options with an argument, attached or next
+	shortOpt    string // short options with an optional, attached, argument
+	long        string // long options without an argument
+	longArg     string // long options with an argument (--x=v or --x v)
+	longOpt     string // long options with an optional argument (--x=v)
+	code        string // short options whose argument is a command string
+	codeLong    string
+	noCmd       string // short options after which nothing is run (taskset -p PID)
+	noCmdLong   string
+	env         string // short options that set a variable of the command (systemd-run -E)
+	envLong     string
+	unsure      string // short options that make the command unknown (sudo -s)
+	unsureLong  string
+	operands    int  // operands before the command (timeout's duration)
+	assigns     bool // NAME=VALUE operands before the command set variables (env, sudo)
+	dashFlag    bool // "-" alone is an option (env -, su -)
+	plus        bool // +x options too (shells)
+	permute     bool // options may follow operands, up to --
+	moreArgs    bool // the command gets more arguments at run time (xargs)
+	anyLong     bool // any --name or --name=value is an option without a separate argument (firejail)
+	shell       bool // without a command it starts a shell reading its input (chroot, unshare)
+}
+
+// unwrapped is what a wrapper's words say.
+type unwrapped struct {
+	inner    []word // the command run, empty for none
+	code     *word  // a command string it runs
+	assigned bool   // it changes the command's environment
+	unsure   string // why the command it runs cannot be known
+	flags    []string
+	repl     string   // xargs -I's replacement string
+	sets     []string // the NAME=VALUE it gives the command
+}
+
+// valueOf returns the value of NAME=VALUE.
+func valueOf(s string) string {
+	_, v, _ := strings.Cut(s, "=")
+	return v
+}
+
+func (u *unwrapped) seen(opt string) bool {
+	for _, f := range u.flags {
+		if f == opt {
+			return true
+		}
+	}
+	return false
+}
+
+func hasWord(list, w string) bool {
+	return w != "" && strings.Contains(" "+list+" ", " "+w+" ")
+}
+
+// parse reads a wrapper's options and operands.
+func (spec wrapper) parse(words []word) (u unwrapped) {
+	name := baseName(words[0].s)
+	ops := spec.operands
+	var rest []word
+	noCmd := false
+	endOpts := false
+	i := 1
+	for ; i < len(words); i++ {
+		x := words[i]
+		s := x.s
+		isOpt := !endOpts && len(s) > 1 && (s[0] == '-' || spec.plus && s[0] == '+')
+		if x.exp {
+			// It may be an option, or split into several words.
+			u.unsure = "an argument of " + name + " is expanded by the shell: " + s
+			return u
+		}
+		switch {
+		case !endOpts && s == "--":
+			if spec.permute {
+				i++
+				goto done
+			}
+			endOpts = true
+			continue
+		case !endOpts && s == "-" && spec.dashFlag:
+			continue
+		case isOpt && strings.HasPrefix(s, "--"):
+			opt, val, hasVal := strings.Cut(s[2:], "=")
+			u.flags = append(u.flags, opt)
+			switch {
+			case hasWord(spec.longArg, opt) || hasWord(spec.codeLong, opt) || hasWord(spec.envLong, opt):
+				v := word{s: val}
+				if !hasVal {
+					if i+1 >= len(words) {
+						u.unsure = name + "'s option " + s + " lacks its argument"
+						return u
+					}
+					i++
+					v = words[i]
+				}
+				if hasWord(spec.codeLong, opt) {
+					u.code = &v
+				}
+				if hasWord(spec.envLong, opt) {
+					u.assigned = true
+					u.sets = append(u.sets, v.s)
+				}
+				if opt == "replace" {
+					u.repl = v.s
+				}
+			case hasWord(spec.longOpt, opt):
+				if opt == "replace" && hasVal {
+					u.repl = val
+				}
+			case hasWord(spec.long, opt) && !hasVal, spec.anyLong:
+			default:
+				u.unsure = name + "'s option " + s + " is not understood"
+				return u
+			}
+			if hasWord(spec.unsureLong, opt) {
+				u.unsure = name + " " + s + " runs a command the rules cannot see"
+				return u
+			}
+			noCmd = noCmd || hasWord(spec.noCmdLong, opt)
+			continue
+		case isOpt:
+			for j := 1; j < len(s); j++ {
+				c := s[j]
+				u.flags = append(u.flags, string(c))
+				switch {
+				case strings.IndexByte(spec.unsure, c) >= 0:
+					u.unsure = name + " -" + string(c) + " runs a command the rules cannot see"
+					return u
+				case strings.IndexByte(spec.short, c) >= 0:
+					noCmd = noCmd || strings.IndexByte(spec.noCmd, c) >= 0
+					continue
+				case strings.IndexByte(spec.shortOpt, c) >= 0:
+					if c == 'i' && name == "xargs" {
+						u.repl = s[j+1:]
+					}
+				case strings.IndexByte(spec.shortArg, c) >= 0 || strings.IndexByte(spec.code, c) >= 0 || strings.IndexByte(spec.env, c) >= 0:
+					v := word{s: s[j+1:]}
+					if j+1 == len(s) {
+						if i+1 >= len(words) {
+							u.unsure = name + "'s option -" + string(c) + " lacks its argument"
+							return u
+						}
+						i++
+						v = words[i]
+					}
+					if strings.IndexByte(spec.code, c) >= 0 {
+						u.code = &v
+					}
+					if strings.IndexByte(spec.env, c) >= 0 {
+						u.assigned = true
+						u.sets = append(u.sets, v.s)
+					}
+					if c == 'I' && name == "xargs" {
+						u.repl = v.s
+					}
+				default:
+					u.unsure = name + "'s option -" + string(c) + " is not understood"
+					return u
+				}
+				noCmd = noCmd || strings.IndexByte(spec.noCmd, c) >= 0
+				break
+			}
+			continue
+		}
+		// An operand.
+		if ops > 0 {
+			ops--
+			continue
+		}
+		if spec.assigns && !x.exp && isAssignment(s) {
+			u.assigned = true
+			u.sets = append(u.sets, s)
+			continue
+		}
+		if !spec.permute {
+			break
+		}
+		rest = append(rest, x)
+	}
+done:
+	if spec.permute {
+		u.inner = append(rest, words[min(i, len(words)):]...)
+	} else {
+		u.inner = words[min(i, len(words)):]
+	}
+	if noCmd {
+		u.inner = nil
+	} else if spec.shell && len(u.inner) == 0 && u.code == nil {
+		u.unsure = "it starts a shell that reads its commands from its input"
+	}
+	return u
+}
+
+// wrappers are the exec wrappers whose options are understood: the
+// command they run is matched by the rules as well as the wrapper.
+// Others (an interpreter, ssh, make) are matched as themselves only.
+var wrappers = map[string]wrapper{
+	"timeout": {transparent: true, short: "v", shortArg: "sk", longArg: "signal kill-after", long: "foreground preserve-status verbose", operands: 1},
+	"nice":    {transparent: true, short: "0123456789", shortArg: "n", longArg: "adjustment"},
+	"nohup":   {transparent: true},
+	"stdbuf":  {transparent: true, shortArg: "ioe", longArg: "input output error"},
+	"ionice": {transparent: true, short: "tu", shortArg: "cnpPu", longArg: "class classdata pid pgid uid", long: "ignore",
+		noCmd: "pPu", noCmdLong: "pid pgid uid"},
+	"taskset": {transparent: true, short: "acp", long: "all-tasks pid cpu-list", operands: 1, noCmd: "p", noCmdLong: "pid"},
+	"chrt": {transparent: true, short: "abdfiorRmpve", shortArg: "TPD", longArg: "sched-runtime sched-period sched-deadline",
+		long: "all-tasks batch deadline fifo idle other rr reset-on-fork max pid verbose ext", operands: 1, noCmd: "pm", noCmdLong: "pid max"},
+	"prlimit": {transparent: true, shortOpt: "cdefilmnqrstuvxy", shortArg: "po", longArg: "pid output",
+		longOpt: "core data nice fsize sigpending memlock rss nofile msgqueue rtprio stack cpu nproc as locks rttime",
+		long:    "noheadings raw verbose", noCmd: "p", noCmdLong: "pid"},
+	"flock": {transparent: true, short: "sxenouF", shortArg: "wE", code: "c", codeLong: "command",
+		longArg: "timeout wait conflict-exit-code", long: "shared exclusive nonblock nb unlock close no-fork verbose", operands: 1},
+	"setpriv": {short: "d", longArg: "ruid euid rgid egid reuid regid groups inh-caps ambient-caps bounding-set securebits pdeathsig selinux-label apparmor-profile landlock-access landlock-rule seccomp-filter",
+		long: "dump nnp no-new-privs clear-groups keep-groups init-groups reset-env"},
+	"nsenter": {shell: true, short: "aFe", shortArg: "tSGZ", shortOpt: "muinpUCTrw", longArg: "target setuid setgid",
+		longOpt: "mount uts ipc net pid user cgroup time root wd user-parent", long: "all follow-context preserve-credentials no-fork keep-caps env join-cgroup"},
+	"sudo": {short: "AbBEHkKlnNPSv", shortArg: "ugpCDrtUTRc", shortOpt: "h", unsure: "sie", noCmd: "lvKV",
+		longArg: "user group prompt role type other-user command-timeout close-from chdir chroot login-class",
+		longOpt: "preserve-env host", long: "askpass background bell edit help list non-interactive preserve-groups reset-timestamp remove-timestamp set-home shell login stdin validate version",
+		unsureLong: "shell login edit", noCmdLong: "list validate remove-timestamp version help", assigns: true},
+	"doas": {short: "nL", shortArg: "uC", unsure: "s", noCmd: "LC"},
+	"env": {transparent: true, short: "i0v", shortArg: "uC", unsure: "S", longArg: "unset chdir", unsureLong: "split-string",
+		long: "ignore-environment null debug list-signal-handling", longOpt: "ignore-signal default-signal block-signal", assigns: true, dashFlag: true},
+	"xargs": {transparent: true, moreArgs: true, short: "0oprtx", shortArg: "adEILnPs", shortOpt: "eil",
+		longArg: "arg-file delimiter max-args max-procs max-chars process-slot-var", longOpt: "eof replace max-lines",
+		long: "null interactive no-run-if-empty verbose exit show-limits open-tty"},
+	"watch": {transparent: true, short: "tbegcxprwC", shortArg: "nq", shortOpt: "d", longArg: "interval equexit", longOpt: "differences",
+		long: "no-title beep errexit chgexit color no-color exec precise no-wrap no-linewrap"},
+	"script": {shell: true, short: "aefqwh", shortArg: "EIOBTm", shortOpt: "t", code: "c", codeLong: "command",
+		longArg: "echo log-in log-out log-io log-timing logging-format output-limit", longOpt: "timing", long: "append return flush force quiet", permute: true},
+	"busybox":    {transparent: true},
+	"command":    {transparent: true, short: "pvV", noCmd: "vV"},
+	"builtin":    {transparent: true},
+	"exec":       {transparent: true, short: "cl", shortArg: "a"},
+	"time":       {transparent: true, short: "apvq", shortArg: "fo", longArg: "format output", long: "append portability verbose quiet"},
+	"setsid":     {transparent: true, short: "cfw", long: "ctty fork wait"},
+	"catchsegv":  {transparent: true},
+	"unbuffer":   {transparent: true, short: "p"},
+	"caffeinate": {transparent: true, short: "disum", shortArg: "tw"},
+	"firejail":   {shell: true, anyLong: true},
+	"systemd-run": {short: "qGrdPtS", shortArg: "pEMHu", env: "E", envLong: "setenv", unsure: "S", unsureLong: "shell",
+		longArg: "unit property description slice uid gid nice working-directory machine host service-type on-active on-boot on-startup on-unit-active on-unit-inactive on-calendar on-clock-change on-timezone-change timer-property path-property socket-property",
+		long:    "user system scope wait pipe pty quiet collect remain-after-exit same-dir no-block no-ask-password send-sighup slice-inherit expand-environment"},
+	"proxychains":  {short: "q", shortArg: "f"},
+	"proxychains4": {short: "q", shortArg: "f"},
+	"torsocks":     {short: "idq", shortArg: "uapP", longArg: "user pass address port", long: "isolate debug quiet", unsureLong: "shell"},
+	"chroot":       {shell: true, longArg: "userspec groups", long: "skip-chdir", operands: 1},
+	"unshare": {shell: true, short: "rcfl", shortArg: "RwSG", shortOpt: "muinpUCT",
+		longArg: "map-user map-group propagation setgroups root wd setuid setgid monotonic boottime map-users map-groups",
+		longOpt: "mount uts ipc net pid user cgroup time kill-child mount-proc", long: "fork map-root-user map-current-user map-auto keep-caps"},
+	"strace": {short: "cCdDfFhikqrtTvVwxyzZn", shortArg: "abeIoOpPsSuUX", env: "E"},
+	"ltrace": {short: "cCfhiLrStTV", shortArg: "aAeFlnopsu"},
 }
 
 // isAssignment reports whether w is VAR=value.

@@ -1,0 +1,258 @@
+package permission
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// ruleWords returns the words of an execute rule's pattern: one simple
+// command of plain words (quotes allowed, nothing the shell expands).
+func ruleWords(pattern string) ([]string, bool) {
+	if len(pattern) > MaxCommandBytes || nesting(pattern) > maxNesting {
+		return nil, false
+	}
+	f, err := parse(pattern)
+	if err != nil || len(f.Stmts) != 1 {
+		return nil, false
+	}
+	st := f.Stmts[0]
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || st.Negated || st.Background || len(st.Redirs) > 0 || len(call.Assigns) > 0 || len(call.Args) == 0 {
+		return nil, false
+	}
+	sc := &scope{src: pattern}
+	var words []string
+	for _, x := range sc.words(call.Args) {
+		if x.exp {
+			return nil, false
+		}
+		words = append(words, x.s)
+	}
+	return words, true
+}
+
+// match is how a rule's words meet a command's.
+type match int
+
+const (
+	noMatch match = iota
+	// mayMatch: a word the shell expands stands where the rule needs a
+	// literal one, or the command gets arguments at run time.
+	mayMatch
+	fullMatch
+)
+
+// matchCommand matches a rule's words against a command's: word by word,
+// the first one by base name when the rule's has no slash (rm matches
+// /bin/rm). An expanded word may become any number of words, so from the
+// first one on the match is at best mayMatch.
+func matchCommand(rule []string, c *Command) match {
+	expanded := false
+	for _, e := range c.expanded {
+		expanded = expanded || e
+	}
+	for i, rw := range rule {
+		if i >= len(c.Args) {
+			if c.moreArgs || expanded {
+				return mayMatch
+			}
+			return noMatch
+		}
+		if c.expanded[i] {
+			return mayMatch
+		}
+		got := c.Args[i]
+		if i == 0 && !strings.Contains(rw, "/") {
+			got = baseName(got)
+		}
+		if got != rw {
+			return noMatch
+		}
+	}
+	return fullMatch
+}
+
+// mentionsOK are programs that take a command's name as data, not to
+// run it: a deny rule's command among their arguments is not a sign of a
+// wrapper (git rm is git's own).
+var mentionsOK = map[string]bool{
+	"echo": true, "printf": true, "man": true, "info": true, "help": true, "which": true, "whereis": true,
+	"type": true, "whatis": true, "apropos": true, "tldr": true, "git": true, "grep": true, "egrep": true,
+	"fgrep": true, "rg": true, "cat": true, "ls": true, "test": true, "[": true, "true": true, "false": true,
+	":": true, "command": true, "hash": true, "alias": true, "unalias": true, "export": true, "declare": true,
+	"local": true, "readonly": true, "typeset": true, "trap": true, "eval": true,
+}
+
+// mentions reports whether a deny rule's words appear, as literal words
+// in a row, among the arguments of a command: a program the rules do not
+// know as an exec wrapper (numactl -N 0 rm x, npx, uv run, docker exec)
+// may run them, so the line is asked about rather than allowed or left
+// to the default.
+func mentions(rule []string, c *Command) bool {
+	if len(rule) == 0 || len(c.Args) == 0 || mentionsOK[baseName(c.Args[0])] {
+		return false
+	}
+	for i := 1; i+len(rule) <= len(c.Args); i++ {
+		ok := true
+		for j, rw := range rule {
+			got := c.Args[i+j]
+			if c.expanded[i+j] {
+				ok = false
+				break
+			}
+			if j == 0 && !strings.Contains(rw, "/") {
+				got = baseName(got)
+			}
+			if got != rw {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// decideCommand applies execute rules to a command line: deny if any
+// command it can run is denied, ask if any is asked about or cannot be
+// known, allow only if every one is allowed (exec wrappers that only run
+// the command after them need no rule of their own) and runs in an
+// unchanged environment; otherwise no rule decides.
+func decideCommand(rules []*Rule, args json.RawMessage) Decision {
+	d := strongest(rules, func(r *Rule) bool { return r.Pattern == "" })
+	if d.Effect == Deny {
+		return d
+	}
+	if !slices.ContainsFunc(rules, func(r *Rule) bool { return r.Pattern != "" || r.Effect != Allow }) {
+		return d // only "allow execute": every command is allowed, known or not
+	}
+	var in struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(args, &in) != nil {
+		return Decision{Effect: Ask, Reason: "the arguments are not a command"}
+	}
+	cmds, err := Commands(in.Command)
+	if err != nil {
+		return Decision{Effect: Ask, Reason: "the command cannot be checked against the rules: " + err.Error()}
+	}
+	var ask, allow *Decision
+	decided := 0 // commands that need a rule and are allowed
+	needed := 0  // commands that need an allow rule
+	for i := range cmds {
+		d, needsAllow := decideOne(rules, &cmds[i])
+		switch {
+		case d.Effect == Deny:
+			return d
+		case d.Effect == Ask && ask == nil:
+			ask = &d
+		case d.Effect == Allow && allow == nil:
+			allow = &d
+		}
+		if needsAllow {
+			needed++
+			if d.Effect == Allow {
+				decided++
+			}
+		}
+	}
+	switch {
+	case ask != nil:
+		return *ask
+	case needed > 0 && decided == needed && allow != nil:
+		return *allow
+	}
+	return Decision{}
+}
+
+// decideOne returns what the rules make of one command, and whether the
+// line's allowance needs it to be allowed.
+func decideOne(rules []*Rule, c *Command) (Decision, bool) {
+	var deny, maybeDeny, ask, allow *Rule
+	mentioned := false // maybeDeny's words are among the arguments
+	for _, r := range rules {
+		if r.Pattern == "" {
+			if r.Effect == Ask && ask == nil {
+				ask = r
+			} else if r.Effect == Allow && allow == nil {
+				allow = r
+			}
+			continue
+		}
+		m, mention := matchCommand(r.words, c), false
+		if m == noMatch && r.Effect == Deny && mentions(r.words, c) {
+			m, mention = mayMatch, true
+		}
+		switch {
+		case m == noMatch:
+		case r.Effect == Deny && m == fullMatch:
+			if deny == nil {
+				deny = r
+			}
+		case r.Effect == Deny:
+			if maybeDeny == nil {
+				maybeDeny, mentioned = r, mention
+			}
+		case r.Effect == Ask:
+			if ask == nil {
+				ask = r
+			}
+		case r.Effect == Allow && m == fullMatch:
+			if allow == nil {
+				allow = r
+			}
+		}
+	}
+	what := strings.Join(c.Args, " ")
+	if c.Maybe {
+		// Text that may run as code: it can only make the line asked about.
+		switch {
+		case deny != nil || maybeDeny != nil || ask != nil:
+			r := firstOf(deny, maybeDeny, ask)
+			return Decision{Effect: Ask, Rule: r, Reason: "the rule " + r.String() + " may match " + quote(what) + ", in a string the command may run as code"}, false
+		}
+		return Decision{}, false
+	}
+	switch {
+	case deny != nil:
+		return Decision{Effect: Deny, Rule: deny, Reason: "the rule " + deny.String()}, true
+	case c.Unsure != "":
+		return Decision{Effect: Ask, Reason: "the command cannot be checked against the rules: " + quote(what) + ": " + c.Unsure}, true
+	case maybeDeny != nil && mentioned:
+		return Decision{Effect: Ask, Rule: maybeDeny, Reason: "the rule " + maybeDeny.String() + " may match what " + quote(what) + " runs"}, true
+	case maybeDeny != nil:
+		return Decision{Effect: Ask, Rule: maybeDeny, Reason: "the rule " + maybeDeny.String() + " may match " + quote(what) + " once the shell expands it"}, true
+	case ask != nil:
+		return Decision{Effect: Ask, Rule: ask, Reason: "the rule " + ask.String()}, true
+	case c.wrapper:
+		return Decision{}, false
+	case allow != nil && (c.Assigned || c.Writes) && allow.Pattern != "":
+		return Decision{}, true // a changed environment, or a file written: the allow rule does not apply
+	case allow != nil:
+		return Decision{Effect: Allow, Rule: allow, Reason: "the rule " + allow.String()}, true
+	}
+	return Decision{}, true
+}
+
+func firstOf(rs ...*Rule) *Rule {
+	for _, r := range rs {
+		if r != nil {
+			return r
+		}
+	}
+	return nil
+}
+
+// quote shortens a command for a reason.
+func quote(s string) string {
+	const most = 80
+	if len(s) > most {
+		s = s[:most] + "…"
+	}
+	return "`" + s + "`"
+}
