@@ -27,7 +27,7 @@ func parseDecisions(vals []string) ([]agent.Decision, error) {
 }
 
 // decisionForms are the forms of --decision, for messages.
-const decisionForms = "approve, reject, reject:REASON or edit:JSON-ARGS"
+const decisionForms = "approve, reject:REASON or edit:JSON-ARGS"
 
 // parseDecision reads one --decision value. Anything but the forms it
 // knows is an error, so that a decision never means less than was typed

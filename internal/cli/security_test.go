@@ -11,6 +11,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/persist"
 )
@@ -376,7 +377,7 @@ func TestResumeKeepsAbsoluteWorkspace(t *testing.T) {
 func TestUnknownDecisionIsUsageError(t *testing.T) {
 	for _, d := range []string{`approve:{"file_path":"/etc/x"}`, "approve:", "approved", "ok"} {
 		code, _, stderr := runCLI(t, nil, "resume", "th", "--decision", d, "--dir", t.TempDir(), "--db", filepath.Join(t.TempDir(), "db"))
-		if code != ExitUsage || !strings.Contains(stderr, "approve, reject, reject:REASON or edit:JSON-ARGS") {
+		if code != ExitUsage || !strings.Contains(stderr, "want approve, reject:REASON or edit:JSON-ARGS") {
 			t.Errorf("%q: exit %d, %q", d, code, stderr)
 		}
 	}
@@ -475,4 +476,39 @@ func FuzzParseDecision(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRelativeWorkspaceOfOlderVersions: a thread an older version recorded
+// with a relative --dir is not continued in whatever folder has that name
+// here; --dir names the folder, with a note.
+func TestRelativeWorkspaceOfOlderVersions(t *testing.T) {
+	c := newInproc(t)
+	ctx := context.Background()
+	db, err := persist.Open(ctx, c.db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings, _ := json.Marshal(threadSettings{Dir: "ws", InterruptOn: []string{"write_file"}, Subagents: []string{}})
+	cp := &checkpoint.Checkpoint{ThreadID: "old", ID: "c1", Delta: checkpoint.Delta{Values: map[string]json.RawMessage{settingsValue: settings}}}
+	if err := db.Saver.Put(ctx, cp); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	here := t.TempDir()
+	if err := os.Mkdir(filepath.Join(here, "ws"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(here)
+	script := writeScript(t, `{"turns":[{"tool_calls":[{"id":"w","name":"write_file","args":{"file_path":"/out.txt","content":"x"}}]},{"content":"done"}]}`)
+	code, _, stderr := c.run("run", "--model", "replay:"+script, "--thread", "old", "--auto-approve", "go on")
+	if code != ExitUsage || !strings.Contains(stderr, `recorded its workspace as "ws"`) || !strings.Contains(stderr, "pass --dir") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(here, "ws", "out.txt")); err == nil {
+		t.Error("the thread went on in ./ws")
+	}
+	code, _, stderr = c.run("run", "--model", "replay:"+script, "--thread", "old", "--auto-approve", "--dir", filepath.Join(here, "ws"), "go on")
+	if code != 0 || !strings.Contains(stderr, "note: thread old ran with --dir ws") {
+		t.Errorf("with --dir: exit %d: %s", code, stderr)
+	}
 }

@@ -645,22 +645,27 @@ func attachFiles(ctx context.Context, b backend.Backend, text string) (prompt st
 	return out.String(), files
 }
 
-// readAtMost reads the first n bytes of the text of the file at the
-// virtual path p of b, however large it is, cut at a whole character.
+// readAtMost reads the first n bytes of the file at the virtual path p of
+// b, however large it is, cut at a whole character.
 func readAtMost(ctx context.Context, b backend.Backend, p string, n int) ([]byte, error) {
-	res, err := b.Read(ctx, p, 0, 0)
+	got := b.Download(ctx, []string{p})[0]
+	data, err := got.Content, got.Err
+	if errors.Is(err, backend.ErrTooLarge) {
+		// Over the backend's limit for a whole file: its first lines.
+		var res backend.ReadResult
+		if res, err = b.Read(ctx, p, 0, 0); err != nil {
+			return nil, err
+		}
+		data = nil
+		for _, l := range res.Lines {
+			data = append(append(data, l...), '\n')
+			if len(data) >= n {
+				break
+			}
+		}
+	}
 	if err != nil {
 		return nil, err
-	}
-	var data []byte
-	for i, l := range res.Lines {
-		if i > 0 {
-			data = append(data, '\n')
-		}
-		data = append(data, l...)
-		if len(data) >= n {
-			break
-		}
 	}
 	if len(data) >= n {
 		data = data[:n]
