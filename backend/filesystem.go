@@ -249,6 +249,23 @@ func (f *FilesystemBackend) guard(op, p string, a Access) error {
 // out of listings, globs and greps.
 func (f *FilesystemBackend) hidden(p string) bool { return f.matchesHost(p, f.unreadable) }
 
+// mayHide reports whether the listing of the clean directory p may hold
+// an unreadable entry.
+func (f *FilesystemBackend) mayHide(p string) bool {
+	if len(f.unreadable) == 0 {
+		return false
+	}
+	if !f.virtual {
+		return true
+	}
+	for _, r := range f.unreadable {
+		if r == "/" || parentDir(r) == p {
+			return true
+		}
+	}
+	return false
+}
+
 // visible drops the unreadable entries of a listing or glob.
 func (f *FilesystemBackend) visible(fs []FileInfo) []FileInfo {
 	if len(f.unreadable) == 0 {

@@ -330,7 +330,10 @@ func (f *FilesystemBackend) ListText(ctx context.Context, path string) (string, 
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	if len(f.unreadable) > 0 {
+	if err := f.guard("list", p, AccessRead); err != nil {
+		return "", err
+	}
+	if f.mayHide(p) {
 		// The kept text cannot leave entries out: list them one by one.
 		infos, err := f.list(ctx, p, true)
 		return FormatListing(infos), err

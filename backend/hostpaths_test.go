@@ -131,6 +131,9 @@ func TestFilesystemHostPaths(t *testing.T) {
 			if err != nil || len(ls) != 1 || !strings.HasSuffix(ls[0].Path, "AGENTS.md") {
 				t.Errorf("list: %v %v", ls, err)
 			}
+			if _, err := backend.ListText(ctx, fs, p("/.deepagents/config.yaml")); !errors.Is(err, backend.ErrPermission) {
+				t.Errorf("ls of a hidden path: %v", err)
+			}
 			text, err := backend.ListText(ctx, fs, p("/.deepagents"))
 			if err != nil || strings.Contains(text, "config.yaml") || !strings.Contains(text, "AGENTS.md") {
 				t.Errorf("ls text: %q %v", text, err)
