@@ -84,9 +84,17 @@ func protectHost(env Env, f *runFlags, db *persist.DB) hostProtection {
 	if x := xdgConfigDir(env); x != "" {
 		xdg = filepath.Join(x, "deepagents")
 	}
-	addRO(user)
-	addRO(xdg)
-	if home := homeDir(env); home != "" {
+	home := homeDir(env)
+	dirs := []string{user, xdg}
+	if home != "" {
+		// ~/.deepagents too when DEEPAGENTS_HOME names another folder: a
+		// later run without it reads this one.
+		dirs = append(dirs, filepath.Join(home, ".deepagents"))
+	}
+	for _, d := range dirs {
+		addRO(d)
+	}
+	if home != "" {
 		for _, p := range startupFiles {
 			addRO(filepath.Join(home, filepath.FromSlash(p)))
 		}
@@ -103,7 +111,7 @@ func protectHost(env Env, f *runFlags, db *persist.DB) hostProtection {
 	// The files the CLI reads keys from: its configuration (wherever
 	// userConfigPath may find it), MCP configurations, and remote
 	// subagents' files (their headers).
-	for _, dir := range []string{user, xdg} {
+	for _, dir := range dirs {
 		if dir != "" {
 			addHidden(filepath.Join(dir, configFile))
 			addHidden(filepath.Join(dir, userMCPFile))
