@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // DefaultMaxFileSizeMB is the default FilesystemOptions.MaxFileSizeMB.
@@ -26,6 +28,21 @@ type FilesystemOptions struct {
 	// the lines asked for). Zero means DefaultMaxFileSizeMB; a negative
 	// value means no limit.
 	MaxFileSizeMB int
+	// ReadOnly lists host paths (files or directories, a directory
+	// covering everything below it) the backend may read but never
+	// writes, edits, uploads or appends to, wherever the root is: a root
+	// that holds one of them, or lies below one, is covered as well (the
+	// user's ~/.deepagents, or shell start-up files, under a workspace at
+	// the home directory). They are matched against each file's real
+	// path: symbolic links in the listed paths and in the root are
+	// resolved when the backend is made, and a listed path that does not
+	// exist yet is protected where it would be created.
+	ReadOnly []string
+	// Unreadable lists host paths the backend neither reads nor writes,
+	// matched as ReadOnly is (configuration files that hold keys, say):
+	// reads, edits and writes are refused with ErrPermission, and
+	// listings, globs and greps leave them out.
+	Unreadable []string
 }
 
 // FilesystemBackend is a Backend over real files under a root directory.
@@ -58,6 +75,10 @@ type FilesystemBackend struct {
 	virtual bool
 	maxSize int64 // bytes; negative: no limit
 	locks   pathLocks
+	// readOnly and unreadable are FilesystemOptions.ReadOnly and
+	// Unreadable: clean virtual paths below the root in virtual mode,
+	// real host paths otherwise.
+	readOnly, unreadable []string
 }
 
 var _ Backend = (*FilesystemBackend)(nil)
@@ -87,6 +108,14 @@ func NewFilesystemBackend(root string, opts FilesystemOptions) (*FilesystemBacke
 		max = int64(mb) << 20
 	}
 	f := &FilesystemBackend{root: abs, virtual: !opts.NonVirtual, maxSize: max}
+	// In virtual mode no symbolic link is followed below the root, so the
+	// real path of a virtual path is the root's real path joined with it.
+	real := abs
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		real = r
+	}
+	f.readOnly = f.hostRules(real, abs, opts.ReadOnly)
+	f.unreadable = f.hostRules(real, abs, opts.Unreadable)
 	if f.virtual {
 		if f.dir, err = os.Open(abs); err != nil {
 			return nil, fmt.Errorf("filesystem backend: root: %w", err)
@@ -117,4 +146,130 @@ func (f *FilesystemBackend) hostPath(p string) string {
 		return filepath.FromSlash(p)
 	}
 	return filepath.Join(f.root, filepath.FromSlash(p))
+}
+
+// resolvedPath returns the absolute path p with the symbolic links of its
+// longest existing part resolved: the place a file at p is, or would be
+// created at.
+func resolvedPath(p string) string {
+	p = filepath.Clean(p)
+	rest := ""
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
+// hostRules turns host paths into what the backend matches: in virtual
+// mode, the virtual paths they have below the root (real is the root's
+// real path, abs the root as given), "/" for a path at or above the root;
+// otherwise their real host paths. Each path counts both as written and
+// resolved, so replacing a symbolic link later does not move the rule.
+func (f *FilesystemBackend) hostRules(real, abs string, paths []string) []string {
+	var out []string
+	add := func(p string) {
+		p = filepath.ToSlash(p)
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if !filepath.IsAbs(p) {
+			var err error
+			if p, err = filepath.Abs(p); err != nil {
+				continue
+			}
+		}
+		for _, host := range []string{filepath.Clean(p), resolvedPath(p)} {
+			if !f.virtual {
+				add(host)
+				continue
+			}
+			for _, root := range []string{real, abs} {
+				switch {
+				case underHost(root, host):
+					add("/")
+				case underHost(host, root):
+					add("/" + filepath.ToSlash(strings.TrimPrefix(host[len(root):], string(filepath.Separator))))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// underHost reports whether the clean host path p is dir or below it.
+func underHost(p, dir string) bool {
+	if dir == string(filepath.Separator) {
+		return true
+	}
+	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// matchesHost reports whether the clean path p (virtual, or a host path
+// outside virtual mode) falls under one of rules.
+func (f *FilesystemBackend) matchesHost(p string, rules []string) bool {
+	if len(rules) == 0 {
+		return false
+	}
+	if !f.virtual {
+		p = filepath.ToSlash(resolvedPath(filepath.FromSlash(p)))
+	}
+	for _, r := range rules {
+		if under(p, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// guard refuses access a to the clean path p when FilesystemOptions.
+// ReadOnly or Unreadable rule it out.
+func (f *FilesystemBackend) guard(op, p string, a Access) error {
+	if f.matchesHost(p, f.unreadable) {
+		return fmt.Errorf("%s %s: %w: the backend keeps this path out of reach", op, p, ErrPermission)
+	}
+	if a&AccessWrite != 0 && f.matchesHost(p, f.readOnly) {
+		return fmt.Errorf("%s %s: %w: the backend keeps this path read-only", op, p, ErrPermission)
+	}
+	return nil
+}
+
+// hidden reports whether the clean path p is unreadable, for leaving it
+// out of listings, globs and greps.
+func (f *FilesystemBackend) hidden(p string) bool { return f.matchesHost(p, f.unreadable) }
+
+// mayHide reports whether the listing of the clean directory p may hold
+// an unreadable entry.
+func (f *FilesystemBackend) mayHide(p string) bool {
+	if len(f.unreadable) == 0 {
+		return false
+	}
+	if !f.virtual {
+		return true
+	}
+	for _, r := range f.unreadable {
+		if r == "/" || parentDir(r) == p {
+			return true
+		}
+	}
+	return false
+}
+
+// visible drops the unreadable entries of a listing or glob.
+func (f *FilesystemBackend) visible(fs []FileInfo) []FileInfo {
+	if len(f.unreadable) == 0 {
+		return fs
+	}
+	return slices.DeleteFunc(fs, func(fi FileInfo) bool { return f.hidden(fi.Path) })
 }

@@ -254,6 +254,9 @@ func (f *FilesystemBackend) list(ctx context.Context, path string, names bool) (
 	if err != nil {
 		return nil, err
 	}
+	if err := f.guard("list", p, AccessRead); err != nil {
+		return nil, err
+	}
 	fd, err := f.openDir(p, false)
 	if err == unix.ENOENT || err == unix.ENOTDIR {
 		return nil, nil
@@ -307,7 +310,7 @@ func (f *FilesystemBackend) list(ctx context.Context, path string, names bool) (
 		}
 		out = append(out, fi)
 	}
-	return out, nil
+	return f.visible(out), nil
 }
 
 // ListText implements TextLister. The listings of large directories (64
@@ -326,6 +329,14 @@ func (f *FilesystemBackend) ListText(ctx context.Context, path string) (string, 
 	}
 	if err := ctx.Err(); err != nil {
 		return "", err
+	}
+	if err := f.guard("list", p, AccessRead); err != nil {
+		return "", err
+	}
+	if f.mayHide(p) {
+		// The kept text cannot leave entries out: list them one by one.
+		infos, err := f.list(ctx, p, true)
+		return FormatListing(infos), err
 	}
 	fd, err := f.openDir(p, false)
 	if err == unix.ENOENT || err == unix.ENOTDIR {
@@ -394,6 +405,9 @@ func (f *FilesystemBackend) Read(ctx context.Context, path string, offset, limit
 	if err != nil {
 		return ReadResult{}, err
 	}
+	if err := f.guard("read", p, AccessRead); err != nil {
+		return ReadResult{}, err
+	}
 	fd, st, err := f.openFile(p)
 	if err != nil {
 		return ReadResult{}, fsErr("read", p, err)
@@ -435,6 +449,9 @@ func (f *FilesystemBackend) Write(ctx context.Context, path, content string) err
 	}
 	if p == "/" {
 		return opErr("write", p, fmt.Errorf("%w (a directory)", ErrExists))
+	}
+	if err := f.guard("write", p, AccessWrite); err != nil {
+		return err
 	}
 	dirfd, name, err := f.openParent(p, true)
 	if err != nil {
@@ -494,6 +511,9 @@ func (f *FilesystemBackend) Edit(ctx context.Context, path, oldString, newString
 	if err != nil {
 		return 0, err
 	}
+	if err := f.guard("edit", p, AccessAll); err != nil {
+		return 0, err
+	}
 	defer f.locks.lock(p)()
 	dirfd, name, err := f.openParent(p, false)
 	if err != nil {
@@ -523,6 +543,9 @@ func (f *FilesystemBackend) Edit(ctx context.Context, path, oldString, newString
 func (f *FilesystemBackend) upload(p string, content []byte) error {
 	if p == "/" {
 		return opErr("upload", p, ErrIsDir)
+	}
+	if err := f.guard("upload", p, AccessWrite); err != nil {
+		return err
 	}
 	defer f.locks.lock(p)()
 	dirfd, name, err := f.openParent(p, true)
@@ -586,6 +609,10 @@ func (f *FilesystemBackend) Download(ctx context.Context, paths []string) []File
 			out[i].Err = err
 			continue
 		}
+		if err := f.guard("download", p, AccessRead); err != nil {
+			out[i].Err = err
+			continue
+		}
 		fd, st, err := f.openFile(p)
 		if err != nil {
 			out[i].Err = fsErr("download", p, err)
@@ -618,6 +645,9 @@ func (f *FilesystemBackend) Append(ctx context.Context, path, text string) error
 	}
 	if p == "/" {
 		return opErr("append", p, ErrIsDir)
+	}
+	if err := f.guard("append", p, AccessWrite); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -277,6 +277,9 @@ func (f *FilesystemBackend) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch,
 	if err != nil {
 		return nil, err
 	}
+	if err := f.guard("grep", p, AccessRead); err != nil {
+		return nil, err
+	}
 	g := &grepper{m: m, filter: filter, dir: p, maxSize: f.maxSize, files: q.Mode == GrepFiles, q: &q}
 	fd, err := f.openDir(p, false)
 	if err == unix.ENOTDIR && p != "/" { // perhaps a file
@@ -292,7 +295,7 @@ func (f *FilesystemBackend) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch,
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		return gw.matches, nil
+		return gw.matches, nil // p itself passed the guard
 	}
 	if err != nil {
 		return nil, walkErr("grep", p, err)
@@ -313,6 +316,9 @@ func (f *FilesystemBackend) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch,
 	out := make([]GrepMatch, 0, n)
 	for i := range gws {
 		out = append(out, gws[i].matches...)
+	}
+	if len(f.unreadable) > 0 {
+		out = slices.DeleteFunc(out, func(m GrepMatch) bool { return f.hidden(m.Path) })
 	}
 	slices.SortStableFunc(out, func(a, b GrepMatch) int {
 		if c := strings.Compare(a.Path, b.Path); c != 0 {
@@ -336,6 +342,9 @@ func walkErr(op, p string, err error) error {
 func (f *FilesystemBackend) Glob(ctx context.Context, pattern, path string) ([]FileInfo, error) {
 	p, err := f.clean(path)
 	if err != nil {
+		return nil, err
+	}
+	if err := f.guard("glob", p, AccessRead); err != nil {
 		return nil, err
 	}
 	g, err := newGlobSpec(pattern, p)
@@ -377,7 +386,7 @@ func (f *FilesystemBackend) Glob(ctx context.Context, pattern, path string) ([]F
 	if err := w.run(ctx, workers, fd, g.root); err != nil {
 		return nil, err
 	}
-	out := slices.Concat(found...)
+	out := f.visible(slices.Concat(found...))
 	slices.SortFunc(out, func(a, b FileInfo) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
 }

@@ -45,6 +45,9 @@ func loadSubagents(ctx context.Context, env Env, f *runFlags, ms *models) ([]dee
 			if af.remote && dir != userAgents {
 				return nil, nil, usageError{fmt.Errorf("subagent file %s: a remote subagent (url) can only be defined in %s, not by a project", p, userAgents)}
 			}
+			if dir != userAgents && modelNamesEndpoint(af.model) {
+				return nil, nil, usageError{fmt.Errorf("subagent file %s: model %q names a server; a project may not choose where its tasks are sent (name the model without @URL, or define the subagent in %s)", p, af.model, userAgents)}
+			}
 			if af.model != "" {
 				m, err := ms.open(ctx, af.model)
 				if err != nil {
@@ -72,6 +75,17 @@ func loadSubagents(ctx context.Context, env Env, f *runFlags, ms *models) ([]dee
 		}
 	}
 	return subs, async, nil
+}
+
+// modelNamesEndpoint reports whether the model spec names the server it
+// is sent to ("openai:llama3@http://host:8000/v1"), or anything that looks
+// like one: a project's files may name models, not where data goes.
+func modelNamesEndpoint(spec string) bool {
+	if strings.Contains(spec, "://") {
+		return true
+	}
+	i := strings.LastIndexByte(spec, '@')
+	return i >= 0 && strings.ContainsAny(spec[i+1:], ".:/")
 }
 
 // agentFile is what a subagent file defines.

@@ -26,10 +26,19 @@ func parseDecisions(vals []string) ([]agent.Decision, error) {
 	return out, nil
 }
 
+// decisionForms are the forms of --decision, for messages.
+const decisionForms = "approve, reject:REASON or edit:JSON-ARGS"
+
+// parseDecision reads one --decision value. Anything but the forms it
+// knows is an error, so that a decision never means less than was typed
+// (approve:{...} is not an approval of other arguments).
 func parseDecision(v string) (agent.Decision, error) {
-	kind, arg, _ := strings.Cut(v, ":")
+	kind, arg, hasArg := strings.Cut(v, ":")
 	switch strings.TrimSpace(kind) {
 	case "approve":
+		if hasArg {
+			return agent.Decision{}, fmt.Errorf("--decision %q: approve takes nothing after it (to run the call with other arguments, give edit:JSON-ARGS); want %s", v, decisionForms)
+		}
 		return agent.Decision{Type: agent.DecisionApprove}, nil
 	case "reject":
 		return agent.Decision{Type: agent.DecisionReject, Message: strings.TrimSpace(arg)}, nil
@@ -40,7 +49,7 @@ func parseDecision(v string) (agent.Decision, error) {
 		}
 		return agent.Decision{Type: agent.DecisionEdit, Args: json.RawMessage(arg)}, nil
 	}
-	return agent.Decision{}, fmt.Errorf("--decision %q: want approve, reject:REASON or edit:JSON-ARGS", v)
+	return agent.Decision{}, fmt.Errorf("--decision %q: want %s", v, decisionForms)
 }
 
 // askDecisions asks on the terminal for a decision on each request.

@@ -41,6 +41,11 @@ type config struct {
 	// prices the text output's costs come from (US dollars per million
 	// tokens).
 	Prices map[string]llm.Price `yaml:"prices"`
+	// ProtectedPaths replace the workspace paths file tools ask before
+	// writing and the sandbox keeps read-only (backend.ProtectedPaths by
+	// default; an empty list turns the protection off). In a workspace's
+	// file they add to the list.
+	ProtectedPaths *[]string `yaml:"protected_paths"`
 }
 
 // sandboxConfig is how execute is isolated.
@@ -227,6 +232,17 @@ func permissionRules(env Env, f *runFlags, w io.Writer) (*permission.Rules, erro
 			}
 		}
 	}
+	// The protected paths ask last: an allow rule of the user's
+	// (allow write_file) does not reach them, a deny rule still does.
+	protected, err := protectedPaths(env, f)
+	if err != nil {
+		return nil, err
+	}
+	asks, err := protectedRules(protected)
+	if err != nil {
+		return nil, err
+	}
+	rules = append(rules, asks...)
 	if len(rules) == 0 {
 		return nil, nil
 	}

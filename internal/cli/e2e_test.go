@@ -371,7 +371,7 @@ func TestSummarizationThroughCLI(t *testing.T) {
 	json.Unmarshal([]byte(out), &st)
 	// The history is appended to a file beside the database, not held in
 	// the thread's state (memory, checkpoints).
-	hist := w.db + ".history/sum.md"
+	hist := w.db + ".history/sum/sum.md"
 	if b, err := os.ReadFile(hist); err != nil || !strings.Contains(string(b), "User: read the files") {
 		t.Errorf("history not offloaded to %s: %q, %v", hist, b, err)
 	}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -187,17 +184,10 @@ func deleteTree(ctx context.Context, d *persist.DB, all []checkpoint.Thread, id 
 			if err := forgetThread(ctx, d, t.ID); err != nil {
 				return n, fmt.Errorf("deleting the title of thread %s: %w", t.ID, err)
 			}
-			if hist == "" {
-				continue
-			}
 			// The thread's conversation history, if summarization kept
-			// one (thread ids with ".." never get one: the path is
-			// refused when it is written).
-			f := filepath.Join(hist, filepath.FromSlash(t.ID)+".md")
-			if rel, err := filepath.Rel(hist, f); err == nil && filepath.IsLocal(rel) {
-				if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					return n, fmt.Errorf("deleting the history of thread %s: %w", t.ID, err)
-				}
+			// one: the folder of its top-level thread.
+			if err := removeThreadHistory(hist, t.ID); err != nil {
+				return n, fmt.Errorf("deleting the history of thread %s: %w", t.ID, err)
 			}
 		}
 	}

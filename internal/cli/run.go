@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/mcp"
 )
@@ -60,6 +62,8 @@ type runFlags struct {
 	given func(name string) bool
 	// configs are the configuration files read so far, by path.
 	configs map[string]configRead
+	// protected is --protected-paths.
+	protected string
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -84,6 +88,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.record, "record", "", "record every model request and response to FILE, for --model replay:FILE")
 	fl.StringArrayVar(&f.mcpConfigs, "mcp-config", nil, "start the MCP servers of this JSON file ({\"mcpServers\": ...}, as .mcp.json) besides ~/.deepagents/mcp.json's (repeatable)")
 	fl.BoolVar(&f.mcpWorkspace, "mcp-workspace", false, "also start the MCP servers of the workspace's .mcp.json (they run commands the repository names)")
+	fl.StringVar(&f.protected, "protected-paths", strings.Join(backend.ProtectedPaths, ","), "comma-separated workspace paths (at any depth) that write_file and edit_file ask before changing and the sandbox keeps read-only, such as .git/hooks; none turns this off")
 }
 
 // validateServed checks the flags of an agent served to clients (serve,
@@ -153,7 +158,23 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	if !st.IsDir() {
 		return fmt.Errorf("--dir: %s is not a directory", f.dir)
 	}
+	// The workspace is kept, on the thread and in --continue's records,
+	// as the folder it is, not as typed: a thread resumed from another
+	// directory goes on in the same folder.
+	if f.dir, err = workspacePath(f.dir); err != nil {
+		return fmt.Errorf("--dir: %w", err)
+	}
 	return nil
+}
+
+// workspacePath returns dir absolute and clean, its symbolic links
+// resolved.
+func workspacePath(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
 }
 
 // interruptOn returns the tools that need approval.

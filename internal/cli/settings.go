@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,13 +91,25 @@ func (f *runFlags) adoptThreadSettings(ctx context.Context, db *persist.DB, w io
 	} else {
 		f.model = old.Model
 	}
-	if given("dir") {
-		note("--dir", old.Dir, f.dir)
-	} else if old.Dir != "" {
+	switch {
+	case given("dir"):
+		if was, err := workspacePath(old.Dir); err != nil || was != f.dir || !filepath.IsAbs(old.Dir) {
+			note("--dir", old.Dir, f.dir)
+		}
+	case old.Dir != "" && !filepath.IsAbs(old.Dir):
+		// An older version kept --dir as typed: relative to a directory
+		// nobody recorded. Going on in whatever folder has that name here
+		// could write (a pending approval, say) into the wrong one.
+		return nil, usageError{fmt.Errorf("thread %s recorded its workspace as %q, relative to a directory it did not keep; pass --dir with the folder it worked in", f.thread, old.Dir)}
+	case old.Dir != "":
 		if st, err := os.Stat(old.Dir); err != nil || !st.IsDir() {
 			return nil, usageError{fmt.Errorf("thread %s worked in %s, which is gone; pass --dir", f.thread, old.Dir)}
 		}
-		f.dir = old.Dir
+		dir, err := workspacePath(old.Dir)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("thread %s worked in %s: %w; pass --dir", f.thread, old.Dir, err)}
+		}
+		f.dir = dir
 	}
 	adoptBool("shell", old.Shell, &f.shell)
 	if given("sandbox") {

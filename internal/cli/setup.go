@@ -17,6 +17,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/providers"
 	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -86,18 +87,32 @@ func userDir(env Env) string {
 // openBackend builds the agent's filesystem: the workspace at "/" (with
 // execute when shell is set), scratch files in the thread's state, the
 // user's ~/.deepagents at /user/ and long-term memories in the store.
-func openBackend(env Env, f *runFlags, db *persist.DB) (b backend.Backend, closeShell func(), err error) {
+// Whatever the workspace is, the user's configuration and shell start-up
+// files stay read-only and the files that hold keys unreadable (see
+// protectHost), in the file tools as in the sandbox, and rules denies
+// reading to ls, glob, grep and the terminal's @file as to read_file.
+func openBackend(env Env, f *runFlags, db *persist.DB, rules *permission.Rules) (b backend.Backend, closeShell func(), err error) {
 	var ws backend.Backend
 	closeShell = func() {}
+	host := protectHost(env, f, db)
+	fsOpts := backend.FilesystemOptions{ReadOnly: host.readOnly, Unreadable: host.unreadable}
 	// Scratch files live in the thread's state, under their full paths.
 	state := backend.NewStateBackend(nil)
 	switch {
 	case f.stateWorkspace:
 		ws = state
 	case f.shell:
-		opts := backend.LocalShellOptions{}
+		opts := backend.LocalShellOptions{Filesystem: fsOpts}
 		if f.sandbox == "bwrap" {
-			opts.Sandbox = &backend.Bubblewrap{Network: f.network}
+			protected, perr := protectedPaths(env, f)
+			if perr != nil {
+				return nil, nil, perr
+			}
+			opts.Sandbox = &backend.Bubblewrap{
+				Network:   f.network,
+				Protected: append(protected, host.readOnly...),
+				Hidden:    host.unreadable,
+			}
 		}
 		var shell *backend.LocalShell
 		shell, err = backend.NewLocalShell(f.dir, opts)
@@ -109,14 +124,18 @@ func openBackend(env Env, f *runFlags, db *persist.DB) (b backend.Backend, close
 			return nil, nil, fmt.Errorf("--shell: %w; install bubblewrap (apt-get install bubblewrap), or pass --sandbox none to run commands unisolated, as yourself", err)
 		}
 	default:
-		ws, err = backend.NewFilesystemBackend(f.dir, backend.FilesystemOptions{})
+		ws, err = backend.NewFilesystemBackend(f.dir, fsOpts)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("--dir: %w", err)
 	}
+	fail := func(err error) (backend.Backend, func(), error) {
+		closeShell()
+		return nil, nil, err
+	}
 	history, err := historyBackend(db, state)
 	if err != nil {
-		return nil, nil, err
+		return fail(err)
 	}
 	routes := map[string]backend.Backend{
 		"/large_tool_results/":   backend.Under("/large_tool_results", state),
@@ -125,20 +144,25 @@ func openBackend(env Env, f *runFlags, db *persist.DB) (b backend.Backend, close
 	}
 	if dir := userDir(env); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err == nil {
-			if ub, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{}); err == nil {
+			if ub, err := backend.NewFilesystemBackend(dir, fsOpts); err == nil {
 				// The user's own memory, skills and subagents shape every
 				// later run in every workspace: the model may read them but
 				// not plant instructions there.
 				ro, err := backend.NewPolicy(ub, backend.Deny(backend.AccessWrite, "/"))
 				if err != nil {
-					return nil, nil, err
+					return fail(err)
 				}
 				routes[userRoute] = ro
 			}
 		}
 	}
-	b, err = backend.NewComposite(ws, routes)
-	return b, closeShell, err
+	if b, err = backend.NewComposite(ws, routes); err != nil {
+		return fail(err)
+	}
+	if b, err = withReadRules(b, rules); err != nil {
+		return fail(err)
+	}
+	return b, closeShell, nil
 }
 
 // historyDir is where conversation histories are kept beside a SQLite
@@ -154,7 +178,8 @@ func historyDir(db *persist.DB) string {
 // historyBackend holds /conversation_history/, where summarization appends
 // the messages it summarized: files beside a SQLite database, appended to
 // on disk so that a long run's history costs neither memory nor checkpoint
-// space; the thread's state otherwise.
+// space, in a folder per thread (see threadHistory); the thread's state
+// otherwise, which is the thread's own already.
 func historyBackend(db *persist.DB, state backend.Backend) (backend.Backend, error) {
 	dir := historyDir(db)
 	if dir == "" {
@@ -167,7 +192,7 @@ func historyBackend(db *persist.DB, state backend.Backend) (backend.Backend, err
 	if err != nil {
 		return nil, fmt.Errorf("conversation history: %w", err)
 	}
-	return b, nil
+	return &threadHistory{dir: dir, fs: b}, nil
 }
 
 // openSession opens the database, the model and the agent for a run.
@@ -226,8 +251,12 @@ func newSession(ctx context.Context, env Env, f *runFlags, db *persist.DB, inter
 	if err != nil {
 		return fail(err)
 	}
+	rules, err := permissionRules(env, f, env.Stderr)
+	if err != nil {
+		return fail(err)
+	}
 	var closeShell func()
-	s.backend, closeShell, err = openBackend(env, f, db)
+	s.backend, closeShell, err = openBackend(env, f, db, rules)
 	if err != nil {
 		return fail(err)
 	}
@@ -248,10 +277,6 @@ func newSession(ctx context.Context, env Env, f *runFlags, db *persist.DB, inter
 	on := map[string]deepagents.InterruptOn{}
 	for _, name := range f.interruptOn(interactive) {
 		on[name] = deepagents.InterruptOn{}
-	}
-	rules, err := permissionRules(env, f, env.Stderr)
-	if err != nil {
-		return fail(err)
 	}
 	servers, err := startMCP(ctx, env, f, log)
 	if err != nil {
@@ -274,10 +299,12 @@ func newSession(ctx context.Context, env Env, f *runFlags, db *persist.DB, inter
 		Permissions:    rules,
 		Memory:         []string{userRoute + "AGENTS.md", "/AGENTS.md"},
 		Skills:         []string{userRoute + "skills/", "/.deepagents/skills/"},
-		MaxSteps:       f.maxSteps,
-		Durability:     deepagents.Durability(f.durability),
-		GrepRegexp:     f.grepRegexp,
-		Logger:         log,
+		// Each run sees its own thread's conversation history only.
+		Middleware: []deepagents.Middleware{historyScope{}},
+		MaxSteps:   f.maxSteps,
+		Durability: deepagents.Durability(f.durability),
+		GrepRegexp: f.grepRegexp,
+		Logger:     log,
 		// Off (nil) unless the OTEL_* environment asks for traces.
 		TracerProvider: tracerProvider(ctx),
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/thread"
@@ -609,54 +609,66 @@ esc, ctrl+c while the agent works: stop the step; up, down: earlier messages`
 // attach replaces each @path of text that names a file in the workspace
 // with the path, and appends the files' contents (at most 100 KB each).
 func (m *tuiModel) attach(text string) (prompt, notes string) {
-	const maxAttach = 100 << 10
-	var files []string
-	var b strings.Builder
-	b.WriteString(text)
+	prompt, files := attachFiles(m.ctx, m.s.backend, text)
+	if len(files) > 0 {
+		notes = "\n" + dim.Render("  attached "+strings.Join(files, ", "))
+	}
+	return prompt, notes
+}
+
+// maxAttach bounds the text one @file attaches.
+const maxAttach = 100 << 10
+
+// attachFiles appends to text the contents of the files its @path words
+// name, read through b as read_file reads them: virtual paths of the
+// agent's filesystem, no symbolic links, and the paths the read rules
+// deny left out. It returns the prompt and the paths attached.
+func attachFiles(ctx context.Context, b backend.Backend, text string) (prompt string, files []string) {
+	var out strings.Builder
+	out.WriteString(text)
 	for _, word := range strings.Fields(text) {
 		p, ok := strings.CutPrefix(word, "@")
 		if !ok || p == "" || slices.Contains(files, p) {
 			continue
 		}
-		full := filepath.Join(m.f.dir, filepath.FromSlash(strings.TrimPrefix(p, "/")))
-		rel, err := filepath.Rel(m.f.dir, full)
-		if err != nil || !filepath.IsLocal(rel) {
+		vp, err := backend.Clean("/" + strings.TrimPrefix(p, "/"))
+		if err != nil || vp == "/" {
 			continue
 		}
-		data, err := readAtMost(full, maxAttach)
+		data, err := readAtMost(ctx, b, vp, maxAttach)
 		if err != nil {
 			continue
 		}
 		files = append(files, p)
-		fmt.Fprintf(&b, "\n\n<file path=%q>\n%s\n</file>", "/"+filepath.ToSlash(rel), data)
+		fmt.Fprintf(&out, "\n\n<file path=%q>\n%s\n</file>", vp, data)
 	}
-	if len(files) > 0 {
-		notes = "\n" + dim.Render("  attached "+strings.Join(files, ", "))
-	}
-	return b.String(), notes
+	return out.String(), files
 }
 
-// lastPrompt is what the user sent last: the title of a new thread.
-func (m *tuiModel) lastPrompt() string {
-	if len(m.history) == 0 {
-		return ""
+// readAtMost reads the first n bytes of the file at the virtual path p of
+// b, however large it is, cut at a whole character.
+func readAtMost(ctx context.Context, b backend.Backend, p string, n int) ([]byte, error) {
+	got := b.Download(ctx, []string{p})[0]
+	data, err := got.Content, got.Err
+	if errors.Is(err, backend.ErrTooLarge) {
+		// Over the backend's limit for a whole file: its first lines.
+		var res backend.ReadResult
+		if res, err = b.Read(ctx, p, 0, 0); err != nil {
+			return nil, err
+		}
+		data = nil
+		for _, l := range res.Lines {
+			data = append(append(data, l...), '\n')
+			if len(data) >= n {
+				break
+			}
+		}
 	}
-	return m.history[len(m.history)-1]
-}
-
-// readAtMost reads the first n bytes of the file at path, however large it
-// is, cut at a whole character.
-func readAtMost(path string, n int64) ([]byte, error) {
-	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, n))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) == n {
+	if len(data) >= n {
+		data = data[:n]
 		// The cut may have split a character: drop its first bytes.
 		for i := 0; i < utf8.UTFMax-1 && len(data) > 0; i++ {
 			if r, size := utf8.DecodeLastRune(data); r != utf8.RuneError || size > 1 {
@@ -666,4 +678,12 @@ func readAtMost(path string, n int64) ([]byte, error) {
 		}
 	}
 	return data, nil
+}
+
+// lastPrompt is what the user sent last: the title of a new thread.
+func (m *tuiModel) lastPrompt() string {
+	if len(m.history) == 0 {
+		return ""
+	}
+	return m.history[len(m.history)-1]
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/internal/golden"
 )
 
@@ -234,10 +236,14 @@ func TestResumePicker(t *testing.T) {
 }
 
 func TestReadAtMost(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "f")
-	os.WriteFile(path, []byte("ab€cd"), 0o600) // € is 3 bytes: a b [e2 82 ac] c d
-	for n, want := range map[int64]string{2: "ab", 3: "ab", 4: "ab", 5: "ab€", 100: "ab€cd"} {
-		if got, err := readAtMost(path, n); err != nil || string(got) != want {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "f"), []byte("ab€cd"), 0o600) // € is 3 bytes: a b [e2 82 ac] c d
+	b, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, want := range map[int]string{2: "ab", 3: "ab", 4: "ab", 5: "ab€", 100: "ab€cd"} {
+		if got, err := readAtMost(context.Background(), b, "/f", n); err != nil || string(got) != want {
 			t.Errorf("readAtMost(%d) = %q, %v; want %q", n, got, err, want)
 		}
 	}

@@ -1,0 +1,225 @@
+package cli
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/backend"
+)
+
+// threadHistory is /conversation_history/ beside a SQLite database: one
+// folder per top-level thread, the one the calling run belongs to, so that
+// a model sees its own thread's history and its subagents' (whose threads
+// are the parent's, PARENT/CALL_ID, or run within its run) and never
+// another thread's. A call made outside a run has no thread and is
+// refused.
+type threadHistory struct {
+	dir string // the history folder on the host
+	fs  *backend.FilesystemBackend
+	// moved records the folders whose history files of older versions
+	// (DIR/THREAD.md, shared by every thread) were moved in.
+	moved sync.Map
+}
+
+var (
+	_ backend.Backend  = (*threadHistory)(nil)
+	_ backend.Appender = (*threadHistory)(nil)
+)
+
+// historyThreadKey is the context key of the top-level thread of a run.
+type historyThreadKey struct{}
+
+// historyScope pins the conversation history of a run, and of every run
+// it starts (subagents, background tasks), to the run's thread: the
+// outermost run sets it, nested runs keep it.
+type historyScope struct{}
+
+// Name implements agent.Middleware.
+func (historyScope) Name() string { return "cli.historyScope" }
+
+// WrapRun implements agent.RunWrapper.
+func (historyScope) WrapRun(ctx context.Context, req *agent.RunRequest, next agent.RunHandler) (*agent.Result, error) {
+	if _, ok := ctx.Value(historyThreadKey{}).(string); !ok && req.ThreadID != "" {
+		ctx = context.WithValue(ctx, historyThreadKey{}, req.ThreadID)
+	}
+	return next(ctx, req)
+}
+
+// errNoThread refuses history access outside a run.
+var errNoThread = fmt.Errorf("conversation history: %w: no thread to read the history of", backend.ErrPermission)
+
+// historyThread is the top-level thread whose history the calling run may
+// see: the one historyScope pinned, else the run's own thread's root.
+func historyThread(ctx context.Context) string {
+	if id, ok := ctx.Value(historyThreadKey{}).(string); ok {
+		return rootThread(id)
+	}
+	if rt := agent.RuntimeFromContext(ctx); rt != nil {
+		return rootThread(rt.ThreadID())
+	}
+	return ""
+}
+
+// rootThread is the top-level thread of id (PARENT of PARENT/CALL_ID).
+func rootThread(id string) string {
+	root, _, _ := strings.Cut(id, "/")
+	return root
+}
+
+// historyFolder names the folder of a top-level thread: the id itself
+// when it is a plain name, else "=" and a hash of it, so that two ids
+// never share a folder ("=" is not in plain names).
+func historyFolder(thread string) string {
+	plain := thread != "" && len(thread) <= 128 && !strings.ContainsFunc(thread, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+	})
+	if plain {
+		return thread
+	}
+	sum := sha256.Sum256([]byte(thread))
+	return "=" + hex.EncodeToString(sum[:16])
+}
+
+// scope returns the history of the calling run's thread.
+func (h *threadHistory) scope(ctx context.Context) (backend.Backend, error) {
+	thread := historyThread(ctx)
+	if thread == "" {
+		return nil, errNoThread
+	}
+	folder := historyFolder(thread)
+	if _, done := h.moved.LoadOrStore(folder, true); !done && folder == thread {
+		h.adopt(folder)
+	}
+	return backend.Under("/"+folder, h.fs), nil
+}
+
+// adopt moves the history file an older version kept for the plain
+// thread id folder at the top of the history folder into its own folder.
+func (h *threadHistory) adopt(folder string) {
+	old := filepath.Join(h.dir, folder+".md")
+	if _, err := os.Lstat(old); err != nil {
+		return
+	}
+	dst := filepath.Join(h.dir, folder, folder+".md")
+	if _, err := os.Lstat(dst); !errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if os.MkdirAll(filepath.Dir(dst), 0o700) == nil {
+		_ = os.Rename(old, dst)
+	}
+}
+
+// removeThreadHistory deletes the history of the top-level thread id (its
+// folder) and the file an older version may have kept for it.
+func removeThreadHistory(dir, id string) error {
+	if dir == "" || strings.Contains(id, "/") {
+		return nil
+	}
+	if err := os.RemoveAll(filepath.Join(dir, historyFolder(id))); err != nil {
+		return err
+	}
+	if historyFolder(id) == id {
+		if err := os.Remove(filepath.Join(dir, id+".md")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// List implements backend.Backend.
+func (h *threadHistory) List(ctx context.Context, path string) ([]backend.FileInfo, error) {
+	b, err := h.scope(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return b.List(ctx, path)
+}
+
+// Read implements backend.Backend.
+func (h *threadHistory) Read(ctx context.Context, path string, offset, limit int) (backend.ReadResult, error) {
+	b, err := h.scope(ctx)
+	if err != nil {
+		return backend.ReadResult{}, err
+	}
+	return b.Read(ctx, path, offset, limit)
+}
+
+// Write implements backend.Backend.
+func (h *threadHistory) Write(ctx context.Context, path, content string) error {
+	b, err := h.scope(ctx)
+	if err != nil {
+		return err
+	}
+	return b.Write(ctx, path, content)
+}
+
+// Edit implements backend.Backend.
+func (h *threadHistory) Edit(ctx context.Context, path, oldString, newString string, replaceAll bool) (int, error) {
+	b, err := h.scope(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return b.Edit(ctx, path, oldString, newString, replaceAll)
+}
+
+// Grep implements backend.Backend.
+func (h *threadHistory) Grep(ctx context.Context, q backend.GrepQuery) ([]backend.GrepMatch, error) {
+	b, err := h.scope(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return b.Grep(ctx, q)
+}
+
+// Glob implements backend.Backend.
+func (h *threadHistory) Glob(ctx context.Context, pattern, path string) ([]backend.FileInfo, error) {
+	b, err := h.scope(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return b.Glob(ctx, pattern, path)
+}
+
+// Upload implements backend.Backend.
+func (h *threadHistory) Upload(ctx context.Context, files []backend.File) []backend.FileResult {
+	b, err := h.scope(ctx)
+	if err != nil {
+		out := make([]backend.FileResult, len(files))
+		for i, f := range files {
+			out[i] = backend.FileResult{Path: f.Path, Err: err}
+		}
+		return out
+	}
+	return b.Upload(ctx, files)
+}
+
+// Download implements backend.Backend.
+func (h *threadHistory) Download(ctx context.Context, paths []string) []backend.FileResult {
+	b, err := h.scope(ctx)
+	if err != nil {
+		out := make([]backend.FileResult, len(paths))
+		for i, p := range paths {
+			out[i] = backend.FileResult{Path: p, Err: err}
+		}
+		return out
+	}
+	return b.Download(ctx, paths)
+}
+
+// Append implements backend.Appender.
+func (h *threadHistory) Append(ctx context.Context, path, text string) error {
+	b, err := h.scope(ctx)
+	if err != nil {
+		return err
+	}
+	return backend.Append(ctx, b, path, text)
+}
