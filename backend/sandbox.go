@@ -78,7 +78,19 @@ type Bubblewrap struct {
 	// empty one, a directory by an empty directory. A path missing when
 	// a command starts is not masked (there is nothing to read).
 	Hidden []string
+	// HiddenGlobs lists globs of workspace paths, written as the file
+	// tools' paths ("**/.env", "/secrets/**"), that commands may not read
+	// either: the files that match when a command starts are masked like
+	// Hidden ones, and so is the topmost folder on their way that matches
+	// itself. The CLI puts the globs of its read_file deny rules here, so
+	// that cat reads what read_file would not as empty. More than
+	// MaxHiddenMatches matches fail the command rather than show some.
+	HiddenGlobs []string
 }
+
+// MaxHiddenMatches bounds the files and folders Bubblewrap.HiddenGlobs may
+// mask for one command.
+const MaxHiddenMatches = 4096
 
 // Defaults of Bubblewrap's limits, for a developer's machine running
 // builds: a Go or Node build fits, a runaway loop does not take the

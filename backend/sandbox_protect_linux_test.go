@@ -1,6 +1,7 @@
 package backend_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,4 +186,43 @@ func TestSandboxHidden(t *testing.T) {
 		t.Errorf("a visible file: %q", r.Output)
 	}
 	checkFiles(t, ws, map[string]string{"keys.env": secret, "secrets/a": secret, "secrets/b": ""})
+}
+
+// TestSandboxHiddenGlobs masks what globs of workspace paths match when a
+// command starts: files at any depth, a matching folder whole, and the
+// file behind a link; more matches than MaxHiddenMatches refuse the
+// command.
+func TestSandboxHiddenGlobs(t *testing.T) {
+	ws := t.TempDir()
+	const secret = "deepagents-glob-secret"
+	writeFiles(t, ws, map[string]string{
+		".env": secret, "app/.env": secret, "app/deep/er/.env": secret,
+		"vault/a": secret, "vault/sub/b": secret, "vaulted": "ok1", "app/main.go": "ok2",
+	})
+	if err := os.Symlink("app/.env", filepath.Join(ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	s := sandboxShell(t, ws, backend.Bubblewrap{HiddenGlobs: []string{"**/.env", "/vault/**"}})
+	r := run(t, s, "cat .env app/.env app/deep/er/.env link vault/a vault/sub/b vaulted app/main.go 2>&1; ls -A vault; grep -r glob-secret . 2>&1")
+	if strings.Contains(r.Output, secret) {
+		t.Errorf("a hidden file was read: %q", r.Output)
+	}
+	if !strings.Contains(r.Output, "ok1") || !strings.Contains(r.Output, "ok2") {
+		t.Errorf("files the globs do not match were hidden: %q", r.Output)
+	}
+	// A file made after the shell was: masked from the next command on.
+	writeFiles(t, ws, map[string]string{"late/.env": secret})
+	if r := run(t, s, "cat late/.env"); strings.Contains(r.Output, secret) {
+		t.Errorf("a file made later was read: %q", r.Output)
+	}
+	checkFiles(t, ws, map[string]string{".env": secret, "vault/a": secret})
+
+	many := t.TempDir()
+	for i := 0; i <= backend.MaxHiddenMatches; i++ {
+		writeFiles(t, many, map[string]string{fmt.Sprintf("d%d/.env", i): secret})
+	}
+	s = sandboxShell(t, many, backend.Bubblewrap{HiddenGlobs: []string{"**/.env"}})
+	if _, err := s.Execute(t.Context(), "cat d1/.env", 0); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("with more matches than MaxHiddenMatches: %v", err)
+	}
 }

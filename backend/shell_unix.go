@@ -22,9 +22,9 @@ const outputGrace = time.Second
 // start starts the shell on command with its output going to out, contained
 // as the LocalShell doc describes. finish is to be called once the command
 // has been waited for; it returns notes for the command's output.
-func (s *LocalShell) start(command string, out *os.File) (cmd *exec.Cmd, finish func() string, err error) {
+func (s *LocalShell) start(ctx context.Context, command string, out *os.File) (cmd *exec.Cmd, finish func() string, err error) {
 	if s.sandbox != nil {
-		return s.startSandboxed(command, out)
+		return s.startSandboxed(ctx, command, out)
 	}
 	newCmd := func(attr *syscall.SysProcAttr) *exec.Cmd {
 		cmd := exec.Command(s.shell, "-c", command)
@@ -55,8 +55,13 @@ func (s *LocalShell) start(command string, out *os.File) (cmd *exec.Cmd, finish 
 // startSandboxed starts command in bubblewrap, in the shell's cgroup where
 // one can be made, with its protected and hidden paths mounted as they are
 // now. finish checks the protected paths the command could have created.
-func (s *LocalShell) startSandboxed(command string, out *os.File) (*exec.Cmd, func() string, error) {
+func (s *LocalShell) startSandboxed(ctx context.Context, command string, out *os.File) (*exec.Cmd, func() string, error) {
 	prot := protectPaths(s.sandbox, s.places)
+	hidden, err := s.hiddenMatches(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	prot.masks = append(prot.masks, hidden...)
 	files, fileArgs, err := s.plan.files()
 	if err != nil {
 		return nil, nil, fmt.Errorf("sandbox files: %w", err)
@@ -118,7 +123,7 @@ func (s *LocalShell) Execute(ctx context.Context, command string, timeout time.D
 		return ExecResult{}, fmt.Errorf("execute: %w", err)
 	}
 	defer pr.Close()
-	cmd, finish, err := s.start(command, pw)
+	cmd, finish, err := s.start(ctx, command, pw)
 	pw.Close()
 	if err != nil {
 		return ExecResult{}, fmt.Errorf("execute: %w", err)

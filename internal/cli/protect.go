@@ -12,7 +12,6 @@ import (
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/persist"
-	"github.com/deepagents-go/deepagents/tool"
 )
 
 // startupFiles are the files and folders below the home directory whose
@@ -202,32 +201,13 @@ func protectedRules(paths []string) ([]permission.Rule, error) {
 	return rules, nil
 }
 
-// deniedReadPaths returns the path globs of the rules that deny read_file,
-// so that every way of reading (ls, glob, grep, the terminal's @file)
-// honours them. A rule without a pattern (deny read_file) takes the tool
-// away, not the files: memory and skills still load, and ls, glob and grep
-// are tools of their own to deny.
-//
-// TODO(issue 28): switch to (*permission.Rules).DeniedReadPaths when it
-// lands; it has the same meaning.
-func deniedReadPaths(rules *permission.Rules) []string {
-	var out []string
-	for _, r := range rules.Rules() {
-		if r.Effect != permission.Deny || !tool.NameMatches(r.Tool, "read_file") {
-			continue
-		}
-		if p := r.Pattern; p != "" && !slices.Contains(out, p) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // withReadRules wraps b so that its listings, globs, greps and reads
-// leave out the paths the rules deny read_file. A shell stays a shell:
+// leave out the paths the rules deny read_file (DeniedReadPaths: a rule
+// without a pattern, deny read_file, takes the tool away, not the files,
+// so memory and skills still load). A shell stays a shell:
 // the sandbox masks what commands may not read, not this wrapper.
 func withReadRules(b backend.Backend, rules *permission.Rules) (backend.Backend, error) {
-	globs := deniedReadPaths(rules)
+	globs := rules.DeniedReadPaths()
 	if len(globs) == 0 {
 		return b, nil
 	}

@@ -552,3 +552,24 @@ func TestSandboxProtectsUserConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestReadRulesHideFilesFromCommands: in the sandbox, what a read_file deny
+// rule covers reads as empty to execute too (Bubblewrap.HiddenGlobs).
+func TestReadRulesHideFilesFromCommands(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil && os.Getenv("CI") == "" {
+		t.Skip("bubblewrap is not installed")
+	}
+	c := newInproc(t)
+	ws := t.TempDir()
+	mustWrite(t, filepath.Join(ws, ".env"), "API_KEY=sk-env-secret\n")
+	mustWrite(t, filepath.Join(ws, "sub", ".env"), "API_KEY=sk-env-secret\n")
+	mustWrite(t, filepath.Join(ws, "main.go"), "package main\n")
+	script := writeScript(t, `{"turns":[{"tool_calls":[{"id":"x","name":"execute","args":{"command":"cat .env sub/.env main.go; grep -r sk-env . ; echo done"}}]},{"content":"ok"}]}`)
+	code, stdout, stderr := c.run("run", "--model", "replay:"+script, "--dir", ws, "--shell", "--auto-approve", "--output", "jsonl", "--deny", "read_file(**/.env)", "go")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	if r := toolResults(t, stdout)["x"]; strings.Contains(r.Content, "sk-env-secret") || !strings.Contains(r.Content, "package main") {
+		t.Errorf("execute: %q", r.Content)
+	}
+}

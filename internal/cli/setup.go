@@ -112,6 +112,8 @@ func openBackend(env Env, f *runFlags, db *persist.DB, rules *permission.Rules) 
 				Network:   f.network,
 				Protected: append(protected, host.readOnly...),
 				Hidden:    host.unreadable,
+				// What read_file may not read, cat may not either.
+				HiddenGlobs: rules.DeniedReadPaths(),
 			}
 		}
 		var shell *backend.LocalShell
