@@ -123,7 +123,8 @@ func openBackend(env Env, f *runFlags, db *persist.DB) (b backend.Backend, close
 		"/conversation_history/": history,
 		memoriesRoute:            backend.NewStoreBackend(db.Store, nil),
 	}
-	if dir := userDir(env); dir != "" {
+	// An assistant of serve's file is not shown the operator's folder.
+	if dir := userDir(env); dir != "" && !f.fromAssistant {
 		if err := os.MkdirAll(dir, 0o755); err == nil {
 			if ub, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{}); err == nil {
 				// The user's own memory, skills and subagents shape every
