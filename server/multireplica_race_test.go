@@ -109,6 +109,7 @@ func TestDroppedRunReleasesItsWaiters(t *testing.T) {
 	defer acancel()
 	go func() {
 		req, _ := http.NewRequestWithContext(actx, http.MethodPost, a.srv.URL+"/threads/t/runs", strings.NewReader(`{"input":{"messages":[{"type":"human","content":"a"}]},"multitask_strategy":"interrupt"}`))
+		req.Header.Set("Content-Type", "application/json")
 		if res, err := a.srv.Client().Do(req); err == nil {
 			res.Body.Close()
 		}
@@ -119,7 +120,9 @@ func TestDroppedRunReleasesItsWaiters(t *testing.T) {
 	// DELETE during the window, served in-process so that the test can end.
 	delDone := make(chan struct{})
 	go func() {
-		rs[0].s.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodDelete, "/threads/t", nil))
+		req := httptest.NewRequest(http.MethodDelete, "/threads/t", nil)
+		req.Host = "localhost" // not httptest's example.com, which the server does not answer to
+		rs[0].s.ServeHTTP(httptest.NewRecorder(), req)
 		close(delDone)
 	}()
 	<-actx.Done()

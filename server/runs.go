@@ -261,11 +261,9 @@ var errCancelled = errors.New("run cancelled")
 
 // runRequest is the body of the run endpoints.
 type runRequest struct {
-	AssistantID string `json:"assistant_id"`
-	Input       *struct {
-		Messages []json.RawMessage `json:"messages"`
-	} `json:"input"`
-	Command *struct {
+	AssistantID string    `json:"assistant_id"`
+	Input       *runInput `json:"input"`
+	Command     *struct {
 		Resume json.RawMessage `json:"resume"`
 	} `json:"command"`
 	Metadata          map[string]any  `json:"metadata"`
@@ -283,6 +281,33 @@ type runRequest struct {
 	// checkpoint_during is its older form (true: async, false: exit).
 	Durability       string `json:"durability"`
 	CheckpointDuring *bool  `json:"checkpoint_during"`
+}
+
+// runInput is a run's input: the messages it adds, and the names of the
+// other values it holds (which a run does not write, but a protected or
+// private one is refused rather than ignored).
+type runInput struct {
+	Messages []json.RawMessage
+	others   []string
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (in *runInput) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	for k, v := range m {
+		if k != "messages" {
+			in.others = append(in.others, k)
+			continue
+		}
+		if err := json.Unmarshal(v, &in.Messages); err != nil {
+			return err
+		}
+	}
+	slices.Sort(in.others)
+	return nil
 }
 
 // durability reads durability and checkpoint_during. Unlike LangGraph,
@@ -408,6 +433,12 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 		return nil
 	}
 	if q.Input != nil {
+		for _, k := range q.Input.others {
+			if msg := s.unwritable("input", k); msg != "" {
+				httpError(w, http.StatusUnprocessableEntity, msg)
+				return nil
+			}
+		}
 		for i, raw := range q.Input.Messages {
 			m, err := fromLangChain(raw)
 			if err != nil {

@@ -108,22 +108,6 @@ func TestBadRequests(t *testing.T) {
 	}
 }
 
-// TestAPIKey checks that a configured key is required and that CORS
-// preflights pass without it.
-func TestAPIKey(t *testing.T) {
-	f := newFixture(t, options{apiKey: "secret"})
-	if code, _, _ := f.do(http.MethodGet, "/ok", nil); code != http.StatusUnauthorized {
-		t.Errorf("without a key: %d", code)
-	}
-	if code, _, _ := f.do(http.MethodGet, "/ok", nil, "X-Api-Key", "secret"); code != http.StatusOK {
-		t.Errorf("with the key: %d", code)
-	}
-	code, _, h := f.do(http.MethodOptions, "/threads", nil)
-	if code != http.StatusNoContent || !strings.Contains(h.Get("Access-Control-Expose-Headers"), "content-location") {
-		t.Errorf("preflight: %d %v", code, h)
-	}
-}
-
 // TestRejoinStream joins a running run's stream twice: from the start,
 // and after the first event it saw (Last-Event-ID).
 func TestRejoinStream(t *testing.T) {

@@ -2,13 +2,14 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -43,10 +44,30 @@ type Config struct {
 	// started it (the run outlives the request): telemetry.ContinueTrace
 	// continues the caller's trace, as deepagents serve does.
 	RunContext func(ctx context.Context, r *http.Request) context.Context
-	// APIKey, when set, must be sent as X-Api-Key with every request.
-	// Unset, any key (or none) is accepted, as the Deep Agents UI sends an
-	// empty one.
+	// APIKey, when set, must be sent as X-Api-Key (or as a bearer token)
+	// with every request but GET /ok and CORS preflights. Unset, any key
+	// (or none) is accepted, as the Deep Agents UI sends an empty one: a
+	// server without a key should listen on loopback only, as deepagents
+	// serve insists.
 	APIKey string
+	// AllowedOrigins are the origins whose pages may call the server from
+	// a browser (see Access.AllowedOrigins); nil means
+	// DefaultAllowedOrigins, the loopback origins a local Deep Agents UI
+	// runs on. A request from any other page is refused (403) before it
+	// is read.
+	AllowedOrigins []string
+	// AllowedHosts are the host names clients may reach the server by
+	// besides localhost, IP addresses and URL's host (see
+	// Access.AllowedHosts); a request naming another (DNS rebinding) is
+	// refused (403).
+	AllowedHosts []string
+	// ProtectedValues are state values clients may read but never write:
+	// POST /threads/{id}/state and a run's input refuse them (422), as
+	// they refuse the values private to an agent. They are what governs
+	// how a thread runs when a program continues it outside the server
+	// (deepagents serve protects the CLI's settings of a thread: its
+	// sandbox, approvals, rules and workspace).
+	ProtectedValues []string
 	// MaxRuns bounds the runs executing at once; further runs wait
 	// (status pending). Zero means DefaultMaxRuns.
 	MaxRuns int
@@ -96,6 +117,8 @@ type Server struct {
 	// thread's creation, assistants created by clients. Config.Store, or
 	// one in memory.
 	store store.Store
+	// handler is the routes behind the access checks.
+	handler http.Handler
 }
 
 // New returns a server for cfg.
@@ -137,6 +160,15 @@ func New(cfg Config) (*Server, error) {
 		s.store = store.NewMemoryStore()
 	}
 	s.routes()
+	hosts := cfg.AllowedHosts
+	if u, err := url.Parse(cfg.URL); err == nil && u.Host != "" {
+		// Other replicas reach this one by its URL.
+		hosts = append(slices.Clip(hosts), u.Host)
+	}
+	var err error
+	if s.handler, err = Protect(s.mux, Access{APIKey: cfg.APIKey, AllowedOrigins: cfg.AllowedOrigins, AllowedHosts: hosts, Open: []string{"/ok"}}); err != nil {
+		return nil, err
+	}
 	if cfg.Store != nil {
 		if cfg.URL == "" {
 			return nil, errors.New("server: a shared Store needs the URL other replicas reach this one at")
@@ -148,22 +180,10 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler: the routes behind the checks of the
+// Config's Access (origin, host, key, content type).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
-	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Access-Control-Allow-Methods", "GET,POST,PUT,PATCH,DELETE,OPTIONS")
-	h.Set("Access-Control-Allow-Headers", "content-type,x-api-key,x-auth-scheme,last-event-id,authorization")
-	h.Set("Access-Control-Expose-Headers", "content-location,location,x-pagination-total,x-pagination-next")
-	if r.Method == http.MethodOptions {
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	if s.cfg.APIKey != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("X-Api-Key")), []byte(s.cfg.APIKey)) != 1 {
-		httpError(w, http.StatusUnauthorized, "Unauthorized")
-		return
-	}
-	s.mux.ServeHTTP(w, r)
+	s.handler.ServeHTTP(w, r)
 }
 
 // Close cancels the runs in flight and waits for them to end.

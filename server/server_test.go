@@ -41,6 +41,8 @@ type options struct {
 	maxRuns    int
 	runContext func(context.Context, *http.Request) context.Context
 	tracer     trace.TracerProvider
+	// The server's AllowedOrigins, AllowedHosts and ProtectedValues.
+	origins, hosts, protected []string
 }
 
 func newFixture(t *testing.T, o options, turns ...replay.Turn) *fixture {
@@ -59,7 +61,7 @@ func newFixture(t *testing.T, o options, turns ...replay.Turn) *fixture {
 		t.Fatal(err)
 	}
 	s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: saver, APIKey: o.apiKey,
-		MaxRuns: o.maxRuns, RunContext: o.runContext})
+		MaxRuns: o.maxRuns, RunContext: o.runContext, AllowedOrigins: o.origins, AllowedHosts: o.hosts, ProtectedValues: o.protected})
 	if err != nil {
 		t.Fatal(err)
 	}

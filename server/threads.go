@@ -222,6 +222,19 @@ func (s *Server) private(key string) bool {
 	return false
 }
 
+// unwritable says why a client may not write the state value key (at
+// where, "values" or "input"): it is private to an agent, or protected
+// (Config.ProtectedValues); "" when it may.
+func (s *Server) unwritable(where, key string) string {
+	switch {
+	case slices.Contains(s.cfg.ProtectedValues, key):
+		return fmt.Sprintf("%s.%s is protected: it governs how the thread runs, and is never written through the API", where, key)
+	case s.private(key):
+		return fmt.Sprintf("%s.%s is private to the agent", where, key)
+	}
+	return ""
+}
+
 // threadWire describes th; with values, its head state is loaded.
 func (s *Server) threadWire(r *http.Request, th *checkpoint.Thread, withValues bool) (wireThread, error) {
 	t := wireThread{
@@ -541,6 +554,12 @@ func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
 	}
 	var d checkpoint.Delta
 	now := time.Now().UTC()
+	for k := range q.Values {
+		if msg := s.unwritable("values", k); msg != "" {
+			httpError(w, http.StatusUnprocessableEntity, msg)
+			return
+		}
+	}
 	for k, v := range q.Values {
 		switch k {
 		case "files":
@@ -587,10 +606,6 @@ func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
 				d.Messages = append(d.Messages, m)
 			}
 		default:
-			if s.private(k) {
-				httpError(w, http.StatusUnprocessableEntity, fmt.Sprintf("values.%s is private to the agent", k))
-				return
-			}
 			if d.Values == nil {
 				d.Values = map[string]json.RawMessage{}
 			}

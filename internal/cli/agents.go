@@ -25,6 +25,11 @@ import (
 // background subagent; remote ones may only come from the user's folder,
 // so that a project cannot send the tasks to a server of its choosing.
 func loadSubagents(ctx context.Context, env Env, f *runFlags, ms *models) ([]deepagents.Subagent, []deepagents.AsyncSubagent, error) {
+	if f.fromAssistant {
+		// An assistant of serve's file has the subagents it names, never
+		// the operator's (a remote one carries the operator's keys).
+		return nil, nil, nil
+	}
 	var dirs []string
 	userAgents := ""
 	if u := userDir(env); u != "" {

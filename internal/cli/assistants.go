@@ -152,12 +152,18 @@ func (a *assistantSpec) configure(ctx context.Context, env Env) func(*deepagents
 		if a.SystemPrompt != "" {
 			c.SystemPrompt = a.SystemPrompt
 		}
+		// Memory and skills are the file's, or the assistant's own
+		// files': never the operator's ~/.deepagents.
+		c.Memory, c.Skills = withoutUserRoute(c.Memory), withoutUserRoute(c.Skills)
 		if a.Memory != nil {
 			c.Memory = a.Memory
 		}
 		if a.Skills != nil {
 			c.Skills = a.Skills
 		}
+		// Only the subagents the file names (loadSubagents loads no file
+		// for an assistant).
+		c.Subagents, c.AsyncSubagents = nil, nil
 		ms := &models{env: env}
 		for _, s := range a.Subagents {
 			mode, _ := subagentMode(s.Mode) // checked by loadAssistants
@@ -173,6 +179,17 @@ func (a *assistantSpec) configure(ctx context.Context, env Env) func(*deepagents
 		}
 		return nil
 	}
+}
+
+// withoutUserRoute drops the paths under the operator's folder (/user/).
+func withoutUserRoute(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if !strings.HasPrefix(p, userRoute) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // openAssistants builds the assistants of an assistants file on an open

@@ -34,8 +34,11 @@ const (
 // note says what it would start.
 func mcpConfigs(env Env, f *runFlags) (map[string]mcp.ServerConfig, error) {
 	var paths []string
-	if dir := userDir(env); dir != "" {
-		paths = append(paths, filepath.Join(dir, userMCPFile))
+	userFile := ""
+	// An assistant of serve's file does not start the operator's servers.
+	if dir := userDir(env); dir != "" && !f.fromAssistant {
+		userFile = filepath.Join(dir, userMCPFile)
+		paths = append(paths, userFile)
 	}
 	paths = append(paths, f.mcpConfigs...)
 	ws := filepath.Join(f.dir, workspaceMCPFile)
@@ -46,9 +49,9 @@ func mcpConfigs(env Env, f *runFlags) (map[string]mcp.ServerConfig, error) {
 	if out == nil {
 		out = map[string]mcp.ServerConfig{}
 	}
-	for i, p := range paths {
+	for _, p := range paths {
 		servers, err := mcp.LoadFile(p, env.Getenv)
-		if errors.Is(err, fs.ErrNotExist) && (i == 0 || p == ws) {
+		if errors.Is(err, fs.ErrNotExist) && (p == userFile || p == ws) {
 			continue // the default files are optional
 		}
 		if err != nil {

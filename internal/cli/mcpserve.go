@@ -15,13 +15,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deepagents-go/deepagents/mcp"
+	"github.com/deepagents-go/deepagents/server"
 )
 
 func newMCPServeCmd(env Env) *cobra.Command {
 	var f runFlags
+	var access accessFlags
 	var httpAddr string
 	cmd := &cobra.Command{
-		Use:   "mcp-serve [--http HOST:PORT] [flags]",
+		Use:   "mcp-serve [--http HOST:PORT [--api-key KEY]] [flags]",
 		Short: "Serve the agent to MCP hosts (Claude Code, Cursor, other agents) over stdio or HTTP",
 		Long: `Serve the agent as a Model Context Protocol server, so that an MCP host can
 hand it whole tasks. Its tools:
@@ -41,6 +43,13 @@ By default it speaks over standard input and output (add it to a host as
 --http serves streamable HTTP at /mcp instead. Standard output belongs to
 the protocol: messages go to standard error.
 
+Over HTTP only its user drives it, as with serve: pages of other origins
+than loopback ones (--allow-origin) and requests naming a host other than
+localhost or an IP address (--allow-host) are refused, and so is a body
+that is not JSON; beyond loopback it needs a key (--api-key or
+DEEPAGENTS_API_KEY, sent as X-Api-Key or Authorization: Bearer), or
+--insecure-no-auth.
+
 Approvals are off unless --interrupt-on names tools; a run that stops for one
 answers with the calls awaiting a decision, which run_task takes as
 decision approve or reject.`,
@@ -48,6 +57,21 @@ decision approve or reject.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := f.validateServed(cmd); err != nil {
 				return err
+			}
+			if httpAddr == "" {
+				for _, name := range []string{"api-key", "allow-origin", "allow-host", "insecure-no-auth"} {
+					if cmd.Flags().Changed(name) {
+						return usageError{fmt.Errorf("--%s needs --http: over stdio the host that started the server is its only client", name)}
+					}
+				}
+			}
+			var ln net.Listener
+			if httpAddr != "" {
+				var err error
+				if ln, err = access.listen(env, "--http", httpAddr); err != nil {
+					return err
+				}
+				defer ln.Close()
 			}
 			ctx := cmd.Context()
 			s, err := openSession(ctx, env, &f, false)
@@ -63,25 +87,41 @@ decision approve or reject.`,
 				}
 				return err
 			}
-			return serveMCPHTTP(ctx, env, srv, httpAddr)
+			return serveMCPHTTP(ctx, env, srv, ln, &access)
 		},
 	}
 	f.register(cmd)
+	access.register(cmd)
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0 picks a free one)")
 	return cmd
 }
 
-// serveMCPHTTP serves srv over streamable HTTP until ctx ends.
-func serveMCPHTTP(ctx context.Context, env Env, srv *sdk.Server, addr string) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("--http: %w", err)
-	}
+// MCP's streamable HTTP headers, for CORS.
+var (
+	mcpAllowHeaders  = []string{"content-type", "accept", "authorization", "x-api-key", "mcp-session-id", "mcp-protocol-version", "last-event-id"}
+	mcpExposeHeaders = []string{"mcp-session-id", "mcp-protocol-version"}
+)
+
+// serveMCPHTTP serves srv over streamable HTTP on ln until ctx ends,
+// behind access's rules (server.Protect, as deepagents serve).
+func serveMCPHTTP(ctx context.Context, env Env, srv *sdk.Server, ln net.Listener, access *accessFlags) error {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	// The SDK's own check refuses a loopback connection naming another
+	// host; Protect checks hosts for every connection, and answers the
+	// names --allow-host adds.
+	opts := &sdk.StreamableHTTPOptions{DisableLocalhostProtection: len(access.hosts) > 0}
+	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, opts))
+	mux.HandleFunc("GET /ok", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"ok":true}`)
+	})
+	h, err := server.Protect(mux, access.access(mcpAllowHeaders, mcpExposeHeaders))
+	if err != nil {
+		return usageError{fmt.Errorf("--allow-origin: %w", err)}
+	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	fmt.Fprintf(env.Stderr, "deepagents: serving MCP on http://%s/mcp\n", ln.Addr())
-	if err := serveUntilDone(ctx, ln, mux, log, nil); err != nil {
+	if err := serveUntilDone(ctx, ln, h, log, nil); err != nil {
 		return err
 	}
 	fmt.Fprintln(env.Stderr, "deepagents: MCP server stopped")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,12 +18,74 @@ import (
 // port, on loopback only.
 const defaultAddr = "127.0.0.1:2024"
 
+// accessFlags are who may drive a server (serve, mcp-serve --http): its
+// key, the origins and host names it answers, and the opt-out from the
+// key beyond loopback.
+type accessFlags struct {
+	apiKey         string
+	origins, hosts []string
+	insecure       bool
+}
+
+func (a *accessFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&a.apiKey, "api-key", "", "require this key in every request's X-Api-Key header (or as a bearer token) but GET /ok's (default: $DEEPAGENTS_API_KEY; required to listen beyond loopback)")
+	fl.StringArrayVar(&a.origins, "allow-origin", nil, "let pages of this origin (scheme://host:port; a port of * is any port; * is any origin) call the server from a browser, instead of the default loopback origins http://localhost:*, http://127.0.0.1:* and http://[::1]:* (repeatable)")
+	fl.StringArrayVar(&a.hosts, "allow-host", nil, "answer requests naming this host (Host header) besides localhost and IP addresses, as behind a proxy; * is any (repeatable)")
+	fl.BoolVar(&a.insecure, "insecure-no-auth", false, "listen beyond loopback without a key: anyone who reaches the port can run the agent")
+}
+
+// listen listens on addr (named by flag in errors) and holds the access
+// rules: beyond loopback a key is required, unless --insecure-no-auth,
+// which is warned about.
+func (a *accessFlags) listen(env Env, flag, addr string) (net.Listener, error) {
+	if a.apiKey == "" {
+		a.apiKey = env.Getenv("DEEPAGENTS_API_KEY")
+	}
+	if _, err := server.Protect(http.NotFoundHandler(), a.access(nil, nil)); err != nil {
+		return nil, usageError{fmt.Errorf("--allow-origin: %w", err)}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && a.apiKey == "" {
+		if !a.insecure {
+			ln.Close()
+			return nil, usageError{fmt.Errorf("%s %s listens beyond loopback: pass --api-key KEY (or set DEEPAGENTS_API_KEY), or --insecure-no-auth to let anyone who reaches it run the agent", flag, addr)}
+		}
+		fmt.Fprintf(env.Stderr, "deepagents: warning: listening on %s without a key (--insecure-no-auth): anyone who reaches this port can run the agent and read its threads\n", ln.Addr())
+	}
+	if host, _, err := net.SplitHostPort(addr); err == nil && host != "" && net.ParseIP(host) == nil {
+		// The name listened on is one clients use.
+		a.hosts = append(a.hosts, host)
+	}
+	return ln, nil
+}
+
+// allowedOrigins is --allow-origin's list; nil (the server's loopback
+// default) when not given.
+func (a *accessFlags) allowedOrigins() []string {
+	if len(a.origins) == 0 {
+		return nil
+	}
+	return a.origins
+}
+
+// access is the flags' rules, for a handler whose CORS header lists are
+// allow and expose (nil: the LangGraph SDK's).
+func (a *accessFlags) access(allow, expose []string) server.Access {
+	return server.Access{APIKey: a.apiKey, AllowedOrigins: a.allowedOrigins(), AllowedHosts: a.hosts,
+		Open: []string{"/ok"}, AllowHeaders: allow, ExposeHeaders: expose}
+}
+
 func newServeCmd(env Env) *cobra.Command {
 	var f runFlags
-	var addr, apiKey, advertise, assistantsPath string
+	var access accessFlags
+	var addr, advertise, assistantsPath string
 	var maxRuns int
 	cmd := &cobra.Command{
-		Use:   "serve [--addr HOST:PORT] [--api-key KEY] [flags]",
+		Use:   "serve [--addr HOST:PORT] [--api-key KEY] [--allow-origin ORIGIN] [flags]",
 		Short: "Serve the agent over the LangGraph API, for langgraph-sdk clients and the Deep Agents UI",
 		Long: `Serve the agent over the LangGraph HTTP API: the JavaScript and Python
 langgraph-sdk, React's useStream and the Deep Agents UI drive it unchanged,
@@ -36,15 +99,25 @@ Approvals are off unless --interrupt-on names the tools that need them.
 Several servers may serve one database (PostgreSQL, or a SQLite file on
 one machine): a run started through one can be read, joined, streamed and
 cancelled through any other, which forwards the request to the one running
-it (--advertise says where that is).`,
+it (--advertise says where that is).
+
+Only its user drives it: browsers' pages may call it only from loopback
+origins (the Deep Agents UI on http://localhost:3000) unless --allow-origin
+says otherwise, and a request from any other page is refused before it is
+read; so is one naming a host other than localhost or an IP address
+(--allow-host adds names), and one whose body is not JSON. Beyond loopback
+it needs a key (--api-key or DEEPAGENTS_API_KEY), or --insecure-no-auth.
+GET /ok answers without a key, for health probes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := f.validateServed(cmd); err != nil {
 				return err
 			}
-			if apiKey == "" {
-				apiKey = env.Getenv("DEEPAGENTS_API_KEY")
+			ln, err := access.listen(env, "--addr", addr)
+			if err != nil {
+				return err
 			}
+			defer ln.Close()
 			ctx := cmd.Context()
 			db, err := persist.Open(ctx, f.db, nil)
 			if err != nil {
@@ -68,10 +141,6 @@ it (--advertise says where that is).`,
 				assistants = []server.Assistant{{GraphID: "deepagent", Description: "A deep agent", Agent: s.agent}}
 			}
 			log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-			ln, err := net.Listen("tcp", addr)
-			if err != nil {
-				return fmt.Errorf("--addr: %w", err)
-			}
 			if advertise == "" {
 				advertise = "http://" + ln.Addr().String()
 			}
@@ -82,14 +151,20 @@ it (--advertise says where that is).`,
 				Saver:      db.Saver,
 				Store:      db.Store,
 				URL:        advertise,
-				APIKey:     apiKey,
-				MaxRuns:    maxRuns,
-				Logger:     log,
+				APIKey:     access.apiKey,
+				// Pages of other origins neither start nor read anything,
+				// and a client never writes how a thread runs (its sandbox,
+				// approvals, rules, workspace), which a later deepagents run
+				// --thread would adopt.
+				AllowedOrigins:  access.allowedOrigins(),
+				AllowedHosts:    access.hosts,
+				ProtectedValues: []string{settingsValue},
+				MaxRuns:         maxRuns,
+				Logger:          log,
 				// A client's traceparent makes its runs part of its trace.
 				RunContext: telemetry.ContinueTrace,
 			})
 			if err != nil {
-				ln.Close()
 				return err
 			}
 			defer srv.Close()
@@ -109,9 +184,9 @@ it (--advertise says where that is).`,
 		},
 	}
 	f.register(cmd)
+	access.register(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&addr, "addr", defaultAddr, "address to listen on (port 0 picks a free one)")
-	fl.StringVar(&apiKey, "api-key", "", "require this key in every request's X-Api-Key header (default: $DEEPAGENTS_API_KEY; none: any key is accepted)")
 	fl.IntVar(&maxRuns, "max-runs", server.DefaultMaxRuns, "runs executing at once; further runs wait")
 	fl.StringVar(&assistantsPath, "assistants", "", "serve the assistants of this YAML file instead of one \"deepagent\" (see docs/server.md)")
 	fl.StringVar(&advertise, "advertise", "", "URL at which the other servers on the same database reach this one (default: http:// and the address listened on)")

@@ -27,6 +27,7 @@ type serveProc struct {
 	url    string
 	cmd    *exec.Cmd
 	killed bool
+	before string // stderr up to the line with the URL
 }
 
 // kill ends the server with SIGKILL, as a crash would.
@@ -47,8 +48,15 @@ func (w *world) startServer(args ...string) *serveProc {
 // first line of stderr, and says stopped when it ends on SIGTERM.
 func (w *world) startListening(stopped string, args ...string) *serveProc {
 	w.t.Helper()
+	return w.startListeningWith(nil, stopped, args...)
+}
+
+// startListeningWith is startListening with more environment variables;
+// lines before the URL's (warnings) are kept in p.before.
+func (w *world) startListeningWith(env []string, stopped string, args ...string) *serveProc {
+	w.t.Helper()
 	cmd := exec.Command(binary(w.t), args...)
-	cmd.Env = w.env()
+	cmd.Env = append(w.env(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		w.t.Fatal(err)
@@ -57,13 +65,18 @@ func (w *world) startListening(stopped string, args ...string) *serveProc {
 		w.t.Fatal(err)
 	}
 	lines := bufio.NewReader(stderr)
-	first, err := lines.ReadString('\n')
-	url := regexp.MustCompile(`http://[0-9.:]+`).FindString(first)
-	if err != nil || url == "" {
-		cmd.Process.Kill()
-		w.t.Fatalf("serve did not start: %q %v", first, err)
+	var before strings.Builder
+	url := ""
+	for url == "" {
+		line, err := lines.ReadString('\n')
+		before.WriteString(line)
+		url = regexp.MustCompile(`http://(\[[0-9a-f:]+\]|[0-9.]+):[0-9]+`).FindString(line)
+		if err != nil {
+			cmd.Process.Kill()
+			w.t.Fatalf("serve did not start: %q %v", before.String(), err)
+		}
 	}
-	p := &serveProc{url: url, cmd: cmd}
+	p := &serveProc{url: url, cmd: cmd, before: before.String()}
 	rest := make(chan string, 1)
 	go func() { b, _ := io.ReadAll(lines); rest <- string(b) }()
 	w.t.Cleanup(func() {

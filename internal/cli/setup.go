@@ -144,7 +144,8 @@ func openBackend(env Env, f *runFlags, db *persist.DB, rules *permission.Rules) 
 		"/conversation_history/": history,
 		memoriesRoute:            backend.NewStoreBackend(db.Store, nil),
 	}
-	if dir := userDir(env); dir != "" {
+	// An assistant of serve's file is not shown the operator's folder.
+	if dir := userDir(env); dir != "" && !f.fromAssistant {
 		if err := os.MkdirAll(dir, 0o755); err == nil {
 			if ub, err := backend.NewFilesystemBackend(dir, fsOpts); err == nil {
 				// The user's own memory, skills and subagents shape every
