@@ -79,12 +79,13 @@ type Bubblewrap struct {
 	// a command starts is not masked (there is nothing to read).
 	Hidden []string
 	// HiddenGlobs lists globs of workspace paths, written as the file
-	// tools' paths ("**/.env", "/secrets/**"), that commands may not read
-	// either: the files that match when a command starts are masked like
-	// Hidden ones, and so is the topmost folder on their way that matches
-	// itself. The CLI puts the globs of its read_file deny rules here, so
-	// that cat reads what read_file would not as empty. More than
-	// MaxHiddenMatches matches fail the command rather than show some.
+	// tools' paths ("**/.env", "/secrets/**") and matched as the
+	// permission rules match them (dot-folders included), that commands
+	// may not read either: what matches when a command starts is masked
+	// like Hidden paths, a matching folder whole. The CLI puts the globs
+	// of its read_file deny rules here, so that cat cannot read what
+	// read_file may not. More than MaxHiddenMatches matches fail the
+	// command rather than show some.
 	HiddenGlobs []string
 }
 

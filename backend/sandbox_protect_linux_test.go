@@ -196,14 +196,14 @@ func TestSandboxHiddenGlobs(t *testing.T) {
 	ws := t.TempDir()
 	const secret = "deepagents-glob-secret"
 	writeFiles(t, ws, map[string]string{
-		".env": secret, "app/.env": secret, "app/deep/er/.env": secret,
+		".env": secret, "app/.env": secret, "app/deep/er/.env": secret, ".config/.env": secret,
 		"vault/a": secret, "vault/sub/b": secret, "vaulted": "ok1", "app/main.go": "ok2",
 	})
 	if err := os.Symlink("app/.env", filepath.Join(ws, "link")); err != nil {
 		t.Fatal(err)
 	}
 	s := sandboxShell(t, ws, backend.Bubblewrap{HiddenGlobs: []string{"**/.env", "/vault/**"}})
-	r := run(t, s, "cat .env app/.env app/deep/er/.env link vault/a vault/sub/b vaulted app/main.go 2>&1; ls -A vault; grep -r glob-secret . 2>&1")
+	r := run(t, s, "cat .env app/.env app/deep/er/.env .config/.env link vault/a vault/sub/b vaulted app/main.go 2>&1; ls -A vault; grep -r glob-secret . 2>&1")
 	if strings.Contains(r.Output, secret) {
 		t.Errorf("a hidden file was read: %q", r.Output)
 	}
