@@ -2,8 +2,9 @@ package backend
 
 // ProtectedPaths are the workspace paths whose contents other programs run
 // later, outside any sandbox: git's hooks and configuration (core.fsmonitor,
-// core.hooksPath), hook managers' folders, direnv's .envrc, and editors'
-// task, launch and settings files. A model that may write them could run
+// core.hooksPath), hook managers' folders and files (husky, pre-commit,
+// lefthook: the installed hook runs what they name), direnv's .envrc, and
+// editors' task, launch and settings files. A model that may write them could run
 // code as the user the next time the user commits, enters the folder or
 // opens the editor. They are relative to the workspace root and
 // slash-separated; a folder covers everything below it.
@@ -16,6 +17,9 @@ var ProtectedPaths = []string{
 	".git/config",
 	".git/modules",
 	".husky",
+	".pre-commit-config.yaml",
+	"lefthook.yml",
+	".lefthook.yml",
 	".envrc",
 	".vscode",
 	".idea",

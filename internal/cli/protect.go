@@ -16,17 +16,29 @@ import (
 
 // startupFiles are the files and folders below the home directory whose
 // contents run, as the user and outside any sandbox, when the user logs
-// in, opens a shell or runs git or ssh: a model that could write them
+// in, opens a shell or an editor, or runs git, ssh, python, cargo, gradle,
+// npm, docker, kubectl or the AWS CLI: a model that could write them
 // would run code later with all of the user's rights. The file tools keep
 // them read-only whatever the workspace, and so does the sandbox.
 var startupFiles = []string{
+	// shells and sessions
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases", ".profile",
 	".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
 	".kshrc", ".mkshrc", ".cshrc", ".tcshrc", ".login", ".logout",
-	".config/fish", ".config/git", ".gitconfig",
-	".ssh", ".pam_environment", ".xprofile", ".xsessionrc", ".xinitrc",
+	".config/fish", ".pam_environment", ".xprofile", ".xsessionrc", ".xinitrc",
 	".config/autostart", ".config/systemd/user", ".config/environment.d",
-	".local/bin",
+	".direnvrc", ".config/direnv",
+	// programs on PATH, and Python's user site-packages (its .pth files
+	// run at every python start)
+	".local/bin", ".local/lib",
+	// git and ssh
+	".config/git", ".gitconfig", ".ssh",
+	// editors and terminals
+	".vimrc", ".vim", ".config/nvim", ".emacs", ".emacs.d", ".tmux.conf", ".config/tmux",
+	// tools whose configuration names programs to run
+	".cargo/config", ".cargo/config.toml", ".gradle/init.d", ".gradle/init.gradle",
+	".gradle/gradle.properties", ".npmrc", ".yarnrc", ".yarnrc.yml", ".ipython", ".pythonrc",
+	".docker/config.json", ".kube/config", ".aws/config", ".m2/settings.xml",
 }
 
 // homeDir is the user's home directory: HOME, else the system's idea of

@@ -132,7 +132,7 @@ func TestProtectHostLists(t *testing.T) {
 	f := &runFlags{mcpConfigs: []string{filepath.Join(home, "servers.json")}}
 	db := &persist.DB{Kind: persist.KindSQLite, Location: filepath.Join(home, "data", "deepagents.db")}
 	h := protectHost(env, f, db)
-	for _, want := range []string{".deepagents", "xdg/deepagents", ".bashrc", ".zshrc", ".profile", ".config/fish", "xdg/fish", ".gitconfig"} {
+	for _, want := range []string{".deepagents", "xdg/deepagents", ".bashrc", ".zshrc", ".profile", ".config/fish", "xdg/fish", ".gitconfig", ".local/lib", ".cargo/config.toml", ".docker/config.json"} {
 		if !contains(h.readOnly, filepath.Join(home, want)) {
 			t.Errorf("read-only lacks %s: %v", want, h.readOnly)
 		}
