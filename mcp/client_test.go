@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -164,9 +163,9 @@ func TestServerKilledMidCall(t *testing.T) {
 	go func() { done <- call(t, long, `{"duration": 60, "steps": 60}`) }()
 	time.Sleep(500 * time.Millisecond)
 	srv.mu.Lock()
-	pid := srv.proc.cmd.Process.Pid
+	proc := srv.proc.cmd.Process
 	srv.mu.Unlock()
-	syscall.Kill(pid, syscall.SIGKILL)
+	_ = proc.Kill()
 	select {
 	case r := <-done:
 		if !r.IsError || !strings.Contains(r.Text, "stopped during the call") {

@@ -37,7 +37,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -203,8 +202,6 @@ func run(dsn string, steps, mark int, syncFull, keep, agentRun bool) error {
 
 	slices.Sort(lat)
 	pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	fmt.Printf("database:        %s (%s)\n", db.Kind, db.Location)
 	fmt.Printf("steps:           %d (%d messages, %.0f bytes of message JSON per step)\n", steps, keepN, float64(msgBytes)/float64(steps))
 	fmt.Printf("total time:      %v (%.1f µs per step)\n", total.Round(time.Millisecond), float64(total.Microseconds())/float64(steps))
@@ -218,7 +215,7 @@ func run(dsn string, steps, mark int, syncFull, keep, agentRun bool) error {
 	}
 	fmt.Println()
 	fmt.Printf("load head:       %v (%d messages)\n", load.Round(time.Microsecond), len(snap.Messages))
-	fmt.Printf("peak RSS:        %.1f MB\n", float64(ru.Maxrss)/1024)
+	fmt.Printf("peak RSS:        %.1f MB\n", float64(peakRSSKiB())/1024)
 	return nil
 }
 
