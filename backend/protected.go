@@ -10,8 +10,8 @@ package backend
 // slash-separated; a folder covers everything below it.
 //
 // The CLI keeps them read-only inside the execute sandbox
-// (Bubblewrap.Protected: one a command creates is removed after it) and
-// asks before a file tool writes them.
+// (Bubblewrap.Protected: a missing one cannot be created while a command
+// runs) and asks before a file tool writes them.
 var ProtectedPaths = []string{
 	".git/hooks",
 	".git/config",

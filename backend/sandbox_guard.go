@@ -2,12 +2,15 @@ package backend
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // How Bubblewrap.Protected holds inside the sandbox, whatever a command
@@ -27,15 +30,22 @@ import (
 //     if the sandbox can write it), but a link is not a mount point and can
 //     be changed: the path is then checked after the command, like a
 //     missing one.
-//   - A protected path missing when the command starts cannot be bound (a
-//     bind needs something to bind over, and making that would litter the
-//     workspace with empty files). If the command creates it, it is
-//     removed when the command has ended, with everything the command put
-//     under it, and the command's output ends with a line saying so. Every
-//     process of the command is dead by then (its PID namespace is gone),
-//     so nothing can put it back. The check cannot tell who created the
-//     path: one created on the host meanwhile (by the user's editor, say)
-//     is removed too.
+//   - A protected path missing when the command starts, in a folder that
+//     exists, gets an empty read-only folder in its place for the time of
+//     the command, so it cannot be created, as a file or a folder, while
+//     the command runs. bwrap makes that folder on the host to mount over
+//     it (an empty ".envrc" or ".vscode" folder, seen in the workspace while
+//     commands run); it is removed when the last command using it ends, and
+//     one left by a process killed meanwhile is an empty, read-only
+//     protected folder to the next commands.
+//   - A protected path whose folder is missing too (".git/hooks" in a
+//     workspace without ".git") cannot be held that way without breaking
+//     "git init". If the command creates it, it is removed when the
+//     command has ended, with everything the command put under it, and the
+//     command's output ends with a line saying so. Every process of the
+//     command is dead by then (its PID namespace is gone), so nothing can
+//     put it back. The check cannot tell who created the path: one created
+//     on the host meanwhile (by the user's editor, say) is removed too.
 //
 // Hidden paths are masked where the sandbox shows them: a directory by an
 // empty read-only tmpfs, anything else by /dev/null bound read-only.
@@ -45,6 +55,8 @@ type sandboxPlaces struct {
 	root, realRoot string
 	home, realHome string // "" without Bubblewrap.Home
 	readOnly       []string
+	// placeholders are the shell's placeholder folders in use.
+	placeholders placeholderSet
 }
 
 func newSandboxPlaces(b *Bubblewrap, root string) *sandboxPlaces {
@@ -132,7 +144,10 @@ type guard struct {
 type protection struct {
 	pins, binds, masks []string // bwrap arguments, in this order
 	guards             []guard
-	seen               map[string]bool // inside paths already bound
+	// placeholders are the host paths of missing protected paths that
+	// empty read-only folders stand in for while the command runs.
+	placeholders []string
+	seen         map[string]bool // inside paths already bound
 }
 
 // protectPaths computes the mounts and guards for b's Protected and Hidden
@@ -204,11 +219,22 @@ func (pr *protection) protect(places *sandboxPlaces, host, name string, depth in
 	linked := false
 	for i, part := range parts {
 		cur, curIn = filepath.Join(cur, part), filepath.Join(curIn, part)
+		last := i == len(parts)-1
+		if last && !linked && places.placeholders.holds(cur) {
+			pr.placeholder(cur, curIn) // another command's placeholder
+			return
+		}
 		st, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) && last && !linked {
+			// The path itself is missing, in a folder that exists: an
+			// empty read-only folder in its place keeps the command from
+			// creating it, as a file or a folder, while it runs.
+			pr.placeholder(cur, curIn)
+			return
+		}
 		if err != nil {
 			break // missing from here on: the guard checks it
 		}
-		last := i == len(parts)-1
 		switch {
 		case st.Mode()&os.ModeSymlink != 0:
 			linked = true
@@ -270,6 +296,62 @@ func (pr *protection) protectGitDir(places *sandboxPlaces, gitFile, rest, name s
 			common = filepath.Join(dir, common)
 		}
 		pr.protect(places, filepath.Join(common, rest), name, depth+1)
+	}
+}
+
+// placeholder masks the missing path host (inside, in the sandbox) with an
+// empty read-only folder. bwrap makes the folder on the host to mount over
+// (the workspace is bound writable); the shell removes it once no command
+// uses it (placeholderSet).
+func (pr *protection) placeholder(host, inside string) {
+	if pr.seen["ph:"+inside] {
+		return
+	}
+	pr.seen["ph:"+inside] = true
+	pr.masks = append(pr.masks, maskArgs(inside, true)...)
+	pr.placeholders = append(pr.placeholders, host)
+}
+
+// placeholderSet counts the commands using each placeholder folder, so that
+// the folder is removed from the host when the last of them ends, and not
+// while another command's sandbox still mounts over it: removing a mount
+// point detaches the mount in every namespace, which would let that
+// command create the path after all.
+type placeholderSet struct {
+	mu    sync.Mutex
+	count map[string]int
+}
+
+// holds reports whether a command is using host as a placeholder.
+func (ps *placeholderSet) holds(host string) bool {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.count[host] > 0
+}
+
+// acquire counts a command's placeholders in.
+func (ps *placeholderSet) acquire(hosts []string) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.count == nil {
+		ps.count = map[string]int{}
+	}
+	for _, h := range hosts {
+		ps.count[h]++
+	}
+}
+
+// release counts a finished command's placeholders out, and removes those
+// no command uses any more. os.Remove takes only an empty folder: if
+// something was put there on the host meanwhile, it stays.
+func (ps *placeholderSet) release(hosts []string) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	for _, h := range hosts {
+		if ps.count[h]--; ps.count[h] <= 0 {
+			delete(ps.count, h)
+			_ = os.Remove(h)
+		}
 	}
 }
 

@@ -1,11 +1,13 @@
 package backend_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/deepagents-go/deepagents/backend"
 )
@@ -81,19 +83,32 @@ func TestSandboxProtected(t *testing.T) {
 		t.Errorf("writing the workspace: %+v", r)
 	}
 
-	// A missing protected path that a command creates is removed after
-	// it, and its output says so.
-	r = run(t, s, "mkdir .vscode && echo '{}' > .vscode/tasks.json && mkdir -p .git/modules/x/hooks && echo created")
-	if !strings.Contains(r.Output, "created") || !strings.Contains(r.Output, "removed .vscode") || !strings.Contains(r.Output, "removed .git/modules") {
+	// A missing protected path cannot be created while a command runs: an
+	// empty read-only folder stands in for it, gone when the command ends.
+	r = run(t, s, "mkdir .vscode 2>/dev/null; echo '{}' > .vscode/tasks.json; mkdir -p .git/modules/x/hooks; touch .idea/x; ls -A .vscode .idea; echo done")
+	if !strings.Contains(r.Output, "done") || strings.Contains(r.Output, "tasks.json\n") {
 		t.Errorf("creating missing protected paths: %q", r.Output)
 	}
-	checkFiles(t, ws, map[string]string{".vscode/tasks.json": "", ".git/modules/x/hooks": ""})
-	if _, err := os.Stat(filepath.Join(ws, ".vscode")); err == nil {
-		t.Error(".vscode was left")
+	checkFiles(t, ws, map[string]string{".vscode/tasks.json": "", ".git/modules/x/hooks": "", ".idea/x": ""})
+	for _, p := range []string{".vscode", ".idea", ".git/modules"} {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
+			t.Errorf("%s was left on the host", p)
+		}
 	}
-	// Creating, then removing, leaves nothing to say.
-	if r = run(t, s, "touch .idea && rm .idea && echo ok"); r.Output != "ok\n" {
-		t.Errorf("a protected path created and removed: %q", r.Output)
+	// Two commands at once: the first to end leaves the placeholder to
+	// the other, which still cannot plant anything there.
+	done := make(chan backend.ExecResult)
+	go func() {
+		r, _ := s.Execute(context.Background(), "sleep 1.5; mkdir -p .vscode/x 2>/dev/null; test -e .vscode/x && echo planted || echo blocked", 0)
+		done <- r
+	}()
+	time.Sleep(500 * time.Millisecond)
+	run(t, s, "true")
+	if r := <-done; !strings.Contains(r.Output, "blocked") {
+		t.Errorf("a placeholder removed under a running command: %q", r.Output)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, ".vscode")); err == nil {
+		t.Error(".vscode was left on the host")
 	}
 }
 

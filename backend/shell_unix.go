@@ -62,6 +62,13 @@ func (s *LocalShell) startSandboxed(ctx context.Context, command string, out *os
 		return nil, nil, err
 	}
 	prot.masks = append(prot.masks, hidden...)
+	s.places.placeholders.acquire(prot.placeholders)
+	started := false
+	defer func() {
+		if !started {
+			s.places.placeholders.release(prot.placeholders)
+		}
+	}()
 	files, fileArgs, err := s.plan.files()
 	if err != nil {
 		return nil, nil, fmt.Errorf("sandbox files: %w", err)
@@ -90,6 +97,7 @@ func (s *LocalShell) startSandboxed(ctx context.Context, command string, out *os
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = sandboxAttr()
 	finish := func() string {
+		s.places.placeholders.release(prot.placeholders)
 		var notes []string
 		for i := range prot.guards {
 			if n := prot.guards[i].check(s.places); n != "" {
@@ -101,6 +109,7 @@ func (s *LocalShell) startSandboxed(ctx context.Context, command string, out *os
 	if err := cmd.Start(); err != nil {
 		return nil, nil, err
 	}
+	started = true
 	return cmd, finish, nil
 }
 
