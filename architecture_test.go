@@ -52,7 +52,7 @@ var layers = map[string][]string{
 	// Storage of threads and files.
 	"checkpoint":                {"llm", "thread"},
 	"checkpoint/checkpointtest": {"checkpoint", "llm", "thread"},
-	"backend":                   {"thread", "store", "internal/search"},
+	"backend":                   {"thread", "store", "internal/search", "internal/procinfo"},
 	"backend/backendtest":       {"backend"},
 	"internal/cpcodec":          {"checkpoint", "llm", "thread"},
 	"internal/crashtest":        {"checkpoint", "llm", "thread"},
@@ -65,7 +65,7 @@ var layers = map[string][]string{
 
 	// The LangGraph API server.
 	"server": {"agent", "checkpoint", "llm", "store", "thread"},
-	"mcp":    {"agent", "checkpoint", "llm", "tool"},
+	"mcp":    {"agent", "checkpoint", "llm", "tool", "internal/procinfo"},
 
 	// Tracing: the middleware on the OpenTelemetry API, and the SDK's
 	// setup from the environment, apart so that only what sets it up

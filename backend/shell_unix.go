@@ -36,7 +36,16 @@ func (s *LocalShell) start(ctx context.Context, command string, out *os.File) (c
 	}
 	nothing := func() string { return "" }
 	if attr := containedAttr(); attr != nil && !s.noNamespaces.Load() {
-		cmd := newCmd(attr)
+		cmd := newCmd(nil)
+		if u := unshareAttr(cmd); u != nil {
+			cmd.SysProcAttr = u
+			if err := cmd.Start(); err == nil {
+				return cmd, nothing, nil
+			}
+			// unshare passed its check, so this is rare: start as below.
+			cmd = newCmd(nil)
+		}
+		cmd.SysProcAttr = attr
 		err := cmd.Start()
 		if err == nil {
 			return cmd, nothing, nil

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"golang.org/x/sys/unix"
+	"github.com/deepagents-go/deepagents/internal/procinfo"
 )
 
 // noPIDNamespace is set once starting a server in a PID namespace failed:
@@ -33,17 +33,16 @@ func containAttr(namespaces bool) *syscall.SysProcAttr {
 		a.Cloneflags = syscall.CLONE_NEWPID
 		if uid, gid := os.Geteuid(), os.Getegid(); uid != 0 {
 			a.Cloneflags |= syscall.CLONE_NEWUSER
-			if dumpable() {
+			if procinfo.Dumpable() {
 				a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 				a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 			}
 			// Else this process hid its memory and environment
-			// (PR_SET_DUMPABLE 0, procinfo.HideEnviron), and its child, not
-			// dumpable either until it runs its program, has a /proc entry that
-			// belongs to root: this process cannot write its uid_map. The child
-			// then runs unmapped: the kernel still checks its files as this user,
-			// but it sees its uid (and every other user's) as 65534, the overflow
-			// ID.
+			// (procinfo.HideEnviron) and cannot write its child's uid_map (see
+			// procinfo.Dumpable): startContained tries unshare first. Here, its
+			// last resort, the server runs unmapped: the kernel still checks its
+			// files as this user, but it sees its uid (and every other user's)
+			// as 65534, the overflow ID.
 		}
 	}
 	return a
@@ -55,6 +54,20 @@ func containAttr(namespaces bool) *syscall.SysProcAttr {
 func startContained(newCmd func() *exec.Cmd) (*exec.Cmd, error) {
 	if !noPIDNamespace.Load() {
 		cmd := newCmd()
+		if os.Geteuid() != 0 && !procinfo.Dumpable() && procinfo.UnshareCommand(cmd) {
+			// This process hid its environment, so it cannot map its user
+			// into the server's user namespace: unshare, a program of its
+			// own, makes the namespaces and the map instead, and runs the
+			// server as their first process; containAttr(false) puts
+			// unshare and the server in a process group killed with this
+			// process.
+			cmd.SysProcAttr = containAttr(false)
+			if err := cmd.Start(); err == nil {
+				return cmd, nil
+			}
+			// unshare passed its check, so this is rare: start as below.
+			cmd = newCmd()
+		}
 		cmd.SysProcAttr = containAttr(true)
 		err := cmd.Start()
 		if err == nil {
@@ -77,11 +90,4 @@ func killGroup(cmd *exec.Cmd) {
 	if cmd.Process != nil {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
-}
-
-// dumpable reports whether this process's /proc entries are its own
-// (see PR_SET_DUMPABLE in prctl(2)).
-func dumpable() bool {
-	v, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
-	return err != nil || v != 0
 }

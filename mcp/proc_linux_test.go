@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,14 +24,17 @@ func init() {
 //
 // "hidden" is a client that hid its environment first (HideEnviron in the
 // CLI), which as another user than root changes how the server's
-// namespaces are made.
+// namespaces are made (through unshare); as root, "hidden-user" is that
+// client run as user 12345.
 func TestStdioServerTreeDiesWithClient(t *testing.T) {
-	for _, hide := range []bool{false, true} {
-		t.Run(map[bool]string{false: "plain", true: "hidden"}[hide], func(t *testing.T) { serverTreeDies(t, hide) })
+	t.Run("plain", func(t *testing.T) { serverTreeDies(t, false, false) })
+	t.Run("hidden", func(t *testing.T) { serverTreeDies(t, true, false) })
+	if os.Geteuid() == 0 {
+		t.Run("hidden-user", func(t *testing.T) { serverTreeDies(t, true, true) })
 	}
 }
 
-func serverTreeDies(t *testing.T, hide bool) {
+func serverTreeDies(t *testing.T, hide, asUser bool) {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +42,9 @@ func serverTreeDies(t *testing.T, hide bool) {
 	marker := filepath.Join(t.TempDir(), "child.pid")
 	client := exec.Command(exe, "-test.run=^$")
 	client.Env = append(os.Environ(), clientEnv+"="+marker)
+	if asUser {
+		client = clientAsUser(t, exe, marker)
+	}
 	if hide {
 		client.Env = append(client.Env, clientEnv+"_HIDE=1")
 	}
@@ -69,4 +76,36 @@ func serverTreeDies(t *testing.T, hide bool) {
 	if strings.Contains(line, "error") {
 		t.Error(line)
 	}
+}
+
+// clientAsUser is a client run as user otherUID, from a copy of exe that
+// user can run (or the test skips where setpriv is missing).
+func clientAsUser(t *testing.T, exe, marker string) *exec.Cmd {
+	t.Helper()
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv is missing to run the client as another user")
+	}
+	// Not t.TempDir: its parent is private to root.
+	dir, err := os.MkdirTemp("", "mcp-client-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy := filepath.Join(dir, "mcp.test")
+	if err := os.WriteFile(copy, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id := strconv.Itoa(otherUID)
+	client := exec.Command(setpriv, "--reuid="+id, "--regid="+id, "--clear-groups", copy, "-test.run=^$")
+	client.Dir = dir
+	client.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir, clientEnv + "=" + marker}
+	return client
 }
