@@ -86,32 +86,128 @@ var mentionsOK = map[string]bool{
 	"local": true, "readonly": true, "typeset": true, "trap": true, "eval": true,
 }
 
-// mentions reports whether a deny rule's words appear, as literal words
-// in a row, among the arguments of a command: a program the rules do not
-// know as an exec wrapper (numactl -N 0 rm x, npx, uv run, docker exec)
-// may run them, so the line is asked about rather than allowed or left
-// to the default.
-func mentions(rule []string, c *Command) bool {
+// Bounds on the arguments mentions parses as command lines.
+const (
+	// mentionBytes bounds the bytes parsed for one decision; past it an
+	// argument that may hold a denied command is taken as holding one.
+	mentionBytes = MaxCommandBytes
+	// mentionDepth bounds arguments parsed inside arguments.
+	mentionDepth = 3
+	// mentionSplits bounds the values after an = tried in one argument.
+	mentionSplits = 3
+	// parseCost is what one parse costs beyond its bytes, in bytes: a
+	// parser and a walker are set up for each.
+	parseCost = 256
+)
+
+// plainWordNot are the characters that make text more than one literal
+// word to the shell.
+const plainWordNot = " \t\n;&|<>()$`'\"\\{}[]*?~=#!"
+
+// mentioner looks for a deny rule's words among the arguments of
+// commands, within one decision's budget of parsing.
+type mentioner struct {
+	budget int // bytes still to parse
+}
+
+// mentions reports whether a deny rule's words appear among the
+// arguments of a command that is not known to take names as data:
+// a program the rules do not know as an exec wrapper (numactl -N 0 rm x,
+// npx, uv run, docker exec) may run them, so the line is asked about
+// rather than allowed or left to the default. They appear as literal
+// words in a row, or in an argument that is itself a command line, whole
+// or after an = (sg grp 'rm x', sed 'e rm x', tar --to-command='rm x',
+// tar --checkpoint-action=exec='rm x'): there a command of the line it
+// parses as must match the rule, or mention it in turn.
+func (m *mentioner) mentions(rule []string, c *Command, depth int) bool {
 	if len(rule) == 0 || len(c.Args) == 0 || mentionsOK[baseName(c.Args[0])] {
 		return false
 	}
 	for i := 1; i+len(rule) <= len(c.Args); i++ {
-		ok := true
-		for j, rw := range rule {
-			got := c.Args[i+j]
-			if c.expanded[i+j] {
-				ok = false
-				break
-			}
-			if j == 0 && !strings.Contains(rw, "/") {
-				got = baseName(got)
-			}
-			if got != rw {
-				ok = false
-				break
-			}
+		if inRow(rule, c, i) {
+			return true
 		}
-		if ok {
+	}
+	if depth >= mentionDepth {
+		return false
+	}
+	for i := 1; i < len(c.Args); i++ {
+		if c.expanded[i] {
+			continue // matched as written above; its text is not the value
+		}
+		s := c.Args[i]
+		for split := 0; ; split++ {
+			if !mayContain(s, rule[0]) {
+				break // nor does any text after an = in it
+			}
+			if m.runs(rule, s, depth) {
+				return true
+			}
+			// The value of --opt=VALUE, key=VALUE, --opt=exec=VALUE: an =
+			// before any blank, a few deep. (An = further on is inside
+			// the value, which was just parsed whole.)
+			eq := strings.IndexByte(s, '=')
+			if eq < 0 || split == mentionSplits || strings.ContainsAny(s[:eq], " \t\n") {
+				break
+			}
+			s = s[eq+1:]
+		}
+	}
+	return false
+}
+
+// inRow reports whether the rule's words stand as literal words in a
+// row in c's arguments from index i.
+func inRow(rule []string, c *Command, i int) bool {
+	for j, rw := range rule {
+		got := c.Args[i+j]
+		if c.expanded[i+j] {
+			return false
+		}
+		if j == 0 && !strings.Contains(rw, "/") {
+			got = baseName(got)
+		}
+		if got != rw {
+			return false
+		}
+	}
+	return true
+}
+
+// mayContain reports whether text could spell the word once the shell
+// removes its quotes and backslashes: a cheap test before parsing it.
+func mayContain(text, w string) bool {
+	if strings.Contains(text, w) {
+		return true
+	}
+	if !strings.ContainsAny(text, `\'"`) {
+		return false
+	}
+	return strings.Contains(strings.NewReplacer(`\`, "", `'`, "", `"`, "").Replace(text), w)
+}
+
+// runs reports whether s parses as a command line of which a command
+// fully matches the rule or mentions it. A command the shell expands is
+// not taken as a match: arguments full of $1 (awk, sed, jq) are not run
+// by a shell.
+func (m *mentioner) runs(rule []string, s string, depth int) bool {
+	if !strings.ContainsAny(s, plainWordNot) {
+		// One plain word (the common case): a command of that word alone.
+		got := s
+		if !strings.Contains(rule[0], "/") {
+			got = baseName(s)
+		}
+		return len(rule) == 1 && got == rule[0]
+	}
+	if m.budget -= len(s) + parseCost; m.budget < 0 {
+		return true // too much to parse: taken as a mention, so asked about
+	}
+	cmds, err := Commands(s)
+	if err != nil {
+		return false // not a command line
+	}
+	for i := range cmds {
+		if matchCommand(rule, &cmds[i]) == fullMatch || m.mentions(rule, &cmds[i], depth+1) {
 			return true
 		}
 	}
@@ -142,10 +238,11 @@ func decideCommand(rules []*Rule, args json.RawMessage) Decision {
 		return Decision{Effect: Ask, Reason: "the command cannot be checked against the rules: " + err.Error()}
 	}
 	var ask, allow *Decision
+	m := &mentioner{budget: mentionBytes}
 	decided := 0 // commands that need a rule and are allowed
 	needed := 0  // commands that need an allow rule
 	for i := range cmds {
-		d, needsAllow := decideOne(rules, &cmds[i])
+		d, needsAllow := decideOne(rules, &cmds[i], m)
 		switch {
 		case d.Effect == Deny:
 			return d
@@ -172,7 +269,7 @@ func decideCommand(rules []*Rule, args json.RawMessage) Decision {
 
 // decideOne returns what the rules make of one command, and whether the
 // line's allowance needs it to be allowed.
-func decideOne(rules []*Rule, c *Command) (Decision, bool) {
+func decideOne(rules []*Rule, c *Command, men *mentioner) (Decision, bool) {
 	var deny, maybeDeny, ask, allow *Rule
 	mentioned := false // maybeDeny's words are among the arguments
 	for _, r := range rules {
@@ -185,7 +282,7 @@ func decideOne(rules []*Rule, c *Command) (Decision, bool) {
 			continue
 		}
 		m, mention := matchCommand(r.words, c), false
-		if m == noMatch && r.Effect == Deny && mentions(r.words, c) {
+		if m == noMatch && r.Effect == Deny && men.mentions(r.words, c, 0) {
 			m, mention = mayMatch, true
 		}
 		switch {

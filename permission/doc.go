@@ -33,7 +33,11 @@
 // matched, so a deny rule on rm denies timeout -s KILL 5 rm x and
 // sudo -u bob env -i rm x. git's global options are skipped: git -C dir
 // commit, git -c k=v commit, git --git-dir=x commit and git --no-pager
-// commit all match a rule on "git commit".
+// commit all match a deny or ask rule on "git commit". Those that choose
+// the repository or the configuration keep allow rules from applying
+// (see below), and a -c or --config-env that defines an alias or
+// includes a file (alias.*, include.path, includeIf.*.path) makes the
+// command unsure: git -c alias.ci=commit ci is asked about.
 //
 // Deny wins over ask, and ask over allow. A line is denied when any
 // command it can run matches a deny rule; asked about when any matches
@@ -58,16 +62,21 @@
 // chooses the program or its code (PATH, LD_PRELOAD, LD_LIBRARY_PATH,
 // BASH_ENV, ENV, PS4, GIT_DIR, GIT_EXEC_PATH, GIT_CONFIG_GLOBAL, ...),
 // by an assignment or by a for loop, arithmetic, read, printf -v or
-// declare -n. A deny rule still denies such a command when its words
-// match. (With no
+// declare -n; GIT_CONFIG_KEY_n set to an alias or include key, or to a
+// value the shell expands, and GIT_CONFIG_PARAMETERS. A deny rule still
+// denies such a command when its words match. (With no
 // execute rule but "allow execute", every line is allowed: no rule is
 // there to slip past.)
 //
 // A program the rules do not know as a wrapper may still run its
 // arguments (numactl, ssh, docker exec, npx, uv run): when a deny rule's
-// words stand in a row among a command's arguments, the line is asked
-// about (except for programs that take names as data: echo, printf,
-// man, which, git, grep, cat, ls and the like).
+// words stand in a row among a command's arguments, or an argument is
+// itself a command line that runs them, whole or after an = (sg grp
+// 'rm x', sed 'e rm x', tar --to-command='rm x',
+// tar --checkpoint-action=exec='rm x'), the line is asked about (except
+// for programs that take names as data: echo, printf, man, which, git,
+// grep, cat, ls and the like). Arguments are parsed within a budget of
+// MaxCommandBytes per decision; past it such a line is asked about.
 //
 // In arguments, a word the shell expands ($VAR, "$(...)", a glob) is
 // compared as written, and no rule word is satisfied by it: an allow
@@ -80,8 +89,12 @@
 // changed environment, since GIT_CONFIG_*, GIT_DIR, LD_PRELOAD or PATH
 // change what a program does: a VAR=value prefix, env VAR=value, sudo
 // VAR=value, export, declare, or a bare assignment anywhere in the line
-// (PATH=/tmp/x:$PATH; git status), and git's -c, --config-env and
-// --exec-path. Nor do they apply to a line that redirects output into a
+// (PATH=/tmp/x:$PATH; git status), git's -c, --config-env and
+// --exec-path, and git's -C (but -C .), --git-dir, --work-tree and
+// --bare, and git in a line that changes directory (cd, pushd, popd): a
+// repository can commit a folder laid out as a bare repository whose
+// config runs a command (core.fsmonitor) when git is pointed at it. Nor
+// do they apply to a line that redirects output into a
 // file (> f, >> f, &> f), so that allowing echo does not allow writing
 // any file. Deny and ask rules apply all the same.
 //
@@ -108,7 +121,8 @@
 // A prefix rule denies a command by name, and any interpreter or build
 // tool can run that command under another name: python -c, perl -e,
 // node -e, awk's system(), make and a Makefile, npm run, go generate,
-// git hooks and aliases from the repository's own configuration, find
+// git hooks and aliases from the repository's own configuration or from
+// a configuration file a changed HOME or XDG_CONFIG_HOME points to, find
 // -delete instead of rm, cp or mv over a file, a script written with
 // write_file and run later, ssh host cmd (not checked: it runs remotely),
 // docker, kubectl or nix-shell with a command. A deny rule on execute is

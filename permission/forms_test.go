@@ -2,6 +2,7 @@ package permission_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/deepagents-go/deepagents/permission"
@@ -150,6 +151,63 @@ func TestDecideShellForms(t *testing.T) {
 		{"git --config-env=core.pager=X status", N},
 		{"git $SUB", K},
 		{"git ${SUB} x", K},
+		// Options that choose the repository, and so its configuration
+		// (core.fsmonitor in a committed bare repository sub/): allow
+		// rules do not apply, deny rules do.
+		{"git -C sub status", N},
+		{"git -Csub status", N},
+		{"git -C ./sub status", N},
+		{"git --git-dir=sub status", N},
+		{"git --git-dir sub status", N},
+		{"git --work-tree=/ status", N},
+		{"git --work-tree / status", N},
+		{"git --bare status", N},
+		{"git -C sub commit -m x", D},
+		{"git --bare commit -m x", D},
+		{"git --work-tree=/ commit", D},
+		{"git --namespace=x status", A},
+		{"git -C sub -c alias.ci=commit ci -m x", K},
+		// Aliases and included files from the command line rename a
+		// command: unsure, so asked about, never allowed.
+		{"git -c alias.ci=commit ci -m x", K},
+		{"git -c Alias.CI=commit ci -m x", K},
+		{"git -calias.ci=commit ci -m x", K},
+		{"git -c alias.ci=commit commit -m x", D},
+		{"git -c alias.st=status st", K},
+		{"git --config-env=alias.ci=V ci -m x", K},
+		{"git --config-env alias.ci=V ci -m x", K},
+		{"git -c include.path=sub/cfg ci -m x", K},
+		{"git -c includeIf.gitdir:/.path=sub/cfg ci -m x", K},
+		{"git -c \"$K\" ci -m x", K},
+		{"git --config-env \"$K\" ci -m x", K},
+		{"GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.ci GIT_CONFIG_VALUE_0=commit git ci -m x", K},
+		{"GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=$K GIT_CONFIG_VALUE_0=commit git ci -m x", K},
+		{"env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=ALIAS.ci GIT_CONFIG_VALUE_0=commit git ci -m x", K},
+		{"export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.ci GIT_CONFIG_VALUE_0=commit; git ci -m x", K},
+		{"GIT_CONFIG_PARAMETERS=\"'alias.ci'='commit'\" git ci -m x", K},
+		{"GIT_CONFIG_KEY_0=ali; GIT_CONFIG_KEY_0+=as.ci; export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0 GIT_CONFIG_VALUE_0=commit; git ci -m x", K},
+		{"read GIT_CONFIG_KEY_0 <<< alias.ci; export GIT_CONFIG_KEY_0 GIT_CONFIG_COUNT=1 GIT_CONFIG_VALUE_0=commit; git ci -m x", K},
+		{"systemd-run -E \"GIT_CONFIG_KEY_0=$K\" -E GIT_CONFIG_COUNT=1 -E GIT_CONFIG_VALUE_0=commit git ci -m x", K},
+		{"GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=cat git status", N},
+		// A deny rule's command in an argument that is itself a command
+		// line (tar, sed and sg run such arguments): asked about.
+		{"tar --to-command='rm x' -xf a.tar", K},
+		{"tar --to-command=rm -xf a.tar", K},
+		{"tar --checkpoint-action=exec='rm x' -cf a.tar .", K},
+		{"tar --to-command='r\\m x' -xf a.tar", K},
+		{"sed 'e rm x' f", K},
+		{"sed -e '1e rm x' f", K},
+		{"sg grp 'rm x'", K},
+		{"sg grp 'true; rm -rf x'", K},
+		{"ssh host 'rm -rf x'", K},
+		{"sed 's/rm/x/' f", N},
+		{"awk '/rm/ {print $1}' f", N},
+		{"awk '$1 > 0' f", N},
+		{"grep 'rm x' f", N},
+		{"echo 'rm x'", A},
+		{"python3 -c 'x = \"a\".format(1)'", N},
+		// Past the budget of arguments parsed: asked about.
+		{"foo 'a=b=c=" + strings.Repeat("rmx ", 30000) + "' 'a=b=c=" + strings.Repeat("rmx ", 30000) + "'", K},
 		// A changed environment: allow rules no longer apply.
 		{"GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='rm victim' git status", K},
 		{"GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch victim' git status", N},
@@ -204,7 +262,7 @@ func TestDecideShellForms(t *testing.T) {
 // changed environment, a written file).
 func TestDecideAllowForms(t *testing.T) {
 	rs := mustRules(t, map[permission.Effect][]string{
-		permission.Allow: {"execute(git status)", "execute(echo)", "execute(ls)", "execute(go test)", "execute(cat)"},
+		permission.Allow: {"execute(git status)", "execute(echo)", "execute(ls)", "execute(go test)", "execute(cat)", "execute(cd)"},
 		permission.Deny:  {"execute(rm)", "execute(git push)"},
 	})
 	A, K, D, N := permission.Allow, permission.Ask, permission.Deny, permission.None
@@ -226,14 +284,27 @@ func TestDecideAllowForms(t *testing.T) {
 		{"go test ./... > /dev/null 2>&1", A},
 		{"ls >&2", A},
 		{"for f in *.go; do echo $f; done", A},
-		{"git -C /tmp status", A},
+		{"git -C /tmp status", N}, // another repository: its configuration runs
+		{"git -C . status", A},
+		{"git --no-pager status", A},
+		{"git -P status", A},
+		{"git --git-dir=/tmp/x status", N},
+		{"git --bare status", N},
+		{"git -c alias.p=push p", K},
+		{"git -C /tmp push", D},
+		{"tar --to-command='rm x' -xf a.tar", K},
 		{"time ls", A},
 		{"ls &", A},
 		{"echo \"$(ls)\"", A},
 		{"cat <<'EOF'\nrm x\nEOF", A}, // a quoted here-document is text
 		{"sudo git status", N},        // sudo needs a rule of its own
 		{"find . -name x", N},
-		{"cd /tmp && ls", N},
+		{"cd /tmp && ls", A},
+		{"cd sub && git status", N}, // git -C sub status
+		{"(cd sub; git status)", N},
+		{"git status; cd sub", N},
+		{"pushd sub && git status", N},
+		{"cd . && git status", A},
 		{"FOO=1 ls", N},
 		{"git status; x=1", N},
 		{"echo hi > /etc/passwd", N}, // a written file: allow rules do not apply

@@ -101,7 +101,8 @@ func Commands(command string) (cmds []Command, err error) {
 		return nil, fmt.Errorf("%w: it runs more than %d words of commands", ErrUnparsable, maxWords)
 	}
 	for i := range w.out {
-		w.out[i].Assigned = w.out[i].Assigned || w.assigned
+		w.out[i].Assigned = w.out[i].Assigned || w.assigned ||
+			w.chdir && len(w.out[i].Args) > 0 && baseName(w.out[i].Args[0]) == "git"
 		w.out[i].Writes = w.writes
 	}
 	return w.out, nil
@@ -142,6 +143,7 @@ type walker struct {
 	funcs    map[string]bool // functions the line defines
 	assigned bool            // the line changes the shell's environment (export, bare assignments)
 	writes   bool            // the line redirects output into a file
+	chdir    bool            // the line changes directory: git may find another repository there
 	words    int             // words recorded, up to maxWords
 }
 
@@ -194,10 +196,12 @@ func (w *walker) visit(sc *scope, n syntax.Node) {
 		c := Command{Assigned: true}
 		for _, a := range n.Args {
 			args = append(args, word{s: sc.text(a), exp: true})
-			if a.Name != nil && codeVars[a.Name.Value] {
-				c.Unsure = "it sets " + a.Name.Value + ", which changes what programs run"
+			if a.Name != nil {
+				if why := varUnsure(a.Name.Value, assignedValue(sc, a)); why != "" {
+					c.Unsure = why
+				}
 			}
-			if a.Value != nil && codeVars[a.Value.Lit()] {
+			if a.Value != nil && codeVar(a.Value.Lit()) {
 				c.Unsure = "it names " + a.Value.Lit() + " (declare -n makes a name for it)"
 			}
 		}
@@ -257,8 +261,8 @@ func arithName(x syntax.ArithmExpr) string {
 // assignment word (a for loop, arithmetic, read): when it is one of
 // codeVars, an unsure command stands for it.
 func (w *walker) setsVar(sc *scope, name string) {
-	if codeVars[name] {
-		w.emit(sc, []word{{s: name, exp: true}}, Command{Unsure: "it sets " + name + ", which changes what programs run"})
+	if codeVar(name) {
+		w.emit(sc, []word{{s: name, exp: true}}, Command{Unsure: varUnsure(name, word{exp: true})})
 	}
 }
 
@@ -414,8 +418,10 @@ func (w *walker) call(sc *scope, call *syntax.CallExpr, redirs []*syntax.Redirec
 	w.assignValues(sc, call.Assigns)
 	c := Command{Assigned: len(call.Assigns) > 0}
 	for _, a := range call.Assigns {
-		if a.Name != nil && codeVars[a.Name.Value] {
-			c.Unsure = "it sets " + a.Name.Value + ", which changes what programs run"
+		if a.Name != nil {
+			if why := varUnsure(a.Name.Value, assignedValue(sc, a)); why != "" {
+				c.Unsure = why
+			}
 		}
 	}
 	if len(call.Args) == 0 {
@@ -439,7 +445,40 @@ func (w *walker) call(sc *scope, call *syntax.CallExpr, redirs []*syntax.Redirec
 var codeVars = map[string]bool{
 	"PATH": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true, "BASH_ENV": true, "ENV": true,
 	"SHELLOPTS": true, "BASHOPTS": true, "PS4": true, "PROMPT_COMMAND": true, "GIT_EXEC_PATH": true,
-	"GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true, "GIT_DIR": true,
+	"GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true, "GIT_DIR": true, "GIT_CONFIG_PARAMETERS": true,
+}
+
+// codeVar reports whether setting the variable to a value not known
+// (read, a for loop, printf -v) makes the commands after it unsure: one
+// of codeVars, or GIT_CONFIG_KEY_n, which may name an alias.
+func codeVar(name string) bool {
+	return codeVars[name] || strings.HasPrefix(name, "GIT_CONFIG_KEY_")
+}
+
+// varUnsure says why setting the variable name to v makes the command
+// unsure, or returns "": a variable of codeVars, or GIT_CONFIG_KEY_n set
+// to an alias, an include (see gitKeyRenames) or a value the shell
+// expands.
+func varUnsure(name string, v word) string {
+	switch {
+	case codeVars[name]:
+		return "it sets " + name + ", which changes what programs run"
+	case strings.HasPrefix(name, "GIT_CONFIG_KEY_") && (v.exp || gitKeyRenames(v.s)):
+		return "it sets " + name + " to a git configuration key that can rename a command: " + v.s
+	}
+	return ""
+}
+
+// assignedValue returns the value an assignment gives, as exp when it
+// is not known from the text (an expansion, +=, an array).
+func assignedValue(sc *scope, a *syntax.Assign) word {
+	switch {
+	case a.Append || a.Array != nil || a.Index != nil:
+		return word{s: sc.text(a), exp: true}
+	case a.Value == nil:
+		return word{}
+	}
+	return sc.word(a.Value)
 }
 
 // assignValues walks the values of a call's assignments as text that may
@@ -542,7 +581,7 @@ func (w *walker) run(sc *scope, words []word, c Command, redirs []*syntax.Redire
 				if base == "printf" && words[i].s != "-v" {
 					continue // printf sets only the variable of -v
 				}
-				if name, _, _ := strings.Cut(x.s, "["); codeVars[name] && !x.exp {
+				if name, _, _ := strings.Cut(x.s, "["); codeVar(name) && !x.exp {
 					c.Unsure = "it sets a variable that may change what programs run: " + x.s
 				}
 			}
@@ -600,6 +639,12 @@ func (w *walker) run(sc *scope, words []word, c Command, redirs []*syntax.Redire
 				w.valueCode(sc, v)
 			}
 			return
+		case "cd", "pushd", "popd":
+			// cd sub && git status is git -C sub status: git's commands
+			// in the line run with the repository it finds there.
+			if len(words) > 1 && (words[1].exp || words[1].s != ".") || base == "popd" {
+				w.chdir = true
+			}
 		case "find":
 			w.find(sc, words, c)
 			return
@@ -636,8 +681,9 @@ func (w *walker) run(sc *scope, words []word, c Command, redirs []*syntax.Redire
 		w.emit(sc, words, wc)
 		for _, set := range u.sets {
 			w.valueCode(sc, valueOf(set))
-			if name, _, _ := strings.Cut(set, "="); codeVars[name] {
-				c.Unsure = "it sets " + name + ", which changes what programs run"
+			name, v, _ := strings.Cut(set, "=")
+			if why := varUnsure(name, word{s: v}); why != "" {
+				c.Unsure = why
 			}
 		}
 		if u.unsure != "" {
@@ -711,10 +757,17 @@ func hasShortOption(ws []word, opts string) bool {
 }
 
 // gitWords returns git's words with its global options left out, so
-// that git -C dir commit matches a rule on "git commit"; options that
-// change what git runs (-c, --config-env, --exec-path) set Assigned, an
-// option it does not know sets Unsure. The values -c gives are added to
-// values: git runs many of them (core.pager, core.fsmonitor, alias.x=!cmd).
+// that git -C dir commit matches a rule on "git commit" (deny and ask
+// rules see through them). Options that change which repository,
+// configuration or programs git uses set Assigned, so that allow rules
+// do not apply: -c, --config-env, --exec-path=DIR, and -C, --git-dir,
+// --work-tree and --bare, since a repository can commit a folder laid
+// out as a bare repository whose config runs a command (core.fsmonitor)
+// once git is pointed at it. A -c or --config-env that defines an alias
+// or includes a file, or one the shell expands, sets Unsure: it can give
+// any command another name. An option git does not know sets Unsure.
+// The values -c gives are added to values: git runs many of them
+// (core.pager, core.fsmonitor, alias.x=!cmd).
 func gitWords(words []word, c *Command, values *[]string) []word {
 	out := []word{words[0]}
 	i := 1
@@ -724,40 +777,95 @@ func gitWords(words []word, c *Command, values *[]string) []word {
 			break // a subcommand or option the shell expands: matched as written
 		}
 		s := x.s
-		name, _, hasVal := strings.Cut(s, "=")
-		switch {
-		case !strings.HasPrefix(s, "-"):
-		case s == "-C" || s == "-c" || !hasVal && (name == "--git-dir" || name == "--work-tree" || name == "--namespace" || name == "--config-env" || name == "--attr-source"):
-			if s == "-c" || s == "--config-env" {
+		if !strings.HasPrefix(s, "-") {
+			break
+		}
+		opt, val, hasVal := strings.Cut(s, "=")
+		if !strings.HasPrefix(s, "--") {
+			opt, val, hasVal = s, "", false
+			if len(s) > 2 && (s[1] == 'C' || s[1] == 'c') {
+				opt, val, hasVal = s[:2], s[2:], true // -Cdir, -ckey=value
+			}
+		}
+		kind, known := gitOptions[opt]
+		if !known || kind == gitFlag && hasVal {
+			c.Unsure = "git's option " + s + " is not understood"
+			break
+		}
+		if kind == gitLast {
+			break // --version, --help: git prints and stops
+		}
+		if kind == gitFlag || kind == gitRepoFlag {
+			if kind == gitRepoFlag {
 				c.Assigned = true
+			}
+			continue
+		}
+		if kind == gitExecPath && !hasVal {
+			break // --exec-path alone prints the path
+		}
+		v := word{s: val}
+		if !hasVal && kind != gitExecPath {
+			if i+1 >= len(words) {
+				break
 			}
 			i++
-			if s == "-c" && i < len(words) {
-				*values = append(*values, valueOf(words[i].s))
-			}
-			continue
-		case strings.HasPrefix(s, "-C") || strings.HasPrefix(s, "-c") && len(s) > 2:
-			if s[1] == 'c' {
-				c.Assigned = true
-				*values = append(*values, valueOf(s[2:]))
-			}
-			continue
-		case name == "--config-env" || name == "--exec-path":
-			c.Assigned = true
-			continue
-		case hasVal && (name == "--git-dir" || name == "--work-tree" || name == "--namespace" || name == "--super-prefix" || name == "--list-cmds" || name == "--attr-source"):
-			continue
-		case s == "-p" || s == "-P" || s == "--paginate" || s == "--no-pager" || s == "--bare" || s == "--no-replace-objects" ||
-			s == "--no-lazy-fetch" || s == "--no-optional-locks" || s == "--no-advice" || s == "--literal-pathspecs" ||
-			s == "--glob-pathspecs" || s == "--noglob-pathspecs" || s == "--icase-pathspecs":
-			continue
-		case s == "--version" || s == "--help" || s == "--html-path" || s == "--man-path" || s == "--info-path" || s == "-v" || s == "-h":
-		default:
-			c.Unsure = "git's option " + s + " is not understood"
+			v = words[i]
 		}
-		break
+		switch kind {
+		case gitRepo:
+			if v.exp || v.s != "." || opt != "-C" {
+				c.Assigned = true // -C . is where git runs anyway
+			}
+		case gitConfig:
+			c.Assigned = true
+			switch {
+			case v.exp:
+				c.Unsure = "git's " + opt + " sets a configuration the shell expands: " + v.s
+			case gitKeyRenames(v.s):
+				c.Unsure = "git's " + opt + " " + v.s + " defines an alias or includes a file, which can rename a command"
+			case opt == "-c":
+				*values = append(*values, valueOf(v.s))
+			}
+		case gitExecPath:
+			c.Assigned = true
+		}
 	}
 	return append(out, words[min(i, len(words)):]...)
+}
+
+// What a global option of git is, for gitWords.
+const (
+	gitFlag     = iota // no argument, harmless: --no-pager
+	gitRepoFlag        // no argument, chooses the repository: --bare
+	gitArg             // an argument, harmless: --namespace
+	gitRepo            // an argument that chooses the repository: -C, --git-dir
+	gitConfig          // a configuration: -c, --config-env
+	gitExecPath        // --exec-path=DIR; alone it prints the path
+	gitLast            // git prints something and runs no command
+)
+
+// gitOptions are git's global options (git --help).
+var gitOptions = map[string]int{
+	"-p": gitFlag, "-P": gitFlag, "--paginate": gitFlag, "--no-pager": gitFlag, "--no-replace-objects": gitFlag,
+	"--no-lazy-fetch": gitFlag, "--no-optional-locks": gitFlag, "--no-advice": gitFlag, "--literal-pathspecs": gitFlag,
+	"--glob-pathspecs": gitFlag, "--noglob-pathspecs": gitFlag, "--icase-pathspecs": gitFlag,
+	"--bare":      gitRepoFlag,
+	"--namespace": gitArg, "--super-prefix": gitArg, "--list-cmds": gitArg, "--attr-source": gitArg,
+	"-C": gitRepo, "--git-dir": gitRepo, "--work-tree": gitRepo,
+	"-c": gitConfig, "--config-env": gitConfig,
+	"--exec-path": gitExecPath,
+	"--version":   gitLast, "--help": gitLast, "--html-path": gitLast, "--man-path": gitLast, "--info-path": gitLast,
+	"-v": gitLast, "-h": gitLast,
+}
+
+// gitKeyRenames reports whether a git configuration key (the start of
+// -c key=value, --config-env key=VAR, GIT_CONFIG_KEY_n's value) can
+// give a command another name: an alias, or a file included that may
+// define one. Section names are case-insensitive.
+func gitKeyRenames(key string) bool {
+	k := strings.ToLower(strings.TrimSpace(key))
+	return strings.HasPrefix(k, "alias.") || strings.HasPrefix(k, "include.") || strings.HasPrefix(k, "includeif.")
 }
 
 // find records find and each command its -exec, -execdir, -ok and
@@ -1015,6 +1123,10 @@ func (spec wrapper) parse(words []word) (u unwrapped) {
 					u.code = &v
 				}
 				if hasWord(spec.envLong, opt) {
+					if v.exp {
+						u.unsure = name + "'s option " + s + " sets a variable the shell expands"
+						return u
+					}
 					u.assigned = true
 					u.sets = append(u.sets, v.s)
 				}
@@ -1065,6 +1177,10 @@ func (spec wrapper) parse(words []word) (u unwrapped) {
 						u.code = &v
 					}
 					if strings.IndexByte(spec.env, c) >= 0 {
+						if v.exp {
+							u.unsure = name + "'s option -" + string(c) + " sets a variable the shell expands"
+							return u
+						}
 						u.assigned = true
 						u.sets = append(u.sets, v.s)
 					}
