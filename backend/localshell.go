@@ -149,6 +149,7 @@ func NewLocalShell(root string, opts LocalShellOptions) (*LocalShell, error) {
 		if err := sandboxRootAllowed(s.root); err != nil {
 			return nil, err
 		}
+		warnForeignOwner(s.root)
 		s.plan = newSandboxPlan()
 		s.places = newSandboxPlaces(&sb, s.root)
 		s.slots = make(chan struct{}, sb.maxCommands())

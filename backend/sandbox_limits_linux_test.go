@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -146,5 +147,28 @@ func TestSandboxWarnsOnceWithoutCgroup(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "systemd-run --user --scope -p Delegate=yes") || !strings.Contains(buf.String(), "memory") {
 		t.Errorf("the warning does not say what is not capped and how to get a cgroup: %s", buf.String())
+	}
+}
+
+// TestSandboxWarnsOfForeignWorkspace: as root, a workspace of another
+// user is one the sandbox's commands cannot change; the shell says so.
+func TestSandboxWarnsOfForeignWorkspace(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root can give a folder to another user")
+	}
+	ws := t.TempDir()
+	if err := os.Chown(ws, 4321, 4321); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+	s := sandboxShell(t, ws, backend.Bubblewrap{})
+	if !strings.Contains(buf.String(), "belongs to another user") || !strings.Contains(buf.String(), "uid=4321") {
+		t.Errorf("no warning: %q", buf.String())
+	}
+	if r := run(t, s, "touch x 2>&1"); !strings.Contains(r.Output, "Permission denied") {
+		t.Errorf("the warning is wrong: %q", r.Output)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path"
@@ -345,3 +346,20 @@ func sandboxAttr() *syscall.SysProcAttr {
 }
 
 func unixAccessW(dir string) bool { return syscall.Access(dir, 2 /* W_OK */) == nil }
+
+// warnForeignOwner says so when this process is root and the workspace
+// belongs to another user (a checkout mounted into a container, say): the
+// sandbox's commands run as root's uid without any capability, so file
+// modes apply to them and they cannot change that user's files.
+func warnForeignOwner(root string) {
+	if os.Geteuid() != 0 {
+		return
+	}
+	st, err := os.Stat(root)
+	if err != nil {
+		return
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Uid != 0 {
+		slog.Warn("execute: the workspace belongs to another user and sandboxed commands have no capabilities, so they cannot change files that user alone may write; run deepagents as that user", "workspace", root, "uid", sys.Uid)
+	}
+}
