@@ -16,36 +16,17 @@ import (
 var noPIDNamespace atomic.Bool
 
 // containAttr starts a stdio server as the first process of a PID
-// namespace of its own, in a process group of its own, killed if this
-// process dies first (Pdeathsig). When the first process of a PID
-// namespace dies, the kernel kills every other process in it, wherever
-// they went (setsid, double forks): so whatever the server started (npx
-// starts node, which starts more) dies with it even when this process is
-// killed with SIGKILL and can tear nothing down. Without root, a user
-// namespace mapping this process's user and group to themselves makes the
-// PID namespace possible; the server keeps its user and its rights. With
-// namespaces false it is the process group alone: killGroup ends it when
-// the server is closed, but a SIGKILL of this process leaves the server's
-// children running.
+// namespace of its own (procinfo.PIDNamespaceAttr), so whatever it started
+// (npx starts node, which starts more) dies with it, even when this
+// process is killed with SIGKILL and can tear nothing down. With
+// namespaces false it is a process group alone, killed if this process
+// dies first: killGroup ends it when the server is closed, but a SIGKILL of
+// this process leaves the server's children running.
 func containAttr(namespaces bool) *syscall.SysProcAttr {
-	a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if namespaces {
-		a.Cloneflags = syscall.CLONE_NEWPID
-		if uid, gid := os.Geteuid(), os.Getegid(); uid != 0 {
-			a.Cloneflags |= syscall.CLONE_NEWUSER
-			if procinfo.Dumpable() {
-				a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-				a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-			}
-			// Else this process hid its memory and environment
-			// (procinfo.HideEnviron) and cannot write its child's uid_map (see
-			// procinfo.Dumpable): startContained tries unshare first. Here, its
-			// last resort, the server runs unmapped: the kernel still checks its
-			// files as this user, but it sees its uid (and every other user's)
-			// as 65534, the overflow ID.
-		}
+		return procinfo.PIDNamespaceAttr()
 	}
-	return a
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // startContained starts the command newCmd makes as containAttr says:

@@ -90,3 +90,29 @@ func UnshareCommand(cmd *exec.Cmd) bool {
 	cmd.Path, cmd.Args = path, args
 	return true
 }
+
+// PIDNamespaceAttr returns the attributes that start a process as the
+// first of a PID namespace of its own, in a process group of its own, and
+// killed with SIGKILL if this process dies. When the first process of a PID
+// namespace dies, the kernel kills every other process in it, wherever
+// they went (setsid, double forks), so nothing the process started
+// outlives it, even when this process is killed and can tear nothing down.
+//
+// Without root, the PID namespace needs a user namespace: one mapping this
+// process's user and group to themselves, so the child keeps its user and
+// rights. A process that hid its environment (HideEnviron) cannot write
+// its child's maps (see Dumpable): the child then runs unmapped, where the
+// kernel still checks its files as this user but it sees every uid as
+// 65534, the overflow ID; UnshareCommand is the way around that, tried
+// first by the callers.
+func PIDNamespaceAttr() *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setpgid: true, Cloneflags: syscall.CLONE_NEWPID, Pdeathsig: syscall.SIGKILL}
+	if uid, gid := os.Geteuid(), os.Getegid(); uid != 0 {
+		a.Cloneflags |= syscall.CLONE_NEWUSER
+		if Dumpable() {
+			a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+			a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		}
+	}
+	return a
+}
