@@ -75,8 +75,14 @@ func noMatch(content, oldString string) error {
 // newString (so a file created empty is not a dead end). In a file with
 // CRLF line endings, an oldString written with LF (as models write) that
 // does not match as is matches with CRLF, and newString is written with
-// CRLF too, so the file keeps its endings.
+// CRLF too, so the file keeps its endings. In a file with LF line endings
+// (and no CRLF), the strings' CRLF are read as LF, so that a model writing
+// CRLF matches and no \r enters the file.
 func replaceIn(content, oldString, newString string, replaceAll bool) (string, int, error) {
+	if strings.Contains(content, "\n") && !strings.Contains(content, "\r\n") && strings.Contains(oldString+newString, "\r\n") {
+		oldString = strings.ReplaceAll(oldString, "\r\n", "\n")
+		newString = strings.ReplaceAll(newString, "\r\n", "\n")
+	}
 	if oldString == "" {
 		if content == "" {
 			return newString, 1, nil

@@ -354,6 +354,21 @@ func (s *suite) testEdit(t *testing.T) {
 			t.Errorf("after edit (%d): %q", n, got)
 		}
 	})
+	t.Run("CRLFStringsInLFFile", func(t *testing.T) {
+		// A model that writes old_string and new_string with \r\n edits an
+		// LF file as if it had written \n, and writes no \r into it.
+		b, e := s.fresh(t, map[string]string{"/f.txt": "one\ntwo\nthree\n"})
+		n, err := b.Edit(ctx, e.p("/f.txt"), "one\r\ntwo", "uno\r\ndos", false)
+		noErr(t, "Edit with CRLF in an LF file", err)
+		if got := string(download(t, b, e.p("/f.txt"))); n != 1 || got != "uno\ndos\nthree\n" {
+			t.Errorf("after edit (%d): %q", n, got)
+		}
+		n, err = b.Edit(ctx, e.p("/f.txt"), "three", "tres\r\ncuatro", false)
+		noErr(t, "Edit with a CRLF new string in an LF file", err)
+		if got := string(download(t, b, e.p("/f.txt"))); n != 1 || got != "uno\ndos\ntres\ncuatro\n" {
+			t.Errorf("after edit (%d): %q", n, got)
+		}
+	})
 	t.Run("EmptyFile", func(t *testing.T) {
 		// An empty file is edited with an empty old_string; it is not a
 		// dead end between write_file (exists) and edit_file.
