@@ -89,7 +89,8 @@ func TestFilesystemToolContract(t *testing.T) {
 		{"read_file", `{"file_path":"foo..bar.txt"}`, "     1\tlegal name", false, false},
 		{"read_file", `{"file_path":"/cr.txt"}`, "     1\told\n     2\tmac\n     3\tlines", false, false},
 		{"read_file", `{"file_path":"/cr.txt","offset":1,"limit":1}`, "     2\tmac\n\n[Read 1 line (lines 2-2). More lines remain from offset 2.]", false, false},
-		{"read_file", `{"file_path":"/latin1.txt"}`, "     1\tcaf\uFFFD ok\n     2\t\uFFFD", false, false},
+		{"read_file", `{"file_path":"/latin1.txt"}`, "Error reading file '/latin1.txt': it is not UTF-8 text (line 1 holds the byte 0xe9)", false, true},
+		{"read_file", `{"file_path":"/latin1.txt","offset":1}`, "Error reading file '/latin1.txt': it is not UTF-8 text (line 2 holds the byte 0xff)", false, true},
 		// write_file
 		{"write_file", `{"file_path":"/new/file.txt","content":"fresh"}`, "Updated file /new/file.txt", false, false},
 		{"write_file", `{"file_path":"/blank.txt","content":"  \n\n"}`, "Updated file /blank.txt", false, false}, // replaces: both references do

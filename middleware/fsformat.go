@@ -44,6 +44,10 @@ const (
 	regexpHint = "\n\nNote: grep searches for the literal text, so regular expression syntax such as `|`, `.*` or `\\d` is searched as written. Search for the words you want; for alternatives, run one search each."
 	// globTimeoutText answers a glob that ran past its time limit.
 	globTimeoutText = "Error: glob timed out after %v. Try a more specific pattern or a narrower path."
+	// notUTF8Text answers read_file on a file that is not UTF-8 text, as
+	// the Python reference does (it decodes strictly): shown with U+FFFD,
+	// an edit copied from it would never match the file's bytes.
+	notUTF8Text = "Error reading file '%s': it is not UTF-8 text (line %d holds the byte 0x%02x)"
 	// truncatedNote ends a tool result cut at the size limit.
 	truncatedNote = "\n... [results truncated, try being more specific with your parameters]"
 )
@@ -153,4 +157,17 @@ func capOutput(s string, max int) string {
 		}
 	}
 	return s[:cut] + truncatedNote
+}
+
+// firstInvalidByte returns the first byte of s that starts no valid UTF-8
+// sequence.
+func firstInvalidByte(s string) byte {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				return s[i]
+			}
+		}
+	}
+	return 0
 }

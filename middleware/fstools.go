@@ -114,6 +114,11 @@ func (f *Filesystem) read(ctx context.Context, in readIn) (string, error) {
 	if len(res.Lines) == 0 || (res.Offset == 0 && !more && allBlank(res.Lines)) {
 		return emptyFileReminder, nil
 	}
+	for i, line := range res.Lines {
+		if !utf8.ValidString(line) {
+			return "", fmt.Errorf(notUTF8Text, p, res.Offset+1+i, firstInvalidByte(line))
+		}
+	}
 	var b strings.Builder
 	formatLines(&b, res.Lines, res.Offset+1)
 	out := capOutput(b.String(), f.evictChars())
