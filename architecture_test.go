@@ -79,6 +79,9 @@ var layers = map[string][]string{
 	"":               {"agent", "backend", "checkpoint", "llm", "middleware", "permission", "store", "telemetry", "thread", "tool"},
 	"internal/cli":   {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "tool"},
 	"cmd/deepagents": {"internal/cli", "internal/procinfo"},
+
+	// Tests' helpers.
+	"internal/asuser": nil,
 }
 
 // TestImportsPointDown checks every package's non-test imports against

@@ -4,23 +4,19 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/internal/asuser"
 	"github.com/deepagents-go/deepagents/internal/procinfo"
 )
 
 // hiddenUserEnv marks the run of a test in a process of its own, which may
 // hide its environment without hiding the other tests'.
 const hiddenUserEnv = "DEEPAGENTS_BACKEND_HIDDEN_USER"
-
-// otherUID is the user root runs hidden-environment tests as: not 65534,
-// which an unmapped user namespace shows for every user.
-const otherUID = 12345
 
 // TestLocalShellHiddenKeepsUser runs a command without sandbox from a
 // process that is not root and hid its environment (procinfo.HideEnviron,
@@ -30,7 +26,7 @@ const otherUID = 12345
 // the test runs itself as user 12345.
 func TestLocalShellHiddenKeepsUser(t *testing.T) {
 	if os.Getenv(hiddenUserEnv) == "" {
-		runHidden(t, "TestLocalShellHiddenKeepsUser")
+		asuser.RunTest(t, asuser.OtherUID, "TestLocalShellHiddenKeepsUser", hiddenUserEnv+"=1")
 		return
 	}
 	if err := procinfo.HideEnviron(); err != nil {
@@ -69,54 +65,5 @@ func TestLocalShellHiddenKeepsUser(t *testing.T) {
 			t.Fatalf("the command's background process outlived it: %s", out)
 		}
 		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// runHidden runs the test named run of this binary in a process of its
-// own, marked with hiddenUserEnv; as root, as user otherUID (with setpriv,
-// or it skips). It fails if that run fails.
-func runHidden(t *testing.T, run string) {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Not t.TempDir: its parent is private to this user.
-	dir, err := os.MkdirTemp("", "backend-hidden-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"-test.run=^" + run + "$", "-test.v", "-test.count=1"}
-	var cmd *exec.Cmd
-	if os.Geteuid() == 0 {
-		setpriv, err := exec.LookPath("setpriv")
-		if err != nil {
-			t.Skip("setpriv is missing to run this test as a user other than root")
-		}
-		b, err := os.ReadFile(exe)
-		if err != nil {
-			t.Fatal(err)
-		}
-		exe = filepath.Join(dir, "backend.test")
-		if err := os.WriteFile(exe, b, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		id := strconv.Itoa(otherUID)
-		cmd = exec.Command(setpriv, append([]string{"--reuid=" + id, "--regid=" + id, "--clear-groups", exe}, args...)...)
-	} else {
-		cmd = exec.Command(exe, args...)
-	}
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir, hiddenUserEnv + "=1"}
-	out, err := cmd.CombinedOutput()
-	if strings.Contains(string(out), "--- SKIP: "+run) {
-		t.Skipf("%s", out)
-	}
-	if err != nil || !strings.Contains(string(out), "--- PASS: "+run) {
-		t.Fatalf("in a process of its own: %v\n%s", err, out)
 	}
 }

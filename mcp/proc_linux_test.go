@@ -5,13 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/deepagents-go/deepagents/internal/asuser"
 )
 
 func init() {
@@ -43,7 +44,7 @@ func serverTreeDies(t *testing.T, hide, asUser bool) {
 	client := exec.Command(exe, "-test.run=^$")
 	client.Env = append(os.Environ(), clientEnv+"="+marker)
 	if asUser {
-		client = clientAsUser(t, exe, marker)
+		client = asuser.Command(t, asuser.OtherUID, []string{clientEnv + "=" + marker}, "-test.run=^$")
 	}
 	if hide {
 		client.Env = append(client.Env, clientEnv+"_HIDE=1")
@@ -76,36 +77,4 @@ func serverTreeDies(t *testing.T, hide, asUser bool) {
 	if strings.Contains(line, "error") {
 		t.Error(line)
 	}
-}
-
-// clientAsUser is a client run as user otherUID, from a copy of exe that
-// user can run (or the test skips where setpriv is missing).
-func clientAsUser(t *testing.T, exe, marker string) *exec.Cmd {
-	t.Helper()
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("setpriv is missing to run the client as another user")
-	}
-	// Not t.TempDir: its parent is private to root.
-	dir, err := os.MkdirTemp("", "mcp-client-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	copy := filepath.Join(dir, "mcp.test")
-	if err := os.WriteFile(copy, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	id := strconv.Itoa(otherUID)
-	client := exec.Command(setpriv, "--reuid="+id, "--regid="+id, "--clear-groups", copy, "-test.run=^$")
-	client.Dir = dir
-	client.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir, clientEnv + "=" + marker}
-	return client
 }

@@ -6,10 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/deepagents-go/deepagents/internal/asuser"
 )
 
 // hiddenEnv makes the test binary a process that hides its environment
@@ -37,7 +38,7 @@ func TestMain(m *testing.M) {
 // reads everything, so as root the test runs itself as user nobody.
 func TestHideEnviron(t *testing.T) {
 	if os.Geteuid() == 0 {
-		asNobody(t, "TestHideEnviron")
+		asuser.RunTest(t, 65534, "TestHideEnviron")
 		return
 	}
 	const key = "deepagents-procinfo-secret-key"
@@ -74,43 +75,5 @@ func TestHideEnviron(t *testing.T) {
 	}
 	if err != nil && !errors.Is(err, fs.ErrPermission) {
 		t.Errorf("reading a hidden environment: %v", err)
-	}
-}
-
-// asNobody runs the test named run of this binary as user nobody, and
-// fails if it fails. It skips where setpriv is missing.
-func asNobody(t *testing.T, run string) {
-	t.Helper()
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("root reads every environment, and setpriv is missing to run this test as another user")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Not t.TempDir: its parent is private to root.
-	dir, err := os.MkdirTemp("", "procinfo-nobody-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	copy := filepath.Join(dir, "procinfo.test")
-	if err := os.WriteFile(copy, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", copy, "-test.run=^"+run+"$", "-test.v")
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir}
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: "+run) {
-		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
 }
