@@ -107,33 +107,19 @@ const (
 	DefaultSandboxMaxCommands = 16
 )
 
-func (b *Bubblewrap) maxProcesses() int {
-	if b.MaxProcesses > 0 {
-		return b.MaxProcesses
+// orDefault is v where it is set (above zero), else def: the options'
+// zero values mean their defaults.
+func orDefault[T int | int64](v, def T) T {
+	if v > 0 {
+		return v
 	}
-	return DefaultSandboxMaxProcesses
+	return def
 }
 
-func (b *Bubblewrap) maxMemory() int64 {
-	if b.MaxMemory > 0 {
-		return b.MaxMemory
-	}
-	return DefaultSandboxMaxMemory
-}
-
-func (b *Bubblewrap) tmpfsSize() int64 {
-	if b.TmpfsSize > 0 {
-		return b.TmpfsSize
-	}
-	return DefaultSandboxTmpfsSize
-}
-
-func (b *Bubblewrap) maxCommands() int {
-	if b.MaxCommands > 0 {
-		return b.MaxCommands
-	}
-	return DefaultSandboxMaxCommands
-}
+func (b *Bubblewrap) maxProcesses() int { return orDefault(b.MaxProcesses, DefaultSandboxMaxProcesses) }
+func (b *Bubblewrap) maxMemory() int64  { return orDefault(b.MaxMemory, DefaultSandboxMaxMemory) }
+func (b *Bubblewrap) tmpfsSize() int64  { return orDefault(b.TmpfsSize, DefaultSandboxTmpfsSize) }
+func (b *Bubblewrap) maxCommands() int  { return orDefault(b.MaxCommands, DefaultSandboxMaxCommands) }
 
 // SandboxUID and SandboxGID are the user and group a sandboxed command
 // runs as, whoever starts it. A new user namespace maps them to this
