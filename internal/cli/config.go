@@ -132,13 +132,7 @@ type ruleLists struct {
 // when it has one, else in ~/.deepagents; "" when there is no home.
 func userConfigPath(env Env) string {
 	if env.Getenv("DEEPAGENTS_HOME") == "" {
-		xdg := env.Getenv("XDG_CONFIG_HOME")
-		if xdg == "" {
-			if home := env.Getenv("HOME"); home != "" {
-				xdg = filepath.Join(home, ".config")
-			}
-		}
-		if xdg != "" {
+		if xdg := xdgConfigDir(env); xdg != "" {
 			path := filepath.Join(xdg, "deepagents", configFile)
 			if _, err := os.Stat(path); err == nil {
 				return path

@@ -74,12 +74,9 @@ func userDir(env Env) string {
 	if h := env.Getenv("DEEPAGENTS_HOME"); h != "" {
 		return h
 	}
-	home := env.Getenv("HOME")
+	home := homeDir(env)
 	if home == "" {
-		var err error
-		if home, err = os.UserHomeDir(); err != nil {
-			return ""
-		}
+		return ""
 	}
 	return filepath.Join(home, ".deepagents")
 }
