@@ -23,6 +23,8 @@ import (
 // another thread's. A call made outside a run has no thread and is
 // refused.
 type threadHistory struct {
+	// Backend sends each call to the calling run's folder (scope).
+	backend.Backend
 	dir string // the history folder on the host
 	fs  *backend.FilesystemBackend
 	// moved records the folders whose history files of older versions
@@ -30,10 +32,15 @@ type threadHistory struct {
 	moved sync.Map
 }
 
-var (
-	_ backend.Backend  = (*threadHistory)(nil)
-	_ backend.Appender = (*threadHistory)(nil)
-)
+var _ backend.Appender = (*threadHistory)(nil)
+
+// newThreadHistory returns the history kept in dir, through fs (a
+// FilesystemBackend rooted there).
+func newThreadHistory(dir string, fs *backend.FilesystemBackend) *threadHistory {
+	h := &threadHistory{dir: dir, fs: fs}
+	h.Backend = backend.Scoped(h.scope)
+	return h
+}
 
 // historyThreadKey is the context key of the top-level thread of a run.
 type historyThreadKey struct{}
@@ -135,91 +142,8 @@ func removeThreadHistory(dir, id string) error {
 	return nil
 }
 
-// List implements backend.Backend.
-func (h *threadHistory) List(ctx context.Context, path string) ([]backend.FileInfo, error) {
-	b, err := h.scope(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return b.List(ctx, path)
-}
-
-// Read implements backend.Backend.
-func (h *threadHistory) Read(ctx context.Context, path string, offset, limit int) (backend.ReadResult, error) {
-	b, err := h.scope(ctx)
-	if err != nil {
-		return backend.ReadResult{}, err
-	}
-	return b.Read(ctx, path, offset, limit)
-}
-
-// Write implements backend.Backend.
-func (h *threadHistory) Write(ctx context.Context, path, content string) error {
-	b, err := h.scope(ctx)
-	if err != nil {
-		return err
-	}
-	return b.Write(ctx, path, content)
-}
-
-// Edit implements backend.Backend.
-func (h *threadHistory) Edit(ctx context.Context, path, oldString, newString string, replaceAll bool) (int, error) {
-	b, err := h.scope(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return b.Edit(ctx, path, oldString, newString, replaceAll)
-}
-
-// Grep implements backend.Backend.
-func (h *threadHistory) Grep(ctx context.Context, q backend.GrepQuery) ([]backend.GrepMatch, error) {
-	b, err := h.scope(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return b.Grep(ctx, q)
-}
-
-// Glob implements backend.Backend.
-func (h *threadHistory) Glob(ctx context.Context, pattern, path string) ([]backend.FileInfo, error) {
-	b, err := h.scope(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return b.Glob(ctx, pattern, path)
-}
-
-// Upload implements backend.Backend.
-func (h *threadHistory) Upload(ctx context.Context, files []backend.File) []backend.FileResult {
-	b, err := h.scope(ctx)
-	if err != nil {
-		out := make([]backend.FileResult, len(files))
-		for i, f := range files {
-			out[i] = backend.FileResult{Path: f.Path, Err: err}
-		}
-		return out
-	}
-	return b.Upload(ctx, files)
-}
-
-// Download implements backend.Backend.
-func (h *threadHistory) Download(ctx context.Context, paths []string) []backend.FileResult {
-	b, err := h.scope(ctx)
-	if err != nil {
-		out := make([]backend.FileResult, len(paths))
-		for i, p := range paths {
-			out[i] = backend.FileResult{Path: p, Err: err}
-		}
-		return out
-	}
-	return b.Download(ctx, paths)
-}
-
-// Append implements backend.Appender.
+// Append implements backend.Appender: summarization appends to the history
+// on disk instead of rewriting it.
 func (h *threadHistory) Append(ctx context.Context, path, text string) error {
-	b, err := h.scope(ctx)
-	if err != nil {
-		return err
-	}
-	return backend.Append(ctx, b, path, text)
+	return backend.Append(ctx, h.Backend, path, text)
 }

@@ -251,7 +251,7 @@ func TestThreadHistoryScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &threadHistory{dir: dir, fs: fs}
+	h := newThreadHistory(dir, fs)
 	at := func(id string) context.Context {
 		return context.WithValue(context.Background(), historyThreadKey{}, id)
 	}

@@ -192,7 +192,7 @@ func historyBackend(db *persist.DB, state backend.Backend) (backend.Backend, err
 	if err != nil {
 		return nil, fmt.Errorf("conversation history: %w", err)
 	}
-	return &threadHistory{dir: dir, fs: b}, nil
+	return newThreadHistory(dir, b), nil
 }
 
 // openSession opens the database, the model and the agent for a run.
