@@ -30,6 +30,8 @@ var layers = map[string][]string{
 	"internal/golden":         nil,
 	"permission":              {"tool"},
 	"llm/internal/streamtest": nil,
+	// The LangGraph API on the wire: its server and its clients share it.
+	"langgraph": nil,
 
 	// Messages and models.
 	"llm":                         {"internal/jsonenc"},
@@ -64,7 +66,7 @@ var layers = map[string][]string{
 	"agent": {"checkpoint", "llm", "store", "thread", "tool", "internal/jsonenc"},
 
 	// The LangGraph API server.
-	"server": {"agent", "checkpoint", "llm", "store", "thread"},
+	"server": {"agent", "checkpoint", "langgraph", "llm", "store", "thread"},
 	"mcp":    {"agent", "checkpoint", "llm", "tool", "internal/procinfo"},
 
 	// Tracing: the middleware on the OpenTelemetry API, and the SDK's
@@ -75,7 +77,7 @@ var layers = map[string][]string{
 	"telemetry/otlp/otlptest": nil,
 
 	// The built-in middleware, the deep agent, and the command line.
-	"middleware":     {"agent", "backend", "checkpoint", "llm", "permission", "thread", "tool"},
+	"middleware":     {"agent", "backend", "checkpoint", "langgraph", "llm", "permission", "thread", "tool"},
 	"":               {"agent", "backend", "checkpoint", "llm", "middleware", "permission", "store", "telemetry", "thread", "tool"},
 	"internal/cli":   {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "tool"},
 	"cmd/deepagents": {"internal/cli", "internal/procinfo"},
