@@ -75,10 +75,10 @@ var layers = map[string][]string{
 	"telemetry/otlp/otlptest": nil,
 
 	// The built-in middleware, the deep agent, and the command line.
-	"middleware":     {"agent", "backend", "checkpoint", "llm", "permission", "thread", "tool"},
-	"":               {"agent", "backend", "checkpoint", "llm", "middleware", "permission", "store", "telemetry", "thread", "tool"},
-	"internal/cli":   {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "tool"},
-	"cmd/deepagents": {"internal/cli", "internal/procinfo"},
+	"middleware":                  {"agent", "backend", "checkpoint", "llm", "permission", "thread", "tool"},
+	"":                            {"agent", "backend", "checkpoint", "llm", "middleware", "permission", "store", "telemetry", "thread", "tool"},
+	"cmd/deepagents/internal/cli": {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "tool"},
+	"cmd/deepagents":              {"cmd/deepagents/internal/cli", "internal/procinfo"},
 
 	// Tests' helpers.
 	"internal/asuser": nil,
@@ -158,7 +158,7 @@ func otelAllowed(pkg, p string) bool {
 	switch pkg {
 	case "telemetry/otlp", "telemetry/otlp/otlptest":
 		return true
-	case "telemetry", "", "internal/cli":
+	case "telemetry", "", "cmd/deepagents/internal/cli":
 		return p == "go.opentelemetry.io/otel" || p == "go.opentelemetry.io/otel/trace" ||
 			p == "go.opentelemetry.io/otel/attribute" || p == "go.opentelemetry.io/otel/codes" ||
 			p == "go.opentelemetry.io/otel/propagation"
