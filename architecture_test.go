@@ -77,10 +77,10 @@ var layers = map[string][]string{
 	"telemetry/otlp/otlptest": nil,
 
 	// The built-in middleware, the deep agent, and the command line.
-	"middleware":     {"agent", "backend", "checkpoint", "langgraph", "llm", "permission", "thread", "tool"},
-	"":               {"agent", "backend", "checkpoint", "llm", "middleware", "permission", "store", "telemetry", "thread", "tool"},
-	"internal/cli":   {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "tool"},
-	"cmd/deepagents": {"internal/cli", "internal/procinfo"},
+	"middleware":                  {"agent", "backend", "checkpoint", "langgraph", "llm", "permission", "thread", "tool"},
+	"":                            {"agent", "backend", "checkpoint", "llm", "middleware", "permission", "store", "telemetry", "thread", "tool"},
+	"cmd/deepagents/internal/cli": {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "tool"},
+	"cmd/deepagents":              {"cmd/deepagents/internal/cli", "internal/procinfo"},
 
 	// Tests' helpers.
 	"internal/asuser": nil,
@@ -160,10 +160,44 @@ func otelAllowed(pkg, p string) bool {
 	switch pkg {
 	case "telemetry/otlp", "telemetry/otlp/otlptest":
 		return true
-	case "telemetry", "", "internal/cli":
+	case "telemetry", "", "cmd/deepagents/internal/cli":
 		return p == "go.opentelemetry.io/otel" || p == "go.opentelemetry.io/otel/trace" ||
 			p == "go.opentelemetry.io/otel/attribute" || p == "go.opentelemetry.io/otel/codes" ||
 			p == "go.opentelemetry.io/otel/propagation"
 	}
 	return false
+}
+
+// libraryExcludes are modules the library's go.mod must not require: the
+// command line's (it is a module of its own, cmd/deepagents) and gRPC,
+// which would link html/template's reflection into every program
+// (docs/ARCHITECTURE.md, "Modules"). The OpenTelemetry SDK is required,
+// by telemetry/otlp alone; a program that does not import that package
+// gets no SDK in its go.mod.
+var libraryExcludes = []string{
+	"github.com/spf13/",
+	"github.com/charmbracelet/",
+	"github.com/yuin/goldmark",
+	"google.golang.org/grpc",
+	"go.opentelemetry.io/otel/exporters/",
+}
+
+// TestLibraryRequirements reads the library's go.mod: what a `go get`
+// of the library can add to a user's go.mod is at most what it requires.
+func TestLibraryRequirements(t *testing.T) {
+	src, err := os.ReadFile("go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(src)) {
+		fields := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(fields) < 2 || !strings.Contains(fields[0], ".") {
+			continue
+		}
+		for _, ex := range libraryExcludes {
+			if strings.HasPrefix(fields[0], ex) {
+				t.Errorf("go.mod requires %s: the library must not (it belongs to the CLI's module, or is kept out on purpose)", fields[0])
+			}
+		}
+	}
 }
