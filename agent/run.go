@@ -41,9 +41,6 @@ type run struct {
 	// raised (a subagent's), to hand back when the call runs again.
 	nested map[string][]Decision
 
-	changedFiles  map[string]struct{}
-	changedValues map[string]struct{}
-
 	structured  json.RawMessage
 	retries     int   // final answers sent back for not matching the schema
 	responseErr error // set when they never matched
@@ -116,7 +113,7 @@ func (a *Agent) runThread(ctx context.Context, in Input, threadID string, emit f
 		return nil, err
 	}
 	rt.state = state
-	rt.keepMessages, rt.savedCount = len(state.Messages), len(state.Messages)
+	state.BeginJournal()
 	defer func() {
 		if r.lease != nil {
 			st := checkpoint.StatusIdle
@@ -372,8 +369,7 @@ func (r *run) toolCallsTurn(resuming bool) (*Turn, int, error) {
 	}
 	if resuming {
 		rt.mu.Lock()
-		rt.state.Messages[idx] = rt.state.Messages[idx].Clone()
-		rt.keepMessages = min(rt.keepMessages, idx)
+		rt.state.ReplaceMessage(idx, rt.state.Messages[idx].Clone())
 		rt.mu.Unlock()
 	}
 	turn := &Turn{Runtime: rt, Message: &rt.state.Messages[idx]}
@@ -822,34 +818,12 @@ func (r *run) save(ctx context.Context, meta json.RawMessage) error {
 func (r *run) next(meta json.RawMessage) *checkpoint.Checkpoint {
 	rt := r.rt
 	rt.mu.Lock()
-	keep := min(rt.keepMessages, rt.savedCount)
-	d := checkpoint.Delta{Keep: keep, Messages: slices.Clone(rt.state.Messages[keep:])}
-	if rt.todosChanged {
-		d.Todos, _ = json.Marshal(rt.state.Todos)
-	}
-	if len(rt.valuesChanged) > 0 {
-		d.Values = make(map[string]json.RawMessage, len(rt.valuesChanged))
-		for k := range rt.valuesChanged {
-			d.Values[k] = rt.state.Values[k] // nil when deleted
-			if r.changedValues == nil {
-				r.changedValues = make(map[string]struct{})
-			}
-			r.changedValues[k] = struct{}{}
-		}
-	}
-	rt.keepMessages, rt.savedCount = len(rt.state.Messages), len(rt.state.Messages)
-	rt.todosChanged, rt.valuesChanged = false, nil
+	c := rt.state.TakeChanges()
 	step := rt.step
 	rt.mu.Unlock()
-	d.Files, d.Appends = rt.state.Files.TakeChanges()
-	if len(d.Files)+len(d.Appends) > 0 && r.changedFiles == nil {
-		r.changedFiles = make(map[string]struct{})
-	}
-	for p := range d.Files {
-		r.changedFiles[p] = struct{}{}
-	}
-	for p := range d.Appends {
-		r.changedFiles[p] = struct{}{}
+	d := checkpoint.Delta{Keep: c.Keep, Messages: c.Messages, Values: c.Values, Files: c.Files, Appends: c.Appends}
+	if c.TodosChanged {
+		d.Todos, _ = json.Marshal(c.Todos)
 	}
 	if r.a.saver == nil {
 		return nil
@@ -895,8 +869,7 @@ func (r *run) dirty() bool {
 	rt := r.rt
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	return len(rt.state.Messages) != rt.savedCount || rt.keepMessages < rt.savedCount ||
-		rt.todosChanged || len(rt.valuesChanged) > 0 || rt.state.Files.HasChanges()
+	return rt.state.Dirty()
 }
 
 // finish runs the AfterAgent hooks of a completed run, reports the end and
@@ -931,6 +904,7 @@ func (r *run) finish(ctx context.Context, status RunStatus, runErr error) (*Resu
 	if runErr != nil {
 		status = StatusFailed
 	}
+	changedFiles, changedValues := rt.state.Changed()
 	res := &Result{
 		ThreadID:      rt.threadID,
 		CheckpointID:  r.checkpoint,
@@ -938,8 +912,8 @@ func (r *run) finish(ctx context.Context, status RunStatus, runErr error) (*Resu
 		State:         rt.state,
 		Usage:         rt.Usage(),
 		Steps:         rt.Step(),
-		ChangedFiles:  slices.Sorted(maps.Keys(r.changedFiles)),
-		ChangedValues: slices.Sorted(maps.Keys(r.changedValues)),
+		ChangedFiles:  changedFiles,
+		ChangedValues: changedValues,
 	}
 	if status == StatusCompleted {
 		res.Structured = r.structured
