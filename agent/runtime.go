@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/deepagents-go/deepagents/checkpoint"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/store"
 	"github.com/deepagents-go/deepagents/thread"
