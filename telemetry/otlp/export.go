@@ -178,7 +178,7 @@ func tlsConfig(ca, certFile, keyFile string) (*tls.Config, error) {
 
 // ExportSpans implements sdktrace.SpanExporter: it sends spans in one
 // request, and again after a pause while the collector answers that it
-// is busy or cannot be reached, until the export's timeout.
+// is busy, until the export's timeout.
 func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	if e.stopped.Load() {
 		return errStopped
@@ -265,7 +265,10 @@ func (e *exporter) send(ctx context.Context, body []byte) (retry bool, after tim
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
-		return ctx.Err() == nil, 0, fmt.Errorf("otlp: %w", err)
+		// Not tried again, as the official exporters do not: a collector
+		// that is down would hold a program's exit for the whole timeout
+		// and hide the failure behind a deadline.
+		return false, 0, fmt.Errorf("otlp: %w", err)
 	}
 	defer resp.Body.Close()
 	text, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))

@@ -61,7 +61,7 @@ func events(t *testing.T, out string) []agent.Event {
 
 func repoPath(t *testing.T, rel string) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "..", rel))
+	p, err := filepath.Abs(filepath.Join("..", "..", "..", "..", rel))
 	if err != nil {
 		t.Fatal(err)
 	}
