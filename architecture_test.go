@@ -74,9 +74,14 @@ var layers = map[string][]string{
 	"telemetry/otlp":          nil,
 	"telemetry/otlp/otlptest": nil,
 
-	// The built-in middleware, the deep agent, and the command line.
-	"middleware":     {"agent", "backend", "checkpoint", "llm", "permission", "thread", "tool"},
-	"":               {"agent", "backend", "checkpoint", "llm", "middleware", "permission", "store", "telemetry", "thread", "tool"},
+	// The built-in middleware, a package each: they know the run loop
+	// and what they work on, not each other, but for the subagents'
+	// approvals (hitl).
+	"middleware":       {"agent", "backend", "checkpoint", "llm", "permission", "thread", "tool"},
+	"middleware/todos": {"agent", "thread", "tool"},
+
+	// The deep agent, and the command line.
+	"":               {"agent", "backend", "checkpoint", "llm", "middleware", "middleware/todos", "permission", "store", "telemetry", "thread", "tool"},
 	"internal/cli":   {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "tool"},
 	"cmd/deepagents": {"internal/cli", "internal/procinfo"},
 

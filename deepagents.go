@@ -16,6 +16,7 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/store"
 	"github.com/deepagents-go/deepagents/telemetry"
@@ -126,8 +127,11 @@ func New(cfg Config) (*Agent, error) {
 	// its subagents share one instance each: their tools and schemas are
 	// built once, and the filesystem's per-path write locks cover every
 	// agent writing to the backend.
+	plan, err := todos.New(todos.Config{})
+	if err != nil {
+		return nil, fmt.Errorf("deepagents: %w", err)
+	}
 	var (
-		todos      = middleware.NewTodos()
 		filesystem = middleware.NewFilesystem(b)
 		summarize  = middleware.NewSummarization(nil, b)
 		caching    = middleware.NewPromptCaching()
@@ -141,7 +145,7 @@ func New(cfg Config) (*Agent, error) {
 		tracing = []agent.Middleware{telemetry.New(cfg.TracerProvider, telemetry.Options{CaptureContent: cfg.TraceContent})}
 	}
 	subStack := func() []agent.Middleware {
-		return append(slices.Clone(tracing), todos, filesystem, summarize, caching, patch)
+		return append(slices.Clone(tracing), plan, filesystem, summarize, caching, patch)
 	}
 	// The options the main agent and its subagents share: a subagent
 	// inherits all of them but those it overrides (see
@@ -166,7 +170,7 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("deepagents: %w", err)
 	}
-	defaults := append(slices.Clone(tracing), todos)
+	defaults := append(slices.Clone(tracing), plan)
 	if len(cfg.Memory) > 0 {
 		defaults = append(defaults, middleware.NewAgentsMemory(b, cfg.Memory...))
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/store"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -20,13 +21,17 @@ import (
 // listed as overridden.
 func TestSubagentInheritsEveryOption(t *testing.T) {
 	saver := checkpoint.NewMemorySaver()
+	plan, err := todos.New(todos.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	base := agent.Config{
 		Name:             "main",
 		Model:            replay.New(),
 		SystemPrompt:     "main prompt",
-		Tools:            []tool.Tool{NewTodos().Tools()[0]},
+		Tools:            []tool.Tool{plan.Tools()[0]},
 		AllowedTools:     []string{"write_todos"},
-		Middleware:       []agent.Middleware{NewTodos()},
+		Middleware:       []agent.Middleware{plan},
 		MaxSteps:         7,
 		MaxParallelTools: 3,
 		Checkpointer:     saver,

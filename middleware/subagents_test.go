@@ -15,6 +15,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -44,6 +45,21 @@ func resultsByID(msgs []llm.Message) map[string]llm.Message {
 		}
 	}
 	return out
+}
+
+// todosCall is a write_todos call of the todo list list (JSON).
+func todosCall(id, list string) llm.ToolCall {
+	return llm.ToolCall{ID: id, Name: todos.WriteTodosTool, Args: json.RawMessage(`{"todos":` + list + `}`)}
+}
+
+// newTodos returns the todos middleware with the default configuration.
+func newTodos(t *testing.T) *todos.Middleware {
+	t.Helper()
+	m, err := todos.New(todos.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func newMain(t *testing.T, m llm.Model, cfg middleware.SubagentsConfig, extra ...agent.Middleware) *agent.Agent {
@@ -177,8 +193,8 @@ func TestStateIsolationAndMergeBack(t *testing.T) {
 			{Name: "echo", Description: "echoes", Runnable: echoRunnable{&seen}},
 		},
 		NoGeneralPurpose: true,
-		Middleware:       func() []agent.Middleware { return []agent.Middleware{middleware.NewTodos()} },
-	}, middleware.NewTodos(), middleware.NewAgentsMemory(backend.NewStateBackend(nil))) // memory keeps its value to the main agent
+		Middleware:       func() []agent.Middleware { return []agent.Middleware{newTodos(t)} },
+	}, newTodos(t), middleware.NewAgentsMemory(backend.NewStateBackend(nil))) // memory keeps its value to the main agent
 	res, err := a.Invoke(context.Background(), agent.Input{
 		Messages: []llm.Message{llm.UserText("go")},
 		Values:   map[string]json.RawMessage{"project": json.RawMessage(`"apollo"`), middleware.MemoryValue: json.RawMessage(`{"/AGENTS.md":"secret"}`)},

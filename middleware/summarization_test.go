@@ -49,7 +49,7 @@ func TestSummarizationOffloadsHistory(t *testing.T) {
 	m := replay.NewFromScript(&replay.Script{ContextWindow: 1000, Turns: turns}).Record()
 	files := thread.NewFiles(nil)
 	sum := middleware.NewSummarization(nil, backend.NewStateBackend(files))
-	a, err := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{middleware.NewTodos(), sum}})
+	a, err := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{newTodos(t), sum}})
 	if err != nil {
 		t.Fatal(err)
 	}

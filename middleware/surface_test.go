@@ -9,6 +9,7 @@ import (
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/internal/golden"
 	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -18,10 +19,13 @@ import (
 // go test ./middleware -run TestModelSurface -update to accept it.
 func TestModelSurface(t *testing.T) {
 	fs := middleware.NewFilesystem(backend.NewStateBackend(nil))
-	todos := middleware.NewTodos()
+	plan, err := todos.New(todos.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# filesystem prompt\n\n%s\n\n# todos prompt\n\n%s\n", fs.SystemPrompt(), todos.SystemPrompt())
-	for _, tl := range append(fs.Tools(), todos.Tools()...) {
+	fmt.Fprintf(&b, "# filesystem prompt\n\n%s\n\n# todos prompt\n\n%s\n", fs.SystemPrompt(), plan.SystemPrompt())
+	for _, tl := range append(fs.Tools(), plan.Tools()...) {
 		writeSpec(t, &b, tl)
 	}
 	regexp := middleware.NewFilesystem(backend.NewStateBackend(nil))

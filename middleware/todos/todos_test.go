@@ -1,4 +1,4 @@
-package middleware_test
+package todos_test
 
 import (
 	"context"
@@ -11,12 +11,22 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
-	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/thread"
 )
 
-func todosCall(id, todos string) llm.ToolCall {
-	return llm.ToolCall{ID: id, Name: middleware.WriteTodosTool, Args: json.RawMessage(`{"todos":` + todos + `}`)}
+func todosCall(id, list string) llm.ToolCall {
+	return llm.ToolCall{ID: id, Name: todos.WriteTodosTool, Args: json.RawMessage(`{"todos":` + list + `}`)}
+}
+
+// newTodos returns the todos middleware with the default configuration.
+func newTodos(t *testing.T) *todos.Middleware {
+	t.Helper()
+	m, err := todos.New(todos.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func TestWriteTodos(t *testing.T) {
@@ -79,7 +89,7 @@ func TestWriteTodos(t *testing.T) {
 				turns = append(turns, replay.Turn{ToolCalls: calls})
 			}
 			turns = append(turns, replay.Turn{Content: "done"})
-			a, err := agent.New(agent.Config{Model: replay.New(turns...), Middleware: []agent.Middleware{middleware.NewTodos()}})
+			a, err := agent.New(agent.Config{Model: replay.New(turns...), Middleware: []agent.Middleware{newTodos(t)}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +125,7 @@ func TestWriteTodos(t *testing.T) {
 
 func TestTodosPromptAndSchema(t *testing.T) {
 	m := replay.New(replay.Turn{Content: "ok", Expect: &replay.Expect{SystemContains: []string{"write_todos"}, ToolsInclude: []string{"write_todos"}}})
-	a, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{middleware.NewTodos()}})
+	a, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{newTodos(t)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,10 @@
-package middleware
+// Package todos is the planning middleware: the write_todos tool, which
+// keeps the task's plan in the thread's state (thread.State.Todos), and the
+// system prompt section that explains planning.
+package todos
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -14,8 +18,8 @@ import (
 // WriteTodosTool is the name of the planning tool.
 const WriteTodosTool = "write_todos"
 
-// TodosPrompt is the system prompt section of the todos middleware.
-const TodosPrompt = `## Planning with write_todos
+// Prompt is the default system prompt section.
+const Prompt = `## Planning with write_todos
 
 You have a write_todos tool for keeping a plan of the task in front of you.
 Use it for work that takes three or more distinct steps, or when the user gives you several things to do; skip it for a quick question or a one-step change.
@@ -26,8 +30,8 @@ Use it for work that takes three or more distinct steps, or when the user gives 
 - When you learn something that changes the plan, add, remove or rewrite items.
 - Call write_todos at most once per turn.`
 
-// TodosToolDescription is the default description of write_todos.
-const TodosToolDescription = `Replace the task plan with a new list of todos.
+// ToolDescription is the default description of write_todos.
+const ToolDescription = `Replace the task plan with a new list of todos.
 
 Each todo has content (what to do, as a short imperative) and status: pending, in_progress or completed. The list you send replaces the previous one entirely, so send every item each time, not only the changed ones. Use it for multi-step work to track progress and show the user where you are; do not use it for trivial one-step tasks. Call it at most once per turn.`
 
@@ -35,38 +39,56 @@ Each todo has content (what to do, as a short imperative) and status: pending, i
 // more than one, in the references' words.
 const parallelTodosError = "Error: The `write_todos` tool should never be called multiple times in parallel. Please call it only once per model invocation to update the todo list."
 
-// Todos is the planning middleware: it adds write_todos, keeps the list in
-// the thread's state and explains planning in the system prompt.
-type Todos struct {
-	// Prompt replaces TodosPrompt when set.
+// Config configures the todos middleware. Its zero value is the default.
+type Config struct {
+	// Prompt replaces the default system prompt section (Prompt) when set.
 	Prompt string
-	// ToolDescription replaces TodosToolDescription when set.
+	// ToolDescription replaces the default description of write_todos
+	// (ToolDescription) when set.
 	ToolDescription string
-
-	tool tool.Tool
 }
 
-// NewTodos returns the todos middleware with its default prompt.
-func NewTodos() *Todos { return &Todos{} }
+// Middleware is the planning middleware: it adds write_todos, keeps the
+// list in the thread's state and explains planning in the system prompt.
+type Middleware struct {
+	prompt string
+	tool   tool.Tool
+}
 
 type todosInput struct {
 	Todos []thread.Todo `json:"todos" jsonschema:"the complete new todo list"`
 }
 
+// New returns the todos middleware. It fails only if the tool's schema
+// cannot be built.
+func New(cfg Config) (*Middleware, error) {
+	desc := cmp.Or(cfg.ToolDescription, ToolDescription)
+	t, err := tool.New(WriteTodosTool, desc, writeTodos, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+		list := s.Properties["todos"]
+		list.Types, list.Type = nil, "array"
+		item := list.Items
+		item.Properties["content"].Description = "what to do"
+		// Other fields (older Claude Code sends id and priority) are
+		// dropped, as the references' validation drops them.
+		item.AdditionalProperties = nil
+		item.Properties["activeForm"].Description = "optional: the item as it reads while in progress, such as \"Running the tests\""
+		item.Properties["status"].Enum = []any{string(thread.TodoPending), string(thread.TodoInProgress), string(thread.TodoCompleted)}
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("todos: %w", err)
+	}
+	return &Middleware{prompt: cmp.Or(cfg.Prompt, Prompt), tool: t}, nil
+}
+
 // Name implements agent.Middleware.
-func (t *Todos) Name() string { return "todos" }
+func (t *Middleware) Name() string { return "todos" }
 
 // SystemPrompt implements agent.SystemPrompter.
-func (t *Todos) SystemPrompt() string {
-	if t.Prompt != "" {
-		return t.Prompt
-	}
-	return TodosPrompt
-}
+func (t *Middleware) SystemPrompt() string { return t.prompt }
 
 // SystemPromptFor implements agent.ToolPrompter: nothing when write_todos
 // is not offered.
-func (t *Todos) SystemPromptFor(offered func(string) bool) string {
+func (t *Middleware) SystemPromptFor(offered func(string) bool) string {
 	if !offered(WriteTodosTool) {
 		return ""
 	}
@@ -74,26 +96,7 @@ func (t *Todos) SystemPromptFor(offered func(string) bool) string {
 }
 
 // Tools implements agent.ToolProvider.
-func (t *Todos) Tools() []tool.Tool {
-	if t.tool == nil {
-		desc := t.ToolDescription
-		if desc == "" {
-			desc = TodosToolDescription
-		}
-		t.tool = tool.Must(tool.New(WriteTodosTool, desc, writeTodos, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
-			list := s.Properties["todos"]
-			list.Types, list.Type = nil, "array"
-			item := list.Items
-			item.Properties["content"].Description = "what to do"
-			// Other fields (older Claude Code sends id and priority) are
-			// dropped, as the references' validation drops them.
-			item.AdditionalProperties = nil
-			item.Properties["activeForm"].Description = "optional: the item as it reads while in progress, such as \"Running the tests\""
-			item.Properties["status"].Enum = []any{string(thread.TodoPending), string(thread.TodoInProgress), string(thread.TodoCompleted)}
-		})))
-	}
-	return []tool.Tool{t.tool}
-}
+func (t *Middleware) Tools() []tool.Tool { return []tool.Tool{t.tool} }
 
 func writeTodos(ctx context.Context, in todosInput) (string, error) {
 	rt := agent.RuntimeFromContext(ctx)
@@ -111,7 +114,7 @@ func writeTodos(ctx context.Context, in todosInput) (string, error) {
 // WrapTool implements agent.ToolWrapper: when a turn calls write_todos more
 // than once, every one of those calls is refused and the list is left as it
 // was, since there is no telling which list the model meant.
-func (t *Todos) WrapTool(ctx context.Context, req *agent.ToolRequest, next agent.ToolHandler) (agent.ToolResult, error) {
+func (t *Middleware) WrapTool(ctx context.Context, req *agent.ToolRequest, next agent.ToolHandler) (agent.ToolResult, error) {
 	if req.Call.Name != WriteTodosTool {
 		return next(ctx, req)
 	}
