@@ -18,6 +18,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/middleware/patch"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/tool"
@@ -62,6 +63,16 @@ func newAgent(t *testing.T, cfg agent.Config) *agent.Agent {
 func newTodos(t *testing.T) *todos.Middleware {
 	t.Helper()
 	m, err := todos.New(todos.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// newPatch returns the middleware that repairs unanswered tool calls.
+func newPatch(t *testing.T) *patch.Middleware {
+	t.Helper()
+	m, err := patch.New(patch.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

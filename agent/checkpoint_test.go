@@ -15,6 +15,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/patch"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -148,7 +149,7 @@ func hitlAgent(t *testing.T, m llm.Model, saver checkpoint.Saver, on map[string]
 		Model:        m,
 		Tools:        []tool.Tool{echoTool(t)},
 		Checkpointer: saver,
-		Middleware:   []agent.Middleware{middleware.NewPatchToolCalls(), middleware.NewHumanInTheLoop(on)},
+		Middleware:   []agent.Middleware{newPatch(t), middleware.NewHumanInTheLoop(on)},
 	})
 }
 
@@ -286,7 +287,7 @@ func TestNewMessageOnInterruptedThreadPatchesTheCall(t *testing.T) {
 	saver := checkpoint.NewMemorySaver()
 	m := replay.New(
 		replay.Turn{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"x"}`)}},
-		replay.Turn{Content: "moved on", Expect: &replay.Expect{MessagesContain: []string{middleware.CancelledToolCall, "never mind"}}},
+		replay.Turn{Content: "moved on", Expect: &replay.Expect{MessagesContain: []string{patch.CancelledToolCall, "never mind"}}},
 	)
 	a := hitlAgent(t, m, saver, map[string]middleware.InterruptOn{"echo": {}})
 	if _, err := a.Invoke(ctx, agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("go")}}); err != nil {
@@ -296,7 +297,7 @@ func TestNewMessageOnInterruptedThreadPatchesTheCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"user:go", "assistant: call(a echo)", "tool:" + middleware.CancelledToolCall, "user:never mind", "assistant:moved on"}
+	want := []string{"user:go", "assistant: call(a echo)", "tool:" + patch.CancelledToolCall, "user:never mind", "assistant:moved on"}
 	if diff := cmp.Diff(want, texts(res.State.Messages)); diff != "" {
 		t.Errorf("messages (-want +got):\n%s", diff)
 	}
@@ -328,7 +329,7 @@ func TestToolInterruptResumesThatTool(t *testing.T) {
 		replay.Turn{Content: "done", Expect: &replay.Expect{MessagesContain: []string{"inner decision: reject", "echo: x"}}},
 	)
 	a := newAgent(t, agent.Config{Model: m, Tools: []tool.Tool{echoTool(t), gated}, Checkpointer: saver,
-		Middleware: []agent.Middleware{middleware.NewPatchToolCalls(), middleware.NewHumanInTheLoop(map[string]middleware.InterruptOn{"gated": {}})}})
+		Middleware: []agent.Middleware{newPatch(t), middleware.NewHumanInTheLoop(map[string]middleware.InterruptOn{"gated": {}})}})
 	res, err := a.Invoke(ctx, agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("go")}})
 	if err != nil || res.Status != agent.StatusInterrupted || res.Interrupts[0].Tool != "gated" {
 		t.Fatalf("first stop: %v %+v", err, res)

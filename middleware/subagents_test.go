@@ -15,6 +15,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/patch"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/tool"
@@ -50,6 +51,16 @@ func resultsByID(msgs []llm.Message) map[string]llm.Message {
 // todosCall is a write_todos call of the todo list list (JSON).
 func todosCall(id, list string) llm.ToolCall {
 	return llm.ToolCall{ID: id, Name: todos.WriteTodosTool, Args: json.RawMessage(`{"todos":` + list + `}`)}
+}
+
+// newPatch returns the middleware that repairs unanswered tool calls.
+func newPatch(t *testing.T) *patch.Middleware {
+	t.Helper()
+	m, err := patch.New(patch.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // newTodos returns the todos middleware with the default configuration.
@@ -244,7 +255,7 @@ func TestSubagentInterruptSurfacesAndResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := agent.New(agent.Config{Model: m, Checkpointer: saver, Middleware: []agent.Middleware{middleware.NewPatchToolCalls(), subs}})
+	a, err := agent.New(agent.Config{Model: m, Checkpointer: saver, Middleware: []agent.Middleware{newPatch(t), subs}})
 	if err != nil {
 		t.Fatal(err)
 	}

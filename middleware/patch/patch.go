@@ -1,4 +1,6 @@
-package middleware
+// Package patch repairs a thread's conversation before a run: tool calls
+// left without a result get one, so the provider accepts the conversation.
+package patch
 
 import (
 	"context"
@@ -10,22 +12,26 @@ import (
 // CancelledToolCall is the result given to a tool call that never got one.
 const CancelledToolCall = "Tool call was cancelled or did not complete."
 
-// PatchToolCalls repairs the conversation before a run: an assistant tool
-// call without a result (left by a crash, a cancelled run, or a new message
-// sent to a thread waiting for approval) gets the result CancelledToolCall,
+// Config configures the middleware; it has nothing to set yet.
+type Config struct{}
+
+// Middleware repairs the conversation before a run: an assistant tool call
+// without a result (left by a crash, a cancelled run, or a new message sent
+// to a thread waiting for approval) gets the result CancelledToolCall,
 // placed right after the results of its message. Providers reject a
 // conversation with unanswered calls, so without this a thread could not
 // continue.
-type PatchToolCalls struct{}
+type Middleware struct{}
 
-// NewPatchToolCalls returns the middleware.
-func NewPatchToolCalls() *PatchToolCalls { return &PatchToolCalls{} }
+// New returns the middleware. It never fails; the error keeps the
+// built-in middleware's constructors alike.
+func New(Config) (*Middleware, error) { return &Middleware{}, nil }
 
 // Name implements agent.Middleware.
-func (*PatchToolCalls) Name() string { return "patch_tool_calls" }
+func (*Middleware) Name() string { return "patch_tool_calls" }
 
 // BeforeAgent implements agent.BeforeAgentHook.
-func (*PatchToolCalls) BeforeAgent(_ context.Context, rt *agent.Runtime) error {
+func (*Middleware) BeforeAgent(_ context.Context, rt *agent.Runtime) error {
 	msgs := rt.Messages()
 	have := make(map[string]bool)
 	for _, m := range msgs {
