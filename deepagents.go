@@ -16,6 +16,7 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/caching"
 	"github.com/deepagents-go/deepagents/middleware/patch"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/permission"
@@ -136,10 +137,13 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("deepagents: %w", err)
 	}
+	cache, err := caching.New(caching.Config{})
+	if err != nil {
+		return nil, fmt.Errorf("deepagents: %w", err)
+	}
 	var (
 		filesystem = middleware.NewFilesystem(b)
 		summarize  = middleware.NewSummarization(nil, b)
-		caching    = middleware.NewPromptCaching()
 	)
 	filesystem.GrepRegexp = cfg.GrepRegexp
 	// Subagents get the file tools, planning and context management, but
@@ -149,7 +153,7 @@ func New(cfg Config) (*Agent, error) {
 		tracing = []agent.Middleware{telemetry.New(cfg.TracerProvider, telemetry.Options{CaptureContent: cfg.TraceContent})}
 	}
 	subStack := func() []agent.Middleware {
-		return append(slices.Clone(tracing), plan, filesystem, summarize, caching, repair)
+		return append(slices.Clone(tracing), plan, filesystem, summarize, cache, repair)
 	}
 	// The options the main agent and its subagents share: a subagent
 	// inherits all of them but those it overrides (see
@@ -197,7 +201,7 @@ func New(cfg Config) (*Agent, error) {
 		}
 		defaults = append(defaults, async)
 	}
-	defaults = append(defaults, summarize, caching, repair)
+	defaults = append(defaults, summarize, cache, repair)
 	stack, err := buildStack(defaults, cfg.Middleware)
 	if err != nil {
 		return nil, err
