@@ -77,13 +77,14 @@ var layers = map[string][]string{
 	// The built-in middleware, a package each: they know the run loop
 	// and what they work on, not each other, but for the subagents'
 	// approvals (hitl).
-	"middleware":         {"agent", "backend", "checkpoint", "llm", "permission", "thread", "tool"},
+	"middleware":         {"agent", "backend", "checkpoint", "llm", "middleware/hitl", "permission", "thread", "tool"},
 	"middleware/todos":   {"agent", "thread", "tool"},
 	"middleware/patch":   {"agent", "llm"},
 	"middleware/caching": {"agent", "llm"},
+	"middleware/hitl":    {"agent", "permission"},
 
 	// The deep agent, and the command line.
-	"":               {"agent", "backend", "checkpoint", "llm", "middleware", "middleware/caching", "middleware/patch", "middleware/todos", "permission", "store", "telemetry", "thread", "tool"},
+	"":               {"agent", "backend", "checkpoint", "llm", "middleware", "middleware/caching", "middleware/hitl", "middleware/patch", "middleware/todos", "permission", "store", "telemetry", "thread", "tool"},
 	"internal/cli":   {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "tool"},
 	"cmd/deepagents": {"internal/cli", "internal/procinfo"},
 

@@ -17,6 +17,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/middleware/caching"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/middleware/patch"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/permission"
@@ -207,7 +208,11 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	if len(cfg.InterruptOn) > 0 || cfg.Permissions != nil {
-		stack = append(stack, &middleware.HumanInTheLoop{On: cfg.InterruptOn, Rules: cfg.Permissions})
+		approvals, err := hitl.New(hitl.Config{On: cfg.InterruptOn, Rules: cfg.Permissions})
+		if err != nil {
+			return nil, fmt.Errorf("deepagents: %w", err)
+		}
+		stack = append(stack, approvals)
 	}
 	prompt := BasePrompt
 	if cfg.SystemPrompt != "" {

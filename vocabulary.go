@@ -5,6 +5,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/thread"
 )
 
@@ -34,7 +35,7 @@ type (
 	ModelUsage    = agent.ModelUsage
 	Subagent      = middleware.Subagent
 	SubagentMode  = middleware.SubagentMode
-	InterruptOn   = middleware.InterruptOn
+	InterruptOn   = hitl.InterruptOn
 )
 
 // Event types (see docs/EVENTS.md).

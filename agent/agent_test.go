@@ -18,6 +18,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/middleware/patch"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/thread"
@@ -73,6 +74,16 @@ func newTodos(t *testing.T) *todos.Middleware {
 func newPatch(t *testing.T) *patch.Middleware {
 	t.Helper()
 	m, err := patch.New(patch.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// newHITL returns the human-in-the-loop middleware asking about on.
+func newHITL(t *testing.T, on map[string]hitl.InterruptOn) *hitl.Middleware {
+	t.Helper()
+	m, err := hitl.New(hitl.Config{On: on})
 	if err != nil {
 		t.Fatal(err)
 	}

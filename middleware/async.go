@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -154,7 +155,7 @@ type AsyncSubagentsConfig struct {
 	// Agent, InterruptOn, Permissions and Middleware configure the local
 	// declarative subagents, as in SubagentsConfig.
 	Agent       agent.Config
-	InterruptOn map[string]InterruptOn
+	InterruptOn map[string]hitl.InterruptOn
 	Permissions *permission.Rules
 	Middleware  func() []agent.Middleware
 	// Subagents are the subagents start_async_task can start; at least one.

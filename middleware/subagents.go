@@ -12,6 +12,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/tool"
@@ -69,7 +70,7 @@ type Subagent struct {
 	Middleware []agent.Middleware
 	// InterruptOn asks for human approval of these tools; nil means the
 	// main agent's InterruptOn.
-	InterruptOn map[string]InterruptOn
+	InterruptOn map[string]hitl.InterruptOn
 	// AllowedTools, when set, limits the subagent to the tools of these
 	// names (its middleware's tools included).
 	AllowedTools []string
@@ -90,9 +91,9 @@ type SubagentsConfig struct {
 	// it is. See subagentConfig.
 	Agent agent.Config
 	// InterruptOn is the default approval rules of declarative subagents.
-	InterruptOn map[string]InterruptOn
+	InterruptOn map[string]hitl.InterruptOn
 	// Permissions are the rules every declarative subagent's calls
-	// follow (see HumanInTheLoop.Rules).
+	// follow (see hitl.Config.Rules).
 	Permissions *permission.Rules
 	// Middleware returns the default stack of a declarative subagent,
 	// fresh for each; nil means none.
@@ -142,7 +143,7 @@ type subagentEntry struct {
 	// under an earlier configuration, in an earlier process: see resumer.
 	// resumerCfg reports false without a Checkpointer.
 	resumerOnce sync.Once
-	resumerCfg  func() (agent.Config, bool)
+	resumerCfg  func() (agent.Config, bool, error)
 	resumerRun  Runnable
 	resumerErr  error
 }
@@ -156,8 +157,9 @@ func (e *subagentEntry) resumer() (Runnable, error) {
 		return e.run, nil
 	}
 	e.resumerOnce.Do(func() {
-		c, ok := e.resumerCfg()
-		if !ok {
+		c, ok, err := e.resumerCfg()
+		if err != nil || !ok {
+			e.resumerErr = err
 			return
 		}
 		a, err := agent.New(c)
@@ -220,10 +222,10 @@ func NewSubagents(cfg SubagentsConfig) (*Subagents, error) {
 				return nil, fmt.Errorf("subagents: %s: %w", sa.Name, err)
 			}
 			e.run, e.durable = a, durable
-			e.resumerCfg = func() (agent.Config, bool) {
-				c, _ := subagentConfig(cfg, sa)
+			e.resumerCfg = func() (agent.Config, bool, error) {
+				c, _, err := subagentConfig(cfg, sa)
 				c.Checkpointer = cfg.Agent.Checkpointer
-				return c, c.Checkpointer != nil
+				return c, c.Checkpointer != nil, err
 			}
 		}
 		if p, ok := e.run.(interface{ PrivateValues() []string }); ok {
@@ -248,7 +250,10 @@ func NewSubagents(cfg SubagentsConfig) (*Subagents, error) {
 
 // buildSubagent makes an agent of a declarative subagent.
 func buildSubagent(cfg SubagentsConfig, sa Subagent) (*agent.Agent, bool, error) {
-	c, durable := subagentConfig(cfg, sa)
+	c, durable, err := subagentConfig(cfg, sa)
+	if err != nil {
+		return nil, false, err
+	}
 	a, err := agent.New(c)
 	return a, durable, err
 }
@@ -258,7 +263,7 @@ func buildSubagent(cfg SubagentsConfig, sa Subagent) (*agent.Agent, bool, error)
 // Checkpointer (it can stop for approval). TestSubagentInheritsEveryOption
 // checks that each field of agent.Config is either inherited or listed
 // here as overridden.
-func subagentConfig(cfg SubagentsConfig, sa Subagent) (agent.Config, bool) {
+func subagentConfig(cfg SubagentsConfig, sa Subagent) (agent.Config, bool, error) {
 	c := cfg.Agent
 	c.Name = sa.Name
 	c.SystemPrompt = sa.SystemPrompt
@@ -282,14 +287,18 @@ func subagentConfig(cfg SubagentsConfig, sa Subagent) (agent.Config, bool) {
 	durable := len(on) > 0 || cfg.Permissions != nil
 	c.Checkpointer = nil
 	if durable {
-		stack = append(stack, &HumanInTheLoop{On: on, Rules: cfg.Permissions})
+		approvals, err := hitl.New(hitl.Config{On: on, Rules: cfg.Permissions})
+		if err != nil {
+			return agent.Config{}, false, err
+		}
+		stack = append(stack, approvals)
 		c.Checkpointer = cfg.Agent.Checkpointer
 		if c.Checkpointer == nil {
 			c.Checkpointer = checkpoint.NewMemorySaver()
 		}
 	}
 	c.Middleware = stack
-	return c, durable
+	return c, durable, nil
 }
 
 func (s *Subagents) taskDescription() string {

@@ -11,6 +11,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -28,7 +29,7 @@ func TestCompiledSubagentApprovalResumes(t *testing.T) {
 		replay.Turn{Content: "ok", Expect: &replay.Expect{LastMessageContains: []string{"noted it"}}},
 	)
 	sub, err := agent.New(agent.Config{Name: "compiled", Model: m, Tools: []tool.Tool{noteTool()}, Checkpointer: saver,
-		Middleware: []agent.Middleware{&middleware.HumanInTheLoop{On: map[string]middleware.InterruptOn{"note": {}}}}})
+		Middleware: []agent.Middleware{newHITL(t, map[string]hitl.InterruptOn{"note": {}})}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestParallelSubagentsAskAndFail(t *testing.T) {
 		replay.Turn{Agent: "writer", Content: "not written", Expect: &replay.Expect{LastMessageContains: []string{"no words"}}},
 		replay.Turn{Content: "done", Expect: &replay.Expect{MessagesContain: []string{"painted", "not written", "provider down"}}},
 	)
-	ask := map[string]middleware.InterruptOn{"note": {}}
+	ask := map[string]hitl.InterruptOn{"note": {}}
 	subs, err := middleware.NewSubagents(middleware.SubagentsConfig{
 		Agent: agent.Config{Model: m, Tools: []tool.Tool{noteTool()}, Checkpointer: saver}, NoGeneralPurpose: true,
 		Subagents: []middleware.Subagent{

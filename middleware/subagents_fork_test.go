@@ -12,6 +12,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -135,7 +136,7 @@ func TestForkedSubagentApprovalResumes(t *testing.T) {
 	).Record()
 	subs, err := middleware.NewSubagents(middleware.SubagentsConfig{
 		Agent: agent.Config{Model: m, Tools: []tool.Tool{noteTool()}, Checkpointer: saver}, NoGeneralPurpose: true,
-		Subagents: []middleware.Subagent{{Name: "careful", Description: "asks first", Mode: middleware.SubagentFork, InterruptOn: map[string]middleware.InterruptOn{"note": {}}}},
+		Subagents: []middleware.Subagent{{Name: "careful", Description: "asks first", Mode: middleware.SubagentFork, InterruptOn: map[string]hitl.InterruptOn{"note": {}}}},
 	})
 	if err != nil {
 		t.Fatal(err)

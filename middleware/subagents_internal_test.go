@@ -9,6 +9,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/store"
 	"github.com/deepagents-go/deepagents/tool"
@@ -47,8 +48,11 @@ func TestSubagentInheritsEveryOption(t *testing.T) {
 		}
 	}
 	own := replay.New()
-	sa := Subagent{Name: "sub", SystemPrompt: "sub prompt", Model: own, AllowedTools: []string{"x"}, InterruptOn: map[string]InterruptOn{"x": {}}}
-	c, durable := subagentConfig(SubagentsConfig{Agent: base}, sa)
+	sa := Subagent{Name: "sub", SystemPrompt: "sub prompt", Model: own, AllowedTools: []string{"x"}, InterruptOn: map[string]hitl.InterruptOn{"x": {}}}
+	c, durable, err := subagentConfig(SubagentsConfig{Agent: base}, sa)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !durable {
 		t.Error("a subagent with InterruptOn is not durable")
 	}
@@ -78,7 +82,10 @@ func TestSubagentInheritsEveryOption(t *testing.T) {
 	}
 	// Without approvals a subagent keeps no checkpoints, and what it does
 	// not set is the main agent's.
-	c, durable = subagentConfig(SubagentsConfig{Agent: base}, Subagent{Name: "plain"})
+	c, durable, err = subagentConfig(SubagentsConfig{Agent: base}, Subagent{Name: "plain"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if durable || c.Checkpointer != nil || c.Model != base.Model || len(c.Tools) != 1 {
 		t.Errorf("plain subagent: durable %v, checkpointer %v, model inherited %v, %d tools", durable, c.Checkpointer, c.Model == base.Model, len(c.Tools))
 	}

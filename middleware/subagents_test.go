@@ -15,6 +15,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/middleware/patch"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/thread"
@@ -51,6 +52,16 @@ func resultsByID(msgs []llm.Message) map[string]llm.Message {
 // todosCall is a write_todos call of the todo list list (JSON).
 func todosCall(id, list string) llm.ToolCall {
 	return llm.ToolCall{ID: id, Name: todos.WriteTodosTool, Args: json.RawMessage(`{"todos":` + list + `}`)}
+}
+
+// newHITL returns the human-in-the-loop middleware asking about on.
+func newHITL(t *testing.T, on map[string]hitl.InterruptOn) *hitl.Middleware {
+	t.Helper()
+	m, err := hitl.New(hitl.Config{On: on})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // newPatch returns the middleware that repairs unanswered tool calls.
@@ -250,7 +261,7 @@ func TestSubagentInterruptSurfacesAndResumes(t *testing.T) {
 	)
 	subs, err := middleware.NewSubagents(middleware.SubagentsConfig{
 		Agent: agent.Config{Model: m, Tools: []tool.Tool{noteTool()}, Checkpointer: saver}, NoGeneralPurpose: true,
-		Subagents: []middleware.Subagent{{Name: "careful", Description: "asks first", InterruptOn: map[string]middleware.InterruptOn{"note": {}}}},
+		Subagents: []middleware.Subagent{{Name: "careful", Description: "asks first", InterruptOn: map[string]hitl.InterruptOn{"note": {}}}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,6 @@
-package middleware
+// Package hitl is the human-in-the-loop middleware: it stops a run before
+// chosen tools run, for a human to approve, edit or reject each call.
+package hitl
 
 import (
 	"context"
@@ -21,11 +23,10 @@ type InterruptOn struct {
 	Describe    func(name string, args json.RawMessage) string
 }
 
-// HumanInTheLoop stops a run before chosen tools run, to wait for a human's
-// approve, edit or reject decision on each call. The run ends interrupted
-// (a Checkpointer keeps it) and Agent.Resume continues it with the
-// decisions. Calls of other tools in the same turn wait with them.
-type HumanInTheLoop struct {
+// Config configures the middleware.
+type Config struct {
+	// On names the tools whose calls wait for approval, each with its
+	// settings.
 	On map[string]InterruptOn
 	// Rules, when set, decide first: a call they deny is refused (its
 	// result says which rule), one they ask about waits for approval,
@@ -34,13 +35,23 @@ type HumanInTheLoop struct {
 	Rules *permission.Rules
 }
 
-// NewHumanInTheLoop returns the middleware for the given tools.
-func NewHumanInTheLoop(on map[string]InterruptOn) *HumanInTheLoop {
-	return &HumanInTheLoop{On: on}
+// Middleware stops a run before chosen tools run, to wait for a human's
+// approve, edit or reject decision on each call. The run ends interrupted
+// (a Checkpointer keeps it) and Agent.Resume continues it with the
+// decisions. Calls of other tools in the same turn wait with them.
+type Middleware struct {
+	on    map[string]InterruptOn
+	rules *permission.Rules
+}
+
+// New returns the middleware. It never fails; the error keeps the
+// built-in middleware's constructors alike.
+func New(cfg Config) (*Middleware, error) {
+	return &Middleware{on: cfg.On, rules: cfg.Rules}, nil
 }
 
 // Name implements agent.Middleware.
-func (*HumanInTheLoop) Name() string { return "human_in_the_loop" }
+func (*Middleware) Name() string { return "human_in_the_loop" }
 
 // AllDecisions are the decisions allowed when InterruptOn.Allowed is empty.
 var AllDecisions = []agent.DecisionType{agent.DecisionApprove, agent.DecisionEdit, agent.DecisionReject}
@@ -49,7 +60,7 @@ var AllDecisions = []agent.DecisionType{agent.DecisionApprove, agent.DecisionEdi
 const RejectedToolCall = agent.RejectedToolCall
 
 // AfterModel implements agent.AfterModelHook.
-func (h *HumanInTheLoop) AfterModel(_ context.Context, turn *agent.Turn) error {
+func (h *Middleware) AfterModel(_ context.Context, turn *agent.Turn) error {
 	// The default descriptions say who asks: "The agent", or the
 	// subagent by name, since a subagent's request reaches the human
 	// through its caller's interrupt.
@@ -63,8 +74,8 @@ func (h *HumanInTheLoop) AfterModel(_ context.Context, turn *agent.Turn) error {
 		if _, ok := turn.Runtime.Decision(call.ID); ok {
 			continue // decided: the agent applies the decision itself
 		}
-		cfg, ok := h.On[call.Name]
-		d := h.Rules.Decide(call.Name, call.Args)
+		cfg, ok := h.on[call.Name]
+		d := h.rules.Decide(call.Name, call.Args)
 		switch d.Effect {
 		case permission.Deny:
 			turn.Answer(call.ID, agent.ToolResult{Content: fmt.Sprintf("Error: permission denied: %s forbids this call.", d.Reason), IsError: true})
