@@ -82,9 +82,10 @@ var layers = map[string][]string{
 	"middleware/patch":   {"agent", "llm"},
 	"middleware/caching": {"agent", "llm"},
 	"middleware/hitl":    {"agent", "permission"},
+	"middleware/memory":  {"agent", "backend", "llm"},
 
 	// The deep agent, and the command line.
-	"":               {"agent", "backend", "checkpoint", "llm", "middleware", "middleware/caching", "middleware/hitl", "middleware/patch", "middleware/todos", "permission", "store", "telemetry", "thread", "tool"},
+	"":               {"agent", "backend", "checkpoint", "llm", "middleware", "middleware/caching", "middleware/hitl", "middleware/memory", "middleware/patch", "middleware/todos", "permission", "store", "telemetry", "thread", "tool"},
 	"internal/cli":   {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "tool"},
 	"cmd/deepagents": {"internal/cli", "internal/procinfo"},
 

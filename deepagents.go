@@ -18,6 +18,7 @@ import (
 	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/middleware/caching"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/middleware/memory"
 	"github.com/deepagents-go/deepagents/middleware/patch"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/permission"
@@ -181,7 +182,11 @@ func New(cfg Config) (*Agent, error) {
 	}
 	defaults := append(slices.Clone(tracing), plan)
 	if len(cfg.Memory) > 0 {
-		defaults = append(defaults, middleware.NewAgentsMemory(b, cfg.Memory...))
+		mem, err := memory.New(memory.Config{Backend: b, Sources: cfg.Memory})
+		if err != nil {
+			return nil, fmt.Errorf("deepagents: %w", err)
+		}
+		defaults = append(defaults, mem)
 	}
 	if len(cfg.Skills) > 0 {
 		defaults = append(defaults, middleware.NewSkills(b, cfg.Skills...))

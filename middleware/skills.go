@@ -240,3 +240,17 @@ func skillsSection(skills []Skill) string {
 	b.WriteString("\nWhen a task matches a skill, read its instructions with read_file before you start, then follow them. A skill's directory may hold more files (scripts, templates, references) that its instructions point to; read those only when needed.")
 	return b.String()
 }
+
+func joinSections(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "\n\n" + b
+}
+
+func logger(l *slog.Logger) *slog.Logger {
+	if l != nil {
+		return l
+	}
+	return slog.Default()
+}

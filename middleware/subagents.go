@@ -108,11 +108,8 @@ type SubagentsConfig struct {
 	TaskDescription string
 }
 
-// State keys of built-in middleware.
-const (
-	MemoryValue = "memory_contents"
-	SkillsValue = "skills_metadata"
-)
+// SkillsValue is the state key of the skills middleware.
+const SkillsValue = "skills_metadata"
 
 // Subagents adds the task tool, which runs a subagent on a task in a
 // context of its own (fresh, or forked from the caller's conversation: see

@@ -16,6 +16,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/middleware/memory"
 	"github.com/deepagents-go/deepagents/middleware/patch"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/thread"
@@ -208,6 +209,10 @@ func TestStateIsolationAndMergeBack(t *testing.T) {
 		replay.Turn{Agent: "writer", Content: "wrote /draft.md"},
 		replay.Turn{Content: "ok"},
 	)
+	mem, err := memory.New(memory.Config{Backend: backend.NewStateBackend(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	a := newMain(t, m, middleware.SubagentsConfig{
 		Agent: agent.Config{Tools: []tool.Tool{noteTool()}},
 		Subagents: []middleware.Subagent{
@@ -216,10 +221,10 @@ func TestStateIsolationAndMergeBack(t *testing.T) {
 		},
 		NoGeneralPurpose: true,
 		Middleware:       func() []agent.Middleware { return []agent.Middleware{newTodos(t)} },
-	}, newTodos(t), middleware.NewAgentsMemory(backend.NewStateBackend(nil))) // memory keeps its value to the main agent
+	}, newTodos(t), mem) // memory keeps its value to the main agent
 	res, err := a.Invoke(context.Background(), agent.Input{
 		Messages: []llm.Message{llm.UserText("go")},
-		Values:   map[string]json.RawMessage{"project": json.RawMessage(`"apollo"`), middleware.MemoryValue: json.RawMessage(`{"/AGENTS.md":"secret"}`)},
+		Values:   map[string]json.RawMessage{"project": json.RawMessage(`"apollo"`), memory.Value: json.RawMessage(`{"/AGENTS.md":"secret"}`)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +244,7 @@ func TestStateIsolationAndMergeBack(t *testing.T) {
 	if _, ok := seen.Values["project"]; !ok {
 		t.Error("custom value not passed to the subagent")
 	}
-	if _, ok := seen.Values[middleware.MemoryValue]; ok {
+	if _, ok := seen.Values[memory.Value]; ok {
 		t.Error("memory contents passed to the subagent")
 	}
 	if d, ok := seen.Files["/plan.md"]; !ok || d.Content != "the plan" {

@@ -22,38 +22,6 @@ func stateWith(files map[string]string) (*thread.Files, backend.Backend) {
 	return f, backend.NewStateBackend(f)
 }
 
-func TestMemoryInSystemPrompt(t *testing.T) {
-	_, b := stateWith(map[string]string{
-		"/user/AGENTS.md":    "Prefer short answers.\n",
-		"/project/AGENTS.md": "Run tests with make test.",
-	})
-	mem := middleware.NewAgentsMemory(b, "/user/AGENTS.md", "/missing/AGENTS.md", "/project/AGENTS.md")
-	m := replay.New(replay.Turn{Content: "ok", Expect: &replay.Expect{SystemContains: []string{
-		"<agent_memory>\n### /user/AGENTS.md\nPrefer short answers.\n\n### /project/AGENTS.md\nRun tests with make test.\n\n</agent_memory>",
-		"<memory_guidelines>", "/user/AGENTS.md, /missing/AGENTS.md, /project/AGENTS.md", "edit_file",
-	}, SystemExclude: []string{"### /missing"}}}).Record()
-	a, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{mem}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := a.Invoke(context.Background(), agent.Prompt("hi"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, ok := res.State.Values[middleware.MemoryValue]; !ok || !strings.Contains(string(v), "Prefer short answers") {
-		t.Errorf("memory value = %s", v)
-	}
-}
-
-func TestMemoryWithNothingSaved(t *testing.T) {
-	_, b := stateWith(nil)
-	m := replay.New(replay.Turn{Content: "ok", Expect: &replay.Expect{SystemContains: []string{"(nothing saved yet)", "/AGENTS.md"}}})
-	a, _ := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{middleware.NewAgentsMemory(b, "/AGENTS.md")}})
-	if _, err := a.Invoke(context.Background(), agent.Prompt("hi")); err != nil {
-		t.Fatal(err)
-	}
-}
-
 const goodSkill = "---\nname: web-research\ndescription: Structured web research with sources.\nlicense: MIT\nallowed-tools: grep read_file\nmetadata:\n  version: 2\n---\n\n# Web research\n\nSECRET BODY: step one, step two.\n"
 
 func TestSkills(t *testing.T) {

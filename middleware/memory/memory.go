@@ -1,8 +1,12 @@
-package middleware
+// Package memory is the memory middleware: AGENTS.md files, loaded through
+// the agent's backend into its system prompt at the start of every run.
+package memory
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 
@@ -11,45 +15,62 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 )
 
-// AgentsMemory loads AGENTS.md files through a backend at the start of every run
-// and puts them in the system prompt, with guidance on keeping them up to
-// date. Missing files are skipped. Because the files are read through the
-// agent's own backend, the agent updates its memory with edit_file and
-// write_file like any other file.
-type AgentsMemory struct {
-	backend backend.Backend
-	sources []string
-	// Logger receives warnings about unreadable files.
+// Value is the state value in which a run keeps the memory it loaded: a
+// JSON object from path to content, for inspection.
+const Value = "memory_contents"
+
+// Config configures the memory middleware.
+type Config struct {
+	// Backend is where the files are read. Required.
+	Backend backend.Backend
+	// Sources are the paths of the AGENTS.md files, in the order they are
+	// shown.
+	Sources []string
+	// Logger receives warnings about unreadable files; nil means
+	// slog.Default().
 	Logger *slog.Logger
 }
 
-// NewAgentsMemory returns the memory middleware reading the given paths, in
-// order.
-func NewAgentsMemory(b backend.Backend, sources ...string) *AgentsMemory {
-	return &AgentsMemory{backend: b, sources: sources}
+// Middleware loads AGENTS.md files through a backend at the start of every
+// run and puts them in the system prompt, with guidance on keeping them up
+// to date. Missing files are skipped. Because the files are read through
+// the agent's own backend, the agent updates its memory with edit_file and
+// write_file like any other file.
+type Middleware struct {
+	backend backend.Backend
+	sources []string
+	logger  *slog.Logger
+}
+
+// New returns the memory middleware. It fails without a Backend.
+func New(cfg Config) (*Middleware, error) {
+	if cfg.Backend == nil {
+		return nil, errors.New("memory: Config.Backend is required")
+	}
+	return &Middleware{backend: cfg.Backend, sources: cfg.Sources, logger: cfg.Logger}, nil
 }
 
 // Name implements agent.Middleware.
-func (*AgentsMemory) Name() string { return "memory" }
+func (*Middleware) Name() string { return "memory" }
 
 // PrivateValues implements agent.PrivateValuer: each agent loads its own
 // AGENTS.md.
-func (*AgentsMemory) PrivateValues() []string { return []string{MemoryValue} }
+func (*Middleware) PrivateValues() []string { return []string{Value} }
 
 // Sources returns the memory file paths.
-func (m *AgentsMemory) Sources() []string { return m.sources }
+func (m *Middleware) Sources() []string { return m.sources }
 
 type memoryKey struct{}
 
 // BeforeAgent implements agent.BeforeAgentHook.
-func (m *AgentsMemory) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
+func (m *Middleware) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
 	contents := make(map[string]string)
 	for _, r := range m.backend.Download(ctx, m.sources) {
 		switch {
 		case r.Err == nil:
 			contents[r.Path] = string(r.Content)
 		case backend.ErrorCode(r.Err) != "file_not_found":
-			logger(m.Logger).Warn("memory: skipping unreadable file", "path", r.Path, "err", r.Err)
+			cmp.Or(m.logger, slog.Default()).Warn("memory: skipping unreadable file", "path", r.Path, "err", r.Err)
 		}
 	}
 	rt.SetLocal(memoryKey{}, m.section(contents))
@@ -59,14 +80,14 @@ func (m *AgentsMemory) BeforeAgent(ctx context.Context, rt *agent.Runtime) error
 	if err != nil {
 		return err
 	}
-	if old, ok := rt.Value(MemoryValue); !ok || string(old) != string(raw) {
-		rt.SetValue(MemoryValue, raw)
+	if old, ok := rt.Value(Value); !ok || string(old) != string(raw) {
+		rt.SetValue(Value, raw)
 	}
 	return nil
 }
 
 // WrapModel implements agent.ModelWrapper.
-func (m *AgentsMemory) WrapModel(ctx context.Context, req *agent.ModelRequest, next agent.ModelHandler) (*llm.Response, error) {
+func (m *Middleware) WrapModel(ctx context.Context, req *agent.ModelRequest, next agent.ModelHandler) (*llm.Response, error) {
 	if s, ok := req.Runtime.Local(memoryKey{}); ok && s.(string) != "" {
 		req.System = joinSections(req.System, s.(string))
 	}
@@ -74,7 +95,7 @@ func (m *AgentsMemory) WrapModel(ctx context.Context, req *agent.ModelRequest, n
 }
 
 // section renders the memory block for the system prompt.
-func (m *AgentsMemory) section(contents map[string]string) string {
+func (m *Middleware) section(contents map[string]string) string {
 	if len(m.sources) == 0 {
 		return ""
 	}
@@ -109,16 +130,10 @@ Keep it useful:
 	return b.String()
 }
 
+// joinSections appends a section to the system prompt.
 func joinSections(a, b string) string {
 	if a == "" {
 		return b
 	}
 	return a + "\n\n" + b
-}
-
-func logger(l *slog.Logger) *slog.Logger {
-	if l != nil {
-		return l
-	}
-	return slog.Default()
 }
