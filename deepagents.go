@@ -20,6 +20,7 @@ import (
 	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/middleware/memory"
 	"github.com/deepagents-go/deepagents/middleware/patch"
+	"github.com/deepagents-go/deepagents/middleware/skills"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/store"
@@ -189,7 +190,11 @@ func New(cfg Config) (*Agent, error) {
 		defaults = append(defaults, mem)
 	}
 	if len(cfg.Skills) > 0 {
-		defaults = append(defaults, middleware.NewSkills(b, cfg.Skills...))
+		sk, err := skills.New(skills.Config{Backend: b, Sources: cfg.Skills})
+		if err != nil {
+			return nil, fmt.Errorf("deepagents: %w", err)
+		}
+		defaults = append(defaults, sk)
 	}
 	defaults = append(defaults, filesystem, subs)
 	if len(cfg.AsyncSubagents) > 0 {

@@ -108,9 +108,6 @@ type SubagentsConfig struct {
 	TaskDescription string
 }
 
-// SkillsValue is the state key of the skills middleware.
-const SkillsValue = "skills_metadata"
-
 // Subagents adds the task tool, which runs a subagent on a task in a
 // context of its own (fresh, or forked from the caller's conversation: see
 // SubagentMode) and returns its final answer. Parallel task calls are

@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -238,7 +239,7 @@ func (s *Summarization) run(rt *agent.Runtime) *sumRun {
 		r.loaded = true
 		if raw, ok := rt.Value(SummarizationValue); ok {
 			if err := json.Unmarshal(raw, &r.st); err != nil {
-				logger(s.Logger).Warn("ignoring unreadable summary state", "thread", rt.ThreadID(), "err", err)
+				cmp.Or(s.Logger, slog.Default()).Warn("ignoring unreadable summary state", "thread", rt.ThreadID(), "err", err)
 				r.st = summaryState{}
 			}
 		}
@@ -367,7 +368,7 @@ func (s *Summarization) summarize(ctx context.Context, req *agent.ModelRequest, 
 		}
 		// The notice tells whoever watches the run; the log is for
 		// diagnostics (Info: the CLI shows the notice instead).
-		logger(s.Logger).Info("summarization failed", "thread", rt.ThreadID(), "err", err, "failures", r.failures)
+		cmp.Or(s.Logger, slog.Default()).Info("summarization failed", "thread", rt.ThreadID(), "err", err, "failures", r.failures)
 		rt.Emit(agent.Event{Type: agent.EventNotice, Name: NoticeSummaryFailed, Content: text, Error: err.Error()})
 		return false
 	}

@@ -1,4 +1,4 @@
-package middleware_test
+package skills_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/llm/replay"
-	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/skills"
 	"github.com/deepagents-go/deepagents/thread"
 )
 
@@ -42,8 +42,11 @@ func TestSkills(t *testing.T) {
 	}
 	_, b := stateWith(files)
 	var logs bytes.Buffer
-	sk := middleware.NewSkills(b, "/user/skills/", "/proj/skills", "/absent/skills")
-	sk.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	sk, err := skills.New(skills.Config{Backend: b, Sources: []string{"/user/skills/", "/proj/skills", "/absent/skills"},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
 	m := replay.New(replay.Turn{Content: "ok", Expect: &replay.Expect{
 		SystemContains: []string{
 			"- **code-review**: Review Go code for bugs.\n  Instructions: /proj/skills/code-review/SKILL.md",
@@ -74,7 +77,7 @@ func FuzzParseSkill(f *testing.F) {
 	f.Add([]byte("---\n---\n"))
 	f.Add([]byte("---\nname: a\ndescription: b\n---"))
 	f.Fuzz(func(t *testing.T, content []byte) {
-		sk, err := middleware.ParseSkill("/skills/web-research/SKILL.md", content)
+		sk, err := skills.Parse("/skills/web-research/SKILL.md", content)
 		if err == nil && (sk.Name != "web-research" || sk.Description == "") {
 			t.Fatalf("accepted an invalid skill: %+v", sk)
 		}

@@ -1,7 +1,11 @@
-package middleware
+// Package skills is the skills middleware: it finds skills (directories
+// holding a SKILL.md) through the agent's backend and lists them in the
+// system prompt, for the agent to read when a task calls for one.
+package skills
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,10 +26,15 @@ import (
 
 // Skill limits from the SKILL.md format.
 const (
-	MaxSkillNameLen        = 64
-	MaxSkillDescriptionLen = 1024
-	SkillFile              = "SKILL.md"
+	MaxNameLen        = 64
+	MaxDescriptionLen = 1024
+	// File is the file of a skill's directory that describes it.
+	File = "SKILL.md"
 )
+
+// Value is the state value in which a run keeps the skills it found: a
+// JSON list of Skill, for inspection.
+const Value = "skills_metadata"
 
 // Skill is a skill's metadata: what the system prompt shows of it. The
 // instructions stay in its SKILL.md until the agent reads them.
@@ -39,50 +48,62 @@ type Skill struct {
 	AllowedTools  []string          `json:"allowed_tools,omitempty"`
 }
 
-// Skills finds skills (directories holding a SKILL.md with YAML front
+// Config configures the skills middleware.
+type Config struct {
+	// Backend is where the skills are found. Required.
+	Backend backend.Backend
+	// Sources are the directories holding skills, lowest priority first.
+	Sources []string
+	// Logger receives warnings about skipped skills; nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Middleware finds skills (directories holding a SKILL.md with YAML front
 // matter) in source directories at the start of every run and lists each
 // one's name, description and path in the system prompt. The agent reads a
 // skill's full instructions only when it needs them (progressive
 // disclosure). A later source overrides an earlier skill of the same name;
 // invalid skills are skipped with a warning.
-type Skills struct {
+type Middleware struct {
 	backend backend.Backend
 	sources []string
-	// Logger receives warnings about skipped skills.
-	Logger *slog.Logger
+	logger  *slog.Logger
 }
 
-// NewSkills returns the skills middleware over the given source
-// directories, lowest priority first.
-func NewSkills(b backend.Backend, sources ...string) *Skills {
-	return &Skills{backend: b, sources: sources}
+// New returns the skills middleware. It fails without a Backend.
+func New(cfg Config) (*Middleware, error) {
+	if cfg.Backend == nil {
+		return nil, errors.New("skills: Config.Backend is required")
+	}
+	return &Middleware{backend: cfg.Backend, sources: cfg.Sources, logger: cfg.Logger}, nil
 }
 
 // Name implements agent.Middleware.
-func (*Skills) Name() string { return "skills" }
+func (*Middleware) Name() string { return "skills" }
 
 // PrivateValues implements agent.PrivateValuer: each agent lists its own
 // skills.
-func (*Skills) PrivateValues() []string { return []string{SkillsValue} }
+func (*Middleware) PrivateValues() []string { return []string{Value} }
 
 type skillsKey struct{}
 
 // BeforeAgent implements agent.BeforeAgentHook.
-func (s *Skills) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
+func (s *Middleware) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
 	skills := s.Load(ctx)
 	rt.SetLocal(skillsKey{}, skillsSection(skills))
 	raw, err := json.Marshal(skills)
 	if err != nil {
 		return err
 	}
-	if old, ok := rt.Value(SkillsValue); !ok || string(old) != string(raw) {
-		rt.SetValue(SkillsValue, raw)
+	if old, ok := rt.Value(Value); !ok || string(old) != string(raw) {
+		rt.SetValue(Value, raw)
 	}
 	return nil
 }
 
 // WrapModel implements agent.ModelWrapper.
-func (s *Skills) WrapModel(ctx context.Context, req *agent.ModelRequest, next agent.ModelHandler) (*llm.Response, error) {
+func (s *Middleware) WrapModel(ctx context.Context, req *agent.ModelRequest, next agent.ModelHandler) (*llm.Response, error) {
 	if sec, ok := req.Runtime.Local(skillsKey{}); ok && sec.(string) != "" {
 		req.System = joinSections(req.System, sec.(string))
 	}
@@ -90,8 +111,8 @@ func (s *Skills) WrapModel(ctx context.Context, req *agent.ModelRequest, next ag
 }
 
 // Load finds the skills of every source, sorted by name.
-func (s *Skills) Load(ctx context.Context) []Skill {
-	log := logger(s.Logger)
+func (s *Middleware) Load(ctx context.Context) []Skill {
+	log := cmp.Or(s.logger, slog.Default())
 	byName := make(map[string]Skill)
 	for _, src := range s.sources {
 		dir, err := backend.Clean(src)
@@ -109,7 +130,7 @@ func (s *Skills) Load(ctx context.Context) []Skill {
 		var paths []string
 		for _, e := range entries {
 			if e.IsDir {
-				paths = append(paths, path.Join(e.Path, SkillFile))
+				paths = append(paths, path.Join(e.Path, File))
 			}
 		}
 		for _, r := range s.backend.Download(ctx, paths) {
@@ -119,7 +140,7 @@ func (s *Skills) Load(ctx context.Context) []Skill {
 				}
 				continue
 			}
-			sk, err := ParseSkill(r.Path, r.Content)
+			sk, err := Parse(r.Path, r.Content)
 			if err != nil {
 				log.Warn("skills: skipping invalid skill", "path", r.Path, "err", err)
 				continue
@@ -137,11 +158,11 @@ func (s *Skills) Load(ctx context.Context) []Skill {
 
 var skillNameRe = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
-// ParseSkill reads the front matter of the SKILL.md at skillPath and checks
+// Parse reads the front matter of the SKILL.md at skillPath and checks
 // it: name (at most 64 lowercase letters, digits and single hyphens, equal
 // to the skill's directory name) and description (at most 1024 characters)
 // are required.
-func ParseSkill(skillPath string, content []byte) (Skill, error) {
+func Parse(skillPath string, content []byte) (Skill, error) {
 	fm, err := frontMatter(content)
 	if err != nil {
 		return Skill{}, err
@@ -163,16 +184,16 @@ func ParseSkill(skillPath string, content []byte) (Skill, error) {
 	switch {
 	case sk.Name == "":
 		return Skill{}, errors.New("front matter has no name")
-	case utf8.RuneCountInString(sk.Name) > MaxSkillNameLen:
-		return Skill{}, fmt.Errorf("name %q is longer than %d characters", sk.Name, MaxSkillNameLen)
+	case utf8.RuneCountInString(sk.Name) > MaxNameLen:
+		return Skill{}, fmt.Errorf("name %q is longer than %d characters", sk.Name, MaxNameLen)
 	case !skillNameRe.MatchString(sk.Name):
 		return Skill{}, fmt.Errorf("name %q must be lowercase letters, digits and single hyphens", sk.Name)
 	case sk.Name != dir:
 		return Skill{}, fmt.Errorf("name %q does not match its directory %q", sk.Name, dir)
 	case sk.Description == "":
 		return Skill{}, errors.New("front matter has no description")
-	case utf8.RuneCountInString(sk.Description) > MaxSkillDescriptionLen:
-		return Skill{}, fmt.Errorf("description is longer than %d characters", MaxSkillDescriptionLen)
+	case utf8.RuneCountInString(sk.Description) > MaxDescriptionLen:
+		return Skill{}, fmt.Errorf("description is longer than %d characters", MaxDescriptionLen)
 	}
 	if len(raw.Metadata) > 0 {
 		sk.Metadata = make(map[string]string, len(raw.Metadata))
@@ -241,16 +262,10 @@ func skillsSection(skills []Skill) string {
 	return b.String()
 }
 
+// joinSections appends a section to the system prompt.
 func joinSections(a, b string) string {
 	if a == "" {
 		return b
 	}
 	return a + "\n\n" + b
-}
-
-func logger(l *slog.Logger) *slog.Logger {
-	if l != nil {
-		return l
-	}
-	return slog.Default()
 }
