@@ -21,6 +21,7 @@ import (
 	"github.com/deepagents-go/deepagents/middleware/memory"
 	"github.com/deepagents-go/deepagents/middleware/patch"
 	"github.com/deepagents-go/deepagents/middleware/skills"
+	"github.com/deepagents-go/deepagents/middleware/summarization"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/store"
@@ -144,10 +145,11 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("deepagents: %w", err)
 	}
-	var (
-		filesystem = middleware.NewFilesystem(b)
-		summarize  = middleware.NewSummarization(nil, b)
-	)
+	summarize, err := summarization.New(summarization.Config{Backend: b})
+	if err != nil {
+		return nil, fmt.Errorf("deepagents: %w", err)
+	}
+	filesystem := middleware.NewFilesystem(b)
 	filesystem.GrepRegexp = cfg.GrepRegexp
 	// Subagents get the file tools, planning and context management, but
 	// not memory, skills or further subagents.

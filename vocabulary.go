@@ -6,6 +6,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/middleware/summarization"
 	"github.com/deepagents-go/deepagents/thread"
 )
 
@@ -107,5 +108,6 @@ func Prompt(text string) Input { return agent.Prompt(text) }
 
 // CompactFirst returns a context whose run begins by summarizing the
 // thread's conversation so far, however short, keeping only the run's
-// prompt (see middleware.CompactFirst): what a user asks for with /compact.
-func CompactFirst(ctx context.Context) context.Context { return middleware.CompactFirst(ctx) }
+// prompt (see summarization.CompactFirst): what a user asks for with
+// /compact.
+func CompactFirst(ctx context.Context) context.Context { return summarization.CompactFirst(ctx) }

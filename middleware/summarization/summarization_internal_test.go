@@ -1,4 +1,4 @@
-package middleware
+package summarization
 
 import (
 	"strings"
@@ -44,7 +44,7 @@ func TestNewCutoffNeverSplitsToolPairs(t *testing.T) {
 		{"u", 6, 0},
 	}
 	for _, tt := range tests {
-		s := &Summarization{KeepMessages: tt.keep}
+		s := &Middleware{cfg: Config{KeepMessages: tt.keep}}
 		msgs := conv(tt.pattern)
 		got := s.newCutoff(msgs, 0)
 		if got != tt.want {
@@ -58,7 +58,7 @@ func TestNewCutoffNeverSplitsToolPairs(t *testing.T) {
 
 func TestNewCutoffByTokens(t *testing.T) {
 	msgs := conv("uctctcta")
-	s := &Summarization{KeepTokens: 2 * EstimateTokens(msgs[len(msgs)-1:])}
+	s := &Middleware{cfg: Config{KeepTokens: 2 * EstimateTokens(msgs[len(msgs)-1:])}}
 	if got := s.newCutoff(msgs, 0); got != 5 {
 		t.Errorf("cutoff = %d, want 5 (the last call with its result, and the answer)", got)
 	}

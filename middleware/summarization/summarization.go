@@ -1,4 +1,7 @@
-package middleware
+// Package summarization keeps a long conversation inside the model's
+// context window: older messages are replaced by a summary, their full
+// text offloaded to a history file in the backend.
+package summarization
 
 import (
 	"cmp"
@@ -10,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
@@ -39,14 +43,14 @@ const (
 	DefaultMaxFailures = 3
 	// HistoryDir is where summarized conversation text is saved.
 	HistoryDir = "/conversation_history/"
-	// SummarizationValue is the state key of the summary.
-	SummarizationValue = "summarization"
+	// Value is the state value in which a thread keeps its summary.
+	Value = "summarization"
 	// SummarizerAgent names the summary calls (the scripted model serves
 	// them from turns with "agent": "summarizer").
 	SummarizerAgent = "summarizer"
 )
 
-// Names of the notice events Summarization emits (agent.EventNotice).
+// Names of the notice events the middleware emits (agent.EventNotice).
 const (
 	NoticeSummarized     = "summarized"      // older messages were replaced by a summary
 	NoticeSummaryFailed  = "summary_failed"  // a summary call failed; nothing changed
@@ -56,7 +60,7 @@ const (
 // TokenCounter estimates the tokens of messages.
 type TokenCounter func(msgs []llm.Message) int
 
-// Summarization keeps a long conversation inside the model's context
+// Middleware keeps a long conversation inside the model's context
 // window. When a request grows past the trigger (85% of the window), the
 // older messages are summarized by a model call; the most recent messages
 // (10% of the window) stay as they are, and a tool call is never separated
@@ -68,15 +72,21 @@ type TokenCounter func(msgs []llm.Message) int
 //
 // A summary call that fails or answers nothing changes nothing: the full
 // conversation is sent, and the next attempt waits until the request has
-// grown by RetryGrowth; after MaxFailures failures in a row the run stops
-// trying. A request that would exceed the context window while no summary
+// grown by Config.RetryGrowth; after Config.MaxFailures failures in a row
+// the run stops trying. A request that would exceed the context window while no summary
 // can be made is trimmed instead: the oldest messages are offloaded to the
 // history file and replaced by a note saying so. Each of these is reported
 // as an agent.EventNotice.
-type Summarization struct {
-	model   llm.Model
-	backend backend.Backend
+type Middleware struct {
+	cfg Config
+}
 
+// Config configures the summarization middleware.
+type Config struct {
+	// Model writes the summaries; nil means the agent's own model.
+	Model llm.Model
+	// Backend is where the history files are saved. Required.
+	Backend backend.Backend
 	// TriggerTokens and KeepTokens override the fractions of the window.
 	TriggerTokens int
 	KeepTokens    int
@@ -92,19 +102,22 @@ type Summarization struct {
 	// Counter estimates tokens of messages added since the model last
 	// reported its input size; nil means about four characters a token.
 	Counter TokenCounter
-	// Prompt replaces the summarizer's instructions.
+	// Prompt replaces the summarizer's instructions (SummarizerPrompt).
 	Prompt string
+	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
 }
 
-// NewSummarization returns the middleware. model writes the summaries (nil
-// means the agent's own model); b is where history is saved.
-func NewSummarization(model llm.Model, b backend.Backend) *Summarization {
-	return &Summarization{model: model, backend: b}
+// New returns the summarization middleware. It fails without a Backend.
+func New(cfg Config) (*Middleware, error) {
+	if cfg.Backend == nil {
+		return nil, errors.New("summarization: Config.Backend is required")
+	}
+	return &Middleware{cfg: cfg}, nil
 }
 
 // Name implements agent.Middleware.
-func (*Summarization) Name() string { return "summarization" }
+func (*Middleware) Name() string { return "summarization" }
 
 // summaryState is what the thread keeps of its summary.
 type summaryState struct {
@@ -161,10 +174,10 @@ Write a summary that lets the agent carry on without the original messages:
 Be specific and complete, but leave out chatter and anything already superseded. Write only the summary.`
 
 // WrapModel implements agent.ModelWrapper.
-func (s *Summarization) WrapModel(ctx context.Context, req *agent.ModelRequest, next agent.ModelHandler) (*llm.Response, error) {
+func (s *Middleware) WrapModel(ctx context.Context, req *agent.ModelRequest, next agent.ModelHandler) (*llm.Response, error) {
 	rt := req.Runtime
 	r := s.run(rt)
-	window := s.ContextWindow
+	window := s.cfg.ContextWindow
 	if window == 0 {
 		window = llm.Describe(req.Model).ContextWindow
 	}
@@ -172,7 +185,7 @@ func (s *Summarization) WrapModel(ctx context.Context, req *agent.ModelRequest, 
 	if limit == 0 {
 		limit = DefaultContextWindow
 	}
-	trigger := s.TriggerTokens
+	trigger := s.cfg.TriggerTokens
 	if trigger == 0 {
 		trigger = DefaultTriggerTokens
 		if window > 0 {
@@ -206,29 +219,29 @@ func (s *Summarization) WrapModel(ctx context.Context, req *agent.ModelRequest, 
 	return resp, err
 }
 
-func (s *Summarization) maxFailures() int {
-	if s.MaxFailures > 0 {
-		return s.MaxFailures
+func (s *Middleware) maxFailures() int {
+	if s.cfg.MaxFailures > 0 {
+		return s.cfg.MaxFailures
 	}
 	return DefaultMaxFailures
 }
 
-func (s *Summarization) retryGrowth() float64 {
-	if s.RetryGrowth > 0 {
-		return s.RetryGrowth
+func (s *Middleware) retryGrowth() float64 {
+	if s.cfg.RetryGrowth > 0 {
+		return s.cfg.RetryGrowth
 	}
 	return DefaultRetryGrowth
 }
 
-func (s *Summarization) counter() TokenCounter {
-	if s.Counter != nil {
-		return s.Counter
+func (s *Middleware) counter() TokenCounter {
+	if s.cfg.Counter != nil {
+		return s.cfg.Counter
 	}
 	return EstimateTokens
 }
 
 // run returns the run-local state, loading the thread's summary once.
-func (s *Summarization) run(rt *agent.Runtime) *sumRun {
+func (s *Middleware) run(rt *agent.Runtime) *sumRun {
 	v, _ := rt.Local(sumKey{})
 	r, _ := v.(*sumRun)
 	if r == nil {
@@ -237,9 +250,9 @@ func (s *Summarization) run(rt *agent.Runtime) *sumRun {
 	}
 	if !r.loaded {
 		r.loaded = true
-		if raw, ok := rt.Value(SummarizationValue); ok {
+		if raw, ok := rt.Value(Value); ok {
 			if err := json.Unmarshal(raw, &r.st); err != nil {
-				cmp.Or(s.Logger, slog.Default()).Warn("ignoring unreadable summary state", "thread", rt.ThreadID(), "err", err)
+				cmp.Or(s.cfg.Logger, slog.Default()).Warn("ignoring unreadable summary state", "thread", rt.ThreadID(), "err", err)
 				r.st = summaryState{}
 			}
 		}
@@ -249,7 +262,7 @@ func (s *Summarization) run(rt *agent.Runtime) *sumRun {
 
 // estimate returns the request's size in tokens: the provider's last count
 // plus an estimate of what was added since, or an estimate of everything.
-func (s *Summarization) estimate(req *agent.ModelRequest, r *sumRun) int {
+func (s *Middleware) estimate(req *agent.ModelRequest, r *sumRun) int {
 	msgs := req.Messages
 	count := s.counter()
 	if len(r.prefix) > len(msgs)+1 {
@@ -342,7 +355,7 @@ func previousSummary(st summaryState, msgs []llm.Message) bool {
 // see keepCalls) with a summary, and says why in its notice. It reports
 // whether it did; a failure changes nothing but
 // the pacing of later attempts.
-func (s *Summarization) summarize(ctx context.Context, req *agent.ModelRequest, r *sumRun, window, est, cut int, why string) bool {
+func (s *Middleware) summarize(ctx context.Context, req *agent.ModelRequest, r *sumRun, window, est, cut int, why string) bool {
 	rt := req.Runtime
 	msgs := req.Messages
 	from := 0
@@ -368,7 +381,7 @@ func (s *Summarization) summarize(ctx context.Context, req *agent.ModelRequest, 
 		}
 		// The notice tells whoever watches the run; the log is for
 		// diagnostics (Info: the CLI shows the notice instead).
-		cmp.Or(s.Logger, slog.Default()).Info("summarization failed", "thread", rt.ThreadID(), "err", err, "failures", r.failures)
+		cmp.Or(s.cfg.Logger, slog.Default()).Info("summarization failed", "thread", rt.ThreadID(), "err", err, "failures", r.failures)
 		rt.Emit(agent.Event{Type: agent.EventNotice, Name: NoticeSummaryFailed, Content: text, Error: err.Error()})
 		return false
 	}
@@ -383,7 +396,7 @@ func (s *Summarization) summarize(ctx context.Context, req *agent.ModelRequest, 
 
 // trim drops the oldest messages without a summary, when the request
 // would not fit the window otherwise.
-func (s *Summarization) trim(ctx context.Context, req *agent.ModelRequest, r *sumRun, window, est, limit int) {
+func (s *Middleware) trim(ctx context.Context, req *agent.ModelRequest, r *sumRun, window, est, limit int) {
 	rt := req.Runtime
 	msgs := req.Messages
 	cut := s.newCutoff(msgs, window)
@@ -417,7 +430,7 @@ func (s *Summarization) trim(ctx context.Context, req *agent.ModelRequest, r *su
 
 // replace makes head followed by msgs[cut:] the thread's messages and the
 // request's, and records the summary state.
-func (s *Summarization) replace(req *agent.ModelRequest, r *sumRun, head llm.Message, cut int) {
+func (s *Middleware) replace(req *agent.ModelRequest, r *sumRun, head llm.Message, cut int) {
 	rt := req.Runtime
 	for cut < len(req.Messages) && req.Messages[cut].Role == llm.RoleTool {
 		cut++ // never keep a result without its call
@@ -428,7 +441,7 @@ func (s *Summarization) replace(req *agent.ModelRequest, r *sumRun, head llm.Mes
 	rt.RewriteMessages(0, tail)
 	req.Messages = rt.Messages()
 	if raw, err := json.Marshal(r.st); err == nil {
-		rt.SetValue(SummarizationValue, raw)
+		rt.SetValue(Value, raw)
 	}
 	r.prefix, r.anchor, r.anchorAt = r.prefix[:0], 0, 0
 }
@@ -439,8 +452,8 @@ const maxTranscriptShare = 0.5
 
 // callSummarizer asks the model for a summary of msgs, which replace the
 // summary in force, if any.
-func (s *Summarization) callSummarizer(ctx context.Context, req *agent.ModelRequest, r *sumRun, msgs []llm.Message, window int) (string, error) {
-	model := s.model
+func (s *Middleware) callSummarizer(ctx context.Context, req *agent.ModelRequest, r *sumRun, msgs []llm.Message, window int) (string, error) {
+	model := s.cfg.Model
 	if model == nil {
 		model = req.Model
 	}
@@ -463,7 +476,7 @@ func (s *Summarization) callSummarizer(ctx context.Context, req *agent.ModelRequ
 	prompt.WriteString("Messages to summarize:\n<conversation>\n")
 	writeTranscript(&prompt, msgs, clip)
 	prompt.WriteString("</conversation>\n\nWrite the new summary, covering the previous summary too.")
-	sys := s.Prompt
+	sys := s.cfg.Prompt
 	if sys == "" {
 		sys = SummarizerPrompt
 	}
@@ -491,9 +504,9 @@ func (s *Summarization) callSummarizer(ctx context.Context, req *agent.ModelRequ
 
 // newCutoff picks the first message to keep: the most recent messages
 // within the keep budget, moved back so that a tool call keeps its results.
-func (s *Summarization) newCutoff(msgs []llm.Message, window int) int {
+func (s *Middleware) newCutoff(msgs []llm.Message, window int) int {
 	count := s.counter()
-	keepTokens := s.KeepTokens
+	keepTokens := s.cfg.KeepTokens
 	if keepTokens == 0 && window > 0 {
 		keepTokens = int(float64(window) * KeepFraction)
 	}
@@ -509,7 +522,7 @@ func (s *Summarization) newCutoff(msgs []llm.Message, window int) int {
 			cut--
 		}
 	} else {
-		keep := s.KeepMessages
+		keep := s.cfg.KeepMessages
 		if keep == 0 {
 			keep = DefaultKeepMessages
 		}
@@ -533,7 +546,7 @@ const historyHeader = "# Conversation history\n\nMessages replaced by summaries,
 
 // saveHistory appends the replaced messages to the history file; before
 // counts the messages the file already holds.
-func (s *Summarization) saveHistory(ctx context.Context, path string, before int, msgs []llm.Message) error {
+func (s *Middleware) saveHistory(ctx context.Context, path string, before int, msgs []llm.Message) error {
 	var b strings.Builder
 	// Sized up front: a long run's spans are hundreds of kilobytes, and a
 	// builder grown by doubling copies them over and over.
@@ -547,7 +560,7 @@ func (s *Summarization) saveHistory(ctx context.Context, path string, before int
 	b.WriteString(strconv.Itoa(before + len(msgs)))
 	b.WriteString("\n\n")
 	writeTranscript(&b, msgs, 0)
-	if err := backend.Append(ctx, s.backend, path, b.String()); err != nil {
+	if err := backend.Append(ctx, s.cfg.Backend, path, b.String()); err != nil {
 		return fmt.Errorf("saving %s: %w", path, err)
 	}
 	return nil
@@ -620,4 +633,14 @@ func sanitizeName(s string) string {
 		}
 		return '_'
 	}, s)
+}
+
+// runeOffset returns the byte offset after the first n runes of s.
+func runeOffset(s string, n int) int {
+	i := 0
+	for k := 0; k < n && i < len(s); k++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return i
 }

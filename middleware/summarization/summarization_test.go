@@ -1,4 +1,4 @@
-package middleware_test
+package summarization_test
 
 import (
 	"context"
@@ -13,10 +13,36 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
-	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/summarization"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/tool"
 )
+
+// newSummarization returns the summarization middleware of cfg.
+func newSummarization(t *testing.T, cfg summarization.Config) *summarization.Middleware {
+	t.Helper()
+	m, err := summarization.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// todosCall is a write_todos call of the todo list list (JSON).
+func todosCall(id, list string) llm.ToolCall {
+	return llm.ToolCall{ID: id, Name: todos.WriteTodosTool, Args: json.RawMessage(`{"todos":` + list + `}`)}
+}
+
+// newTodos returns the todos middleware with the default configuration.
+func newTodos(t *testing.T) *todos.Middleware {
+	t.Helper()
+	m, err := todos.New(todos.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
 
 func bulkyTool() tool.Tool {
 	return tool.Must(tool.New("fetch", "Fetch a page.", func(_ context.Context, in struct {
@@ -48,7 +74,7 @@ func TestSummarizationOffloadsHistory(t *testing.T) {
 	)
 	m := replay.NewFromScript(&replay.Script{ContextWindow: 1000, Turns: turns}).Record()
 	files := thread.NewFiles(nil)
-	sum := middleware.NewSummarization(nil, backend.NewStateBackend(files))
+	sum := newSummarization(t, summarization.Config{Backend: backend.NewStateBackend(files)})
 	a, err := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{newTodos(t), sum}})
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +126,7 @@ func TestSummarizationOffloadsHistory(t *testing.T) {
 		t.Errorf("the last request (%d messages) is not the state (%d before the answer)", len(last), len(msgs)-1)
 	}
 	var st struct{ History string }
-	json.Unmarshal(res.State.Values[middleware.SummarizationValue], &st)
+	json.Unmarshal(res.State.Values[summarization.Value], &st)
 	if st.History != "/conversation_history/th_1.md" {
 		t.Errorf("summary state names history %q", st.History)
 	}
@@ -111,13 +137,13 @@ func TestNoSummaryBelowTrigger(t *testing.T) {
 		{ToolCalls: []llm.ToolCall{{ID: "f", Name: "fetch", Args: json.RawMessage(`{"n":1}`)}}, Usage: llm.Usage{InputTokens: 5000}},
 		{Content: "done", Expect: &replay.Expect{MessagesExclude: []string{"<summary>"}}},
 	}})
-	sum := middleware.NewSummarization(nil, backend.NewStateBackend(nil))
+	sum := newSummarization(t, summarization.Config{Backend: backend.NewStateBackend(nil)})
 	a, _ := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{sum}})
 	res, err := a.Invoke(context.Background(), agent.Prompt("go"))
 	if err != nil || res.Text() != "done" {
 		t.Fatalf("%v %q", err, res.Text())
 	}
-	if _, ok := res.State.Values[middleware.SummarizationValue]; ok {
+	if _, ok := res.State.Values[summarization.Value]; ok {
 		t.Error("summarized below the trigger")
 	}
 }
@@ -130,8 +156,8 @@ func TestUnknownWindowKeepsSixMessages(t *testing.T) {
 	turns = append(turns, replay.Turn{Agent: "summarizer", Content: "summary"},
 		replay.Turn{Content: "done"})
 	m := replay.New(turns...).Record()
-	sum := middleware.NewSummarization(nil, backend.NewStateBackend(nil))
-	sum.TriggerTokens = 600 // the window is unknown; keep falls back to messages
+	// The window is unknown; keep falls back to messages.
+	sum := newSummarization(t, summarization.Config{Backend: backend.NewStateBackend(nil), TriggerTokens: 600})
 	a, _ := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{sum}})
 	in := agent.Prompt("go")
 	in.State = &thread.State{Files: thread.NewFiles(nil)}
@@ -149,8 +175,8 @@ func TestUnknownWindowKeepsSixMessages(t *testing.T) {
 	if first == 0 {
 		t.Fatal("no request carried a summary")
 	}
-	if n := len(reqs[first].Request.Messages) - 1; n != middleware.DefaultKeepMessages {
-		t.Errorf("kept %d messages, want %d", n, middleware.DefaultKeepMessages)
+	if n := len(reqs[first].Request.Messages) - 1; n != summarization.DefaultKeepMessages {
+		t.Errorf("kept %d messages, want %d", n, summarization.DefaultKeepMessages)
 	}
 }
 
@@ -164,12 +190,11 @@ func TestSummarizationCountsEachMessageOnce(t *testing.T) {
 	}
 	turns = append(turns, replay.Turn{Content: "done"})
 	counted := 0
-	sum := middleware.NewSummarization(nil, backend.NewStateBackend(nil))
-	sum.TriggerTokens = 1 << 30
-	sum.Counter = func(msgs []llm.Message) int {
-		counted += len(msgs)
-		return middleware.EstimateTokens(msgs)
-	}
+	sum := newSummarization(t, summarization.Config{Backend: backend.NewStateBackend(nil), TriggerTokens: 1 << 30,
+		Counter: func(msgs []llm.Message) int {
+			counted += len(msgs)
+			return summarization.EstimateTokens(msgs)
+		}})
 	a, _ := agent.New(agent.Config{Model: replay.New(turns...), Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{sum}})
 	if _, err := a.Invoke(context.Background(), agent.Prompt("go")); err != nil {
 		t.Fatal(err)
@@ -225,7 +250,7 @@ func TestFailedSummaryBacksOffThenTrims(t *testing.T) {
 	)
 	m := replay.NewFromScript(&replay.Script{ContextWindow: window, Turns: turns}).Record()
 	files := thread.NewFiles(nil)
-	sum := middleware.NewSummarization(nil, backend.NewStateBackend(files))
+	sum := newSummarization(t, summarization.Config{Backend: backend.NewStateBackend(files)})
 	a, err := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{sum}})
 	if err != nil {
 		t.Fatal(err)
@@ -242,13 +267,13 @@ func TestFailedSummaryBacksOffThenTrims(t *testing.T) {
 	if m.Remaining() != 0 {
 		t.Fatalf("%d turns not played: the summarizer was not tried three times", m.Remaining())
 	}
-	if got := ns.count(middleware.NoticeSummaryFailed); got != middleware.DefaultMaxFailures {
-		t.Errorf("%d summary_failed notices, want %d", got, middleware.DefaultMaxFailures)
+	if got := ns.count(summarization.NoticeSummaryFailed); got != summarization.DefaultMaxFailures {
+		t.Errorf("%d summary_failed notices, want %d", got, summarization.DefaultMaxFailures)
 	}
-	if ns.count(middleware.NoticeSummarized) != 0 {
+	if ns.count(summarization.NoticeSummarized) != 0 {
 		t.Error("a summary was reported although every call failed")
 	}
-	trims := ns.count(middleware.NoticeContextTrimmed)
+	trims := ns.count(summarization.NoticeContextTrimmed)
 	if trims == 0 {
 		t.Fatal("no trim: a request over the window was sent")
 	}
@@ -259,7 +284,7 @@ func TestFailedSummaryBacksOffThenTrims(t *testing.T) {
 			continue
 		}
 		sys = (len(r.Request.System) + 3) / 4
-		if est := sys + middleware.EstimateTokens(r.Request.Messages); est > window {
+		if est := sys + summarization.EstimateTokens(r.Request.Messages); est > window {
 			t.Errorf("a request of about %d tokens was sent to a %d-token window", est, window)
 		}
 	}
@@ -297,7 +322,7 @@ func TestSummarizationCheckpointsStayLinear(t *testing.T) {
 			turns := append(fetchSteps(steps), replay.Turn{Content: "done"})
 			m := replay.NewFromScript(&replay.Script{ContextWindow: 4000, Turns: turns, Defaults: tc.defaults})
 			saver := &sizingSaver{Saver: checkpoint.NewMemorySaver()}
-			sum := middleware.NewSummarization(nil, backend.NewStateBackend(nil))
+			sum := newSummarization(t, summarization.Config{Backend: backend.NewStateBackend(nil)})
 			a, err := agent.New(agent.Config{Model: m, Tools: []tool.Tool{bulkyTool()}, Middleware: []agent.Middleware{sum}, Checkpointer: saver, MaxSteps: steps + 1})
 			if err != nil {
 				t.Fatal(err)
@@ -336,12 +361,12 @@ func (s *sizingSaver) Put(ctx context.Context, cp *checkpoint.Checkpoint) error 
 	b, _ := json.Marshal(cp.Delta)
 	s.total += len(b)
 	for p, f := range cp.Files {
-		if strings.HasPrefix(p, middleware.HistoryDir) && f != nil {
+		if strings.HasPrefix(p, summarization.HistoryDir) && f != nil {
 			s.historyBytes += len(f.Content)
 		}
 	}
 	for p, f := range cp.Appends {
-		if strings.HasPrefix(p, middleware.HistoryDir) {
+		if strings.HasPrefix(p, summarization.HistoryDir) {
 			s.historyBytes += len(f.Content)
 		}
 	}
@@ -366,7 +391,7 @@ func TestCompactFirst(t *testing.T) {
 			}
 			m := replay.NewFromScript(&replay.Script{ContextWindow: 200_000, Turns: append(turns, second)}).Record()
 			a, err := agent.New(agent.Config{Model: m, Checkpointer: checkpoint.NewMemorySaver(),
-				Middleware: []agent.Middleware{middleware.NewSummarization(nil, backend.NewStateBackend(nil))}})
+				Middleware: []agent.Middleware{newSummarization(t, summarization.Config{Backend: backend.NewStateBackend(nil)})}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -377,7 +402,7 @@ func TestCompactFirst(t *testing.T) {
 			}
 			ctx := context.Background()
 			if compact {
-				ctx = middleware.CompactFirst(ctx)
+				ctx = summarization.CompactFirst(ctx)
 			}
 			var n notices
 			var usage agent.UsageTree
@@ -391,12 +416,12 @@ func TestCompactFirst(t *testing.T) {
 			if res.Text() != "noted" || m.Remaining() != 0 {
 				t.Fatalf("%q, %d turns left", res.Text(), m.Remaining())
 			}
-			if got := n.count(middleware.NoticeSummarized); got != map[bool]int{true: 1, false: 0}[compact] {
+			if got := n.count(summarization.NoticeSummarized); got != map[bool]int{true: 1, false: 0}[compact] {
 				t.Errorf("%d summarized notices", got)
 			}
 			// The summary call counts as the summarizer's, under the agent.
 			if got := len(usage.Subagents); got != map[bool]int{true: 1, false: 0}[compact] ||
-				compact && (usage.Subagents[0].Agent != middleware.SummarizerAgent || usage.Subagents[0].Models[0].Calls != 1) {
+				compact && (usage.Subagents[0].Agent != summarization.SummarizerAgent || usage.Subagents[0].Models[0].Calls != 1) {
 				t.Errorf("usage: %+v", usage)
 			}
 			hist, ok := res.State.Files.Get("/conversation_history/t.md")
