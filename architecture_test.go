@@ -85,9 +85,10 @@ var layers = map[string][]string{
 	"middleware/memory":        {"agent", "backend", "llm"},
 	"middleware/skills":        {"agent", "backend", "llm"},
 	"middleware/summarization": {"agent", "backend", "llm", "thread"},
+	"middleware/filesystem":    {"agent", "backend", "tool"},
 
 	// The deep agent, and the command line.
-	"":               {"agent", "backend", "checkpoint", "llm", "middleware", "middleware/caching", "middleware/hitl", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/summarization", "middleware/todos", "permission", "store", "telemetry", "thread", "tool"},
+	"":               {"agent", "backend", "checkpoint", "llm", "middleware", "middleware/caching", "middleware/filesystem", "middleware/hitl", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/summarization", "middleware/todos", "permission", "store", "telemetry", "thread", "tool"},
 	"internal/cli":   {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "tool"},
 	"cmd/deepagents": {"internal/cli", "internal/procinfo"},
 

@@ -17,6 +17,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/middleware/caching"
+	"github.com/deepagents-go/deepagents/middleware/filesystem"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/middleware/memory"
 	"github.com/deepagents-go/deepagents/middleware/patch"
@@ -149,8 +150,10 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("deepagents: %w", err)
 	}
-	filesystem := middleware.NewFilesystem(b)
-	filesystem.GrepRegexp = cfg.GrepRegexp
+	files, err := filesystem.New(filesystem.Config{Backend: b, GrepRegexp: cfg.GrepRegexp})
+	if err != nil {
+		return nil, fmt.Errorf("deepagents: %w", err)
+	}
 	// Subagents get the file tools, planning and context management, but
 	// not memory, skills or further subagents.
 	var tracing []agent.Middleware // outermost, so that its spans cover the rest
@@ -158,7 +161,7 @@ func New(cfg Config) (*Agent, error) {
 		tracing = []agent.Middleware{telemetry.New(cfg.TracerProvider, telemetry.Options{CaptureContent: cfg.TraceContent})}
 	}
 	subStack := func() []agent.Middleware {
-		return append(slices.Clone(tracing), plan, filesystem, summarize, cache, repair)
+		return append(slices.Clone(tracing), plan, files, summarize, cache, repair)
 	}
 	// The options the main agent and its subagents share: a subagent
 	// inherits all of them but those it overrides (see
@@ -198,7 +201,7 @@ func New(cfg Config) (*Agent, error) {
 		}
 		defaults = append(defaults, sk)
 	}
-	defaults = append(defaults, filesystem, subs)
+	defaults = append(defaults, files, subs)
 	if len(cfg.AsyncSubagents) > 0 {
 		async, err := middleware.NewAsyncSubagents(middleware.AsyncSubagentsConfig{
 			Agent:       base,

@@ -781,6 +781,16 @@ func TestAsyncModelSurface(t *testing.T) {
 	golden.Check(t, "testdata/async_surface.golden", b.Bytes())
 }
 
+func writeSpec(t *testing.T, b *bytes.Buffer, tl tool.Tool) {
+	t.Helper()
+	spec := tl.Spec()
+	var params bytes.Buffer
+	if err := json.Indent(&params, spec.Parameters, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(b, "\n## %s\n\n%s\n\n%s\n", spec.Name, spec.Description, params.String())
+}
+
 // A run that is cancelled (its consumer stops reading) leaves its
 // background tasks running: they belong to the agent, and a later run
 // collects them.

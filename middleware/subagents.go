@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
@@ -498,6 +499,18 @@ func mergeValues(rt *agent.Runtime, private []string, res *agent.Result) {
 		}
 		rt.SetValue(k, json.RawMessage(v))
 	}
+}
+
+// clip shortens an argument echoed in an error to at most n bytes: the
+// model sent it, and need not read all of a huge one back.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + fmt.Sprintf("... (%d bytes)", len(s))
 }
 
 // quotedNames lists subagent names for the model: `a`, `b`.

@@ -1,4 +1,4 @@
-package middleware_test
+package filesystem_test
 
 import (
 	"context"
@@ -15,14 +15,14 @@ import (
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
-	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/filesystem"
 	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
 // fsTools returns the filesystem middleware's tools by name, and a context
 // carrying fresh state files seeded with files.
-func fsTools(t *testing.T, fs *middleware.Filesystem, files map[string]string) (map[string]tool.Tool, context.Context, *thread.Files) {
+func fsTools(t *testing.T, fs *filesystem.Middleware, files map[string]string) (map[string]tool.Tool, context.Context, *thread.Files) {
 	t.Helper()
 	tools := map[string]tool.Tool{}
 	for _, tl := range fs.Tools() {
@@ -33,6 +33,27 @@ func fsTools(t *testing.T, fs *middleware.Filesystem, files map[string]string) (
 		st.Put(p, thread.FileData{Content: c, CreatedAt: time.Now(), ModifiedAt: time.Now()})
 	}
 	return tools, thread.WithFiles(context.Background(), st), st
+}
+
+// newFS returns the filesystem middleware of cfg.
+func newFS(t *testing.T, cfg filesystem.Config) *filesystem.Middleware {
+	t.Helper()
+	m, err := filesystem.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// resultsByID returns the tool results of a conversation by call id.
+func resultsByID(msgs []llm.Message) map[string]llm.Message {
+	out := map[string]llm.Message{}
+	for _, m := range msgs {
+		if m.Role == llm.RoleTool {
+			out[m.ToolCallID] = m
+		}
+	}
+	return out
 }
 
 func callTool(ctx context.Context, t tool.Tool, args string) (string, bool) {
@@ -146,7 +167,7 @@ func TestFilesystemToolContract(t *testing.T) {
 		{"read_file", `{"file_path":"/README.md","limit":-5}`, "     1\t# New\n     2\thello hello", false, false},
 		{"edit_file", `{"file_path":"/README.md","old_string":"","new_string":"x"}`, "Error: old_string is empty", true, true},
 	}
-	fs := middleware.NewFilesystem(backend.NewStateBackend(nil))
+	fs := newFS(t, filesystem.Config{Backend: backend.NewStateBackend(nil)})
 	tools, ctx, _ := fsTools(t, fs, seed)
 	for i, r := range rows {
 		t.Run(fmt.Sprintf("%02d_%s", i, r.tool), func(t *testing.T) {
@@ -172,8 +193,7 @@ func clipForLog(s string) string {
 }
 
 func TestAllowedPrefixes(t *testing.T) {
-	fs := middleware.NewFilesystem(backend.NewStateBackend(nil))
-	fs.AllowedPrefixes = []string{"/data/", "/tmp/"}
+	fs := newFS(t, filesystem.Config{Backend: backend.NewStateBackend(nil), AllowedPrefixes: []string{"/data/", "/tmp/"}})
 	tools, ctx, _ := fsTools(t, fs, map[string]string{"/data/a.txt": "a", "/etc/x": "x"})
 	if got, _ := callTool(ctx, tools["read_file"], `{"file_path":"/data/a.txt"}`); got != "     1\ta" {
 		t.Errorf("allowed read = %q", got)
@@ -189,7 +209,7 @@ func TestExecuteTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := middleware.NewFilesystem(sh)
+	fs := newFS(t, filesystem.Config{Backend: sh})
 	tools, ctx, _ := fsTools(t, fs, nil)
 	ex, ok := tools["execute"]
 	if !ok {
@@ -225,7 +245,7 @@ func TestLargeResultsAreEvicted(t *testing.T) {
 		}
 		return b.String(), nil
 	}))
-	fs := middleware.NewFilesystem(backend.NewStateBackend(nil))
+	fs := newFS(t, filesystem.Config{Backend: backend.NewStateBackend(nil)})
 	m := replay.New(
 		replay.Turn{ToolCalls: []llm.ToolCall{{ID: "call.1/x", Name: "big"}, {ID: "g", Name: "grep", Args: json.RawMessage(`{"pattern":"line","path":"/large_tool_results","output_mode":"content"}`)}}},
 		replay.Turn{Content: "ok"},
@@ -258,11 +278,11 @@ func TestFileToolsCapTheirOutput(t *testing.T) {
 	for i := range 5000 {
 		fmt.Fprintf(&b, "match %d %s\n", i, strings.Repeat("q", 20))
 	}
-	fs := middleware.NewFilesystem(backend.NewStateBackend(nil))
-	fs.Grep.MaxMatches = 10000 // the output, not the matches, is what is capped here
+	// The output, not the matches, is what is capped here.
+	fs := newFS(t, filesystem.Config{Backend: backend.NewStateBackend(nil), Grep: filesystem.GrepLimits{MaxMatches: 10000}})
 	tools, ctx, _ := fsTools(t, fs, map[string]string{"/big.txt": b.String()})
 	got, _ := callTool(ctx, tools["grep"], `{"pattern":"match","output_mode":"content"}`)
-	if len(got) > middleware.DefaultEvictChars+300 || !strings.HasSuffix(got, "\n... [results truncated, try being more specific with your parameters]") {
+	if len(got) > filesystem.DefaultEvictChars+300 || !strings.HasSuffix(got, "\n... [results truncated, try being more specific with your parameters]") {
 		t.Errorf("grep output %d chars, ends %q", len(got), got[len(got)-200:])
 	}
 }
@@ -276,7 +296,7 @@ func TestReadFileSaysWhenCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := middleware.NewFilesystem(b)
+	fs := newFS(t, filesystem.Config{Backend: b})
 	tools, ctx, _ := fsTools(t, fs, nil)
 	got, isErr := callTool(ctx, tools["read_file"], `{"file_path":"/big.txt"}`)
 	if isErr || !strings.HasPrefix(got, "     1\tfirst\n     2\tzzz") || !strings.HasSuffix(got, "line 2 is cut there; continue with offset=2]") {
@@ -298,7 +318,7 @@ func TestGrepLimits(t *testing.T) {
 		"/long.txt":     "short hit\n" + strings.Repeat("ab", 100) + "hit" + strings.Repeat("cd", 100) + "\n",
 		"/slow/big.txt": slow,
 	}
-	lim := middleware.GrepLimits{MaxPatternBytes: 20, MaxMatches: 10, MaxLineBytes: 50, Timeout: 100 * time.Millisecond}
+	lim := filesystem.GrepLimits{MaxPatternBytes: 20, MaxMatches: 10, MaxLineBytes: 50, Timeout: 100 * time.Millisecond}
 	cases := []struct {
 		name, args string
 		want       []string
@@ -311,9 +331,8 @@ func TestGrepLimits(t *testing.T) {
 		{"line cut", `{"pattern":"hit","path":"/long.txt","output_mode":"content"}`, []string{"  1: short hit\n", "  2: " + strings.Repeat("ab", 25) + " [... line truncated]"}, false},
 		{"time budget", `{"pattern":"(\\w+\\s?){20}[A-Z]","path":"/slow"}`, []string{"grep stopped after 100ms without finishing"}, true},
 	}
-	fs := middleware.NewFilesystem(backend.NewStateBackend(nil))
-	fs.Grep = lim
-	fs.GrepRegexp = true // a slow expression is the surest way past the time budget
+	// A slow expression is the surest way past the time budget.
+	fs := newFS(t, filesystem.Config{Backend: backend.NewStateBackend(nil), Grep: lim, GrepRegexp: true})
 	tools, ctx, _ := fsTools(t, fs, files)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -359,7 +378,7 @@ func TestParallelEditsOfOneFileAllLand(t *testing.T) {
 					Args: json.RawMessage(fmt.Sprintf(`{"file_path":"/f.txt","old_string":"%s","new_string":"%s%s"}`, w, strings.ToLower(w), w))})
 			}
 			m := replay.New(replay.Turn{ToolCalls: calls}, replay.Turn{Content: "ok"})
-			a, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{middleware.NewFilesystem(b)}})
+			a, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{newFS(t, filesystem.Config{Backend: b})}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -412,7 +431,7 @@ func TestParallelEditsAreSerialisedByTheMiddleware(t *testing.T) {
 			Args: json.RawMessage(fmt.Sprintf(`{"file_path":"/f.txt","old_string":"%s","new_string":"%s%s"}`, w, strings.ToLower(w), w))})
 	}
 	m := replay.New(replay.Turn{ToolCalls: calls}, replay.Turn{Content: "ok"})
-	a, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{middleware.NewFilesystem(racyBackend{backend.NewStateBackend(files)})}})
+	a, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{newFS(t, filesystem.Config{Backend: racyBackend{backend.NewStateBackend(files)}})}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,8 +444,7 @@ func TestParallelEditsAreSerialisedByTheMiddleware(t *testing.T) {
 }
 
 func TestGrepRegexpOption(t *testing.T) {
-	fs := middleware.NewFilesystem(backend.NewStateBackend(nil))
-	fs.GrepRegexp = true
+	fs := newFS(t, filesystem.Config{Backend: backend.NewStateBackend(nil), GrepRegexp: true})
 	tools, ctx, _ := fsTools(t, fs, map[string]string{
 		"/a.go":      "// TODO: a\n",
 		"/b.go":      "// TODO: b\n// TODO: c\n",
@@ -447,8 +465,7 @@ func TestGrepRegexpOption(t *testing.T) {
 }
 
 func TestGlobTimeout(t *testing.T) {
-	fs := middleware.NewFilesystem(backend.NewStateBackend(nil))
-	fs.GlobTimeout = time.Nanosecond
+	fs := newFS(t, filesystem.Config{Backend: backend.NewStateBackend(nil), GlobTimeout: time.Nanosecond})
 	tools, ctx, _ := fsTools(t, fs, map[string]string{"/a.go": "a"})
 	got, isErr := callTool(ctx, tools["glob"], `{"pattern":"*.go"}`)
 	if !isErr || got != "Error: glob timed out after 1ns. Try a more specific pattern or a narrower path." {

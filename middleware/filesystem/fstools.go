@@ -1,4 +1,4 @@
-package middleware
+package filesystem
 
 import (
 	"context"
@@ -47,12 +47,12 @@ type lsIn struct {
 	Path string `json:"path" jsonschema:"absolute path of the directory to list"`
 }
 
-func (f *Filesystem) ls(ctx context.Context, in lsIn) (string, error) {
+func (f *Middleware) ls(ctx context.Context, in lsIn) (string, error) {
 	p, err := f.clean(in.Path)
 	if err != nil {
 		return "", err
 	}
-	text, err := backend.ListText(ctx, f.backend, p)
+	text, err := backend.ListText(ctx, f.cfg.Backend, p)
 	if err != nil {
 		return "", errors.New(backendErrorText(p, err))
 	}
@@ -86,7 +86,7 @@ func (in *readIn) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (f *Filesystem) read(ctx context.Context, in readIn) (string, error) {
+func (f *Middleware) read(ctx context.Context, in readIn) (string, error) {
 	p, err := f.clean(in.FilePath)
 	if err != nil {
 		return "", err
@@ -103,7 +103,7 @@ func (f *Filesystem) read(ctx context.Context, in readIn) (string, error) {
 		limit = DefaultReadLimit
 	}
 	// One line more than shown tells whether the file goes on.
-	res, err := f.backend.Read(ctx, p, max(in.Offset, 0), min(limit, math.MaxInt-1)+1)
+	res, err := f.cfg.Backend.Read(ctx, p, max(in.Offset, 0), min(limit, math.MaxInt-1)+1)
 	if err != nil {
 		return "", errors.New(backendErrorText(p, err))
 	}
@@ -159,16 +159,16 @@ type writeIn struct {
 	Content  string `json:"content" jsonschema:"the file's content"`
 }
 
-func (f *Filesystem) write(ctx context.Context, in writeIn) (string, error) {
+func (f *Middleware) write(ctx context.Context, in writeIn) (string, error) {
 	p, err := f.clean(in.FilePath)
 	if err != nil {
 		return "", err
 	}
 	defer f.locks.lock(p)()
-	err = f.backend.Write(ctx, p, in.Content)
+	err = f.cfg.Backend.Write(ctx, p, in.Content)
 	if errors.Is(err, backend.ErrExists) {
 		// As both references now do, an existing file is replaced.
-		err = f.backend.Upload(ctx, []backend.File{{Path: p, Content: []byte(in.Content)}})[0].Err
+		err = f.cfg.Backend.Upload(ctx, []backend.File{{Path: p, Content: []byte(in.Content)}})[0].Err
 	}
 	if err != nil {
 		return "", errors.New(backendErrorText(p, err))
@@ -183,13 +183,13 @@ type editIn struct {
 	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence instead of requiring exactly one"`
 }
 
-func (f *Filesystem) edit(ctx context.Context, in editIn) (string, error) {
+func (f *Middleware) edit(ctx context.Context, in editIn) (string, error) {
 	p, err := f.clean(in.FilePath)
 	if err != nil {
 		return "", err
 	}
 	defer f.locks.lock(p)()
-	n, err := f.backend.Edit(ctx, p, in.OldString, in.NewString, in.ReplaceAll)
+	n, err := f.cfg.Backend.Edit(ctx, p, in.OldString, in.NewString, in.ReplaceAll)
 	var (
 		me *backend.MatchCountError
 		tn *backend.TrailingNewlineError
@@ -216,14 +216,14 @@ type globIn struct {
 	Path    string `json:"path,omitempty" jsonschema:"directory to search from"`
 }
 
-func (f *Filesystem) glob(ctx context.Context, in globIn) (string, error) {
+func (f *Middleware) glob(ctx context.Context, in globIn) (string, error) {
 	p, err := f.clean(in.Path)
 	if err != nil {
 		return "", err
 	}
 	gctx, cancel := withLimit(ctx, f.globTimeout())
 	defer cancel()
-	infos, err := f.backend.Glob(gctx, in.Pattern, p)
+	infos, err := f.cfg.Backend.Glob(gctx, in.Pattern, p)
 	if err != nil {
 		switch {
 		case errors.Is(err, backend.ErrInvalidPattern):
@@ -261,12 +261,12 @@ type grepIn struct {
 	MaxCount   int    `json:"max_count,omitempty" jsonschema:"the most matches to return (at least 1; default and upper bound: the configured limit)"`
 }
 
-func (f *Filesystem) grep(ctx context.Context, in grepIn) (string, error) {
+func (f *Middleware) grep(ctx context.Context, in grepIn) (string, error) {
 	p, err := f.clean(in.Path)
 	if err != nil {
 		return "", err
 	}
-	lim := f.Grep
+	lim := f.cfg.Grep
 	if n := len(in.Pattern); n > lim.maxPatternBytes() {
 		return "", fmt.Errorf("Error: the pattern is %d bytes long; grep accepts at most %d. Search for a shorter, more specific pattern.", n, lim.maxPatternBytes())
 	}
@@ -284,12 +284,12 @@ func (f *Filesystem) grep(ctx context.Context, in grepIn) (string, error) {
 	sctx, cancel := withLimit(ctx, lim.timeout())
 	defer cancel()
 	pattern := in.Pattern
-	if !f.GrepRegexp {
+	if !f.cfg.GrepRegexp {
 		pattern = regexp.QuoteMeta(pattern)
 	}
 	// One match more than shown tells whether any were left out.
 	q := backend.GrepQuery{Pattern: pattern, Path: p, Glob: in.Glob, Mode: mode, Limit: maxMatches + 1, MaxLineBytes: lim.maxLineBytes()}
-	matches, err := f.backend.Grep(sctx, q)
+	matches, err := f.cfg.Backend.Grep(sctx, q)
 	if err != nil {
 		switch {
 		case errors.Is(err, backend.ErrInvalidPattern) && !errors.As(err, new(*syntax.Error)):
@@ -304,7 +304,7 @@ func (f *Filesystem) grep(ctx context.Context, in grepIn) (string, error) {
 		return "", errors.New(backendErrorText(p, err))
 	}
 	if len(matches) == 0 {
-		if !f.GrepRegexp && looksLikeRegexp(in.Pattern) {
+		if !f.cfg.GrepRegexp && looksLikeRegexp(in.Pattern) {
 			return noMatchesFound + regexpHint, nil
 		}
 		return noMatchesFound, nil
@@ -415,7 +415,7 @@ type executeIn struct {
 	Timeout int    `json:"timeout,omitempty" jsonschema:"seconds before the command is killed (default: the backend's limit)"`
 }
 
-func (f *Filesystem) execute(ctx context.Context, in executeIn) (string, error) {
+func (f *Middleware) execute(ctx context.Context, in executeIn) (string, error) {
 	sb, _ := f.sandbox()
 	if strings.TrimSpace(in.Command) == "" {
 		return "", errors.New("Error: command is empty")

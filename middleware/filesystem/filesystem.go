@@ -1,4 +1,9 @@
-package middleware
+// Package filesystem is the filesystem middleware: the file tools ls,
+// read_file, write_file, edit_file, glob and grep over a backend, execute
+// when the backend is a sandbox, and the eviction of oversized tool
+// results into files. The texts the model reads of them are the contract
+// the references define (fsformat.go).
+package filesystem
 
 import (
 	"cmp"
@@ -40,13 +45,11 @@ const (
 	DefaultReadLimit = 2000
 )
 
-// Filesystem gives the agent the file tools ls, read_file, write_file,
-// edit_file, glob and grep over a backend, plus execute when the backend is
-// a backend.Sandbox. It also moves oversized tool results into files so
-// they do not flood the context.
-type Filesystem struct {
-	backend backend.Backend
-
+// Config configures the filesystem middleware.
+type Config struct {
+	// Backend holds the files the tools work on; a backend.Sandbox adds
+	// execute. Required.
+	Backend backend.Backend
 	// Prompt replaces the system prompt section when set.
 	Prompt string
 	// Descriptions replaces tool descriptions, by tool name.
@@ -67,8 +70,14 @@ type Filesystem struct {
 	// GlobTimeout stops a glob that runs longer, with an error to the
 	// model; zero means DefaultGlobTimeout, negative no limit.
 	GlobTimeout time.Duration
+}
 
-	once  sync.Once
+// Middleware gives the agent the file tools ls, read_file, write_file,
+// edit_file, glob and grep over a backend, plus execute when the backend is
+// a backend.Sandbox. It also moves oversized tool results into files so
+// they do not flood the context.
+type Middleware struct {
+	cfg   Config
 	tools []tool.Tool
 	locks pathLocks
 }
@@ -83,7 +92,7 @@ const (
 	DefaultGlobTimeout = 20 * time.Second
 )
 
-func (f *Filesystem) globTimeout() time.Duration { return cmp.Or(f.GlobTimeout, DefaultGlobTimeout) }
+func (f *Middleware) globTimeout() time.Duration { return cmp.Or(f.cfg.GlobTimeout, DefaultGlobTimeout) }
 
 // GrepLimits bounds what one grep call may cost, whatever the model asks.
 // Zero fields mean the defaults.
@@ -119,19 +128,29 @@ func orDefault(v, def int) int {
 	return v
 }
 
-// NewFilesystem returns the filesystem middleware over b.
-func NewFilesystem(b backend.Backend) *Filesystem {
-	return &Filesystem{backend: b}
+// New returns the filesystem middleware. It fails without a Backend, or
+// if a tool's schema cannot be built.
+func New(cfg Config) (*Middleware, error) {
+	if cfg.Backend == nil {
+		return nil, errors.New("filesystem: Config.Backend is required")
+	}
+	f := &Middleware{cfg: cfg}
+	tools, err := f.newTools()
+	if err != nil {
+		return nil, fmt.Errorf("filesystem: %w", err)
+	}
+	f.tools = tools
+	return f, nil
 }
 
 // Backend returns the backend the tools work on.
-func (f *Filesystem) Backend() backend.Backend { return f.backend }
+func (f *Middleware) Backend() backend.Backend { return f.cfg.Backend }
 
 // Name implements agent.Middleware.
-func (f *Filesystem) Name() string { return "filesystem" }
+func (f *Middleware) Name() string { return "filesystem" }
 
-// FilesystemPrompt is the default system prompt section.
-const FilesystemPrompt = `## Files
+// Prompt is the default system prompt section.
+const Prompt = `## Files
 
 You have a filesystem. Paths are absolute and start with /.
 
@@ -158,9 +177,9 @@ var fileToolLines = []struct{ tool, line string }{
 // SystemPromptFor implements agent.ToolPrompter: with every tool offered
 // it is SystemPrompt; otherwise it describes only the offered tools, and
 // nothing when none is.
-func (f *Filesystem) SystemPromptFor(offered func(string) bool) string {
-	if f.Prompt != "" {
-		return f.Prompt
+func (f *Middleware) SystemPromptFor(offered func(string) bool) string {
+	if f.cfg.Prompt != "" {
+		return f.cfg.Prompt
 	}
 	all, some := true, false
 	for _, t := range f.Tools() {
@@ -185,66 +204,76 @@ func (f *Filesystem) SystemPromptFor(offered func(string) bool) string {
 }
 
 // SystemPrompt implements agent.SystemPrompter.
-func (f *Filesystem) SystemPrompt() string {
-	if f.Prompt != "" {
-		return f.Prompt
+func (f *Middleware) SystemPrompt() string {
+	if f.cfg.Prompt != "" {
+		return f.cfg.Prompt
 	}
 	if _, ok := f.sandbox(); ok {
-		return FilesystemPrompt + "\n" + ExecutePrompt
+		return Prompt + "\n" + ExecutePrompt
 	}
-	return FilesystemPrompt
+	return Prompt
 }
 
-func (f *Filesystem) sandbox() (backend.Sandbox, bool) {
-	s, ok := f.backend.(backend.Sandbox)
+func (f *Middleware) sandbox() (backend.Sandbox, bool) {
+	s, ok := f.cfg.Backend.(backend.Sandbox)
 	return s, ok
 }
 
-func (f *Filesystem) evictChars() int { return cmp.Or(f.EvictChars, DefaultEvictChars) }
+func (f *Middleware) evictChars() int { return cmp.Or(f.cfg.EvictChars, DefaultEvictChars) }
 
-func (f *Filesystem) describe(name, def string) string {
-	if d, ok := f.Descriptions[name]; ok {
+func (f *Middleware) describe(name, def string) string {
+	if d, ok := f.cfg.Descriptions[name]; ok {
 		return d
 	}
 	return def
 }
 
 // Tools implements agent.ToolProvider.
-func (f *Filesystem) Tools() []tool.Tool {
-	f.once.Do(func() {
-		f.tools = []tool.Tool{
-			tool.Must(tool.New(LsTool, f.describe(LsTool, lsDescription), f.ls)),
-			tool.Must(tool.New(ReadFileTool, f.describe(ReadFileTool, readDescription), f.read, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
-				s.Properties["offset"].Default = []byte("0")
-				s.Properties["limit"].Default = []byte(strconv.Itoa(DefaultReadLimit))
-			}))),
-			tool.Must(tool.New(WriteFileTool, f.describe(WriteFileTool, writeDescription), f.write)),
-			tool.Must(tool.New(EditFileTool, f.describe(EditFileTool, editDescription), f.edit, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
-				s.Properties["replace_all"].Default = []byte("false")
-			}))),
-			tool.Must(tool.New(GlobTool, f.describe(GlobTool, globDescription), f.glob, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
-				s.Properties["path"].Default = []byte(`"/"`)
-			}))),
-			tool.Must(tool.New(GrepTool, f.describe(GrepTool, f.grepDescription()), f.grep, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
-				if f.GrepRegexp {
-					s.Properties["pattern"].Description = "regular expression to search for (RE2 syntax)"
-				}
-				s.Properties["max_count"].Minimum = jsonschema.Ptr(1.0)
-				s.Properties["path"].Default = []byte(`"/"`)
-				s.Properties["output_mode"].Enum = []any{"files_with_matches", "content", "count"}
-				s.Properties["output_mode"].Default = []byte(`"files_with_matches"`)
-			}))),
+func (f *Middleware) Tools() []tool.Tool { return f.tools }
+
+// newTools builds the tools once, for every agent that shares the
+// middleware.
+func (f *Middleware) newTools() ([]tool.Tool, error) {
+	var tools []tool.Tool
+	add := func(t tool.Tool, err error) error {
+		if err != nil {
+			return err
 		}
-		if _, ok := f.sandbox(); ok {
-			f.tools = append(f.tools, tool.Must(tool.New(ExecuteTool, f.describe(ExecuteTool, executeDescription), f.execute, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
-			}))))
-		}
-	})
-	return f.tools
+		tools = append(tools, t)
+		return nil
+	}
+	// Every tool is built, and every failure reported.
+	err := errors.Join(
+		add(tool.New(LsTool, f.describe(LsTool, lsDescription), f.ls)),
+		add(tool.New(ReadFileTool, f.describe(ReadFileTool, readDescription), f.read, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+			s.Properties["offset"].Default = []byte("0")
+			s.Properties["limit"].Default = []byte(strconv.Itoa(DefaultReadLimit))
+		}))),
+		add(tool.New(WriteFileTool, f.describe(WriteFileTool, writeDescription), f.write)),
+		add(tool.New(EditFileTool, f.describe(EditFileTool, editDescription), f.edit, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+			s.Properties["replace_all"].Default = []byte("false")
+		}))),
+		add(tool.New(GlobTool, f.describe(GlobTool, globDescription), f.glob, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+			s.Properties["path"].Default = []byte(`"/"`)
+		}))),
+		add(tool.New(GrepTool, f.describe(GrepTool, f.grepDescription()), f.grep, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+			if f.cfg.GrepRegexp {
+				s.Properties["pattern"].Description = "regular expression to search for (RE2 syntax)"
+			}
+			s.Properties["max_count"].Minimum = jsonschema.Ptr(1.0)
+			s.Properties["path"].Default = []byte(`"/"`)
+			s.Properties["output_mode"].Enum = []any{"files_with_matches", "content", "count"}
+			s.Properties["output_mode"].Default = []byte(`"files_with_matches"`)
+		}))),
+	)
+	if _, ok := f.sandbox(); ok && err == nil {
+		err = add(tool.New(ExecuteTool, f.describe(ExecuteTool, executeDescription), f.execute))
+	}
+	return tools, err
 }
 
-func (f *Filesystem) grepDescription() string {
-	if f.GrepRegexp {
+func (f *Middleware) grepDescription() string {
+	if f.cfg.GrepRegexp {
 		return grepRegexpDescription
 	}
 	return grepDescription
@@ -256,7 +285,7 @@ var fileTools = map[string]bool{LsTool: true, ReadFileTool: true, WriteFileTool:
 
 // WrapTool implements agent.ToolWrapper: writes to one path are serialised,
 // and oversized results of other tools are moved into files.
-func (f *Filesystem) WrapTool(ctx context.Context, req *agent.ToolRequest, next agent.ToolHandler) (agent.ToolResult, error) {
+func (f *Middleware) WrapTool(ctx context.Context, req *agent.ToolRequest, next agent.ToolHandler) (agent.ToolResult, error) {
 	if fileTools[req.Call.Name] {
 		return next(ctx, req)
 	}
@@ -268,13 +297,13 @@ func (f *Filesystem) WrapTool(ctx context.Context, req *agent.ToolRequest, next 
 }
 
 // evict writes a large result to a file and returns a pointer to it.
-func (f *Filesystem) evict(ctx context.Context, callID string, res agent.ToolResult) agent.ToolResult {
+func (f *Middleware) evict(ctx context.Context, callID string, res agent.ToolResult) agent.ToolResult {
 	id := strings.NewReplacer(".", "_", "/", "_", `\`, "_").Replace(callID)
 	if id == "" {
 		id = strconv.FormatInt(time.Now().UnixNano(), 36)
 	}
 	path := LargeResultsDir + id
-	out := f.backend.Upload(ctx, []backend.File{{Path: path, Content: []byte(res.Content)}})
+	out := f.cfg.Backend.Upload(ctx, []backend.File{{Path: path, Content: []byte(res.Content)}})
 	if len(out) != 1 || out[0].Err != nil {
 		// Better a clipped result than a lost one.
 		res.Content = capOutput(res.Content, f.evictChars())
@@ -343,17 +372,17 @@ func (p *pathLocks) lock(path string) func() {
 }
 
 // clean validates a path argument; the error is the text for the model.
-func (f *Filesystem) clean(p string) (string, error) {
+func (f *Middleware) clean(p string) (string, error) {
 	c, err := backend.Clean(p)
 	if err != nil {
 		var pe *backend.PathError
 		errors.As(err, &pe)
 		return "", errors.New(pathErrorText(p, pe.Err))
 	}
-	if len(f.AllowedPrefixes) > 0 && !slices.ContainsFunc(f.AllowedPrefixes, func(pre string) bool {
+	if len(f.cfg.AllowedPrefixes) > 0 && !slices.ContainsFunc(f.cfg.AllowedPrefixes, func(pre string) bool {
 		return strings.HasPrefix(c, pre) || c+"/" == pre
 	}) {
-		return "", errors.New(prefixErrorText(p, f.AllowedPrefixes))
+		return "", errors.New(prefixErrorText(p, f.cfg.AllowedPrefixes))
 	}
 	return c, nil
 }
