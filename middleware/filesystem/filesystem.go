@@ -92,7 +92,9 @@ const (
 	DefaultGlobTimeout = 20 * time.Second
 )
 
-func (f *Middleware) globTimeout() time.Duration { return cmp.Or(f.cfg.GlobTimeout, DefaultGlobTimeout) }
+func (f *Middleware) globTimeout() time.Duration {
+	return cmp.Or(f.cfg.GlobTimeout, DefaultGlobTimeout)
+}
 
 // GrepLimits bounds what one grep call may cost, whatever the model asks.
 // Zero fields mean the defaults.
