@@ -77,7 +77,6 @@ var layers = map[string][]string{
 	// The built-in middleware, a package each: they know the run loop
 	// and what they work on, not each other, but for the subagents'
 	// approvals (hitl).
-	"middleware":               {"agent", "backend", "checkpoint", "llm", "middleware/hitl", "permission", "thread", "tool"},
 	"middleware/todos":         {"agent", "thread", "tool"},
 	"middleware/patch":         {"agent", "llm"},
 	"middleware/caching":       {"agent", "llm"},
@@ -86,9 +85,10 @@ var layers = map[string][]string{
 	"middleware/skills":        {"agent", "backend", "llm"},
 	"middleware/summarization": {"agent", "backend", "llm", "thread"},
 	"middleware/filesystem":    {"agent", "backend", "tool"},
+	"middleware/subagents":     {"agent", "checkpoint", "llm", "middleware/hitl", "permission", "thread", "tool"},
 
 	// The deep agent, and the command line.
-	"":               {"agent", "backend", "checkpoint", "llm", "middleware", "middleware/caching", "middleware/filesystem", "middleware/hitl", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/summarization", "middleware/todos", "permission", "store", "telemetry", "thread", "tool"},
+	"":               {"agent", "backend", "checkpoint", "llm", "middleware/caching", "middleware/filesystem", "middleware/hitl", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/subagents", "middleware/summarization", "middleware/todos", "permission", "store", "telemetry", "thread", "tool"},
 	"internal/cli":   {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "tool"},
 	"cmd/deepagents": {"internal/cli", "internal/procinfo"},
 

@@ -15,13 +15,13 @@ import (
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/middleware/caching"
 	"github.com/deepagents-go/deepagents/middleware/filesystem"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/middleware/memory"
 	"github.com/deepagents-go/deepagents/middleware/patch"
 	"github.com/deepagents-go/deepagents/middleware/skills"
+	"github.com/deepagents-go/deepagents/middleware/subagents"
 	"github.com/deepagents-go/deepagents/middleware/summarization"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/permission"
@@ -165,7 +165,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	// The options the main agent and its subagents share: a subagent
 	// inherits all of them but those it overrides (see
-	// middleware.SubagentsConfig.Agent).
+	// subagents.SubagentsConfig.Agent).
 	base := agent.Config{
 		Model:            cfg.Model,
 		Tools:            cfg.Tools,
@@ -176,7 +176,7 @@ func New(cfg Config) (*Agent, error) {
 		Store:            cfg.Store,
 		Logger:           cfg.Logger,
 	}
-	subs, err := middleware.NewSubagents(middleware.SubagentsConfig{
+	subs, err := subagents.NewSubagents(subagents.SubagentsConfig{
 		Agent:       base,
 		InterruptOn: cfg.InterruptOn,
 		Permissions: cfg.Permissions,
@@ -203,7 +203,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	defaults = append(defaults, files, subs)
 	if len(cfg.AsyncSubagents) > 0 {
-		async, err := middleware.NewAsyncSubagents(middleware.AsyncSubagentsConfig{
+		async, err := subagents.NewAsyncSubagents(subagents.AsyncSubagentsConfig{
 			Agent:       base,
 			InterruptOn: cfg.InterruptOn,
 			Permissions: cfg.Permissions,

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/deepagents-go/deepagents/agent"
-	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/middleware/subagents"
 	"github.com/deepagents-go/deepagents/middleware/summarization"
 	"github.com/deepagents-go/deepagents/thread"
 )
@@ -34,8 +34,8 @@ type (
 	UsageTree     = agent.UsageTree
 	Durability    = agent.Durability
 	ModelUsage    = agent.ModelUsage
-	Subagent      = middleware.Subagent
-	SubagentMode  = middleware.SubagentMode
+	Subagent      = subagents.Subagent
+	SubagentMode  = subagents.SubagentMode
 	InterruptOn   = hitl.InterruptOn
 )
 
@@ -72,8 +72,8 @@ const (
 
 // Subagent modes: what conversation a subagent starts from.
 const (
-	SubagentIsolated = middleware.SubagentIsolated
-	SubagentFork     = middleware.SubagentFork
+	SubagentIsolated = subagents.SubagentIsolated
+	SubagentFork     = subagents.SubagentFork
 )
 
 // Decisions on interrupted tool calls.

@@ -1,4 +1,4 @@
-package middleware_test
+package subagents_test
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 	"github.com/deepagents-go/deepagents/internal/golden"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
-	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/subagents"
 	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -167,10 +167,10 @@ func received[T any](t *testing.T, ch <-chan T, what string) T {
 	}
 }
 
-func newAsyncAgent(t *testing.T, m llm.Model, saver checkpoint.Saver, cfg middleware.AsyncSubagentsConfig) *agent.Agent {
+func newAsyncAgent(t *testing.T, m llm.Model, saver checkpoint.Saver, cfg subagents.AsyncSubagentsConfig) *agent.Agent {
 	t.Helper()
 	cfg.Agent.Model = m
-	as, err := middleware.NewAsyncSubagents(cfg)
+	as, err := subagents.NewAsyncSubagents(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,15 +200,15 @@ func TestAsyncLocalStartPollWait(t *testing.T) {
 		},
 	}}
 	saver := checkpoint.NewMemorySaver()
-	a := newAsyncAgent(t, m, saver, middleware.AsyncSubagentsConfig{Subagents: []middleware.AsyncSubagent{
-		{Subagent: middleware.Subagent{Name: "researcher", Description: "researches", SystemPrompt: "You research."}},
-		{Subagent: middleware.Subagent{Name: "slow", Description: "takes its time", Runnable: slow}},
+	a := newAsyncAgent(t, m, saver, subagents.AsyncSubagentsConfig{Subagents: []subagents.AsyncSubagent{
+		{Subagent: subagents.Subagent{Name: "researcher", Description: "researches", SystemPrompt: "You research."}},
+		{Subagent: subagents.Subagent{Name: "slow", Description: "takes its time", Runnable: slow}},
 	}})
 	var slowID, researcherID, startCall string
 	var reports []taskReport
 	m.add(
 		func(*llm.Request) llm.Message {
-			msg := calls(middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "count to ten"})
+			msg := calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "count to ten"})
 			startCall = msg.ToolCalls[0].ID
 			return msg
 		},
@@ -222,14 +222,14 @@ func TestAsyncLocalStartPollWait(t *testing.T) {
 			if want := "slow:" + startCall; len(in.Namespace) != 1 || in.Namespace[0] != want {
 				t.Errorf("namespace = %v, want [%s]", in.Namespace, want)
 			}
-			return calls(middleware.CheckAsyncTaskTool, map[string]string{"task_id": slowID},
-				middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "researcher", "description": "find the answer"})
+			return calls(subagents.CheckAsyncTaskTool, map[string]string{"task_id": slowID},
+				subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "researcher", "description": "find the answer"})
 		},
 		func(req *llm.Request) llm.Message {
 			res := toolResults(req)
 			reports = append(reports, parseReport(t, res[0]))
 			researcherID = taskIDOf(t, res[1])
-			return calls(middleware.WaitAsyncTaskTool, map[string]any{"task_id": researcherID, "timeout": 5})
+			return calls(subagents.WaitAsyncTaskTool, map[string]any{"task_id": researcherID, "timeout": 5})
 		},
 		func(req *llm.Request) llm.Message {
 			reports = append(reports, parseReport(t, toolResults(req)[0]))
@@ -264,10 +264,10 @@ func TestAsyncLocalStartPollWait(t *testing.T) {
 	if len(reports) != 2 {
 		t.Fatalf("reports = %+v", reports)
 	}
-	if r := reports[0]; r.Status != middleware.AsyncRunning || r.TaskID != slowID || r.SubagentType != "slow" || r.Result != "" {
+	if r := reports[0]; r.Status != subagents.AsyncRunning || r.TaskID != slowID || r.SubagentType != "slow" || r.Result != "" {
 		t.Errorf("check while running = %+v", r)
 	}
-	if r := reports[1]; r.Status != middleware.AsyncSuccess || r.Result != "the answer is 42" || r.TaskID != researcherID {
+	if r := reports[1]; r.Status != subagents.AsyncSuccess || r.Result != "the answer is 42" || r.TaskID != researcherID {
 		t.Errorf("wait = %+v", r)
 	}
 
@@ -281,10 +281,10 @@ func TestAsyncLocalStartPollWait(t *testing.T) {
 	close(slow.release)
 	var list string
 	m.add(
-		step(calls(middleware.WaitAsyncTaskTool, map[string]any{"task_id": "  " + slowID + " "})),
+		step(calls(subagents.WaitAsyncTaskTool, map[string]any{"task_id": "  " + slowID + " "})),
 		func(req *llm.Request) llm.Message {
 			reports = append(reports, parseReport(t, toolResults(req)[0]))
-			return calls(middleware.ListAsyncTasksTool, map[string]any{}, middleware.CheckAsyncTaskTool, map[string]string{"task_id": slowID})
+			return calls(subagents.ListAsyncTasksTool, map[string]any{}, subagents.CheckAsyncTaskTool, map[string]string{"task_id": slowID})
 		},
 		func(req *llm.Request) llm.Message {
 			res := toolResults(req)
@@ -297,10 +297,10 @@ func TestAsyncLocalStartPollWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := reports[2]; r.Status != middleware.AsyncSuccess || r.Result != "counted to ten" {
+	if r := reports[2]; r.Status != subagents.AsyncSuccess || r.Result != "counted to ten" {
 		t.Errorf("wait after the run = %+v", r)
 	}
-	if r := reports[3]; r.Status != middleware.AsyncSuccess || r.Result != "counted to ten" {
+	if r := reports[3]; r.Status != subagents.AsyncSuccess || r.Result != "counted to ten" {
 		t.Errorf("second check = %+v", r)
 	}
 	for _, id := range []string{slowID, researcherID} {
@@ -311,11 +311,11 @@ func TestAsyncLocalStartPollWait(t *testing.T) {
 	if res.Usage.InputTokens != 3 || res.Usage.OutputTokens != 2 {
 		t.Errorf("usage = %+v: the collected task's usage counts once, in the run that collected it", res.Usage)
 	}
-	recs, err := middleware.AsyncTasks(res.State.Values)
+	recs, err := subagents.AsyncTasks(res.State.Values)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := recs[slowID]; r.Status != middleware.AsyncSuccess || !r.Collected || r.AgentName != "slow" || r.Remote {
+	if r := recs[slowID]; r.Status != subagents.AsyncSuccess || !r.Collected || r.AgentName != "slow" || r.Remote {
 		t.Errorf("record = %+v", r)
 	}
 	if m.remaining() != 0 {
@@ -329,28 +329,28 @@ func TestAsyncLocalCancel(t *testing.T) {
 	noLeaks(t)
 	one, two := newGated("one"), newGated("two")
 	m := &stepModel{}
-	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), middleware.AsyncSubagentsConfig{Subagents: []middleware.AsyncSubagent{
-		{Subagent: middleware.Subagent{Name: "one", Description: "first", Runnable: one}},
-		{Subagent: middleware.Subagent{Name: "two", Description: "second", Runnable: two}},
+	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), subagents.AsyncSubagentsConfig{Subagents: []subagents.AsyncSubagent{
+		{Subagent: subagents.Subagent{Name: "one", Description: "first", Runnable: one}},
+		{Subagent: subagents.Subagent{Name: "two", Description: "second", Runnable: two}},
 	}})
 	var ids []string
 	var out []string
 	m.add(
-		step(calls(middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "one", "description": "x"},
-			middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "two", "description": "y"})),
+		step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "one", "description": "x"},
+			subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "two", "description": "y"})),
 		func(req *llm.Request) llm.Message {
 			for _, r := range toolResults(req) {
 				ids = append(ids, taskIDOf(t, r))
 			}
 			received(t, one.started, "task one")
 			received(t, two.started, "task two")
-			return calls(middleware.CancelAsyncTaskTool, map[string]string{"task_id": ids[0]})
+			return calls(subagents.CancelAsyncTaskTool, map[string]string{"task_id": ids[0]})
 		},
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
-			return calls(middleware.CheckAsyncTaskTool, map[string]string{"task_id": ids[0]},
-				middleware.CheckAsyncTaskTool, map[string]string{"task_id": ids[1]},
-				middleware.CancelAsyncTaskTool, map[string]string{"task_id": ids[0]})
+			return calls(subagents.CheckAsyncTaskTool, map[string]string{"task_id": ids[0]},
+				subagents.CheckAsyncTaskTool, map[string]string{"task_id": ids[1]},
+				subagents.CancelAsyncTaskTool, map[string]string{"task_id": ids[0]})
 		},
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
@@ -366,10 +366,10 @@ func TestAsyncLocalCancel(t *testing.T) {
 	if out[0] != "Cancelled async subagent task: "+ids[0] {
 		t.Errorf("cancel = %q", out[0])
 	}
-	if r := parseReport(t, out[1]); r.Status != middleware.AsyncCancelled || r.Error == "" {
+	if r := parseReport(t, out[1]); r.Status != subagents.AsyncCancelled || r.Error == "" {
 		t.Errorf("check of the cancelled task = %+v", r)
 	}
-	if r := parseReport(t, out[2]); r.Status != middleware.AsyncRunning {
+	if r := parseReport(t, out[2]); r.Status != subagents.AsyncRunning {
 		t.Errorf("check of the other task = %+v", r)
 	}
 	if want := "Task " + ids[0] + " had already finished (status cancelled); nothing to cancel."; out[3] != want {
@@ -395,31 +395,31 @@ func TestAsyncHostileArguments(t *testing.T) {
 	slow := newGated("done")
 	defer close(slow.release)
 	m := &stepModel{}
-	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), middleware.AsyncSubagentsConfig{
-		Subagents: []middleware.AsyncSubagent{{Subagent: middleware.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
-		Options:   middleware.AsyncOptions{MaxRunning: 1, MaxWait: 50 * time.Millisecond},
+	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), subagents.AsyncSubagentsConfig{
+		Subagents: []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
+		Options:   subagents.AsyncOptions{MaxRunning: 1, MaxWait: 50 * time.Millisecond},
 	})
 	var id string
 	var results []llm.Message
 	m.add(
-		step(calls(middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "one"})),
+		step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "one"})),
 		func(req *llm.Request) llm.Message {
 			id = taskIDOf(t, toolResults(req)[0])
 			huge := strings.Repeat("x", 100000)
 			return calls(
-				middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "two"},
-				middleware.StartAsyncTaskTool, map[string]string{"subagent_type": huge, "description": "x"},
-				middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "  "},
-				middleware.CheckAsyncTaskTool, map[string]string{"task_id": huge},
-				middleware.CheckAsyncTaskTool, map[string]string{"task_id": ""},
-				middleware.WaitAsyncTaskTool, map[string]any{"task_id": id, "timeout": -1},
-				middleware.WaitAsyncTaskTool, map[string]any{"task_id": id, "timeout": 1e300},
-				middleware.UpdateAsyncTaskTool, map[string]string{"task_id": "nope", "message": "more"},
-				middleware.UpdateAsyncTaskTool, map[string]string{"task_id": id, "message": ""},
-				middleware.CancelAsyncTaskTool, map[string]string{"task_id": "nope"},
-				middleware.ListAsyncTasksTool, map[string]string{"status_filter": "bogus"},
-				middleware.ListAsyncTasksTool, map[string]string{"status_filter": "success"},
-				middleware.CheckAsyncTaskTool, map[string]any{"task_id": 7},
+				subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "two"},
+				subagents.StartAsyncTaskTool, map[string]string{"subagent_type": huge, "description": "x"},
+				subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "  "},
+				subagents.CheckAsyncTaskTool, map[string]string{"task_id": huge},
+				subagents.CheckAsyncTaskTool, map[string]string{"task_id": ""},
+				subagents.WaitAsyncTaskTool, map[string]any{"task_id": id, "timeout": -1},
+				subagents.WaitAsyncTaskTool, map[string]any{"task_id": id, "timeout": 1e300},
+				subagents.UpdateAsyncTaskTool, map[string]string{"task_id": "nope", "message": "more"},
+				subagents.UpdateAsyncTaskTool, map[string]string{"task_id": id, "message": ""},
+				subagents.CancelAsyncTaskTool, map[string]string{"task_id": "nope"},
+				subagents.ListAsyncTasksTool, map[string]string{"status_filter": "bogus"},
+				subagents.ListAsyncTasksTool, map[string]string{"status_filter": "success"},
+				subagents.CheckAsyncTaskTool, map[string]any{"task_id": 7},
 			)
 		},
 		func(req *llm.Request) llm.Message {
@@ -459,7 +459,7 @@ func TestAsyncHostileArguments(t *testing.T) {
 			t.Errorf("result %d echoes %d bytes", i, len(got.Text()))
 		}
 	}
-	if r := parseReport(t, results[6].Text()); r.Status != middleware.AsyncRunning {
+	if r := parseReport(t, results[6].Text()); r.Status != subagents.AsyncRunning {
 		t.Errorf("wait with a huge timeout = %+v", r)
 	}
 }
@@ -483,27 +483,27 @@ func TestAsyncMaxTasks(t *testing.T) {
 	slow := newGated("slow")
 	defer close(slow.release)
 	n := 0
-	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), middleware.AsyncSubagentsConfig{
-		Subagents: []middleware.AsyncSubagent{
-			{Subagent: middleware.Subagent{Name: "quick", Description: "quick"}},
-			{Subagent: middleware.Subagent{Name: "slow", Description: "slow", Runnable: slow}},
+	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), subagents.AsyncSubagentsConfig{
+		Subagents: []subagents.AsyncSubagent{
+			{Subagent: subagents.Subagent{Name: "quick", Description: "quick"}},
+			{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}},
 		},
-		Options: middleware.AsyncOptions{MaxTasks: 2, NewTaskID: func() string { n++; return fmt.Sprintf("task-%d", n) }},
+		Options: subagents.AsyncOptions{MaxTasks: 2, NewTaskID: func() string { n++; return fmt.Sprintf("task-%d", n) }},
 	})
 	var out []string
 	m.add(
-		step(calls(middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "quick", "description": "a"})),
-		step(calls(middleware.WaitAsyncTaskTool, map[string]any{"task_id": "task-1"})),
-		step(calls(middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "b"})),
-		step(calls(middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "quick", "description": "c"})),
+		step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "quick", "description": "a"})),
+		step(calls(subagents.WaitAsyncTaskTool, map[string]any{"task_id": "task-1"})),
+		step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "b"})),
+		step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "quick", "description": "c"})),
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
-			return calls(middleware.WaitAsyncTaskTool, map[string]any{"task_id": "task-3"})
+			return calls(subagents.WaitAsyncTaskTool, map[string]any{"task_id": "task-3"})
 		},
-		step(calls(middleware.ListAsyncTasksTool, map[string]any{})),
+		step(calls(subagents.ListAsyncTasksTool, map[string]any{})),
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
-			return calls(middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "quick", "description": "d"})
+			return calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "quick", "description": "d"})
 		},
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
@@ -525,13 +525,13 @@ func TestAsyncMaxTasks(t *testing.T) {
 
 	// With every recorded task running, a start is refused.
 	m2 := &stepModel{}
-	a2 := newAsyncAgent(t, m2, nil, middleware.AsyncSubagentsConfig{
-		Subagents: []middleware.AsyncSubagent{{Subagent: middleware.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
-		Options:   middleware.AsyncOptions{MaxTasks: 1},
+	a2 := newAsyncAgent(t, m2, nil, subagents.AsyncSubagentsConfig{
+		Subagents: []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
+		Options:   subagents.AsyncOptions{MaxTasks: 1},
 	})
 	var refused llm.Message
-	m2.add(step(calls(middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "a"})),
-		step(calls(middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "b"})),
+	m2.add(step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "a"})),
+		step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "b"})),
 		func(req *llm.Request) llm.Message {
 			refused = req.Messages[len(req.Messages)-1]
 			return llm.AssistantText("ok")
@@ -550,11 +550,11 @@ func TestAsyncLocalLost(t *testing.T) {
 	noLeaks(t)
 	slow := newGated("never")
 	saver := checkpoint.NewMemorySaver()
-	cfg := middleware.AsyncSubagentsConfig{Subagents: []middleware.AsyncSubagent{{Subagent: middleware.Subagent{Name: "slow", Description: "slow", Runnable: slow}}}}
+	cfg := subagents.AsyncSubagentsConfig{Subagents: []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}}}
 	m1 := &stepModel{}
 	a1 := newAsyncAgent(t, m1, saver, cfg)
 	var id string
-	m1.add(step(calls(middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "x"})),
+	m1.add(step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "x"})),
 		func(req *llm.Request) llm.Message {
 			id = taskIDOf(t, toolResults(req)[0])
 			return llm.AssistantText("started")
@@ -569,10 +569,10 @@ func TestAsyncLocalLost(t *testing.T) {
 	a2 := newAsyncAgent(t, m2, saver, cfg)
 	var out []string
 	m2.add(
-		step(calls(middleware.CheckAsyncTaskTool, map[string]string{"task_id": id})),
+		step(calls(subagents.CheckAsyncTaskTool, map[string]string{"task_id": id})),
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
-			return calls(middleware.ListAsyncTasksTool, map[string]any{}, middleware.CancelAsyncTaskTool, map[string]string{"task_id": id})
+			return calls(subagents.ListAsyncTasksTool, map[string]any{}, subagents.CancelAsyncTaskTool, map[string]string{"task_id": id})
 		},
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
@@ -583,7 +583,7 @@ func TestAsyncLocalLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := parseReport(t, out[0]); r.Status != middleware.AsyncLost || !strings.Contains(r.Error, "process that has since ended") {
+	if r := parseReport(t, out[0]); r.Status != subagents.AsyncLost || !strings.Contains(r.Error, "process that has since ended") {
 		t.Errorf("check = %+v", r)
 	}
 	if !strings.Contains(out[1], "status: lost") {
@@ -592,8 +592,8 @@ func TestAsyncLocalLost(t *testing.T) {
 	if !strings.Contains(out[2], "nothing to cancel") {
 		t.Errorf("cancel = %q", out[2])
 	}
-	recs, _ := middleware.AsyncTasks(res.State.Values)
-	if recs[id].Status != middleware.AsyncLost {
+	recs, _ := subagents.AsyncTasks(res.State.Values)
+	if recs[id].Status != subagents.AsyncLost {
 		t.Errorf("record = %+v", recs[id])
 	}
 }
@@ -626,26 +626,26 @@ func TestAsyncLocalUpdateAndMergeBack(t *testing.T) {
 	noLeaks(t)
 	e := &echo{}
 	m := &stepModel{}
-	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), middleware.AsyncSubagentsConfig{
-		Subagents: []middleware.AsyncSubagent{{Subagent: middleware.Subagent{Name: "echo", Description: "echoes", Runnable: e}}},
-		Options:   middleware.AsyncOptions{NewTaskID: func() string { return "the-task" }},
+	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), subagents.AsyncSubagentsConfig{
+		Subagents: []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "echo", Description: "echoes", Runnable: e}}},
+		Options:   subagents.AsyncOptions{NewTaskID: func() string { return "the-task" }},
 	})
 	var out []string
 	m.add(
-		step(calls(middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "echo", "description": "first"})),
+		step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "echo", "description": "first"})),
 		step(calls("note", map[string]string{"path": "/shared.txt", "content": "caller's version"})),
-		step(calls(middleware.WaitAsyncTaskTool, map[string]any{"task_id": "the-task"})),
+		step(calls(subagents.WaitAsyncTaskTool, map[string]any{"task_id": "the-task"})),
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
-			return calls(middleware.UpdateAsyncTaskTool, map[string]string{"task_id": "the-task", "message": "second"})
+			return calls(subagents.UpdateAsyncTaskTool, map[string]string{"task_id": "the-task", "message": "second"})
 		},
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
-			return calls(middleware.WaitAsyncTaskTool, map[string]any{"task_id": "the-task", "timeout": 2.5})
+			return calls(subagents.WaitAsyncTaskTool, map[string]any{"task_id": "the-task", "timeout": 2.5})
 		},
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
-			return calls(middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "echo", "description": "again"})
+			return calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "echo", "description": "again"})
 		},
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
@@ -663,7 +663,7 @@ func TestAsyncLocalUpdateAndMergeBack(t *testing.T) {
 	if out[1] != "Updated async subagent. task_id: the-task" {
 		t.Errorf("update = %q", out[1])
 	}
-	if r := parseReport(t, out[2]); r.Result != "heard: second" || r.Status != middleware.AsyncSuccess {
+	if r := parseReport(t, out[2]); r.Result != "heard: second" || r.Status != subagents.AsyncSuccess {
 		t.Errorf("after the update = %+v", r)
 	}
 	if !strings.Contains(out[3], "task id \"the-task\" is empty or taken") {
@@ -690,22 +690,22 @@ func TestAsyncLocalUpdateAndMergeBack(t *testing.T) {
 // The records are private: a subagent started by task gets none, and the
 // server's API does not show them (agent.PrivateValuer).
 func TestAsyncRecordsArePrivate(t *testing.T) {
-	as, err := middleware.NewAsyncSubagents(middleware.AsyncSubagentsConfig{
+	as, err := subagents.NewAsyncSubagents(subagents.AsyncSubagentsConfig{
 		Agent:     agent.Config{Model: replay.New()},
-		Subagents: []middleware.AsyncSubagent{{Subagent: middleware.Subagent{Name: "x", Description: "x"}}},
+		Subagents: []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "x", Description: "x"}}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer as.Close()
-	if got := as.PrivateValues(); len(got) != 1 || got[0] != middleware.AsyncTasksValue {
+	if got := as.PrivateValues(); len(got) != 1 || got[0] != subagents.AsyncTasksValue {
 		t.Errorf("PrivateValues = %v", got)
 	}
 	a, err := agent.New(agent.Config{Model: replay.New(), Middleware: []agent.Middleware{as}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := a.PrivateValues(); len(got) != 1 || got[0] != middleware.AsyncTasksValue {
+	if got := a.PrivateValues(); len(got) != 1 || got[0] != subagents.AsyncTasksValue {
 		t.Errorf("the agent's PrivateValues = %v (what task and the server keep to it)", got)
 	}
 }
@@ -714,19 +714,19 @@ func TestNewAsyncSubagentsErrors(t *testing.T) {
 	r := newGated("")
 	for _, tc := range []struct {
 		name string
-		subs []middleware.AsyncSubagent
+		subs []subagents.AsyncSubagent
 		want string
 	}{
 		{"none", nil, "none configured"},
-		{"no name", []middleware.AsyncSubagent{{Subagent: middleware.Subagent{Runnable: r}}}, "no name"},
-		{"duplicate", []middleware.AsyncSubagent{{Subagent: middleware.Subagent{Name: "a", Runnable: r}}, {Subagent: middleware.Subagent{Name: "a", Runnable: r}}}, "two subagents"},
-		{"remote without graph", []middleware.AsyncSubagent{{Subagent: middleware.Subagent{Name: "a"}, URL: "http://x"}}, "both URL and GraphID"},
-		{"remote with a prompt", []middleware.AsyncSubagent{{Subagent: middleware.Subagent{Name: "a", SystemPrompt: "p"}, URL: "http://x", GraphID: "g"}}, "defined by its server"},
-		{"bad url", []middleware.AsyncSubagent{{Subagent: middleware.Subagent{Name: "a"}, URL: "ftp://x", GraphID: "g"}}, "want http(s)"},
-		{"fork", []middleware.AsyncSubagent{{Subagent: middleware.Subagent{Name: "a", Mode: middleware.SubagentFork}}}, "starts from its task alone"},
+		{"no name", []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Runnable: r}}}, "no name"},
+		{"duplicate", []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "a", Runnable: r}}, {Subagent: subagents.Subagent{Name: "a", Runnable: r}}}, "two subagents"},
+		{"remote without graph", []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "a"}, URL: "http://x"}}, "both URL and GraphID"},
+		{"remote with a prompt", []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "a", SystemPrompt: "p"}, URL: "http://x", GraphID: "g"}}, "defined by its server"},
+		{"bad url", []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "a"}, URL: "ftp://x", GraphID: "g"}}, "want http(s)"},
+		{"fork", []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "a", Mode: subagents.SubagentFork}}}, "starts from its task alone"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := middleware.NewAsyncSubagents(middleware.AsyncSubagentsConfig{Agent: agent.Config{Model: replay.New()}, Subagents: tc.subs})
+			_, err := subagents.NewAsyncSubagents(subagents.AsyncSubagentsConfig{Agent: agent.Config{Model: replay.New()}, Subagents: tc.subs})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}
@@ -738,18 +738,18 @@ func TestNewAsyncSubagentsErrors(t *testing.T) {
 func TestAsyncLocalPanic(t *testing.T) {
 	noLeaks(t)
 	m := &stepModel{}
-	a := newAsyncAgent(t, m, nil, middleware.AsyncSubagentsConfig{
-		Subagents: []middleware.AsyncSubagent{{Subagent: middleware.Subagent{Name: "p", Description: "panics", Runnable: panicky{}}}},
-		Options:   middleware.AsyncOptions{NewTaskID: func() string { return "p1" }},
+	a := newAsyncAgent(t, m, nil, subagents.AsyncSubagentsConfig{
+		Subagents: []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "p", Description: "panics", Runnable: panicky{}}}},
+		Options:   subagents.AsyncOptions{NewTaskID: func() string { return "p1" }},
 	})
 	var out string
-	m.add(step(calls(middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "p", "description": "x"})),
-		step(calls(middleware.WaitAsyncTaskTool, map[string]any{"task_id": "p1"})),
+	m.add(step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "p", "description": "x"})),
+		step(calls(subagents.WaitAsyncTaskTool, map[string]any{"task_id": "p1"})),
 		func(req *llm.Request) llm.Message { out = toolResults(req)[0]; return llm.AssistantText("ok") })
 	if _, err := a.Invoke(context.Background(), agent.Prompt("go")); err != nil {
 		t.Fatal(err)
 	}
-	if r := parseReport(t, out); r.Status != middleware.AsyncError || !strings.Contains(r.Error, "boom") {
+	if r := parseReport(t, out); r.Status != subagents.AsyncError || !strings.Contains(r.Error, "boom") {
 		t.Errorf("report = %+v", r)
 	}
 }
@@ -762,11 +762,11 @@ func (panicky) Invoke(context.Context, agent.Input) (*agent.Result, error) { pan
 // subagents: the prompt section and each tool's description and schema.
 // go test ./middleware -run TestAsyncModelSurface -update accepts a change.
 func TestAsyncModelSurface(t *testing.T) {
-	as, err := middleware.NewAsyncSubagents(middleware.AsyncSubagentsConfig{
+	as, err := subagents.NewAsyncSubagents(subagents.AsyncSubagentsConfig{
 		Agent: agent.Config{Model: replay.New()},
-		Subagents: []middleware.AsyncSubagent{
-			{Subagent: middleware.Subagent{Name: "researcher", Description: "Researches a question."}},
-			{Subagent: middleware.Subagent{Name: "remote-researcher", Description: "Researches on a server."}, URL: "http://127.0.0.1:1", GraphID: "g"},
+		Subagents: []subagents.AsyncSubagent{
+			{Subagent: subagents.Subagent{Name: "researcher", Description: "Researches a question."}},
+			{Subagent: subagents.Subagent{Name: "remote-researcher", Description: "Researches on a server."}, URL: "http://127.0.0.1:1", GraphID: "g"},
 		},
 	})
 	if err != nil {
@@ -798,18 +798,18 @@ func TestAsyncLocalOutlivesACancelledRun(t *testing.T) {
 	noLeaks(t)
 	slow := newGated("still here")
 	m := &stepModel{}
-	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), middleware.AsyncSubagentsConfig{
-		Subagents: []middleware.AsyncSubagent{{Subagent: middleware.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
-		Options:   middleware.AsyncOptions{NewTaskID: func() string { return "s1" }},
+	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), subagents.AsyncSubagentsConfig{
+		Subagents: []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
+		Options:   subagents.AsyncOptions{NewTaskID: func() string { return "s1" }},
 	})
-	m.add(step(calls(middleware.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "x"})),
+	m.add(step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "x"})),
 		func(*llm.Request) llm.Message { return llm.AssistantText("never read") })
 	started := false
 	for e, err := range a.Stream(context.Background(), agent.Input{ThreadID: "x", Messages: []llm.Message{llm.UserText("go")}}) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		started = started || e.Type == agent.EventToolResult && e.Name == middleware.StartAsyncTaskTool
+		started = started || e.Type == agent.EventToolResult && e.Name == subagents.StartAsyncTaskTool
 		if started && e.Type == agent.EventCheckpoint {
 			break // the start is saved; this cancels the run
 		}
@@ -820,7 +820,7 @@ func TestAsyncLocalOutlivesACancelledRun(t *testing.T) {
 	m.mu.Lock()
 	m.steps, m.n = nil, 0
 	m.mu.Unlock()
-	m.add(step(calls(middleware.WaitAsyncTaskTool, map[string]any{"task_id": "s1", "timeout": 5})),
+	m.add(step(calls(subagents.WaitAsyncTaskTool, map[string]any{"task_id": "s1", "timeout": 5})),
 		func(req *llm.Request) llm.Message { out = toolResults(req)[0]; return llm.AssistantText("ok") })
 	if _, err := a.Invoke(context.Background(), agent.Input{ThreadID: "x", Messages: []llm.Message{llm.UserText("and?")}}); err != nil {
 		t.Fatal(err)
@@ -830,7 +830,7 @@ func TestAsyncLocalOutlivesACancelledRun(t *testing.T) {
 		t.Errorf("the task was cancelled with its run: %v", err)
 	default:
 	}
-	if r := parseReport(t, out); r.Status != middleware.AsyncSuccess || r.Result != "still here" {
+	if r := parseReport(t, out); r.Status != subagents.AsyncSuccess || r.Result != "still here" {
 		t.Errorf("report = %+v", r)
 	}
 }

@@ -1,4 +1,4 @@
-package middleware_test
+package subagents_test
 
 import (
 	"context"
@@ -14,10 +14,10 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
-	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/middleware/memory"
 	"github.com/deepagents-go/deepagents/middleware/patch"
+	"github.com/deepagents-go/deepagents/middleware/subagents"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/tool"
@@ -25,7 +25,7 @@ import (
 
 func taskCall(id, typ, desc string) llm.ToolCall {
 	args, _ := json.Marshal(map[string]string{"description": desc, "subagent_type": typ})
-	return llm.ToolCall{ID: id, Name: middleware.TaskTool, Args: args}
+	return llm.ToolCall{ID: id, Name: subagents.TaskTool, Args: args}
 }
 
 // noteTool writes a file into the state's files.
@@ -85,10 +85,10 @@ func newTodos(t *testing.T) *todos.Middleware {
 	return m
 }
 
-func newMain(t *testing.T, m llm.Model, cfg middleware.SubagentsConfig, extra ...agent.Middleware) *agent.Agent {
+func newMain(t *testing.T, m llm.Model, cfg subagents.SubagentsConfig, extra ...agent.Middleware) *agent.Agent {
 	t.Helper()
 	cfg.Agent.Model = m
-	subs, err := middleware.NewSubagents(cfg)
+	subs, err := subagents.NewSubagents(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestTaskRunsSubagentsInParallel(t *testing.T) {
 		replay.Turn{Agent: "general-purpose", Content: "report two\n", Usage: llm.Usage{InputTokens: 5, OutputTokens: 2}},
 		replay.Turn{Content: "combined", Expect: &replay.Expect{MessagesContain: []string{"report one", "report two"}}},
 	)
-	a := newMain(t, m, middleware.SubagentsConfig{})
+	a := newMain(t, m, subagents.SubagentsConfig{})
 	var subEvents, subEnds int
 	var end agent.Event
 	for e, err := range a.Stream(context.Background(), agent.Prompt("compare")) {
@@ -155,7 +155,7 @@ func TestTaskResults(t *testing.T) {
 		replay.Turn{Agent: "flaky", Error: "provider down"},
 		replay.Turn{Content: "done"},
 	)
-	a := newMain(t, m, middleware.SubagentsConfig{Subagents: []middleware.Subagent{
+	a := newMain(t, m, subagents.SubagentsConfig{Subagents: []subagents.Subagent{
 		{Name: "flaky", Description: "fails"},
 		{Name: "panicky", Description: "panics", Runnable: panicRunnable{}},
 	}})
@@ -213,9 +213,9 @@ func TestStateIsolationAndMergeBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := newMain(t, m, middleware.SubagentsConfig{
+	a := newMain(t, m, subagents.SubagentsConfig{
 		Agent: agent.Config{Tools: []tool.Tool{noteTool()}},
-		Subagents: []middleware.Subagent{
+		Subagents: []subagents.Subagent{
 			{Name: "writer", Description: "writes", SystemPrompt: "You write."},
 			{Name: "echo", Description: "echoes", Runnable: echoRunnable{&seen}},
 		},
@@ -264,9 +264,9 @@ func TestSubagentInterruptSurfacesAndResumes(t *testing.T) {
 		replay.Turn{Agent: "careful", Content: "note rejected, stopping", Expect: &replay.Expect{LastMessageContains: []string{"no notes"}}},
 		replay.Turn{Content: "ok", Expect: &replay.Expect{LastMessageContains: []string{"note rejected"}}},
 	)
-	subs, err := middleware.NewSubagents(middleware.SubagentsConfig{
+	subs, err := subagents.NewSubagents(subagents.SubagentsConfig{
 		Agent: agent.Config{Model: m, Tools: []tool.Tool{noteTool()}, Checkpointer: saver}, NoGeneralPurpose: true,
-		Subagents: []middleware.Subagent{{Name: "careful", Description: "asks first", InterruptOn: map[string]hitl.InterruptOn{"note": {}}}},
+		Subagents: []subagents.Subagent{{Name: "careful", Description: "asks first", InterruptOn: map[string]hitl.InterruptOn{"note": {}}}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package middleware_test
+package subagents_test
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
-	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/middleware/subagents"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -33,8 +33,8 @@ func TestCompiledSubagentApprovalResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	subs, err := middleware.NewSubagents(middleware.SubagentsConfig{NoGeneralPurpose: true,
-		Subagents: []middleware.Subagent{{Name: "compiled", Description: "compiled", Runnable: sub}}})
+	subs, err := subagents.NewSubagents(subagents.SubagentsConfig{NoGeneralPurpose: true,
+		Subagents: []subagents.Subagent{{Name: "compiled", Description: "compiled", Runnable: sub}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,9 +79,9 @@ func TestParallelSubagentsAskAndFail(t *testing.T) {
 		replay.Turn{Content: "done", Expect: &replay.Expect{MessagesContain: []string{"painted", "not written", "provider down"}}},
 	)
 	ask := map[string]hitl.InterruptOn{"note": {}}
-	subs, err := middleware.NewSubagents(middleware.SubagentsConfig{
+	subs, err := subagents.NewSubagents(subagents.SubagentsConfig{
 		Agent: agent.Config{Model: m, Tools: []tool.Tool{noteTool()}, Checkpointer: saver}, NoGeneralPurpose: true,
-		Subagents: []middleware.Subagent{
+		Subagents: []subagents.Subagent{
 			{Name: "painter", Description: "paints", InterruptOn: ask},
 			{Name: "flaky", Description: "fails"},
 			{Name: "writer", Description: "writes", InterruptOn: ask},

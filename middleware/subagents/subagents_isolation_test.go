@@ -1,4 +1,4 @@
-package middleware_test
+package subagents_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
-	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/subagents"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -66,7 +66,7 @@ func TestParallelSubagentFailureIsolation(t *testing.T) {
 	tests := []struct {
 		name string
 		// failing is the failing subagent and its turns.
-		failing middleware.Subagent
+		failing subagents.Subagent
 		turns   []replay.Turn
 		// outcome is in the failing call's result; isErr says whether
 		// that result is an error (a subagent that recovers from its
@@ -76,14 +76,14 @@ func TestParallelSubagentFailureIsolation(t *testing.T) {
 	}{
 		{
 			name:    "its model fails",
-			failing: middleware.Subagent{Name: "failing", Description: "fails"},
+			failing: subagents.Subagent{Name: "failing", Description: "fails"},
 			turns:   []replay.Turn{{Agent: "failing", Error: "provider down"}},
 			outcome: []string{"Error: subagent failing failed", "provider down"},
 			isErr:   true,
 		},
 		{
 			name:    "its tool returns an error",
-			failing: middleware.Subagent{Name: "failing", Description: "fails", Tools: []tool.Tool{brokenTool("broken", false)}},
+			failing: subagents.Subagent{Name: "failing", Description: "fails", Tools: []tool.Tool{brokenTool("broken", false)}},
 			turns: []replay.Turn{
 				{Agent: "failing", ToolCalls: []llm.ToolCall{{ID: "f1", Name: "broken", Args: json.RawMessage(`{}`)}}},
 				{Agent: "failing", Content: "could not finish: the tool said disk full", Expect: &replay.Expect{LastMessageContains: []string{"disk full"}}},
@@ -92,7 +92,7 @@ func TestParallelSubagentFailureIsolation(t *testing.T) {
 		},
 		{
 			name:    "its tool panics",
-			failing: middleware.Subagent{Name: "failing", Description: "fails", Tools: []tool.Tool{brokenTool("broken", true)}},
+			failing: subagents.Subagent{Name: "failing", Description: "fails", Tools: []tool.Tool{brokenTool("broken", true)}},
 			turns: []replay.Turn{
 				{Agent: "failing", ToolCalls: []llm.ToolCall{{ID: "f1", Name: "broken", Args: json.RawMessage(`{}`)}}},
 				{Agent: "failing", Content: "the tool crashed", Expect: &replay.Expect{LastMessageContains: []string{"failed unexpectedly", "disk on fire"}}},
@@ -101,13 +101,13 @@ func TestParallelSubagentFailureIsolation(t *testing.T) {
 		},
 		{
 			name:    "its middleware panics",
-			failing: middleware.Subagent{Name: "failing", Description: "fails", Middleware: []agent.Middleware{panicModel{}}},
+			failing: subagents.Subagent{Name: "failing", Description: "fails", Middleware: []agent.Middleware{panicModel{}}},
 			outcome: []string{"Error: subagent failing failed", "the run panicked", "middleware bug"},
 			isErr:   true,
 		},
 		{
 			name:    "it reaches its step limit",
-			failing: middleware.Subagent{Name: "failing", Description: "fails", Tools: []tool.Tool{noteTool()}},
+			failing: subagents.Subagent{Name: "failing", Description: "fails", Tools: []tool.Tool{noteTool()}},
 			turns: []replay.Turn{
 				{Agent: "failing", ToolCalls: []llm.ToolCall{{ID: "n1", Name: "note", Args: json.RawMessage(`{"path":"/1","content":"1"}`)}}},
 				{Agent: "failing", ToolCalls: []llm.ToolCall{{ID: "n2", Name: "note", Args: json.RawMessage(`{"path":"/2","content":"2"}`)}}},
@@ -119,7 +119,7 @@ func TestParallelSubagentFailureIsolation(t *testing.T) {
 		{
 			name: "its own context times out",
 			// failing.Runnable is set below: it needs the model.
-			failing: middleware.Subagent{Name: "failing", Description: "fails"},
+			failing: subagents.Subagent{Name: "failing", Description: "fails"},
 			turns:   []replay.Turn{{Agent: "failing", Content: "never finished", DelayMS: 60_000}},
 			outcome: []string{"Error: subagent failing failed", "context deadline exceeded"},
 			isErr:   true,
@@ -140,10 +140,10 @@ func TestParallelSubagentFailureIsolation(t *testing.T) {
 				}
 				failing.Runnable = ownTimeout{slow, 50 * time.Millisecond}
 			}
-			a := newMain(t, m, middleware.SubagentsConfig{
+			a := newMain(t, m, subagents.SubagentsConfig{
 				Agent:            agent.Config{MaxSteps: 3},
 				NoGeneralPurpose: true,
-				Subagents: []middleware.Subagent{
+				Subagents: []subagents.Subagent{
 					{Name: "alpha", Description: "works"},
 					failing,
 					{Name: "beta", Description: "works"},
@@ -196,9 +196,9 @@ func TestParentCancellationCancelsEverySubagent(t *testing.T) {
 		replay.Turn{Agent: "beta", Content: "b", DelayMS: 60_000},
 		replay.Turn{Agent: "gamma", Content: "c", DelayMS: 60_000},
 	)
-	a := newMain(t, m, middleware.SubagentsConfig{
+	a := newMain(t, m, subagents.SubagentsConfig{
 		NoGeneralPurpose: true,
-		Subagents: []middleware.Subagent{
+		Subagents: []subagents.Subagent{
 			{Name: "alpha", Description: "slow"}, {Name: "beta", Description: "slow"}, {Name: "gamma", Description: "slow"},
 		},
 	})

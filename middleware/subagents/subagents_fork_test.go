@@ -1,4 +1,4 @@
-package middleware_test
+package subagents_test
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
-	"github.com/deepagents-go/deepagents/middleware"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/middleware/subagents"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -42,12 +42,12 @@ func TestForkedSubagentSeesTheParentsConversation(t *testing.T) {
 		}},
 		replay.Turn{Content: "all done", Expect: &replay.Expect{MessagesContain: []string{"opened it with 4417", "desk tidy"}}},
 	).Record()
-	subs, err := middleware.NewSubagents(middleware.SubagentsConfig{
+	subs, err := subagents.NewSubagents(subagents.SubagentsConfig{
 		Agent:            agent.Config{Model: m},
 		NoGeneralPurpose: true,
-		Subagents: []middleware.Subagent{
-			{Name: "forked", Description: "opens things", SystemPrompt: "You are the locksmith.", Mode: middleware.SubagentFork},
-			{Name: "isolated", Description: "tidies", SystemPrompt: "You are the cleaner.", Mode: middleware.SubagentIsolated},
+		Subagents: []subagents.Subagent{
+			{Name: "forked", Description: "opens things", SystemPrompt: "You are the locksmith.", Mode: subagents.SubagentFork},
+			{Name: "isolated", Description: "tidies", SystemPrompt: "You are the cleaner.", Mode: subagents.SubagentIsolated},
 		},
 	})
 	if err != nil {
@@ -93,9 +93,9 @@ func TestForkedCompiledSubagentAndPrivateValues(t *testing.T) {
 		replay.Turn{ToolCalls: []llm.ToolCall{taskCall("e", "echo", "repeat")}},
 		replay.Turn{Content: "ok"},
 	)
-	a := newMain(t, m, middleware.SubagentsConfig{
+	a := newMain(t, m, subagents.SubagentsConfig{
 		NoGeneralPurpose: true,
-		Subagents:        []middleware.Subagent{{Name: "echo", Description: "echoes", Runnable: echoRunnable{&seen}, Mode: middleware.SubagentFork}},
+		Subagents:        []subagents.Subagent{{Name: "echo", Description: "echoes", Runnable: echoRunnable{&seen}, Mode: subagents.SubagentFork}},
 	}, privateValue{})
 	_, err := a.Invoke(context.Background(), agent.Input{
 		Messages: []llm.Message{llm.UserText("secret plan: fly")},
@@ -134,9 +134,9 @@ func TestForkedSubagentApprovalResumes(t *testing.T) {
 		replay.Turn{Agent: "careful", Content: "written", Expect: &replay.Expect{LastMessageContains: []string{"noted"}}},
 		replay.Turn{Content: "ok", Expect: &replay.Expect{LastMessageContains: []string{"written"}}},
 	).Record()
-	subs, err := middleware.NewSubagents(middleware.SubagentsConfig{
+	subs, err := subagents.NewSubagents(subagents.SubagentsConfig{
 		Agent: agent.Config{Model: m, Tools: []tool.Tool{noteTool()}, Checkpointer: saver}, NoGeneralPurpose: true,
-		Subagents: []middleware.Subagent{{Name: "careful", Description: "asks first", Mode: middleware.SubagentFork, InterruptOn: map[string]hitl.InterruptOn{"note": {}}}},
+		Subagents: []subagents.Subagent{{Name: "careful", Description: "asks first", Mode: subagents.SubagentFork, InterruptOn: map[string]hitl.InterruptOn{"note": {}}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -175,11 +175,11 @@ func TestForkedSubagentApprovalResumes(t *testing.T) {
 }
 
 func TestSubagentModeValidationAndDescription(t *testing.T) {
-	_, err := middleware.NewSubagents(middleware.SubagentsConfig{NoGeneralPurpose: true, Subagents: []middleware.Subagent{{Name: "x", Mode: "clone", Runnable: echoRunnable{}}}})
-	if !errors.Is(err, middleware.ErrSubagentMode) || !strings.Contains(err.Error(), `"clone"`) {
+	_, err := subagents.NewSubagents(subagents.SubagentsConfig{NoGeneralPurpose: true, Subagents: []subagents.Subagent{{Name: "x", Mode: "clone", Runnable: echoRunnable{}}}})
+	if !errors.Is(err, subagents.ErrSubagentMode) || !strings.Contains(err.Error(), `"clone"`) {
 		t.Errorf("unknown mode: %v", err)
 	}
-	iso, err := middleware.NewSubagents(middleware.SubagentsConfig{Agent: agent.Config{Model: replay.New()}})
+	iso, err := subagents.NewSubagents(subagents.SubagentsConfig{Agent: agent.Config{Model: replay.New()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,8 +189,8 @@ func TestSubagentModeValidationAndDescription(t *testing.T) {
 	if strings.Contains(iso.SystemPrompt(), "forked") {
 		t.Errorf("prompt without forks mentions them: %s", iso.SystemPrompt())
 	}
-	fork, err := middleware.NewSubagents(middleware.SubagentsConfig{Agent: agent.Config{Model: replay.New()},
-		Subagents: []middleware.Subagent{{Name: "twin", Description: "continues your work", Mode: middleware.SubagentFork}}})
+	fork, err := subagents.NewSubagents(subagents.SubagentsConfig{Agent: agent.Config{Model: replay.New()},
+		Subagents: []subagents.Subagent{{Name: "twin", Description: "continues your work", Mode: subagents.SubagentFork}}})
 	if err != nil {
 		t.Fatal(err)
 	}
