@@ -165,7 +165,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	// The options the main agent and its subagents share: a subagent
 	// inherits all of them but those it overrides (see
-	// subagents.SubagentsConfig.Agent).
+	// subagents.Parent.Agent).
 	base := agent.Config{
 		Model:            cfg.Model,
 		Tools:            cfg.Tools,
@@ -176,13 +176,8 @@ func New(cfg Config) (*Agent, error) {
 		Store:            cfg.Store,
 		Logger:           cfg.Logger,
 	}
-	subs, err := subagents.NewSubagents(subagents.SubagentsConfig{
-		Agent:       base,
-		InterruptOn: cfg.InterruptOn,
-		Permissions: cfg.Permissions,
-		Middleware:  subStack,
-		Subagents:   cfg.Subagents,
-	})
+	parent := subagents.Parent{Agent: base, InterruptOn: cfg.InterruptOn, Permissions: cfg.Permissions, Middleware: subStack}
+	subs, err := subagents.New(subagents.Config{Parent: parent, Subagents: cfg.Subagents})
 	if err != nil {
 		return nil, fmt.Errorf("deepagents: %w", err)
 	}
@@ -203,15 +198,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	defaults = append(defaults, files, subs)
 	if len(cfg.AsyncSubagents) > 0 {
-		async, err := subagents.NewAsyncSubagents(subagents.AsyncSubagentsConfig{
-			Agent:       base,
-			InterruptOn: cfg.InterruptOn,
-			Permissions: cfg.Permissions,
-			Middleware:  subStack,
-			Subagents:   cfg.AsyncSubagents,
-			Options:     cfg.Async,
-			Logger:      cfg.Logger,
-		})
+		async, err := subagents.NewAsync(subagents.AsyncConfig{Parent: parent, Subagents: cfg.AsyncSubagents, Options: cfg.Async, Logger: cfg.Logger})
 		if err != nil {
 			return nil, fmt.Errorf("deepagents: %w", err)
 		}

@@ -4,7 +4,7 @@ import "github.com/deepagents-go/deepagents/middleware/subagents"
 
 // Background subagents (see Config.AsyncSubagents).
 type (
-	AsyncSubagent = subagents.AsyncSubagent
+	AsyncSubagent = subagents.Async
 	AsyncOptions  = subagents.AsyncOptions
 	AsyncTask     = subagents.AsyncTask
 )

@@ -35,7 +35,7 @@ type (
 	Durability    = agent.Durability
 	ModelUsage    = agent.ModelUsage
 	Subagent      = subagents.Subagent
-	SubagentMode  = subagents.SubagentMode
+	SubagentMode  = subagents.Mode
 	InterruptOn   = hitl.InterruptOn
 )
 
@@ -72,8 +72,8 @@ const (
 
 // Subagent modes: what conversation a subagent starts from.
 const (
-	SubagentIsolated = subagents.SubagentIsolated
-	SubagentFork     = subagents.SubagentFork
+	SubagentIsolated = subagents.Isolated
+	SubagentFork     = subagents.Fork
 )
 
 // Decisions on interrupted tool calls.

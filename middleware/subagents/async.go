@@ -17,8 +17,6 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/agent"
-	"github.com/deepagents-go/deepagents/middleware/hitl"
-	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -62,12 +60,12 @@ func asyncTerminal(status string) bool {
 	return false
 }
 
-// AsyncSubagent is a subagent the main agent can start in the background.
+// Async is a subagent the main agent can start in the background.
 // A local one is declared as a [Subagent] (declarative fields or a
 // Runnable) and runs on a goroutine of this process; a remote one sets URL
 // and GraphID and runs on a server that speaks the LangGraph API, such as
 // deepagents serve.
-type AsyncSubagent struct {
+type Async struct {
 	// Subagent gives the Name and Description, and for a local subagent
 	// what it is. A remote subagent sets only Name and Description of it.
 	Subagent
@@ -108,7 +106,7 @@ type AsyncOptions struct {
 	// RequestTimeout bounds each request to a remote server.
 	RequestTimeout time.Duration
 	// Prompt replaces the default system prompt section
-	// (AsyncSubagentsPrompt).
+	// (AsyncPrompt).
 	Prompt string
 	// NewTaskID makes the task ids; nil means a random UUID for a local
 	// task and the server's thread id for a remote one. Scripted runs
@@ -150,29 +148,25 @@ func (l AsyncOptions) withDefaults() AsyncOptions {
 	return l
 }
 
-// AsyncSubagentsConfig configures the background subagents middleware.
-type AsyncSubagentsConfig struct {
-	// Agent, InterruptOn, Permissions and Middleware configure the local
-	// declarative subagents, as in SubagentsConfig.
-	Agent       agent.Config
-	InterruptOn map[string]hitl.InterruptOn
-	Permissions *permission.Rules
-	Middleware  func() []agent.Middleware
+// AsyncConfig configures the background subagents middleware.
+type AsyncConfig struct {
+	// Parent is what local declarative subagents inherit, as in Config.
+	Parent
 	// Subagents are the subagents start_async_task can start; at least one.
-	Subagents []AsyncSubagent
+	Subagents []Async
 	// Options bound the tasks.
 	Options AsyncOptions
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 }
 
-// AsyncSubagents adds the tools that start, check, wait for, update, cancel
+// AsyncMiddleware adds the tools that start, check, wait for, update, cancel
 // and list background subagents. Local tasks belong to the middleware, not
 // to a run: they go on after the run that started them ends, until they
 // finish, are cancelled, exceed MaxRuntime, or the agent is closed (Close).
 // Their events reach the stream of the run that started them while it
 // lasts.
-type AsyncSubagents struct {
+type AsyncMiddleware struct {
 	byName   map[string]*asyncEntry
 	names    []string
 	limits   AsyncOptions
@@ -201,8 +195,8 @@ type asyncEntry struct {
 	remote *remoteAgent
 }
 
-// AsyncSubagentsPrompt is the default system prompt section.
-const AsyncSubagentsPrompt = `## Background tasks
+// AsyncPrompt is the default system prompt section.
+const AsyncPrompt = `## Background tasks
 
 start_async_task hands a task to a subagent that works on it in the background while you go on; it returns a task_id at once.
 
@@ -213,12 +207,12 @@ start_async_task hands a task to a subagent that works on it in the background w
 - Statuses in earlier tool results may be out of date: check again before reporting one.
 - Always quote a task_id in full.`
 
-// NewAsyncSubagents builds the background subagents middleware.
-func NewAsyncSubagents(cfg AsyncSubagentsConfig) (*AsyncSubagents, error) {
+// NewAsync builds the background subagents middleware.
+func NewAsync(cfg AsyncConfig) (*AsyncMiddleware, error) {
 	if len(cfg.Subagents) == 0 {
 		return nil, errors.New("async subagents: none configured")
 	}
-	s := &AsyncSubagents{
+	s := &AsyncMiddleware{
 		byName:   make(map[string]*asyncEntry),
 		limits:   cfg.Options.withDefaults(),
 		prompt:   cfg.Options.Prompt,
@@ -226,13 +220,12 @@ func NewAsyncSubagents(cfg AsyncSubagentsConfig) (*AsyncSubagents, error) {
 		instance: newTaskID(),
 	}
 	if s.prompt == "" {
-		s.prompt = AsyncSubagentsPrompt
+		s.prompt = AsyncPrompt
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.local = newLocalTasks(s.limits)
-	base := SubagentsConfig{Agent: cfg.Agent, InterruptOn: cfg.InterruptOn, Permissions: cfg.Permissions, Middleware: cfg.Middleware}
 	for _, sa := range cfg.Subagents {
 		if sa.Name == "" {
 			return nil, errors.New("async subagents: a subagent has no name")
@@ -240,10 +233,10 @@ func NewAsyncSubagents(cfg AsyncSubagentsConfig) (*AsyncSubagents, error) {
 		if _, dup := s.byName[sa.Name]; dup {
 			return nil, fmt.Errorf("async subagents: two subagents are named %q", sa.Name)
 		}
-		if sa.Mode == SubagentFork {
+		if sa.Mode == Fork {
 			// A background task runs beside the conversation it would
 			// copy, which goes on without it.
-			return nil, fmt.Errorf("async subagents: %s: %w: a background subagent starts from its task alone (isolated)", sa.Name, ErrSubagentMode)
+			return nil, fmt.Errorf("async subagents: %s: %w: a background subagent starts from its task alone (isolated)", sa.Name, ErrMode)
 		}
 		e := &asyncEntry{name: sa.Name, description: sa.Description}
 		switch {
@@ -256,7 +249,7 @@ func NewAsyncSubagents(cfg AsyncSubagentsConfig) (*AsyncSubagents, error) {
 		case sa.Runnable != nil:
 			e.run = sa.Runnable
 		default:
-			a, durable, err := buildSubagent(base, sa.Subagent)
+			a, durable, err := buildSubagent(cfg.Parent, sa.Subagent)
 			if err != nil {
 				return nil, fmt.Errorf("async subagents: %s: %w", sa.Name, err)
 			}
@@ -279,7 +272,7 @@ func NewAsyncSubagents(cfg AsyncSubagentsConfig) (*AsyncSubagents, error) {
 	return s, nil
 }
 
-func (s *AsyncSubagents) startDescription() string {
+func (s *AsyncMiddleware) startDescription() string {
 	var b strings.Builder
 	b.WriteString("Start a subagent on a task in the background. It returns a task_id at once; the subagent works on its own, in a fresh context, while you go on. Get its result later with check_async_task or wait_async_task.\n\n")
 	b.WriteString("subagent_type picks the subagent; description is the complete task for it, since it sees nothing else of this conversation.\n\nAvailable subagents:\n")
@@ -295,17 +288,17 @@ func (s *AsyncSubagents) startDescription() string {
 }
 
 // Name implements agent.Middleware.
-func (*AsyncSubagents) Name() string { return "async_subagents" }
+func (*AsyncMiddleware) Name() string { return "async_subagents" }
 
 // Tools implements agent.ToolProvider.
-func (s *AsyncSubagents) Tools() []tool.Tool { return s.tools }
+func (s *AsyncMiddleware) Tools() []tool.Tool { return s.tools }
 
 // SystemPrompt implements agent.SystemPrompter.
-func (s *AsyncSubagents) SystemPrompt() string { return s.prompt }
+func (s *AsyncMiddleware) SystemPrompt() string { return s.prompt }
 
 // SystemPromptFor implements agent.ToolPrompter: nothing when
 // start_async_task is not offered.
-func (s *AsyncSubagents) SystemPromptFor(offered func(string) bool) string {
+func (s *AsyncMiddleware) SystemPromptFor(offered func(string) bool) string {
 	if !offered(StartAsyncTaskTool) {
 		return ""
 	}
@@ -314,15 +307,15 @@ func (s *AsyncSubagents) SystemPromptFor(offered func(string) bool) string {
 
 // PrivateValues implements agent.PrivateValuer: a thread's task records
 // are its own; subagents neither receive nor return them.
-func (*AsyncSubagents) PrivateValues() []string { return []string{AsyncTasksValue} }
+func (*AsyncMiddleware) PrivateValues() []string { return []string{AsyncTasksValue} }
 
 // Names returns the subagents' names in the order they are offered.
-func (s *AsyncSubagents) Names() []string { return slices.Clone(s.names) }
+func (s *AsyncMiddleware) Names() []string { return slices.Clone(s.names) }
 
 // Close cancels the local tasks still running and waits for them to end.
 // Tasks cannot be started afterwards. Remote tasks are not touched: they
 // belong to their server. Close may be called more than once.
-func (s *AsyncSubagents) Close() error {
+func (s *AsyncMiddleware) Close() error {
 	s.local.close()
 	return nil
 }
@@ -365,7 +358,7 @@ func AsyncTasks(values map[string]json.RawMessage) (map[string]AsyncTask, error)
 
 // records returns the thread's task records. Corrupt records are logged
 // and treated as none: the tools keep working.
-func (s *AsyncSubagents) records(rt *agent.Runtime) map[string]AsyncTask {
+func (s *AsyncMiddleware) records(rt *agent.Runtime) map[string]AsyncTask {
 	raw, _ := rt.Value(AsyncTasksValue)
 	tasks, err := AsyncTasks(map[string]json.RawMessage{AsyncTasksValue: raw})
 	if err != nil {
@@ -376,7 +369,7 @@ func (s *AsyncSubagents) records(rt *agent.Runtime) map[string]AsyncTask {
 }
 
 // lookup returns the record of a task of this thread.
-func (s *AsyncSubagents) lookup(rt *agent.Runtime, id string) (AsyncTask, error) {
+func (s *AsyncMiddleware) lookup(rt *agent.Runtime, id string) (AsyncTask, error) {
 	id = strings.TrimSpace(id)
 	if id == "" {
 		return AsyncTask{}, errors.New("Error: task_id is empty; pass the task_id that start_async_task returned")
@@ -392,7 +385,7 @@ func (s *AsyncSubagents) lookup(rt *agent.Runtime, id string) (AsyncTask, error)
 
 // save changes one record (or adds it) under the records lock; change
 // sees the stored record, which another call may have changed meanwhile.
-func (s *AsyncSubagents) save(rt *agent.Runtime, id string, change func(t *AsyncTask)) {
+func (s *AsyncMiddleware) save(rt *agent.Runtime, id string, change func(t *AsyncTask)) {
 	s.recMu.Lock()
 	defer s.recMu.Unlock()
 	tasks := s.records(rt)
@@ -405,7 +398,7 @@ func (s *AsyncSubagents) save(rt *agent.Runtime, id string, change func(t *Async
 	s.store(rt, tasks)
 }
 
-func (s *AsyncSubagents) store(rt *agent.Runtime, tasks map[string]AsyncTask) {
+func (s *AsyncMiddleware) store(rt *agent.Runtime, tasks map[string]AsyncTask) {
 	b, err := json.Marshal(tasks)
 	if err != nil { // a map of plain structs: cannot happen
 		s.log.Error("async subagents: encoding task records", "err", err)
@@ -415,13 +408,13 @@ func (s *AsyncSubagents) store(rt *agent.Runtime, tasks map[string]AsyncTask) {
 }
 
 // observe records a status seen now.
-func (s *AsyncSubagents) observe(rt *agent.Runtime, id, status string, collected bool) {
+func (s *AsyncMiddleware) observe(rt *agent.Runtime, id, status string, collected bool) {
 	s.observeAll(rt, map[string]string{id: status}, collected)
 }
 
 // observeAll records what was seen of several tasks (by id, their
 // statuses), encoding the records once.
-func (s *AsyncSubagents) observeAll(rt *agent.Runtime, seen map[string]string, collected bool) {
+func (s *AsyncMiddleware) observeAll(rt *agent.Runtime, seen map[string]string, collected bool) {
 	if len(seen) == 0 {
 		return
 	}
@@ -450,7 +443,7 @@ func (s *AsyncSubagents) observeAll(rt *agent.Runtime, seen map[string]string, c
 
 // remoteOf returns the remote agent a remote task ran on, or the error
 // that it is no longer configured.
-func (s *AsyncSubagents) remoteOf(rec AsyncTask) (*remoteAgent, error) {
+func (s *AsyncMiddleware) remoteOf(rec AsyncTask) (*remoteAgent, error) {
 	if e := s.byName[rec.AgentName]; e != nil && e.remote != nil {
 		return e.remote, nil
 	}
@@ -462,7 +455,7 @@ type startIn struct {
 	SubagentType string `json:"subagent_type" jsonschema:"which subagent to start"`
 }
 
-func (s *AsyncSubagents) start(ctx context.Context, in startIn) (string, error) {
+func (s *AsyncMiddleware) start(ctx context.Context, in startIn) (string, error) {
 	rt := agent.RuntimeFromContext(ctx)
 	call := agent.ToolCallFromContext(ctx)
 	if rt == nil || call == nil {
@@ -525,7 +518,7 @@ func (s *AsyncSubagents) start(ctx context.Context, in startIn) (string, error) 
 }
 
 // known reports whether the thread has a task of this id.
-func (s *AsyncSubagents) known(rt *agent.Runtime, id string) bool {
+func (s *AsyncMiddleware) known(rt *agent.Runtime, id string) bool {
 	s.recMu.Lock()
 	defer s.recMu.Unlock()
 	_, ok := s.records(rt)[id]
@@ -536,7 +529,7 @@ func (s *AsyncSubagents) known(rt *agent.Runtime, id string) bool {
 // starts in progress (parallel calls of one turn), and forgets the oldest
 // finished record when the thread would pass MaxTasks. release, called
 // with recMu held, ends the reservation; calling it again does nothing.
-func (s *AsyncSubagents) reserve(rt *agent.Runtime, e *asyncEntry) (release func(), err error) {
+func (s *AsyncMiddleware) reserve(rt *agent.Runtime, e *asyncEntry) (release func(), err error) {
 	s.recMu.Lock()
 	defer s.recMu.Unlock()
 	thread := rt.ThreadID()
@@ -624,7 +617,7 @@ func (r report) String() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-func (s *AsyncSubagents) check(ctx context.Context, in taskIDIn) (string, error) {
+func (s *AsyncMiddleware) check(ctx context.Context, in taskIDIn) (string, error) {
 	rt := agent.RuntimeFromContext(ctx)
 	if rt == nil {
 		return "", errors.New("Error: check_async_task can only run inside an agent run")
@@ -642,7 +635,7 @@ func (s *AsyncSubagents) check(ctx context.Context, in taskIDIn) (string, error)
 
 // status finds out how a task stands now, collects a finished local
 // task's result into this run, and records what it saw.
-func (s *AsyncSubagents) status(ctx context.Context, rt *agent.Runtime, rec AsyncTask) (report, error) {
+func (s *AsyncMiddleware) status(ctx context.Context, rt *agent.Runtime, rec AsyncTask) (report, error) {
 	r := report{TaskID: rec.TaskID, SubagentType: rec.AgentName, Status: rec.Status}
 	if rec.Remote {
 		remote, err := s.remoteOf(rec)
@@ -721,7 +714,7 @@ type waitIn struct {
 	Timeout float64 `json:"timeout,omitempty" jsonschema:"the most seconds to wait (default 60)"`
 }
 
-func (s *AsyncSubagents) wait(ctx context.Context, in waitIn) (string, error) {
+func (s *AsyncMiddleware) wait(ctx context.Context, in waitIn) (string, error) {
 	rt := agent.RuntimeFromContext(ctx)
 	if rt == nil {
 		return "", errors.New("Error: wait_async_task can only run inside an agent run")
@@ -773,7 +766,7 @@ func (s *AsyncSubagents) wait(ctx context.Context, in waitIn) (string, error) {
 
 // pollRemote asks a remote task's server until the run ends or the timer
 // fires. Failed requests are retried until then: check reports them.
-func (s *AsyncSubagents) pollRemote(ctx context.Context, rec AsyncTask, timeout <-chan time.Time) error {
+func (s *AsyncMiddleware) pollRemote(ctx context.Context, rec AsyncTask, timeout <-chan time.Time) error {
 	remote, err := s.remoteOf(rec)
 	if err != nil {
 		return nil // status says so
@@ -806,7 +799,7 @@ type updateIn struct {
 	Message string `json:"message" jsonschema:"the new instructions or context for the subagent"`
 }
 
-func (s *AsyncSubagents) update(ctx context.Context, in updateIn) (string, error) {
+func (s *AsyncMiddleware) update(ctx context.Context, in updateIn) (string, error) {
 	rt := agent.RuntimeFromContext(ctx)
 	call := agent.ToolCallFromContext(ctx)
 	if rt == nil || call == nil {
@@ -850,7 +843,7 @@ func (s *AsyncSubagents) update(ctx context.Context, in updateIn) (string, error
 	return "Updated async subagent. task_id: " + rec.TaskID, nil
 }
 
-func (s *AsyncSubagents) cancel(ctx context.Context, in taskIDIn) (string, error) {
+func (s *AsyncMiddleware) cancel(ctx context.Context, in taskIDIn) (string, error) {
 	rt := agent.RuntimeFromContext(ctx)
 	if rt == nil {
 		return "", errors.New("Error: cancel_async_task can only run inside an agent run")
@@ -907,7 +900,7 @@ type listIn struct {
 	StatusFilter string `json:"status_filter,omitempty" jsonschema:"only tasks in this status: running, success, error, cancelled, interrupted, timeout, lost, or all (the default)"`
 }
 
-func (s *AsyncSubagents) list(ctx context.Context, in listIn) (string, error) {
+func (s *AsyncMiddleware) list(ctx context.Context, in listIn) (string, error) {
 	rt := agent.RuntimeFromContext(ctx)
 	if rt == nil {
 		return "", errors.New("Error: list_async_tasks can only run inside an agent run")

@@ -27,7 +27,7 @@ var (
 // stop after its context is cancelled.
 const stopWait = 10 * time.Second
 
-// localTasks runs the local background tasks of one AsyncSubagents: each
+// localTasks runs the local background tasks of one AsyncMiddleware: each
 // on a goroutine of its own, with its own context, at most MaxRunning at
 // once. Finished tasks keep their outcome for a later check, the latest
 // KeepFinished of them.

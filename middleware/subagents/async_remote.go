@@ -35,7 +35,7 @@ type remoteAgent struct {
 	timeout       time.Duration
 }
 
-func newRemoteAgent(sa AsyncSubagent, timeout time.Duration) (*remoteAgent, error) {
+func newRemoteAgent(sa Async, timeout time.Duration) (*remoteAgent, error) {
 	if sa.URL == "" || sa.GraphID == "" {
 		return nil, errors.New("a remote subagent needs both URL and GraphID")
 	}

@@ -106,8 +106,8 @@ func TestAsyncRemote(t *testing.T) {
 	gm := newGateModel("long task", "doomed task")
 	hs := remoteServer(t, gm, "secret")
 	saver := checkpoint.NewMemorySaver()
-	cfg := subagents.AsyncSubagentsConfig{
-		Subagents: []subagents.AsyncSubagent{{
+	cfg := subagents.AsyncConfig{
+		Subagents: []subagents.Async{{
 			Subagent: subagents.Subagent{Name: "remote", Description: "researches on a server"},
 			URL:      hs.URL + "/", GraphID: "researcher",
 			Headers: map[string]string{"X-Api-Key": "secret"},
@@ -263,11 +263,11 @@ func TestAsyncRemoteFailures(t *testing.T) {
 	goneURL := gone.URL
 	gone.Close()
 	keyed := remoteServer(t, newGateModel(), "secret")
-	remote := func(name, url string) subagents.AsyncSubagent {
-		return subagents.AsyncSubagent{Subagent: subagents.Subagent{Name: name, Description: name}, URL: url, GraphID: "researcher", Client: bad.Client()}
+	remote := func(name, url string) subagents.Async {
+		return subagents.Async{Subagent: subagents.Subagent{Name: name, Description: name}, URL: url, GraphID: "researcher", Client: bad.Client()}
 	}
 	m := &stepModel{}
-	a := newAsyncAgent(t, m, nil, subagents.AsyncSubagentsConfig{Subagents: []subagents.AsyncSubagent{
+	a := newAsyncAgent(t, m, nil, subagents.AsyncConfig{Subagents: []subagents.Async{
 		remote("fails", bad.URL+"/fails"), remote("nonsense", bad.URL+"/nonsense"), remote("gone", goneURL), remote("nokey", keyed.URL),
 	}})
 	var results []llm.Message
@@ -319,8 +319,8 @@ func TestAsyncParallelStartsKeepTheCaps(t *testing.T) {
 		defer slowStart.Close()
 		m := &stepModel{}
 		c.opts.PollInterval = 10 * time.Millisecond
-		a := newAsyncAgent(t, m, nil, subagents.AsyncSubagentsConfig{
-			Subagents: []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "remote", Description: "remote"},
+		a := newAsyncAgent(t, m, nil, subagents.AsyncConfig{
+			Subagents: []subagents.Async{{Subagent: subagents.Subagent{Name: "remote", Description: "remote"},
 				URL: slowStart.URL, GraphID: "researcher", Client: slowStart.Client()}},
 			Options: c.opts,
 		})

@@ -167,10 +167,10 @@ func received[T any](t *testing.T, ch <-chan T, what string) T {
 	}
 }
 
-func newAsyncAgent(t *testing.T, m llm.Model, saver checkpoint.Saver, cfg subagents.AsyncSubagentsConfig) *agent.Agent {
+func newAsyncAgent(t *testing.T, m llm.Model, saver checkpoint.Saver, cfg subagents.AsyncConfig) *agent.Agent {
 	t.Helper()
 	cfg.Agent.Model = m
-	as, err := subagents.NewAsyncSubagents(cfg)
+	as, err := subagents.NewAsync(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestAsyncLocalStartPollWait(t *testing.T) {
 		},
 	}}
 	saver := checkpoint.NewMemorySaver()
-	a := newAsyncAgent(t, m, saver, subagents.AsyncSubagentsConfig{Subagents: []subagents.AsyncSubagent{
+	a := newAsyncAgent(t, m, saver, subagents.AsyncConfig{Subagents: []subagents.Async{
 		{Subagent: subagents.Subagent{Name: "researcher", Description: "researches", SystemPrompt: "You research."}},
 		{Subagent: subagents.Subagent{Name: "slow", Description: "takes its time", Runnable: slow}},
 	}})
@@ -329,7 +329,7 @@ func TestAsyncLocalCancel(t *testing.T) {
 	noLeaks(t)
 	one, two := newGated("one"), newGated("two")
 	m := &stepModel{}
-	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), subagents.AsyncSubagentsConfig{Subagents: []subagents.AsyncSubagent{
+	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), subagents.AsyncConfig{Subagents: []subagents.Async{
 		{Subagent: subagents.Subagent{Name: "one", Description: "first", Runnable: one}},
 		{Subagent: subagents.Subagent{Name: "two", Description: "second", Runnable: two}},
 	}})
@@ -395,8 +395,8 @@ func TestAsyncHostileArguments(t *testing.T) {
 	slow := newGated("done")
 	defer close(slow.release)
 	m := &stepModel{}
-	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), subagents.AsyncSubagentsConfig{
-		Subagents: []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
+	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), subagents.AsyncConfig{
+		Subagents: []subagents.Async{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
 		Options:   subagents.AsyncOptions{MaxRunning: 1, MaxWait: 50 * time.Millisecond},
 	})
 	var id string
@@ -483,8 +483,8 @@ func TestAsyncMaxTasks(t *testing.T) {
 	slow := newGated("slow")
 	defer close(slow.release)
 	n := 0
-	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), subagents.AsyncSubagentsConfig{
-		Subagents: []subagents.AsyncSubagent{
+	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), subagents.AsyncConfig{
+		Subagents: []subagents.Async{
 			{Subagent: subagents.Subagent{Name: "quick", Description: "quick"}},
 			{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}},
 		},
@@ -525,8 +525,8 @@ func TestAsyncMaxTasks(t *testing.T) {
 
 	// With every recorded task running, a start is refused.
 	m2 := &stepModel{}
-	a2 := newAsyncAgent(t, m2, nil, subagents.AsyncSubagentsConfig{
-		Subagents: []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
+	a2 := newAsyncAgent(t, m2, nil, subagents.AsyncConfig{
+		Subagents: []subagents.Async{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
 		Options:   subagents.AsyncOptions{MaxTasks: 1},
 	})
 	var refused llm.Message
@@ -550,7 +550,7 @@ func TestAsyncLocalLost(t *testing.T) {
 	noLeaks(t)
 	slow := newGated("never")
 	saver := checkpoint.NewMemorySaver()
-	cfg := subagents.AsyncSubagentsConfig{Subagents: []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}}}
+	cfg := subagents.AsyncConfig{Subagents: []subagents.Async{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}}}
 	m1 := &stepModel{}
 	a1 := newAsyncAgent(t, m1, saver, cfg)
 	var id string
@@ -626,8 +626,8 @@ func TestAsyncLocalUpdateAndMergeBack(t *testing.T) {
 	noLeaks(t)
 	e := &echo{}
 	m := &stepModel{}
-	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), subagents.AsyncSubagentsConfig{
-		Subagents: []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "echo", Description: "echoes", Runnable: e}}},
+	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), subagents.AsyncConfig{
+		Subagents: []subagents.Async{{Subagent: subagents.Subagent{Name: "echo", Description: "echoes", Runnable: e}}},
 		Options:   subagents.AsyncOptions{NewTaskID: func() string { return "the-task" }},
 	})
 	var out []string
@@ -690,9 +690,9 @@ func TestAsyncLocalUpdateAndMergeBack(t *testing.T) {
 // The records are private: a subagent started by task gets none, and the
 // server's API does not show them (agent.PrivateValuer).
 func TestAsyncRecordsArePrivate(t *testing.T) {
-	as, err := subagents.NewAsyncSubagents(subagents.AsyncSubagentsConfig{
-		Agent:     agent.Config{Model: replay.New()},
-		Subagents: []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "x", Description: "x"}}},
+	as, err := subagents.NewAsync(subagents.AsyncConfig{
+		Parent:    subagents.Parent{Agent: agent.Config{Model: replay.New()}},
+		Subagents: []subagents.Async{{Subagent: subagents.Subagent{Name: "x", Description: "x"}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -710,23 +710,23 @@ func TestAsyncRecordsArePrivate(t *testing.T) {
 	}
 }
 
-func TestNewAsyncSubagentsErrors(t *testing.T) {
+func TestNewAsyncErrors(t *testing.T) {
 	r := newGated("")
 	for _, tc := range []struct {
 		name string
-		subs []subagents.AsyncSubagent
+		subs []subagents.Async
 		want string
 	}{
 		{"none", nil, "none configured"},
-		{"no name", []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Runnable: r}}}, "no name"},
-		{"duplicate", []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "a", Runnable: r}}, {Subagent: subagents.Subagent{Name: "a", Runnable: r}}}, "two subagents"},
-		{"remote without graph", []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "a"}, URL: "http://x"}}, "both URL and GraphID"},
-		{"remote with a prompt", []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "a", SystemPrompt: "p"}, URL: "http://x", GraphID: "g"}}, "defined by its server"},
-		{"bad url", []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "a"}, URL: "ftp://x", GraphID: "g"}}, "want http(s)"},
-		{"fork", []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "a", Mode: subagents.SubagentFork}}}, "starts from its task alone"},
+		{"no name", []subagents.Async{{Subagent: subagents.Subagent{Runnable: r}}}, "no name"},
+		{"duplicate", []subagents.Async{{Subagent: subagents.Subagent{Name: "a", Runnable: r}}, {Subagent: subagents.Subagent{Name: "a", Runnable: r}}}, "two subagents"},
+		{"remote without graph", []subagents.Async{{Subagent: subagents.Subagent{Name: "a"}, URL: "http://x"}}, "both URL and GraphID"},
+		{"remote with a prompt", []subagents.Async{{Subagent: subagents.Subagent{Name: "a", SystemPrompt: "p"}, URL: "http://x", GraphID: "g"}}, "defined by its server"},
+		{"bad url", []subagents.Async{{Subagent: subagents.Subagent{Name: "a"}, URL: "ftp://x", GraphID: "g"}}, "want http(s)"},
+		{"fork", []subagents.Async{{Subagent: subagents.Subagent{Name: "a", Mode: subagents.Fork}}}, "starts from its task alone"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := subagents.NewAsyncSubagents(subagents.AsyncSubagentsConfig{Agent: agent.Config{Model: replay.New()}, Subagents: tc.subs})
+			_, err := subagents.NewAsync(subagents.AsyncConfig{Parent: subagents.Parent{Agent: agent.Config{Model: replay.New()}}, Subagents: tc.subs})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}
@@ -738,8 +738,8 @@ func TestNewAsyncSubagentsErrors(t *testing.T) {
 func TestAsyncLocalPanic(t *testing.T) {
 	noLeaks(t)
 	m := &stepModel{}
-	a := newAsyncAgent(t, m, nil, subagents.AsyncSubagentsConfig{
-		Subagents: []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "p", Description: "panics", Runnable: panicky{}}}},
+	a := newAsyncAgent(t, m, nil, subagents.AsyncConfig{
+		Subagents: []subagents.Async{{Subagent: subagents.Subagent{Name: "p", Description: "panics", Runnable: panicky{}}}},
 		Options:   subagents.AsyncOptions{NewTaskID: func() string { return "p1" }},
 	})
 	var out string
@@ -760,11 +760,12 @@ func (panicky) Invoke(context.Context, agent.Input) (*agent.Result, error) { pan
 
 // TestAsyncModelSurface pins what the model reads of the background
 // subagents: the prompt section and each tool's description and schema.
-// go test ./middleware -run TestAsyncModelSurface -update accepts a change.
+// go test ./middleware/subagents -run TestAsyncModelSurface -update accepts
+// a change.
 func TestAsyncModelSurface(t *testing.T) {
-	as, err := subagents.NewAsyncSubagents(subagents.AsyncSubagentsConfig{
-		Agent: agent.Config{Model: replay.New()},
-		Subagents: []subagents.AsyncSubagent{
+	as, err := subagents.NewAsync(subagents.AsyncConfig{
+		Parent: subagents.Parent{Agent: agent.Config{Model: replay.New()}},
+		Subagents: []subagents.Async{
 			{Subagent: subagents.Subagent{Name: "researcher", Description: "Researches a question."}},
 			{Subagent: subagents.Subagent{Name: "remote-researcher", Description: "Researches on a server."}, URL: "http://127.0.0.1:1", GraphID: "g"},
 		},
@@ -798,8 +799,8 @@ func TestAsyncLocalOutlivesACancelledRun(t *testing.T) {
 	noLeaks(t)
 	slow := newGated("still here")
 	m := &stepModel{}
-	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), subagents.AsyncSubagentsConfig{
-		Subagents: []subagents.AsyncSubagent{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
+	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), subagents.AsyncConfig{
+		Subagents: []subagents.Async{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
 		Options:   subagents.AsyncOptions{NewTaskID: func() string { return "s1" }},
 	})
 	m.add(step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "x"})),

@@ -37,19 +37,19 @@ type Runnable interface {
 	Invoke(ctx context.Context, in agent.Input) (*agent.Result, error)
 }
 
-// SubagentMode says what conversation a subagent starts from.
-type SubagentMode string
+// Mode says what conversation a subagent starts from.
+type Mode string
 
 // Subagent modes.
 const (
-	// SubagentIsolated starts the subagent from a fresh conversation
+	// Isolated starts the subagent from a fresh conversation
 	// holding only the task description. It is the default.
-	SubagentIsolated SubagentMode = "isolated"
-	// SubagentFork starts the subagent from a copy of its caller's
+	Isolated Mode = "isolated"
+	// Fork starts the subagent from a copy of its caller's
 	// conversation so far (without the caller's turn that calls task,
 	// which is still pending), followed by the task description as a new
 	// user message. Its system prompt, tools and state stay its own.
-	SubagentFork SubagentMode = "fork"
+	Fork Mode = "fork"
 )
 
 // Subagent describes an agent the main agent can delegate to with the task
@@ -75,14 +75,15 @@ type Subagent struct {
 	// AllowedTools, when set, limits the subagent to the tools of these
 	// names (its middleware's tools included).
 	AllowedTools []string
-	// Mode is SubagentIsolated (the default, also for "") or SubagentFork.
-	Mode SubagentMode
+	// Mode is Isolated (the default, also for "") or Fork.
+	Mode Mode
 
 	Runnable Runnable
 }
 
-// SubagentsConfig configures the subagents middleware.
-type SubagentsConfig struct {
+// Parent is what a declarative subagent inherits from the agent that
+// calls it, the task tool's and the background ones alike.
+type Parent struct {
 	// Agent is the configuration a declarative subagent inherits: the main
 	// agent's, as deepagents.New passes it. A subagent overrides its Name,
 	// SystemPrompt, Middleware and AllowedTools, and Model and Tools when it
@@ -99,6 +100,12 @@ type SubagentsConfig struct {
 	// Middleware returns the default stack of a declarative subagent,
 	// fresh for each; nil means none.
 	Middleware func() []agent.Middleware
+}
+
+// Config configures the subagents middleware (the task tool).
+type Config struct {
+	// Parent is what declarative subagents inherit.
+	Parent
 	// Subagents are the available subagents. A general-purpose one is added
 	// unless one of that name is given or NoGeneralPurpose is set.
 	Subagents        []Subagent
@@ -109,11 +116,11 @@ type SubagentsConfig struct {
 	TaskDescription string
 }
 
-// Subagents adds the task tool, which runs a subagent on a task in a
+// Middleware adds the task tool, which runs a subagent on a task in a
 // context of its own (fresh, or forked from the caller's conversation: see
-// SubagentMode) and returns its final answer. Parallel task calls are
+// Mode) and returns its final answer. Parallel task calls are
 // independent: one that fails gets an error result, the others finish.
-type Subagents struct {
+type Middleware struct {
 	byName map[string]*subagentEntry
 	names  []string
 	tool   tool.Tool
@@ -121,14 +128,14 @@ type Subagents struct {
 	forks  bool // some subagent runs in fork mode
 }
 
-// ErrSubagentMode is returned by NewSubagents for a Subagent.Mode that is
-// neither SubagentIsolated nor SubagentFork.
-var ErrSubagentMode = errors.New("unknown subagent mode")
+// ErrMode is returned by New for a Subagent.Mode that is neither
+// Isolated nor Fork.
+var ErrMode = errors.New("unknown subagent mode")
 
 type subagentEntry struct {
 	name, description string
 	run               Runnable
-	fork              bool     // starts from the caller's conversation (SubagentFork)
+	fork              bool     // starts from the caller's conversation (Fork)
 	durable           bool     // keeps its state in a Checkpointer
 	compiled          bool     // a Runnable given by the caller
 	private           []string // state values it keeps to itself (see agent.PrivateValuer)
@@ -170,8 +177,8 @@ func (e *subagentEntry) resumer() (Runnable, error) {
 // GeneralPurposePrompt is the general-purpose subagent's system prompt.
 const GeneralPurposePrompt = `You are a general-purpose assistant working on a task delegated to you by another agent. Work on it independently with your tools until it is done. Your final message is all the other agent will see of your work, so make it a complete, self-contained report: what you found or did, with the specifics it needs (names, paths, numbers), and nothing else.`
 
-// SubagentsPrompt is the default system prompt section.
-const SubagentsPrompt = `## Delegating with task
+// Prompt is the default system prompt section.
+const Prompt = `## Delegating with task
 
 The task tool hands a self-contained piece of work to a subagent that runs in its own fresh context and returns only its final report.
 
@@ -184,9 +191,9 @@ The task tool hands a self-contained piece of work to a subagent that runs in it
 // fork mode.
 const forkPromptNote = `- A subagent marked "forked" starts from a copy of this conversation instead, so it already knows what was said here: give it the task itself, without repeating the context.`
 
-// NewSubagents builds the subagents middleware.
-func NewSubagents(cfg SubagentsConfig) (*Subagents, error) {
-	s := &Subagents{byName: make(map[string]*subagentEntry), prompt: cfg.Prompt}
+// New builds the subagents middleware.
+func New(cfg Config) (*Middleware, error) {
+	s := &Middleware{byName: make(map[string]*subagentEntry), prompt: cfg.Prompt}
 	subs := cfg.Subagents
 	if !cfg.NoGeneralPurpose && !slices.ContainsFunc(subs, func(sa Subagent) bool { return sa.Name == GeneralPurpose }) {
 		subs = append([]Subagent{{
@@ -204,21 +211,21 @@ func NewSubagents(cfg SubagentsConfig) (*Subagents, error) {
 		}
 		e := &subagentEntry{name: sa.Name, description: sa.Description, run: sa.Runnable, compiled: sa.Runnable != nil}
 		switch sa.Mode {
-		case "", SubagentIsolated:
-		case SubagentFork:
+		case "", Isolated:
+		case Fork:
 			e.fork = true
 			s.forks = true
 		default:
-			return nil, fmt.Errorf("subagents: %s: %w %q (want %q or %q)", sa.Name, ErrSubagentMode, sa.Mode, SubagentIsolated, SubagentFork)
+			return nil, fmt.Errorf("subagents: %s: %w %q (want %q or %q)", sa.Name, ErrMode, sa.Mode, Isolated, Fork)
 		}
 		if e.run == nil {
-			a, durable, err := buildSubagent(cfg, sa)
+			a, durable, err := buildSubagent(cfg.Parent, sa)
 			if err != nil {
 				return nil, fmt.Errorf("subagents: %s: %w", sa.Name, err)
 			}
 			e.run, e.durable = a, durable
 			e.resumerCfg = func() (agent.Config, bool, error) {
-				c, _, err := subagentConfig(cfg, sa)
+				c, _, err := subagentConfig(cfg.Parent, sa)
 				c.Checkpointer = cfg.Agent.Checkpointer
 				return c, c.Checkpointer != nil, err
 			}
@@ -230,7 +237,7 @@ func NewSubagents(cfg SubagentsConfig) (*Subagents, error) {
 		s.names = append(s.names, sa.Name)
 	}
 	if s.prompt == "" {
-		s.prompt = SubagentsPrompt
+		s.prompt = Prompt
 		if s.forks {
 			s.prompt += "\n" + forkPromptNote
 		}
@@ -244,7 +251,7 @@ func NewSubagents(cfg SubagentsConfig) (*Subagents, error) {
 }
 
 // buildSubagent makes an agent of a declarative subagent.
-func buildSubagent(cfg SubagentsConfig, sa Subagent) (*agent.Agent, bool, error) {
+func buildSubagent(cfg Parent, sa Subagent) (*agent.Agent, bool, error) {
 	c, durable, err := subagentConfig(cfg, sa)
 	if err != nil {
 		return nil, false, err
@@ -258,7 +265,7 @@ func buildSubagent(cfg SubagentsConfig, sa Subagent) (*agent.Agent, bool, error)
 // Checkpointer (it can stop for approval). TestSubagentInheritsEveryOption
 // checks that each field of agent.Config is either inherited or listed
 // here as overridden.
-func subagentConfig(cfg SubagentsConfig, sa Subagent) (agent.Config, bool, error) {
+func subagentConfig(cfg Parent, sa Subagent) (agent.Config, bool, error) {
 	c := cfg.Agent
 	c.Name = sa.Name
 	c.SystemPrompt = sa.SystemPrompt
@@ -296,7 +303,7 @@ func subagentConfig(cfg SubagentsConfig, sa Subagent) (agent.Config, bool, error
 	return c, durable, nil
 }
 
-func (s *Subagents) taskDescription() string {
+func (s *Middleware) taskDescription() string {
 	var b strings.Builder
 	if s.forks {
 		b.WriteString("Launch a subagent to carry out a task on its own and get back its final report.\n\n")
@@ -317,17 +324,17 @@ func (s *Subagents) taskDescription() string {
 }
 
 // Name implements agent.Middleware.
-func (*Subagents) Name() string { return "subagents" }
+func (*Middleware) Name() string { return "subagents" }
 
 // Tools implements agent.ToolProvider.
-func (s *Subagents) Tools() []tool.Tool { return []tool.Tool{s.tool} }
+func (s *Middleware) Tools() []tool.Tool { return []tool.Tool{s.tool} }
 
 // SystemPrompt implements agent.SystemPrompter.
-func (s *Subagents) SystemPrompt() string { return s.prompt }
+func (s *Middleware) SystemPrompt() string { return s.prompt }
 
 // SystemPromptFor implements agent.ToolPrompter: nothing when task is not
 // offered.
-func (s *Subagents) SystemPromptFor(offered func(string) bool) string {
+func (s *Middleware) SystemPromptFor(offered func(string) bool) string {
 	if !offered(TaskTool) {
 		return ""
 	}
@@ -335,14 +342,14 @@ func (s *Subagents) SystemPromptFor(offered func(string) bool) string {
 }
 
 // Names returns the subagents' names in the order they are offered.
-func (s *Subagents) Names() []string { return slices.Clone(s.names) }
+func (s *Middleware) Names() []string { return slices.Clone(s.names) }
 
 type taskIn struct {
 	Description  string `json:"description" jsonschema:"the complete task for the subagent, with everything it needs to know"`
 	SubagentType string `json:"subagent_type" jsonschema:"which subagent to use"`
 }
 
-func (s *Subagents) task(ctx context.Context, in taskIn) (string, error) {
+func (s *Middleware) task(ctx context.Context, in taskIn) (string, error) {
 	rt := agent.RuntimeFromContext(ctx)
 	call := agent.ToolCallFromContext(ctx)
 	if rt == nil || call == nil {

@@ -33,7 +33,7 @@ func TestCompiledSubagentApprovalResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	subs, err := subagents.NewSubagents(subagents.SubagentsConfig{NoGeneralPurpose: true,
+	subs, err := subagents.New(subagents.Config{NoGeneralPurpose: true,
 		Subagents: []subagents.Subagent{{Name: "compiled", Description: "compiled", Runnable: sub}}})
 	if err != nil {
 		t.Fatal(err)
@@ -79,8 +79,8 @@ func TestParallelSubagentsAskAndFail(t *testing.T) {
 		replay.Turn{Content: "done", Expect: &replay.Expect{MessagesContain: []string{"painted", "not written", "provider down"}}},
 	)
 	ask := map[string]hitl.InterruptOn{"note": {}}
-	subs, err := subagents.NewSubagents(subagents.SubagentsConfig{
-		Agent: agent.Config{Model: m, Tools: []tool.Tool{noteTool()}, Checkpointer: saver}, NoGeneralPurpose: true,
+	subs, err := subagents.New(subagents.Config{
+		Parent: subagents.Parent{Agent: agent.Config{Model: m, Tools: []tool.Tool{noteTool()}, Checkpointer: saver}}, NoGeneralPurpose: true,
 		Subagents: []subagents.Subagent{
 			{Name: "painter", Description: "paints", InterruptOn: ask},
 			{Name: "flaky", Description: "fails"},

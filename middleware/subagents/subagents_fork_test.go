@@ -42,12 +42,12 @@ func TestForkedSubagentSeesTheParentsConversation(t *testing.T) {
 		}},
 		replay.Turn{Content: "all done", Expect: &replay.Expect{MessagesContain: []string{"opened it with 4417", "desk tidy"}}},
 	).Record()
-	subs, err := subagents.NewSubagents(subagents.SubagentsConfig{
-		Agent:            agent.Config{Model: m},
+	subs, err := subagents.New(subagents.Config{
+		Parent:           subagents.Parent{Agent: agent.Config{Model: m}},
 		NoGeneralPurpose: true,
 		Subagents: []subagents.Subagent{
-			{Name: "forked", Description: "opens things", SystemPrompt: "You are the locksmith.", Mode: subagents.SubagentFork},
-			{Name: "isolated", Description: "tidies", SystemPrompt: "You are the cleaner.", Mode: subagents.SubagentIsolated},
+			{Name: "forked", Description: "opens things", SystemPrompt: "You are the locksmith.", Mode: subagents.Fork},
+			{Name: "isolated", Description: "tidies", SystemPrompt: "You are the cleaner.", Mode: subagents.Isolated},
 		},
 	})
 	if err != nil {
@@ -93,9 +93,9 @@ func TestForkedCompiledSubagentAndPrivateValues(t *testing.T) {
 		replay.Turn{ToolCalls: []llm.ToolCall{taskCall("e", "echo", "repeat")}},
 		replay.Turn{Content: "ok"},
 	)
-	a := newMain(t, m, subagents.SubagentsConfig{
+	a := newMain(t, m, subagents.Config{
 		NoGeneralPurpose: true,
-		Subagents:        []subagents.Subagent{{Name: "echo", Description: "echoes", Runnable: echoRunnable{&seen}, Mode: subagents.SubagentFork}},
+		Subagents:        []subagents.Subagent{{Name: "echo", Description: "echoes", Runnable: echoRunnable{&seen}, Mode: subagents.Fork}},
 	}, privateValue{})
 	_, err := a.Invoke(context.Background(), agent.Input{
 		Messages: []llm.Message{llm.UserText("secret plan: fly")},
@@ -134,9 +134,9 @@ func TestForkedSubagentApprovalResumes(t *testing.T) {
 		replay.Turn{Agent: "careful", Content: "written", Expect: &replay.Expect{LastMessageContains: []string{"noted"}}},
 		replay.Turn{Content: "ok", Expect: &replay.Expect{LastMessageContains: []string{"written"}}},
 	).Record()
-	subs, err := subagents.NewSubagents(subagents.SubagentsConfig{
-		Agent: agent.Config{Model: m, Tools: []tool.Tool{noteTool()}, Checkpointer: saver}, NoGeneralPurpose: true,
-		Subagents: []subagents.Subagent{{Name: "careful", Description: "asks first", Mode: subagents.SubagentFork, InterruptOn: map[string]hitl.InterruptOn{"note": {}}}},
+	subs, err := subagents.New(subagents.Config{
+		Parent: subagents.Parent{Agent: agent.Config{Model: m, Tools: []tool.Tool{noteTool()}, Checkpointer: saver}}, NoGeneralPurpose: true,
+		Subagents: []subagents.Subagent{{Name: "careful", Description: "asks first", Mode: subagents.Fork, InterruptOn: map[string]hitl.InterruptOn{"note": {}}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -175,11 +175,11 @@ func TestForkedSubagentApprovalResumes(t *testing.T) {
 }
 
 func TestSubagentModeValidationAndDescription(t *testing.T) {
-	_, err := subagents.NewSubagents(subagents.SubagentsConfig{NoGeneralPurpose: true, Subagents: []subagents.Subagent{{Name: "x", Mode: "clone", Runnable: echoRunnable{}}}})
-	if !errors.Is(err, subagents.ErrSubagentMode) || !strings.Contains(err.Error(), `"clone"`) {
+	_, err := subagents.New(subagents.Config{NoGeneralPurpose: true, Subagents: []subagents.Subagent{{Name: "x", Mode: "clone", Runnable: echoRunnable{}}}})
+	if !errors.Is(err, subagents.ErrMode) || !strings.Contains(err.Error(), `"clone"`) {
 		t.Errorf("unknown mode: %v", err)
 	}
-	iso, err := subagents.NewSubagents(subagents.SubagentsConfig{Agent: agent.Config{Model: replay.New()}})
+	iso, err := subagents.New(subagents.Config{Parent: subagents.Parent{Agent: agent.Config{Model: replay.New()}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,8 +189,8 @@ func TestSubagentModeValidationAndDescription(t *testing.T) {
 	if strings.Contains(iso.SystemPrompt(), "forked") {
 		t.Errorf("prompt without forks mentions them: %s", iso.SystemPrompt())
 	}
-	fork, err := subagents.NewSubagents(subagents.SubagentsConfig{Agent: agent.Config{Model: replay.New()},
-		Subagents: []subagents.Subagent{{Name: "twin", Description: "continues your work", Mode: subagents.SubagentFork}}})
+	fork, err := subagents.New(subagents.Config{Parent: subagents.Parent{Agent: agent.Config{Model: replay.New()}},
+		Subagents: []subagents.Subagent{{Name: "twin", Description: "continues your work", Mode: subagents.Fork}}})
 	if err != nil {
 		t.Fatal(err)
 	}

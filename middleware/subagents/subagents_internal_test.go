@@ -49,7 +49,7 @@ func TestSubagentInheritsEveryOption(t *testing.T) {
 	}
 	own := replay.New()
 	sa := Subagent{Name: "sub", SystemPrompt: "sub prompt", Model: own, AllowedTools: []string{"x"}, InterruptOn: map[string]hitl.InterruptOn{"x": {}}}
-	c, durable, err := subagentConfig(SubagentsConfig{Agent: base}, sa)
+	c, durable, err := subagentConfig(Parent{Agent: base}, sa)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestSubagentInheritsEveryOption(t *testing.T) {
 	}
 	// Without approvals a subagent keeps no checkpoints, and what it does
 	// not set is the main agent's.
-	c, durable, err = subagentConfig(SubagentsConfig{Agent: base}, Subagent{Name: "plain"})
+	c, durable, err = subagentConfig(Parent{Agent: base}, Subagent{Name: "plain"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -140,8 +140,8 @@ func TestParallelSubagentFailureIsolation(t *testing.T) {
 				}
 				failing.Runnable = ownTimeout{slow, 50 * time.Millisecond}
 			}
-			a := newMain(t, m, subagents.SubagentsConfig{
-				Agent:            agent.Config{MaxSteps: 3},
+			a := newMain(t, m, subagents.Config{
+				Parent:           subagents.Parent{Agent: agent.Config{MaxSteps: 3}},
 				NoGeneralPurpose: true,
 				Subagents: []subagents.Subagent{
 					{Name: "alpha", Description: "works"},
@@ -196,7 +196,7 @@ func TestParentCancellationCancelsEverySubagent(t *testing.T) {
 		replay.Turn{Agent: "beta", Content: "b", DelayMS: 60_000},
 		replay.Turn{Agent: "gamma", Content: "c", DelayMS: 60_000},
 	)
-	a := newMain(t, m, subagents.SubagentsConfig{
+	a := newMain(t, m, subagents.Config{
 		NoGeneralPurpose: true,
 		Subagents: []subagents.Subagent{
 			{Name: "alpha", Description: "slow"}, {Name: "beta", Description: "slow"}, {Name: "gamma", Description: "slow"},

@@ -85,10 +85,10 @@ func newTodos(t *testing.T) *todos.Middleware {
 	return m
 }
 
-func newMain(t *testing.T, m llm.Model, cfg subagents.SubagentsConfig, extra ...agent.Middleware) *agent.Agent {
+func newMain(t *testing.T, m llm.Model, cfg subagents.Config, extra ...agent.Middleware) *agent.Agent {
 	t.Helper()
 	cfg.Agent.Model = m
-	subs, err := subagents.NewSubagents(cfg)
+	subs, err := subagents.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestTaskRunsSubagentsInParallel(t *testing.T) {
 		replay.Turn{Agent: "general-purpose", Content: "report two\n", Usage: llm.Usage{InputTokens: 5, OutputTokens: 2}},
 		replay.Turn{Content: "combined", Expect: &replay.Expect{MessagesContain: []string{"report one", "report two"}}},
 	)
-	a := newMain(t, m, subagents.SubagentsConfig{})
+	a := newMain(t, m, subagents.Config{})
 	var subEvents, subEnds int
 	var end agent.Event
 	for e, err := range a.Stream(context.Background(), agent.Prompt("compare")) {
@@ -155,7 +155,7 @@ func TestTaskResults(t *testing.T) {
 		replay.Turn{Agent: "flaky", Error: "provider down"},
 		replay.Turn{Content: "done"},
 	)
-	a := newMain(t, m, subagents.SubagentsConfig{Subagents: []subagents.Subagent{
+	a := newMain(t, m, subagents.Config{Subagents: []subagents.Subagent{
 		{Name: "flaky", Description: "fails"},
 		{Name: "panicky", Description: "panics", Runnable: panicRunnable{}},
 	}})
@@ -213,14 +213,16 @@ func TestStateIsolationAndMergeBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := newMain(t, m, subagents.SubagentsConfig{
-		Agent: agent.Config{Tools: []tool.Tool{noteTool()}},
+	a := newMain(t, m, subagents.Config{
+		Parent: subagents.Parent{
+			Agent:      agent.Config{Tools: []tool.Tool{noteTool()}},
+			Middleware: func() []agent.Middleware { return []agent.Middleware{newTodos(t)} },
+		},
 		Subagents: []subagents.Subagent{
 			{Name: "writer", Description: "writes", SystemPrompt: "You write."},
 			{Name: "echo", Description: "echoes", Runnable: echoRunnable{&seen}},
 		},
 		NoGeneralPurpose: true,
-		Middleware:       func() []agent.Middleware { return []agent.Middleware{newTodos(t)} },
 	}, newTodos(t), mem) // memory keeps its value to the main agent
 	res, err := a.Invoke(context.Background(), agent.Input{
 		Messages: []llm.Message{llm.UserText("go")},
@@ -264,8 +266,8 @@ func TestSubagentInterruptSurfacesAndResumes(t *testing.T) {
 		replay.Turn{Agent: "careful", Content: "note rejected, stopping", Expect: &replay.Expect{LastMessageContains: []string{"no notes"}}},
 		replay.Turn{Content: "ok", Expect: &replay.Expect{LastMessageContains: []string{"note rejected"}}},
 	)
-	subs, err := subagents.NewSubagents(subagents.SubagentsConfig{
-		Agent: agent.Config{Model: m, Tools: []tool.Tool{noteTool()}, Checkpointer: saver}, NoGeneralPurpose: true,
+	subs, err := subagents.New(subagents.Config{
+		Parent: subagents.Parent{Agent: agent.Config{Model: m, Tools: []tool.Tool{noteTool()}, Checkpointer: saver}}, NoGeneralPurpose: true,
 		Subagents: []subagents.Subagent{{Name: "careful", Description: "asks first", InterruptOn: map[string]hitl.InterruptOn{"note": {}}}},
 	})
 	if err != nil {
