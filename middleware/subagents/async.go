@@ -167,8 +167,7 @@ type AsyncConfig struct {
 // Their events reach the stream of the run that started them while it
 // lasts.
 type AsyncMiddleware struct {
-	byName   map[string]*asyncEntry
-	names    []string
+	launcher
 	limits   AsyncOptions
 	prompt   string
 	tools    []tool.Tool
@@ -184,16 +183,6 @@ type AsyncMiddleware struct {
 
 // asyncStarts are a thread's starts in progress.
 type asyncStarts struct{ tasks, remote int }
-
-type asyncEntry struct {
-	name, description string
-	// A local subagent:
-	run     Runnable
-	durable bool
-	private []string
-	// A remote one:
-	remote *remoteAgent
-}
 
 // AsyncPrompt is the default system prompt section.
 const AsyncPrompt = `## Background tasks
@@ -213,7 +202,7 @@ func NewAsync(cfg AsyncConfig) (*AsyncMiddleware, error) {
 		return nil, errors.New("async subagents: none configured")
 	}
 	s := &AsyncMiddleware{
-		byName:   make(map[string]*asyncEntry),
+		launcher: newLauncher(cfg.Parent, "async subagents"),
 		limits:   cfg.Options.withDefaults(),
 		prompt:   cfg.Options.Prompt,
 		log:      cfg.Logger,
@@ -227,49 +216,50 @@ func NewAsync(cfg AsyncConfig) (*AsyncMiddleware, error) {
 	}
 	s.local = newLocalTasks(s.limits)
 	for _, sa := range cfg.Subagents {
-		if sa.Name == "" {
-			return nil, errors.New("async subagents: a subagent has no name")
-		}
-		if _, dup := s.byName[sa.Name]; dup {
-			return nil, fmt.Errorf("async subagents: two subagents are named %q", sa.Name)
-		}
-		if sa.Mode == Fork {
-			// A background task runs beside the conversation it would
-			// copy, which goes on without it.
-			return nil, fmt.Errorf("async subagents: %s: %w: a background subagent starts from its task alone (isolated)", sa.Name, ErrMode)
-		}
-		e := &asyncEntry{name: sa.Name, description: sa.Description}
-		switch {
-		case sa.URL != "" || sa.GraphID != "":
+		err := s.add(sa.Subagent, func(e *entry) error {
+			if sa.Mode == Fork {
+				// A background task runs beside the conversation it
+				// would copy, which goes on without it.
+				return fmt.Errorf("%w: a background subagent starts from its task alone (isolated)", ErrMode)
+			}
+			if sa.URL == "" && sa.GraphID == "" {
+				return nil
+			}
 			r, err := newRemoteAgent(sa, s.limits.RequestTimeout)
-			if err != nil {
-				return nil, fmt.Errorf("async subagents: %s: %w", sa.Name, err)
-			}
 			e.remote = r
-		case sa.Runnable != nil:
-			e.run = sa.Runnable
-		default:
-			a, durable, err := buildSubagent(cfg.Parent, sa.Subagent)
-			if err != nil {
-				return nil, fmt.Errorf("async subagents: %s: %w", sa.Name, err)
-			}
-			e.run, e.durable = a, durable
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
-		if p, ok := e.run.(interface{ PrivateValues() []string }); ok {
-			e.private = p.PrivateValues()
-		}
-		s.byName[sa.Name] = e
-		s.names = append(s.names, sa.Name)
 	}
-	s.tools = []tool.Tool{
-		tool.Must(tool.New(StartAsyncTaskTool, s.startDescription(), s.start)),
-		tool.Must(tool.New(CheckAsyncTaskTool, "Get a background task's status, and its result once it has finished. It does not wait: use wait_async_task for that.", s.check)),
-		tool.Must(tool.New(WaitAsyncTaskTool, fmt.Sprintf("Wait until a background task finishes, or until timeout seconds have passed (default %s, at most %s), and return its status and result as check_async_task does.", span(min(DefaultAsyncWait, s.limits.MaxWait)), span(s.limits.MaxWait)), s.wait)),
-		tool.Must(tool.New(UpdateAsyncTaskTool, "Give a background task new instructions. If it is still running it is stopped; it then starts again with its conversation so far and your message, under the same task_id.", s.update)),
-		tool.Must(tool.New(CancelAsyncTaskTool, "Stop a background task that is no longer needed.", s.cancel)),
-		tool.Must(tool.New(ListAsyncTasksTool, "List the background tasks of this conversation with their current status.", s.list)),
+	tools, err := s.newTools()
+	if err != nil {
+		return nil, fmt.Errorf("async subagents: %w", err)
 	}
+	s.tools = tools
 	return s, nil
+}
+
+// newTools builds the tools, reporting every failure.
+func (s *AsyncMiddleware) newTools() ([]tool.Tool, error) {
+	var tools []tool.Tool
+	add := func(t tool.Tool, err error) error {
+		if err != nil {
+			return err
+		}
+		tools = append(tools, t)
+		return nil
+	}
+	err := errors.Join(
+		add(tool.New(StartAsyncTaskTool, s.startDescription(), s.start)),
+		add(tool.New(CheckAsyncTaskTool, "Get a background task's status, and its result once it has finished. It does not wait: use wait_async_task for that.", s.check)),
+		add(tool.New(WaitAsyncTaskTool, fmt.Sprintf("Wait until a background task finishes, or until timeout seconds have passed (default %s, at most %s), and return its status and result as check_async_task does.", span(min(DefaultAsyncWait, s.limits.MaxWait)), span(s.limits.MaxWait)), s.wait)),
+		add(tool.New(UpdateAsyncTaskTool, "Give a background task new instructions. If it is still running it is stopped; it then starts again with its conversation so far and your message, under the same task_id.", s.update)),
+		add(tool.New(CancelAsyncTaskTool, "Stop a background task that is no longer needed.", s.cancel)),
+		add(tool.New(ListAsyncTasksTool, "List the background tasks of this conversation with their current status.", s.list)),
+	)
+	return tools, err
 }
 
 func (s *AsyncMiddleware) startDescription() string {
@@ -529,7 +519,7 @@ func (s *AsyncMiddleware) known(rt *agent.Runtime, id string) bool {
 // starts in progress (parallel calls of one turn), and forgets the oldest
 // finished record when the thread would pass MaxTasks. release, called
 // with recMu held, ends the reservation; calling it again does nothing.
-func (s *AsyncMiddleware) reserve(rt *agent.Runtime, e *asyncEntry) (release func(), err error) {
+func (s *AsyncMiddleware) reserve(rt *agent.Runtime, e *entry) (release func(), err error) {
 	s.recMu.Lock()
 	defer s.recMu.Unlock()
 	thread := rt.ThreadID()

@@ -50,7 +50,7 @@ func newLocalTasks(l AsyncOptions) *localTasks {
 // under the same id.
 type localTask struct {
 	id string
-	e  *asyncEntry
+	e  *entry
 
 	mu      sync.Mutex
 	status  string
@@ -121,12 +121,9 @@ func (l *localTasks) liveStatus(rec AsyncTask) string {
 
 // input is what a local task's run gets: the messages, and the caller's
 // files and shared values, as the task tool gives them.
-func taskInput(rt *agent.Runtime, e *asyncEntry, id, callID string, msgs []llm.Message, gen int) agent.Input {
-	in := agent.Input{Namespace: append(slices.Clone(rt.Namespace()), e.name+":"+callID), Messages: msgs}
-	if rt.Streaming() {
-		// The run's Emit does nothing once the run has ended.
-		in.Events = rt.Emit
-	}
+func taskInput(rt *agent.Runtime, e *entry, id, callID string, msgs []llm.Message, gen int) agent.Input {
+	in := e.input(rt, callID)
+	in.Messages = msgs
 	if e.durable {
 		in.ThreadID = thread.ChildID(rt.ThreadID(), id)
 		if gen > 0 {
@@ -138,7 +135,7 @@ func taskInput(rt *agent.Runtime, e *asyncEntry, id, callID string, msgs []llm.M
 }
 
 // start launches a new task.
-func (l *localTasks) start(ctx context.Context, rt *agent.Runtime, e *asyncEntry, id, callID, description string) error {
+func (l *localTasks) start(ctx context.Context, rt *agent.Runtime, e *entry, id, callID, description string) error {
 	t := &localTask{id: id, e: e}
 	return l.launch(ctx, t, taskInput(rt, e, id, callID, []llm.Message{llm.UserText(description)}, 0))
 }
@@ -224,7 +221,7 @@ func invokeSafely(ctx context.Context, r Runnable, in agent.Input) (res *agent.R
 
 // outcome turns how a run ended into a task status, its result and its
 // error message.
-func outcome(ctx context.Context, e *asyncEntry, res *agent.Result, err error) (status, result, msg string) {
+func outcome(ctx context.Context, e *entry, res *agent.Result, err error) (status, result, msg string) {
 	if err != nil {
 		switch cause := context.Cause(ctx); {
 		case errors.Is(cause, errTaskCancelled), errors.Is(cause, errTaskUpdated):
@@ -274,7 +271,7 @@ func (l *localTasks) collect(rt *agent.Runtime, t *localTask) []string {
 	if status != AsyncSuccess {
 		return nil
 	}
-	return mergeBack(rt, base, t.e.private, res)
+	return t.e.mergeBack(rt, base, res)
 }
 
 // cancel stops a running task and waits (a while) for it to end. It
