@@ -130,27 +130,7 @@ func New(cfg Config) (*Agent, error) {
 	if saver == nil && asksApproval(cfg) {
 		saver = checkpoint.NewMemorySaver()
 	}
-	// The built-in middleware keep no per-run state, so the main agent and
-	// its subagents share one instance each: their tools and schemas are
-	// built once, and the filesystem's per-path write locks cover every
-	// agent writing to the backend.
-	plan, err := todos.New(todos.Config{})
-	if err != nil {
-		return nil, fmt.Errorf("deepagents: %w", err)
-	}
-	repair, err := patch.New(patch.Config{})
-	if err != nil {
-		return nil, fmt.Errorf("deepagents: %w", err)
-	}
-	cache, err := caching.New(caching.Config{})
-	if err != nil {
-		return nil, fmt.Errorf("deepagents: %w", err)
-	}
-	summarize, err := summarization.New(summarization.Config{Backend: b})
-	if err != nil {
-		return nil, fmt.Errorf("deepagents: %w", err)
-	}
-	files, err := filesystem.New(filesystem.Config{Backend: b, GrepRegexp: cfg.GrepRegexp})
+	sh, err := newShared(cfg, b)
 	if err != nil {
 		return nil, fmt.Errorf("deepagents: %w", err)
 	}
@@ -161,7 +141,7 @@ func New(cfg Config) (*Agent, error) {
 		tracing = []agent.Middleware{telemetry.New(cfg.TracerProvider, telemetry.Options{CaptureContent: cfg.TraceContent})}
 	}
 	subStack := func() []agent.Middleware {
-		return append(slices.Clone(tracing), plan, files, summarize, cache, repair)
+		return append(slices.Clone(tracing), sh.plan, sh.files, sh.summarize, sh.cache, sh.repair)
 	}
 	// The options the main agent and its subagents share: a subagent
 	// inherits all of them but those it overrides (see
@@ -181,7 +161,7 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("deepagents: %w", err)
 	}
-	defaults := append(slices.Clone(tracing), plan)
+	defaults := append(slices.Clone(tracing), sh.plan)
 	if len(cfg.Memory) > 0 {
 		mem, err := memory.New(memory.Config{Backend: b, Sources: cfg.Memory})
 		if err != nil {
@@ -196,7 +176,7 @@ func New(cfg Config) (*Agent, error) {
 		}
 		defaults = append(defaults, sk)
 	}
-	defaults = append(defaults, files, subs)
+	defaults = append(defaults, sh.files, subs)
 	if len(cfg.AsyncSubagents) > 0 {
 		async, err := subagents.NewAsync(subagents.AsyncConfig{Parent: parent, Subagents: cfg.AsyncSubagents, Options: cfg.Async, Logger: cfg.Logger})
 		if err != nil {
@@ -204,7 +184,7 @@ func New(cfg Config) (*Agent, error) {
 		}
 		defaults = append(defaults, async)
 	}
-	defaults = append(defaults, summarize, cache, repair)
+	defaults = append(defaults, sh.summarize, sh.cache, sh.repair)
 	stack, err := buildStack(defaults, cfg.Middleware)
 	if err != nil {
 		return nil, err
@@ -233,6 +213,29 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// shared are the built-in middleware the main agent and its subagents
+// share. They keep no per-run state, so one instance each serves every
+// agent: their tools and schemas are built once, and the filesystem's
+// per-path write locks cover every agent writing to the backend.
+type shared struct {
+	plan      *todos.Middleware
+	files     *filesystem.Middleware
+	summarize *summarization.Middleware
+	cache     *caching.Middleware
+	repair    *patch.Middleware
+}
+
+func newShared(cfg Config, b backend.Backend) (shared, error) {
+	var sh shared
+	errs := make([]error, 5)
+	sh.plan, errs[0] = todos.New(todos.Config{})
+	sh.files, errs[1] = filesystem.New(filesystem.Config{Backend: b, GrepRegexp: cfg.GrepRegexp})
+	sh.summarize, errs[2] = summarization.New(summarization.Config{Backend: b})
+	sh.cache, errs[3] = caching.New(caching.Config{})
+	sh.repair, errs[4] = patch.New(patch.Config{})
+	return sh, errors.Join(errs...)
 }
 
 // ErrUnknownTool is returned by New when an approval or permission rule,
