@@ -30,6 +30,8 @@ var layers = map[string][]string{
 	"internal/golden":         nil,
 	"permission":              {"tool"},
 	"llm/internal/streamtest": nil,
+	// The LangGraph API on the wire: its server and its clients share it.
+	"langgraph": nil,
 
 	// Messages and models.
 	"llm":                         {"internal/jsonenc"},
@@ -64,7 +66,7 @@ var layers = map[string][]string{
 	"agent": {"checkpoint", "llm", "store", "thread", "tool", "internal/jsonenc"},
 
 	// The LangGraph API server.
-	"server": {"agent", "checkpoint", "llm", "store", "thread"},
+	"server": {"agent", "checkpoint", "langgraph", "llm", "store", "thread"},
 	"mcp":    {"agent", "checkpoint", "llm", "tool", "internal/procinfo"},
 
 	// Tracing: the middleware on the OpenTelemetry API, and the SDK's
@@ -85,12 +87,12 @@ var layers = map[string][]string{
 	"middleware/skills":        {"agent", "backend", "llm"},
 	"middleware/summarization": {"agent", "backend", "llm", "thread"},
 	"middleware/filesystem":    {"agent", "backend", "tool"},
-	"middleware/subagents":     {"agent", "checkpoint", "llm", "middleware/hitl", "permission", "thread", "tool"},
+	"middleware/subagents":     {"agent", "checkpoint", "langgraph", "llm", "middleware/hitl", "permission", "thread", "tool"},
 
 	// The deep agent, and the command line.
-	"":               {"agent", "backend", "checkpoint", "llm", "middleware/caching", "middleware/filesystem", "middleware/hitl", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/subagents", "middleware/summarization", "middleware/todos", "permission", "store", "telemetry", "thread", "tool"},
-	"internal/cli":   {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "tool"},
-	"cmd/deepagents": {"internal/cli", "internal/procinfo"},
+	"":                            {"agent", "backend", "checkpoint", "llm", "middleware/caching", "middleware/filesystem", "middleware/hitl", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/subagents", "middleware/summarization", "middleware/todos", "permission", "store", "telemetry", "thread", "tool"},
+	"cmd/deepagents/internal/cli": {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "tool"},
+	"cmd/deepagents":              {"cmd/deepagents/internal/cli", "internal/procinfo"},
 
 	// Tests' helpers.
 	"internal/asuser": nil,
@@ -170,10 +172,44 @@ func otelAllowed(pkg, p string) bool {
 	switch pkg {
 	case "telemetry/otlp", "telemetry/otlp/otlptest":
 		return true
-	case "telemetry", "", "internal/cli":
+	case "telemetry", "", "cmd/deepagents/internal/cli":
 		return p == "go.opentelemetry.io/otel" || p == "go.opentelemetry.io/otel/trace" ||
 			p == "go.opentelemetry.io/otel/attribute" || p == "go.opentelemetry.io/otel/codes" ||
 			p == "go.opentelemetry.io/otel/propagation"
 	}
 	return false
+}
+
+// libraryExcludes are modules the library's go.mod must not require: the
+// command line's (it is a module of its own, cmd/deepagents) and gRPC,
+// which would link html/template's reflection into every program
+// (docs/ARCHITECTURE.md, "Modules"). The OpenTelemetry SDK is required,
+// by telemetry/otlp alone; a program that does not import that package
+// gets no SDK in its go.mod.
+var libraryExcludes = []string{
+	"github.com/spf13/",
+	"github.com/charmbracelet/",
+	"github.com/yuin/goldmark",
+	"google.golang.org/grpc",
+	"go.opentelemetry.io/otel/exporters/",
+}
+
+// TestLibraryRequirements reads the library's go.mod: what a `go get`
+// of the library can add to a user's go.mod is at most what it requires.
+func TestLibraryRequirements(t *testing.T) {
+	src, err := os.ReadFile("go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(src)) {
+		fields := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(fields) < 2 || !strings.Contains(fields[0], ".") {
+			continue
+		}
+		for _, ex := range libraryExcludes {
+			if strings.HasPrefix(fields[0], ex) {
+				t.Errorf("go.mod requires %s: the library must not (it belongs to the CLI's module, or is kept out on purpose)", fields[0])
+			}
+		}
+	}
 }

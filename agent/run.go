@@ -8,20 +8,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/thread"
-	"github.com/deepagents-go/deepagents/tool"
 )
 
 // run is the bookkeeping of one Invoke, Stream or Resume.
@@ -40,9 +35,6 @@ type run struct {
 	// nested holds, by tool call id, the decisions for interrupts a tool
 	// raised (a subagent's), to hand back when the call runs again.
 	nested map[string][]Decision
-
-	changedFiles  map[string]struct{}
-	changedValues map[string]struct{}
 
 	structured  json.RawMessage
 	retries     int   // final answers sent back for not matching the schema
@@ -116,7 +108,7 @@ func (a *Agent) runThread(ctx context.Context, in Input, threadID string, emit f
 		return nil, err
 	}
 	rt.state = state
-	rt.keepMessages, rt.savedCount = len(state.Messages), len(state.Messages)
+	state.BeginJournal()
 	defer func() {
 		if r.lease != nil {
 			st := checkpoint.StatusIdle
@@ -372,8 +364,7 @@ func (r *run) toolCallsTurn(resuming bool) (*Turn, int, error) {
 	}
 	if resuming {
 		rt.mu.Lock()
-		rt.state.Messages[idx] = rt.state.Messages[idx].Clone()
-		rt.keepMessages = min(rt.keepMessages, idx)
+		rt.state.ReplaceMessage(idx, rt.state.Messages[idx].Clone())
 		rt.mu.Unlock()
 	}
 	turn := &Turn{Runtime: rt, Message: &rt.state.Messages[idx]}
@@ -471,259 +462,6 @@ func extractJSON(s string) string {
 	return strings.TrimSpace(s)
 }
 
-// applyDecisions matches resume decisions to the pending action requests.
-func (r *run) applyDecisions(decisions []Decision) error {
-	var all []ActionRequest
-	for _, p := range r.pending {
-		all = append(all, p.Requests...)
-	}
-	if len(all) == 0 {
-		return fmt.Errorf("%w: thread %s", ErrNotInterrupted, r.rt.threadID)
-	}
-	if err := checkDecisions(all, decisions); err != nil {
-		return err
-	}
-	if err := r.checkEdits(all, decisions); err != nil {
-		return err
-	}
-	r.rt.decisions = make(map[string]Decision)
-	i := 0
-	for _, p := range r.pending {
-		ds := decisions[i : i+len(p.Requests)]
-		i += len(p.Requests)
-		if p.Owner == "" {
-			for j, req := range p.Requests {
-				r.rt.decisions[req.ToolCallID] = ds[j]
-			}
-			continue
-		}
-		if r.nested == nil {
-			r.nested = make(map[string][]Decision)
-		}
-		r.nested[p.Owner] = ds
-	}
-	return nil
-}
-
-// keepAnswers appends the results a gate gave calls of the turn at idx
-// without running them.
-func (r *run) keepAnswers(ctx context.Context, turn *Turn, idx int) {
-	if len(turn.answered) == 0 {
-		return
-	}
-	var calls []llm.ToolCall
-	for _, c := range pendingCalls(r.rt.state.Messages, idx) {
-		if _, ok := turn.answered[c.ID]; ok {
-			calls = append(calls, c)
-		}
-	}
-	results, _ := r.execTools(ctx, turn, calls)
-	for _, res := range results {
-		if res != nil {
-			r.rt.appendMessages(*res)
-		}
-	}
-}
-
-// enforceDecisions applies the decisions on this agent's own pending calls
-// to the turn: an edited call gets its new arguments, a rejected one its
-// rejection as result, so it never runs. Approved calls run as they are.
-func (r *run) enforceDecisions(turn *Turn) {
-	for i := range turn.Message.ToolCalls {
-		call := &turn.Message.ToolCalls[i]
-		d, ok := r.rt.decisions[call.ID]
-		if !ok {
-			continue
-		}
-		switch d.Type {
-		case DecisionEdit:
-			call.Args = append(json.RawMessage(nil), d.Args...)
-		case DecisionReject:
-			turn.Answer(call.ID, rejection(d))
-		}
-	}
-}
-
-// checkEdits checks that the arguments of edit decisions fit the schemas of
-// the tools they are for, so that a bad edit fails the resume before
-// anything runs.
-func (r *run) checkEdits(requests []ActionRequest, decisions []Decision) error {
-	for i, d := range decisions {
-		if d.Type != DecisionEdit {
-			continue
-		}
-		req := requests[i]
-		t, ok := r.a.tools[req.Tool]
-		if !ok {
-			continue // a subagent's tool: its own run checks it
-		}
-		var s jsonschema.Schema
-		if err := json.Unmarshal(t.Spec().Parameters, &s); err != nil {
-			continue // no schema to check against
-		}
-		v, err := tool.NewValidator(req.Tool, &s)
-		if err != nil {
-			continue
-		}
-		if err := v.Validate(d.Args); err != nil {
-			return fmt.Errorf("%w: decision %d (edit %s): %v", ErrDecisionArgs, i+1, req.Tool, err)
-		}
-	}
-	return nil
-}
-
-// interrupt saves the turn so far and ends the run waiting for decisions.
-func (r *run) interrupt(ctx context.Context, pending []pendingInterrupt) (RunStatus, error) {
-	r.pending = pending
-	if r.a.saver == nil {
-		return StatusFailed, errors.New("agent: a run was interrupted for human decisions but the agent has no Checkpointer to resume from")
-	}
-	meta, err := json.Marshal(runMeta{Status: StatusInterrupted, Agent: r.a.name, Interrupts: pending})
-	if err != nil {
-		return StatusFailed, err
-	}
-	if err := r.save(ctx, meta); err != nil {
-		return StatusFailed, err
-	}
-	return StatusInterrupted, nil
-}
-
-// execTools runs a turn's pending calls, concurrently when there are
-// several, and returns their result messages in call order. A call that
-// raised an interrupt has a nil result.
-func (r *run) execTools(ctx context.Context, turn *Turn, calls []llm.ToolCall) ([]*llm.Message, []pendingInterrupt) {
-	results := make([]*llm.Message, len(calls))
-	irq := make([]*InterruptError, len(calls))
-	one := func(i int) {
-		res, err := r.callTool(ctx, turn, calls[i])
-		var ie *InterruptError
-		switch {
-		case errors.As(err, &ie):
-			irq[i] = ie
-			return
-		case err != nil: // the context was cancelled
-			return
-		}
-		m := llm.ToolResult(calls[i].ID, calls[i].Name, res.Content, res.IsError)
-		m.Parts = append(m.Parts, res.Parts...)
-		m.ID = newID()
-		results[i] = &m
-		if r.rt.emit != nil {
-			r.rt.Emit(Event{Type: EventToolResult, MessageID: m.ID, ToolCallID: calls[i].ID, Name: calls[i].Name, Content: res.Content, IsError: res.IsError})
-		}
-	}
-	if len(calls) == 1 {
-		one(0)
-	} else {
-		sem := make(chan struct{}, r.a.maxParallel)
-		var wg sync.WaitGroup
-		for i := range calls {
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-			}
-			if ctx.Err() != nil {
-				break
-			}
-			wg.Add(1)
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				one(i)
-			}()
-		}
-		wg.Wait()
-	}
-	if files := r.rt.state.Files; files.HasChanges() && r.rt.emit != nil {
-		r.rt.Emit(Event{Type: EventState, Files: files.ChangedPaths()})
-	}
-	var pending []pendingInterrupt
-	for i, ie := range irq {
-		if ie != nil {
-			pending = append(pending, pendingInterrupt{Owner: calls[i].ID, Requests: ie.Requests})
-		}
-	}
-	return results, pending
-}
-
-// callTool runs one call through the middleware, turning a panic into an
-// error result.
-func (r *run) callTool(ctx context.Context, turn *Turn, call llm.ToolCall) (res ToolResult, err error) {
-	if ans, ok := turn.answered[call.ID]; ok {
-		return ans, nil
-	}
-	if r.rt.emit != nil {
-		r.rt.Emit(Event{Type: EventToolCall, ToolCallID: call.ID, Name: call.Name, Args: call.Args})
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			r.a.log.Error("tool panicked", "tool", call.Name, "panic", p)
-			res, err = ToolResult{Content: fmt.Sprintf("Error: tool %q failed unexpectedly: %v", call.Name, p), IsError: true}, nil
-		}
-	}()
-	if ds, ok := r.nested[call.ID]; ok {
-		ctx = context.WithValue(ctx, nestedKey{}, ds)
-	}
-	return r.a.callTool(ctx, &ToolRequest{Call: call, Tool: r.a.tools[call.Name], Turn: turn.Message.ToolCalls, Runtime: r.rt})
-}
-
-type nestedKey struct{}
-
-// NestedDecisions returns, inside a tool call being re-run on resume, the
-// decisions for the action requests that call raised when it returned an
-// *InterruptError. A tool that runs a subagent passes them on to it.
-func NestedDecisions(ctx context.Context) ([]Decision, bool) {
-	ds, ok := ctx.Value(nestedKey{}).([]Decision)
-	return ds, ok
-}
-
-// runTool is the innermost tool handler: it calls the tool.
-func (a *Agent) runTool(ctx context.Context, req *ToolRequest) (ToolResult, error) {
-	if req.Tool == nil {
-		return ToolResult{Content: fmt.Sprintf("Error: unknown tool %q. Available tools: %s", req.Call.Name, a.toolNames()), IsError: true}, nil
-	}
-	ctx = context.WithValue(ctx, callKey{}, &req.Call)
-	if rc, ok := req.Tool.(tool.ResultCaller); ok {
-		r, err := rc.CallResult(ctx, req.Call.Args)
-		if err == nil {
-			return ToolResult{Content: r.Text, IsError: r.IsError, Parts: r.Parts}, nil
-		}
-		return toolFailure(ctx, err)
-	}
-	out, err := req.Tool.Call(ctx, req.Call.Args)
-	if err != nil {
-		return toolFailure(ctx, err)
-	}
-	return ToolResult{Content: out}, nil
-}
-
-// toolFailure turns a tool's error into what the model sees, or into what
-// stops the run: an interrupt, or the context's end.
-func toolFailure(ctx context.Context, err error) (ToolResult, error) {
-	var ie *InterruptError
-	if errors.As(err, &ie) {
-		return ToolResult{}, ie
-	}
-	if cerr := ctx.Err(); cerr != nil {
-		return ToolResult{}, cerr
-	}
-	return ToolResult{Content: err.Error(), IsError: true}, nil
-}
-
-func (a *Agent) toolNames() string {
-	names := slices.Sorted(maps.Keys(a.tools))
-	if len(names) == 0 {
-		return "none"
-	}
-	var b []byte
-	for i, n := range names {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = append(b, n...)
-	}
-	return string(b)
-}
-
 // streamModel is the innermost model handler: it streams the call and
 // forwards deltas as events.
 func streamModel(ctx context.Context, req *ModelRequest) (*llm.Response, error) {
@@ -753,120 +491,6 @@ func streamModel(ctx context.Context, req *ModelRequest) (*llm.Response, error) 
 	return nil, llm.ErrIncomplete
 }
 
-// saveStep checkpoints a step as the run's Durability says: now, in the
-// background, or (DurabilityExit) not before the run ends.
-func (r *run) saveStep(ctx context.Context) error {
-	switch {
-	case r.a.saver == nil || r.durability == DurabilitySync:
-		return r.save(ctx, nil)
-	case r.durability == DurabilityExit:
-		return nil
-	}
-	if r.writer == nil {
-		r.writer = newCPWriter(r.a.saver, r.rt.threadID, r.committedAsync)
-	}
-	return r.writer.put(r.next(nil))
-}
-
-// committedAsync is called by the writer after each commit.
-func (r *run) committedAsync(cp *checkpoint.Checkpoint) {
-	r.committed = cp.ID
-	r.rt.emitCheckpoint(cp)
-}
-
-// flush waits for the checkpoints the writer holds. When one failed, the
-// run's last checkpoint is the last one committed.
-func (r *run) flush() error {
-	if r.writer == nil {
-		return nil
-	}
-	err := r.writer.flush()
-	if err != nil {
-		r.checkpoint = r.committed
-	}
-	return err
-}
-
-func (r *run) closeWriter() {
-	if r.writer != nil {
-		r.writer.close() //nolint:errcheck // flush reported it
-	}
-}
-
-// save writes a checkpoint of what changed since the last one, after the
-// steps the writer holds, and returns once it is committed. Without a
-// Checkpointer it only resets the change tracking.
-func (r *run) save(ctx context.Context, meta json.RawMessage) error {
-	if err := r.flush(); err != nil {
-		return err
-	}
-	parent := r.checkpoint
-	cp := r.next(meta)
-	if cp == nil {
-		return nil
-	}
-	if err := r.a.saver.Put(ctx, cp); err != nil {
-		r.checkpoint = parent
-		return saveError(r.rt.threadID, err)
-	}
-	r.committed = cp.ID
-	r.rt.emitCheckpoint(cp)
-	return nil
-}
-
-// next takes what changed since the last checkpoint (resetting the change
-// tracking) and, with a Checkpointer, makes it the run's next checkpoint.
-// Its message list is its own; the messages' parts and calls are shared
-// with the run, which never changes them in place (hooks that rewrite the
-// conversation replace messages).
-func (r *run) next(meta json.RawMessage) *checkpoint.Checkpoint {
-	rt := r.rt
-	rt.mu.Lock()
-	keep := min(rt.keepMessages, rt.savedCount)
-	d := checkpoint.Delta{Keep: keep, Messages: slices.Clone(rt.state.Messages[keep:])}
-	if rt.todosChanged {
-		d.Todos, _ = json.Marshal(rt.state.Todos)
-	}
-	if len(rt.valuesChanged) > 0 {
-		d.Values = make(map[string]json.RawMessage, len(rt.valuesChanged))
-		for k := range rt.valuesChanged {
-			d.Values[k] = rt.state.Values[k] // nil when deleted
-			if r.changedValues == nil {
-				r.changedValues = make(map[string]struct{})
-			}
-			r.changedValues[k] = struct{}{}
-		}
-	}
-	rt.keepMessages, rt.savedCount = len(rt.state.Messages), len(rt.state.Messages)
-	rt.todosChanged, rt.valuesChanged = false, nil
-	step := rt.step
-	rt.mu.Unlock()
-	d.Files, d.Appends = rt.state.Files.TakeChanges()
-	if len(d.Files)+len(d.Appends) > 0 && r.changedFiles == nil {
-		r.changedFiles = make(map[string]struct{})
-	}
-	for p := range d.Files {
-		r.changedFiles[p] = struct{}{}
-	}
-	for p := range d.Appends {
-		r.changedFiles[p] = struct{}{}
-	}
-	if r.a.saver == nil {
-		return nil
-	}
-	cp := &checkpoint.Checkpoint{
-		ThreadID:  rt.threadID,
-		ID:        newCheckpointID(),
-		ParentID:  r.checkpoint,
-		Step:      step,
-		CreatedAt: time.Now().UTC(),
-		Delta:     d,
-		Meta:      meta,
-	}
-	r.checkpoint = cp.ID
-	return cp
-}
-
 // specOf names m, the model that answered, as usage events do; the
 // configured model's name when m does not describe itself. (Models are
 // not compared: a model's type need not be comparable.)
@@ -877,26 +501,6 @@ func (a *Agent) specOf(m llm.Model) string {
 		}
 	}
 	return a.modelSpec
-}
-
-// detached is ctx without its cancellation, bounded by a timeout: for the
-// saves and releases that end a run however it ended.
-func detached(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-}
-
-// saveError is the error of a checkpoint that could not be saved.
-func saveError(threadID string, err error) error {
-	return fmt.Errorf("agent: saving checkpoint of thread %s: %w", threadID, err)
-}
-
-// dirty reports whether anything changed since the last checkpoint.
-func (r *run) dirty() bool {
-	rt := r.rt
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	return len(rt.state.Messages) != rt.savedCount || rt.keepMessages < rt.savedCount ||
-		rt.todosChanged || len(rt.valuesChanged) > 0 || rt.state.Files.HasChanges()
 }
 
 // finish runs the AfterAgent hooks of a completed run, reports the end and
@@ -931,6 +535,7 @@ func (r *run) finish(ctx context.Context, status RunStatus, runErr error) (*Resu
 	if runErr != nil {
 		status = StatusFailed
 	}
+	changedFiles, changedValues := rt.state.Changed()
 	res := &Result{
 		ThreadID:      rt.threadID,
 		CheckpointID:  r.checkpoint,
@@ -938,8 +543,8 @@ func (r *run) finish(ctx context.Context, status RunStatus, runErr error) (*Resu
 		State:         rt.state,
 		Usage:         rt.Usage(),
 		Steps:         rt.Step(),
-		ChangedFiles:  slices.Sorted(maps.Keys(r.changedFiles)),
-		ChangedValues: slices.Sorted(maps.Keys(r.changedValues)),
+		ChangedFiles:  changedFiles,
+		ChangedValues: changedValues,
 	}
 	if status == StatusCompleted {
 		res.Structured = r.structured

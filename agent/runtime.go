@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/deepagents-go/deepagents/checkpoint"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/store"
 	"github.com/deepagents-go/deepagents/thread"
@@ -35,14 +35,6 @@ type Runtime struct {
 	// middleware that may swap it (a fallback, say): its usage is named
 	// after it (the last one, if a middleware called several). Under mu.
 	answeredBy llm.Model
-
-	// What changed since the last checkpoint.
-	todosChanged  bool
-	valuesChanged map[string]struct{}
-	// keepMessages is how many messages of the last checkpoint are still
-	// in place; a rewrite lowers it.
-	keepMessages int
-	savedCount   int
 
 	decisions map[string]Decision // by tool call id, set on resume
 	resuming  bool
@@ -98,10 +90,8 @@ func (r *Runtime) Messages() []llm.Message {
 func (r *Runtime) RewriteMessages(keep int, tail []llm.Message) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	keep = min(max(keep, 0), len(r.state.Messages))
-	r.state.Messages = append(r.state.Messages[:keep:keep], tail...)
+	keep = r.state.RewriteMessages(keep, tail)
 	identify(r.state.Messages[keep:])
-	r.keepMessages = min(r.keepMessages, keep)
 }
 
 func (r *Runtime) appendMessages(msgs ...llm.Message) {
@@ -136,8 +126,7 @@ func (r *Runtime) SetTodos(todos []thread.Todo) {
 		todos = []thread.Todo{}
 	}
 	r.mu.Lock()
-	r.state.Todos = todos
-	r.todosChanged = true
+	r.state.SetTodos(todos)
 	r.mu.Unlock()
 	r.Emit(Event{Type: EventState, Todos: todos})
 }
@@ -159,18 +148,7 @@ func (r *Runtime) Value(key string) (json.RawMessage, bool) {
 func (r *Runtime) SetValue(key string, v json.RawMessage) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if v == nil {
-		delete(r.state.Values, key)
-	} else {
-		if r.state.Values == nil {
-			r.state.Values = make(map[string]json.RawMessage)
-		}
-		r.state.Values[key] = slices.Clone(v)
-	}
-	if r.valuesChanged == nil {
-		r.valuesChanged = make(map[string]struct{})
-	}
-	r.valuesChanged[key] = struct{}{}
+	r.state.SetValue(key, v)
 }
 
 // Values returns a copy of all custom state values.

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/deepagents-go/deepagents/langgraph"
 )
 
 // DefaultAllowedOrigins are the origins whose pages may call a server when
@@ -332,7 +334,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // keyOK reports whether a request carries the key, as X-Api-Key or as a
 // bearer token.
 func (g *guard) keyOK(r *http.Request) bool {
-	got := r.Header.Get("X-Api-Key")
+	got := r.Header.Get(langgraph.HeaderAPIKey)
 	if got == "" {
 		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 			got = strings.TrimSpace(tok)

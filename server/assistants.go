@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/store"
 )
 
@@ -47,21 +48,7 @@ func formatUUID(u [16]byte) string {
 type assistantEntry struct {
 	Assistant
 	id   string
-	wire wireAssistant
-}
-
-// wireAssistant is LangGraph's Assistant object.
-type wireAssistant struct {
-	AssistantID string         `json:"assistant_id,omitempty"`
-	GraphID     string         `json:"graph_id"`
-	Name        string         `json:"name"`
-	Description *string        `json:"description"`
-	Config      map[string]any `json:"config"`
-	Context     map[string]any `json:"context"`
-	Metadata    map[string]any `json:"metadata"`
-	Version     int            `json:"version"`
-	CreatedAt   time.Time      `json:"created_at"`
-	UpdatedAt   time.Time      `json:"updated_at"`
+	wire langgraph.Assistant
 }
 
 // started is when assistants came to be: the server's start, as in
@@ -73,7 +60,7 @@ func newAssistantEntry(a Assistant) *assistantEntry {
 		a.Name = a.GraphID
 	}
 	e := &assistantEntry{Assistant: a, id: uuid5(assistantNamespace, a.GraphID)}
-	e.wire = wireAssistant{
+	e.wire = langgraph.Assistant{
 		AssistantID: e.id, GraphID: a.GraphID, Name: a.Name,
 		Config: map[string]any{}, Context: map[string]any{},
 		Metadata: map[string]any{"created_by": "system"}, Version: 1,
@@ -88,7 +75,7 @@ func newAssistantEntry(a Assistant) *assistantEntry {
 // assistant finds an assistant by ID or graph ID ("" is the first one),
 // and the agent it runs; for an assistant a client created, the wire form
 // is its own and the agent its graph's.
-func (s *Server) assistant(ctx context.Context, id string) (*assistantEntry, *wireAssistant) {
+func (s *Server) assistant(ctx context.Context, id string) (*assistantEntry, *langgraph.Assistant) {
 	if id == "" {
 		return s.assistants[0], &s.assistants[0].wire
 	}
@@ -113,12 +100,12 @@ func (s *Server) assistant(ctx context.Context, id string) (*assistantEntry, *wi
 var assistantsNamespace = []string{"deepagents", "server", "assistants"}
 
 // createdAssistant reads a created assistant from the store.
-func createdAssistant(it *store.Item) *wireAssistant {
+func createdAssistant(it *store.Item) *langgraph.Assistant {
 	b, err := json.Marshal(it.Value)
 	if err != nil {
 		return nil
 	}
-	var w wireAssistant
+	var w langgraph.Assistant
 	if json.Unmarshal(b, &w) != nil || w.GraphID == "" {
 		return nil
 	}
@@ -127,7 +114,7 @@ func createdAssistant(it *store.Item) *wireAssistant {
 }
 
 func (s *Server) getAssistant(w http.ResponseWriter, r *http.Request) {
-	_, wa := s.assistant(r.Context(), r.PathValue("id"))
+	_, wa := s.assistant(r.Context(), r.PathValue("assistant_id"))
 	if wa == nil {
 		httpError(w, http.StatusNotFound, "Assistant not found")
 		return
@@ -138,10 +125,7 @@ func (s *Server) getAssistant(w http.ResponseWriter, r *http.Request) {
 // createAssistant makes an assistant of a served graph: its own name,
 // metadata, config and context (which the agent does not read).
 func (s *Server) createAssistant(w http.ResponseWriter, r *http.Request) {
-	var q struct {
-		wireAssistant
-		IfExists string `json:"if_exists"`
-	}
+	var q langgraph.AssistantCreate
 	if !readJSON(w, r, &q) {
 		return
 	}
@@ -154,7 +138,7 @@ func (s *Server) createAssistant(w http.ResponseWriter, r *http.Request) {
 		q.AssistantID = newUUID()
 	}
 	if _, existing := s.assistant(r.Context(), q.AssistantID); existing != nil {
-		if q.IfExists == "do_nothing" {
+		if q.IfExists == langgraph.IfExistsDoNothing {
 			writeJSON(w, http.StatusOK, existing)
 			return
 		}
@@ -162,7 +146,7 @@ func (s *Server) createAssistant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// What the client may set; the rest is the server's.
-	wa := wireAssistant{GraphID: q.GraphID, Name: q.Name, Description: q.Description, Config: q.Config, Context: q.Context, Metadata: q.Metadata, Version: 1}
+	wa := langgraph.Assistant{GraphID: q.GraphID, Name: q.Name, Description: q.Description, Config: q.Config, Context: q.Context, Metadata: q.Metadata, Version: 1}
 	if wa.Name == "" {
 		wa.Name = "Untitled"
 	}
@@ -183,17 +167,11 @@ func (s *Server) createAssistant(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) searchAssistants(w http.ResponseWriter, r *http.Request) {
-	var q struct {
-		GraphID  string         `json:"graph_id"`
-		Name     string         `json:"name"`
-		Metadata map[string]any `json:"metadata"`
-		Limit    *int           `json:"limit"`
-		Offset   int            `json:"offset"`
-	}
+	var q langgraph.AssistantSearch
 	if !readJSON(w, r, &q) {
 		return
 	}
-	all := []wireAssistant{}
+	all := []langgraph.Assistant{}
 	for _, a := range s.assistants {
 		all = append(all, a.wire)
 	}
@@ -203,7 +181,7 @@ func (s *Server) searchAssistants(w http.ResponseWriter, r *http.Request) {
 			all = append(all, *wa)
 		}
 	}
-	out := []wireAssistant{}
+	out := []langgraph.Assistant{}
 	for _, a := range all {
 		if (q.GraphID == "" || q.GraphID == a.GraphID) && (q.Name == "" || q.Name == a.Name) && contains(a.Metadata, q.Metadata) {
 			out = append(out, a)

@@ -10,7 +10,9 @@
 // client may join it, or rejoin it after a dropped connection
 // (Last-Event-ID).
 //
-// What a thread's state looks like on the wire (LangChain message dicts,
-// todos, files) is in values.go; the streaming format in stream.go; docs/
-// server.md describes the endpoints and what differs from LangGraph's.
+// The API's objects, request bodies, statuses and paths are package
+// langgraph's, which its clients share. What a thread's state looks like
+// on the wire (LangChain message dicts, todos, files) is in values.go; the
+// streaming format in stream.go; docs/server.md describes the endpoints
+// and what differs from LangGraph's.
 package server

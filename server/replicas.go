@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/store"
 )
 
@@ -36,35 +38,37 @@ const (
 // answers it from what it has and never forwards it again.
 const forwardedHeader = "X-Deepagents-Forwarded"
 
-// runRecord is a run as the shared store keeps it.
+// runRecord is a run as the shared store keeps it: the run as the API
+// shows it, and the replica executing it.
 type runRecord struct {
-	wireRun
-	Replica string // the replica ID
+	langgraph.Run
+	Replica string `json:"replica"` // the replica ID
 }
 
+// value is the record as the store keeps it: the run's JSON object with
+// "replica" added (its key is the run's ID).
 func (r *runRecord) value() map[string]any {
-	return map[string]any{
-		"thread_id": r.ThreadID, "assistant_id": r.AssistantID, "status": r.Status, "replica": r.Replica,
-		"created_at": r.CreatedAt.Format(time.RFC3339Nano), "updated_at": r.UpdatedAt.Format(time.RFC3339Nano),
-		"metadata": r.Metadata, "multitask_strategy": r.MultitaskStrategy,
-	}
+	// Strings, times and metadata a client sent as JSON: they encode.
+	b, _ := json.Marshal(r)
+	var v map[string]any
+	json.Unmarshal(b, &v) //nolint:errcheck // our own encoding
+	return v
 }
 
+// recordOf reads a run's record; the item's key is the run's ID. A value
+// of the wrong type reads as none, as the rest of the record does.
 func recordOf(it *store.Item) *runRecord {
-	str := func(k string) string { s, _ := it.Value[k].(string); return s }
-	tm := func(k string) time.Time { t, _ := time.Parse(time.RFC3339Nano, str(k)); return t }
-	md, _ := it.Value["metadata"].(map[string]any)
-	if md == nil {
-		md = map[string]any{}
+	var rec runRecord
+	if b, err := json.Marshal(it.Value); err == nil {
+		json.Unmarshal(b, &rec) //nolint:errcheck // what does not fit stays zero
 	}
-	return &runRecord{Replica: str("replica"), wireRun: wireRun{
-		RunID: it.Key, ThreadID: str("thread_id"), AssistantID: str("assistant_id"), Status: str("status"),
-		CreatedAt: tm("created_at"), UpdatedAt: tm("updated_at"), Metadata: md,
-		MultitaskStrategy: str("multitask_strategy"), Kwargs: map[string]any{},
-	}}
+	rec.RunID = it.Key
+	if rec.Metadata == nil {
+		rec.Metadata = map[string]any{}
+	}
+	rec.Kwargs = map[string]any{}
+	return &rec
 }
-
-func finalStatus(s string) bool { return s != runPending && s != runRunning }
 
 // record writes rn's record, when replicas share a store. A failure is
 // logged: the run goes on, seen by this replica alone.
@@ -72,7 +76,7 @@ func (s *Server) record(rn *run) {
 	if s.cfg.Store == nil {
 		return
 	}
-	rec := runRecord{wireRun: rn.wire(), Replica: s.replicaID}
+	rec := runRecord{Run: rn.wire(), Replica: s.replicaID}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := s.cfg.Store.Put(ctx, runsNamespace, rn.id, rec.value()); err != nil {
@@ -126,9 +130,9 @@ func (s *Server) replica(ctx context.Context, id string) (url string, dead bool)
 // sweep marks failed the unfinished runs of dead replicas. Each store call
 // has a time limit of its own, so a slow one does not make the rest fail.
 func (s *Server) sweep() {
-	for _, status := range []string{runPending, runRunning} {
+	for _, status := range []langgraph.RunStatus{langgraph.RunPending, langgraph.RunRunning} {
 		ctx, cancel := context.WithTimeout(s.baseCtx, 10*time.Second)
-		items, err := s.cfg.Store.Search(ctx, runsNamespace, store.SearchOptions{Filter: map[string]any{"status": status}, Limit: 1000})
+		items, err := s.cfg.Store.Search(ctx, runsNamespace, store.SearchOptions{Filter: map[string]any{"status": string(status)}, Limit: 1000})
 		cancel()
 		if err != nil {
 			return
@@ -149,7 +153,7 @@ func (s *Server) sweep() {
 
 // orphan marks failed a run whose replica stopped.
 func (s *Server) orphan(ctx context.Context, rec *runRecord) {
-	rec.Status, rec.UpdatedAt = runError, time.Now().UTC()
+	rec.Status, rec.UpdatedAt = langgraph.RunError, time.Now().UTC()
 	if err := s.cfg.Store.Put(ctx, runsNamespace, rec.RunID, rec.value()); err != nil {
 		s.log.Warn("server: marking a dead replica's run failed", "run", rec.RunID, "err", err)
 	}
@@ -169,7 +173,7 @@ func (s *Server) remoteRun(r *http.Request, threadID, runID string) *runRecord {
 	if rec.ThreadID != threadID {
 		return nil
 	}
-	if finalStatus(rec.Status) {
+	if rec.Status.Done() {
 		return rec
 	}
 	if _, dead := s.replica(r.Context(), rec.Replica); rec.Replica == s.replicaID || dead {
@@ -184,7 +188,7 @@ func (s *Server) remoteRun(r *http.Request, threadID, runID string) *runRecord {
 // answer as it comes (streams included). It returns false, having written
 // nothing, when that replica cannot be reached or the run has ended.
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, rec *runRecord) bool {
-	if finalStatus(rec.Status) || r.Header.Get(forwardedHeader) != "" {
+	if rec.Status.Done() || r.Header.Get(forwardedHeader) != "" {
 		return false
 	}
 	u, _ := s.replica(r.Context(), rec.Replica)
@@ -198,7 +202,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, rec *runRecord)
 			pr.SetURL(target)
 			pr.Out.Header.Set(forwardedHeader, s.replicaID)
 			if s.cfg.APIKey != "" {
-				pr.Out.Header.Set("X-Api-Key", s.cfg.APIKey)
+				pr.Out.Header.Set(langgraph.HeaderAPIKey, s.cfg.APIKey)
 			}
 		},
 		FlushInterval: -1, // streams go through as they come
@@ -246,7 +250,7 @@ func (s *Server) activeRemote(ctx context.Context, threadID string) *runRecord {
 // other.
 func (s *Server) remoteAhead(ctx context.Context, rn *run) *runRecord {
 	return s.unfinishedRemote(ctx, rn.threadID, func(rec *runRecord) bool {
-		if rec.Status == runRunning {
+		if rec.Status == langgraph.RunRunning {
 			return true
 		}
 		if !rec.CreatedAt.Equal(rn.createdAt) {
@@ -262,8 +266,8 @@ func (s *Server) unfinishedRemote(ctx context.Context, threadID string, keep fun
 	if s.cfg.Store == nil {
 		return nil
 	}
-	for _, status := range []string{runRunning, runPending} {
-		items, err := s.cfg.Store.Search(ctx, runsNamespace, store.SearchOptions{Filter: map[string]any{"thread_id": threadID, "status": status}, Limit: 1000})
+	for _, status := range []langgraph.RunStatus{langgraph.RunRunning, langgraph.RunPending} {
+		items, err := s.cfg.Store.Search(ctx, runsNamespace, store.SearchOptions{Filter: map[string]any{"thread_id": threadID, "status": string(status)}, Limit: 1000})
 		if err != nil {
 			continue
 		}
@@ -287,19 +291,16 @@ func (s *Server) cancelRemote(ctx context.Context, rec *runRecord) error {
 	if u == "" {
 		return fmt.Errorf("the run %s runs on another server, which cannot be looked up now; try again", rec.RunID)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u+runPathOf(rec.ThreadID, rec.RunID)+"/cancel?wait=1", nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set(forwardedHeader, s.replicaID)
+	c := langgraph.Client{URL: u, Headers: map[string]string{forwardedHeader: s.replicaID}}
 	if s.cfg.APIKey != "" {
-		req.Header.Set("X-Api-Key", s.cfg.APIKey)
+		c.Headers[langgraph.HeaderAPIKey] = s.cfg.APIKey
 	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
+	// Whatever it answers (the run may have ended there just now), the
+	// thread's status below says whether it is free.
+	var answered *langgraph.Error
+	if err := c.CancelRun(ctx, rec.ThreadID, rec.RunID, true, ""); err != nil && !errors.As(err, &answered) {
 		return err
 	}
-	res.Body.Close()
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		th, err := s.cfg.Saver.Thread(ctx, rec.ThreadID)
 		if err != nil || th.Status != checkpoint.StatusBusy {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,16 +15,8 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/llm"
-)
-
-// Run statuses, as LangGraph names them.
-const (
-	runPending     = "pending"
-	runRunning     = "running"
-	runSuccess     = "success"
-	runError       = "error"
-	runInterrupted = "interrupted"
 )
 
 // sseEvent is one event of a run's stream; seq is its SSE id.
@@ -36,14 +29,14 @@ type sseEvent struct {
 // run is a run the server executes, and the events it produced so far.
 type run struct {
 	id, threadID, assistantID string
-	multitask                 string
+	multitask                 langgraph.MultitaskStrategy
 	onDisconnect              string
 	// started is set once the run took a worker slot and began (read and
 	// written by its execute goroutine only).
 	started   bool
 	createdAt time.Time
 	metadata  map[string]any
-	modes     map[string]bool
+	modes     map[langgraph.StreamMode]bool
 	temporary bool   // a stateless run's thread, deleted after it
 	subgraphs bool   // stream_subgraphs: subagents' events too
 	noop      bool   // a resume with nothing to resume: it only reports the state
@@ -53,7 +46,7 @@ type run struct {
 	endedAt   time.Time // set under runs.mu
 
 	mu        sync.Mutex
-	status    string
+	status    langgraph.RunStatus
 	updatedAt time.Time
 	events    []sseEvent
 	seq       int
@@ -79,7 +72,7 @@ func (rn *run) emitState(v any) { rn.add("values", v, true) }
 func (rn *run) add(name string, v any, state bool) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		b, _ = json.Marshal(map[string]string{"error": "EncodingError", "message": err.Error()})
+		b, _ = json.Marshal(langgraph.Failure{Error: "EncodingError", Message: err.Error()})
 		name, state = "error", false
 	}
 	rn.mu.Lock()
@@ -105,29 +98,17 @@ func (rn *run) since(seq int) ([]sseEvent, bool, <-chan struct{}) {
 	return slices.Clone(rn.events[i:]), rn.done, rn.changed
 }
 
-func (rn *run) setStatus(status string) {
+func (rn *run) setStatus(status langgraph.RunStatus) {
 	rn.mu.Lock()
 	rn.status, rn.updatedAt = status, time.Now().UTC()
 	rn.mu.Unlock()
 }
 
-// wireRun is LangGraph's Run object.
-type wireRun struct {
-	RunID             string         `json:"run_id"`
-	ThreadID          string         `json:"thread_id"`
-	AssistantID       string         `json:"assistant_id"`
-	CreatedAt         time.Time      `json:"created_at"`
-	UpdatedAt         time.Time      `json:"updated_at"`
-	Status            string         `json:"status"`
-	Metadata          map[string]any `json:"metadata"`
-	MultitaskStrategy string         `json:"multitask_strategy"`
-	Kwargs            map[string]any `json:"kwargs"`
-}
-
-func (rn *run) wire() wireRun {
+// wire is the run on the wire.
+func (rn *run) wire() langgraph.Run {
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
-	return wireRun{RunID: rn.id, ThreadID: rn.threadID, AssistantID: rn.assistantID, CreatedAt: rn.createdAt,
+	return langgraph.Run{RunID: rn.id, ThreadID: rn.threadID, AssistantID: rn.assistantID, CreatedAt: rn.createdAt,
 		UpdatedAt: rn.updatedAt, Status: rn.status, Metadata: rn.metadata, MultitaskStrategy: rn.multitask, Kwargs: map[string]any{}}
 }
 
@@ -259,62 +240,11 @@ func (rs *runs) cancelThread(ctx context.Context, threadID string) error {
 
 var errCancelled = errors.New("run cancelled")
 
-// runRequest is the body of the run endpoints.
-type runRequest struct {
-	AssistantID string    `json:"assistant_id"`
-	Input       *runInput `json:"input"`
-	Command     *struct {
-		Resume json.RawMessage `json:"resume"`
-	} `json:"command"`
-	Metadata          map[string]any  `json:"metadata"`
-	StreamMode        json.RawMessage `json:"stream_mode"`
-	StreamSubgraphs   bool            `json:"stream_subgraphs"`
-	MultitaskStrategy string          `json:"multitask_strategy"`
-	OnDisconnect      string          `json:"on_disconnect"`
-	OnCompletion      string          `json:"on_completion"`
-	IfNotExists       string          `json:"if_not_exists"`
-	Checkpoint        *struct {
-		CheckpointID string `json:"checkpoint_id"`
-	} `json:"checkpoint"`
-	CheckpointID string `json:"checkpoint_id"`
-	// Durability is LangGraph's: "sync", "async" or "exit";
-	// checkpoint_during is its older form (true: async, false: exit).
-	Durability       string `json:"durability"`
-	CheckpointDuring *bool  `json:"checkpoint_during"`
-}
-
-// runInput is a run's input: the messages it adds, and the names of the
-// other values it holds (which a run does not write, but a protected or
-// private one is refused rather than ignored).
-type runInput struct {
-	Messages []json.RawMessage
-	others   []string
-}
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (in *runInput) UnmarshalJSON(b []byte) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		return err
-	}
-	for k, v := range m {
-		if k != "messages" {
-			in.others = append(in.others, k)
-			continue
-		}
-		if err := json.Unmarshal(v, &in.Messages); err != nil {
-			return err
-		}
-	}
-	slices.Sort(in.others)
-	return nil
-}
-
 // durability reads durability and checkpoint_during. Unlike LangGraph,
 // whose default is async, a run is sync unless it asks: the values stream
 // is read from the run's checkpoints, so each values event then comes in
 // its step's place rather than during the next step.
-func (q *runRequest) durability() (agent.Durability, error) {
+func durability(q *langgraph.RunCreate) (agent.Durability, error) {
 	switch {
 	case q.Durability != "":
 		return agent.ParseDurability(q.Durability)
@@ -324,33 +254,6 @@ func (q *runRequest) durability() (agent.Durability, error) {
 		return agent.DurabilityAsync, nil
 	}
 	return agent.DurabilityExit, nil
-}
-
-// modes reads stream_mode: a string or a list; values by default.
-func (q *runRequest) modes() (map[string]bool, error) {
-	out := map[string]bool{}
-	if len(q.StreamMode) == 0 || string(q.StreamMode) == "null" {
-		out["values"] = true
-		return out, nil
-	}
-	var one string
-	var many []string
-	switch {
-	case json.Unmarshal(q.StreamMode, &one) == nil:
-		many = []string{one}
-	case json.Unmarshal(q.StreamMode, &many) == nil:
-	default:
-		return nil, errors.New("stream_mode must be a string or a list of strings")
-	}
-	for _, m := range many {
-		switch m {
-		case "values", "messages-tuple", "updates", "custom", "events", "debug", "messages", "tasks", "checkpoints", "tools":
-			out[m] = true
-		default:
-			return nil, fmt.Errorf("unknown stream_mode %q", m)
-		}
-	}
-	return out, nil
 }
 
 // editedAction is an edit decision's new call.
@@ -403,7 +306,7 @@ func decisions(raw json.RawMessage, pending int) ([]agent.Decision, error) {
 // threadID is "" for a stateless run. It writes the error response and
 // returns nil when the run cannot start.
 func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID string) *run {
-	var q runRequest
+	var q langgraph.RunCreate
 	if !readJSON(w, r, &q) {
 		return nil
 	}
@@ -412,28 +315,32 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 		httpError(w, http.StatusNotFound, fmt.Sprintf("No assistant found for %q. Make sure the assistant ID is for a valid assistant or a valid graph ID.", q.AssistantID))
 		return nil
 	}
-	modes, err := q.modes()
+	list, err := q.StreamModes()
 	if err != nil {
 		validationError(w, "stream_mode", err.Error())
 		return nil
 	}
+	modes := make(map[langgraph.StreamMode]bool, len(list))
+	for _, m := range list {
+		modes[m] = true
+	}
 	ctx := r.Context()
 	temporary := false
 	if threadID == "" {
-		threadID, temporary = newUUID(), q.OnCompletion != "keep"
+		threadID, temporary = newUUID(), q.OnCompletion != langgraph.OnCompletionKeep
 	} else if _, err := s.cfg.Saver.Thread(ctx, threadID); err != nil {
-		if !errors.Is(err, checkpoint.ErrNotFound) || q.IfNotExists != "create" {
+		if !errors.Is(err, checkpoint.ErrNotFound) || q.IfNotExists != langgraph.IfNotExistsCreate {
 			storageError(w, threadID, err)
 			return nil
 		}
 	}
 	in := agent.Input{ThreadID: threadID}
-	if in.Durability, err = q.durability(); err != nil {
+	if in.Durability, err = durability(&q); err != nil {
 		validationError(w, "durability", err.Error())
 		return nil
 	}
 	if q.Input != nil {
-		for _, k := range q.Input.others {
+		for _, k := range slices.Sorted(maps.Keys(q.Input.Values)) {
 			if msg := s.unwritable("input", k); msg != "" {
 				httpError(w, http.StatusUnprocessableEntity, msg)
 				return nil
@@ -488,8 +395,8 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 	multitask := q.MultitaskStrategy
 	switch multitask {
 	case "":
-		multitask = "reject"
-	case "reject", "interrupt", "rollback", "enqueue":
+		multitask = langgraph.MultitaskReject
+	case langgraph.MultitaskReject, langgraph.MultitaskInterrupt, langgraph.MultitaskRollback, langgraph.MultitaskEnqueue:
 	default:
 		validationError(w, "multitask_strategy", fmt.Sprintf("unknown multitask_strategy %q: reject, interrupt, rollback or enqueue", multitask))
 		return nil
@@ -509,7 +416,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 	rn := &run{
 		id: newUUID(), threadID: threadID, assistantID: wa.AssistantID, multitask: multitask, onDisconnect: q.OnDisconnect, createdAt: now,
 		metadata: metadata, modes: modes, temporary: temporary, subgraphs: q.StreamSubgraphs, cancel: cancel, finished: make(chan struct{}),
-		status: runPending, updatedAt: now, changed: make(chan struct{}), lastValues: -1, noop: noop, startHead: head,
+		status: langgraph.RunPending, updatedAt: now, changed: make(chan struct{}), lastValues: -1, noop: noop, startHead: head,
 	}
 	prev, ok := s.admit(w, ctx, rn, multitask)
 	if !ok {
@@ -519,7 +426,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 	// Rollback: the new run starts where the one it cancelled started, so
 	// that run's steps are not in its history (they stay in the thread's
 	// history, on a branch of their own).
-	if multitask == "rollback" && prev != nil && in.CheckpointID == "" {
+	if multitask == langgraph.MultitaskRollback && prev != nil && in.CheckpointID == "" {
 		if prev.startHead != "" {
 			in.CheckpointID = prev.startHead
 		} else if err := s.resetThread(ctx, threadID); err != nil {
@@ -565,9 +472,9 @@ func (s *Server) resetThread(ctx context.Context, threadID string) error {
 // the run there and wait for it to end, enqueue lets rn wait for its turn
 // (in execute). It returns the run it cancelled, if any; it writes the
 // error response and returns false when rn may not run.
-func (s *Server) admit(w http.ResponseWriter, ctx context.Context, rn *run, strategy string) (*run, bool) {
+func (s *Server) admit(w http.ResponseWriter, ctx context.Context, rn *run, strategy langgraph.MultitaskStrategy) (*run, bool) {
 	var cancelled *run
-	if strategy == "enqueue" {
+	if strategy == langgraph.MultitaskEnqueue {
 		s.runs.register(rn)
 		return nil, true
 	}
@@ -576,7 +483,7 @@ func (s *Server) admit(w http.ResponseWriter, ctx context.Context, rn *run, stra
 		if cur == nil {
 			break
 		}
-		if strategy == "reject" {
+		if strategy == langgraph.MultitaskReject {
 			httpError(w, http.StatusUnprocessableEntity, "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.")
 			return nil, false
 		}
@@ -593,7 +500,7 @@ func (s *Server) admit(w http.ResponseWriter, ctx context.Context, rn *run, stra
 	// whose run interrupt and rollback cancel there.
 	if th, err := s.cfg.Saver.Thread(ctx, rn.threadID); err == nil && th.Status == checkpoint.StatusBusy {
 		remote := s.activeRemote(ctx, rn.threadID)
-		if strategy == "reject" || remote == nil {
+		if strategy == langgraph.MultitaskReject || remote == nil {
 			s.runs.drop(rn)
 			httpError(w, http.StatusUnprocessableEntity, "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.")
 			return nil, false
@@ -616,59 +523,59 @@ func (s *Server) execute(ctx context.Context, rn *run, a *assistantEntry, in age
 		select {
 		case <-cur.finished:
 		case <-ctx.Done():
-			s.end(rn, runInterrupted, "")
+			s.end(rn, langgraph.RunInterrupted, "")
 			return
 		}
 	}
-	for rn.multitask == "enqueue" && s.remoteAhead(ctx, rn) != nil {
+	for rn.multitask == langgraph.MultitaskEnqueue && s.remoteAhead(ctx, rn) != nil {
 		select {
 		case <-time.After(100 * time.Millisecond):
 		case <-ctx.Done():
-			s.end(rn, runInterrupted, "")
+			s.end(rn, langgraph.RunInterrupted, "")
 			return
 		}
 	}
 	sl := slot{slots: s.slots}
 	if sl.acquire(ctx) != nil {
-		s.end(rn, runInterrupted, "")
+		s.end(rn, langgraph.RunInterrupted, "")
 		return
 	}
 	defer sl.release()
-	rn.setStatus(runRunning)
+	rn.setStatus(langgraph.RunRunning)
 	rn.started = true
 	s.record(rn)
 	tr := translator{s: s, rn: rn, streamed: map[string]bool{}}
 	if rn.noop {
-		if v := tr.values(ctx, ""); v != nil && rn.modes["values"] {
+		if v := tr.values(ctx, ""); v != nil && rn.modes[langgraph.StreamValues] {
 			rn.emitState(v)
 		}
-		s.end(rn, runSuccess, "")
+		s.end(rn, langgraph.RunSuccess, "")
 		return
 	}
-	status, errMsg := runError, ""
+	status, errMsg := langgraph.RunError, ""
 	for ev, err := range s.stream(ctx, rn, a, in, &sl) {
 		if err != nil {
 			if errors.Is(context.Cause(ctx), errCancelled) {
-				status = runInterrupted
+				status = langgraph.RunInterrupted
 				break
 			}
 			errMsg = err.Error()
-			rn.emit("error", map[string]string{"error": errorName(err), "message": errMsg})
+			rn.emit("error", langgraph.Failure{Error: errorName(err), Message: errMsg})
 			break
 		}
 		if ev.Type == agent.EventRunEnd && len(ev.Namespace) == 0 {
 			switch ev.Status {
 			case agent.StatusCompleted:
-				status = runSuccess
+				status = langgraph.RunSuccess
 			case agent.StatusInterrupted:
-				status = runInterrupted
+				status = langgraph.RunInterrupted
 				tr.interrupt(ctx)
 			}
 			continue
 		}
 		tr.event(ctx, &ev)
 	}
-	if status == runSuccess || status == runInterrupted {
+	if status == langgraph.RunSuccess || status == langgraph.RunInterrupted {
 		tr.finalValues(ctx)
 	}
 	rn.errMsg = errMsg
@@ -708,7 +615,7 @@ func (s *Server) stream(ctx context.Context, rn *run, a *assistantEntry, in agen
 			emitted := false
 			busy := false
 			for ev, err := range a.Agent.Stream(ctx, in) {
-				if err != nil && !emitted && rn.multitask == "enqueue" && errors.Is(err, checkpoint.ErrBusy) {
+				if err != nil && !emitted && rn.multitask == langgraph.MultitaskEnqueue && errors.Is(err, checkpoint.ErrBusy) {
 					busy = true
 					break
 				}
@@ -736,7 +643,7 @@ func (s *Server) stream(ctx context.Context, rn *run, a *assistantEntry, in agen
 }
 
 // end records a run's end and wakes its readers.
-func (s *Server) end(rn *run, status, errMsg string) {
+func (s *Server) end(rn *run, status langgraph.RunStatus, errMsg string) {
 	rn.mu.Lock()
 	rn.status, rn.updatedAt, rn.done = status, time.Now().UTC(), true
 	close(rn.changed)
@@ -816,10 +723,10 @@ func (t *translator) event(ctx context.Context, ev *agent.Event) {
 		}
 		suffix = "|" + strings.Join(ev.Namespace, "|")
 	}
-	tuples, updates := rn.modes["messages-tuple"], rn.modes["updates"]
+	tuples, updates := rn.modes[langgraph.StreamMessagesTuple], rn.modes[langgraph.StreamUpdates]
 	switch ev.Type {
 	case agent.EventCheckpoint:
-		if rn.modes["values"] && suffix == "" {
+		if rn.modes[langgraph.StreamValues] && suffix == "" {
 			if v := t.values(ctx, ev.CheckpointID); v != nil {
 				rn.emitState(v)
 			}
@@ -864,7 +771,7 @@ func (t *translator) event(ctx context.Context, ev *agent.Event) {
 	case agent.EventNotice:
 		// What the agent tells its user on the way (a summary made or
 		// failed, a model call retried) is the run's custom data.
-		if rn.modes["custom"] {
+		if rn.modes[langgraph.StreamCustom] {
 			rn.emit("custom"+suffix, map[string]string{"name": ev.Name, "content": ev.Content, "error": ev.Error})
 		}
 	case agent.EventState:
@@ -911,18 +818,18 @@ func (t *translator) interrupt(ctx context.Context) {
 	if len(reqs) == 0 {
 		return
 	}
-	irq := []wireInterrupt{interruptOf(t.last.ID, reqs)}
+	irq := []langgraph.Interrupt{interruptOf(t.last.ID, reqs)}
 	t.rn.mu.Lock()
 	if t.rn.final != nil {
-		t.rn.final["__interrupt__"] = irq
+		t.rn.final[langgraph.InterruptKey] = irq
 	}
 	t.rn.mu.Unlock()
-	if t.rn.modes["values"] || t.rn.modes["updates"] {
-		name := "values"
-		if !t.rn.modes["values"] {
-			name = "updates"
+	if t.rn.modes[langgraph.StreamValues] || t.rn.modes[langgraph.StreamUpdates] {
+		name := langgraph.StreamValues
+		if !t.rn.modes[langgraph.StreamValues] {
+			name = langgraph.StreamUpdates
 		}
-		t.rn.emit(name, map[string]any{"__interrupt__": irq})
+		t.rn.emit(string(name), map[string]any{langgraph.InterruptKey: irq})
 	}
 }
 

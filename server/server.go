@@ -16,6 +16,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/store"
 )
 
@@ -166,7 +167,7 @@ func New(cfg Config) (*Server, error) {
 		hosts = append(slices.Clip(hosts), u.Host)
 	}
 	var err error
-	if s.handler, err = Protect(s.mux, Access{APIKey: cfg.APIKey, AllowedOrigins: cfg.AllowedOrigins, AllowedHosts: hosts, Open: []string{"/ok"}}); err != nil {
+	if s.handler, err = Protect(s.mux, Access{APIKey: cfg.APIKey, AllowedOrigins: cfg.AllowedOrigins, AllowedHosts: hosts, Open: []string{langgraph.PathOK}}); err != nil {
 		return nil, err
 	}
 	if cfg.Store != nil {
@@ -214,35 +215,35 @@ func (s *Server) goRun(f func()) bool {
 
 func (s *Server) routes() {
 	m := http.NewServeMux()
-	m.HandleFunc("GET /ok", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, map[string]bool{"ok": true}) })
-	m.HandleFunc("GET /info", s.info)
+	m.HandleFunc("GET "+langgraph.PathOK, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, map[string]bool{"ok": true}) })
+	m.HandleFunc("GET "+langgraph.PathInfo, s.info)
 
-	m.HandleFunc("POST /assistants/search", s.searchAssistants)
-	m.HandleFunc("GET /assistants/{id}", s.getAssistant)
-	m.HandleFunc("POST /assistants", s.createAssistant)
+	m.HandleFunc("POST "+langgraph.PathAssistantSearch, s.searchAssistants)
+	m.HandleFunc("GET "+langgraph.PathAssistant, s.getAssistant)
+	m.HandleFunc("POST "+langgraph.PathAssistants, s.createAssistant)
 
-	m.HandleFunc("POST /threads", s.createThread)
-	m.HandleFunc("POST /threads/search", s.searchThreads)
-	m.HandleFunc("GET /threads/{tid}", s.getThread)
-	m.HandleFunc("DELETE /threads/{tid}", s.deleteThread)
-	m.HandleFunc("PATCH /threads/{tid}", s.patchThread)
-	m.HandleFunc("POST /threads/{tid}/copy", s.copyThread)
-	m.HandleFunc("GET /threads/{tid}/state", s.getState)
-	m.HandleFunc("GET /threads/{tid}/state/{cpid}", s.getState)
-	m.HandleFunc("POST /threads/{tid}/state", s.updateState)
-	m.HandleFunc("POST /threads/{tid}/history", s.history)
-	m.HandleFunc("GET /threads/{tid}/history", s.history)
+	m.HandleFunc("POST "+langgraph.PathThreads, s.createThread)
+	m.HandleFunc("POST "+langgraph.PathThreadSearch, s.searchThreads)
+	m.HandleFunc("GET "+langgraph.PathThread, s.getThread)
+	m.HandleFunc("DELETE "+langgraph.PathThread, s.deleteThread)
+	m.HandleFunc("PATCH "+langgraph.PathThread, s.patchThread)
+	m.HandleFunc("POST "+langgraph.PathThreadCopy, s.copyThread)
+	m.HandleFunc("GET "+langgraph.PathThreadState, s.getState)
+	m.HandleFunc("GET "+langgraph.PathThreadStateAt, s.getState)
+	m.HandleFunc("POST "+langgraph.PathThreadState, s.updateState)
+	m.HandleFunc("POST "+langgraph.PathThreadHistory, s.history)
+	m.HandleFunc("GET "+langgraph.PathThreadHistory, s.history)
 
-	m.HandleFunc("POST /threads/{tid}/runs/stream", s.streamRun)
-	m.HandleFunc("POST /threads/{tid}/runs/wait", s.waitRun)
-	m.HandleFunc("POST /threads/{tid}/runs", s.createRun)
-	m.HandleFunc("GET /threads/{tid}/runs", s.listRuns)
-	m.HandleFunc("GET /threads/{tid}/runs/{rid}", s.getRun)
-	m.HandleFunc("POST /threads/{tid}/runs/{rid}/cancel", s.cancelRun)
-	m.HandleFunc("GET /threads/{tid}/runs/{rid}/join", s.joinRun)
-	m.HandleFunc("GET /threads/{tid}/runs/{rid}/stream", s.joinStream)
-	m.HandleFunc("POST /runs/stream", s.streamRun)
-	m.HandleFunc("POST /runs/wait", s.waitRun)
+	m.HandleFunc("POST "+langgraph.PathRunsStream, s.streamRun)
+	m.HandleFunc("POST "+langgraph.PathRunsWait, s.waitRun)
+	m.HandleFunc("POST "+langgraph.PathRuns, s.createRun)
+	m.HandleFunc("GET "+langgraph.PathRuns, s.listRuns)
+	m.HandleFunc("GET "+langgraph.PathRun, s.getRun)
+	m.HandleFunc("POST "+langgraph.PathRunCancel, s.cancelRun)
+	m.HandleFunc("GET "+langgraph.PathRunJoin, s.joinRun)
+	m.HandleFunc("GET "+langgraph.PathRunStream, s.joinStream)
+	m.HandleFunc("POST "+langgraph.PathStatelessStream, s.streamRun)
+	m.HandleFunc("POST "+langgraph.PathStatelessWait, s.waitRun)
 	s.mux = m
 }
 

@@ -10,22 +10,21 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/store"
 )
 
 // runPath is where a run lives; clients read its IDs from Content-Location.
-func runPath(rn *run) string { return runPathOf(rn.threadID, rn.id) }
-
-func runPathOf(threadID, runID string) string { return "/threads/" + threadID + "/runs/" + runID }
+func runPath(rn *run) string { return langgraph.Path(langgraph.PathRun, rn.threadID, rn.id) }
 
 func (s *Server) streamRun(w http.ResponseWriter, r *http.Request) {
-	rn := s.startRun(w, r, r.PathValue("tid"))
+	rn := s.startRun(w, r, r.PathValue("thread_id"))
 	if rn == nil {
 		return
 	}
 	// on_disconnect defaults to cancel, as in LangGraph: a client that
 	// goes away takes its run with it unless it asked otherwise.
-	s.serveEvents(w, r, rn, 0, rn.onDisconnect != "continue")
+	s.serveEvents(w, r, rn, 0, rn.onDisconnect != langgraph.OnDisconnectContinue)
 }
 
 // serveEvents writes rn's events after seq as server-sent events until the
@@ -35,7 +34,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, rn *run, se
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("Content-Location", runPath(rn))
-	h.Set("Location", runPath(rn)+"/stream")
+	h.Set("Location", langgraph.Path(langgraph.PathRunStream, rn.threadID, rn.id))
 	w.WriteHeader(http.StatusOK)
 	fl, _ := w.(http.Flusher)
 	bw := bufio.NewWriterSize(w, 32<<10)
@@ -83,7 +82,7 @@ gone:
 }
 
 func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
-	rn := s.startRun(w, r, r.PathValue("tid"))
+	rn := s.startRun(w, r, r.PathValue("thread_id"))
 	if rn == nil {
 		return
 	}
@@ -93,14 +92,14 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 
 // waitRun runs and answers the final state.
 func (s *Server) waitRun(w http.ResponseWriter, r *http.Request) {
-	rn := s.startRun(w, r, r.PathValue("tid"))
+	rn := s.startRun(w, r, r.PathValue("thread_id"))
 	if rn == nil {
 		return
 	}
 	select {
 	case <-rn.finished:
 	case <-r.Context().Done():
-		if rn.onDisconnect != "continue" {
+		if rn.onDisconnect != langgraph.OnDisconnectContinue {
 			rn.cancel(errCancelled)
 		}
 		return
@@ -133,15 +132,15 @@ func (s *Server) writeResult(w http.ResponseWriter, r *http.Request, rn *run) {
 func (rn *run) result() map[string]any {
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
-	if rn.final == nil && rn.status != runError {
+	if rn.final == nil && rn.status != langgraph.RunError {
 		return nil
 	}
 	out := map[string]any{}
 	for k, v := range rn.final {
 		out[k] = v
 	}
-	if rn.status == runError {
-		out["__error__"] = map[string]string{"error": "AgentError", "message": rn.errMsg}
+	if rn.status == langgraph.RunError {
+		out[langgraph.ErrorKey] = langgraph.Failure{Error: "AgentError", Message: rn.errMsg}
 	}
 	return out
 }
@@ -151,14 +150,14 @@ func (rn *run) result() map[string]any {
 // here from the shared record when the run has ended (done is true
 // either way, and rn nil).
 func (s *Server) runOr404(w http.ResponseWriter, r *http.Request, ended func(*runRecord)) (rn *run, done bool) {
-	tid, rid := r.PathValue("tid"), r.PathValue("rid")
+	tid, rid := r.PathValue("thread_id"), r.PathValue("run_id")
 	if rn = s.runs.get(tid, rid); rn != nil {
 		return rn, false
 	}
 	if rec := s.remoteRun(r, tid, rid); rec != nil {
 		if !s.forward(w, r, rec) {
-			if !finalStatus(rec.Status) { // its replica went away just now
-				rec.Status = runError
+			if !rec.Status.Done() { // its replica went away just now
+				rec.Status = langgraph.RunError
 			}
 			ended(rec)
 		}
@@ -169,14 +168,14 @@ func (s *Server) runOr404(w http.ResponseWriter, r *http.Request, ended func(*ru
 }
 
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
-	rn, done := s.runOr404(w, r, func(rec *runRecord) { writeJSON(w, http.StatusOK, rec.wireRun) })
+	rn, done := s.runOr404(w, r, func(rec *runRecord) { writeJSON(w, http.StatusOK, rec.Run) })
 	if !done {
 		writeJSON(w, http.StatusOK, rn.wire())
 	}
 }
 
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
-	tid := r.PathValue("tid")
+	tid := r.PathValue("thread_id")
 	if _, ok := s.thread(w, r, tid); !ok {
 		return
 	}
@@ -188,22 +187,23 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	if v, err := strconv.Atoi(q.Get("offset")); err == nil {
 		offset = v
 	}
-	out := []wireRun{}
+	status := langgraph.RunStatus(q.Get("status"))
+	out := []langgraph.Run{}
 	seen := map[string]bool{}
 	for _, rn := range s.runs.ofThread(tid) {
 		seen[rn.id] = true
-		if wr := rn.wire(); q.Get("status") == "" || wr.Status == q.Get("status") {
+		if wr := rn.wire(); status == "" || wr.Status == status {
 			out = append(out, wr)
 		}
 	}
 	if s.cfg.Store != nil { // the other replicas' runs
 		items, _ := s.cfg.Store.Search(r.Context(), runsNamespace, store.SearchOptions{Filter: map[string]any{"thread_id": tid}, Limit: 1000})
 		for i := range items {
-			if rec := recordOf(&items[i]); !seen[rec.RunID] && (q.Get("status") == "" || rec.Status == q.Get("status")) {
-				out = append(out, rec.wireRun)
+			if rec := recordOf(&items[i]); !seen[rec.RunID] && (status == "" || rec.Status == status) {
+				out = append(out, rec.Run)
 			}
 		}
-		slices.SortFunc(out, func(a, b wireRun) int { return b.CreatedAt.Compare(a.CreatedAt) })
+		slices.SortFunc(out, func(a, b langgraph.Run) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	}
 	writeJSON(w, http.StatusOK, page(out, offset, &limit, 10))
 }
@@ -251,7 +251,7 @@ func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	seq := 0
-	if v, err := strconv.Atoi(r.Header.Get("Last-Event-ID")); err == nil && v > 0 {
+	if v, err := strconv.Atoi(r.Header.Get(langgraph.HeaderLastEventID)); err == nil && v > 0 {
 		seq = v
 	}
 	cancel := r.URL.Query().Get("cancel_on_disconnect") == "1" || r.URL.Query().Get("cancel_on_disconnect") == "true"

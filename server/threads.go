@@ -17,6 +17,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/thread"
 )
 
@@ -27,26 +28,6 @@ func newUUID() string {
 	u[6] = u[6]&0x0f | 0x40
 	u[8] = u[8]&0x3f | 0x80
 	return formatUUID(u)
-}
-
-// wireThread is LangGraph's Thread object.
-type wireThread struct {
-	ThreadID       string                     `json:"thread_id"`
-	CreatedAt      time.Time                  `json:"created_at"`
-	UpdatedAt      time.Time                  `json:"updated_at"`
-	StateUpdatedAt time.Time                  `json:"state_updated_at"`
-	Metadata       map[string]any             `json:"metadata"`
-	Status         checkpoint.Status          `json:"status"`
-	Config         map[string]any             `json:"config"`
-	Values         any                        `json:"values"`
-	Interrupts     map[string][]wireInterrupt `json:"interrupts"`
-	Error          *string                    `json:"error"`
-}
-
-// wireInterrupt is LangGraph's Interrupt.
-type wireInterrupt struct {
-	ID    string         `json:"id"`
-	Value interruptValue `json:"value"`
 }
 
 // interruptValue is the payload of LangChain's human-in-the-loop
@@ -81,7 +62,7 @@ type wireReviewConfig struct {
 
 // interruptOf is the one interrupt a checkpoint with pending requests
 // stands for; its ID is derived from the checkpoint's.
-func interruptOf(cpID string, reqs []agent.ActionRequest) wireInterrupt {
+func interruptOf(cpID string, reqs []agent.ActionRequest) langgraph.Interrupt {
 	v := interruptValue{ActionRequests: []wireActionRequest{}, ReviewConfigs: []wireReviewConfig{}}
 	seen := map[string]bool{}
 	for _, r := range reqs {
@@ -100,7 +81,7 @@ func interruptOf(cpID string, reqs []agent.ActionRequest) wireInterrupt {
 		}
 	}
 	v.ActionRequestsCamel, v.ReviewConfigsCamel = v.ActionRequests, v.ReviewConfigs
-	return wireInterrupt{ID: "interrupt-" + cpID, Value: v}
+	return langgraph.Interrupt{ID: "interrupt-" + cpID, Value: v}
 }
 
 // hitlNode is the node LangGraph names for the human-in-the-loop pause.
@@ -130,10 +111,8 @@ func (s *Server) metadata(ctx context.Context, th *checkpoint.Thread) map[string
 
 // patchThread merges metadata into a thread's.
 func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
-	tid := r.PathValue("tid")
-	var q struct {
-		Metadata map[string]any `json:"metadata"`
-	}
+	tid := r.PathValue("thread_id")
+	var q langgraph.ThreadPatch
 	if !readJSON(w, r, &q) {
 		return
 	}
@@ -156,7 +135,7 @@ func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
 // copyThread makes a new thread holding a thread's state as of its head,
 // and its metadata.
 func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
-	tid := r.PathValue("tid")
+	tid := r.PathValue("thread_id")
 	th, ok := s.thread(w, r, tid)
 	if !ok {
 		return
@@ -236,11 +215,11 @@ func (s *Server) unwritable(where, key string) string {
 }
 
 // threadWire describes th; with values, its head state is loaded.
-func (s *Server) threadWire(r *http.Request, th *checkpoint.Thread, withValues bool) (wireThread, error) {
-	t := wireThread{
+func (s *Server) threadWire(r *http.Request, th *checkpoint.Thread, withValues bool) (langgraph.Thread, error) {
+	t := langgraph.Thread{
 		ThreadID: th.ID, CreatedAt: th.CreatedAt, UpdatedAt: th.UpdatedAt, StateUpdatedAt: th.UpdatedAt,
-		Metadata: s.metadata(r.Context(), th), Status: th.Status, Config: map[string]any{},
-		Interrupts: map[string][]wireInterrupt{},
+		Metadata: s.metadata(r.Context(), th), Status: langgraph.ThreadStatus(th.Status), Config: map[string]any{},
+		Interrupts: map[string][]langgraph.Interrupt{},
 	}
 	if th.Head == "" || !withValues {
 		return t, nil
@@ -251,7 +230,7 @@ func (s *Server) threadWire(r *http.Request, th *checkpoint.Thread, withValues b
 	}
 	t.Values = values(snap, s.private)
 	if reqs, _ := agent.PendingRequests(snap.Meta); len(reqs) > 0 {
-		t.Interrupts[snap.ID] = []wireInterrupt{interruptOf(snap.ID, reqs)}
+		t.Interrupts[snap.ID] = []langgraph.Interrupt{interruptOf(snap.ID, reqs)}
 	}
 	if th.Status == checkpoint.StatusError {
 		if it, err := s.store.Get(r.Context(), threadErrorsNamespace, th.ID); err == nil {
@@ -264,11 +243,7 @@ func (s *Server) threadWire(r *http.Request, th *checkpoint.Thread, withValues b
 }
 
 func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
-	var q struct {
-		ThreadID string          `json:"thread_id"`
-		Metadata json.RawMessage `json:"metadata"`
-		IfExists string          `json:"if_exists"`
-	}
+	var q langgraph.ThreadCreate
 	if !readJSON(w, r, &q) {
 		return
 	}
@@ -288,7 +263,7 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	}
 	th, err := s.cfg.Saver.Thread(r.Context(), q.ThreadID)
 	switch {
-	case err == nil && q.IfExists == "do_nothing":
+	case err == nil && q.IfExists == langgraph.IfExistsDoNothing:
 		s.writeThread(w, r, th)
 		return
 	case err == nil:
@@ -325,7 +300,7 @@ func (s *Server) writeThread(w http.ResponseWriter, r *http.Request, th *checkpo
 }
 
 func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
-	tid := r.PathValue("tid")
+	tid := r.PathValue("thread_id")
 	th, ok := s.thread(w, r, tid)
 	if !ok {
 		return
@@ -334,7 +309,7 @@ func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
-	tid := r.PathValue("tid")
+	tid := r.PathValue("thread_id")
 	if _, ok := s.thread(w, r, tid); !ok {
 		return
 	}
@@ -364,21 +339,12 @@ func contains(m map[string]any, filter map[string]any) bool {
 }
 
 func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
-	var q struct {
-		Metadata  map[string]any    `json:"metadata"`
-		Values    map[string]any    `json:"values"`
-		IDs       []string          `json:"ids"`
-		Status    checkpoint.Status `json:"status"`
-		Limit     *int              `json:"limit"`
-		Offset    int               `json:"offset"`
-		SortBy    string            `json:"sort_by"`
-		SortOrder string            `json:"sort_order"`
-	}
+	var q langgraph.ThreadSearch
 	if !readJSON(w, r, &q) {
 		return
 	}
 	// A subagent's thread is part of its parent's, not one of the client's.
-	all, err := s.cfg.Saver.Threads(r.Context(), checkpoint.ListOptions{Status: q.Status, TopLevel: true})
+	all, err := s.cfg.Saver.Threads(r.Context(), checkpoint.ListOptions{Status: checkpoint.Status(q.Status), TopLevel: true})
 	if err != nil {
 		storageError(w, "", err)
 		return
@@ -404,7 +370,7 @@ func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
 		}
 		return c
 	})
-	out := []wireThread{}
+	out := []langgraph.Thread{}
 	for _, th := range kept {
 		t, err := s.threadWire(r, &th, true)
 		if err != nil {
@@ -421,70 +387,41 @@ func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, t)
 	}
-	w.Header().Set("X-Pagination-Total", fmt.Sprint(len(out)))
+	w.Header().Set(langgraph.HeaderPaginationTotal, fmt.Sprint(len(out)))
 	writeJSON(w, http.StatusOK, page(out, q.Offset, q.Limit, 10))
 }
 
-// wireCheckpoint is LangGraph's checkpoint reference.
-type wireCheckpoint struct {
-	ThreadID      string  `json:"thread_id"`
-	CheckpointNS  string  `json:"checkpoint_ns"`
-	CheckpointID  string  `json:"checkpoint_id"`
-	CheckpointMap *string `json:"checkpoint_map"`
-}
-
-// wireTask is a pending task of a ThreadState: the human-in-the-loop pause.
-type wireTask struct {
-	ID         string          `json:"id"`
-	Name       string          `json:"name"`
-	Path       []string        `json:"path"`
-	Error      *string         `json:"error"`
-	Interrupts []wireInterrupt `json:"interrupts"`
-	Checkpoint *wireCheckpoint `json:"checkpoint"`
-	State      any             `json:"state"`
-	Result     any             `json:"result"`
-}
-
-// wireState is LangGraph's ThreadState.
-type wireState struct {
-	Values           any             `json:"values"`
-	Next             []string        `json:"next"`
-	Tasks            []wireTask      `json:"tasks"`
-	Metadata         map[string]any  `json:"metadata"`
-	CreatedAt        *time.Time      `json:"created_at"`
-	Checkpoint       *wireCheckpoint `json:"checkpoint"`
-	ParentCheckpoint *wireCheckpoint `json:"parent_checkpoint"`
-}
-
-func (s *Server) stateOf(snap *checkpoint.Snapshot) wireState {
-	st := wireState{
-		Values: values(snap, s.private), Next: []string{}, Tasks: []wireTask{},
+// stateOf is a checkpoint's state on the wire: a thread waiting for
+// decisions has the human-in-the-loop pause as its next task.
+func (s *Server) stateOf(snap *checkpoint.Snapshot) langgraph.ThreadState {
+	st := langgraph.ThreadState{
+		Values: values(snap, s.private), Next: []string{}, Tasks: []langgraph.Task{},
 		Metadata:   map[string]any{"source": "loop", "step": snap.Step},
 		CreatedAt:  &snap.CreatedAt,
-		Checkpoint: &wireCheckpoint{ThreadID: snap.ThreadID, CheckpointID: snap.ID},
+		Checkpoint: &langgraph.Checkpoint{ThreadID: snap.ThreadID, CheckpointID: snap.ID},
 	}
 	if snap.ParentID != "" {
-		st.ParentCheckpoint = &wireCheckpoint{ThreadID: snap.ThreadID, CheckpointID: snap.ParentID}
+		st.ParentCheckpoint = &langgraph.Checkpoint{ThreadID: snap.ThreadID, CheckpointID: snap.ParentID}
 	}
 	if reqs, _ := agent.PendingRequests(snap.Meta); len(reqs) > 0 {
 		st.Next = []string{hitlNode}
-		st.Tasks = []wireTask{{ID: "task-" + snap.ID, Name: hitlNode, Path: []string{"__pregel_pull", hitlNode}, Interrupts: []wireInterrupt{interruptOf(snap.ID, reqs)}}}
+		st.Tasks = []langgraph.Task{{ID: "task-" + snap.ID, Name: hitlNode, Path: []string{"__pregel_pull", hitlNode}, Interrupts: []langgraph.Interrupt{interruptOf(snap.ID, reqs)}}}
 	}
 	return st
 }
 
 // emptyState is the state of a thread without checkpoints.
-func emptyState() wireState {
-	return wireState{Values: map[string]any{}, Next: []string{}, Tasks: []wireTask{}, Metadata: map[string]any{}}
+func emptyState() langgraph.ThreadState {
+	return langgraph.ThreadState{Values: map[string]any{}, Next: []string{}, Tasks: []langgraph.Task{}, Metadata: map[string]any{}}
 }
 
 func (s *Server) getState(w http.ResponseWriter, r *http.Request) {
-	tid := r.PathValue("tid")
+	tid := r.PathValue("thread_id")
 	th, ok := s.thread(w, r, tid)
 	if !ok {
 		return
 	}
-	cpid := r.PathValue("cpid")
+	cpid := r.PathValue("checkpoint_id")
 	if th.Head == "" && cpid == "" {
 		writeJSON(w, http.StatusOK, emptyState())
 		return
@@ -498,13 +435,8 @@ func (s *Server) getState(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
-	tid := r.PathValue("tid")
-	var q struct {
-		Limit  *int `json:"limit"`
-		Before *struct {
-			CheckpointID string `json:"checkpoint_id"`
-		} `json:"before"`
-	}
+	tid := r.PathValue("thread_id")
+	var q langgraph.HistoryRequest
 	if r.Method == http.MethodPost && !readJSON(w, r, &q) {
 		return
 	}
@@ -525,7 +457,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	infos = page(infos, 0, q.Limit, 10)
-	out := make([]wireState, 0, len(infos))
+	out := make([]langgraph.ThreadState, 0, len(infos))
 	for _, in := range infos {
 		snap, err := s.cfg.Saver.Load(r.Context(), tid, in.ID)
 		if err != nil {
@@ -541,10 +473,8 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 // checkpoint: files merge by path (null deletes), todos replace, messages
 // append. The thread must not be running.
 func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
-	tid := r.PathValue("tid")
-	var q struct {
-		Values map[string]json.RawMessage `json:"values"`
-	}
+	tid := r.PathValue("thread_id")
+	var q langgraph.StateUpdate
 	if !readJSON(w, r, &q) {
 		return
 	}
@@ -637,7 +567,7 @@ func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
 		storageError(w, tid, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": wireCheckpoint{ThreadID: tid, CheckpointID: cp.ID}})
+	writeJSON(w, http.StatusOK, langgraph.StateUpdated{Checkpoint: langgraph.Checkpoint{ThreadID: tid, CheckpointID: cp.ID}})
 }
 
 // newCheckpointID returns an ID that sorts after earlier ones, as the

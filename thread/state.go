@@ -39,6 +39,10 @@ type State struct {
 	Files *Files `json:"files"`
 	// Values holds custom state keys, each a JSON value.
 	Values map[string]json.RawMessage `json:"values,omitempty"`
+
+	// journal records what changed since the last checkpoint (journal.go):
+	// change the State through its methods for a run to save the change.
+	journal journal
 }
 
 // NewState returns an empty state.

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/deepagents-go/deepagents/internal/cli"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/cli"
 	"github.com/deepagents-go/deepagents/internal/procinfo"
 )
 

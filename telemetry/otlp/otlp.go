@@ -1,7 +1,12 @@
 // Package otlp sets up OpenTelemetry tracing from the standard OTEL_*
-// environment variables, with the official Go SDK exporting over OTLP. It is
-// apart from package telemetry so that a program linking the deep agent
-// links the SDK and its exporter only when it sets tracing up this way.
+// environment variables: the official Go SDK records the spans, and a
+// small exporter of this package's own sends them over OTLP (HTTP with
+// protobuf, or gRPC) on net/http. It is apart from package telemetry so
+// that a program linking the deep agent links the SDK only when it sets
+// tracing up this way; and its exporter is not the official one, which
+// would link the gRPC library and with it html/template, whose reflection
+// keeps the linker from dropping unused methods anywhere in the program
+// (docs/BENCHMARKS.md, "The binary").
 package otlp
 
 import (
@@ -15,8 +20,6 @@ import (
 	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -77,9 +80,12 @@ func exporterList(v string) []string {
 // asks for no traces (see Enabled) it returns a nil provider, which leaves
 // tracing off at no cost, and a shutdown that does nothing.
 //
-// The SDK reads the variables itself: OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT,
-// _HEADERS, _TIMEOUT, _COMPRESSION and _CERTIFICATE; OTEL_SERVICE_NAME and
-// OTEL_RESOURCE_ATTRIBUTES; OTEL_TRACES_SAMPLER(_ARG); OTEL_BSP_*.
+// The exporter reads OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, _HEADERS,
+// _TIMEOUT, _COMPRESSION (gzip or none), _CERTIFICATE, _CLIENT_CERTIFICATE
+// and _CLIENT_KEY, and _INSECURE for a gRPC endpoint without a scheme; the
+// SDK reads OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES,
+// OTEL_TRACES_SAMPLER(_ARG) and OTEL_BSP_*. A value it cannot use is
+// ErrUnsupported.
 // OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL picks http/protobuf (the default,
 // to port 4318) or grpc (to port 4317, with OTEL_EXPORTER_OTLP_INSECURE);
 // http/json is ErrUnsupported, as are exporters besides otlp and none in
@@ -110,18 +116,16 @@ func FromEnv(ctx context.Context, opts ...Option) (trace.TracerProvider, func(co
 	if protocol == "" {
 		protocol = os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
 	}
-	var exp sdktrace.SpanExporter
-	var err error
-	switch p := strings.ToLower(strings.TrimSpace(protocol)); p {
-	case "", "http/protobuf":
-		exp, err = otlptracehttp.New(ctx)
-	case "grpc":
-		exp, err = otlptracegrpc.New(ctx)
-	default:
+	p := strings.ToLower(strings.TrimSpace(protocol))
+	if p == "" {
+		p = "http/protobuf"
+	}
+	if p != "http/protobuf" && p != "grpc" {
 		return nil, noop, fmt.Errorf("%w: OTEL_EXPORTER_OTLP_PROTOCOL=%s: the protocols are http/protobuf and grpc", ErrUnsupported, protocol)
 	}
+	exp, err := newExporter(p, os.Getenv)
 	if err != nil {
-		return nil, noop, fmt.Errorf("otlp: exporter: %w", err)
+		return nil, noop, err
 	}
 	res, err := newResource(ctx, o.service)
 	if err != nil {

@@ -7,10 +7,9 @@ package otlptest
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -19,11 +18,9 @@ import (
 	"sync"
 	"time"
 
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -56,8 +53,7 @@ type Span struct {
 // StartGRPC.
 type Collector struct {
 	srv  *httptest.Server
-	gsrv *grpc.Server
-	addr string // the gRPC server's
+	grpc bool
 
 	mu       sync.Mutex
 	spans    []Span
@@ -66,7 +62,8 @@ type Collector struct {
 	fail     bool
 }
 
-// Start starts a collector on the loopback interface. Close it when done.
+// Start starts a collector of OTLP over HTTP on the loopback interface.
+// Close it when done.
 func Start() *Collector {
 	c := &Collector{arrived: make(chan struct{}, 1)}
 	c.srv = httptest.NewServer(http.HandlerFunc(c.serve))
@@ -76,48 +73,21 @@ func Start() *Collector {
 // StartGRPC starts a collector serving the OTLP trace service over gRPC,
 // without TLS, on the loopback interface. Close it when done.
 func StartGRPC() (*Collector, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	c := &Collector{arrived: make(chan struct{}, 1), gsrv: grpc.NewServer(), addr: ln.Addr().String()}
-	coltracepb.RegisterTraceServiceServer(c.gsrv, traceService{c: c})
-	go c.gsrv.Serve(ln) //nolint:errcheck // ends with Close
+	c := &Collector{arrived: make(chan struct{}, 1), grpc: true}
+	c.srv = httptest.NewUnstartedServer(http.HandlerFunc(c.serveGRPC))
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	c.srv.Config.Protocols = &p
+	c.srv.Start()
 	return c, nil
-}
-
-// traceService is the gRPC trace service.
-type traceService struct {
-	coltracepb.UnimplementedTraceServiceServer
-	c *Collector
-}
-
-// Export implements coltracepb.TraceServiceServer.
-func (s traceService) Export(_ context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
-	if !s.c.accept() {
-		return nil, status.Error(codes.Unavailable, "collector unavailable")
-	}
-	s.c.record(req)
-	return &coltracepb.ExportTraceServiceResponse{}, nil
 }
 
 // URL is the collector's base URL, for OTEL_EXPORTER_OTLP_ENDPOINT: an
 // http:// URL, which tells a gRPC exporter to do without TLS.
-func (c *Collector) URL() string {
-	if c.gsrv != nil {
-		return "http://" + c.addr
-	}
-	return c.srv.URL
-}
+func (c *Collector) URL() string { return c.srv.URL }
 
 // Close stops the server.
-func (c *Collector) Close() {
-	if c.gsrv != nil {
-		c.gsrv.Stop()
-		return
-	}
-	c.srv.Close()
-}
+func (c *Collector) Close() { c.srv.Close() }
 
 // accept counts a request and says whether to take it.
 func (c *Collector) accept() bool {
@@ -195,21 +165,95 @@ func (c *Collector) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	var req coltracepb.ExportTraceServiceRequest
-	if err := proto.Unmarshal(raw, &req); err != nil {
+	req, err := decodeRequest(raw)
+	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	c.record(&req)
+	c.record(req)
 	w.Header().Set("Content-Type", "application/x-protobuf")
-	out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-	w.Write(out) //nolint:errcheck // the exporter's problem if it left
+	// The ExportTraceServiceResponse of a full success has no field set.
+}
+
+// serveGRPC is the trace service's Export method: a framed request
+// message, a framed response, and the status in the trailers.
+func (c *Collector) serveGRPC(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/grpc")
+	w.Header().Set("Trailer", "Grpc-Status, Grpc-Message")
+	status := func(code int, msg string) {
+		w.Header().Set("Grpc-Status", strconv.Itoa(code))
+		w.Header().Set("Grpc-Message", msg)
+	}
+	if r.Method != http.MethodPost || r.URL.Path != "/opentelemetry.proto.collector.trace.v1.TraceService/Export" {
+		status(12, "unimplemented")
+		return
+	}
+	if !c.accept() {
+		status(14, "collector unavailable")
+		return
+	}
+	raw, err := io.ReadAll(r.Body)
+	if err != nil || len(raw) < 5 || int(binary.BigEndian.Uint32(raw[1:5])) != len(raw)-5 {
+		status(13, "malformed frame")
+		return
+	}
+	msg := raw[5:]
+	if raw[0] == 1 {
+		zr, err := gzip.NewReader(bytes.NewReader(msg))
+		if err == nil {
+			msg, err = io.ReadAll(zr)
+		}
+		if err != nil {
+			status(13, err.Error())
+			return
+		}
+	}
+	req, err := decodeRequest(msg)
+	if err != nil {
+		status(13, err.Error())
+		return
+	}
+	c.record(req)
+	w.Write([]byte{0, 0, 0, 0, 0}) //nolint:errcheck // an empty response message
+	status(0, "")
+}
+
+// decodeRequest reads an ExportTraceServiceRequest: its only field,
+// numbered 1, repeats a ResourceSpans. (The generated type of the request
+// lives in a package with the gRPC service, which this one keeps out.)
+func decodeRequest(raw []byte) ([]*tracepb.ResourceSpans, error) {
+	var out []*tracepb.ResourceSpans
+	for len(raw) > 0 {
+		num, typ, n := protowire.ConsumeTag(raw)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		raw = raw[n:]
+		if num != 1 || typ != protowire.BytesType {
+			if n = protowire.ConsumeFieldValue(num, typ, raw); n < 0 {
+				return nil, protowire.ParseError(n)
+			}
+			raw = raw[n:]
+			continue
+		}
+		v, n := protowire.ConsumeBytes(raw)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		raw = raw[n:]
+		rs := new(tracepb.ResourceSpans)
+		if err := proto.Unmarshal(v, rs); err != nil {
+			return nil, err
+		}
+		out = append(out, rs)
+	}
+	return out, nil
 }
 
 // record keeps the spans of an export request.
-func (c *Collector) record(req *coltracepb.ExportTraceServiceRequest) {
+func (c *Collector) record(req []*tracepb.ResourceSpans) {
 	var got []Span
-	for _, rs := range req.GetResourceSpans() {
+	for _, rs := range req {
 		res := attrMap(rs.GetResource().GetAttributes())
 		for _, ss := range rs.GetScopeSpans() {
 			for _, s := range ss.GetSpans() {

@@ -18,7 +18,7 @@ import (
 // BenchmarkRun runs the CLI's run command in-process on the benchmark
 // workload, so its cost per step can be profiled:
 //
-//	go test -run='^$' -bench=Run -cpuprofile cpu.out ./internal/cli
+//	go test -run='^$' -bench=Run -cpuprofile cpu.out ./cmd/deepagents/internal/cli
 func BenchmarkRun(b *testing.B) {
 	for _, out := range []string{"jsonl", "text"} {
 		b.Run("output="+out, func(b *testing.B) {
@@ -78,7 +78,7 @@ func init() {
 // workload (bench/workload, bench/longrun) with a SQLite file, summaries
 // succeeding and failing, so long runs can be profiled:
 //
-//	go test -run='^$' -bench=RunGrowing -benchtime=1x -memprofile mem.out ./internal/cli -args -steps 10000
+//	go test -run='^$' -bench=RunGrowing -benchtime=1x -memprofile mem.out ./cmd/deepagents/internal/cli -args -steps 10000
 func BenchmarkRunGrowing(b *testing.B) {
 	for _, summaries := range []bool{true, false} {
 		b.Run(fmt.Sprintf("summaries=%v", summaries), func(b *testing.B) {

@@ -11,7 +11,7 @@ import (
 // everythingServer is the npm MCP test server (installed by .ci/run).
 func everythingServer(t *testing.T) string {
 	t.Helper()
-	p, err := filepath.Abs("../../mcp/testdata/npm/node_modules/.bin/mcp-server-everything")
+	p, err := filepath.Abs("../../../../mcp/testdata/npm/node_modules/.bin/mcp-server-everything")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,57 @@
+package langgraph
+
+import "strings"
+
+// Paths of the API, relative to a server's base URL, as patterns of
+// net/http's ServeMux: a server routes them as they are, and a client
+// fills their wildcards with Path.
+const (
+	PathOK   = "/ok"
+	PathInfo = "/info"
+
+	PathAssistants      = "/assistants"
+	PathAssistantSearch = PathAssistants + "/search"
+	PathAssistant       = PathAssistants + "/{assistant_id}"
+
+	PathThreads         = "/threads"
+	PathThreadSearch    = PathThreads + "/search"
+	PathThread          = PathThreads + "/{thread_id}"
+	PathThreadCopy      = PathThread + "/copy"
+	PathThreadState     = PathThread + "/state"
+	PathThreadStateAt   = PathThreadState + "/{checkpoint_id}"
+	PathThreadHistory   = PathThread + "/history"
+	PathRuns            = PathThread + "/runs"
+	PathRunsStream      = PathRuns + "/stream"
+	PathRunsWait        = PathRuns + "/wait"
+	PathRun             = PathRuns + "/{run_id}"
+	PathRunCancel       = PathRun + "/cancel"
+	PathRunJoin         = PathRun + "/join"
+	PathRunStream       = PathRun + "/stream"
+	PathStatelessStream = "/runs/stream"
+	PathStatelessWait   = "/runs/wait"
+)
+
+// Path fills the wildcards of pattern ({thread_id}, {run_id}, ...) with
+// ids, in order; those without an id stay as they are. The ids go in
+// as given: a client escapes them first (url.PathEscape), while a server
+// writes an ID as its client sent it (the LangGraph SDK escapes what it
+// reads from Content-Location again).
+func Path(pattern string, ids ...string) string {
+	var b strings.Builder
+	b.Grow(len(pattern) + 72)
+	for len(ids) > 0 {
+		i := strings.IndexByte(pattern, '{')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(pattern[i:], '}')
+		if j < 0 {
+			break
+		}
+		b.WriteString(pattern[:i])
+		b.WriteString(ids[0])
+		pattern, ids = pattern[i+j+1:], ids[1:]
+	}
+	b.WriteString(pattern)
+	return b.String()
+}
