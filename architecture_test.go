@@ -76,9 +76,21 @@ var layers = map[string][]string{
 	"telemetry/otlp":          nil,
 	"telemetry/otlp/otlptest": nil,
 
-	// The built-in middleware, the deep agent, and the command line.
-	"middleware":                  {"agent", "backend", "checkpoint", "langgraph", "llm", "permission", "thread", "tool"},
-	"":                            {"agent", "backend", "checkpoint", "llm", "middleware", "permission", "store", "telemetry", "thread", "tool"},
+	// The built-in middleware, a package each: they know the run loop
+	// and what they work on, not each other, but for the subagents'
+	// approvals (hitl).
+	"middleware/todos":         {"agent", "thread", "tool"},
+	"middleware/patch":         {"agent", "llm"},
+	"middleware/caching":       {"agent", "llm"},
+	"middleware/hitl":          {"agent", "permission"},
+	"middleware/memory":        {"agent", "backend", "llm"},
+	"middleware/skills":        {"agent", "backend", "llm"},
+	"middleware/summarization": {"agent", "backend", "llm", "thread"},
+	"middleware/filesystem":    {"agent", "backend", "tool"},
+	"middleware/subagents":     {"agent", "checkpoint", "langgraph", "llm", "middleware/hitl", "permission", "thread", "tool"},
+
+	// The deep agent, and the command line.
+	"":                            {"agent", "backend", "checkpoint", "llm", "middleware/caching", "middleware/filesystem", "middleware/hitl", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/subagents", "middleware/summarization", "middleware/todos", "permission", "store", "telemetry", "thread", "tool"},
 	"cmd/deepagents/internal/cli": {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "tool"},
 	"cmd/deepagents":              {"cmd/deepagents/internal/cli", "internal/procinfo"},
 

@@ -15,7 +15,15 @@ import (
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/caching"
+	"github.com/deepagents-go/deepagents/middleware/filesystem"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/middleware/memory"
+	"github.com/deepagents-go/deepagents/middleware/patch"
+	"github.com/deepagents-go/deepagents/middleware/skills"
+	"github.com/deepagents-go/deepagents/middleware/subagents"
+	"github.com/deepagents-go/deepagents/middleware/summarization"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/store"
 	"github.com/deepagents-go/deepagents/telemetry"
@@ -122,18 +130,10 @@ func New(cfg Config) (*Agent, error) {
 	if saver == nil && asksApproval(cfg) {
 		saver = checkpoint.NewMemorySaver()
 	}
-	// The built-in middleware keep no per-run state, so the main agent and
-	// its subagents share one instance each: their tools and schemas are
-	// built once, and the filesystem's per-path write locks cover every
-	// agent writing to the backend.
-	var (
-		todos      = middleware.NewTodos()
-		filesystem = middleware.NewFilesystem(b)
-		summarize  = middleware.NewSummarization(nil, b)
-		caching    = middleware.NewPromptCaching()
-		patch      = middleware.NewPatchToolCalls()
-	)
-	filesystem.GrepRegexp = cfg.GrepRegexp
+	sh, err := newShared(cfg, b)
+	if err != nil {
+		return nil, fmt.Errorf("deepagents: %w", err)
+	}
 	// Subagents get the file tools, planning and context management, but
 	// not memory, skills or further subagents.
 	var tracing []agent.Middleware // outermost, so that its spans cover the rest
@@ -141,11 +141,11 @@ func New(cfg Config) (*Agent, error) {
 		tracing = []agent.Middleware{telemetry.New(cfg.TracerProvider, telemetry.Options{CaptureContent: cfg.TraceContent})}
 	}
 	subStack := func() []agent.Middleware {
-		return append(slices.Clone(tracing), todos, filesystem, summarize, caching, patch)
+		return append(slices.Clone(tracing), sh.plan, sh.files, sh.summarize, sh.cache, sh.repair)
 	}
 	// The options the main agent and its subagents share: a subagent
 	// inherits all of them but those it overrides (see
-	// middleware.SubagentsConfig.Agent).
+	// subagents.Parent.Agent).
 	base := agent.Config{
 		Model:            cfg.Model,
 		Tools:            cfg.Tools,
@@ -156,46 +156,45 @@ func New(cfg Config) (*Agent, error) {
 		Store:            cfg.Store,
 		Logger:           cfg.Logger,
 	}
-	subs, err := middleware.NewSubagents(middleware.SubagentsConfig{
-		Agent:       base,
-		InterruptOn: cfg.InterruptOn,
-		Permissions: cfg.Permissions,
-		Middleware:  subStack,
-		Subagents:   cfg.Subagents,
-	})
+	parent := subagents.Parent{Agent: base, InterruptOn: cfg.InterruptOn, Permissions: cfg.Permissions, Middleware: subStack}
+	subs, err := subagents.New(subagents.Config{Parent: parent, Subagents: cfg.Subagents})
 	if err != nil {
 		return nil, fmt.Errorf("deepagents: %w", err)
 	}
-	defaults := append(slices.Clone(tracing), todos)
+	defaults := append(slices.Clone(tracing), sh.plan)
 	if len(cfg.Memory) > 0 {
-		defaults = append(defaults, middleware.NewAgentsMemory(b, cfg.Memory...))
+		mem, err := memory.New(memory.Config{Backend: b, Sources: cfg.Memory})
+		if err != nil {
+			return nil, fmt.Errorf("deepagents: %w", err)
+		}
+		defaults = append(defaults, mem)
 	}
 	if len(cfg.Skills) > 0 {
-		defaults = append(defaults, middleware.NewSkills(b, cfg.Skills...))
+		sk, err := skills.New(skills.Config{Backend: b, Sources: cfg.Skills})
+		if err != nil {
+			return nil, fmt.Errorf("deepagents: %w", err)
+		}
+		defaults = append(defaults, sk)
 	}
-	defaults = append(defaults, filesystem, subs)
+	defaults = append(defaults, sh.files, subs)
 	if len(cfg.AsyncSubagents) > 0 {
-		async, err := middleware.NewAsyncSubagents(middleware.AsyncSubagentsConfig{
-			Agent:       base,
-			InterruptOn: cfg.InterruptOn,
-			Permissions: cfg.Permissions,
-			Middleware:  subStack,
-			Subagents:   cfg.AsyncSubagents,
-			Options:     cfg.Async,
-			Logger:      cfg.Logger,
-		})
+		async, err := subagents.NewAsync(subagents.AsyncConfig{Parent: parent, Subagents: cfg.AsyncSubagents, Options: cfg.Async, Logger: cfg.Logger})
 		if err != nil {
 			return nil, fmt.Errorf("deepagents: %w", err)
 		}
 		defaults = append(defaults, async)
 	}
-	defaults = append(defaults, summarize, caching, patch)
+	defaults = append(defaults, sh.summarize, sh.cache, sh.repair)
 	stack, err := buildStack(defaults, cfg.Middleware)
 	if err != nil {
 		return nil, err
 	}
 	if len(cfg.InterruptOn) > 0 || cfg.Permissions != nil {
-		stack = append(stack, &middleware.HumanInTheLoop{On: cfg.InterruptOn, Rules: cfg.Permissions})
+		approvals, err := hitl.New(hitl.Config{On: cfg.InterruptOn, Rules: cfg.Permissions})
+		if err != nil {
+			return nil, fmt.Errorf("deepagents: %w", err)
+		}
+		stack = append(stack, approvals)
 	}
 	prompt := BasePrompt
 	if cfg.SystemPrompt != "" {
@@ -214,6 +213,29 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// shared are the built-in middleware the main agent and its subagents
+// share. They keep no per-run state, so one instance each serves every
+// agent: their tools and schemas are built once, and the filesystem's
+// per-path write locks cover every agent writing to the backend.
+type shared struct {
+	plan      *todos.Middleware
+	files     *filesystem.Middleware
+	summarize *summarization.Middleware
+	cache     *caching.Middleware
+	repair    *patch.Middleware
+}
+
+func newShared(cfg Config, b backend.Backend) (shared, error) {
+	var sh shared
+	errs := make([]error, 5)
+	sh.plan, errs[0] = todos.New(todos.Config{})
+	sh.files, errs[1] = filesystem.New(filesystem.Config{Backend: b, GrepRegexp: cfg.GrepRegexp})
+	sh.summarize, errs[2] = summarization.New(summarization.Config{Backend: b})
+	sh.cache, errs[3] = caching.New(caching.Config{})
+	sh.repair, errs[4] = patch.New(patch.Config{})
+	return sh, errors.Join(errs...)
 }
 
 // ErrUnknownTool is returned by New when an approval or permission rule,

@@ -1,12 +1,12 @@
 package deepagents
 
-import "github.com/deepagents-go/deepagents/middleware"
+import "github.com/deepagents-go/deepagents/middleware/subagents"
 
 // Background subagents (see Config.AsyncSubagents).
 type (
-	AsyncSubagent = middleware.AsyncSubagent
-	AsyncOptions  = middleware.AsyncOptions
-	AsyncTask     = middleware.AsyncTask
+	AsyncSubagent = subagents.Async
+	AsyncOptions  = subagents.AsyncOptions
+	AsyncTask     = subagents.AsyncTask
 )
 
 // allSubagents returns the subagents the configuration declares: the task

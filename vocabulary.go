@@ -4,7 +4,9 @@ import (
 	"context"
 
 	"github.com/deepagents-go/deepagents/agent"
-	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/middleware/subagents"
+	"github.com/deepagents-go/deepagents/middleware/summarization"
 	"github.com/deepagents-go/deepagents/thread"
 )
 
@@ -32,9 +34,9 @@ type (
 	UsageTree     = agent.UsageTree
 	Durability    = agent.Durability
 	ModelUsage    = agent.ModelUsage
-	Subagent      = middleware.Subagent
-	SubagentMode  = middleware.SubagentMode
-	InterruptOn   = middleware.InterruptOn
+	Subagent      = subagents.Subagent
+	SubagentMode  = subagents.Mode
+	InterruptOn   = hitl.InterruptOn
 )
 
 // Event types (see docs/EVENTS.md).
@@ -70,8 +72,8 @@ const (
 
 // Subagent modes: what conversation a subagent starts from.
 const (
-	SubagentIsolated = middleware.SubagentIsolated
-	SubagentFork     = middleware.SubagentFork
+	SubagentIsolated = subagents.Isolated
+	SubagentFork     = subagents.Fork
 )
 
 // Decisions on interrupted tool calls.
@@ -106,5 +108,6 @@ func Prompt(text string) Input { return agent.Prompt(text) }
 
 // CompactFirst returns a context whose run begins by summarizing the
 // thread's conversation so far, however short, keeping only the run's
-// prompt (see middleware.CompactFirst): what a user asks for with /compact.
-func CompactFirst(ctx context.Context) context.Context { return middleware.CompactFirst(ctx) }
+// prompt (see summarization.CompactFirst): what a user asks for with
+// /compact.
+func CompactFirst(ctx context.Context) context.Context { return summarization.CompactFirst(ctx) }

@@ -18,7 +18,9 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
-	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/middleware/patch"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -56,6 +58,36 @@ func newAgent(t *testing.T, cfg agent.Config) *agent.Agent {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// newTodos returns the todos middleware with the default configuration.
+func newTodos(t *testing.T) *todos.Middleware {
+	t.Helper()
+	m, err := todos.New(todos.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// newPatch returns the middleware that repairs unanswered tool calls.
+func newPatch(t *testing.T) *patch.Middleware {
+	t.Helper()
+	m, err := patch.New(patch.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// newHITL returns the human-in-the-loop middleware asking about on.
+func newHITL(t *testing.T, on map[string]hitl.InterruptOn) *hitl.Middleware {
+	t.Helper()
+	m, err := hitl.New(hitl.Config{On: on})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // toolResults returns the tool messages of a conversation as "id=content".
@@ -383,7 +415,7 @@ func TestNewRejectsDuplicates(t *testing.T) {
 	if _, err := agent.New(agent.Config{Model: m, Tools: []tool.Tool{echoTool(t), echoTool(t)}}); err == nil || !strings.Contains(err.Error(), `"echo"`) {
 		t.Errorf("duplicate tools: err = %v", err)
 	}
-	if _, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{middleware.NewTodos(), middleware.NewTodos()}}); err == nil || !strings.Contains(err.Error(), `"todos"`) {
+	if _, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{newTodos(t), newTodos(t)}}); err == nil || !strings.Contains(err.Error(), `"todos"`) {
 		t.Errorf("duplicate middleware: err = %v", err)
 	}
 	if _, err := agent.New(agent.Config{}); err == nil {
@@ -473,7 +505,7 @@ func TestStreamEvents(t *testing.T) {
 		replay.Turn{Content: "planning", ToolCalls: []llm.ToolCall{call("t1", "write_todos", `{"todos":[{"content":"a","status":"in_progress"}]}`)}, Usage: llm.Usage{InputTokens: 10, OutputTokens: 5}},
 		replay.Turn{Content: "done", Usage: llm.Usage{InputTokens: 20, OutputTokens: 2, CacheReadTokens: 8}},
 	)
-	a := newAgent(t, agent.Config{Model: m, Middleware: []agent.Middleware{middleware.NewTodos()}})
+	a := newAgent(t, agent.Config{Model: m, Middleware: []agent.Middleware{newTodos(t)}})
 	var types []agent.EventType
 	var last agent.Event
 	for e, err := range a.Stream(context.Background(), agent.Prompt("go")) {

@@ -14,7 +14,8 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
-	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/middleware/patch"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -143,12 +144,12 @@ func TestBusyThreadIsRefused(t *testing.T) {
 	}
 }
 
-func hitlAgent(t *testing.T, m llm.Model, saver checkpoint.Saver, on map[string]middleware.InterruptOn) *agent.Agent {
+func hitlAgent(t *testing.T, m llm.Model, saver checkpoint.Saver, on map[string]hitl.InterruptOn) *agent.Agent {
 	return newAgent(t, agent.Config{
 		Model:        m,
 		Tools:        []tool.Tool{echoTool(t)},
 		Checkpointer: saver,
-		Middleware:   []agent.Middleware{middleware.NewPatchToolCalls(), middleware.NewHumanInTheLoop(on)},
+		Middleware:   []agent.Middleware{newPatch(t), newHITL(t, on)},
 	})
 }
 
@@ -162,14 +163,14 @@ func TestHumanDecisions(t *testing.T) {
 	}{
 		{"approve", agent.Decision{Type: agent.DecisionApprove}, "echo: guarded", false},
 		{"edit", agent.Decision{Type: agent.DecisionEdit, Args: json.RawMessage(`{"text":"edited"}`)}, "echo: edited", false},
-		{"reject", agent.Decision{Type: agent.DecisionReject, Message: "not today"}, middleware.RejectedToolCall + ": not today", true},
+		{"reject", agent.Decision{Type: agent.DecisionReject, Message: "not today"}, hitl.RejectedToolCall + ": not today", true},
 	}
 	// The decisions bind to the calls the checkpoint holds, whatever the
 	// agent that resumes was built with.
 	resumers := map[string]func(t *testing.T, a *agent.Agent, m llm.Model, saver checkpoint.Saver) *agent.Agent{
 		"same agent": func(_ *testing.T, a *agent.Agent, _ llm.Model, _ checkpoint.Saver) *agent.Agent { return a },
 		"rebuilt with approvals": func(t *testing.T, _ *agent.Agent, m llm.Model, saver checkpoint.Saver) *agent.Agent {
-			return hitlAgent(t, m, saver, map[string]middleware.InterruptOn{"echo": {}})
+			return hitlAgent(t, m, saver, map[string]hitl.InterruptOn{"echo": {}})
 		},
 		"rebuilt without approvals": func(t *testing.T, _ *agent.Agent, m llm.Model, saver checkpoint.Saver) *agent.Agent {
 			return hitlAgent(t, m, saver, nil)
@@ -183,7 +184,7 @@ func TestHumanDecisions(t *testing.T) {
 			t.Run(tt.name+"/"+rname, func(t *testing.T) {
 				saver := checkpoint.NewMemorySaver()
 				m := replay.New(two, replay.Turn{Content: "finished"})
-				a := hitlAgent(t, m, saver, map[string]middleware.InterruptOn{"echo": {}})
+				a := hitlAgent(t, m, saver, map[string]hitl.InterruptOn{"echo": {}})
 				ctx := context.Background()
 				res, err := a.Invoke(ctx, agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("go")}})
 				if err != nil {
@@ -243,7 +244,7 @@ func TestDecisionErrors(t *testing.T) {
 	ctx := context.Background()
 	saver := checkpoint.NewMemorySaver()
 	m := replay.New(replay.Turn{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"x"}`)}}, replay.Turn{Content: "ok"})
-	a := hitlAgent(t, m, saver, map[string]middleware.InterruptOn{"echo": {Allowed: []agent.DecisionType{agent.DecisionApprove, agent.DecisionReject}}})
+	a := hitlAgent(t, m, saver, map[string]hitl.InterruptOn{"echo": {Allowed: []agent.DecisionType{agent.DecisionApprove, agent.DecisionReject}}})
 	if _, err := a.Resume(ctx, "t", []agent.Decision{{Type: agent.DecisionApprove}}); !errors.Is(err, checkpoint.ErrNotFound) && !errors.Is(err, agent.ErrNotInterrupted) {
 		t.Errorf("resume of a missing thread: %v", err)
 	}
@@ -264,7 +265,7 @@ func TestDecisionErrors(t *testing.T) {
 	}
 	// An edit whose arguments do not fit the tool fails the resume, and
 	// nothing runs.
-	editable := hitlAgent(t, replay.New(replay.Turn{ToolCalls: []llm.ToolCall{call("e", "echo", `{"text":"x"}`)}}), saver, map[string]middleware.InterruptOn{"echo": {}})
+	editable := hitlAgent(t, replay.New(replay.Turn{ToolCalls: []llm.ToolCall{call("e", "echo", `{"text":"x"}`)}}), saver, map[string]hitl.InterruptOn{"echo": {}})
 	if _, err := editable.Invoke(ctx, agent.Input{ThreadID: "t2", Messages: []llm.Message{llm.UserText("go")}}); err != nil {
 		t.Fatal(err)
 	}
@@ -286,9 +287,9 @@ func TestNewMessageOnInterruptedThreadPatchesTheCall(t *testing.T) {
 	saver := checkpoint.NewMemorySaver()
 	m := replay.New(
 		replay.Turn{ToolCalls: []llm.ToolCall{call("a", "echo", `{"text":"x"}`)}},
-		replay.Turn{Content: "moved on", Expect: &replay.Expect{MessagesContain: []string{middleware.CancelledToolCall, "never mind"}}},
+		replay.Turn{Content: "moved on", Expect: &replay.Expect{MessagesContain: []string{patch.CancelledToolCall, "never mind"}}},
 	)
-	a := hitlAgent(t, m, saver, map[string]middleware.InterruptOn{"echo": {}})
+	a := hitlAgent(t, m, saver, map[string]hitl.InterruptOn{"echo": {}})
 	if _, err := a.Invoke(ctx, agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("go")}}); err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +297,7 @@ func TestNewMessageOnInterruptedThreadPatchesTheCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"user:go", "assistant: call(a echo)", "tool:" + middleware.CancelledToolCall, "user:never mind", "assistant:moved on"}
+	want := []string{"user:go", "assistant: call(a echo)", "tool:" + patch.CancelledToolCall, "user:never mind", "assistant:moved on"}
 	if diff := cmp.Diff(want, texts(res.State.Messages)); diff != "" {
 		t.Errorf("messages (-want +got):\n%s", diff)
 	}
@@ -328,7 +329,7 @@ func TestToolInterruptResumesThatTool(t *testing.T) {
 		replay.Turn{Content: "done", Expect: &replay.Expect{MessagesContain: []string{"inner decision: reject", "echo: x"}}},
 	)
 	a := newAgent(t, agent.Config{Model: m, Tools: []tool.Tool{echoTool(t), gated}, Checkpointer: saver,
-		Middleware: []agent.Middleware{middleware.NewPatchToolCalls(), middleware.NewHumanInTheLoop(map[string]middleware.InterruptOn{"gated": {}})}})
+		Middleware: []agent.Middleware{newPatch(t), newHITL(t, map[string]hitl.InterruptOn{"gated": {}})}})
 	res, err := a.Invoke(ctx, agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("go")}})
 	if err != nil || res.Status != agent.StatusInterrupted || res.Interrupts[0].Tool != "gated" {
 		t.Fatalf("first stop: %v %+v", err, res)

@@ -12,7 +12,7 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
-	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -107,7 +107,7 @@ func TestRunWrapper(t *testing.T) {
 			outer, inner := &runRecorder{name: "outer"}, &runRecorder{name: "inner"}
 			mw := []agent.Middleware{outer, inner}
 			if tt.approve {
-				mw = append(mw, &middleware.HumanInTheLoop{On: map[string]middleware.InterruptOn{"probe": {}}})
+				mw = append(mw, newHITL(t, map[string]hitl.InterruptOn{"probe": {}}))
 			}
 			a := newAgent(t, agent.Config{
 				Model:        replay.New(tt.turns...),

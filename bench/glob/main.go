@@ -44,7 +44,7 @@ import (
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
-	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/filesystem"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -109,8 +109,12 @@ func run(ctx context.Context, root string, runs int, cli string) error {
 	if err != nil {
 		return err
 	}
-	mw := middleware.NewFilesystem(fsb)
-	mw.EvictChars = -1 // the in-process tool returns every file; the CLI keeps its 80,000-character cap
+	// The in-process tool returns every file; the CLI keeps its
+	// 80,000-character cap.
+	mw, err := filesystem.New(filesystem.Config{Backend: fsb, EvictChars: -1})
+	if err != nil {
+		return err
+	}
 	tools := map[string]tool.Tool{}
 	for _, t := range mw.Tools() {
 		tools[t.Spec().Name] = t

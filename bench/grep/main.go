@@ -42,7 +42,7 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/backend"
-	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/filesystem"
 )
 
 var defaultPatterns = []string{
@@ -266,7 +266,7 @@ func runCLI(bin, script, root string) []string {
 		if ev.Content == "No matches found" {
 			return nil
 		}
-		// The tool stops at its match cap (middleware.DefaultGrepMaxMatches)
+		// The tool stops at its match cap (filesystem.DefaultGrepMaxMatches)
 		// and says so after a blank line.
 		content, _, _ := strings.Cut(ev.Content, "\n\nNote: the search stopped")
 		for p := range strings.SplitSeq(content, "\n") {
@@ -280,7 +280,7 @@ func runCLI(bin, script, root string) []string {
 // cappedSubset reports whether the CLI's files are the grep tool's capped
 // answer: exactly its cap of files, all of them among the backend's.
 func cappedSubset(cli, all []string) bool {
-	if len(cli) != middleware.DefaultGrepMaxMatches || len(all) <= len(cli) {
+	if len(cli) != filesystem.DefaultGrepMaxMatches || len(all) <= len(cli) {
 		return false
 	}
 	for _, f := range cli {

@@ -11,7 +11,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
-	"github.com/deepagents-go/deepagents/middleware"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 )
 
 func TestRecordThenReplay(t *testing.T) {
@@ -21,7 +21,11 @@ func TestRecordThenReplay(t *testing.T) {
 	}})
 	path := filepath.Join(t.TempDir(), "rec.json")
 	run := func(m llm.Model, system, prompt string) (*agent.Result, error) {
-		a, err := agent.New(agent.Config{Model: m, SystemPrompt: system, Middleware: []agent.Middleware{middleware.NewTodos()}})
+		plan, err := todos.New(todos.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := agent.New(agent.Config{Model: m, SystemPrompt: system, Middleware: []agent.Middleware{plan}})
 		if err != nil {
 			t.Fatal(err)
 		}

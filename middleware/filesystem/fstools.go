@@ -1,0 +1,450 @@
+package filesystem
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/deepagents-go/deepagents/backend"
+)
+
+const (
+	lsDescription = `List the entries of a directory, one per line; directories end with "/". Not recursive: use glob to find files at any depth.`
+
+	readDescription = `Read a file, shown with line numbers (cat -n style).
+
+By default it returns up to 2000 lines from the start. For long files, pass offset (0-based line to start at) and limit (number of lines) to page through them; when more lines follow, the result ends with the offset to continue from. Lines longer than 10000 characters continue on rows numbered N.1, N.2. Read a file before editing it.`
+
+	writeDescription = `Write a file: create it with the given content, or replace the whole of an existing one. To change part of a file, use edit_file instead.`
+
+	editDescription = `Replace an exact string in a file.
+
+old_string must match the file's text exactly, including whitespace and indentation (without the line-number prefix read_file shows). It must occur exactly once unless replace_all is true, so include enough surrounding lines to make it unique. Read the file first.`
+
+	globDescription = `Find files by a glob pattern and return their absolute paths, sorted, one per line.
+
+A pattern without "/" matches file names at any depth below path: "*.py" finds /src/app/main.py. A pattern with "/" matches the path relative to path (default /): "src/**/*.py", where "**" stands for any number of directories. Also "?", "[abc]", "[!a]" and "{a,b}". Names starting with "." (".env", ".github") are matched only by a pattern element that starts with "." too, and "**" does not enter such directories: "*.yml" finds /.github/workflows/ci.yml, "**/*.yml" does not. If path names a file, the pattern is matched against its name.`
+
+	grepDescription = `Search file contents for a literal text (not a regular expression) under path (default /), a directory or a file.
+
+The pattern is matched as written: "foo|bar" finds that text, not foo or bar; run one search per alternative. glob limits the files searched, with the rules of the glob tool ("*.go" at any depth, "src/**/*.ts"). output_mode: files_with_matches (default) lists matching files; content shows each matching line under its file as "  N: text"; count gives the number of matching lines per file. max_count caps the matches returned.`
+
+	grepRegexpDescription = `Search file contents with a regular expression (RE2 syntax) under path (default /), a directory or a file.
+
+glob limits the files searched, with the rules of the glob tool ("*.go" at any depth, "src/**/*.ts"). output_mode: files_with_matches (default) lists matching files; content shows each matching line under its file as "  N: text"; count gives the number of matching lines per file. max_count caps the matches returned.`
+
+	executeDescription = `Run a shell command in the workspace and return its combined output and exit code. timeout (seconds) overrides the default limit. Avoid interactive commands; use the file tools to read and search files.`
+)
+
+type lsIn struct {
+	Path string `json:"path" jsonschema:"absolute path of the directory to list"`
+}
+
+func (f *Middleware) ls(ctx context.Context, in lsIn) (string, error) {
+	p, err := f.clean(in.Path)
+	if err != nil {
+		return "", err
+	}
+	text, err := backend.ListText(ctx, f.cfg.Backend, p)
+	if err != nil {
+		return "", errors.New(backendErrorText(p, err))
+	}
+	if text == "" {
+		return noFilesFound, nil
+	}
+	return capOutput(text, f.evictChars()), nil
+}
+
+type readIn struct {
+	FilePath string `json:"file_path" jsonschema:"absolute path of the file to read"`
+	Offset   int    `json:"offset,omitempty" jsonschema:"0-based line to start reading at"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"maximum number of lines to read"`
+	hasLimit bool   // the arguments gave a limit (0 differs from none)
+}
+
+// UnmarshalJSON tells an explicit limit of 0 from none.
+func (in *readIn) UnmarshalJSON(b []byte) error {
+	type plain readIn
+	var raw struct {
+		plain
+		Limit *int `json:"limit"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*in = readIn(raw.plain)
+	if raw.Limit != nil {
+		in.Limit, in.hasLimit = *raw.Limit, true
+	}
+	return nil
+}
+
+func (f *Middleware) read(ctx context.Context, in readIn) (string, error) {
+	p, err := f.clean(in.FilePath)
+	if err != nil {
+		return "", err
+	}
+	// As the references do: a zero limit reads nothing and says so (the
+	// file was not looked at, so it must not read as empty), a negative
+	// one means the default, and a negative offset reads from the start
+	// with a notice.
+	limit := in.Limit
+	switch {
+	case limit == 0 && in.hasLimit:
+		return fmt.Sprintf(noLinesRequested, limit), nil
+	case limit <= 0:
+		limit = DefaultReadLimit
+	}
+	// One line more than shown tells whether the file goes on.
+	res, err := f.cfg.Backend.Read(ctx, p, max(in.Offset, 0), min(limit, math.MaxInt-1)+1)
+	if err != nil {
+		return "", errors.New(backendErrorText(p, err))
+	}
+	more := len(res.Lines) > limit
+	if more {
+		res.Lines = res.Lines[:limit]
+	}
+	if len(res.Lines) == 0 || (res.Offset == 0 && !more && allBlank(res.Lines)) {
+		return emptyFileReminder, nil
+	}
+	for i, line := range res.Lines {
+		if !utf8.ValidString(line) {
+			return "", fmt.Errorf(notUTF8Text, p, res.Offset+1+i, firstInvalidByte(line))
+		}
+	}
+	var b strings.Builder
+	formatLines(&b, res.Lines, res.Offset+1)
+	out := capOutput(b.String(), f.evictChars())
+	next := res.Offset + len(res.Lines)
+	switch {
+	case res.Truncated:
+		out += fmt.Sprintf(readCutNote, next, next)
+	case more && len(out) == b.Len(): // not cut by capOutput, which says so itself
+		out += fmt.Sprintf(moreLinesNote, len(res.Lines), plural(len(res.Lines), "line"), res.Offset+1, next, next)
+	}
+	if in.Offset < 0 {
+		out += fmt.Sprintf(clampedOffsetNote, in.Offset)
+	}
+	return out, nil
+}
+
+// plural is word, with an s unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// allBlank reports whether lines hold nothing but white space: such a file
+// reads as empty.
+func allBlank(lines []string) bool {
+	for _, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+type writeIn struct {
+	FilePath string `json:"file_path" jsonschema:"absolute path of the file to write"`
+	Content  string `json:"content" jsonschema:"the file's content"`
+}
+
+func (f *Middleware) write(ctx context.Context, in writeIn) (string, error) {
+	p, err := f.clean(in.FilePath)
+	if err != nil {
+		return "", err
+	}
+	defer f.locks.lock(p)()
+	err = f.cfg.Backend.Write(ctx, p, in.Content)
+	if errors.Is(err, backend.ErrExists) {
+		// As both references now do, an existing file is replaced.
+		err = f.cfg.Backend.Upload(ctx, []backend.File{{Path: p, Content: []byte(in.Content)}})[0].Err
+	}
+	if err != nil {
+		return "", errors.New(backendErrorText(p, err))
+	}
+	return "Updated file " + p, nil
+}
+
+type editIn struct {
+	FilePath   string `json:"file_path" jsonschema:"absolute path of the file to edit"`
+	OldString  string `json:"old_string" jsonschema:"the exact text to replace"`
+	NewString  string `json:"new_string" jsonschema:"the text to put in its place"`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence instead of requiring exactly one"`
+}
+
+func (f *Middleware) edit(ctx context.Context, in editIn) (string, error) {
+	p, err := f.clean(in.FilePath)
+	if err != nil {
+		return "", err
+	}
+	defer f.locks.lock(p)()
+	n, err := f.cfg.Backend.Edit(ctx, p, in.OldString, in.NewString, in.ReplaceAll)
+	var (
+		me *backend.MatchCountError
+		tn *backend.TrailingNewlineError
+	)
+	switch {
+	case errors.As(err, &me):
+		return "", fmt.Errorf("Error: String '%s' appears %d times in file. Use replace_all=True to replace all instances, or provide a more specific string with surrounding context.", in.OldString, me.Count)
+	case errors.Is(err, backend.ErrNoMatch) && in.OldString == "":
+		return "", errors.New("Error: old_string is empty, and only an empty file can be edited with an empty old_string; give the exact text to replace")
+	case errors.As(err, &tn) && tn.Count > 1:
+		return "", fmt.Errorf("Error: old_string ends with a newline, but the file does not end with one. Without that newline old_string occurs %d times in the file: drop the newline (from new_string too, if it ends with one) and add surrounding text so that the match is unique.", tn.Count)
+	case errors.As(err, &tn):
+		return "", errors.New("Error: old_string ends with a newline, but the file does not end with one. Retry without that newline (and without it at the end of new_string, if it has one).")
+	case errors.Is(err, backend.ErrNoMatch):
+		return "", fmt.Errorf("Error: String not found in file: '%s'", in.OldString)
+	case err != nil:
+		return "", errors.New(backendErrorText(p, err))
+	}
+	return fmt.Sprintf("Successfully replaced %d instance(s) of the string in '%s'", n, p), nil
+}
+
+type globIn struct {
+	Pattern string `json:"pattern" jsonschema:"glob pattern such as **/*.go"`
+	Path    string `json:"path,omitempty" jsonschema:"directory to search from"`
+}
+
+func (f *Middleware) glob(ctx context.Context, in globIn) (string, error) {
+	p, err := f.clean(in.Path)
+	if err != nil {
+		return "", err
+	}
+	gctx, cancel := withLimit(ctx, f.globTimeout())
+	defer cancel()
+	infos, err := f.cfg.Backend.Glob(gctx, in.Pattern, p)
+	if err != nil {
+		switch {
+		case errors.Is(err, backend.ErrInvalidPattern):
+			return "", fmt.Errorf("Error: Invalid glob pattern: %s (%s)", clip(in.Pattern, 200), invalidPatternReason(err))
+		case ctx.Err() != nil:
+			return "", ctx.Err()
+		case gctx.Err() != nil:
+			return "", fmt.Errorf(globTimeoutText, f.globTimeout())
+		}
+		return "", errors.New(backendErrorText(p, err))
+	}
+	var b strings.Builder
+	n := 0
+	for _, fi := range infos {
+		if fi.IsDir {
+			continue
+		}
+		if n > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(fi.Path)
+		n++
+	}
+	if n == 0 {
+		return noFilesFound, nil
+	}
+	return capOutput(b.String(), f.evictChars()), nil
+}
+
+type grepIn struct {
+	Pattern    string `json:"pattern" jsonschema:"the text to search for"`
+	Path       string `json:"path,omitempty" jsonschema:"file or directory to search"`
+	Glob       string `json:"glob,omitempty" jsonschema:"only search files matching this glob, such as *.go"`
+	OutputMode string `json:"output_mode,omitempty" jsonschema:"files_with_matches, content or count"`
+	MaxCount   int    `json:"max_count,omitempty" jsonschema:"the most matches to return (at least 1; default and upper bound: the configured limit)"`
+}
+
+func (f *Middleware) grep(ctx context.Context, in grepIn) (string, error) {
+	p, err := f.clean(in.Path)
+	if err != nil {
+		return "", err
+	}
+	lim := f.cfg.Grep
+	if n := len(in.Pattern); n > lim.maxPatternBytes() {
+		return "", fmt.Errorf("Error: the pattern is %d bytes long; grep accepts at most %d. Search for a shorter, more specific pattern.", n, lim.maxPatternBytes())
+	}
+	if in.MaxCount < 0 {
+		return "", fmt.Errorf("Error: max_count must be at least 1, got %d.", in.MaxCount)
+	}
+	maxMatches := lim.maxMatches()
+	if in.MaxCount > 0 {
+		maxMatches = min(in.MaxCount, maxMatches)
+	}
+	mode := backend.GrepFiles
+	if in.OutputMode == "content" || in.OutputMode == "count" {
+		mode = backend.GrepContent
+	}
+	sctx, cancel := withLimit(ctx, lim.timeout())
+	defer cancel()
+	pattern := in.Pattern
+	if !f.cfg.GrepRegexp {
+		pattern = regexp.QuoteMeta(pattern)
+	}
+	// One match more than shown tells whether any were left out.
+	q := backend.GrepQuery{Pattern: pattern, Path: p, Glob: in.Glob, Mode: mode, Limit: maxMatches + 1, MaxLineBytes: lim.maxLineBytes()}
+	matches, err := f.cfg.Backend.Grep(sctx, q)
+	if err != nil {
+		switch {
+		case errors.Is(err, backend.ErrInvalidPattern) && !errors.As(err, new(*syntax.Error)):
+			return "", fmt.Errorf("Error: Invalid glob pattern: %s (%s)", clip(in.Glob, 200), invalidPatternReason(err))
+		case errors.Is(err, backend.ErrInvalidPattern):
+			return "", errors.New("Invalid regex pattern: " + invalidPatternReason(err))
+		case ctx.Err() != nil:
+			return "", ctx.Err()
+		case sctx.Err() != nil:
+			return "", fmt.Errorf("Error: grep stopped after %v without finishing. Search a narrower path, add a glob, or use a pattern with a literal word in it.", lim.timeout())
+		}
+		return "", errors.New(backendErrorText(p, err))
+	}
+	if len(matches) == 0 {
+		if !f.cfg.GrepRegexp && looksLikeRegexp(in.Pattern) {
+			return noMatchesFound + regexpHint, nil
+		}
+		return noMatchesFound, nil
+	}
+	capped := len(matches) > maxMatches
+	if capped {
+		matches = matches[:maxMatches]
+	}
+	var b strings.Builder
+	switch in.OutputMode {
+	case "content":
+		for i, m := range matches {
+			if i == 0 || m.Path != matches[i-1].Path {
+				if i > 0 {
+					b.WriteByte('\n')
+				}
+				b.WriteString(m.Path)
+				b.WriteString(":\n")
+			} else {
+				b.WriteByte('\n')
+			}
+			fmt.Fprintf(&b, "  %d: %s", m.Line, strings.ToValidUTF8(m.Text, "\uFFFD"))
+			if m.Cut {
+				b.WriteString(lineCutMark)
+			}
+		}
+	case "count":
+		for i := 0; i < len(matches); {
+			j := i
+			for j < len(matches) && matches[j].Path == matches[i].Path {
+				j++
+			}
+			if i > 0 {
+				b.WriteByte('\n')
+			}
+			fmt.Fprintf(&b, "%s: %d", matches[i].Path, j-i)
+			i = j
+		}
+	default:
+		for i, m := range matches {
+			if i > 0 && m.Path == matches[i-1].Path {
+				continue
+			}
+			if i > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(m.Path)
+		}
+	}
+	out := capOutput(b.String(), f.evictChars())
+	if capped {
+		out += fmt.Sprintf(grepCappedNote, maxMatches)
+		if maxMatches < lim.maxMatches() {
+			out += fmt.Sprintf(grepRaiseNote, lim.maxMatches())
+		}
+	}
+	return out, nil
+}
+
+// withLimit is ctx with a timeout, or ctx itself when d is not positive.
+func withLimit(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// looksLikeRegexp reports whether a literal grep pattern carries strong
+// signs of having been written as a regular expression ("a|b", ".*", "\d"),
+// so that finding nothing is worth a hint. Single "." "(" or "[" are left
+// out: literal code searches are full of them.
+func looksLikeRegexp(p string) bool {
+	if strings.Contains(p, "|") || strings.Contains(p, ".*") || strings.Contains(p, ".+") {
+		return true
+	}
+	for i := 0; i+1 < len(p); i++ {
+		if p[i] == '\\' && strings.IndexByte(`.wWdDsSbB(){}[]|+*?^$`, p[i+1]) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// invalidPatternReason extracts the regexp package's explanation from an
+// invalid-pattern error.
+func invalidPatternReason(err error) string {
+	var pe *backend.PatternError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return strings.TrimPrefix(err.Error(), "error parsing regexp: ")
+}
+
+// clip shortens an argument echoed in an error to at most n bytes: the
+// model sent it, and need not read all of a huge one back.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + fmt.Sprintf("... (%d bytes)", len(s))
+}
+
+type executeIn struct {
+	Command string `json:"command" jsonschema:"the shell command to run"`
+	Timeout int    `json:"timeout,omitempty" jsonschema:"seconds before the command is killed (default: the backend's limit)"`
+}
+
+func (f *Middleware) execute(ctx context.Context, in executeIn) (string, error) {
+	sb, _ := f.sandbox()
+	if strings.TrimSpace(in.Command) == "" {
+		return "", errors.New("Error: command is empty")
+	}
+	if in.Timeout < 0 {
+		return "", fmt.Errorf("Error: timeout must be non-negative, got %d.", in.Timeout)
+	}
+	// The backend lowers a timeout past its maximum; this only keeps a
+	// huge number of seconds from overflowing into a negative duration.
+	timeout := time.Duration(min(in.Timeout, math.MaxInt64/int(time.Second))) * time.Second
+	res, err := sb.Execute(ctx, in.Command, timeout)
+	if err != nil && !errors.Is(err, backend.ErrTimeout) {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", fmt.Errorf("Error: executing command: %v", err)
+	}
+	var b strings.Builder
+	b.WriteString(res.Output)
+	if errors.Is(err, backend.ErrTimeout) {
+		fmt.Fprintf(&b, "\n[Command timed out and was killed]")
+	}
+	if res.ExitCode == 0 && err == nil {
+		b.WriteString("\n[Command succeeded with exit code 0]")
+	} else {
+		fmt.Fprintf(&b, "\n[Command failed with exit code %d]", res.ExitCode)
+	}
+	if res.Truncated {
+		b.WriteString("\n[Output was truncated due to size limits]")
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,118 @@
+// Package hitl is the human-in-the-loop middleware: it stops a run before
+// chosen tools run, for a human to approve, edit or reject each call.
+package hitl
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/permission"
+)
+
+// InterruptOn configures approval for one tool.
+type InterruptOn struct {
+	// Allowed lists the decisions a human may take; empty means approve,
+	// edit and reject.
+	Allowed []agent.DecisionType
+	// Description is shown with the request; empty means a default naming
+	// the tool and its arguments. Describe, when set, computes it from the
+	// call instead.
+	Description string
+	Describe    func(name string, args json.RawMessage) string
+}
+
+// Config configures the middleware.
+type Config struct {
+	// On names the tools whose calls wait for approval, each with its
+	// settings.
+	On map[string]InterruptOn
+	// Rules, when set, decide first: a call they deny is refused (its
+	// result says which rule), one they ask about waits for approval,
+	// one they allow runs without asking even if On names its tool;
+	// calls they do not decide follow On.
+	Rules *permission.Rules
+}
+
+// Middleware stops a run before chosen tools run, to wait for a human's
+// approve, edit or reject decision on each call. The run ends interrupted
+// (a Checkpointer keeps it) and Agent.Resume continues it with the
+// decisions. Calls of other tools in the same turn wait with them.
+type Middleware struct {
+	on    map[string]InterruptOn
+	rules *permission.Rules
+}
+
+// New returns the middleware. It never fails; the error keeps the
+// built-in middleware's constructors alike.
+func New(cfg Config) (*Middleware, error) {
+	return &Middleware{on: cfg.On, rules: cfg.Rules}, nil
+}
+
+// Name implements agent.Middleware.
+func (*Middleware) Name() string { return "human_in_the_loop" }
+
+// AllDecisions are the decisions allowed when InterruptOn.Allowed is empty.
+var AllDecisions = []agent.DecisionType{agent.DecisionApprove, agent.DecisionEdit, agent.DecisionReject}
+
+// RejectedToolCall begins the result of a rejected call.
+const RejectedToolCall = agent.RejectedToolCall
+
+// AfterModel implements agent.AfterModelHook.
+func (h *Middleware) AfterModel(_ context.Context, turn *agent.Turn) error {
+	// The default descriptions say who asks: "The agent", or the
+	// subagent by name, since a subagent's request reaches the human
+	// through its caller's interrupt.
+	who := "The agent"
+	if len(turn.Runtime.Namespace()) > 0 {
+		who = "The subagent " + turn.Runtime.AgentName()
+	}
+	var requests []agent.ActionRequest
+	for i := range turn.Message.ToolCalls {
+		call := &turn.Message.ToolCalls[i]
+		if _, ok := turn.Runtime.Decision(call.ID); ok {
+			continue // decided: the agent applies the decision itself
+		}
+		cfg, ok := h.on[call.Name]
+		d := h.rules.Decide(call.Name, call.Args)
+		switch d.Effect {
+		case permission.Deny:
+			turn.Answer(call.ID, agent.ToolResult{Content: fmt.Sprintf("Error: permission denied: %s forbids this call.", d.Reason), IsError: true})
+			continue
+		case permission.Allow:
+			continue
+		case permission.Ask:
+			ok = true
+			if cfg.Description == "" && cfg.Describe == nil {
+				cfg.Description = fmt.Sprintf("%s wants to run %s with these arguments: %s (approval asked by %s)", who, call.Name, call.Args, d.Reason)
+			}
+		}
+		if !ok {
+			continue
+		}
+		allowed := cfg.Allowed
+		if len(allowed) == 0 {
+			allowed = AllDecisions
+		}
+		desc := cfg.Description
+		if cfg.Describe != nil {
+			desc = cfg.Describe(call.Name, call.Args)
+		}
+		if desc == "" {
+			desc = fmt.Sprintf("%s wants to run %s with these arguments: %s", who, call.Name, call.Args)
+		}
+		requests = append(requests, agent.ActionRequest{
+			ToolCallID:  call.ID,
+			Tool:        call.Name,
+			Args:        call.Args,
+			Description: desc,
+			Allowed:     allowed,
+			Namespace:   turn.Runtime.Namespace(),
+		})
+	}
+	if len(requests) > 0 {
+		return &agent.InterruptError{Requests: requests}
+	}
+	return nil
+}

@@ -1,0 +1,60 @@
+package memory_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/middleware/memory"
+	"github.com/deepagents-go/deepagents/thread"
+)
+
+func stateWith(files map[string]string) (*thread.Files, backend.Backend) {
+	f := thread.NewFiles(nil)
+	for p, c := range files {
+		f.Put(p, thread.FileData{Content: c})
+	}
+	return f, backend.NewStateBackend(f)
+}
+
+func TestMemoryInSystemPrompt(t *testing.T) {
+	_, b := stateWith(map[string]string{
+		"/user/AGENTS.md":    "Prefer short answers.\n",
+		"/project/AGENTS.md": "Run tests with make test.",
+	})
+	mem, err := memory.New(memory.Config{Backend: b, Sources: []string{"/user/AGENTS.md", "/missing/AGENTS.md", "/project/AGENTS.md"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := replay.New(replay.Turn{Content: "ok", Expect: &replay.Expect{SystemContains: []string{
+		"<agent_memory>\n### /user/AGENTS.md\nPrefer short answers.\n\n### /project/AGENTS.md\nRun tests with make test.\n\n</agent_memory>",
+		"<memory_guidelines>", "/user/AGENTS.md, /missing/AGENTS.md, /project/AGENTS.md", "edit_file",
+	}, SystemExclude: []string{"### /missing"}}}).Record()
+	a, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{mem}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Invoke(context.Background(), agent.Prompt("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := res.State.Values[memory.Value]; !ok || !strings.Contains(string(v), "Prefer short answers") {
+		t.Errorf("memory value = %s", v)
+	}
+}
+
+func TestMemoryWithNothingSaved(t *testing.T) {
+	_, b := stateWith(nil)
+	m := replay.New(replay.Turn{Content: "ok", Expect: &replay.Expect{SystemContains: []string{"(nothing saved yet)", "/AGENTS.md"}}})
+	mem, err := memory.New(memory.Config{Backend: b, Sources: []string{"/AGENTS.md"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{mem}})
+	if _, err := a.Invoke(context.Background(), agent.Prompt("hi")); err != nil {
+		t.Fatal(err)
+	}
+}

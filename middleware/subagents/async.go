@@ -1,0 +1,333 @@
+package subagents
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/deepagents-go/deepagents/tool"
+)
+
+// The tools of background (async) subagents. The names and arguments follow
+// LangChain's deepagents; wait_async_task is ours.
+const (
+	StartAsyncTaskTool  = "start_async_task"
+	CheckAsyncTaskTool  = "check_async_task"
+	WaitAsyncTaskTool   = "wait_async_task"
+	UpdateAsyncTaskTool = "update_async_task"
+	CancelAsyncTaskTool = "cancel_async_task"
+	ListAsyncTasksTool  = "list_async_tasks"
+)
+
+// AsyncTasksValue is the state value in which a thread records its
+// background tasks: a JSON object from task id to [AsyncTask]. It is
+// private to the agent that started them (see agent.PrivateValuer).
+const AsyncTasksValue = "async_tasks"
+
+// Statuses of a background task. A remote task may also report the
+// LangGraph run statuses "pending" (and "running").
+const (
+	AsyncRunning     = "running"
+	AsyncSuccess     = "success"
+	AsyncError       = "error"
+	AsyncCancelled   = "cancelled"
+	AsyncInterrupted = "interrupted"
+	AsyncTimeout     = "timeout"
+	// AsyncLost is the status of a local task whose goroutine is gone
+	// without a result: it ran in another process, or another instance of
+	// the agent, that has ended.
+	AsyncLost = "lost"
+)
+
+// asyncTerminal reports whether a task in this status will not change.
+func asyncTerminal(status string) bool {
+	switch status {
+	case AsyncSuccess, AsyncError, AsyncCancelled, AsyncInterrupted, AsyncTimeout, AsyncLost:
+		return true
+	}
+	return false
+}
+
+// Async is a subagent the main agent can start in the background.
+// A local one is declared as a [Subagent] (declarative fields or a
+// Runnable) and runs on a goroutine of this process; a remote one sets URL
+// and GraphID and runs on a server that speaks the LangGraph API, such as
+// deepagents serve.
+type Async struct {
+	// Subagent gives the Name and Description, and for a local subagent
+	// what it is. A remote subagent sets only Name and Description of it.
+	Subagent
+	// URL is the base URL of the LangGraph API server of a remote
+	// subagent (http or https).
+	URL string
+	// GraphID is the graph name or assistant id to run on that server.
+	GraphID string
+	// Headers are sent with every request to the server (authentication,
+	// say: X-Api-Key).
+	Headers map[string]string
+	// Client sends the requests; nil means a client of this package's own
+	// with no overall timeout (each request is bounded by RequestTimeout).
+	Client HTTPDoer
+}
+
+// AsyncOptions bound background tasks and adjust what the model sees.
+// Zero fields take the defaults.
+type AsyncOptions struct {
+	// MaxRunning caps the tasks running at once: local tasks across the
+	// agent (they share this process), and remote tasks of one thread.
+	MaxRunning int
+	// MaxTasks caps the tasks a thread records; when it is reached, the
+	// oldest finished task is forgotten to make room, and a start is
+	// refused when none has finished.
+	MaxTasks int
+	// MaxWait caps the timeout of wait_async_task.
+	MaxWait time.Duration
+	// MaxRuntime caps how long a local task may run; it is then stopped
+	// with status timeout.
+	MaxRuntime time.Duration
+	// KeepFinished is how many finished local tasks keep their result in
+	// memory for a later check.
+	KeepFinished int
+	// PollInterval is how often wait_async_task asks a remote server
+	// about its run (doubling up to four times as long).
+	PollInterval time.Duration
+	// RequestTimeout bounds each request to a remote server.
+	RequestTimeout time.Duration
+	// Prompt replaces the default system prompt section
+	// (AsyncPrompt).
+	Prompt string
+	// NewTaskID makes the task ids; nil means a random UUID for a local
+	// task and the server's thread id for a remote one. Scripted runs
+	// (tests, examples) set it to get ids they can name. Ids must be
+	// unique in a thread: a repeated one makes start fail.
+	NewTaskID func() string
+}
+
+// Defaults of AsyncOptions.
+const (
+	DefaultAsyncMaxRunning     = 4
+	DefaultAsyncMaxTasks       = 50
+	DefaultAsyncMaxWait        = 10 * time.Minute
+	DefaultAsyncWait           = time.Minute // wait_async_task without a timeout
+	DefaultAsyncMaxRuntime     = time.Hour
+	DefaultAsyncKeepFinished   = 64
+	DefaultAsyncPollInterval   = 500 * time.Millisecond
+	DefaultAsyncRequestTimeout = 30 * time.Second
+)
+
+func (l AsyncOptions) withDefaults() AsyncOptions {
+	set := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	setD := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	set(&l.MaxRunning, DefaultAsyncMaxRunning)
+	set(&l.MaxTasks, DefaultAsyncMaxTasks)
+	set(&l.KeepFinished, DefaultAsyncKeepFinished)
+	setD(&l.MaxWait, DefaultAsyncMaxWait)
+	setD(&l.MaxRuntime, DefaultAsyncMaxRuntime)
+	setD(&l.PollInterval, DefaultAsyncPollInterval)
+	setD(&l.RequestTimeout, DefaultAsyncRequestTimeout)
+	return l
+}
+
+// AsyncConfig configures the background subagents middleware.
+type AsyncConfig struct {
+	// Parent is what local declarative subagents inherit, as in Config.
+	Parent
+	// Subagents are the subagents start_async_task can start; at least one.
+	Subagents []Async
+	// Options bound the tasks.
+	Options AsyncOptions
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// AsyncMiddleware adds the tools that start, check, wait for, update, cancel
+// and list background subagents. Local tasks belong to the middleware, not
+// to a run: they go on after the run that started them ends, until they
+// finish, are cancelled, exceed MaxRuntime, or the agent is closed (Close).
+// Their events reach the stream of the run that started them while it
+// lasts.
+type AsyncMiddleware struct {
+	launcher
+	limits   AsyncOptions
+	prompt   string
+	tools    []tool.Tool
+	log      *slog.Logger
+	instance string // tells this instance's local tasks from others'
+
+	recMu sync.Mutex // serialises changes to the records of a thread
+	// starting counts, by thread, the starts between reserve and their
+	// record (under recMu), so that parallel starts count each other.
+	starting map[string]*asyncStarts
+	local    *localTasks
+}
+
+// AsyncPrompt is the default system prompt section.
+const AsyncPrompt = `## Background tasks
+
+start_async_task hands a task to a subagent that works on it in the background while you go on; it returns a task_id at once.
+
+- Use it for long work whose result you do not need for your next step, or to keep working (or talking with the user) meanwhile. When you need the result before going on, delegate with task instead, if you have it.
+- The subagent sees nothing but the description you give it: make it complete.
+- check_async_task returns a task's status, and its result once it has finished. Check when you need the result or the user asks; do not poll in a loop. To wait for a task, call wait_async_task, which returns when the task finishes or its timeout passes.
+- update_async_task gives a task new instructions: it restarts with its conversation so far and your message, under the same task_id. cancel_async_task stops a task you no longer need. list_async_tasks shows every task of this conversation, with its current status.
+- Statuses in earlier tool results may be out of date: check again before reporting one.
+- Always quote a task_id in full.`
+
+// NewAsync builds the background subagents middleware.
+func NewAsync(cfg AsyncConfig) (*AsyncMiddleware, error) {
+	if len(cfg.Subagents) == 0 {
+		return nil, errors.New("async subagents: none configured")
+	}
+	s := &AsyncMiddleware{
+		launcher: newLauncher(cfg.Parent, "async subagents"),
+		limits:   cfg.Options.withDefaults(),
+		prompt:   cfg.Options.Prompt,
+		log:      cfg.Logger,
+		instance: newTaskID(),
+	}
+	if s.prompt == "" {
+		s.prompt = AsyncPrompt
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.local = newLocalTasks(s.limits)
+	for _, sa := range cfg.Subagents {
+		err := s.add(sa.Subagent, func(e *entry) error {
+			if sa.Mode == Fork {
+				// A background task runs beside the conversation it
+				// would copy, which goes on without it.
+				return fmt.Errorf("%w: a background subagent starts from its task alone (isolated)", ErrMode)
+			}
+			if sa.URL == "" && sa.GraphID == "" {
+				return nil
+			}
+			r, err := newRemoteAgent(sa, s.limits.RequestTimeout)
+			e.remote = r
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	tools, err := s.newTools()
+	if err != nil {
+		return nil, fmt.Errorf("async subagents: %w", err)
+	}
+	s.tools = tools
+	return s, nil
+}
+
+// newTools builds the tools, reporting every failure.
+func (s *AsyncMiddleware) newTools() ([]tool.Tool, error) {
+	var tools []tool.Tool
+	add := func(t tool.Tool, err error) error {
+		if err != nil {
+			return err
+		}
+		tools = append(tools, t)
+		return nil
+	}
+	err := errors.Join(
+		add(tool.New(StartAsyncTaskTool, s.startDescription(), s.start)),
+		add(tool.New(CheckAsyncTaskTool, "Get a background task's status, and its result once it has finished. It does not wait: use wait_async_task for that.", s.check)),
+		add(tool.New(WaitAsyncTaskTool, fmt.Sprintf("Wait until a background task finishes, or until timeout seconds have passed (default %s, at most %s), and return its status and result as check_async_task does.", span(min(DefaultAsyncWait, s.limits.MaxWait)), span(s.limits.MaxWait)), s.wait)),
+		add(tool.New(UpdateAsyncTaskTool, "Give a background task new instructions. If it is still running it is stopped; it then starts again with its conversation so far and your message, under the same task_id.", s.update)),
+		add(tool.New(CancelAsyncTaskTool, "Stop a background task that is no longer needed.", s.cancel)),
+		add(tool.New(ListAsyncTasksTool, "List the background tasks of this conversation with their current status.", s.list)),
+	)
+	return tools, err
+}
+
+func (s *AsyncMiddleware) startDescription() string {
+	var b strings.Builder
+	b.WriteString("Start a subagent on a task in the background. It returns a task_id at once; the subagent works on its own, in a fresh context, while you go on. Get its result later with check_async_task or wait_async_task.\n\n")
+	b.WriteString("subagent_type picks the subagent; description is the complete task for it, since it sees nothing else of this conversation.\n\nAvailable subagents:\n")
+	for _, n := range s.names {
+		e := s.byName[n]
+		where := ""
+		if e.remote != nil {
+			where = " (remote: it runs on another server, with its own tools and files)"
+		}
+		fmt.Fprintf(&b, "- %s%s: %s\n", n, where, e.description)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// Name implements agent.Middleware.
+func (*AsyncMiddleware) Name() string { return "async_subagents" }
+
+// Tools implements agent.ToolProvider.
+func (s *AsyncMiddleware) Tools() []tool.Tool { return s.tools }
+
+// SystemPrompt implements agent.SystemPrompter.
+func (s *AsyncMiddleware) SystemPrompt() string { return s.prompt }
+
+// SystemPromptFor implements agent.ToolPrompter: nothing when
+// start_async_task is not offered.
+func (s *AsyncMiddleware) SystemPromptFor(offered func(string) bool) string {
+	if !offered(StartAsyncTaskTool) {
+		return ""
+	}
+	return s.prompt
+}
+
+// PrivateValues implements agent.PrivateValuer: a thread's task records
+// are its own; subagents neither receive nor return them.
+func (*AsyncMiddleware) PrivateValues() []string { return []string{AsyncTasksValue} }
+
+// Names returns the subagents' names in the order they are offered.
+func (s *AsyncMiddleware) Names() []string { return slices.Clone(s.names) }
+
+// Close cancels the local tasks still running and waits for them to end.
+// Tasks cannot be started afterwards. Remote tasks are not touched: they
+// belong to their server. Close may be called more than once.
+func (s *AsyncMiddleware) Close() error {
+	s.local.close()
+	return nil
+}
+
+// newTaskID returns a random id in the UUID format.
+func newTaskID() string {
+	var b [16]byte
+	rand.Read(b[:]) //nolint:errcheck // never fails
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// span writes a duration for the model: "90 seconds", or "250ms".
+func span(d time.Duration) string {
+	if d >= time.Second && d%time.Second == 0 {
+		return fmt.Sprintf("%d seconds", d/time.Second)
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+// validBaseURL checks a remote subagent's URL.
+func validBaseURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("URL %q: %w", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return "", fmt.Errorf("URL %q: want http(s)://host[:port][/path]", raw)
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}

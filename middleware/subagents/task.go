@@ -1,0 +1,238 @@
+package subagents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/thread"
+	"github.com/deepagents-go/deepagents/tool"
+)
+
+// TaskTool is the name of the tool that delegates to a subagent.
+const TaskTool = "task"
+
+// GeneralPurpose is the name of the subagent that exists unless the caller
+// defines one of that name.
+const GeneralPurpose = "general-purpose"
+
+// Config configures the subagents middleware (the task tool).
+type Config struct {
+	// Parent is what declarative subagents inherit.
+	Parent
+	// Subagents are the available subagents. A general-purpose one is added
+	// unless one of that name is given or NoGeneralPurpose is set.
+	Subagents        []Subagent
+	NoGeneralPurpose bool
+	// Prompt and TaskDescription replace the default prompt section and
+	// tool description.
+	Prompt          string
+	TaskDescription string
+}
+
+// Middleware adds the task tool, which runs a subagent on a task in a
+// context of its own (fresh, or forked from the caller's conversation: see
+// Mode) and returns its final answer. Parallel task calls are
+// independent: one that fails gets an error result, the others finish.
+type Middleware struct {
+	launcher
+	tool   tool.Tool
+	prompt string
+	forks  bool // some subagent runs in fork mode
+}
+
+// GeneralPurposePrompt is the general-purpose subagent's system prompt.
+const GeneralPurposePrompt = `You are a general-purpose assistant working on a task delegated to you by another agent. Work on it independently with your tools until it is done. Your final message is all the other agent will see of your work, so make it a complete, self-contained report: what you found or did, with the specifics it needs (names, paths, numbers), and nothing else.`
+
+// Prompt is the default system prompt section.
+const Prompt = `## Delegating with task
+
+The task tool hands a self-contained piece of work to a subagent that runs in its own fresh context and returns only its final report.
+
+- Delegate work that is large, needs many tool calls, or would fill your context with detail you do not need to keep, and work that splits into independent parts: call task several times in one turn to run them in parallel.
+- Do it yourself when it takes only a few steps, or when you need to see the intermediate results.
+- A subagent knows nothing but what you tell it: describe the task completely, including where to look, what to produce and how to report back.
+- Subagents share your files, so large results can be left in files for you to read.`
+
+// forkPromptNote ends the default prompt section when a subagent runs in
+// fork mode.
+const forkPromptNote = `- A subagent marked "forked" starts from a copy of this conversation instead, so it already knows what was said here: give it the task itself, without repeating the context.`
+
+// New builds the subagents middleware.
+func New(cfg Config) (*Middleware, error) {
+	s := &Middleware{launcher: newLauncher(cfg.Parent, "subagents"), prompt: cfg.Prompt}
+	subs := cfg.Subagents
+	if !cfg.NoGeneralPurpose && !slices.ContainsFunc(subs, func(sa Subagent) bool { return sa.Name == GeneralPurpose }) {
+		subs = append([]Subagent{{
+			Name:         GeneralPurpose,
+			Description:  "A general-purpose agent with your file and planning tools (but not task), for researching complex questions and carrying out multi-step tasks in its own context. Use it to keep your context small, or run several at once for independent parts of a task.",
+			SystemPrompt: GeneralPurposePrompt,
+		}}, subs...)
+	}
+	for _, sa := range subs {
+		err := s.add(sa, func(e *entry) error {
+			switch sa.Mode {
+			case "", Isolated:
+			case Fork:
+				e.fork = true
+				s.forks = true
+			default:
+				return fmt.Errorf("%w %q (want %q or %q)", ErrMode, sa.Mode, Isolated, Fork)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if s.prompt == "" {
+		s.prompt = Prompt
+		if s.forks {
+			s.prompt += "\n" + forkPromptNote
+		}
+	}
+	desc := cfg.TaskDescription
+	if desc == "" {
+		desc = s.taskDescription()
+	}
+	t, err := tool.New(TaskTool, desc, s.task)
+	if err != nil {
+		return nil, fmt.Errorf("subagents: %w", err)
+	}
+	s.tool = t
+	return s, nil
+}
+
+func (s *Middleware) taskDescription() string {
+	var b strings.Builder
+	if s.forks {
+		b.WriteString("Launch a subagent to carry out a task on its own and get back its final report.\n\n")
+		b.WriteString("subagent_type picks the subagent; description is the task for it. A subagent starts in a fresh context and sees nothing else of this conversation, so describe the task completely, unless it is marked (forked): a forked subagent starts from a copy of this conversation so far. Call task several times in one turn to run independent tasks in parallel.\n\nAvailable subagents:\n")
+	} else {
+		b.WriteString("Launch a subagent to carry out a task on its own, in a fresh context, and get back its final report.\n\n")
+		b.WriteString("subagent_type picks the subagent; description is the complete task for it, since it sees nothing else of this conversation. Call task several times in one turn to run independent tasks in parallel.\n\nAvailable subagents:\n")
+	}
+	for _, n := range s.names {
+		e := s.byName[n]
+		if e.fork {
+			fmt.Fprintf(&b, "- %s (forked): %s\n", n, e.description)
+			continue
+		}
+		fmt.Fprintf(&b, "- %s: %s\n", n, e.description)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// Name implements agent.Middleware.
+func (*Middleware) Name() string { return "subagents" }
+
+// Tools implements agent.ToolProvider.
+func (s *Middleware) Tools() []tool.Tool { return []tool.Tool{s.tool} }
+
+// SystemPrompt implements agent.SystemPrompter.
+func (s *Middleware) SystemPrompt() string { return s.prompt }
+
+// Names returns the subagents' names in the order they are offered.
+func (s *Middleware) Names() []string { return slices.Clone(s.names) }
+
+// SystemPromptFor implements agent.ToolPrompter: nothing when task is not
+// offered.
+func (s *Middleware) SystemPromptFor(offered func(string) bool) string {
+	if !offered(TaskTool) {
+		return ""
+	}
+	return s.prompt
+}
+
+type taskIn struct {
+	Description  string `json:"description" jsonschema:"the complete task for the subagent, with everything it needs to know"`
+	SubagentType string `json:"subagent_type" jsonschema:"which subagent to use"`
+}
+
+func (s *Middleware) task(ctx context.Context, in taskIn) (string, error) {
+	rt := agent.RuntimeFromContext(ctx)
+	call := agent.ToolCallFromContext(ctx)
+	if rt == nil || call == nil {
+		return "", errors.New("Error: task can only run inside an agent run")
+	}
+	e, ok := s.byName[in.SubagentType]
+	if !ok {
+		return "", fmt.Errorf("We cannot invoke subagent %s because it does not exist, the only allowed types are %s", in.SubagentType, quotedNames(s.names))
+	}
+	input := e.input(rt, call.ID)
+	// A subagent that keeps a thread (it can stop for approval, or it is
+	// compiled and may keep its own) has one per task call, under the
+	// caller's. A call run again on resume continues it with the
+	// decisions, whatever the subagent's configuration is now.
+	run := e.run
+	ds, resuming := agent.NestedDecisions(ctx)
+	if resuming {
+		r, err := e.resumer()
+		if err != nil {
+			return "", fmt.Errorf("Error: subagent %s cannot resume: %v", e.name, err)
+		}
+		if r == nil {
+			resuming = false // nothing kept its thread: it starts again
+		} else {
+			run = r
+		}
+	}
+	if e.durable || e.compiled || resuming {
+		input.ThreadID = thread.ChildID(rt.ThreadID(), call.ID)
+	}
+	if resuming {
+		input.Decisions = ds
+	} else {
+		task := llm.UserText(in.Description)
+		if e.fork {
+			input.Messages = append(forkedConversation(rt.Messages(), call.ID), task)
+		} else {
+			input.Messages = []llm.Message{task}
+		}
+		input.Values, input.Files = sharedState(rt)
+	}
+	res, err := run.Invoke(ctx, input)
+	if res != nil {
+		rt.AddUsage(res.Usage)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", fmt.Errorf("Error: subagent %s failed: %v", e.name, err)
+	}
+	if res.Status == agent.StatusInterrupted {
+		return "", &agent.InterruptError{Requests: res.Interrupts}
+	}
+	e.mergeBack(rt, nil, res)
+	report, ok := finalReport(res)
+	if !ok {
+		return "", fmt.Errorf("Error: subagent %s returned no messages", e.name)
+	}
+	return report, nil
+}
+
+// forkedConversation is what a forked subagent starts from: a copy of the
+// caller's conversation up to, and without, the assistant message that
+// holds the task call callID. That message is the caller's turn in
+// progress: its calls (this one and its siblings) have no results yet, and
+// results of siblings already answered (on a resumed turn) would answer
+// calls the copy does not hold, so both are left out. The slice is the
+// subagent's own (its run appends to it and may rewrite it); the messages'
+// contents are shared, as runs never change a message in place.
+func forkedConversation(msgs []llm.Message, callID string) []llm.Message {
+	end := len(msgs)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == llm.RoleAssistant && slices.ContainsFunc(msgs[i].ToolCalls, func(c llm.ToolCall) bool { return c.ID == callID }) {
+			end = i
+			break
+		}
+	}
+	out := make([]llm.Message, end, end+1)
+	copy(out, msgs)
+	return out
+}
