@@ -76,10 +76,13 @@ var layers = map[string][]string{
 	"telemetry/otlp":          nil,
 	"telemetry/otlp/otlptest": nil,
 
+	// The files of an agent as the CLI lays them out, for any program.
+	"workspace": {"agent", "backend", "permission", "store"},
+
 	// The built-in middleware, the deep agent, and the command line.
 	"middleware":                  {"agent", "backend", "checkpoint", "langgraph", "llm", "permission", "thread", "tool"},
 	"":                            {"agent", "backend", "checkpoint", "llm", "middleware", "permission", "store", "telemetry", "thread", "tool"},
-	"cmd/deepagents/internal/cli": {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "tool"},
+	"cmd/deepagents/internal/cli": {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "tool", "workspace"},
 	"cmd/deepagents":              {"cmd/deepagents/internal/cli", "internal/procinfo"},
 
 	// Tests' helpers.

@@ -14,6 +14,7 @@ import (
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/server"
+	"github.com/deepagents-go/deepagents/workspace"
 )
 
 // assistantsFile is the file `deepagents serve --assistants` reads: the
@@ -185,7 +186,7 @@ func (a *assistantSpec) configure(ctx context.Context, env Env) func(*deepagents
 func withoutUserRoute(paths []string) []string {
 	var out []string
 	for _, p := range paths {
-		if !strings.HasPrefix(p, userRoute) {
+		if !strings.HasPrefix(p, workspace.UserRoute) {
 			out = append(out, p)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/thread"
+	"github.com/deepagents-go/deepagents/workspace"
 )
 
 // The commands that manage what accumulates in the database: deleting and
@@ -186,7 +187,7 @@ func deleteTree(ctx context.Context, d *persist.DB, all []checkpoint.Thread, id 
 			}
 			// The thread's conversation history, if summarization kept
 			// one: the folder of its top-level thread.
-			if err := removeThreadHistory(hist, t.ID); err != nil {
+			if err := workspace.RemoveHistory(hist, t.ID); err != nil {
 				return n, fmt.Errorf("deleting the history of thread %s: %w", t.ID, err)
 			}
 		}

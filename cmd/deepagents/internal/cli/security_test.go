@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/deepagents-go/deepagents/agent"
-	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/persist"
+	"github.com/deepagents-go/deepagents/workspace"
 )
 
 // inproc runs the CLI in-process with one home and one database for all
@@ -242,54 +242,6 @@ func TestHistoryIsPrivateToItsThread(t *testing.T) {
 	}
 }
 
-// TestThreadHistoryScope checks the folder a run's context selects: a
-// subagent's thread (PARENT/CALL) shares its parent's, a pinned top-level
-// thread wins, and no thread is refused.
-func TestThreadHistoryScope(t *testing.T) {
-	dir := t.TempDir()
-	fs, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := newThreadHistory(dir, fs)
-	at := func(id string) context.Context {
-		return context.WithValue(context.Background(), historyThreadKey{}, id)
-	}
-	if err := h.Append(at("A"), "/A.md", "parent\n"); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Append(at("A/call1"), "/A_call1.md", "child\n"); err != nil {
-		t.Fatal(err)
-	}
-	if ls, _ := h.List(at("A/call1"), "/"); len(ls) != 2 {
-		t.Errorf("the subagent sees %v, want its parent's and its own", ls)
-	}
-	for _, other := range []string{"B", "A.", "a", "A_call1"} {
-		if ls, _ := h.List(at(other), "/"); len(ls) != 0 {
-			t.Errorf("thread %q sees %v", other, ls)
-		}
-	}
-	if _, err := h.Read(context.Background(), "/A.md", 0, 0); err == nil {
-		t.Error("a read outside any run succeeded")
-	}
-	if historyFolder("A.") == historyFolder("A_") || historyFolder("../x") == "../x" {
-		t.Error("two thread ids share a folder, or an id escapes")
-	}
-	// A history an older version kept at the top is moved into the
-	// thread's folder when the thread first uses it; deleting the thread
-	// deletes both.
-	mustWrite(t, filepath.Join(dir, "old.md"), "old history\n")
-	if r, err := h.Read(at("old"), "/old.md", 0, 0); err != nil || len(r.Lines) != 1 {
-		t.Errorf("old history: %v %v", r, err)
-	}
-	if err := removeThreadHistory(dir, "A"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "A")); !os.IsNotExist(err) {
-		t.Errorf("A's history outlived it: %v", err)
-	}
-}
-
 // TestProtectedPathsAsk: write_file and edit_file ask before changing
 // .git/hooks, .envrc and the like at any depth (a run without a terminal
 // stops for approval, exit 3); --protected-paths and the configuration's
@@ -426,19 +378,16 @@ func TestAttachFilesFollowReadPolicy(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(ws, "link.md")); err != nil {
 		t.Fatal(err)
 	}
-	fsb, err := backend.NewFilesystemBackend(ws, backend.FilesystemOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	rules, err := permissionRulesOf(t, "read_file(**/.env)")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := withReadRules(fsb, rules)
+	w, err := workspace.Open(workspace.Config{Dir: ws, Rules: rules})
 	if err != nil {
 		t.Fatal(err)
 	}
-	prompt, files := attachFiles(context.Background(), b, "see @link.md @.env @notes.md @../outside/secret.md")
+	defer w.Close()
+	prompt, files := attachFiles(context.Background(), w.Backend, "see @link.md @.env @notes.md @../outside/secret.md")
 	if strings.Contains(prompt, "sk-") || len(files) != 1 || files[0] != "notes.md" || !strings.Contains(prompt, "plain notes") {
 		t.Errorf("attached %v:\n%s", files, prompt)
 	}

@@ -20,16 +20,7 @@ import (
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/tool"
-)
-
-// Routes of the CLI's filesystem, besides the workspace at "/".
-const (
-	// userRoute shows the user's ~/.deepagents directory: user-level
-	// memory (AGENTS.md) and skills.
-	userRoute = "/user/"
-	// memoriesRoute is long-term memory in the database's store, shared by
-	// every thread.
-	memoriesRoute = "/memories/"
+	"github.com/deepagents-go/deepagents/workspace"
 )
 
 // session is what a command that runs an agent has opened.
@@ -81,88 +72,49 @@ func userDir(env Env) string {
 	return filepath.Join(home, ".deepagents")
 }
 
-// openBackend builds the agent's filesystem: the workspace at "/" (with
-// execute when shell is set), scratch files in the thread's state, the
-// user's ~/.deepagents at /user/ and long-term memories in the store.
-// Whatever the workspace is, the user's configuration and shell start-up
-// files stay read-only and the files that hold keys unreadable (see
-// protectHost), in the file tools as in the sandbox, and rules denies
-// reading to ls, glob, grep and the terminal's @file as to read_file.
-func openBackend(env Env, f *runFlags, db *persist.DB, rules *permission.Rules) (b backend.Backend, closeShell func(), err error) {
-	var ws backend.Backend
-	closeShell = func() {}
+// openWorkspace opens the agent's files (package workspace): the
+// workspace at "/" (with execute when shell is set), scratch files in the
+// thread's state, the user's ~/.deepagents at /user/ and long-term memories
+// in the store. Whatever the workspace is, the user's configuration and
+// shell start-up files stay read-only and the files that hold keys
+// unreadable (see protectHost), in the file tools as in the sandbox, and
+// rules denies reading to ls, glob, grep and the terminal's @file as to
+// read_file.
+func openWorkspace(env Env, f *runFlags, db *persist.DB, rules *permission.Rules) (*workspace.Workspace, error) {
 	host := protectHost(env, f, db)
-	fsOpts := backend.FilesystemOptions{ReadOnly: host.readOnly, Unreadable: host.unreadable}
-	// Scratch files live in the thread's state, under their full paths.
-	state := backend.NewStateBackend(nil)
-	switch {
-	case f.stateWorkspace:
-		ws = state
-	case f.shell:
-		opts := backend.LocalShellOptions{Filesystem: fsOpts}
-		if f.sandbox == "bwrap" {
-			protected, perr := protectedPaths(env, f)
-			if perr != nil {
-				return nil, nil, perr
-			}
-			opts.Sandbox = &backend.Bubblewrap{
-				Network:   f.network,
-				Protected: append(protected, host.readOnly...),
-				Hidden:    host.unreadable,
-				// What read_file may not read, cat may not either.
-				HiddenGlobs: rules.DeniedReadPaths(),
-			}
-		}
-		var shell *backend.LocalShell
-		shell, err = backend.NewLocalShell(f.dir, opts)
-		if err == nil {
-			closeShell = func() { shell.Close() }
-			ws = shell
-		}
-		if errors.Is(err, backend.ErrNoSandbox) {
-			return nil, nil, fmt.Errorf("--shell: %w; install bubblewrap (apt-get install bubblewrap), or pass --sandbox none to run commands unisolated, as yourself", err)
-		}
-	default:
-		ws, err = backend.NewFilesystemBackend(f.dir, fsOpts)
+	cfg := workspace.Config{
+		Dir:        f.dir,
+		Shell:      f.shell,
+		HistoryDir: historyDir(db),
+		Store:      db.Store,
+		ReadOnly:   host.readOnly,
+		Unreadable: host.unreadable,
+		Rules:      rules,
 	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("--dir: %w", err)
-	}
-	fail := func(err error) (backend.Backend, func(), error) {
-		closeShell()
-		return nil, nil, err
-	}
-	history, err := historyBackend(db, state)
-	if err != nil {
-		return fail(err)
-	}
-	routes := map[string]backend.Backend{
-		"/large_tool_results/":   backend.Under("/large_tool_results", state),
-		"/conversation_history/": history,
-		memoriesRoute:            backend.NewStoreBackend(db.Store, nil),
+	if f.stateWorkspace {
+		cfg.Dir = ""
 	}
 	// An assistant of serve's file is not shown the operator's folder.
-	if dir := userDir(env); dir != "" && !f.fromAssistant {
-		if err := os.MkdirAll(dir, 0o755); err == nil {
-			if ub, err := backend.NewFilesystemBackend(dir, fsOpts); err == nil {
-				// The user's own memory, skills and subagents shape every
-				// later run in every workspace: the model may read them but
-				// not plant instructions there.
-				ro, err := backend.NewPolicy(ub, backend.Deny(backend.AccessWrite, "/"))
-				if err != nil {
-					return fail(err)
-				}
-				routes[userRoute] = ro
-			}
+	if !f.fromAssistant {
+		cfg.UserDir = userDir(env)
+	}
+	if cfg.Dir != "" && f.shell && f.sandbox == "bwrap" {
+		protected, err := protectedPaths(env, f)
+		if err != nil {
+			return nil, err
 		}
+		cfg.Sandbox = &backend.Bubblewrap{Network: f.network, Protected: protected}
 	}
-	if b, err = backend.NewComposite(ws, routes); err != nil {
-		return fail(err)
+	ws, err := workspace.Open(cfg)
+	switch {
+	case errors.Is(err, backend.ErrNoSandbox):
+		return nil, fmt.Errorf("--shell: %w; install bubblewrap (apt-get install bubblewrap), or pass --sandbox none to run commands unisolated, as yourself", err)
+	case errors.Is(err, workspace.ErrReadRules):
+		return nil, usageError{err}
+	case errors.Is(err, workspace.ErrDir):
+		return nil, fmt.Errorf("--dir: %w", err)
 	}
-	if b, err = withReadRules(b, rules); err != nil {
-		return fail(err)
-	}
-	return b, closeShell, nil
+	return ws, err
 }
 
 // historyDir is where conversation histories are kept beside a SQLite
@@ -173,26 +125,6 @@ func historyDir(db *persist.DB) string {
 		return ""
 	}
 	return db.Location + ".history"
-}
-
-// historyBackend holds /conversation_history/, where summarization appends
-// the messages it summarized: files beside a SQLite database, appended to
-// on disk so that a long run's history costs neither memory nor checkpoint
-// space, in a folder per thread (see threadHistory); the thread's state
-// otherwise, which is the thread's own already.
-func historyBackend(db *persist.DB, state backend.Backend) (backend.Backend, error) {
-	dir := historyDir(db)
-	if dir == "" {
-		return backend.Under("/conversation_history", state), nil
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("conversation history: %w", err)
-	}
-	b, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("conversation history: %w", err)
-	}
-	return newThreadHistory(dir, b), nil
 }
 
 // openSession opens the database, the model and the agent for a run.
@@ -255,11 +187,12 @@ func newSession(ctx context.Context, env Env, f *runFlags, db *persist.DB, inter
 	if err != nil {
 		return fail(err)
 	}
-	var closeShell func()
-	s.backend, closeShell, err = openBackend(env, f, db, rules)
+	ws, err := openWorkspace(env, f, db, rules)
 	if err != nil {
 		return fail(err)
 	}
+	s.backend = ws.Backend
+	closeShell := func() { ws.Close() }
 	s.closeAgent = closeShell
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	subagents, asyncSubagents, err := loadSubagents(ctx, env, f, ms)
@@ -297,14 +230,13 @@ func newSession(ctx context.Context, env Env, f *runFlags, db *persist.DB, inter
 		AsyncSubagents: asyncSubagents,
 		InterruptOn:    on,
 		Permissions:    rules,
-		Memory:         []string{userRoute + "AGENTS.md", "/AGENTS.md"},
-		Skills:         []string{userRoute + "skills/", "/.deepagents/skills/"},
-		// Each run sees its own thread's conversation history only.
-		Middleware: []deepagents.Middleware{historyScope{}},
-		MaxSteps:   f.maxSteps,
-		Durability: deepagents.Durability(f.durability),
-		GrepRegexp: f.grepRegexp,
-		Logger:     log,
+		Memory:         ws.Memory,
+		Skills:         ws.Skills,
+		Middleware:     ws.Middleware,
+		MaxSteps:       f.maxSteps,
+		Durability:     deepagents.Durability(f.durability),
+		GrepRegexp:     f.grepRegexp,
+		Logger:         log,
 		// Off (nil) unless the OTEL_* environment asks for traces.
 		TracerProvider: tracerProvider(ctx),
 	}
