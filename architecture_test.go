@@ -80,10 +80,11 @@ var layers = map[string][]string{
 	"workspace": {"agent", "backend", "permission", "store"},
 
 	// The built-in middleware, the deep agent, and the command line.
-	"middleware":                  {"agent", "backend", "checkpoint", "langgraph", "llm", "permission", "thread", "tool"},
-	"":                            {"agent", "backend", "checkpoint", "llm", "middleware", "permission", "store", "telemetry", "thread", "tool"},
-	"cmd/deepagents/internal/cli": {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "tool", "workspace"},
-	"cmd/deepagents":              {"cmd/deepagents/internal/cli", "internal/procinfo"},
+	"middleware":                      {"agent", "backend", "checkpoint", "langgraph", "llm", "permission", "thread", "tool"},
+	"":                                {"agent", "backend", "checkpoint", "llm", "middleware", "permission", "store", "telemetry", "thread", "tool"},
+	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "cmd/deepagents/internal/session", "llm", "mcp", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
+	"cmd/deepagents/internal/session": {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "tool", "workspace"},
+	"cmd/deepagents":                  {"cmd/deepagents/internal/cli", "internal/procinfo"},
 
 	// Tests' helpers.
 	"internal/asuser": nil,
@@ -163,7 +164,7 @@ func otelAllowed(pkg, p string) bool {
 	switch pkg {
 	case "telemetry/otlp", "telemetry/otlp/otlptest":
 		return true
-	case "telemetry", "", "cmd/deepagents/internal/cli":
+	case "telemetry", "", "cmd/deepagents/internal/cli", "cmd/deepagents/internal/session":
 		return p == "go.opentelemetry.io/otel" || p == "go.opentelemetry.io/otel/trace" ||
 			p == "go.opentelemetry.io/otel/attribute" || p == "go.opentelemetry.io/otel/codes" ||
 			p == "go.opentelemetry.io/otel/propagation"

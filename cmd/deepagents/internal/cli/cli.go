@@ -12,8 +12,10 @@ import (
 	"syscall"
 	"unicode"
 
-	"github.com/deepagents-go/deepagents"
 	"github.com/spf13/cobra"
+
+	"github.com/deepagents-go/deepagents"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 )
 
 // Exit statuses.
@@ -71,11 +73,18 @@ func Main(args []string, env Env) int {
 		return ee.code
 	}
 	fmt.Fprintf(env.Stderr, "deepagents: %s\n", oneLine(err.Error()))
-	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	if isUsage(err) || isCobraUsage(err) {
 		return ExitUsage
 	}
 	return ExitFailed
+}
+
+// isUsage reports whether err is a usage error, the command's or the
+// session's (a configuration or subagent file, say).
+func isUsage(err error) bool {
+	var ue usageError
+	var se session.UsageError
+	return errors.As(err, &ue) || errors.As(err, &se)
 }
 
 func newRoot(env Env) *cobra.Command {

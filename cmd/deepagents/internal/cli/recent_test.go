@@ -36,7 +36,7 @@ func TestThreadsCommandSkipsSubagentThreads(t *testing.T) {
 		put(fmt.Sprintf("user11/call%02d", i))
 	}
 	// Holding the printer keeps what the command says in the queue.
-	m := &tuiModel{ctx: ctx, s: &session{db: db}, f: &runFlags{}, allowed: map[string]bool{}, flushing: true}
+	m := &tuiModel{ctx: ctx, o: &opened{db: db}, allowed: map[string]bool{}, flushing: true}
 	m.command("/threads")
 	var ids []string
 	for _, l := range strings.Split(strings.Join(m.queue, "\n"), "\n") {

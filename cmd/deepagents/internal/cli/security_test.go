@@ -12,6 +12,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/workspace"
@@ -120,42 +121,6 @@ func TestUserConfigProtectedByRealPath(t *testing.T) {
 	}
 }
 
-// TestProtectHostLists checks what the sandbox is told to keep read-only
-// and hidden.
-func TestProtectHostLists(t *testing.T) {
-	home := t.TempDir()
-	env := Env{Getenv: func(k string) string {
-		return map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, "xdg")}[k]
-	}}
-	mustWrite(t, filepath.Join(home, ".deepagents", "agents", "remote.md"), "---\nname: r\ndescription: remote\nurl: http://127.0.0.1:1\ngraph_id: g\nheaders: {x-api-key: sk-1}\n---\n")
-	mustWrite(t, filepath.Join(home, ".deepagents", "agents", "local.md"), "---\nname: l\ndescription: local\n---\nHelp.")
-	f := &runFlags{mcpConfigs: []string{filepath.Join(home, "servers.json")}}
-	db := &persist.DB{Kind: persist.KindSQLite, Location: filepath.Join(home, "data", "deepagents.db")}
-	h := protectHost(env, f, db)
-	for _, want := range []string{".deepagents", "xdg/deepagents", ".bashrc", ".zshrc", ".profile", ".config/fish", "xdg/fish", ".gitconfig", ".local/lib", ".cargo/config.toml", ".docker/config.json"} {
-		if !contains(h.readOnly, filepath.Join(home, want)) {
-			t.Errorf("read-only lacks %s: %v", want, h.readOnly)
-		}
-	}
-	for _, want := range []string{".deepagents/config.yaml", ".deepagents/mcp.json", "xdg/deepagents/config.yaml", "servers.json", ".deepagents/agents/remote.md", "data/deepagents.db", "data/deepagents.db-wal", "data/deepagents.db.history"} {
-		if !contains(h.unreadable, filepath.Join(home, want)) {
-			t.Errorf("unreadable lacks %s: %v", want, h.unreadable)
-		}
-	}
-	if contains(h.unreadable, filepath.Join(home, ".deepagents", "agents", "local.md")) {
-		t.Error("a subagent without keys is hidden")
-	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // TestWorkspaceCannotChooseModelServer: a project's subagent file may not
 // send its tasks to a server it names; the user's own may.
 func TestWorkspaceCannotChooseModelServer(t *testing.T) {
@@ -181,14 +146,7 @@ func TestWorkspaceCannotChooseModelServer(t *testing.T) {
 	if code, _, stderr := c.run("run", "--model", "replay:"+script, "--dir", ws, "go"); code != 0 {
 		t.Errorf("the user's own subagent with a server: exit %d, %s", code, stderr)
 	}
-	for spec, want := range map[string]bool{
-		"openai:gpt-4.1": false, "anthropic:claude-x@20240620": false, "openai:m@HTTP://h/v1": true,
-		"openai:m@host.example:80": true, "ollama:qwen3": false, "x:y@h/v1": true,
-	} {
-		if got := modelNamesEndpoint(spec); got != want {
-			t.Errorf("modelNamesEndpoint(%q) = %v", spec, got)
-		}
-	}
+	// session.TestModelNamesEndpoint checks what names a server.
 }
 
 // historyScript summarizes thread's conversation into its history file.
@@ -393,10 +351,11 @@ func TestAttachFilesFollowReadPolicy(t *testing.T) {
 	}
 }
 
+// permissionRulesOf are the rules a session resolves from --deny flags.
 func permissionRulesOf(t *testing.T, deny ...string) (*permission.Rules, error) {
 	t.Helper()
-	f := &runFlags{dir: t.TempDir(), rules: ruleLists{Deny: deny}, given: func(string) bool { return false }}
-	return permissionRules(Env{Getenv: func(string) string { return "" }}, f, &strings.Builder{})
+	spec, err := session.Resolve(session.Inputs{Flags: session.Flags{Dir: t.TempDir(), Rules: session.RuleLists{Deny: deny}}})
+	return spec.Rules, err
 }
 
 // FuzzParseDecision: a decision is what
@@ -438,8 +397,8 @@ func TestRelativeWorkspaceOfOlderVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	settings, _ := json.Marshal(threadSettings{Dir: "ws", InterruptOn: []string{"write_file"}, Subagents: []string{}})
-	cp := &checkpoint.Checkpoint{ThreadID: "old", ID: "c1", Delta: checkpoint.Delta{Values: map[string]json.RawMessage{settingsValue: settings}}}
+	settings, _ := json.Marshal(session.Settings{Dir: "ws", InterruptOn: []string{"write_file"}, Subagents: []string{}})
+	cp := &checkpoint.Checkpoint{ThreadID: "old", ID: "c1", Delta: checkpoint.Delta{Values: map[string]json.RawMessage{session.SettingsValue: settings}}}
 	if err := db.Saver.Put(ctx, cp); err != nil {
 		t.Fatal(err)
 	}

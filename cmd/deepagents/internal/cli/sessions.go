@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/store"
 )
@@ -181,7 +182,7 @@ func newThreadsUsageCmd(env Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, l := range usageLines(args[0], u, (&runFlags{}).userPrices(env)) {
+			for _, l := range usageLines(args[0], u, session.UserPrices(session.Locate(env.Getenv))) {
 				fmt.Fprintln(env.Stdout, strings.TrimPrefix(l, "deepagents: "))
 			}
 			return nil

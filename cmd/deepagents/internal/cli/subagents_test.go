@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
 )
 
@@ -178,27 +177,5 @@ func TestApprovalPromptsNameTheSubagent(t *testing.T) {
 	}
 	if got := renderApproval(agent.ActionRequest{Tool: "write_file", Args: req.Args}, 100); strings.Contains(got, "asked by") {
 		t.Errorf("the main agent's approval names an asker: %s", got)
-	}
-}
-
-// TestAssistantsFileSubagentMode: an assistants file's subagents take a
-// mode too.
-func TestAssistantsFileSubagentMode(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "assistants.yaml")
-	os.WriteFile(file, []byte("assistants:\n  - graph_id: a\n    subagents:\n      - {name: twin, description: d, mode: fork}\n      - {name: other, description: d}\n"), 0o644)
-	specs, err := loadAssistants(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c deepagents.Config
-	if err := specs[0].configure(t.Context(), Env{})(&c); err != nil {
-		t.Fatal(err)
-	}
-	if len(c.Subagents) != 2 || c.Subagents[0].Mode != deepagents.SubagentFork || c.Subagents[1].Mode != "" {
-		t.Errorf("subagents %+v", c.Subagents)
-	}
-	os.WriteFile(file, []byte("assistants:\n  - graph_id: a\n    subagents:\n      - {name: twin, description: d, mode: clone}\n"), 0o644)
-	if _, err := loadAssistants(file); err == nil || !strings.Contains(err.Error(), `subagent "twin": mode must be isolated or fork`) {
-		t.Errorf("unknown mode: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/thread"
@@ -57,7 +58,7 @@ func newThreadsCmd(env Env) *cobra.Command {
 				return nil
 			}
 			w := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
-			prices := (&runFlags{}).userPrices(env)
+			prices := session.UserPrices(session.Locate(env.Getenv))
 			fmt.Fprintln(w, "THREAD\tSTATUS\tUPDATED\tTOKENS\tCOST\tTITLE")
 			for _, t := range threads {
 				tokens, cost := "-", "-"

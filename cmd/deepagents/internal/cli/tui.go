@@ -28,14 +28,14 @@ import (
 // thread, with the answer streaming, tool calls folded with their results,
 // the todo list live, and approvals asked for in place.
 func runInteractive(ctx context.Context, env Env, f *runFlags) error {
-	s, err := openSession(ctx, env, f, true)
+	o, err := openSession(ctx, env, f, true, false)
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer o.close()
 	in, _ := env.Stdin.(*os.File)
 	out, _ := env.Stdout.(*os.File)
-	m := newTUI(ctx, s, f, f.userPrices(env))
+	m := newTUI(ctx, o)
 	p := tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out), tea.WithContext(ctx))
 	m.send = p.Send
 	_, err = p.Run()
@@ -60,8 +60,7 @@ type (
 // tuiModel is the interactive session's state.
 type tuiModel struct {
 	ctx           context.Context
-	s             *session
-	f             *runFlags
+	o             *opened
 	send          func(tea.Msg)
 	input         textinput.Model
 	width, height int
@@ -127,18 +126,18 @@ var (
 	yellow = lipgloss.NewStyle().Foreground(lipgloss.Color("3"))
 )
 
-func newTUI(ctx context.Context, s *session, f *runFlags, prices map[string]llm.Price) *tuiModel {
+func newTUI(ctx context.Context, o *opened) *tuiModel {
 	ti := textinput.New()
 	ti.Prompt = "> "
 	ti.Placeholder = "a task, /help, or @file to attach"
 	ti.Focus()
 	ti.CharLimit = maxPromptBytes
-	return &tuiModel{ctx: ctx, s: s, f: f, input: ti, thread: f.thread, allowed: map[string]bool{},
-		prices: prices}
+	return &tuiModel{ctx: ctx, o: o, input: ti, thread: o.spec.Thread, allowed: map[string]bool{},
+		prices: o.spec.Prices}
 }
 
 func (m *tuiModel) Init() tea.Cmd {
-	intro := fmt.Sprintf("deepagents · %s · %s", llm.Describe(m.s.agent.Model()).Name, m.f.dir)
+	intro := fmt.Sprintf("deepagents · %s · %s", llm.Describe(m.o.Agent.Model()).Name, m.o.spec.Dir)
 	if m.thread != "" {
 		intro += " · thread " + m.thread
 	}
@@ -228,7 +227,7 @@ func (m *tuiModel) onKey(k tea.KeyMsg) tea.Cmd {
 		prompt, notes := m.attach(text)
 		in := deepagents.Prompt(prompt)
 		in.ThreadID = m.thread
-		in.Values = settingsValues(m.s.settings)
+		in.Values = m.o.spec.Settings.Values()
 		return tea.Batch(m.print(bold.Render("> "+text)+notes), m.start(in))
 	}
 	var cmd tea.Cmd
@@ -249,7 +248,7 @@ func (m *tuiModel) start(in deepagents.Input) tea.Cmd {
 	m.running, m.cancel, m.stopped = true, cancel, false
 	m.answer.Reset()
 	send, run := m.send, m.runs
-	a := m.s.agent
+	a := m.o.Agent
 	return func() tea.Msg {
 		for e, err := range a.Stream(ctx, in) {
 			if err != nil {
@@ -274,7 +273,7 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 			// Every run, so that --continue finds the thread worked on
 			// last, whether new, resumed or continued.
 			m.thread = e.ThreadID
-			if err := rememberThread(m.ctx, m.s.db, m.f.dir, e.ThreadID, m.lastPrompt()); err != nil {
+			if err := rememberThread(m.ctx, m.o.db, m.o.spec.Dir, e.ThreadID, m.lastPrompt()); err != nil {
 				return m.print(red.Render("warning: " + err.Error()))
 			}
 		}
@@ -310,7 +309,7 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 		if sub {
 			return nil
 		}
-		err := recordUsage(m.ctx, m.s.db, e.ThreadID, &m.unrecorded)
+		err := recordUsage(m.ctx, m.o.db, e.ThreadID, &m.unrecorded)
 		m.unrecorded = agent.UsageTree{}
 		cmd := m.onRunEnd(e)
 		if err != nil {
@@ -535,25 +534,25 @@ func (m *tuiModel) command(text string) tea.Cmd {
 	case "thread":
 		return say("thread " + cmp.Or(m.thread, "(new)"))
 	case "threads":
-		threads, err := m.s.db.Saver.Threads(m.ctx, checkpoint.ListOptions{Limit: 10, TopLevel: true})
+		threads, err := m.o.db.Saver.Threads(m.ctx, checkpoint.ListOptions{Limit: 10, TopLevel: true})
 		if err != nil {
 			return say(red.Render(err.Error()))
 		}
 		var b strings.Builder
 		for _, t := range threads {
-			fmt.Fprintf(&b, "%s  %s  %s\n", t.ID, t.UpdatedAt.Local().Format("2006-01-02 15:04"), title(m.ctx, m.s.db, t.ID))
+			fmt.Fprintf(&b, "%s  %s  %s\n", t.ID, t.UpdatedAt.Local().Format("2006-01-02 15:04"), title(m.ctx, m.o.db, t.ID))
 		}
 		return say(strings.TrimRight(cmp.Or(b.String(), "no threads yet"), "\n") + "\n/resume ID continues one")
 	case "resume":
 		if arg == "" {
 			return say("/resume ID: which thread? (/threads lists them)")
 		}
-		if _, err := m.s.db.Saver.Thread(m.ctx, arg); err != nil {
+		if _, err := m.o.db.Saver.Thread(m.ctx, arg); err != nil {
 			return say(red.Render(fmt.Sprintf("thread %s: %v", arg, err)))
 		}
 		m.thread, m.todos = arg, nil
 		line := "continuing thread " + arg
-		if t := title(m.ctx, m.s.db, arg); t != "" {
+		if t := title(m.ctx, m.o.db, arg); t != "" {
 			line += " (" + t + ")"
 		}
 		return say(line)
@@ -564,7 +563,7 @@ func (m *tuiModel) command(text string) tea.Cmd {
 		m.compactNext = true
 		return say("the next message starts by summarizing this thread's conversation; its full text stays in /conversation_history/")
 	case "model":
-		info := llm.Describe(m.s.agent.Model())
+		info := llm.Describe(m.o.Agent.Model())
 		return say(fmt.Sprintf("%s:%s (context window %d tokens); --model changes it", info.Provider, info.Name, info.ContextWindow))
 	case "tokens", "cost":
 		calls, u := m.session.Total()
@@ -573,14 +572,14 @@ func (m *tuiModel) command(text string) tea.Cmd {
 	case "agents":
 		var b strings.Builder
 		b.WriteString("general-purpose")
-		for _, name := range m.s.settings.Subagents {
+		for _, name := range m.o.spec.Settings.Subagents {
 			b.WriteString(", " + name)
 		}
 		return say("subagents: " + b.String())
 	case "memory":
-		return say("memory: " + userPlaces(m.s.userDir, "AGENTS.md") + filepath.Join(m.f.dir, "AGENTS.md"))
+		return say("memory: " + userPlaces(m.o.spec.UserDir, "AGENTS.md") + filepath.Join(m.o.spec.Dir, "AGENTS.md"))
 	case "skills":
-		return say("skills: " + userPlaces(m.s.userDir, "skills") + filepath.Join(m.f.dir, ".deepagents", "skills"))
+		return say("skills: " + userPlaces(m.o.spec.UserDir, "skills") + filepath.Join(m.o.spec.Dir, ".deepagents", "skills"))
 	}
 	return say(red.Render("unknown command /" + name + "; /help lists them"))
 }
@@ -609,7 +608,7 @@ esc, ctrl+c while the agent works: stop the step; up, down: earlier messages`
 // attach replaces each @path of text that names a file in the workspace
 // with the path, and appends the files' contents (at most 100 KB each).
 func (m *tuiModel) attach(text string) (prompt, notes string) {
-	prompt, files := attachFiles(m.ctx, m.s.backend, text)
+	prompt, files := attachFiles(m.ctx, m.o.Backend, text)
 	if len(files) > 0 {
 		notes = "\n" + dim.Render("  attached "+strings.Join(files, ", "))
 	}

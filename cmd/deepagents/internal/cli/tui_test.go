@@ -16,6 +16,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/internal/golden"
 )
 
@@ -260,7 +261,7 @@ func TestMemoryAndSkillsPlaces(t *testing.T) {
 		{"", "/memory", "memory: /ws/AGENTS.md"},
 	} {
 		// Holding the printer keeps what the command says in the queue.
-		m := &tuiModel{s: &session{userDir: c.userDir}, f: &runFlags{dir: "/ws"}, allowed: map[string]bool{}, flushing: true}
+		m := &tuiModel{o: &opened{spec: session.Spec{UserDir: c.userDir, Dir: "/ws"}}, allowed: map[string]bool{}, flushing: true}
 		m.command(c.cmd)
 		if got := strings.Join(m.queue, "\n"); !strings.HasSuffix(got, "\n"+c.want) {
 			t.Errorf("%s with %q: %q, want it to end with %q", c.cmd, c.userDir, got, c.want)
