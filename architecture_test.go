@@ -82,8 +82,9 @@ var layers = map[string][]string{
 	// The built-in middleware, the deep agent, and the command line.
 	"middleware":                      {"agent", "backend", "checkpoint", "langgraph", "llm", "permission", "thread", "tool"},
 	"":                                {"agent", "backend", "checkpoint", "llm", "middleware", "permission", "store", "telemetry", "thread", "tool"},
-	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "cmd/deepagents/internal/session", "llm", "mcp", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
+	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "llm", "mcp", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
 	"cmd/deepagents/internal/session": {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "tool", "workspace"},
+	"cmd/deepagents/internal/display": {"agent", "llm"},
 	"cmd/deepagents":                  {"cmd/deepagents/internal/cli", "internal/procinfo"},
 
 	// Tests' helpers.

@@ -10,11 +10,11 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"unicode"
 
 	"github.com/spf13/cobra"
 
 	"github.com/deepagents-go/deepagents"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 )
 
@@ -72,7 +72,7 @@ func Main(args []string, env Env) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintf(env.Stderr, "deepagents: %s\n", oneLine(err.Error()))
+	fmt.Fprintf(env.Stderr, "deepagents: %s\n", display.OneLine(err.Error()))
 	if isUsage(err) || isCobraUsage(err) {
 		return ExitUsage
 	}
@@ -166,28 +166,3 @@ func isCobraUsage(err error) bool {
 		strings.HasPrefix(s, "requires at least") || strings.HasPrefix(s, "unknown flag") ||
 		strings.Contains(s, "flag needs an argument")
 }
-
-// oneLine keeps an error message on one line of stderr.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(terminalSafe(strings.ReplaceAll(s, "\n", " "))), " ")
-}
-
-// terminalSafe drops the control characters of s but newlines and tabs:
-// what a model or a tool writes must not reach the terminal as escape
-// sequences (which could retitle the window, move the cursor over what is
-// shown, or worse), nor as bytes that are not UTF-8.
-func terminalSafe(s string) string {
-	// A stray byte such as 0x9b is a control sequence to some terminals.
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if !strings.ContainsFunc(s, isUnsafeControl) {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		if isUnsafeControl(r) {
-			return -1
-		}
-		return r
-	}, s)
-}
-
-func isUnsafeControl(r rune) bool { return r != '\n' && r != '\t' && unicode.IsControl(r) }

@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/mcp"
 	"github.com/deepagents-go/deepagents/server"
@@ -171,7 +172,7 @@ offers, and stop them. A server that fails says why.`,
 			for _, st := range servers.Status() {
 				if st.Err != nil {
 					failed++
-					fmt.Fprintf(env.Stdout, "%s: failed: %s\n", st.Name, oneLine(st.Err.Error()))
+					fmt.Fprintf(env.Stdout, "%s: failed: %s\n", st.Name, display.OneLine(st.Err.Error()))
 					continue
 				}
 				var offers []string

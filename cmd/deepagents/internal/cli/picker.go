@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/persist"
 )
 
@@ -126,14 +127,14 @@ func (p *picker) View() string {
 	}
 	width := 0
 	for _, r := range shown {
-		width = max(width, len([]rune(clip(cmp.Or(r.title, "(untitled)"), 80))))
+		width = max(width, len([]rune(display.Clip(cmp.Or(r.title, "(untitled)"), 80))))
 	}
 	for i, r := range shown {
 		mark := "  "
 		if i == p.cursor {
 			mark = green.Render("❯ ")
 		}
-		t := clip(cmp.Or(r.title, "(untitled)"), 80)
+		t := display.Clip(cmp.Or(r.title, "(untitled)"), 80)
 		t += strings.Repeat(" ", width-len([]rune(t)))
 		line := fmt.Sprintf("%s  %-11s  %s", r.updated.Local().Format("2006-01-02 15:04"), r.status, t)
 		if i == p.cursor {

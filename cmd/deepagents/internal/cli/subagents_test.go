@@ -136,21 +136,6 @@ func TestForkSubagentThroughCLI(t *testing.T) {
 	}
 }
 
-func TestAskedBy(t *testing.T) {
-	for _, c := range []struct {
-		ns   []string
-		want string
-	}{
-		{nil, ""},
-		{[]string{"critic:call_1"}, "subagent critic"},
-		{[]string{"critic:call_1", "researcher:toolu_9"}, "subagent critic › researcher"},
-	} {
-		if got := askedBy(c.ns); got != c.want {
-			t.Errorf("%v: %q, want %q", c.ns, got, c.want)
-		}
-	}
-}
-
 // TestApprovalPromptsNameTheSubagent: the text log, the terminal prompt
 // and the interactive session's approval say which subagent asks.
 func TestApprovalPromptsNameTheSubagent(t *testing.T) {

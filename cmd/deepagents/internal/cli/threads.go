@@ -11,6 +11,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/persist"
@@ -64,7 +65,7 @@ func newThreadsCmd(env Env) *cobra.Command {
 				tokens, cost := "-", "-"
 				if u, err := threadUsage(cmd.Context(), d, t.ID); err == nil && (len(u.Models) > 0 || len(u.Subagents) > 0) {
 					_, used := u.Total()
-					tokens = thousands(used.Total())
+					tokens = display.Thousands(used.Total())
 					if dollars, unpriced := u.Cost(prices); unpriced == "" {
 						cost = fmt.Sprintf("$%.4f", dollars)
 					} else {

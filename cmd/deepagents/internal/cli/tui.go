@@ -20,6 +20,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/thread"
 )
@@ -292,7 +293,7 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 		}
 		return m.print(renderMarkdown(text, m.width)) // once whole
 	case agent.EventToolCall:
-		return m.print(indent + green.Render("●") + " " + bold.Render(oneLine(e.Name)) + dim.Render("("+clip(string(e.Args), 100)+")"))
+		return m.print(indent + green.Render("●") + " " + bold.Render(display.OneLine(e.Name)) + dim.Render("("+display.Clip(string(e.Args), 100)+")"))
 	case agent.EventToolResult:
 		return m.print(indent + "  " + dim.Render("⎿ ") + fold(e.Content, e.IsError))
 	case agent.EventState:
@@ -304,7 +305,7 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 		m.session.Add(e)
 		m.unrecorded.Add(e)
 	case agent.EventNotice:
-		return m.print(indent + yellow.Render("note: ") + oneLine(e.Content))
+		return m.print(indent + yellow.Render("note: ") + display.OneLine(e.Content))
 	case agent.EventRunEnd:
 		if sub {
 			return nil
@@ -324,7 +325,7 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 func (m *tuiModel) onRunEnd(e agent.Event) tea.Cmd {
 	var lines []string
 	if text := strings.TrimSpace(m.answer.String()); text != "" {
-		lines = append(lines, terminalSafe(text)) // a message cut short by a stop
+		lines = append(lines, display.TerminalSafe(text)) // a message cut short by a stop
 		m.answer.Reset()
 	}
 	switch {
@@ -336,9 +337,9 @@ func (m *tuiModel) onRunEnd(e agent.Event) tea.Cmd {
 	case m.stopped:
 		lines = append(lines, yellow.Render("■ stopped; the thread keeps what was done so far"))
 	case e.Status == agent.StatusFailed:
-		lines = append(lines, red.Render("✗ "+oneLine(e.Error)))
+		lines = append(lines, red.Render("✗ "+display.OneLine(e.Error)))
 	}
-	for _, l := range usageLines(e.ThreadID, &m.usage, m.prices) {
+	for _, l := range display.UsageLines(e.ThreadID, &m.usage, m.prices) {
 		lines = append(lines, dim.Render(l)) // line by line: lipgloss pads a block to its widest line
 	}
 	m.usage = agent.UsageTree{}
@@ -349,7 +350,7 @@ func (m *tuiModel) onRunDone(err error) tea.Cmd {
 	m.running = false
 	m.cancel()
 	if err != nil && !m.stopped {
-		return m.print(red.Render("✗ " + oneLine(err.Error())))
+		return m.print(red.Render("✗ " + display.OneLine(err.Error())))
 	}
 	if m.stopped && len(m.pending) == 0 {
 		m.stopped = false
@@ -452,7 +453,7 @@ func (m *tuiModel) onEdited(req agent.ActionRequest) tea.Cmd {
 	}
 	m.reason, m.editing, m.editErr = nil, false, ""
 	m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionEdit, Args: args})
-	return tea.Batch(m.print(yellow.Render("✎ edited ")+req.Tool+dim.Render(" "+clip(string(args), 100))), m.autoApprove())
+	return tea.Batch(m.print(yellow.Render("✎ edited ")+req.Tool+dim.Render(" "+display.Clip(string(args), 100))), m.autoApprove())
 }
 
 // decisionKeys are the approval keys that take a decision, by the decision
@@ -568,7 +569,7 @@ func (m *tuiModel) command(text string) tea.Cmd {
 	case "tokens", "cost":
 		calls, u := m.session.Total()
 		cost, unpriced := m.session.Cost(m.prices)
-		return say("this session: " + describeUsage(calls, u, cost, unpriced))
+		return say("this session: " + display.DescribeUsage(calls, u, cost, unpriced))
 	case "agents":
 		var b strings.Builder
 		b.WriteString("general-purpose")
