@@ -82,9 +82,10 @@ var layers = map[string][]string{
 	// The built-in middleware, the deep agent, and the command line.
 	"middleware":                      {"agent", "backend", "checkpoint", "langgraph", "llm", "permission", "thread", "tool"},
 	"":                                {"agent", "backend", "checkpoint", "llm", "middleware", "permission", "store", "telemetry", "thread", "tool"},
-	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "llm", "mcp", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
+	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "cmd/deepagents/internal/tui", "llm", "mcp", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
 	"cmd/deepagents/internal/session": {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "tool", "workspace"},
 	"cmd/deepagents/internal/display": {"agent", "llm"},
+	"cmd/deepagents/internal/tui":     {"", "agent", "backend", "cmd/deepagents/internal/display", "llm", "thread"},
 	"cmd/deepagents":                  {"cmd/deepagents/internal/cli", "internal/procinfo"},
 
 	// Tests' helpers.
@@ -134,6 +135,9 @@ func TestImportsPointDown(t *testing.T) {
 			p, _ := strconv.Unquote(imp.Path.Value)
 			if strings.HasPrefix(p, "go.opentelemetry.io/") && !otelAllowed(pkg, p) {
 				t.Errorf("%s imports %q: only package telemetry, the deep agent and the CLI use the OpenTelemetry API, and only telemetry/otlp its SDK", path, p)
+			}
+			if pkg == "cmd/deepagents/internal/tui" && strings.HasPrefix(p, "github.com/spf13/") {
+				t.Errorf("%s imports %q: the interactive session is fed by the agent's events, not by the commands", path, p)
 			}
 			if p != module && !strings.HasPrefix(p, module+"/") {
 				continue

@@ -16,6 +16,7 @@ import (
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/tui"
 )
 
 // Exit statuses.
@@ -126,7 +127,7 @@ func newRoot(env Env) *cobra.Command {
 		}
 		if prompt == "" && isTerminal(env.Stdin) && isTerminal(env.Stdout) {
 			err := runInteractive(cmd.Context(), env, &f)
-			if errors.Is(err, errNothingPicked) {
+			if errors.Is(err, tui.ErrNothingPicked) {
 				return nil // the user left the picker
 			}
 			return err
@@ -147,7 +148,7 @@ func newRoot(env Env) *cobra.Command {
 		}
 		in := deepagents.Prompt(p)
 		in.ThreadID = f.thread
-		if err := runAgent(cmd.Context(), env, &f, in); !errors.Is(err, errNothingPicked) {
+		if err := runAgent(cmd.Context(), env, &f, in); !errors.Is(err, tui.ErrNothingPicked) {
 			return err
 		}
 		return nil // the user left the picker

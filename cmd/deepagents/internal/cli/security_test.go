@@ -13,9 +13,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
-	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/persist"
-	"github.com/deepagents-go/deepagents/workspace"
 )
 
 // inproc runs the CLI in-process with one home and one database for all
@@ -323,39 +321,6 @@ func TestReadRulesCoverEveryRead(t *testing.T) {
 	if !res["grepfile"].IsError {
 		t.Errorf("grep of a denied file: %q", res["grepfile"].Content)
 	}
-}
-
-// TestAttachFilesFollowReadPolicy: the terminal's @file reads through the
-// agent's backend: no symbolic link out of the workspace, no path the read
-// rules deny.
-func TestAttachFilesFollowReadPolicy(t *testing.T) {
-	ws, outside := t.TempDir(), t.TempDir()
-	mustWrite(t, filepath.Join(outside, "secret.md"), "sk-outside-secret")
-	mustWrite(t, filepath.Join(ws, ".env"), "sk-env-secret")
-	mustWrite(t, filepath.Join(ws, "notes.md"), "plain notes")
-	if err := os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(ws, "link.md")); err != nil {
-		t.Fatal(err)
-	}
-	rules, err := permissionRulesOf(t, "read_file(**/.env)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := workspace.Open(workspace.Config{Dir: ws, Rules: rules})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	prompt, files := attachFiles(context.Background(), w.Backend, "see @link.md @.env @notes.md @../outside/secret.md")
-	if strings.Contains(prompt, "sk-") || len(files) != 1 || files[0] != "notes.md" || !strings.Contains(prompt, "plain notes") {
-		t.Errorf("attached %v:\n%s", files, prompt)
-	}
-}
-
-// permissionRulesOf are the rules a session resolves from --deny flags.
-func permissionRulesOf(t *testing.T, deny ...string) (*permission.Rules, error) {
-	t.Helper()
-	spec, err := session.Resolve(session.Inputs{Flags: session.Flags{Dir: t.TempDir(), Rules: session.RuleLists{Deny: deny}}})
-	return spec.Rules, err
 }
 
 // FuzzParseDecision: a decision is what

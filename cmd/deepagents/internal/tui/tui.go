@@ -1,4 +1,4 @@
-package cli
+package tui
 
 import (
 	"cmp"
@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/bubbles/textinput"
@@ -19,27 +21,66 @@ import (
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
-	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/thread"
 )
 
-// runInteractive is `deepagents` on a terminal: a session of turns on one
-// thread, with the answer streaming, tool calls folded with their results,
-// the todo list live, and approvals asked for in place.
-func runInteractive(ctx context.Context, env Env, f *runFlags) error {
-	o, err := openSession(ctx, env, f, true, false)
-	if err != nil {
-		return err
-	}
-	defer o.close()
-	in, _ := env.Stdin.(*os.File)
-	out, _ := env.Stdout.(*os.File)
-	m := newTUI(ctx, o)
-	p := tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out), tea.WithContext(ctx))
+// Config is what an interactive session runs on: the agent's event
+// stream for a new message (Prompt) and for the user's decisions on the
+// approvals a run waits for (Decide), and what the session shows and keeps
+// about its threads.
+type Config struct {
+	// In and Out are the terminal.
+	In, Out *os.File
+	// Prompt runs the agent on a new message of thread ("" for a new
+	// thread); Decide resumes thread, stopped for approvals, with a
+	// decision per request. Their events are the agent's; ending the
+	// context stops the run.
+	Prompt func(ctx context.Context, thread, text string) iter.Seq2[agent.Event, error]
+	Decide func(ctx context.Context, thread string, decisions []agent.Decision) iter.Seq2[agent.Event, error]
+	// Started is told of each run's start: its thread, and the message the
+	// user sent last (a new thread's title). Ended is given what a run
+	// used, to add to its thread's record. Their errors are warnings.
+	Started func(ctx context.Context, thread, prompt string) error
+	Ended   func(ctx context.Context, thread string, used *agent.UsageTree) error
+	// Recent lists the recent threads (/threads); Lookup finds one
+	// (/resume ID), an error when there is none.
+	Recent func(ctx context.Context) ([]Thread, error)
+	Lookup func(ctx context.Context, id string) (Thread, error)
+
+	// Thread is the thread to continue; "" starts a new one.
+	Thread string
+	// Model is the agent's model, as /model shows it.
+	Model llm.Info
+	// Dir is the workspace folder, and UserDir the user's own ("" for
+	// none): where memory and skills are read from.
+	Dir, UserDir string
+	// Subagents are the names of the agent's subagents (/agents).
+	Subagents []string
+	// Files are the agent's files, which @path attaches from.
+	Files backend.Backend
+	// Prices are the user's, over the built-in ones (/tokens).
+	Prices map[string]llm.Price
+	// PromptLimit bounds a message, in bytes.
+	PromptLimit int
+}
+
+// Thread is a thread as the session lists it.
+type Thread struct {
+	ID, Title, Status string
+	Updated           time.Time
+}
+
+// Run is `deepagents` on a terminal: a session of turns on one thread,
+// with the answer streaming, tool calls folded with their results, the
+// todo list live, and approvals asked for in place. It returns when the
+// user leaves, or ctx ends.
+func Run(ctx context.Context, cfg Config) error {
+	m := newModel(ctx, cfg)
+	p := tea.NewProgram(m, tea.WithInput(cfg.In), tea.WithOutput(cfg.Out), tea.WithContext(ctx))
 	m.send = p.Send
-	_, err = p.Run()
+	_, err := p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return nil
 	}
@@ -61,7 +102,7 @@ type (
 // tuiModel is the interactive session's state.
 type tuiModel struct {
 	ctx           context.Context
-	o             *opened
+	cfg           Config
 	send          func(tea.Msg)
 	input         textinput.Model
 	width, height int
@@ -127,18 +168,18 @@ var (
 	yellow = lipgloss.NewStyle().Foreground(lipgloss.Color("3"))
 )
 
-func newTUI(ctx context.Context, o *opened) *tuiModel {
+func newModel(ctx context.Context, cfg Config) *tuiModel {
 	ti := textinput.New()
 	ti.Prompt = "> "
 	ti.Placeholder = "a task, /help, or @file to attach"
 	ti.Focus()
-	ti.CharLimit = maxPromptBytes
-	return &tuiModel{ctx: ctx, o: o, input: ti, thread: o.spec.Thread, allowed: map[string]bool{},
-		prices: o.spec.Prices}
+	ti.CharLimit = cfg.PromptLimit
+	return &tuiModel{ctx: ctx, cfg: cfg, input: ti, thread: cfg.Thread, allowed: map[string]bool{},
+		prices: cfg.Prices}
 }
 
 func (m *tuiModel) Init() tea.Cmd {
-	intro := fmt.Sprintf("deepagents · %s · %s", llm.Describe(m.o.Agent.Model()).Name, m.o.spec.Dir)
+	intro := fmt.Sprintf("deepagents · %s · %s", m.cfg.Model.Name, m.cfg.Dir)
 	if m.thread != "" {
 		intro += " · thread " + m.thread
 	}
@@ -226,20 +267,20 @@ func (m *tuiModel) onKey(k tea.KeyMsg) tea.Cmd {
 			return m.command(text)
 		}
 		prompt, notes := m.attach(text)
-		in := deepagents.Prompt(prompt)
-		in.ThreadID = m.thread
-		in.Values = m.o.spec.Settings.Values()
-		return tea.Batch(m.print(bold.Render("> "+text)+notes), m.start(in))
+		thread, ask := m.thread, m.cfg.Prompt
+		run := func(ctx context.Context) iter.Seq2[agent.Event, error] { return ask(ctx, thread, prompt) }
+		return tea.Batch(m.print(bold.Render("> "+text)+notes), m.start(run, true))
 	}
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(k)
 	return cmd
 }
 
-// start runs the agent on in, its events sent to the program.
-func (m *tuiModel) start(in deepagents.Input) tea.Cmd {
+// start runs the agent (run: a prompt or decisions), its events sent to
+// the program; a prompt's run summarizes the thread first after /compact.
+func (m *tuiModel) start(run func(context.Context) iter.Seq2[agent.Event, error], prompt bool) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
-	if m.compactNext && len(in.Decisions) == 0 {
+	if m.compactNext && prompt {
 		ctx, m.compactNext = deepagents.CompactFirst(ctx), false
 	}
 	if m.cancel != nil {
@@ -248,16 +289,15 @@ func (m *tuiModel) start(in deepagents.Input) tea.Cmd {
 	m.runs++
 	m.running, m.cancel, m.stopped = true, cancel, false
 	m.answer.Reset()
-	send, run := m.send, m.runs
-	a := m.o.Agent
+	send, n := m.send, m.runs
 	return func() tea.Msg {
-		for e, err := range a.Stream(ctx, in) {
+		for e, err := range run(ctx) {
 			if err != nil {
-				return runDoneMsg{run, err}
+				return runDoneMsg{n, err}
 			}
 			send(eventMsg{e})
 		}
-		return runDoneMsg{run: run}
+		return runDoneMsg{run: n}
 	}
 }
 
@@ -274,7 +314,7 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 			// Every run, so that --continue finds the thread worked on
 			// last, whether new, resumed or continued.
 			m.thread = e.ThreadID
-			if err := rememberThread(m.ctx, m.o.db, m.o.spec.Dir, e.ThreadID, m.lastPrompt()); err != nil {
+			if err := m.cfg.Started(m.ctx, e.ThreadID, m.lastPrompt()); err != nil {
 				return m.print(red.Render("warning: " + err.Error()))
 			}
 		}
@@ -310,7 +350,7 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 		if sub {
 			return nil
 		}
-		err := recordUsage(m.ctx, m.o.db, e.ThreadID, &m.unrecorded)
+		err := m.cfg.Ended(m.ctx, e.ThreadID, &m.unrecorded)
 		m.unrecorded = agent.UsageTree{}
 		cmd := m.onRunEnd(e)
 		if err != nil {
@@ -372,9 +412,9 @@ func (m *tuiModel) resumeIfDecided() tea.Cmd {
 	if len(m.decisions) < len(m.pending) {
 		return nil
 	}
-	in := deepagents.Input{ThreadID: m.thread, Decisions: m.decisions}
+	thread, decisions, decide := m.thread, m.decisions, m.cfg.Decide
 	m.pending, m.decisions = nil, nil
-	return m.start(in)
+	return m.start(func(ctx context.Context) iter.Seq2[agent.Event, error] { return decide(ctx, thread, decisions) }, false)
 }
 
 // onApprovalKey decides the request asked about: y approves it, a
@@ -535,26 +575,27 @@ func (m *tuiModel) command(text string) tea.Cmd {
 	case "thread":
 		return say("thread " + cmp.Or(m.thread, "(new)"))
 	case "threads":
-		threads, err := m.o.db.Saver.Threads(m.ctx, checkpoint.ListOptions{Limit: 10, TopLevel: true})
+		threads, err := m.cfg.Recent(m.ctx)
 		if err != nil {
 			return say(red.Render(err.Error()))
 		}
 		var b strings.Builder
 		for _, t := range threads {
-			fmt.Fprintf(&b, "%s  %s  %s\n", t.ID, t.UpdatedAt.Local().Format("2006-01-02 15:04"), title(m.ctx, m.o.db, t.ID))
+			fmt.Fprintf(&b, "%s  %s  %s\n", t.ID, t.Updated.Local().Format("2006-01-02 15:04"), t.Title)
 		}
 		return say(strings.TrimRight(cmp.Or(b.String(), "no threads yet"), "\n") + "\n/resume ID continues one")
 	case "resume":
 		if arg == "" {
 			return say("/resume ID: which thread? (/threads lists them)")
 		}
-		if _, err := m.o.db.Saver.Thread(m.ctx, arg); err != nil {
+		t, err := m.cfg.Lookup(m.ctx, arg)
+		if err != nil {
 			return say(red.Render(fmt.Sprintf("thread %s: %v", arg, err)))
 		}
 		m.thread, m.todos = arg, nil
 		line := "continuing thread " + arg
-		if t := title(m.ctx, m.o.db, arg); t != "" {
-			line += " (" + t + ")"
+		if t.Title != "" {
+			line += " (" + t.Title + ")"
 		}
 		return say(line)
 	case "compact":
@@ -564,7 +605,7 @@ func (m *tuiModel) command(text string) tea.Cmd {
 		m.compactNext = true
 		return say("the next message starts by summarizing this thread's conversation; its full text stays in /conversation_history/")
 	case "model":
-		info := llm.Describe(m.o.Agent.Model())
+		info := m.cfg.Model
 		return say(fmt.Sprintf("%s:%s (context window %d tokens); --model changes it", info.Provider, info.Name, info.ContextWindow))
 	case "tokens", "cost":
 		calls, u := m.session.Total()
@@ -573,14 +614,14 @@ func (m *tuiModel) command(text string) tea.Cmd {
 	case "agents":
 		var b strings.Builder
 		b.WriteString("general-purpose")
-		for _, name := range m.o.spec.Settings.Subagents {
+		for _, name := range m.cfg.Subagents {
 			b.WriteString(", " + name)
 		}
 		return say("subagents: " + b.String())
 	case "memory":
-		return say("memory: " + userPlaces(m.o.spec.UserDir, "AGENTS.md") + filepath.Join(m.o.spec.Dir, "AGENTS.md"))
+		return say("memory: " + userPlaces(m.cfg.UserDir, "AGENTS.md") + filepath.Join(m.cfg.Dir, "AGENTS.md"))
 	case "skills":
-		return say("skills: " + userPlaces(m.o.spec.UserDir, "skills") + filepath.Join(m.o.spec.Dir, ".deepagents", "skills"))
+		return say("skills: " + userPlaces(m.cfg.UserDir, "skills") + filepath.Join(m.cfg.Dir, ".deepagents", "skills"))
 	}
 	return say(red.Render("unknown command /" + name + "; /help lists them"))
 }
@@ -609,7 +650,7 @@ esc, ctrl+c while the agent works: stop the step; up, down: earlier messages`
 // attach replaces each @path of text that names a file in the workspace
 // with the path, and appends the files' contents (at most 100 KB each).
 func (m *tuiModel) attach(text string) (prompt, notes string) {
-	prompt, files := attachFiles(m.ctx, m.o.Backend, text)
+	prompt, files := attachFiles(m.ctx, m.cfg.Files, text)
 	if len(files) > 0 {
 		notes = "\n" + dim.Render("  attached "+strings.Join(files, ", "))
 	}
