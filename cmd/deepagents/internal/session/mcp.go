@@ -49,7 +49,7 @@ func (r *resolver) mcpConfigs() (map[string]mcp.ServerConfig, error) {
 		out = map[string]mcp.ServerConfig{}
 	}
 	for _, p := range paths {
-		servers, err := mcp.LoadFile(p, r.in.Getenv)
+		servers, err := mcp.LoadFile(p, r.getenv)
 		if errors.Is(err, fs.ErrNotExist) && (p == userFile || p == ws) {
 			continue // the default files are optional
 		}
@@ -59,7 +59,7 @@ func (r *resolver) mcpConfigs() (map[string]mcp.ServerConfig, error) {
 		maps.Copy(out, servers)
 	}
 	if !r.f.MCPWorkspace {
-		if servers, err := mcp.LoadFile(ws, r.in.Getenv); err == nil && len(servers) > 0 {
+		if servers, err := mcp.LoadFile(ws, r.getenv); err == nil && len(servers) > 0 {
 			r.note("note: %s names MCP servers (%s); they run commands from the workspace, so they start only with --mcp-workspace",
 				ws, strings.Join(slices.Sorted(maps.Keys(servers)), ", "))
 		}

@@ -225,8 +225,8 @@ func (m *models) openDefault(ctx context.Context, spec string) (llm.Model, error
 func (m *models) subagent(ctx context.Context, sa Subagent) (deepagents.Subagent, error) {
 	d := sa.Subagent
 	d.AllowedTools = slices.Clone(d.AllowedTools)
-	if sa.Model != "" {
-		model, err := m.open(ctx, sa.Model)
+	if sa.ModelSpec != "" {
+		model, err := m.open(ctx, sa.ModelSpec)
 		if err != nil {
 			return d, UsageError{fmt.Errorf("%s: %w", sa.From, err)}
 		}

@@ -105,8 +105,8 @@ type Spec struct {
 type Subagent struct {
 	// Subagent is its definition, without its Model.
 	deepagents.Subagent
-	// Model is its model spec; "" for the main agent's model.
-	Model string
+	// ModelSpec is its model (provider:model); "" for the main agent's.
+	ModelSpec string
 	// From says where it is defined, for errors: "subagent file PATH".
 	From string
 }
@@ -291,7 +291,7 @@ func (r *resolver) applyConfig() error {
 			if err != nil {
 				return UsageError{fmt.Errorf("%s: mcp_servers: %w", path, err)}
 			}
-			if r.configMCP, err = mcp.Parse(data, r.in.Getenv); err != nil {
+			if r.configMCP, err = mcp.Parse(data, r.getenv); err != nil {
 				return UsageError{fmt.Errorf("%s: mcp_servers: %w", path, err)}
 			}
 		}
@@ -526,9 +526,9 @@ func (r *resolver) subagents() ([]Subagent, []AsyncSubagent, error) {
 		for _, s := range a.Subagents {
 			mode, _ := subagentMode(s.Mode) // checked by LoadAssistants
 			subs = append(subs, Subagent{
-				Subagent: deepagents.Subagent{Name: s.Name, Description: s.Description, SystemPrompt: s.SystemPrompt, AllowedTools: s.Tools, Mode: mode},
-				Model:    s.Model,
-				From:     fmt.Sprintf("--assistants: assistant %q: subagent %q", a.GraphID, s.Name),
+				Subagent:  deepagents.Subagent{Name: s.Name, Description: s.Description, SystemPrompt: s.SystemPrompt, AllowedTools: s.Tools, Mode: mode},
+				ModelSpec: s.Model,
+				From:      fmt.Sprintf("--assistants: assistant %q: subagent %q", a.GraphID, s.Name),
 			})
 		}
 		return subs, nil, nil
@@ -570,7 +570,7 @@ func (r *resolver) subagents() ([]Subagent, []AsyncSubagent, error) {
 	var async []AsyncSubagent
 	for _, n := range order {
 		a := byName[n]
-		sa := Subagent{Subagent: a.af.sa, Model: a.af.model, From: "subagent file " + a.path}
+		sa := Subagent{Subagent: a.af.sa, ModelSpec: a.af.model, From: "subagent file " + a.path}
 		switch {
 		case a.af.remote:
 			sa.Subagent = deepagents.Subagent{Name: a.af.sa.Name, Description: a.af.sa.Description}
