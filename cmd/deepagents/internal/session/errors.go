@@ -5,5 +5,8 @@ package session
 // exits with its usage status.
 type UsageError struct{ Err error }
 
+// Error is the error's own message.
 func (e UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the error.
 func (e UsageError) Unwrap() error { return e.Err }

@@ -38,6 +38,7 @@ type Deps struct {
 
 // Session is an open agent, with its files.
 type Session struct {
+	// Agent is the deep agent; Close closes it.
 	Agent *deepagents.Agent
 	// Backend is the agent's filesystem, through which the terminal's
 	// @file reads.

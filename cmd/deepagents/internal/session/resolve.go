@@ -114,6 +114,9 @@ type Subagent struct {
 // AsyncSubagent is a background subagent: local (no URL), or remote.
 type AsyncSubagent struct {
 	Subagent
+	// URL and GraphID name a remote subagent's server and graph, and
+	// Headers go with its requests (keys, from the environment); a local
+	// one has none.
 	URL, GraphID string
 	Headers      map[string]string
 }

@@ -44,6 +44,7 @@ func (s Settings) Values() map[string]json.RawMessage {
 
 // Kept are the settings a thread kept, as LoadKept found them.
 type Kept struct {
+	// Settings are the settings as the thread recorded them.
 	Settings Settings
 	// Folder is Settings.Dir as the folder it is now: absolute, its
 	// symbolic links resolved; FolderErr says why it is not one. Gone

@@ -66,7 +66,8 @@ type Config struct {
 	PromptLimit int
 }
 
-// Thread is a thread as the session lists it.
+// Thread is a thread as the session lists it: its id, title (its first
+// message, or what the user named it), status and when it last changed.
 type Thread struct {
 	ID, Title, Status string
 	Updated           time.Time
