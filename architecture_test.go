@@ -76,6 +76,9 @@ var layers = map[string][]string{
 	"telemetry/otlp":          nil,
 	"telemetry/otlp/otlptest": nil,
 
+	// The files of an agent as the CLI lays them out, for any program.
+	"workspace": {"agent", "backend", "permission", "store"},
+
 	// The built-in middleware, a package each: they know the run loop
 	// and what they work on, not each other, but for the subagents'
 	// approvals (hitl).
@@ -90,9 +93,12 @@ var layers = map[string][]string{
 	"middleware/subagents":     {"agent", "checkpoint", "langgraph", "llm", "middleware/hitl", "permission", "thread", "tool"},
 
 	// The deep agent, and the command line.
-	"":                            {"agent", "backend", "checkpoint", "llm", "middleware/caching", "middleware/filesystem", "middleware/hitl", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/subagents", "middleware/summarization", "middleware/todos", "permission", "store", "telemetry", "thread", "tool"},
-	"cmd/deepagents/internal/cli": {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "tool"},
-	"cmd/deepagents":              {"cmd/deepagents/internal/cli", "internal/procinfo"},
+	"":                                {"agent", "backend", "checkpoint", "llm", "middleware/caching", "middleware/filesystem", "middleware/hitl", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/subagents", "middleware/summarization", "middleware/todos", "permission", "store", "telemetry", "thread", "tool"},
+	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "cmd/deepagents/internal/tui", "llm", "mcp", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
+	"cmd/deepagents/internal/session": {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "tool", "workspace"},
+	"cmd/deepagents/internal/display": {"agent", "llm"},
+	"cmd/deepagents/internal/tui":     {"", "agent", "backend", "cmd/deepagents/internal/display", "llm", "thread"},
+	"cmd/deepagents":                  {"cmd/deepagents/internal/cli", "internal/procinfo"},
 
 	// Tests' helpers.
 	"internal/asuser": nil,
@@ -142,6 +148,9 @@ func TestImportsPointDown(t *testing.T) {
 			if strings.HasPrefix(p, "go.opentelemetry.io/") && !otelAllowed(pkg, p) {
 				t.Errorf("%s imports %q: only package telemetry, the deep agent and the CLI use the OpenTelemetry API, and only telemetry/otlp its SDK", path, p)
 			}
+			if pkg == "cmd/deepagents/internal/tui" && strings.HasPrefix(p, "github.com/spf13/") {
+				t.Errorf("%s imports %q: the interactive session is fed by the agent's events, not by the commands", path, p)
+			}
 			if p != module && !strings.HasPrefix(p, module+"/") {
 				continue
 			}
@@ -172,7 +181,7 @@ func otelAllowed(pkg, p string) bool {
 	switch pkg {
 	case "telemetry/otlp", "telemetry/otlp/otlptest":
 		return true
-	case "telemetry", "", "cmd/deepagents/internal/cli":
+	case "telemetry", "", "cmd/deepagents/internal/cli", "cmd/deepagents/internal/session":
 		return p == "go.opentelemetry.io/otel" || p == "go.opentelemetry.io/otel/trace" ||
 			p == "go.opentelemetry.io/otel/attribute" || p == "go.opentelemetry.io/otel/codes" ||
 			p == "go.opentelemetry.io/otel/propagation"

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 )
 
 // parseDecisions reads --decision values.
@@ -58,10 +59,10 @@ func askDecisions(env Env, reqs []agent.ActionRequest) ([]agent.Decision, error)
 	out := make([]agent.Decision, 0, len(reqs))
 	for i, r := range reqs {
 		who := ""
-		if by := askedBy(r.Namespace); by != "" {
+		if by := display.AskedBy(r.Namespace); by != "" {
 			who = " from " + by
 		}
-		fmt.Fprintf(env.Stderr, "\nApproval needed (%d of %d)%s: %s\n  %s\n", i+1, len(reqs), who, r.Tool, clip(string(r.Args), 2000))
+		fmt.Fprintf(env.Stderr, "\nApproval needed (%d of %d)%s: %s\n  %s\n", i+1, len(reqs), who, r.Tool, display.Clip(string(r.Args), 2000))
 		for {
 			fmt.Fprint(env.Stderr, "[a]pprove, [e]dit, [r]eject? ")
 			line, err := in.ReadString('\n')

@@ -10,10 +10,13 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"unicode"
+
+	"github.com/spf13/cobra"
 
 	"github.com/deepagents-go/deepagents"
-	"github.com/spf13/cobra"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/tui"
 )
 
 // Exit statuses.
@@ -70,12 +73,19 @@ func Main(args []string, env Env) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintf(env.Stderr, "deepagents: %s\n", oneLine(err.Error()))
-	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	fmt.Fprintf(env.Stderr, "deepagents: %s\n", display.OneLine(err.Error()))
+	if isUsage(err) || isCobraUsage(err) {
 		return ExitUsage
 	}
 	return ExitFailed
+}
+
+// isUsage reports whether err is a usage error, the command's or the
+// session's (a configuration or subagent file, say).
+func isUsage(err error) bool {
+	var ue usageError
+	var se session.UsageError
+	return errors.As(err, &ue) || errors.As(err, &se)
 }
 
 func newRoot(env Env) *cobra.Command {
@@ -117,7 +127,7 @@ func newRoot(env Env) *cobra.Command {
 		}
 		if prompt == "" && isTerminal(env.Stdin) && isTerminal(env.Stdout) {
 			err := runInteractive(cmd.Context(), env, &f)
-			if errors.Is(err, errNothingPicked) {
+			if errors.Is(err, tui.ErrNothingPicked) {
 				return nil // the user left the picker
 			}
 			return err
@@ -138,7 +148,7 @@ func newRoot(env Env) *cobra.Command {
 		}
 		in := deepagents.Prompt(p)
 		in.ThreadID = f.thread
-		if err := runAgent(cmd.Context(), env, &f, in); !errors.Is(err, errNothingPicked) {
+		if err := runAgent(cmd.Context(), env, &f, in); !errors.Is(err, tui.ErrNothingPicked) {
 			return err
 		}
 		return nil // the user left the picker
@@ -157,28 +167,3 @@ func isCobraUsage(err error) bool {
 		strings.HasPrefix(s, "requires at least") || strings.HasPrefix(s, "unknown flag") ||
 		strings.Contains(s, "flag needs an argument")
 }
-
-// oneLine keeps an error message on one line of stderr.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(terminalSafe(strings.ReplaceAll(s, "\n", " "))), " ")
-}
-
-// terminalSafe drops the control characters of s but newlines and tabs:
-// what a model or a tool writes must not reach the terminal as escape
-// sequences (which could retitle the window, move the cursor over what is
-// shown, or worse), nor as bytes that are not UTF-8.
-func terminalSafe(s string) string {
-	// A stray byte such as 0x9b is a control sequence to some terminals.
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if !strings.ContainsFunc(s, isUnsafeControl) {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		if isUnsafeControl(r) {
-			return -1
-		}
-		return r
-	}, s)
-}
-
-func isUnsafeControl(r rune) bool { return r != '\n' && r != '\t' && unicode.IsControl(r) }

@@ -61,6 +61,7 @@ func events(t *testing.T, out string) []agent.Event {
 
 func repoPath(t *testing.T, rel string) string {
 	t.Helper()
+	// The repository's root, four folders up from cmd/deepagents/internal/cli.
 	p, err := filepath.Abs(filepath.Join("..", "..", "..", "..", rel))
 	if err != nil {
 		t.Fatal(err)

@@ -11,8 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/thread"
+	"github.com/deepagents-go/deepagents/workspace"
 )
 
 // The commands that manage what accumulates in the database: deleting and
@@ -174,7 +176,7 @@ func allThreads(ctx context.Context, s checkpoint.Saver) ([]checkpoint.Thread, e
 // and returns how many it deleted.
 func deleteTree(ctx context.Context, d *persist.DB, all []checkpoint.Thread, id string) (int, error) {
 	n := 0
-	hist := historyDir(d)
+	hist := session.HistoryDir(d)
 	for _, t := range all {
 		if t.ID == id || strings.HasPrefix(t.ID, id+"/") {
 			if err := d.Saver.DeleteThread(ctx, t.ID); err != nil {
@@ -186,7 +188,7 @@ func deleteTree(ctx context.Context, d *persist.DB, all []checkpoint.Thread, id 
 			}
 			// The thread's conversation history, if summarization kept
 			// one: the folder of its top-level thread.
-			if err := removeThreadHistory(hist, t.ID); err != nil {
+			if err := workspace.RemoveHistory(hist, t.ID); err != nil {
 				return n, fmt.Errorf("deleting the history of thread %s: %w", t.ID, err)
 			}
 		}

@@ -14,6 +14,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/mcp"
 	"github.com/deepagents-go/deepagents/server"
 )
@@ -74,12 +76,12 @@ decision approve or reject.`,
 				defer ln.Close()
 			}
 			ctx := cmd.Context()
-			s, err := openSession(ctx, env, &f, false)
+			o, err := openSession(ctx, env, &f, false, true)
 			if err != nil {
 				return err
 			}
-			defer s.close()
-			srv := mcp.NewServer(s.agent, mcp.ServeOptions{Version: version(), Values: settingsValues(s.settings)})
+			defer o.close()
+			srv := mcp.NewServer(o.Agent, mcp.ServeOptions{Version: version(), Values: o.spec.Settings.Values()})
 			if httpAddr == "" {
 				err := srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(env.Stdin), Writer: nopWriteCloser{env.Stdout}})
 				if ctx.Err() != nil || errors.Is(err, io.EOF) {
@@ -150,16 +152,19 @@ offers, and stop them. A server that fails says why.`,
 				return err
 			}
 			ctx := cmd.Context()
-			if err := applyConfig(env, &f, false); err != nil {
+			places := session.Locate(env.Getenv)
+			spec, err := session.Resolve(session.Inputs{Flags: f.Flags, Getenv: env.Getenv, Places: places})
+			if err != nil {
 				return err
 			}
+			printNotes(env, spec)
 			log := slog.New(slog.NewTextHandler(io.Discard, nil))
-			servers, err := startMCP(ctx, env, &f, log)
+			servers, err := session.ConnectMCP(ctx, spec, session.Deps{Getenv: env.Getenv, Logger: log})
 			if err != nil {
 				return err
 			}
 			if servers == nil {
-				fmt.Fprintf(env.Stdout, "No MCP servers are configured (see %s, --mcp-config and --mcp-workspace).\n", userMCPPath(env))
+				fmt.Fprintf(env.Stdout, "No MCP servers are configured (see %s, --mcp-config and --mcp-workspace).\n", places.MCPFile())
 				return nil
 			}
 			defer servers.Close()
@@ -167,7 +172,7 @@ offers, and stop them. A server that fails says why.`,
 			for _, st := range servers.Status() {
 				if st.Err != nil {
 					failed++
-					fmt.Fprintf(env.Stdout, "%s: failed: %s\n", st.Name, oneLine(st.Err.Error()))
+					fmt.Fprintf(env.Stdout, "%s: failed: %s\n", st.Name, display.OneLine(st.Err.Error()))
 					continue
 				}
 				var offers []string

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/thread"
 )
@@ -118,7 +119,7 @@ func (r *textRenderer) event(e agent.Event) error {
 		}
 		delta := e.Delta
 		if r.onTerminal {
-			delta = terminalSafe(delta)
+			delta = display.TerminalSafe(delta)
 		}
 		_, err := io.WriteString(r.out, delta)
 		r.midLine = !strings.HasSuffix(delta, "\n")
@@ -129,10 +130,10 @@ func (r *textRenderer) event(e agent.Event) error {
 			r.midLine = false
 		}
 	case agent.EventToolCall:
-		fmt.Fprintf(r.log, "%s> %s %s\n", prefix, e.Name, clip(string(e.Args), 120))
+		fmt.Fprintf(r.log, "%s> %s %s\n", prefix, e.Name, display.Clip(string(e.Args), 120))
 	case agent.EventToolResult:
 		if e.IsError {
-			fmt.Fprintf(r.log, "%s! %s: %s\n", prefix, e.Name, clip(e.Content, 200))
+			fmt.Fprintf(r.log, "%s! %s: %s\n", prefix, e.Name, display.Clip(e.Content, 200))
 		}
 	case agent.EventState:
 		if e.Todos != nil {
@@ -145,17 +146,17 @@ func (r *textRenderer) event(e agent.Event) error {
 			}
 		}
 	case agent.EventNotice:
-		fmt.Fprintf(r.log, "%snote: %s\n", prefix, oneLine(e.Content))
+		fmt.Fprintf(r.log, "%snote: %s\n", prefix, display.OneLine(e.Content))
 	case agent.EventInterrupt:
 		if sub {
 			return nil // the main run's interrupt lists it, with who asks
 		}
 		for _, req := range e.Interrupts {
 			who := ""
-			if by := askedBy(req.Namespace); by != "" {
+			if by := display.AskedBy(req.Namespace); by != "" {
 				who = " from " + by
 			}
-			fmt.Fprintf(r.log, "? approval needed%s: %s %s\n", who, req.Tool, clip(string(req.Args), 200))
+			fmt.Fprintf(r.log, "? approval needed%s: %s %s\n", who, req.Tool, display.Clip(string(req.Args), 200))
 		}
 	case agent.EventRunEnd:
 		if sub {
@@ -166,7 +167,7 @@ func (r *textRenderer) event(e agent.Event) error {
 			r.midLine = false
 		}
 		if e.Status == agent.StatusFailed && e.Error != "" {
-			fmt.Fprintf(r.log, "deepagents: %s\n", oneLine(e.Error))
+			fmt.Fprintf(r.log, "deepagents: %s\n", display.OneLine(e.Error))
 		}
 		if e.Status == agent.StatusInterrupted {
 			fmt.Fprintf(r.log, "deepagents: run interrupted, waiting for decisions on thread %s\n", e.ThreadID)
@@ -182,33 +183,9 @@ func (r *textRenderer) summary(threadID string) {
 	if used == nil {
 		used = &agent.UsageTree{}
 	}
-	for _, l := range usageLines(threadID, used, r.prices) {
+	for _, l := range display.UsageLines(threadID, used, r.prices) {
 		fmt.Fprintln(r.log, l)
 	}
 }
 
 func (r *textRenderer) close() error { return nil }
-
-// askedBy names the agent an action request comes from, from its
-// namespace: "" for the main agent, "subagent NAME" for a subagent, and
-// "subagent NAME › INNER" for a subagent of a subagent. (A namespace
-// element is "name:tool_call_id".)
-func askedBy(ns []string) string {
-	if len(ns) == 0 {
-		return ""
-	}
-	names := make([]string, len(ns))
-	for i, n := range ns {
-		names[i], _, _ = strings.Cut(n, ":")
-	}
-	return "subagent " + strings.Join(names, " › ")
-}
-
-// clip shortens s to at most n runes on one line.
-func clip(s string, n int) string {
-	s = oneLine(s)
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
-}

@@ -11,9 +11,8 @@ import (
 	"testing"
 
 	"github.com/deepagents-go/deepagents/agent"
-	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
-	"github.com/deepagents-go/deepagents/permission"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/persist"
 )
 
@@ -120,42 +119,6 @@ func TestUserConfigProtectedByRealPath(t *testing.T) {
 	}
 }
 
-// TestProtectHostLists checks what the sandbox is told to keep read-only
-// and hidden.
-func TestProtectHostLists(t *testing.T) {
-	home := t.TempDir()
-	env := Env{Getenv: func(k string) string {
-		return map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, "xdg")}[k]
-	}}
-	mustWrite(t, filepath.Join(home, ".deepagents", "agents", "remote.md"), "---\nname: r\ndescription: remote\nurl: http://127.0.0.1:1\ngraph_id: g\nheaders: {x-api-key: sk-1}\n---\n")
-	mustWrite(t, filepath.Join(home, ".deepagents", "agents", "local.md"), "---\nname: l\ndescription: local\n---\nHelp.")
-	f := &runFlags{mcpConfigs: []string{filepath.Join(home, "servers.json")}}
-	db := &persist.DB{Kind: persist.KindSQLite, Location: filepath.Join(home, "data", "deepagents.db")}
-	h := protectHost(env, f, db)
-	for _, want := range []string{".deepagents", "xdg/deepagents", ".bashrc", ".zshrc", ".profile", ".config/fish", "xdg/fish", ".gitconfig", ".local/lib", ".cargo/config.toml", ".docker/config.json"} {
-		if !contains(h.readOnly, filepath.Join(home, want)) {
-			t.Errorf("read-only lacks %s: %v", want, h.readOnly)
-		}
-	}
-	for _, want := range []string{".deepagents/config.yaml", ".deepagents/mcp.json", "xdg/deepagents/config.yaml", "servers.json", ".deepagents/agents/remote.md", "data/deepagents.db", "data/deepagents.db-wal", "data/deepagents.db.history"} {
-		if !contains(h.unreadable, filepath.Join(home, want)) {
-			t.Errorf("unreadable lacks %s: %v", want, h.unreadable)
-		}
-	}
-	if contains(h.unreadable, filepath.Join(home, ".deepagents", "agents", "local.md")) {
-		t.Error("a subagent without keys is hidden")
-	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // TestWorkspaceCannotChooseModelServer: a project's subagent file may not
 // send its tasks to a server it names; the user's own may.
 func TestWorkspaceCannotChooseModelServer(t *testing.T) {
@@ -181,14 +144,7 @@ func TestWorkspaceCannotChooseModelServer(t *testing.T) {
 	if code, _, stderr := c.run("run", "--model", "replay:"+script, "--dir", ws, "go"); code != 0 {
 		t.Errorf("the user's own subagent with a server: exit %d, %s", code, stderr)
 	}
-	for spec, want := range map[string]bool{
-		"openai:gpt-4.1": false, "anthropic:claude-x@20240620": false, "openai:m@HTTP://h/v1": true,
-		"openai:m@host.example:80": true, "ollama:qwen3": false, "x:y@h/v1": true,
-	} {
-		if got := modelNamesEndpoint(spec); got != want {
-			t.Errorf("modelNamesEndpoint(%q) = %v", spec, got)
-		}
-	}
+	// session.TestModelNamesEndpoint checks what names a server.
 }
 
 // historyScript summarizes thread's conversation into its history file.
@@ -239,54 +195,6 @@ func TestHistoryIsPrivateToItsThread(t *testing.T) {
 	}
 	if r := toolResults(t, stdout)["read"]; r.IsError || !strings.Contains(r.Content, "secret plan") {
 		t.Errorf("alpha cannot read its own history: %+v", r)
-	}
-}
-
-// TestThreadHistoryScope checks the folder a run's context selects: a
-// subagent's thread (PARENT/CALL) shares its parent's, a pinned top-level
-// thread wins, and no thread is refused.
-func TestThreadHistoryScope(t *testing.T) {
-	dir := t.TempDir()
-	fs, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := newThreadHistory(dir, fs)
-	at := func(id string) context.Context {
-		return context.WithValue(context.Background(), historyThreadKey{}, id)
-	}
-	if err := h.Append(at("A"), "/A.md", "parent\n"); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Append(at("A/call1"), "/A_call1.md", "child\n"); err != nil {
-		t.Fatal(err)
-	}
-	if ls, _ := h.List(at("A/call1"), "/"); len(ls) != 2 {
-		t.Errorf("the subagent sees %v, want its parent's and its own", ls)
-	}
-	for _, other := range []string{"B", "A.", "a", "A_call1"} {
-		if ls, _ := h.List(at(other), "/"); len(ls) != 0 {
-			t.Errorf("thread %q sees %v", other, ls)
-		}
-	}
-	if _, err := h.Read(context.Background(), "/A.md", 0, 0); err == nil {
-		t.Error("a read outside any run succeeded")
-	}
-	if historyFolder("A.") == historyFolder("A_") || historyFolder("../x") == "../x" {
-		t.Error("two thread ids share a folder, or an id escapes")
-	}
-	// A history an older version kept at the top is moved into the
-	// thread's folder when the thread first uses it; deleting the thread
-	// deletes both.
-	mustWrite(t, filepath.Join(dir, "old.md"), "old history\n")
-	if r, err := h.Read(at("old"), "/old.md", 0, 0); err != nil || len(r.Lines) != 1 {
-		t.Errorf("old history: %v %v", r, err)
-	}
-	if err := removeThreadHistory(dir, "A"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "A")); !os.IsNotExist(err) {
-		t.Errorf("A's history outlived it: %v", err)
 	}
 }
 
@@ -415,41 +323,6 @@ func TestReadRulesCoverEveryRead(t *testing.T) {
 	}
 }
 
-// TestAttachFilesFollowReadPolicy: the terminal's @file reads through the
-// agent's backend: no symbolic link out of the workspace, no path the read
-// rules deny.
-func TestAttachFilesFollowReadPolicy(t *testing.T) {
-	ws, outside := t.TempDir(), t.TempDir()
-	mustWrite(t, filepath.Join(outside, "secret.md"), "sk-outside-secret")
-	mustWrite(t, filepath.Join(ws, ".env"), "sk-env-secret")
-	mustWrite(t, filepath.Join(ws, "notes.md"), "plain notes")
-	if err := os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(ws, "link.md")); err != nil {
-		t.Fatal(err)
-	}
-	fsb, err := backend.NewFilesystemBackend(ws, backend.FilesystemOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rules, err := permissionRulesOf(t, "read_file(**/.env)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := withReadRules(fsb, rules)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prompt, files := attachFiles(context.Background(), b, "see @link.md @.env @notes.md @../outside/secret.md")
-	if strings.Contains(prompt, "sk-") || len(files) != 1 || files[0] != "notes.md" || !strings.Contains(prompt, "plain notes") {
-		t.Errorf("attached %v:\n%s", files, prompt)
-	}
-}
-
-func permissionRulesOf(t *testing.T, deny ...string) (*permission.Rules, error) {
-	t.Helper()
-	f := &runFlags{dir: t.TempDir(), rules: ruleLists{Deny: deny}, given: func(string) bool { return false }}
-	return permissionRules(Env{Getenv: func(string) string { return "" }}, f, &strings.Builder{})
-}
-
 // FuzzParseDecision: a decision is what
 // was typed or an error, never a quieter one.
 func FuzzParseDecision(f *testing.F) {
@@ -489,8 +362,8 @@ func TestRelativeWorkspaceOfOlderVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	settings, _ := json.Marshal(threadSettings{Dir: "ws", InterruptOn: []string{"write_file"}, Subagents: []string{}})
-	cp := &checkpoint.Checkpoint{ThreadID: "old", ID: "c1", Delta: checkpoint.Delta{Values: map[string]json.RawMessage{settingsValue: settings}}}
+	settings, _ := json.Marshal(session.Settings{Dir: "ws", InterruptOn: []string{"write_file"}, Subagents: []string{}})
+	cp := &checkpoint.Checkpoint{ThreadID: "old", ID: "c1", Delta: checkpoint.Delta{Values: map[string]json.RawMessage{session.SettingsValue: settings}}}
 	if err := db.Saver.Put(ctx, cp); err != nil {
 		t.Fatal(err)
 	}

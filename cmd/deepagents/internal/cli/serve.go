@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/server"
 	"github.com/deepagents-go/deepagents/telemetry"
@@ -133,12 +135,16 @@ GET /ok answers without a key, for health probes.`,
 				}
 				defer closeAssistants()
 			} else {
-				s, err := newSession(ctx, env, &f, db, false, nil)
+				spec, err := resolve(ctx, env, db, f.Flags, f.thread, false, true)
 				if err != nil {
 					return err
 				}
-				defer s.close()
-				assistants = []server.Assistant{{GraphID: "deepagent", Description: "A deep agent", Agent: s.agent}}
+				s, err := session.Open(ctx, spec, sessionDeps(ctx, env, db))
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				assistants = []server.Assistant{{GraphID: "deepagent", Description: "A deep agent", Agent: s.Agent}}
 			}
 			log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			if advertise == "" {
@@ -158,7 +164,7 @@ GET /ok answers without a key, for health probes.`,
 				// --thread would adopt.
 				AllowedOrigins:  access.allowedOrigins(),
 				AllowedHosts:    access.hosts,
-				ProtectedValues: []string{settingsValue},
+				ProtectedValues: []string{session.SettingsValue},
 				MaxRuns:         maxRuns,
 				Logger:          log,
 				// A client's traceparent makes its runs part of its trace.
@@ -191,4 +197,44 @@ GET /ok answers without a key, for health probes.`,
 	fl.StringVar(&assistantsPath, "assistants", "", "serve the assistants of this YAML file instead of one \"deepagent\" (see docs/server.md)")
 	fl.StringVar(&advertise, "advertise", "", "URL at which the other servers on the same database reach this one (default: http:// and the address listened on)")
 	return cmd
+}
+
+// openAssistants builds the assistants of an assistants file on an open
+// database, each resolved over the command's flags (session.Assistant).
+// The returned function closes what they opened (shells, MCP servers).
+func openAssistants(ctx context.Context, env Env, base runFlags, db *persist.DB, path string) ([]server.Assistant, func(), error) {
+	specs, err := session.LoadAssistants(path)
+	if err != nil {
+		return nil, nil, usageError{fmt.Errorf("--assistants: %w", err)}
+	}
+	var out []server.Assistant
+	var closers []func()
+	closeAll := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	places := session.Locate(env.Getenv)
+	for i := range specs {
+		a := &specs[i]
+		fail := func(err error) ([]server.Assistant, func(), error) {
+			closeAll()
+			if isUsage(err) {
+				return nil, nil, err
+			}
+			return nil, nil, fmt.Errorf("--assistants: assistant %q: %w", a.GraphID, err)
+		}
+		spec, err := session.Resolve(session.Inputs{Flags: base.Flags, Getenv: env.Getenv, Places: places, DB: db, Served: true, Assistant: a})
+		if err != nil {
+			return fail(err)
+		}
+		printNotes(env, spec)
+		s, err := session.Open(ctx, spec, sessionDeps(ctx, env, db))
+		if err != nil {
+			return fail(err)
+		}
+		closers = append(closers, s.Close)
+		out = append(out, server.Assistant{GraphID: a.GraphID, Description: a.Description, Agent: s.Agent})
+	}
+	return out, closeAll, nil
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/store"
 )
@@ -44,7 +46,7 @@ func rememberThread(ctx context.Context, db *persist.DB, dir, thread, prompt str
 
 // setTitle sets a thread's title: one line, at most maxTitle characters.
 func setTitle(ctx context.Context, db *persist.DB, thread, title string) error {
-	return db.Store.Put(ctx, titleNamespace, thread, map[string]any{"title": clip(title, maxTitle)})
+	return db.Store.Put(ctx, titleNamespace, thread, map[string]any{"title": display.Clip(title, maxTitle)})
 }
 
 // title returns a thread's title, "" when it has none.
@@ -181,7 +183,7 @@ func newThreadsUsageCmd(env Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, l := range usageLines(args[0], u, (&runFlags{}).userPrices(env)) {
+			for _, l := range display.UsageLines(args[0], u, session.UserPrices(session.Locate(env.Getenv))) {
 				fmt.Fprintln(env.Stdout, strings.TrimPrefix(l, "deepagents: "))
 			}
 			return nil

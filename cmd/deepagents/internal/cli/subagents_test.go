@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
 )
 
@@ -137,23 +136,9 @@ func TestForkSubagentThroughCLI(t *testing.T) {
 	}
 }
 
-func TestAskedBy(t *testing.T) {
-	for _, c := range []struct {
-		ns   []string
-		want string
-	}{
-		{nil, ""},
-		{[]string{"critic:call_1"}, "subagent critic"},
-		{[]string{"critic:call_1", "researcher:toolu_9"}, "subagent critic › researcher"},
-	} {
-		if got := askedBy(c.ns); got != c.want {
-			t.Errorf("%v: %q, want %q", c.ns, got, c.want)
-		}
-	}
-}
-
-// TestApprovalPromptsNameTheSubagent: the text log, the terminal prompt
-// and the interactive session's approval say which subagent asks.
+// TestApprovalPromptsNameTheSubagent: the text log and the terminal
+// prompt say which subagent asks (tui.TestApprovalNamesTheSubagent: the
+// interactive session's approval too).
 func TestApprovalPromptsNameTheSubagent(t *testing.T) {
 	req := agent.ActionRequest{Tool: "write_file", Args: json.RawMessage(`{"file_path":"/a","content":"x"}`), Namespace: []string{"planner:t1"}}
 	var out, log bytes.Buffer
@@ -173,32 +158,5 @@ func TestApprovalPromptsNameTheSubagent(t *testing.T) {
 	if !strings.Contains(stderr.String(), "Approval needed (1 of 1) from subagent planner: write_file") {
 		t.Errorf("prompt: %s", stderr.String())
 	}
-	if got := renderApproval(req, 100); !strings.Contains(got, "asked by subagent planner") {
-		t.Errorf("the session's approval: %s", got)
-	}
-	if got := renderApproval(agent.ActionRequest{Tool: "write_file", Args: req.Args}, 100); strings.Contains(got, "asked by") {
-		t.Errorf("the main agent's approval names an asker: %s", got)
-	}
-}
-
-// TestAssistantsFileSubagentMode: an assistants file's subagents take a
-// mode too.
-func TestAssistantsFileSubagentMode(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "assistants.yaml")
-	os.WriteFile(file, []byte("assistants:\n  - graph_id: a\n    subagents:\n      - {name: twin, description: d, mode: fork}\n      - {name: other, description: d}\n"), 0o644)
-	specs, err := loadAssistants(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c deepagents.Config
-	if err := specs[0].configure(t.Context(), Env{})(&c); err != nil {
-		t.Fatal(err)
-	}
-	if len(c.Subagents) != 2 || c.Subagents[0].Mode != deepagents.SubagentFork || c.Subagents[1].Mode != "" {
-		t.Errorf("subagents %+v", c.Subagents)
-	}
-	os.WriteFile(file, []byte("assistants:\n  - graph_id: a\n    subagents:\n      - {name: twin, description: d, mode: clone}\n"), 0o644)
-	if _, err := loadAssistants(file); err == nil || !strings.Contains(err.Error(), `subagent "twin": mode must be isolated or fork`) {
-		t.Errorf("unknown mode: %v", err)
-	}
+	// tui.TestApprovalNamesTheSubagent checks the interactive session's.
 }

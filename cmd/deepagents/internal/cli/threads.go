@@ -11,6 +11,8 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/thread"
@@ -57,13 +59,13 @@ func newThreadsCmd(env Env) *cobra.Command {
 				return nil
 			}
 			w := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
-			prices := (&runFlags{}).userPrices(env)
+			prices := session.UserPrices(session.Locate(env.Getenv))
 			fmt.Fprintln(w, "THREAD\tSTATUS\tUPDATED\tTOKENS\tCOST\tTITLE")
 			for _, t := range threads {
 				tokens, cost := "-", "-"
 				if u, err := threadUsage(cmd.Context(), d, t.ID); err == nil && (len(u.Models) > 0 || len(u.Subagents) > 0) {
 					_, used := u.Total()
-					tokens = thousands(used.Total())
+					tokens = display.Thousands(used.Total())
 					if dollars, unpriced := u.Cost(prices); unpriced == "" {
 						cost = fmt.Sprintf("$%.4f", dollars)
 					} else {

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,10 +10,6 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-
-	"github.com/deepagents-go/deepagents/agent"
-	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/internal/golden"
 )
 
@@ -183,32 +177,6 @@ func TestInteractiveSession(t *testing.T) {
 	golden.Check(t, "testdata/tui/5-resumed.golden", []byte(normalize(s2.waitFor("Welcome back."), w.dir)))
 }
 
-// The approval prompt offers only the decisions a request allows, and a
-// key of another decision does nothing.
-func TestApprovalKeysFollowAllowed(t *testing.T) {
-	for _, c := range []struct {
-		allowed []agent.DecisionType
-		want    string
-		inert   []string
-	}{
-		{nil, "approve? [y] yes  [a] yes, and this tool for the session  [e] edit  [n] no, with a reason  [esc] later\n", nil},
-		{[]agent.DecisionType{agent.DecisionApprove, agent.DecisionReject}, "approve? [y] yes  [a] yes, and this tool for the session  [n] no, with a reason  [esc] later\n", []string{"e"}},
-		{[]agent.DecisionType{agent.DecisionReject}, "approve? [n] no, with a reason  [esc] later\n", []string{"y", "a", "e"}},
-	} {
-		req := agent.ActionRequest{Tool: "execute", Args: json.RawMessage(`{"command":"ls"}`), Allowed: c.allowed}
-		if got := approvalKeys(req); got != c.want {
-			t.Errorf("%v: %q, want %q", c.allowed, got, c.want)
-		}
-		for _, k := range c.inert {
-			m := &tuiModel{pending: []agent.ActionRequest{req}, allowed: map[string]bool{}}
-			m.onApprovalKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
-			if len(m.decisions) != 0 || m.reason != nil || m.allowed["execute"] {
-				t.Errorf("%v: key %q took a decision", c.allowed, k)
-			}
-		}
-	}
-}
-
 // deepagents --resume lists the recent threads by title; typing narrows
 // the list, and enter opens the session on the thread picked.
 func TestResumePicker(t *testing.T) {
@@ -233,69 +201,4 @@ func TestResumePicker(t *testing.T) {
 	s.waitFor("/help for commands")
 	s.typeLine("where were we?")
 	golden.Check(t, "testdata/tui/7-picked.golden", []byte(normalize(s.waitFor("Back on the parser."), w.dir)))
-}
-
-func TestReadAtMost(t *testing.T) {
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "f"), []byte("ab€cd"), 0o600) // € is 3 bytes: a b [e2 82 ac] c d
-	b, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for n, want := range map[int]string{2: "ab", 3: "ab", 4: "ab", 5: "ab€", 100: "ab€cd"} {
-		if got, err := readAtMost(context.Background(), b, "/f", n); err != nil || string(got) != want {
-			t.Errorf("readAtMost(%d) = %q, %v; want %q", n, got, err, want)
-		}
-	}
-}
-
-// /memory and /skills name the user's own folder as the session reads it
-// (DEEPAGENTS_HOME, say), and leave it out when there is none.
-func TestMemoryAndSkillsPlaces(t *testing.T) {
-	for _, c := range []struct {
-		userDir, cmd, want string
-	}{
-		{"/custom/home", "/memory", "memory: /custom/home/AGENTS.md and /ws/AGENTS.md"},
-		{"/custom/home", "/skills", "skills: /custom/home/skills and /ws/.deepagents/skills"},
-		{"", "/memory", "memory: /ws/AGENTS.md"},
-	} {
-		// Holding the printer keeps what the command says in the queue.
-		m := &tuiModel{s: &session{userDir: c.userDir}, f: &runFlags{dir: "/ws"}, allowed: map[string]bool{}, flushing: true}
-		m.command(c.cmd)
-		if got := strings.Join(m.queue, "\n"); !strings.HasSuffix(got, "\n"+c.want) {
-			t.Errorf("%s with %q: %q, want it to end with %q", c.cmd, c.userDir, got, c.want)
-		}
-	}
-}
-
-// The live view wraps only what fits the window: the last lines of a long
-// answer, and the end of one that never breaks a line.
-func TestLiveTail(t *testing.T) {
-	var long strings.Builder
-	for i := range 5000 {
-		fmt.Fprintf(&long, "line %d\n", i)
-	}
-	long.WriteString("the end")
-	oneLine := strings.Repeat("word ", 100000) + "last"
-	for _, c := range []struct {
-		name, text    string
-		width, height int
-		lastLine      string
-	}{
-		{"many lines", long.String(), 40, 30, "the end"},
-		{"one huge line", oneLine, 40, 30, "word word word word word word word last"},
-		{"short", "hello\nworld", 40, 30, "world"},
-	} {
-		got := liveTail(c.text, c.width, c.height)
-		lines := strings.Split(got, "\n")
-		if n := len(lines); n > c.height*2/3 {
-			t.Errorf("%s: %d lines for a window of %d", c.name, n, c.height)
-		}
-		if last := strings.TrimRight(lines[len(lines)-1], " "); last != c.lastLine {
-			t.Errorf("%s: last line %q, want %q", c.name, last, c.lastLine)
-		}
-	}
-	if got := liveTail("a\nb", 0, 0); got != "a\nb" {
-		t.Errorf("without a size: %q", got)
-	}
 }

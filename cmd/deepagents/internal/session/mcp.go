@@ -1,11 +1,10 @@
-package cli
+package session
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -17,72 +16,73 @@ import (
 	"github.com/deepagents-go/deepagents/tool"
 )
 
-// mcpFile is the name of an MCP configuration: ~/.deepagents/mcp.json for
-// the user, .mcp.json in a workspace (as Claude Code names it).
+// The names of MCP configurations: ~/.deepagents/mcp.json for the user,
+// .mcp.json in a workspace (as Claude Code names it).
 const (
 	userMCPFile      = "mcp.json"
 	workspaceMCPFile = ".mcp.json"
 )
 
 // mcpConfigs gathers the MCP servers to start: the user's (config.yaml's
-// mcp_servers, then mcp.json's), those of each
-// --mcp-config file, and with --mcp-workspace those of the workspace's
-// .mcp.json; a later file's entry replaces an earlier one of the same name.
+// mcp_servers, then mcp.json's), those of each --mcp-config file, and with
+// --mcp-workspace those of the workspace's .mcp.json; a later file's entry
+// replaces an earlier one of the same name.
 //
 // A workspace's .mcp.json comes with the repository the agent works on and
 // names commands to run, so it is read only when asked for: otherwise a
 // note says what it would start.
-func mcpConfigs(env Env, f *runFlags) (map[string]mcp.ServerConfig, error) {
+func (r *resolver) mcpConfigs() (map[string]mcp.ServerConfig, error) {
 	var paths []string
 	userFile := ""
 	// An assistant of serve's file does not start the operator's servers.
-	if dir := userDir(env); dir != "" && !f.fromAssistant {
+	if dir := r.in.Places.UserDir; dir != "" && r.in.Assistant == nil {
 		userFile = filepath.Join(dir, userMCPFile)
 		paths = append(paths, userFile)
 	}
-	paths = append(paths, f.mcpConfigs...)
-	ws := filepath.Join(f.dir, workspaceMCPFile)
-	if f.mcpWorkspace {
+	paths = append(paths, r.f.MCPConfigs...)
+	ws := filepath.Join(r.f.Dir, workspaceMCPFile)
+	if r.f.MCPWorkspace {
 		paths = append(paths, ws)
 	}
-	out := maps.Clone(f.configMCP)
+	out := maps.Clone(r.configMCP)
 	if out == nil {
 		out = map[string]mcp.ServerConfig{}
 	}
 	for _, p := range paths {
-		servers, err := mcp.LoadFile(p, env.Getenv)
+		servers, err := mcp.LoadFile(p, r.getenv)
 		if errors.Is(err, fs.ErrNotExist) && (p == userFile || p == ws) {
 			continue // the default files are optional
 		}
 		if err != nil {
-			return nil, usageError{fmt.Errorf("MCP configuration: %w", err)}
+			return nil, UsageError{fmt.Errorf("MCP configuration: %w", err)}
 		}
 		maps.Copy(out, servers)
 	}
-	if !f.mcpWorkspace {
-		if servers, err := mcp.LoadFile(ws, env.Getenv); err == nil && len(servers) > 0 {
-			fmt.Fprintf(env.Stderr, "note: %s names MCP servers (%s); they run commands from the workspace, so they start only with --mcp-workspace\n",
+	if !r.f.MCPWorkspace {
+		if servers, err := mcp.LoadFile(ws, r.getenv); err == nil && len(servers) > 0 {
+			r.note("note: %s names MCP servers (%s); they run commands from the workspace, so they start only with --mcp-workspace",
 				ws, strings.Join(slices.Sorted(maps.Keys(servers)), ", "))
 		}
 	}
 	return out, nil
 }
 
-// startMCP starts the configured MCP servers; nil when there are none. A
-// server that does not start is a warning on log, and the agent runs
-// without it.
-func startMCP(ctx context.Context, env Env, f *runFlags, log *slog.Logger) (*mcp.Servers, error) {
-	configs, err := mcpConfigs(env, f)
-	if err != nil || len(configs) == 0 {
-		return nil, err
+// ConnectMCP starts the MCP servers of spec; nil when there are none. A
+// server that does not start is a warning on deps.Logger, and the agent
+// runs without it.
+func ConnectMCP(ctx context.Context, spec Spec, deps Deps) (*mcp.Servers, error) {
+	if len(spec.MCP) == 0 {
+		return nil, nil
 	}
-	return mcp.Connect(ctx, configs, mcp.Options{Dir: f.dir, Getenv: env.Getenv, Logger: log})
+	return mcp.Connect(ctx, spec.MCP, mcp.Options{Dir: spec.Dir, Getenv: deps.Getenv, Logger: deps.Logger})
 }
 
 // withoutFailedServers drops what names the tools of MCP servers that did
 // not start (their tools do not exist, so there is nothing to allow, ask
 // about or deny): rules, approvals and subagents' tool lists would
 // otherwise name unknown tools, which stops the agent from being built.
+// cfg's slices are its own (Open builds them), so they are changed in
+// place.
 func withoutFailedServers(cfg *deepagents.Config, failed []string) {
 	if len(failed) == 0 {
 		return
@@ -110,12 +110,4 @@ func withoutFailedServers(cfg *deepagents.Config, failed []string) {
 			cfg.AsyncSubagents[i].AllowedTools = slices.DeleteFunc(cfg.AsyncSubagents[i].AllowedTools, ofFailed)
 		}
 	}
-}
-
-// userMCPPath is the user's MCP configuration, for messages.
-func userMCPPath(env Env) string {
-	if dir := userDir(env); dir != "" {
-		return filepath.Join(dir, userMCPFile)
-	}
-	return filepath.Join("~", ".deepagents", userMCPFile)
 }

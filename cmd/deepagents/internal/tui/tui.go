@@ -1,4 +1,4 @@
-package cli
+package tui
 
 import (
 	"cmp"
@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/bubbles/textinput"
@@ -19,26 +21,67 @@ import (
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
-	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/thread"
 )
 
-// runInteractive is `deepagents` on a terminal: a session of turns on one
-// thread, with the answer streaming, tool calls folded with their results,
-// the todo list live, and approvals asked for in place.
-func runInteractive(ctx context.Context, env Env, f *runFlags) error {
-	s, err := openSession(ctx, env, f, true)
-	if err != nil {
-		return err
-	}
-	defer s.close()
-	in, _ := env.Stdin.(*os.File)
-	out, _ := env.Stdout.(*os.File)
-	m := newTUI(ctx, s, f, f.userPrices(env))
-	p := tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out), tea.WithContext(ctx))
+// Config is what an interactive session runs on: the agent's event
+// stream for a new message (Prompt) and for the user's decisions on the
+// approvals a run waits for (Decide), and what the session shows and keeps
+// about its threads.
+type Config struct {
+	// In and Out are the terminal.
+	In, Out *os.File
+	// Prompt runs the agent on a new message of thread ("" for a new
+	// thread); Decide resumes thread, stopped for approvals, with a
+	// decision per request. Their events are the agent's; ending the
+	// context stops the run.
+	Prompt func(ctx context.Context, thread, text string) iter.Seq2[agent.Event, error]
+	Decide func(ctx context.Context, thread string, decisions []agent.Decision) iter.Seq2[agent.Event, error]
+	// Started is told of each run's start: its thread, and the message the
+	// user sent last (a new thread's title). Ended is given what a run
+	// used, to add to its thread's record. Their errors are warnings.
+	Started func(ctx context.Context, thread, prompt string) error
+	Ended   func(ctx context.Context, thread string, used *agent.UsageTree) error
+	// Recent lists the recent threads (/threads); Lookup finds one
+	// (/resume ID), an error when there is none.
+	Recent func(ctx context.Context) ([]Thread, error)
+	Lookup func(ctx context.Context, id string) (Thread, error)
+
+	// Thread is the thread to continue; "" starts a new one.
+	Thread string
+	// Model is the agent's model, as /model shows it.
+	Model llm.Info
+	// Dir is the workspace folder, and UserDir the user's own ("" for
+	// none): where memory and skills are read from.
+	Dir, UserDir string
+	// Subagents are the names of the agent's subagents (/agents).
+	Subagents []string
+	// Files are the agent's files, which @path attaches from.
+	Files backend.Backend
+	// Prices are the user's, over the built-in ones (/tokens).
+	Prices map[string]llm.Price
+	// PromptLimit bounds a message, in bytes.
+	PromptLimit int
+}
+
+// Thread is a thread as the session lists it: its id, title (its first
+// message, or what the user named it), status and when it last changed.
+type Thread struct {
+	ID, Title, Status string
+	Updated           time.Time
+}
+
+// Run is `deepagents` on a terminal: a session of turns on one thread,
+// with the answer streaming, tool calls folded with their results, the
+// todo list live, and approvals asked for in place. It returns when the
+// user leaves, or ctx ends.
+func Run(ctx context.Context, cfg Config) error {
+	m := newModel(ctx, cfg)
+	p := tea.NewProgram(m, tea.WithInput(cfg.In), tea.WithOutput(cfg.Out), tea.WithContext(ctx))
 	m.send = p.Send
-	_, err = p.Run()
+	_, err := p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return nil
 	}
@@ -60,8 +103,7 @@ type (
 // tuiModel is the interactive session's state.
 type tuiModel struct {
 	ctx           context.Context
-	s             *session
-	f             *runFlags
+	cfg           Config
 	send          func(tea.Msg)
 	input         textinput.Model
 	width, height int
@@ -127,18 +169,18 @@ var (
 	yellow = lipgloss.NewStyle().Foreground(lipgloss.Color("3"))
 )
 
-func newTUI(ctx context.Context, s *session, f *runFlags, prices map[string]llm.Price) *tuiModel {
+func newModel(ctx context.Context, cfg Config) *tuiModel {
 	ti := textinput.New()
 	ti.Prompt = "> "
 	ti.Placeholder = "a task, /help, or @file to attach"
 	ti.Focus()
-	ti.CharLimit = maxPromptBytes
-	return &tuiModel{ctx: ctx, s: s, f: f, input: ti, thread: f.thread, allowed: map[string]bool{},
-		prices: prices}
+	ti.CharLimit = cfg.PromptLimit
+	return &tuiModel{ctx: ctx, cfg: cfg, input: ti, thread: cfg.Thread, allowed: map[string]bool{},
+		prices: cfg.Prices}
 }
 
 func (m *tuiModel) Init() tea.Cmd {
-	intro := fmt.Sprintf("deepagents · %s · %s", llm.Describe(m.s.agent.Model()).Name, m.f.dir)
+	intro := fmt.Sprintf("deepagents · %s · %s", m.cfg.Model.Name, m.cfg.Dir)
 	if m.thread != "" {
 		intro += " · thread " + m.thread
 	}
@@ -226,20 +268,20 @@ func (m *tuiModel) onKey(k tea.KeyMsg) tea.Cmd {
 			return m.command(text)
 		}
 		prompt, notes := m.attach(text)
-		in := deepagents.Prompt(prompt)
-		in.ThreadID = m.thread
-		in.Values = settingsValues(m.s.settings)
-		return tea.Batch(m.print(bold.Render("> "+text)+notes), m.start(in))
+		thread, ask := m.thread, m.cfg.Prompt
+		run := func(ctx context.Context) iter.Seq2[agent.Event, error] { return ask(ctx, thread, prompt) }
+		return tea.Batch(m.print(bold.Render("> "+text)+notes), m.start(run, true))
 	}
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(k)
 	return cmd
 }
 
-// start runs the agent on in, its events sent to the program.
-func (m *tuiModel) start(in deepagents.Input) tea.Cmd {
+// start runs the agent (run: a prompt or decisions), its events sent to
+// the program; a prompt's run summarizes the thread first after /compact.
+func (m *tuiModel) start(run func(context.Context) iter.Seq2[agent.Event, error], prompt bool) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
-	if m.compactNext && len(in.Decisions) == 0 {
+	if m.compactNext && prompt {
 		ctx, m.compactNext = deepagents.CompactFirst(ctx), false
 	}
 	if m.cancel != nil {
@@ -248,16 +290,15 @@ func (m *tuiModel) start(in deepagents.Input) tea.Cmd {
 	m.runs++
 	m.running, m.cancel, m.stopped = true, cancel, false
 	m.answer.Reset()
-	send, run := m.send, m.runs
-	a := m.s.agent
+	send, n := m.send, m.runs
 	return func() tea.Msg {
-		for e, err := range a.Stream(ctx, in) {
+		for e, err := range run(ctx) {
 			if err != nil {
-				return runDoneMsg{run, err}
+				return runDoneMsg{n, err}
 			}
 			send(eventMsg{e})
 		}
-		return runDoneMsg{run: run}
+		return runDoneMsg{run: n}
 	}
 }
 
@@ -274,7 +315,7 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 			// Every run, so that --continue finds the thread worked on
 			// last, whether new, resumed or continued.
 			m.thread = e.ThreadID
-			if err := rememberThread(m.ctx, m.s.db, m.f.dir, e.ThreadID, m.lastPrompt()); err != nil {
+			if err := m.cfg.Started(m.ctx, e.ThreadID, m.lastPrompt()); err != nil {
 				return m.print(red.Render("warning: " + err.Error()))
 			}
 		}
@@ -293,7 +334,7 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 		}
 		return m.print(renderMarkdown(text, m.width)) // once whole
 	case agent.EventToolCall:
-		return m.print(indent + green.Render("●") + " " + bold.Render(oneLine(e.Name)) + dim.Render("("+clip(string(e.Args), 100)+")"))
+		return m.print(indent + green.Render("●") + " " + bold.Render(display.OneLine(e.Name)) + dim.Render("("+display.Clip(string(e.Args), 100)+")"))
 	case agent.EventToolResult:
 		return m.print(indent + "  " + dim.Render("⎿ ") + fold(e.Content, e.IsError))
 	case agent.EventState:
@@ -305,12 +346,12 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 		m.session.Add(e)
 		m.unrecorded.Add(e)
 	case agent.EventNotice:
-		return m.print(indent + yellow.Render("note: ") + oneLine(e.Content))
+		return m.print(indent + yellow.Render("note: ") + display.OneLine(e.Content))
 	case agent.EventRunEnd:
 		if sub {
 			return nil
 		}
-		err := recordUsage(m.ctx, m.s.db, e.ThreadID, &m.unrecorded)
+		err := m.cfg.Ended(m.ctx, e.ThreadID, &m.unrecorded)
 		m.unrecorded = agent.UsageTree{}
 		cmd := m.onRunEnd(e)
 		if err != nil {
@@ -325,7 +366,7 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 func (m *tuiModel) onRunEnd(e agent.Event) tea.Cmd {
 	var lines []string
 	if text := strings.TrimSpace(m.answer.String()); text != "" {
-		lines = append(lines, terminalSafe(text)) // a message cut short by a stop
+		lines = append(lines, display.TerminalSafe(text)) // a message cut short by a stop
 		m.answer.Reset()
 	}
 	switch {
@@ -337,9 +378,9 @@ func (m *tuiModel) onRunEnd(e agent.Event) tea.Cmd {
 	case m.stopped:
 		lines = append(lines, yellow.Render("■ stopped; the thread keeps what was done so far"))
 	case e.Status == agent.StatusFailed:
-		lines = append(lines, red.Render("✗ "+oneLine(e.Error)))
+		lines = append(lines, red.Render("✗ "+display.OneLine(e.Error)))
 	}
-	for _, l := range usageLines(e.ThreadID, &m.usage, m.prices) {
+	for _, l := range display.UsageLines(e.ThreadID, &m.usage, m.prices) {
 		lines = append(lines, dim.Render(l)) // line by line: lipgloss pads a block to its widest line
 	}
 	m.usage = agent.UsageTree{}
@@ -350,7 +391,7 @@ func (m *tuiModel) onRunDone(err error) tea.Cmd {
 	m.running = false
 	m.cancel()
 	if err != nil && !m.stopped {
-		return m.print(red.Render("✗ " + oneLine(err.Error())))
+		return m.print(red.Render("✗ " + display.OneLine(err.Error())))
 	}
 	if m.stopped && len(m.pending) == 0 {
 		m.stopped = false
@@ -372,9 +413,9 @@ func (m *tuiModel) resumeIfDecided() tea.Cmd {
 	if len(m.decisions) < len(m.pending) {
 		return nil
 	}
-	in := deepagents.Input{ThreadID: m.thread, Decisions: m.decisions}
+	thread, decisions, decide := m.thread, m.decisions, m.cfg.Decide
 	m.pending, m.decisions = nil, nil
-	return m.start(in)
+	return m.start(func(ctx context.Context) iter.Seq2[agent.Event, error] { return decide(ctx, thread, decisions) }, false)
 }
 
 // onApprovalKey decides the request asked about: y approves it, a
@@ -453,7 +494,7 @@ func (m *tuiModel) onEdited(req agent.ActionRequest) tea.Cmd {
 	}
 	m.reason, m.editing, m.editErr = nil, false, ""
 	m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionEdit, Args: args})
-	return tea.Batch(m.print(yellow.Render("✎ edited ")+req.Tool+dim.Render(" "+clip(string(args), 100))), m.autoApprove())
+	return tea.Batch(m.print(yellow.Render("✎ edited ")+req.Tool+dim.Render(" "+display.Clip(string(args), 100))), m.autoApprove())
 }
 
 // decisionKeys are the approval keys that take a decision, by the decision
@@ -535,26 +576,27 @@ func (m *tuiModel) command(text string) tea.Cmd {
 	case "thread":
 		return say("thread " + cmp.Or(m.thread, "(new)"))
 	case "threads":
-		threads, err := m.s.db.Saver.Threads(m.ctx, checkpoint.ListOptions{Limit: 10, TopLevel: true})
+		threads, err := m.cfg.Recent(m.ctx)
 		if err != nil {
 			return say(red.Render(err.Error()))
 		}
 		var b strings.Builder
 		for _, t := range threads {
-			fmt.Fprintf(&b, "%s  %s  %s\n", t.ID, t.UpdatedAt.Local().Format("2006-01-02 15:04"), title(m.ctx, m.s.db, t.ID))
+			fmt.Fprintf(&b, "%s  %s  %s\n", t.ID, t.Updated.Local().Format("2006-01-02 15:04"), t.Title)
 		}
 		return say(strings.TrimRight(cmp.Or(b.String(), "no threads yet"), "\n") + "\n/resume ID continues one")
 	case "resume":
 		if arg == "" {
 			return say("/resume ID: which thread? (/threads lists them)")
 		}
-		if _, err := m.s.db.Saver.Thread(m.ctx, arg); err != nil {
+		t, err := m.cfg.Lookup(m.ctx, arg)
+		if err != nil {
 			return say(red.Render(fmt.Sprintf("thread %s: %v", arg, err)))
 		}
 		m.thread, m.todos = arg, nil
 		line := "continuing thread " + arg
-		if t := title(m.ctx, m.s.db, arg); t != "" {
-			line += " (" + t + ")"
+		if t.Title != "" {
+			line += " (" + t.Title + ")"
 		}
 		return say(line)
 	case "compact":
@@ -564,23 +606,23 @@ func (m *tuiModel) command(text string) tea.Cmd {
 		m.compactNext = true
 		return say("the next message starts by summarizing this thread's conversation; its full text stays in /conversation_history/")
 	case "model":
-		info := llm.Describe(m.s.agent.Model())
+		info := m.cfg.Model
 		return say(fmt.Sprintf("%s:%s (context window %d tokens); --model changes it", info.Provider, info.Name, info.ContextWindow))
 	case "tokens", "cost":
 		calls, u := m.session.Total()
 		cost, unpriced := m.session.Cost(m.prices)
-		return say("this session: " + describeUsage(calls, u, cost, unpriced))
+		return say("this session: " + display.DescribeUsage(calls, u, cost, unpriced))
 	case "agents":
 		var b strings.Builder
 		b.WriteString("general-purpose")
-		for _, name := range m.s.settings.Subagents {
+		for _, name := range m.cfg.Subagents {
 			b.WriteString(", " + name)
 		}
 		return say("subagents: " + b.String())
 	case "memory":
-		return say("memory: " + userPlaces(m.s.userDir, "AGENTS.md") + filepath.Join(m.f.dir, "AGENTS.md"))
+		return say("memory: " + userPlaces(m.cfg.UserDir, "AGENTS.md") + filepath.Join(m.cfg.Dir, "AGENTS.md"))
 	case "skills":
-		return say("skills: " + userPlaces(m.s.userDir, "skills") + filepath.Join(m.f.dir, ".deepagents", "skills"))
+		return say("skills: " + userPlaces(m.cfg.UserDir, "skills") + filepath.Join(m.cfg.Dir, ".deepagents", "skills"))
 	}
 	return say(red.Render("unknown command /" + name + "; /help lists them"))
 }
@@ -609,7 +651,7 @@ esc, ctrl+c while the agent works: stop the step; up, down: earlier messages`
 // attach replaces each @path of text that names a file in the workspace
 // with the path, and appends the files' contents (at most 100 KB each).
 func (m *tuiModel) attach(text string) (prompt, notes string) {
-	prompt, files := attachFiles(m.ctx, m.s.backend, text)
+	prompt, files := attachFiles(m.ctx, m.cfg.Files, text)
 	if len(files) > 0 {
 		notes = "\n" + dim.Render("  attached "+strings.Join(files, ", "))
 	}

@@ -1,86 +1,15 @@
-package cli
+package session
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/deepagents-go/deepagents"
 )
-
-// loadSubagents reads subagent definitions: Markdown files with front matter
-// (name, description, optional tools, model and mode) whose body is the system
-// prompt, from ~/.deepagents/agents/ and DIR/.deepagents/agents/. A project
-// file overrides a user file of the same name. An invalid file (no front
-// matter, an unknown model provider, tools that do not exist) is a usage
-// error naming it: a subagent silently left out would change what the
-// agent can do. A file with "background: true" defines a background
-// subagent (start_async_task), and one with url and graph_id a remote
-// background subagent; remote ones may only come from the user's folder,
-// so that a project cannot send the tasks to a server of its choosing.
-func loadSubagents(ctx context.Context, env Env, f *runFlags, ms *models) ([]deepagents.Subagent, []deepagents.AsyncSubagent, error) {
-	if f.fromAssistant {
-		// An assistant of serve's file has the subagents it names, never
-		// the operator's (a remote one carries the operator's keys).
-		return nil, nil, nil
-	}
-	var dirs []string
-	userAgents := ""
-	if u := userDir(env); u != "" {
-		userAgents = filepath.Join(u, "agents")
-		dirs = append(dirs, userAgents)
-	}
-	dirs = append(dirs, filepath.Join(f.dir, ".deepagents", "agents"))
-	byName := map[string]agentFile{}
-	var order []string
-	for _, dir := range dirs {
-		paths, _ := filepath.Glob(filepath.Join(dir, "*.md"))
-		slices.Sort(paths)
-		for _, p := range paths {
-			af, err := parseAgentFile(p, env.Getenv)
-			if err != nil {
-				return nil, nil, usageError{fmt.Errorf("subagent file %s: %w", p, err)}
-			}
-			if af.remote && dir != userAgents {
-				return nil, nil, usageError{fmt.Errorf("subagent file %s: a remote subagent (url) can only be defined in %s, not by a project", p, userAgents)}
-			}
-			if dir != userAgents && modelNamesEndpoint(af.model) {
-				return nil, nil, usageError{fmt.Errorf("subagent file %s: model %q names a server; a project may not choose where its tasks are sent (name the model without @URL, or define the subagent in %s)", p, af.model, userAgents)}
-			}
-			if af.model != "" {
-				m, err := ms.open(ctx, af.model)
-				if err != nil {
-					return nil, nil, usageError{fmt.Errorf("subagent file %s: %w", p, err)}
-				}
-				af.sa.Model = m
-			}
-			if _, seen := byName[af.sa.Name]; !seen {
-				order = append(order, af.sa.Name)
-			}
-			byName[af.sa.Name] = af
-		}
-	}
-	subs := make([]deepagents.Subagent, 0, len(order))
-	var async []deepagents.AsyncSubagent
-	for _, n := range order {
-		af := byName[n]
-		switch {
-		case af.remote:
-			async = append(async, deepagents.AsyncSubagent{Subagent: deepagents.Subagent{Name: af.sa.Name, Description: af.sa.Description}, URL: af.url, GraphID: af.graphID, Headers: af.headers})
-		case af.background:
-			async = append(async, deepagents.AsyncSubagent{Subagent: af.sa})
-		default:
-			subs = append(subs, af.sa)
-		}
-	}
-	return subs, async, nil
-}
 
 // modelNamesEndpoint reports whether the model spec names the server it
 // is sent to ("openai:llama3@http://host:8000/v1"), or anything that looks
@@ -196,4 +125,15 @@ func subagentMode(s string) (deepagents.SubagentMode, error) {
 		return m, nil
 	}
 	return "", fmt.Errorf("mode must be %s or %s, not %q", deepagents.SubagentIsolated, deepagents.SubagentFork, s)
+}
+
+// splitList splits a comma-separated flag value.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

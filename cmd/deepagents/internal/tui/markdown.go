@@ -1,4 +1,4 @@
-package cli
+package tui
 
 import (
 	"strconv"
@@ -11,6 +11,8 @@ import (
 	"github.com/yuin/goldmark/extension"
 	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/text"
+
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 )
 
 // The terminal rendering of Markdown: goldmark parses (CommonMark and
@@ -35,7 +37,7 @@ var (
 // indented as they are, paragraphs wrapped.
 func renderMarkdown(src string, width int) string {
 	width = min(max(width, 20), maxMarkdownWidth)
-	src = terminalSafe(src)
+	src = display.TerminalSafe(src)
 	b := []byte(src)
 	r := mdRenderer{src: b}
 	r.blocks(mdParser.Parse(text.NewReader(b)), "", width)

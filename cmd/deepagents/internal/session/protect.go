@@ -1,13 +1,10 @@
-package cli
+package session
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/permission"
@@ -41,39 +38,12 @@ var startupFiles = []string{
 	".docker/config.json", ".kube/config", ".aws/config", ".m2/settings.xml",
 }
 
-// homeDir is the user's home directory: HOME, else the system's idea of
-// it; "" when there is none.
-func homeDir(env Env) string {
-	if h := env.Getenv("HOME"); h != "" {
-		return h
-	}
-	h, _ := os.UserHomeDir()
-	return h
-}
-
-// xdgConfigDir is $XDG_CONFIG_HOME, by default ~/.config; "" without a home.
-func xdgConfigDir(env Env) string {
-	if x := env.Getenv("XDG_CONFIG_HOME"); x != "" {
-		return x
-	}
-	if h := homeDir(env); h != "" {
-		return filepath.Join(h, ".config")
-	}
-	return ""
-}
-
-// hostProtection is what the file tools and the sandbox keep from the
-// model by host path, whatever the workspace is: the user's configuration
-// and shell start-up files read-only, the files that hold keys (and the
-// database, which holds every thread) unreadable.
-type hostProtection struct {
-	readOnly, unreadable []string
-}
-
-// protectHost gathers the host paths of the user's configuration for a
-// run with flags f on db.
-func protectHost(env Env, f *runFlags, db *persist.DB) hostProtection {
-	var h hostProtection
+// protectHost gathers the host paths of the user's configuration that
+// the file tools and the sandbox keep from the model whatever the
+// workspace is: the user's configuration and shell start-up files
+// read-only; the files that hold keys, and the database, which holds
+// every thread, unreadable.
+func (r *resolver) protectHost() (readOnly, unreadable []string) {
 	abs := func(p string) string {
 		if a, err := filepath.Abs(p); err == nil {
 			return a
@@ -81,21 +51,22 @@ func protectHost(env Env, f *runFlags, db *persist.DB) hostProtection {
 		return p
 	}
 	addRO := func(p string) {
-		if p != "" && !slices.Contains(h.readOnly, abs(p)) {
-			h.readOnly = append(h.readOnly, abs(p))
+		if p != "" && !slices.Contains(readOnly, abs(p)) {
+			readOnly = append(readOnly, abs(p))
 		}
 	}
 	addHidden := func(p string) {
-		if p != "" && !slices.Contains(h.unreadable, abs(p)) {
-			h.unreadable = append(h.unreadable, abs(p))
+		if p != "" && !slices.Contains(unreadable, abs(p)) {
+			unreadable = append(unreadable, abs(p))
 		}
 	}
-	user := userDir(env)
+	pl := r.in.Places
+	user := pl.UserDir
 	xdg := ""
-	if x := xdgConfigDir(env); x != "" {
-		xdg = filepath.Join(x, "deepagents")
+	if pl.ConfigHome != "" {
+		xdg = filepath.Join(pl.ConfigHome, "deepagents")
 	}
-	home := homeDir(env)
+	home := pl.Home
 	dirs := []string{user, xdg}
 	if home != "" {
 		// ~/.deepagents too when DEEPAGENTS_HOME names another folder: a
@@ -110,43 +81,40 @@ func protectHost(env Env, f *runFlags, db *persist.DB) hostProtection {
 			addRO(filepath.Join(home, filepath.FromSlash(p)))
 		}
 	}
-	if x := env.Getenv("XDG_CONFIG_HOME"); x != "" {
+	if x := r.getenv("XDG_CONFIG_HOME"); x != "" {
 		addRO(filepath.Join(x, "fish"))
 		addRO(filepath.Join(x, "git"))
 	}
-	if z := env.Getenv("ZDOTDIR"); z != "" {
+	if z := r.getenv("ZDOTDIR"); z != "" {
 		for _, p := range []string{".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout"} {
 			addRO(filepath.Join(z, p))
 		}
 	}
 	// The files the CLI reads keys from: its configuration (wherever
-	// userConfigPath may find it), MCP configurations, and remote
-	// subagents' files (their headers).
+	// Locate may find it), MCP configurations, and remote subagents'
+	// files (their headers).
 	for _, dir := range dirs {
 		if dir != "" {
 			addHidden(filepath.Join(dir, configFile))
 			addHidden(filepath.Join(dir, userMCPFile))
 		}
 	}
-	for _, p := range f.mcpConfigs {
+	for _, p := range r.f.MCPConfigs {
 		addHidden(p)
 	}
-	if user != "" {
-		paths, _ := filepath.Glob(filepath.Join(user, "agents", "*.md"))
-		for _, p := range paths {
-			if af, err := parseAgentFile(p, env.Getenv); err == nil && af.remote {
-				addHidden(p)
-			}
+	for _, a := range r.userAgents() {
+		if a.err == nil && a.af.remote {
+			addHidden(a.path)
 		}
 	}
 	// The database holds every thread of every workspace, and the
 	// settings each thread runs with.
-	if db != nil && db.Kind == persist.KindSQLite {
+	if db := r.in.DB; db != nil && db.Kind == persist.KindSQLite {
 		for _, suffix := range []string{"", "-wal", "-shm", "-journal", ".history"} {
 			addHidden(db.Location + suffix)
 		}
 	}
-	return h
+	return readOnly, unreadable
 }
 
 // protectedPaths returns the workspace paths that ask before a file tool
@@ -154,29 +122,28 @@ func protectHost(env Env, f *runFlags, db *persist.DB) hostProtection {
 // the user's configuration's protected_paths, else
 // backend.ProtectedPaths, with those of the workspace's configuration
 // added (a workspace may protect more, never less).
-func protectedPaths(env Env, f *runFlags) ([]string, error) {
+func (r *resolver) protectedPaths() ([]string, error) {
 	var list []string
 	switch {
-	case f.given != nil && f.given("protected-paths"):
-		if strings.TrimSpace(f.protected) != "none" {
-			list = splitList(f.protected)
+	case r.given("protected-paths"):
+		if strings.TrimSpace(r.f.ProtectedPaths) != "none" {
+			list = splitList(r.f.ProtectedPaths)
 		}
 	default:
 		list = slices.Clone(backend.ProtectedPaths)
-		if path := userConfigPath(env); path != "" {
-			c, err := f.config(path)
+		if path := r.in.Places.Config; path != "" {
+			c, err := r.config(path)
 			if err != nil {
-				return nil, usageError{err}
+				return nil, UsageError{err}
 			}
 			if c.ProtectedPaths != nil {
 				list = slices.Clone(*c.ProtectedPaths)
 			}
 		}
 	}
-	path := filepath.Join(f.dir, ".deepagents", configFile)
-	c, err := f.config(path)
+	c, err := r.config(r.workspaceConfig())
 	if err != nil {
-		return nil, usageError{err}
+		return nil, UsageError{err}
 	}
 	if c.ProtectedPaths != nil {
 		list = append(list, *c.ProtectedPaths...)
@@ -188,7 +155,7 @@ func protectedPaths(env Env, f *runFlags) ([]string, error) {
 			continue
 		}
 		if !filepath.IsLocal(filepath.FromSlash(p)) {
-			return nil, usageError{fmt.Errorf("protected path %q: want a path relative to the workspace, such as .git/hooks", p)}
+			return nil, UsageError{fmt.Errorf("protected path %q: want a path relative to the workspace, such as .git/hooks", p)}
 		}
 		if !slices.Contains(out, p) {
 			out = append(out, p)
@@ -205,52 +172,10 @@ func protectedRules(paths []string) ([]permission.Rule, error) {
 		for _, t := range []string{"write_file", "edit_file"} {
 			r, err := permission.ParseRule(permission.Ask, t+"(/**/"+p+")")
 			if err != nil {
-				return nil, usageError{fmt.Errorf("protected path %q: %w", p, err)}
+				return nil, UsageError{fmt.Errorf("protected path %q: %w", p, err)}
 			}
 			rules = append(rules, r)
 		}
 	}
 	return rules, nil
 }
-
-// withReadRules wraps b so that its listings, globs, greps and reads
-// leave out the paths the rules deny read_file (DeniedReadPaths: a rule
-// without a pattern, deny read_file, takes the tool away, not the files,
-// so memory and skills still load). A shell stays a shell:
-// the sandbox masks what commands may not read, not this wrapper.
-func withReadRules(b backend.Backend, rules *permission.Rules) (backend.Backend, error) {
-	globs := rules.DeniedReadPaths()
-	if len(globs) == 0 {
-		return b, nil
-	}
-	var rs []backend.Rule
-	for _, g := range globs {
-		rs = append(rs, backend.Deny(backend.AccessRead, g))
-	}
-	pol, err := backend.NewPolicy(b, rs...)
-	if err != nil {
-		return nil, usageError{fmt.Errorf("read rules: %w", err)}
-	}
-	if sb, ok := b.(backend.Sandbox); ok {
-		return &policyShell{Policy: pol, sb: sb}, nil
-	}
-	return pol, nil
-}
-
-// policyShell is a Policy around the session's backend that still runs
-// commands: the CLI gives the model a shell on purpose (--shell), and the
-// policy governs the file tools only.
-type policyShell struct {
-	*backend.Policy
-	sb backend.Sandbox
-}
-
-var _ backend.Sandbox = (*policyShell)(nil)
-
-// Execute implements backend.Sandbox.
-func (p *policyShell) Execute(ctx context.Context, command string, timeout time.Duration) (backend.ExecResult, error) {
-	return p.sb.Execute(ctx, command, timeout)
-}
-
-// ID implements backend.Sandbox.
-func (p *policyShell) ID() string { return p.sb.ID() }

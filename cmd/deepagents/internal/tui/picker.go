@@ -1,4 +1,4 @@
-package cli
+package tui
 
 import (
 	"cmp"
@@ -11,42 +11,26 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/deepagents-go/deepagents/checkpoint"
-	"github.com/deepagents-go/deepagents/persist"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 )
 
-// maxPicked is how many recent threads the picker offers.
-const maxPicked = 50
+// ErrNothingPicked is the picker closed without a choice.
+var ErrNothingPicked = errors.New("no thread picked")
 
-// errNothingPicked is the picker closed without a choice.
-var errNothingPicked = errors.New("no thread picked")
-
-// pickThread lets the user pick one of the most recent threads on the
-// terminal: up and down move, typing narrows by title or id, enter picks,
-// esc leaves.
-func pickThread(ctx context.Context, env Env, db *persist.DB) (string, error) {
-	in, okIn := env.Stdin.(*os.File)
-	out, okOut := env.Stdout.(*os.File)
-	if !okIn || !okOut || !isTerminal(in) || !isTerminal(out) {
-		return "", usageError{errors.New("--resume without a thread id needs a terminal to pick one on; give the id")}
-	}
-	threads, err := db.Saver.Threads(ctx, checkpoint.ListOptions{Limit: maxPicked, TopLevel: true})
-	if err != nil {
-		return "", fmt.Errorf("--resume: %w", err)
-	}
+// Pick lets the user pick one of threads on the terminal (in and out): up
+// and down move, typing narrows by title or id, enter picks, esc leaves
+// (ErrNothingPicked).
+func Pick(ctx context.Context, in, out *os.File, threads []Thread) (string, error) {
 	var rows []pickRow
 	for _, t := range threads {
-		rows = append(rows, pickRow{id: t.ID, title: title(ctx, db, t.ID), status: string(t.Status), updated: t.UpdatedAt})
-	}
-	if len(rows) == 0 {
-		return "", usageError{errors.New("--resume: there are no threads yet")}
+		rows = append(rows, pickRow{id: t.ID, title: t.Title, status: t.Status, updated: t.Updated})
 	}
 	m := &picker{rows: rows}
 	if _, err := tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out), tea.WithContext(ctx)).Run(); err != nil {
 		return "", err
 	}
 	if m.picked == "" {
-		return "", errNothingPicked
+		return "", ErrNothingPicked
 	}
 	return m.picked, nil
 }
@@ -126,14 +110,14 @@ func (p *picker) View() string {
 	}
 	width := 0
 	for _, r := range shown {
-		width = max(width, len([]rune(clip(cmp.Or(r.title, "(untitled)"), 80))))
+		width = max(width, len([]rune(display.Clip(cmp.Or(r.title, "(untitled)"), 80))))
 	}
 	for i, r := range shown {
 		mark := "  "
 		if i == p.cursor {
 			mark = green.Render("❯ ")
 		}
-		t := clip(cmp.Or(r.title, "(untitled)"), 80)
+		t := display.Clip(cmp.Or(r.title, "(untitled)"), 80)
 		t += strings.Repeat(" ", width-len([]rune(t)))
 		line := fmt.Sprintf("%s  %-11s  %s", r.updated.Local().Format("2006-01-02 15:04"), r.status, t)
 		if i == p.cursor {

@@ -1,4 +1,4 @@
-package cli
+package workspace
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/deepagents-go/deepagents/backend"
 )
 
-// threadHistory is /conversation_history/ beside a SQLite database: one
+// threadHistory is /conversation_history/ in Config.HistoryDir: one
 // folder per top-level thread, the one the calling run belongs to, so that
 // a model sees its own thread's history and its subagents' (whose threads
 // are the parent's, PARENT/CALL_ID, or run within its run) and never
@@ -51,7 +51,7 @@ type historyThreadKey struct{}
 type historyScope struct{}
 
 // Name implements agent.Middleware.
-func (historyScope) Name() string { return "cli.historyScope" }
+func (historyScope) Name() string { return "workspace.history_scope" }
 
 // WrapRun implements agent.RunWrapper.
 func (historyScope) WrapRun(ctx context.Context, req *agent.RunRequest, next agent.RunHandler) (*agent.Result, error) {
@@ -125,9 +125,12 @@ func (h *threadHistory) adopt(folder string) {
 	}
 }
 
-// removeThreadHistory deletes the history of the top-level thread id (its
-// folder) and the file an older version may have kept for it.
-func removeThreadHistory(dir, id string) error {
+// RemoveHistory deletes the conversation history Config.HistoryDir dir
+// keeps for the top-level thread id (its folder, and the file an older
+// version may have kept for it), as deleting the thread should. A
+// subagent's thread (PARENT/CALL_ID) has none of its own, and an empty dir
+// keeps none: both remove nothing.
+func RemoveHistory(dir, id string) error {
 	if dir == "" || strings.Contains(id, "/") {
 		return nil
 	}

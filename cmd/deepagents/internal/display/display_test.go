@@ -1,4 +1,4 @@
-package cli
+package display
 
 import (
 	"strings"
@@ -43,12 +43,27 @@ func TestUsageLines(t *testing.T) {
 			for _, e := range c.events {
 				tree.Add(e)
 			}
-			if diff := cmp.Diff(c.want, usageLines("T", &tree, prices)); diff != "" {
+			if diff := cmp.Diff(c.want, UsageLines("T", &tree, prices)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
 	}
-	if got := strings.Join(usageLines("T", &agent.UsageTree{}, nil), "\n"); got != "deepagents: thread T · 0 model calls · 0 tokens in, 0 out · $0.0000" {
+	if got := strings.Join(UsageLines("T", &agent.UsageTree{}, nil), "\n"); got != "deepagents: thread T · 0 model calls · 0 tokens in, 0 out · $0.0000" {
 		t.Errorf("no usage: %q", got)
+	}
+}
+
+func TestAskedBy(t *testing.T) {
+	for _, c := range []struct {
+		ns   []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"critic:call_1"}, "subagent critic"},
+		{[]string{"critic:call_1", "researcher:toolu_9"}, "subagent critic › researcher"},
+	} {
+		if got := AskedBy(c.ns); got != c.want {
+			t.Errorf("%v: %q, want %q", c.ns, got, c.want)
+		}
 	}
 }

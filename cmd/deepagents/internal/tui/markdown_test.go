@@ -1,8 +1,9 @@
-package cli
+package tui
 
 import (
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -43,7 +44,7 @@ func FuzzRenderMarkdown(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string, width int) {
 		out := ansi.Strip(renderMarkdown(s, width%300))
-		if strings.ContainsFunc(out, isUnsafeControl) {
+		if strings.ContainsFunc(out, unsafeControl) {
 			t.Errorf("rendering %q let a control character through: %q", s, out)
 		}
 		if strings.ContainsAny(s, "abcdefghijklmnopqrstuvwxyz") && strings.TrimSpace(out) == "" {
@@ -51,3 +52,6 @@ func FuzzRenderMarkdown(f *testing.F) {
 		}
 	})
 }
+
+// unsafeControl is a character display.TerminalSafe drops.
+func unsafeControl(r rune) bool { return r != '\n' && r != '\t' && unicode.IsControl(r) }

@@ -1,4 +1,4 @@
-package cli
+package tui
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/thread"
 )
 
@@ -17,7 +18,7 @@ import (
 func fold(content string, isError bool) string {
 	content = strings.TrimRight(content, "\n")
 	first, rest, more := strings.Cut(content, "\n")
-	line := clip(first, 100)
+	line := display.Clip(first, 100)
 	if more {
 		n := strings.Count(rest, "\n") + 1
 		line += dim.Render(fmt.Sprintf(" (+%d lines)", n))
@@ -39,7 +40,7 @@ func renderTodos(todos []thread.Todo) string {
 	}
 	fmt.Fprintf(&b, "%s\n", bold.Render(fmt.Sprintf("todos %d/%d", done, len(todos))))
 	for _, t := range todos {
-		t.Content = oneLine(t.Content) // the model's words
+		t.Content = display.OneLine(t.Content) // the model's words
 		switch t.Status {
 		case thread.TodoCompleted:
 			b.WriteString("  " + green.Render("[x]") + " " + dim.Render(t.Content) + "\n")
@@ -61,7 +62,7 @@ const maxDiffLines = 40
 func renderApproval(req agent.ActionRequest, width int) string {
 	var b strings.Builder
 	who := ""
-	if by := askedBy(req.Namespace); by != "" {
+	if by := display.AskedBy(req.Namespace); by != "" {
 		who = dim.Render(" · asked by " + by)
 	}
 	fmt.Fprintf(&b, "%s %s%s\n", yellow.Render("?"), bold.Render(req.Tool), who)
@@ -76,7 +77,7 @@ func renderApproval(req agent.ActionRequest, width int) string {
 	// The arguments are the model's: nothing in them reaches the terminal
 	// as an escape sequence.
 	for _, f := range []*string{&args.FilePath, &args.Content, &args.OldString, &args.NewString, &args.Command} {
-		*f = terminalSafe(*f)
+		*f = display.TerminalSafe(*f)
 	}
 	var lines []string
 	switch req.Tool {
@@ -90,7 +91,7 @@ func renderApproval(req agent.ActionRequest, width int) string {
 	case "execute":
 		lines = append(lines, "  $ "+args.Command)
 	default:
-		lines = append(lines, "  "+clip(string(req.Args), max(width-4, 60)))
+		lines = append(lines, "  "+display.Clip(string(req.Args), max(width-4, 60)))
 	}
 	if len(lines) > maxDiffLines {
 		n := len(lines) - maxDiffLines
@@ -156,7 +157,7 @@ func lastLines(text string, n int) int {
 
 // wrapText wraps text at width (no wrapping when the width is unknown).
 func wrapText(text string, width int) string {
-	text = terminalSafe(text)
+	text = display.TerminalSafe(text)
 	if width <= 0 {
 		return text
 	}

@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
+)
+
+// runFlags are the flags of commands that run an agent: those the session
+// resolves (session.Flags), and those that say which thread and how to
+// show it.
+type runFlags struct {
+	session.Flags
+	output string
+	db     string
+	thread string
+	// continueLast continues the thread that last ran in the workspace.
+	continueLast bool
+	// resume is the thread of deepagents --resume; pickOne asks the user
+	// to pick it from a list.
+	resume  string
+	pickOne bool
+}
+
+func (f *runFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.Model, "model", "", "model as provider:model (e.g. anthropic:claude-sonnet-4-5, openai:gpt-4.1, ollama:qwen3, replay:FILE)")
+	fl.StringVar(&f.Dir, "dir", "", "workspace directory the agent works in (default: the current directory)")
+	fl.StringVar(&f.output, "output", "text", "output format: text (the answer on stdout) or jsonl (one event per line)")
+	fl.IntVar(&f.MaxSteps, "max-steps", 0, fmt.Sprintf("maximum model calls in one run (default %d)", agent.DefaultMaxSteps))
+	fl.StringVar(&f.Durability, "durability", "async", "when steps are checkpointed: async (while the next step runs; a crash loses at most the steps not yet shown as checkpoint events), sync (before the next step) or exit (once, when the run ends)")
+	fl.BoolVar(&f.Shell, "shell", false, "let the agent run shell commands in the workspace (the execute tool), isolated as --sandbox says")
+	fl.StringVar(&f.Sandbox, "sandbox", "bwrap", "how execute is isolated: bwrap (bubblewrap: no network, the system read-only, only the workspace writable, no process outlives its command) or none (commands run as you, unisolated)")
+	fl.BoolVar(&f.Network, "network", false, "with --shell and --sandbox bwrap: let commands use the network")
+	fl.BoolVar(&f.GrepRegexp, "grep-regexp", false, "grep takes RE2 regular expressions instead of literal text")
+	fl.StringVar(&f.db, "db", "", "database for threads and memories: a SQLite file path or a postgres:// URL (default: deepagents.db in the user's data directory)")
+	fl.StringVar(&f.thread, "thread", "", "thread to start or continue (default: a new thread, whose id run_start shows)")
+	fl.BoolVarP(&f.continueLast, "continue", "c", false, "continue the thread that last ran in the workspace (--dir)")
+	fl.StringVar(&f.InterruptOn, "interrupt-on", "", "comma-separated tools that need approval (default: write_file,edit_file,execute on a terminal, none otherwise)")
+	fl.BoolVar(&f.AutoApprove, "auto-approve", false, "run every tool without asking (permission rules still apply)")
+	fl.StringArrayVar(&f.Rules.Allow, "allow", nil, "permission rule: run matching calls without asking, such as 'execute(go test)' or 'write_file(/src/**)' (repeatable)")
+	fl.StringArrayVar(&f.Rules.Ask, "ask", nil, "permission rule: ask before matching calls run, such as 'execute(git push)' (repeatable)")
+	fl.StringArrayVar(&f.Rules.Deny, "deny", nil, "permission rule: refuse matching calls, such as 'execute(rm)' or 'read_file(**/.env)' (repeatable)")
+	fl.StringVar(&f.Record, "record", "", "record every model request and response to FILE, for --model replay:FILE")
+	fl.StringArrayVar(&f.MCPConfigs, "mcp-config", nil, "start the MCP servers of this JSON file ({\"mcpServers\": ...}, as .mcp.json) besides ~/.deepagents/mcp.json's (repeatable)")
+	fl.BoolVar(&f.MCPWorkspace, "mcp-workspace", false, "also start the MCP servers of the workspace's .mcp.json (they run commands the repository names)")
+	fl.StringVar(&f.ProtectedPaths, "protected-paths", strings.Join(backend.ProtectedPaths, ","), "comma-separated workspace paths (at any depth) that write_file and edit_file ask before changing and the sandbox keeps read-only, such as .git/hooks; none turns this off")
+}
+
+// validateServed checks the flags of an agent served to clients (serve,
+// mcp-serve): without --dir each thread has its workspace in its state,
+// where no command can run.
+func (f *runFlags) validateServed(cmd *cobra.Command) error {
+	if err := f.validate(cmd); err != nil {
+		return err
+	}
+	if !f.Given("dir") && f.Shell {
+		return usageError{errors.New("--shell needs --dir: commands run in a folder, not in a thread's state")}
+	}
+	return nil
+}
+
+// countTrue counts the conditions that hold.
+func countTrue(conds ...bool) int {
+	n := 0
+	for _, c := range conds {
+		if c {
+			n++
+		}
+	}
+	return n
+}
+
+func (f *runFlags) validate(cmd *cobra.Command) error {
+	f.Given = cmd.Flags().Changed
+	switch f.output {
+	case "text", "jsonl":
+	default:
+		return usageError{fmt.Errorf("--output must be text or jsonl, not %q", f.output)}
+	}
+	if f.MaxSteps < 0 {
+		return usageError{errors.New("--max-steps must not be negative")}
+	}
+	if _, err := agent.ParseDurability(f.Durability); err != nil {
+		return usageError{fmt.Errorf("--durability must be async, sync or exit, not %q", f.Durability)}
+	}
+	switch f.Sandbox {
+	case "bwrap", "none":
+	default:
+		return usageError{fmt.Errorf("--sandbox must be bwrap or none, not %q", f.Sandbox)}
+	}
+	if f.Network && f.Sandbox == "none" {
+		return usageError{errors.New("--network needs --sandbox bwrap (without a sandbox commands have the network anyway)")}
+	}
+	if n := countTrue(f.continueLast, f.thread != "", f.resume != "" || f.pickOne); n > 1 {
+		return usageError{errors.New("--continue, --resume and --thread each name a thread; give one")}
+	}
+	if f.AutoApprove && f.Given("interrupt-on") && f.InterruptOn != "" {
+		return usageError{errors.New("--auto-approve and --interrupt-on contradict each other")}
+	}
+	if f.Dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		f.Dir = wd
+	}
+	st, err := os.Stat(f.Dir)
+	if err != nil {
+		return fmt.Errorf("--dir: %w", err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("--dir: %s is not a directory", f.Dir)
+	}
+	// The workspace is kept, on the thread and in --continue's records,
+	// as the folder it is, not as typed: a thread resumed from another
+	// directory goes on in the same folder.
+	if f.Dir, err = session.WorkspacePath(f.Dir); err != nil {
+		return fmt.Errorf("--dir: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+
+	"github.com/deepagents-go/deepagents"
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/tui"
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/persist"
+)
+
+// runInteractive is `deepagents` on a terminal: the session (package
+// tui) on the agent the flags open, each run's settings recorded on its
+// thread, each thread remembered for --continue and its usage recorded.
+func runInteractive(ctx context.Context, env Env, f *runFlags) error {
+	o, err := openSession(ctx, env, f, true, false)
+	if err != nil {
+		return err
+	}
+	defer o.close()
+	in, _ := env.Stdin.(*os.File)
+	out, _ := env.Stdout.(*os.File)
+	values := o.spec.Settings.Values()
+	return tui.Run(ctx, tui.Config{
+		In:  in,
+		Out: out,
+		Prompt: func(ctx context.Context, thread, text string) iter.Seq2[agent.Event, error] {
+			in := deepagents.Prompt(text)
+			in.ThreadID, in.Values = thread, values
+			return o.Agent.Stream(ctx, in)
+		},
+		Decide: func(ctx context.Context, thread string, ds []agent.Decision) iter.Seq2[agent.Event, error] {
+			return o.Agent.Stream(ctx, deepagents.Input{ThreadID: thread, Decisions: ds})
+		},
+		// Every run, so that --continue finds the thread worked on last,
+		// whether new, resumed or continued.
+		Started: func(ctx context.Context, thread, prompt string) error {
+			return rememberThread(ctx, o.db, o.spec.Dir, thread, prompt)
+		},
+		Ended: func(ctx context.Context, thread string, used *agent.UsageTree) error {
+			return recordUsage(ctx, o.db, thread, used)
+		},
+		Recent: func(ctx context.Context) ([]tui.Thread, error) {
+			return recentThreads(ctx, o.db, 10)
+		},
+		Lookup: func(ctx context.Context, id string) (tui.Thread, error) {
+			t, err := o.db.Saver.Thread(ctx, id)
+			if err != nil {
+				return tui.Thread{}, err
+			}
+			return tui.Thread{ID: t.ID, Title: title(ctx, o.db, t.ID), Status: string(t.Status), Updated: t.UpdatedAt}, nil
+		},
+		Thread:      o.spec.Thread,
+		Model:       llm.Describe(o.Agent.Model()),
+		Dir:         o.spec.Dir,
+		UserDir:     o.spec.UserDir,
+		Subagents:   o.spec.Settings.Subagents,
+		Files:       o.Backend,
+		Prices:      o.spec.Prices,
+		PromptLimit: maxPromptBytes,
+	})
+}
+
+// recentThreads are the n most recent top-level threads (the user's, not
+// their subagents'), with their titles.
+func recentThreads(ctx context.Context, db *persist.DB, n int) ([]tui.Thread, error) {
+	threads, err := db.Saver.Threads(ctx, checkpoint.ListOptions{Limit: n, TopLevel: true})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tui.Thread, 0, len(threads))
+	for _, t := range threads {
+		out = append(out, tui.Thread{ID: t.ID, Title: title(ctx, db, t.ID), Status: string(t.Status), Updated: t.UpdatedAt})
+	}
+	return out, nil
+}
+
+// maxPicked is how many recent threads the picker offers.
+const maxPicked = 50
+
+// pickThread lets the user pick one of the most recent threads on the
+// terminal (tui.Pick).
+func pickThread(ctx context.Context, env Env, db *persist.DB) (string, error) {
+	in, okIn := env.Stdin.(*os.File)
+	out, okOut := env.Stdout.(*os.File)
+	if !okIn || !okOut || !isTerminal(in) || !isTerminal(out) {
+		return "", usageError{errors.New("--resume without a thread id needs a terminal to pick one on; give the id")}
+	}
+	threads, err := recentThreads(ctx, db, maxPicked)
+	if err != nil {
+		return "", fmt.Errorf("--resume: %w", err)
+	}
+	if len(threads) == 0 {
+		return "", usageError{errors.New("--resume: there are no threads yet")}
+	}
+	return tui.Pick(ctx, in, out, threads)
+}

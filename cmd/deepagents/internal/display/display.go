@@ -1,0 +1,135 @@
+// Package display writes what the command line shows: text from a model
+// or a tool made safe for a terminal and kept to a line, who asks for an
+// approval, and what runs used. The text output of run, the approvals on
+// a terminal and the interactive session (package tui) all use it, so
+// that they say things alike.
+package display
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/llm"
+)
+
+// OneLine keeps s on one line, for an error message on stderr or a
+// line of the terminal: newlines and runs of blanks are one space, and
+// control characters are dropped (TerminalSafe).
+func OneLine(s string) string {
+	return strings.Join(strings.Fields(TerminalSafe(strings.ReplaceAll(s, "\n", " "))), " ")
+}
+
+// TerminalSafe drops the control characters of s but newlines and tabs:
+// what a model or a tool writes must not reach the terminal as escape
+// sequences (which could retitle the window, move the cursor over what is
+// shown, or worse), nor as bytes that are not UTF-8.
+func TerminalSafe(s string) string {
+	// A stray byte such as 0x9b is a control sequence to some terminals.
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if !strings.ContainsFunc(s, isUnsafeControl) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isUnsafeControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func isUnsafeControl(r rune) bool { return r != '\n' && r != '\t' && unicode.IsControl(r) }
+
+// AskedBy names the agent an action request comes from, from its
+// namespace: "" for the main agent, "subagent NAME" for a subagent, and
+// "subagent NAME › INNER" for a subagent of a subagent. (A namespace
+// element is "name:tool_call_id".)
+func AskedBy(ns []string) string {
+	if len(ns) == 0 {
+		return ""
+	}
+	names := make([]string, len(ns))
+	for i, n := range ns {
+		names[i], _, _ = strings.Cut(n, ":")
+	}
+	return "subagent " + strings.Join(names, " › ")
+}
+
+// Clip shortens s to at most n runes on one line.
+func Clip(s string, n int) string {
+	s = OneLine(s)
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// UsageLines says what a run used: a line with the thread and the whole
+// run's calls, tokens and cost; then, when a subagent called a model too,
+// a line per agent (its own calls) under the agent that started it; and
+// under an agent that used several models, a line per model.
+func UsageLines(threadID string, t *agent.UsageTree, prices map[string]llm.Price) []string {
+	calls, u := t.Total()
+	cost, unpriced := t.Cost(prices)
+	lines := []string{fmt.Sprintf("deepagents: thread %s · %s", threadID, DescribeUsage(calls, u, cost, unpriced))}
+	if len(t.Subagents) == 0 && len(t.Models) < 2 {
+		return lines
+	}
+	t.Walk(func(depth int, n *agent.UsageTree) {
+		if len(n.Models) == 0 {
+			return // an agent that only started others
+		}
+		indent := strings.Repeat("  ", depth+1)
+		name := n.Agent
+		if depth == 0 {
+			name = "main agent"
+		}
+		calls, u := n.Own()
+		cost, unpriced := n.OwnCost(prices)
+		lines = append(lines, fmt.Sprintf("%s%s: %s", indent, name, DescribeUsage(calls, u, cost, unpriced)))
+		if len(n.Models) < 2 {
+			return
+		}
+		for _, m := range n.Models {
+			cost, ok := m.Cost(prices)
+			unpriced := ""
+			if !ok {
+				unpriced = m.Model
+			}
+			lines = append(lines, fmt.Sprintf("%s  · %s: %s", indent, m.Model, DescribeUsage(m.Calls, m.Usage, cost, unpriced)))
+		}
+	})
+	return lines
+}
+
+// DescribeUsage says in one line what model calls used and cost; unpriced
+// names a model whose price is unknown.
+func DescribeUsage(calls int, u llm.Usage, cost float64, unpriced string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d model call", calls)
+	if calls != 1 {
+		b.WriteByte('s')
+	}
+	fmt.Fprintf(&b, " · %s tokens in", Thousands(u.InputTokens))
+	if u.CacheReadTokens > 0 {
+		fmt.Fprintf(&b, " (%s cached)", Thousands(u.CacheReadTokens))
+	}
+	fmt.Fprintf(&b, ", %s out", Thousands(u.OutputTokens))
+	if unpriced != "" {
+		fmt.Fprintf(&b, " · cost unknown: no price for %s (add one under prices: in config.yaml)", unpriced)
+	} else {
+		fmt.Fprintf(&b, " · $%.4f", cost)
+	}
+	return b.String()
+}
+
+// Thousands writes n with commas between thousands.
+func Thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

@@ -1,0 +1,91 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/deepagents-go/deepagents/llm"
+)
+
+// configFile is the name of the CLI's configuration file, in the user's
+// ~/.deepagents and in a workspace's .deepagents.
+const configFile = "config.yaml"
+
+// config is what a configuration file may hold. Unknown keys are errors,
+// so a typo does not silently leave a rule out.
+type config struct {
+	// Model is the default --model.
+	Model string `yaml:"model"`
+	// InterruptOn are the tools that need approval by default
+	// (--interrupt-on).
+	InterruptOn []string `yaml:"interrupt_on"`
+	// Shell and Sandbox are the defaults of --shell, --sandbox and
+	// --network.
+	Shell   *bool          `yaml:"shell"`
+	Sandbox *sandboxConfig `yaml:"sandbox"`
+	// MCPServers are MCP servers, as the mcpServers of a .mcp.json.
+	MCPServers  map[string]any `yaml:"mcp_servers"`
+	Permissions RuleLists      `yaml:"permissions"`
+	// Prices, by "provider:model", add to or replace the built-in list
+	// prices the text output's costs come from (US dollars per million
+	// tokens).
+	Prices map[string]llm.Price `yaml:"prices"`
+	// ProtectedPaths replace the workspace paths file tools ask before
+	// writing and the sandbox keeps read-only (backend.ProtectedPaths by
+	// default; an empty list turns the protection off). In a workspace's
+	// file they add to the list.
+	ProtectedPaths *[]string `yaml:"protected_paths"`
+}
+
+// sandboxConfig is how execute is isolated.
+type sandboxConfig struct {
+	Mode    string `yaml:"mode"` // bwrap or none
+	Network *bool  `yaml:"network"`
+}
+
+// RuleLists are permission rules as written: "tool" or "tool(pattern)".
+type RuleLists struct {
+	Allow []string `yaml:"allow" json:"allow,omitempty"`
+	Ask   []string `yaml:"ask" json:"ask,omitempty"`
+	Deny  []string `yaml:"deny" json:"deny,omitempty"`
+}
+
+// loadConfig reads the configuration file at path; a missing file is an
+// empty configuration.
+func loadConfig(path string) (config, error) {
+	var c config
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// UserPrices returns the prices of the user's configuration file, for
+// the commands that show what threads cost without running one (a run's
+// are Spec.Prices); a file that cannot be read leaves the built-in prices
+// alone (a run reports its errors).
+func UserPrices(p Places) map[string]llm.Price {
+	if p.Config == "" {
+		return nil
+	}
+	c, err := loadConfig(p.Config)
+	if err != nil {
+		return nil
+	}
+	return c.Prices
+}

@@ -1,0 +1,58 @@
+package session
+
+import (
+	"slices"
+	"strings"
+)
+
+// Flags are the values of the flags of a command that runs an agent, as
+// given or by default. The command checks them (a known --sandbox, an
+// existing --dir) before it resolves anything.
+type Flags struct {
+	Model string
+	// Dir is the workspace folder: --dir, else the current directory;
+	// absolute, its symbolic links resolved.
+	Dir         string
+	MaxSteps    int
+	Durability  string
+	Shell       bool
+	Sandbox     string // "bwrap" or "none"
+	Network     bool
+	GrepRegexp  bool
+	InterruptOn string // comma-separated, as given
+	AutoApprove bool
+	Record      string
+	Rules       RuleLists // --allow, --ask, --deny
+	// MCPConfigs are --mcp-config files; MCPWorkspace starts the servers
+	// of the workspace's .mcp.json too.
+	MCPConfigs   []string
+	MCPWorkspace bool
+	// ProtectedPaths is --protected-paths.
+	ProtectedPaths string
+	// Given reports whether a flag was set on the command line, by name
+	// ("model", "interrupt-on"): those win over the configuration and a
+	// thread's settings. Nil means none was.
+	Given func(name string) bool
+}
+
+// defaultInterruptOn are the tools that ask for approval on a terminal.
+var defaultInterruptOn = []string{"write_file", "edit_file", "execute"}
+
+// interruptOn returns the tools that need approval, as resolved so far,
+// for a run on a terminal or not.
+func (r *resolver) interruptOn(interactive bool) []string {
+	f := &r.f
+	switch {
+	case f.AutoApprove:
+		return nil
+	case r.interruptOK:
+		return splitList(f.InterruptOn)
+	case interactive && f.Shell:
+		return slices.Clone(defaultInterruptOn)
+	case interactive: // execute is not offered
+		return slices.DeleteFunc(slices.Clone(defaultInterruptOn), func(name string) bool { return name == "execute" })
+	}
+	return nil
+}
+
+func joinList(l []string) string { return strings.Join(l, ",") }

@@ -1,0 +1,237 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/deepagents-go/deepagents"
+	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/llm/providers"
+	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/persist"
+	"github.com/deepagents-go/deepagents/tool"
+	"github.com/deepagents-go/deepagents/workspace"
+)
+
+// Deps are what Open uses besides the Spec.
+type Deps struct {
+	// DB keeps the threads (its Saver) and long-term memories (its
+	// Store); Open does not close it.
+	DB *persist.DB
+	// Getenv reads the providers' keys and base URLs, and what MCP
+	// servers are given.
+	Getenv func(string) string
+	// Logger gets the warnings of the agent and the MCP servers.
+	Logger *slog.Logger
+	// TracerProvider returns the provider to trace the agent with (nil
+	// for none); nil traces nothing. Open asks for it only once the
+	// agent's parts are open, so that tracing is set up only for an agent
+	// about to run.
+	TracerProvider func() trace.TracerProvider
+}
+
+// Session is an open agent, with its files.
+type Session struct {
+	// Agent is the deep agent; Close closes it.
+	Agent *deepagents.Agent
+	// Backend is the agent's filesystem, through which the terminal's
+	// @file reads.
+	Backend backend.Backend
+	close   func()
+}
+
+// Close closes the agent, then what its tools use (MCP servers, the
+// shell). It does not close the database.
+func (s *Session) Close() { s.close() }
+
+// Open opens what spec describes: the model (recorded when spec.Record
+// says so), the agent's files (package workspace), the subagents' models,
+// the MCP servers, and the deep agent.
+func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
+	s := &Session{close: func() {}}
+	fail := func(err error) (*Session, error) {
+		s.close()
+		return nil, err
+	}
+	ms := &models{getenv: deps.Getenv}
+	if spec.Record != "" {
+		ms.rec = replay.NewRecording(spec.Record)
+	}
+	model, err := ms.openDefault(ctx, spec.Model)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := openWorkspace(spec, deps.DB)
+	if err != nil {
+		return nil, err
+	}
+	s.Backend = ws.Backend
+	s.close = func() { ws.Close() }
+	subagents := make([]deepagents.Subagent, 0, len(spec.Subagents))
+	for _, sa := range spec.Subagents {
+		d, err := ms.subagent(ctx, sa)
+		if err != nil {
+			return fail(err)
+		}
+		subagents = append(subagents, d)
+	}
+	var async []deepagents.AsyncSubagent
+	for _, sa := range spec.AsyncSubagents {
+		d, err := ms.subagent(ctx, sa.Subagent)
+		if err != nil {
+			return fail(err)
+		}
+		async = append(async, deepagents.AsyncSubagent{Subagent: d, URL: sa.URL, GraphID: sa.GraphID, Headers: sa.Headers})
+	}
+	on := map[string]deepagents.InterruptOn{}
+	for _, name := range spec.InterruptOn {
+		on[name] = deepagents.InterruptOn{}
+	}
+	servers, err := ConnectMCP(ctx, spec, deps)
+	if err != nil {
+		return fail(err)
+	}
+	var mcpTools []tool.Tool
+	if servers != nil {
+		s.close = func() { servers.Close(); ws.Close() }
+		mcpTools = servers.Tools()
+	}
+	cfg := deepagents.Config{
+		Model:          model,
+		SystemPrompt:   spec.SystemPrompt,
+		Tools:          mcpTools,
+		Backend:        ws.Backend,
+		Checkpointer:   deps.DB.Saver,
+		Store:          deps.DB.Store,
+		Subagents:      subagents,
+		AsyncSubagents: async,
+		InterruptOn:    on,
+		Permissions:    spec.Rules,
+		Memory:         ws.Memory,
+		Skills:         ws.Skills,
+		Middleware:     ws.Middleware,
+		MaxSteps:       spec.MaxSteps,
+		Durability:     spec.Durability,
+		GrepRegexp:     spec.GrepRegexp,
+		Logger:         deps.Logger,
+	}
+	if deps.TracerProvider != nil {
+		cfg.TracerProvider = deps.TracerProvider()
+	}
+	// An assistant's memory and skills replace the workspace's.
+	if spec.Memory != nil {
+		cfg.Memory = spec.Memory
+	}
+	if spec.Skills != nil {
+		cfg.Skills = spec.Skills
+	}
+	if servers != nil {
+		withoutFailedServers(&cfg, servers.Failed())
+	}
+	a, err := deepagents.New(cfg)
+	if errors.Is(err, deepagents.ErrUnknownTool) {
+		return fail(UsageError{err})
+	}
+	if err != nil {
+		return fail(err)
+	}
+	// Background subagents stop before what their tools use (shells, MCP
+	// servers) closes.
+	closeRest := s.close
+	s.Agent = a
+	s.close = func() { a.Close(); closeRest() }
+	return s, nil
+}
+
+// openWorkspace opens the agent's files (package workspace): the
+// workspace at "/" (with execute when spec.Shell is set), scratch files in
+// the thread's state, the user's folder at /user/ and long-term memories
+// in the store. Whatever the workspace is, the user's configuration and
+// shell start-up files stay read-only and the files that hold keys
+// unreadable (spec.ReadOnly, spec.Unreadable), in the file tools as in
+// the sandbox, and the rules deny reading to ls, glob, grep and the
+// terminal's @file as to read_file.
+func openWorkspace(spec Spec, db *persist.DB) (*workspace.Workspace, error) {
+	cfg := workspace.Config{
+		Dir:        spec.Dir,
+		Shell:      spec.Shell,
+		UserDir:    spec.UserDir,
+		HistoryDir: spec.HistoryDir,
+		Store:      db.Store,
+		ReadOnly:   spec.ReadOnly,
+		Unreadable: spec.Unreadable,
+		Rules:      spec.Rules,
+	}
+	if spec.StateWorkspace {
+		cfg.Dir = ""
+	}
+	if cfg.Dir != "" && spec.Shell && spec.Sandbox == "bwrap" {
+		cfg.Sandbox = &backend.Bubblewrap{Network: spec.Network, Protected: spec.Protected}
+	}
+	ws, err := workspace.Open(cfg)
+	switch {
+	case errors.Is(err, backend.ErrNoSandbox):
+		return nil, fmt.Errorf("--shell: %w; install bubblewrap (apt-get install bubblewrap), or pass --sandbox none to run commands unisolated, as yourself", err)
+	case errors.Is(err, workspace.ErrReadRules):
+		return nil, UsageError{err}
+	case errors.Is(err, workspace.ErrDir):
+		return nil, fmt.Errorf("--dir: %w", err)
+	}
+	return ws, err
+}
+
+// models opens model specs for one session, recording them when asked.
+type models struct {
+	getenv func(string) string
+	rec    *replay.Recording
+}
+
+// registry returns the model providers the CLI knows: every provider of
+// llm/providers, with keys and base URLs from the environment, and the
+// scripted model as "replay".
+func (m *models) registry() *llm.Registry {
+	r := &llm.Registry{}
+	providers.RegisterEnv(r, m.getenv)
+	replay.Register(r)
+	return r
+}
+
+func (m *models) open(ctx context.Context, spec string) (llm.Model, error) {
+	model, err := m.registry().New(ctx, spec)
+	if err != nil || m.rec == nil {
+		return model, err
+	}
+	return m.rec.Wrap(model), nil
+}
+
+// openDefault opens spec, or the default model the environment allows.
+func (m *models) openDefault(ctx context.Context, spec string) (llm.Model, error) {
+	if spec == "" {
+		var err error
+		if spec, err = providers.DefaultSpec(m.getenv); err != nil {
+			return nil, UsageError{fmt.Errorf("%w; --model replay:FILE plays a script offline", err)}
+		}
+	}
+	return m.open(ctx, spec)
+}
+
+// subagent returns sa's definition with its model opened, and a tool list
+// of its own (withoutFailedServers changes it in place).
+func (m *models) subagent(ctx context.Context, sa Subagent) (deepagents.Subagent, error) {
+	d := sa.Subagent
+	d.AllowedTools = slices.Clone(d.AllowedTools)
+	if sa.ModelSpec != "" {
+		model, err := m.open(ctx, sa.ModelSpec)
+		if err != nil {
+			return d, UsageError{fmt.Errorf("%s: %w", sa.From, err)}
+		}
+		d.Model = model
+	}
+	return d, nil
+}

@@ -1,0 +1,598 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/deepagents-go/deepagents"
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/mcp"
+	"github.com/deepagents-go/deepagents/permission"
+	"github.com/deepagents-go/deepagents/persist"
+)
+
+// Inputs are what Resolve resolves.
+type Inputs struct {
+	Flags Flags
+	// Getenv reads the environment: MCP and subagent files may name
+	// variables ($VAR) for their keys.
+	Getenv func(string) string
+	// Places are the user's folders (Locate).
+	Places Places
+	// DB is the database the session runs on; Resolve reads only its
+	// kind and location (where histories are kept, which files to hide).
+	DB *persist.DB
+	// Thread is the thread the run continues ("" for a new one), and Kept
+	// the settings it kept (LoadKept; nil for none).
+	Thread string
+	Kept   *Kept
+	// Interactive runs ask for approvals on a terminal, so that writes
+	// (and commands, with a shell) ask by default.
+	Interactive bool
+	// Served agents (serve, mcp-serve) keep each thread's workspace in its
+	// state unless --dir is given.
+	Served bool
+	// Assistant is an assistant of serve's file, resolved over Flags
+	// instead of the configuration files and a thread's settings.
+	Assistant *Assistant
+}
+
+// Spec is a resolved session: everything Open opens, and what the
+// commands show and record. Nothing changes it once Resolve returns it.
+type Spec struct {
+	// Thread is the thread the run continues; "" for a new one.
+	Thread string
+	// Model is the model spec (provider:model); "" for the environment's
+	// default. Record is a file to record the model's calls to.
+	Model  string
+	Record string
+	// Dir is the workspace folder; StateWorkspace keeps the workspace in
+	// each thread's state instead (a served agent without --dir), Dir
+	// then being only where MCP servers start.
+	Dir            string
+	StateWorkspace bool
+	// Shell gives the agent execute, isolated as Sandbox ("bwrap" or
+	// "none") says; Network lets sandboxed commands use the network.
+	Shell      bool
+	Sandbox    string
+	Network    bool
+	GrepRegexp bool
+	MaxSteps   int
+	Durability agent.Durability
+	// InterruptOn are the tools that ask for approval.
+	InterruptOn []string
+	// Rules are the permission rules of the configuration files and the
+	// flags, the protected paths' ask rules last; nil for none.
+	Rules *permission.Rules
+	// Protected are the workspace paths the sandbox keeps read-only (the
+	// rules ask before a file tool writes them).
+	Protected []string
+	// ReadOnly and Unreadable are host paths the model may not change or
+	// read whatever the workspace is (workspace.Config).
+	ReadOnly, Unreadable []string
+	// UserDir is the user's folder, shown read-only at /user/; "" for
+	// none (no home, or an assistant, which is not shown the operator's).
+	UserDir string
+	// HistoryDir keeps conversation histories beside a SQLite database;
+	// "" keeps them in each thread's state.
+	HistoryDir string
+	// MCP are the MCP servers to start, by name.
+	MCP map[string]mcp.ServerConfig
+	// Subagents and AsyncSubagents are those of the subagent files, or an
+	// assistant's; their models are specs Open opens.
+	Subagents      []Subagent
+	AsyncSubagents []AsyncSubagent
+	// SystemPrompt, Memory and Skills are an assistant's: its prompt, and
+	// the memory files and skill folders replacing the workspace's (nil:
+	// the workspace's).
+	SystemPrompt   string
+	Memory, Skills []string
+	// Settings are how the run runs, to be recorded on its thread.
+	Settings Settings
+	// Prices are the user's, over the built-in list prices.
+	Prices map[string]llm.Price
+	// Notes are what resolving had to say ("note: ..." lines), for the
+	// caller to print.
+	Notes []string
+}
+
+// Subagent is a subagent to give the agent.
+type Subagent struct {
+	// Subagent is its definition, without its Model.
+	deepagents.Subagent
+	// ModelSpec is its model (provider:model); "" for the main agent's.
+	ModelSpec string
+	// From says where it is defined, for errors: "subagent file PATH".
+	From string
+}
+
+// AsyncSubagent is a background subagent: local (no URL), or remote.
+type AsyncSubagent struct {
+	Subagent
+	// URL and GraphID name a remote subagent's server and graph, and
+	// Headers go with its requests (keys, from the environment); a local
+	// one has none.
+	URL, GraphID string
+	Headers      map[string]string
+}
+
+// resolver is one resolution under way: the flags as resolved so far
+// and what was read.
+type resolver struct {
+	in    Inputs
+	f     Flags
+	given func(string) bool
+	// interruptOK: the approvals are f.InterruptOn, not the defaults.
+	interruptOK    bool
+	stateWorkspace bool
+	// configMCP are the MCP servers of the user's configuration file.
+	configMCP map[string]mcp.ServerConfig
+	// configs are the configuration files read, by path.
+	configs map[string]configRead
+	// agents are the user's subagent files as read, once.
+	agents     []agentRead
+	agentsRead bool
+	notes      []string
+}
+
+// configRead is a configuration file as read, or why it could not be.
+type configRead struct {
+	config config
+	err    error
+}
+
+// Resolve resolves a session from in. An error in how the command was
+// called or configured is a UsageError.
+func Resolve(in Inputs) (Spec, error) {
+	r := &resolver{in: in, f: in.Flags, configs: map[string]configRead{}}
+	r.given = func(string) bool { return false }
+	if in.Flags.Given != nil {
+		r.given = in.Flags.Given
+	}
+	r.interruptOK = r.given("interrupt-on")
+	r.stateWorkspace = in.Served && !r.given("dir")
+	if in.Assistant != nil {
+		if err := r.overlay(in.Assistant); err != nil {
+			return Spec{}, UsageError{fmt.Errorf("--assistants: %w", err)}
+		}
+	} else if err := r.applyConfig(); err != nil {
+		return Spec{}, err
+	}
+	// A thread continues as it was run, but for the flags given.
+	old, err := r.adopt()
+	if err != nil {
+		return Spec{}, err
+	}
+	settings := r.settings()
+	rules, protected, err := r.permissionRules()
+	if err != nil {
+		return Spec{}, err
+	}
+	readOnly, unreadable := r.protectHost()
+	subs, async, err := r.subagents()
+	if err != nil {
+		return Spec{}, err
+	}
+	settings.Subagents = []string{}
+	for _, sa := range subs {
+		settings.Subagents = append(settings.Subagents, sa.Name)
+	}
+	for _, sa := range async {
+		settings.Subagents = append(settings.Subagents, sa.Name+" (background)")
+	}
+	r.noteSubagents(old, settings.Subagents)
+	interruptOn := r.interruptOn(r.in.Interactive)
+	servers, err := r.mcpConfigs()
+	if err != nil {
+		return Spec{}, err
+	}
+	spec := Spec{
+		Thread:         in.Thread,
+		Model:          r.f.Model,
+		Record:         r.f.Record,
+		Dir:            r.f.Dir,
+		StateWorkspace: r.stateWorkspace,
+		Shell:          r.f.Shell,
+		Sandbox:        r.f.Sandbox,
+		Network:        r.f.Network,
+		GrepRegexp:     r.f.GrepRegexp,
+		MaxSteps:       r.f.MaxSteps,
+		Durability:     agent.Durability(r.f.Durability),
+		InterruptOn:    interruptOn,
+		Rules:          rules,
+		Protected:      protected,
+		ReadOnly:       readOnly,
+		Unreadable:     unreadable,
+		MCP:            servers,
+		Subagents:      subs,
+		AsyncSubagents: async,
+		Settings:       settings,
+		Prices:         r.prices(),
+		Notes:          r.notes,
+	}
+	if in.DB != nil {
+		spec.HistoryDir = HistoryDir(in.DB)
+	}
+	if a := in.Assistant; a != nil {
+		spec.SystemPrompt, spec.Memory, spec.Skills = a.SystemPrompt, a.Memory, a.Skills
+	} else {
+		spec.UserDir = in.Places.UserDir
+	}
+	return spec, nil
+}
+
+func (r *resolver) note(format string, args ...any) {
+	r.notes = append(r.notes, fmt.Sprintf(format, args...))
+}
+
+func (r *resolver) getenv(name string) string {
+	if r.in.Getenv == nil {
+		return ""
+	}
+	return r.in.Getenv(name)
+}
+
+// config returns the configuration file at path, read once.
+func (r *resolver) config(path string) (config, error) {
+	if c, ok := r.configs[path]; ok {
+		return c.config, c.err
+	}
+	c, err := loadConfig(path)
+	r.configs[path] = configRead{c, err}
+	return c, err
+}
+
+// workspaceConfig is the configuration file of the workspace as resolved
+// so far.
+func (r *resolver) workspaceConfig() string {
+	return filepath.Join(r.f.Dir, ".deepagents", configFile)
+}
+
+// applyConfig makes the user's configuration file the defaults of the
+// flags not given, and adds the approvals of the workspace's. A
+// workspace's file comes with the repository the agent works on, so it may
+// only add approvals and ask and deny rules (see permissionRules): its
+// model, shell, sandbox and MCP servers are ignored, with a note. (The
+// workspace is the one of the command line, a thread's not adopted yet.)
+func (r *resolver) applyConfig() error {
+	f := &r.f
+	if path := r.in.Places.Config; path != "" {
+		c, err := r.config(path)
+		if err != nil {
+			return UsageError{err}
+		}
+		if c.Model != "" && !r.given("model") {
+			f.Model = c.Model
+		}
+		if c.InterruptOn != nil && !r.given("interrupt-on") && !r.given("auto-approve") {
+			f.InterruptOn, r.interruptOK = joinList(c.InterruptOn), true
+		}
+		if c.Shell != nil && !r.given("shell") && !r.stateWorkspace {
+			f.Shell = *c.Shell
+		}
+		if sb := c.Sandbox; sb != nil {
+			if sb.Mode != "" && !r.given("sandbox") {
+				if sb.Mode != "bwrap" && sb.Mode != "none" {
+					return UsageError{fmt.Errorf("%s: sandbox.mode must be bwrap or none, not %q", path, sb.Mode)}
+				}
+				f.Sandbox = sb.Mode
+			}
+			if sb.Network != nil && !r.given("network") {
+				f.Network = *sb.Network
+			}
+		}
+		if f.Network && f.Sandbox == "none" {
+			f.Network = false // without a sandbox commands have the network anyway
+		}
+		if len(c.MCPServers) > 0 {
+			data, err := json.Marshal(map[string]any{"mcpServers": c.MCPServers})
+			if err != nil {
+				return UsageError{fmt.Errorf("%s: mcp_servers: %w", path, err)}
+			}
+			if r.configMCP, err = mcp.Parse(data, r.getenv); err != nil {
+				return UsageError{fmt.Errorf("%s: mcp_servers: %w", path, err)}
+			}
+		}
+	}
+	path := r.workspaceConfig()
+	c, err := r.config(path)
+	if err != nil {
+		return UsageError{err}
+	}
+	if c.Model != "" || c.Shell != nil || c.Sandbox != nil || len(c.MCPServers) > 0 {
+		r.note("note: %s: model, shell, sandbox and mcp_servers in a workspace's configuration are ignored (it may only add approvals and ask and deny rules); put them in %s", path, filepath.Join("~/.deepagents", configFile))
+	}
+	if len(c.InterruptOn) > 0 && !f.AutoApprove {
+		f.InterruptOn, r.interruptOK = joinList(append(r.interruptOn(r.in.Interactive), c.InterruptOn...)), true
+	}
+	return nil
+}
+
+// adopt makes the settings the thread was run with the defaults of the
+// flags not given, and notes each given flag that changes one. It returns
+// the thread's settings, nil for none.
+func (r *resolver) adopt() (*Settings, error) {
+	k, thread := r.in.Kept, r.in.Thread
+	if k == nil || thread == "" {
+		return nil, nil
+	}
+	old := k.Settings
+	f := &r.f
+	note := func(flag, was, now string) {
+		if was != now {
+			r.note("note: thread %s ran with %s %s; this run uses %s", thread, flag, orNone(was), orNone(now))
+		}
+	}
+	// adoptBool keeps a flag the thread ran with unless the run gives it.
+	adoptBool := func(flag string, was bool, now *bool) {
+		if r.given(flag) {
+			note("--"+flag, strconv.FormatBool(was), strconv.FormatBool(*now))
+		} else {
+			*now = was
+		}
+	}
+	if r.given("model") {
+		note("--model", old.Model, f.Model)
+	} else {
+		f.Model = old.Model
+	}
+	switch {
+	case r.given("dir"):
+		if k.FolderErr != nil || k.Folder != f.Dir || !filepath.IsAbs(old.Dir) {
+			note("--dir", old.Dir, f.Dir)
+		}
+	case old.Dir != "" && !filepath.IsAbs(old.Dir):
+		// An older version kept --dir as typed: relative to a directory
+		// nobody recorded. Going on in whatever folder has that name here
+		// could write (a pending approval, say) into the wrong one.
+		return nil, UsageError{fmt.Errorf("thread %s recorded its workspace as %q, relative to a directory it did not keep; pass --dir with the folder it worked in", thread, old.Dir)}
+	case old.Dir != "":
+		if k.Gone {
+			return nil, UsageError{fmt.Errorf("thread %s worked in %s, which is gone; pass --dir", thread, old.Dir)}
+		}
+		if k.FolderErr != nil {
+			return nil, UsageError{fmt.Errorf("thread %s worked in %s: %w; pass --dir", thread, old.Dir, k.FolderErr)}
+		}
+		f.Dir = k.Folder
+	}
+	adoptBool("shell", old.Shell, &f.Shell)
+	if r.given("sandbox") {
+		note("--sandbox", old.Sandbox, f.Sandbox)
+	} else if old.Sandbox != "" {
+		f.Sandbox = old.Sandbox
+	}
+	adoptBool("network", old.Network, &f.Network)
+	adoptBool("grep-regexp", old.GrepRegexp, &f.GrepRegexp)
+	if r.given("interrupt-on") || r.given("auto-approve") {
+		note("approvals for", strings.Join(old.InterruptOn, ","), strings.Join(r.interruptOn(false), ","))
+	} else {
+		f.InterruptOn, r.interruptOK = strings.Join(old.InterruptOn, ","), true
+	}
+	if r.given("allow") || r.given("ask") || r.given("deny") {
+		was, _ := json.Marshal(old.Rules)
+		now, _ := json.Marshal(f.Rules)
+		note("permission rules", string(was), string(now))
+	} else {
+		f.Rules = old.Rules
+	}
+	if r.given("max-steps") {
+		note("--max-steps", strconv.Itoa(old.MaxSteps), strconv.Itoa(f.MaxSteps))
+	} else {
+		f.MaxSteps = old.MaxSteps
+	}
+	return &old, nil
+}
+
+// settings returns the settings resolved, the approval rules included.
+func (r *resolver) settings() Settings {
+	f := &r.f
+	on := r.interruptOn(r.in.Interactive)
+	if on == nil {
+		on = []string{}
+	}
+	return Settings{Model: f.Model, Dir: f.Dir, Shell: f.Shell, Sandbox: f.Sandbox,
+		Network: f.Network, GrepRegexp: f.GrepRegexp, InterruptOn: on, Rules: f.Rules, MaxSteps: f.MaxSteps}
+}
+
+// noteSubagents notes when the subagents a continued thread has now
+// differ from those it had.
+func (r *resolver) noteSubagents(old *Settings, now []string) {
+	if old == nil || old.Subagents == nil || slices.Equal(old.Subagents, now) {
+		return
+	}
+	r.note("note: thread %s ran with the subagents %s; this run has %s (the files in agents/ changed)",
+		r.in.Thread, orNone(strings.Join(old.Subagents, ", ")), orNone(strings.Join(now, ", ")))
+}
+
+// permissionRules gathers the rules of the user's configuration, the
+// workspace's and the flags, and the protected paths'. A workspace's
+// configuration comes with the repository the agent works on, so it may
+// only tighten: its allow rules are ignored, with a note.
+func (r *resolver) permissionRules() (*permission.Rules, []string, error) {
+	type source struct {
+		name  string
+		lists RuleLists
+	}
+	var sources []source
+	if path := r.in.Places.Config; path != "" {
+		c, err := r.config(path)
+		if err != nil {
+			return nil, nil, UsageError{err}
+		}
+		sources = append(sources, source{path, c.Permissions})
+	}
+	path := r.workspaceConfig()
+	c, err := r.config(path)
+	if err != nil {
+		return nil, nil, UsageError{err}
+	}
+	if len(c.Permissions.Allow) > 0 {
+		r.note("note: %s: allow rules in a workspace's configuration are ignored (it may only add ask and deny rules); put them in %s or pass --allow", path, filepath.Join("~/.deepagents", configFile))
+		c.Permissions.Allow = nil
+	}
+	sources = append(sources, source{path, c.Permissions}, source{"flags", r.f.Rules})
+	var rules []permission.Rule
+	for _, s := range sources {
+		for _, l := range []struct {
+			effect permission.Effect
+			specs  []string
+		}{{permission.Allow, s.lists.Allow}, {permission.Ask, s.lists.Ask}, {permission.Deny, s.lists.Deny}} {
+			for _, spec := range l.specs {
+				rule, err := permission.ParseRule(l.effect, spec)
+				if err != nil {
+					return nil, nil, UsageError{fmt.Errorf("%s: %w", s.name, err)}
+				}
+				rules = append(rules, rule)
+			}
+		}
+	}
+	// The protected paths ask last: an allow rule of the user's
+	// (allow write_file) does not reach them, a deny rule still does.
+	protected, err := r.protectedPaths()
+	if err != nil {
+		return nil, nil, err
+	}
+	asks, err := protectedRules(protected)
+	if err != nil {
+		return nil, nil, err
+	}
+	rules = append(rules, asks...)
+	if len(rules) == 0 {
+		return nil, protected, nil
+	}
+	return permission.New(rules...), protected, nil
+}
+
+// prices returns the prices of the user's configuration file; a file
+// that cannot be read leaves the built-in prices alone.
+func (r *resolver) prices() map[string]llm.Price {
+	path := r.in.Places.Config
+	if path == "" {
+		return nil
+	}
+	c, err := r.config(path)
+	if err != nil {
+		return nil
+	}
+	return c.Prices
+}
+
+// agentRead is a subagent file as read.
+type agentRead struct {
+	path string
+	af   agentFile
+	err  error
+}
+
+// readAgents reads the subagent files of dir, in name order.
+func (r *resolver) readAgents(dir string) []agentRead {
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.md"))
+	slices.Sort(paths)
+	out := make([]agentRead, 0, len(paths))
+	for _, p := range paths {
+		af, err := parseAgentFile(p, r.getenv)
+		out = append(out, agentRead{p, af, err})
+	}
+	return out
+}
+
+// userAgents are the user's subagent files, read once.
+func (r *resolver) userAgents() []agentRead {
+	if !r.agentsRead && r.in.Places.UserDir != "" {
+		r.agents = r.readAgents(filepath.Join(r.in.Places.UserDir, "agents"))
+	}
+	r.agentsRead = true
+	return r.agents
+}
+
+// subagents gathers the subagents: those of Markdown files with front
+// matter (name, description, optional tools, model and mode) whose body is
+// the system prompt, from ~/.deepagents/agents/ and
+// DIR/.deepagents/agents/; or an assistant's own. A project file overrides
+// a user file of the same name. An invalid file (no front matter, a bad
+// mode) is a usage error naming it: a subagent silently left out would
+// change what the agent can do. A file with "background: true" defines a
+// background subagent (start_async_task), and one with url and graph_id a
+// remote background subagent; remote ones may only come from the user's
+// folder, so that a project cannot send the tasks to a server of its
+// choosing, nor name a model's server.
+func (r *resolver) subagents() ([]Subagent, []AsyncSubagent, error) {
+	if a := r.in.Assistant; a != nil {
+		// An assistant of serve's file has the subagents it names, never
+		// the operator's (a remote one carries the operator's keys).
+		var subs []Subagent
+		for _, s := range a.Subagents {
+			mode, _ := subagentMode(s.Mode) // checked by LoadAssistants
+			subs = append(subs, Subagent{
+				Subagent:  deepagents.Subagent{Name: s.Name, Description: s.Description, SystemPrompt: s.SystemPrompt, AllowedTools: s.Tools, Mode: mode},
+				ModelSpec: s.Model,
+				From:      fmt.Sprintf("--assistants: assistant %q: subagent %q", a.GraphID, s.Name),
+			})
+		}
+		return subs, nil, nil
+	}
+	type folder struct {
+		dir   string
+		files []agentRead
+	}
+	userAgents := ""
+	var folders []folder
+	if u := r.in.Places.UserDir; u != "" {
+		userAgents = filepath.Join(u, "agents")
+		folders = append(folders, folder{userAgents, r.userAgents()})
+	}
+	project := filepath.Join(r.f.Dir, ".deepagents", "agents")
+	folders = append(folders, folder{project, r.readAgents(project)})
+	byName := map[string]agentRead{}
+	var order []string
+	for _, fo := range folders {
+		// The workspace may be the user's home, its agents the user's.
+		fromUser := fo.dir == userAgents
+		for _, a := range fo.files {
+			if a.err != nil {
+				return nil, nil, UsageError{fmt.Errorf("subagent file %s: %w", a.path, a.err)}
+			}
+			if a.af.remote && !fromUser {
+				return nil, nil, UsageError{fmt.Errorf("subagent file %s: a remote subagent (url) can only be defined in %s, not by a project", a.path, userAgents)}
+			}
+			if !fromUser && modelNamesEndpoint(a.af.model) {
+				return nil, nil, UsageError{fmt.Errorf("subagent file %s: model %q names a server; a project may not choose where its tasks are sent (name the model without @URL, or define the subagent in %s)", a.path, a.af.model, userAgents)}
+			}
+			if _, seen := byName[a.af.sa.Name]; !seen {
+				order = append(order, a.af.sa.Name)
+			}
+			byName[a.af.sa.Name] = a
+		}
+	}
+	subs := make([]Subagent, 0, len(order))
+	var async []AsyncSubagent
+	for _, n := range order {
+		a := byName[n]
+		sa := Subagent{Subagent: a.af.sa, ModelSpec: a.af.model, From: "subagent file " + a.path}
+		switch {
+		case a.af.remote:
+			sa.Subagent = deepagents.Subagent{Name: a.af.sa.Name, Description: a.af.sa.Description}
+			async = append(async, AsyncSubagent{Subagent: sa, URL: a.af.url, GraphID: a.af.graphID, Headers: a.af.headers})
+		case a.af.background:
+			async = append(async, AsyncSubagent{Subagent: sa})
+		default:
+			subs = append(subs, sa)
+		}
+	}
+	return subs, async, nil
+}
+
+// HistoryDir is where conversation histories are kept beside a SQLite
+// database: a folder named after the file with ".history" added. Other
+// databases ("" here) keep them in the thread's state, in the database.
+func HistoryDir(db *persist.DB) string {
+	if db.Kind != persist.KindSQLite {
+		return ""
+	}
+	return db.Location + ".history"
+}

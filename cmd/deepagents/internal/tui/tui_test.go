@@ -1,0 +1,184 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/permission"
+	"github.com/deepagents-go/deepagents/workspace"
+)
+
+func mustWrite(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The approval prompt offers only the decisions a request allows, and a
+// key of another decision does nothing.
+func TestApprovalKeysFollowAllowed(t *testing.T) {
+	for _, c := range []struct {
+		allowed []agent.DecisionType
+		want    string
+		inert   []string
+	}{
+		{nil, "approve? [y] yes  [a] yes, and this tool for the session  [e] edit  [n] no, with a reason  [esc] later\n", nil},
+		{[]agent.DecisionType{agent.DecisionApprove, agent.DecisionReject}, "approve? [y] yes  [a] yes, and this tool for the session  [n] no, with a reason  [esc] later\n", []string{"e"}},
+		{[]agent.DecisionType{agent.DecisionReject}, "approve? [n] no, with a reason  [esc] later\n", []string{"y", "a", "e"}},
+	} {
+		req := agent.ActionRequest{Tool: "execute", Args: json.RawMessage(`{"command":"ls"}`), Allowed: c.allowed}
+		if got := approvalKeys(req); got != c.want {
+			t.Errorf("%v: %q, want %q", c.allowed, got, c.want)
+		}
+		for _, k := range c.inert {
+			m := &tuiModel{pending: []agent.ActionRequest{req}, allowed: map[string]bool{}}
+			m.onApprovalKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
+			if len(m.decisions) != 0 || m.reason != nil || m.allowed["execute"] {
+				t.Errorf("%v: key %q took a decision", c.allowed, k)
+			}
+		}
+	}
+}
+
+func TestReadAtMost(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "f"), []byte("ab€cd"), 0o600) // € is 3 bytes: a b [e2 82 ac] c d
+	b, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, want := range map[int]string{2: "ab", 3: "ab", 4: "ab", 5: "ab€", 100: "ab€cd"} {
+		if got, err := readAtMost(context.Background(), b, "/f", n); err != nil || string(got) != want {
+			t.Errorf("readAtMost(%d) = %q, %v; want %q", n, got, err, want)
+		}
+	}
+}
+
+// /memory and /skills name the user's own folder as the session reads it
+// (DEEPAGENTS_HOME, say), and leave it out when there is none.
+func TestMemoryAndSkillsPlaces(t *testing.T) {
+	for _, c := range []struct {
+		userDir, cmd, want string
+	}{
+		{"/custom/home", "/memory", "memory: /custom/home/AGENTS.md and /ws/AGENTS.md"},
+		{"/custom/home", "/skills", "skills: /custom/home/skills and /ws/.deepagents/skills"},
+		{"", "/memory", "memory: /ws/AGENTS.md"},
+	} {
+		// Holding the printer keeps what the command says in the queue.
+		m := &tuiModel{cfg: Config{UserDir: c.userDir, Dir: "/ws"}, allowed: map[string]bool{}, flushing: true}
+		m.command(c.cmd)
+		if got := strings.Join(m.queue, "\n"); !strings.HasSuffix(got, "\n"+c.want) {
+			t.Errorf("%s with %q: %q, want it to end with %q", c.cmd, c.userDir, got, c.want)
+		}
+	}
+}
+
+// The live view wraps only what fits the window: the last lines of a long
+// answer, and the end of one that never breaks a line.
+func TestLiveTail(t *testing.T) {
+	var long strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&long, "line %d\n", i)
+	}
+	long.WriteString("the end")
+	oneLine := strings.Repeat("word ", 100000) + "last"
+	for _, c := range []struct {
+		name, text    string
+		width, height int
+		lastLine      string
+	}{
+		{"many lines", long.String(), 40, 30, "the end"},
+		{"one huge line", oneLine, 40, 30, "word word word word word word word last"},
+		{"short", "hello\nworld", 40, 30, "world"},
+	} {
+		got := liveTail(c.text, c.width, c.height)
+		lines := strings.Split(got, "\n")
+		if n := len(lines); n > c.height*2/3 {
+			t.Errorf("%s: %d lines for a window of %d", c.name, n, c.height)
+		}
+		if last := strings.TrimRight(lines[len(lines)-1], " "); last != c.lastLine {
+			t.Errorf("%s: last line %q, want %q", c.name, last, c.lastLine)
+		}
+	}
+	if got := liveTail("a\nb", 0, 0); got != "a\nb" {
+		t.Errorf("without a size: %q", got)
+	}
+}
+
+// TestAttachFilesFollowReadPolicy: the terminal's @file reads through the
+// agent's backend: no symbolic link out of the workspace, no path the read
+// rules deny.
+func TestAttachFilesFollowReadPolicy(t *testing.T) {
+	ws, outside := t.TempDir(), t.TempDir()
+	mustWrite(t, filepath.Join(outside, "secret.md"), "sk-outside-secret")
+	mustWrite(t, filepath.Join(ws, ".env"), "sk-env-secret")
+	mustWrite(t, filepath.Join(ws, "notes.md"), "plain notes")
+	if err := os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(ws, "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	deny, err := permission.ParseRule(permission.Deny, "read_file(**/.env)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := permission.New(deny)
+	w, err := workspace.Open(workspace.Config{Dir: ws, Rules: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	prompt, files := attachFiles(context.Background(), w.Backend, "see @link.md @.env @notes.md @../outside/secret.md")
+	if strings.Contains(prompt, "sk-") || len(files) != 1 || files[0] != "notes.md" || !strings.Contains(prompt, "plain notes") {
+		t.Errorf("attached %v:\n%s", files, prompt)
+	}
+}
+
+// TestApprovalNamesTheSubagent: the session's approval says which subagent
+// asks, and names nobody for the main agent.
+func TestApprovalNamesTheSubagent(t *testing.T) {
+	req := agent.ActionRequest{Tool: "write_file", Args: json.RawMessage(`{"file_path":"/a","content":"x"}`), Namespace: []string{"planner:t1"}}
+	if got := renderApproval(req, 100); !strings.Contains(got, "asked by subagent planner") {
+		t.Errorf("the session's approval: %s", got)
+	}
+	if got := renderApproval(agent.ActionRequest{Tool: "write_file", Args: req.Args}, 100); strings.Contains(got, "asked by") {
+		t.Errorf("the main agent's approval names an asker: %s", got)
+	}
+}
+
+// TestThreadsCommand: /threads shows the threads Recent gives, in its
+// order, with their titles.
+func TestThreadsCommand(t *testing.T) {
+	var threads []Thread
+	for i := 11; i >= 2; i-- {
+		threads = append(threads, Thread{ID: fmt.Sprintf("user%02d", i), Title: fmt.Sprintf("task %d", i), Updated: time.Now()})
+	}
+	recent := func(context.Context) ([]Thread, error) { return threads, nil }
+	// Holding the printer keeps what the command says in the queue.
+	m := &tuiModel{ctx: context.Background(), cfg: Config{Recent: recent}, allowed: map[string]bool{}, flushing: true}
+	m.command("/threads")
+	var ids []string
+	for _, l := range strings.Split(strings.Join(m.queue, "\n"), "\n") {
+		if id, _, ok := strings.Cut(l, "  "); ok && strings.HasPrefix(id, "user") {
+			ids = append(ids, id)
+			if !strings.HasSuffix(l, "task "+strings.TrimPrefix(strings.TrimPrefix(id, "user"), "0")) {
+				t.Errorf("line without its title: %q", l)
+			}
+		}
+	}
+	if len(ids) != 10 || ids[0] != "user11" || ids[9] != "user02" {
+		t.Errorf("/threads listed %v, want user11 down to user02", ids)
+	}
+}

@@ -1,0 +1,204 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/permission"
+	"github.com/deepagents-go/deepagents/store"
+)
+
+// Routes of the agent's filesystem besides the workspace at "/".
+const (
+	// UserRoute shows Config.UserDir, read-only: the user's own memory
+	// (AGENTS.md) and skills.
+	UserRoute = "/user/"
+	// MemoriesRoute is long-term memory in Config.Store, shared by every
+	// thread.
+	MemoriesRoute = "/memories/"
+	// HistoryRoute holds the conversation histories summarization keeps,
+	// each run seeing its own thread's.
+	HistoryRoute = "/conversation_history/"
+	// LargeResultsRoute holds the tool results too large for the
+	// conversation, in the thread's state.
+	LargeResultsRoute = "/large_tool_results/"
+)
+
+// Config says where an agent's files are and what it may not touch.
+type Config struct {
+	// Dir is the folder the agent works in, at "/". Empty keeps the
+	// workspace in each thread's state instead (nothing on disk), as
+	// deepagents serve does without --dir.
+	Dir string
+	// Shell gives the agent the execute tool: commands run in Dir (which
+	// it needs), isolated by Sandbox.
+	Shell bool
+	// Sandbox isolates the shell's commands; nil runs them as this
+	// process's user, unisolated. Open adds ReadOnly to a copy's
+	// Protected, Unreadable to its Hidden and the paths Rules deny
+	// read_file to its HiddenGlobs.
+	Sandbox *backend.Bubblewrap
+	// UserDir is the user's own folder, shown read-only at /user/ (and
+	// created when missing); empty shows none.
+	UserDir string
+	// HistoryDir keeps /conversation_history/ on disk, a folder per
+	// top-level thread; empty keeps it in each thread's state.
+	HistoryDir string
+	// Store holds /memories/; nil leaves the route out.
+	Store store.Store
+	// ReadOnly are host paths no file tool and no command may change, and
+	// Unreadable host paths none may read, whatever Dir and UserDir are
+	// (the user's configuration and shell start-up files; the files that
+	// hold keys).
+	ReadOnly, Unreadable []string
+	// Rules are the agent's permission rules: the paths they deny
+	// read_file are left out of every listing, glob and grep too, and
+	// hidden from the sandbox's commands. Nil denies nothing.
+	Rules *permission.Rules
+}
+
+// Workspace is what Open opened: give its Backend, Memory, Skills and
+// Middleware to the deep agent (deepagents.Config), and Close it after
+// the agent.
+type Workspace struct {
+	// Backend is the agent's filesystem: a backend.Sandbox when
+	// Config.Shell is set.
+	Backend backend.Backend
+	// Memory are the AGENTS.md files the agent loads: the user's
+	// (/user/AGENTS.md, with a UserDir), then the workspace's.
+	Memory []string
+	// Skills are the skill folders: the user's (/user/skills/), then the
+	// workspace's (/.deepagents/skills/).
+	Skills []string
+	// Middleware pins each run's conversation history, and that of the
+	// runs it starts (subagents, background tasks), to its thread.
+	Middleware []agent.Middleware
+
+	closeShell func()
+}
+
+// Close stops the shell's commands, if any. Close the agent first: its
+// background subagents may still be running commands.
+func (w *Workspace) Close() error {
+	w.closeShell()
+	return nil
+}
+
+// Open opens the files cfg describes. An error about the workspace folder
+// or its shell matches ErrDir (and backend.ErrNoSandbox when bubblewrap is
+// missing), one about the rules ErrReadRules, so that a caller can say
+// which of its settings is wrong.
+func Open(cfg Config) (*Workspace, error) {
+	w := &Workspace{closeShell: func() {}}
+	fsOpts := backend.FilesystemOptions{ReadOnly: cfg.ReadOnly, Unreadable: cfg.Unreadable}
+	// Scratch files live in the thread's state, under their full paths.
+	state := backend.NewStateBackend(nil)
+	var ws backend.Backend
+	var err error
+	switch {
+	case cfg.Dir == "":
+		ws = state
+	case cfg.Shell:
+		opts := backend.LocalShellOptions{Filesystem: fsOpts}
+		if cfg.Sandbox != nil {
+			sb := *cfg.Sandbox
+			sb.Protected = append(append([]string(nil), sb.Protected...), cfg.ReadOnly...)
+			sb.Hidden = append(append([]string(nil), sb.Hidden...), cfg.Unreadable...)
+			// What read_file may not read, cat may not either.
+			sb.HiddenGlobs = append(append([]string(nil), sb.HiddenGlobs...), cfg.Rules.DeniedReadPaths()...)
+			opts.Sandbox = &sb
+		}
+		var shell *backend.LocalShell
+		if shell, err = backend.NewLocalShell(cfg.Dir, opts); err == nil {
+			w.closeShell = func() { shell.Close() }
+			ws = shell
+		}
+	default:
+		ws, err = backend.NewFilesystemBackend(cfg.Dir, fsOpts)
+	}
+	if err != nil {
+		return nil, dirError{err}
+	}
+	fail := func(err error) (*Workspace, error) {
+		w.closeShell()
+		return nil, err
+	}
+	history, err := historyBackend(cfg.HistoryDir, state)
+	if err != nil {
+		return fail(err)
+	}
+	routes := map[string]backend.Backend{
+		LargeResultsRoute: backend.Under("/large_tool_results", state),
+		HistoryRoute:      history,
+	}
+	if cfg.Store != nil {
+		routes[MemoriesRoute] = backend.NewStoreBackend(cfg.Store, nil)
+	}
+	if cfg.UserDir != "" {
+		// A folder that cannot be made or opened is left out: the agent
+		// runs without the user's files rather than not at all.
+		if err := os.MkdirAll(cfg.UserDir, 0o755); err == nil {
+			if ub, err := backend.NewFilesystemBackend(cfg.UserDir, fsOpts); err == nil {
+				// The user's own memory, skills and subagents shape every
+				// later run in every workspace: the model may read them but
+				// not plant instructions there.
+				ro, err := backend.NewPolicy(ub, backend.Deny(backend.AccessWrite, "/"))
+				if err != nil {
+					return fail(err)
+				}
+				routes[UserRoute] = ro
+			}
+		}
+		w.Memory = append(w.Memory, UserRoute+"AGENTS.md")
+		w.Skills = append(w.Skills, UserRoute+"skills/")
+	}
+	w.Memory = append(w.Memory, "/AGENTS.md")
+	w.Skills = append(w.Skills, "/.deepagents/skills/")
+	b, err := backend.NewComposite(ws, routes)
+	if err != nil {
+		return fail(err)
+	}
+	if w.Backend, err = withReadRules(b, cfg.Rules); err != nil {
+		return fail(err)
+	}
+	// Each run sees its own thread's conversation history only.
+	w.Middleware = []agent.Middleware{historyScope{}}
+	return w, nil
+}
+
+// historyBackend holds /conversation_history/: files in dir, appended to
+// on disk so that a long run's history costs neither memory nor checkpoint
+// space, in a folder per thread (see threadHistory); the thread's state
+// when dir is empty, which is the thread's own already.
+func historyBackend(dir string, state backend.Backend) (backend.Backend, error) {
+	if dir == "" {
+		return backend.Under("/conversation_history", state), nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("conversation history: %w", err)
+	}
+	b, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("conversation history: %w", err)
+	}
+	return newThreadHistory(dir, b), nil
+}
+
+// ErrDir reports that the workspace folder (Config.Dir) could not be
+// opened, or given a shell. The error's text is the backend's, which names
+// the folder.
+var ErrDir = errors.New("workspace folder")
+
+// dirError is an error about the workspace folder: it matches ErrDir and
+// reads as the backend's error.
+type dirError struct{ err error }
+
+func (e dirError) Error() string   { return e.err.Error() }
+func (e dirError) Unwrap() []error { return []error{ErrDir, e.err} }
+
+// ErrReadRules reports permission rules (Config.Rules) whose denied read
+// paths a backend policy cannot hold: the caller's configuration is wrong.
+var ErrReadRules = errors.New("read rules")
