@@ -20,6 +20,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/internal/procinfo"
+	"github.com/deepagents-go/deepagents/internal/sqlcore"
 )
 
 //go:embed migrations/*.sql
@@ -117,6 +118,7 @@ type DB struct {
 	self     procinfo.Owner
 	lockConf *pgx.ConnConfig // for the dedicated connections of leases
 	sql      queries
+	core     *sqlcore.Core // the operations shared with the sqlite package
 	saver    *Saver
 	store    *Store
 
@@ -185,6 +187,7 @@ func newDB(ctx context.Context, pool *pgxpool.Pool, own bool, opts *Options) (*D
 	if err := db.migrate(ctx); err != nil {
 		return nil, err
 	}
+	db.core = sqlcore.New(db.dialect(), db.conn())
 	db.saver = &Saver{db: db}
 	db.store = &Store{db: db}
 	return db, nil

@@ -11,7 +11,6 @@ type queries struct {
 	deleteThread                                 string
 	lockThread, leaseOwner, acquireUpsert        string
 	release, releaseToken, unlock                string
-	storeGet, storePut, storeDelete              string
 }
 
 func buildQueries(q string) queries {
@@ -114,9 +113,5 @@ func buildQueries(q string) queries {
 				WHERE thread_id = $1 AND lease_token = $4`),
 		releaseToken: s(`SELECT lease_token FROM S.threads WHERE thread_id = $1`),
 		unlock:       `SELECT pg_advisory_unlock($1)`,
-		storeGet:     s(`SELECT value::text, created_at, updated_at FROM S.store_items WHERE namespace = $1 AND key = $2`),
-		storePut: s(`INSERT INTO S.store_items (namespace, key, value, created_at, updated_at) VALUES ($1, $2, $3::text::jsonb, $4, $4)
-				ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`),
-		storeDelete: s(`DELETE FROM S.store_items WHERE namespace = $1 AND key = $2`),
 	}
 }

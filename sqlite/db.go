@@ -24,6 +24,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/internal/procinfo"
+	"github.com/deepagents-go/deepagents/internal/sqlcore"
 )
 
 //go:embed migrations/*.sql
@@ -76,6 +77,7 @@ type DB struct {
 
 	put  putConn          // Saver.Put's statements on the writer connection
 	ckpt *walCheckpointer // copies the write-ahead log back, in the background
+	core *sqlcore.Core    // the operations shared with the postgres package
 }
 
 // Open opens (creating if needed) the SQLite database at path, a file
@@ -166,6 +168,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	cdb.SetMaxOpenConns(1)
 	cdb.SetMaxIdleConns(1)
 	db.ckpt = startWALCheckpointer(cdb, db.log)
+	db.core = sqlcore.New(dialect, sqlcore.StdConn(db.r, db.w, &sql.TxOptions{ReadOnly: true}))
 	db.saver = &Saver{db: db}
 	db.store = &Store{db: db}
 	return db, nil
