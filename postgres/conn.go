@@ -6,12 +6,14 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/internal/sqlcore"
 )
 
 // dialect is PostgreSQL's SQL for the operations the sqlite and postgres
 // packages share (internal/sqlcore).
 func (db *DB) dialect() sqlcore.Dialect {
+	q := &db.sql
 	return sqlcore.Dialect{
 		Name:    "postgres",
 		Tables:  db.q + ".",
@@ -24,6 +26,19 @@ func (db *DB) dialect() sqlcore.Dialect {
 		// One jsonb equality per field of a Search's filter, evaluated by
 		// the server.
 		FilterCond: func(k, v string) string { return "value -> (" + k + "::text) = (" + v + "::text::jsonb)" },
+
+		ChainInfo: q.chainInfo,
+		Messages:  q.msgs,
+		Files:     q.files,
+		Values:    q.values,
+		ListThreads: func(opts checkpoint.ListOptions, limit any, offset int) (string, []any) {
+			if opts.Status != "" {
+				return q.threadsByStatus, []any{limit, offset, opts.TopLevel, string(opts.Status)}
+			}
+			return q.threads, []any{limit, offset, opts.TopLevel}
+		},
+		GetThread:    func(threadID string) (string, []any) { return q.thread, []any{threadID} },
+		DeleteThread: []string{q.deleteThread},
 	}
 }
 
