@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -122,9 +121,7 @@ type DB struct {
 	saver    *Saver
 	store    *Store
 
-	mu     sync.Mutex
-	leases map[*lease]struct{}
-	closed bool
+	leases sqlcore.Leases // held by this DB, released on Close
 }
 
 // Open connects to the PostgreSQL server at connString (a URL such as
@@ -174,7 +171,7 @@ func newDB(ctx context.Context, pool *pgxpool.Pool, own bool, opts *Options) (*D
 		return nil, fmt.Errorf("postgres: invalid schema name %q", o.Schema)
 	}
 	db := &DB{pool: pool, ownPool: own, schema: o.Schema, q: pgx.Identifier{o.Schema}.Sanitize(), opts: o,
-		log: o.Logger, self: procinfo.Self(), leases: map[*lease]struct{}{}}
+		log: o.Logger, self: procinfo.Self()}
 	if db.log == nil {
 		db.log = slog.Default()
 	}
@@ -209,23 +206,8 @@ func (db *DB) Store() *Store { return db.store }
 // checkpoint.StatusError, then closes the pool if Open made it. Calling it
 // again does nothing.
 func (db *DB) Close() error {
-	db.mu.Lock()
-	if db.closed {
-		db.mu.Unlock()
+	if !db.leases.Close(10*time.Second, db.log, "postgres") {
 		return nil
-	}
-	db.closed = true
-	held := make([]*lease, 0, len(db.leases))
-	for l := range db.leases {
-		held = append(held, l)
-	}
-	db.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, l := range held {
-		if err := l.Release(ctx, checkpoint.StatusError); err != nil {
-			db.log.Warn("postgres: releasing a lease at close", "thread", l.threadID, "err", err)
-		}
 	}
 	if db.ownPool {
 		db.pool.Close()

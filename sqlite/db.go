@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	msqlite "modernc.org/sqlite"
@@ -71,9 +70,7 @@ type DB struct {
 	saver *Saver
 	store *Store
 
-	mu     sync.Mutex
-	leases map[*lease]struct{} // held by this DB, released on Close
-	closed bool
+	leases sqlcore.Leases // held by this DB, released on Close
 
 	put  putConn          // Saver.Put's statements on the writer connection
 	ckpt *walCheckpointer // copies the write-ahead log back, in the background
@@ -100,7 +97,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	if o.ReadConns <= 0 {
 		o.ReadConns = max(4, runtime.GOMAXPROCS(0))
 	}
-	db := &DB{opts: o, log: o.Logger, self: procinfo.Self(), leases: map[*lease]struct{}{}}
+	db := &DB{opts: o, log: o.Logger, self: procinfo.Self()}
 	if db.log == nil {
 		db.log = slog.Default()
 	}
@@ -269,23 +266,8 @@ func (db *DB) Store() *Store { return db.store }
 // checkpoint.StatusError, then closes the database. Calling it again does
 // nothing.
 func (db *DB) Close() error {
-	db.mu.Lock()
-	if db.closed {
-		db.mu.Unlock()
+	if !db.leases.Close(db.opts.BusyTimeout, db.log, "sqlite") {
 		return nil
-	}
-	db.closed = true
-	held := make([]*lease, 0, len(db.leases))
-	for l := range db.leases {
-		held = append(held, l)
-	}
-	db.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), db.opts.BusyTimeout)
-	defer cancel()
-	for _, l := range held {
-		if err := l.Release(ctx, checkpoint.StatusError); err != nil {
-			db.log.Warn("sqlite: releasing a lease at close", "thread", l.threadID, "err", err)
-		}
 	}
 	cerr := db.ckpt.close()
 	// Not ctx, which releasing the leases may have used up: statements
