@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,9 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
-	"github.com/deepagents-go/deepagents/internal/cpcodec"
-	"github.com/deepagents-go/deepagents/internal/dbtime"
-	"github.com/deepagents-go/deepagents/thread"
+	"github.com/deepagents-go/deepagents/internal/sqlcore"
 )
 
 // Saver is the [checkpoint.Saver] of a [DB]. The layout is the sqlite
@@ -33,54 +32,25 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) (err error) 
 	}
 	ctx, done := s.db.bound(ctx)
 	defer done(&err)
-	if err := cp.Validate(); err != nil {
-		return err
-	}
 	now := time.Now()
-	if cp.CreatedAt.IsZero() {
-		cp.CreatedAt = now
-	}
-	created, err := dbtime.Encode(cp.CreatedAt)
-	if err != nil {
-		return fmt.Errorf("%w: created_at: %v", checkpoint.ErrInvalid, err)
-	}
-	msgs, err := cpcodec.EncodeMessages(cp.Messages)
+	r, err := sqlcore.EncodeCheckpoint(cp, now)
 	if err != nil {
 		return err
 	}
+	msgs := r.Messages
 	if msgs == nil {
 		msgs = [][]byte{}
 	}
-	n := len(cp.Files) + len(cp.Appends)
+	n := len(r.Files)
 	paths := make([]string, 0, n)
 	contents := make([][]byte, 0, n)
 	fcreated := make([]*int64, 0, n)
 	fmodified := make([]*int64, 0, n)
 	fappended := make([]bool, 0, n)
-	addFile := func(p string, f *thread.FileData, appended bool) error {
-		paths, fappended = append(paths, p), append(fappended, appended)
-		if f == nil {
-			contents, fcreated, fmodified = append(contents, nil), append(fcreated, nil), append(fmodified, nil)
-			return nil
-		}
-		c, err1 := nullableNanos(f.CreatedAt)
-		m, err2 := nullableNanos(f.ModifiedAt)
-		if err := errors.Join(err1, err2); err != nil {
-			return fmt.Errorf("%w: file %q: %v", checkpoint.ErrInvalid, p, err)
-		}
-		contents = append(contents, append(make([]byte, 0, len(f.Content)), f.Content...))
-		fcreated, fmodified = append(fcreated, c), append(fmodified, m)
-		return nil
-	}
-	for p, f := range cp.Files {
-		if err := addFile(p, f, false); err != nil {
-			return err
-		}
-	}
-	for p, f := range cp.Appends {
-		if err := addFile(p, &f, true); err != nil {
-			return err
-		}
+	for i := range r.Files {
+		f := &r.Files[i]
+		paths, contents, fappended = append(paths, f.Path), append(contents, f.Content), append(fappended, f.Appended)
+		fcreated, fmodified = append(fcreated, nullable(&f.Created)), append(fmodified, nullable(&f.Modified))
 	}
 	keys := make([]string, 0, len(cp.Values))
 	vals := make([][]byte, 0, len(cp.Values))
@@ -93,7 +63,7 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) (err error) 
 	}
 	var seq int64
 	err = s.db.pool.QueryRow(ctx, s.db.sql.put,
-		cp.ThreadID, cp.ID, parent, int64(cp.Step), created, cp.Keep, cp.Keep+len(cp.Messages),
+		cp.ThreadID, cp.ID, parent, int64(cp.Step), r.Created, cp.Keep, cp.Keep+len(cp.Messages),
 		nilIfNil(cp.Todos), nilIfNil(cp.Meta),
 		msgs, paths, contents, fcreated, fmodified, keys, vals, now.UnixNano(), fappended).Scan(&seq)
 	if err == nil {
@@ -119,12 +89,12 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) (err error) 
 	return fmt.Errorf("postgres: put: checkpoint %q was not written", cp.ID)
 }
 
-func nullableNanos(t time.Time) (*int64, error) {
-	if t.IsZero() {
-		return nil, nil
+// nullable is n as pgx takes it in an array: nil for NULL.
+func nullable(n *sql.NullInt64) *int64 {
+	if !n.Valid {
+		return nil
 	}
-	n, err := dbtime.Encode(t)
-	return &n, err
+	return &n.Int64
 }
 
 // nilIfNil converts a RawMessage to []byte keeping nil as nil (SQL NULL).

@@ -3,13 +3,10 @@ package sqlite
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
-	"github.com/deepagents-go/deepagents/internal/cpcodec"
-	"github.com/deepagents-go/deepagents/internal/dbtime"
-	"github.com/deepagents-go/deepagents/thread"
+	"github.com/deepagents-go/deepagents/internal/sqlcore"
 )
 
 // Saver is the [checkpoint.Saver] of a [DB].
@@ -45,20 +42,14 @@ func (s *Saver) PutBatch(ctx context.Context, cps []*checkpoint.Checkpoint) erro
 		return err
 	}
 	now := time.Now()
-	rows := make([]checkpointRows, len(cps))
+	rows := make([]sqlcore.CheckpointRows, len(cps))
 	n := 0
 	for i, cp := range cps {
-		if err := cp.Validate(); err != nil {
-			return err
-		}
-		if cp.CreatedAt.IsZero() {
-			cp.CreatedAt = now
-		}
 		var err error
-		if rows[i], err = encodeCheckpoint(cp); err != nil {
+		if rows[i], err = sqlcore.EncodeCheckpoint(cp, now); err != nil {
 			return err
 		}
-		n += rows[i].size()
+		n += rowsSize(&rows[i])
 	}
 	ts := now.UnixNano()
 	conn, err := s.db.w.Conn(ctx)
@@ -101,68 +92,14 @@ func (s *Saver) PutBatch(ctx context.Context, cps []*checkpoint.Checkpoint) erro
 	return wrap("put", err)
 }
 
-// checkpointRows is a checkpoint encoded into the values of its rows,
-// outside the write transaction.
-type checkpointRows struct {
-	cp      *checkpoint.Checkpoint
-	created int64
-	msgs    [][]byte
-	files   []fileRow
-}
-
-type fileRow struct {
-	path              string
-	deleted, appended bool
-	content           []byte
-	created, modified any
-}
-
-func encodeCheckpoint(cp *checkpoint.Checkpoint) (checkpointRows, error) {
-	r := checkpointRows{cp: cp}
-	var err error
-	if r.created, err = dbtime.Encode(cp.CreatedAt); err != nil {
-		return r, fmt.Errorf("%w: created_at: %v", checkpoint.ErrInvalid, err)
-	}
-	if r.msgs, err = cpcodec.EncodeMessages(cp.Messages); err != nil {
-		return r, err
-	}
-	r.files = make([]fileRow, 0, len(cp.Files)+len(cp.Appends))
-	addFile := func(p string, f *thread.FileData, appended bool) error {
-		fr := fileRow{path: p, deleted: f == nil, appended: appended}
-		if f != nil {
-			fr.content = []byte(f.Content)
-			var err error
-			if fr.created, err = dbtime.EncodeNullable(f.CreatedAt); err == nil {
-				fr.modified, err = dbtime.EncodeNullable(f.ModifiedAt)
-			}
-			if err != nil {
-				return fmt.Errorf("%w: file %q: %v", checkpoint.ErrInvalid, p, err)
-			}
-		}
-		r.files = append(r.files, fr)
-		return nil
-	}
-	for p, f := range cp.Files {
-		if err := addFile(p, f, false); err != nil {
-			return r, err
-		}
-	}
-	for p, f := range cp.Appends {
-		if err := addFile(p, &f, true); err != nil {
-			return r, err
-		}
-	}
-	return r, nil
-}
-
-// size is about how many bytes the rows add to the log.
-func (r *checkpointRows) size() int {
+// rowsSize is about how many bytes r adds to the log.
+func rowsSize(r *sqlcore.CheckpointRows) int {
 	n := 0
-	for _, m := range r.msgs {
+	for _, m := range r.Messages {
 		n += len(m)
 	}
-	for _, f := range r.files {
-		n += len(f.content)
+	for _, f := range r.Files {
+		n += len(f.Content)
 	}
 	return n
 }
