@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io/fs"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -224,38 +222,12 @@ func (db *DB) lockKey(name string) int64 {
 	return int64(h.Sum64())
 }
 
-type migration struct {
-	version int
-	sql     string
-}
-
-func migrations(quoted string) ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, e := range entries {
-		n, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(n)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("postgres: bad migration name %q", e.Name())
-		}
-		b, err := fs.ReadFile(migrationFS, "migrations/"+e.Name())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{v, strings.ReplaceAll(string(b), "{{schema}}", quoted)})
-	}
-	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
-	return out, nil
-}
-
 // migrate creates the schema if needed, checks its version and applies
 // what is missing, in one transaction under an advisory lock so that
 // concurrent openers do not race.
 func (db *DB) migrate(ctx context.Context) error {
-	ms, err := migrations(db.q)
+	d := db.dialect()
+	ms, err := d.Migrations(migrationFS, func(sql string) string { return strings.ReplaceAll(sql, "{{schema}}", db.q) })
 	if err != nil {
 		return err
 	}
@@ -276,32 +248,11 @@ func (db *DB) migrate(ctx context.Context) error {
 			return wrap("create schema", err)
 		}
 	}
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+db.q+`.schema_version (version integer NOT NULL)`); err != nil {
-		return wrap("open", err)
-	}
-	var cur int
-	if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM `+db.q+`.schema_version`).Scan(&cur); err != nil {
-		return wrap("open", err)
-	}
-	if cur > SchemaVersion {
-		return fmt.Errorf("%w: schema %s has version %d; this program supports up to %d", checkpoint.ErrSchemaVersion, db.schema, cur, SchemaVersion)
-	}
-	if cur == SchemaVersion {
-		return nil
-	}
-	for _, m := range ms {
-		if m.version <= cur {
-			continue
-		}
-		if _, err := tx.Exec(ctx, m.sql); err != nil {
-			return fmt.Errorf("postgres: migration %d: %w", m.version, wrap("migrate", err))
-		}
-	}
-	if _, err := tx.Exec(ctx, `DELETE FROM `+db.q+`.schema_version`); err != nil {
-		return wrap("open", err)
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO `+db.q+`.schema_version (version) VALUES ($1)`, SchemaVersion); err != nil {
-		return wrap("open", err)
+	err = d.Migrate(ctx, querier{tx}, ms, SchemaVersion, func(v int) error {
+		return fmt.Errorf("%w: schema %s has version %d; this program supports up to %d", checkpoint.ErrSchemaVersion, db.schema, v, SchemaVersion)
+	})
+	if err != nil {
+		return err
 	}
 	return wrap("open", tx.Commit(ctx))
 }

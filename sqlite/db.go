@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -298,32 +297,7 @@ func (db *DB) Checkpoint(ctx context.Context) error {
 	return wrap("wal checkpoint", err)
 }
 
-type migration struct {
-	version int
-	sql     string
-}
-
-func migrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, e := range entries {
-		n, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(n)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("sqlite: bad migration name %q", e.Name())
-		}
-		b, err := fs.ReadFile(migrationFS, "migrations/"+e.Name())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{v, string(b)})
-	}
-	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
-	return out, nil
-}
+func migrations() ([]sqlcore.Migration, error) { return dialect.Migrations(migrationFS, nil) }
 
 // migrate checks the schema version of the database w at path and applies
 // what is missing, in one write transaction so that concurrent openers do
@@ -338,32 +312,11 @@ func migrate(ctx context.Context, w *sql.DB, path string) error {
 		return wrap("open", err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
-		return wrap("open", err)
-	}
-	var cur int
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_version`).Scan(&cur); err != nil {
-		return wrap("open", err)
-	}
-	if cur > SchemaVersion {
-		return fmt.Errorf("%w: %s has schema version %d; this program supports up to %d", checkpoint.ErrSchemaVersion, path, cur, SchemaVersion)
-	}
-	if cur == SchemaVersion {
-		return nil
-	}
-	for _, m := range ms {
-		if m.version <= cur {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return fmt.Errorf("sqlite: migration %d: %w", m.version, wrap("migrate", err))
-		}
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM schema_version`); err != nil {
-		return wrap("open", err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (?)`, SchemaVersion); err != nil {
-		return wrap("open", err)
+	err = dialect.Migrate(ctx, sqlcore.StdTx(tx), ms, SchemaVersion, func(v int) error {
+		return fmt.Errorf("%w: %s has schema version %d; this program supports up to %d", checkpoint.ErrSchemaVersion, path, v, SchemaVersion)
+	})
+	if err != nil {
+		return err
 	}
 	return wrap("open", tx.Commit())
 }

@@ -77,7 +77,7 @@ func StdConn(r, w *sql.DB, readOpts *sql.TxOptions) Conn {
 			if err != nil {
 				return nil, err
 			}
-			return stdTx{tx}, nil
+			return StdTx(tx), nil
 		}
 	}
 	return Conn{Reader: Std(r, readOpts), Writer: Std(w, nil), BeginRead: begin(r, readOpts), BeginWrite: begin(w, nil)}
@@ -86,6 +86,9 @@ func StdConn(r, w *sql.DB, readOpts *sql.TxOptions) Conn {
 // Std adapts a database/sql pool to Querier. Its Batch runs in a
 // transaction begun with opts.
 func Std(db *sql.DB, opts *sql.TxOptions) Querier { return stdDB{db, opts} }
+
+// StdTx adapts a database/sql transaction to Tx.
+func StdTx(tx *sql.Tx) Tx { return stdTx{tx} }
 
 type stdDB struct {
 	db   *sql.DB

@@ -89,14 +89,7 @@ type queries struct {
 // New returns the core of a database.
 func New(d Dialect, conn Conn) *Core {
 	c := &Core{d: d, conn: conn}
-	tables := strings.NewReplacer("S.", d.Tables)
-	s := func(q string) string {
-		q = tables.Replace(q)
-		if d.Params != "$" {
-			q = strings.ReplaceAll(q, "$", d.Params)
-		}
-		return q
-	}
+	s := d.sql
 	in := func(p string) string { return strings.Replace(d.JSONIn, "%s", p, 1) }
 	out := func(col string) string { return strings.Replace(d.JSONOut, "%s", col, 1) }
 	c.q = queries{
@@ -113,6 +106,16 @@ func New(d Dialect, conn Conn) *Core {
 		storeNamespaces: s(`SELECT DISTINCT namespace FROM S.store_items WHERE `),
 	}
 	return c
+}
+
+// sql writes q in the dialect: S. before a table's name becomes Tables,
+// $ before an argument's number Params.
+func (d *Dialect) sql(q string) string {
+	q = strings.ReplaceAll(q, "S.", d.Tables)
+	if d.Params != "$" {
+		q = strings.ReplaceAll(q, "$", d.Params)
+	}
+	return q
 }
 
 // param is the placeholder of argument n.
