@@ -98,9 +98,10 @@ func (c *Core) load(ctx context.Context, tx Tx, threadID, checkpointID string) (
 	var (
 		next, pos int64
 		data      sql.RawBytes // the driver's memory where it can, valid until the next row
+		dest      = []any{&pos, &data}
 	)
 	err = each(rows, func() error {
-		if err := rows.Scan(&pos, &data); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
 		if pos != next || next >= count {
@@ -122,11 +123,15 @@ func (c *Core) load(ctx context.Context, tx Tx, threadID, checkpointID string) (
 	}
 	snap.Files, err = cpcodec.AssembleFiles(func(yield func(cpcodec.FileRow) bool) error {
 		defer rows.Close()
+		var (
+			r       cpcodec.FileRow
+			content []byte
+			c, m    *int64
+			dest    = []any{&r.Path, &r.Deleted, &content, &c, &m, &r.Appended}
+		)
 		for rows.Next() {
-			var r cpcodec.FileRow
-			var content []byte
-			var c, m *int64
-			if err := rows.Scan(&r.Path, &r.Deleted, &content, &c, &m, &r.Appended); err != nil {
+			r = cpcodec.FileRow{}
+			if err := rows.Scan(dest...); err != nil {
 				return err
 			}
 			r.Data.Content = string(content)
@@ -155,18 +160,19 @@ func (c *Core) load(ctx context.Context, tx Tx, threadID, checkpointID string) (
 		return nil, err
 	}
 	var (
-		key   string
-		depth int64
+		key      string
+		depth    int64
+		value    []byte
+		valueRow = []any{&key, &value, &depth}
 	)
 	err = each(rows, func() error {
-		var data []byte
-		if err := rows.Scan(&key, &data, &depth); err != nil {
+		if err := rows.Scan(valueRow...); err != nil {
 			return err
 		}
-		if data == nil {
+		if value == nil {
 			return nil // deleted
 		}
-		v, err := cpcodec.CheckJSON(data, fmt.Sprintf("%s value %q", where, key))
+		v, err := cpcodec.CheckJSON(value, fmt.Sprintf("%s value %q", where, key))
 		if err != nil {
 			return err
 		}
@@ -205,13 +211,17 @@ func (c *Core) History(ctx context.Context, threadID string, opts checkpoint.Lis
 		return nil, c.d.Wrap("history", err)
 	}
 	defer rows.Close()
-	var out []checkpoint.Info
+	var (
+		out           []checkpoint.Info
+		in            checkpoint.Info
+		parent        *string
+		step, created int64
+		meta          []byte
+		dest          = []any{&in.ID, &parent, &step, &created, &meta}
+	)
 	for rows.Next() {
-		in := checkpoint.Info{ThreadID: threadID}
-		var parent *string
-		var step, created int64
-		var meta []byte
-		if err := rows.Scan(&in.ID, &parent, &step, &created, &meta); err != nil {
+		in = checkpoint.Info{ThreadID: threadID}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, c.d.Wrap("history", err)
 		}
 		if parent != nil {

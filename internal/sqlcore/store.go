@@ -127,12 +127,18 @@ func (c *Core) StoreSearch(ctx context.Context, prefix []string, opts store.Sear
 		return nil, c.d.Wrap("store search", err)
 	}
 	defer rows.Close()
-	var out []store.Item
+	var (
+		out              []store.Item
+		ns, value        []byte
+		it               store.Item
+		created, updated int64
+	)
+	// One set of destinations for all rows: through an interface, each
+	// row's would escape to the heap.
+	dest := []any{&ns, &it.Key, &value, &created, &updated}
 	for rows.Next() && len(out) < limit {
-		var ns, value []byte
-		var it store.Item
-		var created, updated int64
-		if err := rows.Scan(&ns, &it.Key, &value, &created, &updated); err != nil {
+		it = store.Item{}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, c.d.Wrap("store search", err)
 		}
 		if err := json.Unmarshal(value, &it.Value); err != nil {
