@@ -58,8 +58,9 @@ var layers = map[string][]string{
 	"backend/backendtest":       {"backend"},
 	"internal/cpcodec":          {"checkpoint", "llm", "thread"},
 	"internal/crashtest":        {"checkpoint", "llm", "thread"},
-	"sqlite":                    {"checkpoint", "store", "llm", "thread", "internal/cpcodec", "internal/dbtime", "internal/nskey", "internal/procinfo"},
-	"postgres":                  {"checkpoint", "store", "llm", "thread", "internal/cpcodec", "internal/dbtime", "internal/nskey", "internal/procinfo"},
+	"internal/sqlcore":          {"checkpoint", "store", "llm", "thread", "internal/cpcodec", "internal/dbtime", "internal/nskey"},
+	"sqlite":                    {"checkpoint", "store", "llm", "thread", "internal/cpcodec", "internal/dbtime", "internal/nskey", "internal/procinfo", "internal/sqlcore"},
+	"postgres":                  {"checkpoint", "store", "llm", "thread", "internal/cpcodec", "internal/dbtime", "internal/nskey", "internal/procinfo", "internal/sqlcore"},
 	"persist":                   {"checkpoint", "store", "sqlite", "postgres"},
 
 	// The run loop: it knows no backend and no tool by name.

@@ -6,12 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io/fs"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,6 +17,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/internal/procinfo"
+	"github.com/deepagents-go/deepagents/internal/sqlcore"
 )
 
 //go:embed migrations/*.sql
@@ -117,12 +115,11 @@ type DB struct {
 	self     procinfo.Owner
 	lockConf *pgx.ConnConfig // for the dedicated connections of leases
 	sql      queries
+	core     *sqlcore.Core // the operations shared with the sqlite package
 	saver    *Saver
 	store    *Store
 
-	mu     sync.Mutex
-	leases map[*lease]struct{}
-	closed bool
+	leases sqlcore.Leases // held by this DB, released on Close
 }
 
 // Open connects to the PostgreSQL server at connString (a URL such as
@@ -172,7 +169,7 @@ func newDB(ctx context.Context, pool *pgxpool.Pool, own bool, opts *Options) (*D
 		return nil, fmt.Errorf("postgres: invalid schema name %q", o.Schema)
 	}
 	db := &DB{pool: pool, ownPool: own, schema: o.Schema, q: pgx.Identifier{o.Schema}.Sanitize(), opts: o,
-		log: o.Logger, self: procinfo.Self(), leases: map[*lease]struct{}{}}
+		log: o.Logger, self: procinfo.Self()}
 	if db.log == nil {
 		db.log = slog.Default()
 	}
@@ -185,6 +182,7 @@ func newDB(ctx context.Context, pool *pgxpool.Pool, own bool, opts *Options) (*D
 	if err := db.migrate(ctx); err != nil {
 		return nil, err
 	}
+	db.core = sqlcore.New(db.dialect(), db.conn())
 	db.saver = &Saver{db: db}
 	db.store = &Store{db: db}
 	return db, nil
@@ -206,23 +204,8 @@ func (db *DB) Store() *Store { return db.store }
 // checkpoint.StatusError, then closes the pool if Open made it. Calling it
 // again does nothing.
 func (db *DB) Close() error {
-	db.mu.Lock()
-	if db.closed {
-		db.mu.Unlock()
+	if !db.leases.Close(10*time.Second, db.log, "postgres") {
 		return nil
-	}
-	db.closed = true
-	held := make([]*lease, 0, len(db.leases))
-	for l := range db.leases {
-		held = append(held, l)
-	}
-	db.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, l := range held {
-		if err := l.Release(ctx, checkpoint.StatusError); err != nil {
-			db.log.Warn("postgres: releasing a lease at close", "thread", l.threadID, "err", err)
-		}
 	}
 	if db.ownPool {
 		db.pool.Close()
@@ -239,38 +222,12 @@ func (db *DB) lockKey(name string) int64 {
 	return int64(h.Sum64())
 }
 
-type migration struct {
-	version int
-	sql     string
-}
-
-func migrations(quoted string) ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, e := range entries {
-		n, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(n)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("postgres: bad migration name %q", e.Name())
-		}
-		b, err := fs.ReadFile(migrationFS, "migrations/"+e.Name())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{v, strings.ReplaceAll(string(b), "{{schema}}", quoted)})
-	}
-	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
-	return out, nil
-}
-
 // migrate creates the schema if needed, checks its version and applies
 // what is missing, in one transaction under an advisory lock so that
 // concurrent openers do not race.
 func (db *DB) migrate(ctx context.Context) error {
-	ms, err := migrations(db.q)
+	d := db.dialect()
+	ms, err := d.Migrations(migrationFS, func(sql string) string { return strings.ReplaceAll(sql, "{{schema}}", db.q) })
 	if err != nil {
 		return err
 	}
@@ -291,32 +248,11 @@ func (db *DB) migrate(ctx context.Context) error {
 			return wrap("create schema", err)
 		}
 	}
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+db.q+`.schema_version (version integer NOT NULL)`); err != nil {
-		return wrap("open", err)
-	}
-	var cur int
-	if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM `+db.q+`.schema_version`).Scan(&cur); err != nil {
-		return wrap("open", err)
-	}
-	if cur > SchemaVersion {
-		return fmt.Errorf("%w: schema %s has version %d; this program supports up to %d", checkpoint.ErrSchemaVersion, db.schema, cur, SchemaVersion)
-	}
-	if cur == SchemaVersion {
-		return nil
-	}
-	for _, m := range ms {
-		if m.version <= cur {
-			continue
-		}
-		if _, err := tx.Exec(ctx, m.sql); err != nil {
-			return fmt.Errorf("postgres: migration %d: %w", m.version, wrap("migrate", err))
-		}
-	}
-	if _, err := tx.Exec(ctx, `DELETE FROM `+db.q+`.schema_version`); err != nil {
-		return wrap("open", err)
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO `+db.q+`.schema_version (version) VALUES ($1)`, SchemaVersion); err != nil {
-		return wrap("open", err)
+	err = d.Migrate(ctx, querier{tx}, ms, SchemaVersion, func(v int) error {
+		return fmt.Errorf("%w: schema %s has version %d; this program supports up to %d", checkpoint.ErrSchemaVersion, db.schema, v, SchemaVersion)
+	})
+	if err != nil {
+		return err
 	}
 	return wrap("open", tx.Commit(ctx))
 }

@@ -46,10 +46,7 @@ func (s *Saver) Acquire(ctx context.Context, threadID string, metadata json.RawM
 		return nil, err
 	}
 	db := s.db
-	db.mu.Lock()
-	closed := db.closed
-	db.mu.Unlock()
-	if closed {
+	if db.leases.Closed() {
 		return nil, errors.New("postgres: acquire: database is closed")
 	}
 	conn, err := pgx.ConnectConfig(ctx, db.lockConf)
@@ -93,9 +90,7 @@ func (s *Saver) Acquire(ctx context.Context, threadID string, metadata json.RawM
 	if err != nil {
 		return fail(wrap("acquire", err))
 	}
-	db.mu.Lock()
-	db.leases[l] = struct{}{}
-	db.mu.Unlock()
+	db.leases.Add(l)
 	go l.monitor()
 	return l, nil
 }
@@ -115,6 +110,10 @@ type lease struct {
 	mu       sync.Mutex
 	released bool
 }
+
+// ThreadID returns the thread held: a database's Close logs it when the
+// release fails.
+func (l *lease) ThreadID() string { return l.threadID }
 
 // monitor pings the lock's connection until Release, which keeps the
 // session from idling out and notices if it broke (the lock is then lost).
@@ -156,9 +155,7 @@ func (l *lease) Release(ctx context.Context, status checkpoint.Status) error {
 	<-l.done
 	defer func() {
 		_ = l.conn.Close(context.Background())
-		l.db.mu.Lock()
-		delete(l.db.leases, l)
-		l.db.mu.Unlock()
+		l.db.leases.Remove(l)
 	}()
 	tag, err := l.conn.Exec(ctx, l.db.sql.release, l.threadID, string(status), time.Now().UnixNano(), l.token)
 	if err != nil {

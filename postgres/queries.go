@@ -4,14 +4,12 @@ import "strings"
 
 // queries holds the SQL text of a DB, with its schema filled in.
 type queries struct {
-	put, putWhy                                  string
-	head, target, chainInfo, msgs, files, values string
-	history, threadExists                        string
-	threads, threadsByStatus, thread             string
-	deleteThread                                 string
-	lockThread, leaseOwner, acquireUpsert        string
-	release, releaseToken, unlock                string
-	storeGet, storePut, storeDelete              string
+	put, putWhy                           string
+	chainInfo, msgs, files, values        string
+	threads, threadsByStatus, thread      string
+	deleteThread                          string
+	lockThread, leaseOwner, acquireUpsert string
+	release, releaseToken, unlock         string
 }
 
 func buildQueries(q string) queries {
@@ -71,8 +69,6 @@ func buildQueries(q string) queries {
 		putWhy: s(`SELECT
 				(SELECT msg_count FROM S.checkpoints WHERE thread_id = $1 AND checkpoint_id = $3),
 				EXISTS (SELECT 1 FROM S.checkpoints WHERE thread_id = $1 AND checkpoint_id = $2)`),
-		head:   s(`SELECT head FROM S.threads WHERE thread_id = $1`),
-		target: s(`SELECT seq, parent_id, step, created_at, meta, msg_count FROM S.checkpoints WHERE thread_id = $1 AND checkpoint_id = $2`),
 		chainInfo: s(chain + `SELECT
 				coalesce((SELECT parent_seq IS NULL FROM chain ORDER BY depth DESC LIMIT 1), false),
 				(SELECT c.todos FROM chain ch JOIN S.checkpoints c ON c.seq = ch.seq WHERE c.todos IS NOT NULL ORDER BY ch.depth LIMIT 1)`),
@@ -89,12 +85,9 @@ func buildQueries(q string) queries {
 				FROM fr LEFT JOIN base USING (path)
 				WHERE base.d IS NULL OR fr.depth <= base.d
 				ORDER BY fr.path, fr.depth DESC`),
-		values: s(chain + `SELECT DISTINCT ON (v.key) v.key, v.data
+		values: s(chain + `SELECT DISTINCT ON (v.key) v.key, v.data, ch.depth
 				FROM chain ch CROSS JOIN LATERAL (SELECT * FROM S.state_values WHERE cp_seq = ch.seq OFFSET 0) v
 				ORDER BY v.key, ch.depth`),
-		history: s(`SELECT checkpoint_id, parent_id, step, created_at, meta FROM S.checkpoints
-				WHERE thread_id = $1 ORDER BY seq DESC LIMIT $2 OFFSET $3`),
-		threadExists: s(`SELECT EXISTS (SELECT 1 FROM S.threads WHERE thread_id = $1)`),
 		// $3: leave out child threads (thread.IsChild: an id with '/').
 		threads: s(held + `SELECT ` + threadCols + ` FROM S.threads t WHERE NOT ($3 AND strpos(t.thread_id, '/') > 0)
 				ORDER BY t.updated_at DESC, t.thread_id LIMIT $1 OFFSET $2`),
@@ -114,9 +107,5 @@ func buildQueries(q string) queries {
 				WHERE thread_id = $1 AND lease_token = $4`),
 		releaseToken: s(`SELECT lease_token FROM S.threads WHERE thread_id = $1`),
 		unlock:       `SELECT pg_advisory_unlock($1)`,
-		storeGet:     s(`SELECT value::text, created_at, updated_at FROM S.store_items WHERE namespace = $1 AND key = $2`),
-		storePut: s(`INSERT INTO S.store_items (namespace, key, value, created_at, updated_at) VALUES ($1, $2, $3::text::jsonb, $4, $4)
-				ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`),
-		storeDelete: s(`DELETE FROM S.store_items WHERE namespace = $1 AND key = $2`),
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/store"
 )
 
 func benchMessages(i int) []llm.Message {
@@ -61,6 +62,30 @@ func BenchmarkLoad(b *testing.B) {
 	for b.Loop() {
 		snap, err := s.Load(ctx, "t", "")
 		if err != nil || len(snap.Messages) != 2000 {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStore measures a store item's Put, Get and a Search of its
+// namespace among 100 items.
+func BenchmarkStore(b *testing.B) {
+	st := openTemp(b, nil).Store()
+	ctx := context.Background()
+	ns := []string{"users", "u1"}
+	for i := range 100 {
+		if err := st.Put(ctx, ns, fmt.Sprintf("k%03d", i), map[string]any{"n": i, "kind": "note"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		if err := st.Put(ctx, ns, "k000", map[string]any{"n": 0, "kind": "note"}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := st.Get(ctx, ns, "k050"); err != nil {
+			b.Fatal(err)
+		}
+		if items, err := st.Search(ctx, ns, store.SearchOptions{Limit: 10, Filter: map[string]any{"kind": "note"}}); err != nil || len(items) != 10 {
 			b.Fatal(err)
 		}
 	}

@@ -13,10 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	msqlite "modernc.org/sqlite"
@@ -24,6 +22,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/internal/procinfo"
+	"github.com/deepagents-go/deepagents/internal/sqlcore"
 )
 
 //go:embed migrations/*.sql
@@ -70,12 +69,11 @@ type DB struct {
 	saver *Saver
 	store *Store
 
-	mu     sync.Mutex
-	leases map[*lease]struct{} // held by this DB, released on Close
-	closed bool
+	leases sqlcore.Leases // held by this DB, released on Close
 
 	put  putConn          // Saver.Put's statements on the writer connection
 	ckpt *walCheckpointer // copies the write-ahead log back, in the background
+	core *sqlcore.Core    // the operations shared with the postgres package
 }
 
 // Open opens (creating if needed) the SQLite database at path, a file
@@ -98,7 +96,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	if o.ReadConns <= 0 {
 		o.ReadConns = max(4, runtime.GOMAXPROCS(0))
 	}
-	db := &DB{opts: o, log: o.Logger, self: procinfo.Self(), leases: map[*lease]struct{}{}}
+	db := &DB{opts: o, log: o.Logger, self: procinfo.Self()}
 	if db.log == nil {
 		db.log = slog.Default()
 	}
@@ -166,6 +164,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	cdb.SetMaxOpenConns(1)
 	cdb.SetMaxIdleConns(1)
 	db.ckpt = startWALCheckpointer(cdb, db.log)
+	db.core = sqlcore.New(dialect, sqlcore.StdConn(db.r, db.w, &sql.TxOptions{ReadOnly: true}))
 	db.saver = &Saver{db: db}
 	db.store = &Store{db: db}
 	return db, nil
@@ -266,23 +265,8 @@ func (db *DB) Store() *Store { return db.store }
 // checkpoint.StatusError, then closes the database. Calling it again does
 // nothing.
 func (db *DB) Close() error {
-	db.mu.Lock()
-	if db.closed {
-		db.mu.Unlock()
+	if !db.leases.Close(db.opts.BusyTimeout, db.log, "sqlite") {
 		return nil
-	}
-	db.closed = true
-	held := make([]*lease, 0, len(db.leases))
-	for l := range db.leases {
-		held = append(held, l)
-	}
-	db.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), db.opts.BusyTimeout)
-	defer cancel()
-	for _, l := range held {
-		if err := l.Release(ctx, checkpoint.StatusError); err != nil {
-			db.log.Warn("sqlite: releasing a lease at close", "thread", l.threadID, "err", err)
-		}
 	}
 	cerr := db.ckpt.close()
 	// Not ctx, which releasing the leases may have used up: statements
@@ -313,32 +297,7 @@ func (db *DB) Checkpoint(ctx context.Context) error {
 	return wrap("wal checkpoint", err)
 }
 
-type migration struct {
-	version int
-	sql     string
-}
-
-func migrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, e := range entries {
-		n, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(n)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("sqlite: bad migration name %q", e.Name())
-		}
-		b, err := fs.ReadFile(migrationFS, "migrations/"+e.Name())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{v, string(b)})
-	}
-	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
-	return out, nil
-}
+func migrations() ([]sqlcore.Migration, error) { return dialect.Migrations(migrationFS, nil) }
 
 // migrate checks the schema version of the database w at path and applies
 // what is missing, in one write transaction so that concurrent openers do
@@ -353,32 +312,11 @@ func migrate(ctx context.Context, w *sql.DB, path string) error {
 		return wrap("open", err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
-		return wrap("open", err)
-	}
-	var cur int
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_version`).Scan(&cur); err != nil {
-		return wrap("open", err)
-	}
-	if cur > SchemaVersion {
-		return fmt.Errorf("%w: %s has schema version %d; this program supports up to %d", checkpoint.ErrSchemaVersion, path, cur, SchemaVersion)
-	}
-	if cur == SchemaVersion {
-		return nil
-	}
-	for _, m := range ms {
-		if m.version <= cur {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return fmt.Errorf("sqlite: migration %d: %w", m.version, wrap("migrate", err))
-		}
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM schema_version`); err != nil {
-		return wrap("open", err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (?)`, SchemaVersion); err != nil {
-		return wrap("open", err)
+	err = dialect.Migrate(ctx, sqlcore.StdTx(tx), ms, SchemaVersion, func(v int) error {
+		return fmt.Errorf("%w: %s has schema version %d; this program supports up to %d", checkpoint.ErrSchemaVersion, path, v, SchemaVersion)
+	})
+	if err != nil {
+		return err
 	}
 	return wrap("open", tx.Commit())
 }

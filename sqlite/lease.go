@@ -43,10 +43,7 @@ func (s *Saver) Acquire(ctx context.Context, threadID string, metadata json.RawM
 		return nil, err
 	}
 	db := s.db
-	db.mu.Lock()
-	closed := db.closed
-	db.mu.Unlock()
-	if closed {
+	if db.leases.Closed() {
 		return nil, errors.New("sqlite: acquire: database is closed")
 	}
 	var tok [16]byte
@@ -97,9 +94,7 @@ func (s *Saver) Acquire(ctx context.Context, threadID string, metadata json.RawM
 	if err := tx.Commit(); err != nil {
 		return nil, wrap("acquire", err)
 	}
-	db.mu.Lock()
-	db.leases[l] = struct{}{}
-	db.mu.Unlock()
+	db.leases.Add(l)
 	go l.heartbeat(l.stop, l.done)
 	return l, nil
 }
@@ -114,6 +109,10 @@ type lease struct {
 	mu       sync.Mutex
 	released bool
 }
+
+// ThreadID returns the thread held: a database's Close logs it when the
+// release fails.
+func (l *lease) ThreadID() string { return l.threadID }
 
 // heartbeat pushes the lease's expiry forward until Release.
 func (l *lease) heartbeat(stop <-chan struct{}, done chan<- struct{}) {
@@ -166,9 +165,7 @@ func (l *lease) Release(ctx context.Context, status checkpoint.Status) error {
 		return err
 	}
 	l.released = true
-	l.db.mu.Lock()
-	delete(l.db.leases, l)
-	l.db.mu.Unlock()
+	l.db.leases.Remove(l)
 	return lost
 }
 

@@ -2,12 +2,14 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/internal/sqlcore"
 )
 
 // putConn is Saver.Put's side of the single writer connection: its
@@ -160,13 +162,13 @@ func (p *putConn) scanRow(st driver.Stmt, dest ...any) error {
 }
 
 // insert writes one checkpoint's rows (not its thread's row).
-func (p *putConn) insert(r *checkpointRows) error {
-	cp := r.cp
+func (p *putConn) insert(r *sqlcore.CheckpointRows) error {
+	cp := r.CP
 	insert := p.checkpoint
 	if cp.ParentID != "" {
 		insert = p.child // checks the parent too
 	}
-	res, err := p.exec(insert, cp.ThreadID, cp.ID, cp.ParentID, int64(cp.Step), r.created,
+	res, err := p.exec(insert, cp.ThreadID, cp.ID, cp.ParentID, int64(cp.Step), r.Created,
 		int64(cp.Keep), int64(cp.Keep+len(cp.Messages)), nullBytes(cp.Todos), nullBytes(cp.Meta))
 	if err != nil {
 		return err
@@ -178,13 +180,14 @@ func (p *putConn) insert(r *checkpointRows) error {
 	if err != nil {
 		return err
 	}
-	for i, m := range r.msgs {
+	for i, m := range r.Messages {
 		if _, err := p.exec(p.message, seq, int64(cp.Keep+i), m); err != nil {
 			return err
 		}
 	}
-	for _, f := range r.files {
-		if _, err := p.exec(p.file, seq, f.path, f.deleted, f.content, f.created, f.modified, f.appended); err != nil {
+	for i := range r.Files {
+		f := &r.Files[i]
+		if _, err := p.exec(p.file, seq, f.Path, f.Deleted, f.Content, nullInt(f.Created), nullInt(f.Modified), f.Appended); err != nil {
 			return err
 		}
 	}
@@ -194,6 +197,14 @@ func (p *putConn) insert(r *checkpointRows) error {
 		}
 	}
 	return nil
+}
+
+// nullInt is n as the driver takes it: an int64, or nil for NULL.
+func nullInt(n sql.NullInt64) any {
+	if !n.Valid {
+		return nil
+	}
+	return n.Int64
 }
 
 // inTx runs f between BEGIN IMMEDIATE and COMMIT, rolling back when f or

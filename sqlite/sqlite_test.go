@@ -259,7 +259,7 @@ func TestMigrateToRowidTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stmts := []string{ms[0].sql, ms[1].sql,
+	stmts := []string{ms[0].SQL, ms[1].SQL,
 		`CREATE TABLE schema_version (version INTEGER NOT NULL)`, `INSERT INTO schema_version VALUES (2)`,
 		`INSERT INTO threads (thread_id, status, created_at, updated_at, head) VALUES ('t', 'idle', 1, 1, 'c1')`,
 		`INSERT INTO checkpoints (seq, thread_id, checkpoint_id, step, created_at, keep, msg_count) VALUES (1, 't', 'c1', 0, 1, 0, 2)`,
