@@ -59,7 +59,18 @@ func (r *runRecord) value() map[string]any {
 // of the wrong type reads as none, as the rest of the record does.
 func recordOf(it *store.Item) *runRecord {
 	var rec runRecord
-	if b, err := json.Marshal(it.Value); err == nil {
+	// A time that does not parse would stop encoding/json from decoding
+	// the rest of the record: such a time is left out, and stays zero.
+	v := make(map[string]any, len(it.Value))
+	for k, x := range it.Value {
+		if k == "created_at" || k == "updated_at" {
+			if s, ok := x.(string); !ok || !validTime(s) {
+				continue
+			}
+		}
+		v[k] = x
+	}
+	if b, err := json.Marshal(v); err == nil {
 		json.Unmarshal(b, &rec) //nolint:errcheck // what does not fit stays zero
 	}
 	rec.RunID = it.Key
@@ -68,6 +79,12 @@ func recordOf(it *store.Item) *runRecord {
 	}
 	rec.Kwargs = map[string]any{}
 	return &rec
+}
+
+// validTime reports whether s is a time as JSON carries one (RFC 3339).
+func validTime(s string) bool {
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
 }
 
 // record writes rn's record, when replicas share a store. A failure is

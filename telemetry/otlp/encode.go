@@ -168,7 +168,7 @@ func span(b []byte, s sdktrace.ReadOnlySpan) []byte {
 			b = str(b, fLinkTraceState, l.SpanContext.TraceState().String())
 			b = attributes(b, fLinkAttributes, l.Attributes)
 			b = varint(b, fLinkDroppedAttributes, uint64(l.DroppedAttributeCount))
-			return fixed32(b, fLinkFlags, flags(l.SpanContext))
+			return fixed32(b, fLinkFlags, flags(l.SpanContext.TraceFlags(), l.SpanContext))
 		})
 	}
 	b = varint(b, fSpanDroppedLinks, uint64(s.DroppedLinks()))
@@ -182,14 +182,15 @@ func span(b []byte, s sdktrace.ReadOnlySpan) []byte {
 			return varint(b, fStatusCode, code)
 		})
 	}
-	return fixed32(b, fSpanFlags, flags(parent))
+	return fixed32(b, fSpanFlags, flags(sc.TraceFlags(), parent))
 }
 
-// flags are a span's or a link's SpanFlags: the trace flags, and whether
-// the context (the parent's, for a span) came from another process.
-func flags(sc trace.SpanContext) uint32 {
-	f := uint32(sc.TraceFlags()) | flagHasIsRemote
-	if sc.IsRemote() {
+// flags are a span's or a link's SpanFlags: its own trace flags, and
+// whether remote, the context it names (a span's parent, a link's span)
+// came from another process.
+func flags(own trace.TraceFlags, remote trace.SpanContext) uint32 {
+	f := uint32(own) | flagHasIsRemote
+	if remote.IsRemote() {
 		f |= flagIsRemote
 	}
 	return f

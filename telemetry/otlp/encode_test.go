@@ -79,7 +79,7 @@ func TestEncodeRequest(t *testing.T) {
 		},
 		{
 			Name:                 "other scope",
-			SpanContext:          trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: trace.SpanID{2}}),
+			SpanContext:          trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled}),
 			StartTime:            start,
 			EndTime:              start,
 			Resource:             res,
@@ -146,6 +146,9 @@ func TestEncodeRequest(t *testing.T) {
 	other := rs.ScopeSpans[1].Spans[0]
 	if rs.ScopeSpans[1].Scope.Name != "other" || other.Name != "other scope" || len(other.ParentSpanId) != 0 || other.Status != nil {
 		t.Errorf("second scope %v", rs.ScopeSpans[1])
+	}
+	if want := uint32(trace.FlagsSampled) | flagHasIsRemote; other.Flags != want {
+		t.Errorf("a sampled root span's flags %#x, want %#x (its own flags, no remote parent)", other.Flags, want)
 	}
 }
 

@@ -69,10 +69,10 @@ func newExporter(protocol string, getenv func(string) string) (*exporter, error)
 	e.url = target.String()
 	if v := env("TIMEOUT"); v != "" {
 		ms, err := strconv.Atoi(v)
-		if err != nil || ms <= 0 {
+		if err != nil || ms < 0 {
 			return nil, fmt.Errorf("%w: OTEL_EXPORTER_OTLP_TIMEOUT=%s: want milliseconds", ErrUnsupported, v)
 		}
-		e.timeout = time.Duration(ms) * time.Millisecond
+		e.timeout = time.Duration(ms) * time.Millisecond // 0: only the caller's deadline
 	}
 	switch c := strings.ToLower(env("COMPRESSION")); c {
 	case "gzip":
@@ -81,16 +81,17 @@ func newExporter(protocol string, getenv func(string) string) (*exporter, error)
 	default:
 		return nil, fmt.Errorf("%w: OTEL_EXPORTER_OTLP_COMPRESSION=%s: the compressions are gzip and none", ErrUnsupported, c)
 	}
+	// As the official exporters: an entry whose name is not an HTTP token,
+	// or whose value does not percent-decode, is skipped, not sent to fail
+	// every export.
 	for _, kv := range strings.Split(env("HEADERS"), ",") {
 		k, v, ok := strings.Cut(kv, "=")
 		k = strings.TrimSpace(k)
-		if !ok || k == "" {
+		dec, err := url.PathUnescape(strings.TrimSpace(v))
+		if !ok || !isToken(k) || err != nil || strings.ContainsAny(dec, "\r\n\x00") {
 			continue
 		}
-		if dec, err := url.PathUnescape(strings.TrimSpace(v)); err == nil {
-			v = dec
-		}
-		e.headers.Add(k, strings.TrimSpace(v))
+		e.headers.Add(k, strings.TrimSpace(dec))
 	}
 	tlsConf, err := tlsConfig(env("CERTIFICATE"), env("CLIENT_CERTIFICATE"), env("CLIENT_KEY"))
 	if err != nil {
@@ -102,6 +103,9 @@ func newExporter(protocol string, getenv func(string) string) (*exporter, error)
 		var p http.Protocols
 		if target.Scheme == "http" {
 			p.SetUnencryptedHTTP2(true) // gRPC without TLS: HTTP/2 from the first byte
+			// which an HTTP proxy would take for a request of its own:
+			// gRPC's library goes direct here too.
+			transport.Proxy = nil
 		} else {
 			p.SetHTTP2(true)
 		}
@@ -190,8 +194,11 @@ func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, e.timeout)
-	defer cancel()
+	if e.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, e.timeout)
+		defer cancel()
+	}
 	pause := 100 * time.Millisecond
 	for {
 		retry, after, err := e.send(ctx, body)
@@ -265,10 +272,12 @@ func (e *exporter) send(ctx context.Context, body []byte) (retry bool, after tim
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
-		// Not tried again, as the official exporters do not: a collector
-		// that is down would hold a program's exit for the whole timeout
-		// and hide the failure behind a deadline.
-		return false, 0, fmt.Errorf("otlp: %w", err)
+		// Over HTTP not tried again, as the official HTTP exporter does
+		// not: a collector that is down would hold a program's exit for
+		// the whole timeout and hide the failure behind a deadline. Over
+		// gRPC, as its library: a connection that fails is UNAVAILABLE,
+		// which is tried again.
+		return e.grpc && ctx.Err() == nil, 0, fmt.Errorf("otlp: %w", err)
 	}
 	defer resp.Body.Close()
 	text, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
@@ -292,7 +301,12 @@ func (e *exporter) send(ctx context.Context, body []byte) (retry bool, after tim
 // codes are the ones the OTLP specification names.
 func grpcStatus(resp *http.Response) (retry bool, after time.Duration, err error) {
 	if resp.StatusCode != http.StatusOK {
-		return resp.StatusCode == http.StatusServiceUnavailable, 0, fmt.Errorf("otlp: the collector answered %s", resp.Status)
+		// gRPC maps these to UNAVAILABLE, which is tried again.
+		switch resp.StatusCode {
+		case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			return true, 0, fmt.Errorf("otlp: the collector answered %s", resp.Status)
+		}
+		return false, 0, fmt.Errorf("otlp: the collector answered %s", resp.Status)
 	}
 	status := resp.Trailer.Get("Grpc-Status")
 	msg := resp.Trailer.Get("Grpc-Message")
@@ -315,6 +329,22 @@ func grpcStatus(resp *http.Response) (retry bool, after time.Duration, err error
 		return true, 0, err
 	}
 	return false, 0, err
+}
+
+// isToken reports whether s is an HTTP header name (RFC 9110's token).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // retryAfter is the wait a Retry-After header asks for in seconds, 0 when

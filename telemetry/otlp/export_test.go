@@ -58,6 +58,30 @@ func TestExporterConfigErrors(t *testing.T) {
 	}); err == nil {
 		t.Error("a missing certificate file was accepted")
 	}
+	if e, err := newExporter("http/protobuf", func(k string) string {
+		return map[string]string{"OTEL_EXPORTER_OTLP_TIMEOUT": "0"}[k]
+	}); err != nil || e.timeout != 0 {
+		t.Errorf("a timeout of 0 (none but the caller's): %v", err)
+	}
+}
+
+// TestGRPCWithoutTLSGoesDirect checks that gRPC without TLS never goes
+// through an HTTP proxy, which would read its HTTP/2 preface as a request.
+func TestGRPCWithoutTLSGoesDirect(t *testing.T) {
+	for _, tt := range []struct {
+		endpoint string
+		direct   bool
+	}{{"http://col:4317", true}, {"https://col:4317", false}} {
+		e, err := newExporter("grpc", func(k string) string {
+			return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": tt.endpoint}[k]
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if direct := e.client.Transport.(*http.Transport).Proxy == nil; direct != tt.direct {
+			t.Errorf("%s: direct %v, want %v", tt.endpoint, direct, tt.direct)
+		}
+	}
 }
 
 // TestExporterHTTP checks what a collector receives: the configured
@@ -78,6 +102,9 @@ func TestExporterHTTP(t *testing.T) {
 			return
 		}
 		auth, encoding, ctype = r.Header.Get("Authorization"), r.Header.Get("Content-Encoding"), r.Header.Get("Content-Type")
+		if r.Header.Get("X-Other") != "2" || r.Header.Get("X-Bad") != "" {
+			auth = "headers: " + r.Header.Get("X-Other") + "|" + r.Header.Get("X-Bad")
+		}
 		zr, err := gzip.NewReader(r.Body)
 		if err == nil {
 			body, err = io.ReadAll(zr)
@@ -89,7 +116,7 @@ func TestExporterHTTP(t *testing.T) {
 	defer srv.Close()
 	env := map[string]string{
 		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": srv.URL + "/v1/traces",
-		"OTEL_EXPORTER_OTLP_HEADERS":         "Authorization=Bearer%20k1, x-other = 2",
+		"OTEL_EXPORTER_OTLP_HEADERS":         "api key=x,Authorization=Bearer%20k1, x-other = 2,x-bad=%zz",
 		"OTEL_EXPORTER_OTLP_COMPRESSION":     "gzip",
 	}
 	e, err := newExporter("http/protobuf", func(k string) string { return env[k] })
