@@ -234,8 +234,8 @@ func TestStateIsolationAndMergeBack(t *testing.T) {
 	if d, ok := res.State.Files.Get("/draft.md"); !ok || d.Content != "draft" {
 		t.Errorf("subagent's file did not merge back: %+v", d)
 	}
-	if len(res.State.Todos) != 1 {
-		t.Errorf("main todos = %v", res.State.Todos)
+	if plan, err := todos.Of(res.State.Values); err != nil || len(plan) != 1 {
+		t.Errorf("main todos = %v, %v", plan, err)
 	}
 	if got := resultsByID(res.State.Messages)["e"].Text(); got != "echo: hello" {
 		t.Errorf("compiled subagent answer = %q", got)
