@@ -85,8 +85,8 @@ func Set(rt *agent.Runtime, list []Todo) {
 // carries one (a possibly empty list). Events of other types, and lists
 // that do not decode, carry none.
 func FromEvent(e agent.Event) ([]Todo, bool) {
-	raw, ok := e.Values[Value]
-	if e.Type != agent.EventState || !ok {
+	raw := e.Values[Value]
+	if e.Type != agent.EventState || len(raw) == 0 || string(raw) == "null" {
 		return nil, false
 	}
 	list, err := Parse(raw)
