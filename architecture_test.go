@@ -67,8 +67,8 @@ var layers = map[string][]string{
 	"agent": {"checkpoint", "llm", "store", "thread", "tool", "internal/jsonenc"},
 
 	// The LangGraph API server.
-	"server": {"agent", "checkpoint", "langgraph", "llm", "store", "thread"},
-	"mcp":    {"agent", "checkpoint", "llm", "tool", "internal/procinfo"},
+	"server": {"agent", "checkpoint", "langgraph", "llm", "middleware/todos", "store", "thread"},
+	"mcp":    {"agent", "checkpoint", "llm", "middleware/todos", "tool", "internal/procinfo"},
 
 	// Tracing: the middleware on the OpenTelemetry API, and the SDK's
 	// setup from the environment, apart so that only what sets it up
@@ -82,23 +82,23 @@ var layers = map[string][]string{
 
 	// The built-in middleware, a package each: they know the run loop
 	// and what they work on, not each other, but for the subagents'
-	// approvals (hitl).
-	"middleware/todos":         {"agent", "thread", "tool"},
+	// approvals (hitl) and the plan a summary keeps (todos).
+	"middleware/todos":         {"agent", "tool"},
 	"middleware/patch":         {"agent", "llm"},
 	"middleware/caching":       {"agent", "llm"},
 	"middleware/hitl":          {"agent", "permission"},
 	"middleware/memory":        {"agent", "backend", "llm"},
 	"middleware/skills":        {"agent", "backend", "llm"},
-	"middleware/summarization": {"agent", "backend", "llm", "thread"},
+	"middleware/summarization": {"agent", "backend", "llm", "middleware/todos", "thread"},
 	"middleware/filesystem":    {"agent", "backend", "tool"},
 	"middleware/subagents":     {"agent", "checkpoint", "langgraph", "llm", "middleware/hitl", "permission", "thread", "tool"},
 
 	// The deep agent, and the command line.
 	"":                                {"agent", "backend", "checkpoint", "llm", "middleware/caching", "middleware/filesystem", "middleware/hitl", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/subagents", "middleware/summarization", "middleware/todos", "permission", "store", "telemetry", "thread", "tool"},
-	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "cmd/deepagents/internal/tui", "llm", "mcp", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
+	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "cmd/deepagents/internal/tui", "llm", "mcp", "middleware/todos", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
 	"cmd/deepagents/internal/session": {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "tool", "workspace"},
 	"cmd/deepagents/internal/display": {"agent", "llm"},
-	"cmd/deepagents/internal/tui":     {"", "agent", "backend", "cmd/deepagents/internal/display", "llm", "thread"},
+	"cmd/deepagents/internal/tui":     {"", "agent", "backend", "cmd/deepagents/internal/display", "llm", "middleware/todos", "thread"},
 	"cmd/deepagents":                  {"cmd/deepagents/internal/cli", "internal/procinfo"},
 
 	// Tests' helpers.

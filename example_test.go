@@ -9,6 +9,7 @@ import (
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 )
 
 // A deep agent plans with write_todos, then answers. The scripted model
@@ -30,7 +31,11 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 	fmt.Println(res.Text())
-	fmt.Println(res.State.Todos[0].Content, res.State.Todos[0].Status)
+	plan, err := todos.Of(res.State.Values)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(plan[0].Content, plan[0].Status)
 	// Output:
 	// Hello!
 	// Say hello completed

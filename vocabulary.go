@@ -7,6 +7,7 @@ import (
 	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/middleware/subagents"
 	"github.com/deepagents-go/deepagents/middleware/summarization"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/thread"
 )
 
@@ -22,8 +23,8 @@ type (
 	Input         = agent.Input
 	Result        = agent.Result
 	State         = thread.State
-	Todo          = thread.Todo
-	TodoStatus    = thread.TodoStatus
+	Todo          = todos.Todo
+	TodoStatus    = todos.Status
 	Event         = agent.Event
 	EventType     = agent.EventType
 	RunStatus     = agent.RunStatus
@@ -85,9 +86,9 @@ const (
 
 // Todo statuses.
 const (
-	TodoPending    = thread.TodoPending
-	TodoInProgress = thread.TodoInProgress
-	TodoCompleted  = thread.TodoCompleted
+	TodoPending    = todos.Pending
+	TodoInProgress = todos.InProgress
+	TodoCompleted  = todos.Completed
 )
 
 // Errors a run or a resume returns; each is agent's sentinel, so errors.Is

@@ -21,7 +21,6 @@ import (
 	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/middleware/patch"
 	"github.com/deepagents-go/deepagents/middleware/todos"
-	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -518,8 +517,9 @@ func TestStreamEvents(t *testing.T) {
 		types = append(types, e.Type)
 		last = e
 		if e.Type == agent.EventState {
-			want := []thread.Todo{{Content: "a", Status: thread.TodoInProgress}}
-			if diff := cmp.Diff(want, e.Todos); diff != "" {
+			want := []todos.Todo{{Content: "a", Status: todos.InProgress}}
+			got, _ := todos.FromEvent(e)
+			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("state todos (-want +got):\n%s", diff)
 			}
 		}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/thread"
 )
 
 // EventVersion is the version of the event format described in
@@ -23,7 +22,7 @@ const (
 	EventMessage        EventType = "message"         // Message: a complete assistant message
 	EventToolCall       EventType = "tool_call"       // ToolCallID, Name, Args
 	EventToolResult     EventType = "tool_result"     // ToolCallID, Name, Content, IsError
-	EventState          EventType = "state"           // Todos (when they changed), Files (paths that changed)
+	EventState          EventType = "state"           // Values (the public values a middleware reported), Files (paths that changed)
 	EventUsage          EventType = "usage"           // Usage of one model call; Name: the model, as provider:model
 	EventCheckpoint     EventType = "checkpoint"      // ThreadID, CheckpointID: the step is durable
 	EventInterrupt      EventType = "interrupt"       // Interrupts awaiting decisions
@@ -70,10 +69,14 @@ type Event struct {
 	Content    string
 	IsError    bool
 
-	// Todos is the whole new todo list when it changed (non-nil, possibly
-	// empty), nil otherwise.
-	Todos []thread.Todo
-	Files []string
+	// Values are, on a state event, state values that changed, each as
+	// its new JSON: the middleware that owns a value reports it (a
+	// planning middleware its whole new plan, say). In the event's JSON
+	// each is a field of its own, named by its key, after is_error; keys
+	// that name one of the event's own fields, and empty values, are left
+	// out.
+	Values map[string]json.RawMessage
+	Files  []string
 
 	Usage      *llm.Usage
 	Interrupts []ActionRequest
@@ -99,12 +102,12 @@ type wireEvent struct {
 	Args         json.RawMessage `json:"args,omitempty"`
 	Content      *string         `json:"content,omitempty"`
 	IsError      *bool           `json:"is_error,omitempty"`
-	Todos        *[]thread.Todo  `json:"todos,omitempty"` // present, possibly empty, when set
-	Files        []string        `json:"files,omitempty"`
-	Usage        *llm.Usage      `json:"usage,omitempty"`
-	Interrupts   []ActionRequest `json:"interrupts,omitempty"`
-	Status       RunStatus       `json:"status,omitempty"`
-	Error        string          `json:"error,omitempty"`
+	// Values' keys are fields of their own (see eventFields).
+	Files      []string        `json:"files,omitempty"`
+	Usage      *llm.Usage      `json:"usage,omitempty"`
+	Interrupts []ActionRequest `json:"interrupts,omitempty"`
+	Status     RunStatus       `json:"status,omitempty"`
+	Error      string          `json:"error,omitempty"`
 }
 
 // MarshalJSON encodes the event in the format of docs/EVENTS.md.
@@ -138,11 +141,29 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	if w.IsError != nil {
 		e.IsError = *w.IsError
 	}
-	if w.Todos != nil {
-		e.Todos = *w.Todos
-		if e.Todos == nil {
-			e.Todos = []thread.Todo{}
+	if w.Type == EventState {
+		// The fields that are not the event's own are its values.
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(b, &fields); err != nil {
+			return err
+		}
+		for k, v := range fields {
+			if eventFields[k] {
+				continue
+			}
+			if e.Values == nil {
+				e.Values = make(map[string]json.RawMessage)
+			}
+			e.Values[k] = v
 		}
 	}
 	return nil
+}
+
+// eventFields are the names of wireEvent's fields: an event value by one
+// of these names would be ambiguous, and is not encoded.
+var eventFields = map[string]bool{
+	"v": true, "type": true, "namespace": true, "step": true, "thread_id": true, "checkpoint_id": true,
+	"delta": true, "message_id": true, "message": true, "tool_call_id": true, "name": true, "args": true,
+	"content": true, "is_error": true, "files": true, "usage": true, "interrupts": true, "status": true, "error": true,
 }

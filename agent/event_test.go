@@ -10,7 +10,6 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/internal/golden"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/thread"
 )
 
 func sampleEvents() []agent.Event {
@@ -25,8 +24,8 @@ func sampleEvents() []agent.Event {
 		{Type: agent.EventToolCall, Step: 1, ToolCallID: "c1", Name: "ls", Args: json.RawMessage(`{"path":"/"}`)},
 		{Type: agent.EventToolResult, Step: 1, MessageID: "m2", ToolCallID: "c1", Name: "ls", Content: "", IsError: false},
 		{Type: agent.EventToolResult, Step: 1, ToolCallID: "c2", Name: "task", Content: "Error: boom", IsError: true, Namespace: []string{"researcher:c9"}},
-		{Type: agent.EventState, Step: 1, Todos: []thread.Todo{{Content: "a", Status: thread.TodoPending}, {Content: "run tests", Status: thread.TodoInProgress, ActiveForm: "Running tests"}}},
-		{Type: agent.EventState, Step: 2, Todos: []thread.Todo{}},
+		{Type: agent.EventState, Step: 1, Values: map[string]json.RawMessage{"todos": json.RawMessage(`[{"content":"a","status":"pending"},{"content":"run tests","status":"in_progress","activeForm":"Running tests"}]`)}},
+		{Type: agent.EventState, Step: 2, Values: map[string]json.RawMessage{"todos": json.RawMessage(`[]`)}},
 		{Type: agent.EventState, Step: 2, Files: []string{"/notes.md"}},
 		{Type: agent.EventCheckpoint, Step: 2, ThreadID: "t1", CheckpointID: "cp2"},
 		{Type: agent.EventInterrupt, Step: 2, Interrupts: []agent.ActionRequest{{ToolCallID: "c3", Tool: "execute", Args: json.RawMessage(`{"command":"rm -rf build"}`), Description: "Run a shell command", Allowed: []agent.DecisionType{agent.DecisionApprove, agent.DecisionReject}}}},

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/deepagents-go/deepagents/internal/jsonenc"
@@ -61,20 +63,11 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 		b = append(b, `,"is_error":`...)
 		b = strconv.AppendBool(b, e.IsError)
 	}
-	if e.Type == EventState && e.Todos != nil {
-		b = append(b, `,"todos":[`...)
-		for i, t := range e.Todos {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"content":`...)
-			b = jsonenc.AppendString(b, t.Content)
-			b = append(b, `,"status":`...)
-			b = jsonenc.AppendString(b, string(t.Status))
-			b = jsonenc.AppendField(b, "activeForm", t.ActiveForm)
-			b = append(b, '}')
+	if e.Type == EventState && len(e.Values) > 0 {
+		var err error
+		if b, err = appendValues(b, e.Values); err != nil {
+			return nil, err
 		}
-		b = append(b, ']')
 	}
 	if len(e.Files) > 0 {
 		b = append(b, `,"files":[`...)
@@ -114,4 +107,24 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 	b = jsonenc.AppendField(b, "status", string(e.Status))
 	b = jsonenc.AppendField(b, "error", e.Error)
 	return append(b, '}'), nil
+}
+
+// appendValues appends a state event's values as fields of their own, in
+// the order of their keys (encoding/json's for a map), but those named
+// like one of the event's fields and the empty ones.
+func appendValues(b []byte, values map[string]json.RawMessage) ([]byte, error) {
+	for _, k := range slices.Sorted(maps.Keys(values)) {
+		v := values[k]
+		if len(v) == 0 || eventFields[k] {
+			continue
+		}
+		b = append(b, ',')
+		b = jsonenc.AppendString(b, k)
+		b = append(b, ':')
+		var err error
+		if b, err = jsonenc.AppendRaw(b, v); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }

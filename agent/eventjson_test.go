@@ -3,10 +3,11 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/thread"
 )
 
 // referenceJSON encodes e with encoding/json through wireEvent: the
@@ -16,8 +17,15 @@ func referenceJSON(e Event) ([]byte, error) {
 		V: EventVersion, Type: e.Type, Namespace: e.Namespace, Step: e.Step,
 		ThreadID: e.ThreadID, CheckpointID: e.CheckpointID, MessageID: e.MessageID, Message: e.Message,
 		ToolCallID: e.ToolCallID, Name: e.Name, Args: e.Args,
-		Files: e.Files, Usage: e.Usage, Interrupts: e.Interrupts, Status: e.Status, Error: e.Error,
 	}
+	// The fields after the values, as wireEvent names them.
+	tail := struct {
+		Files      []string        `json:"files,omitempty"`
+		Usage      *llm.Usage      `json:"usage,omitempty"`
+		Interrupts []ActionRequest `json:"interrupts,omitempty"`
+		Status     RunStatus       `json:"status,omitempty"`
+		Error      string          `json:"error,omitempty"`
+	}{e.Files, e.Usage, e.Interrupts, e.Status, e.Error}
 	if w.Namespace == nil {
 		w.Namespace = []string{}
 	}
@@ -28,12 +36,33 @@ func referenceJSON(e Event) ([]byte, error) {
 		w.Content, w.IsError = &e.Content, &e.IsError
 	case EventNotice:
 		w.Content = &e.Content
-	case EventState:
-		if e.Todos != nil {
-			w.Todos = &e.Todos
+	}
+	head, err := json.Marshal(w)
+	if err != nil {
+		return nil, err
+	}
+	out := head[:len(head)-1]
+	if e.Type == EventState {
+		for _, k := range slices.Sorted(maps.Keys(e.Values)) {
+			if len(e.Values[k]) == 0 || eventFields[k] {
+				continue
+			}
+			key, _ := json.Marshal(k)
+			v, err := json.Marshal(e.Values[k])
+			if err != nil {
+				return nil, err
+			}
+			out = append(append(append(append(out, ','), key...), ':'), v...)
 		}
 	}
-	return json.Marshal(w)
+	rest, err := json.Marshal(tail)
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, rest[1:]...), nil
 }
 
 func FuzzEventEncoderMatchesEncodingJSON(f *testing.F) {
@@ -51,9 +80,15 @@ func FuzzEventEncoderMatchesEncodingJSON(f *testing.F) {
 			Message: msg, ToolCallID: s3, Name: s1, Args: args, Content: s2, IsError: flag,
 			Files: []string{s3}, Usage: &llm.Usage{InputTokens: n, OutputTokens: -n, CacheReadTokens: n % 3}, Status: RunStatus(s1), Error: s3}
 		if flag {
-			e.Todos = []thread.Todo{{Content: s1, Status: thread.TodoStatus(s2)}, {Content: s2, Status: thread.TodoStatus(s1), ActiveForm: s3}}
+			type todo struct {
+				Content    string `json:"content"`
+				Status     string `json:"status"`
+				ActiveForm string `json:"activeForm,omitempty"`
+			}
+			list, _ := json.Marshal([]todo{{Content: s1, Status: s2}, {Content: s2, Status: s1, ActiveForm: s3}})
+			e.Values = map[string]json.RawMessage{"todos": list, s1: args, "files": json.RawMessage(`1`)}
 		} else if n%2 == 0 {
-			e.Todos = []thread.Todo{}
+			e.Values = map[string]json.RawMessage{"todos": json.RawMessage(`[]`)}
 		}
 		if n%5 == 0 {
 			e.Message, e.Usage, e.Namespace = nil, nil, nil

@@ -185,13 +185,6 @@ func (r *run) load(ctx context.Context, in Input) (*thread.State, error) {
 	}
 	r.checkpoint, r.committed = snap.ID, snap.ID
 	st := &thread.State{Messages: snap.Messages, Files: thread.NewFiles(snap.Files), Values: snap.Values}
-	if len(snap.Todos) > 0 {
-		if err := json.Unmarshal(snap.Todos, &st.Todos); err != nil {
-			r.lease.Release(context.WithoutCancel(ctx), checkpoint.StatusError) //nolint:errcheck
-			r.lease = nil
-			return nil, fmt.Errorf("agent: thread %s: todos: %w: %v", r.rt.threadID, checkpoint.ErrCorrupt, err)
-		}
-	}
 	if len(snap.Meta) > 0 {
 		var m runMeta
 		if err := json.Unmarshal(snap.Meta, &m); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -110,25 +109,6 @@ func identify(msgs []llm.Message) {
 			msgs[i].ID = newID()
 		}
 	}
-}
-
-// Todos returns a copy of the todo list.
-func (r *Runtime) Todos() []thread.Todo {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.state.Todos)
-}
-
-// SetTodos replaces the todo list and reports the change as a state event.
-func (r *Runtime) SetTodos(todos []thread.Todo) {
-	todos = slices.Clone(todos)
-	if todos == nil {
-		todos = []thread.Todo{}
-	}
-	r.mu.Lock()
-	r.state.SetTodos(todos)
-	r.mu.Unlock()
-	r.Emit(Event{Type: EventState, Todos: todos})
 }
 
 // Files returns the thread's in-memory files (the State backend's).

@@ -85,9 +85,6 @@ func (r *run) next(meta json.RawMessage) *checkpoint.Checkpoint {
 	step := rt.step
 	rt.mu.Unlock()
 	d := checkpoint.Delta{Keep: c.Keep, Messages: c.Messages, Values: c.Values, Files: c.Files, Appends: c.Appends}
-	if c.TodosChanged {
-		d.Todos, _ = json.Marshal(c.Todos)
-	}
 	if r.a.saver == nil {
 		return nil
 	}

@@ -11,15 +11,15 @@ import (
 
 // ApplyDelta applies d to s in place, the way a load applies a checkpoint
 // on top of its parent's state: it keeps the first d.Keep messages and
-// appends d.Messages; a non-nil d.Todos replaces the todos; each entry of
-// d.Files and d.Values sets its path or key, and a nil entry deletes it;
+// appends d.Messages; each entry of d.Files and d.Values sets its path or
+// key, and a nil entry deletes it;
 // each entry of d.Appends adds its text to the end of its file.
 // s.Info is left alone.
 //
 // ApplyDelta allocates only when s must grow. It reuses the backing array
 // of s.Messages (so truncating and appending overwrites the elements past
-// Keep) and shares memory with d: the appended messages' parts, the todos
-// and the values' bytes. Call [Snapshot.Clone] first when another snapshot
+// Keep) and shares memory with d: the appended messages' parts and the
+// values' bytes. Call [Snapshot.Clone] first when another snapshot
 // shares s's memory, and clone d's content if the caller changes it later.
 //
 // A Keep below zero or beyond len(s.Messages) is ErrInvalid, and s is left
@@ -29,9 +29,6 @@ func ApplyDelta(s *Snapshot, d *Delta) error {
 		return fmt.Errorf("%w: keep %d outside 0..%d", ErrInvalid, d.Keep, len(s.Messages))
 	}
 	s.Messages = append(s.Messages[:d.Keep], d.Messages...)
-	if d.Todos != nil {
-		s.Todos = d.Todos
-	}
 	for p, f := range d.Files {
 		if f == nil {
 			delete(s.Files, p)
@@ -84,7 +81,6 @@ func (s *Snapshot) Clone() *Snapshot {
 			c.Messages[i] = s.Messages[i].Clone()
 		}
 	}
-	c.Todos = cloneRaw(s.Todos)
 	c.Files = maps.Clone(s.Files)
 	if s.Values != nil {
 		c.Values = make(map[string]json.RawMessage, len(s.Values))

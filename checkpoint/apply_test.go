@@ -25,7 +25,6 @@ func TestApplyDelta(t *testing.T) {
 	base := func() *checkpoint.Snapshot {
 		return &checkpoint.Snapshot{
 			Messages: []llm.Message{llm.UserText("a"), llm.UserText("b"), llm.UserText("c")},
-			Todos:    json.RawMessage(`[1]`),
 			Files:    map[string]thread.FileData{"/x": {Content: "x"}},
 			Values:   map[string]json.RawMessage{"k": json.RawMessage(`1`)},
 		}
@@ -34,19 +33,18 @@ func TestApplyDelta(t *testing.T) {
 		name      string
 		d         checkpoint.Delta
 		msgs      string
-		todos     string
 		files     map[string]string
 		values    map[string]string
 		wantError bool
 	}{
-		{"keep all", checkpoint.Delta{Keep: 3, Messages: []llm.Message{llm.UserText("d")}}, "a,b,c,d", "[1]", map[string]string{"/x": "x"}, map[string]string{"k": "1"}, false},
-		{"rewrite", checkpoint.Delta{Keep: 1, Messages: []llm.Message{llm.UserText("B")}}, "a,B", "[1]", map[string]string{"/x": "x"}, map[string]string{"k": "1"}, false},
-		{"keep none", checkpoint.Delta{}, "", "[1]", map[string]string{"/x": "x"}, map[string]string{"k": "1"}, false},
-		{"todos replace", checkpoint.Delta{Keep: 3, Todos: json.RawMessage(`[]`)}, "a,b,c", "[]", map[string]string{"/x": "x"}, map[string]string{"k": "1"}, false},
-		{"files", checkpoint.Delta{Keep: 3, Files: map[string]*thread.FileData{"/x": nil, "/y": f("y"), "/z": nil}}, "a,b,c", "[1]", map[string]string{"/y": "y"}, map[string]string{"k": "1"}, false},
-		{"values", checkpoint.Delta{Keep: 3, Values: map[string]json.RawMessage{"k": nil, "n": json.RawMessage(`null`)}}, "a,b,c", "[1]", map[string]string{"/x": "x"}, map[string]string{"n": "null"}, false},
-		{"keep too large", checkpoint.Delta{Keep: 4}, "a,b,c", "[1]", map[string]string{"/x": "x"}, map[string]string{"k": "1"}, true},
-		{"keep negative", checkpoint.Delta{Keep: -1}, "a,b,c", "[1]", map[string]string{"/x": "x"}, map[string]string{"k": "1"}, true},
+		{"keep all", checkpoint.Delta{Keep: 3, Messages: []llm.Message{llm.UserText("d")}}, "a,b,c,d", map[string]string{"/x": "x"}, map[string]string{"k": "1"}, false},
+		{"rewrite", checkpoint.Delta{Keep: 1, Messages: []llm.Message{llm.UserText("B")}}, "a,B", map[string]string{"/x": "x"}, map[string]string{"k": "1"}, false},
+		{"keep none", checkpoint.Delta{}, "", map[string]string{"/x": "x"}, map[string]string{"k": "1"}, false},
+		{"value replace", checkpoint.Delta{Keep: 3, Values: map[string]json.RawMessage{"k": json.RawMessage(`[]`)}}, "a,b,c", map[string]string{"/x": "x"}, map[string]string{"k": "[]"}, false},
+		{"files", checkpoint.Delta{Keep: 3, Files: map[string]*thread.FileData{"/x": nil, "/y": f("y"), "/z": nil}}, "a,b,c", map[string]string{"/y": "y"}, map[string]string{"k": "1"}, false},
+		{"values", checkpoint.Delta{Keep: 3, Values: map[string]json.RawMessage{"k": nil, "n": json.RawMessage(`null`)}}, "a,b,c", map[string]string{"/x": "x"}, map[string]string{"n": "null"}, false},
+		{"keep too large", checkpoint.Delta{Keep: 4}, "a,b,c", map[string]string{"/x": "x"}, map[string]string{"k": "1"}, true},
+		{"keep negative", checkpoint.Delta{Keep: -1}, "a,b,c", map[string]string{"/x": "x"}, map[string]string{"k": "1"}, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,9 +55,6 @@ func TestApplyDelta(t *testing.T) {
 			}
 			if got := texts(s.Messages); got != tc.msgs {
 				t.Errorf("messages = %q, want %q", got, tc.msgs)
-			}
-			if string(s.Todos) != tc.todos {
-				t.Errorf("todos = %s, want %s", s.Todos, tc.todos)
 			}
 			files := map[string]string{}
 			for p, fd := range s.Files {
@@ -98,9 +93,8 @@ func TestSnapshotClone(t *testing.T) {
 	s := &checkpoint.Snapshot{
 		Info:     checkpoint.Info{ID: "c", Meta: json.RawMessage(`{"a":1}`)},
 		Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Type: llm.PartImage, Data: []byte{1}}}}},
-		Todos:    json.RawMessage(`[1]`),
 		Files:    map[string]thread.FileData{"/a": {Content: "A"}},
-		Values:   map[string]json.RawMessage{"v": json.RawMessage(`1`)},
+		Values:   map[string]json.RawMessage{"v": json.RawMessage(`1`), "w": json.RawMessage(`[1]`)},
 	}
 	c := s.Clone()
 	if !reflect.DeepEqual(c, s) {
@@ -108,10 +102,10 @@ func TestSnapshotClone(t *testing.T) {
 	}
 	c.Meta[1] = 'b'
 	c.Messages[0].Parts[0].Data[0] = 2
-	c.Todos[1] = '2'
+	c.Values["w"][1] = '2'
 	c.Files["/a"] = thread.FileData{Content: "B"}
 	c.Values["v"][0] = '3'
-	if string(s.Meta) != `{"a":1}` || s.Messages[0].Parts[0].Data[0] != 1 || string(s.Todos) != `[1]` || s.Files["/a"].Content != "A" || string(s.Values["v"]) != "1" {
+	if string(s.Meta) != `{"a":1}` || s.Messages[0].Parts[0].Data[0] != 1 || string(s.Values["w"]) != `[1]` || s.Files["/a"].Content != "A" || string(s.Values["v"]) != "1" {
 		t.Errorf("changing the clone changed the original: %+v", s)
 	}
 }

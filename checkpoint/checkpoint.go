@@ -3,7 +3,7 @@
 // [Snapshot] a load returns.
 //
 // A checkpoint stores only what its step changed (a [Delta]): the messages
-// it appended, and the todos, files and values it touched. A run of N steps
+// it appended, and the files and values it touched. A run of N steps
 // therefore stores O(N) bytes, never the whole history per step. Loading
 // applies the deltas along a checkpoint's ancestry. Resuming from an older
 // checkpoint writes new checkpoints whose parent is that one: a new branch,
@@ -60,8 +60,6 @@ type Delta struct {
 	// dangling tool calls, say) keeps fewer and re-appends the rest.
 	Keep     int           `json:"keep"`
 	Messages []llm.Message `json:"messages,omitempty"`
-	// Todos, when not nil, replaces the todo list (a JSON array).
-	Todos json.RawMessage `json:"todos,omitempty"`
 	// Files holds the files that changed; a nil entry deletes the path.
 	Files map[string]*thread.FileData `json:"files,omitempty"`
 	// Appends holds files that were only appended to: each entry's
@@ -105,7 +103,6 @@ type Info struct {
 type Snapshot struct {
 	Info
 	Messages []llm.Message
-	Todos    json.RawMessage
 	Files    map[string]thread.FileData
 	Values   map[string]json.RawMessage
 }

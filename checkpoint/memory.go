@@ -135,7 +135,7 @@ func (m *MemorySaver) Load(ctx context.Context, threadID, checkpointID string) (
 // assemble builds the state as of target from its ancestry. Each message
 // position is written exactly once, by the newest checkpoint in the chain
 // that wrote it and that no later checkpoint truncated (its limit); files,
-// values and todos are applied oldest first.
+// and values are applied oldest first.
 func assemble(target *memCheckpoint) *Snapshot {
 	type link struct {
 		c     *memCheckpoint
@@ -161,9 +161,6 @@ func assemble(target *memCheckpoint) *Snapshot {
 				s.Messages[p] = cp.Messages[j].Clone()
 			}
 		}
-		if cp.Todos != nil {
-			s.Todos = cp.Todos
-		}
 		for p, f := range cp.Files {
 			if f == nil {
 				delete(s.Files, p)
@@ -183,8 +180,7 @@ func assemble(target *memCheckpoint) *Snapshot {
 			}
 		}
 	}
-	// Todos and values were shared while applying; copy the survivors.
-	s.Todos = cloneRaw(s.Todos)
+	// Values were shared while applying; copy the survivors.
 	for k, v := range s.Values {
 		s.Values[k] = cloneRaw(v)
 	}
@@ -366,7 +362,6 @@ func cloneCheckpoint(cp *Checkpoint) Checkpoint {
 			c.Messages[i] = cp.Messages[i].Clone()
 		}
 	}
-	c.Todos = cloneRaw(cp.Todos)
 	c.Meta = cloneRaw(cp.Meta)
 	// File contents are copied too, although strings are immutable: the
 	// text of an append is a substring of the whole file's buffer (see

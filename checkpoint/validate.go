@@ -78,7 +78,7 @@ func ValidateRelease(s Status) error {
 
 // Validate checks what a Saver can check of cp without reading storage: the
 // thread, checkpoint and parent IDs, Keep (not negative; zero without a
-// parent), the JSON of Todos, Values, Meta and tool call arguments, and the
+// parent), the JSON of Values, Meta and tool call arguments, and the
 // file paths. It does not check that the parent exists or holds Keep
 // messages. The error wraps ErrInvalid. Every Saver calls it at the start
 // of Put.
@@ -105,9 +105,6 @@ func (cp *Checkpoint) Validate() error {
 	}
 	if cp.ParentID == "" && cp.Keep != 0 {
 		return fmt.Errorf("%w: keep %d without a parent checkpoint", ErrInvalid, cp.Keep)
-	}
-	if cp.Todos != nil && !json.Valid(cp.Todos) {
-		return fmt.Errorf("%w: todos are not valid JSON", ErrInvalid)
 	}
 	if cp.Meta != nil && !json.Valid(cp.Meta) {
 		return fmt.Errorf("%w: meta is not valid JSON", ErrInvalid)

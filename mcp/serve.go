@@ -14,6 +14,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 )
 
 // Names of the tools NewServer offers.
@@ -210,16 +211,17 @@ func (p *progress) event(ctx context.Context, e agent.Event) {
 		}
 		msg = fmt.Sprintf("%s%s failed", who, e.Name)
 	case agent.EventState:
-		if e.Todos == nil {
+		plan, ok := todos.FromEvent(e)
+		if !ok {
 			return
 		}
 		done := 0
-		for _, t := range e.Todos {
-			if t.Status == "completed" {
+		for _, t := range plan {
+			if t.Status == todos.Completed {
 				done++
 			}
 		}
-		msg = fmt.Sprintf("%stodos: %d of %d done", who, done, len(e.Todos))
+		msg = fmt.Sprintf("%stodos: %d of %d done", who, done, len(plan))
 	case agent.EventNotice:
 		msg = who + e.Content
 	default:
@@ -243,11 +245,11 @@ func (h *handlers) todos(ctx context.Context, _ *sdk.CallToolRequest, in ThreadI
 	if err != nil {
 		return nil, nil, err
 	}
-	todos := string(snap.Todos)
-	if todos == "" || todos == "null" {
-		todos = "[]"
+	list := string(snap.Values[todos.Value])
+	if list == "" || list == "null" {
+		list = "[]"
 	}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: todos}}}, nil, nil
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: list}}}, nil, nil
 }
 
 func (h *handlers) listFiles(ctx context.Context, _ *sdk.CallToolRequest, in ThreadInput) (*sdk.CallToolResult, any, error) {

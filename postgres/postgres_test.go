@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"os"
 	"testing"
@@ -297,5 +298,48 @@ func TestSchemasAreIndependent(t *testing.T) {
 	putChain(t, a.Saver(), "x", 2)
 	if _, err := b.Saver().Load(ctxb(), "x", ""); !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Errorf("schema b sees schema a's thread: %v", err)
+	}
+}
+
+// A checkpoint written by an older version keeps its plan in the todos
+// column: it loads as the value checkpoint.LegacyTodosValue, and a value
+// of that key written later wins.
+func TestLegacyTodosColumn(t *testing.T) {
+	db := openTemp(t, nil)
+	s := db.Saver()
+	putChain(t, s, "t", 4) // a..d
+	for _, q := range []string{
+		`UPDATE S.checkpoints SET todos = '[{"content":"old","status":"pending"}]'::bytea WHERE checkpoint_id = 'b'`,
+		// An older value of the key: the column, newer, wins over it.
+		`INSERT INTO S.state_values (cp_seq, key, data) SELECT seq, 'todos', '[]'::bytea FROM S.checkpoints WHERE checkpoint_id = 'a'`,
+	} {
+		if _, err := db.pool.Exec(ctxb(), replaceS(q, db.q)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put := func(id, parent string, v json.RawMessage) {
+		t.Helper()
+		cp := &checkpoint.Checkpoint{ThreadID: "t", ID: id, ParentID: parent, Delta: checkpoint.Delta{Keep: 8,
+			Values: map[string]json.RawMessage{checkpoint.LegacyTodosValue: v}}}
+		if err := s.Put(ctxb(), cp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("e", "d", json.RawMessage(`[{"content":"new","status":"completed"}]`))
+	put("f", "e", nil)
+	for id, want := range map[string]string{
+		"a": `[]`,
+		"b": `[{"content":"old","status":"pending"}]`,
+		"d": `[{"content":"old","status":"pending"}]`,
+		"e": `[{"content":"new","status":"completed"}]`,
+		"f": ``,
+	} {
+		snap, err := s.Load(ctxb(), "t", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(snap.Values[checkpoint.LegacyTodosValue]); got != want {
+			t.Errorf("%s: todos = %s, want %s", id, got, want)
+		}
 	}
 }

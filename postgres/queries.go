@@ -71,7 +71,8 @@ func buildQueries(q string) queries {
 				EXISTS (SELECT 1 FROM S.checkpoints WHERE thread_id = $1 AND checkpoint_id = $2)`),
 		chainInfo: s(chain + `SELECT
 				coalesce((SELECT parent_seq IS NULL FROM chain ORDER BY depth DESC LIMIT 1), false),
-				(SELECT c.todos FROM chain ch JOIN S.checkpoints c ON c.seq = ch.seq WHERE c.todos IS NOT NULL ORDER BY ch.depth LIMIT 1)`),
+				(SELECT c.todos FROM chain ch JOIN S.checkpoints c ON c.seq = ch.seq WHERE c.todos IS NOT NULL ORDER BY ch.depth LIMIT 1),
+				(SELECT ch.depth FROM chain ch JOIN S.checkpoints c ON c.seq = ch.seq WHERE c.todos IS NOT NULL ORDER BY ch.depth LIMIT 1)`),
 		msgs: s(chain + `SELECT m.pos, m.data FROM chain ch CROSS JOIN LATERAL (
 					SELECT pos, data FROM S.messages WHERE cp_seq = ch.seq AND pos >= ch.keep AND pos < ch.lim OFFSET 0
 				) m ORDER BY m.pos`),

@@ -64,7 +64,7 @@ func (s *Saver) Put(ctx context.Context, cp *checkpoint.Checkpoint) (err error) 
 	var seq int64
 	err = s.db.pool.QueryRow(ctx, s.db.sql.put,
 		cp.ThreadID, cp.ID, parent, int64(cp.Step), r.Created, cp.Keep, cp.Keep+len(cp.Messages),
-		nilIfNil(cp.Todos), nilIfNil(cp.Meta),
+		[]byte(nil), nilIfNil(cp.Meta), // todos: the legacy column, no longer written (see checkpoint.LegacyTodosValue)
 		msgs, paths, contents, fcreated, fmodified, keys, vals, now.UnixNano(), fappended).Scan(&seq)
 	if err == nil {
 		return nil

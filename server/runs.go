@@ -17,6 +17,7 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 )
 
 // sseEvent is one event of a run's stream; seq is its SSE id.
@@ -775,8 +776,8 @@ func (t *translator) event(ctx context.Context, ev *agent.Event) {
 			rn.emit("custom"+suffix, map[string]string{"name": ev.Name, "content": ev.Content, "error": ev.Error})
 		}
 	case agent.EventState:
-		if updates && ev.Todos != nil {
-			rn.emit("updates"+suffix, map[string]any{"tools": map[string]any{"todos": ev.Todos}})
+		if plan, ok := todos.FromEvent(*ev); updates && ok {
+			rn.emit("updates"+suffix, map[string]any{"tools": map[string]any{todos.Value: plan}})
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/langgraph"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/thread"
 )
 
@@ -155,7 +156,7 @@ func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		cp := &checkpoint.Checkpoint{ThreadID: id, ID: newCheckpointID(), Step: snap.Step, CreatedAt: time.Now().UTC(), Meta: snap.Meta,
-			Delta: checkpoint.Delta{Messages: snap.Messages, Todos: snap.Todos, Values: snap.Values, Files: make(map[string]*thread.FileData, len(snap.Files))}}
+			Delta: checkpoint.Delta{Messages: snap.Messages, Values: snap.Values, Files: make(map[string]*thread.FileData, len(snap.Files))}}
 		for p, d := range snap.Files {
 			cp.Files[p] = &d
 		}
@@ -193,6 +194,11 @@ func (s *Server) pendingOf(ctx context.Context, tid string) ([]agent.ActionReque
 // private reports whether a state value is private to an assistant's
 // agent (kept out of what clients see).
 func (s *Server) private(key string) bool {
+	if key == todos.Value {
+		// Each agent's own, but a part of the state clients see and
+		// write (values.todos), as in the references.
+		return false
+	}
 	for _, a := range s.assistants {
 		if slices.Contains(a.Agent.PrivateValues(), key) {
 			return true
@@ -511,13 +517,18 @@ func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
 				}
 				d.Files[p] = &fd
 			}
-		case "todos":
-			var todos []thread.Todo
-			if err := json.Unmarshal(v, &todos); err != nil {
+		case todos.Value:
+			var list []todos.Todo
+			if err := json.Unmarshal(v, &list); err != nil {
 				httpError(w, http.StatusUnprocessableEntity, "values.todos must be a list of todos")
 				return
 			}
-			d.Todos, _ = json.Marshal(todos)
+			if d.Values == nil {
+				d.Values = map[string]json.RawMessage{}
+			}
+			// As the list was stored before it was a value: JSON null for
+			// none, which reads as the empty list.
+			d.Values[todos.Value], _ = json.Marshal(list)
 		case "messages":
 			var raws []json.RawMessage
 			if err := json.Unmarshal(v, &raws); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/thread"
 )
 
@@ -188,11 +189,12 @@ func fileFromWire(raw json.RawMessage, now time.Time) (thread.FileData, error) {
 // values is a thread's state as clients see it.
 func values(snap *checkpoint.Snapshot, private func(string) bool) map[string]any {
 	out := map[string]any{
-		"messages": messages(snap.ThreadID, snap.Messages),
-		"todos":    json.RawMessage(`[]`),
+		"messages":  messages(snap.ThreadID, snap.Messages),
+		todos.Value: json.RawMessage(`[]`),
 	}
-	if len(snap.Todos) > 0 && string(snap.Todos) != "null" {
-		out["todos"] = snap.Todos
+	// The plan is always there, as the references' state has it.
+	if v := snap.Values[todos.Value]; len(v) > 0 && string(v) != "null" {
+		out[todos.Value] = v
 	}
 	files := make(map[string]wireFile, len(snap.Files))
 	for p, d := range snap.Files {

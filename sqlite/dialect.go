@@ -19,7 +19,8 @@ var dialect = sqlcore.Dialect{
 
 	ChainInfo: chainCTE + `SELECT
 		(SELECT parent_seq IS NULL FROM chain ORDER BY depth DESC LIMIT 1),
-		(SELECT c.todos FROM chain ch JOIN checkpoints c ON c.seq = ch.seq WHERE c.todos IS NOT NULL ORDER BY ch.depth LIMIT 1)`,
+		(SELECT c.todos FROM chain ch JOIN checkpoints c ON c.seq = ch.seq WHERE c.todos IS NOT NULL ORDER BY ch.depth LIMIT 1),
+		(SELECT ch.depth FROM chain ch JOIN checkpoints c ON c.seq = ch.seq WHERE c.todos IS NOT NULL ORDER BY ch.depth LIMIT 1)`,
 	Messages: chainCTE + `SELECT m.pos, m.data FROM chain ch
 		JOIN messages m ON m.cp_seq = ch.seq AND m.pos >= ch.keep AND m.pos < ch.lim ORDER BY m.pos`,
 	Files: chainCTE + `, fr AS (

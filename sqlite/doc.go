@@ -15,9 +15,11 @@
 // # Layout and growth
 //
 // A checkpoint is a row in checkpoints (its parent, step, Keep, message
-// count, todos if they changed, meta); each message it appended is a row of
-// messages at its position in the state; each file or value it changed is a
-// row of files or state_values, NULL meaning deleted. A run of N steps thus
+// count, meta; older versions also kept their plan in its todos column,
+// which loads as a value, see checkpoint.LegacyTodosValue); each message
+// it appended is a row of messages at its position in the state; each
+// file or value it changed is a row of files or state_values, NULL
+// meaning deleted. A run of N steps thus
 // stores O(N) bytes. Load walks the ancestry with a recursive query; see
 // [Saver].
 //

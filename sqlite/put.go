@@ -169,7 +169,7 @@ func (p *putConn) insert(r *sqlcore.CheckpointRows) error {
 		insert = p.child // checks the parent too
 	}
 	res, err := p.exec(insert, cp.ThreadID, cp.ID, cp.ParentID, int64(cp.Step), r.Created,
-		int64(cp.Keep), int64(cp.Keep+len(cp.Messages)), nullBytes(cp.Todos), nullBytes(cp.Meta))
+		int64(cp.Keep), int64(cp.Keep+len(cp.Messages)), nil, nullBytes(cp.Meta)) // todos: the legacy column, no longer written (see checkpoint.LegacyTodosValue)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,6 @@ type journal struct {
 	// saved is how many messages the State had at the last commit; kept is
 	// how many of those are still in place (a rewrite lowers it).
 	saved, kept int
-	todos       bool
 	values      map[string]struct{}
 
 	// Since BeginJournal, for the run's result.
@@ -29,9 +28,6 @@ type Changes struct {
 	// place; Messages, a slice of its own, follow them.
 	Keep     int
 	Messages []llm.Message
-	// Todos is the whole plan, when it changed (TodosChanged).
-	Todos        []Todo
-	TodosChanged bool
 	// Values holds the values that changed; nil deletes the key.
 	Values map[string]json.RawMessage
 	// Files and Appends are the files' changes (see Files.TakeChanges).
@@ -62,12 +58,6 @@ func (s *State) ReplaceMessage(i int, m llm.Message) {
 	s.journal.kept = min(s.journal.kept, i)
 }
 
-// SetTodos replaces the plan, recording the change.
-func (s *State) SetTodos(todos []Todo) {
-	s.Todos = todos
-	s.journal.todos = true
-}
-
 // SetValue stores a custom value (a copy of v); nil deletes the key. The
 // change is recorded.
 func (s *State) SetValue(key string, v json.RawMessage) {
@@ -88,7 +78,7 @@ func (s *State) SetValue(key string, v json.RawMessage) {
 // Dirty reports whether anything changed since the journal was last taken.
 func (s *State) Dirty() bool {
 	j := &s.journal
-	return len(s.Messages) != j.saved || j.kept < j.saved || j.todos || len(j.values) > 0 ||
+	return len(s.Messages) != j.saved || j.kept < j.saved || len(j.values) > 0 ||
 		(s.Files != nil && s.Files.HasChanges())
 }
 
@@ -99,9 +89,6 @@ func (s *State) TakeChanges() Changes {
 	j := &s.journal
 	keep := min(j.kept, j.saved)
 	c := Changes{Keep: keep, Messages: slices.Clone(s.Messages[keep:])}
-	if j.todos {
-		c.Todos, c.TodosChanged = s.Todos, true
-	}
 	if len(j.values) > 0 {
 		c.Values = make(map[string]json.RawMessage, len(j.values))
 		for k := range j.values {
@@ -113,7 +100,7 @@ func (s *State) TakeChanges() Changes {
 		c.Files, c.Appends = s.Files.TakeChanges()
 		j.allFiles = addKeys(addKeys(j.allFiles, c.Files), c.Appends)
 	}
-	j.saved, j.kept, j.todos, j.values = len(s.Messages), len(s.Messages), false, nil
+	j.saved, j.kept, j.values = len(s.Messages), len(s.Messages), nil
 	return c
 }
 

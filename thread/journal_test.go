@@ -23,7 +23,7 @@ func TestJournal(t *testing.T) {
 		check  func(t *testing.T, c Changes)
 	}{
 		{"append", func() { s.Messages = append(s.Messages, llm.UserText("c")) }, func(t *testing.T, c Changes) {
-			if c.Keep != 2 || len(c.Messages) != 1 || c.Messages[0].Text() != "c" || c.TodosChanged || c.Values != nil {
+			if c.Keep != 2 || len(c.Messages) != 1 || c.Messages[0].Text() != "c" || c.Values != nil {
 				t.Errorf("%+v", c)
 			}
 		}},
@@ -40,19 +40,19 @@ func TestJournal(t *testing.T) {
 				t.Errorf("%+v", c)
 			}
 		}},
-		{"todos and values", func() {
-			s.SetTodos([]Todo{{Content: "x", Status: TodoPending}})
+		{"values", func() {
+			s.SetValue("plan", json.RawMessage(`["x"]`))
 			s.SetValue("k", json.RawMessage(`1`))
 			s.SetValue("gone", nil)
 		}, func(t *testing.T, c Changes) {
 			v, deleted := c.Values["gone"]
-			if c.Keep != 3 || len(c.Messages) != 0 || !c.TodosChanged || len(c.Todos) != 1 ||
+			if c.Keep != 3 || len(c.Messages) != 0 || string(c.Values["plan"]) != `["x"]` ||
 				string(c.Values["k"]) != "1" || !deleted || v != nil {
 				t.Errorf("%+v", c)
 			}
 		}},
 		{"files", func() { s.Files.Put("/f.txt", FileData{Content: "x", ModifiedAt: time.Unix(1, 0)}) }, func(t *testing.T, c Changes) {
-			if c.Files["/f.txt"] == nil || c.TodosChanged || c.Values != nil {
+			if c.Files["/f.txt"] == nil || c.Values != nil {
 				t.Errorf("%+v", c)
 			}
 		}},
@@ -68,7 +68,7 @@ func TestJournal(t *testing.T) {
 		}
 	}
 	files, values := s.Changed()
-	if !slices.Equal(files, []string{"/f.txt"}) || !slices.Equal(values, []string{"gone", "k"}) {
+	if !slices.Equal(files, []string{"/f.txt"}) || !slices.Equal(values, []string{"gone", "k", "plan"}) {
 		t.Errorf("Changed = %v, %v", files, values)
 	}
 }

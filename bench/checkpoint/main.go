@@ -156,7 +156,7 @@ func run(dsn string, steps, mark int, syncFull, keep, agentRun bool) error {
 			cp := &checkpoint.Checkpoint{ThreadID: "bench", ID: fmt.Sprintf("%08d", i), ParentID: parent, Step: i,
 				Delta: checkpoint.Delta{Keep: keepN, Messages: stepMessages(rng, i)}}
 			if i%7 == 3 {
-				cp.Todos = todos(i)
+				cp.Values = map[string]json.RawMessage{"todos": todos(i)}
 			}
 			if i%11 == 5 {
 				cp.Files = map[string]*thread.FileData{fmt.Sprintf("/notes/%d.md", i%4): {Content: words(rng, 45), ModifiedAt: time.Now()}}

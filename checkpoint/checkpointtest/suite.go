@@ -23,8 +23,8 @@ import (
 type Factory func(t *testing.T) checkpoint.Saver
 
 // Corrupter damages the stored data of one checkpoint (its messages, its
-// todos or its values) so that loading it cannot succeed. The suite then
-// expects [checkpoint.ErrCorrupt].
+// values, or whatever else the saver stores) so that loading it cannot
+// succeed. The suite then expects [checkpoint.ErrCorrupt].
 type Corrupter func(t *testing.T, s checkpoint.Saver, threadID, checkpointID string)
 
 // Option configures [Run].
@@ -258,9 +258,6 @@ func compareSnapshots(t testing.TB, got, want *checkpoint.Snapshot) {
 			t.Fatalf("%s: message %d =\n%s\nwant\n%s", where, i, clip(g), clip(w))
 		}
 	}
-	if !jsonEqual(got.Todos, want.Todos) {
-		t.Errorf("%s: todos = %s, want %s", where, got.Todos, want.Todos)
-	}
 	if len(got.Files) != len(want.Files) {
 		t.Errorf("%s: files %v, want %v", where, keys(got.Files), keys(want.Files))
 	}
@@ -453,9 +450,8 @@ func testPutLoad(t *testing.T, s checkpoint.Saver) {
 		CreatedAt: time.Date(2025, 6, 7, 8, 9, 10, 123456789, time.UTC),
 		Delta: checkpoint.Delta{
 			Messages: msgs(0, 4),
-			Todos:    raw(`[{"content":"write tests","status":"in_progress"}]`),
 			Files:    map[string]*thread.FileData{"/notes.md": file("# Notes\n")},
-			Values:   map[string]json.RawMessage{"lang": raw(`"go"`), "n": raw(`42`)},
+			Values:   map[string]json.RawMessage{"lang": raw(`"go"`), "n": raw(`42`), "todos": raw(`[{"content":"write tests","status":"in_progress"}]`)},
 		},
 		Meta: raw(`{"source":"loop","writes":{"model":1}}`),
 	}
@@ -606,7 +602,7 @@ func testInvalid(t *testing.T, s checkpoint.Saver) {
 		{"negative keep", &checkpoint.Checkpoint{ThreadID: "t", ID: "a", ParentID: "c02", Delta: checkpoint.Delta{Keep: -1}}},
 		{"keep without parent", &checkpoint.Checkpoint{ThreadID: "t", ID: "a", Delta: checkpoint.Delta{Keep: 1}}},
 		{"keep beyond parent", &checkpoint.Checkpoint{ThreadID: "t", ID: "a", ParentID: "c02", Delta: checkpoint.Delta{Keep: 5}}},
-		{"bad todos", &checkpoint.Checkpoint{ThreadID: "t", ID: "a", ParentID: "c02", Delta: checkpoint.Delta{Keep: 4, Todos: raw(`[{`)}}},
+		{"bad todos", &checkpoint.Checkpoint{ThreadID: "t", ID: "a", ParentID: "c02", Delta: checkpoint.Delta{Keep: 4, Values: map[string]json.RawMessage{"todos": raw(`[{`)}}}},
 		{"bad value", &checkpoint.Checkpoint{ThreadID: "t", ID: "a", ParentID: "c02", Delta: checkpoint.Delta{Keep: 4, Values: map[string]json.RawMessage{"k": raw(`nope`)}}}},
 		{"empty value key", &checkpoint.Checkpoint{ThreadID: "t", ID: "a", ParentID: "c02", Delta: checkpoint.Delta{Keep: 4, Values: map[string]json.RawMessage{"": raw(`1`)}}}},
 		{"empty file path", &checkpoint.Checkpoint{ThreadID: "t", ID: "a", ParentID: "c02", Delta: checkpoint.Delta{Keep: 4, Files: map[string]*thread.FileData{"": file("x")}}}},
@@ -824,7 +820,7 @@ func testTimeTravel(t *testing.T, s checkpoint.Saver) {
 	}
 	// Resume from c02: a new branch.
 	m.put(t, s, &checkpoint.Checkpoint{ThreadID: "t", ID: "b1", ParentID: old.ID, Step: old.Step + 1,
-		Delta: checkpoint.Delta{Keep: len(old.Messages), Messages: msgs(20, 3), Todos: raw(`[{"content":"branch","status":"pending"}]`)}})
+		Delta: checkpoint.Delta{Keep: len(old.Messages), Messages: msgs(20, 3), Values: map[string]json.RawMessage{"todos": raw(`[{"content":"branch","status":"pending"}]`)}}})
 	if h := head(t, s, "t"); h != "b1" {
 		t.Errorf("head after branching = %q, want b1", h)
 	}
@@ -893,21 +889,19 @@ func testTodosFilesValues(t *testing.T, s checkpoint.Saver) {
 		m.check(t, s, "t", id)
 	}
 	put("c1", "", checkpoint.Delta{
-		Todos:  raw(`[{"content":"a","status":"pending"}]`),
 		Files:  map[string]*thread.FileData{"/a.txt": file("A"), "/dir/b.txt": file("B"), "/empty": file("")},
-		Values: map[string]json.RawMessage{"x": raw(`1`), "y": raw(`{"deep":[1,2,{"z":null}]}`), "nul": raw(`null`)},
+		Values: map[string]json.RawMessage{"x": raw(`1`), "y": raw(`{"deep":[1,2,{"z":null}]}`), "nul": raw(`null`), "todos": raw(`[{"content":"a","status":"pending"}]`)},
 	})
 	// Nothing changes: todos, files and values carry over.
 	put("c2", "c1", checkpoint.Delta{Messages: msgs(1, 1)})
 	// Todos replaced; a file overwritten, one deleted, one added; a value
 	// deleted, one changed, a missing one deleted (no error).
 	put("c3", "c2", checkpoint.Delta{
-		Todos:  raw(`[{"content":"a","status":"completed"},{"content":"b","status":"pending"}]`),
 		Files:  map[string]*thread.FileData{"/a.txt": file("A2"), "/dir/b.txt": nil, "/c.txt": file("C"), "/never": nil},
-		Values: map[string]json.RawMessage{"x": nil, "y": raw(`"changed"`), "absent": nil},
+		Values: map[string]json.RawMessage{"x": nil, "y": raw(`"changed"`), "absent": nil, "todos": raw(`[{"content":"a","status":"completed"},{"content":"b","status":"pending"}]`)},
 	})
 	// Todos emptied (an empty list is not "unchanged").
-	put("c4", "c3", checkpoint.Delta{Todos: raw(`[]`)})
+	put("c4", "c3", checkpoint.Delta{Values: map[string]json.RawMessage{"todos": raw(`[]`)}})
 	// The deleted file and value come back.
 	put("c5", "c4", checkpoint.Delta{
 		Files:  map[string]*thread.FileData{"/dir/b.txt": file("B again")},
@@ -916,7 +910,7 @@ func testTodosFilesValues(t *testing.T, s checkpoint.Saver) {
 	// Delete everything.
 	put("c6", "c5", checkpoint.Delta{
 		Files:  map[string]*thread.FileData{"/a.txt": nil, "/dir/b.txt": nil, "/c.txt": nil, "/empty": nil},
-		Values: map[string]json.RawMessage{"x": nil, "y": nil, "nul": nil},
+		Values: map[string]json.RawMessage{"x": nil, "y": nil, "nul": nil, "todos": nil},
 	})
 	got, err := s.Load(ctxb(), "t", "c6")
 	if err != nil {
@@ -1017,9 +1011,8 @@ func testIsolation(t *testing.T, s checkpoint.Saver) {
 		Delta: checkpoint.Delta{
 			Messages: []llm.Message{{Role: llm.RoleAssistant, Parts: []llm.Part{llm.Text("hi"), {Type: llm.PartImage, MIMEType: "image/png", Data: []byte{1, 2, 3}}},
 				ToolCalls: []llm.ToolCall{{ID: "1", Name: "ls", Args: raw(`{"path":"/"}`)}}}},
-			Todos:  raw(`[1]`),
 			Files:  map[string]*thread.FileData{"/f": file("content")},
-			Values: map[string]json.RawMessage{"k": raw(`"v"`)},
+			Values: map[string]json.RawMessage{"k": raw(`"v"`), "todos": raw(`[1]`)},
 		},
 		Meta: raw(`{"m":1}`),
 	}
@@ -1029,7 +1022,7 @@ func testIsolation(t *testing.T, s checkpoint.Saver) {
 	cp.Messages[0].Parts[1].Data[0] = 9
 	cp.Messages[0].ToolCalls[0].Args[2] = 'X'
 	cp.Messages = append(cp.Messages, llm.UserText("more"))
-	cp.Todos[1] = '2'
+	cp.Values["todos"][1] = '2'
 	cp.Files["/f"].Content = "changed"
 	cp.Files["/g"] = file("new")
 	cp.Values["k"][1] = 'w'
@@ -1043,7 +1036,7 @@ func testIsolation(t *testing.T, s checkpoint.Saver) {
 	got.Messages[0].Parts[0].Text = "changed"
 	got.Messages[0].Parts[1].Data[0] = 9
 	got.Messages[0].ToolCalls[0].Args[2] = 'X'
-	got.Todos[1] = '2'
+	got.Values["todos"][1] = '2'
 	got.Files["/f"] = thread.FileData{Content: "changed"}
 	got.Values["k"][1] = 'w'
 	got.Values["new"] = raw(`1`)
@@ -1068,9 +1061,8 @@ func testLargeAndUnicode(t *testing.T, s checkpoint.Saver) {
 				{Role: llm.RoleAssistant, Parts: []llm.Part{{Type: llm.PartReasoning, Redacted: true, Data: []byte("opaque")}}},
 				llm.AssistantText("한국어 中文 العربية \"quotes\" \\ back\tslash\u2028"),
 			},
-			Todos:  raw(`[{"content":"✓ done","status":"completed"}]`),
 			Files:  map[string]*thread.FileData{"/données/ファイル.txt": file("line1\nline2\x00binary\xff\xfe"), "/big.txt": file(big)},
-			Values: map[string]json.RawMessage{"ключ": raw(`{"v":"значение","n":1.5e300,"i":-12345678901234}`)},
+			Values: map[string]json.RawMessage{"ключ": raw(`{"v":"значение","n":1.5e300,"i":-12345678901234}`), "todos": raw(`[{"content":"✓ done","status":"completed"}]`)},
 		}})
 	m.check(t, s, "スレッド/1 ✓", "检查点-1")
 	m.check(t, s, "スレッド/1 ✓", "")

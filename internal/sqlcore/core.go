@@ -52,11 +52,12 @@ type Dialect struct {
 
 	// The reads of a checkpoint's ancestry, each given its seq as
 	// argument 1. ChainInfo: whether the chain ends at a root, and the
-	// newest todos. Messages: pos, data of the messages of the state in
-	// order. Files: for each path, its newest rewrite or deletion and the
-	// appends after it, oldest first (path, deleted, content, created_at,
-	// modified_at, appended). Values: each key's newest row (key, data,
-	// and a third column that is ignored).
+	// newest non-NULL legacy todos column with its depth (see
+	// checkpoint.LegacyTodosValue). Messages: pos, data of the messages
+	// of the state in order. Files: for each path, its newest rewrite or
+	// deletion and the appends after it, oldest first (path, deleted,
+	// content, created_at, modified_at, appended). Values: each key's
+	// newest row (key, data, its depth).
 	ChainInfo, Messages, Files, Values string
 
 	// ListThreads returns the query listing threads as opts asks, with

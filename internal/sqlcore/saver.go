@@ -76,16 +76,22 @@ func (c *Core) load(ctx context.Context, tx Tx, threadID, checkpointID string) (
 	b := tx.Batch(ctx, Query{c.d.ChainInfo, args}, Query{c.d.Messages, args}, Query{c.d.Files, args}, Query{c.d.Values, args})
 	defer b.Close()
 
-	// The chain must end at a root; todos come from its newest writer.
-	var rootOK bool
-	var todos []byte
-	if err := b.QueryRow().Scan(&rootOK, &todos); err != nil {
+	// The chain must end at a root. A plan that older versions wrote in a
+	// column of its own comes from its newest writer (legacyDepth
+	// checkpoints above the target), and becomes the value it is now.
+	var (
+		rootOK      bool
+		legacy      []byte
+		legacyDepth *int64
+	)
+	if err := b.QueryRow().Scan(&rootOK, &legacy, &legacyDepth); err != nil {
 		return nil, err
 	}
 	if !rootOK {
 		return nil, cpcodec.Corrupt(where, errors.New("its ancestry is broken (a parent checkpoint is missing)"))
 	}
-	if snap.Todos, err = cpcodec.CheckJSON(todos, where+" todos"); err != nil {
+	legacyValue, err := cpcodec.CheckJSON(legacy, where+" todos")
+	if err != nil {
 		return nil, err
 	}
 
@@ -164,10 +170,16 @@ func (c *Core) load(ctx context.Context, tx Tx, threadID, checkpointID string) (
 		depth    int64
 		value    []byte
 		valueRow = []any{&key, &value, &depth}
+		// legacyShadowed: a value of the legacy plan's key is newer
+		// than the plan's column (or as new: a checkpoint has only one).
+		legacyShadowed bool
 	)
 	err = each(rows, func() error {
 		if err := rows.Scan(valueRow...); err != nil {
 			return err
+		}
+		if key == checkpoint.LegacyTodosValue && legacyDepth != nil && depth <= *legacyDepth {
+			legacyShadowed = true
 		}
 		if value == nil {
 			return nil // deleted
@@ -181,6 +193,9 @@ func (c *Core) load(ctx context.Context, tx Tx, threadID, checkpointID string) (
 	})
 	if err != nil {
 		return nil, err
+	}
+	if legacyValue != nil && !legacyShadowed && string(legacyValue) != "null" {
+		snap.Values[checkpoint.LegacyTodosValue] = legacyValue
 	}
 	return snap, b.Close()
 }

@@ -204,7 +204,8 @@ func TestStateIsolationAndMergeBack(t *testing.T) {
 	m := replay.New(
 		replay.Turn{ToolCalls: []llm.ToolCall{{ID: "n", Name: "note", Args: json.RawMessage(`{"path":"/plan.md","content":"the plan"}`)}, todosCall("td", `[{"content":"x","status":"pending"}]`)}},
 		replay.Turn{ToolCalls: []llm.ToolCall{taskCall("w", "writer", "write the draft"), taskCall("e", "echo", "hello")}},
-		replay.Turn{Agent: "writer", ToolCalls: []llm.ToolCall{{ID: "wn", Name: "note", Args: json.RawMessage(`{"path":"/draft.md","content":"draft"}`)}},
+		replay.Turn{Agent: "writer", ToolCalls: []llm.ToolCall{{ID: "wn", Name: "note", Args: json.RawMessage(`{"path":"/draft.md","content":"draft"}`)},
+			todosCall("wt", `[{"content":"the writer's","status":"pending"},{"content":"own plan","status":"pending"}]`)},
 			Expect: &replay.Expect{MessagesExclude: []string{"Updated todo list"}, LastMessageContains: []string{"write the draft"}, ToolsInclude: []string{"note"}, ToolsExclude: []string{"task"}}},
 		replay.Turn{Agent: "writer", Content: "wrote /draft.md"},
 		replay.Turn{Content: "ok"},
@@ -234,8 +235,12 @@ func TestStateIsolationAndMergeBack(t *testing.T) {
 	if d, ok := res.State.Files.Get("/draft.md"); !ok || d.Content != "draft" {
 		t.Errorf("subagent's file did not merge back: %+v", d)
 	}
-	if len(res.State.Todos) != 1 {
-		t.Errorf("main todos = %v", res.State.Todos)
+	// The plan is each agent's own: the writer's does not come back.
+	if plan, err := todos.Of(res.State.Values); err != nil || len(plan) != 1 {
+		t.Errorf("main todos = %v, %v", plan, err)
+	}
+	if _, ok := seen.Values[todos.Value]; ok {
+		t.Error("the plan passed to the subagent")
 	}
 	if got := resultsByID(res.State.Messages)["e"].Text(); got != "echo: hello" {
 		t.Errorf("compiled subagent answer = %q", got)

@@ -18,7 +18,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/thread"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 )
 
 // Summarization defaults, from the contract.
@@ -311,16 +311,16 @@ func EstimateTokens(msgs []llm.Message) int {
 // recognise the one it replaces.
 const summaryPreamble = "The earlier part of this conversation was summarized to save context."
 
-func summaryMessage(summary, history string, todos []thread.Todo) llm.Message {
+func summaryMessage(summary, history string, plan []todos.Todo) llm.Message {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s Its full text is saved in %s; read it with read_file if you need details the summary lacks.\n\n<summary>\n%s\n</summary>", summaryPreamble, history, strings.TrimSpace(summary))
-	writeTodoList(&b, todos)
+	writeTodoList(&b, plan)
 	return llm.UserText(strings.TrimRight(b.String(), "\n"))
 }
 
 // trimmedMessage replaces messages dropped without a summary, keeping the
 // summary in force, if any.
-func trimmedMessage(st summaryState, dropped int, history string, saveErr error, todos []thread.Todo) llm.Message {
+func trimmedMessage(st summaryState, dropped int, history string, saveErr error, plan []todos.Todo) llm.Message {
 	var b strings.Builder
 	if st.Summary != "" {
 		fmt.Fprintf(&b, "%s\n\n<summary>\n%s\n</summary>\n\n", summaryPreamble, strings.TrimSpace(st.Summary))
@@ -331,16 +331,16 @@ func trimmedMessage(st summaryState, dropped int, history string, saveErr error,
 	} else {
 		b.WriteString(" Their text could not be saved.")
 	}
-	writeTodoList(&b, todos)
+	writeTodoList(&b, plan)
 	return llm.UserText(strings.TrimRight(b.String(), "\n"))
 }
 
-func writeTodoList(b *strings.Builder, todos []thread.Todo) {
-	if len(todos) == 0 {
+func writeTodoList(b *strings.Builder, plan []todos.Todo) {
+	if len(plan) == 0 {
 		return
 	}
 	b.WriteString("\n\nThe todo list at that point:\n")
-	for _, t := range todos {
+	for _, t := range plan {
 		fmt.Fprintf(b, "- [%s] %s\n", t.Status, t.Content)
 	}
 }
@@ -388,7 +388,7 @@ func (s *Middleware) summarize(ctx context.Context, req *agent.ModelRequest, r *
 	r.failures, r.retryAt = 0, 0
 	n := cut - from
 	r.st = summaryState{Summary: summary, History: history, Offloaded: r.st.Offloaded + n}
-	s.replace(req, r, summaryMessage(summary, history, rt.Todos()), cut)
+	s.replace(req, r, summaryMessage(summary, history, todos.Get(rt)), cut)
 	rt.Emit(agent.Event{Type: agent.EventNotice, Name: NoticeSummarized,
 		Content: fmt.Sprintf("Summarized %d older messages (about %d tokens in all) %s; their full text is in %s.", n, est, why, history)})
 	return true
@@ -411,7 +411,7 @@ func (s *Middleware) trim(ctx context.Context, req *agent.ModelRequest, r *sumRu
 	saveErr := s.saveHistory(ctx, history, r.st.Offloaded, msgs[from:cut])
 	n := cut - from
 	r.st.History, r.st.Offloaded = history, r.st.Offloaded+n
-	s.replace(req, r, trimmedMessage(r.st, n, history, saveErr, rt.Todos()), cut)
+	s.replace(req, r, trimmedMessage(r.st, n, history, saveErr, todos.Get(rt)), cut)
 	// The next summary may be tried as soon as the trimmed conversation
 	// grows past the trigger again.
 	r.retryAt = 0

@@ -104,8 +104,8 @@ func TestSummarizationOffloadsHistory(t *testing.T) {
 			t.Errorf("a summarized message is still in the state: %q", m.Text())
 		}
 	}
-	if len(res.State.Todos) != 1 {
-		t.Errorf("todos = %v", res.State.Todos)
+	if plan, err := todos.Of(res.State.Values); err != nil || len(plan) != 1 {
+		t.Errorf("todos = %v, %v", plan, err)
 	}
 	hist, ok := files.Get("/conversation_history/th_1.md")
 	if !ok {

@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
-
-	"github.com/deepagents-go/deepagents/thread"
 )
 
 // todosRepr writes the todo list as the Python reference's write_todos
 // result shows it: a Python list of dicts, as repr() prints it.
-func todosRepr(todos []thread.Todo) string {
+func todosRepr(todos []Todo) string {
 	var b strings.Builder
 	b.WriteByte('[')
 	for i, t := range todos {

@@ -1,6 +1,8 @@
 // Package todos is the planning middleware: the write_todos tool, which
-// keeps the task's plan in the thread's state (thread.State.Todos), and the
-// system prompt section that explains planning.
+// keeps the task's plan in the thread's state (the state value [Value], a
+// list of [Todo]), and the system prompt section that explains planning.
+// The plan is this package's: other packages read it through [Get], [Of]
+// and [FromEvent].
 package todos
 
 import (
@@ -11,7 +13,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/deepagents-go/deepagents/agent"
-	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -56,7 +57,7 @@ type Middleware struct {
 }
 
 type todosInput struct {
-	Todos []thread.Todo `json:"todos" jsonschema:"the complete new todo list"`
+	Todos []Todo `json:"todos" jsonschema:"the complete new todo list"`
 }
 
 // New returns the todos middleware. It fails only if the tool's schema
@@ -72,7 +73,7 @@ func New(cfg Config) (*Middleware, error) {
 		// dropped, as the references' validation drops them.
 		item.AdditionalProperties = nil
 		item.Properties["activeForm"].Description = "optional: the item as it reads while in progress, such as \"Running the tests\""
-		item.Properties["status"].Enum = []any{string(thread.TodoPending), string(thread.TodoInProgress), string(thread.TodoCompleted)}
+		item.Properties["status"].Enum = []any{string(Pending), string(InProgress), string(Completed)}
 	}))
 	if err != nil {
 		return nil, fmt.Errorf("todos: %w", err)
@@ -105,11 +106,15 @@ func writeTodos(ctx context.Context, in todosInput) (string, error) {
 	}
 	todos := in.Todos
 	if todos == nil {
-		todos = []thread.Todo{}
+		todos = []Todo{}
 	}
-	rt.SetTodos(todos)
+	Set(rt, todos)
 	return "Updated todo list to " + todosRepr(todos), nil
 }
+
+// PrivateValues implements agent.PrivateValuer: each agent keeps its own
+// plan; a subagent neither receives its caller's nor returns its own.
+func (*Middleware) PrivateValues() []string { return []string{Value} }
 
 // WrapTool implements agent.ToolWrapper: when a turn calls write_todos more
 // than once, every one of those calls is refused and the list is left as it

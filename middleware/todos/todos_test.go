@@ -12,7 +12,6 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware/todos"
-	"github.com/deepagents-go/deepagents/thread"
 )
 
 func todosCall(id, list string) llm.ToolCall {
@@ -35,35 +34,35 @@ func TestWriteTodos(t *testing.T) {
 	tests := []struct {
 		name      string
 		turns     [][]llm.ToolCall
-		want      []thread.Todo
+		want      []todos.Todo
 		wantTexts []string // tool result texts, in order
 		wantError []bool
 	}{
 		{
 			name:      "replaces the whole list",
 			turns:     [][]llm.ToolCall{{todosCall("a", `[{"content":"x","status":"pending"}]`)}, {todosCall("b", first)}},
-			want:      []thread.Todo{{Content: "read the code", Status: thread.TodoCompleted}, {Content: "write tests", Status: thread.TodoInProgress}},
+			want:      []todos.Todo{{Content: "read the code", Status: todos.Completed}, {Content: "write tests", Status: todos.InProgress}},
 			wantTexts: []string{`Updated todo list to [{'content': 'x', 'status': 'pending'}]`, "Updated todo list to " + firstRepr},
 			wantError: []bool{false, false},
 		},
 		{
 			name:      "empty list clears",
 			turns:     [][]llm.ToolCall{{todosCall("a", first)}, {todosCall("b", `[]`)}},
-			want:      []thread.Todo{},
+			want:      []todos.Todo{},
 			wantTexts: []string{"Updated todo list to " + firstRepr, "Updated todo list to []"},
 			wantError: []bool{false, false},
 		},
 		{
 			name:      "two calls in one turn are both rejected",
 			turns:     [][]llm.ToolCall{{todosCall("a", first)}, {todosCall("b", `[]`), todosCall("c", `[{"content":"y","status":"pending"}]`)}},
-			want:      []thread.Todo{{Content: "read the code", Status: thread.TodoCompleted}, {Content: "write tests", Status: thread.TodoInProgress}},
+			want:      []todos.Todo{{Content: "read the code", Status: todos.Completed}, {Content: "write tests", Status: todos.InProgress}},
 			wantTexts: []string{"Updated todo list to " + firstRepr, "should never be called multiple times in parallel", "should never be called multiple times in parallel"},
 			wantError: []bool{false, true, true},
 		},
 		{
 			name:      "activeForm is kept, other fields dropped",
 			turns:     [][]llm.ToolCall{{todosCall("a", `[{"content":"Run the tests","status":"in_progress","activeForm":"Running the tests","id":"1","priority":"high"}]`)}},
-			want:      []thread.Todo{{Content: "Run the tests", Status: thread.TodoInProgress, ActiveForm: "Running the tests"}},
+			want:      []todos.Todo{{Content: "Run the tests", Status: todos.InProgress, ActiveForm: "Running the tests"}},
 			wantTexts: []string{`Updated todo list to [{'content': 'Run the tests', 'status': 'in_progress', 'activeForm': 'Running the tests'}]`},
 			wantError: []bool{false},
 		},
@@ -97,7 +96,11 @@ func TestWriteTodos(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, res.State.Todos); diff != "" {
+			got, err := todos.Of(res.State.Values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("todos (-want +got):\n%s", diff)
 			}
 			var texts []string

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/deepagents-go/deepagents/agent"
-	"github.com/deepagents-go/deepagents/thread"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 )
 
 // runCLI runs the command in-process and returns its exit status and output.
@@ -77,18 +77,18 @@ func TestRunQuickstartJSONL(t *testing.T) {
 	}
 	evs := events(t, stdout)
 	var todoUpdates int
-	var lastTodos []thread.Todo
+	var lastTodos []todos.Todo
 	for _, e := range evs {
-		if e.Type == agent.EventState && e.Todos != nil {
+		if plan, ok := todos.FromEvent(e); ok {
 			todoUpdates++
-			lastTodos = e.Todos
+			lastTodos = plan
 		}
 	}
 	if todoUpdates != 3 {
 		t.Errorf("saw %d todo updates, want 3", todoUpdates)
 	}
 	for _, td := range lastTodos {
-		if td.Status != thread.TodoCompleted {
+		if td.Status != todos.Completed {
 			t.Errorf("final todo %q is %s", td.Content, td.Status)
 		}
 	}

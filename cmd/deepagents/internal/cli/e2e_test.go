@@ -187,6 +187,9 @@ func TestThreadsContinueAcrossProcesses(t *testing.T) {
 	if len(st.Messages) != 6 || len(st.Todos) != 1 || st.Todos[0].Content != "remember the number 42" {
 		t.Errorf("state = %+v", st)
 	}
+	if _, dup := st.Values["todos"]; dup {
+		t.Errorf("the plan is printed twice: %s", out)
+	}
 	if code, _, stderr := w.run("state", "no-such-thread", "--db", w.db); code == 0 || !strings.Contains(stderr, "no-such-thread") {
 		t.Errorf("missing thread: %d %s", code, stderr)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/thread"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 )
 
 // renderer shows a run's events.
@@ -136,9 +136,9 @@ func (r *textRenderer) event(e agent.Event) error {
 			fmt.Fprintf(r.log, "%s! %s: %s\n", prefix, e.Name, display.Clip(e.Content, 200))
 		}
 	case agent.EventState:
-		if e.Todos != nil {
-			for _, t := range e.Todos {
-				mark := map[thread.TodoStatus]string{thread.TodoCompleted: "[x]", thread.TodoInProgress: "[>]"}[t.Status]
+		if plan, ok := todos.FromEvent(e); ok {
+			for _, t := range plan {
+				mark := map[todos.Status]string{todos.Completed: "[x]", todos.InProgress: "[>]"}[t.Status]
 				if mark == "" {
 					mark = "[ ]"
 				}

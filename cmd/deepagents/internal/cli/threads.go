@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"text/tabwriter"
 	"time"
 
@@ -14,8 +15,8 @@ import (
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/persist"
-	"github.com/deepagents-go/deepagents/thread"
 )
 
 func newThreadsCmd(env Env) *cobra.Command {
@@ -90,7 +91,7 @@ type threadState struct {
 	CheckpointID string                     `json:"checkpoint_id"`
 	Status       checkpoint.Status          `json:"status"`
 	Messages     []llm.Message              `json:"messages"`
-	Todos        []thread.Todo              `json:"todos"`
+	Todos        []todos.Todo               `json:"todos"`
 	Files        map[string]string          `json:"files"`
 	Values       map[string]json.RawMessage `json:"values,omitempty"`
 }
@@ -121,15 +122,19 @@ func newStateCmd(env Env) *cobra.Command {
 				return fmt.Errorf("thread %s: %w", args[0], err)
 			}
 			out := threadState{ThreadID: args[0], CheckpointID: snap.ID, Status: th.Status, Messages: snap.Messages,
-				Todos: []thread.Todo{}, Files: map[string]string{}, Values: snap.Values}
+				Todos: []todos.Todo{}, Files: map[string]string{}, Values: maps.Clone(snap.Values)}
 			if out.Messages == nil {
 				out.Messages = []llm.Message{}
 			}
-			if len(snap.Todos) > 0 {
-				if err := json.Unmarshal(snap.Todos, &out.Todos); err != nil {
-					return fmt.Errorf("thread %s: todos: %w", args[0], err)
-				}
+			// The plan is a value, printed as a field of its own.
+			plan, err := todos.Of(snap.Values)
+			if err != nil {
+				return fmt.Errorf("thread %s: %w", args[0], err)
 			}
+			if plan != nil {
+				out.Todos = plan
+			}
+			delete(out.Values, todos.Value)
 			for p, f := range snap.Files {
 				out.Files[p] = f.Content
 			}

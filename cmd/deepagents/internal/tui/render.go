@@ -10,7 +10,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
-	"github.com/deepagents-go/deepagents/thread"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 )
 
 // fold shows a tool's result in one line: its first line and how many
@@ -30,21 +30,21 @@ func fold(content string, isError bool) string {
 }
 
 // renderTodos is the live todo list.
-func renderTodos(todos []thread.Todo) string {
+func renderTodos(plan []todos.Todo) string {
 	var b strings.Builder
 	done := 0
-	for _, t := range todos {
-		if t.Status == thread.TodoCompleted {
+	for _, t := range plan {
+		if t.Status == todos.Completed {
 			done++
 		}
 	}
-	fmt.Fprintf(&b, "%s\n", bold.Render(fmt.Sprintf("todos %d/%d", done, len(todos))))
-	for _, t := range todos {
+	fmt.Fprintf(&b, "%s\n", bold.Render(fmt.Sprintf("todos %d/%d", done, len(plan))))
+	for _, t := range plan {
 		t.Content = display.OneLine(t.Content) // the model's words
 		switch t.Status {
-		case thread.TodoCompleted:
+		case todos.Completed:
 			b.WriteString("  " + green.Render("[x]") + " " + dim.Render(t.Content) + "\n")
-		case thread.TodoInProgress:
+		case todos.InProgress:
 			b.WriteString("  " + yellow.Render("[>]") + " " + bold.Render(t.Content) + "\n")
 		default:
 			b.WriteString("  [ ] " + t.Content + "\n")

@@ -23,7 +23,7 @@ import (
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/thread"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 )
 
 // Config is what an interactive session runs on: the agent's event
@@ -117,7 +117,7 @@ type tuiModel struct {
 	stopped     bool // the user stopped the current step
 
 	answer  strings.Builder // the main agent's answer, streaming
-	todos   []thread.Todo
+	todos   []todos.Todo
 	history []string // what was sent, for up and down
 	histPos int
 
@@ -338,8 +338,8 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 	case agent.EventToolResult:
 		return m.print(indent + "  " + dim.Render("⎿ ") + fold(e.Content, e.IsError))
 	case agent.EventState:
-		if e.Todos != nil && !sub {
-			m.todos = e.Todos
+		if plan, ok := todos.FromEvent(e); ok && !sub {
+			m.todos = plan
 		}
 	case agent.EventUsage:
 		m.usage.Add(e)
