@@ -28,10 +28,11 @@ var layers = map[string][]string{
 	"internal/dbtime":         nil,
 	"internal/procinfo":       nil,
 	"internal/golden":         nil,
+	"internal/clip":           nil,
 	"permission":              {"tool"},
 	"llm/internal/streamtest": nil,
 	// The LangGraph API on the wire: its server and its clients share it.
-	"langgraph": nil,
+	"langgraph": {"internal/clip"},
 
 	// Messages and models.
 	"llm":                         {"internal/jsonenc"},
@@ -90,8 +91,8 @@ var layers = map[string][]string{
 	"middleware/memory":        {"agent", "backend", "llm"},
 	"middleware/skills":        {"agent", "backend", "llm"},
 	"middleware/summarization": {"agent", "backend", "llm", "middleware/todos", "thread"},
-	"middleware/filesystem":    {"agent", "backend", "tool"},
-	"middleware/subagents":     {"agent", "checkpoint", "langgraph", "llm", "middleware/hitl", "permission", "thread", "tool"},
+	"middleware/filesystem":    {"agent", "backend", "internal/clip", "tool"},
+	"middleware/subagents":     {"agent", "checkpoint", "internal/clip", "langgraph", "llm", "middleware/hitl", "permission", "thread", "tool"},
 
 	// The deep agent, and the command line.
 	"":                                {"agent", "backend", "checkpoint", "llm", "middleware/caching", "middleware/filesystem", "middleware/hitl", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/subagents", "middleware/summarization", "middleware/todos", "permission", "store", "telemetry", "thread", "tool"},

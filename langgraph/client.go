@@ -10,7 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/deepagents-go/deepagents/internal/clip"
 )
 
 // Doer sends HTTP requests; *http.Client is one.
@@ -218,17 +219,5 @@ func detail(data []byte) string {
 	if text == "" {
 		return ""
 	}
-	return ": " + clip(text, 300)
-}
-
-// clip shortens s to at most n bytes, cut at a rune's start, saying how
-// long it was.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + fmt.Sprintf("... (%d bytes)", len(s))
+	return ": " + clip.Text(text, 300)
 }

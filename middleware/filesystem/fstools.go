@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/internal/clip"
 )
 
 const (
@@ -227,7 +228,7 @@ func (f *Middleware) glob(ctx context.Context, in globIn) (string, error) {
 	if err != nil {
 		switch {
 		case errors.Is(err, backend.ErrInvalidPattern):
-			return "", fmt.Errorf("Error: Invalid glob pattern: %s (%s)", clip(in.Pattern, 200), invalidPatternReason(err))
+			return "", fmt.Errorf("Error: Invalid glob pattern: %s (%s)", clip.Text(in.Pattern, 200), invalidPatternReason(err))
 		case ctx.Err() != nil:
 			return "", ctx.Err()
 		case gctx.Err() != nil:
@@ -293,7 +294,7 @@ func (f *Middleware) grep(ctx context.Context, in grepIn) (string, error) {
 	if err != nil {
 		switch {
 		case errors.Is(err, backend.ErrInvalidPattern) && !errors.As(err, new(*syntax.Error)):
-			return "", fmt.Errorf("Error: Invalid glob pattern: %s (%s)", clip(in.Glob, 200), invalidPatternReason(err))
+			return "", fmt.Errorf("Error: Invalid glob pattern: %s (%s)", clip.Text(in.Glob, 200), invalidPatternReason(err))
 		case errors.Is(err, backend.ErrInvalidPattern):
 			return "", errors.New("Invalid regex pattern: " + invalidPatternReason(err))
 		case ctx.Err() != nil:
@@ -396,18 +397,6 @@ func invalidPatternReason(err error) string {
 		err = pe.Err
 	}
 	return strings.TrimPrefix(err.Error(), "error parsing regexp: ")
-}
-
-// clip shortens an argument echoed in an error to at most n bytes: the
-// model sent it, and need not read all of a huge one back.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + fmt.Sprintf("... (%d bytes)", len(s))
 }
 
 type executeIn struct {

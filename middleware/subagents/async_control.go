@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/internal/clip"
 )
 
 // The tools that change background tasks: start_async_task,
@@ -27,7 +28,7 @@ func (s *AsyncMiddleware) start(ctx context.Context, in startIn) (string, error)
 	}
 	e, ok := s.byName[in.SubagentType]
 	if !ok {
-		return "", fmt.Errorf("Error: unknown async subagent type `%s`; the available types are %s", clip(in.SubagentType, 100), quotedNames(s.names))
+		return "", fmt.Errorf("Error: unknown async subagent type `%s`; the available types are %s", clip.Text(in.SubagentType, 100), quotedNames(s.names))
 	}
 	if strings.TrimSpace(in.Description) == "" {
 		return "", errors.New("Error: description is empty; describe the task completely")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/internal/clip"
 )
 
 // A thread's background tasks are records in its state (AsyncTasksValue),
@@ -74,7 +75,7 @@ func (s *AsyncMiddleware) lookup(rt *agent.Runtime, id string) (AsyncTask, error
 	t, ok := s.records(rt)[id]
 	s.recMu.Unlock()
 	if !ok {
-		return AsyncTask{}, fmt.Errorf("Error: no background task with task_id %q in this conversation; list_async_tasks shows the tasks there are", clip(id, 100))
+		return AsyncTask{}, fmt.Errorf("Error: no background task with task_id %q in this conversation; list_async_tasks shows the tasks there are", clip.Text(id, 100))
 	}
 	return t, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deepagents-go/deepagents/internal/clip"
 	"github.com/deepagents-go/deepagents/langgraph"
 )
 
@@ -143,11 +144,11 @@ func (r *remoteAgent) result(ctx context.Context, threadID string) (string, erro
 func (r *remoteAgent) failure(ctx context.Context, threadID, runID string) string {
 	if final, err := r.c.JoinRun(ctx, threadID, runID); err == nil {
 		if f := langgraph.FailureOf(final); f != nil && f.Message != "" {
-			return clip(f.Message, 2000)
+			return clip.Text(f.Message, 2000)
 		}
 	}
 	if th, err := r.c.GetThread(ctx, threadID); err == nil && th.Error != nil && *th.Error != "" {
-		return clip(*th.Error, 2000)
+		return clip.Text(*th.Error, 2000)
 	}
 	return "the remote run failed"
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/internal/clip"
 )
 
 // The tools that report on background tasks: check_async_task,
@@ -233,7 +234,7 @@ func (s *AsyncMiddleware) list(ctx context.Context, in listIn) (string, error) {
 	switch filter {
 	case "", "all", AsyncRunning, AsyncSuccess, AsyncError, AsyncCancelled, AsyncInterrupted, AsyncTimeout, AsyncLost, "pending":
 	default:
-		return "", fmt.Errorf("Error: unknown status_filter %q; use running, success, error, cancelled, interrupted, timeout, lost or all", clip(filter, 100))
+		return "", fmt.Errorf("Error: unknown status_filter %q; use running, success, error, cancelled, interrupted, timeout, lost or all", clip.Text(filter, 100))
 	}
 	s.recMu.Lock()
 	tasks := s.records(rt)

@@ -3,9 +3,7 @@ package subagents
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
@@ -93,18 +91,6 @@ type Parent struct {
 // ErrMode is returned by New for a Subagent.Mode that is neither
 // Isolated nor Fork.
 var ErrMode = errors.New("unknown subagent mode")
-
-// clip shortens an argument echoed in an error to at most n bytes: the
-// model sent it, and need not read all of a huge one back.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + fmt.Sprintf("... (%d bytes)", len(s))
-}
 
 // quotedNames lists subagent names for the model: `a`, `b`.
 func quotedNames(names []string) string {
