@@ -53,6 +53,29 @@ func TestTask(t *testing.T) {
 			if len(prefix) != 2 || prefix[mainAgent] == prefix[subAgent] {
 				t.Errorf("want two agents with different prefixes, got %d", len(prefix))
 			}
+			// Each agent's conversation only grows: a request starts with
+			// every segment of the agent's previous request.
+			last := map[string]request{}
+			for i, body := range res.Bodies {
+				req, err := p.parse(body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				agent := steps[i].Agent
+				if prev, ok := last[agent]; ok {
+					if len(req.Segments) <= len(prev.Segments) {
+						t.Errorf("request %d (%s) is no longer than the agent's previous one", i+1, agent)
+					} else {
+						for j, s := range prev.Segments {
+							if s.Key != req.Segments[j].Key {
+								t.Errorf("request %d (%s): segment %d (%s) differs from the previous request's", i+1, agent, j, s.Kind)
+								break
+							}
+						}
+					}
+				}
+				last[agent] = req
+			}
 			// The subagent's requests are the subagent's: its task is in
 			// its first request.
 			if !bytes.Contains(res.Bodies[18], []byte("Find whether anything else depends on the old width")) {

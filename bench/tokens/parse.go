@@ -35,15 +35,16 @@ type segment struct {
 // request is a recorded model request, parsed.
 type request struct {
 	// System and Tools are the request's system prompt and tool
-	// definitions as the body holds them, to check the prefix is stable.
+	// definitions, their JSON as the body holds it, byte for byte, to check
+	// the prefix is stable.
 	System, Tools string
 	Segments      []segment
 }
 
 // anthropicBody is what the bench reads of a Messages API request.
 type anthropicBody struct {
-	System   json.RawMessage   `json:"system"`
-	Tools    []json.RawMessage `json:"tools"`
+	System   json.RawMessage `json:"system"`
+	Tools    json.RawMessage `json:"tools"`
 	Messages []struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
@@ -70,14 +71,14 @@ func parseAnthropic(body []byte) (request, error) {
 	if err := json.Unmarshal(body, &b); err != nil {
 		return request{}, fmt.Errorf("anthropic request: %w", err)
 	}
-	var r request
-	r.System = string(b.System)
-	tools, err := json.Marshal(b.Tools)
-	if err != nil {
-		return request{}, fmt.Errorf("anthropic request: tools: %w", err)
+	r := request{System: string(b.System), Tools: string(b.Tools)}
+	var tools []json.RawMessage
+	if len(b.Tools) > 0 {
+		if err := json.Unmarshal(b.Tools, &tools); err != nil {
+			return request{}, fmt.Errorf("anthropic request: tools: %w", err)
+		}
 	}
-	r.Tools = string(tools)
-	for _, raw := range b.Tools {
+	for _, raw := range tools {
 		var t struct {
 			Name         string          `json:"name"`
 			Description  string          `json:"description"`
@@ -170,25 +171,31 @@ func anthropicBlocks(raw json.RawMessage) ([]rawBlock, error) {
 
 // openaiBody is what the bench reads of a Chat Completions request.
 type openaiBody struct {
-	Messages []struct {
-		Role      string          `json:"role"`
-		Content   json.RawMessage `json:"content"`
-		ToolCalls []struct {
-			ID       string `json:"id"`
-			Function struct {
-				Name      string `json:"name"`
-				Arguments string `json:"arguments"`
-			} `json:"function"`
-		} `json:"tool_calls"`
-		ToolCallID string `json:"tool_call_id"`
-	} `json:"messages"`
-	Tools []struct {
+	Messages []json.RawMessage `json:"messages"`
+	Tools    json.RawMessage   `json:"tools"`
+}
+
+// openaiMessage is a message of the Chat Completions API.
+type openaiMessage struct {
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	ToolCalls []struct {
+		ID       string `json:"id"`
 		Function struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Parameters  json.RawMessage `json:"parameters"`
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
 		} `json:"function"`
-	} `json:"tools"`
+	} `json:"tool_calls"`
+	ToolCallID string `json:"tool_call_id"`
+}
+
+// openaiTool is a tool definition of the Chat Completions API.
+type openaiTool struct {
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
 }
 
 // parseOpenAI splits a Chat Completions request body into segments: the
@@ -199,18 +206,23 @@ func parseOpenAI(body []byte) (request, error) {
 	if err := json.Unmarshal(body, &b); err != nil {
 		return request{}, fmt.Errorf("openai request: %w", err)
 	}
-	var r request
-	tools, err := json.Marshal(b.Tools)
-	if err != nil {
-		return request{}, fmt.Errorf("openai request: tools: %w", err)
+	r := request{Tools: string(b.Tools)}
+	var tools []openaiTool
+	if len(b.Tools) > 0 {
+		if err := json.Unmarshal(b.Tools, &tools); err != nil {
+			return request{}, fmt.Errorf("openai request: tools: %w", err)
+		}
 	}
-	r.Tools = string(tools)
-	for _, t := range b.Tools {
+	for _, t := range tools {
 		text := t.Function.Name + "\n" + t.Function.Description + "\n" + compact(t.Function.Parameters)
 		r.Segments = append(r.Segments, segment{Kind: kindTools, Text: text, Key: text})
 	}
 	names := map[string]string{} // tool call id -> tool name
-	for _, m := range b.Messages {
+	for _, raw := range b.Messages {
+		var m openaiMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return request{}, fmt.Errorf("openai request: message: %w", err)
+		}
 		text, err := openaiText(m.Content)
 		if err != nil {
 			return request{}, fmt.Errorf("openai request: %s message: %w", m.Role, err)
@@ -219,7 +231,7 @@ func parseOpenAI(body []byte) (request, error) {
 		switch m.Role {
 		case "system", "developer":
 			kind = kindSystem
-			r.System += text
+			r.System += string(raw)
 		case "user":
 			kind = kindUser
 		case "assistant":
