@@ -120,13 +120,13 @@ const reviewRequest = `In this workspace, read_file's line-number gutter (writeG
 	`file and line), and anything that should change with it.`
 
 // subagentAnswer is the subagent's final answer: the task tool's result.
-const subagentAnswer = `Checked: every use of lineNumberWidth and writeGutter (grep over the workspace), ` +
+const subagentAnswer = `Checked: every use of the gutter's width and of writeGutter (grep over the workspace), ` +
 	`/backend/memfs.go (how the in-memory files split and count lines) and /agent/tools.go (how a tool's ` +
 	`result becomes the tool message).
 
 Nothing else depends on the gutter's width:
-- lineNumberWidth is used only by writeGutter in /middleware/filesystem/fsformat.go; formatLines is its ` +
-	`only caller, and read_file (fstools.go) and the large-result preview (filesystem.go) go through formatLines.
+- minLineNumberWidth is used only by formatLines in /middleware/filesystem/fsformat.go, which is writeGutter's ` +
+	`only caller; read_file (fstools.go) and the large-result preview (filesystem.go) go through formatLines.
 - The backends return raw lines with an offset (ReadResult.Lines, Offset); numbering happens only in the ` +
 	`middleware, so edit_file never sees the gutter: it matches old_string against the file's own text.
 - /agent/tools.go passes the tool's string through unchanged; nothing parses it.
@@ -239,7 +239,7 @@ func script() []step {
 		m("I'll ask for an independent check of what depends on the width.", call{"task", args(map[string]any{
 			"description": reviewRequest, "subagent_type": subAgent,
 		})}),
-		s("", call{"grep", args(map[string]any{"pattern": "lineNumberWidth", "output_mode": "content"})}),
+		s("", call{"grep", args(map[string]any{"pattern": "LineNumberWidth", "output_mode": "content"})}),
 		s("", read("/backend/memfs.go")),
 		s("", read("/agent/tools.go")),
 		s(subagentAnswer),
