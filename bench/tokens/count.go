@@ -57,8 +57,9 @@ const (
 )
 
 const (
-	// anthropicMinTokens is the shortest cacheable prefix of Claude Sonnet
-	// (and Opus) 4.x; Haiku's is 2,048.
+	// anthropicMinTokens is the shortest cacheable prefix of Claude
+	// Sonnet 4.5 (and Sonnet 4, Opus 4 and 4.1); Opus 4.5 and Haiku 4.5
+	// need 4,096.
 	anthropicMinTokens = 1024
 	// anthropicLookBack is how many block boundaries before a breakpoint
 	// the API checks for an earlier cache entry.

@@ -40,6 +40,18 @@ func TestTask(t *testing.T) {
 					t.Fatal(err)
 				}
 				agent := steps[i].Agent
+				// The prompt-caching middleware marks the last tool, the
+				// system prompt and the last message's last block.
+				bps := 0
+				for _, s := range req.Segments {
+					if s.Breakpoint {
+						bps++
+					}
+				}
+				if want := map[cacheRule]int{anthropicCache: 3, openaiCache: 0}[p.Cache]; bps != want ||
+					p.Cache == anthropicCache && !req.Segments[len(req.Segments)-1].Breakpoint {
+					t.Errorf("request %d has %d cache breakpoints, want %d, the last block one of them", i+1, bps, want)
+				}
 				got := [2]string{req.System, req.Tools}
 				if req.System == "" || req.Tools == "" || req.Tools == "null" {
 					t.Fatalf("request %d has no system prompt or no tools", i+1)
