@@ -202,10 +202,7 @@ func count(p provider, bodies [][]byte, steps []step) (*Report, error) {
 		}
 		t.Cost = price.Cost(llm.Usage{InputTokens: t.Input, OutputTokens: t.Output, CacheReadTokens: t.CacheRead, CacheWriteTokens: t.CacheWrite})
 		agent := steps[i].Agent
-		same := 0
-		for prev := previous[agent]; same < len(prev) && same < len(req.Segments) && prev[same].Key == req.Segments[same].Key; same++ {
-		}
-		for j := same; j < len(req.Segments); j++ {
+		for j := sharedSegments(previous[agent], req.Segments); j < len(req.Segments); j++ {
 			rep.Once[req.Segments[j].Kind] += len(seq[j])
 		}
 		previous[agent] = req.Segments
@@ -224,6 +221,16 @@ func count(p provider, bodies [][]byte, steps []step) (*Report, error) {
 		rep.CacheReadShare = float64(rep.Total.CacheRead) / float64(rep.Total.Input)
 	}
 	return rep, nil
+}
+
+// sharedSegments returns how many segments b starts with that a starts
+// with too.
+func sharedSegments(a, b []segment) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n].Key == b[n].Key {
+		n++
+	}
+	return n
 }
 
 // outputTokens counts a scripted turn as the model would have generated
