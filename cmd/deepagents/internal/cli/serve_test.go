@@ -85,16 +85,16 @@ func (w *world) startListeningWith(env []string, stopped string, args ...string)
 			return
 		}
 		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
+		// Read stderr to its end before Wait, which closes the pipe: a
+		// Wait first could drop the last line (the one looked for).
 		select {
-		case err := <-done:
-			out := <-rest
-			if err != nil || !strings.Contains(out, stopped) {
+		case out := <-rest:
+			if err := cmd.Wait(); err != nil || !strings.Contains(out, stopped) {
 				w.t.Errorf("serve exited with %v: %s", err, out)
 			}
 		case <-time.After(10 * time.Second):
 			cmd.Process.Kill()
+			cmd.Wait()
 			w.t.Error("serve did not stop on SIGTERM")
 		}
 	})
