@@ -13,8 +13,8 @@ import (
 // The texts the model sees from the filesystem tools. They are the
 // contract (CONTRACT.md): prompts tuned for DeepAgents rely on them.
 const (
-	// MaxLineChars is how long a line read_file shows on one row; longer
-	// lines continue on rows numbered N.1, N.2, ...
+	// MaxLineChars is how long a line of an evicted result's preview is
+	// on one row; longer lines continue on rows numbered N.1, N.2, ...
 	MaxLineChars = 10000
 	// lineNumberWidth is the width of read_file's line-number gutter.
 	lineNumberWidth = 6
