@@ -97,19 +97,19 @@ func TestFilesystemToolContract(t *testing.T) {
 		{"ls", `{"path":"src/util/"}`, "/src/util/a.go\n/src/util/b.go", false, false},
 		{"ls", `{"path":"/nowhere"}`, "No files found", false, false},
 		// read_file
-		{"read_file", `{"file_path":"/src/main.go"}`, "     1\tpackage main\n     2\t\n     3\tfunc main() {\n     4\t\tprintln(\"hi\")\n     5\t}", false, false},
-		{"read_file", `{"file_path":"/src/main.go","offset":2,"limit":2}`, "     3\tfunc main() {\n     4\t\tprintln(\"hi\")\n\n[Read 2 lines (lines 3-4). More lines remain from offset 4.]", false, false},
-		{"read_file", `{"file_path":"/src/main.go","offset":2,"limit":3}`, "     3\tfunc main() {\n     4\t\tprintln(\"hi\")\n     5\t}", false, false}, // the window reaches the end: no notice
-		{"read_file", `{"file_path":"/src/main.go","offset":4,"limit":9223372036854775807}`, "     5\t}", false, false},
-		{"read_file", `{"file_path":"/no-newline.txt"}`, "     1\tone\n     2\ttwo", false, false},
-		{"read_file", `{"file_path":"/long.txt"}`, "     1\t" + strings.Repeat("x", 10000) + "\n   1.1\t" + strings.Repeat("y", 10000) + "\n   1.2\tzz\n     2\tshort", false, false},
+		{"read_file", `{"file_path":"/src/main.go"}`, "@@ lines 1-5 @@\npackage main\n\nfunc main() {\n\tprintln(\"hi\")\n}", false, false},
+		{"read_file", `{"file_path":"/src/main.go","offset":2,"limit":2}`, "@@ lines 3-4 | next offset 4 @@\nfunc main() {\n\tprintln(\"hi\")", false, false},
+		{"read_file", `{"file_path":"/src/main.go","offset":2,"limit":3}`, "@@ lines 3-5 @@\nfunc main() {\n\tprintln(\"hi\")\n}", false, false}, // the window reaches the end: no notice
+		{"read_file", `{"file_path":"/src/main.go","offset":4,"limit":9223372036854775807}`, "@@ lines 5-5 @@\n}", false, false},
+		{"read_file", `{"file_path":"/no-newline.txt"}`, "@@ lines 1-2 @@\none\ntwo", false, false},
+		{"read_file", `{"file_path":"/long.txt"}`, "@@ lines 1-2 @@\n" + strings.Repeat("x", 10000) + strings.Repeat("y", 10000) + "zz\nshort", false, false},
 		{"read_file", `{"file_path":"/empty.txt"}`, "System reminder: File exists but has empty contents", false, false},
 		{"read_file", `{"file_path":"/blank.txt"}`, "System reminder: File exists but has empty contents", false, false},
 		{"read_file", `{"file_path":"/src/main.go","offset":9}`, "Error: Line offset 9 exceeds file length (5 lines)", false, true},
 		{"read_file", `{"file_path":"/missing.txt"}`, "Error: File '/missing.txt' not found", false, true},
-		{"read_file", `{"file_path":"foo..bar.txt"}`, "     1\tlegal name", false, false},
-		{"read_file", `{"file_path":"/cr.txt"}`, "     1\told\n     2\tmac\n     3\tlines", false, false},
-		{"read_file", `{"file_path":"/cr.txt","offset":1,"limit":1}`, "     2\tmac\n\n[Read 1 line (lines 2-2). More lines remain from offset 2.]", false, false},
+		{"read_file", `{"file_path":"foo..bar.txt"}`, "@@ lines 1-1 @@\nlegal name", false, false},
+		{"read_file", `{"file_path":"/cr.txt"}`, "@@ lines 1-3 @@\nold\nmac\nlines", false, false},
+		{"read_file", `{"file_path":"/cr.txt","offset":1,"limit":1}`, "@@ lines 2-2 | next offset 2 @@\nmac", false, false},
 		{"read_file", `{"file_path":"/latin1.txt"}`, "Error reading file '/latin1.txt': it is not UTF-8 text (line 1 holds the byte 0xe9)", false, true},
 		{"read_file", `{"file_path":"/latin1.txt","offset":1}`, "Error reading file '/latin1.txt': it is not UTF-8 text (line 2 holds the byte 0xff)", false, true},
 		// write_file
@@ -159,12 +159,12 @@ func TestFilesystemToolContract(t *testing.T) {
 		{"ls", `{"path":"~/secrets"}`, "Error: Path traversal not allowed: ~/secrets", false, true},
 		{"read_file", `{"file_path":"C:\\Users\\x.txt"}`, `Error: Windows absolute paths are not supported: C:\Users\x.txt. Please use virtual paths starting with / (e.g., /workspace/file.txt)`, false, true},
 		{"write_file", `{"file_path":"F:/x","content":""}`, "Error: Windows absolute paths are not supported: F:/x. Please use virtual paths starting with / (e.g., /workspace/file.txt)", false, true},
-		{"read_file", `{"file_path":"/./src//main.go","limit":1}`, "     1\tpackage main\n\n[Read 1 line", true, false},
-		{"read_file", `{"file_path":"src\\main.go","limit":1}`, "     1\tpackage main\n\n[Read 1 line", true, false},
+		{"read_file", `{"file_path":"/./src//main.go","limit":1}`, "@@ lines 1-1 | next offset 1 @@\npackage main", true, false},
+		{"read_file", `{"file_path":"src\\main.go","limit":1}`, "@@ lines 1-1 | next offset 1 @@\npackage main", true, false},
 		// arguments
-		{"read_file", `{"file_path":"/README.md","offset":-1}`, "     1\t# New\n     2\thello hello\n\n[Requested offset -1 is before the start of the file; read from line 1 instead.]", false, false},
+		{"read_file", `{"file_path":"/README.md","offset":-1}`, "[Requested offset -1 is before the start of the file; read from line 1 instead.]\n@@ lines 1-2 @@\n# New\nhello hello", false, false},
 		{"read_file", `{"file_path":"/README.md","limit":0}`, "System reminder: no lines were read because `limit` was 0. The file was not inspected and may have contents; retry with `limit` >= 1 to read it.", false, false},
-		{"read_file", `{"file_path":"/README.md","limit":-5}`, "     1\t# New\n     2\thello hello", false, false},
+		{"read_file", `{"file_path":"/README.md","limit":-5}`, "@@ lines 1-2 @@\n# New\nhello hello", false, false},
 		{"edit_file", `{"file_path":"/README.md","old_string":"","new_string":"x"}`, "Error: old_string is empty", true, true},
 	}
 	fs := newFS(t, filesystem.Config{Backend: backend.NewStateBackend(nil)})
@@ -195,7 +195,7 @@ func clipForLog(s string) string {
 func TestAllowedPrefixes(t *testing.T) {
 	fs := newFS(t, filesystem.Config{Backend: backend.NewStateBackend(nil), AllowedPrefixes: []string{"/data/", "/tmp/"}})
 	tools, ctx, _ := fsTools(t, fs, map[string]string{"/data/a.txt": "a", "/etc/x": "x"})
-	if got, _ := callTool(ctx, tools["read_file"], `{"file_path":"/data/a.txt"}`); got != "     1\ta" {
+	if got, _ := callTool(ctx, tools["read_file"], `{"file_path":"/data/a.txt"}`); got != "@@ lines 1-1 @@\na" {
 		t.Errorf("allowed read = %q", got)
 	}
 	got, isErr := callTool(ctx, tools["read_file"], `{"file_path":"/etc/x"}`)
@@ -298,11 +298,18 @@ func TestReadFileSaysWhenCut(t *testing.T) {
 	}
 	fs := newFS(t, filesystem.Config{Backend: b})
 	tools, ctx, _ := fsTools(t, fs, nil)
+	// The first read holds the first line: the second does not fit.
 	got, isErr := callTool(ctx, tools["read_file"], `{"file_path":"/big.txt"}`)
-	if isErr || !strings.HasPrefix(got, "     1\tfirst\n     2\tzzz") || !strings.HasSuffix(got, "line 2 is cut there; continue with offset=2]") {
-		t.Errorf("read of a file with a line over the limit: %d chars, ends %q", len(got), got[max(0, len(got)-120):])
+	if isErr || got != "@@ lines 1-1 | next offset 1 @@\nfirst" {
+		t.Errorf("read of a file with a line over the limit: %q", got[:min(len(got), 200)])
 	}
-	if got, _ := callTool(ctx, tools["read_file"], `{"file_path":"/big.txt","offset":2}`); !strings.Contains(got, "     3\tlast") {
+	// The second line alone: its start, and where to go on.
+	got, isErr = callTool(ctx, tools["read_file"], `{"file_path":"/big.txt","offset":1}`)
+	want := "[Line 2 is longer than one result can hold: only its start is shown; continue with offset=2.]\n@@ lines 2-2 | next offset 2 @@\nzzz"
+	if isErr || !strings.HasPrefix(got, want) || len(got) > filesystem.DefaultEvictChars {
+		t.Errorf("read of the long line: %d chars, starts %q", len(got), got[:min(len(got), 200)])
+	}
+	if got, _ := callTool(ctx, tools["read_file"], `{"file_path":"/big.txt","offset":2}`); got != "@@ lines 3-3 @@\nlast" {
 		t.Errorf("continuing after the cut line: %q", got)
 	}
 }

@@ -13,8 +13,8 @@ import (
 // The texts the model sees from the filesystem tools. They are the
 // contract (CONTRACT.md): prompts tuned for DeepAgents rely on them.
 const (
-	// MaxLineChars is how long a line read_file shows on one row; longer
-	// lines continue on rows numbered N.1, N.2, ...
+	// MaxLineChars is how long a line of an evicted result's preview is
+	// on one row; longer lines continue on rows numbered N.1, N.2, ...
 	MaxLineChars = 10000
 	// lineNumberWidth is the width of read_file's line-number gutter.
 	lineNumberWidth = 6
@@ -25,14 +25,18 @@ const (
 	// noLinesRequested answers a read_file with limit 0: nothing was read,
 	// which must not look like an empty file.
 	noLinesRequested = "System reminder: no lines were read because `limit` was %d. The file was not inspected and may have contents; retry with `limit` >= 1 to read it."
-	// clampedOffsetNote ends a read_file whose offset was negative.
-	clampedOffsetNote = "\n\n[Requested offset %d is before the start of the file; read from line 1 instead.]"
-	// readCutNote ends a read_file result that reached the backend's limit
-	// on one read's bytes.
-	readCutNote = "\n... [read stopped at the backend's size limit for one read: line %d is cut there; continue with offset=%d]"
-	// moreLinesNote ends a read_file window after which the file goes on,
-	// in the references' words.
-	moreLinesNote = "\n\n[Read %d %s (lines %d-%d). More lines remain from offset %d.]"
+	// clampedOffsetNotice precedes the header of a read_file whose offset
+	// was negative.
+	clampedOffsetNotice = "[Requested offset %d is before the start of the file; read from line 1 instead.]\n"
+	// readCutNotice precedes the header of a read_file result that reached
+	// the backend's limit on one read's bytes.
+	readCutNotice = "[Read stopped at the backend's size limit for one read: line %d is cut there; continue with offset=%d.]\n"
+	// longLineNotice precedes the header of a read_file whose first line
+	// alone is more than a result holds.
+	longLineNotice = "[Line %d is longer than one result can hold: only its start is shown; continue with offset=%d.]\n"
+	// readReserve is what of a result's bound read_file keeps for its
+	// header and notices.
+	readReserve = 512
 	// lineCutMark ends a grep line cut at GrepLimits.MaxLineBytes.
 	lineCutMark = " [... line truncated]"
 	// grepCappedNote ends a grep result that stopped at its match cap.
@@ -52,7 +56,9 @@ const (
 	truncatedNote = "\n... [results truncated, try being more specific with your parameters]"
 )
 
-// formatLines renders lines cat -n style, the first numbered start (1-based).
+// formatLines renders lines cat -n style, the first numbered start
+// (1-based): the previews of an evicted result, which, unlike read_file,
+// the model reads only to decide what to read.
 func formatLines(b *strings.Builder, lines []string, start int) {
 	for i, line := range lines {
 		if i > 0 {

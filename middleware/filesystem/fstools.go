@@ -19,15 +19,15 @@ import (
 const (
 	lsDescription = `List the entries of a directory, one per line; directories end with "/". Not recursive: use glob to find files at any depth.`
 
-	readDescription = `Read a file, shown with line numbers (cat -n style).
+	readDescription = `Read a file. The first line of the result is a header such as "@@ lines 1-2000 | next offset 2000 @@": the 1-based lines shown, and the offset to continue from when more follow. Every line after the header is the file's exact content; never copy the header into an edit.
 
-By default it returns up to 2000 lines from the start. For long files, pass offset (0-based line to start at) and limit (number of lines) to page through them; when more lines follow, the result ends with the offset to continue from. Lines longer than 10000 characters continue on rows numbered N.1, N.2. Read a file before editing it.`
+By default it returns up to 2000 lines from the start. For long files, pass offset (0-based line to start at) and limit (number of lines) to page through them. Read a file before editing it.`
 
 	writeDescription = `Write a file: create it with the given content, or replace the whole of an existing one. To change part of a file, use edit_file instead.`
 
 	editDescription = `Replace an exact string in a file.
 
-old_string must match the file's text exactly, including whitespace and indentation (without the line-number prefix read_file shows). It must occur exactly once unless replace_all is true, so include enough surrounding lines to make it unique. Read the file first.`
+old_string must match the file's text exactly, including whitespace and indentation. It must occur exactly once unless replace_all is true, so include enough surrounding lines to make it unique. Read the file first.`
 
 	globDescription = `Find files by a glob pattern and return their absolute paths, sorted, one per line.
 
@@ -120,29 +120,58 @@ func (f *Middleware) read(ctx context.Context, in readIn) (string, error) {
 			return "", fmt.Errorf(notUTF8Text, p, res.Offset+1+i, firstInvalidByte(line))
 		}
 	}
+	// The lines that fit the result's bound (what is left of it after
+	// the header and notices), whole, or the start of the first one.
+	budget := f.evictChars()
+	if budget > 0 {
+		budget = max(budget-readReserve, 1)
+	}
+	body, shown, cut := fitLines(res.Lines, budget)
+	last := res.Offset + max(shown, 1) // the last line shown, 1-based
 	var b strings.Builder
-	formatLines(&b, res.Lines, res.Offset+1)
-	out := capOutput(b.String(), f.evictChars())
-	next := res.Offset + len(res.Lines)
-	switch {
-	case res.Truncated:
-		out += fmt.Sprintf(readCutNote, next, next)
-	case more && len(out) == b.Len(): // not cut by capOutput, which says so itself
-		out += fmt.Sprintf(moreLinesNote, len(res.Lines), plural(len(res.Lines), "line"), res.Offset+1, next, next)
-	}
+	// Notices come first, so that every line after the header is the
+	// file's.
 	if in.Offset < 0 {
-		out += fmt.Sprintf(clampedOffsetNote, in.Offset)
+		fmt.Fprintf(&b, clampedOffsetNotice, in.Offset)
 	}
-	return out, nil
+	switch {
+	case cut:
+		fmt.Fprintf(&b, longLineNotice, last, last)
+	case res.Truncated && shown == len(res.Lines):
+		fmt.Fprintf(&b, readCutNotice, last, last)
+	}
+	fmt.Fprintf(&b, "@@ lines %d-%d", res.Offset+1, last)
+	if more || res.Truncated || cut || shown < len(res.Lines) {
+		fmt.Fprintf(&b, " | next offset %d", last)
+	}
+	b.WriteString(" @@\n")
+	b.WriteString(body)
+	return b.String(), nil
 }
 
-// plural is word, with an s unless n is 1.
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
+// fitLines joins the lines that fit in max bytes (no bound when max is 0),
+// and says how many. When not even the first fits, it is cut at a rune's
+// start to fit, and cut is true.
+func fitLines(lines []string, max int) (body string, n int, cut bool) {
+	size := 0
+	for n < len(lines) {
+		add := len(lines[n]) + min(n, 1) // and the newline before it
+		if max > 0 && size+add > max {
+			break
+		}
+		size += add
+		n++
 	}
-	return word + "s"
+	if n == 0 && len(lines) > 0 {
+		end := max
+		for end > 0 && !utf8.RuneStart(lines[0][end]) {
+			end--
+		}
+		return lines[0][:end], 1, true
+	}
+	return strings.Join(lines[:n], "\n"), n, false
 }
+
 
 // allBlank reports whether lines hold nothing but white space: such a file
 // reads as empty.
