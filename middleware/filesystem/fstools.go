@@ -172,7 +172,6 @@ func fitLines(lines []string, max int) (body string, n int, cut bool) {
 	return strings.Join(lines[:n], "\n"), n, false
 }
 
-
 // allBlank reports whether lines hold nothing but white space: such a file
 // reads as empty.
 func allBlank(lines []string) bool {
