@@ -329,3 +329,24 @@ func TestRun(t *testing.T) {
 		t.Error("an unknown provider is not an error")
 	}
 }
+
+// TestDeepagentsJS runs the task once through deepagents-js on the
+// Anthropic stand-in, when node and bench/tokens/js's npm packages are
+// installed (npm ci there), and checks it ran as scripted and was counted.
+func TestDeepagentsJS(t *testing.T) {
+	dir, err := jsDir()
+	if err != nil {
+		t.Skipf("%v: the deepagents-js side is not run", err)
+	}
+	rep, res, err := measureJS(context.Background(), providers[0], dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(jsScript(false)); len(res.Bodies) != want || len(rep.Requests) != want || want != 22 {
+		t.Errorf("%d requests recorded, %d counted, %d scripted; want 22", len(res.Bodies), len(rep.Requests), want)
+	}
+	if !bytes.Contains(res.Bodies[len(res.Bodies)-4], []byte("Find whether anything else depends on the old width")) {
+		t.Error("the subagent's first request is not where the script has it")
+	}
+	checkSums(t, rep)
+}
