@@ -73,14 +73,23 @@ type jsOutput struct {
 // with one exception: createDeepAgent's defaults have no write_todos (in
 // 1.14.1 only the Codex harness profiles add the todo middleware; with
 // Claude and GPT-4.1 its tools are ls, read_file, write_file, edit_file,
-// delete, glob, grep and task). With keepTodos the script is played
+// delete, glob, grep and task). With KeepTodos the script is played
 // unchanged and the three write_todos calls are answered with its "not a
 // valid tool" error; without, they are taken out: a turn left with no call
 // is dropped and its text joins the next turn's (22 requests: main 18,
 // subagent 4), as a model that is offered no todo tool would do.
-func jsScript(keepTodos bool) []step {
+//
+// deepagents-js's read_file shows 100 lines unless given a limit (ours
+// 2,000), so each of the script's nine whole-file reads shows it a file's
+// first 100 lines. With pages, each is followed by the reads a model would
+// make to see the rest, 100 lines at a time from the offset the result
+// names, so that both harnesses read the same text.
+func jsScript(o jsOptions) []step {
 	steps := script()
-	if keepTodos {
+	if o.Pages {
+		steps = withPages(steps)
+	}
+	if o.KeepTodos {
 		return steps
 	}
 	var out []step
@@ -103,6 +112,50 @@ func jsScript(keepTodos bool) []step {
 	return out
 }
 
+// jsOptions are the ways the script is adapted to deepagents-js.
+type jsOptions struct {
+	// KeepTodos plays the write_todos turns, answered with an error.
+	KeepTodos bool
+	// Pages reads each file read whole in deepagents-js's pages.
+	Pages bool
+}
+
+// jsReadLimit is deepagents-js's default read_file limit.
+const jsReadLimit = 100
+
+// withPages adds, after each read of a whole file (no limit) of more than
+// jsReadLimit lines, the agent's reads of its next pages.
+func withPages(steps []step) []step {
+	files, err := workspace()
+	if err != nil {
+		return steps // the run reports the archive's error
+	}
+	var out []step
+	for _, s := range steps {
+		out = append(out, s)
+		if len(s.Calls) != 1 || s.Calls[0].Name != "read_file" {
+			continue
+		}
+		var a struct {
+			FilePath string `json:"file_path"`
+			Limit    *int   `json:"limit"`
+		}
+		if json.Unmarshal([]byte(s.Calls[0].Args), &a) != nil || a.Limit != nil {
+			continue
+		}
+		content := files[a.FilePath].Content
+		lines := strings.Count(content, "\n")
+		if !strings.HasSuffix(content, "\n") {
+			lines++
+		}
+		for off := jsReadLimit; off < lines; off += jsReadLimit {
+			out = append(out, step{Agent: s.Agent, Calls: []call{{Name: "read_file",
+				Args: args(map[string]any{"file_path": a.FilePath, "offset": off})}}})
+		}
+	}
+	return out
+}
+
 func joinText(a, b string) string {
 	if a == "" || b == "" {
 		return a + b
@@ -111,13 +164,13 @@ func joinText(a, b string) string {
 }
 
 // jsTodoError is how deepagents-js answers a call of a tool it does not
-// offer; with keepTodos, write_todos is answered so.
+// offer; with KeepTodos, write_todos is answered so.
 const jsTodoError = "write_todos: Error: write_todos is not a valid tool"
 
 // runJS runs the scripted task once through deepagents-js, the driver in
 // dir, talking to p's stand-in, and checks it ran as scripted.
-func runJS(ctx context.Context, p provider, dir string, keepTodos bool) (*runResult, error) {
-	steps := jsScript(keepTodos)
+func runJS(ctx context.Context, p provider, dir string, o jsOptions) (*runResult, error) {
+	steps := jsScript(o)
 	si, err := p.start(p.Model, steps)
 	if err != nil {
 		return nil, err
@@ -162,7 +215,7 @@ func runJS(ctx context.Context, p provider, dir string, keepTodos bool) (*runRes
 		bad = append(bad, "the final answer is not the scripted one")
 	}
 	for _, e := range out.Errors {
-		if keepTodos && strings.HasPrefix(e, jsTodoError) {
+		if o.KeepTodos && strings.HasPrefix(e, jsTodoError) {
 			continue
 		}
 		bad = append(bad, "a tool failed: "+e)
@@ -176,12 +229,12 @@ func runJS(ctx context.Context, p provider, dir string, keepTodos bool) (*runRes
 
 // measureJS runs the task once through deepagents-js on p's stand-in and
 // counts its requests.
-func measureJS(ctx context.Context, p provider, dir string, keepTodos bool) (*Report, *runResult, error) {
-	res, err := runJS(ctx, p, dir, keepTodos)
+func measureJS(ctx context.Context, p provider, dir string, o jsOptions) (*Report, *runResult, error) {
+	res, err := runJS(ctx, p, dir, o)
 	if err != nil {
 		return nil, res, fmt.Errorf("deepagents-js, %s: %w", p.Name, err)
 	}
-	rep, err := count(p, res.Bodies, jsScript(keepTodos))
+	rep, err := count(p, res.Bodies, jsScript(o))
 	return rep, res, err
 }
 

@@ -9,7 +9,7 @@
 // list-price cost. See docs/BENCHMARKS.md, "Tokens per task".
 //
 //	go run ./bench/tokens [-provider anthropic|openai] [-requests] [-json]
-//	go run ./bench/tokens -js [-js-todos] [-provider ...]  # and deepagents-js beside it
+//	go run ./bench/tokens -js [-js-todos] [-js-pages] [-provider ...]  # and deepagents-js beside it
 //
 // Tokens are counted with a real BPE tokenizer (cl100k_base for Claude,
 // whose tokenizer is not published; o200k_base, GPT-4.1's own, for
@@ -38,9 +38,11 @@ func main() {
 	asJSON := flag.Bool("json", false, "print the reports as JSON instead of tables")
 	js := flag.Bool("js", false, "also run the task through deepagents-js (bench/tokens/js, after npm ci there) and print it beside ours")
 	jsTodos := flag.Bool("js-todos", false, "with -js: keep the write_todos turns, which deepagents-js answers with an error (it has no such tool by default)")
+	jsPages := flag.Bool("js-pages", false, "with -js: read each file deepagents-js reads whole to its end, 100 lines a page (its default limit)")
 	flag.Parse()
 	if *js {
-		if err := runSideBySide(context.Background(), os.Stdout, *only, *perRequest, *jsTodos); err != nil {
+		o := jsOptions{KeepTodos: *jsTodos, Pages: *jsPages}
+		if err := runSideBySide(context.Background(), os.Stdout, *only, *perRequest, o); err != nil {
 			fmt.Fprintln(os.Stderr, "tokens:", err)
 			os.Exit(1)
 		}
@@ -217,7 +219,7 @@ func money(perMTok float64) string { return fmt.Sprintf("$%.2f", perMTok) }
 // runSideBySide runs the task through this project's agent and through
 // deepagents-js on each provider's stand-in and prints both, then a table of
 // the two side by side.
-func runSideBySide(ctx context.Context, w io.Writer, only string, perRequest, keepTodos bool) error {
+func runSideBySide(ctx context.Context, w io.Writer, only string, perRequest bool, o jsOptions) error {
 	dir, err := jsDir()
 	if err != nil {
 		return err
@@ -232,7 +234,7 @@ func runSideBySide(ctx context.Context, w io.Writer, only string, perRequest, ke
 		if err != nil {
 			return err
 		}
-		theirs, _, err := measureJS(ctx, p, dir, keepTodos)
+		theirs, _, err := measureJS(ctx, p, dir, o)
 		if err != nil {
 			return err
 		}
