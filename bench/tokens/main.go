@@ -9,6 +9,7 @@
 // list-price cost. See docs/BENCHMARKS.md, "Tokens per task".
 //
 //	go run ./bench/tokens [-provider anthropic|openai] [-requests] [-json]
+//	go run ./bench/tokens -js [-js-todos] [-js-pages] [-provider ...]  # and deepagents-js beside it
 //
 // Tokens are counted with a real BPE tokenizer (cl100k_base for Claude,
 // whose tokenizer is not published; o200k_base, GPT-4.1's own, for
@@ -35,7 +36,18 @@ func main() {
 	only := flag.String("provider", "", "run one provider only: anthropic or openai (default: both)")
 	perRequest := flag.Bool("requests", false, "also print a table of every request")
 	asJSON := flag.Bool("json", false, "print the reports as JSON instead of tables")
+	js := flag.Bool("js", false, "also run the task through deepagents-js (bench/tokens/js, after npm ci there) and print it beside ours")
+	jsTodos := flag.Bool("js-todos", false, "with -js: keep the write_todos turns, which deepagents-js answers with an error (it has no such tool by default)")
+	jsPages := flag.Bool("js-pages", false, "with -js: read each file deepagents-js reads whole to its end, 100 lines a page (its default limit)")
 	flag.Parse()
+	if *js {
+		o := jsOptions{KeepTodos: *jsTodos, Pages: *jsPages}
+		if err := runSideBySide(context.Background(), os.Stdout, *only, *perRequest, o); err != nil {
+			fmt.Fprintln(os.Stderr, "tokens:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(context.Background(), os.Stdout, *only, *perRequest, *asJSON); err != nil {
 		fmt.Fprintln(os.Stderr, "tokens:", err)
 		os.Exit(1)
@@ -203,3 +215,52 @@ func pct(n, of int) string {
 }
 
 func money(perMTok float64) string { return fmt.Sprintf("$%.2f", perMTok) }
+
+// runSideBySide runs the task through this project's agent and through
+// deepagents-js on each provider's stand-in and prints both, then a table of
+// the two side by side.
+func runSideBySide(ctx context.Context, w io.Writer, only string, perRequest bool, o jsOptions) error {
+	dir, err := jsDir()
+	if err != nil {
+		return err
+	}
+	var t table
+	t.row("on the task", "provider", "this project", "deepagents-js", "ratio")
+	for _, p := range providers {
+		if only != "" && only != p.Name {
+			continue
+		}
+		ours, _, err := measure(ctx, p)
+		if err != nil {
+			return err
+		}
+		theirs, _, err := measureJS(ctx, p, dir, o)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "## this project\n\n")
+		if err := printReport(w, ours, perRequest); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "\n## deepagents-js\n\n")
+		if err := printReport(w, theirs, perRequest); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+		ratio := func(a, b float64) string { return fmt.Sprintf("%.3f", a/b) }
+		t.row("model requests", p.Name, num(len(ours.Requests)), num(len(theirs.Requests)), "")
+		t.row("input tokens", p.Name, num(ours.Total.Input), num(theirs.Total.Input), ratio(float64(ours.Total.Input), float64(theirs.Total.Input)))
+		t.row("fixed prefix main / subagent", p.Name, num(ours.FixedPrefix[mainAgent])+" / "+num(ours.FixedPrefix[subAgent]),
+			num(theirs.FixedPrefix[mainAgent])+" / "+num(theirs.FixedPrefix[subAgent]), "")
+		t.row("read_file results", p.Name, num(ours.Total.Parts[kindResult+"read_file"]), num(theirs.Total.Parts[kindResult+"read_file"]), "")
+		t.row("cache-read share", p.Name, pct(ours.Total.CacheRead, ours.Total.Input), pct(theirs.Total.CacheRead, theirs.Total.Input), "")
+		t.row("output tokens", p.Name, num(ours.Total.Output), num(theirs.Total.Output), "")
+		t.row("cost", p.Name, fmt.Sprintf("$%.4f", ours.Total.Cost), fmt.Sprintf("$%.4f", theirs.Total.Cost), ratio(ours.Total.Cost, theirs.Total.Cost))
+	}
+	if len(t.rows) == 1 {
+		return fmt.Errorf("no provider %q (anthropic, openai)", only)
+	}
+	fmt.Fprintf(w, "## side by side\n\n")
+	t.write(w)
+	return nil
+}

@@ -329,3 +329,51 @@ func TestRun(t *testing.T) {
 		t.Error("an unknown provider is not an error")
 	}
 }
+
+// TestDeepagentsJS runs the task once through deepagents-js on the
+// Anthropic stand-in, when node and bench/tokens/js's npm packages are
+// installed (npm ci there), and checks it ran as scripted and was counted.
+func TestDeepagentsJS(t *testing.T) {
+	dir, err := jsDir()
+	if err != nil {
+		t.Skipf("%v: the deepagents-js side is not run", err)
+	}
+	rep, res, err := measureJS(context.Background(), providers[0], dir, jsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(jsScript(jsOptions{})); len(res.Bodies) != want || len(rep.Requests) != want || want != 22 {
+		t.Errorf("%d requests recorded, %d counted, %d scripted; want 22", len(res.Bodies), len(rep.Requests), want)
+	}
+	if !bytes.Contains(res.Bodies[len(res.Bodies)-4], []byte("Find whether anything else depends on the old width")) {
+		t.Error("the subagent's first request is not where the script has it")
+	}
+	checkSums(t, rep)
+}
+
+// TestJSScript checks the script's adaptations to deepagents-js: without
+// write_todos 22 turns, with its pages 17 more reads (15 of the main agent,
+// 2 of the subagent), each continuing where the last page ended.
+func TestJSScript(t *testing.T) {
+	for _, c := range []struct {
+		o         jsOptions
+		main, sub int
+	}{{jsOptions{}, 18, 4}, {jsOptions{KeepTodos: true}, 21, 4}, {jsOptions{Pages: true}, 33, 6}, {jsOptions{Pages: true, KeepTodos: true}, 36, 6}} {
+		n := map[string]int{}
+		for _, s := range jsScript(c.o) {
+			n[s.Agent]++
+			for _, call := range s.Calls {
+				if call.Name == "write_todos" && !c.o.KeepTodos {
+					t.Errorf("%+v: a write_todos call is left", c.o)
+				}
+			}
+		}
+		if n[mainAgent] != c.main || n[subAgent] != c.sub {
+			t.Errorf("%+v: %d main and %d subagent turns, want %d and %d", c.o, n[mainAgent], n[subAgent], c.main, c.sub)
+		}
+	}
+	steps := jsScript(jsOptions{Pages: true})
+	if got, want := steps[4].Calls[0].Args, `{"file_path":"/middleware/filesystem/fsformat.go","offset":100}`; got != want {
+		t.Errorf("the page after the first read of fsformat.go: %s, want %s", got, want)
+	}
+}

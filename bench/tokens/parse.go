@@ -43,9 +43,12 @@ type request struct {
 
 // anthropicBody is what the bench reads of a Messages API request.
 type anthropicBody struct {
-	System   json.RawMessage `json:"system"`
-	Tools    json.RawMessage `json:"tools"`
-	Messages []struct {
+	System json.RawMessage `json:"system"`
+	Tools  json.RawMessage `json:"tools"`
+	// CacheControl at the top level is Anthropic's automatic caching: a
+	// breakpoint on the request's last block (deepagents-js sends it).
+	CacheControl json.RawMessage `json:"cache_control"`
+	Messages     []struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
@@ -131,6 +134,9 @@ func parseAnthropic(body []byte) (request, error) {
 			}
 			r.Segments = append(r.Segments, s)
 		}
+	}
+	if len(b.CacheControl) > 0 && len(r.Segments) > 0 {
+		r.Segments[len(r.Segments)-1].Breakpoint = true
 	}
 	return r, nil
 }

@@ -18,7 +18,9 @@ import (
 // standIn is a provider's wire stand-in playing the script, and the real
 // provider client pointed at it.
 type standIn struct {
-	model  llm.Model
+	model llm.Model
+	// url is the stand-in's base URL, for clients of other harnesses.
+	url    string
 	bodies func() [][]byte // the model requests' bodies, in order
 	left   func() int      // scripted turns not played
 	close  func()
@@ -40,7 +42,7 @@ func startAnthropic(model string, steps []step) (*standIn, error) {
 		srv.Close()
 		return nil, fmt.Errorf("anthropic model: %w", err)
 	}
-	return &standIn{model: m, bodies: srv.MessageRequests, left: srv.Remaining, close: srv.Close}, nil
+	return &standIn{model: m, url: srv.URL, bodies: srv.MessageRequests, left: srv.Remaining, close: srv.Close}, nil
 }
 
 // startOpenAI serves the script over the Chat Completions API and returns
@@ -59,7 +61,7 @@ func startOpenAI(model string, steps []step) (*standIn, error) {
 		srv.Close()
 		return nil, fmt.Errorf("openai model: %w", err)
 	}
-	return &standIn{model: m, bodies: srv.Bodies, left: srv.Remaining, close: srv.Close}, nil
+	return &standIn{model: m, url: srv.URL, bodies: srv.Bodies, left: srv.Remaining, close: srv.Close}, nil
 }
 
 // runResult is what one run of the task left.
