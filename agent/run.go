@@ -332,9 +332,9 @@ func (r *run) modelTurn(ctx context.Context) (modelOutcome, error) {
 		rt.Emit(Event{Type: EventMessage, Message: &msg})
 		u := resp.Usage
 		rt.mu.Lock()
-		answered := rt.answeredBy
+		answered, measured := rt.answeredBy, rt.context
 		rt.mu.Unlock()
-		rt.Emit(Event{Type: EventUsage, Name: r.a.specOf(answered), Usage: &u})
+		rt.Emit(Event{Type: EventUsage, Name: r.a.specOf(answered), Usage: &u, Context: measured})
 	}
 	switch {
 	case len(msg.ToolCalls) > 0:
@@ -459,8 +459,13 @@ func extractJSON(s string) string {
 // forwards deltas as events.
 func streamModel(ctx context.Context, req *ModelRequest) (*llm.Response, error) {
 	rt := req.Runtime
+	var measured *ContextWindow
+	if rt.emit != nil {
+		measured = MeasureContext(&req.Request, llm.Describe(req.Model).ContextWindow)
+	}
 	rt.mu.Lock()
 	rt.answeredBy = req.Model // a middleware may call next on another goroutine
+	rt.context = measured
 	rt.mu.Unlock()
 	for c, err := range req.Model.Stream(ctx, &req.Request) {
 		if err != nil {
