@@ -36,39 +36,69 @@ const imageBytes = 4000
 // alone, in a Request without System and Tools, measure the conversation's
 // share (deepagents state shows that).
 func MeasureContext(req *llm.Request, window int) *ContextWindow {
-	c := &ContextWindow{System: tokens(len(req.System)), Window: window}
+	var m contextMeter
+	return m.measure(req, window)
+}
+
+// contextMeter measures the requests of one run, counting again only the
+// messages a request adds to the previous one's: a run's requests share
+// their conversation, which would otherwise be counted whole at every
+// step. A request whose earlier messages differ (a summary replaced them)
+// is counted whole.
+type contextMeter struct {
+	n      int    // messages counted
+	lastID string // the ID of the last of them
+	sums   ContextWindow
+}
+
+func (m *contextMeter) measure(req *llm.Request, window int) *ContextWindow {
+	msgs := req.Messages
+	if m.n == 0 || len(msgs) < m.n || msgs[m.n-1].ID != m.lastID || m.lastID == "" {
+		*m = contextMeter{}
+	}
+	for i := m.n; i < len(msgs); i++ {
+		m.sums.add(&msgs[i])
+	}
+	m.n = len(msgs)
+	if m.n > 0 {
+		m.lastID = msgs[m.n-1].ID
+	}
+	c := m.sums
+	c.ToolResults = maps.Clone(m.sums.ToolResults)
+	c.System, c.Tools, c.Window = tokens(len(req.System)), 0, window
 	for _, t := range req.Tools {
 		c.Tools += tokens(len(t.Name) + len(t.Description) + len(t.Parameters))
-	}
-	for i := range req.Messages {
-		m := &req.Messages[i]
-		n := 0
-		for _, p := range m.Parts {
-			n += len(p.Text)
-			if p.Type == llm.PartImage {
-				n += imageBytes
-			}
-		}
-		for _, tc := range m.ToolCalls {
-			n += len(tc.Name) + len(tc.Args)
-		}
-		switch m.Role {
-		case llm.RoleAssistant:
-			c.Assistant += tokens(n)
-		case llm.RoleTool:
-			if c.ToolResults == nil {
-				c.ToolResults = make(map[string]int)
-			}
-			c.ToolResults[m.Name] += tokens(n)
-		default:
-			c.User += tokens(n)
-		}
 	}
 	c.Total = c.System + c.Tools + c.User + c.Assistant
 	for _, n := range c.ToolResults {
 		c.Total += n
 	}
-	return c
+	return &c
+}
+
+// add counts one message into c's parts.
+func (c *ContextWindow) add(m *llm.Message) {
+	n := 0
+	for _, p := range m.Parts {
+		n += len(p.Text)
+		if p.Type == llm.PartImage {
+			n += imageBytes
+		}
+	}
+	for _, tc := range m.ToolCalls {
+		n += len(tc.Name) + len(tc.Args)
+	}
+	switch m.Role {
+	case llm.RoleAssistant:
+		c.Assistant += tokens(n)
+	case llm.RoleTool:
+		if c.ToolResults == nil {
+			c.ToolResults = make(map[string]int)
+		}
+		c.ToolResults[m.Name] += tokens(n)
+	default:
+		c.User += tokens(n)
+	}
 }
 
 // tokens estimates the tokens of n bytes of text.

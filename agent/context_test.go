@@ -34,3 +34,33 @@ func TestMeasureContext(t *testing.T) {
 		t.Errorf("appendJSON %s, encoding/json %s", enc, b1)
 	}
 }
+
+// TestContextMeter checks that counting only what a request adds gives
+// what counting it whole does, and that a changed conversation (a summary
+// in place of earlier messages) is counted whole.
+func TestContextMeter(t *testing.T) {
+	msg := func(id string, role llm.Role, name, text string) llm.Message {
+		return llm.Message{ID: id, Role: role, Name: name, Parts: []llm.Part{llm.Text(text)}}
+	}
+	var m contextMeter
+	var msgs []llm.Message
+	steps := [][]llm.Message{
+		{msg("1", llm.RoleUser, "", "hello there")},
+		{msg("2", llm.RoleAssistant, "", "calling"), msg("3", llm.RoleTool, "read_file", strings.Repeat("x", 100))},
+		{msg("4", llm.RoleAssistant, "", "again"), msg("5", llm.RoleTool, "grep", "hits")},
+		nil, // a summary replaces the conversation below
+		{msg("7", llm.RoleAssistant, "", "done")},
+	}
+	for i, add := range steps {
+		if add == nil {
+			msgs = []llm.Message{msg("6", llm.RoleUser, "", "summary of it all")}
+		}
+		msgs = append(msgs, add...)
+		req := &llm.Request{System: "sys", Messages: msgs}
+		got, _ := json.Marshal(m.measure(req, 0))
+		want, _ := json.Marshal(MeasureContext(req, 0))
+		if string(got) != string(want) {
+			t.Fatalf("step %d: counted on %s, whole %s", i, got, want)
+		}
+	}
+}

@@ -459,13 +459,11 @@ func extractJSON(s string) string {
 // forwards deltas as events.
 func streamModel(ctx context.Context, req *ModelRequest) (*llm.Response, error) {
 	rt := req.Runtime
-	var measured *ContextWindow
-	if rt.emit != nil {
-		measured = MeasureContext(&req.Request, llm.Describe(req.Model).ContextWindow)
-	}
 	rt.mu.Lock()
 	rt.answeredBy = req.Model // a middleware may call next on another goroutine
-	rt.context = measured
+	if rt.emit != nil {
+		rt.context = rt.meter.measure(&req.Request, llm.Describe(req.Model).ContextWindow)
+	}
 	rt.mu.Unlock()
 	for c, err := range req.Model.Stream(ctx, &req.Request) {
 		if err != nil {

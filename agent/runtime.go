@@ -37,6 +37,7 @@ type Runtime struct {
 	// context is what filled the current turn's call, measured when
 	// someone listens (its usage event carries it). Under mu.
 	context *ContextWindow
+	meter   contextMeter // counts context, message by message; under mu
 
 	decisions map[string]Decision // by tool call id, set on resume
 	resuming  bool
