@@ -23,7 +23,7 @@ const (
 	EventToolCall       EventType = "tool_call"       // ToolCallID, Name, Args
 	EventToolResult     EventType = "tool_result"     // ToolCallID, Name, Content, IsError
 	EventState          EventType = "state"           // Values (the public values a middleware reported), Files (paths that changed)
-	EventUsage          EventType = "usage"           // Usage of one model call; Name: the model, as provider:model
+	EventUsage          EventType = "usage"           // Usage of one model call; Name: the model, as provider:model; Context: what filled its window
 	EventCheckpoint     EventType = "checkpoint"      // ThreadID, CheckpointID: the step is durable
 	EventInterrupt      EventType = "interrupt"       // Interrupts awaiting decisions
 	EventNotice         EventType = "notice"          // Name (what), Content (a line for people), Error
@@ -78,7 +78,10 @@ type Event struct {
 	Values map[string]json.RawMessage
 	Files  []string
 
-	Usage      *llm.Usage
+	Usage *llm.Usage
+	// Context is, on a usage event of a model call, what filled that
+	// call's context window.
+	Context    *ContextWindow
 	Interrupts []ActionRequest
 	Status     RunStatus
 	Error      string
@@ -105,6 +108,7 @@ type wireEvent struct {
 	// Values' keys are fields of their own (see eventFields).
 	Files      []string        `json:"files,omitempty"`
 	Usage      *llm.Usage      `json:"usage,omitempty"`
+	Context    *ContextWindow  `json:"context,omitempty"`
 	Interrupts []ActionRequest `json:"interrupts,omitempty"`
 	Status     RunStatus       `json:"status,omitempty"`
 	Error      string          `json:"error,omitempty"`
@@ -129,7 +133,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	*e = Event{
 		Type: w.Type, Namespace: w.Namespace, Step: w.Step, ThreadID: w.ThreadID,
 		CheckpointID: w.CheckpointID, MessageID: w.MessageID, Message: w.Message, ToolCallID: w.ToolCallID,
-		Name: w.Name, Args: w.Args, Files: w.Files, Usage: w.Usage,
+		Name: w.Name, Args: w.Args, Files: w.Files, Usage: w.Usage, Context: w.Context,
 		Interrupts: w.Interrupts, Status: w.Status, Error: w.Error,
 	}
 	if w.Delta != nil {

@@ -95,6 +95,10 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 		}
 		b = append(b, '}')
 	}
+	if e.Context != nil {
+		b = append(b, `,"context":`...)
+		b = e.Context.appendJSON(b)
+	}
 	if len(e.Interrupts) > 0 {
 		// Rare: the general encoder is fine.
 		raw, err := json.Marshal(e.Interrupts)

@@ -22,10 +22,11 @@ func referenceJSON(e Event) ([]byte, error) {
 	tail := struct {
 		Files      []string        `json:"files,omitempty"`
 		Usage      *llm.Usage      `json:"usage,omitempty"`
+		Context    *ContextWindow  `json:"context,omitempty"`
 		Interrupts []ActionRequest `json:"interrupts,omitempty"`
 		Status     RunStatus       `json:"status,omitempty"`
 		Error      string          `json:"error,omitempty"`
-	}{e.Files, e.Usage, e.Interrupts, e.Status, e.Error}
+	}{e.Files, e.Usage, e.Context, e.Interrupts, e.Status, e.Error}
 	if w.Namespace == nil {
 		w.Namespace = []string{}
 	}
@@ -89,6 +90,12 @@ func FuzzEventEncoderMatchesEncodingJSON(f *testing.F) {
 			e.Values = map[string]json.RawMessage{"todos": list, s1: args, "files": json.RawMessage(`1`)}
 		} else if n%2 == 0 {
 			e.Values = map[string]json.RawMessage{"todos": json.RawMessage(`[]`)}
+		}
+		if n%3 == 1 {
+			e.Context = &ContextWindow{System: n, Tools: -n, User: n % 7, Assistant: 1, Total: n, Window: n % 2}
+			if flag {
+				e.Context.ToolResults = map[string]int{s1: n, s2: 2, "read_file": 3}
+			}
 		}
 		if n%5 == 0 {
 			e.Message, e.Usage, e.Namespace = nil, nil, nil

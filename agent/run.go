@@ -332,9 +332,9 @@ func (r *run) modelTurn(ctx context.Context) (modelOutcome, error) {
 		rt.Emit(Event{Type: EventMessage, Message: &msg})
 		u := resp.Usage
 		rt.mu.Lock()
-		answered := rt.answeredBy
+		answered, measured := rt.answeredBy, rt.context
 		rt.mu.Unlock()
-		rt.Emit(Event{Type: EventUsage, Name: r.a.specOf(answered), Usage: &u})
+		rt.Emit(Event{Type: EventUsage, Name: r.a.specOf(answered), Usage: &u, Context: measured})
 	}
 	switch {
 	case len(msg.ToolCalls) > 0:
@@ -461,6 +461,9 @@ func streamModel(ctx context.Context, req *ModelRequest) (*llm.Response, error) 
 	rt := req.Runtime
 	rt.mu.Lock()
 	rt.answeredBy = req.Model // a middleware may call next on another goroutine
+	if rt.emit != nil {
+		rt.context = rt.meter.measure(&req.Request, llm.Describe(req.Model).ContextWindow)
+	}
 	rt.mu.Unlock()
 	for c, err := range req.Model.Stream(ctx, &req.Request) {
 		if err != nil {

@@ -34,6 +34,10 @@ type Runtime struct {
 	// middleware that may swap it (a fallback, say): its usage is named
 	// after it (the last one, if a middleware called several). Under mu.
 	answeredBy llm.Model
+	// context is what filled the current turn's call, measured when
+	// someone listens (its usage event carries it). Under mu.
+	context *ContextWindow
+	meter   contextMeter // counts context, message by message; under mu
 
 	decisions map[string]Decision // by tool call id, set on resume
 	resuming  bool

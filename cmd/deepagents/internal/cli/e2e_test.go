@@ -155,6 +155,19 @@ func TestWorkspaceFilesAndScratch(t *testing.T) {
 	if c := st.Files["/large_tool_results/big"]; len(c) < len(big) {
 		t.Errorf("large result not kept in the thread's state (%d bytes)", len(c))
 	}
+	// What the conversation fills of the window, by part.
+	if c := st.Context; c == nil || c.User == 0 || c.Assistant == 0 || len(c.ToolResults) == 0 || c.System != 0 ||
+		c.Total != c.User+c.Assistant+sumValues(c.ToolResults) {
+		t.Errorf("state's context: %+v", c)
+	}
+}
+
+func sumValues(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 func TestThreadsContinueAcrossProcesses(t *testing.T) {

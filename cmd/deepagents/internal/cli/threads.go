@@ -94,6 +94,10 @@ type threadState struct {
 	Todos        []todos.Todo               `json:"todos"`
 	Files        map[string]string          `json:"files"`
 	Values       map[string]json.RawMessage `json:"values,omitempty"`
+	// Context is what the conversation fills of a model call's context
+	// window, estimated: its system prompt and tools are the agent's,
+	// not the thread's, and show in the usage events of a run.
+	Context *agent.ContextWindow `json:"context"`
 }
 
 func newStateCmd(env Env) *cobra.Command {
@@ -138,6 +142,7 @@ func newStateCmd(env Env) *cobra.Command {
 			for p, f := range snap.Files {
 				out.Files[p] = f.Content
 			}
+			out.Context = agent.MeasureContext(&llm.Request{Messages: snap.Messages}, 0)
 			enc := json.NewEncoder(env.Stdout)
 			enc.SetIndent("", "  ")
 			return enc.Encode(out)

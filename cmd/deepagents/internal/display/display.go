@@ -6,7 +6,9 @@
 package display
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -132,4 +134,52 @@ func Thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// ContextFill is " · context N of W" (or " · context N" when the model's
+// window is unknown) for the last call's context c, or "" before any: a
+// figure for a status line, in thousands of estimated tokens.
+func ContextFill(c *agent.ContextWindow) string {
+	if c == nil {
+		return ""
+	}
+	s := " · context " + kilo(c.Total)
+	if c.Window > 0 {
+		s += fmt.Sprintf(" of %s (%d%%)", kilo(c.Window), 100*c.Total/c.Window)
+	}
+	return s
+}
+
+// DescribeContext says what filled a model call's context window, part by
+// part, largest tool results first.
+func DescribeContext(c *agent.ContextWindow) string {
+	var b strings.Builder
+	b.WriteString("context at the last model call, estimated: " + kilo(c.Total) + " tokens")
+	if c.Window > 0 {
+		fmt.Fprintf(&b, " of %s (%d%%)", kilo(c.Window), 100*c.Total/c.Window)
+	}
+	type part struct {
+		name string
+		n    int
+	}
+	parts := []part{{"system prompt", c.System}, {"tool definitions", c.Tools}, {"user messages", c.User}, {"assistant messages", c.Assistant}}
+	for tool, n := range c.ToolResults {
+		parts = append(parts, part{OneLine(tool) + " results", n})
+	}
+	slices.SortFunc(parts[4:], func(a, b part) int { return cmp.Or(b.n-a.n, strings.Compare(a.name, b.name)) })
+	for _, p := range parts {
+		fmt.Fprintf(&b, "\n  %-24s %7s", p.name, kilo(p.n))
+	}
+	return b.String()
+}
+
+// kilo writes n tokens as "950", "12.3k" or "200k".
+func kilo(n int) string {
+	switch {
+	case n < 1000:
+		return strconv.Itoa(n)
+	case n%1000 == 0:
+		return strconv.Itoa(n/1000) + "k"
+	}
+	return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + "k"
 }

@@ -67,3 +67,25 @@ func TestAskedBy(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribeContext(t *testing.T) {
+	c := &agent.ContextWindow{System: 900, Tools: 2500, User: 40, Assistant: 1200,
+		ToolResults: map[string]int{"read_file": 20074, "grep": 290, "task": 290}, Total: 25294, Window: 200000}
+	want := `context at the last model call, estimated: 25.3k tokens of 200k (12%)
+  system prompt                900
+  tool definitions            2.5k
+  user messages                 40
+  assistant messages          1.2k
+  read_file results          20.1k
+  grep results                 290
+  task results                 290`
+	if got := DescribeContext(c); got != want {
+		t.Errorf("DescribeContext:\n%s\nwant\n%s", got, want)
+	}
+	if got := ContextFill(c); got != " · context 25.3k of 200k (12%)" {
+		t.Errorf("ContextFill = %q", got)
+	}
+	if ContextFill(nil) != "" || ContextFill(&agent.ContextWindow{Total: 12}) != " · context 12" {
+		t.Error("ContextFill without a call, or without a window")
+	}
+}

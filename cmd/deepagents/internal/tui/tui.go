@@ -112,6 +112,8 @@ type tuiModel struct {
 	running bool
 	cancel  context.CancelFunc
 	runs    int // runs started, the current one's number
+	// context is what filled the main agent's last model call (/context).
+	context *agent.ContextWindow
 	// compactNext summarizes the thread before the next prompt (/compact).
 	compactNext bool
 	stopped     bool // the user stopped the current step
@@ -342,6 +344,9 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 			m.todos = plan
 		}
 	case agent.EventUsage:
+		if e.Context != nil && !sub {
+			m.context = e.Context
+		}
 		m.usage.Add(e)
 		m.session.Add(e)
 		m.unrecorded.Add(e)
@@ -553,7 +558,7 @@ func (m *tuiModel) View() string {
 		return b.String()
 	}
 	if m.running {
-		b.WriteString(dim.Render("working… (esc or ctrl+c stops the step)") + "\n")
+		b.WriteString(dim.Render("working…"+display.ContextFill(m.context)+" (esc or ctrl+c stops the step)") + "\n")
 		return b.String()
 	}
 	b.WriteString(m.input.View() + "\n")
@@ -608,6 +613,11 @@ func (m *tuiModel) command(text string) tea.Cmd {
 	case "model":
 		info := m.cfg.Model
 		return say(fmt.Sprintf("%s:%s (context window %d tokens); --model changes it", info.Provider, info.Name, info.ContextWindow))
+	case "context":
+		if m.context == nil {
+			return say("no model call yet in this session")
+		}
+		return say(display.DescribeContext(m.context))
 	case "tokens", "cost":
 		calls, u := m.session.Total()
 		cost, unpriced := m.session.Cost(m.prices)
@@ -641,6 +651,7 @@ const tuiHelp = `/help      this list
 /threads   recent threads;  /resume ID  continue one
 /model     the model
 /compact   summarize the conversation before the next message
+/context   what filled the context window at the last model call
 /tokens    tokens and cost of this session
 /agents    the subagents
 /memory    where memory (AGENTS.md) is read from;  /skills  the same for skills
