@@ -10,6 +10,7 @@
 //
 //	go run ./bench/tokens [-provider anthropic|openai] [-requests] [-json]
 //	go run ./bench/tokens -js [-js-todos] [-js-pages] [-provider ...]  # and deepagents-js beside it
+//	go run ./bench/tokens -cli [-provider ...]  # through `deepagents run` itself
 //
 // Tokens are counted with a real BPE tokenizer (cl100k_base for Claude,
 // whose tokenizer is not published; o200k_base, GPT-4.1's own, for
@@ -39,7 +40,15 @@ func main() {
 	js := flag.Bool("js", false, "also run the task through deepagents-js (bench/tokens/js, after npm ci there) and print it beside ours")
 	jsTodos := flag.Bool("js-todos", false, "with -js: keep the write_todos turns, which deepagents-js answers with an error (it has no such tool by default)")
 	jsPages := flag.Bool("js-pages", false, "with -js: read each file deepagents-js reads whole to its end, 100 lines a page (its default limit)")
+	cli := flag.Bool("cli", false, "run the task through the deepagents CLI (`deepagents run`, built from this repository) instead of deepagents.New")
 	flag.Parse()
+	if *cli {
+		if err := runCLI(context.Background(), os.Stdout, *only, *perRequest, *asJSON); err != nil {
+			fmt.Fprintln(os.Stderr, "tokens:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *js {
 		o := jsOptions{KeepTodos: *jsTodos, Pages: *jsPages}
 		if err := runSideBySide(context.Background(), os.Stdout, *only, *perRequest, o); err != nil {
@@ -68,6 +77,47 @@ func run(ctx context.Context, w io.Writer, only string, perRequest, asJSON bool)
 	}
 	if len(reports) == 0 {
 		return fmt.Errorf("no provider %q (anthropic, openai)", only)
+	}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(reports)
+	}
+	for i, rep := range reports {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := printReport(w, rep, perRequest); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runCLI is run with the task through the CLI.
+func runCLI(ctx context.Context, w io.Writer, only string, perRequest, asJSON bool) error {
+	dir, err := os.MkdirTemp("", "tokens-bin-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin, err := buildCLI(ctx, dir)
+	if err != nil {
+		return err
+	}
+	var reports []*Report
+	for _, p := range providers {
+		if only != "" && only != p.Name {
+			continue
+		}
+		rep, err := measureCLI(ctx, p, bin)
+		if err != nil {
+			return err
+		}
+		reports = append(reports, rep)
+	}
+	if !asJSON {
+		fmt.Fprint(w, "Through `deepagents run --auto-approve` (the CLI's configuration).\n\n")
 	}
 	if asJSON {
 		enc := json.NewEncoder(w)

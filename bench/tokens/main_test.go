@@ -377,3 +377,32 @@ func TestJSScript(t *testing.T) {
 		t.Errorf("the page after the first read of fsformat.go: %s, want %s", got, want)
 	}
 }
+
+// TestCLI runs the task through `deepagents run`, built from this
+// repository, and checks that it ran as scripted and that its requests
+// count as the library's do but for the CLI's own prompt sections.
+func TestCLI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the CLI")
+	}
+	bin, err := buildCLI(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := providers[0]
+	rep, err := measureCLI(context.Background(), p, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, _, err := measure(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Requests) != len(lib.Requests) || rep.Total.Parts["result:read_file"] != lib.Total.Parts["result:read_file"] {
+		t.Errorf("CLI: %d requests, read_file %d tokens; library: %d, %d", len(rep.Requests), rep.Total.Parts["result:read_file"],
+			len(lib.Requests), lib.Total.Parts["result:read_file"])
+	}
+	if rep.FixedPrefix[mainAgent] < lib.FixedPrefix[mainAgent] || rep.CacheReadShare < 0.8 {
+		t.Errorf("CLI: fixed prefix %d (library %d), cache-read share %.3f", rep.FixedPrefix[mainAgent], lib.FixedPrefix[mainAgent], rep.CacheReadShare)
+	}
+}
