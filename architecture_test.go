@@ -90,7 +90,7 @@ var layers = map[string][]string{
 	"middleware/hitl":          {"agent", "permission"},
 	"middleware/memory":        {"agent", "backend", "llm"},
 	"middleware/skills":        {"agent", "backend", "llm"},
-	"middleware/summarization": {"agent", "backend", "llm", "middleware/todos", "thread"},
+	"middleware/summarization": {"agent", "backend", "internal/clip", "llm", "middleware/todos", "thread"},
 	"middleware/filesystem":    {"agent", "backend", "internal/clip", "tool"},
 	"middleware/subagents":     {"agent", "checkpoint", "internal/clip", "langgraph", "llm", "middleware/hitl", "permission", "thread", "tool"},
 

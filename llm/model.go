@@ -49,6 +49,17 @@ type Request struct {
 	Cache CacheHints `json:"cache,omitzero"`
 }
 
+// AppendSystem adds a section to the end of the system prompt, after a
+// blank line (none before the first): how middleware add what they know to
+// the prompt of a call.
+func (r *Request) AppendSystem(section string) {
+	if r.System == "" {
+		r.System = section
+		return
+	}
+	r.System += "\n\n" + section
+}
+
 // StopReason says why the model stopped generating.
 type StopReason string
 

@@ -19,3 +19,14 @@ func Text(s string, n int) string {
 	}
 	return s[:n] + fmt.Sprintf("... (%d bytes)", len(s))
 }
+
+// RuneOffset returns the byte offset after the first n runes of s (len(s)
+// when s has fewer): where to cut s to keep n characters.
+func RuneOffset(s string, n int) int {
+	i := 0
+	for k := 0; k < n && i < len(s); k++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return i
+}

@@ -45,3 +45,15 @@ func FuzzText(f *testing.F) {
 		}
 	})
 }
+
+func TestRuneOffset(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want int
+	}{{"abc", 2, 2}, {"éa", 1, 2}, {"ab", 5, 2}, {"ab", 0, 0}, {"\xffa", 1, 1}} {
+		if got := RuneOffset(tt.s, tt.n); got != tt.want {
+			t.Errorf("RuneOffset(%q, %d) = %d, want %d", tt.s, tt.n, got, tt.want)
+		}
+	}
+}

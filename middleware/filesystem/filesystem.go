@@ -20,6 +20,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/internal/clip"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -332,7 +333,7 @@ func clipLines(lines []string) []string {
 	out := make([]string, len(lines))
 	for i, l := range lines {
 		if len(l) > 1000 {
-			l = l[:runeOffset(l, 1000)] + "…"
+			l = l[:clip.RuneOffset(l, 1000)] + "…"
 		}
 		out[i] = l
 	}

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/internal/clip"
 )
 
 // The texts the model sees from the filesystem tools. They are the
@@ -72,7 +73,7 @@ func formatLines(b *strings.Builder, lines []string, start int) {
 			continue
 		}
 		for chunk := 0; line != ""; chunk++ {
-			cut := runeOffset(line, MaxLineChars)
+			cut := clip.RuneOffset(line, MaxLineChars)
 			if chunk == 0 {
 				writeGutter(b, strconv.Itoa(n))
 			} else {
@@ -92,16 +93,6 @@ func writeGutter(b *strings.Builder, mark string) {
 	}
 	b.WriteString(mark)
 	b.WriteByte('\t')
-}
-
-// runeOffset returns the byte offset after the first n runes of s.
-func runeOffset(s string, n int) int {
-	i := 0
-	for k := 0; k < n && i < len(s); k++ {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-	}
-	return i
 }
 
 // pathErrorText renders a refused path the way the contract words it.

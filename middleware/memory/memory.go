@@ -89,7 +89,7 @@ func (m *Middleware) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
 // WrapModel implements agent.ModelWrapper.
 func (m *Middleware) WrapModel(ctx context.Context, req *agent.ModelRequest, next agent.ModelHandler) (*llm.Response, error) {
 	if s, ok := req.Runtime.Local(memoryKey{}); ok && s.(string) != "" {
-		req.System = joinSections(req.System, s.(string))
+		req.AppendSystem(s.(string))
 	}
 	return next(ctx, req)
 }
@@ -128,12 +128,4 @@ Keep it useful:
 - Keep it short and organised; rewrite entries that became wrong.
 </memory_guidelines>`)
 	return b.String()
-}
-
-// joinSections appends a section to the system prompt.
-func joinSections(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "\n\n" + b
 }

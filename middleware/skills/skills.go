@@ -105,7 +105,7 @@ func (s *Middleware) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
 // WrapModel implements agent.ModelWrapper.
 func (s *Middleware) WrapModel(ctx context.Context, req *agent.ModelRequest, next agent.ModelHandler) (*llm.Response, error) {
 	if sec, ok := req.Runtime.Local(skillsKey{}); ok && sec.(string) != "" {
-		req.System = joinSections(req.System, sec.(string))
+		req.AppendSystem(sec.(string))
 	}
 	return next(ctx, req)
 }
@@ -260,12 +260,4 @@ func skillsSection(skills []Skill) string {
 	}
 	b.WriteString("\nWhen a task matches a skill, read its instructions with read_file before you start, then follow them. A skill's directory may hold more files (scripts, templates, references) that its instructions point to; read those only when needed.")
 	return b.String()
-}
-
-// joinSections appends a section to the system prompt.
-func joinSections(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "\n\n" + b
 }

@@ -13,10 +13,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/internal/clip"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 )
@@ -463,9 +463,9 @@ func (s *Middleware) callSummarizer(ctx context.Context, req *agent.ModelRequest
 	// Long messages are clipped so that the transcript fits the
 	// summarizer's own window.
 	budget := int(float64(window)*maxTranscriptShare) * 4 // characters
-	clip := 4000
-	if per := budget / max(len(msgs), 1); per < clip {
-		clip = max(per, 200)
+	perMessage := 4000
+	if per := budget / max(len(msgs), 1); per < perMessage {
+		perMessage = max(per, 200)
 	}
 	var prompt strings.Builder
 	if r.st.Summary != "" {
@@ -474,7 +474,7 @@ func (s *Middleware) callSummarizer(ctx context.Context, req *agent.ModelRequest
 		prompt.WriteString("\n</previous_summary>\n\n")
 	}
 	prompt.WriteString("Messages to summarize:\n<conversation>\n")
-	writeTranscript(&prompt, msgs, clip)
+	writeTranscript(&prompt, msgs, perMessage)
 	prompt.WriteString("</conversation>\n\nWrite the new summary, covering the previous summary too.")
 	sys := s.cfg.Prompt
 	if sys == "" {
@@ -566,15 +566,15 @@ func (s *Middleware) saveHistory(ctx context.Context, path string, before int, m
 	return nil
 }
 
-// writeTranscript renders messages as readable text; clip > 0 shortens
+// writeTranscript renders messages as readable text; limit > 0 shortens
 // each message to that many bytes.
-func writeTranscript(b *strings.Builder, msgs []llm.Message, clip int) {
+func writeTranscript(b *strings.Builder, msgs []llm.Message, limit int) {
 	line := func(label, text string) {
 		b.WriteString(label)
-		if clip > 0 && len(text) > clip {
-			b.WriteString(text[:runeOffset(text, clip)])
+		if limit > 0 && len(text) > limit {
+			b.WriteString(text[:clip.RuneOffset(text, limit)])
 			b.WriteString(" [... ")
-			b.WriteString(strconv.Itoa(len(text) - clip))
+			b.WriteString(strconv.Itoa(len(text) - limit))
 			b.WriteString(" more characters]")
 		} else {
 			b.WriteString(text)
@@ -633,14 +633,4 @@ func sanitizeName(s string) string {
 		}
 		return '_'
 	}, s)
-}
-
-// runeOffset returns the byte offset after the first n runes of s.
-func runeOffset(s string, n int) int {
-	i := 0
-	for k := 0; k < n && i < len(s); k++ {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-	}
-	return i
 }
