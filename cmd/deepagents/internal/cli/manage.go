@@ -32,9 +32,9 @@ func newThreadsDeleteCmd(env Env) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := persist.Open(cmd.Context(), db, nil)
+			d, err := openDB(cmd.Context(), db)
 			if err != nil {
-				return fmt.Errorf("--db: %w", err)
+				return err
 			}
 			defer d.Close()
 			all, err := allThreads(cmd.Context(), d.Saver)
@@ -90,9 +90,9 @@ func newThreadsPruneCmd(env Env) *cobra.Command {
 			if err != nil {
 				return usageError{fmt.Errorf("--older-than: %w", err)}
 			}
-			d, err := persist.Open(cmd.Context(), db, nil)
+			d, err := openDB(cmd.Context(), db)
 			if err != nil {
-				return fmt.Errorf("--db: %w", err)
+				return err
 			}
 			defer d.Close()
 			all, err := allThreads(cmd.Context(), d.Saver)
@@ -210,9 +210,9 @@ func newDBCmd(env Env) *cobra.Command {
 		Short: "Show where the database is, its size and its number of threads",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := persist.Open(cmd.Context(), db, nil)
+			d, err := openDB(cmd.Context(), db)
 			if err != nil {
-				return fmt.Errorf("--db: %w", err)
+				return err
 			}
 			defer d.Close()
 			size, err := d.Size(cmd.Context())
@@ -233,9 +233,9 @@ func newDBCmd(env Env) *cobra.Command {
 		Short: "Reclaim the space of deleted threads",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := persist.Open(cmd.Context(), db, nil)
+			d, err := openDB(cmd.Context(), db)
 			if err != nil {
-				return fmt.Errorf("--db: %w", err)
+				return err
 			}
 			defer d.Close()
 			before, err := d.Size(cmd.Context())

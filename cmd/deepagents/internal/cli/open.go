@@ -29,12 +29,22 @@ func (o *opened) close() {
 	o.db.Close()
 }
 
+// openDB opens the database --db names (the default one when dsn is ""),
+// its errors saying so.
+func openDB(ctx context.Context, dsn string) (*persist.DB, error) {
+	d, err := persist.Open(ctx, dsn, nil)
+	if err != nil {
+		return nil, fmt.Errorf("--db: %w", err)
+	}
+	return d, nil
+}
+
 // openSession opens the database, finds the thread the flags name
 // (--thread, --continue, --resume), resolves the session and opens it.
 func openSession(ctx context.Context, env Env, f *runFlags, interactive, served bool) (*opened, error) {
-	db, err := persist.Open(ctx, f.db, nil)
+	db, err := openDB(ctx, f.db)
 	if err != nil {
-		return nil, fmt.Errorf("--db: %w", err)
+		return nil, err
 	}
 	thread, err := chooseThread(ctx, env, db, f)
 	if err != nil {

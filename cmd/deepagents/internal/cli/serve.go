@@ -121,9 +121,9 @@ GET /ok answers without a key, for health probes.`,
 			}
 			defer ln.Close()
 			ctx := cmd.Context()
-			db, err := persist.Open(ctx, f.db, nil)
+			db, err := openDB(ctx, f.db)
 			if err != nil {
-				return fmt.Errorf("--db: %w", err)
+				return err
 			}
 			defer db.Close()
 			var assistants []server.Assistant

@@ -149,9 +149,9 @@ func newThreadsRenameCmd(env Env) *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			d, err := persist.Open(ctx, db, nil)
+			d, err := openDB(ctx, db)
 			if err != nil {
-				return fmt.Errorf("--db: %w", err)
+				return err
 			}
 			defer d.Close()
 			if _, err := d.Saver.Thread(ctx, args[0]); err != nil {
@@ -171,9 +171,9 @@ func newThreadsUsageCmd(env Env) *cobra.Command {
 		Short: "Show what a thread's runs used: tokens and cost, by agent and model",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := persist.Open(cmd.Context(), db, nil)
+			d, err := openDB(cmd.Context(), db)
 			if err != nil {
-				return fmt.Errorf("--db: %w", err)
+				return err
 			}
 			defer d.Close()
 			if _, err := d.Saver.Thread(cmd.Context(), args[0]); err != nil {

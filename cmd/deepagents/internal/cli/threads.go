@@ -16,7 +16,6 @@ import (
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/todos"
-	"github.com/deepagents-go/deepagents/persist"
 )
 
 func newThreadsCmd(env Env) *cobra.Command {
@@ -33,9 +32,9 @@ func newThreadsCmd(env Env) *cobra.Command {
 			if limit < 0 {
 				return usageError{fmt.Errorf("--limit must be zero (no limit) or more, not %d", limit)}
 			}
-			d, err := persist.Open(cmd.Context(), db, nil)
+			d, err := openDB(cmd.Context(), db)
 			if err != nil {
-				return fmt.Errorf("--db: %w", err)
+				return err
 			}
 			defer d.Close()
 			threads, err := d.Saver.Threads(cmd.Context(), checkpoint.ListOptions{Limit: limit})
@@ -112,9 +111,9 @@ func newStateCmd(env Env) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := persist.Open(cmd.Context(), db, nil)
+			d, err := openDB(cmd.Context(), db)
 			if err != nil {
-				return fmt.Errorf("--db: %w", err)
+				return err
 			}
 			defer d.Close()
 			snap, err := d.Saver.Load(cmd.Context(), args[0], checkpointID)
