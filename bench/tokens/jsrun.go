@@ -204,24 +204,14 @@ func runJS(ctx context.Context, p provider, dir string, o jsOptions) (*runResult
 		return nil, fmt.Errorf("deepagents-js output: %w\n%s", err, lastLines(stdout.String(), 5))
 	}
 	res := &runResult{Bodies: si.bodies(), Files: out.Files, Final: out.Final}
-	var bad []string
-	if n := si.left(); n != 0 {
-		bad = append(bad, fmt.Sprintf("%d scripted turns were not played", n))
-	}
-	if len(res.Bodies) != len(steps) {
-		bad = append(bad, fmt.Sprintf("%d requests for %d scripted turns", len(res.Bodies), len(steps)))
-	}
-	if res.Final != finalAnswer {
-		bad = append(bad, "the final answer is not the scripted one")
-	}
+	var failed []string
 	for _, e := range out.Errors {
 		if o.KeepTodos && strings.HasPrefix(e, jsTodoError) {
 			continue
 		}
-		bad = append(bad, "a tool failed: "+e)
+		failed = append(failed, "a tool failed: "+e)
 	}
-	bad = append(bad, workspaceCheck(res.Files)...)
-	if len(bad) > 0 {
+	if bad := res.problems(si, len(steps), failed); len(bad) > 0 {
 		return res, errors.New("the task did not run as scripted: " + strings.Join(bad, "; "))
 	}
 	return res, nil

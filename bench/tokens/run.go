@@ -110,19 +110,26 @@ func runTask(ctx context.Context, start func(steps []step) (*standIn, error)) (*
 	for p, d := range res.State.Files.Snapshot() {
 		out.Files[p] = d.Content
 	}
+	if bad := out.problems(si, len(steps), nil); len(bad) > 0 {
+		return out, errors.New("the task did not run as scripted: " + strings.Join(bad, "; "))
+	}
+	return out, nil
+}
+
+// problems lists how a run strayed from its script of turns steps: turns
+// not played, a request too many or too few, another final answer, the
+// workspace without the scripted edits, and the other problems given.
+func (r *runResult) problems(si *standIn, steps int, other []string) []string {
 	var bad []string
 	if n := si.left(); n != 0 {
 		bad = append(bad, fmt.Sprintf("%d scripted turns were not played", n))
 	}
-	if len(out.Bodies) != len(steps) {
-		bad = append(bad, fmt.Sprintf("%d requests for %d scripted turns", len(out.Bodies), len(steps)))
+	if len(r.Bodies) != steps {
+		bad = append(bad, fmt.Sprintf("%d requests for %d scripted turns", len(r.Bodies), steps))
 	}
-	if out.Final != finalAnswer {
+	if r.Final != finalAnswer {
 		bad = append(bad, "the final answer is not the scripted one")
 	}
-	bad = append(bad, workspaceCheck(out.Files)...)
-	if len(bad) > 0 {
-		return out, errors.New("the task did not run as scripted: " + strings.Join(bad, "; "))
-	}
-	return out, nil
+	bad = append(bad, other...)
+	return append(bad, workspaceCheck(r.Files)...)
 }
