@@ -45,6 +45,7 @@ var layers = map[string][]string{
 	"llm/providers":               {"llm", "llm/anthropic", "llm/openai"},
 	"llm/replay":                  {"llm"},
 	"llm/modeltest":               {"llm"},
+	"profile":                     {"llm"},
 
 	// A thread's data, tools and long-term items.
 	"thread":          {"llm"},
@@ -95,9 +96,9 @@ var layers = map[string][]string{
 	"middleware/subagents":     {"agent", "checkpoint", "internal/clip", "langgraph", "llm", "middleware/hitl", "permission", "thread", "tool"},
 
 	// The deep agent, and the command line.
-	"":                                {"agent", "backend", "checkpoint", "llm", "middleware/caching", "middleware/filesystem", "middleware/hitl", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/subagents", "middleware/summarization", "middleware/todos", "permission", "store", "telemetry", "thread", "tool"},
+	"":                                {"agent", "backend", "checkpoint", "llm", "middleware/caching", "middleware/filesystem", "middleware/hitl", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/subagents", "middleware/summarization", "middleware/todos", "permission", "profile", "store", "telemetry", "thread", "tool"},
 	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "cmd/deepagents/internal/tui", "llm", "mcp", "middleware/todos", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
-	"cmd/deepagents/internal/session": {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "tool", "workspace"},
+	"cmd/deepagents/internal/session": {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "profile", "tool", "workspace"},
 	"cmd/deepagents/internal/display": {"agent", "llm"},
 	"cmd/deepagents/internal/tui":     {"", "agent", "backend", "cmd/deepagents/internal/display", "llm", "middleware/todos", "thread"},
 	"cmd/deepagents":                  {"cmd/deepagents/internal/cli", "internal/procinfo"},

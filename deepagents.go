@@ -25,6 +25,7 @@ import (
 	"github.com/deepagents-go/deepagents/middleware/summarization"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/permission"
+	"github.com/deepagents-go/deepagents/profile"
 	"github.com/deepagents-go/deepagents/store"
 	"github.com/deepagents-go/deepagents/telemetry"
 	"github.com/deepagents-go/deepagents/tool"
@@ -38,6 +39,12 @@ type Config struct {
 	Model llm.Model
 	// SystemPrompt is placed before the base prompt.
 	SystemPrompt string
+	// Profile shapes the harness for the model's family: a prompt
+	// section, tool descriptions, prompt caching (package profile). Nil
+	// means the built-in profile for the model, profile.For(
+	// llm.Describe(Model)). Subagents use the main agent's profile, with
+	// their own model too.
+	Profile *profile.Profile
 	// Tools are added to the built-in ones; subagents get them too unless
 	// they list their own.
 	Tools []tool.Tool
@@ -107,13 +114,14 @@ type Config struct {
 
 // New returns a deep agent: the model with the default middleware stack,
 //
-//	todos, memory, skills, filesystem, subagents, async subagents,
-//	summarization, prompt caching, patch tool calls, your middleware,
-//	human in the loop
+//	profile, todos, memory, skills, filesystem, subagents, async
+//	subagents, summarization, prompt caching, patch tool calls, your
+//	middleware, human in the loop
 //
-// (memory, skills, async subagents and human in the loop only when
-// configured; with a TracerProvider, tracing comes first), the configured
-// tools and the base system prompt. An agent with AsyncSubagents must be
+// (profile only when its prompt is not empty; memory, skills, async
+// subagents and human in the loop only when configured; with a
+// TracerProvider, tracing comes first), the configured tools and the base
+// system prompt. An agent with AsyncSubagents must be
 // closed (Agent.Close) to stop the background tasks still running.
 func New(cfg Config) (*Agent, error) {
 	if cfg.Model == nil {
@@ -141,7 +149,7 @@ func New(cfg Config) (*Agent, error) {
 		tracing = []agent.Middleware{telemetry.New(cfg.TracerProvider, telemetry.Options{CaptureContent: cfg.TraceContent})}
 	}
 	subStack := func() []agent.Middleware {
-		return append(slices.Clone(tracing), sh.plan, sh.files, sh.summarize, sh.cache, sh.repair)
+		return append(slices.Clone(tracing), append(sh.prompt(), sh.plan, sh.files, sh.summarize, sh.cache, sh.repair)...)
 	}
 	// The options the main agent and its subagents share: a subagent
 	// inherits all of them but those it overrides (see
@@ -149,6 +157,7 @@ func New(cfg Config) (*Agent, error) {
 	base := agent.Config{
 		Model:            cfg.Model,
 		Tools:            cfg.Tools,
+		ToolDescriptions: sh.profile.ToolDescriptions,
 		MaxSteps:         cfg.MaxSteps,
 		MaxParallelTools: cfg.MaxParallelTools,
 		Checkpointer:     saver,
@@ -161,7 +170,7 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("deepagents: %w", err)
 	}
-	defaults := append(slices.Clone(tracing), sh.plan)
+	defaults := append(slices.Clone(tracing), append(sh.prompt(), sh.plan)...)
 	if len(cfg.Memory) > 0 {
 		mem, err := memory.New(memory.Config{Backend: b, Sources: cfg.Memory})
 		if err != nil {
@@ -220,6 +229,8 @@ func New(cfg Config) (*Agent, error) {
 // agent: their tools and schemas are built once, and the filesystem's
 // per-path write locks cover every agent writing to the backend.
 type shared struct {
+	profile   profile.Profile
+	section   *profileSection // nil when the profile adds no prompt
 	plan      *todos.Middleware
 	files     *filesystem.Middleware
 	summarize *summarization.Middleware
@@ -229,14 +240,43 @@ type shared struct {
 
 func newShared(cfg Config, b backend.Backend) (shared, error) {
 	var sh shared
+	if cfg.Profile != nil {
+		sh.profile = *cfg.Profile
+	} else {
+		sh.profile = profile.For(llm.Describe(cfg.Model))
+	}
+	if sh.profile.Prompt != "" {
+		sh.section = &profileSection{prompt: sh.profile.Prompt}
+	}
 	errs := make([]error, 5)
 	sh.plan, errs[0] = todos.New(todos.Config{})
 	sh.files, errs[1] = filesystem.New(filesystem.Config{Backend: b, GrepRegexp: cfg.GrepRegexp})
 	sh.summarize, errs[2] = summarization.New(summarization.Config{Backend: b})
-	sh.cache, errs[3] = caching.New(caching.Config{})
+	c := sh.profile.Cache
+	sh.cache, errs[3] = caching.New(caching.Config{Breakpoints: c.Breakpoints, TTL: c.TTL, Key: c.Key})
 	sh.repair, errs[4] = patch.New(patch.Config{})
 	return sh, errors.Join(errs...)
 }
+
+// prompt is the profile's middleware, if any, for the head of a stack.
+func (sh shared) prompt() []agent.Middleware {
+	if sh.section == nil {
+		return nil
+	}
+	return []agent.Middleware{sh.section}
+}
+
+// profileSection adds the profile's prompt to the system prompt, right
+// after the base prompt: first in the stack, so that the sections that
+// may change during a thread (memory) come after it and the cached
+// prefix before them stays the same.
+type profileSection struct{ prompt string }
+
+// Name implements agent.Middleware.
+func (*profileSection) Name() string { return "profile" }
+
+// SystemPrompt implements agent.SystemPrompter.
+func (p *profileSection) SystemPrompt() string { return p.prompt }
 
 // ErrUnknownTool is returned by New when an approval or permission rule,
 // or a subagent's AllowedTools, names a tool that neither the agent nor any

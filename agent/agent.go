@@ -59,6 +59,10 @@ type Config struct {
 	// ToolPrompters describe only the tools kept. A name that is no tool
 	// of the agent is an error (ErrUnknownTool).
 	AllowedTools []string
+	// ToolDescriptions replace the descriptions the model is given of the
+	// tools they name (a model family's wording, say: package profile).
+	// A name that is no tool of the agent is ignored.
+	ToolDescriptions map[string]string
 	// Middleware is the stack, outermost first.
 	Middleware []Middleware
 	// MaxSteps caps the model calls of one run; zero means
@@ -201,6 +205,11 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if err := a.keepTools(cfg.AllowedTools); err != nil {
 		return nil, err
+	}
+	for i, spec := range a.specs {
+		if d, ok := cfg.ToolDescriptions[spec.Name]; ok {
+			a.specs[i].Description = d
+		}
 	}
 	offered := func(name string) bool { _, ok := a.tools[name]; return ok }
 	for _, m := range cfg.Middleware {

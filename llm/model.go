@@ -18,7 +18,8 @@ type ToolSpec struct {
 }
 
 // CacheHints asks a model that supports prompt caching to place cache
-// breakpoints. Models without prompt caching ignore it.
+// breakpoints, or to send a cache key. Models without prompt caching
+// ignore it.
 type CacheHints struct {
 	// Prefix marks the end of the stable prefix: the tool definitions and
 	// the system prompt.
@@ -29,6 +30,10 @@ type CacheHints struct {
 	// TTL is a provider-specific cache lifetime such as "5m" or "1h"; empty
 	// means the provider's default.
 	TTL string `json:"ttl,omitempty"`
+	// Key, for providers that route requests by a cache key (OpenAI's
+	// prompt_cache_key), groups requests that share a prefix so that they
+	// reach the same cache; empty sends none.
+	Key string `json:"key,omitempty"`
 }
 
 // Request is everything a model needs for one call.

@@ -56,6 +56,14 @@ func (m *Model) params(req *llm.Request) (sdk.ChatCompletionNewParams, error) {
 	if m.opts.ReasoningEffort != "" {
 		p.ReasoningEffort = shared.ReasoningEffort(m.opts.ReasoningEffort)
 	}
+	// OpenAI caches prefixes by itself; a key routes a thread's requests
+	// to the machine that holds its prefix, and "24h" keeps it longer.
+	if req.Cache.Key != "" {
+		p.PromptCacheKey = param.NewOpt(req.Cache.Key)
+	}
+	if req.Cache.TTL == "24h" {
+		p.PromptCacheRetention = sdk.ChatCompletionNewParamsPromptCacheRetention24h
+	}
 
 	for _, t := range req.Tools {
 		if t.Name == "" {

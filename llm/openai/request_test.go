@@ -286,3 +286,27 @@ func TestRequestErrors(t *testing.T) {
 		oneLine(t, err)
 	}
 }
+
+// TestPromptCacheFields: a cache key is sent as prompt_cache_key and a TTL
+// of 24h as prompt_cache_retention; breakpoints, which OpenAI has no field
+// for, and the other TTLs send nothing.
+func TestPromptCacheFields(t *testing.T) {
+	tests := []struct {
+		hints          llm.CacheHints
+		key, retention string // raw JSON, "" for absent
+	}{
+		{hints: llm.CacheHints{}},
+		{hints: llm.CacheHints{Prefix: true, Tail: true, TTL: "1h"}},
+		{hints: llm.CacheHints{Key: "deepagents-abc"}, key: `"deepagents-abc"`},
+		{hints: llm.CacheHints{Key: "k", TTL: "24h"}, key: `"k"`, retention: `"24h"`},
+	}
+	for _, tt := range tests {
+		body := sent(t, "gpt-4.1", openai.Options{}, &llm.Request{Messages: []llm.Message{llm.UserText("hi")}, Cache: tt.hints})
+		if got := string(field(t, body, "prompt_cache_key")); got != tt.key {
+			t.Errorf("%+v: prompt_cache_key %s, want %s", tt.hints, got, tt.key)
+		}
+		if got := string(field(t, body, "prompt_cache_retention")); got != tt.retention {
+			t.Errorf("%+v: prompt_cache_retention %s, want %s", tt.hints, got, tt.retention)
+		}
+	}
+}

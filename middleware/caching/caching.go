@@ -1,38 +1,80 @@
 // Package caching marks every model request for the provider's prompt
-// cache (the prompt_caching middleware).
+// cache (the prompt_caching middleware), as the agent's profile (package
+// profile) says: with breakpoints for providers that cache at explicit
+// marks (Anthropic), with a routing key for providers that cache prefixes
+// automatically and route requests by a key (OpenAI).
 package caching
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
 )
 
-// Config configures the middleware. Its zero value is the default.
+// Config says how requests are marked. Its zero value marks nothing;
+// deepagents.New takes it from the agent's profile (profile.Cache).
 type Config struct {
-	// TTL is the provider-specific cache lifetime ("5m", "1h"); empty means
-	// the provider's default.
+	// Breakpoints marks the end of the stable prefix (tools and system
+	// prompt) and the end of the conversation, so the next step reads both
+	// from the cache instead of paying for them again.
+	Breakpoints bool
+	// TTL is the provider-specific cache lifetime ("5m" or "1h" on
+	// Anthropic, "24h" on OpenAI); empty means the provider's default.
 	TTL string
+	// Key sends a cache key derived from the thread with every request
+	// (OpenAI's prompt_cache_key), so that the requests of one thread are
+	// routed to the machine that holds its prefix.
+	Key bool
 }
 
-// Middleware asks the model to cache the stable prefix of every request
-// (tools and system prompt) and the conversation so far, so the next step
-// reads them from the provider's cache instead of paying for them again.
-// Models without prompt caching ignore the hints.
+// Middleware marks every request of a run for the provider's prompt
+// cache. Models without prompt caching ignore the marks.
 type Middleware struct {
-	ttl string
+	cfg Config
 }
 
 // New returns the middleware. It never fails; the error keeps the
 // built-in middleware's constructors alike.
-func New(cfg Config) (*Middleware, error) { return &Middleware{ttl: cfg.TTL}, nil }
+func New(cfg Config) (*Middleware, error) { return &Middleware{cfg: cfg}, nil }
 
 // Name implements agent.Middleware.
 func (*Middleware) Name() string { return "prompt_caching" }
 
+// keyInContext is the context key of the cache key of the outermost run:
+// a subagent, which runs on a thread of its own inside its parent's run,
+// sends its parent's key.
+type keyInContext struct{}
+
+// WrapRun implements agent.RunWrapper: with Key, the run's context carries
+// the key of its thread, unless an enclosing run's is there already.
+func (p *Middleware) WrapRun(ctx context.Context, req *agent.RunRequest, next agent.RunHandler) (*agent.Result, error) {
+	if p.cfg.Key && ctx.Value(keyInContext{}) == nil {
+		ctx = context.WithValue(ctx, keyInContext{}, Key(req.ThreadID))
+	}
+	return next(ctx, req)
+}
+
 // WrapModel implements agent.ModelWrapper.
 func (p *Middleware) WrapModel(ctx context.Context, req *agent.ModelRequest, next agent.ModelHandler) (*llm.Response, error) {
-	req.Cache = llm.CacheHints{Prefix: true, Tail: true, TTL: p.ttl}
+	req.Cache = llm.CacheHints{Prefix: p.cfg.Breakpoints, Tail: p.cfg.Breakpoints, TTL: p.cfg.TTL}
+	if p.cfg.Key {
+		req.Cache.Key, _ = ctx.Value(keyInContext{}).(string)
+	}
 	return next(ctx, req)
+}
+
+// Key is the cache key of a thread's requests: the same for every
+// request of the thread (its subagents' included, whose runs are nested in
+// its own), different between threads, and short (OpenAI takes at most 64 characters). It hashes the
+// thread id, which may be any string a caller chose. A run without a
+// thread gets no key.
+func Key(threadID string) string {
+	if threadID == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(threadID))
+	return "deepagents-" + hex.EncodeToString(sum[:16])
 }

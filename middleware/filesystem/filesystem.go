@@ -157,9 +157,8 @@ const Prompt = `## Files
 
 You have a filesystem. Paths are absolute and start with /.
 
-- ls lists a directory; glob finds files by name pattern ("*.go" at any depth, "src/**/*.ts" below a folder); grep searches file contents.
-- read_file shows a file with line numbers. Read a file before you edit it, and page through long files with offset and limit instead of reading everything.
-- edit_file replaces an exact string; include enough surrounding text to make it unique, or set replace_all. write_file creates a file or replaces a whole one.
+- ls lists a directory, glob finds files by name, grep searches their contents; read_file reads a file, a page at a time for long ones.
+- Read a file before you edit it: edit_file replaces an exact string, write_file a whole file.
 - Use files to keep large context out of the conversation: save notes, drafts and intermediate results, and read back only the parts you need.`
 
 // ExecutePrompt is added to the prompt section when execute is available.
@@ -171,7 +170,7 @@ var fileToolLines = []struct{ tool, line string }{
 	{LsTool, "- ls lists a directory."},
 	{GlobTool, `- glob finds files by name pattern ("*.go" at any depth, "src/**/*.ts" below a folder).`},
 	{GrepTool, "- grep searches file contents."},
-	{ReadFileTool, "- read_file shows a file with line numbers; page through long files with offset and limit instead of reading everything."},
+	{ReadFileTool, "- read_file reads a file; page through long files with offset and limit instead of reading everything."},
 	{EditFileTool, "- edit_file replaces an exact string; include enough surrounding text to make it unique, or set replace_all. Read a file before you edit it."},
 	{WriteFileTool, "- write_file creates a file or replaces a whole one. Use files to keep large context out of the conversation: save notes, drafts and intermediate results, and read back only the parts you need."},
 	{ExecuteTool, "- execute runs a shell command in the workspace and returns its output and exit code."},

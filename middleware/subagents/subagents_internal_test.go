@@ -32,6 +32,7 @@ func TestSubagentInheritsEveryOption(t *testing.T) {
 		SystemPrompt:     "main prompt",
 		Tools:            []tool.Tool{plan.Tools()[0]},
 		AllowedTools:     []string{"write_todos"},
+		ToolDescriptions: map[string]string{"write_todos": "plan"},
 		Middleware:       []agent.Middleware{plan},
 		MaxSteps:         7,
 		MaxParallelTools: 3,

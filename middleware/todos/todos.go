@@ -22,14 +22,12 @@ const WriteTodosTool = "write_todos"
 // Prompt is the default system prompt section.
 const Prompt = `## Planning with write_todos
 
-You have a write_todos tool for keeping a plan of the task in front of you.
-Use it for work that takes three or more distinct steps, or when the user gives you several things to do; skip it for a quick question or a one-step change.
+Use write_todos to keep a plan of the task in front of you, for work of three or more distinct steps or several things asked at once; skip it for a quick question or a one-step change.
 
-- Write the plan as soon as you understand the task, and keep it current: each call replaces the whole list.
+- Write the plan as soon as you understand the task.
 - Mark an item in_progress before you start it and completed as soon as it is done; do not batch completions.
 - Keep exactly one item in_progress while work remains, unless items truly run in parallel.
-- When you learn something that changes the plan, add, remove or rewrite items.
-- Call write_todos at most once per turn.`
+- When you learn something that changes the plan, add, remove or rewrite items.`
 
 // ToolDescription is the default description of write_todos.
 const ToolDescription = `Replace the task plan with a new list of todos.

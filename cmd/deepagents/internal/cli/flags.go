@@ -32,6 +32,7 @@ type runFlags struct {
 func (f *runFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.Model, "model", "", "model as provider:model (e.g. anthropic:claude-sonnet-4-5, openai:gpt-4.1, ollama:qwen3, replay:FILE)")
+	fl.StringVar(&f.Profile, "profile", "", "harness profile: claude, gpt, codex, open or default (default: the model's; see docs/profiles.md)")
 	fl.StringVar(&f.Dir, "dir", "", "workspace directory the agent works in (default: the current directory)")
 	fl.StringVar(&f.output, "output", "text", "output format: text (the answer on stdout) or jsonl (one event per line)")
 	fl.IntVar(&f.MaxSteps, "max-steps", 0, fmt.Sprintf("maximum model calls in one run (default %d)", agent.DefaultMaxSteps))

@@ -58,6 +58,7 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 		},
 		Thread:      o.spec.Thread,
 		Model:       llm.Describe(o.Agent.Model()),
+		Profile:     o.Profile.Name,
 		Dir:         o.spec.Dir,
 		UserDir:     o.spec.UserDir,
 		Subagents:   o.spec.Settings.Subagents,

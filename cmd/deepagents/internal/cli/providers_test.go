@@ -11,6 +11,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm/anthropic/anthropictest"
 	"github.com/deepagents-go/deepagents/llm/openai/openaitest"
+	"github.com/deepagents-go/deepagents/profile"
 )
 
 // field returns the raw JSON of a top-level field of a request body.
@@ -133,4 +134,76 @@ func TestRecordThenReplayOffline(t *testing.T) {
 	if end := runEnd(t, stdout); code != ExitFailed || !strings.Contains(end.Error, "request differs from the recording") {
 		t.Errorf("changed prompt: exit %d, %q", code, end.Error)
 	}
+}
+
+// TestProfileThroughCLI: the harness profile is the model's unless
+// --profile names another, and the user's configuration file changes it;
+// an unknown name is a usage error. Read off the requests OpenAI's
+// stand-in receives.
+func TestProfileThroughCLI(t *testing.T) {
+	gpt, _ := profile.Builtin(profile.GPT)
+	open, _ := profile.Builtin(profile.Open)
+	tests := []struct {
+		name   string
+		config string // the user's config.yaml
+		args   []string
+		key    bool   // prompt_cache_key sent
+		prompt string // in the system prompt
+		absent string // not in the system prompt
+	}{
+		{name: "the model's", key: true, prompt: gpt.Prompt},
+		{name: "--profile", args: []string{"--profile", "open"}, prompt: open.Prompt, absent: gpt.Prompt},
+		{name: "config file", config: "profile:\n  prompt: \"## Mine\\nBe terse.\"\n  cache: {key: false}\n", prompt: "## Mine\nBe terse.", absent: gpt.Prompt},
+		{name: "config file named, flag wins", config: "profile:\n  name: open\n", args: []string{"--profile", "gpt"}, key: true, prompt: gpt.Prompt},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := openaitest.NewServer(openaitest.Turn{Text: "Hi."})
+			defer srv.Close()
+			home := t.TempDir()
+			if tt.config != "" {
+				os.MkdirAll(filepath.Join(home, ".deepagents"), 0o700)
+				os.WriteFile(filepath.Join(home, ".deepagents", "config.yaml"), []byte(tt.config), 0o600)
+			}
+			env := map[string]string{"HOME": home, "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": srv.URL}
+			args := append([]string{"run", "--model", "openai:gpt-4.1", "--db", "memory:", "--dir", t.TempDir()}, tt.args...)
+			code, _, stderr := runCLI(t, env, append(args, "hi")...)
+			if code != ExitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			body := srv.Bodies()[0]
+			if got := field(t, body, "prompt_cache_key") != ""; got != tt.key {
+				t.Errorf("prompt_cache_key sent: %v, want %v", got, tt.key)
+			}
+			var system string
+			json.Unmarshal([]byte(firstMessage(t, body)), &system)
+			if !strings.Contains(system, tt.prompt) {
+				t.Errorf("system prompt lacks %q:\n%s", tt.prompt, system)
+			}
+			if tt.absent != "" && strings.Contains(system, tt.absent) {
+				t.Errorf("system prompt has %q:\n%s", tt.absent, system)
+			}
+		})
+	}
+	t.Run("unknown", func(t *testing.T) {
+		code, _, stderr := runCLI(t, nil, "run", "--model", "replay:none", "--profile", "nosuch", "--db", "memory:", "--dir", t.TempDir(), "hi")
+		if code != ExitUsage || !strings.Contains(stderr, `unknown profile "nosuch"`) || !strings.Contains(stderr, "claude, codex, default, gpt, open") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+	})
+}
+
+// firstMessage returns the raw content of a chat request's first
+// message (the system prompt).
+func firstMessage(t *testing.T, body []byte) string {
+	t.Helper()
+	var b struct {
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil || len(b.Messages) == 0 {
+		t.Fatalf("no messages in %s", body)
+	}
+	return string(b.Messages[0].Content)
 }

@@ -41,6 +41,9 @@ type config struct {
 	// default; an empty list turns the protection off). In a workspace's
 	// file they add to the list.
 	ProtectedPaths *[]string `yaml:"protected_paths"`
+	// Profile chooses and changes the harness profile (--profile names
+	// it); only the user's file may.
+	Profile *ProfileChoice `yaml:"profile"`
 }
 
 // sandboxConfig is how execute is isolated.

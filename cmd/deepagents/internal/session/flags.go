@@ -10,6 +10,9 @@ import (
 // existing --dir) before it resolves anything.
 type Flags struct {
 	Model string
+	// Profile is --profile: the built-in harness profile to use instead of
+	// the model's.
+	Profile string
 	// Dir is the workspace folder: --dir, else the current directory;
 	// absolute, its symbolic links resolved.
 	Dir         string

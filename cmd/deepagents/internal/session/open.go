@@ -15,6 +15,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm/providers"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/persist"
+	"github.com/deepagents-go/deepagents/profile"
 	"github.com/deepagents-go/deepagents/tool"
 	"github.com/deepagents-go/deepagents/workspace"
 )
@@ -43,6 +44,8 @@ type Session struct {
 	// Backend is the agent's filesystem, through which the terminal's
 	// @file reads.
 	Backend backend.Backend
+	// Profile is the harness profile the agent runs with.
+	Profile profile.Profile
 	close   func()
 }
 
@@ -102,8 +105,10 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 		s.close = func() { servers.Close(); ws.Close() }
 		mcpTools = servers.Tools()
 	}
+	s.Profile = spec.Profile.For(model)
 	cfg := deepagents.Config{
 		Model:          model,
+		Profile:        &s.Profile,
 		SystemPrompt:   spec.SystemPrompt,
 		Tools:          mcpTools,
 		Backend:        ws.Backend,

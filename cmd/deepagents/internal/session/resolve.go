@@ -51,6 +51,9 @@ type Spec struct {
 	// default. Record is a file to record the model's calls to.
 	Model  string
 	Record string
+	// Profile is the harness profile chosen: --profile, and the user's
+	// configuration file's profile: section.
+	Profile ProfileChoice
 	// Dir is the workspace folder; StateWorkspace keeps the workspace in
 	// each thread's state instead (a served agent without --dir), Dir
 	// then being only where MCP servers start.
@@ -138,6 +141,9 @@ type resolver struct {
 	agents     []agentRead
 	agentsRead bool
 	notes      []string
+	// profile is the profile: section of the user's file, its name
+	// replaced by --profile.
+	profile ProfileChoice
 }
 
 // configRead is a configuration file as read, or why it could not be.
@@ -162,6 +168,12 @@ func Resolve(in Inputs) (Spec, error) {
 		}
 	} else if err := r.applyConfig(); err != nil {
 		return Spec{}, err
+	}
+	if r.f.Profile != "" {
+		r.profile.Name = r.f.Profile
+		if err := r.profile.check(); err != nil {
+			return Spec{}, UsageError{fmt.Errorf("--profile: %w", err)}
+		}
 	}
 	// A thread continues as it was run, but for the flags given.
 	old, err := r.adopt()
@@ -195,6 +207,7 @@ func Resolve(in Inputs) (Spec, error) {
 		Thread:         in.Thread,
 		Model:          r.f.Model,
 		Record:         r.f.Record,
+		Profile:        r.profile,
 		Dir:            r.f.Dir,
 		StateWorkspace: r.stateWorkspace,
 		Shell:          r.f.Shell,
@@ -269,6 +282,12 @@ func (r *resolver) applyConfig() error {
 		if c.Model != "" && !r.given("model") {
 			f.Model = c.Model
 		}
+		if c.Profile != nil {
+			r.profile = *c.Profile
+			if err := r.profile.check(); err != nil {
+				return UsageError{fmt.Errorf("%s: profile: %w", path, err)}
+			}
+		}
 		if c.InterruptOn != nil && !r.given("interrupt-on") && !r.given("auto-approve") {
 			f.InterruptOn, r.interruptOK = joinList(c.InterruptOn), true
 		}
@@ -304,8 +323,8 @@ func (r *resolver) applyConfig() error {
 	if err != nil {
 		return UsageError{err}
 	}
-	if c.Model != "" || c.Shell != nil || c.Sandbox != nil || len(c.MCPServers) > 0 {
-		r.note("note: %s: model, shell, sandbox and mcp_servers in a workspace's configuration are ignored (it may only add approvals and ask and deny rules); put them in %s", path, filepath.Join("~/.deepagents", configFile))
+	if c.Model != "" || c.Shell != nil || c.Sandbox != nil || len(c.MCPServers) > 0 || c.Profile != nil {
+		r.note("note: %s: model, profile, shell, sandbox and mcp_servers in a workspace's configuration are ignored (it may only add approvals and ask and deny rules); put them in %s", path, filepath.Join("~/.deepagents", configFile))
 	}
 	if len(c.InterruptOn) > 0 && !f.AutoApprove {
 		f.InterruptOn, r.interruptOK = joinList(append(r.interruptOn(r.in.Interactive), c.InterruptOn...)), true

@@ -51,8 +51,10 @@ type Config struct {
 
 	// Thread is the thread to continue; "" starts a new one.
 	Thread string
-	// Model is the agent's model, as /model shows it.
-	Model llm.Info
+	// Model is the agent's model, and Profile the name of its harness
+	// profile, as /model shows them.
+	Model   llm.Info
+	Profile string
 	// Dir is the workspace folder, and UserDir the user's own ("" for
 	// none): where memory and skills are read from.
 	Dir, UserDir string
@@ -612,7 +614,7 @@ func (m *tuiModel) command(text string) tea.Cmd {
 		return say("the next message starts by summarizing this thread's conversation; its full text stays in /conversation_history/")
 	case "model":
 		info := m.cfg.Model
-		return say(fmt.Sprintf("%s:%s (context window %d tokens); --model changes it", info.Provider, info.Name, info.ContextWindow))
+		return say(fmt.Sprintf("%s:%s (context window %d tokens, profile %s); --model and --profile change them", info.Provider, info.Name, info.ContextWindow, m.cfg.Profile))
 	case "context":
 		if m.context == nil {
 			return say("no model call yet in this session")
