@@ -185,6 +185,15 @@ func TestProfileThroughCLI(t *testing.T) {
 			}
 		})
 	}
+	t.Run("bad ttl", func(t *testing.T) {
+		home := t.TempDir()
+		os.MkdirAll(filepath.Join(home, ".deepagents"), 0o700)
+		os.WriteFile(filepath.Join(home, ".deepagents", "config.yaml"), []byte("profile:\n  cache: {ttl: 2h}\n"), 0o600)
+		code, _, stderr := runCLI(t, map[string]string{"HOME": home}, "run", "--model", "replay:none", "--db", "memory:", "--dir", t.TempDir(), "hi")
+		if code != ExitUsage || !strings.Contains(stderr, `cache.ttl "2h"`) {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+	})
 	t.Run("unknown", func(t *testing.T) {
 		code, _, stderr := runCLI(t, nil, "run", "--model", "replay:none", "--profile", "nosuch", "--db", "memory:", "--dir", t.TempDir(), "hi")
 		if code != ExitUsage || !strings.Contains(stderr, `unknown profile "nosuch"`) || !strings.Contains(stderr, "claude, codex, default, gpt, open") {

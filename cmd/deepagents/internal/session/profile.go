@@ -30,13 +30,20 @@ type CacheChoice struct {
 	Key         *bool   `yaml:"key"`
 }
 
-// check reports a name that is no built-in profile.
+// check reports a name that is no built-in profile, and a cache
+// lifetime no provider takes (which would fail every request).
 func (c ProfileChoice) check() error {
-	if c.Name == "" {
-		return nil
+	if c.Name != "" {
+		if _, ok := profile.Builtin(c.Name); !ok {
+			return fmt.Errorf("unknown profile %q: the profiles are %s", c.Name, strings.Join(profile.Names(), ", "))
+		}
 	}
-	if _, ok := profile.Builtin(c.Name); !ok {
-		return fmt.Errorf("unknown profile %q: the profiles are %s", c.Name, strings.Join(profile.Names(), ", "))
+	if c.Cache != nil && c.Cache.TTL != nil {
+		switch *c.Cache.TTL {
+		case "", "5m", "1h", "24h":
+		default:
+			return fmt.Errorf("cache.ttl %q: want 5m or 1h (Anthropic) or 24h (OpenAI)", *c.Cache.TTL)
+		}
 	}
 	return nil
 }
