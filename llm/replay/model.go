@@ -122,6 +122,10 @@ func (m *Model) Info() llm.Info {
 	return llm.Info{Provider: "replay", Name: "script", ContextWindow: m.script.ContextWindow}
 }
 
+// Profile is the harness profile the script was recorded with
+// (Script.Profile); "" for a script written by hand.
+func (m *Model) Profile() string { return m.script.Profile }
+
 func agentOf(name string) string {
 	if name == "" {
 		return "main"

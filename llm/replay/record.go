@@ -115,6 +115,14 @@ func (r *Recording) Wrap(m llm.Model) llm.Model {
 	return &recorded{rec: r, model: m}
 }
 
+// SetProfile records the name of the harness profile the recorded agent
+// runs with (Script.Profile).
+func (r *Recording) SetProfile(name string) {
+	r.mu.Lock()
+	r.script.Profile = name
+	r.mu.Unlock()
+}
+
 // NewRecorder returns m recording into a new file at path.
 func NewRecorder(m llm.Model, path string) llm.Model {
 	return NewRecording(path).Wrap(m)

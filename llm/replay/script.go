@@ -15,8 +15,12 @@ import (
 type Script struct {
 	// ContextWindow is the context window the model reports (in tokens);
 	// zero leaves it unknown.
-	ContextWindow int    `json:"context_window,omitempty"`
-	Turns         []Turn `json:"turns"`
+	ContextWindow int `json:"context_window,omitempty"`
+	// Profile names the harness profile (package profile) the recording
+	// was made with, so that a replay can make the same requests; the
+	// model plays no part in choosing it (Model.Profile).
+	Profile string `json:"profile,omitempty"`
+	Turns   []Turn `json:"turns"`
 	// Defaults holds, by agent name, a reply played whenever that agent
 	// has no scripted turn left: a summarizer or a subagent that answers
 	// alike however often it is called. Its Agent field is ignored.

@@ -106,6 +106,9 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 		mcpTools = servers.Tools()
 	}
 	s.Profile = spec.Profile.For(model)
+	if ms.rec != nil {
+		ms.rec.SetProfile(s.Profile.Name)
+	}
 	cfg := deepagents.Config{
 		Model:          model,
 		Profile:        &s.Profile,

@@ -48,10 +48,19 @@ func (c ProfileChoice) check() error {
 	return nil
 }
 
-// For returns the profile for a model: the built-in the choice names, or
-// the model's, with the choice's changes.
+// recordedProfile is a model that plays a recording, which names the
+// profile it was recorded with (replay.Model).
+type recordedProfile interface{ Profile() string }
+
+// For returns the profile for a model: the built-in the choice names, else
+// the one a recording was made with, else the model's; with the choice's
+// changes.
 func (c ProfileChoice) For(m llm.Model) profile.Profile {
-	p, ok := profile.Builtin(c.Name)
+	name := c.Name
+	if r, ok := m.(recordedProfile); ok && name == "" {
+		name = r.Profile()
+	}
+	p, ok := profile.Builtin(name)
 	if !ok {
 		p = profile.For(llm.Describe(m))
 	}
