@@ -231,25 +231,27 @@ func TestResumePicker(t *testing.T) {
 	golden.Check(t, "testdata/tui/7-picked.golden", []byte(normalize(s.waitFor("Back on the parser."), w.dir)))
 }
 
-// At 80 and 60 columns the approval shows every key (the line wraps), and
-// after n the reason's hint shows whole.
+// At 80, 60 and 40 columns the approval shows every key (the line
+// wraps), and after n the reason's hint shows whole.
 func TestApprovalFitsNarrowTerminals(t *testing.T) {
-	for _, cols := range []int{80, 60} {
+	// What a screen says, its lines joined: a wrapped line reads whole.
+	words := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	for _, cols := range []int{80, 60, 40} {
 		t.Run(fmt.Sprint(cols), func(t *testing.T) {
 			w := newWorld(t)
 			script := w.script(`{"turns":[{"tool_calls":[{"name":"execute","args":{"command":"ls"}}]},{"content":"ok"}]}`)
 			s := startTmuxSized(t, w, cols, 24, "--model", "replay:"+script, "--dir", w.dir, "--db", w.db, "--shell", "--sandbox", "none")
 			s.waitFor("> ")
 			s.typeLine("list the files")
-			scr := s.waitFor("[esc] later")
+			scr := s.waitFor("later")
 			for _, key := range []string{"[y] yes", "[a] yes, and this tool for the session", "[e] edit", "[n] no, with a reason", "[esc] later"} {
-				if !strings.Contains(scr, key) {
+				if !strings.Contains(words(scr), key) {
 					t.Errorf("the approval at %d columns lacks %q:\n%s", cols, key, scr)
 				}
 			}
 			s.keys("n")
 			scr = s.waitFor("reason>")
-			if hint := "what the agent should do instead (enter to skip)"; !strings.Contains(scr, hint) {
+			if hint := "what the agent should do instead (enter to skip)"; !strings.Contains(words(scr), hint) {
 				t.Errorf("the reason's hint at %d columns is cut:\n%s", cols, scr)
 			}
 		})

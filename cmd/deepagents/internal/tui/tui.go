@@ -565,7 +565,7 @@ func (m *tuiModel) onApprovalKey(k tea.KeyMsg) tea.Cmd {
 	case "n":
 		ti := textinput.New()
 		ti.Prompt = "reason> "
-		ti.Placeholder = "what the agent should do instead (enter to skip)"
+		ti.Placeholder = reasonHint
 		ti.Focus()
 		m.reason = &ti
 		m.reason.Width = m.reasonWidth()
@@ -637,6 +637,9 @@ var decisionKeys = map[string]agent.DecisionType{
 func allows(req agent.ActionRequest, d agent.DecisionType) bool {
 	return len(req.Allowed) == 0 || slices.Contains(req.Allowed, d)
 }
+
+// reasonHint says what a rejection's reason is for.
+const reasonHint = "what the agent should do instead (enter to skip)"
 
 // reasonWidth is the width of the reason's or the arguments' input: the
 // window's, less its prompt and the cursor.
@@ -735,7 +738,14 @@ func (m *tuiModel) view() string {
 			}
 			b.WriteString(m.reason.View() + "\n" + dim.Render("enter runs the call with these arguments; esc goes back") + "\n")
 		case m.reason != nil:
-			b.WriteString(m.reason.View() + "\n")
+			// The hint inside the input when it fits there, under it when not.
+			if m.width <= 0 || lipgloss.Width(reasonHint) <= m.reason.Width {
+				m.reason.Placeholder = reasonHint
+				b.WriteString(m.reason.View() + "\n")
+			} else {
+				m.reason.Placeholder = ""
+				b.WriteString(m.reason.View() + "\n" + fit(dim.Render(reasonHint), m.width) + "\n")
+			}
 		case time.Since(m.asked) < approvalGrace:
 			// Keys pressed now are typing: the keys show once they answer.
 			b.WriteString(bold.Render("approve?") + "\n")
