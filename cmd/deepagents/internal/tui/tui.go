@@ -9,6 +9,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -720,6 +721,25 @@ func (m *tuiModel) View() string {
 	return m.lastView
 }
 
+// trailingBlank is the blank end of a line: spaces, and the style
+// sequences around them.
+var trailingBlank = regexp.MustCompile(`(?: |\x1b\[[0-9;]*m)+$`)
+
+// inputView is an input's line. An empty input's placeholder is padded
+// to the input's width: the padding goes, so that the line takes one row
+// still when the window narrows. (Only then: the cursor after a value is
+// a space.)
+func inputView(ti textinput.Model) string {
+	v := ti.View()
+	if ti.Value() != "" || ti.Placeholder == "" {
+		return v
+	}
+	if t := trailingBlank.ReplaceAllString(v, ""); t != v {
+		v = t + "\x1b[0m" // a style cut off with the blanks ends here
+	}
+	return v
+}
+
 func (m *tuiModel) view() string {
 	var b strings.Builder
 	if text := m.answer.String(); text != "" {
@@ -741,7 +761,7 @@ func (m *tuiModel) view() string {
 			// The hint inside the input when it fits there, under it when not.
 			if m.width <= 0 || lipgloss.Width(reasonHint) <= m.reason.Width {
 				m.reason.Placeholder = reasonHint
-				b.WriteString(m.reason.View() + "\n")
+				b.WriteString(inputView(*m.reason) + "\n")
 			} else {
 				m.reason.Placeholder = ""
 				b.WriteString(m.reason.View() + "\n" + fit(dim.Render(reasonHint), m.width) + "\n")
@@ -768,7 +788,7 @@ func (m *tuiModel) view() string {
 	for _, q := range m.queued {
 		b.WriteString(dim.Render(display.Clip("queued: "+q, max(m.width-1, 20))) + "\n")
 	}
-	b.WriteString(m.input.View() + "\n")
+	b.WriteString(inputView(m.input) + "\n")
 	if !m.quitArmed.IsZero() {
 		b.WriteString(dim.Render("press ctrl+c again to exit") + "\n")
 	}

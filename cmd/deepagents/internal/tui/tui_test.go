@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
@@ -241,5 +242,20 @@ func TestApprovalIgnoresTypeAhead(t *testing.T) {
 	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
 	if !m.running {
 		t.Error("y did not approve")
+	}
+}
+
+// An empty input's line ends with its placeholder, not the padding to
+// its width; an input with a value keeps its cursor.
+func TestInputView(t *testing.T) {
+	ti := textinput.New()
+	ti.Prompt, ti.Placeholder, ti.Width = "> ", "a task", 40
+	ti.Focus()
+	if got := ansi.Strip(inputView(ti)); got != "> a task" {
+		t.Errorf("empty: %q", got)
+	}
+	ti.SetValue("hello")
+	if got := ansi.Strip(inputView(ti)); !strings.HasPrefix(got, "> hello ") {
+		t.Errorf("with a value: %q, want the cursor after it", got)
 	}
 }
