@@ -259,3 +259,19 @@ func TestInputView(t *testing.T) {
 		t.Errorf("with a value: %q, want the cursor after it", got)
 	}
 }
+
+// A step stopped puts what was queued back in the input, before what was
+// being typed, instead of sending it.
+func TestStopPutsQueuedBack(t *testing.T) {
+	for _, key := range []tea.KeyType{tea.KeyEsc, tea.KeyCtrlC} {
+		m := newModel(context.Background(), Config{})
+		cancelled := false
+		m.running, m.cancel = true, func() { cancelled = true }
+		m.queued = []string{"first", "second"}
+		m.input.SetValue("third")
+		m.Update(tea.KeyMsg{Type: key})
+		if !cancelled || !m.stopped || len(m.queued) != 0 || m.input.Value() != "first second third" {
+			t.Errorf("%v: cancelled %v, stopped %v, queued %q, input %q", key, cancelled, m.stopped, m.queued, m.input.Value())
+		}
+	}
+}
