@@ -13,13 +13,23 @@ import (
 	"github.com/deepagents-go/deepagents/internal/golden"
 )
 
-// tmuxSession runs the real binary in a tmux pane of 160×40.
+// tmuxSession runs the real binary in a tmux pane.
 type tmuxSession struct {
 	t    *testing.T
 	name string
 }
 
+// exitedMark is what the pane shows once the binary has exited.
+const exitedMark = "[deepagents exited]"
+
+// startTmux runs the binary in a pane of 160×40.
 func startTmux(t *testing.T, w *world, args ...string) *tmuxSession {
+	t.Helper()
+	return startTmuxSized(t, w, 160, 40, args...)
+}
+
+// startTmuxSized runs the binary in a pane of cols×rows.
+func startTmuxSized(t *testing.T, w *world, cols, rows int, args ...string) *tmuxSession {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") != "" {
@@ -35,9 +45,17 @@ func startTmux(t *testing.T, w *world, args ...string) *tmuxSession {
 	for i, a := range cmd {
 		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
-	if out, err := exec.Command("tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "40",
-		strings.Join(quoted, " ")+"; sleep 60").CombinedOutput(); err != nil {
-		t.Fatalf("tmux: %v %s", err, out)
+	for try := 1; ; try++ {
+		out, err := exec.Command("tmux", "new-session", "-d", "-s", name, "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows),
+			strings.Join(quoted, " ")+"; echo '"+exitedMark+"'; sleep 60").CombinedOutput()
+		if err == nil {
+			break
+		}
+		// The server the session before shut down may still be going.
+		if try == 3 || !strings.Contains(string(out), "server exited unexpectedly") {
+			t.Fatalf("tmux: %v %s", err, out)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", name).Run() })
 	return &tmuxSession{t: t, name: name}
@@ -62,6 +80,14 @@ func (s *tmuxSession) typeLine(text string) {
 		}
 	}
 	s.keys("Enter")
+}
+
+// resize makes the pane cols×rows.
+func (s *tmuxSession) resize(cols, rows int) {
+	s.t.Helper()
+	if out, err := exec.Command("tmux", "resize-window", "-t", s.name, "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows)).CombinedOutput(); err != nil {
+		s.t.Fatalf("resize-window: %v %s", err, out)
+	}
 }
 
 func (s *tmuxSession) screen() string {
@@ -132,9 +158,11 @@ func TestInteractiveSession(t *testing.T) {
 	s := startTmux(t, w, "--model", "replay:"+script, "--dir", w.dir, "--db", w.db, "--shell", "--sandbox", "none")
 	s.waitFor("> ")
 	s.typeLine("Edit @notes.md please")
-	golden.Check(t, "testdata/tui/1-edit-approval.golden", []byte(normalize(s.waitFor("approve?"), w.dir)))
+	// An approval's keys show once they answer it.
+	golden.Check(t, "testdata/tui/1-edit-approval.golden", []byte(normalize(s.waitFor("[esc] later"), w.dir)))
 	s.keys("y")
-	golden.Check(t, "testdata/tui/2-command.golden", []byte(normalize(s.waitFor("$ rm -rf"), w.dir)))
+	s.waitFor("$ rm -rf")
+	golden.Check(t, "testdata/tui/2-command.golden", []byte(normalize(s.waitFor("[esc] later"), w.dir)))
 	s.keys("n")
 	s.waitFor("reason>")
 	s.typeLine("never delete that")
@@ -201,4 +229,129 @@ func TestResumePicker(t *testing.T) {
 	s.waitFor("/help for commands")
 	s.typeLine("where were we?")
 	golden.Check(t, "testdata/tui/7-picked.golden", []byte(normalize(s.waitFor("Back on the parser."), w.dir)))
+}
+
+// At 80, 60 and 40 columns the approval shows every key (the line
+// wraps), and after n the reason's hint shows whole.
+func TestApprovalFitsNarrowTerminals(t *testing.T) {
+	// What a screen says, its lines joined: a wrapped line reads whole.
+	words := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	for _, cols := range []int{80, 60, 40} {
+		t.Run(fmt.Sprint(cols), func(t *testing.T) {
+			w := newWorld(t)
+			script := w.script(`{"turns":[{"tool_calls":[{"name":"execute","args":{"command":"ls"}}]},{"content":"ok"}]}`)
+			s := startTmuxSized(t, w, cols, 24, "--model", "replay:"+script, "--dir", w.dir, "--db", w.db, "--shell", "--sandbox", "none")
+			s.waitFor("> ")
+			s.typeLine("list the files")
+			scr := s.waitFor("later")
+			for _, key := range []string{"[y] yes", "[a] yes, and this tool for the session", "[e] edit", "[n] no, with a reason", "[esc] later"} {
+				if !strings.Contains(words(scr), key) {
+					t.Errorf("the approval at %d columns lacks %q:\n%s", cols, key, scr)
+				}
+			}
+			s.keys("n")
+			scr = s.waitFor("reason>")
+			if hint := "what the agent should do instead (enter to skip)"; !strings.Contains(words(scr), hint) {
+				t.Errorf("the reason's hint at %d columns is cut:\n%s", cols, scr)
+			}
+		})
+	}
+}
+
+// A resize while the answer streams leaves no copy of the partial answer
+// at the old width: the final screen shows the answer once.
+func TestResizeWhileStreaming(t *testing.T) {
+	w := newWorld(t)
+	answer := "ALPHA " + strings.Repeat("lorem ipsum dolor sit amet ", 12) + "OMEGA"
+	script := w.script(`{"turns":[{"content":"` + answer + `","delay_ms":2500}]}`)
+	s := startTmuxSized(t, w, 120, 30, "--model", "replay:"+script, "--dir", w.dir, "--db", w.db)
+	s.waitFor("> ")
+	s.typeLine("write a lot")
+	s.waitFor("OMEGA")
+	s.resize(70, 30)
+	scr := s.waitFor("tokens in")
+	// Rows of the old view rewrapped at the new width split words: what
+	// the screen shows counts without white space.
+	if n := strings.Count(strings.Join(strings.Fields(scr), ""), "loremipsum"); n != 12 {
+		t.Errorf("the answer's words show %d times after a resize, want 12:\n%s", n, scr)
+	}
+}
+
+// A failed step says why once.
+func TestFailedStepSaysItOnce(t *testing.T) {
+	w := newWorld(t)
+	script := w.script(`{"turns":[{"error":"the model is down"}]}`)
+	s := startTmux(t, w, "--model", "replay:"+script, "--dir", w.dir, "--db", w.db)
+	s.waitFor("> ")
+	s.typeLine("hello")
+	s.waitFor("the model is down")
+	time.Sleep(500 * time.Millisecond)
+	if scr := s.screen(); strings.Count(scr, "the model is down") != 1 {
+		t.Errorf("the error shows more than once:\n%s", scr)
+	}
+}
+
+// Ctrl-C on an empty line asks for a second one within two seconds; a
+// lone one, a late one, does not end the session.
+func TestCtrlCTwiceToExit(t *testing.T) {
+	w := newWorld(t)
+	script := w.script(`{"turns":[{"content":"Thinking...","delay_ms":60000}]}`)
+	s := startTmux(t, w, "--model", "replay:"+script, "--dir", w.dir, "--db", w.db)
+	s.waitFor("> ")
+	s.typeLine("think")
+	s.waitFor("Thinking...")
+	s.keys("C-c")
+	s.waitFor("■ stopped")
+	s.keys("C-c") // a late one, meant for the step
+	s.waitFor("press ctrl+c again to exit")
+	time.Sleep(2500 * time.Millisecond)
+	scr := s.screen()
+	if strings.Contains(scr, exitedMark) || strings.Contains(scr, "press ctrl+c again") {
+		t.Fatalf("after one ctrl+c and a wait, the session should be on, without the hint:\n%s", scr)
+	}
+	s.keys("C-c")
+	s.waitFor("press ctrl+c again to exit")
+	s.keys("C-c")
+	s.waitFor(exitedMark)
+}
+
+// While the agent works the input stays: enter queues a message, sent
+// when the task ends; keys typed as an approval appears go to the input,
+// never to the approval.
+func TestTypeAheadQueuesAndNeverApproves(t *testing.T) {
+	w := newWorld(t)
+	script := w.script(`{"turns":[
+ {"content":"Looking at it.","delay_ms":1500,"tool_calls":[{"name":"execute","args":{"command":"echo hi"}}]},
+ {"content":"First done."},
+ {"content":"Second done.","expect":{"last_message_contains":["second task"]}},
+ {"content":"Third done.","expect":{"last_message_contains":["a"]}}]}`)
+	s := startTmux(t, w, "--model", "replay:"+script, "--dir", w.dir, "--db", w.db, "--shell", "--sandbox", "none")
+	s.waitFor("> ")
+	s.typeLine("first task")
+	s.waitFor("Looking at it.")
+	s.typeLine("second task")
+	s.waitFor("queued: second task")
+	// The approval appears; a and enter typed at once are not its keys.
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(s.screen(), "approve?") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no approval:\n%s", s.screen())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.keys("-l", "a")
+	s.keys("Enter")
+	scr := s.waitFor("queued: a")
+	time.Sleep(1500 * time.Millisecond)
+	scr = s.screen()
+	if strings.Contains(scr, "approved") || !strings.Contains(scr, "approve?") {
+		t.Fatalf("keys typed ahead answered the approval:\n%s", scr)
+	}
+	s.keys("y")
+	s.waitFor("Third done.")
+	scr = s.screen()
+	first, second, third := strings.Index(scr, "First done."), strings.Index(scr, "Second done."), strings.Index(scr, "Third done.")
+	if !(first >= 0 && first < second && second < third) || strings.Contains(scr, "for this session") {
+		t.Errorf("the queued messages, in order, after the task:\n%s", scr)
+	}
 }

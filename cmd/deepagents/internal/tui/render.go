@@ -156,10 +156,16 @@ func lastLines(text string, n int) int {
 }
 
 // wrapText wraps text at width (no wrapping when the width is unknown).
+// Its lines are not padded: a line as wide as the window would take two
+// rows once a narrower window rewraps it.
 func wrapText(text string, width int) string {
 	text = display.TerminalSafe(text)
 	if width <= 0 {
 		return text
 	}
-	return lipgloss.NewStyle().Width(width).Render(text)
+	lines := strings.Split(lipgloss.NewStyle().Width(width).Render(text), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
 }

@@ -9,6 +9,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
@@ -100,6 +102,20 @@ type (
 		run int
 		err error
 	}
+	// quitExpiredMsg ends the wait, armed at at, for a second ctrl+c.
+	quitExpiredMsg struct{ at time.Time }
+	// approvalReadyMsg says an approval's keys are taken now.
+	approvalReadyMsg struct{}
+)
+
+const (
+	// quitWindow is how long after a ctrl+c on an empty line a second
+	// one leaves the session.
+	quitWindow = 2 * time.Second
+	// approvalGrace is how long after an approval shows that its keys are
+	// still taken as typing: a key pressed as it appears was meant for
+	// something else.
+	approvalGrace = 800 * time.Millisecond
 )
 
 // tuiModel is the interactive session's state.
@@ -120,6 +136,16 @@ type tuiModel struct {
 	compactNext bool
 	stopped     bool // the user stopped the current step
 
+	// failed says the current run's end told its error already.
+	failed bool
+	// queued are the messages sent while a task went on, for after it.
+	queued []string
+	// lastSent is the message sent last: a new thread's title.
+	lastSent string
+	// quitArmed is when ctrl+c on an empty line asked for a second one
+	// (zero when not waiting for one).
+	quitArmed time.Time
+
 	answer  strings.Builder // the main agent's answer, streaming
 	todos   []todos.Todo
 	history []string // what was sent, for up and down
@@ -133,6 +159,8 @@ type tuiModel struct {
 	reason    *textinput.Model
 	editing   bool
 	editErr   string // why the edited arguments were refused
+	// asked is when the request asked about now was shown.
+	asked time.Time
 	// allowed are the tools the user approved for the whole session.
 	allowed map[string]bool
 
@@ -145,6 +173,12 @@ type tuiModel struct {
 	// a time, since commands run concurrently.
 	queue    []string
 	flushing bool
+
+	// lastView is the view drawn last, and stale how many rows of the
+	// terminal above it hold an earlier view that a narrower window
+	// wrapped onto more rows: the next print deletes them.
+	lastView string
+	stale    int
 }
 
 // printedMsg says the lines in flight are printed.
@@ -161,6 +195,12 @@ func (m *tuiModel) flush() tea.Cmd {
 		return nil
 	}
 	text := strings.Join(m.queue, "\n")
+	if m.stale > 0 {
+		// The renderer starts a print at the top of its view: the rows
+		// above it that still show an earlier, rewrapped view go.
+		text = fmt.Sprintf("\x1b[%dA\r\x1b[%dM", m.stale, m.stale) + text
+		m.stale = 0
+	}
 	m.queue, m.flushing = nil, true
 	return tea.Sequence(tea.Println(text), func() tea.Msg { return printedMsg{} })
 }
@@ -173,10 +213,16 @@ var (
 	yellow = lipgloss.NewStyle().Foreground(lipgloss.Color("3"))
 )
 
+// The input's placeholder when no task goes on, and while one does.
+const (
+	idlePlaceholder = "a task, /help, or @file to attach"
+	busyPlaceholder = "a message for when this task ends"
+)
+
 func newModel(ctx context.Context, cfg Config) *tuiModel {
 	ti := textinput.New()
 	ti.Prompt = "> "
-	ti.Placeholder = "a task, /help, or @file to attach"
+	ti.Placeholder = idlePlaceholder
 	ti.Focus()
 	ti.CharLimit = cfg.PromptLimit
 	return &tuiModel{ctx: ctx, cfg: cfg, input: ti, thread: cfg.Thread, allowed: map[string]bool{},
@@ -194,8 +240,21 @@ func (m *tuiModel) Init() tea.Cmd {
 func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
+		if m.width > 0 && msg.Width < m.width {
+			m.stale += rewrapped(m.lastView, m.width, m.height, msg.Width)
+		}
 		m.width, m.height = msg.Width, msg.Height
 		m.input.Width = max(msg.Width-4, 10)
+		if m.reason != nil {
+			m.reason.Width = m.reasonWidth()
+		}
+		return m, nil
+	case approvalReadyMsg:
+		return m, nil // shows the approval's keys
+	case quitExpiredMsg:
+		if msg.at.Equal(m.quitArmed) {
+			m.quitArmed = time.Time{}
+		}
 		return m, nil
 	case eventMsg:
 		return m, m.onEvent(msg.e)
@@ -208,10 +267,13 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.onRunDone(msg.err)
 	case tea.KeyMsg:
+		if msg.Type != tea.KeyCtrlC {
+			m.quitArmed = time.Time{} // another key: the next ctrl+c is a first
+		}
 		if m.reason != nil {
 			return m, m.onReasonKey(msg)
 		}
-		if len(m.pending) > 0 {
+		if len(m.pending) > 0 && m.approvalTakes(msg) {
 			return m, m.onApprovalKey(msg)
 		}
 		return m, m.onKey(msg)
@@ -221,28 +283,58 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, cmd
 }
 
-// onKey handles a key while no approval is asked for.
+// approvalTakes reports whether k answers the approval asked for: only a
+// key pressed on an empty input, once the approval has been on the screen
+// a moment, does; other keys are typing. A key typed ahead, meant for
+// the input, never answers it.
+func (m *tuiModel) approvalTakes(k tea.KeyMsg) bool {
+	if k.Type == tea.KeyEsc || k.Type == tea.KeyCtrlC {
+		return m.input.Value() == ""
+	}
+	return m.input.Value() == "" && time.Since(m.asked) >= approvalGrace
+}
+
+// busy reports whether a task goes on: a run, or an approval it waits on.
+func (m *tuiModel) busy() bool { return m.running || len(m.pending) > 0 }
+
+// onKey handles a key for the input line.
 func (m *tuiModel) onKey(k tea.KeyMsg) tea.Cmd {
 	switch k.Type {
 	case tea.KeyCtrlC, tea.KeyEsc:
 		if m.running {
 			// Stop the step, not the session: the thread keeps what was
-			// saved and takes the next message.
+			// saved and takes the next message. What was queued comes
+			// back to the input, not sent.
 			m.stopped = true
 			m.cancel()
+			if len(m.queued) > 0 {
+				m.input.SetValue(strings.Join(append(m.queued, m.input.Value()), " "))
+				m.input.CursorEnd()
+				m.queued = nil
+			}
 			return nil
 		}
-		if k.Type == tea.KeyCtrlC && m.input.Value() == "" {
-			return tea.Quit
+		if m.input.Value() != "" {
+			m.input.SetValue("")
+			return nil
 		}
-		m.input.SetValue("")
+		if k.Type == tea.KeyCtrlC {
+			// A ctrl+c meant for a step that has just ended must not end
+			// the session: it takes two.
+			if !m.quitArmed.IsZero() && time.Since(m.quitArmed) < quitWindow {
+				return tea.Quit
+			}
+			at := time.Now()
+			m.quitArmed = at
+			return tea.Tick(quitWindow, func(time.Time) tea.Msg { return quitExpiredMsg{at} })
+		}
 		return nil
 	case tea.KeyCtrlD:
-		if !m.running && m.input.Value() == "" {
+		if !m.busy() && m.input.Value() == "" {
 			return tea.Quit
 		}
 	case tea.KeyUp, tea.KeyDown:
-		if m.running || len(m.history) == 0 {
+		if len(m.history) == 0 {
 			return nil
 		}
 		if k.Type == tea.KeyUp {
@@ -258,9 +350,6 @@ func (m *tuiModel) onKey(k tea.KeyMsg) tea.Cmd {
 		m.input.CursorEnd()
 		return nil
 	case tea.KeyEnter:
-		if m.running {
-			return nil
-		}
 		text := strings.TrimSpace(m.input.Value())
 		if text == "" {
 			return nil
@@ -268,17 +357,44 @@ func (m *tuiModel) onKey(k tea.KeyMsg) tea.Cmd {
 		m.input.SetValue("")
 		m.history = append(m.history, text)
 		m.histPos = len(m.history)
-		if strings.HasPrefix(text, "/") {
-			return m.command(text)
+		if m.busy() {
+			// Sent when the task ends.
+			m.queued = append(m.queued, text)
+			return nil
 		}
-		prompt, notes := m.attach(text)
-		thread, ask := m.thread, m.cfg.Prompt
-		run := func(ctx context.Context) iter.Seq2[agent.Event, error] { return ask(ctx, thread, prompt) }
-		return tea.Batch(m.print(bold.Render("> "+text)+notes), m.start(run, true))
+		return m.submit(text)
 	}
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(k)
 	return cmd
+}
+
+// sendQueued sends the first message queued while a task went on, once
+// none goes on.
+func (m *tuiModel) sendQueued() tea.Cmd {
+	if m.busy() || len(m.queued) == 0 {
+		return nil
+	}
+	text := m.queued[0]
+	m.queued = m.queued[1:]
+	cmd := m.submit(text)
+	if !m.busy() {
+		// A command: the next one goes on at once.
+		return tea.Batch(cmd, m.sendQueued())
+	}
+	return cmd
+}
+
+// submit sends a message: a / command, or a prompt to the agent.
+func (m *tuiModel) submit(text string) tea.Cmd {
+	if strings.HasPrefix(text, "/") {
+		return m.command(text)
+	}
+	m.lastSent = text
+	prompt, notes := m.attach(text)
+	thread, ask := m.thread, m.cfg.Prompt
+	run := func(ctx context.Context) iter.Seq2[agent.Event, error] { return ask(ctx, thread, prompt) }
+	return tea.Batch(m.print(bold.Render("> "+text)+notes), m.start(run, true))
 }
 
 // start runs the agent (run: a prompt or decisions), its events sent to
@@ -292,7 +408,7 @@ func (m *tuiModel) start(run func(context.Context) iter.Seq2[agent.Event, error]
 		defer m.cancel() // the run before, if any, has ended: free its context
 	}
 	m.runs++
-	m.running, m.cancel, m.stopped = true, cancel, false
+	m.running, m.cancel, m.stopped, m.failed = true, cancel, false, false
 	m.answer.Reset()
 	send, n := m.send, m.runs
 	return func() tea.Msg {
@@ -386,6 +502,7 @@ func (m *tuiModel) onRunEnd(e agent.Event) tea.Cmd {
 		lines = append(lines, yellow.Render("■ stopped; the thread keeps what was done so far"))
 	case e.Status == agent.StatusFailed:
 		lines = append(lines, red.Render("✗ "+display.OneLine(e.Error)))
+		m.failed = true // the run's error, which the stream then gives too
 	}
 	for _, l := range display.UsageLines(e.ThreadID, &m.usage, m.prices) {
 		lines = append(lines, dim.Render(l)) // line by line: lipgloss pads a block to its widest line
@@ -397,13 +514,14 @@ func (m *tuiModel) onRunEnd(e agent.Event) tea.Cmd {
 func (m *tuiModel) onRunDone(err error) tea.Cmd {
 	m.running = false
 	m.cancel()
-	if err != nil && !m.stopped {
-		return m.print(red.Render("✗ " + display.OneLine(err.Error())))
+	var cmd tea.Cmd
+	if err != nil && !m.stopped && !m.failed {
+		cmd = m.print(red.Render("✗ " + display.OneLine(err.Error())))
 	}
 	if m.stopped && len(m.pending) == 0 {
 		m.stopped = false
 	}
-	return nil
+	return tea.Batch(cmd, m.sendQueued())
 }
 
 // autoApprove takes the decisions the session already made: tools the
@@ -412,6 +530,11 @@ func (m *tuiModel) onRunDone(err error) tea.Cmd {
 func (m *tuiModel) autoApprove() tea.Cmd {
 	for len(m.decisions) < len(m.pending) && m.allowed[m.pending[len(m.decisions)].Tool] {
 		m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionApprove})
+	}
+	if len(m.decisions) < len(m.pending) {
+		// The next request shows now; its keys once it has been seen.
+		m.asked = time.Now()
+		return tea.Tick(approvalGrace, func(time.Time) tea.Msg { return approvalReadyMsg{} })
 	}
 	return m.resumeIfDecided()
 }
@@ -445,20 +568,21 @@ func (m *tuiModel) onApprovalKey(k tea.KeyMsg) tea.Cmd {
 	case "n":
 		ti := textinput.New()
 		ti.Prompt = "reason> "
-		ti.Placeholder = "what the agent should do instead (enter to skip)"
+		ti.Placeholder = reasonHint
 		ti.Focus()
 		m.reason = &ti
+		m.reason.Width = m.reasonWidth()
 	case "e":
 		ti := textinput.New()
 		ti.Prompt = "args> "
 		ti.SetValue(string(req.Args))
-		ti.Width = max(m.width-8, 20)
 		ti.Focus()
 		m.reason, m.editing, m.editErr = &ti, true, ""
+		m.reason.Width = m.reasonWidth()
 	case "ctrl+c", "esc":
 		// Leave the run waiting: the thread can be resumed later.
 		m.pending, m.decisions = nil, nil
-		return m.print(yellow.Render("■ left waiting for approval; deepagents resume " + m.thread + " decides later"))
+		return tea.Batch(m.print(yellow.Render("■ left waiting for approval; deepagents resume "+m.thread+" decides later")), m.sendQueued())
 	}
 	return nil
 }
@@ -517,8 +641,21 @@ func allows(req agent.ActionRequest, d agent.DecisionType) bool {
 	return len(req.Allowed) == 0 || slices.Contains(req.Allowed, d)
 }
 
-// approvalKeys names the keys of the decisions req allows.
-func approvalKeys(req agent.ActionRequest) string {
+// reasonHint says what a rejection's reason is for.
+const reasonHint = "what the agent should do instead (enter to skip)"
+
+// reasonWidth is the width of the reason's or the arguments' input: the
+// window's, less its prompt and the cursor.
+func (m *tuiModel) reasonWidth() int {
+	if m.width <= 0 {
+		return 0 // as wide as it needs
+	}
+	return max(m.width-lipgloss.Width(m.reason.Prompt)-1, 10)
+}
+
+// approvalKeys names the keys of the decisions req allows, the line
+// wrapped between keys to width (0: no wrapping).
+func approvalKeys(req agent.ActionRequest, width int) string {
 	var keys []string
 	for _, k := range []struct {
 		d     agent.DecisionType
@@ -532,10 +669,80 @@ func approvalKeys(req agent.ActionRequest) string {
 			keys = append(keys, k.label)
 		}
 	}
-	return bold.Render("approve?") + " " + strings.Join(append(keys, "[esc] later"), "  ") + "\n"
+	keys = append(keys, "[esc] later")
+	const head, indent = "approve? ", "         "
+	var b strings.Builder
+	b.WriteString(bold.Render(strings.TrimSpace(head)))
+	col := len(head) - 1
+	for i, k := range keys {
+		sep := "  "
+		if i == 0 {
+			sep = " "
+		}
+		if w := ansi.StringWidth(k); width > 0 && i > 0 && col+len(sep)+w > width {
+			b.WriteString("\n" + indent + k)
+			col = len(indent) + w
+			continue
+		}
+		b.WriteString(sep + k)
+		col += len(sep) + ansi.StringWidth(k)
+	}
+	return fit(b.String(), width) + "\n"
+}
+
+// fit wraps s to width (0: no wrapping).
+func fit(s string, width int) string {
+	if width <= 0 {
+		return s
+	}
+	return ansi.Wrap(s, width, "")
+}
+
+// rewrapped is how many more rows the lines of view, drawn width
+// columns wide (its last height lines), take once the terminal rewraps
+// them to a narrower window of to columns.
+func rewrapped(view string, width, height, to int) int {
+	if view == "" || to <= 0 {
+		return 0
+	}
+	lines := strings.Split(view, "\n")
+	if height > 0 && len(lines) > height {
+		lines = lines[len(lines)-height:]
+	}
+	extra := 0
+	for _, l := range lines {
+		if w := ansi.StringWidth(ansi.Truncate(l, width, "")); w > to {
+			extra += (w+to-1)/to - 1
+		}
+	}
+	return extra
 }
 
 func (m *tuiModel) View() string {
+	m.lastView = m.view()
+	return m.lastView
+}
+
+// trailingBlank is the blank end of a line: spaces, and the style
+// sequences around them.
+var trailingBlank = regexp.MustCompile(`(?: |\x1b\[[0-9;]*m)+$`)
+
+// inputView is an input's line. An empty input's placeholder is padded
+// to the input's width: the padding goes, so that the line takes one row
+// still when the window narrows. (Only then: the cursor after a value is
+// a space.)
+func inputView(ti textinput.Model) string {
+	v := ti.View()
+	if ti.Value() != "" || ti.Placeholder == "" {
+		return v
+	}
+	if t := trailingBlank.ReplaceAllString(v, ""); t != v {
+		v = t + "\x1b[0m" // a style cut off with the blanks ends here
+	}
+	return v
+}
+
+func (m *tuiModel) view() string {
 	var b strings.Builder
 	if text := m.answer.String(); text != "" {
 		b.WriteString(liveTail(text, m.width, m.height) + "\n")
@@ -553,17 +760,40 @@ func (m *tuiModel) View() string {
 			}
 			b.WriteString(m.reason.View() + "\n" + dim.Render("enter runs the call with these arguments; esc goes back") + "\n")
 		case m.reason != nil:
-			b.WriteString(m.reason.View() + "\n")
+			// The hint inside the input when it fits there, under it when not.
+			if m.width <= 0 || lipgloss.Width(reasonHint) <= m.reason.Width {
+				m.reason.Placeholder = reasonHint
+				b.WriteString(inputView(*m.reason) + "\n")
+			} else {
+				m.reason.Placeholder = ""
+				b.WriteString(m.reason.View() + "\n" + fit(dim.Render(reasonHint), m.width) + "\n")
+			}
+		case time.Since(m.asked) < approvalGrace:
+			// Keys pressed now are typing: the keys show once they answer.
+			b.WriteString(bold.Render("approve?") + "\n")
 		default:
-			b.WriteString(approvalKeys(req))
+			b.WriteString(approvalKeys(req, m.width))
+			if m.input.Value() != "" {
+				b.WriteString(fit(dim.Render("(the approval takes its keys once the input is empty)"), m.width) + "\n")
+			}
 		}
-		return b.String()
+		if m.reason != nil {
+			return b.String()
+		}
+	} else if m.running {
+		b.WriteString(fit(dim.Render("working…"+display.ContextFill(m.context)+" · esc stops the step · enter queues a message"), m.width) + "\n")
 	}
-	if m.running {
-		b.WriteString(dim.Render("working…"+display.ContextFill(m.context)+" (esc or ctrl+c stops the step)") + "\n")
-		return b.String()
+	m.input.Placeholder = idlePlaceholder
+	if m.busy() {
+		m.input.Placeholder = busyPlaceholder
 	}
-	b.WriteString(m.input.View() + "\n")
+	for _, q := range m.queued {
+		b.WriteString(dim.Render(display.Clip("queued: "+q, max(m.width-1, 20))) + "\n")
+	}
+	b.WriteString(inputView(m.input) + "\n")
+	if !m.quitArmed.IsZero() {
+		b.WriteString(dim.Render("press ctrl+c again to exit") + "\n")
+	}
 	return b.String()
 }
 
@@ -657,9 +887,10 @@ const tuiHelp = `/help      this list
 /tokens    tokens and cost of this session
 /agents    the subagents
 /memory    where memory (AGENTS.md) is read from;  /skills  the same for skills
-/exit      leave (or ctrl+d, or ctrl+c on an empty line)
+/exit      leave (or ctrl+d, or ctrl+c twice on an empty line)
 @path      attaches a workspace file to the message
-esc, ctrl+c while the agent works: stop the step; up, down: earlier messages`
+esc, ctrl+c while the agent works: stop the step; enter then queues a message
+for when the task ends; up, down: earlier messages`
 
 // attach replaces each @path of text that names a file in the workspace
 // with the path, and appends the files' contents (at most 100 KB each).
@@ -737,8 +968,5 @@ func readAtMost(ctx context.Context, b backend.Backend, p string, n int) ([]byte
 
 // lastPrompt is what the user sent last: the title of a new thread.
 func (m *tuiModel) lastPrompt() string {
-	if len(m.history) == 0 {
-		return ""
-	}
-	return m.history[len(m.history)-1]
+	return m.lastSent
 }

@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
@@ -41,7 +44,7 @@ func TestApprovalKeysFollowAllowed(t *testing.T) {
 		{[]agent.DecisionType{agent.DecisionReject}, "approve? [n] no, with a reason  [esc] later\n", []string{"y", "a", "e"}},
 	} {
 		req := agent.ActionRequest{Tool: "execute", Args: json.RawMessage(`{"command":"ls"}`), Allowed: c.allowed}
-		if got := approvalKeys(req); got != c.want {
+		if got := approvalKeys(req, 0); got != c.want {
 			t.Errorf("%v: %q, want %q", c.allowed, got, c.want)
 		}
 		for _, k := range c.inert {
@@ -180,5 +183,95 @@ func TestThreadsCommand(t *testing.T) {
 	}
 	if len(ids) != 10 || ids[0] != "user11" || ids[9] != "user02" {
 		t.Errorf("/threads listed %v, want user11 down to user02", ids)
+	}
+}
+
+// The approval's keys line wraps between keys: every key shows, no line
+// wider than the window.
+func TestApprovalKeysWrap(t *testing.T) {
+	req := agent.ActionRequest{Tool: "execute", Args: json.RawMessage(`{"command":"ls"}`)}
+	for _, width := range []int{100, 80, 60, 40} {
+		got := approvalKeys(req, width)
+		for _, l := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
+			if w := ansi.StringWidth(l); w > width {
+				t.Errorf("width %d: line %q is %d wide", width, l, w)
+			}
+		}
+		flat := strings.Join(strings.Fields(ansi.Strip(got)), " ")
+		if want := strings.Join(strings.Fields(ansi.Strip(approvalKeys(req, 0))), " "); flat != want {
+			t.Errorf("width %d: %q, want the keys of %q", width, flat, want)
+		}
+	}
+}
+
+// rewrapped counts the rows a narrower window adds to a view.
+func TestRewrapped(t *testing.T) {
+	view := strings.Repeat("x", 100) + "\n" + strings.Repeat("y", 30) + "\n> input"
+	for _, c := range []struct{ width, height, to, want int }{
+		{120, 40, 60, 1},  // 100 → 2 rows
+		{120, 40, 20, 5},  // 100 → 5, 30 → 2
+		{80, 40, 40, 1},   // drawn cut at 80 → 2 rows
+		{120, 2, 20, 1},   // only the last 2 lines were drawn
+		{120, 40, 120, 0}, // as wide
+	} {
+		if got := rewrapped(view, c.width, c.height, c.to); got != c.want {
+			t.Errorf("%+v: %d", c, got)
+		}
+	}
+}
+
+// Keys typed as an approval appears are typing; enter queues the message.
+func TestApprovalIgnoresTypeAhead(t *testing.T) {
+	req := agent.ActionRequest{Tool: "execute", Args: json.RawMessage(`{"command":"ls"}`)}
+	m := newModel(context.Background(), Config{})
+	m.pending = []agent.ActionRequest{req}
+	m.autoApprove() // shows it
+	for _, k := range []tea.KeyMsg{{Type: tea.KeyRunes, Runes: []rune("a")}, {Type: tea.KeyEnter}, {Type: tea.KeyRunes, Runes: []rune("y")}} {
+		m.Update(k)
+	}
+	if len(m.decisions) != 0 || m.allowed["execute"] || len(m.queued) != 1 || m.queued[0] != "a" || m.input.Value() != "y" {
+		t.Errorf("decisions %v, allowed %v, queued %q, input %q", m.decisions, m.allowed, m.queued, m.input.Value())
+	}
+	// Once shown a moment, y on an empty input approves.
+	m.input.SetValue("")
+	m.asked = time.Now().Add(-approvalGrace)
+	m.send = func(tea.Msg) {}
+	m.cfg.Decide = func(context.Context, string, []agent.Decision) iter.Seq2[agent.Event, error] {
+		return func(func(agent.Event, error) bool) {}
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
+	if !m.running {
+		t.Error("y did not approve")
+	}
+}
+
+// An empty input's line ends with its placeholder, not the padding to
+// its width; an input with a value keeps its cursor.
+func TestInputView(t *testing.T) {
+	ti := textinput.New()
+	ti.Prompt, ti.Placeholder, ti.Width = "> ", "a task", 40
+	ti.Focus()
+	if got := ansi.Strip(inputView(ti)); got != "> a task" {
+		t.Errorf("empty: %q", got)
+	}
+	ti.SetValue("hello")
+	if got := ansi.Strip(inputView(ti)); !strings.HasPrefix(got, "> hello ") {
+		t.Errorf("with a value: %q, want the cursor after it", got)
+	}
+}
+
+// A step stopped puts what was queued back in the input, before what was
+// being typed, instead of sending it.
+func TestStopPutsQueuedBack(t *testing.T) {
+	for _, key := range []tea.KeyType{tea.KeyEsc, tea.KeyCtrlC} {
+		m := newModel(context.Background(), Config{})
+		cancelled := false
+		m.running, m.cancel = true, func() { cancelled = true }
+		m.queued = []string{"first", "second"}
+		m.input.SetValue("third")
+		m.Update(tea.KeyMsg{Type: key})
+		if !cancelled || !m.stopped || len(m.queued) != 0 || m.input.Value() != "first second third" {
+			t.Errorf("%v: cancelled %v, stopped %v, queued %q, input %q", key, cancelled, m.stopped, m.queued, m.input.Value())
+		}
 	}
 }
