@@ -91,7 +91,7 @@ func pickThread(ctx context.Context, env Env, db *persist.DB) (string, error) {
 	in, okIn := env.Stdin.(*os.File)
 	out, okOut := env.Stdout.(*os.File)
 	if !okIn || !okOut || !isTerminal(in) || !isTerminal(out) {
-		return "", usageError{errors.New("--resume without a thread id needs a terminal to pick one on; give the id")}
+		return "", usageError{errPickNeedsTerminal}
 	}
 	threads, err := recentThreads(ctx, db, maxPicked)
 	if err != nil {
