@@ -113,6 +113,10 @@ func newRoot(env Env) *cobra.Command {
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       version(),
+		Example: `  deepagents                            a session on this terminal
+  deepagents -p "explain this repo"     one task, its answer on stdout (as run)
+  git diff | deepagents -p "review it"  the piped input follows the prompt
+  deepagents --resume [ID]              continue a thread (without an ID, pick one)`,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	// deepagents on a terminal is an interactive session; -p (or a prompt
