@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -59,5 +60,71 @@ func TestNoTerminalQueries(t *testing.T) {
 		if args[0] == "--version" && !strings.Contains(out, "deepagents version ") {
 			t.Errorf("--version wrote %q", out)
 		}
+	}
+}
+
+// The interactive session, on a terminal that answers none of its
+// queries, draws at once; ctrl+d leaves it.
+func TestSessionDoesNotWaitForTheTerminal(t *testing.T) {
+	w := newWorld(t)
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("needs script (util-linux)")
+	}
+	s := w.script(`{"turns":[{"content":"never"}]}`)
+	quoted := make([]string, 0, 8)
+	for _, a := range []string{binary(t), "--model", "replay:" + s, "--dir", w.dir, "--db", w.db} {
+		quoted = append(quoted, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	cmd := exec.Command("script", "-qec", strings.Join(quoted, " "), "/dev/null")
+	cmd.Env = append(w.env(), "TERM=xterm-256color")
+	keys, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	drawn := make(chan time.Duration, 1)
+	var screen bytes.Buffer
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := out.Read(buf)
+			screen.Write(buf[:n])
+			if strings.Contains(screen.String(), "/help for commands") {
+				drawn <- time.Since(start)
+				io.Copy(io.Discard, out)
+				return
+			}
+			if err != nil {
+				close(drawn)
+				return
+			}
+		}
+	}()
+	select {
+	case took, ok := <-drawn:
+		if !ok {
+			t.Fatalf("the session ended without drawing")
+		}
+		if took > 2*time.Second {
+			t.Errorf("the session took %s to draw on a terminal that does not answer", took)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the session did not draw within 10 s")
+	}
+	keys.Write([]byte{4}) // ctrl+d
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Error("ctrl+d did not end the session")
 	}
 }
