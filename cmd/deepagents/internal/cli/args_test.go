@@ -77,9 +77,15 @@ func TestPrintThenFlags(t *testing.T) {
 			t.Errorf("%q: exit %d: %s %s", args, code, stderr, stdout)
 		}
 	}
-	// Without -p, arguments are no prompt.
-	if code, _, stderr := w.run("a task"); code != ExitUsage || !strings.Contains(stderr, `unknown command "a task"`) {
-		t.Errorf("a prompt without -p: exit %d: %s", code, stderr)
+	// Without -p, arguments are no prompt; the error says how to give one,
+	// or which command was meant.
+	for args, want := range map[string]string{
+		"a task": `deepagents: unknown command "a task" (a task is run with -p: deepagents -p "a task")` + "\n",
+		"thread": `deepagents: unknown command "thread"; did you mean threads?` + "\n",
+	} {
+		if code, _, stderr := w.run(args); code != ExitUsage || stderr != want {
+			t.Errorf("%q without -p: exit %d: %q, want %q", args, code, stderr, want)
+		}
 	}
 }
 

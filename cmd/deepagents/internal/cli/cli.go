@@ -132,10 +132,13 @@ func newRoot(env Env) *cobra.Command {
 	// the flags are parsed.
 	root.Flags().StringVarP(&f.resume, "resume", "r", "", "continue thread `ID`; --resume alone picks one of the recent threads")
 	root.Args = func(cmd *cobra.Command, args []string) error {
-		if printMode {
+		if printMode || len(args) == 0 {
 			return nil // the prompt
 		}
-		return cobra.NoArgs(cmd, args)
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			return usageError{fmt.Errorf("unknown command %q; did you mean %s?", args[0], s[0])}
+		}
+		return usageError{fmt.Errorf("unknown command %q (a task is run with -p: deepagents -p %q)", args[0], strings.Join(args, " "))}
 	}
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		if f.resume == pickSentinel {
