@@ -302,6 +302,13 @@ func (s *AsyncMiddleware) Close() error {
 	return nil
 }
 
+// Running returns the local tasks running now, of every thread, by task
+// id, with the name of the subagent that runs each: the tasks Close would
+// cancel. A program about to close the agent can say which work it stops.
+func (s *AsyncMiddleware) Running() map[string]string {
+	return s.local.runningTasks()
+}
+
 // newTaskID returns a random id in the UUID format.
 func newTaskID() string {
 	var b [16]byte

@@ -325,6 +325,20 @@ func (l *localTasks) restart(ctx context.Context, rt *agent.Runtime, t *localTas
 	return l.launch(ctx, t, taskInput(rt, t.e, t.id, callID, msgs, gen))
 }
 
+// runningTasks returns the running tasks' ids with their subagents'
+// names.
+func (l *localTasks) runningTasks() map[string]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string]string{}
+	for id, t := range l.byID {
+		if t.snapshot().status == AsyncRunning {
+			out[id] = t.e.name
+		}
+	}
+	return out
+}
+
 // close cancels the running tasks and waits for them to end.
 func (l *localTasks) close() {
 	l.mu.Lock()

@@ -105,6 +105,8 @@ func (s *AsyncMiddleware) status(ctx context.Context, rt *agent.Runtime, rec Asy
 	lt := s.local.get(rec.TaskID)
 	if lt == nil {
 		switch {
+		case rec.Status == AsyncCancelled && !rec.Collected:
+			r.Error = "it was cancelled before it finished (by cancel_async_task, or when the agent that ran it was closed), so it left no result; start it again if it is still needed"
 		case rec.Status != AsyncLost && (rec.Collected || asyncTerminal(rec.Status)):
 			r.Note = "it finished earlier, and what it returned was reported then; it is no longer kept"
 		case rec.Owner == s.instance:

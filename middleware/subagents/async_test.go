@@ -598,6 +598,46 @@ func TestAsyncLocalLost(t *testing.T) {
 	}
 }
 
+// Running lists the local tasks still running, which Close cancels.
+func TestAsyncRunning(t *testing.T) {
+	noLeaks(t)
+	slow := newGated("never")
+	m := &stepModel{}
+	as, err := subagents.NewAsync(subagents.AsyncConfig{
+		Parent:    subagents.Parent{Agent: agent.Config{Model: m}},
+		Subagents: []subagents.Async{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{as}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if got := as.Running(); len(got) != 0 {
+		t.Errorf("Running before any start = %v", got)
+	}
+	var id string
+	m.add(step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "x"})),
+		func(req *llm.Request) llm.Message {
+			id = taskIDOf(t, toolResults(req)[0])
+			return llm.AssistantText("started")
+		})
+	if _, err := a.Invoke(context.Background(), agent.Input{Messages: []llm.Message{llm.UserText("go")}}); err != nil {
+		t.Fatal(err)
+	}
+	received(t, slow.started, "the task's start")
+	if got := as.Running(); len(got) != 1 || got[id] != "slow" {
+		t.Errorf("Running = %v, want {%s: slow}", got, id)
+	}
+	a.Close()
+	received(t, slow.cancelled, "the task's end")
+	if got := as.Running(); len(got) != 0 {
+		t.Errorf("Running after Close = %v", got)
+	}
+}
+
 // echo answers with what it was told last, and remembers its inputs.
 type echo struct {
 	mu     sync.Mutex

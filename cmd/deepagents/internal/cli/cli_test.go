@@ -158,8 +158,11 @@ func TestCLIErrors(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		{"unknown provider", []string{"run", "--model", "nope:x", "hi"}, ExitFailed, `unknown model provider "nope"`},
-		{"bad spec", []string{"run", "--model", "justaname", "hi"}, ExitFailed, "provider:model"},
+		{"unknown provider", []string{"run", "--model", "nope:x", "hi"}, ExitUsage, `unknown model provider "nope"`},
+		{"unknown provider with -p", []string{"-p", "--model", "nope:x", "hi"}, ExitUsage, `unknown model provider "nope"`},
+		{"bad spec", []string{"run", "--model", "justaname", "hi"}, ExitUsage, "provider:model"},
+		// The command line is right; the environment lacks the key.
+		{"missing key", []string{"run", "--model", "openai:gpt-4.1", "hi"}, ExitFailed, "OPENAI_API_KEY is not set"},
 		{"missing script", []string{"run", "--model", "replay:/no/such/file.json", "hi"}, ExitFailed, "no such file"},
 		{"no model", []string{"run", "hi"}, ExitUsage, "no model chosen: set ANTHROPIC_API_KEY or OPENAI_API_KEY"},
 		{"bad flag", []string{"run", "--bogus", "hi"}, ExitUsage, "unknown flag: --bogus"},

@@ -719,7 +719,10 @@ func TestInvalidSubagentFilesAreErrors(t *testing.T) {
 	for body, want := range map[string]string{
 		"---\nname: r\ndescription: reads\nmodel: nosuch:model\n---\nRead.": `unknown model provider "nosuch"`,
 		"---\nname: r\ndescription: reads\ntools: [read_fil]\n---\nRead.":   `unknown tool "read_fil" in AllowedTools of agent r`,
-		"no front matter": "no front matter",
+		"no front matter": "subagent file " + filepath.Join(dir, "r.md") + ": no front matter",
+		// Mode fork copies the conversation, which a background task
+		// runs beside.
+		"---\nname: r\ndescription: digs\nbackground: true\nmode: fork\n---\nDig.": "subagent file " + filepath.Join(dir, "r.md") + ": a background subagent cannot use mode fork",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, "r.md"), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
@@ -727,6 +730,9 @@ func TestInvalidSubagentFilesAreErrors(t *testing.T) {
 		code, _, stderr := w.run(w.runArgs(s, "go")...)
 		if code != ExitUsage || !strings.Contains(stderr, want) {
 			t.Errorf("%q: exit %d, %q; want %d and %q", body, code, stderr, ExitUsage, want)
+		}
+		if strings.Count(stderr, "deepagents:") != 1 {
+			t.Errorf("%q: not one deepagents: line: %q", body, stderr)
 		}
 	}
 }

@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"os"
+	"strings"
+	"sync"
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
@@ -19,8 +23,16 @@ import (
 // tui) on the agent the flags open, each run's settings recorded on its
 // thread, each thread remembered for --continue and its usage recorded.
 func runInteractive(ctx context.Context, env Env, f *runFlags) error {
+	// What opening the session writes on stderr (notes, warnings) is
+	// shown by the session, as its first lines: the terminal library
+	// draws the session from the line above the cursor.
+	held := &heldWriter{w: env.Stderr, held: true}
+	stderr := env.Stderr
+	env.Stderr = held
 	o, err := openSession(ctx, env, f, true, false)
+	before := held.release()
 	if err != nil {
+		io.WriteString(stderr, before)
 		return err
 	}
 	defer o.close()
@@ -65,7 +77,42 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 		Files:       o.Backend,
 		Prices:      o.spec.Prices,
 		PromptLimit: maxPromptBytes,
+		Before:      lines(before),
 	})
+}
+
+// lines splits text into its lines, without the last newline.
+func lines(text string) []string {
+	if text = strings.TrimSuffix(text, "\n"); text == "" {
+		return nil
+	}
+	return strings.Split(text, "\n")
+}
+
+// heldWriter keeps what is written while held, and writes through once
+// released.
+type heldWriter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	buf  bytes.Buffer
+	held bool
+}
+
+func (h *heldWriter) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held {
+		return h.buf.Write(p)
+	}
+	return h.w.Write(p)
+}
+
+// release returns what was held, and writes through from then on.
+func (h *heldWriter) release() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.held = false
+	return h.buf.String()
 }
 
 // recentThreads are the n most recent top-level threads (the user's, not
@@ -91,7 +138,7 @@ func pickThread(ctx context.Context, env Env, db *persist.DB) (string, error) {
 	in, okIn := env.Stdin.(*os.File)
 	out, okOut := env.Stdout.(*os.File)
 	if !okIn || !okOut || !isTerminal(in) || !isTerminal(out) {
-		return "", usageError{errors.New("--resume without a thread id needs a terminal to pick one on; give the id")}
+		return "", usageError{errPickNeedsTerminal}
 	}
 	threads, err := recentThreads(ctx, db, maxPicked)
 	if err != nil {

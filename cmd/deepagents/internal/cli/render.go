@@ -167,7 +167,7 @@ func (r *textRenderer) event(e agent.Event) error {
 			r.midLine = false
 		}
 		if e.Status == agent.StatusFailed && e.Error != "" {
-			fmt.Fprintf(r.log, "deepagents: %s\n", display.OneLine(e.Error))
+			fmt.Fprintf(r.log, "deepagents: %s\n", withoutPrefix(display.OneLine(e.Error)))
 		}
 		if e.Status == agent.StatusInterrupted {
 			fmt.Fprintf(r.log, "deepagents: run interrupted, waiting for decisions on thread %s\n", e.ThreadID)

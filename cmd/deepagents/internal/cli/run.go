@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -36,7 +38,7 @@ usage and 3 when it stopped waiting for approval (see deepagents resume).`,
 			if err := f.validate(cmd); err != nil {
 				return err
 			}
-			prompt, err := promptOf(env, args)
+			prompt, err := promptOf(cmd.Context(), env, args)
 			if err != nil {
 				return err
 			}
@@ -102,29 +104,108 @@ var errEmptyStdin = errors.New("run needs a PROMPT (the task, as one argument, o
 // maxPromptBytes bounds a prompt read from standard input.
 const maxPromptBytes = 1 << 20
 
-// promptOf returns the prompt: the arguments, or standard input when there
-// are none (or just "-") and it is not a terminal.
-func promptOf(env Env, args []string) (string, error) {
+// stdinWait is how long a prompt given as arguments waits for the first
+// bytes of a standard input that is neither a terminal nor closed (a pipe
+// its writer keeps open without writing, say) before going on without it.
+var stdinWait = 3 * time.Second
+
+// promptOf returns the prompt: the arguments, followed by what is piped to
+// standard input (pipedInput); or, when there are none (or just "-"),
+// standard input alone, when it is not a terminal.
+func promptOf(ctx context.Context, env Env, args []string) (string, error) {
 	if len(args) > 0 && !(len(args) == 1 && args[0] == "-") {
-		if p := strings.Join(args, " "); strings.TrimSpace(p) != "" {
-			return p, nil
+		p := strings.Join(args, " ")
+		if strings.TrimSpace(p) == "" {
+			return "", usageError{errors.New("run needs a PROMPT (the task, as one argument, or on standard input)")}
 		}
-		return "", usageError{errors.New("run needs a PROMPT (the task, as one argument, or on standard input)")}
+		piped, err := pipedInput(ctx, env)
+		if err != nil || piped == "" {
+			return p, err
+		}
+		return p + "\n\n" + piped, nil
 	}
 	if env.Stdin == nil || isTerminal(env.Stdin) {
 		return "", usageError{errors.New("run needs a PROMPT (the task, as one argument, or on standard input)")}
 	}
-	data, err := io.ReadAll(io.LimitReader(env.Stdin, maxPromptBytes+1))
+	data, err := readStdin(env.Stdin)
 	if err != nil {
-		return "", fmt.Errorf("reading the prompt from standard input: %w", err)
-	}
-	if len(data) > maxPromptBytes {
-		return "", usageError{fmt.Errorf("the prompt on standard input is over %d bytes", maxPromptBytes)}
+		return "", err
 	}
 	if strings.TrimSpace(string(data)) == "" {
 		return "", usageError{errEmptyStdin}
 	}
 	return string(data), nil
+}
+
+// readStdin reads standard input to its end, up to maxPromptBytes.
+func readStdin(r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxPromptBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the prompt from standard input: %w", err)
+	}
+	if len(data) > maxPromptBytes {
+		return nil, usageError{fmt.Errorf("the prompt on standard input is over %d bytes (1 MiB)", maxPromptBytes)}
+	}
+	return data, nil
+}
+
+// pipedInput is what standard input holds when it is not a terminal, to be
+// added to a prompt given as arguments (echo data | deepagents -p
+// explain): "" when it is closed or empty, or when nothing comes within
+// stdinWait, which is then said on stderr. Once something comes, it is
+// read to its end.
+func pipedInput(ctx context.Context, env Env) (string, error) {
+	if env.Stdin == nil || isTerminal(env.Stdin) {
+		return "", nil
+	}
+	type result struct {
+		data []byte
+		err  error
+	}
+	first := make(chan struct{})
+	done := make(chan result, 1)
+	go func() {
+		data, err := readStdin(&firstRead{r: env.Stdin, first: first})
+		done <- result{data, err}
+	}()
+	timer := time.NewTimer(stdinWait)
+	defer timer.Stop()
+	var res result
+	select {
+	case res = <-done:
+	case <-first:
+		select {
+		case res = <-done:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	case <-timer.C:
+		// The reader is left blocked; the process ends without it.
+		fmt.Fprintf(env.Stderr, "deepagents: warning: nothing came on standard input within %s; going on with the prompt alone (redirect it from /dev/null not to wait)\n", stdinWait)
+		return "", nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	if res.err != nil {
+		return "", res.err
+	}
+	if strings.TrimSpace(string(res.data)) == "" {
+		return "", nil
+	}
+	return string(res.data), nil
+}
+
+// firstRead closes first when its first read returns, with data or not.
+type firstRead struct {
+	r     io.Reader
+	first chan struct{}
+	once  sync.Once
+}
+
+func (f *firstRead) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	f.once.Do(func() { close(f.first) })
+	return n, err
 }
 
 // runAgent runs (or resumes) one task, asking for approvals on a terminal.
@@ -138,6 +219,8 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 	if in.ThreadID == "" {
 		in.ThreadID = o.spec.Thread // --continue found it
 	}
+	thread := in.ThreadID // a new thread's id, once its run starts
+	defer func() { stopBackground(ctx, env, o, thread) }()
 	in.Values = o.spec.Settings.Values()
 	var used agent.UsageTree // each run's, reset when the next starts
 	out := newRenderer(f.output, env, o.spec.Prices, &used)
@@ -159,6 +242,7 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 				end = e
 			}
 			if e.Type == agent.EventRunStart && len(e.Namespace) == 0 {
+				thread = e.ThreadID
 				if err := rememberThread(ctx, o.db, o.spec.Dir, e.ThreadID, promptText(in)); err != nil {
 					fmt.Fprintf(env.Stderr, "warning: --continue will not find this thread: %v\n", err)
 				}

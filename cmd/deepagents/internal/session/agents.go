@@ -100,6 +100,11 @@ func parseAgentFile(path string, getenv func(string) string) (agentFile, error) 
 	default:
 		return agentFile{}, fmt.Errorf("tools must be a list or a comma-separated string")
 	}
+	if af.sa.Mode == deepagents.SubagentFork && (meta.Background || meta.URL != "") {
+		// A background task runs beside the conversation it would copy,
+		// which goes on without it (subagents.ErrMode).
+		return agentFile{}, fmt.Errorf("a background subagent cannot use mode fork: it starts from its task alone (leave mode out, or set it to isolated)")
+	}
 	if meta.URL != "" || meta.GraphID != "" || meta.Headers != nil {
 		if meta.URL == "" || meta.GraphID == "" {
 			return agentFile{}, fmt.Errorf("a remote subagent needs both url and graph_id")

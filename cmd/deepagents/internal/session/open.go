@@ -210,8 +210,14 @@ func (m *models) registry() *llm.Registry {
 	return r
 }
 
+// open opens spec. A spec that is malformed or names a provider the CLI
+// does not know is a UsageError; a provider that cannot open the model (a
+// missing key, a missing script) is not, the command line being right.
 func (m *models) open(ctx context.Context, spec string) (llm.Model, error) {
 	model, err := m.registry().New(ctx, spec)
+	if errors.Is(err, llm.ErrUnknownProvider) || errors.Is(err, llm.ErrBadSpec) {
+		return nil, UsageError{err}
+	}
 	if err != nil || m.rec == nil {
 		return model, err
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 )
@@ -67,35 +67,40 @@ func (p *picker) shown() []pickRow {
 }
 
 func (p *picker) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	k, ok := msg.(tea.KeyMsg)
+	k, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return p, nil
 	}
 	shown := p.shown()
-	switch k.Type {
-	case tea.KeyEsc, tea.KeyCtrlC:
+	switch k.String() {
+	case "esc", "ctrl+c":
 		return p, tea.Quit
-	case tea.KeyEnter:
+	case "enter":
 		if p.cursor < len(shown) {
 			p.picked = shown[p.cursor].id
 		}
 		return p, tea.Quit
-	case tea.KeyUp, tea.KeyCtrlP:
+	case "up", "ctrl+p":
 		p.cursor = max(p.cursor-1, 0)
-	case tea.KeyDown, tea.KeyCtrlN:
+	case "down", "ctrl+n":
 		p.cursor = min(p.cursor+1, max(len(shown)-1, 0))
-	case tea.KeyBackspace:
+	case "backspace":
 		if p.filter != "" {
 			r := []rune(p.filter)
 			p.filter, p.cursor = string(r[:len(r)-1]), 0
 		}
-	case tea.KeyRunes, tea.KeySpace:
-		p.filter, p.cursor = p.filter+string(k.Runes), 0
+	default:
+		if k.Text != "" {
+			p.filter, p.cursor = p.filter+k.Text, 0
+		}
 	}
 	return p, nil
 }
 
-func (p *picker) View() string {
+// View implements tea.Model.
+func (p *picker) View() tea.View { return tea.NewView(p.view()) }
+
+func (p *picker) view() string {
 	if p.picked != "" {
 		return ""
 	}

@@ -15,9 +15,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/charmbracelet/bubbles/textinput"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/deepagents-go/deepagents"
@@ -68,6 +68,10 @@ type Config struct {
 	Prices map[string]llm.Price
 	// PromptLimit bounds a message, in bytes.
 	PromptLimit int
+	// Before is what the command wrote on stderr while it opened the
+	// session (notes, warnings), shown first: the session's first
+	// output starts above the line the cursor was on.
+	Before []string
 }
 
 // Thread is a thread as the session lists it: its id, title (its first
@@ -234,7 +238,7 @@ func (m *tuiModel) Init() tea.Cmd {
 	if m.thread != "" {
 		intro += " · thread " + m.thread
 	}
-	return tea.Batch(m.print(dim.Render(intro+" · /help for commands")), textinput.Blink)
+	return tea.Batch(m.print(append(m.cfg.Before, dim.Render(intro+" · /help for commands"))...), textinput.Blink)
 }
 
 func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -244,9 +248,9 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.stale += rewrapped(m.lastView, m.width, m.height, msg.Width)
 		}
 		m.width, m.height = msg.Width, msg.Height
-		m.input.Width = max(msg.Width-4, 10)
+		m.input.SetWidth(max(msg.Width-4, 10))
 		if m.reason != nil {
-			m.reason.Width = m.reasonWidth()
+			m.reason.SetWidth(m.reasonWidth())
 		}
 		return m, nil
 	case approvalReadyMsg:
@@ -266,8 +270,8 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil // an earlier run's; the current one goes on
 		}
 		return m, m.onRunDone(msg.err)
-	case tea.KeyMsg:
-		if msg.Type != tea.KeyCtrlC {
+	case tea.KeyPressMsg:
+		if msg.String() != "ctrl+c" {
 			m.quitArmed = time.Time{} // another key: the next ctrl+c is a first
 		}
 		if m.reason != nil {
@@ -287,8 +291,8 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // key pressed on an empty input, once the approval has been on the screen
 // a moment, does; other keys are typing. A key typed ahead, meant for
 // the input, never answers it.
-func (m *tuiModel) approvalTakes(k tea.KeyMsg) bool {
-	if k.Type == tea.KeyEsc || k.Type == tea.KeyCtrlC {
+func (m *tuiModel) approvalTakes(k tea.KeyPressMsg) bool {
+	if k.String() == "esc" || k.String() == "ctrl+c" {
 		return m.input.Value() == ""
 	}
 	return m.input.Value() == "" && time.Since(m.asked) >= approvalGrace
@@ -298,9 +302,9 @@ func (m *tuiModel) approvalTakes(k tea.KeyMsg) bool {
 func (m *tuiModel) busy() bool { return m.running || len(m.pending) > 0 }
 
 // onKey handles a key for the input line.
-func (m *tuiModel) onKey(k tea.KeyMsg) tea.Cmd {
-	switch k.Type {
-	case tea.KeyCtrlC, tea.KeyEsc:
+func (m *tuiModel) onKey(k tea.KeyPressMsg) tea.Cmd {
+	switch k.String() {
+	case "ctrl+c", "esc":
 		if m.running {
 			// Stop the step, not the session: the thread keeps what was
 			// saved and takes the next message. What was queued comes
@@ -318,7 +322,7 @@ func (m *tuiModel) onKey(k tea.KeyMsg) tea.Cmd {
 			m.input.SetValue("")
 			return nil
 		}
-		if k.Type == tea.KeyCtrlC {
+		if k.String() == "ctrl+c" {
 			// A ctrl+c meant for a step that has just ended must not end
 			// the session: it takes two.
 			if !m.quitArmed.IsZero() && time.Since(m.quitArmed) < quitWindow {
@@ -329,15 +333,15 @@ func (m *tuiModel) onKey(k tea.KeyMsg) tea.Cmd {
 			return tea.Tick(quitWindow, func(time.Time) tea.Msg { return quitExpiredMsg{at} })
 		}
 		return nil
-	case tea.KeyCtrlD:
+	case "ctrl+d":
 		if !m.busy() && m.input.Value() == "" {
 			return tea.Quit
 		}
-	case tea.KeyUp, tea.KeyDown:
+	case "up", "down":
 		if len(m.history) == 0 {
 			return nil
 		}
-		if k.Type == tea.KeyUp {
+		if k.String() == "up" {
 			m.histPos = max(m.histPos-1, 0)
 		} else {
 			m.histPos = min(m.histPos+1, len(m.history))
@@ -349,7 +353,7 @@ func (m *tuiModel) onKey(k tea.KeyMsg) tea.Cmd {
 		}
 		m.input.CursorEnd()
 		return nil
-	case tea.KeyEnter:
+	case "enter":
 		text := strings.TrimSpace(m.input.Value())
 		if text == "" {
 			return nil
@@ -551,7 +555,7 @@ func (m *tuiModel) resumeIfDecided() tea.Cmd {
 // onApprovalKey decides the request asked about: y approves it, a
 // approves its tool for the session, e edits its arguments, n rejects it
 // with a reason; a decision the request does not allow is no key.
-func (m *tuiModel) onApprovalKey(k tea.KeyMsg) tea.Cmd {
+func (m *tuiModel) onApprovalKey(k tea.KeyPressMsg) tea.Cmd {
 	req := m.pending[len(m.decisions)]
 	key := strings.ToLower(k.String())
 	if d, ok := decisionKeys[key]; ok && !allows(req, d) {
@@ -571,14 +575,14 @@ func (m *tuiModel) onApprovalKey(k tea.KeyMsg) tea.Cmd {
 		ti.Placeholder = reasonHint
 		ti.Focus()
 		m.reason = &ti
-		m.reason.Width = m.reasonWidth()
+		m.reason.SetWidth(m.reasonWidth())
 	case "e":
 		ti := textinput.New()
 		ti.Prompt = "args> "
 		ti.SetValue(string(req.Args))
 		ti.Focus()
 		m.reason, m.editing, m.editErr = &ti, true, ""
-		m.reason.Width = m.reasonWidth()
+		m.reason.SetWidth(m.reasonWidth())
 	case "ctrl+c", "esc":
 		// Leave the run waiting: the thread can be resumed later.
 		m.pending, m.decisions = nil, nil
@@ -587,9 +591,9 @@ func (m *tuiModel) onApprovalKey(k tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
-func (m *tuiModel) onReasonKey(k tea.KeyMsg) tea.Cmd {
-	switch k.Type {
-	case tea.KeyEnter:
+func (m *tuiModel) onReasonKey(k tea.KeyPressMsg) tea.Cmd {
+	switch k.String() {
+	case "enter":
 		req := m.pending[len(m.decisions)]
 		if m.editing {
 			return m.onEdited(req)
@@ -602,7 +606,7 @@ func (m *tuiModel) onReasonKey(k tea.KeyMsg) tea.Cmd {
 			line += ": " + reason
 		}
 		return tea.Batch(m.print(line), m.autoApprove())
-	case tea.KeyEsc, tea.KeyCtrlC:
+	case "esc", "ctrl+c":
 		m.reason, m.editing, m.editErr = nil, false, ""
 		return nil
 	}
@@ -718,9 +722,10 @@ func rewrapped(view string, width, height, to int) int {
 	return extra
 }
 
-func (m *tuiModel) View() string {
+// View implements tea.Model.
+func (m *tuiModel) View() tea.View {
 	m.lastView = m.view()
-	return m.lastView
+	return tea.NewView(m.lastView)
 }
 
 // trailingBlank is the blank end of a line: spaces, and the style
@@ -761,7 +766,7 @@ func (m *tuiModel) view() string {
 			b.WriteString(m.reason.View() + "\n" + dim.Render("enter runs the call with these arguments; esc goes back") + "\n")
 		case m.reason != nil:
 			// The hint inside the input when it fits there, under it when not.
-			if m.width <= 0 || lipgloss.Width(reasonHint) <= m.reason.Width {
+			if m.width <= 0 || lipgloss.Width(reasonHint) <= m.reason.Width() {
 				m.reason.Placeholder = reasonHint
 				b.WriteString(inputView(*m.reason) + "\n")
 			} else {

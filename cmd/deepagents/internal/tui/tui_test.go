@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/bubbles/textinput"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/deepagents-go/deepagents/agent"
@@ -44,12 +44,12 @@ func TestApprovalKeysFollowAllowed(t *testing.T) {
 		{[]agent.DecisionType{agent.DecisionReject}, "approve? [n] no, with a reason  [esc] later\n", []string{"y", "a", "e"}},
 	} {
 		req := agent.ActionRequest{Tool: "execute", Args: json.RawMessage(`{"command":"ls"}`), Allowed: c.allowed}
-		if got := approvalKeys(req, 0); got != c.want {
+		if got := ansi.Strip(approvalKeys(req, 0)); got != c.want {
 			t.Errorf("%v: %q, want %q", c.allowed, got, c.want)
 		}
 		for _, k := range c.inert {
 			m := &tuiModel{pending: []agent.ActionRequest{req}, allowed: map[string]bool{}}
-			m.onApprovalKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
+			m.onApprovalKey(tea.KeyPressMsg{Code: []rune(k)[0], Text: k})
 			if len(m.decisions) != 0 || m.reason != nil || m.allowed["execute"] {
 				t.Errorf("%v: key %q took a decision", c.allowed, k)
 			}
@@ -226,7 +226,7 @@ func TestApprovalIgnoresTypeAhead(t *testing.T) {
 	m := newModel(context.Background(), Config{})
 	m.pending = []agent.ActionRequest{req}
 	m.autoApprove() // shows it
-	for _, k := range []tea.KeyMsg{{Type: tea.KeyRunes, Runes: []rune("a")}, {Type: tea.KeyEnter}, {Type: tea.KeyRunes, Runes: []rune("y")}} {
+	for _, k := range []tea.KeyPressMsg{{Code: 'a', Text: "a"}, {Code: tea.KeyEnter}, {Code: 'y', Text: "y"}} {
 		m.Update(k)
 	}
 	if len(m.decisions) != 0 || m.allowed["execute"] || len(m.queued) != 1 || m.queued[0] != "a" || m.input.Value() != "y" {
@@ -239,7 +239,7 @@ func TestApprovalIgnoresTypeAhead(t *testing.T) {
 	m.cfg.Decide = func(context.Context, string, []agent.Decision) iter.Seq2[agent.Event, error] {
 		return func(func(agent.Event, error) bool) {}
 	}
-	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
+	m.Update(tea.KeyPressMsg{Code: 'y', Text: "y"})
 	if !m.running {
 		t.Error("y did not approve")
 	}
@@ -249,7 +249,8 @@ func TestApprovalIgnoresTypeAhead(t *testing.T) {
 // its width; an input with a value keeps its cursor.
 func TestInputView(t *testing.T) {
 	ti := textinput.New()
-	ti.Prompt, ti.Placeholder, ti.Width = "> ", "a task", 40
+	ti.Prompt, ti.Placeholder = "> ", "a task"
+	ti.SetWidth(40)
 	ti.Focus()
 	if got := ansi.Strip(inputView(ti)); got != "> a task" {
 		t.Errorf("empty: %q", got)
@@ -263,13 +264,13 @@ func TestInputView(t *testing.T) {
 // A step stopped puts what was queued back in the input, before what was
 // being typed, instead of sending it.
 func TestStopPutsQueuedBack(t *testing.T) {
-	for _, key := range []tea.KeyType{tea.KeyEsc, tea.KeyCtrlC} {
+	for _, key := range []tea.KeyPressMsg{{Code: tea.KeyEscape}, {Code: 'c', Mod: tea.ModCtrl}} {
 		m := newModel(context.Background(), Config{})
 		cancelled := false
 		m.running, m.cancel = true, func() { cancelled = true }
 		m.queued = []string{"first", "second"}
 		m.input.SetValue("third")
-		m.Update(tea.KeyMsg{Type: key})
+		m.Update(key)
 		if !cancelled || !m.stopped || len(m.queued) != 0 || m.input.Value() != "first second third" {
 			t.Errorf("%v: cancelled %v, stopped %v, queued %q, input %q", key, cancelled, m.stopped, m.queued, m.input.Value())
 		}
