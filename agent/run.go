@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
@@ -634,11 +633,4 @@ func newID() string {
 	var b [16]byte
 	rand.Read(b[:]) //nolint:errcheck // crypto/rand.Read never fails
 	return hex.EncodeToString(b[:])
-}
-
-// newCheckpointID returns an identifier that sorts in creation order.
-func newCheckpointID() string {
-	var b [4]byte
-	rand.Read(b[:]) //nolint:errcheck
-	return fmt.Sprintf("%016x%s", time.Now().UnixNano(), hex.EncodeToString(b[:]))
 }

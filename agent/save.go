@@ -90,7 +90,7 @@ func (r *run) next(meta json.RawMessage) *checkpoint.Checkpoint {
 	}
 	cp := &checkpoint.Checkpoint{
 		ThreadID:  rt.threadID,
-		ID:        newCheckpointID(),
+		ID:        checkpoint.NewID(),
 		ParentID:  r.checkpoint,
 		Step:      step,
 		CreatedAt: time.Now().UTC(),

@@ -15,8 +15,11 @@ package checkpoint
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/deepagents-go/deepagents/llm"
@@ -185,4 +188,13 @@ type Saver interface {
 	// while another run, in this process or another, holds it. A hold
 	// whose process died is released automatically.
 	Acquire(ctx context.Context, threadID string, metadata json.RawMessage) (Lease, error)
+}
+
+// NewID returns a checkpoint id that sorts after the ids made before it
+// (a nanosecond clock, then random bytes): the ids of a thread's
+// checkpoints, whoever writes them.
+func NewID() string {
+	var b [4]byte
+	rand.Read(b[:]) //nolint:errcheck // crypto/rand.Read never fails
+	return fmt.Sprintf("%016x%s", time.Now().UnixNano(), hex.EncodeToString(b[:]))
 }
