@@ -134,21 +134,27 @@ func (l *live) describe(_ context.Context, topic string) string {
 		}
 	case "permissions":
 		b.WriteString("rules (a deny wins over an ask, an ask over an allow):\n")
-		if spec.Rules == nil {
-			b.WriteString("  none\n")
-		} else {
+		n := 0
+		if spec.Rules != nil {
 			for i, r := range spec.Rules.Rules() {
 				from := ""
 				if i < len(spec.RuleSources) {
 					from = spec.RuleSources[i]
 				}
+				if from == "protected_paths" {
+					continue // listed below, by path
+				}
 				fmt.Fprintf(&b, "  %-40s %s\n", r.String(), from)
+				n++
 			}
 		}
+		if n == 0 {
+			b.WriteString("  none\n")
+		}
 		fmt.Fprintf(&b, "approval asked for: %s\n", orNone(strings.Join(spec.InterruptOn, ", ")))
-		fmt.Fprintf(&b, "protected paths (file tools ask; the sandbox keeps them read-only): %s\n", orNone(strings.Join(spec.Protected, ", ")))
-		fmt.Fprintf(&b, "never written: %s\n", orNone(strings.Join(spec.ReadOnly, ", ")))
-		fmt.Fprintf(&b, "never read: %s\n", orNone(strings.Join(spec.Unreadable, ", ")))
+		fmt.Fprintf(&b, "protected paths (write_file and edit_file ask; the sandbox keeps them read-only): %s\n", orNone(strings.Join(spec.Protected, ", ")))
+		fmt.Fprintf(&b, "never written (your configuration, shell start-up files): %s\n", few(spec.ReadOnly, 4))
+		fmt.Fprintf(&b, "never read (files with keys, the database): %s\n", few(spec.Unreadable, 4))
 	case "config":
 		b.WriteString("configuration files:\n")
 		for _, p := range spec.ConfigFiles {
@@ -183,6 +189,14 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
+}
+
+// few lists the first n of paths, and says how many more there are.
+func few(paths []string, n int) string {
+	if len(paths) <= n {
+		return orNone(strings.Join(paths, ", "))
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(paths[:n], ", "), len(paths)-n)
 }
 
 // oneLine joins the lines of s.

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/term"
+
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/llm"
 )
@@ -32,7 +34,12 @@ func (m *tuiModel) earlier(thread string) []string {
 		lines = append(lines, dim.Render("("+strconv.Itoa(n)+" earlier messages not shown)"))
 		msgs = msgs[n:]
 	}
-	lines = append(lines, redraw(msgs, m.width)...)
+	width := m.width
+	if width <= 0 && m.cfg.Out != nil {
+		// Before the first frame: the terminal's own width.
+		width, _, _ = term.GetSize(int(m.cfg.Out.Fd()))
+	}
+	lines = append(lines, redraw(msgs, width)...)
 	return append(lines, dim.Render("── now ──"))
 }
 
