@@ -344,6 +344,7 @@ func (m *tuiModel) onOverlayKey(k tea.KeyPressMsg) tea.Cmd {
 	cmd, done := m.overlay.key(m, k)
 	if done {
 		m.overlay = nil
+		return tea.Batch(cmd, m.sendQueued()) // what was queued behind it
 	}
 	return cmd
 }

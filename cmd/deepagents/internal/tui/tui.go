@@ -385,7 +385,7 @@ func (m *tuiModel) onKey(k tea.KeyPressMsg) tea.Cmd {
 // sendQueued sends the first message queued while a task went on, once
 // none goes on.
 func (m *tuiModel) sendQueued() tea.Cmd {
-	if m.busy() || len(m.queued) == 0 {
+	if m.busy() || m.overlay != nil || len(m.queued) == 0 {
 		return nil
 	}
 	text := m.queued[0]
