@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -19,7 +18,6 @@ import (
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/tui"
 	"github.com/deepagents-go/deepagents/llm"
-	"github.com/deepagents-go/deepagents/permission"
 )
 
 // The interactive session's commands beyond a prompt (tui.Commands): !
@@ -79,9 +77,8 @@ func (l *live) shell(ctx context.Context, command string) (string, int, error) {
 	if !spec.Shell || !ok {
 		return "", 0, errNoShell
 	}
-	args, _ := json.Marshal(map[string]string{"command": command})
-	if d := spec.Rules.Decide(permission.ExecuteTool, args); d.Effect == permission.Deny {
-		return "", 0, fmt.Errorf("refused: %s", d.Reason)
+	if why := spec.DeniesCommand(command); why != "" {
+		return "", 0, fmt.Errorf("refused: %s", why)
 	}
 	res, err := sb.Execute(ctx, command, 0)
 	return res.Output, res.ExitCode, err

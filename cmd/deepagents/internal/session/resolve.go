@@ -634,3 +634,14 @@ func HistoryDir(db *persist.DB) string {
 	}
 	return db.Location + ".history"
 }
+
+// DeniesCommand returns why the rules deny running command with execute
+// (what the user types after ! in the interactive session is held to
+// them), or "" when they do not.
+func (s Spec) DeniesCommand(command string) string {
+	args, _ := json.Marshal(map[string]string{"command": command})
+	if d := s.Rules.Decide(permission.ExecuteTool, args); d.Effect == permission.Deny {
+		return d.Reason
+	}
+	return ""
+}
