@@ -112,3 +112,12 @@ func Prompt(text string) Input { return agent.Prompt(text) }
 // prompt (see summarization.CompactFirst): what a user asks for with
 // /compact.
 func CompactFirst(ctx context.Context) context.Context { return summarization.CompactFirst(ctx) }
+
+// CompactNow returns a context whose run begins by summarizing the
+// thread's whole conversation, the summary following focus ("" for
+// none); run with Input{ThreadID: id, Prepare: true} it compacts the
+// thread at once, without a model turn (see summarization.CompactNow):
+// what a user asks for with /compact FOCUS.
+func CompactNow(ctx context.Context, focus string) context.Context {
+	return summarization.WithFocus(summarization.CompactNow(ctx), focus)
+}

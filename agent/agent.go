@@ -344,6 +344,12 @@ type Input struct {
 	Namespace []string
 	// Durability, when set, overrides Config.Durability for this run.
 	Durability Durability
+	// Prepare runs only the start of a run: the input is applied, the
+	// BeforeAgent hooks run and what changed is saved, and the run
+	// completes without calling the model. (With
+	// summarization.CompactNow in its context, such a run compacts the
+	// thread at once.) Decisions must be empty.
+	Prepare bool
 }
 
 // Prompt returns an Input holding one user message.

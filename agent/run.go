@@ -92,6 +92,9 @@ func (a *Agent) runThread(ctx context.Context, in Input, threadID string, emit f
 	if in.Decisions != nil && len(in.Messages) > 0 {
 		return nil, errors.New("agent: an Input resumes with Decisions or adds Messages, not both")
 	}
+	if in.Decisions != nil && in.Prepare {
+		return nil, errors.New("agent: an Input resumes with Decisions or prepares a thread, not both")
+	}
 	if in.Decisions != nil && in.ThreadID == "" {
 		return nil, errors.New("agent: resuming needs the ThreadID of the interrupted run")
 	}
@@ -208,6 +211,9 @@ func (r *run) loop(ctx context.Context, in Input) (RunStatus, error) {
 	resuming, gate, err := r.start(ctx, in)
 	if err != nil {
 		return StatusFailed, err
+	}
+	if in.Prepare {
+		return StatusCompleted, nil // start saved what changed
 	}
 	for {
 		if !resuming {

@@ -60,6 +60,9 @@ func (r *Runtime) Local(key any) (any, bool) { return r.local.Load(key) }
 // as with context values.
 func (r *Runtime) SetLocal(key, value any) { r.local.Store(key, value) }
 
+// Model is the model the agent calls.
+func (r *Runtime) Model() llm.Model { return r.agent.model }
+
 // ThreadID returns the thread the run belongs to.
 func (r *Runtime) ThreadID() string { return r.threadID }
 

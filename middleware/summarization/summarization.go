@@ -55,6 +55,8 @@ const (
 	NoticeSummarized     = "summarized"      // older messages were replaced by a summary
 	NoticeSummaryFailed  = "summary_failed"  // a summary call failed; nothing changed
 	NoticeContextTrimmed = "context_trimmed" // older messages were dropped without a summary
+	// NoticeNothingToCompact says CompactNow found nothing to summarize.
+	NoticeNothingToCompact = "nothing_to_compact"
 )
 
 // TokenCounter estimates the tokens of messages.
@@ -161,6 +163,53 @@ type compactKey struct{}
 // fails changes nothing, and the run goes on.
 func CompactFirst(ctx context.Context) context.Context {
 	return context.WithValue(ctx, compactKey{}, true)
+}
+
+// nowKey marks a context of CompactNow, and focusKey holds WithFocus's
+// instructions.
+type (
+	nowKey   struct{}
+	focusKey struct{}
+)
+
+// CompactNow returns a context whose run begins, before anything else (in
+// BeforeAgent, its input already added), by summarizing the whole
+// conversation. Run with agent.Input.Prepare and no messages, it compacts
+// a thread at once, without a model turn: what a user asks for with
+// /compact. A summary that fails changes nothing and is told as a notice.
+func CompactNow(ctx context.Context) context.Context {
+	return context.WithValue(ctx, nowKey{}, true)
+}
+
+// WithFocus returns a context whose summaries follow the user's focus
+// instructions as well (what to keep, what matters next): /compact's
+// argument. An empty focus changes nothing.
+func WithFocus(ctx context.Context, focus string) context.Context {
+	if strings.TrimSpace(focus) == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, focusKey{}, strings.TrimSpace(focus))
+}
+
+// BeforeAgent implements agent.BeforeAgentHook: a run of CompactNow's
+// context summarizes the whole conversation of the top-level agent.
+func (s *Middleware) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
+	if ctx.Value(nowKey{}) == nil || len(rt.Namespace()) > 0 {
+		return nil
+	}
+	r := s.run(rt)
+	model := rt.Model()
+	req := &agent.ModelRequest{Request: llm.Request{Messages: rt.Messages()}, Model: model, Runtime: rt}
+	window := s.cfg.ContextWindow
+	if window == 0 {
+		window = llm.Describe(model).ContextWindow
+	}
+	if !s.summarize(ctx, req, r, window, s.estimate(req, r), len(req.Messages), "as asked") {
+		if r.failures == 0 {
+			rt.Emit(agent.Event{Type: agent.EventNotice, Name: NoticeNothingToCompact, Content: "Nothing to compact: the conversation is only its summary so far."})
+		}
+	}
+	return nil
 }
 
 // SummarizerPrompt instructs the summary call.
@@ -476,6 +525,11 @@ func (s *Middleware) callSummarizer(ctx context.Context, req *agent.ModelRequest
 	prompt.WriteString("Messages to summarize:\n<conversation>\n")
 	writeTranscript(&prompt, msgs, perMessage)
 	prompt.WriteString("</conversation>\n\nWrite the new summary, covering the previous summary too.")
+	if focus, ok := ctx.Value(focusKey{}).(string); ok {
+		prompt.WriteString("\n\nThe user asked this summary to focus on the following; give it the most detail, and keep what the task still needs:\n<focus>\n")
+		prompt.WriteString(focus)
+		prompt.WriteString("\n</focus>")
+	}
 	sys := s.cfg.Prompt
 	if sys == "" {
 		sys = SummarizerPrompt

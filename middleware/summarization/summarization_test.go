@@ -431,3 +431,53 @@ func TestCompactFirst(t *testing.T) {
 		})
 	}
 }
+
+// CompactNow with Input.Prepare summarizes the whole conversation at once,
+// the focus given to the summarizer, without a model turn; the next prompt
+// sees only the summary.
+func TestCompactNow(t *testing.T) {
+	for _, focus := range []string{"", "the parser's bug"} {
+		t.Run(fmt.Sprintf("focus=%q", focus), func(t *testing.T) {
+			sumExpect := &replay.Expect{MessagesContain: []string{"find the answer", "the answer is 42"}}
+			if focus != "" {
+				sumExpect.MessagesContain = append(sumExpect.MessagesContain, "<focus>\n"+focus+"\n</focus>")
+			} else {
+				sumExpect.MessagesExclude = []string{"<focus>"}
+			}
+			m := replay.NewFromScript(&replay.Script{ContextWindow: 200_000, Turns: []replay.Turn{
+				{Content: "the answer is 42"},
+				{Agent: "summarizer", Content: "The answer was 42.", Expect: sumExpect},
+				{Content: "noted", Expect: &replay.Expect{MessagesContain: []string{"<summary>\nThe answer was 42.\n</summary>", "next?"},
+					MessagesExclude: []string{"find the answer"}}},
+			}}).Record()
+			a, err := agent.New(agent.Config{Model: m, Checkpointer: checkpoint.NewMemorySaver(),
+				Middleware: []agent.Middleware{newSummarization(t, summarization.Config{Backend: backend.NewStateBackend(nil)})}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			in := agent.Prompt("find the answer")
+			in.ThreadID = "t"
+			if _, err := a.Invoke(ctx, in); err != nil {
+				t.Fatal(err)
+			}
+			var n notices
+			res, err := a.Invoke(summarization.WithFocus(summarization.CompactNow(ctx), focus),
+				agent.Input{ThreadID: "t", Prepare: true, Events: n.listen})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != agent.StatusCompleted || res.Steps != 0 || n.count(summarization.NoticeSummarized) != 1 {
+				t.Fatalf("status %s, %d steps, %d summarized notices", res.Status, res.Steps, n.count(summarization.NoticeSummarized))
+			}
+			if msgs := res.State.Messages; len(msgs) != 1 || !strings.Contains(msgs[0].Text(), "The answer was 42.") {
+				t.Fatalf("messages after compacting: %+v", msgs)
+			}
+			in = agent.Prompt("next?")
+			in.ThreadID = "t"
+			if res, err = a.Invoke(ctx, in); err != nil || res.Text() != "noted" || m.Remaining() != 0 {
+				t.Fatalf("%v %q, %d turns left", err, res.Text(), m.Remaining())
+			}
+		})
+	}
+}

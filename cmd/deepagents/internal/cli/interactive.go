@@ -38,18 +38,22 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 	defer o.close()
 	in, _ := env.Stdin.(*os.File)
 	out, _ := env.Stdout.(*os.File)
-	values := o.spec.Settings.Values()
+	// /model SPEC replaces the agent: the runs use the one in force.
+	l := &live{o: o, env: env}
 	return tui.Run(ctx, tui.Config{
 		In:  in,
 		Out: out,
 		Prompt: func(ctx context.Context, thread, text string) iter.Seq2[agent.Event, error] {
+			s, spec := l.current()
 			in := deepagents.Prompt(text)
-			in.ThreadID, in.Values = thread, values
-			return o.Agent.Stream(ctx, in)
+			in.ThreadID, in.Values = thread, spec.Settings.Values()
+			return s.Agent.Stream(ctx, in)
 		},
 		Decide: func(ctx context.Context, thread string, ds []agent.Decision) iter.Seq2[agent.Event, error] {
-			return o.Agent.Stream(ctx, deepagents.Input{ThreadID: thread, Decisions: ds})
+			s, _ := l.current()
+			return s.Agent.Stream(ctx, deepagents.Input{ThreadID: thread, Decisions: ds})
 		},
+		Commands: l.commands(),
 		// Every run, so that --continue finds the thread worked on last,
 		// whether new, resumed or continued.
 		Started: func(ctx context.Context, thread, prompt string) error {

@@ -191,8 +191,9 @@ func TestInteractiveSession(t *testing.T) {
 	golden.Check(t, "testdata/tui/4-stopped.golden", []byte(normalize(s.waitFor("■ stopped"), w.dir)))
 	s.keys("C-d")
 
-	// A new process continues the thread.
-	// /compact: the next message starts with a summary of the thread.
+	// A new process continues the thread, its conversation redrawn.
+	// /compact: the thread becomes a summary at once, which the next
+	// message starts with.
 	again := w.script(`{"turns":[
  {"agent":"summarizer","content":"The user edited the notes and said: never delete that.","expect":{"messages_contain":["never delete that"]}},
  {"content":"Welcome back.","expect":{"messages_contain":["<summary>","never delete that","where were we?"],"messages_exclude":["Edit @notes.md please"]}}]}`)
@@ -200,7 +201,7 @@ func TestInteractiveSession(t *testing.T) {
 	s2.waitFor("> ")
 	s2.typeLine("/thread")
 	s2.typeLine("/compact")
-	s2.waitFor("starts by summarizing")
+	s2.waitFor("Summarized")
 	s2.typeLine("where were we?")
 	golden.Check(t, "testdata/tui/5-resumed.golden", []byte(normalize(s2.waitFor("Welcome back."), w.dir)))
 }

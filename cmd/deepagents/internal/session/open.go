@@ -14,6 +14,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/providers"
 	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/mcp"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/profile"
 	"github.com/deepagents-go/deepagents/tool"
@@ -46,7 +47,10 @@ type Session struct {
 	Backend backend.Backend
 	// Profile is the harness profile the agent runs with.
 	Profile profile.Profile
-	close   func()
+	// MCP are the MCP servers started (nil for none): their states and
+	// tools, for /mcp.
+	MCP   *mcp.Servers
+	close func()
 }
 
 // Close closes the agent, then what its tools use (MCP servers, the
@@ -102,6 +106,7 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 	}
 	var mcpTools []tool.Tool
 	if servers != nil {
+		s.MCP = servers
 		s.close = func() { servers.Close(); ws.Close() }
 		mcpTools = servers.Tools()
 	}

@@ -72,6 +72,13 @@ type Spec struct {
 	// Rules are the permission rules of the configuration files and the
 	// flags, the protected paths' ask rules last; nil for none.
 	Rules *permission.Rules
+	// RuleSources say where each rule of Rules comes from, in order: a
+	// configuration file's path, "flags" (--allow, --ask, --deny, or the
+	// rules the thread kept), or "protected_paths".
+	RuleSources []string
+	// ConfigFiles are the configuration files this session reads (the
+	// user's, the workspace's), whether or not they exist.
+	ConfigFiles []string
 	// Protected are the workspace paths the sandbox keeps read-only (the
 	// rules ask before a file tool writes them).
 	Protected []string
@@ -181,7 +188,7 @@ func Resolve(in Inputs) (Spec, error) {
 		return Spec{}, err
 	}
 	settings := r.settings()
-	rules, protected, err := r.permissionRules()
+	rules, sources, protected, err := r.permissionRules()
 	if err != nil {
 		return Spec{}, err
 	}
@@ -218,6 +225,7 @@ func Resolve(in Inputs) (Spec, error) {
 		Durability:     agent.Durability(r.f.Durability),
 		InterruptOn:    interruptOn,
 		Rules:          rules,
+		RuleSources:    sources,
 		Protected:      protected,
 		ReadOnly:       readOnly,
 		Unreadable:     unreadable,
@@ -230,6 +238,12 @@ func Resolve(in Inputs) (Spec, error) {
 	}
 	if in.DB != nil {
 		spec.HistoryDir = HistoryDir(in.DB)
+	}
+	if in.Assistant == nil {
+		if in.Places.Config != "" {
+			spec.ConfigFiles = append(spec.ConfigFiles, in.Places.Config)
+		}
+		spec.ConfigFiles = append(spec.ConfigFiles, r.workspaceConfig())
 	}
 	if a := in.Assistant; a != nil {
 		spec.SystemPrompt, spec.Memory, spec.Skills = a.SystemPrompt, a.Memory, a.Skills
@@ -432,7 +446,7 @@ func (r *resolver) noteSubagents(old *Settings, now []string) {
 // workspace's and the flags, and the protected paths'. A workspace's
 // configuration comes with the repository the agent works on, so it may
 // only tighten: its allow rules are ignored, with a note.
-func (r *resolver) permissionRules() (*permission.Rules, []string, error) {
+func (r *resolver) permissionRules() (*permission.Rules, []string, []string, error) {
 	type source struct {
 		name  string
 		lists RuleLists
@@ -441,14 +455,14 @@ func (r *resolver) permissionRules() (*permission.Rules, []string, error) {
 	if path := r.in.Places.Config; path != "" {
 		c, err := r.config(path)
 		if err != nil {
-			return nil, nil, UsageError{err}
+			return nil, nil, nil, UsageError{err}
 		}
 		sources = append(sources, source{path, c.Permissions})
 	}
 	path := r.workspaceConfig()
 	c, err := r.config(path)
 	if err != nil {
-		return nil, nil, UsageError{err}
+		return nil, nil, nil, UsageError{err}
 	}
 	if len(c.Permissions.Allow) > 0 {
 		r.note("note: %s: allow rules in a workspace's configuration are ignored (it may only add ask and deny rules); put them in %s or pass --allow", path, filepath.Join("~/.deepagents", configFile))
@@ -456,6 +470,7 @@ func (r *resolver) permissionRules() (*permission.Rules, []string, error) {
 	}
 	sources = append(sources, source{path, c.Permissions}, source{"flags", r.f.Rules})
 	var rules []permission.Rule
+	var from []string
 	for _, s := range sources {
 		for _, l := range []struct {
 			effect permission.Effect
@@ -464,9 +479,10 @@ func (r *resolver) permissionRules() (*permission.Rules, []string, error) {
 			for _, spec := range l.specs {
 				rule, err := permission.ParseRule(l.effect, spec)
 				if err != nil {
-					return nil, nil, UsageError{fmt.Errorf("%s: %w", s.name, err)}
+					return nil, nil, nil, UsageError{fmt.Errorf("%s: %w", s.name, err)}
 				}
 				rules = append(rules, rule)
+				from = append(from, s.name)
 			}
 		}
 	}
@@ -474,17 +490,20 @@ func (r *resolver) permissionRules() (*permission.Rules, []string, error) {
 	// (allow write_file) does not reach them, a deny rule still does.
 	protected, err := r.protectedPaths()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	asks, err := protectedRules(protected)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	rules = append(rules, asks...)
-	if len(rules) == 0 {
-		return nil, protected, nil
+	for range asks {
+		from = append(from, "protected_paths")
 	}
-	return permission.New(rules...), protected, nil
+	if len(rules) == 0 {
+		return nil, nil, protected, nil
+	}
+	return permission.New(rules...), from, protected, nil
 }
 
 // prices returns the prices of the user's configuration file; a file
@@ -614,4 +633,15 @@ func HistoryDir(db *persist.DB) string {
 		return ""
 	}
 	return db.Location + ".history"
+}
+
+// DeniesCommand returns why the rules deny running command with execute
+// (what the user types after ! in the interactive session is held to
+// them), or "" when they do not.
+func (s Spec) DeniesCommand(command string) string {
+	args, _ := json.Marshal(map[string]string{"command": command})
+	if d := s.Rules.Decide(permission.ExecuteTool, args); d.Effect == permission.Deny {
+		return d.Reason
+	}
+	return ""
 }

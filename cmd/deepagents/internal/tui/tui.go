@@ -1,14 +1,12 @@
 package tui
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,7 +18,6 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
@@ -50,6 +47,8 @@ type Config struct {
 	// (/resume ID), an error when there is none.
 	Recent func(ctx context.Context) ([]Thread, error)
 	Lookup func(ctx context.Context, id string) (Thread, error)
+	// The commands' and shortcuts' own (commands.go): see Commands.
+	Commands
 
 	// Thread is the thread to continue; "" starts a new one.
 	Thread string
@@ -136,9 +135,13 @@ type tuiModel struct {
 	runs    int // runs started, the current one's number
 	// context is what filled the main agent's last model call (/context).
 	context *agent.ContextWindow
-	// compactNext summarizes the thread before the next prompt (/compact).
-	compactNext bool
-	stopped     bool // the user stopped the current step
+	stopped bool // the user stopped the current step
+	// quiet runs (a ! command's output added, /compact) print no usage
+	// line when they called no model.
+	quiet bool
+	// overlay, when set, takes the keys and replaces the input: the
+	// memory chooser of #, the thread picker of /resume.
+	overlay overlay
 
 	// failed says the current run's end told its error already.
 	failed bool
@@ -238,7 +241,8 @@ func (m *tuiModel) Init() tea.Cmd {
 	if m.thread != "" {
 		intro += " · thread " + m.thread
 	}
-	return tea.Batch(m.print(append(m.cfg.Before, dim.Render(intro+" · /help for commands"))...), textinput.Blink)
+	lines := append(m.cfg.Before, dim.Render(intro+" · /help for commands"))
+	return tea.Batch(m.print(append(lines, m.earlier(m.thread)...)...), textinput.Blink)
 }
 
 func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -262,6 +266,8 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case eventMsg:
 		return m, m.onEvent(msg.e)
+	case shellOutputMsg:
+		return m, m.onShellOutput(msg)
 	case printedMsg:
 		m.flushing = false
 		return m, m.flush()
@@ -273,6 +279,9 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		if msg.String() != "ctrl+c" {
 			m.quitArmed = time.Time{} // another key: the next ctrl+c is a first
+		}
+		if m.overlay != nil {
+			return m, m.onOverlayKey(msg)
 		}
 		if m.reason != nil {
 			return m, m.onReasonKey(msg)
@@ -376,7 +385,7 @@ func (m *tuiModel) onKey(k tea.KeyPressMsg) tea.Cmd {
 // sendQueued sends the first message queued while a task went on, once
 // none goes on.
 func (m *tuiModel) sendQueued() tea.Cmd {
-	if m.busy() || len(m.queued) == 0 {
+	if m.busy() || m.overlay != nil || len(m.queued) == 0 {
 		return nil
 	}
 	text := m.queued[0]
@@ -394,20 +403,21 @@ func (m *tuiModel) submit(text string) tea.Cmd {
 	if strings.HasPrefix(text, "/") {
 		return m.command(text)
 	}
+	if cmd, ok := m.shortcut(text); ok {
+		return cmd
+	}
 	m.lastSent = text
 	prompt, notes := m.attach(text)
 	thread, ask := m.thread, m.cfg.Prompt
 	run := func(ctx context.Context) iter.Seq2[agent.Event, error] { return ask(ctx, thread, prompt) }
-	return tea.Batch(m.print(bold.Render("> "+text)+notes), m.start(run, true))
+	return tea.Batch(m.print(bold.Render("> "+text)+notes), m.start(run, false))
 }
 
 // start runs the agent (run: a prompt or decisions), its events sent to
-// the program; a prompt's run summarizes the thread first after /compact.
-func (m *tuiModel) start(run func(context.Context) iter.Seq2[agent.Event, error], prompt bool) tea.Cmd {
+// the program; a quiet run prints no usage line when it called no model.
+func (m *tuiModel) start(run func(context.Context) iter.Seq2[agent.Event, error], quiet bool) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
-	if m.compactNext && prompt {
-		ctx, m.compactNext = deepagents.CompactFirst(ctx), false
-	}
+	m.quiet = quiet
 	if m.cancel != nil {
 		defer m.cancel() // the run before, if any, has ended: free its context
 	}
@@ -508,8 +518,10 @@ func (m *tuiModel) onRunEnd(e agent.Event) tea.Cmd {
 		lines = append(lines, red.Render("✗ "+display.OneLine(e.Error)))
 		m.failed = true // the run's error, which the stream then gives too
 	}
-	for _, l := range display.UsageLines(e.ThreadID, &m.usage, m.prices) {
-		lines = append(lines, dim.Render(l)) // line by line: lipgloss pads a block to its widest line
+	if calls, _ := m.usage.Total(); calls > 0 || !m.quiet {
+		for _, l := range display.UsageLines(e.ThreadID, &m.usage, m.prices) {
+			lines = append(lines, dim.Render(l)) // line by line: lipgloss pads a block to its widest line
+		}
 	}
 	m.usage = agent.UsageTree{}
 	return m.print(strings.Join(lines, "\n"))
@@ -748,6 +760,9 @@ func inputView(ti textinput.Model) string {
 }
 
 func (m *tuiModel) view() string {
+	if m.overlay != nil {
+		return m.overlay.view(m.width)
+	}
 	var b strings.Builder
 	if text := m.answer.String(); text != "" {
 		b.WriteString(liveTail(text, m.width, m.height) + "\n")
@@ -801,101 +816,6 @@ func (m *tuiModel) view() string {
 	}
 	return b.String()
 }
-
-// command runs a / command.
-func (m *tuiModel) command(text string) tea.Cmd {
-	name, arg, _ := strings.Cut(strings.TrimPrefix(text, "/"), " ")
-	arg = strings.TrimSpace(arg)
-	say := func(s string) tea.Cmd { return m.print(dim.Render("> "+text) + "\n" + s) }
-	switch name {
-	case "help":
-		return say(tuiHelp)
-	case "exit", "quit":
-		return tea.Quit
-	case "clear", "new":
-		m.thread, m.todos = "", nil
-		return say("a new thread starts with the next message")
-	case "thread":
-		return say("thread " + cmp.Or(m.thread, "(new)"))
-	case "threads":
-		threads, err := m.cfg.Recent(m.ctx)
-		if err != nil {
-			return say(red.Render(err.Error()))
-		}
-		var b strings.Builder
-		for _, t := range threads {
-			fmt.Fprintf(&b, "%s  %s  %s\n", t.ID, t.Updated.Local().Format("2006-01-02 15:04"), t.Title)
-		}
-		return say(strings.TrimRight(cmp.Or(b.String(), "no threads yet"), "\n") + "\n/resume ID continues one")
-	case "resume":
-		if arg == "" {
-			return say("/resume ID: which thread? (/threads lists them)")
-		}
-		t, err := m.cfg.Lookup(m.ctx, arg)
-		if err != nil {
-			return say(red.Render(fmt.Sprintf("thread %s: %v", arg, err)))
-		}
-		m.thread, m.todos = arg, nil
-		line := "continuing thread " + arg
-		if t.Title != "" {
-			line += " (" + t.Title + ")"
-		}
-		return say(line)
-	case "compact":
-		if m.thread == "" {
-			return say("nothing to compact: the thread has no messages yet")
-		}
-		m.compactNext = true
-		return say("the next message starts by summarizing this thread's conversation; its full text stays in /conversation_history/")
-	case "model":
-		info := m.cfg.Model
-		return say(fmt.Sprintf("%s:%s (context window %d tokens, profile %s); --model and --profile change them", info.Provider, info.Name, info.ContextWindow, m.cfg.Profile))
-	case "context":
-		if m.context == nil {
-			return say("no model call yet in this session")
-		}
-		return say(display.DescribeContext(m.context))
-	case "tokens", "cost":
-		calls, u := m.session.Total()
-		cost, unpriced := m.session.Cost(m.prices)
-		return say("this session: " + display.DescribeUsage(calls, u, cost, unpriced))
-	case "agents":
-		var b strings.Builder
-		b.WriteString("general-purpose")
-		for _, name := range m.cfg.Subagents {
-			b.WriteString(", " + name)
-		}
-		return say("subagents: " + b.String())
-	case "memory":
-		return say("memory: " + userPlaces(m.cfg.UserDir, "AGENTS.md") + filepath.Join(m.cfg.Dir, "AGENTS.md"))
-	case "skills":
-		return say("skills: " + userPlaces(m.cfg.UserDir, "skills") + filepath.Join(m.cfg.Dir, ".deepagents", "skills"))
-	}
-	return say(red.Render("unknown command /" + name + "; /help lists them"))
-}
-
-// userPlaces is "DIR/name and " for the user's own folder, or "" without one.
-func userPlaces(dir, name string) string {
-	if dir == "" {
-		return ""
-	}
-	return filepath.Join(dir, name) + " and "
-}
-
-const tuiHelp = `/help      this list
-/clear     start a new thread
-/thread    the current thread's id
-/threads   recent threads;  /resume ID  continue one
-/model     the model
-/compact   summarize the conversation before the next message
-/context   what filled the context window at the last model call
-/tokens    tokens and cost of this session
-/agents    the subagents
-/memory    where memory (AGENTS.md) is read from;  /skills  the same for skills
-/exit      leave (or ctrl+d, or ctrl+c twice on an empty line)
-@path      attaches a workspace file to the message
-esc, ctrl+c while the agent works: stop the step; enter then queues a message
-for when the task ends; up, down: earlier messages`
 
 // attach replaces each @path of text that names a file in the workspace
 // with the path, and appends the files' contents (at most 100 KB each).

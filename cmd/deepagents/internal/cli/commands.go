@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"iter"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/deepagents-go/deepagents"
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/tui"
+	"github.com/deepagents-go/deepagents/llm"
+)
+
+// The interactive session's commands beyond a prompt (tui.Commands): !
+// commands, /compact, the conversation redrawn on /resume, /model SPEC,
+// /mcp, /permissions and /config.
+
+// live is the agent the interactive session runs on: /model SPEC
+// replaces it.
+type live struct {
+	mu  sync.Mutex
+	o   *opened
+	env Env
+}
+
+// current returns the session and spec in use.
+func (l *live) current() (*session.Session, session.Spec) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.o.Session, l.o.spec
+}
+
+// errNoShell says how to give the session a shell.
+var errNoShell = errors.New("! runs commands only in a session with a shell: start deepagents with --shell (add --sandbox none where bubblewrap is missing), or set shell: true in ~/.deepagents/config.yaml")
+
+// commands returns what the session's commands run on.
+func (l *live) commands() tui.Commands {
+	return tui.Commands{
+		Shell: l.shell,
+		Add: func(ctx context.Context, thread, text string) iter.Seq2[agent.Event, error] {
+			s, spec := l.current()
+			in := deepagents.Prompt(text)
+			in.ThreadID, in.Values, in.Prepare = thread, spec.Settings.Values(), true
+			return s.Agent.Stream(ctx, in)
+		},
+		Compact: func(ctx context.Context, thread, focus string) iter.Seq2[agent.Event, error] {
+			s, _ := l.current()
+			return s.Agent.Stream(deepagents.CompactNow(ctx, focus), deepagents.Input{ThreadID: thread, Prepare: true})
+		},
+		History: func(ctx context.Context, thread string) ([]llm.Message, error) {
+			snap, err := l.o.db.Saver.Load(ctx, thread, "")
+			if err != nil {
+				return nil, err
+			}
+			return snap.Messages, nil
+		},
+		SwitchModel: l.switchModel,
+		Describe:    l.describe,
+	}
+}
+
+// shell runs a command of the user's (!) as execute runs the model's:
+// in the session's sandbox, refused by the rules that deny it. The user
+// typed it, so the rules that ask do not ask again.
+func (l *live) shell(ctx context.Context, command string) (string, int, error) {
+	s, spec := l.current()
+	sb, ok := s.Backend.(backend.Sandbox)
+	if !spec.Shell || !ok {
+		return "", 0, errNoShell
+	}
+	if why := spec.DeniesCommand(command); why != "" {
+		return "", 0, fmt.Errorf("refused: %s", why)
+	}
+	res, err := sb.Execute(ctx, command, 0)
+	return res.Output, res.ExitCode, err
+}
+
+// switchModel reopens the agent on the model spec names; the thread's
+// settings record it, so that --continue goes on with it.
+func (l *live) switchModel(ctx context.Context, model string) (tui.Switched, error) {
+	_, spec := l.current()
+	spec.Model, spec.Settings.Model = model, model
+	// What opening writes (MCP servers' warnings) is shown by the session,
+	// not written over it.
+	var warnings bytes.Buffer
+	deps := sessionDeps(ctx, l.env, l.o.db)
+	deps.Logger = slog.New(slog.NewTextHandler(&warnings, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	s, err := session.Open(ctx, spec, deps)
+	if err != nil {
+		return tui.Switched{}, err
+	}
+	l.mu.Lock()
+	old := l.o.Session
+	l.o.Session, l.o.spec = s, spec
+	l.mu.Unlock()
+	old.Close()
+	return tui.Switched{Model: llm.Describe(s.Agent.Model()), Profile: s.Profile.Name, Files: s.Backend, Warnings: lines(warnings.String())}, nil
+}
+
+// describe is what /mcp, /permissions and /config show.
+func (l *live) describe(_ context.Context, topic string) string {
+	s, spec := l.current()
+	var b strings.Builder
+	switch topic {
+	case "mcp":
+		if s.MCP == nil || len(s.MCP.Status()) == 0 {
+			return "no MCP servers; name them in ~/.deepagents/mcp.json, mcp_servers in config.yaml, --mcp-config FILE, or the workspace's .mcp.json with --mcp-workspace"
+		}
+		for _, st := range s.MCP.Status() {
+			if st.Err != nil {
+				fmt.Fprintf(&b, "%s  failed: %s\n", st.Name, oneLine(st.Err.Error()))
+				continue
+			}
+			fmt.Fprintf(&b, "%s  connected · %d tools", st.Name, len(st.Tools))
+			if st.Resources {
+				b.WriteString(" · resources")
+			}
+			if st.Prompts {
+				b.WriteString(" · prompts")
+			}
+			b.WriteString("\n")
+		}
+	case "permissions":
+		b.WriteString("rules (a deny wins over an ask, an ask over an allow):\n")
+		n := 0
+		if spec.Rules != nil {
+			for i, r := range spec.Rules.Rules() {
+				from := ""
+				if i < len(spec.RuleSources) {
+					from = spec.RuleSources[i]
+				}
+				if from == "protected_paths" {
+					continue // listed below, by path
+				}
+				fmt.Fprintf(&b, "  %-40s %s\n", r.String(), from)
+				n++
+			}
+		}
+		if n == 0 {
+			b.WriteString("  none\n")
+		}
+		fmt.Fprintf(&b, "approval asked for: %s\n", orNone(strings.Join(spec.InterruptOn, ", ")))
+		fmt.Fprintf(&b, "protected paths (write_file and edit_file ask; the sandbox keeps them read-only): %s\n", orNone(strings.Join(spec.Protected, ", ")))
+		fmt.Fprintf(&b, "never written (your configuration, shell start-up files): %s\n", few(spec.ReadOnly, 4))
+		fmt.Fprintf(&b, "never read (files with keys, the database): %s\n", few(spec.Unreadable, 4))
+	case "config":
+		b.WriteString("configuration files:\n")
+		for _, p := range spec.ConfigFiles {
+			state := "read"
+			if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+				state = "absent"
+			}
+			fmt.Fprintf(&b, "  %s (%s)\n", p, state)
+		}
+		info := llm.Describe(s.Agent.Model())
+		fmt.Fprintf(&b, "model: %s:%s (profile %s)\n", info.Provider, info.Name, s.Profile.Name)
+		fmt.Fprintf(&b, "dir: %s\n", spec.Dir)
+		shell := "off (--shell turns it on)"
+		if spec.Shell {
+			shell = "on, sandbox " + spec.Sandbox
+			if spec.Sandbox != "none" {
+				shell += map[bool]string{true: ", network on", false: ", network off"}[spec.Network]
+			}
+		}
+		fmt.Fprintf(&b, "shell: %s\n", shell)
+		if spec.MaxSteps > 0 {
+			fmt.Fprintf(&b, "max steps: %d\n", spec.MaxSteps)
+		}
+		fmt.Fprintf(&b, "db: %s %s\n", l.o.db.Kind, l.o.db.Location)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// orNone is s, or "(none)".
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// few lists the first n of paths, and says how many more there are.
+func few(paths []string, n int) string {
+	if len(paths) <= n {
+		return orNone(strings.Join(paths, ", "))
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(paths[:n], ", "), len(paths)-n)
+}
+
+// oneLine joins the lines of s.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
