@@ -1,6 +1,6 @@
 // Command deepagents runs a deep agent on a task from the command line.
 //
-//	deepagents run --model replay:examples/quickstart/script.json "Plan the work"
+//	deepagents run --model replay:examples/quickstart/script.json --dir DIR --auto-approve "Add a -shout flag"
 //
 // See the README and docs/CLI.md for every command and flag.
 package main

@@ -69,19 +69,79 @@ func repoPath(t *testing.T, rel string) string {
 	return p
 }
 
+// quickstart makes the README's scratch copy of the quickstart project and
+// returns its folder and the script.
+func quickstart(t *testing.T) (dir, script string) {
+	t.Helper()
+	dir = t.TempDir()
+	src := repoPath(t, "examples/quickstart/project")
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, repoPath(t, "examples/quickstart/script.json")
+}
+
+const quickstartPrompt = "Add a -shout flag to greet, and write a report of the change"
+
+// checkQuickstartWork checks what the README's quickstart promises: the
+// scratch copy edited and its report written, the checkout untouched.
+func checkQuickstartWork(t *testing.T, dir string) {
+	t.Helper()
+	read := func(p string) string {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	if g := read(filepath.Join(dir, "greeting", "greeting.go")); !strings.Contains(g, "import \"strings\"") || !strings.Contains(g, "func Shout(name string) string") {
+		t.Errorf("greeting.go not edited:\n%s", g)
+	}
+	if m := read(filepath.Join(dir, "main.go")); !strings.Contains(m, `flag.Bool("shout"`) {
+		t.Errorf("main.go not edited:\n%s", m)
+	}
+	if r := read(filepath.Join(dir, "REPORT.md")); !strings.Contains(r, "HELLO, ADA!") {
+		t.Errorf("REPORT.md = %q", r)
+	}
+	if g := read(repoPath(t, "examples/quickstart/project/greeting/greeting.go")); strings.Contains(g, "Shout") {
+		t.Error("the checkout's project was changed")
+	}
+}
+
 func TestRunQuickstartJSONL(t *testing.T) {
-	script := repoPath(t, "examples/quickstart/script.json")
-	code, stdout, stderr := runCLI(t, nil, "run", "--model", "replay:"+script, "--dir", t.TempDir(), "--output", "jsonl", "Rework our release checklist")
+	dir, script := quickstart(t)
+	code, stdout, stderr := runCLI(t, nil, "run", "--model", "replay:"+script, "--dir", dir, "--auto-approve", "--output", "jsonl", quickstartPrompt)
 	if code != ExitOK {
 		t.Fatalf("exit %d, stderr: %s", code, stderr)
 	}
 	evs := events(t, stdout)
 	var todoUpdates int
 	var lastTodos []todos.Todo
+	tools := map[string]int{}
 	for _, e := range evs {
 		if plan, ok := todos.FromEvent(e); ok {
 			todoUpdates++
 			lastTodos = plan
+		}
+		if e.Type == agent.EventToolResult {
+			if e.IsError {
+				t.Errorf("tool %s failed: %s", e.Name, e.Content)
+			}
+			tools[e.Name]++
 		}
 	}
 	if todoUpdates != 3 {
@@ -92,11 +152,18 @@ func TestRunQuickstartJSONL(t *testing.T) {
 			t.Errorf("final todo %q is %s", td.Content, td.Status)
 		}
 	}
+	// Real work: it reads, searches, edits and writes.
+	want := map[string]int{"ls": 1, "glob": 1, "grep": 2, "read_file": 2, "edit_file": 3, "write_file": 1, "write_todos": 3}
+	for name, n := range want {
+		if tools[name] != n {
+			t.Errorf("%d %s results, want %d (all: %v)", tools[name], name, n, tools)
+		}
+	}
 	last := evs[len(evs)-1]
 	if last.Type != agent.EventRunEnd || last.Status != agent.StatusCompleted {
 		t.Fatalf("last event = %+v", last)
 	}
-	if last.Usage == nil || last.Usage.InputTokens != 5700 || last.Usage.OutputTokens != 250 {
+	if last.Usage == nil || last.Usage.InputTokens != 26400 || last.Usage.OutputTokens != 860 {
 		t.Errorf("run_end usage = %+v", last.Usage)
 	}
 	var raw map[string]any
@@ -105,20 +172,24 @@ func TestRunQuickstartJSONL(t *testing.T) {
 	if _, ok := raw["usage"].(map[string]any)["input_tokens"]; !ok {
 		t.Errorf("run_end line lacks usage.input_tokens: %s", lines[len(lines)-1])
 	}
+	checkQuickstartWork(t, dir)
 }
 
 func TestRunText(t *testing.T) {
-	script := repoPath(t, "examples/quickstart/script.json")
-	code, stdout, stderr := runCLI(t, nil, "run", "--model", "replay:"+script, "--dir", t.TempDir(), "Rework our release checklist")
+	dir, script := quickstart(t)
+	code, stdout, stderr := runCLI(t, nil, "run", "--model", "replay:"+script, "--dir", dir, "--auto-approve", quickstartPrompt)
 	if code != ExitOK {
 		t.Fatalf("exit %d, stderr: %s", code, stderr)
 	}
-	if !strings.HasSuffix(stdout, "everything else is unchanged.\n") {
+	if !strings.HasSuffix(stdout, "The change is described in REPORT.md.\n") {
 		t.Errorf("stdout = %q", stdout)
 	}
-	if !strings.Contains(stderr, "[x] Summarise the changes") {
-		t.Errorf("stderr lacks the todo list: %q", stderr)
+	for _, want := range []string{"[x] Write a report of the change", "> edit_file", "> write_file"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q: %q", want, stderr)
+		}
 	}
+	checkQuickstartWork(t, dir)
 }
 
 func TestMalformedToolCallsThroughCLI(t *testing.T) {
