@@ -27,7 +27,7 @@ var (
 
 // binary builds the deepagents command once for tests that need real
 // processes.
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "deepagents-bin")
