@@ -87,7 +87,7 @@ var layers = map[string][]string{
 	// approvals (hitl) and the plan a summary keeps (todos).
 	"middleware/todos":         {"agent", "tool"},
 	"middleware/patch":         {"agent", "llm"},
-	"middleware/caching":       {"agent", "llm"},
+	"middleware/caching":       {"agent", "llm", "profile"},
 	"middleware/hitl":          {"agent", "permission"},
 	"middleware/memory":        {"agent", "backend", "llm"},
 	"middleware/skills":        {"agent", "backend", "llm"},

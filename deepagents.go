@@ -252,8 +252,7 @@ func newShared(cfg Config, b backend.Backend) (shared, error) {
 	sh.plan, errs[0] = todos.New(todos.Config{})
 	sh.files, errs[1] = filesystem.New(filesystem.Config{Backend: b, GrepRegexp: cfg.GrepRegexp})
 	sh.summarize, errs[2] = summarization.New(summarization.Config{Backend: b})
-	c := sh.profile.Cache
-	sh.cache, errs[3] = caching.New(caching.Config{Breakpoints: c.Breakpoints, TTL: c.TTL, Key: c.Key})
+	sh.cache, errs[3] = caching.New(caching.Config{Cache: sh.profile.Cache})
 	sh.repair, errs[4] = patch.New(patch.Config{})
 	return sh, errors.Join(errs...)
 }

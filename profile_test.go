@@ -169,6 +169,9 @@ func TestProfileOnTheWire(t *testing.T) {
 				if (w.cacheControls > 0) != tt.breakpoint {
 					t.Errorf("%s: %d cache_control marks, want some: %v", who, w.cacheControls, tt.breakpoint)
 				}
+				if tt.name == "open model on a compatible server" && w.descriptions["read_file"] != open.ToolDescriptions["read_file"] {
+					t.Errorf("%s: read_file is described as %q, want the open profile's", who, w.descriptions["read_file"])
+				}
 				if tt.globDesc != "" && w.descriptions["glob"] != tt.globDesc {
 					t.Errorf("%s: glob is described as %q, want the profile's %q", who, w.descriptions["glob"], tt.globDesc)
 				}
@@ -193,5 +196,15 @@ func TestProfileSectionComesAfterTheBasePrompt(t *testing.T) {
 	want := deepagents.BasePrompt + "\n\n" + p.Prompt + "\n\n"
 	if sys := a.SystemPrompt(); !strings.HasPrefix(sys, want) {
 		t.Errorf("system prompt starts %q, want %q", sys[:min(len(sys), len(want))], want)
+	}
+}
+
+// TestProfileCacheTTLChecked: a TTL the profile's caching does not take
+// fails New, not every request of every run.
+func TestProfileCacheTTLChecked(t *testing.T) {
+	claude, _ := profile.Builtin(profile.Claude)
+	claude.Cache.TTL = "24h"
+	if _, err := deepagents.New(deepagents.Config{Model: replay.New(), Profile: &claude}); err == nil || !strings.Contains(err.Error(), `"24h"`) {
+		t.Errorf("New with breakpoints and a 24h TTL: %v", err)
 	}
 }

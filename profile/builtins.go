@@ -53,7 +53,7 @@ const openPrompt = `## Tool use
 - File paths are absolute and start with /.
 - Read each tool result before the next step; when a call fails, change it according to the error instead of repeating it.`
 
-const openReadDescription = `Read a file. The result starts with a header such as "@@ lines 1-200 | next offset 200 @@": the 1-based lines shown, and the offset to continue from when more follow. The lines after the header are the file's exact content; never copy the header into an edit.
+const openReadDescription = `Read a file. The result starts with a header (after any notice) such as "@@ lines 1-200 | next offset 200 @@": the 1-based lines shown, and the offset to continue from when more follow. The lines after the header are the file's exact content; never copy the header into an edit.
 
 Read at most 200 lines at a time (limit: 200), paging on with offset, so that a long file does not fill your context. Read a file before editing it.`
 

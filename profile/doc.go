@@ -17,9 +17,9 @@
 //	open     open models behind OpenAI-compatible servers (Ollama, vLLM,
 //	         LM Studio, a server named by URL): no cache marks (such servers
 //	         cache prefixes by themselves, and some refuse fields they do
-//	         not know), a section on calling tools exactly, and shorter
-//	         descriptions of glob and grep for the small context windows
-//	         such servers often run with.
+//	         not know), a section on calling tools exactly, smaller
+//	         pages in read_file's description and a shorter glob one, for
+//	         the small context windows such servers often run with.
 //	default  any other model (a scripted one, your own llm.Model): cache
 //	         breakpoints, nothing added.
 //

@@ -60,11 +60,12 @@ func Builtin(name string) (Profile, bool) {
 // For returns a copy of the built-in profile for a model, as it describes
 // itself (llm.Describe):
 //
+//   - providers ollama, vllm and lmstudio (local servers, whatever they
+//     call their model): open;
 //   - a name containing "codex": codex;
 //   - provider anthropic, or a name containing "claude" (Claude through
 //     another provider): claude;
-//   - providers ollama, vllm and lmstudio, and OpenAI's open-weight
-//     gpt-oss models wherever they run: open;
+//   - OpenAI's open-weight gpt-oss models: open;
 //   - a GPT or o-series name ("gpt-4.1", "o3", "ft:gpt-4o-mini:...",
 //     "openai/gpt-5"): gpt;
 //   - any other model of provider openai (an OpenAI-compatible server
@@ -80,11 +81,13 @@ func nameFor(info llm.Info) string {
 	// A router's model names carry the vendor ("openai/gpt-5").
 	base := name[strings.LastIndex(name, "/")+1:]
 	switch {
+	case info.Provider == "ollama" || info.Provider == "vllm" || info.Provider == "lmstudio":
+		return Open
 	case strings.Contains(name, "codex"):
 		return Codex
 	case info.Provider == "anthropic" || strings.Contains(name, "claude"):
 		return Claude
-	case info.Provider == "ollama" || info.Provider == "vllm" || info.Provider == "lmstudio" || strings.Contains(name, "gpt-oss"):
+	case strings.Contains(name, "gpt-oss"):
 		return Open
 	case isGPT(base):
 		return GPT

@@ -37,6 +37,8 @@ func TestFor(t *testing.T) {
 		{"ollama", "gpt-oss:20b", profile.Open},
 		{"vllm", "meta-llama/Llama-3.1-8B-Instruct", profile.Open},
 		{"lmstudio", "gpt-4o", profile.Open}, // a local server, whatever it calls its model
+		{"ollama", "qwen2.5-codex", profile.Open},
+		{"vllm", "claude-distill", profile.Open},
 		{"replay", "script.jsonl", profile.Default},
 		{"", "", profile.Default},
 	}

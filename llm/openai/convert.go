@@ -58,11 +58,15 @@ func (m *Model) params(req *llm.Request) (sdk.ChatCompletionNewParams, error) {
 	}
 	// OpenAI caches prefixes by itself; a key routes a thread's requests
 	// to the machine that holds its prefix, and "24h" keeps it longer.
-	if req.Cache.Key != "" {
-		p.PromptCacheKey = param.NewOpt(req.Cache.Key)
-	}
-	if req.Cache.TTL == "24h" {
-		p.PromptCacheRetention = sdk.ChatCompletionNewParamsPromptCacheRetention24h
+	// A compatible server does not get them: it may refuse fields it does
+	// not know (a subagent's local model under a GPT profile, say).
+	if !m.opts.Compatible {
+		if req.Cache.Key != "" {
+			p.PromptCacheKey = param.NewOpt(req.Cache.Key)
+		}
+		if req.Cache.TTL == "24h" {
+			p.PromptCacheRetention = sdk.ChatCompletionNewParamsPromptCacheRetention24h
+		}
 	}
 
 	for _, t := range req.Tools {

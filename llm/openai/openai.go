@@ -51,6 +51,12 @@ type Options struct {
 	// BaseURL is the server; empty means [DefaultBaseURL]. Any
 	// OpenAI-compatible server works (Ollama, vLLM, LM Studio, llama.cpp).
 	BaseURL string
+	// Compatible says the server is an OpenAI-compatible one serving
+	// another model, not OpenAI's API or a proxy of it: requests leave out
+	// the fields only OpenAI takes (prompt_cache_key,
+	// prompt_cache_retention), which some such servers refuse. The
+	// factories set it for "MODEL@URL" and the local shortcuts.
+	Compatible bool
 	// HTTPClient sends the requests; nil means a client on
 	// http.DefaultTransport.
 	HTTPClient *http.Client

@@ -79,6 +79,7 @@ func Factory(fo FactoryOptions) llm.Factory {
 		o.Provider = Provider
 		if base != "" {
 			o.BaseURL = base
+			o.Compatible = true
 			if o.APIKey == "" {
 				o.APIKey = fo.getenv(EnvCompatibleAPIKey)
 				o.KeyEnv = EnvCompatibleAPIKey
@@ -105,6 +106,7 @@ func LocalFactory(provider, defaultURL string, fo FactoryOptions) llm.Factory {
 		model, base := SplitName(name)
 		o := fo.Options
 		o.Provider = provider
+		o.Compatible = true
 		switch {
 		case base != "":
 			o.BaseURL = base

@@ -308,5 +308,10 @@ func TestPromptCacheFields(t *testing.T) {
 		if got := string(field(t, body, "prompt_cache_retention")); got != tt.retention {
 			t.Errorf("%+v: prompt_cache_retention %s, want %s", tt.hints, got, tt.retention)
 		}
+		// A compatible server serving another model gets neither.
+		body = sent(t, "qwen3", openai.Options{Compatible: true}, &llm.Request{Messages: []llm.Message{llm.UserText("hi")}, Cache: tt.hints})
+		if k, r := field(t, body, "prompt_cache_key"), field(t, body, "prompt_cache_retention"); k != nil || r != nil {
+			t.Errorf("%+v: a compatible server got prompt_cache_key %s, prompt_cache_retention %s", tt.hints, k, r)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -123,8 +124,8 @@ func (m *Model) Info() llm.Info {
 }
 
 // Profile is the harness profile the script was recorded with
-// (Script.Profile); "" for a script written by hand.
-func (m *Model) Profile() string { return m.script.Profile }
+// (Script.Profile); nil for a script written by hand.
+func (m *Model) Profile() json.RawMessage { return m.script.Profile }
 
 func agentOf(name string) string {
 	if name == "" {

@@ -115,11 +115,11 @@ func (r *Recording) Wrap(m llm.Model) llm.Model {
 	return &recorded{rec: r, model: m}
 }
 
-// SetProfile records the name of the harness profile the recorded agent
-// runs with (Script.Profile).
-func (r *Recording) SetProfile(name string) {
+// SetProfile records the harness profile the recorded agent runs with,
+// as JSON (Script.Profile).
+func (r *Recording) SetProfile(profile json.RawMessage) {
 	r.mu.Lock()
-	r.script.Profile = name
+	r.script.Profile = profile
 	r.mu.Unlock()
 }
 
@@ -131,6 +131,16 @@ func NewRecorder(m llm.Model, path string) llm.Model {
 type recorded struct {
 	rec   *Recording
 	model llm.Model
+}
+
+// Profile is the profile the recorded model was recorded with, when it
+// plays a recording itself (Model.Profile): a replay recorded again keeps
+// it.
+func (r *recorded) Profile() json.RawMessage {
+	if p, ok := r.model.(interface{ Profile() json.RawMessage }); ok {
+		return p.Profile()
+	}
+	return nil
 }
 
 // Info implements llm.Describer with the recorded model's information.

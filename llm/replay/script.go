@@ -16,10 +16,10 @@ type Script struct {
 	// ContextWindow is the context window the model reports (in tokens);
 	// zero leaves it unknown.
 	ContextWindow int `json:"context_window,omitempty"`
-	// Profile names the harness profile (package profile) the recording
-	// was made with, so that a replay can make the same requests; the
-	// model plays no part in choosing it (Model.Profile).
-	Profile string `json:"profile,omitempty"`
+	// Profile is the harness profile (package profile's Profile, as JSON)
+	// the recording was made with, so that a replay can make the same
+	// requests; the model plays no part in choosing it (Model.Profile).
+	Profile json.RawMessage `json:"profile,omitempty"`
 	Turns   []Turn `json:"turns"`
 	// Defaults holds, by agent name, a reply played whenever that agent
 	// has no scripted turn left: a summarizer or a subagent that answers

@@ -9,36 +9,39 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/profile"
 )
 
-// Config says how requests are marked. Its zero value marks nothing;
-// deepagents.New takes it from the agent's profile (profile.Cache).
+// Config says how requests are marked: the agent's profile's caching
+// (profile.Cache: breakpoints, their lifetime, a key per thread), which
+// deepagents.New fills from the profile. A zero Cache marks nothing.
 type Config struct {
-	// Breakpoints marks the end of the stable prefix (tools and system
-	// prompt) and the end of the conversation, so the next step reads both
-	// from the cache instead of paying for them again.
-	Breakpoints bool
-	// TTL is the provider-specific cache lifetime ("5m" or "1h" on
-	// Anthropic, "24h" on OpenAI); empty means the provider's default.
-	TTL string
-	// Key sends a cache key derived from the thread with every request
-	// (OpenAI's prompt_cache_key), so that the requests of one thread are
-	// routed to the machine that holds its prefix.
-	Key bool
+	Cache profile.Cache
 }
 
 // Middleware marks every request of a run for the provider's prompt
 // cache. Models without prompt caching ignore the marks.
 type Middleware struct {
-	cfg Config
+	cfg profile.Cache
 }
 
-// New returns the middleware. It never fails; the error keeps the
-// built-in middleware's constructors alike.
-func New(cfg Config) (*Middleware, error) { return &Middleware{cfg: cfg}, nil }
+// New returns the middleware. It fails on a TTL that breakpoints do not
+// take: every request would fail.
+func New(cfg Config) (*Middleware, error) {
+	c := cfg.Cache
+	if c.Breakpoints {
+		switch c.TTL {
+		case "", "5m", "1h":
+		default:
+			return nil, fmt.Errorf("caching: cache TTL %q with breakpoints (Anthropic's cache_control): want 5m or 1h (24h is OpenAI's, for a key)", c.TTL)
+		}
+	}
+	return &Middleware{cfg: c}, nil
+}
 
 // Name implements agent.Middleware.
 func (*Middleware) Name() string { return "prompt_caching" }

@@ -19,7 +19,7 @@ import (
 const (
 	lsDescription = `List the entries of a directory, one per line; directories end with "/". Not recursive: use glob to find files at any depth.`
 
-	readDescription = `Read a file. The first line of the result is a header such as "@@ lines 1-2000 | next offset 2000 @@": the 1-based lines shown, and the offset to continue from when more follow. Every line after the header is the file's exact content; never copy the header into an edit.
+	readDescription = `Read a file. The result starts with a header (after any notice) such as "@@ lines 1-2000 | next offset 2000 @@": the 1-based lines shown, and the offset to continue from when more follow. Every line after the header is the file's exact content; never copy the header into an edit.
 
 By default it returns up to 2000 lines from the start. For long files, pass offset (0-based line to start at) and limit (number of lines) to page through them. Read a file before editing it.`
 

@@ -216,3 +216,34 @@ func firstMessage(t *testing.T, body []byte) string {
 	}
 	return string(b.Messages[0].Content)
 }
+
+// TestProfileStaysWithTheThreadAndTheRecording: a thread continued without
+// --profile keeps the profile it ran with, and a recording made with a
+// profile changed by the user's configuration replays without it.
+func TestProfileStaysWithTheThreadAndTheRecording(t *testing.T) {
+	srv := openaitest.NewServer(openaitest.Turn{Text: "One."}, openaitest.Turn{Text: "Two."})
+	defer srv.Close()
+	home, dir, db := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "t.db")
+	os.MkdirAll(filepath.Join(home, ".deepagents"), 0o700)
+	os.WriteFile(filepath.Join(home, ".deepagents", "config.yaml"), []byte("profile:\n  prompt: \"## Mine\\nBe terse.\"\n"), 0o600)
+	env := map[string]string{"HOME": home, "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": srv.URL}
+	rec := filepath.Join(t.TempDir(), "rec.json")
+	args := []string{"run", "--model", "openai:gpt-4.1", "--db", db, "--dir", dir, "--thread", "t1"}
+	if code, _, stderr := runCLI(t, env, append(args, "--profile", "open", "--record", rec, "first")...); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, env, append(args, "second")...); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for i, body := range srv.Bodies() {
+		system := firstMessage(t, body)
+		if !strings.Contains(system, "Be terse.") || !strings.Contains(system, "absolute and start with /") || field(t, body, "prompt_cache_key") != "" {
+			t.Errorf("request %d: not the open profile changed by the configuration: key %s, system %s", i+1, field(t, body, "prompt_cache_key"), system)
+		}
+	}
+	// Offline, without the configuration: the recording's profile, changes included.
+	code, _, stderr := runCLI(t, nil, "run", "--model", "replay:"+rec, "--db", "memory:", "--dir", dir, "first")
+	if code != ExitOK {
+		t.Fatalf("replay: exit %d: %s", code, stderr)
+	}
+}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -112,7 +113,8 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 	}
 	s.Profile = spec.Profile.For(model)
 	if ms.rec != nil {
-		ms.rec.SetProfile(s.Profile.Name)
+		raw, _ := json.Marshal(s.Profile) // plain fields: cannot fail
+		ms.rec.SetProfile(raw)
 	}
 	cfg := deepagents.Config{
 		Model:          model,

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -48,21 +49,23 @@ func (c ProfileChoice) check() error {
 	return nil
 }
 
-// recordedProfile is a model that plays a recording, which names the
+// recordedProfile is a model that plays a recording, which holds the
 // profile it was recorded with (replay.Model).
-type recordedProfile interface{ Profile() string }
+type recordedProfile interface{ Profile() json.RawMessage }
 
 // For returns the profile for a model: the built-in the choice names, else
 // the one a recording was made with, else the model's; with the choice's
 // changes.
 func (c ProfileChoice) For(m llm.Model) profile.Profile {
-	name := c.Name
-	if r, ok := m.(recordedProfile); ok && name == "" {
-		name = r.Profile()
-	}
-	p, ok := profile.Builtin(name)
+	p, ok := profile.Builtin(c.Name)
 	if !ok {
 		p = profile.For(llm.Describe(m))
+		if r, isReplay := m.(recordedProfile); isReplay && c.Name == "" {
+			var rec profile.Profile
+			if raw := r.Profile(); len(raw) > 0 && json.Unmarshal(raw, &rec) == nil {
+				p = rec
+			}
+		}
 	}
 	if c.Prompt != nil {
 		p.Prompt = *c.Prompt

@@ -374,6 +374,13 @@ func (r *resolver) adopt() (*Settings, error) {
 	} else {
 		f.Model = old.Model
 	}
+	// The profile stays the thread's, as its prompt is part of the
+	// thread's cached prefix.
+	if r.given("profile") {
+		note("--profile", old.Profile, r.profile.Name)
+	} else if old.Profile != "" {
+		r.profile.Name = old.Profile
+	}
 	switch {
 	case r.given("dir"):
 		if k.FolderErr != nil || k.Folder != f.Dir || !filepath.IsAbs(old.Dir) {
@@ -428,7 +435,7 @@ func (r *resolver) settings() Settings {
 	if on == nil {
 		on = []string{}
 	}
-	return Settings{Model: f.Model, Dir: f.Dir, Shell: f.Shell, Sandbox: f.Sandbox,
+	return Settings{Model: f.Model, Profile: r.profile.Name, Dir: f.Dir, Shell: f.Shell, Sandbox: f.Sandbox,
 		Network: f.Network, GrepRegexp: f.GrepRegexp, InterruptOn: on, Rules: f.Rules, MaxSteps: f.MaxSteps}
 }
 

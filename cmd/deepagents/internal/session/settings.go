@@ -20,7 +20,10 @@ const SettingsValue = "cli_settings"
 // execute offers execute again, with the same approvals, in the same
 // workspace.
 type Settings struct {
-	Model       string    `json:"model,omitempty"`
+	Model string `json:"model,omitempty"`
+	// Profile is the built-in profile chosen (--profile, the
+	// configuration's profile.name); "" for the model's own.
+	Profile     string    `json:"profile,omitempty"`
 	Dir         string    `json:"dir"`
 	Shell       bool      `json:"shell,omitempty"`
 	Sandbox     string    `json:"sandbox,omitempty"`
