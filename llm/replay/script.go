@@ -20,7 +20,7 @@ type Script struct {
 	// the recording was made with, so that a replay can make the same
 	// requests; the model plays no part in choosing it (Model.Profile).
 	Profile json.RawMessage `json:"profile,omitempty"`
-	Turns   []Turn `json:"turns"`
+	Turns   []Turn          `json:"turns"`
 	// Defaults holds, by agent name, a reply played whenever that agent
 	// has no scripted turn left: a summarizer or a subagent that answers
 	// alike however often it is called. Its Agent field is ignored.
