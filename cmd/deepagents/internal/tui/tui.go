@@ -170,7 +170,7 @@ type tuiModel struct {
 	// Approvals: the requests of the run's interrupt, the decisions taken
 	// so far, and what is being typed for the next: a rejection's reason,
 	// or edited arguments when editing.
-	pending   []agent.ActionRequest
+	pending []agent.ActionRequest
 	// befores are the files the pending requests change, as they were
 	// when asked (edit_file, write_file), by the call's id; shown is the
 	// approval drawn last (of request at), kept while it stays the same.
