@@ -103,11 +103,32 @@ func bounded(text string, used, limit int) (kept string, cut int) {
 	return text[:n], len(text) - n
 }
 
+// maxInputLines bounds the lines of a message (the input holds no more).
+const maxInputLines = 10000
+
+// boundedLines keeps text, to be added to an input of used lines, to
+// maxInputLines in all; cut, what was left out already, grows with
+// what goes.
+func boundedLines(text string, cut, used int) (string, int) {
+	i, n := 0, used
+	for {
+		j := strings.IndexByte(text[i:], '\n')
+		if j < 0 {
+			return text, cut
+		}
+		if n+1 > maxInputLines {
+			return text[:i+j], cut + len(text) - (i + j)
+		}
+		i, n = i+j+1, n+1
+	}
+}
+
 // onPaste inserts what was pasted, lines and all: one message, however
 // many lines, bounded by the message limit.
 func (m *tuiModel) onPaste(text string) tea.Cmd {
 	text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
 	kept, cut := bounded(text, len(m.input.Value()), m.cfg.PromptLimit)
+	kept, cut = boundedLines(kept, cut, m.input.LineCount())
 	m.input.InsertString(kept)
 	if cut > 0 {
 		return m.print(yellow.Render(fmt.Sprintf("note: the paste was cut to the message limit of %s; %s left out", size(m.cfg.PromptLimit), size(cut))))
@@ -169,6 +190,7 @@ func (m *tuiModel) onEditorExit(msg editedMsg) tea.Cmd {
 	}
 	text := strings.TrimSuffix(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
 	kept, cut := bounded(text, 0, m.cfg.PromptLimit)
+	kept, cut = boundedLines(kept, cut, 1)
 	m.input.SetValue(kept)
 	m.input.MoveToEnd()
 	if cut > 0 {
