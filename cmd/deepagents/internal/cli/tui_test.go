@@ -162,7 +162,8 @@ func TestInteractiveSession(t *testing.T) {
  {"agent":"general-purpose","content":"The notes look fine."},
  {"content":"## Done\n\nThe notes are **edited** and checked:\n\n- ` + "`notes.md`" + ` has line 2\n- a subagent read it","tool_calls":[],"usage":{"input_tokens":1200,"output_tokens":30}},
  {"content":"Thinking hard...","delay_ms":60000}]}`)
-	s := startTmux(t, w, "--model", "replay:"+script, "--dir", w.dir, "--db", w.db, "--shell", "--sandbox", "none")
+	// 60 rows: the screens the goldens keep fit whole, with the status line.
+	s := startTmuxSized(t, w, 160, 60, "--model", "replay:"+script, "--dir", w.dir, "--db", w.db, "--shell", "--sandbox", "none")
 	s.waitFor("> ")
 	s.typeLine("Edit @notes.md please")
 	// An approval's keys show once they answer it.
