@@ -112,6 +112,12 @@ func unifiedDiff(before, after string, context int) []diffRow {
 			keep[k] = true
 		}
 	}
+	// A gap of one line shows the line instead.
+	for i := 1; i+1 < len(rows); i++ {
+		if !keep[i] && keep[i-1] && keep[i+1] {
+			keep[i] = true
+		}
+	}
 	var out []diffRow
 	for i, r := range rows {
 		if !keep[i] {
