@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -21,13 +22,16 @@ const (
 	completeTimeout = 2 * time.Second
 )
 
+// commandWord is a word of the help that names a command.
+var commandWord = regexp.MustCompile(`^/[a-z][a-z-]*$`)
+
 // commandNames are the / commands, as /help lists them: each word of the
-// help that starts with a /.
+// help that is a / and a name.
 func commandNames() []string {
 	var names []string
 	for _, line := range strings.Split(tuiHelp, "\n") {
 		for _, w := range strings.Fields(line) {
-			if len(w) > 1 && strings.HasPrefix(w, "/") && !slices.Contains(names, w) {
+			if commandWord.MatchString(w) && !slices.Contains(names, w) {
 				names = append(names, w)
 			}
 		}

@@ -944,9 +944,11 @@ const tuiHelp = `/help      this list
 /agents    the subagents
 /memory    where memory (AGENTS.md) is read from;  /skills  the same for skills
 /exit      leave (or ctrl+d, or ctrl+c twice on an empty line)
-@path      attaches a workspace file to the message
+@path      attaches a workspace file to the message (tab completes it, and /commands)
 esc, ctrl+c while the agent works: stop the step; enter then queues a message
-for when the task ends; up, down: earlier messages`
+for when the task ends; up, down: earlier messages
+\ then enter, alt+enter: a new line;  ctrl+g: edit the message in $EDITOR
+ctrl+o: tool results in full, or folded again`
 
 // attach replaces each @path of text that names a file in the workspace
 // with the path, and appends the files' contents (at most 100 KB each).
