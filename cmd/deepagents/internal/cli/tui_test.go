@@ -31,6 +31,13 @@ func startTmux(t *testing.T, w *world, args ...string) *tmuxSession {
 // startTmuxSized runs the binary in a pane of cols×rows.
 func startTmuxSized(t *testing.T, w *world, cols, rows int, args ...string) *tmuxSession {
 	t.Helper()
+	return startTmuxEnv(t, w, nil, cols, rows, args...)
+}
+
+// startTmuxEnv runs the binary in a pane of cols×rows, with more
+// environment variables (env, NAME=value).
+func startTmuxEnv(t *testing.T, w *world, env []string, cols, rows int, args ...string) *tmuxSession {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("tmux is missing in CI")
@@ -39,7 +46,7 @@ func startTmuxSized(t *testing.T, w *world, cols, rows int, args ...string) *tmu
 	}
 	name := fmt.Sprintf("deepagents-test-%d", time.Now().UnixNano())
 	cmd := append([]string{"env"}, w.env()...)
-	cmd = append(cmd, "TERM=xterm-256color", binary(t))
+	cmd = append(append(cmd, env...), "TERM=xterm-256color", binary(t))
 	cmd = append(cmd, args...)
 	quoted := make([]string, len(cmd))
 	for i, a := range cmd {
@@ -155,7 +162,8 @@ func TestInteractiveSession(t *testing.T) {
  {"agent":"general-purpose","content":"The notes look fine."},
  {"content":"## Done\n\nThe notes are **edited** and checked:\n\n- ` + "`notes.md`" + ` has line 2\n- a subagent read it","tool_calls":[],"usage":{"input_tokens":1200,"output_tokens":30}},
  {"content":"Thinking hard...","delay_ms":60000}]}`)
-	s := startTmux(t, w, "--model", "replay:"+script, "--dir", w.dir, "--db", w.db, "--shell", "--sandbox", "none")
+	// 60 rows: the screens the goldens keep fit whole, with the status line.
+	s := startTmuxSized(t, w, 160, 60, "--model", "replay:"+script, "--dir", w.dir, "--db", w.db, "--shell", "--sandbox", "none")
 	s.waitFor("> ")
 	s.typeLine("Edit @notes.md please")
 	// An approval's keys show once they answer it.

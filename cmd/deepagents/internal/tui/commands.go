@@ -329,9 +329,11 @@ const tuiHelp = `/help          this list
 /exit          leave (or ctrl+d, or ctrl+c twice on an empty line)
 !command       run a shell command (as the execute tool would); its output goes into the conversation
 #note          add a note to memory: project or user AGENTS.md
-@path          attach a workspace file to the message
+@path          attach a workspace file to the message (tab completes it, and /commands)
 esc, ctrl+c while the agent works: stop the step; enter then queues a message
-for when the task ends; up, down: earlier messages`
+for when the task ends; up, down: earlier messages
+\ then enter, alt+enter: a new line;  ctrl+g: edit the message in $EDITOR
+ctrl+o: tool results in full, or folded again`
 
 // overlay takes the keys, and the input's place, while it is open.
 type overlay interface {

@@ -57,9 +57,11 @@ func renderTodos(plan []todos.Todo) string {
 const maxDiffLines = 40
 
 // renderApproval shows a call awaiting approval: an edit or a write as
-// the lines it removes and adds, a command as itself, anything else as its
-// arguments.
-func renderApproval(req agent.ActionRequest, width int) string {
+// a diff of the file as it is (before; known says whether it could be
+// read) with line numbers and context, or, when the file cannot be read
+// or the edit placed, as the lines it removes and adds; a command as
+// itself, anything else as its arguments.
+func renderApproval(req agent.ActionRequest, before string, known bool, width int) string {
 	var b strings.Builder
 	who := ""
 	if by := display.AskedBy(req.Namespace); by != "" {
@@ -81,13 +83,19 @@ func renderApproval(req agent.ActionRequest, width int) string {
 	}
 	var lines []string
 	switch req.Tool {
-	case "edit_file":
+	case "edit_file", "write_file":
+		if lines = fileDiff(req.Tool, req.Args, before, known); lines != nil {
+			break
+		}
+		if req.Tool == "write_file" {
+			lines = append(lines, dim.Render("  "+args.FilePath+" (new content)"))
+			rows := unifiedDiff("", args.Content, diffContext)
+			lines = append(lines, styleDiff(rows, formatDiff(rows), "  ")...)
+			break
+		}
 		lines = append(lines, dim.Render("  "+args.FilePath))
 		lines = append(lines, diffLines("-", args.OldString, red)...)
 		lines = append(lines, diffLines("+", args.NewString, green)...)
-	case "write_file":
-		lines = append(lines, dim.Render("  "+args.FilePath+" (new content)"))
-		lines = append(lines, diffLines("+", args.Content, green)...)
 	case "execute":
 		lines = append(lines, "  $ "+args.Command)
 	default:

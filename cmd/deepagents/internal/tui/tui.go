@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"charm.land/bubbles/v2/textarea"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -126,7 +127,7 @@ type tuiModel struct {
 	ctx           context.Context
 	cfg           Config
 	send          func(tea.Msg)
-	input         textinput.Model
+	input         textarea.Model
 	width, height int
 
 	thread  string
@@ -153,6 +154,17 @@ type tuiModel struct {
 	// (zero when not waiting for one).
 	quitArmed time.Time
 
+	// results are the tool results of the current task, which ctrl+o
+	// shows in full; expanded shows them in full as they come.
+	results  []toolResult
+	expanded bool
+	// calls are the arguments of the edit_file and write_file calls not
+	// yet answered, by id, for the diff under their results.
+	calls map[string]json.RawMessage
+	// hint is what a tab listed (completions), under the input until the
+	// next key.
+	hint string
+
 	answer  strings.Builder // the main agent's answer, streaming
 	todos   []todos.Todo
 	history []string // what was sent, for up and down
@@ -161,7 +173,16 @@ type tuiModel struct {
 	// Approvals: the requests of the run's interrupt, the decisions taken
 	// so far, and what is being typed for the next: a rejection's reason,
 	// or edited arguments when editing.
-	pending   []agent.ActionRequest
+	pending []agent.ActionRequest
+	// befores are the files the pending requests change, as they were
+	// when asked (edit_file, write_file), by the call's id; shown is the
+	// approval drawn last (of request at), kept while it stays the same.
+	befores map[string]before
+	shown   struct {
+		at    int
+		width int
+		text  string
+	}
 	decisions []agent.Decision
 	reason    *textinput.Model
 	editing   bool
@@ -227,12 +248,7 @@ const (
 )
 
 func newModel(ctx context.Context, cfg Config) *tuiModel {
-	ti := textinput.New()
-	ti.Prompt = "> "
-	ti.Placeholder = idlePlaceholder
-	ti.Focus()
-	ti.CharLimit = cfg.PromptLimit
-	return &tuiModel{ctx: ctx, cfg: cfg, input: ti, thread: cfg.Thread, allowed: map[string]bool{},
+	return &tuiModel{ctx: ctx, cfg: cfg, input: newInput(), thread: cfg.Thread, allowed: map[string]bool{},
 		prices: cfg.Prices}
 }
 
@@ -242,7 +258,7 @@ func (m *tuiModel) Init() tea.Cmd {
 		intro += " · thread " + m.thread
 	}
 	lines := append(m.cfg.Before, dim.Render(intro+" · /help for commands"))
-	return tea.Batch(m.print(append(lines, m.earlier(m.thread)...)...), textinput.Blink)
+	return tea.Batch(m.print(append(lines, m.earlier(m.thread)...)...), textarea.Blink)
 }
 
 func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -252,7 +268,7 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.stale += rewrapped(m.lastView, m.width, m.height, msg.Width)
 		}
 		m.width, m.height = msg.Width, msg.Height
-		m.input.SetWidth(max(msg.Width-4, 10))
+		m.input.SetWidth(max(msg.Width-1, 10))
 		if m.reason != nil {
 			m.reason.SetWidth(m.reasonWidth())
 		}
@@ -271,6 +287,16 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case printedMsg:
 		m.flushing = false
 		return m, m.flush()
+	case editedMsg:
+		return m, m.onEditorExit(msg)
+	case tea.PasteMsg:
+		if m.reason != nil {
+			r, cmd := m.reason.Update(msg)
+			m.reason = &r
+			return m, cmd
+		}
+		m.hint = ""
+		return m, m.onPaste(msg.Content)
 	case runDoneMsg:
 		if msg.run != m.runs {
 			return m, nil // an earlier run's; the current one goes on
@@ -279,6 +305,9 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		if msg.String() != "ctrl+c" {
 			m.quitArmed = time.Time{} // another key: the next ctrl+c is a first
+		}
+		if msg.String() != "tab" {
+			m.hint = "" // what a tab listed goes with the next key
 		}
 		if m.overlay != nil {
 			return m, m.onOverlayKey(msg)
@@ -321,8 +350,8 @@ func (m *tuiModel) onKey(k tea.KeyPressMsg) tea.Cmd {
 			m.stopped = true
 			m.cancel()
 			if len(m.queued) > 0 {
-				m.input.SetValue(strings.Join(append(m.queued, m.input.Value()), " "))
-				m.input.CursorEnd()
+				m.input.SetValue(strings.Join(append(m.queued, m.input.Value()), "\n"))
+				m.input.MoveToEnd()
 				m.queued = nil
 			}
 			return nil
@@ -347,8 +376,9 @@ func (m *tuiModel) onKey(k tea.KeyPressMsg) tea.Cmd {
 			return tea.Quit
 		}
 	case "up", "down":
-		if len(m.history) == 0 {
-			return nil
+		if len(m.history) == 0 || k.String() == "up" && !m.onFirstRow() ||
+			k.String() == "down" && (!m.onLastRow() || m.histPos == len(m.history)) {
+			break // a move in the input
 		}
 		if k.String() == "up" {
 			m.histPos = max(m.histPos-1, 0)
@@ -360,9 +390,23 @@ func (m *tuiModel) onKey(k tea.KeyPressMsg) tea.Cmd {
 		} else {
 			m.input.SetValue(m.history[m.histPos])
 		}
-		m.input.CursorEnd()
+		if k.String() == "up" {
+			m.input.MoveToBegin()
+		} else {
+			m.input.MoveToEnd()
+		}
+		return nil
+	case "ctrl+g":
+		return m.openEditor()
+	case "ctrl+o":
+		return m.toggleExpanded()
+	case "tab":
+		m.hint = m.complete()
 		return nil
 	case "enter":
+		if m.continued() {
+			return nil
+		}
 		text := strings.TrimSpace(m.input.Value())
 		if text == "" {
 			return nil
@@ -410,7 +454,8 @@ func (m *tuiModel) submit(text string) tea.Cmd {
 	prompt, notes := m.attach(text)
 	thread, ask := m.thread, m.cfg.Prompt
 	run := func(ctx context.Context) iter.Seq2[agent.Event, error] { return ask(ctx, thread, prompt) }
-	return tea.Batch(m.print(bold.Render("> "+text)+notes), m.start(run, false))
+	m.results = nil
+	return tea.Batch(m.print(echo(text)+notes), m.start(run, false))
 }
 
 // start runs the agent (run: a prompt or decisions), its events sent to
@@ -468,9 +513,10 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 		}
 		return m.print(renderMarkdown(text, m.width)) // once whole
 	case agent.EventToolCall:
+		m.called(e)
 		return m.print(indent + green.Render("●") + " " + bold.Render(display.OneLine(e.Name)) + dim.Render("("+display.Clip(string(e.Args), 100)+")"))
 	case agent.EventToolResult:
-		return m.print(indent + "  " + dim.Render("⎿ ") + fold(e.Content, e.IsError))
+		return m.print(m.toolResult(indent, e))
 	case agent.EventState:
 		if plan, ok := todos.FromEvent(e); ok && !sub {
 			m.todos = plan
@@ -511,6 +557,7 @@ func (m *tuiModel) onRunEnd(e agent.Event) tea.Cmd {
 		// The task goes on after the decisions: its usage is told once
 		// it ends.
 		m.pending, m.decisions = e.Interrupts, nil
+		m.readBefores()
 		return tea.Batch(m.print(lines...), m.autoApprove())
 	case m.stopped:
 		lines = append(lines, yellow.Render("■ stopped; the thread keeps what was done so far"))
@@ -772,7 +819,7 @@ func (m *tuiModel) view() string {
 	}
 	if len(m.pending) > len(m.decisions) {
 		req := m.pending[len(m.decisions)]
-		b.WriteString(renderApproval(req, m.width))
+		b.WriteString(m.approvalView(req))
 		switch {
 		case m.editing:
 			if m.editErr != "" {
@@ -810,7 +857,11 @@ func (m *tuiModel) view() string {
 	for _, q := range m.queued {
 		b.WriteString(dim.Render(display.Clip("queued: "+q, max(m.width-1, 20))) + "\n")
 	}
-	b.WriteString(inputView(m.input) + "\n")
+	b.WriteString(m.messageView() + "\n")
+	if m.hint != "" {
+		b.WriteString(fit(dim.Render(m.hint), m.width) + "\n")
+	}
+	b.WriteString(fit(dim.Render(m.statusLine("")), m.width) + "\n")
 	if !m.quitArmed.IsZero() {
 		b.WriteString(dim.Render("press ctrl+c again to exit") + "\n")
 	}

@@ -153,10 +153,10 @@ func TestAttachFilesFollowReadPolicy(t *testing.T) {
 // asks, and names nobody for the main agent.
 func TestApprovalNamesTheSubagent(t *testing.T) {
 	req := agent.ActionRequest{Tool: "write_file", Args: json.RawMessage(`{"file_path":"/a","content":"x"}`), Namespace: []string{"planner:t1"}}
-	if got := renderApproval(req, 100); !strings.Contains(got, "asked by subagent planner") {
+	if got := renderApproval(req, "", false, 100); !strings.Contains(got, "asked by subagent planner") {
 		t.Errorf("the session's approval: %s", got)
 	}
-	if got := renderApproval(agent.ActionRequest{Tool: "write_file", Args: req.Args}, 100); strings.Contains(got, "asked by") {
+	if got := renderApproval(agent.ActionRequest{Tool: "write_file", Args: req.Args}, "", false, 100); strings.Contains(got, "asked by") {
 		t.Errorf("the main agent's approval names an asker: %s", got)
 	}
 }
@@ -262,7 +262,7 @@ func TestInputView(t *testing.T) {
 }
 
 // A step stopped puts what was queued back in the input, before what was
-// being typed, instead of sending it.
+// being typed, a message a line, instead of sending it.
 func TestStopPutsQueuedBack(t *testing.T) {
 	for _, key := range []tea.KeyPressMsg{{Code: tea.KeyEscape}, {Code: 'c', Mod: tea.ModCtrl}} {
 		m := newModel(context.Background(), Config{})
@@ -271,7 +271,7 @@ func TestStopPutsQueuedBack(t *testing.T) {
 		m.queued = []string{"first", "second"}
 		m.input.SetValue("third")
 		m.Update(key)
-		if !cancelled || !m.stopped || len(m.queued) != 0 || m.input.Value() != "first second third" {
+		if !cancelled || !m.stopped || len(m.queued) != 0 || m.input.Value() != "first\nsecond\nthird" {
 			t.Errorf("%v: cancelled %v, stopped %v, queued %q, input %q", key, cancelled, m.stopped, m.queued, m.input.Value())
 		}
 	}
