@@ -88,7 +88,7 @@ var layers = map[string][]string{
 	"middleware/todos":         {"agent", "tool"},
 	"middleware/patch":         {"agent", "llm"},
 	"middleware/caching":       {"agent", "llm"},
-	"middleware/hitl":          {"agent", "permission"},
+	"middleware/hitl":          {"agent", "llm", "permission"},
 	"middleware/memory":        {"agent", "backend", "llm"},
 	"middleware/skills":        {"agent", "backend", "llm"},
 	"middleware/summarization": {"agent", "backend", "internal/clip", "llm", "middleware/todos", "thread"},
