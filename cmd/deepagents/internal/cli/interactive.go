@@ -16,6 +16,7 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/tui"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/persist"
 )
 
@@ -38,18 +39,25 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 	defer o.close()
 	in, _ := env.Stdin.(*os.File)
 	out, _ := env.Stdout.(*os.File)
-	values := o.spec.Settings.Values()
+	// The permission mode the user chose last (shift+tab, a plan's
+	// approval) goes with every run, onto its thread.
+	var mode modeHolder
+	mode.set(o.spec.PermissionMode)
 	return tui.Run(ctx, tui.Config{
 		In:  in,
 		Out: out,
 		Prompt: func(ctx context.Context, thread, text string) iter.Seq2[agent.Event, error] {
 			in := deepagents.Prompt(text)
-			in.ThreadID, in.Values = thread, values
+			spec := o.spec
+			spec.PermissionMode = mode.get()
+			in.ThreadID, in.Values = thread, spec.Values()
 			return o.Agent.Stream(ctx, in)
 		},
 		Decide: func(ctx context.Context, thread string, ds []agent.Decision) iter.Seq2[agent.Event, error] {
-			return o.Agent.Stream(ctx, deepagents.Input{ThreadID: thread, Decisions: ds})
+			return o.Agent.Stream(ctx, deepagents.Input{ThreadID: thread, Decisions: ds, Values: hitl.ModeValues(mode.get())})
 		},
+		Mode:    o.spec.PermissionMode,
+		SetMode: mode.set,
 		// Every run, so that --continue finds the thread worked on last,
 		// whether new, resumed or continued.
 		Started: func(ctx context.Context, thread, prompt string) error {
@@ -79,6 +87,25 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 		PromptLimit: maxPromptBytes,
 		Before:      lines(before),
 	})
+}
+
+// modeHolder holds the session's permission mode, which the session sets
+// and its runs read.
+type modeHolder struct {
+	mu   sync.Mutex
+	mode hitl.Mode
+}
+
+func (h *modeHolder) set(m hitl.Mode) {
+	h.mu.Lock()
+	h.mode = m
+	h.mu.Unlock()
+}
+
+func (h *modeHolder) get() hitl.Mode {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.mode
 }
 
 // lines splits text into its lines, without the last newline.
