@@ -162,3 +162,39 @@ func TestPlanApproveEdit(t *testing.T) {
 	s2 := startTmux(t, w, "--continue", "--model", "replay:"+again, "--dir", w.dir, "--db", w.db)
 	s2.waitFor("accept edits on")
 }
+
+// TestPlanWithoutTerminal: run in plan mode stops (exit 3) at the plan;
+// resume approves it, leaving plan mode for the mode --permission-mode
+// names (ask without it).
+func TestPlanWithoutTerminal(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--permission-mode", "accept-edits"}, "The permission mode is now accept-edits"},
+		{nil, "The permission mode is now ask"},
+	} {
+		t.Run(strings.Join(append([]string{"mode"}, tc.args...), " "), func(t *testing.T) {
+			w := newWorld(t)
+			script := w.script(`{"turns":[
+ {"tool_calls":[{"id":"p1","name":"exit_plan_mode","args":{"plan":"# Plan\n\n1. Write /out.md"}}]},
+ {"tool_calls":[{"id":"w1","name":"write_file","args":{"file_path":"/out.md","content":"done"}}],"expect":{"last_message_contains":["approved your plan"],"tools_include":["write_file"]}},
+ {"content":"Written."}]}`)
+			code, stdout, stderr := w.run(w.runArgs(script, "--thread", "t", "--permission-mode", "plan", "plan it")...)
+			if code != 3 || !strings.Contains(stdout, `"tool":"exit_plan_mode"`) {
+				t.Fatalf("exit %d, want 3 at the plan; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			args := append([]string{"resume", "t", "--decision", "approve", "--model", "replay:" + script, "--db", w.db, "--output", "jsonl"}, tc.args...)
+			code, stdout, stderr = w.run(args...)
+			if code != 0 {
+				t.Fatalf("resume: exit %d\n%s", code, stderr)
+			}
+			if res := toolResultEvents(t, stdout)["p1"]; !strings.Contains(res.Content, tc.want) {
+				t.Errorf("exit_plan_mode's result: %q, want %q", res.Content, tc.want)
+			}
+			if data, _ := os.ReadFile(filepath.Join(w.dir, "out.md")); string(data) != "done" {
+				t.Errorf("/out.md: %q", data)
+			}
+		})
+	}
+}
