@@ -3,6 +3,7 @@ package deepagents_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -177,7 +178,8 @@ func TestPlanModeOffersOnlyReading(t *testing.T) {
 // as that mode says; rejecting it keeps the thread planning.
 func TestExitPlanMode(t *testing.T) {
 	write := llm.ToolCall{ID: "w", Name: "write_file", Args: json.RawMessage(`{"file_path":"/a.txt","content":"x"}`)}
-	plan := llm.ToolCall{ID: "p", Name: hitl.ExitPlanTool, Args: json.RawMessage(`{"plan":"# Plan\n\n1. write /a.txt"}`)}
+	// The model's arguments name a mode: no mode comes of them.
+	plan := llm.ToolCall{ID: "p", Name: hitl.ExitPlanTool, Args: json.RawMessage(`{"plan":"# Plan\n\n1. write /a.txt","mode":"auto"}`)}
 	tests := []struct {
 		name     string
 		decision agent.Decision
@@ -232,8 +234,15 @@ func TestExitPlanMode(t *testing.T) {
 }
 
 // TestPlanModeReachesSubagents: a subagent of a thread in plan mode only
-// reads too, and cannot leave plan mode.
+// reads too, and cannot leave plan mode, whether the agent asks for
+// approvals or only has a default mode.
 func TestPlanModeReachesSubagents(t *testing.T) {
+	for _, approvals := range []bool{true, false} {
+		t.Run(fmt.Sprint("approvals=", approvals), func(t *testing.T) { testPlanModeReachesSubagents(t, approvals) })
+	}
+}
+
+func testPlanModeReachesSubagents(t *testing.T, approvals bool) {
 	m := replay.New(
 		replay.Turn{ToolCalls: []llm.ToolCall{{ID: "t1", Name: "task", Args: json.RawMessage(`{"description":"write it","subagent_type":"general-purpose"}`)}}},
 		replay.Turn{Agent: "general-purpose", Expect: &replay.Expect{ToolsExclude: []string{"write_file", hitl.ExitPlanTool}}, ToolCalls: []llm.ToolCall{
@@ -243,7 +252,15 @@ func TestPlanModeReachesSubagents(t *testing.T) {
 		replay.Turn{Agent: "general-purpose", Content: "could not write"},
 		replay.Turn{Content: "done"},
 	)
-	a := modeAgent(t, m, checkpoint.NewMemorySaver(), "")
+	var a *deepagents.Agent
+	if approvals {
+		a = modeAgent(t, m, checkpoint.NewMemorySaver(), "")
+	} else {
+		var err error
+		if a, err = deepagents.New(deepagents.Config{Model: m, PermissionMode: deepagents.ModeAsk}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	res, err := a.Invoke(context.Background(), agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("go")}, Values: hitl.ModeValues(deepagents.ModePlan)})
 	if err != nil || res.Status != agent.StatusCompleted {
 		t.Fatalf("%v %+v", err, res)
