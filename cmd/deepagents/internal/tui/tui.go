@@ -630,6 +630,9 @@ func (m *tuiModel) onReasonKey(k tea.KeyPressMsg) tea.Cmd {
 		m.reason = nil
 		m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionReject, Message: reason})
 		line := red.Render("✗ rejected ") + req.Tool
+		if req.Tool == hitl.ExitPlanTool {
+			line = red.Render("✗ plan rejected") + dim.Render(" · plan mode stays on")
+		}
 		if reason != "" {
 			line += ": " + reason
 		}
