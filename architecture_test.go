@@ -88,7 +88,7 @@ var layers = map[string][]string{
 	"middleware/todos":         {"agent", "tool"},
 	"middleware/patch":         {"agent", "llm"},
 	"middleware/caching":       {"agent", "llm", "profile"},
-	"middleware/hitl":          {"agent", "permission"},
+	"middleware/hitl":          {"agent", "llm", "permission"},
 	"middleware/memory":        {"agent", "backend", "llm"},
 	"middleware/skills":        {"agent", "backend", "llm"},
 	"middleware/summarization": {"agent", "backend", "internal/clip", "llm", "middleware/todos", "thread"},
@@ -97,10 +97,10 @@ var layers = map[string][]string{
 
 	// The deep agent, and the command line.
 	"":                                {"agent", "backend", "checkpoint", "llm", "middleware/caching", "middleware/filesystem", "middleware/hitl", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/subagents", "middleware/summarization", "middleware/todos", "permission", "profile", "store", "telemetry", "thread", "tool"},
-	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "cmd/deepagents/internal/tui", "llm", "mcp", "middleware/todos", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
-	"cmd/deepagents/internal/session": {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "permission", "persist", "profile", "tool", "workspace"},
+	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "cmd/deepagents/internal/tui", "llm", "mcp", "middleware/hitl", "middleware/todos", "persist", "server", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
+	"cmd/deepagents/internal/session": {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "middleware/hitl", "permission", "persist", "profile", "tool", "workspace"},
 	"cmd/deepagents/internal/display": {"agent", "llm"},
-	"cmd/deepagents/internal/tui":     {"", "agent", "backend", "cmd/deepagents/internal/display", "llm", "middleware/todos", "thread"},
+	"cmd/deepagents/internal/tui":     {"", "agent", "backend", "cmd/deepagents/internal/display", "llm", "middleware/hitl", "middleware/todos", "thread"},
 	"cmd/deepagents":                  {"cmd/deepagents/internal/cli", "internal/procinfo"},
 
 	// Tests' helpers.

@@ -83,6 +83,17 @@ type Config struct {
 	// InterruptOn: a denied call is refused, an asked one waits for
 	// approval, an allowed one runs without asking.
 	Permissions *permission.Rules
+	// PermissionMode is the permission mode of a thread whose state sets
+	// none: ask (""), accept-edits, plan or auto (see hitl.Mode). A
+	// program changes a thread's mode with Input.Values
+	// (hitl.ModeValues). Setting it, ask included, gives the agent (and
+	// its declarative subagents) the human_in_the_loop middleware, which
+	// honours the thread's mode; an agent with InterruptOn or Permissions
+	// has it anyway. Deny and ask rules of Permissions hold in every mode.
+	PermissionMode PermissionMode
+	// AfterPlan is the mode an approved plan switches the thread to when
+	// the run resuming with the approval sets none; "" is ask.
+	AfterPlan PermissionMode
 	// Memory lists AGENTS.md paths (in the backend) loaded into the
 	// system prompt; Skills lists directories of skills.
 	Memory []string
@@ -127,6 +138,11 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("deepagents: Config.Model is required")
 	}
+	for _, m := range []PermissionMode{cfg.PermissionMode, cfg.AfterPlan} {
+		if _, err := hitl.ParseMode(string(m)); err != nil {
+			return nil, fmt.Errorf("deepagents: %w", err)
+		}
+	}
 	b := cfg.Backend
 	if b == nil {
 		b = backend.NewStateBackend(nil)
@@ -165,7 +181,7 @@ func New(cfg Config) (*Agent, error) {
 		Store:            cfg.Store,
 		Logger:           cfg.Logger,
 	}
-	parent := subagents.Parent{Agent: base, InterruptOn: cfg.InterruptOn, Permissions: cfg.Permissions, Middleware: subStack}
+	parent := subagents.Parent{Agent: base, InterruptOn: cfg.InterruptOn, Permissions: cfg.Permissions, PermissionMode: cfg.PermissionMode, Middleware: subStack}
 	subs, err := subagents.New(subagents.Config{Parent: parent, Subagents: cfg.Subagents})
 	if err != nil {
 		return nil, fmt.Errorf("deepagents: %w", err)
@@ -198,8 +214,8 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(cfg.InterruptOn) > 0 || cfg.Permissions != nil {
-		approvals, err := hitl.New(hitl.Config{On: cfg.InterruptOn, Rules: cfg.Permissions})
+	if len(cfg.InterruptOn) > 0 || cfg.Permissions != nil || cfg.PermissionMode != "" {
+		approvals, err := hitl.New(hitl.Config{On: cfg.InterruptOn, Rules: cfg.Permissions, Mode: cfg.PermissionMode, AfterPlan: cfg.AfterPlan})
 		if err != nil {
 			return nil, fmt.Errorf("deepagents: %w", err)
 		}
@@ -286,7 +302,7 @@ var ErrUnknownTool = agent.ErrUnknownTool
 // asksApproval reports whether the agent or one of its declarative
 // subagents can stop for a human's approval.
 func asksApproval(cfg Config) bool {
-	return len(cfg.InterruptOn) > 0 || cfg.Permissions != nil ||
+	return len(cfg.InterruptOn) > 0 || cfg.Permissions != nil || cfg.PermissionMode != "" ||
 		slices.ContainsFunc(cfg.Subagents, func(s Subagent) bool { return s.Runnable == nil && len(s.InterruptOn) > 0 })
 }
 

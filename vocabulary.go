@@ -38,6 +38,16 @@ type (
 	Subagent      = subagents.Subagent
 	SubagentMode  = subagents.Mode
 	InterruptOn   = hitl.InterruptOn
+	// PermissionMode is a thread's permission mode (see hitl.Mode).
+	PermissionMode = hitl.Mode
+)
+
+// Permission modes (see hitl.Mode).
+const (
+	ModeAsk         = hitl.ModeAsk
+	ModeAcceptEdits = hitl.ModeAcceptEdits
+	ModePlan        = hitl.ModePlan
+	ModeAuto        = hitl.ModeAuto
 )
 
 // Event types (see docs/EVENTS.md).

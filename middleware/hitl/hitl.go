@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/permission"
@@ -33,21 +34,56 @@ type Config struct {
 	// one they allow runs without asking even if On names its tool;
 	// calls they do not decide follow On.
 	Rules *permission.Rules
+
+	// Mode is the permission mode of a thread whose state holds none
+	// (ModeValue); "" is ModeAsk. The mode decides how On applies; it
+	// never overrides Rules.
+	Mode Mode
+	// AfterPlan is the mode an approved plan leaves plan mode for when
+	// the run that resumes with the approval does not set one; "" (and
+	// plan) is ModeAsk.
+	AfterPlan Mode
+	// PlanTools are the tools plan mode offers; nil means
+	// DefaultPlanTools. EditTools are those accept-edits runs without
+	// asking; nil means DefaultEditTools.
+	PlanTools, EditTools []string
 }
 
 // Middleware stops a run before chosen tools run, to wait for a human's
 // approve, edit or reject decision on each call. The run ends interrupted
 // (a Checkpointer keeps it) and Agent.Resume continues it with the
 // decisions. Calls of other tools in the same turn wait with them.
+//
+// It honours the thread's permission mode (see Mode): for each call, a
+// deny rule refuses it; in plan mode, a tool plan mode does not offer is
+// refused; an allow rule runs it and an ask rule asks, whatever the mode;
+// a call no rule decides asks when On names its tool, unless the mode is
+// auto, or accept-edits and the tool edits files.
 type Middleware struct {
 	on    map[string]InterruptOn
 	rules *permission.Rules
+	cfg   Config
 }
 
-// New returns the middleware. It never fails; the error keeps the
-// built-in middleware's constructors alike.
+// New returns the middleware. It fails on a mode that is not one.
 func New(cfg Config) (*Middleware, error) {
-	return &Middleware{on: cfg.On, rules: cfg.Rules}, nil
+	var err error
+	if cfg.Mode, err = ParseMode(string(cfg.Mode)); err != nil {
+		return nil, err
+	}
+	if cfg.AfterPlan, err = ParseMode(string(cfg.AfterPlan)); err != nil {
+		return nil, err
+	}
+	if cfg.AfterPlan == ModePlan {
+		cfg.AfterPlan = ModeAsk
+	}
+	if cfg.PlanTools == nil {
+		cfg.PlanTools = DefaultPlanTools
+	}
+	if cfg.EditTools == nil {
+		cfg.EditTools = DefaultEditTools
+	}
+	return &Middleware{on: cfg.On, rules: cfg.Rules, cfg: cfg}, nil
 }
 
 // Name implements agent.Middleware.
@@ -68,20 +104,41 @@ func (h *Middleware) AfterModel(_ context.Context, turn *agent.Turn) error {
 	if len(turn.Runtime.Namespace()) > 0 {
 		who = "The subagent " + turn.Runtime.AgentName()
 	}
+	mode := h.mode(turn.Runtime)
 	var requests []agent.ActionRequest
 	for i := range turn.Message.ToolCalls {
 		call := &turn.Message.ToolCalls[i]
-		if _, ok := turn.Runtime.Decision(call.ID); ok {
+		if dec, ok := turn.Runtime.Decision(call.ID); ok {
+			if call.Name == ExitPlanTool && dec.Type != agent.DecisionReject {
+				h.planApproved(turn, call, dec)
+			}
 			continue // decided: the agent applies the decision itself
+		}
+		if call.Name == ExitPlanTool {
+			if req := h.exitPlan(turn, call, mode); req != nil {
+				requests = append(requests, *req)
+			}
+			continue
 		}
 		cfg, ok := h.on[call.Name]
 		d := h.rules.Decide(call.Name, call.Args)
-		switch d.Effect {
-		case permission.Deny:
+		if d.Effect == permission.Deny {
 			turn.Answer(call.ID, agent.ToolResult{Content: fmt.Sprintf("Error: permission denied: %s forbids this call.", d.Reason), IsError: true})
 			continue
+		}
+		if mode == ModePlan && !slices.Contains(h.cfg.PlanTools, call.Name) {
+			// The model is not offered the tool in plan mode; it may
+			// call it all the same.
+			turn.Answer(call.ID, agent.ToolResult{Content: fmt.Sprintf("Error: %s is not available in plan mode, which only reads. Present your plan with %s; once the user approves it, you can make changes.", call.Name, ExitPlanTool), IsError: true})
+			continue
+		}
+		switch d.Effect {
 		case permission.Allow:
 			continue
+		case permission.None:
+			if mode == ModeAuto || mode == ModeAcceptEdits && slices.Contains(h.cfg.EditTools, call.Name) {
+				continue
+			}
 		case permission.Ask:
 			ok = true
 			if cfg.Description == "" && cfg.Describe == nil {

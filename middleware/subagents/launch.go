@@ -159,13 +159,18 @@ func subagentConfig(cfg Parent, sa Subagent) (agent.Config, bool, error) {
 		on = cfg.InterruptOn
 	}
 	durable := len(on) > 0 || cfg.Permissions != nil
+	// The caller honours permission modes: so does the subagent, which
+	// gets the caller's mode with its state values.
+	modes := len(cfg.InterruptOn) > 0 || cfg.Permissions != nil || cfg.PermissionMode != ""
 	c.Checkpointer = nil
-	if durable {
-		approvals, err := hitl.New(hitl.Config{On: on, Rules: cfg.Permissions})
+	if durable || modes {
+		approvals, err := hitl.New(hitl.Config{On: on, Rules: cfg.Permissions, Mode: cfg.PermissionMode})
 		if err != nil {
 			return agent.Config{}, false, err
 		}
 		stack = append(stack, approvals)
+	}
+	if durable {
 		c.Checkpointer = cfg.Agent.Checkpointer
 		if c.Checkpointer == nil {
 			c.Checkpointer = checkpoint.NewMemorySaver()

@@ -83,6 +83,12 @@ type Parent struct {
 	// Permissions are the rules every declarative subagent's calls
 	// follow (see hitl.Config.Rules).
 	Permissions *permission.Rules
+	// PermissionMode is the permission mode of threads that set none (see
+	// hitl.Config.Mode). A declarative subagent gets the mode of its
+	// caller's thread with the caller's state values, and the
+	// human_in_the_loop middleware that honours it whenever the caller
+	// has it: a subagent of a thread in plan mode only reads too.
+	PermissionMode hitl.Mode
 	// Middleware returns the default stack of a declarative subagent,
 	// fresh for each; nil means none.
 	Middleware func() []agent.Middleware

@@ -16,6 +16,7 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/tui"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/persist"
 )
 
@@ -40,20 +41,27 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 	out, _ := env.Stdout.(*os.File)
 	// /model SPEC replaces the agent: the runs use the one in force.
 	l := &live{o: o, env: env}
+	// The permission mode the user chose last (shift+tab, a plan's
+	// approval) goes with every run, onto its thread.
+	var mode modeHolder
+	mode.set(o.spec.PermissionMode)
 	return tui.Run(ctx, tui.Config{
 		In:  in,
 		Out: out,
 		Prompt: func(ctx context.Context, thread, text string) iter.Seq2[agent.Event, error] {
 			s, spec := l.current()
 			in := deepagents.Prompt(text)
-			in.ThreadID, in.Values = thread, spec.Settings.Values()
+			spec.PermissionMode = mode.get()
+			in.ThreadID, in.Values = thread, spec.Values()
 			return s.Agent.Stream(ctx, in)
 		},
 		Decide: func(ctx context.Context, thread string, ds []agent.Decision) iter.Seq2[agent.Event, error] {
 			s, _ := l.current()
-			return s.Agent.Stream(ctx, deepagents.Input{ThreadID: thread, Decisions: ds})
+			return s.Agent.Stream(ctx, deepagents.Input{ThreadID: thread, Decisions: ds, Values: hitl.ModeValues(mode.get())})
 		},
 		Commands: l.commands(),
+		Mode:     o.spec.PermissionMode,
+		SetMode:  mode.set,
 		// Every run, so that --continue finds the thread worked on last,
 		// whether new, resumed or continued.
 		Started: func(ctx context.Context, thread, prompt string) error {
@@ -83,6 +91,25 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 		PromptLimit: maxPromptBytes,
 		Before:      lines(before),
 	})
+}
+
+// modeHolder holds the session's permission mode, which the session sets
+// and its runs read.
+type modeHolder struct {
+	mu   sync.Mutex
+	mode hitl.Mode
+}
+
+func (h *modeHolder) set(m hitl.Mode) {
+	h.mu.Lock()
+	h.mode = m
+	h.mu.Unlock()
+}
+
+func (h *modeHolder) get() hitl.Mode {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.mode
 }
 
 // lines splits text into its lines, without the last newline.

@@ -221,7 +221,7 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 	}
 	thread := in.ThreadID // a new thread's id, once its run starts
 	defer func() { stopBackground(ctx, env, o, thread) }()
-	in.Values = o.spec.Settings.Values()
+	in.Values = o.spec.Values()
 	var used agent.UsageTree // each run's, reset when the next starts
 	out := newRenderer(f.output, env, o.spec.Prices, &used)
 	defer out.close()

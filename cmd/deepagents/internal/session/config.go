@@ -44,6 +44,9 @@ type config struct {
 	// Profile chooses and changes the harness profile (--profile names
 	// it); only the user's file may.
 	Profile *ProfileChoice `yaml:"profile"`
+	// PermissionMode is the default --permission-mode of new threads;
+	// only the user's file may set it.
+	PermissionMode string `yaml:"permission_mode"`
 }
 
 // sandboxConfig is how execute is isolated.

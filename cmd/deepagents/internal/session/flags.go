@@ -23,9 +23,12 @@ type Flags struct {
 	Network     bool
 	GrepRegexp  bool
 	InterruptOn string // comma-separated, as given
-	AutoApprove bool
-	Record      string
-	Rules       RuleLists // --allow, --ask, --deny
+	// PermissionMode is --permission-mode ("" when not given); AutoApprove
+	// (--auto-approve) is --permission-mode auto.
+	PermissionMode string
+	AutoApprove    bool
+	Record         string
+	Rules          RuleLists // --allow, --ask, --deny
 	// MCPConfigs are --mcp-config files; MCPWorkspace starts the servers
 	// of the workspace's .mcp.json too.
 	MCPConfigs   []string
@@ -46,8 +49,6 @@ var defaultInterruptOn = []string{"write_file", "edit_file", "execute"}
 func (r *resolver) interruptOn(interactive bool) []string {
 	f := &r.f
 	switch {
-	case f.AutoApprove:
-		return nil
 	case r.interruptOK:
 		return splitList(f.InterruptOn)
 	case interactive && f.Shell:

@@ -128,6 +128,7 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 		AsyncSubagents: async,
 		InterruptOn:    on,
 		Permissions:    spec.Rules,
+		PermissionMode: spec.PermissionMode,
 		Memory:         ws.Memory,
 		Skills:         ws.Skills,
 		Middleware:     ws.Middleware,

@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/mcp"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/persist"
 )
@@ -67,8 +69,13 @@ type Spec struct {
 	GrepRegexp bool
 	MaxSteps   int
 	Durability agent.Durability
-	// InterruptOn are the tools that ask for approval.
+	// InterruptOn are the tools that ask for approval, as the permission
+	// mode says.
 	InterruptOn []string
+	// PermissionMode is the mode the run starts in: --permission-mode (or
+	// --auto-approve), else the mode the continued thread was in, else the
+	// user's configuration file's permission_mode, else ask.
+	PermissionMode hitl.Mode
 	// Rules are the permission rules of the configuration files and the
 	// flags, the protected paths' ask rules last; nil for none.
 	Rules *permission.Rules
@@ -151,6 +158,8 @@ type resolver struct {
 	// profile is the profile: section of the user's file, its name
 	// replaced by --profile.
 	profile ProfileChoice
+	// mode is the permission mode as resolved so far.
+	mode hitl.Mode
 }
 
 // configRead is a configuration file as read, or why it could not be.
@@ -206,6 +215,10 @@ func Resolve(in Inputs) (Spec, error) {
 	}
 	r.noteSubagents(old, settings.Subagents)
 	interruptOn := r.interruptOn(r.in.Interactive)
+	mode, err := r.permissionMode()
+	if err != nil {
+		return Spec{}, err
+	}
 	servers, err := r.mcpConfigs()
 	if err != nil {
 		return Spec{}, err
@@ -224,6 +237,7 @@ func Resolve(in Inputs) (Spec, error) {
 		MaxSteps:       r.f.MaxSteps,
 		Durability:     agent.Durability(r.f.Durability),
 		InterruptOn:    interruptOn,
+		PermissionMode: mode,
 		Rules:          rules,
 		RuleSources:    sources,
 		Protected:      protected,
@@ -251,6 +265,14 @@ func Resolve(in Inputs) (Spec, error) {
 		spec.UserDir = in.Places.UserDir
 	}
 	return spec, nil
+}
+
+// Values returns the input values a run of the spec starts with: the
+// settings to record on its thread, and its permission mode.
+func (s Spec) Values() map[string]json.RawMessage {
+	v := s.Settings.Values()
+	maps.Copy(v, hitl.ModeValues(s.PermissionMode))
+	return v
 }
 
 func (r *resolver) note(format string, args ...any) {
@@ -302,7 +324,14 @@ func (r *resolver) applyConfig() error {
 				return UsageError{fmt.Errorf("%s: profile: %w", path, err)}
 			}
 		}
-		if c.InterruptOn != nil && !r.given("interrupt-on") && !r.given("auto-approve") {
+		if c.PermissionMode != "" {
+			m, err := hitl.ParseMode(c.PermissionMode)
+			if err != nil {
+				return UsageError{fmt.Errorf("%s: permission_mode: %w", path, err)}
+			}
+			r.mode = m
+		}
+		if c.InterruptOn != nil && !r.given("interrupt-on") {
 			f.InterruptOn, r.interruptOK = joinList(c.InterruptOn), true
 		}
 		if c.Shell != nil && !r.given("shell") && !r.stateWorkspace {
@@ -337,10 +366,10 @@ func (r *resolver) applyConfig() error {
 	if err != nil {
 		return UsageError{err}
 	}
-	if c.Model != "" || c.Shell != nil || c.Sandbox != nil || len(c.MCPServers) > 0 || c.Profile != nil {
-		r.note("note: %s: model, profile, shell, sandbox and mcp_servers in a workspace's configuration are ignored (it may only add approvals and ask and deny rules); put them in %s", path, filepath.Join("~/.deepagents", configFile))
+	if c.Model != "" || c.Shell != nil || c.Sandbox != nil || len(c.MCPServers) > 0 || c.Profile != nil || c.PermissionMode != "" {
+		r.note("note: %s: model, profile, shell, sandbox, mcp_servers and permission_mode in a workspace's configuration are ignored (it may only add approvals and ask and deny rules); put them in %s", path, filepath.Join("~/.deepagents", configFile))
 	}
-	if len(c.InterruptOn) > 0 && !f.AutoApprove {
+	if len(c.InterruptOn) > 0 {
 		f.InterruptOn, r.interruptOK = joinList(append(r.interruptOn(r.in.Interactive), c.InterruptOn...)), true
 	}
 	return nil
@@ -408,7 +437,15 @@ func (r *resolver) adopt() (*Settings, error) {
 	}
 	adoptBool("network", old.Network, &f.Network)
 	adoptBool("grep-regexp", old.GrepRegexp, &f.GrepRegexp)
-	if r.given("interrupt-on") || r.given("auto-approve") {
+	switch {
+	case r.modeGiven():
+		if k.Mode != "" {
+			note("--permission-mode", string(k.Mode), string(r.flagMode()))
+		}
+	case k.Mode != "":
+		r.mode = k.Mode
+	}
+	if r.given("interrupt-on") {
 		note("approvals for", strings.Join(old.InterruptOn, ","), strings.Join(r.interruptOn(false), ","))
 	} else {
 		f.InterruptOn, r.interruptOK = strings.Join(old.InterruptOn, ","), true
@@ -426,6 +463,37 @@ func (r *resolver) adopt() (*Settings, error) {
 		f.MaxSteps = old.MaxSteps
 	}
 	return &old, nil
+}
+
+// modeGiven reports whether the command line sets the permission mode.
+func (r *resolver) modeGiven() bool {
+	return r.given("permission-mode") || r.given("auto-approve") && r.f.AutoApprove
+}
+
+// flagMode is the permission mode the command line sets (the flags are
+// checked: a known mode, not contradicting --auto-approve).
+func (r *resolver) flagMode() hitl.Mode {
+	if r.f.AutoApprove && !r.given("permission-mode") {
+		return hitl.ModeAuto
+	}
+	m, _ := hitl.ParseMode(r.f.PermissionMode)
+	return m
+}
+
+// permissionMode returns the mode the run starts in: the command line's,
+// else the thread's or the user's configuration's (adopt, applyConfig),
+// else ask.
+func (r *resolver) permissionMode() (hitl.Mode, error) {
+	if r.modeGiven() {
+		if _, err := hitl.ParseMode(r.f.PermissionMode); err != nil {
+			return "", UsageError{fmt.Errorf("--permission-mode: %w", err)}
+		}
+		return r.flagMode(), nil
+	}
+	if r.mode == "" {
+		return hitl.ModeAsk, nil
+	}
+	return r.mode, nil
 }
 
 // settings returns the settings resolved, the approval rules included.

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
 )
 
 // SettingsValue is the state value where a thread keeps how it was run.
@@ -56,6 +57,8 @@ type Kept struct {
 	Folder    string
 	FolderErr error
 	Gone      bool
+	// Mode is the permission mode the thread was left in; "" for none.
+	Mode hitl.Mode
 }
 
 // LoadKept reads the settings thread kept in saver, and looks at the
@@ -74,6 +77,7 @@ func LoadKept(ctx context.Context, saver checkpoint.Saver, thread string) (*Kept
 		return nil, nil
 	}
 	k := &Kept{}
+	k.Mode, _ = hitl.ModeOf(snap.Values)
 	if err := json.Unmarshal(raw, &k.Settings); err != nil {
 		return nil, fmt.Errorf("thread %s: its settings: %w: %v", thread, checkpoint.ErrCorrupt, err)
 	}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,7 @@ import (
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 )
 
@@ -68,6 +70,12 @@ type Config struct {
 	Prices map[string]llm.Price
 	// PromptLimit bounds a message, in bytes.
 	PromptLimit int
+	// Mode is the permission mode the session starts in: shift+tab cycles
+	// it (hitl.Modes), approving a plan sets it. SetMode is told of each
+	// change, before the next run starts, for the runs to carry it onto
+	// their threads.
+	Mode    hitl.Mode
+	SetMode func(hitl.Mode)
 	// Before is what the command wrote on stderr while it opened the
 	// session (notes, warnings), shown first: the session's first
 	// output starts above the line the cursor was on.
@@ -191,6 +199,8 @@ type tuiModel struct {
 	asked time.Time
 	// allowed are the tools the user approved for the whole session.
 	allowed map[string]bool
+	// mode is the permission mode (see Config.Mode).
+	mode hitl.Mode
 
 	// What the current task and the whole session used, what the thread's
 	// record lacks, and the prices that make it a cost.
@@ -249,7 +259,7 @@ const (
 
 func newModel(ctx context.Context, cfg Config) *tuiModel {
 	return &tuiModel{ctx: ctx, cfg: cfg, input: newInput(), thread: cfg.Thread, allowed: map[string]bool{},
-		prices: cfg.Prices}
+		prices: cfg.Prices, mode: cmp.Or(cfg.Mode, hitl.ModeAsk)}
 }
 
 func (m *tuiModel) Init() tea.Cmd {
@@ -308,6 +318,10 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		if msg.String() != "tab" {
 			m.hint = "" // what a tab listed goes with the next key
+		}
+		if msg.String() == "shift+tab" && m.reason == nil && m.overlay == nil {
+			m.setMode(m.mode.Next())
+			return m, nil
 		}
 		if m.overlay != nil {
 			return m, m.onOverlayKey(msg)
@@ -597,7 +611,11 @@ func (m *tuiModel) autoApprove() tea.Cmd {
 	if len(m.decisions) < len(m.pending) {
 		// The next request shows now; its keys once it has been seen.
 		m.asked = time.Now()
-		return tea.Tick(approvalGrace, func(time.Time) tea.Msg { return approvalReadyMsg{} })
+		ready := tea.Tick(approvalGrace, func(time.Time) tea.Msg { return approvalReadyMsg{} })
+		if req := m.pending[len(m.decisions)]; req.Tool == hitl.ExitPlanTool {
+			return tea.Batch(m.print(renderPlan(req, m.width)), ready) // too long for the view
+		}
+		return ready
 	}
 	return m.resumeIfDecided()
 }
@@ -620,6 +638,11 @@ func (m *tuiModel) onApprovalKey(k tea.KeyPressMsg) tea.Cmd {
 	if d, ok := decisionKeys[key]; ok && !allows(req, d) {
 		return nil
 	}
+	if req.Tool == hitl.ExitPlanTool {
+		if cmd, ok := m.onPlanKey(req, key); ok {
+			return cmd
+		}
+	}
 	switch key {
 	case "y", "enter":
 		m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionApprove})
@@ -629,12 +652,7 @@ func (m *tuiModel) onApprovalKey(k tea.KeyPressMsg) tea.Cmd {
 		m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionApprove})
 		return tea.Batch(m.print(green.Render("✓ approved ")+req.Tool+" for this session"), m.autoApprove())
 	case "n":
-		ti := textinput.New()
-		ti.Prompt = "reason> "
-		ti.Placeholder = reasonHint
-		ti.Focus()
-		m.reason = &ti
-		m.reason.SetWidth(m.reasonWidth())
+		return m.onApprovalKeyReject()
 	case "e":
 		ti := textinput.New()
 		ti.Prompt = "args> "
@@ -650,6 +668,17 @@ func (m *tuiModel) onApprovalKey(k tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
+// onApprovalKeyReject asks the reason of a rejection.
+func (m *tuiModel) onApprovalKeyReject() tea.Cmd {
+	ti := textinput.New()
+	ti.Prompt = "reason> "
+	ti.Placeholder = reasonHint
+	ti.Focus()
+	m.reason = &ti
+	m.reason.SetWidth(m.reasonWidth())
+	return nil
+}
+
 func (m *tuiModel) onReasonKey(k tea.KeyPressMsg) tea.Cmd {
 	switch k.String() {
 	case "enter":
@@ -661,6 +690,9 @@ func (m *tuiModel) onReasonKey(k tea.KeyPressMsg) tea.Cmd {
 		m.reason = nil
 		m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionReject, Message: reason})
 		line := red.Render("✗ rejected ") + req.Tool
+		if req.Tool == hitl.ExitPlanTool {
+			line = red.Render("✗ plan rejected") + dim.Render(" · plan mode stays on")
+		}
 		if reason != "" {
 			line += ": " + reason
 		}
@@ -733,7 +765,13 @@ func approvalKeys(req agent.ActionRequest, width int) string {
 		}
 	}
 	keys = append(keys, "[esc] later")
-	const head, indent = "approve? ", "         "
+	return keyLine("approve? ", keys, width)
+}
+
+// keyLine is head and keys, wrapped between keys to width (0: no
+// wrapping), the lines after the first indented as wide as head.
+func keyLine(head string, keys []string, width int) string {
+	indent := strings.Repeat(" ", len(head))
 	var b strings.Builder
 	b.WriteString(bold.Render(strings.TrimSpace(head)))
 	col := len(head) - 1
@@ -819,7 +857,11 @@ func (m *tuiModel) view() string {
 	}
 	if len(m.pending) > len(m.decisions) {
 		req := m.pending[len(m.decisions)]
-		b.WriteString(m.approvalView(req))
+		if req.Tool == hitl.ExitPlanTool {
+			b.WriteString(yellow.Render("?") + " " + bold.Render("the plan above") + dim.Render(" · approving it leaves plan mode") + "\n")
+		} else {
+			b.WriteString(m.approvalView(req))
+		}
 		switch {
 		case m.editing:
 			if m.editErr != "" {
@@ -838,6 +880,8 @@ func (m *tuiModel) view() string {
 		case time.Since(m.asked) < approvalGrace:
 			// Keys pressed now are typing: the keys show once they answer.
 			b.WriteString(bold.Render("approve?") + "\n")
+		case req.Tool == hitl.ExitPlanTool:
+			b.WriteString(planKeys(m.width))
 		default:
 			b.WriteString(approvalKeys(req, m.width))
 			if m.input.Value() != "" {
@@ -845,7 +889,7 @@ func (m *tuiModel) view() string {
 			}
 		}
 		if m.reason != nil {
-			return b.String()
+			return b.String() + m.modeLine() + "\n"
 		}
 	} else if m.running {
 		b.WriteString(fit(dim.Render("working…"+display.ContextFill(m.context)+" · esc stops the step · enter queues a message"), m.width) + "\n")
@@ -861,6 +905,7 @@ func (m *tuiModel) view() string {
 	if m.hint != "" {
 		b.WriteString(fit(dim.Render(m.hint), m.width) + "\n")
 	}
+	b.WriteString(m.modeLine() + "\n")
 	b.WriteString(fit(dim.Render(m.statusLine("")), m.width) + "\n")
 	if !m.quitArmed.IsZero() {
 		b.WriteString(dim.Render("press ctrl+c again to exit") + "\n")

@@ -1,0 +1,92 @@
+package tui
+
+import (
+	"encoding/json"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
+)
+
+// This file holds the session's permission modes: the line under the
+// input that says which one is on, shift+tab's cycle, and the approval of
+// a plan (hitl.ExitPlanTool), which leaves plan mode.
+
+var (
+	cyan    = lipgloss.NewStyle().Foreground(lipgloss.Color("6"))
+	magenta = lipgloss.NewStyle().Foreground(lipgloss.Color("5"))
+)
+
+// setMode changes the permission mode, for the runs from now on.
+func (m *tuiModel) setMode(mode hitl.Mode) {
+	m.mode = mode
+	if m.cfg.SetMode != nil {
+		m.cfg.SetMode(mode)
+	}
+}
+
+// modeLine says which permission mode is on, under the input.
+func (m *tuiModel) modeLine() string {
+	const cycle = " (shift+tab to cycle)"
+	var s string
+	switch m.mode {
+	case hitl.ModeAcceptEdits:
+		s = magenta.Render("⏵⏵ accept edits on") + dim.Render(cycle)
+	case hitl.ModePlan:
+		s = cyan.Render("⏸ plan mode on") + dim.Render(" (read-only until you approve a plan; shift+tab to cycle)")
+	case hitl.ModeAuto:
+		s = red.Render("⏵⏵⏵ auto: only ask rules ask") + dim.Render(cycle)
+	default:
+		s = dim.Render("ask before edits and commands" + cycle)
+	}
+	return fit(s, m.width)
+}
+
+// renderPlan is a plan the model presents (exit_plan_mode's plan), in
+// Markdown, under a header.
+func renderPlan(req agent.ActionRequest, width int) string {
+	var args struct {
+		Plan string `json:"plan"`
+	}
+	_ = json.Unmarshal(req.Args, &args)
+	head := yellow.Render("?") + " " + bold.Render("plan") + dim.Render(" · the agent asks to leave plan mode with it")
+	return head + "\n" + renderMarkdown(display.TerminalSafe(args.Plan), width)
+}
+
+// planKeys are the keys of a plan's approval.
+func planKeys(width int) string {
+	return keyLine("approve the plan? ", []string{"[y] yes, and accept edits", "[m] yes, and ask before edits", "[n] no, keep planning", "[esc] later"}, width)
+}
+
+// onPlanKey decides a plan's approval: y approves it and turns accept
+// edits on, m approves it and asks before edits; n rejects it, with
+// feedback, and plan mode stays on. ok is false for the keys it leaves to
+// the other approvals (esc, ctrl+c).
+func (m *tuiModel) onPlanKey(req agent.ActionRequest, key string) (cmd tea.Cmd, ok bool) {
+	switch key {
+	case "y", "enter", "m":
+		mode := hitl.ModeAcceptEdits
+		if key == "m" {
+			mode = hitl.ModeAsk
+		}
+		m.setMode(mode)
+		m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionApprove})
+		return tea.Batch(m.print(green.Render("✓ plan approved")+dim.Render(" · "+modeName[mode])), m.autoApprove()), true
+	case "n":
+		return m.onApprovalKeyReject(), true
+	case "esc", "ctrl+c":
+		return nil, false
+	}
+	return nil, true // no other key answers a plan
+}
+
+// modeName names the modes for the user.
+var modeName = map[hitl.Mode]string{
+	hitl.ModeAsk:         "ask before edits and commands",
+	hitl.ModeAcceptEdits: "accept edits on",
+	hitl.ModePlan:        "plan mode on",
+	hitl.ModeAuto:        "auto",
+}

@@ -1,0 +1,291 @@
+package deepagents_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/deepagents-go/deepagents"
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/permission"
+	"github.com/deepagents-go/deepagents/thread"
+	"github.com/deepagents-go/deepagents/tool"
+)
+
+// modeAgent is an agent as the CLI makes one: approvals for the tools
+// that change things, the given rules, and a fake execute.
+func modeAgent(t *testing.T, m llm.Model, saver checkpoint.Saver, mode deepagents.PermissionMode, rules ...string) *deepagents.Agent {
+	t.Helper()
+	var rs []permission.Rule
+	for _, s := range rules {
+		effect, spec, _ := strings.Cut(s, " ")
+		e := map[string]permission.Effect{"allow": permission.Allow, "ask": permission.Ask, "deny": permission.Deny}[effect]
+		r, err := permission.ParseRule(e, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	var perms *permission.Rules
+	if len(rs) > 0 {
+		perms = permission.New(rs...)
+	}
+	execute := tool.Must(tool.New("execute", "Runs a command.", func(_ context.Context, in struct {
+		Command string `json:"command"`
+	}) (string, error) {
+		return "ran " + in.Command, nil
+	}))
+	a, err := deepagents.New(deepagents.Config{
+		Model:          m,
+		Tools:          []tool.Tool{execute},
+		Checkpointer:   saver,
+		InterruptOn:    map[string]deepagents.InterruptOn{"write_file": {}, "edit_file": {}, "execute": {}},
+		Permissions:    perms,
+		PermissionMode: mode,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// outcome is what became of a call: "asked" (the run waits for
+// approval), "denied" (a rule refused it), "refused" (plan mode did) or
+// "ran".
+func outcome(t *testing.T, res *agent.Result, id string) string {
+	t.Helper()
+	if res.Status == agent.StatusInterrupted {
+		for _, r := range res.Interrupts {
+			if r.ToolCallID == id {
+				return "asked"
+			}
+		}
+	}
+	for _, msg := range res.State.Messages {
+		if msg.Role != llm.RoleTool || msg.ToolCallID != id {
+			continue
+		}
+		switch text := msg.Text(); {
+		case strings.Contains(text, "permission denied"):
+			return "denied"
+		case strings.Contains(text, "not available in plan mode"), strings.Contains(text, "plan mode is off"):
+			return "refused"
+		}
+		return "ran"
+	}
+	t.Fatalf("call %s has no result and is not asked about: %+v", id, res)
+	return ""
+}
+
+// TestPermissionModes: each mode with each kind of tool and rule. Deny
+// rules win in every mode; ask rules (the protected paths') ask even in
+// auto; plan mode refuses what it does not offer, even when the model
+// calls it anyway and an allow rule covers it.
+func TestPermissionModes(t *testing.T) {
+	const hook = "ask write_file(**/.git/hooks/**)" // a protected path, as the CLI makes it
+	tests := []struct {
+		mode  deepagents.PermissionMode
+		tool  string
+		args  string
+		rules []string
+		want  string
+	}{
+		{deepagents.ModeAsk, "write_file", `{"file_path":"/a.txt","content":"x"}`, nil, "asked"},
+		{deepagents.ModeAsk, "read_file", `{"file_path":"/seed.txt"}`, nil, "ran"},
+		{deepagents.ModeAsk, "write_file", `{"file_path":"/a.txt","content":"x"}`, []string{"allow write_file"}, "ran"},
+		{deepagents.ModeAsk, "exit_plan_mode", `{"plan":"# do it"}`, nil, "refused"},
+		{deepagents.ModeAcceptEdits, "write_file", `{"file_path":"/a.txt","content":"x"}`, nil, "ran"},
+		{deepagents.ModeAcceptEdits, "edit_file", `{"file_path":"/seed.txt","old_string":"seed","new_string":"grown"}`, nil, "ran"},
+		{deepagents.ModeAcceptEdits, "execute", `{"command":"ls"}`, nil, "asked"},
+		{deepagents.ModeAcceptEdits, "write_file", `{"file_path":"/.git/hooks/pre-commit","content":"x"}`, []string{hook}, "asked"},
+		{deepagents.ModeAcceptEdits, "write_file", `{"file_path":"/etc/x","content":"x"}`, []string{"deny write_file(/etc/**)"}, "denied"},
+		{deepagents.ModeAuto, "execute", `{"command":"ls"}`, nil, "ran"},
+		{deepagents.ModeAuto, "write_file", `{"file_path":"/a.txt","content":"x"}`, nil, "ran"},
+		{deepagents.ModeAuto, "write_file", `{"file_path":"/.git/hooks/pre-commit","content":"x"}`, []string{hook}, "asked"},
+		{deepagents.ModeAuto, "execute", `{"command":"git push"}`, []string{"ask execute(git push)"}, "asked"},
+		{deepagents.ModeAuto, "execute", `{"command":"rm -rf /"}`, []string{"allow execute", "deny execute(rm)"}, "denied"},
+		{deepagents.ModePlan, "read_file", `{"file_path":"/seed.txt"}`, nil, "ran"},
+		{deepagents.ModePlan, "grep", `{"pattern":"seed"}`, nil, "ran"},
+		{deepagents.ModePlan, "write_todos", `{"todos":[{"content":"look","status":"pending"}]}`, nil, "ran"},
+		{deepagents.ModePlan, "write_file", `{"file_path":"/a.txt","content":"x"}`, nil, "refused"},
+		{deepagents.ModePlan, "write_file", `{"file_path":"/a.txt","content":"x"}`, []string{"allow write_file"}, "refused"},
+		{deepagents.ModePlan, "edit_file", `{"file_path":"/seed.txt","old_string":"seed","new_string":"grown"}`, nil, "refused"},
+		{deepagents.ModePlan, "execute", `{"command":"ls"}`, []string{"allow execute"}, "refused"},
+		{deepagents.ModePlan, "read_file", `{"file_path":"/.env"}`, []string{"deny read_file(**/.env)"}, "denied"},
+		{deepagents.ModePlan, "read_file", `{"file_path":"/.env"}`, []string{"ask read_file(**/.env)"}, "asked"},
+		{deepagents.ModePlan, "exit_plan_mode", `{"plan":"# do it"}`, nil, "asked"},
+		{deepagents.ModePlan, "exit_plan_mode", `{}`, nil, "ran"}, // an error result: no plan
+	}
+	for _, tc := range tests {
+		// The mode as the thread's value, and as the agent's default.
+		for _, how := range []string{"value", "default"} {
+			name := string(tc.mode) + "/" + tc.tool + "/" + strings.Join(tc.rules, ",") + "/" + how
+			t.Run(name, func(t *testing.T) {
+				m := replay.New(replay.Turn{ToolCalls: []llm.ToolCall{{ID: "c", Name: tc.tool, Args: json.RawMessage(tc.args)}}}, replay.Turn{Content: "done"})
+				in := agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("go")},
+					Files: map[string]thread.FileData{"/seed.txt": {Content: "seed\n"}}}
+				def := tc.mode
+				if how == "value" {
+					in.Values, def = hitl.ModeValues(tc.mode), ""
+				}
+				a := modeAgent(t, m, checkpoint.NewMemorySaver(), def, tc.rules...)
+				res, err := a.Invoke(context.Background(), in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := outcome(t, res, "c"); got != tc.want {
+					t.Errorf("%s: got %s, want %s", name, got, tc.want)
+				}
+			})
+		}
+	}
+}
+
+// TestPlanModeOffersOnlyReading: in plan mode the model is offered the
+// tools that read and exit_plan_mode, and told so; in the other modes
+// exit_plan_mode is not offered.
+func TestPlanModeOffersOnlyReading(t *testing.T) {
+	for _, mode := range hitl.Modes {
+		t.Run(string(mode), func(t *testing.T) {
+			expect := &replay.Expect{ToolsInclude: []string{"read_file", "grep", "write_todos", "task"}}
+			if mode == deepagents.ModePlan {
+				expect.ToolsInclude = append(expect.ToolsInclude, hitl.ExitPlanTool)
+				expect.ToolsExclude = []string{"write_file", "edit_file", "execute"}
+				expect.SystemContains = []string{"Plan mode"}
+			} else {
+				expect.ToolsInclude = append(expect.ToolsInclude, "write_file", "edit_file", "execute")
+				expect.ToolsExclude = []string{hitl.ExitPlanTool}
+				expect.SystemExclude = []string{"Plan mode"}
+			}
+			m := replay.New(replay.Turn{Content: "ok", Expect: expect})
+			a := modeAgent(t, m, checkpoint.NewMemorySaver(), mode)
+			res, err := a.Invoke(context.Background(), agent.Prompt("go"))
+			if err != nil || res.Status != agent.StatusCompleted {
+				t.Fatalf("%v %+v", err, res)
+			}
+		})
+	}
+}
+
+// TestExitPlanMode: the plan waits for approval; approving it switches
+// the thread to the mode the resume sets (or ask), and the edits then run
+// as that mode says; rejecting it keeps the thread planning.
+func TestExitPlanMode(t *testing.T) {
+	write := llm.ToolCall{ID: "w", Name: "write_file", Args: json.RawMessage(`{"file_path":"/a.txt","content":"x"}`)}
+	// The model's arguments name a mode: no mode comes of them.
+	plan := llm.ToolCall{ID: "p", Name: hitl.ExitPlanTool, Args: json.RawMessage(`{"plan":"# Plan\n\n1. write /a.txt","mode":"auto"}`)}
+	tests := []struct {
+		name     string
+		decision agent.Decision
+		values   map[string]json.RawMessage
+		mode     deepagents.PermissionMode // the thread's mode after
+		result   string                    // in exit_plan_mode's result
+		write    string                    // what then becomes of write_file
+	}{
+		{"approve, accept edits", agent.Decision{Type: agent.DecisionApprove}, hitl.ModeValues(deepagents.ModeAcceptEdits), deepagents.ModeAcceptEdits, "approved your plan", "ran"},
+		{"approve, ask", agent.Decision{Type: agent.DecisionApprove}, hitl.ModeValues(deepagents.ModeAsk), deepagents.ModeAsk, "approved your plan", "asked"},
+		{"approve, no mode", agent.Decision{Type: agent.DecisionApprove}, nil, deepagents.ModeAsk, "approved your plan", "asked"},
+		{"edit", agent.Decision{Type: agent.DecisionEdit, Args: json.RawMessage(`{"plan":"# Better plan"}`)}, hitl.ModeValues(deepagents.ModeAuto), deepagents.ModeAuto, "# Better plan", "ran"},
+		{"reject", agent.Decision{Type: agent.DecisionReject, Message: "also update the docs"}, nil, deepagents.ModePlan, "also update the docs", "refused"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := replay.New(
+				replay.Turn{ToolCalls: []llm.ToolCall{plan}},
+				replay.Turn{ToolCalls: []llm.ToolCall{write}},
+				replay.Turn{Content: "done"},
+			)
+			a := modeAgent(t, m, checkpoint.NewMemorySaver(), "")
+			ctx := context.Background()
+			res, err := a.Invoke(ctx, agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("plan it")}, Values: hitl.ModeValues(deepagents.ModePlan)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != agent.StatusInterrupted || len(res.Interrupts) != 1 || res.Interrupts[0].Tool != hitl.ExitPlanTool || res.Interrupts[0].Description != "# Plan\n\n1. write /a.txt" {
+				t.Fatalf("the plan is not asked about: %+v", res.Interrupts)
+			}
+			res, err = a.Invoke(ctx, agent.Input{ThreadID: "t", Decisions: []agent.Decision{tc.decision}, Values: tc.values})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := hitl.ModeOf(res.State.Values); got != tc.mode {
+				t.Errorf("mode after: %q, want %q", got, tc.mode)
+			}
+			var planResult string
+			for _, msg := range res.State.Messages {
+				if msg.Role == llm.RoleTool && msg.ToolCallID == "p" {
+					planResult = msg.Text()
+				}
+			}
+			if !strings.Contains(planResult, tc.result) {
+				t.Errorf("exit_plan_mode's result %q lacks %q", planResult, tc.result)
+			}
+			if got := outcome(t, res, "w"); got != tc.write {
+				t.Errorf("write_file then: %s, want %s", got, tc.write)
+			}
+		})
+	}
+}
+
+// TestPlanModeReachesSubagents: a subagent of a thread in plan mode only
+// reads too, and cannot leave plan mode, whether the agent asks for
+// approvals or only has a default mode.
+func TestPlanModeReachesSubagents(t *testing.T) {
+	for _, approvals := range []bool{true, false} {
+		t.Run(fmt.Sprint("approvals=", approvals), func(t *testing.T) { testPlanModeReachesSubagents(t, approvals) })
+	}
+}
+
+func testPlanModeReachesSubagents(t *testing.T, approvals bool) {
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{{ID: "t1", Name: "task", Args: json.RawMessage(`{"description":"write it","subagent_type":"general-purpose"}`)}}},
+		replay.Turn{Agent: "general-purpose", Expect: &replay.Expect{ToolsExclude: []string{"write_file", hitl.ExitPlanTool}}, ToolCalls: []llm.ToolCall{
+			{ID: "s1", Name: "write_file", Args: json.RawMessage(`{"file_path":"/a.txt","content":"x"}`)},
+			{ID: "s2", Name: hitl.ExitPlanTool, Args: json.RawMessage(`{"plan":"mine"}`)},
+		}},
+		replay.Turn{Agent: "general-purpose", Content: "could not write"},
+		replay.Turn{Content: "done"},
+	)
+	var a *deepagents.Agent
+	if approvals {
+		a = modeAgent(t, m, checkpoint.NewMemorySaver(), "")
+	} else {
+		var err error
+		if a, err = deepagents.New(deepagents.Config{Model: m, PermissionMode: deepagents.ModeAsk}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := a.Invoke(context.Background(), agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("go")}, Values: hitl.ModeValues(deepagents.ModePlan)})
+	if err != nil || res.Status != agent.StatusCompleted {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if _, ok := res.State.Files.Get("/a.txt"); ok {
+		t.Error("a subagent wrote in plan mode")
+	}
+	var report string
+	for _, msg := range res.State.Messages {
+		if msg.Role == llm.RoleTool && msg.ToolCallID == "t1" {
+			report = msg.Text()
+		}
+	}
+	if !strings.Contains(report, "could not write") {
+		t.Errorf("the subagent did not run as scripted: %q", report)
+	}
+	if got, _ := hitl.ModeOf(res.State.Values); got != deepagents.ModePlan {
+		t.Errorf("mode after: %q", got)
+	}
+}
+
+// TestPermissionModeChecked: New refuses a mode that is not one.
+func TestPermissionModeChecked(t *testing.T) {
+	_, err := deepagents.New(deepagents.Config{Model: replay.New(), PermissionMode: "yolo"})
+	if err == nil || !strings.Contains(err.Error(), "yolo") {
+		t.Fatalf("err = %v", err)
+	}
+}
