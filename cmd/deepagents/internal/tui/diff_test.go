@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"charm.land/lipgloss/v2"
+
 	"context"
 	"encoding/json"
 	"os"
@@ -176,4 +178,22 @@ func TestBounded(t *testing.T) {
 
 func agentRequest(tool, args string) agent.ActionRequest {
 	return agent.ActionRequest{Tool: tool, Args: json.RawMessage(args)}
+}
+
+// TestFoldedLinesFitTheWidth: a tool call and its folded result each stay
+// on one row of the terminal, whatever its width (they wrapped at 100
+// columns and below).
+func TestFoldedLinesFitTheWidth(t *testing.T) {
+	args := []byte(`{"todos":[{"content":"` + strings.Repeat("long item ", 30) + `","status":"pending"}]}`)
+	result := "Updated todo list to " + strings.Repeat("[{'content': 'x'}] ", 30) + "\nsecond line"
+	for _, width := range []int{40, 60, 80, 100, 160} {
+		for _, indent := range []string{"", "  "} {
+			if w := lipgloss.Width(callLine(indent, "write_todos", args, width)); w > width {
+				t.Errorf("width %d, indent %q: the call line takes %d columns", width, indent, w)
+			}
+			if w := lipgloss.Width(indent + "  ⎿ " + fold(result, false, resultRoom(indent, width))); w > width {
+				t.Errorf("width %d, indent %q: the folded result takes %d columns", width, indent, w)
+			}
+		}
+	}
 }

@@ -41,7 +41,7 @@ func (m *tuiModel) toolResult(indent string, e agent.Event) string {
 		}
 	}
 	delete(m.calls, e.ToolCallID)
-	line := indent + "  " + dim.Render("⎿ ") + fold(e.Content, e.IsError)
+	line := indent + "  " + dim.Render("⎿ ") + fold(e.Content, e.IsError, resultRoom(indent, m.width))
 	if m.expanded {
 		line = expandedResult(r)
 	}

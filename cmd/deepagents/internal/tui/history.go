@@ -68,10 +68,10 @@ func redraw(msgs []llm.Message, width int) []string {
 				lines = append(lines, renderMarkdown(text, width))
 			}
 			for _, c := range msg.ToolCalls {
-				lines = append(lines, green.Render("●")+" "+bold.Render(display.OneLine(c.Name))+dim.Render("("+display.Clip(string(c.Args), 100)+")"))
+				lines = append(lines, callLine("", c.Name, c.Args, width))
 			}
 		case llm.RoleTool:
-			lines = append(lines, "  "+dim.Render("⎿ ")+fold(msg.Text(), msg.IsError))
+			lines = append(lines, "  "+dim.Render("⎿ ")+fold(msg.Text(), msg.IsError, resultRoom("", width)))
 		}
 	}
 	return lines

@@ -15,10 +15,13 @@ import (
 
 // fold shows a tool's result in one line: its first line and how many
 // more there are.
-func fold(content string, isError bool) string {
+func fold(content string, isError bool, room int) string {
 	content = strings.TrimRight(content, "\n")
 	first, rest, more := strings.Cut(content, "\n")
-	line := display.Clip(first, 100)
+	if more {
+		room -= len(" (+999 lines)") // what follows the line
+	}
+	line := display.Clip(first, max(room, 20))
 	if more {
 		n := strings.Count(rest, "\n") + 1
 		line += dim.Render(fmt.Sprintf(" (+%d lines)", n))
@@ -27,6 +30,26 @@ func fold(content string, isError bool) string {
 		return red.Render(line)
 	}
 	return line
+}
+
+// callLine is a tool call as the session shows it, one line within width
+// (0: unknown, 100 columns of arguments).
+func callLine(indent, name string, args []byte, width int) string {
+	name = display.OneLine(name)
+	room := 100
+	if width > 0 {
+		room = width - lipgloss.Width(indent) - len("● ()") - lipgloss.Width(name) - 1
+	}
+	return indent + green.Render("●") + " " + bold.Render(name) + dim.Render("("+display.Clip(string(args), max(room, 20))+")")
+}
+
+// resultRoom is how many columns a folded result's line has within width
+// (0: unknown, 100) under indent.
+func resultRoom(indent string, width int) int {
+	if width <= 0 {
+		return 100
+	}
+	return width - lipgloss.Width(indent) - len("  ⎿ ") - 1
 }
 
 // renderTodos is the live todo list.

@@ -528,7 +528,7 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 		return m.print(renderMarkdown(text, m.width)) // once whole
 	case agent.EventToolCall:
 		m.called(e)
-		return m.print(indent + green.Render("●") + " " + bold.Render(display.OneLine(e.Name)) + dim.Render("("+display.Clip(string(e.Args), 100)+")"))
+		return m.print(callLine(indent, e.Name, e.Args, m.width))
 	case agent.EventToolResult:
 		return m.print(m.toolResult(indent, e))
 	case agent.EventState:
