@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"io"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -87,24 +86,6 @@ func TestPrintThenFlags(t *testing.T) {
 			t.Errorf("%q without -p: exit %d: %q, want %q", args, code, stderr, want)
 		}
 	}
-}
-
-// withStdin runs the binary with stdin as its standard input.
-func (w *world) withStdin(stdin io.Reader, args ...string) (int, string, string) {
-	w.t.Helper()
-	cmd := exec.Command(binary(w.t), args...)
-	cmd.Env = w.env()
-	cmd.Stdin = stdin
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		w.t.Fatal(err)
-	}
-	return code, out.String(), errb.String()
 }
 
 // A prompt given as arguments is followed by what is piped to standard

@@ -73,9 +73,21 @@ func (w *world) run(args ...string) (int, string, string) {
 // runWithEnv is run with more environment variables.
 func (w *world) runWithEnv(env []string, args ...string) (int, string, string) {
 	w.t.Helper()
+	return w.runIn(env, strings.NewReader(""), args...)
+}
+
+// withStdin runs the binary with stdin as its standard input.
+func (w *world) withStdin(stdin io.Reader, args ...string) (int, string, string) {
+	w.t.Helper()
+	return w.runIn(nil, stdin, args...)
+}
+
+// runIn runs the binary with more environment variables and stdin.
+func (w *world) runIn(env []string, stdin io.Reader, args ...string) (int, string, string) {
+	w.t.Helper()
 	cmd := exec.Command(binary(w.t), args...)
 	cmd.Env = append(w.env(), env...)
-	cmd.Stdin = strings.NewReader("")
+	cmd.Stdin = stdin
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
