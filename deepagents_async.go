@@ -30,16 +30,16 @@ func allSubagents(cfg Config) []Subagent {
 }
 
 // ShutdownBackground cancels the agent's background (async) subagent tasks
-// still running, waits for them to end, and records those of thread as
-// cancelled in the agent's Checkpointer, so that a later run of the
-// thread lists them as cancelled rather than lost. It returns the tasks
+// still running, waits for them to end, and records them as cancelled in
+// the agent's Checkpointer, each on the thread that started it, so that a
+// later run of the thread lists them as cancelled rather than lost. It returns the tasks
 // it cancelled, by id, with their subagents' names: a program about to
 // end can say which work it stopped. An agent without AsyncSubagents has
 // none.
-func ShutdownBackground(ctx context.Context, a *Agent, thread string) (map[string]string, error) {
+func ShutdownBackground(ctx context.Context, a *Agent) (map[string]string, error) {
 	for _, m := range a.Middleware() {
 		if async, ok := m.(*subagents.AsyncMiddleware); ok {
-			return async.Shutdown(ctx, a.Checkpointer(), thread)
+			return async.Shutdown(ctx, a.Checkpointer())
 		}
 	}
 	return nil, nil

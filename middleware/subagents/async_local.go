@@ -51,6 +51,8 @@ func newLocalTasks(l AsyncOptions) *localTasks {
 type localTask struct {
 	id string
 	e  *entry
+	// thread is the thread whose records hold the task: the caller's.
+	thread string
 
 	mu      sync.Mutex
 	status  string
@@ -136,7 +138,7 @@ func taskInput(rt *agent.Runtime, e *entry, id, callID string, msgs []llm.Messag
 
 // start launches a new task.
 func (l *localTasks) start(ctx context.Context, rt *agent.Runtime, e *entry, id, callID, description string) error {
-	t := &localTask{id: id, e: e}
+	t := &localTask{id: id, e: e, thread: rt.ThreadID()}
 	return l.launch(ctx, t, taskInput(rt, e, id, callID, []llm.Message{llm.UserText(description)}, 0))
 }
 
@@ -334,6 +336,20 @@ func (l *localTasks) runningTasks() map[string]string {
 	for id, t := range l.byID {
 		if t.snapshot().status == AsyncRunning {
 			out[id] = t.e.name
+		}
+	}
+	return out
+}
+
+// runningByThread returns the ids of the running tasks by the thread
+// whose records hold them.
+func (l *localTasks) runningByThread() map[string][]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string][]string{}
+	for id, t := range l.byID {
+		if t.snapshot().status == AsyncRunning {
+			out[t.thread] = append(out[t.thread], id)
 		}
 	}
 	return out

@@ -3,32 +3,47 @@ package subagents
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
 )
 
 // Shutdown cancels the local tasks still running and waits for them to
-// end (Close), then records the ones of thread as cancelled in saver, so
-// that a later run of the thread lists them as such rather than as lost.
-// It returns the tasks it cancelled, by id, with their subagents' names
-// (Running). A program about to end calls it, and says which work it
-// stopped; a nil saver or an empty thread records nothing.
-func (s *AsyncMiddleware) Shutdown(ctx context.Context, saver checkpoint.Saver, thread string) (map[string]string, error) {
+// end (Close), then records them as cancelled in saver, each on the
+// thread that started it, so that a later run of the thread lists them as
+// such rather than as lost. It returns the tasks it cancelled, by id, with
+// their subagents' names (Running): a program about to end says which work
+// it stopped. A nil saver records nothing; a thread it cannot record on
+// does not stop the others, and its error is returned.
+func (s *AsyncMiddleware) Shutdown(ctx context.Context, saver checkpoint.Saver) (map[string]string, error) {
 	running := s.Running()
 	if len(running) == 0 {
 		return nil, nil
 	}
+	byThread := s.local.runningByThread()
 	s.Close()
-	if saver == nil || thread == "" {
+	if saver == nil {
 		return running, nil
 	}
-	return running, recordCancelled(ctx, saver, thread, running)
+	var errs []error
+	for _, thread := range slices.Sorted(maps.Keys(byThread)) {
+		if thread == "" {
+			continue // a run without a thread keeps no records
+		}
+		if err := recordCancelled(ctx, saver, thread, byThread[thread]); err != nil {
+			errs = append(errs, fmt.Errorf("thread %s: %w", thread, err))
+		}
+	}
+	return running, errors.Join(errs...)
 }
 
 // recordCancelled marks the tasks cancelled in the thread's records, as a
 // checkpoint after the thread's head that changes nothing else.
-func recordCancelled(ctx context.Context, saver checkpoint.Saver, thread string, cancelled map[string]string) error {
+func recordCancelled(ctx context.Context, saver checkpoint.Saver, thread string, cancelled []string) error {
 	th, err := saver.Thread(ctx, thread)
 	if err != nil {
 		return err
@@ -48,7 +63,7 @@ func recordCancelled(ctx context.Context, saver checkpoint.Saver, thread string,
 	}
 	now := time.Now().UTC().Truncate(time.Second)
 	changed := false
-	for id := range cancelled {
+	for _, id := range cancelled {
 		t, ok := tasks[id]
 		if !ok || t.Remote || t.Status != AsyncRunning {
 			continue // not recorded (its start's step was not saved), or known to have ended

@@ -53,7 +53,7 @@ func TestRunCancelsItsBackgroundTasks(t *testing.T) {
 	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("the run took %s: it waited for its background task", d)
 	}
-	if !regexp.MustCompile(`deepagents: warning: the run ended with 1 background task\(s\) still running, now cancelled: [0-9a-f-]{36} \(digger\)`).MatchString(stderr) {
+	if !regexp.MustCompile(`deepagents: warning: the run ended 1 background task\(s\) still running, now cancelled: [0-9a-f-]{36} \(digger\)`).MatchString(stderr) {
 		t.Errorf("stderr does not name the task cancelled: %s", stderr)
 	}
 	s2 := w.script(`{"turns":[

@@ -102,8 +102,14 @@ func (l *live) switchModel(ctx context.Context, model string) (tui.Switched, err
 	old := l.o.Session
 	l.o.Session, l.o.spec = s, spec
 	l.mu.Unlock()
+	// The old agent's background tasks end with it: recorded as
+	// cancelled, not left to read as lost.
+	warn := lines(warnings.String())
+	if stopped, err := deepagents.ShutdownBackground(ctx, old.Agent); len(stopped) > 0 || err != nil {
+		warn = append(warn, backgroundStopped("the model switch", stopped, err)...)
+	}
 	old.Close()
-	return tui.Switched{Model: llm.Describe(s.Agent.Model()), Profile: s.Profile.Name, Files: s.Backend, Warnings: lines(warnings.String())}, nil
+	return tui.Switched{Model: llm.Describe(s.Agent.Model()), Profile: s.Profile.Name, Files: s.Backend, Warnings: warn}, nil
 }
 
 // describe is what /mcp, /permissions and /config show.

@@ -45,6 +45,8 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 	// approval) goes with every run, onto its thread.
 	var mode modeHolder
 	mode.set(o.spec.PermissionMode)
+	// What is still running in the background ends with the session.
+	defer stopBackground(ctx, env, o)
 	return tui.Run(ctx, tui.Config{
 		In:  in,
 		Out: out,

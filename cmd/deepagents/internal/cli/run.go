@@ -219,8 +219,7 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 	if in.ThreadID == "" {
 		in.ThreadID = o.spec.Thread // --continue found it
 	}
-	thread := in.ThreadID // a new thread's id, once its run starts
-	defer func() { stopBackground(ctx, env, o, thread) }()
+	defer stopBackground(ctx, env, o)
 	in.Values = o.spec.Values()
 	var used agent.UsageTree // each run's, reset when the next starts
 	out := newRenderer(f.output, env, o.spec.Prices, &used)
@@ -242,7 +241,6 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 				end = e
 			}
 			if e.Type == agent.EventRunStart && len(e.Namespace) == 0 {
-				thread = e.ThreadID
 				if err := rememberThread(ctx, o.db, o.spec.Dir, e.ThreadID, promptText(in)); err != nil {
 					fmt.Fprintf(env.Stderr, "warning: --continue will not find this thread: %v\n", err)
 				}
