@@ -875,3 +875,58 @@ func TestAsyncLocalOutlivesACancelledRun(t *testing.T) {
 		t.Errorf("report = %+v", r)
 	}
 }
+
+// TestAsyncShutdownRecordsEachThread: tasks started on two threads and
+// still running when the program ends are cancelled and recorded as such
+// on the thread that started each, where a later run finds them
+// cancelled, not lost.
+func TestAsyncShutdownRecordsEachThread(t *testing.T) {
+	noLeaks(t)
+	slow := newGated("never")
+	m := &stepModel{}
+	saver := checkpoint.NewMemorySaver()
+	as, err := subagents.NewAsync(subagents.AsyncConfig{
+		Parent:    subagents.Parent{Agent: agent.Config{Model: m}},
+		Subagents: []subagents.Async{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{as}, Checkpointer: saver, Durability: agent.DurabilitySync})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ids := map[string]string{}
+	for _, thread := range []string{"a", "b"} {
+		m.add(step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "x"})),
+			func(req *llm.Request) llm.Message {
+				ids[thread] = taskIDOf(t, toolResults(req)[0])
+				return llm.AssistantText("started")
+			})
+		if _, err := a.Invoke(context.Background(), agent.Input{ThreadID: thread, Messages: []llm.Message{llm.UserText("go")}}); err != nil {
+			t.Fatal(err)
+		}
+		received(t, slow.started, "the task's start")
+	}
+	stopped, err := as.Shutdown(context.Background(), saver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stopped) != 2 {
+		t.Errorf("Shutdown stopped %v, want both tasks", stopped)
+	}
+	for thread, id := range ids {
+		head, err := saver.Load(context.Background(), thread, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks, err := subagents.AsyncTasks(head.Values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tasks[id].Status; got != subagents.AsyncCancelled {
+			t.Errorf("thread %s: task %s recorded %q, want cancelled", thread, id, got)
+		}
+	}
+}
