@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -287,5 +288,45 @@ func TestPermissionModeChecked(t *testing.T) {
 	_, err := deepagents.New(deepagents.Config{Model: replay.New(), PermissionMode: "yolo"})
 	if err == nil || !strings.Contains(err.Error(), "yolo") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestReusedCallIDGetsNoOldDecision: a decision answers the call it was
+// asked for only. A later call of the same resumed run that reuses the id
+// (a model or an OpenAI-compatible server that repeats ids) goes through
+// plan mode and the rules like any other, and cannot leave plan mode.
+func TestReusedCallIDGetsNoOldDecision(t *testing.T) {
+	plan := llm.ToolCall{ID: "p", Name: hitl.ExitPlanTool, Args: json.RawMessage(`{"plan":"# Plan"}`)}
+	write := llm.ToolCall{ID: "p", Name: "write_file", Args: json.RawMessage(`{"file_path":"/a.txt","content":"x"}`)}
+	planAgain := llm.ToolCall{ID: "p", Name: hitl.ExitPlanTool, Args: json.RawMessage(`{"plan":"# Sneaky"}`)}
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{plan}},
+		replay.Turn{ToolCalls: []llm.ToolCall{write}},
+		replay.Turn{ToolCalls: []llm.ToolCall{planAgain}},
+		replay.Turn{Content: "done"},
+	)
+	a := modeAgent(t, m, checkpoint.NewMemorySaver(), "")
+	ctx := context.Background()
+	if _, err := a.Invoke(ctx, agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("plan it")}, Values: hitl.ModeValues(deepagents.ModePlan)}); err != nil {
+		t.Fatal(err)
+	}
+	// The user rejects the first plan: plan mode stays on.
+	res, err := a.Invoke(ctx, agent.Input{ThreadID: "t", Decisions: []agent.Decision{{Type: agent.DecisionReject, Message: "not yet"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat("/a.txt"); err == nil {
+		t.Fatal("test setup writes to the real filesystem")
+	}
+	for _, msg := range res.State.Messages {
+		if msg.Role == llm.RoleTool && msg.Name == "write_file" && !msg.IsError {
+			t.Errorf("write_file with a reused id ran in plan mode: %q", msg.Text())
+		}
+	}
+	if res.Status != agent.StatusInterrupted || len(res.Interrupts) != 1 || res.Interrupts[0].Description != "# Sneaky" {
+		t.Errorf("the second plan, with a reused id, was not asked about: %s %+v", res.Status, res.Interrupts)
+	}
+	if got, _ := hitl.ModeOf(res.State.Values); got != deepagents.ModePlan {
+		t.Errorf("mode after: %q, want plan", got)
 	}
 }

@@ -236,11 +236,23 @@ func (r *run) loop(ctx context.Context, in Input) (RunStatus, error) {
 				return status, err
 			}
 		}
+		resumed := resuming
 		resuming, gate = false, true
 		if stop, status, err := r.toolTurn(ctx, turn, idx); stop {
 			return status, err
 		}
+		if resumed {
+			r.endResume()
+		}
 	}
+}
+
+// endResume forgets the decisions of the interrupt the run resumed, once
+// the turn they were for has run: they answered those calls only. A later
+// call that reuses one of their ids (a model or server that repeats ids)
+// goes through the gates like any other, never under an old approval.
+func (r *run) endResume() {
+	r.rt.decisions, r.rt.resuming, r.nested = nil, false, nil
 }
 
 // context is ctx with what tools and models of this run reach through it:
