@@ -5,13 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"iter"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -399,26 +399,41 @@ func (c *memoryChooser) view(width int) string {
 }
 
 // appendNote appends note to the Markdown file at path as a bullet,
-// creating the file (and its folder) when there is none.
+// creating the file (and its folder) when there is none. The file comes
+// with the repository, so it must be a regular file, not a symbolic link
+// (an AGENTS.md linked to ~/.bashrc would take the note there): it is
+// opened without following links, and only its last byte is read.
 func appendNote(path, note string) error {
-	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	var add strings.Builder
-	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
-		add.WriteString("\n")
-	}
-	add.WriteString("- " + strings.Join(strings.Fields(note), " ") + "\n")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return fmt.Errorf("%s is a symbolic link: the note is not written through it", path)
+		}
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
 	if err != nil {
 		return err
 	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file: the note is not written", path)
+	}
+	var add strings.Builder
+	if size := st.Size(); size > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, size-1); err != nil {
+			return err
+		}
+		if last[0] != '\n' {
+			add.WriteString("\n")
+		}
+	}
+	add.WriteString("- " + strings.Join(strings.Fields(note), " ") + "\n")
 	if _, err := f.WriteString(add.String()); err != nil {
-		f.Close()
 		return err
 	}
 	return f.Close()

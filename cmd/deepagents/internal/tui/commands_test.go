@@ -41,6 +41,26 @@ func TestAppendNote(t *testing.T) {
 	}
 }
 
+// TestAppendNoteRefusesLinks: a repository's AGENTS.md that is a symbolic
+// link (to ~/.bashrc, say) does not take the note, nor does the file it
+// points to change.
+func TestAppendNoteRefusesLinks(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "bashrc")
+	mustWrite(t, target, "export PATH\n")
+	link := filepath.Join(dir, "repo", "AGENTS.md")
+	os.MkdirAll(filepath.Dir(link), 0o755)
+	if err := os.Symlink(target, link); err != nil {
+		t.Skip(err)
+	}
+	if err := appendNote(link, "run `make test`"); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("appendNote through a link: %v", err)
+	}
+	if data, _ := os.ReadFile(target); string(data) != "export PATH\n" {
+		t.Errorf("the link's target changed: %q", data)
+	}
+}
+
 // A ! command's message names the command and its status, keeps the end
 // of a long output, and is recognised when the conversation is redrawn.
 func TestShellMessage(t *testing.T) {

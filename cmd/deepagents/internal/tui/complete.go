@@ -68,8 +68,9 @@ func (m *tuiModel) complete() string {
 			return "no completion: " + display.OneLine(err.Error())
 		}
 		for i, p := range list {
-			list[i] = "@" + p
+			list[i] = "@" + display.TerminalSafe(p) // names come with the repository
 		}
+		more = display.TerminalSafe(more)
 		label = "files"
 	default:
 		return ""
