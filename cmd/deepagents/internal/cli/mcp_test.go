@@ -57,7 +57,9 @@ func TestRunWithMCPServers(t *testing.T) {
 	if len(end.Interrupts) != 1 || end.Interrupts[0].Tool != "mcp__everything__get-sum" {
 		t.Fatalf("interrupts: %+v", end.Interrupts)
 	}
-	resumed, rstdout, rstderr := w.run("resume", end.ThreadID, "--decision", "approve", "--model", "replay:"+script, "--dir", w.dir, "--db", w.db, "--output", "jsonl")
+	// The resuming process's model plays what follows the approved turn.
+	rest := w.script(`{"turns":[{"content":"done","expect":{"tools_exclude":["mcp__repo__echo"]}}]}`)
+	resumed, rstdout, rstderr := w.run("resume", end.ThreadID, "--decision", "approve", "--model", "replay:"+rest, "--dir", w.dir, "--db", w.db, "--output", "jsonl")
 	if resumed != 0 {
 		t.Fatalf("resume: exit %d: %s", resumed, rstderr)
 	}

@@ -184,7 +184,11 @@ func TestPlanWithoutTerminal(t *testing.T) {
 			if code != 3 || !strings.Contains(stdout, `"tool":"exit_plan_mode"`) {
 				t.Fatalf("exit %d, want 3 at the plan; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 			}
-			args := append([]string{"resume", "t", "--decision", "approve", "--model", "replay:" + script, "--db", w.db, "--output", "jsonl"}, tc.args...)
+			// The resuming process's model plays what follows the plan.
+			rest := w.script(`{"turns":[
+ {"tool_calls":[{"id":"w1","name":"write_file","args":{"file_path":"/out.md","content":"done"}}],"expect":{"last_message_contains":["approved your plan"],"tools_include":["write_file"]}},
+ {"content":"Written."}]}`)
+			args := append([]string{"resume", "t", "--decision", "approve", "--model", "replay:" + rest, "--db", w.db, "--output", "jsonl"}, tc.args...)
 			code, stdout, stderr = w.run(args...)
 			if code != 0 {
 				t.Fatalf("resume: exit %d\n%s", code, stderr)
