@@ -330,3 +330,29 @@ func TestReusedCallIDGetsNoOldDecision(t *testing.T) {
 		t.Errorf("mode after: %q, want plan", got)
 	}
 }
+
+// TestResumedSubagentTakesTheCallersMode: a subagent waiting for a
+// decision goes on in the mode the caller has when it resumes (the user
+// switched to plan meanwhile), not in the one it started with.
+func TestResumedSubagentTakesTheCallersMode(t *testing.T) {
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{{ID: "t1", Name: "task", Args: json.RawMessage(`{"description":"write","subagent_type":"general-purpose"}`)}}},
+		replay.Turn{Agent: "general-purpose", ToolCalls: []llm.ToolCall{{ID: "s1", Name: "write_file", Args: json.RawMessage(`{"file_path":"/secret/a.txt","content":"x"}`)}}},
+		replay.Turn{Agent: "general-purpose", ToolCalls: []llm.ToolCall{{ID: "s2", Name: "write_file", Args: json.RawMessage(`{"file_path":"/b.txt","content":"x"}`)}}},
+		replay.Turn{Agent: "general-purpose", Content: "stopped"},
+		replay.Turn{Content: "done"},
+	)
+	a := modeAgent(t, m, checkpoint.NewMemorySaver(), "", "ask write_file(/secret/**)")
+	ctx := context.Background()
+	res, err := a.Invoke(ctx, agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("go")}, Values: hitl.ModeValues(deepagents.ModeAuto)})
+	if err != nil || res.Status != agent.StatusInterrupted {
+		t.Fatalf("the ask rule did not stop the subagent: %v %+v", err, res)
+	}
+	res, err = a.Invoke(ctx, agent.Input{ThreadID: "t", Decisions: []agent.Decision{{Type: agent.DecisionReject, Message: "no"}}, Values: hitl.ModeValues(deepagents.ModePlan)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := res.State.Files.Get("/b.txt"); ok {
+		t.Error("the resumed subagent wrote in auto mode after the user switched to plan")
+	}
+}

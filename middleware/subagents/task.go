@@ -2,6 +2,7 @@ package subagents
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -186,6 +188,11 @@ func (s *Middleware) task(ctx context.Context, in taskIn) (string, error) {
 	}
 	if resuming {
 		input.Decisions = ds
+		// The caller's permission mode now: the user may have changed it
+		// (to plan, say) while the subagent waited for its decision.
+		if mode, ok := rt.Value(hitl.ModeValue); ok {
+			input.Values = map[string]json.RawMessage{hitl.ModeValue: mode}
+		}
 	} else {
 		task := llm.UserText(in.Description)
 		if e.fork {
