@@ -276,8 +276,11 @@ func shellMessage(command, output string, code int, err error) string {
 	if err != nil {
 		status = err.Error()
 	}
+	// What the command printed comes from the workspace: it may not close
+	// the block and speak on in the user's voice.
+	unclosed := strings.NewReplacer("</shell_command", "<\\/shell_command")
 	return fmt.Sprintf("%s\n<shell_command status=%q>\n$ %s\n%s\n</shell_command>",
-		shellIntro, status, command, strings.TrimRight(output, "\n"))
+		shellIntro, status, unclosed.Replace(command), unclosed.Replace(strings.TrimRight(output, "\n")))
 }
 
 // shellIntro opens the message of a ! command.

@@ -214,6 +214,10 @@ func changed(tool string, a fileArgs, before string) (after string, ok bool) {
 	switch {
 	case a.OldString == "" || n == 0 || n > 1 && !a.ReplaceAll:
 		return "", false
+	case len(before)+n*(len(a.NewString)-len(a.OldString)) > maxPreviewBytes:
+		// The model chooses new_string and the count: no preview may cost
+		// more memory than a file the preview reads.
+		return "", false
 	case a.ReplaceAll:
 		return strings.ReplaceAll(before, a.OldString, a.NewString), true
 	}

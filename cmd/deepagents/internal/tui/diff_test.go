@@ -197,3 +197,18 @@ func TestFoldedLinesFitTheWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestPreviewIsBounded: an edit whose result would be larger than a file
+// the preview reads (a model-chosen new_string replacing every one of many
+// matches) is not previewed, instead of building gigabytes in memory.
+func TestPreviewIsBounded(t *testing.T) {
+	before := strings.Repeat("a\n", 50000)
+	huge := fileArgs{OldString: "a", NewString: strings.Repeat("x", 200000), ReplaceAll: true}
+	if _, ok := changed("edit_file", huge, before); ok {
+		t.Error("a 10 GB result was previewed")
+	}
+	small := fileArgs{OldString: "a", NewString: "b", ReplaceAll: true}
+	if after, ok := changed("edit_file", small, before); !ok || after != strings.Repeat("b\n", 50000) {
+		t.Error("a small replace_all was not previewed")
+	}
+}
