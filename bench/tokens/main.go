@@ -78,20 +78,7 @@ func run(ctx context.Context, w io.Writer, only string, perRequest, asJSON bool)
 	if len(reports) == 0 {
 		return fmt.Errorf("no provider %q (anthropic, openai)", only)
 	}
-	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(reports)
-	}
-	for i, rep := range reports {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		if err := printReport(w, rep, perRequest); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeReports(w, reports, perRequest, asJSON)
 }
 
 // runCLI is run with the task through the CLI.
@@ -119,6 +106,11 @@ func runCLI(ctx context.Context, w io.Writer, only string, perRequest, asJSON bo
 	if !asJSON {
 		fmt.Fprint(w, "Through `deepagents run --auto-approve` (the CLI's configuration).\n\n")
 	}
+	return writeReports(w, reports, perRequest, asJSON)
+}
+
+// writeReports writes the reports as JSON, or as Markdown tables.
+func writeReports(w io.Writer, reports []*Report, perRequest, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
