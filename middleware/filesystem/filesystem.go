@@ -236,42 +236,32 @@ func (f *Middleware) Tools() []tool.Tool { return f.tools }
 // newTools builds the tools once, for every agent that shares the
 // middleware.
 func (f *Middleware) newTools() ([]tool.Tool, error) {
-	var tools []tool.Tool
-	add := func(t tool.Tool, err error) error {
-		if err != nil {
-			return err
+	var set tool.Set // every tool is built, and every failure reported
+	set.Add(tool.New(LsTool, f.describe(LsTool, lsDescription), f.ls))
+	set.Add(tool.New(ReadFileTool, f.describe(ReadFileTool, readDescription), f.read, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+		s.Properties["offset"].Default = []byte("0")
+		s.Properties["limit"].Default = []byte(strconv.Itoa(DefaultReadLimit))
+	})))
+	set.Add(tool.New(WriteFileTool, f.describe(WriteFileTool, writeDescription), f.write))
+	set.Add(tool.New(EditFileTool, f.describe(EditFileTool, editDescription), f.edit, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+		s.Properties["replace_all"].Default = []byte("false")
+	})))
+	set.Add(tool.New(GlobTool, f.describe(GlobTool, globDescription), f.glob, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+		s.Properties["path"].Default = []byte(`"/"`)
+	})))
+	set.Add(tool.New(GrepTool, f.describe(GrepTool, f.grepDescription()), f.grep, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+		if f.cfg.GrepRegexp {
+			s.Properties["pattern"].Description = "regular expression to search for (RE2 syntax)"
 		}
-		tools = append(tools, t)
-		return nil
+		s.Properties["max_count"].Minimum = jsonschema.Ptr(1.0)
+		s.Properties["path"].Default = []byte(`"/"`)
+		s.Properties["output_mode"].Enum = []any{"files_with_matches", "content", "count"}
+		s.Properties["output_mode"].Default = []byte(`"files_with_matches"`)
+	})))
+	if _, ok := f.sandbox(); ok {
+		set.Add(tool.New(ExecuteTool, f.describe(ExecuteTool, executeDescription), f.execute))
 	}
-	// Every tool is built, and every failure reported.
-	err := errors.Join(
-		add(tool.New(LsTool, f.describe(LsTool, lsDescription), f.ls)),
-		add(tool.New(ReadFileTool, f.describe(ReadFileTool, readDescription), f.read, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
-			s.Properties["offset"].Default = []byte("0")
-			s.Properties["limit"].Default = []byte(strconv.Itoa(DefaultReadLimit))
-		}))),
-		add(tool.New(WriteFileTool, f.describe(WriteFileTool, writeDescription), f.write)),
-		add(tool.New(EditFileTool, f.describe(EditFileTool, editDescription), f.edit, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
-			s.Properties["replace_all"].Default = []byte("false")
-		}))),
-		add(tool.New(GlobTool, f.describe(GlobTool, globDescription), f.glob, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
-			s.Properties["path"].Default = []byte(`"/"`)
-		}))),
-		add(tool.New(GrepTool, f.describe(GrepTool, f.grepDescription()), f.grep, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
-			if f.cfg.GrepRegexp {
-				s.Properties["pattern"].Description = "regular expression to search for (RE2 syntax)"
-			}
-			s.Properties["max_count"].Minimum = jsonschema.Ptr(1.0)
-			s.Properties["path"].Default = []byte(`"/"`)
-			s.Properties["output_mode"].Enum = []any{"files_with_matches", "content", "count"}
-			s.Properties["output_mode"].Default = []byte(`"files_with_matches"`)
-		}))),
-	)
-	if _, ok := f.sandbox(); ok && err == nil {
-		err = add(tool.New(ExecuteTool, f.describe(ExecuteTool, executeDescription), f.execute))
-	}
-	return tools, err
+	return set.Tools()
 }
 
 func (f *Middleware) grepDescription() string {
