@@ -200,6 +200,15 @@ func (c *Core) load(ctx context.Context, tx Tx, threadID, checkpointID string) (
 	return snap, b.Close()
 }
 
+// listLimit is the row limit of a list: opts.Limit, or none (the
+// dialect's value for no limit).
+func (c *Core) listLimit(opts checkpoint.ListOptions) any {
+	if opts.Limit > 0 {
+		return opts.Limit
+	}
+	return c.d.NoLimit
+}
+
 // History implements [checkpoint.Saver.History].
 func (c *Core) History(ctx context.Context, threadID string, opts checkpoint.ListOptions) (_ []checkpoint.Info, err error) {
 	ctx, done, err := c.start(ctx)
@@ -207,10 +216,7 @@ func (c *Core) History(ctx context.Context, threadID string, opts checkpoint.Lis
 		return nil, err
 	}
 	defer done(&err)
-	limit := c.d.NoLimit
-	if opts.Limit > 0 {
-		limit = opts.Limit
-	}
+	limit := c.listLimit(opts)
 	b := c.conn.Reader.Batch(ctx, Query{c.q.threadExists, []any{threadID}},
 		Query{c.q.history, []any{threadID, limit, max(opts.Offset, 0)}})
 	defer b.Close()
@@ -279,10 +285,7 @@ func (c *Core) Threads(ctx context.Context, opts checkpoint.ListOptions) (_ []ch
 		return nil, err
 	}
 	defer done(&err)
-	limit := c.d.NoLimit
-	if opts.Limit > 0 {
-		limit = opts.Limit
-	}
+	limit := c.listLimit(opts)
 	q, args := c.d.ListThreads(opts, limit, max(opts.Offset, 0))
 	rows, err := c.conn.Reader.Query(ctx, q, args...)
 	if err != nil {
