@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -37,6 +38,22 @@ type Cache struct {
 	// providers that route requests by one (OpenAI's prompt_cache_key), so
 	// that a thread's requests reach the machine holding its prefix.
 	Key bool `json:"key,omitempty" yaml:"key"`
+}
+
+// Check reports a cache lifetime (TTL, quoted first in the error) no
+// provider takes, or one the marks do not: with breakpoints (Anthropic) "5m" or "1h", with a key (OpenAI) also
+// "24h". Every request would fail with it.
+func (c Cache) Check() error {
+	switch c.TTL {
+	case "", "5m", "1h":
+	case "24h":
+		if c.Breakpoints {
+			return fmt.Errorf("%q is OpenAI's; with breakpoints (Anthropic's cache_control) want 5m or 1h", c.TTL)
+		}
+	default:
+		return fmt.Errorf("%q is no cache lifetime: want 5m or 1h (Anthropic) or 24h (OpenAI)", c.TTL)
+	}
+	return nil
 }
 
 // Names of the built-in profiles.

@@ -32,15 +32,10 @@ type Middleware struct {
 // New returns the middleware. It fails on a TTL that breakpoints do not
 // take: every request would fail.
 func New(cfg Config) (*Middleware, error) {
-	c := cfg.Cache
-	if c.Breakpoints {
-		switch c.TTL {
-		case "", "5m", "1h":
-		default:
-			return nil, fmt.Errorf("caching: cache TTL %q with breakpoints (Anthropic's cache_control): want 5m or 1h (24h is OpenAI's, for a key)", c.TTL)
-		}
+	if err := cfg.Cache.Check(); err != nil {
+		return nil, fmt.Errorf("caching: cache TTL %w", err)
 	}
-	return &Middleware{cfg: c}, nil
+	return &Middleware{cfg: cfg.Cache}, nil
 }
 
 // Name implements agent.Middleware.

@@ -40,10 +40,9 @@ func (c ProfileChoice) check() error {
 		}
 	}
 	if c.Cache != nil && c.Cache.TTL != nil {
-		switch *c.Cache.TTL {
-		case "", "5m", "1h", "24h":
-		default:
-			return fmt.Errorf("cache.ttl %q: want 5m or 1h (Anthropic) or 24h (OpenAI)", *c.Cache.TTL)
+		// Whether the profile's marks take it is known once the model is.
+		if err := (profile.Cache{TTL: *c.Cache.TTL}).Check(); err != nil {
+			return fmt.Errorf("cache.ttl %w", err)
 		}
 	}
 	return nil
