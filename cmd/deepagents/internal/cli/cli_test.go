@@ -74,22 +74,7 @@ func repoPath(t *testing.T, rel string) string {
 func quickstart(t *testing.T) (dir, script string) {
 	t.Helper()
 	dir = t.TempDir()
-	src := repoPath(t, "examples/quickstart/project")
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dir, rel), data, 0o644)
-	})
-	if err != nil {
+	if err := os.CopyFS(dir, os.DirFS(repoPath(t, "examples/quickstart/project"))); err != nil {
 		t.Fatal(err)
 	}
 	return dir, repoPath(t, "examples/quickstart/script.json")
