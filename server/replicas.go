@@ -107,19 +107,28 @@ func (s *Server) heartbeat() {
 	defer s.wg.Done()
 	tick := time.NewTicker(heartbeatEvery)
 	defer tick.Stop()
+	s.sweep()
 	for {
-		ctx, cancel := context.WithTimeout(s.baseCtx, 10*time.Second)
-		err := s.cfg.Store.Put(ctx, replicasNamespace, s.replicaID, map[string]any{"url": s.cfg.URL, "seen": time.Now().UTC().Format(time.RFC3339Nano)})
-		if err != nil && s.baseCtx.Err() == nil {
-			s.log.Warn("server: heartbeat", "err", err)
-		}
-		cancel()
-		s.sweep()
 		select {
 		case <-tick.C:
 		case <-s.baseCtx.Done():
 			return
 		}
+		s.beat()
+		s.sweep()
+	}
+}
+
+// beat records that this replica is alive now. New beats once before it
+// returns: a replica's runs are recorded only after the replica is, or
+// another replica, finding the run before the replica, would take it for
+// dead and mark its run failed.
+func (s *Server) beat() {
+	ctx, cancel := context.WithTimeout(s.baseCtx, 10*time.Second)
+	defer cancel()
+	err := s.cfg.Store.Put(ctx, replicasNamespace, s.replicaID, map[string]any{"url": s.cfg.URL, "seen": time.Now().UTC().Format(time.RFC3339Nano)})
+	if err != nil && s.baseCtx.Err() == nil {
+		s.log.Warn("server: heartbeat", "err", err)
 	}
 }
 
