@@ -14,6 +14,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/hooks"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/caching"
 	"github.com/deepagents-go/deepagents/middleware/filesystem"
@@ -94,6 +95,13 @@ type Config struct {
 	// AfterPlan is the mode an approved plan switches the thread to when
 	// the run resuming with the approval sets none; "" is ask.
 	AfterPlan PermissionMode
+	// Hooks run at the agent's events (package hooks): commands in
+	// Claude Code's hook format, or Go functions. PreToolUse hooks decide
+	// before Permissions and InterruptOn (a deny wins, an ask asks, an
+	// allow skips the prompt but never a deny or ask rule) and give the
+	// agent human_in_the_loop; the main agent's and its declarative
+	// subagents' calls run them alike.
+	Hooks hooks.Config
 	// Memory lists AGENTS.md paths (in the backend) loaded into the
 	// system prompt; Skills lists directories of skills.
 	Memory []string
@@ -154,7 +162,18 @@ func New(cfg Config) (*Agent, error) {
 	if saver == nil && asksApproval(cfg) {
 		saver = checkpoint.NewMemorySaver()
 	}
-	sh, err := newShared(cfg, b)
+	var hk *hooks.Runner
+	if len(cfg.Hooks.Hooks) > 0 {
+		var err error
+		if hk, err = hooks.New(cfg.Hooks); err != nil {
+			return nil, fmt.Errorf("deepagents: %w", err)
+		}
+	}
+	var gate hitl.Gate
+	if hk.Has(hooks.PreToolUse) {
+		gate = hk.Gate
+	}
+	sh, err := newShared(cfg, b, hk)
 	if err != nil {
 		return nil, fmt.Errorf("deepagents: %w", err)
 	}
@@ -163,6 +182,11 @@ func New(cfg Config) (*Agent, error) {
 	var tracing []agent.Middleware // outermost, so that its spans cover the rest
 	if cfg.TracerProvider != nil {
 		tracing = []agent.Middleware{telemetry.New(cfg.TracerProvider, telemetry.Options{CaptureContent: cfg.TraceContent})}
+	}
+	if hk != nil {
+		// Next: PostToolUse sees a result as the model will, and what
+		// it adds reaches the model whole.
+		tracing = append(tracing, hk.Middleware())
 	}
 	subStack := func() []agent.Middleware {
 		return append(slices.Clone(tracing), append(sh.prompt(), sh.plan, sh.files, sh.summarize, sh.cache, sh.repair)...)
@@ -181,7 +205,7 @@ func New(cfg Config) (*Agent, error) {
 		Store:            cfg.Store,
 		Logger:           cfg.Logger,
 	}
-	parent := subagents.Parent{Agent: base, InterruptOn: cfg.InterruptOn, Permissions: cfg.Permissions, PermissionMode: cfg.PermissionMode, Middleware: subStack}
+	parent := subagents.Parent{Agent: base, InterruptOn: cfg.InterruptOn, Permissions: cfg.Permissions, PermissionMode: cfg.PermissionMode, PreToolUse: gate, Middleware: subStack}
 	subs, err := subagents.New(subagents.Config{Parent: parent, Subagents: cfg.Subagents})
 	if err != nil {
 		return nil, fmt.Errorf("deepagents: %w", err)
@@ -214,8 +238,8 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(cfg.InterruptOn) > 0 || cfg.Permissions != nil || cfg.PermissionMode != "" {
-		approvals, err := hitl.New(hitl.Config{On: cfg.InterruptOn, Rules: cfg.Permissions, Mode: cfg.PermissionMode, AfterPlan: cfg.AfterPlan})
+	if len(cfg.InterruptOn) > 0 || cfg.Permissions != nil || cfg.PermissionMode != "" || gate != nil {
+		approvals, err := hitl.New(hitl.Config{On: cfg.InterruptOn, Rules: cfg.Permissions, Mode: cfg.PermissionMode, AfterPlan: cfg.AfterPlan, PreToolUse: gate})
 		if err != nil {
 			return nil, fmt.Errorf("deepagents: %w", err)
 		}
@@ -254,7 +278,7 @@ type shared struct {
 	repair    *patch.Middleware
 }
 
-func newShared(cfg Config, b backend.Backend) (shared, error) {
+func newShared(cfg Config, b backend.Backend, hk *hooks.Runner) (shared, error) {
 	var sh shared
 	if cfg.Profile != nil {
 		sh.profile = *cfg.Profile
@@ -267,7 +291,11 @@ func newShared(cfg Config, b backend.Backend) (shared, error) {
 	errs := make([]error, 5)
 	sh.plan, errs[0] = todos.New(todos.Config{})
 	sh.files, errs[1] = filesystem.New(filesystem.Config{Backend: b, GrepRegexp: cfg.GrepRegexp})
-	sh.summarize, errs[2] = summarization.New(summarization.Config{Backend: b})
+	sumCfg := summarization.Config{Backend: b}
+	if hk.Has(hooks.PreCompact) {
+		sumCfg.BeforeSummary = hk.BeforeSummary
+	}
+	sh.summarize, errs[2] = summarization.New(sumCfg)
 	sh.cache, errs[3] = caching.New(caching.Config{Cache: sh.profile.Cache})
 	sh.repair, errs[4] = patch.New(patch.Config{})
 	return sh, errors.Join(errs...)
@@ -302,8 +330,13 @@ var ErrUnknownTool = agent.ErrUnknownTool
 // asksApproval reports whether the agent or one of its declarative
 // subagents can stop for a human's approval.
 func asksApproval(cfg Config) bool {
-	return len(cfg.InterruptOn) > 0 || cfg.Permissions != nil || cfg.PermissionMode != "" ||
+	return len(cfg.InterruptOn) > 0 || cfg.Permissions != nil || cfg.PermissionMode != "" || hasPreToolUse(cfg) ||
 		slices.ContainsFunc(cfg.Subagents, func(s Subagent) bool { return s.Runnable == nil && len(s.InterruptOn) > 0 })
+}
+
+// hasPreToolUse reports whether a hook may ask for approval.
+func hasPreToolUse(cfg Config) bool {
+	return slices.ContainsFunc(cfg.Hooks.Hooks, func(h hooks.Hook) bool { return h.Event == hooks.PreToolUse })
 }
 
 // checkInterruptOn checks that every tool named in the approval rules is

@@ -109,6 +109,7 @@ type Agent struct {
 	middleware  []Middleware
 	before      []BeforeAgentHook
 	afterModel  []AfterModelHook
+	stops       []StopHook
 	private     map[string]bool // state values its middleware keep to this agent
 	after       []AfterAgentHook
 	callModel   ModelHandler
@@ -182,6 +183,9 @@ func New(cfg Config) (*Agent, error) {
 		}
 		if h, ok := m.(AfterModelHook); ok {
 			a.afterModel = append(a.afterModel, h)
+		}
+		if h, ok := m.(StopHook); ok {
+			a.stops = append(a.stops, h)
 		}
 		if h, ok := m.(AfterAgentHook); ok {
 			a.after = append(a.after, h)

@@ -16,6 +16,8 @@ import (
 //   - [ModelWrapper]: wraps every model call.
 //   - [AfterModelHook]: inspects a model turn before its tool calls run.
 //   - [ToolWrapper]: wraps every tool call.
+//   - [StopHook]: consulted when the model gives a final answer; may keep
+//     the run going.
 //   - [AfterAgentHook]: runs once at the end of a completed run.
 //   - [RunWrapper]: wraps a whole run, however it ends.
 //
@@ -43,6 +45,25 @@ type BeforeAgentHook interface {
 // fails or is interrupted). An error fails the run.
 type AfterAgentHook interface {
 	AfterAgent(ctx context.Context, rt *Runtime) error
+}
+
+// Stop is a final answer about to end a run, as a [StopHook] sees it.
+type Stop struct {
+	Runtime *Runtime
+	// Answer is the final answer, already part of the state.
+	Answer *llm.Message
+	// Continued counts the times StopHooks kept this run going already.
+	Continued int
+}
+
+// StopHook is a Middleware consulted when the model gives a final answer
+// (after a ResponseSchema accepted it). Returning a non-empty text keeps
+// the run going: the text is added as a user message and the model is
+// called again. StopHooks run in list order; the first text wins. An error
+// fails the run. A hook should look at Stop.Continued to end a loop: the
+// agent only bounds it by its MaxSteps.
+type StopHook interface {
+	BeforeStop(ctx context.Context, s *Stop) (string, error)
 }
 
 // RunRequest is one run (an Invoke, Stream or Resume) as a [RunWrapper]

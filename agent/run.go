@@ -37,6 +37,7 @@ type run struct {
 
 	structured  json.RawMessage
 	retries     int   // final answers sent back for not matching the schema
+	continued   int   // final answers StopHooks sent back
 	responseErr error // set when they never matched
 }
 
@@ -224,7 +225,14 @@ func (r *run) loop(ctx context.Context, in Input) (RunStatus, error) {
 			case next == answerRejected:
 				continue
 			case next == finalAnswer:
-				return StatusCompleted, r.saveStep(ctx)
+				more, err := r.beforeStop(ctx)
+				if err != nil {
+					return StatusFailed, err
+				}
+				if !more {
+					return StatusCompleted, r.saveStep(ctx)
+				}
+				continue
 			}
 		}
 		turn, idx, err := r.toolCallsTurn(resuming)
@@ -244,7 +252,32 @@ func (r *run) loop(ctx context.Context, in Input) (RunStatus, error) {
 		if resumed {
 			r.endResume()
 		}
+		if r.rt.endAsked() {
+			return StatusCompleted, nil // toolTurn saved the step
+		}
 	}
+}
+
+// beforeStop runs the StopHooks on a final answer; more reports that one
+// kept the run going, its text added for the model.
+func (r *run) beforeStop(ctx context.Context) (more bool, err error) {
+	rt := r.rt
+	if len(r.a.stops) == 0 || rt.endAsked() {
+		return false, nil
+	}
+	s := &Stop{Runtime: rt, Answer: &rt.state.Messages[len(rt.state.Messages)-1], Continued: r.continued}
+	for _, h := range r.a.stops {
+		text, err := h.BeforeStop(ctx, s)
+		if err != nil {
+			return false, fmt.Errorf("agent: %s: %w", middlewareName(h), err)
+		}
+		if text != "" {
+			r.continued++
+			rt.appendMessages(llm.UserText(text))
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // endResume forgets the decisions of the interrupt the run resumed, once

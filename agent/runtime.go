@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -49,7 +50,33 @@ type Runtime struct {
 	ended  bool
 
 	local sync.Map // run-scoped scratch space for middleware
+
+	endMu     sync.Mutex
+	endReason string // set by EndRun
 }
+
+// EndRun asks the run to end, completed, once the tool calls of the
+// current turn have run (or at once, on a final answer): what a hook that
+// stops the agent asks for. The reason is for people; the first one
+// stays. Subagents' runs are their own: ending one ends neither its
+// caller nor its siblings.
+func (r *Runtime) EndRun(reason string) {
+	r.endMu.Lock()
+	defer r.endMu.Unlock()
+	if r.endReason == "" {
+		r.endReason = cmp.Or(reason, "ended")
+	}
+}
+
+// EndReason returns the reason given to EndRun, "" when nothing asked
+// the run to end.
+func (r *Runtime) EndReason() string {
+	r.endMu.Lock()
+	defer r.endMu.Unlock()
+	return r.endReason
+}
+
+func (r *Runtime) endAsked() bool { return r.EndReason() != "" }
 
 // Local returns a value a middleware stored for this run with SetLocal.
 // Run-local values are not saved and not seen by other runs; use them to

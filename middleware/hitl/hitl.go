@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/permission"
 )
 
@@ -35,6 +36,14 @@ type Config struct {
 	// calls they do not decide follow On.
 	Rules *permission.Rules
 
+	// PreToolUse, when set, is asked about each call first (the
+	// PreToolUse hooks of package hooks): its Deny refuses the call
+	// whatever the rules and the mode say; its Ask asks for approval even
+	// where they would let the call run; its Allow runs the call without
+	// asking, unless a rule denies or asks. It may change call.Args: the
+	// rules then judge, and the tool runs with, the arguments it leaves.
+	PreToolUse Gate
+
 	// Mode is the permission mode of a thread whose state holds none
 	// (ModeValue); "" is ModeAsk. The mode decides how On applies; it
 	// never overrides Rules.
@@ -49,16 +58,21 @@ type Config struct {
 	PlanTools, EditTools []string
 }
 
+// Gate decides about a tool call before the rules do (see
+// Config.PreToolUse); a Decision with Effect None leaves it to them.
+type Gate func(ctx context.Context, rt *agent.Runtime, call *llm.ToolCall) permission.Decision
+
 // Middleware stops a run before chosen tools run, to wait for a human's
 // approve, edit or reject decision on each call. The run ends interrupted
 // (a Checkpointer keeps it) and Agent.Resume continues it with the
 // decisions. Calls of other tools in the same turn wait with them.
 //
 // It honours the thread's permission mode (see Mode): for each call, a
-// deny rule refuses it; in plan mode, a tool plan mode does not offer is
+// PreToolUse gate's deny refuses it, then a deny rule; in plan mode, a tool plan mode does not offer is
 // refused; an allow rule runs it and an ask rule asks, whatever the mode;
-// a call no rule decides asks when On names its tool, unless the mode is
-// auto, or accept-edits and the tool edits files.
+// a gate's ask asks, then an ask rule; a gate's allow or an allow rule runs
+// it; a call nothing decides asks when On names its tool, unless the mode
+// is auto, or accept-edits and the tool edits files.
 type Middleware struct {
 	on    map[string]InterruptOn
 	rules *permission.Rules
@@ -96,7 +110,7 @@ var AllDecisions = []agent.DecisionType{agent.DecisionApprove, agent.DecisionEdi
 const RejectedToolCall = agent.RejectedToolCall
 
 // AfterModel implements agent.AfterModelHook.
-func (h *Middleware) AfterModel(_ context.Context, turn *agent.Turn) error {
+func (h *Middleware) AfterModel(ctx context.Context, turn *agent.Turn) error {
 	// The default descriptions say who asks: "The agent", or the
 	// subagent by name, since a subagent's request reaches the human
 	// through its caller's interrupt.
@@ -121,6 +135,14 @@ func (h *Middleware) AfterModel(_ context.Context, turn *agent.Turn) error {
 			continue
 		}
 		cfg, ok := h.on[call.Name]
+		var gate permission.Decision
+		if h.cfg.PreToolUse != nil {
+			gate = h.cfg.PreToolUse(ctx, turn.Runtime, call)
+		}
+		if gate.Effect == permission.Deny {
+			turn.Answer(call.ID, agent.ToolResult{Content: "Error: " + gate.Reason, IsError: true})
+			continue
+		}
 		d := h.rules.Decide(call.Name, call.Args)
 		if d.Effect == permission.Deny {
 			turn.Answer(call.ID, agent.ToolResult{Content: fmt.Sprintf("Error: permission denied: %s forbids this call.", d.Reason), IsError: true})
@@ -131,6 +153,12 @@ func (h *Middleware) AfterModel(_ context.Context, turn *agent.Turn) error {
 			// call it all the same.
 			turn.Answer(call.ID, agent.ToolResult{Content: fmt.Sprintf("Error: %s is not available in plan mode, which only reads. Present your plan with %s; once the user approves it, you can make changes.", call.Name, ExitPlanTool), IsError: true})
 			continue
+		}
+		if gate.Effect == permission.Ask && d.Effect != permission.Ask {
+			d = gate // a hook's ask stands for a rule's
+		}
+		if gate.Effect == permission.Allow && d.Effect != permission.Ask {
+			continue // a hook's allow skips the prompt, never an ask rule
 		}
 		switch d.Effect {
 		case permission.Allow:

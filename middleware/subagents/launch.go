@@ -162,9 +162,10 @@ func subagentConfig(cfg Parent, sa Subagent) (agent.Config, bool, error) {
 	// The caller honours permission modes: so does the subagent, which
 	// gets the caller's mode with its state values.
 	modes := len(cfg.InterruptOn) > 0 || cfg.Permissions != nil || cfg.PermissionMode != ""
+	durable = durable || cfg.PreToolUse != nil // a hook may ask
 	c.Checkpointer = nil
 	if durable || modes {
-		approvals, err := hitl.New(hitl.Config{On: on, Rules: cfg.Permissions, Mode: cfg.PermissionMode})
+		approvals, err := hitl.New(hitl.Config{On: on, Rules: cfg.Permissions, Mode: cfg.PermissionMode, PreToolUse: cfg.PreToolUse})
 		if err != nil {
 			return agent.Config{}, false, err
 		}

@@ -89,6 +89,10 @@ type Parent struct {
 	// human_in_the_loop middleware that honours it whenever the caller
 	// has it: a subagent of a thread in plan mode only reads too.
 	PermissionMode hitl.Mode
+	// PreToolUse is the gate every declarative subagent's calls go
+	// through first (see hitl.Config.PreToolUse); it gives each the
+	// human_in_the_loop middleware.
+	PreToolUse hitl.Gate
 	// Middleware returns the default stack of a declarative subagent,
 	// fresh for each; nil means none.
 	Middleware func() []agent.Middleware

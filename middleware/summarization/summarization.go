@@ -108,6 +108,11 @@ type Config struct {
 	Prompt string
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
+	// BeforeSummary, when set, is called before each summary is written:
+	// manual says the user asked for it (CompactNow, CompactFirst) rather
+	// than the context filling, focus is WithFocus's instructions. The
+	// PreCompact hooks of package hooks run here.
+	BeforeSummary func(ctx context.Context, rt *agent.Runtime, manual bool, focus string)
 }
 
 // New returns the summarization middleware. It fails without a Backend.
@@ -152,6 +157,9 @@ type sumRun struct {
 }
 
 type sumKey struct{}
+
+// asAsked is the why of a summary the user asked for.
+const asAsked = "as asked"
 
 // compactKey marks a context of CompactFirst.
 type compactKey struct{}
@@ -204,7 +212,7 @@ func (s *Middleware) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
 	if window == 0 {
 		window = llm.Describe(model).ContextWindow
 	}
-	if !s.summarize(ctx, req, r, window, s.estimate(req, r), len(req.Messages), "as asked") {
+	if !s.summarize(ctx, req, r, window, s.estimate(req, r), len(req.Messages), asAsked) {
 		if r.failures == 0 {
 			rt.Emit(agent.Event{Type: agent.EventNotice, Name: NoticeNothingToCompact, Content: "Nothing to compact: the conversation is only its summary so far."})
 		}
@@ -246,7 +254,7 @@ func (s *Middleware) WrapModel(ctx context.Context, req *agent.ModelRequest, nex
 		r.compacted = true
 		// Everything but the newest message; summarize keeps a tool
 		// call with its results.
-		s.summarize(ctx, req, r, window, est, keepCalls(req.Messages, len(req.Messages)-1), "as asked")
+		s.summarize(ctx, req, r, window, est, keepCalls(req.Messages, len(req.Messages)-1), asAsked)
 		est = s.estimate(req, r)
 	}
 	if est > trigger {
@@ -413,6 +421,10 @@ func (s *Middleware) summarize(ctx context.Context, req *agent.ModelRequest, r *
 	}
 	if cut <= from {
 		return false // everything is recent; nothing to summarize
+	}
+	if s.cfg.BeforeSummary != nil {
+		focus, _ := ctx.Value(focusKey{}).(string)
+		s.cfg.BeforeSummary(ctx, rt, why == asAsked, focus)
 	}
 	summary, err := s.callSummarizer(ctx, req, r, msgs[from:cut], window)
 	history := HistoryDir + sanitizeName(rt.ThreadID()) + ".md"

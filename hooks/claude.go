@@ -1,0 +1,157 @@
+package hooks
+
+import (
+	"encoding/json"
+	"maps"
+	"strings"
+
+	"github.com/deepagents-go/deepagents/middleware/hitl"
+)
+
+// Claude Code's names of the agent's tools; MCP tools (mcp__server__tool)
+// and the rest keep their names.
+var claudeNames = map[string]string{
+	"execute":     "Bash",
+	"write_file":  "Write",
+	"edit_file":   "Edit",
+	"read_file":   "Read",
+	"glob":        "Glob",
+	"grep":        "Grep",
+	"ls":          "LS",
+	"task":        "Task",
+	"write_todos": "TodoWrite",
+}
+
+// agentNames maps Claude Code's names back; MultiEdit is edit_file too.
+var agentNames = func() map[string]string {
+	m := map[string]string{"MultiEdit": "edit_file"}
+	for a, c := range claudeNames {
+		m[c] = a
+	}
+	return m
+}()
+
+// claudeName is Claude Code's name of the agent's tool.
+func claudeName(tool string) string {
+	if c, ok := claudeNames[tool]; ok {
+		return c
+	}
+	return tool
+}
+
+// AgentName is the agent's name of a tool Claude Code names so (Bash is
+// execute); other names are returned as they are.
+func AgentName(tool string) string {
+	if a, ok := agentNames[tool]; ok {
+		return a
+	}
+	return tool
+}
+
+// Claude Code's words for the permission modes.
+var claudeModes = map[hitl.Mode]string{
+	hitl.ModeAsk:         "default",
+	hitl.ModeAcceptEdits: "acceptEdits",
+	hitl.ModePlan:        "plan",
+	hitl.ModeAuto:        "bypassPermissions",
+}
+
+// pathFields are the arguments that hold a path, in either dialect.
+var pathFields = []string{"file_path", "path"}
+
+// toClaude returns in as a hook of Claude Code's dialect sees it.
+func (r *Runner) toClaude(in *Input) *Input {
+	c := *in
+	if m, ok := claudeModes[hitl.Mode(in.PermissionMode)]; ok {
+		c.PermissionMode = m
+	}
+	if in.ToolName == "" {
+		return &c
+	}
+	c.ToolName = claudeName(in.ToolName)
+	var args map[string]any
+	if json.Unmarshal(in.ToolInput, &args) == nil && args != nil {
+		for _, f := range pathFields {
+			if p, ok := args[f].(string); ok && r.cfg.HostPath != nil {
+				if h, ok := r.cfg.HostPath(p); ok {
+					args[f] = h
+				}
+			}
+		}
+		switch in.ToolName {
+		case "execute":
+			if t, ok := args["timeout"].(float64); ok {
+				args["timeout"] = t * 1000 // Bash's is in milliseconds
+			}
+		case "task":
+			// Task's prompt is the task; its description a short title.
+			if d, ok := args["description"].(string); ok {
+				args["prompt"] = d
+				args["description"] = title(d)
+			}
+		}
+		c.ToolInput, _ = json.Marshal(args)
+	}
+	if in.ToolResponse != nil {
+		c.ToolResponse = claudeResponse(in, args)
+	}
+	return &c
+}
+
+// title is a task's first line, cut to a few words, as Task's description.
+func title(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if w := strings.Fields(s); len(w) > 8 {
+		s = strings.Join(w[:8], " ") + "…"
+	}
+	return s
+}
+
+// claudeResponse is a tool's result as Claude Code's tool of that name
+// answers: Bash's stdout, Write's and Edit's filePath, the text otherwise.
+func claudeResponse(in *Input, args map[string]any) json.RawMessage {
+	var r struct {
+		Content string `json:"content"`
+		IsError bool   `json:"is_error"`
+	}
+	json.Unmarshal(in.ToolResponse, &r) //nolint:errcheck // ours: {"content": ...}
+	var v any
+	switch in.ToolName {
+	case "execute":
+		v = map[string]any{"stdout": r.Content, "stderr": "", "interrupted": false, "isImage": false}
+	case "write_file", "edit_file":
+		v = map[string]any{"filePath": args["file_path"], "success": !r.IsError, "content": args["content"]}
+	default:
+		v = r.Content
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// fromClaude returns the arguments a hook of Claude Code's dialect gave
+// (updatedInput) in the agent's: paths mapped back, fields renamed.
+func (r *Runner) fromClaude(tool string, args map[string]any) json.RawMessage {
+	args = maps.Clone(args)
+	for _, f := range pathFields {
+		if p, ok := args[f].(string); ok && r.cfg.AgentPath != nil {
+			if a, ok := r.cfg.AgentPath(p); ok {
+				args[f] = a
+			}
+		}
+	}
+	switch tool {
+	case "execute":
+		if t, ok := args["timeout"].(float64); ok {
+			args["timeout"] = int((t + 999) / 1000)
+		}
+		delete(args, "description")
+		delete(args, "run_in_background")
+	case "task":
+		if p, ok := args["prompt"].(string); ok {
+			args["description"] = p
+			delete(args, "prompt")
+		}
+	}
+	b, _ := json.Marshal(args)
+	return b
+}
