@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
+	"path/filepath"
+	"strings"
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
@@ -78,6 +81,54 @@ type Workspace struct {
 	Middleware []agent.Middleware
 
 	closeShell func()
+	dir, userDir string // the host folders at / and UserRoute
+}
+
+// HostPath returns the host's path of a path as the agent sees it: a file
+// of the workspace folder, or of the user's folder (/user/); false for
+// the routes kept elsewhere (/memories/, /large_tool_results/,
+// /conversation_history/) and for a workspace kept in the thread's state.
+// Hooks in Claude Code's dialect (package hooks) get paths so.
+func (w *Workspace) HostPath(p string) (string, bool) {
+	if !strings.HasPrefix(p, "/") || strings.Contains(p, "\x00") {
+		return "", false
+	}
+	p = path.Clean(p)
+	for _, r := range []string{MemoriesRoute, LargeResultsRoute, HistoryRoute} {
+		if p+"/" == r || strings.HasPrefix(p, r) {
+			return "", false
+		}
+	}
+	if p+"/" == UserRoute || strings.HasPrefix(p, UserRoute) {
+		if w.userDir == "" {
+			return "", false
+		}
+		return filepath.Join(w.userDir, filepath.FromSlash(strings.TrimPrefix(p, strings.TrimSuffix(UserRoute, "/")))), true
+	}
+	if w.dir == "" {
+		return "", false
+	}
+	return filepath.Join(w.dir, filepath.FromSlash(p)), true
+}
+
+// AgentPath is HostPath's inverse: the agent's path of a host path in the
+// workspace folder or the user's; false for any other.
+func (w *Workspace) AgentPath(host string) (string, bool) {
+	if !filepath.IsAbs(host) {
+		return "", false
+	}
+	host = filepath.Clean(host)
+	if w.userDir != "" {
+		if rel, err := filepath.Rel(w.userDir, host); err == nil && filepath.IsLocal(rel) {
+			return path.Join(UserRoute, filepath.ToSlash(rel)), true
+		}
+	}
+	if w.dir != "" {
+		if rel, err := filepath.Rel(w.dir, host); err == nil && (rel == "." || filepath.IsLocal(rel)) {
+			return path.Join("/", filepath.ToSlash(rel)), true
+		}
+	}
+	return "", false
 }
 
 // Close stops the shell's commands, if any. Close the agent first: its
@@ -93,6 +144,9 @@ func (w *Workspace) Close() error {
 // which of its settings is wrong.
 func Open(cfg Config) (*Workspace, error) {
 	w := &Workspace{closeShell: func() {}}
+	if cfg.Dir != "" {
+		w.dir, _ = filepath.Abs(cfg.Dir)
+	}
 	fsOpts := backend.FilesystemOptions{ReadOnly: cfg.ReadOnly, Unreadable: cfg.Unreadable}
 	// Scratch files live in the thread's state, under their full paths.
 	state := backend.NewStateBackend(nil)
@@ -152,6 +206,7 @@ func Open(cfg Config) (*Workspace, error) {
 				routes[UserRoute] = ro
 			}
 		}
+		w.userDir, _ = filepath.Abs(cfg.UserDir)
 		w.Memory = append(w.Memory, UserRoute+"AGENTS.md")
 		w.Skills = append(w.Skills, UserRoute+"skills/")
 	}
