@@ -80,7 +80,7 @@ type Workspace struct {
 	// runs it starts (subagents, background tasks), to its thread.
 	Middleware []agent.Middleware
 
-	closeShell func()
+	closeShell   func()
 	dir, userDir string // the host folders at / and UserRoute
 }
 
