@@ -11,6 +11,7 @@ import (
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/hooks"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
@@ -22,6 +23,12 @@ import (
 // modeAgent is an agent as the CLI makes one: approvals for the tools
 // that change things, the given rules, and a fake execute.
 func modeAgent(t *testing.T, m llm.Model, saver checkpoint.Saver, mode deepagents.PermissionMode, rules ...string) *deepagents.Agent {
+	t.Helper()
+	return hookedAgent(t, m, saver, mode, nil, rules...)
+}
+
+// hookedAgent is modeAgent with hooks.
+func hookedAgent(t *testing.T, m llm.Model, saver checkpoint.Saver, mode deepagents.PermissionMode, hs []hooks.Hook, rules ...string) *deepagents.Agent {
 	t.Helper()
 	var rs []permission.Rule
 	for _, s := range rules {
@@ -49,6 +56,7 @@ func modeAgent(t *testing.T, m llm.Model, saver checkpoint.Saver, mode deepagent
 		InterruptOn:    map[string]deepagents.InterruptOn{"write_file": {}, "edit_file": {}, "execute": {}},
 		Permissions:    perms,
 		PermissionMode: mode,
+		Hooks:          hooks.Config{Hooks: hs},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -57,8 +65,8 @@ func modeAgent(t *testing.T, m llm.Model, saver checkpoint.Saver, mode deepagent
 }
 
 // outcome is what became of a call: "asked" (the run waits for
-// approval), "denied" (a rule refused it), "refused" (plan mode did) or
-// "ran".
+// approval), "hooked" (a PreToolUse hook refused it), "denied" (a rule
+// did), "refused" (plan mode did) or "ran".
 func outcome(t *testing.T, res *agent.Result, id string) string {
 	t.Helper()
 	if res.Status == agent.StatusInterrupted {
@@ -73,6 +81,8 @@ func outcome(t *testing.T, res *agent.Result, id string) string {
 			continue
 		}
 		switch text := msg.Text(); {
+		case strings.Contains(text, "PreToolUse hook refused"):
+			return "hooked"
 		case strings.Contains(text, "permission denied"):
 			return "denied"
 		case strings.Contains(text, "not available in plan mode"), strings.Contains(text, "plan mode is off"):

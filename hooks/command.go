@@ -52,7 +52,13 @@ func (r *Runner) runCommand(ctx context.Context, h compiled, payload []byte) out
 	default:
 		return outcome{fail: err.Error()}
 	}
-	text := strings.TrimSpace(stdout.String())
+	return parseStdout(stdout.String())
+}
+
+// parseStdout is what a hook that exited 0 said: JSON output, or plain
+// text.
+func parseStdout(s string) outcome {
+	text := strings.TrimSpace(s)
 	if strings.HasPrefix(text, "{") {
 		var out Output
 		if err := json.Unmarshal([]byte(text), &out); err == nil {
