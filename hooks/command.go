@@ -36,7 +36,7 @@ func (r *Runner) runCommand(ctx context.Context, h compiled, payload []byte) out
 	cmd.WaitDelay = 2 * time.Second
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		return outcome{fail: fmt.Sprintf("did not finish within %s; stopped", timeoutOf(h))}
+		return ended(ctx, h)
 	}
 	var exit *exec.ExitError
 	switch {
@@ -66,13 +66,6 @@ func parseStdout(s string) outcome {
 		}
 	}
 	return outcome{plain: text}
-}
-
-func timeoutOf(h compiled) time.Duration {
-	if h.Timeout > 0 {
-		return h.Timeout
-	}
-	return DefaultTimeout
 }
 
 // capped keeps the first maxOutput bytes written to it and drops the rest.

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -251,23 +252,45 @@ func (r *Runner) runOne(ctx context.Context, h compiled, in *Input) (o outcome) 
 		hin = r.toClaude(in)
 	}
 	if h.Func != nil {
-		defer func() {
-			if p := recover(); p != nil {
-				o = outcome{fail: fmt.Sprintf("panicked: %v", p)}
-			}
-		}()
+		// The hook's own copy: what it changes stays its own.
 		c := *hin
-		out, err := h.Func(ctx, &c)
-		if err != nil {
-			return outcome{fail: err.Error()}
+		c.ToolInput = bytes.Clone(c.ToolInput)
+		c.ToolResponse = bytes.Clone(c.ToolResponse)
+		done := make(chan outcome, 1)
+		go func() {
+			defer func() {
+				if p := recover(); p != nil {
+					done <- outcome{fail: fmt.Sprintf("panicked: %v", p)}
+				}
+			}()
+			out, err := h.Func(ctx, &c)
+			if err != nil {
+				done <- outcome{fail: err.Error()}
+				return
+			}
+			done <- outcome{out: out}
+		}()
+		select {
+		case o := <-done:
+			return o
+		case <-ctx.Done():
+			return ended(ctx, h) // a hook that ignores its context is left behind
 		}
-		return outcome{out: out}
 	}
 	payload, err := json.Marshal(hin)
 	if err != nil {
 		return outcome{fail: err.Error()}
 	}
 	return r.runCommand(ctx, h, payload)
+}
+
+// ended is the outcome of a hook whose context ended: its timeout, or the
+// run's end (a cancelled run).
+func ended(ctx context.Context, h compiled) outcome {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return outcome{fail: fmt.Sprintf("did not finish within %s; stopped", cmp.Or(h.Timeout, DefaultTimeout))}
+	}
+	return outcome{fail: "stopped: the run was cancelled"}
 }
 
 // reduce adds a hook's outcome to res, as its event takes it.

@@ -320,3 +320,27 @@ func FuzzReadClaudeSettings(f *testing.F) {
 		hooks.New(hooks.Config{Hooks: hs}) //nolint:errcheck // a bad matcher is an error
 	})
 }
+
+// TestGoHookTimeout: a Go hook that ignores its context does not hold the
+// run past its timeout.
+func TestGoHookTimeout(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	r, err := hooks.New(hooks.Config{Hooks: []hooks.Hook{{Event: hooks.Stop, Timeout: 50 * time.Millisecond, Func: func(context.Context, *hooks.Input) (*hooks.Output, error) {
+		<-block
+		return hooks.Block("never"), nil
+	}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := r.Run(context.Background(), hooks.Input{HookEventName: hooks.Stop})
+	if res.Decision != "" || len(res.Notes) != 1 || !strings.Contains(res.Notes[0].Text, "did not finish within 50ms") {
+		t.Errorf("%+v", res)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res = r.Run(ctx, hooks.Input{HookEventName: hooks.Stop})
+	if len(res.Notes) != 1 || !strings.Contains(res.Notes[0].Text, "cancelled") {
+		t.Errorf("%+v", res)
+	}
+}

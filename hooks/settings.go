@@ -54,7 +54,8 @@ func (s Settings) Hooks(d Dialect) (hooks []Hook, skipped []string, err error) {
 	for e := range s {
 		events = append(events, e)
 	}
-	slices.SortFunc(events, func(a, b string) int {
+	slices.Sort(events)
+	slices.SortStableFunc(events, func(a, b string) int {
 		return slices.Index(Events, Event(a)) - slices.Index(Events, Event(b))
 	})
 	for _, name := range events {
