@@ -35,6 +35,12 @@ func (r *Runner) runCommand(ctx context.Context, h compiled, payload []byte) out
 	ownGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	err := cmd.Run()
+	if errors.Is(err, exec.ErrWaitDelay) {
+		// It exited 0, leaving a process behind that holds its output
+		// open (a hook that forks its work into the background): what it
+		// wrote until then is its answer.
+		err = nil
+	}
 	if ctx.Err() != nil {
 		return ended(ctx, h)
 	}

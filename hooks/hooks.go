@@ -361,7 +361,14 @@ func (r *Runner) reduce(res *Result, h compiled, in *Input, o outcome) {
 			}
 		}
 	} else if out.Decision == "block" {
-		res.decide(DecisionBlock, clip.Text(strings.TrimSpace(out.Reason), maxText))
+		reason := strings.TrimSpace(out.Reason)
+		if reason == "" && (e == Stop || e == SubagentStop) {
+			// Nothing to tell the agent: it would go back to work
+			// without knowing what for.
+			note(`decision "block" without a reason; ignored`, true)
+		} else {
+			res.decide(DecisionBlock, clip.Text(reason, maxText))
+		}
 	}
 	if c := strings.TrimSpace(sp.AdditionalContext); c != "" {
 		res.Context = append(res.Context, clip.Text(c, maxText))

@@ -129,6 +129,16 @@ func TestCommandWire(t *testing.T) {
 				t.Errorf("%+v", res)
 			}
 		}},
+		{"a Stop block without a reason warns", hooks.Stop, `echo '{"decision":"block","reason":""}'`, func(t *testing.T, res hooks.Result) {
+			if res.Decision != "" || len(res.Notes) != 1 || !res.Notes[0].Warning {
+				t.Errorf("%+v", res)
+			}
+		}},
+		{"a hook that leaves work in the background", hooks.Stop, `(sleep 5) & echo '{"decision":"block","reason":"later"}'`, func(t *testing.T, res hooks.Result) {
+			if res.Decision != hooks.DecisionBlock || res.Reason != "later" {
+				t.Errorf("%+v", res)
+			}
+		}},
 		{"bad permissionDecision warns", hooks.PreToolUse, `echo '{"hookSpecificOutput":{"permissionDecision":"maybe"}}'`, func(t *testing.T, res hooks.Result) {
 			if res.Decision != "" || len(res.Notes) != 1 || !res.Notes[0].Warning {
 				t.Errorf("%+v", res)

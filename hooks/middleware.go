@@ -168,11 +168,7 @@ func (m *Middleware) BeforeStop(ctx context.Context, s *agent.Stop) (string, err
 		rt.Emit(agent.Event{Type: agent.EventNotice, Name: NoticeHook, Content: fmt.Sprintf("%s hooks sent the agent back %d times in one run; it stops now.", e, s.Continued)})
 		return "", nil
 	}
-	reason := strings.TrimSpace(res.Reason)
-	if reason == "" {
-		reason = "Continue: the task is not done."
-	}
-	return fmt.Sprintf("%s hook feedback:\n%s", e, reason), nil
+	return fmt.Sprintf("%s hook feedback:\n%s", e, res.Reason), nil
 }
 
 // WrapRun implements agent.RunWrapper: a top-level run that ends waiting
