@@ -289,6 +289,9 @@ func TestSubagentHooks(t *testing.T) {
 	if got := resultOf(res, "t1"); got != "checked" {
 		t.Errorf("the task's result: %q", got)
 	}
+	if ins := pre.inputs(); len(ins) != 1 || ins[0].SessionID != "t" {
+		t.Errorf("the subagent's PreToolUse got %+v, want the session of thread t", ins)
+	}
 	if ins := sub.inputs(); len(ins) != 2 || ins[0].AgentType != "general-purpose" || ins[0].HookEventName != hooks.SubagentStop {
 		t.Errorf("SubagentStop got %+v", ins)
 	}

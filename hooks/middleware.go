@@ -42,9 +42,12 @@ func (r *Runner) Middleware() *Middleware { return &Middleware{r: r} }
 // Name implements agent.Middleware.
 func (*Middleware) Name() string { return "hooks" }
 
-// input is an event of rt's thread.
+// input is an event of rt's thread. Its session is the top-level thread:
+// a subagent's calls belong to the conversation that started it, as in
+// Claude Code.
 func input(rt *agent.Runtime, e Event) Input {
-	in := Input{SessionID: rt.ThreadID(), HookEventName: e}
+	root, _, _ := strings.Cut(rt.ThreadID(), "/") // see thread.ChildID
+	in := Input{SessionID: root, HookEventName: e}
 	if raw, ok := rt.Value(hitl.ModeValue); ok {
 		var m string
 		if json.Unmarshal(raw, &m) == nil {
