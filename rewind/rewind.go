@@ -1,0 +1,260 @@
+package rewind
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/deepagents-go/deepagents/store"
+)
+
+// Bounds of what a Tracker records.
+const (
+	// DefaultMaxFileBytes: a larger file is recorded by its hash alone.
+	DefaultMaxFileBytes = 1 << 20
+	// DefaultMaxFiles: a folder with more entries is recorded up to this
+	// many (in walk order), and the point says the rest was left out.
+	DefaultMaxFiles = 100_000
+)
+
+// Config configures a Tracker.
+type Config struct {
+	// Dir is the folder tracked. Required.
+	Dir string
+	// Store keeps the blobs and the points (the thread's database).
+	// Required.
+	Store store.Store
+	// MaxFileBytes and MaxFiles bound what is recorded; zero means the
+	// defaults.
+	MaxFileBytes int64
+	MaxFiles     int
+}
+
+// Kind says why a point was recorded.
+type Kind string
+
+// The kinds of points.
+const (
+	// KindTurn: a prompt, before the agent acts on it. What changed since
+	// the point before changed outside the agent.
+	KindTurn Kind = "turn"
+	// KindStep: after a step of the agent that changed the folder.
+	KindStep Kind = "step"
+	// KindRestore: after a Restore.
+	KindRestore Kind = "restore"
+)
+
+// Entry is a file, folder or symbolic link as a point records it.
+type Entry struct {
+	// Hash is the SHA-256 of a file's content, hex; "" for a folder.
+	Hash string `json:"h,omitempty"`
+	Size int64  `json:"s,omitempty"`
+	// Mode is the entry's fs.FileMode: its type bits and permissions.
+	Mode uint32 `json:"m"`
+	// Link is a symbolic link's target.
+	Link string `json:"l,omitempty"`
+	// Stored says the content is kept (not too large, not binary).
+	Stored bool `json:"b,omitempty"`
+	// MTime is the modification time seen (Unix nanoseconds): a hint that
+	// the content did not change, never compared for equality.
+	MTime int64 `json:"t,omitempty"`
+}
+
+// same reports whether two entries hold the same thing.
+func (e Entry) same(o Entry) bool {
+	return e.Hash == o.Hash && e.Mode == o.Mode && e.Link == o.Link
+}
+
+// Point is one recorded state of the folder.
+type Point struct {
+	// Seq numbers the thread's points from 1, in order.
+	Seq  int
+	Kind Kind
+	// Prompt is a turn point's prompt (its first 200 bytes).
+	Prompt string
+	// CheckpointID is the conversation's checkpoint the point goes with:
+	// for a turn, the thread's head before the prompt.
+	CheckpointID string
+	CreatedAt    time.Time
+	// Changes are the entries that changed since the point before:
+	// their new state, or nil for one removed.
+	Changes map[string]*Entry
+	// Notes say what was left out (files over the bound, binary files,
+	// entries past MaxFiles).
+	Notes []string
+}
+
+// Changed returns the paths the point changed, sorted.
+func (p *Point) Changed() []string { return slices.Sorted(maps.Keys(p.Changes)) }
+
+// Tracker records and restores a folder's points for threads. It is safe
+// for concurrent use; calls for one thread take turns.
+type Tracker struct {
+	cfg  Config
+	dir  string
+	root *os.Root // dir: what is read and written goes through it
+
+	mu      sync.Mutex
+	threads map[string]*threadState
+}
+
+// threadState is a thread's points as this process knows them.
+type threadState struct {
+	mu     sync.Mutex
+	loaded bool
+	points []*Point
+	tree   map[string]Entry // as of the last point
+}
+
+// New returns a Tracker of cfg.Dir.
+func New(cfg Config) (*Tracker, error) {
+	if cfg.Dir == "" || cfg.Store == nil {
+		return nil, errors.New("rewind: Config.Dir and Config.Store are required")
+	}
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("rewind: %w", err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("rewind: %w", err)
+	}
+	cfg.MaxFileBytes = cmp.Or(cfg.MaxFileBytes, DefaultMaxFileBytes)
+	cfg.MaxFiles = cmp.Or(cfg.MaxFiles, DefaultMaxFiles)
+	return &Tracker{cfg: cfg, dir: dir, root: root, threads: make(map[string]*threadState)}, nil
+}
+
+// Close releases the folder.
+func (t *Tracker) Close() error { return t.root.Close() }
+
+// Dir is the folder tracked.
+func (t *Tracker) Dir() string { return t.dir }
+
+// thread returns the thread's state, locked, its points loaded from the
+// store on first use; unlock with ts.mu.Unlock.
+func (t *Tracker) thread(ctx context.Context, threadID string) (*threadState, error) {
+	t.mu.Lock()
+	ts := t.threads[threadID]
+	if ts == nil {
+		ts = &threadState{}
+		t.threads[threadID] = ts
+	}
+	t.mu.Unlock()
+	ts.mu.Lock()
+	if ts.loaded {
+		return ts, nil
+	}
+	points, err := t.loadPoints(ctx, threadID)
+	if err != nil {
+		ts.mu.Unlock()
+		return nil, err
+	}
+	ts.points, ts.tree = points, treeAt(points, len(points))
+	ts.loaded = true
+	return ts, nil
+}
+
+// treeAt is the folder as of the first n points.
+func treeAt(points []*Point, n int) map[string]Entry {
+	tree := make(map[string]Entry)
+	for _, p := range points[:n] {
+		for path, e := range p.Changes {
+			if e == nil {
+				delete(tree, path)
+			} else {
+				tree[path] = *e
+			}
+		}
+	}
+	return tree
+}
+
+// Record records the folder as it is now as a point of the thread. A step
+// that changed nothing records nothing (nil, nil); a turn is always
+// recorded, for its prompt to be listed.
+func (t *Tracker) Record(ctx context.Context, threadID string, kind Kind, prompt, checkpointID string) (*Point, error) {
+	ts, err := t.thread(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	defer ts.mu.Unlock()
+	return t.record(ctx, threadID, ts, kind, prompt, checkpointID)
+}
+
+func (t *Tracker) record(ctx context.Context, threadID string, ts *threadState, kind Kind, prompt, checkpointID string) (*Point, error) {
+	s, err := t.scan(ctx, ts.tree)
+	if err != nil {
+		return nil, err
+	}
+	changes := diff(ts.tree, s.tree)
+	if len(changes) == 0 && kind != KindTurn {
+		return nil, nil
+	}
+	if err := t.putBlobs(ctx, s, changes); err != nil {
+		return nil, err
+	}
+	p := &Point{Seq: len(ts.points) + 1, Kind: kind, Prompt: clipPrompt(prompt), CheckpointID: checkpointID,
+		CreatedAt: time.Now().UTC(), Changes: changes, Notes: s.notes}
+	if err := t.putPoint(ctx, threadID, p); err != nil {
+		return nil, err
+	}
+	ts.points = append(ts.points, p)
+	ts.tree = s.tree
+	return p, nil
+}
+
+// diff returns what changed from old to new: new entries and changed
+// ones, and nil for those removed.
+func diff(old, new map[string]Entry) map[string]*Entry {
+	changes := make(map[string]*Entry)
+	for p, e := range new {
+		if o, ok := old[p]; !ok || !o.same(e) {
+			changes[p] = &e
+		}
+	}
+	for p := range old {
+		if _, ok := new[p]; !ok {
+			changes[p] = nil
+		}
+	}
+	return changes
+}
+
+func clipPrompt(s string) string {
+	const max = 200
+	if len(s) <= max {
+		return s
+	}
+	for i := max; i > 0; i-- {
+		if s[i]&0xC0 != 0x80 {
+			return s[:i]
+		}
+	}
+	return ""
+}
+
+// Points returns the thread's points, oldest first. They are shared:
+// do not change them.
+func (t *Tracker) Points(ctx context.Context, threadID string) ([]*Point, error) {
+	ts, err := t.thread(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	defer ts.mu.Unlock()
+	return slices.Clone(ts.points), nil
+}
+
+// Forget removes the thread's points (its blobs stay until Vacuum).
+func (t *Tracker) Forget(ctx context.Context, threadID string) error {
+	t.mu.Lock()
+	delete(t.threads, threadID)
+	t.mu.Unlock()
+	return Forget(ctx, t.cfg.Store, threadID)
+}

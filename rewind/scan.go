@@ -1,0 +1,162 @@
+package rewind
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/deepagents-go/deepagents/internal/gitignore"
+)
+
+// scanned is the folder as a scan found it: its entries, the contents read
+// (files that changed and are stored), and notes.
+type scanned struct {
+	tree     map[string]Entry
+	contents map[string][]byte // by hash
+	notes    []string
+}
+
+// maxGitignore bounds a .gitignore read: a hostile repository's costs the
+// scan, every time.
+const maxGitignore = 256 << 10
+
+// scan walks the folder: folders, files and links, .gitignore honoured,
+// .git left out. A file whose size, time and mode are those of prev's
+// entry keeps its hash unread.
+func (t *Tracker) scan(ctx context.Context, prev map[string]Entry) (*scanned, error) {
+	s := &scanned{tree: make(map[string]Entry), contents: make(map[string][]byte)}
+	var ign gitignore.Matcher
+	skipped := 0
+	err := filepath.WalkDir(t.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == t.dir {
+				return err
+			}
+			return nil // vanished or unreadable: not recorded
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(t.dir, p)
+		rel = filepath.ToSlash(rel)
+		if rel == "." {
+			t.readGitignore(&ign, "", p)
+			return nil
+		}
+		if d.Name() == ".git" || ign.Ignored(rel, d.IsDir()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if len(s.tree) >= t.cfg.MaxFiles {
+			skipped++
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		e := Entry{Mode: uint32(info.Mode()), MTime: info.ModTime().UnixNano()}
+		switch {
+		case d.IsDir():
+			t.readGitignore(&ign, rel, p)
+		case info.Mode()&fs.ModeSymlink != 0:
+			if e.Link, err = os.Readlink(p); err != nil {
+				return nil
+			}
+		case info.Mode().IsRegular():
+			e.Size = info.Size()
+			if o, ok := prev[rel]; ok && o.Hash != "" && o.Size == e.Size && o.MTime == e.MTime && o.Mode == e.Mode {
+				e.Hash, e.Stored = o.Hash, o.Stored
+				break
+			}
+			if err := t.hash(rel, &e, s); err != nil {
+				return nil // unreadable now: left out
+			}
+		default:
+			return nil // sockets, devices, pipes
+		}
+		s.tree[rel] = e
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rewind: scanning %s: %w", t.dir, err)
+	}
+	if skipped > 0 {
+		s.notes = append(s.notes, fmt.Sprintf("%d entries past the first %d were not recorded", skipped, t.cfg.MaxFiles))
+	}
+	return s, nil
+}
+
+// hash reads a file, records its hash, and keeps its content when it is
+// to be stored.
+func (t *Tracker) hash(rel string, e *Entry, s *scanned) error {
+	// Through the folder's root: a file swapped for a link since the walk
+	// saw it is not followed out of the folder.
+	f, err := t.root.Open(filepath.FromSlash(rel))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return errors.New("not a regular file")
+	}
+	h := sha256.New()
+	if e.Size > t.cfg.MaxFileBytes {
+		if _, err := io.Copy(h, f); err != nil {
+			return err
+		}
+		e.Hash = hex.EncodeToString(h.Sum(nil))
+		s.notes = append(s.notes, fmt.Sprintf("%s (%d bytes) is over %d bytes: recorded by its hash, not restorable", rel, e.Size, t.cfg.MaxFileBytes))
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, t.cfg.MaxFileBytes+1))
+	if err != nil {
+		return err
+	}
+	h.Write(data)
+	e.Hash, e.Size = hex.EncodeToString(h.Sum(nil)), int64(len(data))
+	if binary(data) {
+		s.notes = append(s.notes, fmt.Sprintf("%s is binary: recorded by its hash, not restorable", rel))
+		return nil
+	}
+	e.Stored = true
+	s.contents[e.Hash] = data
+	return nil
+}
+
+// binary reports whether data looks binary: a NUL byte in its first 8000
+// bytes, as git decides.
+func binary(data []byte) bool {
+	return bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0
+}
+
+// readGitignore adds the folder's .gitignore, if any, to ign.
+func (t *Tracker) readGitignore(ign *gitignore.Matcher, rel, dir string) {
+	f, err := os.Open(filepath.Join(dir, ".gitignore"))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxGitignore))
+	if err != nil && !errors.Is(err, io.EOF) {
+		return
+	}
+	ign.Add(strings.TrimPrefix(path.Clean("/"+rel), "/"), data)
+}

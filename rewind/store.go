@@ -1,0 +1,202 @@
+package rewind
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/deepagents-go/deepagents/store"
+)
+
+// Where a store keeps the blobs, and each thread's points.
+var (
+	blobsNamespace = []string{"deepagents", "rewind", "blobs"}
+	// hashesNamespace lists the blobs, by an empty item each: Vacuum
+	// reads it rather than every blob's content.
+	hashesNamespace = []string{"deepagents", "rewind", "hashes"}
+	pointsNamespace = []string{"deepagents", "rewind", "points"}
+)
+
+func pointsOf(threadID string) []string { return append(pointsNamespace[:3:3], threadID) }
+
+// storedPoint is a Point as the store keeps it.
+type storedPoint struct {
+	Kind         Kind              `json:"kind"`
+	Prompt       string            `json:"prompt,omitempty"`
+	CheckpointID string            `json:"checkpoint_id,omitempty"`
+	CreatedAt    time.Time         `json:"created_at"`
+	Changes      map[string]*Entry `json:"changes"`
+	Notes        []string          `json:"notes,omitempty"`
+}
+
+// putBlobs stores the contents of the changed entries that are stored,
+// each once: a blob already there is not written again.
+func (t *Tracker) putBlobs(ctx context.Context, s *scanned, changes map[string]*Entry) error {
+	for _, e := range changes {
+		if e == nil || !e.Stored {
+			continue
+		}
+		data, ok := s.contents[e.Hash]
+		if !ok {
+			continue // unchanged content under a new mode: its blob is there
+		}
+		if _, err := t.cfg.Store.Get(ctx, hashesNamespace, e.Hash); err == nil {
+			continue
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("rewind: %w", err)
+		}
+		if err := t.cfg.Store.Put(ctx, blobsNamespace, e.Hash, map[string]any{"data": base64.StdEncoding.EncodeToString(data)}); err != nil {
+			return fmt.Errorf("rewind: storing %s: %w", e.Hash, err)
+		}
+		if err := t.cfg.Store.Put(ctx, hashesNamespace, e.Hash, map[string]any{}); err != nil {
+			return fmt.Errorf("rewind: storing %s: %w", e.Hash, err)
+		}
+		delete(s.contents, e.Hash)
+	}
+	return nil
+}
+
+// blob reads a stored content.
+func (t *Tracker) blob(ctx context.Context, hash string) ([]byte, error) {
+	it, err := t.cfg.Store.Get(ctx, blobsNamespace, hash)
+	if err != nil {
+		return nil, err
+	}
+	s, _ := it.Value["data"].(string)
+	data, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", hash, err)
+	}
+	return data, nil
+}
+
+// putPoint stores a point; its key orders the thread's points.
+func (t *Tracker) putPoint(ctx context.Context, threadID string, p *Point) error {
+	v, err := toValue(storedPoint{Kind: p.Kind, Prompt: p.Prompt, CheckpointID: p.CheckpointID, CreatedAt: p.CreatedAt, Changes: p.Changes, Notes: p.Notes})
+	if err != nil {
+		return err
+	}
+	if err := t.cfg.Store.Put(ctx, pointsOf(threadID), fmt.Sprintf("%010d", p.Seq), v); err != nil {
+		return fmt.Errorf("rewind: recording a point of %s: %w", threadID, err)
+	}
+	return nil
+}
+
+func toValue(x any) (map[string]any, error) {
+	b, err := json.Marshal(x)
+	if err != nil {
+		return nil, err
+	}
+	var v map[string]any
+	return v, json.Unmarshal(b, &v)
+}
+
+// pageSize is how many points a read of the store takes.
+const pageSize = 500
+
+// loadPoints reads a thread's points, in order. A point that does not
+// decode ends the list there: the points after it build on it.
+func (t *Tracker) loadPoints(ctx context.Context, threadID string) ([]*Point, error) {
+	var points []*Point
+	for off := 0; ; off += pageSize {
+		items, err := t.cfg.Store.Search(ctx, pointsOf(threadID), store.SearchOptions{Limit: pageSize, Offset: off})
+		if err != nil {
+			return nil, fmt.Errorf("rewind: reading the points of %s: %w", threadID, err)
+		}
+		for _, it := range items {
+			if len(it.Namespace) != 4 {
+				continue // a thread whose ID extends this one's
+			}
+			seq, err := strconv.Atoi(it.Key)
+			if err != nil || seq != len(points)+1 {
+				return points, nil
+			}
+			b, _ := json.Marshal(it.Value)
+			var sp storedPoint
+			if err := json.Unmarshal(b, &sp); err != nil {
+				return points, nil
+			}
+			points = append(points, &Point{Seq: seq, Kind: sp.Kind, Prompt: sp.Prompt, CheckpointID: sp.CheckpointID, CreatedAt: sp.CreatedAt, Changes: sp.Changes, Notes: sp.Notes})
+		}
+		if len(items) < pageSize {
+			return points, nil
+		}
+	}
+}
+
+// Forget removes a thread's points from st; the blobs stay until Vacuum.
+func Forget(ctx context.Context, st store.Store, threadID string) error {
+	for {
+		items, err := st.Search(ctx, pointsOf(threadID), store.SearchOptions{Limit: pageSize})
+		if err != nil {
+			return fmt.Errorf("rewind: %w", err)
+		}
+		n := 0
+		for _, it := range items {
+			if len(it.Namespace) != 4 {
+				continue
+			}
+			if err := st.Delete(ctx, it.Namespace, it.Key); err != nil {
+				return fmt.Errorf("rewind: %w", err)
+			}
+			n++
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+}
+
+// Vacuum removes the blobs no point of any thread refers to, and returns
+// how many it removed. Run it when no agent records points: a blob stored
+// for a point not yet written is not referred to.
+func Vacuum(ctx context.Context, st store.Store) (int, error) {
+	used := make(map[string]bool)
+	for off := 0; ; off += pageSize {
+		items, err := st.Search(ctx, pointsNamespace, store.SearchOptions{Limit: pageSize, Offset: off})
+		if err != nil {
+			return 0, fmt.Errorf("rewind: %w", err)
+		}
+		for _, it := range items {
+			changes, _ := it.Value["changes"].(map[string]any)
+			for _, c := range changes {
+				if e, ok := c.(map[string]any); ok {
+					if h, ok := e["h"].(string); ok {
+						used[h] = true
+					}
+				}
+			}
+		}
+		if len(items) < pageSize {
+			break
+		}
+	}
+	var unused []string
+	for off := 0; ; off += pageSize {
+		items, err := st.Search(ctx, hashesNamespace, store.SearchOptions{Limit: pageSize, Offset: off})
+		if err != nil {
+			return 0, fmt.Errorf("rewind: %w", err)
+		}
+		for _, it := range items {
+			if !used[it.Key] {
+				unused = append(unused, it.Key)
+			}
+		}
+		if len(items) < pageSize {
+			break
+		}
+	}
+	for _, h := range unused {
+		if err := st.Delete(ctx, blobsNamespace, h); err != nil {
+			return 0, fmt.Errorf("rewind: %w", err)
+		}
+		if err := st.Delete(ctx, hashesNamespace, h); err != nil {
+			return 0, fmt.Errorf("rewind: %w", err)
+		}
+	}
+	return len(unused), nil
+}
