@@ -186,7 +186,7 @@ func (r *run) load(ctx context.Context, in Input) (*thread.State, error) {
 		r.lease = nil
 		return nil, fmt.Errorf("agent: loading thread %s: %w", r.rt.threadID, err)
 	}
-	r.checkpoint, r.committed = snap.ID, snap.ID
+	r.checkpoint, r.committed, r.rt.start = snap.ID, snap.ID, snap.ID
 	st := &thread.State{Messages: snap.Messages, Files: thread.NewFiles(snap.Files), Values: snap.Values}
 	if len(snap.Meta) > 0 {
 		var m runMeta

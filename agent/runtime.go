@@ -40,6 +40,10 @@ type Runtime struct {
 	context *ContextWindow
 	meter   contextMeter // counts context, message by message; under mu
 
+	// start is the checkpoint the run continued from, "" for a new
+	// thread; set once the thread is loaded.
+	start string
+
 	decisions map[string]Decision // by tool call id, set on resume
 	resuming  bool
 
@@ -86,6 +90,11 @@ func (r *Runtime) Local(key any) (any, bool) { return r.local.Load(key) }
 // SetLocal stores a run-local value (see Local). Use an unexported key type,
 // as with context values.
 func (r *Runtime) SetLocal(key, value any) { r.local.Store(key, value) }
+
+// StartCheckpoint returns the checkpoint the run continued from: the
+// thread's head before the run's input (or Input.CheckpointID), "" for a
+// new thread or without a Checkpointer. Agent.Fork at it undoes the run.
+func (r *Runtime) StartCheckpoint() string { return r.start }
 
 // Model is the model the agent calls.
 func (r *Runtime) Model() llm.Model { return r.agent.model }

@@ -77,7 +77,7 @@ type Point struct {
 	// Seq numbers the thread's points from 1, in order.
 	Seq  int
 	Kind Kind
-	// Prompt is a turn point's prompt (its first 200 bytes).
+	// Prompt is a turn point's prompt (its first 16 KiB).
 	Prompt string
 	// CheckpointID is the conversation's checkpoint the point goes with:
 	// for a turn, the thread's head before the prompt.
@@ -228,7 +228,7 @@ func diff(old, new map[string]Entry) map[string]*Entry {
 }
 
 func clipPrompt(s string) string {
-	const max = 200
+	const max = 16 << 10
 	if len(s) <= max {
 		return s
 	}

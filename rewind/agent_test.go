@@ -1,0 +1,108 @@
+package rewind_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/deepagents-go/deepagents"
+	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/rewind"
+	"github.com/deepagents-go/deepagents/store"
+)
+
+func call(id, name, args string) llm.ToolCall {
+	return llm.ToolCall{ID: id, Name: name, Args: json.RawMessage(args)}
+}
+
+// TestRewindAgent: a deep agent edits with edit_file and changes the tree
+// with commands (rm, mv, a generated folder); rewinding to a turn puts the
+// folder and the conversation back as they were before its prompt, and the
+// abandoned branch can be forked back to.
+func TestRewindAgent(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	write(t, dir, "a.txt", "alpha\n")
+	write(t, dir, "b.txt", "bravo\n")
+	write(t, dir, "c.txt", "charlie\n")
+	original := tree(t, dir)
+	shell, err := backend.NewLocalShell(dir, backend.LocalShellOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shell.Close()
+	st, saver := store.NewMemoryStore(), checkpoint.NewMemorySaver()
+	tr, err := rewind.New(rewind.Config{Dir: dir, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{call("e", "edit_file", `{"file_path":"/a.txt","old_string":"alpha","new_string":"ALPHA"}`)}},
+		replay.Turn{ToolCalls: []llm.ToolCall{call("x", "execute", `{"command":"rm b.txt && mv c.txt d.txt && mkdir -p gen/sub && echo out > gen/sub/out.txt"}`)}},
+		replay.Turn{Content: "tidied"},
+		replay.Turn{ToolCalls: []llm.ToolCall{call("w", "write_file", `{"file_path":"/e.txt","content":"echo\n"}`)}},
+		replay.Turn{Content: "added e"},
+	)
+	a, err := deepagents.New(deepagents.Config{Model: m, Backend: shell, Checkpointer: saver, Store: st, Middleware: []deepagents.Middleware{tr.Middleware()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Invoke(ctx, deepagents.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("tidy up")}}); err != nil {
+		t.Fatal(err)
+	}
+	afterFirst := tree(t, dir)
+	second, err := a.Invoke(ctx, deepagents.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("add e")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns, err := tr.Turns(ctx, "t")
+	if err != nil || len(turns) != 2 || turns[0].Prompt != "tidy up" || turns[1].Prompt != "add e" {
+		t.Fatalf("turns %+v, %v", turns, err)
+	}
+
+	res, err := tr.Rewind(ctx, a, "t", 2, rewind.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tree(t, dir); got != afterFirst {
+		t.Errorf("files at turn 2:\n%s\nwant:\n%s", got, afterFirst)
+	}
+	snap, err := saver.Load(ctx, "t", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(snap.Messages); n == 0 || snap.Messages[n-1].Text() != "tidied" {
+		t.Errorf("the conversation at turn 2 ends with %q", snap.Messages[n-1].Text())
+	}
+	if res.Turn.Prompt != "add e" {
+		t.Errorf("the prompt to send again: %q", res.Turn.Prompt)
+	}
+
+	if _, err := tr.Rewind(ctx, a, "t", 1, rewind.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := tree(t, dir); got != original {
+		t.Errorf("files at turn 1:\n%s\nwant:\n%s", got, original)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "gen")); !os.IsNotExist(err) {
+		t.Errorf("the generated folder is still there: %v", err)
+	}
+	if snap, _ := saver.Load(ctx, "t", ""); len(snap.Messages) != 0 {
+		t.Errorf("the conversation at turn 1 has %d messages", len(snap.Messages))
+	}
+
+	// The abandoned branch: the second run's last checkpoint is still
+	// there, and the thread can continue from it.
+	if _, err := a.Fork(ctx, "t", second.CheckpointID); err != nil {
+		t.Fatal(err)
+	}
+	if snap, _ := saver.Load(ctx, "t", ""); snap.Messages[len(snap.Messages)-1].Text() != "added e" {
+		t.Errorf("the abandoned branch: %+v", snap.Messages)
+	}
+}

@@ -1,0 +1,77 @@
+package rewind
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/deepagents-go/deepagents/agent"
+)
+
+// log reports what no run can carry.
+func (t *Tracker) log(err error) { slog.Default().Warn("rewind", "dir", t.dir, "err", err) }
+
+// Options say what Rewind puts back; neither Files nor Conversation means
+// both.
+type Options struct {
+	Files, Conversation bool
+	// Force and DryRun are the Restore's (see RestoreOptions).
+	Force, DryRun bool
+}
+
+// Result is what Rewind did.
+type Result struct {
+	// Turn is the turn rewound to: its prompt (to send again, edited or
+	// not) and when it was sent.
+	Turn *Point
+	// Files is the Restore's plan; nil when files were not rewound.
+	Files *Plan
+	// CheckpointID is the conversation's new head (Agent.Fork); "" when
+	// the conversation was not rewound.
+	CheckpointID string
+}
+
+// Turns returns the thread's turns, oldest first: the points of its
+// prompts, which Rewind counts from 1.
+func (t *Tracker) Turns(ctx context.Context, threadID string) ([]*Point, error) {
+	points, err := t.Points(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	var turns []*Point
+	for _, p := range points {
+		if p.Kind == KindTurn {
+			turns = append(turns, p)
+		}
+	}
+	return turns, nil
+}
+
+// Rewind puts a thread back as it was before its turn-th prompt (from 1):
+// the folder (Restore), and the conversation, forked at the checkpoint
+// the prompt came after (a.Fork), the later turns kept on a branch of
+// their own. a is the agent whose Checkpointer holds the thread.
+func (t *Tracker) Rewind(ctx context.Context, a *agent.Agent, threadID string, turn int, opts Options) (*Result, error) {
+	if !opts.Files && !opts.Conversation {
+		opts.Files, opts.Conversation = true, true
+	}
+	turns, err := t.Turns(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	if turn < 1 || turn > len(turns) {
+		return nil, fmt.Errorf("rewind: thread %s has no turn %d (it has %d)", threadID, turn, len(turns))
+	}
+	res := &Result{Turn: turns[turn-1]}
+	if opts.Files {
+		if res.Files, err = t.Restore(ctx, threadID, res.Turn.Seq, RestoreOptions{Force: opts.Force, DryRun: opts.DryRun}); err != nil {
+			return res, err
+		}
+	}
+	if opts.Conversation && !opts.DryRun {
+		if res.CheckpointID, err = a.Fork(ctx, threadID, res.Turn.CheckpointID); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
