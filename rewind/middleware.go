@@ -14,8 +14,9 @@ const NoticeFailed = "rewind_failed"
 
 // Middleware records the Tracker's points during the runs of the agent it
 // is in: a turn at each prompt, before the agent acts on it; a step before
-// each model call after the first (the tools of the turn before ran), and
-// at the end of each run, when the folder changed. Only top-level runs
+// each model call that follows tools that may change the folder (not only
+// read_file, ls, glob, grep or write_todos), and at the end of each run,
+// when the folder changed. Only top-level runs
 // record: a subagent's changes are its caller's step.
 func (t *Tracker) Middleware() agent.Middleware { return &middleware{t: t} }
 
@@ -37,10 +38,31 @@ func (m *middleware) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
 	return nil
 }
 
+// readOnly are the tools that cannot change the folder: a step that
+// called only these is not scanned.
+var readOnly = map[string]bool{"read_file": true, "ls": true, "glob": true, "grep": true, "write_todos": true}
+
+// wrote marks, in a run's Runtime.Local, that a tool that may change the
+// folder ran since the last point.
+type wrote struct{}
+
+// WrapTool implements agent.ToolWrapper: a call of a tool that may change
+// the folder (execute, the file tools that write, task, an MCP tool, ...)
+// marks the step for a scan.
+func (m *middleware) WrapTool(ctx context.Context, req *agent.ToolRequest, next agent.ToolHandler) (agent.ToolResult, error) {
+	if !readOnly[req.Call.Name] && len(req.Runtime.Namespace()) == 0 {
+		req.Runtime.SetLocal(wrote{}, true)
+	}
+	return next(ctx, req)
+}
+
 // WrapModel implements agent.ModelWrapper.
 func (m *middleware) WrapModel(ctx context.Context, req *agent.ModelRequest, next agent.ModelHandler) (*llm.Response, error) {
 	if rt := req.Runtime; len(rt.Namespace()) == 0 && rt.Step() > 1 {
-		m.record(ctx, rt, rt.ThreadID(), KindStep, "", "")
+		if w, _ := rt.Local(wrote{}); w == true {
+			rt.SetLocal(wrote{}, false)
+			m.record(ctx, rt, rt.ThreadID(), KindStep, "", "")
+		}
 	}
 	return next(ctx, req)
 }
