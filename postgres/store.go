@@ -27,6 +27,11 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 	return s.db.core.StorePut(ctx, namespace, key, value)
 }
 
+// PutBatch implements [store.BatchPutter]: one transaction.
+func (s *Store) PutBatch(ctx context.Context, items []store.Item) error {
+	return s.db.core.StorePutBatch(ctx, items)
+}
+
 // Delete implements [store.Store].
 func (s *Store) Delete(ctx context.Context, namespace []string, key string) error {
 	return s.db.core.StoreDelete(ctx, namespace, key)

@@ -197,13 +197,20 @@ func (t *Tracker) record(ctx context.Context, threadID string, ts *threadState, 
 	if len(changes) == 0 && kind != KindTurn {
 		return nil, nil
 	}
-	if err := t.putBlobs(ctx, s, changes); err != nil {
+	items, err := t.blobItems(ctx, s, changes)
+	if err != nil {
 		return nil, err
 	}
 	p := &Point{Seq: len(ts.points) + 1, Kind: kind, Prompt: clipPrompt(prompt), CheckpointID: checkpointID,
 		CreatedAt: time.Now().UTC(), Changes: changes, Notes: s.notes}
-	if err := t.putPoint(ctx, threadID, p); err != nil {
-		return nil, err
+	it, err := pointItem(threadID, p)
+	if err != nil {
+		return nil, fmt.Errorf("rewind: %w", err)
+	}
+	// The point with the contents it needs: one transaction where the
+	// store has them.
+	if err := store.PutAll(ctx, t.cfg.Store, append(items, it)); err != nil {
+		return nil, fmt.Errorf("rewind: recording a point of %s: %w", threadID, err)
 	}
 	ts.points = append(ts.points, p)
 	ts.tree = s.tree

@@ -33,13 +33,16 @@ type storedPoint struct {
 	Notes        []string          `json:"notes,omitempty"`
 }
 
-// putBlobs stores the contents of the changed entries that are stored,
-// each once: a blob already there is not written again.
-func (t *Tracker) putBlobs(ctx context.Context, s *scanned, changes map[string]*Entry) error {
+// blobItems are the store items of the changed entries' contents not
+// stored yet, each once, and their hashes' (see hashesNamespace).
+func (t *Tracker) blobItems(ctx context.Context, s *scanned, changes map[string]*Entry) ([]store.Item, error) {
+	var items []store.Item
+	seen := make(map[string]bool)
 	for _, e := range changes {
-		if e == nil || !e.Stored {
+		if e == nil || !e.Stored || seen[e.Hash] {
 			continue
 		}
+		seen[e.Hash] = true
 		data, ok := s.contents[e.Hash]
 		if !ok {
 			continue // unchanged content under a new mode: its blob is there
@@ -47,17 +50,13 @@ func (t *Tracker) putBlobs(ctx context.Context, s *scanned, changes map[string]*
 		if _, err := t.cfg.Store.Get(ctx, hashesNamespace, e.Hash); err == nil {
 			continue
 		} else if !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("rewind: %w", err)
+			return nil, fmt.Errorf("rewind: %w", err)
 		}
-		if err := t.cfg.Store.Put(ctx, blobsNamespace, e.Hash, map[string]any{"data": base64.StdEncoding.EncodeToString(data)}); err != nil {
-			return fmt.Errorf("rewind: storing %s: %w", e.Hash, err)
-		}
-		if err := t.cfg.Store.Put(ctx, hashesNamespace, e.Hash, map[string]any{}); err != nil {
-			return fmt.Errorf("rewind: storing %s: %w", e.Hash, err)
-		}
-		delete(s.contents, e.Hash)
+		items = append(items,
+			store.Item{Namespace: blobsNamespace, Key: e.Hash, Value: map[string]any{"data": base64.StdEncoding.EncodeToString(data)}},
+			store.Item{Namespace: hashesNamespace, Key: e.Hash, Value: map[string]any{}})
 	}
-	return nil
+	return items, nil
 }
 
 // blob reads a stored content.
@@ -74,16 +73,11 @@ func (t *Tracker) blob(ctx context.Context, hash string) ([]byte, error) {
 	return data, nil
 }
 
-// putPoint stores a point; its key orders the thread's points.
-func (t *Tracker) putPoint(ctx context.Context, threadID string, p *Point) error {
+// pointItem is a point as a store item; its key orders the thread's
+// points.
+func pointItem(threadID string, p *Point) (store.Item, error) {
 	v, err := toValue(storedPoint{Kind: p.Kind, Prompt: p.Prompt, CheckpointID: p.CheckpointID, CreatedAt: p.CreatedAt, Changes: p.Changes, Notes: p.Notes})
-	if err != nil {
-		return err
-	}
-	if err := t.cfg.Store.Put(ctx, pointsOf(threadID), fmt.Sprintf("%010d", p.Seq), v); err != nil {
-		return fmt.Errorf("rewind: recording a point of %s: %w", threadID, err)
-	}
-	return nil
+	return store.Item{Namespace: pointsOf(threadID), Key: fmt.Sprintf("%010d", p.Seq), Value: v}, err
 }
 
 func toValue(x any) (map[string]any, error) {

@@ -63,3 +63,24 @@ type Store interface {
 	// ListNamespaces returns the distinct namespaces holding items, sorted.
 	ListNamespaces(ctx context.Context, opts NamespaceOptions) ([][]string, error)
 }
+
+// BatchPutter is implemented by Stores that can put several items in one
+// transaction: all of them or none, and one commit for all.
+type BatchPutter interface {
+	PutBatch(ctx context.Context, items []Item) error
+}
+
+// PutAll puts items into s: in one transaction when s is a BatchPutter,
+// else one by one (and a failure may leave the first ones put).
+func PutAll(ctx context.Context, s Store, items []Item) error {
+	if b, ok := s.(BatchPutter); ok {
+		return b.PutBatch(ctx, items)
+	}
+	for _, it := range items {
+		if err := s.Put(ctx, it.Namespace, it.Key, it.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+

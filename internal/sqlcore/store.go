@@ -56,6 +56,32 @@ func (c *Core) StorePut(ctx context.Context, namespace []string, key string, val
 	return c.d.Wrap("store put", err)
 }
 
+// StorePutBatch implements [store.BatchPutter]: the items in one write
+// transaction.
+func (c *Core) StorePutBatch(ctx context.Context, items []store.Item) (err error) {
+	ctx, done, err := c.start(ctx)
+	if err != nil {
+		return err
+	}
+	defer done(&err)
+	tx, err := c.conn.BeginWrite(ctx)
+	if err != nil {
+		return c.d.Wrap("store put", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit, a no-op
+	now := time.Now().UnixNano()
+	for _, it := range items {
+		b, err := json.Marshal(it.Value)
+		if err != nil {
+			return fmt.Errorf("%s: store put %q: %w", c.d.Name, it.Key, err)
+		}
+		if _, err := tx.Exec(ctx, c.q.storePut, nskey.Encode(it.Namespace), it.Key, b, now); err != nil {
+			return c.d.Wrap("store put", err)
+		}
+	}
+	return c.d.Wrap("store put", tx.Commit())
+}
+
 // StoreDelete implements [store.Store.Delete].
 func (c *Core) StoreDelete(ctx context.Context, namespace []string, key string) (err error) {
 	ctx, done, err := c.start(ctx)

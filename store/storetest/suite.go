@@ -37,6 +37,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"Isolation", testIsolation},
 		{"CanceledContext", testCanceledContext},
 		{"Concurrency", testConcurrency},
+		{"PutAll", testPutAll},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
@@ -573,3 +574,44 @@ func testConcurrency(t *testing.T, s store.Store) {
 		t.Errorf("shared has %d items, want %d", len(items), n)
 	}
 }
+
+// testPutAll: store.PutAll puts every item (in one transaction, for a
+// BatchPutter), replacing those there; a value that cannot be stored
+// fails a BatchPutter's batch whole.
+func testPutAll(t *testing.T, s store.Store) {
+	ctx := ctxb()
+	if err := s.Put(ctx, []string{"b"}, "k0", map[string]any{"v": "old"}); err != nil {
+		t.Fatal(err)
+	}
+	items := []store.Item{
+		{Namespace: []string{"b"}, Key: "k0", Value: map[string]any{"v": "new"}},
+		{Namespace: []string{"b"}, Key: "k1", Value: map[string]any{"v": 1.0}},
+		{Namespace: []string{"b", "c"}, Key: "k2", Value: map[string]any{}},
+	}
+	if err := store.PutAll(ctx, s, items); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range items {
+		it, err := s.Get(ctx, want.Namespace, want.Key)
+		if err != nil {
+			t.Fatalf("%v/%s: %v", want.Namespace, want.Key, err)
+		}
+		if !reflect.DeepEqual(it.Value, norm(t, want.Value)) {
+			t.Errorf("%v/%s = %v, want %v", want.Namespace, want.Key, it.Value, want.Value)
+		}
+	}
+	if _, ok := s.(store.BatchPutter); !ok {
+		return
+	}
+	bad := []store.Item{
+		{Namespace: []string{"b"}, Key: "k3", Value: map[string]any{"v": 3.0}},
+		{Namespace: []string{"b"}, Key: "k4", Value: map[string]any{"f": func() {}}},
+	}
+	if err := store.PutAll(ctx, s, bad); err == nil {
+		t.Fatal("a batch with a value that is not JSON was put")
+	}
+	if _, err := s.Get(ctx, []string{"b"}, "k3"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a failed batch left its first item: %v", err)
+	}
+}
+
