@@ -366,6 +366,18 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 	case cp != "" && cp != head:
 		in.CheckpointID = cp
 	}
+	if in.CheckpointID != "" {
+		// A run from an earlier checkpoint forks the thread there (the
+		// agent's Input.CheckpointID): refused at once when the thread
+		// has no such checkpoint, rather than failing once started.
+		if _, err := s.cfg.Saver.Load(ctx, threadID, in.CheckpointID); errors.Is(err, checkpoint.ErrNotFound) {
+			httpError(w, http.StatusNotFound, fmt.Sprintf("Checkpoint %s not found in thread %s", in.CheckpointID, threadID))
+			return nil
+		} else if err != nil {
+			storageError(w, threadID, err)
+			return nil
+		}
+	}
 	noop := false
 	if q.Command != nil && len(q.Command.Resume) > 0 {
 		if len(in.Messages) > 0 {
