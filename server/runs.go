@@ -657,6 +657,13 @@ func (s *Server) stream(ctx context.Context, rn *run, a *assistantEntry, in agen
 
 // end records a run's end and wakes its readers.
 func (s *Server) end(rn *run, status langgraph.RunStatus, errMsg string) {
+	if rn.started {
+		// Recorded before the run is done, so that a client that sees its
+		// stream end reads the error with the thread, and a run enqueued
+		// behind it records its own after. A run cancelled while it
+		// waited leaves the thread's error as the last run that ran left it.
+		s.recordError(rn.threadID, errMsg)
+	}
 	rn.mu.Lock()
 	rn.status, rn.updatedAt, rn.done = status, time.Now().UTC(), true
 	close(rn.changed)
@@ -664,11 +671,6 @@ func (s *Server) end(rn *run, status langgraph.RunStatus, errMsg string) {
 	rn.mu.Unlock()
 	s.runs.finish(rn)
 	s.record(rn)
-	if rn.started {
-		// A run cancelled while it waited leaves the thread's error as the
-		// last run that did run left it.
-		s.recordError(rn.threadID, errMsg)
-	}
 	if rn.temporary {
 		s.cfg.Saver.DeleteThread(context.Background(), rn.threadID) //nolint:errcheck // a stateless run's thread; nothing to report to
 	}
