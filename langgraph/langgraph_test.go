@@ -267,3 +267,32 @@ func TestRunStatusDone(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckpointRef reads a checkpoint in each form the SDKs send (an ID,
+// a config, a checkpoint object, null) and writes it as a config.
+func TestCheckpointRef(t *testing.T) {
+	for in, want := range map[string]langgraph.CheckpointRef{
+		`"c1"`: {CheckpointID: "c1"},
+		`{"configurable":{"checkpoint_id":"c1","checkpoint_ns":"ns","thread_id":"t"}}`:    {CheckpointID: "c1", CheckpointNS: "ns"},
+		`{"thread_id":"t","checkpoint_ns":"","checkpoint_id":"c1","checkpoint_map":null}`: {CheckpointID: "c1"},
+		`{}`:                  {},
+		`{"configurable":{}}`: {},
+	} {
+		var got langgraph.CheckpointRef
+		if err := json.Unmarshal([]byte(in), &got); err != nil || got != want {
+			t.Errorf("%s: %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	var q langgraph.HistoryRequest
+	if err := json.Unmarshal([]byte(`{"before":null}`), &q); err != nil || q.Before != nil {
+		t.Errorf("null: %+v, %v", q.Before, err)
+	}
+	var bad langgraph.CheckpointRef
+	if err := json.Unmarshal([]byte(`3`), &bad); err == nil {
+		t.Error("a number read as a checkpoint")
+	}
+	b, err := json.Marshal(langgraph.HistoryRequest{Before: &langgraph.CheckpointRef{CheckpointID: "c1"}})
+	if err != nil || string(b) != `{"before":{"configurable":{"checkpoint_id":"c1","checkpoint_ns":""}}}` {
+		t.Errorf("marshal: %s, %v", b, err)
+	}
+}

@@ -19,6 +19,7 @@ const (
 	PathThreadCopy      = PathThread + "/copy"
 	PathThreadState     = PathThread + "/state"
 	PathThreadStateAt   = PathThreadState + "/{checkpoint_id}"
+	PathThreadStateOf   = PathThreadState + "/checkpoint" // POST a StateRequest
 	PathThreadHistory   = PathThread + "/history"
 	PathRuns            = PathThread + "/runs"
 	PathRunsStream      = PathRuns + "/stream"

@@ -238,9 +238,16 @@ type ThreadSearch struct {
 }
 
 // StateUpdate is the body of POST /threads/{thread_id}/state: values
-// written over the thread's.
+// written over the thread's. CheckpointID or Checkpoint name the
+// checkpoint the update applies to: the new checkpoint's parent, a fork
+// when it is not the head; without them the update applies to the head.
 type StateUpdate struct {
-	Values map[string]json.RawMessage `json:"values,omitempty"`
+	Values       map[string]json.RawMessage `json:"values,omitempty"`
+	CheckpointID string                     `json:"checkpoint_id,omitempty"`
+	Checkpoint   *Checkpoint                `json:"checkpoint,omitempty"`
+	// AsNode is the node the update is written as, in LangGraph; an
+	// agent has no nodes to choose between, so it is accepted and unused.
+	AsNode string `json:"as_node,omitempty"`
 }
 
 // StateUpdated is the answer to a StateUpdate: the checkpoint it made.
@@ -249,10 +256,69 @@ type StateUpdated struct {
 }
 
 // HistoryRequest is the body of POST /threads/{thread_id}/history: the
-// states newest first, from before a checkpoint when Before names one.
+// states of all the thread's checkpoints (every branch), newest first.
 type HistoryRequest struct {
-	Limit  *int        `json:"limit,omitempty"`
-	Before *Checkpoint `json:"before,omitempty"`
+	// Limit caps the states returned; nil means 10, LangGraph's default.
+	Limit *int `json:"limit,omitempty"`
+	// Before keeps the checkpoints older than the one it names: a client
+	// pages by passing the last (oldest) checkpoint of the page before.
+	Before *CheckpointRef `json:"before,omitempty"`
+	// Metadata keeps the states whose metadata contains it.
+	Metadata map[string]any `json:"metadata,omitempty"`
+	// Checkpoint, when it names a checkpoint ID, keeps that checkpoint
+	// only, as LangGraph's checkpointers filter a listing by the
+	// configured checkpoint.
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+}
+
+// StateRequest is the body of POST /threads/{thread_id}/state/checkpoint:
+// the checkpoint whose state is wanted.
+type StateRequest struct {
+	Checkpoint Checkpoint `json:"checkpoint"`
+	// Subgraphs asks for subgraphs' states too, in LangGraph; an agent's
+	// subagents run in threads of their own, so it is accepted and unused.
+	Subgraphs bool `json:"subgraphs,omitempty"`
+}
+
+// CheckpointRef names a checkpoint in any of the forms LangGraph's clients
+// send for one: its ID as a string (the Python SDK; GET history's before
+// query parameter), a config ({"configurable":{"checkpoint_id":…}}, the
+// JavaScript SDK's before), or a Checkpoint object ({"checkpoint_id":…}).
+// It encodes as a config, the form LangGraph's servers read.
+type CheckpointRef struct {
+	CheckpointID string
+	CheckpointNS string
+}
+
+// MarshalJSON implements json.Marshaler: a config naming the checkpoint.
+func (c CheckpointRef) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]map[string]string{"configurable": {"checkpoint_id": c.CheckpointID, "checkpoint_ns": c.CheckpointNS}})
+}
+
+// UnmarshalJSON implements json.Unmarshaler: any of the three forms; null
+// and a form that names no checkpoint leave c empty.
+func (c *CheckpointRef) UnmarshalJSON(b []byte) error {
+	var id string
+	if err := json.Unmarshal(b, &id); err == nil {
+		*c = CheckpointRef{CheckpointID: id}
+		return nil
+	}
+	type ids struct {
+		CheckpointID string `json:"checkpoint_id"`
+		CheckpointNS string `json:"checkpoint_ns"`
+	}
+	var v struct {
+		ids
+		Configurable *ids `json:"configurable"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("a checkpoint is its ID, a config or a checkpoint object: %w", err)
+	}
+	if v.Configurable != nil && v.Configurable.CheckpointID != "" {
+		v.ids = *v.Configurable
+	}
+	*c = CheckpointRef{CheckpointID: v.CheckpointID, CheckpointNS: v.CheckpointNS}
+	return nil
 }
 
 // RunCreate is the body of the run endpoints (POST

@@ -366,6 +366,18 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 	case cp != "" && cp != head:
 		in.CheckpointID = cp
 	}
+	if in.CheckpointID != "" {
+		// A run from an earlier checkpoint forks the thread there (the
+		// agent's Input.CheckpointID): refused at once when the thread
+		// has no such checkpoint, rather than failing once started.
+		if _, err := s.cfg.Saver.Load(ctx, threadID, in.CheckpointID); errors.Is(err, checkpoint.ErrNotFound) {
+			httpError(w, http.StatusNotFound, fmt.Sprintf("Checkpoint %s not found in thread %s", in.CheckpointID, threadID))
+			return nil
+		} else if err != nil {
+			storageError(w, threadID, err)
+			return nil
+		}
+	}
 	noop := false
 	if q.Command != nil && len(q.Command.Resume) > 0 {
 		if len(in.Messages) > 0 {
@@ -645,6 +657,13 @@ func (s *Server) stream(ctx context.Context, rn *run, a *assistantEntry, in agen
 
 // end records a run's end and wakes its readers.
 func (s *Server) end(rn *run, status langgraph.RunStatus, errMsg string) {
+	if rn.started {
+		// Recorded before the run is done, so that a client that sees its
+		// stream end reads the error with the thread, and a run enqueued
+		// behind it records its own after. A run cancelled while it
+		// waited leaves the thread's error as the last run that ran left it.
+		s.recordError(rn.threadID, errMsg)
+	}
 	rn.mu.Lock()
 	rn.status, rn.updatedAt, rn.done = status, time.Now().UTC(), true
 	close(rn.changed)
@@ -652,11 +671,6 @@ func (s *Server) end(rn *run, status langgraph.RunStatus, errMsg string) {
 	rn.mu.Unlock()
 	s.runs.finish(rn)
 	s.record(rn)
-	if rn.started {
-		// A run cancelled while it waited leaves the thread's error as the
-		// last run that did run left it.
-		s.recordError(rn.threadID, errMsg)
-	}
 	if rn.temporary {
 		s.cfg.Saver.DeleteThread(context.Background(), rn.threadID) //nolint:errcheck // a stateless run's thread; nothing to report to
 	}

@@ -132,3 +132,52 @@ func pgReplicas(t *testing.T, pgURL string) (string, string) {
 	}
 	return urls[0], urls[1]
 }
+
+// TestOfficialJSSDKTimeTravel runs testdata/sdk/timetravel.mjs with both
+// SDK versions against a server on a SQLite database: getHistory paging
+// with limit and before through a thread of more than 10 checkpoints,
+// runs from an earlier checkpoint (checkpointId, checkpoint) whose results
+// build on it while the abandoned branch stays loadable, and a state update
+// that forks.
+func TestOfficialJSSDKTimeTravel(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if _, serr := os.Stat(filepath.Join(sdkDir, "node_modules")); err != nil || serr != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("node or the SDK is missing in CI (node: %v; %s/node_modules: %v)", err, sdkDir, serr)
+		}
+		t.Skipf("needs node and the SDK: cd server/%s && npm ci", sdkDir)
+	}
+	for _, version := range []string{"1.0.3", "1.15.0"} {
+		t.Run(version, func(t *testing.T) {
+			ctx := context.Background()
+			db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "threads.db"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			a, err := deepagents.New(deepagents.Config{Model: replay.Inline{}, Checkpointer: db.Saver()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: db.Saver()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			hs := httptest.NewServer(s)
+			defer func() {
+				hs.CloseClientConnections()
+				s.Close()
+				hs.Close()
+			}()
+			cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(cctx, node, "timetravel.mjs", hs.URL, version)
+			cmd.Dir = sdkDir
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("the SDK's checks failed: %v\n%s", err, out)
+			}
+			t.Logf("%s", out)
+		})
+	}
+}

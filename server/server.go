@@ -231,6 +231,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST "+langgraph.PathThreadCopy, s.copyThread)
 	m.HandleFunc("GET "+langgraph.PathThreadState, s.getState)
 	m.HandleFunc("GET "+langgraph.PathThreadStateAt, s.getState)
+	m.HandleFunc("POST "+langgraph.PathThreadStateOf, s.stateAt)
 	m.HandleFunc("POST "+langgraph.PathThreadState, s.updateState)
 	m.HandleFunc("POST "+langgraph.PathThreadHistory, s.history)
 	m.HandleFunc("GET "+langgraph.PathThreadHistory, s.history)

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -440,10 +441,32 @@ func (s *Server) getState(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.stateOf(snap))
 }
 
+// stateAt answers the state as of the checkpoint a StateRequest names, or
+// of the head when it names none.
+func (s *Server) stateAt(w http.ResponseWriter, r *http.Request) {
+	var q langgraph.StateRequest
+	if !readJSON(w, r, &q) {
+		return
+	}
+	r.SetPathValue("checkpoint_id", q.Checkpoint.CheckpointID)
+	s.getState(w, r)
+}
+
+// history lists a thread's states newest first, every branch's, as
+// LangGraph does: POST with a HistoryRequest, or GET with the query
+// parameters limit and before (a checkpoint ID).
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	tid := r.PathValue("thread_id")
 	var q langgraph.HistoryRequest
-	if r.Method == http.MethodPost && !readJSON(w, r, &q) {
+	if r.Method == http.MethodPost {
+		if !readJSON(w, r, &q) {
+			return
+		}
+	} else if !historyQuery(w, r, &q) {
+		return
+	}
+	if q.Limit != nil && *q.Limit < 0 {
+		validationError(w, "limit", "limit must not be negative")
 		return
 	}
 	if _, ok := s.thread(w, r, tid); !ok {
@@ -454,30 +477,86 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		storageError(w, tid, err)
 		return
 	}
-	if q.Before != nil && q.Before.CheckpointID != "" {
-		i := slices.IndexFunc(infos, func(in checkpoint.Info) bool { return in.ID == q.Before.CheckpointID })
-		if i < 0 {
-			infos = nil
-		} else {
-			infos = infos[i+1:]
-		}
+	if q.Checkpoint != nil && q.Checkpoint.CheckpointID != "" {
+		infos = slices.DeleteFunc(infos, func(in checkpoint.Info) bool { return in.ID != q.Checkpoint.CheckpointID })
 	}
-	infos = page(infos, 0, q.Limit, 10)
-	out := make([]langgraph.ThreadState, 0, len(infos))
+	if q.Before != nil && q.Before.CheckpointID != "" {
+		infos = before(infos, q.Before.CheckpointID)
+	}
+	limit := 10
+	if q.Limit != nil {
+		limit = *q.Limit
+	}
+	var filter map[string]any
+	if len(q.Metadata) > 0 {
+		// Compared as JSON decodes them: the filter's numbers are float64.
+		b, _ := json.Marshal(q.Metadata)
+		json.Unmarshal(b, &filter) //nolint:errcheck // our own encoding
+	}
+	out := make([]langgraph.ThreadState, 0, min(limit, len(infos)))
 	for _, in := range infos {
+		if len(out) >= limit {
+			break
+		}
 		snap, err := s.cfg.Saver.Load(r.Context(), tid, in.ID)
 		if err != nil {
 			storageError(w, tid, err)
 			return
 		}
-		out = append(out, s.stateOf(snap))
+		st := s.stateOf(snap)
+		if filter != nil {
+			var md map[string]any
+			b, _ := json.Marshal(st.Metadata)
+			json.Unmarshal(b, &md) //nolint:errcheck // our own encoding
+			if !contains(md, filter) {
+				continue
+			}
+		}
+		out = append(out, st)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
+// historyQuery reads GET history's query parameters into q: limit, and
+// before, a checkpoint ID (or, as the SDKs encode an object in a query, a
+// config or checkpoint as JSON).
+func historyQuery(w http.ResponseWriter, r *http.Request, q *langgraph.HistoryRequest) bool {
+	v := r.URL.Query()
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil {
+			validationError(w, "limit", fmt.Sprintf("limit must be an integer, not %q", l))
+			return false
+		}
+		q.Limit = &n
+	}
+	if b := v.Get("before"); b != "" {
+		q.Before = &langgraph.CheckpointRef{CheckpointID: b}
+		if strings.HasPrefix(b, "{") {
+			if err := json.Unmarshal([]byte(b), q.Before); err != nil {
+				validationError(w, "before", err.Error())
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// before returns the checkpoints of infos (newest first) older than id:
+// those listed after it, or, when id is not one of them, those whose IDs
+// sort before it, as LangGraph compares checkpoint IDs.
+func before(infos []checkpoint.Info, id string) []checkpoint.Info {
+	if i := slices.IndexFunc(infos, func(in checkpoint.Info) bool { return in.ID == id }); i >= 0 {
+		return infos[i+1:]
+	}
+	return slices.DeleteFunc(infos, func(in checkpoint.Info) bool { return in.ID >= id })
+}
+
 // updateState applies a client's edit to a thread's state as a new
 // checkpoint: files merge by path (null deletes), todos replace, messages
-// append. The thread must not be running.
+// append. The edit applies to the head, or to the checkpoint the request
+// names (checkpoint_id or checkpoint), which forks the thread there. The
+// thread must not be running.
 func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
 	tid := r.PathValue("thread_id")
 	var q langgraph.StateUpdate
@@ -560,18 +639,40 @@ func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
 	}
 	status := th.Status
 	defer func() { lease.Release(r.Context(), status) }() //nolint:errcheck // the status is what it was
-	cp := &checkpoint.Checkpoint{ThreadID: tid, ID: newCheckpointID(), ParentID: th.Head, CreatedAt: now, Delta: d}
-	if th.Head != "" {
-		head, err := s.cfg.Saver.Load(r.Context(), tid, "")
+	// The update applies to the checkpoint the client names, or to the
+	// head: the new checkpoint's parent. Naming an older one forks the
+	// thread there, as in LangGraph; the branch left stays in the history.
+	parent := th.Head
+	if q.Checkpoint != nil && q.Checkpoint.CheckpointID != "" {
+		parent = q.Checkpoint.CheckpointID
+	}
+	if q.CheckpointID != "" {
+		parent = q.CheckpointID
+	}
+	cp := &checkpoint.Checkpoint{ThreadID: tid, ID: newCheckpointID(), ParentID: parent, CreatedAt: now, Delta: d}
+	if parent != "" {
+		base, err := s.cfg.Saver.Load(r.Context(), tid, parent)
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			httpError(w, http.StatusNotFound, fmt.Sprintf("Checkpoint %s not found in thread %s", parent, tid))
+			return
+		}
 		if err != nil {
 			storageError(w, tid, err)
 			return
 		}
-		cp.Keep, cp.Step = len(head.Messages), head.Step
+		cp.Keep, cp.Step = len(base.Messages), base.Step
 		// A thread that waits for decisions still waits for them after
 		// an edit (of a file the pending call writes, say).
-		if reqs, _ := agent.PendingRequests(head.Meta); len(reqs) > 0 {
-			cp.Meta = head.Meta
+		reqs, _ := agent.PendingRequests(base.Meta)
+		if len(reqs) > 0 {
+			cp.Meta = base.Meta
+		}
+		if parent != th.Head {
+			// The thread's status is its new head's.
+			status = checkpoint.StatusIdle
+			if len(reqs) > 0 {
+				status = checkpoint.StatusInterrupted
+			}
 		}
 	}
 	if err := s.cfg.Saver.Put(r.Context(), cp); err != nil {
