@@ -102,4 +102,3 @@ func (c *counting) PutBatch(ctx context.Context, items []store.Item) error {
 	}
 	return c.Store.PutBatch(ctx, items)
 }
-

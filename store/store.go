@@ -83,4 +83,3 @@ func PutAll(ctx context.Context, s Store, items []Item) error {
 	}
 	return nil
 }
-

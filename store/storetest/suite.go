@@ -614,4 +614,3 @@ func testPutAll(t *testing.T, s store.Store) {
 		t.Errorf("a failed batch left its first item: %v", err)
 	}
 }
-
