@@ -106,3 +106,46 @@ func TestRewindAgent(t *testing.T) {
 		t.Errorf("the abandoned branch: %+v", snap.Messages)
 	}
 }
+
+// TestRewindStateThread: a thread whose files are in its state rewinds
+// through its conversation's checkpoints: files and messages together.
+func TestRewindStateThread(t *testing.T) {
+	ctx := context.Background()
+	st, saver := store.NewMemoryStore(), checkpoint.NewMemorySaver()
+	tr, err := rewind.New(rewind.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{call("w1", "write_file", `{"file_path":"/a.txt","content":"one"}`)}},
+		replay.Turn{Content: "wrote one"},
+		replay.Turn{ToolCalls: []llm.ToolCall{call("w2", "write_file", `{"file_path":"/b.txt","content":"two"}`)}},
+		replay.Turn{Content: "wrote two"},
+	)
+	a, err := deepagents.New(deepagents.Config{Model: m, Checkpointer: saver, Store: st, Middleware: []deepagents.Middleware{tr.Middleware()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"first", "second"} {
+		if _, err := a.Invoke(ctx, deepagents.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText(p)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := tr.Rewind(ctx, a, "t", 2, rewind.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Files == nil || len(res.Files.Written)+len(res.Files.Removed) != 0 {
+		t.Errorf("files plan %+v", res.Files)
+	}
+	snap, err := saver.Load(ctx, "t", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := snap.Files["/a.txt"]; !ok {
+		t.Error("/a.txt is gone")
+	}
+	if _, ok := snap.Files["/b.txt"]; ok {
+		t.Error("/b.txt, written after turn 2's prompt, is still there")
+	}
+}

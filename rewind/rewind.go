@@ -26,7 +26,9 @@ const (
 
 // Config configures a Tracker.
 type Config struct {
-	// Dir is the folder tracked. Required.
+	// Dir is the folder tracked. "" records the turns alone, for
+	// threads whose files are in their state: Rewind then forks the
+	// conversation, and the files with it.
 	Dir string
 	// Store keeps the blobs and the points (the thread's database).
 	// Required.
@@ -115,26 +117,34 @@ type threadState struct {
 
 // New returns a Tracker of cfg.Dir.
 func New(cfg Config) (*Tracker, error) {
-	if cfg.Dir == "" || cfg.Store == nil {
-		return nil, errors.New("rewind: Config.Dir and Config.Store are required")
-	}
-	dir, err := filepath.Abs(cfg.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("rewind: %w", err)
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, fmt.Errorf("rewind: %w", err)
+	if cfg.Store == nil {
+		return nil, errors.New("rewind: Config.Store is required")
 	}
 	cfg.MaxFileBytes = cmp.Or(cfg.MaxFileBytes, DefaultMaxFileBytes)
 	cfg.MaxFiles = cmp.Or(cfg.MaxFiles, DefaultMaxFiles)
-	return &Tracker{cfg: cfg, dir: dir, root: root, threads: make(map[string]*threadState)}, nil
+	t := &Tracker{cfg: cfg, threads: make(map[string]*threadState)}
+	if cfg.Dir == "" {
+		return t, nil // the turns alone: the files are the thread's state
+	}
+	var err error
+	if t.dir, err = filepath.Abs(cfg.Dir); err != nil {
+		return nil, fmt.Errorf("rewind: %w", err)
+	}
+	if t.root, err = os.OpenRoot(t.dir); err != nil {
+		return nil, fmt.Errorf("rewind: %w", err)
+	}
+	return t, nil
 }
 
 // Close releases the folder.
-func (t *Tracker) Close() error { return t.root.Close() }
+func (t *Tracker) Close() error {
+	if t.root == nil {
+		return nil
+	}
+	return t.root.Close()
+}
 
-// Dir is the folder tracked.
+// Dir is the folder tracked, "" for none.
 func (t *Tracker) Dir() string { return t.dir }
 
 // thread returns the thread's state, locked, its points loaded from the

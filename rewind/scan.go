@@ -34,6 +34,9 @@ const maxGitignore = 256 << 10
 // entry keeps its hash unread.
 func (t *Tracker) scan(ctx context.Context, prev map[string]Entry) (*scanned, error) {
 	s := &scanned{tree: make(map[string]Entry), contents: make(map[string][]byte)}
+	if t.root == nil {
+		return s, nil // no folder: nothing to record
+	}
 	var ign gitignore.Matcher
 	skipped := 0
 	err := filepath.WalkDir(t.dir, func(p string, d fs.DirEntry, err error) error {
