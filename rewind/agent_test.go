@@ -66,7 +66,7 @@ func TestRewindAgent(t *testing.T) {
 		t.Fatalf("turns %+v, %v", turns, err)
 	}
 
-	res, err := tr.Rewind(ctx, a, "t", 2, rewind.Options{})
+	res, err := tr.Rewind(ctx, saver, "t", 2, rewind.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestRewindAgent(t *testing.T) {
 		t.Errorf("the prompt to send again: %q", res.Turn.Prompt)
 	}
 
-	if _, err := tr.Rewind(ctx, a, "t", 1, rewind.Options{}); err != nil {
+	if _, err := tr.Rewind(ctx, saver, "t", 1, rewind.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := tree(t, dir); got != original {
@@ -131,7 +131,7 @@ func TestRewindStateThread(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, err := tr.Rewind(ctx, a, "t", 2, rewind.Options{})
+	res, err := tr.Rewind(ctx, saver, "t", 2, rewind.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

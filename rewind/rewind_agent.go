@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
 )
 
 // log reports what no run can carry.
@@ -26,7 +26,7 @@ type Result struct {
 	Turn *Point
 	// Files is the Restore's plan; nil when files were not rewound.
 	Files *Plan
-	// CheckpointID is the conversation's new head (Agent.Fork); "" when
+	// CheckpointID is the conversation's new head (checkpoint.Fork); "" when
 	// the conversation was not rewound.
 	CheckpointID string
 }
@@ -49,9 +49,9 @@ func (t *Tracker) Turns(ctx context.Context, threadID string) ([]*Point, error) 
 
 // Rewind puts a thread back as it was before its turn-th prompt (from 1):
 // the folder (Restore), and the conversation, forked at the checkpoint
-// the prompt came after (a.Fork), the later turns kept on a branch of
-// their own. a is the agent whose Checkpointer holds the thread.
-func (t *Tracker) Rewind(ctx context.Context, a *agent.Agent, threadID string, turn int, opts Options) (*Result, error) {
+// the prompt came after (checkpoint.Fork), the later turns kept on a
+// branch of their own. saver holds the thread (the agent's Checkpointer).
+func (t *Tracker) Rewind(ctx context.Context, saver checkpoint.Saver, threadID string, turn int, opts Options) (*Result, error) {
 	if !opts.Files && !opts.Conversation {
 		opts.Files, opts.Conversation = true, true
 	}
@@ -69,8 +69,8 @@ func (t *Tracker) Rewind(ctx context.Context, a *agent.Agent, threadID string, t
 		}
 	}
 	if opts.Conversation && !opts.DryRun {
-		if res.CheckpointID, err = a.Fork(ctx, threadID, res.Turn.CheckpointID); err != nil {
-			return res, err
+		if res.CheckpointID, err = checkpoint.Fork(ctx, saver, threadID, res.Turn.CheckpointID); err != nil {
+			return res, fmt.Errorf("rewind: %w", err)
 		}
 	}
 	return res, nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -59,6 +60,7 @@ func Run(t *testing.T, newSaver Factory, opts ...Option) {
 		{"Threads", testThreads},
 		{"DeleteThread", testDeleteThread},
 		{"TimeTravel", testTimeTravel},
+		{"Fork", testFork},
 		{"HistoryRewrite", testHistoryRewrite},
 		{"TodosFilesValues", testTodosFilesValues},
 		{"Appends", testAppends},
@@ -850,6 +852,53 @@ func testTimeTravel(t *testing.T, s checkpoint.Saver) {
 	m.put(t, s, &checkpoint.Checkpoint{ThreadID: "t", ID: "r1", ParentID: "c01", Delta: checkpoint.Delta{Keep: 1, Messages: msgs(40, 1)}})
 	m.check(t, s, "t", "r1")
 	m.check(t, s, "t", "b1")
+}
+
+// testFork: checkpoint.Fork makes an older checkpoint's state the head,
+// keeps the abandoned branch, forks at the start to an empty state, and
+// refuses a thread that is running.
+func testFork(t *testing.T, s checkpoint.Saver) {
+	m := newModel()
+	chain(t, m, s, "t", 4) // c01..c04
+	want, err := s.Load(ctxb(), "t", "c02")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := checkpoint.Fork(ctxb(), s, "t", "c02")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(ctxb(), "t", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != id || got.ParentID != "c02" || len(got.Messages) != len(want.Messages) || !reflect.DeepEqual(got.Values, want.Values) || len(got.Files) != len(want.Files) {
+		t.Errorf("the fork's head = %+v, want c02's state %+v", got.Info, want.Info)
+	}
+	m.check(t, s, "t", "c04") // the abandoned branch
+	if _, err := checkpoint.Fork(ctxb(), s, "t", "c04"); err != nil {
+		t.Fatal(err)
+	}
+	if back, _ := s.Load(ctxb(), "t", ""); len(back.Messages) != len(m.get("t", "c04").Messages) {
+		t.Errorf("forked back to c04: %d messages", len(back.Messages))
+	}
+	if _, err := checkpoint.Fork(ctxb(), s, "t", ""); err != nil {
+		t.Fatal(err)
+	}
+	if empty, _ := s.Load(ctxb(), "t", ""); len(empty.Messages) != 0 || len(empty.Files) != 0 {
+		t.Errorf("forked at the start: %+v", empty)
+	}
+	if _, err := checkpoint.Fork(ctxb(), s, "t", "nosuch"); err == nil {
+		t.Error("forked at a checkpoint the thread does not have")
+	}
+	lease, err := s.Acquire(ctxb(), "t", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Release(ctxb(), checkpoint.StatusIdle)
+	if _, err := checkpoint.Fork(ctxb(), s, "t", "c01"); !errors.Is(err, checkpoint.ErrBusy) {
+		t.Errorf("a fork of a running thread: %v, want ErrBusy", err)
+	}
 }
 
 func testHistoryRewrite(t *testing.T, s checkpoint.Saver) {
