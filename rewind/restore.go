@@ -45,6 +45,12 @@ func (t *Tracker) Restore(ctx context.Context, threadID string, seq int, opts Re
 	if seq < 1 || seq > len(ts.points) {
 		return nil, fmt.Errorf("rewind: thread %s has no point %d (it has %d)", threadID, seq, len(ts.points))
 	}
+	if t.root == nil {
+		if dir := ts.points[len(ts.points)-1].Dir; dir != "" {
+			return nil, fmt.Errorf("rewind: thread %s's points are of the folder %s; open a Tracker on it to restore files", threadID, dir)
+		}
+		return &Plan{To: ts.points[seq-1]}, nil // the files are the thread's state
+	}
 	target := treeAt(ts.points, seq)
 	cur, err := t.scan(ctx, ts.tree)
 	if err != nil {

@@ -79,6 +79,8 @@ type Point struct {
 	// Seq numbers the thread's points from 1, in order.
 	Seq  int
 	Kind Kind
+	// Dir is the folder recorded, "" for none.
+	Dir string
 	// Prompt is a turn point's prompt (its first 16 KiB).
 	Prompt string
 	// CheckpointID is the conversation's checkpoint the point goes with:
@@ -211,7 +213,7 @@ func (t *Tracker) record(ctx context.Context, threadID string, ts *threadState, 
 	if err != nil {
 		return nil, err
 	}
-	p := &Point{Seq: len(ts.points) + 1, Kind: kind, Prompt: clipPrompt(prompt), CheckpointID: checkpointID,
+	p := &Point{Seq: len(ts.points) + 1, Kind: kind, Dir: t.dir, Prompt: clipPrompt(prompt), CheckpointID: checkpointID,
 		CreatedAt: time.Now().UTC(), Changes: changes, Notes: s.notes}
 	it, err := pointItem(threadID, p)
 	if err != nil {

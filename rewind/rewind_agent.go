@@ -63,14 +63,28 @@ func (t *Tracker) Rewind(ctx context.Context, saver checkpoint.Saver, threadID s
 		return nil, fmt.Errorf("rewind: thread %s has no turn %d (it has %d)", threadID, turn, len(turns))
 	}
 	res := &Result{Turn: turns[turn-1]}
-	if opts.Files {
-		if res.Files, err = t.Restore(ctx, threadID, res.Turn.Seq, RestoreOptions{Force: opts.Force, DryRun: opts.DryRun}); err != nil {
-			return res, err
-		}
-	}
+	// The conversation first: a thread that is running is refused
+	// (checkpoint.ErrBusy) before a file changes.
 	if opts.Conversation && !opts.DryRun {
 		if res.CheckpointID, err = checkpoint.Fork(ctx, saver, threadID, res.Turn.CheckpointID); err != nil {
 			return res, fmt.Errorf("rewind: %w", err)
+		}
+	}
+	if opts.Files {
+		if !opts.DryRun {
+			// No run may change the folder while it is put back.
+			th, err := saver.Thread(ctx, threadID)
+			if err != nil {
+				return res, fmt.Errorf("rewind: %w", err)
+			}
+			lease, err := saver.Acquire(ctx, threadID, nil)
+			if err != nil {
+				return res, fmt.Errorf("rewind: %w", err)
+			}
+			defer lease.Release(context.WithoutCancel(ctx), th.Status) //nolint:errcheck // the restore's outcome is reported
+		}
+		if res.Files, err = t.Restore(ctx, threadID, res.Turn.Seq, RestoreOptions{Force: opts.Force, DryRun: opts.DryRun}); err != nil {
+			return res, err
 		}
 	}
 	return res, nil

@@ -26,6 +26,7 @@ func pointsOf(threadID string) []string { return append(pointsNamespace[:3:3], t
 // storedPoint is a Point as the store keeps it.
 type storedPoint struct {
 	Kind         Kind              `json:"kind"`
+	Dir          string            `json:"dir,omitempty"`
 	Prompt       string            `json:"prompt,omitempty"`
 	CheckpointID string            `json:"checkpoint_id,omitempty"`
 	CreatedAt    time.Time         `json:"created_at"`
@@ -76,7 +77,7 @@ func (t *Tracker) blob(ctx context.Context, hash string) ([]byte, error) {
 // pointItem is a point as a store item; its key orders the thread's
 // points.
 func pointItem(threadID string, p *Point) (store.Item, error) {
-	v, err := toValue(storedPoint{Kind: p.Kind, Prompt: p.Prompt, CheckpointID: p.CheckpointID, CreatedAt: p.CreatedAt, Changes: p.Changes, Notes: p.Notes})
+	v, err := toValue(storedPoint{Kind: p.Kind, Dir: p.Dir, Prompt: p.Prompt, CheckpointID: p.CheckpointID, CreatedAt: p.CreatedAt, Changes: p.Changes, Notes: p.Notes})
 	return store.Item{Namespace: pointsOf(threadID), Key: fmt.Sprintf("%010d", p.Seq), Value: v}, err
 }
 
@@ -114,7 +115,7 @@ func (t *Tracker) loadPoints(ctx context.Context, threadID string) ([]*Point, er
 			if err := json.Unmarshal(b, &sp); err != nil {
 				return points, nil
 			}
-			points = append(points, &Point{Seq: seq, Kind: sp.Kind, Prompt: sp.Prompt, CheckpointID: sp.CheckpointID, CreatedAt: sp.CreatedAt, Changes: sp.Changes, Notes: sp.Notes})
+			points = append(points, &Point{Seq: seq, Kind: sp.Kind, Dir: sp.Dir, Prompt: sp.Prompt, CheckpointID: sp.CheckpointID, CreatedAt: sp.CreatedAt, Changes: sp.Changes, Notes: sp.Notes})
 		}
 		if len(items) < pageSize {
 			return points, nil
@@ -194,3 +195,16 @@ func Vacuum(ctx context.Context, st store.Store) (int, error) {
 	}
 	return len(unused), nil
 }
+
+// FolderOf returns the folder a thread's points were recorded in ("" for
+// a thread whose files are in its state, or that has no points): what a
+// Tracker to rewind it is opened on.
+func FolderOf(ctx context.Context, st store.Store, threadID string) (string, error) {
+	t := &Tracker{cfg: Config{Store: st}}
+	points, err := t.loadPoints(ctx, threadID)
+	if err != nil || len(points) == 0 {
+		return "", err
+	}
+	return points[len(points)-1].Dir, nil
+}
+

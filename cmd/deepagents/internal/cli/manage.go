@@ -13,6 +13,7 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/persist"
+	"github.com/deepagents-go/deepagents/rewind"
 	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/workspace"
 )
@@ -186,6 +187,11 @@ func deleteTree(ctx context.Context, d *persist.DB, all []checkpoint.Thread, id 
 			if err := forgetThread(ctx, d, t.ID); err != nil {
 				return n, fmt.Errorf("deleting the title of thread %s: %w", t.ID, err)
 			}
+			// Its workspace checkpoints (their contents stay until
+			// db vacuum: other threads may share them).
+			if err := rewind.Forget(ctx, d.Store, t.ID); err != nil {
+				return n, fmt.Errorf("deleting the workspace checkpoints of thread %s: %w", t.ID, err)
+			}
 			// The thread's conversation history, if summarization kept
 			// one: the folder of its top-level thread.
 			if err := workspace.RemoveHistory(hist, t.ID); err != nil {
@@ -230,7 +236,7 @@ func newDBCmd(env Env) *cobra.Command {
 	cmd.PersistentFlags().StringVar(&db, "db", "", "database (default: deepagents.db in the user's data directory)")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "vacuum [--db DSN]",
-		Short: "Reclaim the space of deleted threads",
+		Short: "Reclaim the space of deleted threads (and of workspace checkpoints no thread uses); run it while no agent runs",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			d, err := openDB(cmd.Context(), db)
@@ -242,6 +248,12 @@ func newDBCmd(env Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// The contents of workspace checkpoints that no thread's
+			// points refer to any more, then the database's own space.
+			blobs, err := rewind.Vacuum(cmd.Context(), d.Store)
+			if err != nil {
+				return err
+			}
 			if err := d.Vacuum(cmd.Context()); err != nil {
 				return err
 			}
@@ -249,7 +261,7 @@ func newDBCmd(env Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(env.Stdout, "%s: %s before, %s after\n", d.Location, humanBytes(before), humanBytes(after))
+			fmt.Fprintf(env.Stdout, "%s: %s before, %s after (%d workspace checkpoint contents no thread used)\n", d.Location, humanBytes(before), humanBytes(after), blobs)
 			return nil
 		},
 	})

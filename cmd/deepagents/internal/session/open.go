@@ -18,6 +18,7 @@ import (
 	"github.com/deepagents-go/deepagents/mcp"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/profile"
+	"github.com/deepagents-go/deepagents/rewind"
 	"github.com/deepagents-go/deepagents/tool"
 	"github.com/deepagents-go/deepagents/workspace"
 )
@@ -50,8 +51,11 @@ type Session struct {
 	Profile profile.Profile
 	// MCP are the MCP servers started (nil for none): their states and
 	// tools, for /mcp.
-	MCP   *mcp.Servers
-	close func()
+	MCP *mcp.Servers
+	// Rewind records the workspace's checkpoints as the agent works (its
+	// middleware is in the agent's stack) and rewinds threads.
+	Rewind *rewind.Tracker
+	close  func()
 }
 
 // Close closes the agent, then what its tools use (MCP servers, the
@@ -81,6 +85,16 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 	}
 	s.Backend = ws.Backend
 	s.close = func() { ws.Close() }
+	tracked := spec.Dir
+	if spec.StateWorkspace {
+		tracked = "" // the files are the thread's state: its turns alone
+	}
+	tr, err := rewind.New(rewind.Config{Dir: tracked, Store: deps.DB.Store})
+	if err != nil {
+		return fail(err)
+	}
+	s.Rewind = tr
+	s.close = func() { ws.Close(); tr.Close() }
 	subagents := make([]deepagents.Subagent, 0, len(spec.Subagents))
 	for _, sa := range spec.Subagents {
 		d, err := ms.subagent(ctx, sa)
@@ -108,7 +122,7 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 	var mcpTools []tool.Tool
 	if servers != nil {
 		s.MCP = servers
-		s.close = func() { servers.Close(); ws.Close() }
+		s.close = func() { servers.Close(); ws.Close(); tr.Close() }
 		mcpTools = servers.Tools()
 	}
 	s.Profile = spec.Profile.For(model)
@@ -131,7 +145,7 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 		PermissionMode: spec.PermissionMode,
 		Memory:         ws.Memory,
 		Skills:         ws.Skills,
-		Middleware:     ws.Middleware,
+		Middleware:     append(slices.Clone(ws.Middleware), tr.Middleware()),
 		MaxSteps:       spec.MaxSteps,
 		Durability:     spec.Durability,
 		GrepRegexp:     spec.GrepRegexp,

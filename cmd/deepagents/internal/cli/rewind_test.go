@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/deepagents-go/deepagents/llm"
+)
+
+// folder is the workspace's entries as "path content" lines.
+func folder(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			if rel != "." {
+				b.WriteString(rel + "/\n")
+			}
+			return nil
+		}
+		data, _ := os.ReadFile(p)
+		b.WriteString(rel + " " + string(data) + "\n")
+		return nil
+	})
+	return b.String()
+}
+
+// stateMessages are the texts of the thread's messages.
+func stateMessages(t *testing.T, w *world, thread string) []string {
+	t.Helper()
+	code, out, stderr := w.run("state", thread, "--db", w.db)
+	if code != 0 {
+		t.Fatalf("state: exit %d: %s", code, stderr)
+	}
+	var st struct {
+		Messages []llm.Message `json:"messages"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, m := range st.Messages {
+		texts = append(texts, m.Text())
+	}
+	return texts
+}
+
+// TestRewindThroughTheBinary: a run edits with edit_file and changes the
+// tree with commands (rm, mv, a generated folder); rewind lists the turns,
+// --to 1 restores the exact tree and the conversation, keeping a file
+// changed by hand; the abandoned branch can be rewound to and continued.
+func TestRewindThroughTheBinary(t *testing.T) {
+	w := newWorld(t)
+	for f, c := range map[string]string{"a.txt": "alpha\n", "b.txt": "bravo\n", "c.txt": "charlie\n", "mine.txt": "v1\n"} {
+		os.WriteFile(filepath.Join(w.dir, f), []byte(c), 0o644)
+	}
+	original := folder(t, w.dir)
+	first := w.script(`{"turns":[
+		{"tool_calls":[{"id":"e","name":"edit_file","args":{"file_path":"/a.txt","old_string":"alpha","new_string":"ALPHA"}}]},
+		{"tool_calls":[{"id":"x","name":"execute","args":{"command":"rm b.txt && mv c.txt d.txt && mkdir -p gen/sub && echo out > gen/sub/out.txt"}}]},
+		{"content":"tidied"}]}`)
+	if code, _, stderr := w.run(w.runArgs(first, "--shell", "--auto-approve", "--thread", "rw", "tidy up")...); code != 0 {
+		t.Fatalf("first run: exit %d: %s", code, stderr)
+	}
+	afterFirst := folder(t, w.dir)
+	if !strings.Contains(afterFirst, "gen/sub/out.txt out") || strings.Contains(afterFirst, "b.txt") {
+		t.Fatalf("the first run did not change the tree:\n%s", afterFirst)
+	}
+	os.WriteFile(filepath.Join(w.dir, "mine.txt"), []byte("v2 by hand\n"), 0o644)
+	second := w.script(`{"turns":[
+		{"tool_calls":[{"id":"w","name":"write_file","args":{"file_path":"/e.txt","content":"echo\n"}}]},
+		{"content":"added e"}]}`)
+	if code, _, stderr := w.run(w.runArgs(second, "--auto-approve", "--thread", "rw", "add e")...); code != 0 {
+		t.Fatalf("second run: exit %d: %s", code, stderr)
+	}
+
+	code, out, stderr := w.run("rewind", "rw", "--db", w.db)
+	if code != 0 {
+		t.Fatalf("rewind: exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(out, "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[1], "1 ") || !strings.HasSuffix(lines[1], "tidy up") || !strings.HasSuffix(lines[2], "add e") {
+		t.Fatalf("the turns:\n%s", out)
+	}
+
+	code, out, stderr = w.run("rewind", "rw", "--to", "1", "--db", w.db)
+	if code != 0 {
+		t.Fatalf("rewind --to 1: exit %d: %s", code, stderr)
+	}
+	want := strings.Replace(original, "mine.txt v1", "mine.txt v2 by hand", 1)
+	if got := folder(t, w.dir); got != want {
+		t.Errorf("the tree after rewind --to 1:\n%s\nwant:\n%s", got, want)
+	}
+	if !strings.Contains(out, "Kept, changed outside the agent since") || !strings.Contains(out, "mine.txt") || !strings.Contains(out, "tidy up") {
+		t.Errorf("rewind --to 1 said:\n%s", out)
+	}
+	if msgs := stateMessages(t, w, "rw"); len(msgs) != 0 {
+		t.Errorf("the conversation after rewind --to 1: %q", msgs)
+	}
+
+	// The abandoned branch: turn 2 is still there, files and conversation.
+	if code, out, stderr = w.run("rewind", "rw", "--to", "2", "--db", w.db); code != 0 {
+		t.Fatalf("rewind --to 2: exit %d: %s\n%s", code, stderr, out)
+	}
+	if got := folder(t, w.dir); got != strings.Replace(afterFirst, "mine.txt v1", "mine.txt v2 by hand", 1) {
+		t.Errorf("the tree after rewind --to 2:\n%s\nwant the first run's:\n%s", got, afterFirst)
+	}
+	msgs := stateMessages(t, w, "rw")
+	if len(msgs) == 0 || !strings.Contains(msgs[len(msgs)-1], "tidied") {
+		t.Fatalf("the conversation after rewind --to 2: %q", msgs)
+	}
+	again := w.script(`{"turns":[{"content":"continued","expect":{"messages_contain":["tidy up","tidied","and now?"]}}]}`)
+	if code, _, stderr := w.run(w.runArgs(again, "--thread", "rw", "and now?")...); code != 0 {
+		t.Fatalf("continuing the branch: exit %d: %s", code, stderr)
+	}
+
+	// Bad calls are usage errors.
+	for _, args := range [][]string{{"rewind", "rw", "--to", "9"}, {"rewind", "rw", "--force"}, {"rewind", "nosuch"}} {
+		if code, _, _ := w.run(append(args, "--db", w.db)...); code == 0 {
+			t.Errorf("%v: exit 0", args)
+		}
+	}
+}
