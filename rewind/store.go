@@ -207,4 +207,3 @@ func FolderOf(ctx context.Context, st store.Store, threadID string) (string, err
 	}
 	return points[len(points)-1].Dir, nil
 }
-
