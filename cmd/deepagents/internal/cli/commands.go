@@ -18,6 +18,7 @@ import (
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/tui"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/rewind"
 )
 
 // The interactive session's commands beyond a prompt (tui.Commands): !
@@ -65,6 +66,29 @@ func (l *live) commands() tui.Commands {
 		},
 		SwitchModel: l.switchModel,
 		Describe:    l.describe,
+		Turns: func(ctx context.Context, thread string) ([]tui.Turn, error) {
+			s, _ := l.current()
+			rows, err := turnRows(ctx, s.Rewind, thread)
+			if err != nil {
+				return nil, err
+			}
+			turns := make([]tui.Turn, len(rows))
+			for i, r := range rows {
+				turns[i] = tui.Turn{Prompt: r.Prompt, Sent: r.CreatedAt, Changed: r.changed}
+			}
+			return turns, nil
+		},
+		Rewind: func(ctx context.Context, thread string, turn int, files, conversation bool) (string, error) {
+			s, _ := l.current()
+			opts := rewind.Options{Files: files, Conversation: conversation}
+			res, err := s.Rewind.Rewind(ctx, l.o.db.Saver, thread, turn, opts)
+			if err != nil {
+				return "", err
+			}
+			var b strings.Builder
+			printRewind(&b, thread, turn, res, rewind.Options{Files: files, Conversation: conversation}, false)
+			return b.String(), nil
+		},
 	}
 }
 

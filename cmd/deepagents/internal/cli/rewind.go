@@ -66,7 +66,7 @@ point (by hand, between runs or after its last step) are kept and listed, unless
 				return fmt.Errorf("thread %s has no recorded turns to rewind to", thread)
 			}
 			if to == 0 {
-				return listTurns(ctx, env.Stdout, tr, thread, turns)
+				return listTurns(ctx, env.Stdout, tr, thread)
 			}
 			if !opts.Files && !opts.Conversation {
 				opts.Files, opts.Conversation = true, true
@@ -75,7 +75,7 @@ point (by hand, between runs or after its last step) are kept and listed, unless
 			if err != nil {
 				return err
 			}
-			printRewind(env.Stdout, thread, to, res, opts)
+			printRewind(env.Stdout, thread, to, res, opts, true)
 			return nil
 		},
 	}
@@ -118,27 +118,42 @@ func trackerOf(ctx context.Context, d *persist.DB, thread string) (*rewind.Track
 	return rewind.New(rewind.Config{Dir: dir, Store: d.Store})
 }
 
+// turnRow is a turn as the list shows it, with the entries the agent
+// changed after its prompt.
+type turnRow struct {
+	*rewind.Point
+	changed int
+}
+
+// turnRows are the thread's turns, oldest first.
+func turnRows(ctx context.Context, tr *rewind.Tracker, thread string) ([]turnRow, error) {
+	points, err := tr.Points(ctx, thread)
+	if err != nil {
+		return nil, err
+	}
+	var rows []turnRow
+	for _, p := range points {
+		switch {
+		case p.Kind == rewind.KindTurn:
+			rows = append(rows, turnRow{Point: p})
+		case len(rows) > 0:
+			rows[len(rows)-1].changed += len(p.Changes)
+		}
+	}
+	return rows, nil
+}
+
 // listTurns prints the turns: number, time, entries the agent changed in
 // the turn, prompt.
-func listTurns(ctx context.Context, w io.Writer, tr *rewind.Tracker, thread string, turns []*rewind.Point) error {
-	points, err := tr.Points(ctx, thread)
+func listTurns(ctx context.Context, w io.Writer, tr *rewind.Tracker, thread string) error {
+	rows, err := turnRows(ctx, tr, thread)
 	if err != nil {
 		return err
 	}
-	changed := make(map[int]int) // by turn number: entries changed after its prompt
-	n := 0
-	for _, p := range points {
-		if p.Kind == rewind.KindTurn {
-			n++
-			continue
-		}
-		changed[n] += len(p.Changes)
-	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TURN\tSENT\tCHANGED\tPROMPT")
-	for i, t := range turns {
-		prompt := display.Clip(t.Prompt, 80)
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", i+1, t.CreatedAt.Local().Format(time.DateTime), changed[i+1], prompt)
+	for i, t := range rows {
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", i+1, t.CreatedAt.Local().Format(time.DateTime), t.changed, display.Clip(t.Prompt, 80))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -147,8 +162,9 @@ func listTurns(ctx context.Context, w io.Writer, tr *rewind.Tracker, thread stri
 	return err
 }
 
-// printRewind says what a rewind did, or would do.
-func printRewind(w io.Writer, thread string, to int, res *rewind.Result, opts rewind.Options) {
+// printRewind says what a rewind did, or would do; withPrompt repeats the
+// turn's prompt (the terminal puts it in the input instead).
+func printRewind(w io.Writer, thread string, to int, res *rewind.Result, opts rewind.Options, withPrompt bool) {
 	verb := "Rewound"
 	if opts.DryRun {
 		verb = "Would rewind"
@@ -171,7 +187,7 @@ func printRewind(w io.Writer, thread string, to int, res *rewind.Result, opts re
 	} else if opts.Conversation && opts.DryRun {
 		fmt.Fprintln(w, "Conversation: would fork at the turn.")
 	}
-	if res.Turn.Prompt != "" {
+	if withPrompt && res.Turn.Prompt != "" {
 		fmt.Fprintf(w, "The prompt of that turn, to send again:\n  %s\n", strings.ReplaceAll(display.TerminalSafe(strings.TrimSpace(res.Turn.Prompt)), "\n", "\n  "))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/deepagents-go/deepagents/llm"
 )
@@ -127,5 +128,58 @@ func TestRewindThroughTheBinary(t *testing.T) {
 		if code, _, _ := w.run(append(args, "--db", w.db)...); code == 0 {
 			t.Errorf("%v: exit 0", args)
 		}
+	}
+}
+
+// TestRewindInTerminal: esc esc opens the list of the thread's prompts;
+// picking one and "b" puts code and conversation back before it, and its
+// prompt returns to the input.
+func TestRewindInTerminal(t *testing.T) {
+	w := newWorld(t)
+	os.WriteFile(filepath.Join(w.dir, "a.txt"), []byte("alpha\n"), 0o644)
+	script := w.script(`{"turns":[
+		{"tool_calls":[{"id":"w","name":"write_file","args":{"file_path":"/a.txt","content":"changed\n"}}]},
+		{"content":"done one"},
+		{"content":"done two"}]}`)
+	s := startTmux(t, w, "--model", "replay:"+script, "--dir", w.dir, "--db", w.db, "--auto-approve", "--thread", "tt")
+	s.waitFor("> ")
+	s.typeLine("first change")
+	s.waitFor("done one")
+	s.typeLine("second")
+	s.waitFor("done two")
+	s.keys("Escape")
+	time.Sleep(150 * time.Millisecond)
+	s.keys("Escape")
+	scr := s.waitFor("Rewind")
+	if !strings.Contains(scr, "first change") || !strings.Contains(scr, "second") {
+		t.Fatalf("the rewind list:\n%s", scr)
+	}
+	s.keys("Up")
+	s.keys("Enter")
+	s.waitFor("[b] code and conversation")
+	s.keys("b")
+	scr = s.waitFor("rewind to prompt 1")
+	if data, _ := os.ReadFile(filepath.Join(w.dir, "a.txt")); string(data) != "alpha\n" {
+		t.Errorf("a.txt = %q after the rewind:\n%s", data, scr)
+	}
+	if !strings.Contains(scr, "Files: 1 put back") {
+		t.Errorf("the rewind's summary:\n%s", scr)
+	}
+	// The prompt is back in the input, to edit and send: below the
+	// rewind's summary.
+	summary, input := -1, -1
+	for i, l := range strings.Split(scr, "\n") {
+		if strings.Contains(l, "rewind to prompt 1") {
+			summary = i
+		}
+		if strings.Contains(l, "first change") && !strings.Contains(l, "rewind") {
+			input = i
+		}
+	}
+	if input < summary || summary < 0 {
+		t.Errorf("the prompt did not come back to the input:\n%s", scr)
+	}
+	if msgs := stateMessages(t, w, "tt"); len(msgs) != 0 {
+		t.Errorf("the conversation after the rewind: %q", msgs)
 	}
 }

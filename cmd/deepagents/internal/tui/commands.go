@@ -47,6 +47,12 @@ type Commands struct {
 	// Describe returns what /mcp, /permissions and /config show ("mcp",
 	// "permissions", "config").
 	Describe func(ctx context.Context, topic string) string
+	// Turns lists thread's prompts, oldest first (esc esc, /rewind);
+	// Rewind puts the thread back as it was before its turn-th prompt (from
+	// 1): the workspace's files, the conversation, or both, and says what
+	// it did. Nil: rewinding is not available.
+	Turns  func(ctx context.Context, thread string) ([]Turn, error)
+	Rewind func(ctx context.Context, thread string, turn int, files, conversation bool) (string, error)
 }
 
 // Switched is the agent SwitchModel opened: its model and profile, the
@@ -96,6 +102,8 @@ func (m *tuiModel) command(text string) tea.Cmd {
 			return nil
 		}
 		return m.resume(arg, say)
+	case "rewind":
+		return m.openRewind(say)
 	case "compact":
 		if m.thread == "" {
 			return say("nothing to compact: the thread has no messages yet")
@@ -321,6 +329,7 @@ const tuiHelp = `/help          this list
 /resume [ID]   continue a thread: ID, or pick one from a list
 /model [SPEC]  the model; with a spec (provider:model), switch to it
 /compact [FOCUS]  summarize the conversation now, focused on FOCUS if given
+/rewind        (or esc esc) go back before an earlier prompt: code, conversation or both
 /context       what filled the context window at the last model call
 /tokens        tokens and cost of this session
 /init          study the repository and write (or improve) AGENTS.md

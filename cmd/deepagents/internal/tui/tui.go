@@ -159,8 +159,9 @@ type tuiModel struct {
 	// lastSent is the message sent last: a new thread's title.
 	lastSent string
 	// quitArmed is when ctrl+c on an empty line asked for a second one
-	// (zero when not waiting for one).
-	quitArmed time.Time
+	// (zero when not waiting for one); escArmed the same for esc, whose
+	// second opens the rewind list.
+	quitArmed, escArmed time.Time
 
 	// results are the tool results of the current task, which ctrl+o
 	// shows in full; expanded shows them in full as they come.
@@ -316,6 +317,9 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.String() != "ctrl+c" {
 			m.quitArmed = time.Time{} // another key: the next ctrl+c is a first
 		}
+		if msg.String() != "esc" {
+			m.escArmed = time.Time{}
+		}
 		if msg.String() != "tab" {
 			m.hint = "" // what a tab listed goes with the next key
 		}
@@ -372,6 +376,15 @@ func (m *tuiModel) onKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		if m.input.Value() != "" {
 			m.input.SetValue("")
+			return nil
+		}
+		if k.String() == "esc" && !m.busy() {
+			// esc esc on an empty input: the rewind list.
+			if !m.escArmed.IsZero() && time.Since(m.escArmed) < escWindow {
+				m.escArmed = time.Time{}
+				return m.openRewind(func(s string) tea.Cmd { return m.print(s) })
+			}
+			m.escArmed = time.Now()
 			return nil
 		}
 		if k.String() == "ctrl+c" {
