@@ -187,6 +187,7 @@ func (r *run) load(ctx context.Context, in Input) (*thread.State, error) {
 		return nil, fmt.Errorf("agent: loading thread %s: %w", r.rt.threadID, err)
 	}
 	r.checkpoint, r.committed, r.rt.start = snap.ID, snap.ID, snap.ID
+	r.rt.setCheckpoint(snap.ID)
 	st := &thread.State{Messages: snap.Messages, Files: thread.NewFiles(snap.Files), Values: snap.Values}
 	if len(snap.Meta) > 0 {
 		var m runMeta

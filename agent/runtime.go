@@ -41,8 +41,9 @@ type Runtime struct {
 	meter   contextMeter // counts context, message by message; under mu
 
 	// start is the checkpoint the run continued from, "" for a new
-	// thread; set once the thread is loaded.
-	start string
+	// thread; set once the thread is loaded. last is the run's latest
+	// checkpoint, written or queued; under mu.
+	start, last string
 
 	decisions map[string]Decision // by tool call id, set on resume
 	resuming  bool
@@ -90,6 +91,21 @@ func (r *Runtime) Local(key any) (any, bool) { return r.local.Load(key) }
 // SetLocal stores a run-local value (see Local). Use an unexported key type,
 // as with context values.
 func (r *Runtime) SetLocal(key, value any) { r.local.Store(key, value) }
+
+// Checkpoint returns the run's latest checkpoint: written, or queued to
+// be (see Durability); the one it continued from before its first. ""
+// before any, and without a Checkpointer.
+func (r *Runtime) Checkpoint() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.last
+}
+
+func (r *Runtime) setCheckpoint(id string) {
+	r.mu.Lock()
+	r.last = id
+	r.mu.Unlock()
+}
 
 // StartCheckpoint returns the checkpoint the run continued from: the
 // thread's head before the run's input (or Input.CheckpointID), "" for a

@@ -42,6 +42,7 @@ func (r *run) flush() error {
 	err := r.writer.flush()
 	if err != nil {
 		r.checkpoint = r.committed
+		r.rt.setCheckpoint(r.committed)
 	}
 	return err
 }
@@ -66,6 +67,7 @@ func (r *run) save(ctx context.Context, meta json.RawMessage) error {
 	}
 	if err := r.a.saver.Put(ctx, cp); err != nil {
 		r.checkpoint = parent
+		r.rt.setCheckpoint(parent)
 		return saveError(r.rt.threadID, err)
 	}
 	r.committed = cp.ID
@@ -98,6 +100,7 @@ func (r *run) next(meta json.RawMessage) *checkpoint.Checkpoint {
 		Meta:      meta,
 	}
 	r.checkpoint = cp.ID
+	rt.setCheckpoint(cp.ID)
 	return cp
 }
 

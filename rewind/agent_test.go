@@ -149,3 +149,83 @@ func TestRewindStateThread(t *testing.T) {
 		t.Error("/b.txt, written after turn 2's prompt, is still there")
 	}
 }
+
+// TestRestoreAt: the folder as it was at a checkpoint of the
+// conversation, the one a run's step or end saved, or an ancestor's.
+func TestRestoreAt(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	write(t, dir, "a.txt", "0\n")
+	st, saver := store.NewMemoryStore(), checkpoint.NewMemorySaver()
+	tr, err := rewind.New(rewind.Config{Dir: dir, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	fsb, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{call("w1", "write_file", `{"file_path":"/a.txt","content":"1\n"}`)}},
+		replay.Turn{ToolCalls: []llm.ToolCall{call("w2", "edit_file", `{"file_path":"/a.txt","old_string":"1","new_string":"2"}`)}},
+		replay.Turn{Content: "done"},
+	)
+	a, err := deepagents.New(deepagents.Config{Model: m, Backend: fsb, Checkpointer: saver, Store: st, Middleware: []deepagents.Middleware{tr.Middleware()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Invoke(ctx, deepagents.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("count")}}); err != nil {
+		t.Fatal(err)
+	}
+	infos, err := saver.History(ctx, "t", checkpoint.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each checkpoint's a.txt, from the conversation's own record of it.
+	seen := map[string]bool{}
+	for _, in := range infos {
+		snap, err := saver.Load(ctx, "t", in.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "0\n"
+		for _, msg := range snap.Messages {
+			for _, c := range msg.ToolCalls {
+				switch c.ID {
+				case "w1":
+					want = "1\n"
+				case "w2":
+					want = "2\n"
+				}
+			}
+		}
+		// A call is made before its tool runs: the checkpoint holding the
+		// call's result is the one that has the tool's change.
+		if !hasResult(snap.Messages, "w2") && want == "2\n" {
+			want = "1\n"
+		}
+		if !hasResult(snap.Messages, "w1") && want == "1\n" {
+			want = "0\n"
+		}
+		if _, err := tr.RestoreAt(ctx, saver, "t", in.ID, rewind.RestoreOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if data, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(data) != want {
+			t.Errorf("at checkpoint %s (step %d): a.txt = %q, want %q", in.ID, in.Step, data, want)
+		}
+		seen[want] = true
+	}
+	if len(seen) != 3 {
+		t.Errorf("the checkpoints covered %v, want the three states of a.txt", seen)
+	}
+}
+
+func hasResult(msgs []llm.Message, id string) bool {
+	for _, m := range msgs {
+		if m.Role == llm.RoleTool && m.ToolCallID == id {
+			return true
+		}
+	}
+	return false
+}

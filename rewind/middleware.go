@@ -61,7 +61,9 @@ func (m *middleware) WrapModel(ctx context.Context, req *agent.ModelRequest, nex
 	if rt := req.Runtime; len(rt.Namespace()) == 0 && rt.Step() > 1 {
 		if w, _ := rt.Local(wrote{}); w == true {
 			rt.SetLocal(wrote{}, false)
-			m.record(ctx, rt, rt.ThreadID(), KindStep, "", "")
+			// The folder as the tools of the turn before left it: the
+			// turn's checkpoint, saved or queued.
+			m.record(ctx, rt, rt.ThreadID(), KindStep, "", rt.Checkpoint())
 		}
 	}
 	return next(ctx, req)

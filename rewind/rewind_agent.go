@@ -89,3 +89,41 @@ func (t *Tracker) Rewind(ctx context.Context, saver checkpoint.Saver, threadID s
 	}
 	return res, nil
 }
+
+// RestoreAt puts the folder back as it was at a checkpoint of the thread's
+// conversation: at the first point recorded with it, or with the nearest
+// of its ancestors that has one (what a run from an earlier checkpoint, or
+// a state update on one, over the LangGraph API starts from). A
+// checkpoint older than every point changes nothing (nil, nil).
+func (t *Tracker) RestoreAt(ctx context.Context, saver checkpoint.Saver, threadID, checkpointID string, opts RestoreOptions) (*Plan, error) {
+	points, err := t.Points(ctx, threadID)
+	if err != nil || len(points) == 0 {
+		return nil, err
+	}
+	// checkpoint -> the first point with it; "" is the thread's start,
+	// the first prompt's turn.
+	first := make(map[string]int)
+	for _, p := range points {
+		if _, ok := first[p.CheckpointID]; !ok && (p.CheckpointID != "" || p.Kind == KindTurn) {
+			first[p.CheckpointID] = p.Seq
+		}
+	}
+	infos, err := saver.History(ctx, threadID, checkpoint.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("rewind: %w", err)
+	}
+	parent := make(map[string]string, len(infos))
+	for _, in := range infos {
+		parent[in.ID] = in.ParentID
+	}
+	for id, hops := checkpointID, 0; hops <= len(infos); id, hops = parent[id], hops+1 {
+		if seq, ok := first[id]; ok {
+			return t.Restore(ctx, threadID, seq, opts)
+		}
+		if id == "" {
+			break
+		}
+	}
+	return nil, nil
+}
+
