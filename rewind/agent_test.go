@@ -229,3 +229,50 @@ func hasResult(msgs []llm.Message, id string) bool {
 	}
 	return false
 }
+
+// TestRunFromCheckpointRestoresFolder: a run from an earlier checkpoint
+// (how LangGraph clients time-travel) starts with the folder as it was
+// there.
+func TestRunFromCheckpointRestoresFolder(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	write(t, dir, "a.txt", "original\n")
+	st, saver := store.NewMemoryStore(), checkpoint.NewMemorySaver()
+	tr, err := rewind.New(rewind.Config{Dir: dir, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	fsb, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := replay.New(
+		replay.Turn{Content: "looked"},
+		replay.Turn{ToolCalls: []llm.ToolCall{call("w", "write_file", `{"file_path":"/a.txt","content":"rewritten\n"}`)}},
+		replay.Turn{Content: "rewrote"},
+		replay.Turn{Content: "read it", Expect: &replay.Expect{LastMessageContains: []string{"instead"}}},
+	)
+	a, err := deepagents.New(deepagents.Config{Model: m, Backend: fsb, Checkpointer: saver, Store: st, Middleware: []deepagents.Middleware{tr.Middleware()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := a.Invoke(ctx, deepagents.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("look")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Invoke(ctx, deepagents.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("rewrite")}}); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(data) != "rewritten\n" {
+		t.Fatalf("a.txt = %q", data)
+	}
+	// From the end of the first run, another prompt: the second run's
+	// write is undone.
+	if _, err := a.Invoke(ctx, deepagents.Input{ThreadID: "t", CheckpointID: first.CheckpointID, Messages: []llm.Message{llm.UserText("read it instead")}}); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(data) != "original\n" {
+		t.Errorf("a.txt = %q after a run from the first run's checkpoint", data)
+	}
+}

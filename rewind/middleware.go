@@ -69,10 +69,19 @@ func (m *middleware) WrapModel(ctx context.Context, req *agent.ModelRequest, nex
 	return next(ctx, req)
 }
 
-// WrapRun implements agent.RunWrapper.
+// WrapRun implements agent.RunWrapper: a run from an earlier checkpoint
+// (agent.Input.CheckpointID: time travel over the LangGraph API) starts
+// with the folder as it was there, what changed outside the agent since
+// kept; a run's end records what its last steps changed.
 func (m *middleware) WrapRun(ctx context.Context, req *agent.RunRequest, next agent.RunHandler) (*agent.Result, error) {
+	top := agent.RuntimeFromContext(ctx) == nil
+	if saver := req.Agent.Checkpointer(); top && saver != nil && req.Input.CheckpointID != "" && req.Input.Decisions == nil {
+		if _, err := m.t.RestoreAt(ctx, saver, req.ThreadID, req.Input.CheckpointID, RestoreOptions{}); err != nil {
+			m.t.log(err)
+		}
+	}
 	res, err := next(ctx, req)
-	if agent.RuntimeFromContext(ctx) == nil && res != nil {
+	if top && res != nil {
 		id := res.CheckpointID
 		if _, rerr := m.t.Record(context.WithoutCancel(ctx), res.ThreadID, KindStep, "", id); rerr != nil {
 			m.t.log(rerr)
