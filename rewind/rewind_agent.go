@@ -126,4 +126,3 @@ func (t *Tracker) RestoreAt(ctx context.Context, saver checkpoint.Saver, threadI
 	}
 	return nil, nil
 }
-
