@@ -129,6 +129,16 @@ func TestRewindThroughTheBinary(t *testing.T) {
 			t.Errorf("%v: exit 0", args)
 		}
 	}
+
+	// Deleting the thread forgets its points; vacuum drops the contents
+	// no point refers to any more.
+	if code, _, stderr := w.run("threads", "delete", "rw", "--db", w.db); code != 0 {
+		t.Fatalf("threads delete: exit %d: %s", code, stderr)
+	}
+	code, out, stderr = w.run("db", "vacuum", "--db", w.db)
+	if code != 0 || !strings.Contains(out, "workspace checkpoint contents") || strings.Contains(out, "(0 workspace") {
+		t.Errorf("db vacuum: exit %d: %s %s", code, out, stderr)
+	}
 }
 
 // TestRewindInTerminal: esc esc opens the list of the thread's prompts;
