@@ -99,7 +99,7 @@ var layers = map[string][]string{
 	"middleware/subagents":     {"agent", "checkpoint", "internal/clip", "langgraph", "llm", "middleware/hitl", "permission", "thread", "tool"},
 
 	// The deep agent, and the command line.
-	"":                                {"agent", "backend", "checkpoint", "hooks", "llm", "middleware/caching", "middleware/filesystem", "middleware/hitl", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/subagents", "middleware/summarization", "middleware/todos", "permission", "profile", "store", "telemetry", "thread", "tool"},
+	"":                                {"agent", "backend", "checkpoint", "hooks", "llm", "rewind", "middleware/caching", "middleware/filesystem", "middleware/hitl", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/subagents", "middleware/summarization", "middleware/todos", "permission", "profile", "store", "telemetry", "thread", "tool"},
 	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "cmd/deepagents/internal/tui", "llm", "mcp", "middleware/hitl", "middleware/todos", "persist", "rewind", "server", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
 	"cmd/deepagents/internal/session": {"", "agent", "backend", "checkpoint", "llm", "llm/providers", "llm/replay", "mcp", "middleware/hitl", "permission", "persist", "profile", "rewind", "tool", "workspace"},
 	"cmd/deepagents/internal/display": {"agent", "llm"},

@@ -1,6 +1,7 @@
 package deepagents
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +28,7 @@ import (
 	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/profile"
+	"github.com/deepagents-go/deepagents/rewind"
 	"github.com/deepagents-go/deepagents/store"
 	"github.com/deepagents-go/deepagents/telemetry"
 	"github.com/deepagents-go/deepagents/tool"
@@ -102,6 +104,10 @@ type Config struct {
 	// agent human_in_the_loop; the main agent's and its declarative
 	// subagents' calls run them alike.
 	Hooks hooks.Config
+	// Rewind, when set, records the workspace's checkpoints as the agent
+	// works (package rewind), for Rewind to put a thread back before any
+	// of its prompts. Its Store is usually the Checkpointer's database's.
+	Rewind *rewind.Tracker
 	// Memory lists AGENTS.md paths (in the backend) loaded into the
 	// system prompt; Skills lists directories of skills.
 	Memory []string
@@ -234,6 +240,9 @@ func New(cfg Config) (*Agent, error) {
 		defaults = append(defaults, async)
 	}
 	defaults = append(defaults, sh.summarize, sh.cache, sh.repair)
+	if cfg.Rewind != nil {
+		defaults = append(defaults, cfg.Rewind.Middleware())
+	}
 	stack, err := buildStack(defaults, cfg.Middleware)
 	if err != nil {
 		return nil, err
@@ -419,4 +428,16 @@ func buildStack(defaults, user []Middleware) ([]Middleware, error) {
 		stack = append(stack, m)
 	}
 	return stack, nil
+}
+
+// Rewind puts a thread of a back as it was before its turn-th prompt (from
+// 1): the workspace's files and the conversation, or one of them (see
+// rewind.Options). The agent must have been built with Config.Rewind
+// and a Checkpointer. rewind.Tracker.Turns lists the prompts.
+func Rewind(ctx context.Context, a *Agent, threadID string, turn int, opts rewind.Options) (*rewind.Result, error) {
+	tr := rewind.Of(a)
+	if tr == nil || a.Checkpointer() == nil {
+		return nil, errors.New("deepagents: Rewind needs an agent built with Config.Rewind and a Checkpointer")
+	}
+	return tr.Rewind(ctx, a.Checkpointer(), threadID, turn, opts)
 }

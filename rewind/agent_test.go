@@ -276,3 +276,37 @@ func TestRunFromCheckpointRestoresFolder(t *testing.T) {
 		t.Errorf("a.txt = %q after a run from the first run's checkpoint", data)
 	}
 }
+
+// TestDeepAgentsRewind: deepagents.Config.Rewind and deepagents.Rewind,
+// the same rewind on the agent.
+func TestDeepAgentsRewind(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	write(t, dir, "a.txt", "before\n")
+	st, saver := store.NewMemoryStore(), checkpoint.NewMemorySaver()
+	tr, err := rewind.New(rewind.Config{Dir: dir, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	fsb, _ := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
+	m := replay.New(replay.Turn{ToolCalls: []llm.ToolCall{call("w", "write_file", `{"file_path":"/a.txt","content":"after\n"}`)}}, replay.Turn{Content: "done"})
+	a, err := deepagents.New(deepagents.Config{Model: m, Backend: fsb, Checkpointer: saver, Rewind: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Invoke(ctx, deepagents.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("change it")}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := deepagents.Rewind(ctx, a, "t", 1, rewind.Options{Files: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(data) != "before\n" || res.CheckpointID != "" {
+		t.Errorf("a.txt = %q, conversation forked at %q", data, res.CheckpointID)
+	}
+	plain, _ := deepagents.New(deepagents.Config{Model: m})
+	if _, err := deepagents.Rewind(ctx, plain, "t", 1, rewind.Options{}); err == nil {
+		t.Error("an agent without Config.Rewind rewound")
+	}
+}

@@ -98,3 +98,15 @@ func (m *middleware) record(ctx context.Context, rt *agent.Runtime, threadID str
 			Content: fmt.Sprintf("The workspace checkpoint failed (%v); rewinding to this point will not restore files.", err), Error: err.Error()})
 	}
 }
+
+// Of returns the Tracker whose Middleware is in a's stack, nil when none
+// is.
+func Of(a *agent.Agent) *Tracker {
+	for _, mw := range a.Middleware() {
+		if m, ok := mw.(*middleware); ok {
+			return m.t
+		}
+	}
+	return nil
+}
+
