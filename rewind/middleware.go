@@ -109,4 +109,3 @@ func Of(a *agent.Agent) *Tracker {
 	}
 	return nil
 }
-
