@@ -360,3 +360,29 @@ func TestInteractiveSessionHooks(t *testing.T) {
 		}
 	}
 }
+
+// run's text output shows what hooks say on stderr: a note, or a warning
+// for a hook that failed.
+func TestHookNoticesInTextOutput(t *testing.T) {
+	w := newWorld(t)
+	os.MkdirAll(filepath.Join(w.home, ".deepagents"), 0o755)
+	os.WriteFile(filepath.Join(w.home, ".deepagents", "config.yaml"), []byte(`hooks:
+  PreToolUse:
+    - matcher: write_file
+      hooks:
+        - {type: command, command: "echo '{\"systemMessage\": \"checked the write\"}'"}
+        - {type: command, command: "echo 'no linter here' >&2; exit 1"}
+`), 0o644)
+	script := w.script(`{"turns":[{"tool_calls":[{"name":"write_file","args":{"file_path":"/a.txt","content":"a"}}]},{"content":"done"}]}`)
+	code, stdout, stderr := w.run("run", "--model", "replay:"+script, "--dir", w.dir, "--db", w.db, "go")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !regexp.MustCompile(`(?m)^note: PreToolUse hook .*: checked the write$`).MatchString(stderr) ||
+		!regexp.MustCompile(`(?m)^warning: PreToolUse hook .*no linter here$`).MatchString(stderr) {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	if strings.TrimSpace(stdout) != "done" {
+		t.Errorf("stdout %q", stdout)
+	}
+}

@@ -147,8 +147,8 @@ func (r *textRenderer) event(e agent.Event) error {
 		}
 	case agent.EventNotice:
 		kind := "note"
-		if e.Error != "" {
-			kind = "warning" // a hook that failed, say
+		if display.NoticeWarns(e) {
+			kind = "warning"
 		}
 		fmt.Fprintf(r.log, "%s%s: %s\n", prefix, kind, display.OneLine(e.Content))
 	case agent.EventInterrupt:

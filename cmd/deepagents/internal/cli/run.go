@@ -231,7 +231,7 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 			in.ThreadID = newThreadID()
 		}
 		source := "startup"
-		if in.ThreadID != "" {
+		if in.ThreadID != "" && sh.active() {
 			if _, err := o.db.Saver.Thread(ctx, in.ThreadID); err == nil {
 				source = "resume"
 			}

@@ -576,8 +576,7 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 		m.session.Add(e)
 		m.unrecorded.Add(e)
 	case agent.EventNotice:
-		if e.Error != "" {
-			// A hook that failed, say: a warning.
+		if display.NoticeWarns(e) {
 			return m.print(indent + red.Render("warning: ") + display.OneLine(e.Content))
 		}
 		return m.print(indent + yellow.Render("note: ") + display.OneLine(e.Content))
