@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/deepagents-go/deepagents/agent"
 )
@@ -384,5 +387,39 @@ func TestHookNoticesInTextOutput(t *testing.T) {
 	}
 	if strings.TrimSpace(stdout) != "done" {
 		t.Errorf("stdout %q", stdout)
+	}
+}
+
+// mcp-serve runs the hooks of the configuration it was started with: in
+// its directory (its threads keep their files in their state, whose paths
+// the hooks get as they are).
+func TestMCPServeRunsHooks(t *testing.T) {
+	w := hookWorld(t)
+	dir := filepath.Join(w.home, ".claude")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"hooks":{
+		"PreToolUse":[{"matcher":"Write","hooks":[{"type":"command","command":"jq -e '.tool_input.file_path | endswith(\".secret\") | not' >/dev/null || { echo 'no secrets in threads' >&2; exit 2; }"}]}],
+		"PostToolUse":[{"matcher":"Write","hooks":[{"type":"command","command":"jq -r '.tool_input.file_path + \" \" + .cwd' >> \"$CLAUDE_PROJECT_DIR/written.log\""}]}]}}`), 0o644)
+	cmd := exec.Command(binary(t), "mcp-serve", "--db", w.db, "--model", "replay:inline")
+	cmd.Env, cmd.Dir = w.env(), w.dir
+	ctx := context.Background()
+	client := sdk.NewClient(&sdk.Implementation{Name: "test-host", Version: "1"}, nil)
+	sess, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	script := `{"turns":[
+		{"tool_calls":[{"id":"s","name":"write_file","args":{"file_path":"/keys.secret","content":"k"}},
+		               {"id":"r","name":"write_file","args":{"file_path":"/report.md","content":"r"}}]},
+		{"content":"done","expect":{"messages_contain":["no secrets in threads"]}}]}`
+	res, err := sess.CallTool(ctx, &sdk.CallToolParams{Name: "run_task", Arguments: map[string]any{"task": script}})
+	if err != nil || res.IsError {
+		t.Fatalf("run_task: %v %+v", err, res)
+	}
+	log := readFile(t, filepath.Join(w.dir, "written.log"))
+	real, _ := filepath.EvalSymlinks(w.dir)
+	if log != "/report.md "+real+"\n" {
+		t.Errorf("written.log: %q", log)
 	}
 }
