@@ -30,6 +30,9 @@ the thread's state; /memories/ lives in the database and persists across
 threads; /user/ is ~/.deepagents. Memory comes from ~/.deepagents/AGENTS.md and
 DIR/AGENTS.md, skills from ~/.deepagents/skills/ and DIR/.deepagents/skills/,
 subagents from ~/.deepagents/agents/*.md and DIR/.deepagents/agents/*.md.
+Hooks (docs/hooks.md) come from hooks: in ~/.deepagents/config.yaml and from
+~/.claude/settings.json, and with --trust-workspace from DIR's
+.deepagents/config.yaml, .claude/settings.json and .claude/settings.local.json.
 
 Every step is saved in the database (--db); --thread continues a thread.
 
