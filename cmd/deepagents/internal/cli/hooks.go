@@ -12,6 +12,7 @@ import (
 	"github.com/deepagents-go/deepagents/hooks"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/persist"
 )
 
 // The session events are the command's, not the agent's: SessionStart
@@ -97,6 +98,18 @@ func hookLines(e hooks.Event, res *hooks.Result) []string {
 // thread's title is it).
 func sessionContext(text string) llm.Message {
 	return llm.UserText(fmt.Sprintf("<%s-hook-context>\n%s\n</%s-hook-context>", hooks.SessionStart, text, hooks.SessionStart))
+}
+
+// sessionSource is SessionStart's source for a session on thread:
+// "resume" when the thread exists, "startup" for a new one.
+func sessionSource(ctx context.Context, db *persist.DB, thread string) string {
+	if thread == "" {
+		return "startup"
+	}
+	if _, err := db.Saver.Thread(ctx, thread); err != nil {
+		return "startup"
+	}
+	return "resume"
 }
 
 // newThreadID returns a new thread's id, as the agent makes them: the

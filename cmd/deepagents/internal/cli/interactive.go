@@ -53,8 +53,8 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 	hk := &sessionHooks{r: o.Hooks, mode: mode.get}
 	ts := newTermSession(hk, o.spec.Thread)
 	source := "startup"
-	if o.spec.Thread != "" {
-		source = "resume"
+	if hk.active() {
+		source = sessionSource(ctx, o.db, o.spec.Thread)
 	}
 	var started []string
 	ts.begin(ctx, source, func(l []string) { started = l })

@@ -234,10 +234,8 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 			in.ThreadID = newThreadID()
 		}
 		source := "startup"
-		if in.ThreadID != "" && sh.active() {
-			if _, err := o.db.Saver.Thread(ctx, in.ThreadID); err == nil {
-				source = "resume"
-			}
+		if sh.active() {
+			source = sessionSource(ctx, o.db, in.ThreadID)
 		}
 		text, notes := sh.start(ctx, in.ThreadID, source)
 		printLines(env, notes)
