@@ -3,10 +3,13 @@ package backend
 // ProtectedPaths are the workspace paths whose contents other programs run
 // later, outside any sandbox: git's hooks and configuration (core.fsmonitor,
 // core.hooksPath), hook managers' folders and files (husky, pre-commit,
-// lefthook: the installed hook runs what they name), direnv's .envrc, and
-// editors' task, launch and settings files. A model that may write them could run
-// code as the user the next time the user commits, enters the folder or
-// opens the editor. They are relative to the workspace root and
+// lefthook: the installed hook runs what they name), direnv's .envrc,
+// editors' task, launch and settings files, and what the agent's own CLI
+// runs from a trusted workspace (--trust-workspace: Claude Code's .claude
+// folder, whose settings name hooks and hold their scripts, .mcp.json's
+// servers, the hooks of .deepagents/config.yaml). A model that may write
+// them could run code as the user the next time the user commits, enters
+// the folder, opens the editor or starts an agent there. They are relative to the workspace root and
 // slash-separated; a folder covers everything below it.
 //
 // The CLI keeps them read-only inside the execute sandbox
@@ -24,4 +27,7 @@ var ProtectedPaths = []string{
 	".vscode",
 	".idea",
 	".devcontainer",
+	".claude",
+	".mcp.json",
+	".deepagents/config.yaml",
 }

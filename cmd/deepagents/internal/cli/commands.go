@@ -143,7 +143,7 @@ func (l *live) describe(_ context.Context, topic string) string {
 	switch topic {
 	case "mcp":
 		if s.MCP == nil || len(s.MCP.Status()) == 0 {
-			return "no MCP servers; name them in ~/.deepagents/mcp.json, mcp_servers in config.yaml, --mcp-config FILE, or the workspace's .mcp.json with --mcp-workspace"
+			return "no MCP servers; name them in ~/.deepagents/mcp.json, mcp_servers in config.yaml, --mcp-config FILE, or the workspace's .mcp.json with --trust-workspace"
 		}
 		for _, st := range s.MCP.Status() {
 			if st.Err != nil {

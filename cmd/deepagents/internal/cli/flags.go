@@ -53,7 +53,10 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.Rules.Deny, "deny", nil, "permission rule: refuse matching calls, such as 'execute(rm)' or 'read_file(**/.env)' (repeatable)")
 	fl.StringVar(&f.Record, "record", "", "record every model request and response to FILE, for --model replay:FILE")
 	fl.StringArrayVar(&f.MCPConfigs, "mcp-config", nil, "start the MCP servers of this JSON file ({\"mcpServers\": ...}, as .mcp.json) besides ~/.deepagents/mcp.json's (repeatable)")
-	fl.BoolVar(&f.MCPWorkspace, "mcp-workspace", false, "also start the MCP servers of the workspace's .mcp.json (they run commands the repository names)")
+	fl.BoolVar(&f.TrustWorkspace, "trust-workspace", false, "trust what the workspace's files name to run: start the MCP servers of its .mcp.json and run the hooks of its .claude/settings.json, .claude/settings.local.json and .deepagents/config.yaml (they run commands the repository names)")
+	// The flag's name before it covered hooks too.
+	fl.BoolVar(&f.TrustWorkspace, "mcp-workspace", false, "the same as --trust-workspace")
+	fl.MarkDeprecated("mcp-workspace", "use --trust-workspace") //nolint:errcheck // the flag exists
 	fl.StringVar(&f.ProtectedPaths, "protected-paths", strings.Join(backend.ProtectedPaths, ","), "comma-separated workspace paths (at any depth) that write_file and edit_file ask before changing and the sandbox keeps read-only, such as .git/hooks; none turns this off")
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/tui"
+	"github.com/deepagents-go/deepagents/hooks"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/persist"
@@ -47,6 +48,33 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 	mode.set(o.spec.PermissionMode)
 	// What is still running in the background ends with the session.
 	defer stopBackground(ctx, env, o)
+	// The session's hooks: SessionStart now, SessionEnd when it ends, on
+	// /clear both, and the idle Notification.
+	hk := &sessionHooks{r: o.Hooks, mode: mode.get}
+	ts := newTermSession(hk, o.spec.Thread)
+	source := "startup"
+	if hk.active() {
+		source = sessionSource(ctx, o.db, o.spec.Thread)
+	}
+	var started []string
+	ts.begin(ctx, source, func(l []string) { started = l })
+	before += strings.Join(append(started, ""), "\n")
+	defer func() {
+		reason := "prompt_input_exit"
+		if ctx.Err() != nil {
+			reason = "other"
+		}
+		printLines(Env{Stderr: stderr}, hk.end(ctx, ts.on(), reason))
+	}()
+	var idle func(context.Context, string) []string
+	if o.Hooks.Has(hooks.Notification) {
+		idle = func(ctx context.Context, thread string) []string { return hk.idle(ctx, ts.thread(thread)) }
+	}
+	cmds := l.commands()
+	add := cmds.Add
+	cmds.Add = func(ctx context.Context, thread, text string) iter.Seq2[agent.Event, error] {
+		return add(ctx, ts.thread(thread), text)
+	}
 	return tui.Run(ctx, tui.Config{
 		In:  in,
 		Out: out,
@@ -54,19 +82,24 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 			s, spec := l.current()
 			in := deepagents.Prompt(text)
 			spec.PermissionMode = mode.get()
+			thread = ts.thread(thread)
 			in.ThreadID, in.Values = thread, spec.Values()
+			in.Messages = withContext(in.Messages, ts.take(thread))
 			return s.Agent.Stream(ctx, in)
 		},
+		Clear: ts.clear,
+		Idle:  idle,
 		Decide: func(ctx context.Context, thread string, ds []agent.Decision) iter.Seq2[agent.Event, error] {
 			s, _ := l.current()
 			return s.Agent.Stream(ctx, deepagents.Input{ThreadID: thread, Decisions: ds, Values: hitl.ModeValues(mode.get())})
 		},
-		Commands: l.commands(),
+		Commands: cmds,
 		Mode:     o.spec.PermissionMode,
 		SetMode:  mode.set,
 		// Every run, so that --continue finds the thread worked on last,
 		// whether new, resumed or continued.
 		Started: func(ctx context.Context, thread, prompt string) error {
+			ts.ran(thread)
 			return rememberThread(ctx, o.db, o.spec.Dir, thread, prompt)
 		},
 		Ended: func(ctx context.Context, thread string, used *agent.UsageTree) error {

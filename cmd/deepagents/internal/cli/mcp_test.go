@@ -73,13 +73,13 @@ func TestRunWithMCPServers(t *testing.T) {
 	if !strings.Contains(stderr, `server=broken`) || !strings.Contains(stderr, "the agent runs without it") {
 		t.Errorf("no warning about the broken server: %s", stderr)
 	}
-	if !strings.Contains(stderr, ".mcp.json names MCP servers (repo)") || !strings.Contains(stderr, "--mcp-workspace") {
+	if !strings.Contains(stderr, ".mcp.json names MCP servers (repo)") || !strings.Contains(stderr, "--trust-workspace") {
 		t.Errorf("no note about the workspace's servers: %s", stderr)
 	}
 
-	// With --mcp-workspace the repository's servers start too.
+	// With --trust-workspace the repository's servers start too.
 	script = w.script(`{"turns":[{"tool_calls":[{"id":"r","name":"mcp__repo__echo","args":{"message":"repo server"}}]},{"content":"done"}]}`)
-	code, stdout, stderr = w.run(w.runArgs(script, "--mcp-workspace", "use the repo server")...)
+	code, stdout, stderr = w.run(w.runArgs(script, "--trust-workspace", "use the repo server")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

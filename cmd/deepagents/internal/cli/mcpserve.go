@@ -144,7 +144,7 @@ func newMCPCmd(env Env) *cobra.Command {
 		Use:   "list [flags]",
 		Short: "Start the configured MCP servers and list their tools, resources and prompts",
 		Long: `Start the MCP servers the agent would use (~/.deepagents/mcp.json, --mcp-config
-files, and with --mcp-workspace the workspace's .mcp.json), list what each
+files, and with --trust-workspace the workspace's .mcp.json), list what each
 offers, and stop them. A server that fails says why.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -164,7 +164,7 @@ offers, and stop them. A server that fails says why.`,
 				return err
 			}
 			if servers == nil {
-				fmt.Fprintf(env.Stdout, "No MCP servers are configured (see %s, --mcp-config and --mcp-workspace).\n", places.MCPFile())
+				fmt.Fprintf(env.Stdout, "No MCP servers are configured (see %s, --mcp-config and --trust-workspace).\n", places.MCPFile())
 				return nil
 			}
 			defer servers.Close()

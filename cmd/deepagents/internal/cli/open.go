@@ -111,8 +111,13 @@ func resolve(ctx context.Context, env Env, db *persist.DB, flags session.Flags, 
 }
 
 func printNotes(env Env, spec session.Spec) {
-	for _, n := range spec.Notes {
-		fmt.Fprintln(env.Stderr, n)
+	printLines(env, spec.Notes)
+}
+
+// printLines writes lines on stderr.
+func printLines(env Env, lines []string) {
+	for _, l := range lines {
+		fmt.Fprintln(env.Stderr, l)
 	}
 }
 

@@ -146,7 +146,11 @@ func (r *textRenderer) event(e agent.Event) error {
 			}
 		}
 	case agent.EventNotice:
-		fmt.Fprintf(r.log, "%snote: %s\n", prefix, display.OneLine(e.Content))
+		kind := "note"
+		if display.NoticeWarns(e) {
+			kind = "warning"
+		}
+		fmt.Fprintf(r.log, "%s%s: %s\n", prefix, kind, display.OneLine(e.Content))
 	case agent.EventInterrupt:
 		if sub {
 			return nil // the main run's interrupt lists it, with who asks

@@ -14,6 +14,7 @@ import (
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
 )
 
 func newRunCmd(env Env) *cobra.Command {
@@ -29,6 +30,9 @@ the thread's state; /memories/ lives in the database and persists across
 threads; /user/ is ~/.deepagents. Memory comes from ~/.deepagents/AGENTS.md and
 DIR/AGENTS.md, skills from ~/.deepagents/skills/ and DIR/.deepagents/skills/,
 subagents from ~/.deepagents/agents/*.md and DIR/.deepagents/agents/*.md.
+Hooks (docs/hooks.md) come from hooks: in ~/.deepagents/config.yaml and from
+~/.claude/settings.json, and with --trust-workspace from DIR's
+.deepagents/config.yaml, .claude/settings.json and .claude/settings.local.json.
 
 Every step is saved in the database (--db); --thread continues a thread.
 
@@ -221,6 +225,23 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 	}
 	defer stopBackground(ctx, env, o)
 	in.Values = o.spec.Values()
+	title := promptText(in)
+	// A task is a session of the hooks (deepagents resume finishes the
+	// run of one that ended waiting for approval, and is none).
+	if in.Decisions == nil {
+		sh := &sessionHooks{r: o.Hooks, mode: func() hitl.Mode { return o.spec.PermissionMode }}
+		if in.ThreadID == "" && sh.active() {
+			in.ThreadID = newThreadID()
+		}
+		source := "startup"
+		if sh.active() {
+			source = sessionSource(ctx, o.db, in.ThreadID)
+		}
+		text, notes := sh.start(ctx, in.ThreadID, source)
+		printLines(env, notes)
+		in.Messages = withContext(in.Messages, text)
+		defer func() { printLines(env, sh.end(ctx, in.ThreadID, "other")) }()
+	}
 	var used agent.UsageTree // each run's, reset when the next starts
 	out := newRenderer(f.output, env, o.spec.Prices, &used)
 	defer out.close()
@@ -241,7 +262,7 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 				end = e
 			}
 			if e.Type == agent.EventRunStart && len(e.Namespace) == 0 {
-				if err := rememberThread(ctx, o.db, o.spec.Dir, e.ThreadID, promptText(in)); err != nil {
+				if err := rememberThread(ctx, o.db, o.spec.Dir, e.ThreadID, title); err != nil {
 					fmt.Fprintf(env.Stderr, "warning: --continue will not find this thread: %v\n", err)
 				}
 			}

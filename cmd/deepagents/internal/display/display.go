@@ -14,8 +14,16 @@ import (
 	"unicode"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/hooks"
 	"github.com/deepagents-go/deepagents/llm"
 )
+
+// NoticeWarns reports whether a notice event tells of a hook that failed
+// (a status other than 0 and 2, a timeout): shown as a warning, where the
+// other notices, and what hooks say for the user, are notes.
+func NoticeWarns(e agent.Event) bool {
+	return e.Name == hooks.NoticeHook && e.Error != ""
+}
 
 // OneLine keeps s on one line, for an error message on stderr or a
 // line of the terminal: newlines and runs of blanks are one space, and

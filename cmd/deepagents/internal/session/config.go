@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/deepagents-go/deepagents/hooks"
 	"github.com/deepagents-go/deepagents/llm"
 )
 
@@ -47,6 +48,10 @@ type config struct {
 	// PermissionMode is the default --permission-mode of new threads;
 	// only the user's file may set it.
 	PermissionMode string `yaml:"permission_mode"`
+	// Hooks are hooks in Claude Code's format, naming the agent's tools
+	// (execute, write_file, ...). A workspace's run only with
+	// --trust-workspace.
+	Hooks hooks.Settings `yaml:"hooks"`
 }
 
 // sandboxConfig is how execute is isolated.

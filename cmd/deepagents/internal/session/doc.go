@@ -8,15 +8,15 @@
 // session, serve and mcp-serve alike.
 //
 // Resolve reads the configuration files itself (config.yaml, the MCP
-// files, the subagent files of agents/) rather than taking their parsed
-// contents: which files apply is part of what it resolves (the workspace
-// a continued thread kept names the workspace's files, --mcp-workspace
-// whether .mcp.json counts, an assistant of serve's file reads none of the
-// user's), so a caller could not parse them first without resolving
-// twice. It reads nothing else: the caller finds the user's folders
-// (Locate), checks the workspace folder and loads the thread's settings
-// (LoadKept), and Resolve opens no database, model, server or process and
-// writes nothing. What it would have said on the way (a setting ignored, a
-// flag that changes what a thread ran with) is in Spec.Notes, for the
-// caller to print.
+// files, the hooks of Claude Code's settings files, the subagent files of
+// agents/) rather than taking their parsed contents: which files apply is
+// part of what it resolves (the workspace a continued thread kept names
+// the workspace's files, --trust-workspace whether its .mcp.json and hooks
+// count, an assistant of serve's file reads none of the user's), so a
+// caller could not parse them first without resolving twice. It reads
+// nothing else: the caller finds the user's folders (Locate), checks the
+// workspace folder and loads the thread's settings (LoadKept), and Resolve
+// opens no database, model, server or process and writes nothing. What it
+// would have said on the way (a setting ignored, a flag that changes what
+// a thread ran with) is in Spec.Notes, for the caller to print.
 package session

@@ -29,10 +29,12 @@ type Flags struct {
 	AutoApprove    bool
 	Record         string
 	Rules          RuleLists // --allow, --ask, --deny
-	// MCPConfigs are --mcp-config files; MCPWorkspace starts the servers
-	// of the workspace's .mcp.json too.
-	MCPConfigs   []string
-	MCPWorkspace bool
+	// MCPConfigs are --mcp-config files.
+	MCPConfigs []string
+	// TrustWorkspace (--trust-workspace) trusts what the workspace's files
+	// name to run: the MCP servers of its .mcp.json start, and the hooks
+	// of its .deepagents/config.yaml and .claude/settings*.json run.
+	TrustWorkspace bool
 	// ProtectedPaths is --protected-paths.
 	ProtectedPaths string
 	// Given reports whether a flag was set on the command line, by name

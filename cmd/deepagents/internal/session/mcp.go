@@ -25,7 +25,7 @@ const (
 
 // mcpConfigs gathers the MCP servers to start: the user's (config.yaml's
 // mcp_servers, then mcp.json's), those of each --mcp-config file, and with
-// --mcp-workspace those of the workspace's .mcp.json; a later file's entry
+// --trust-workspace those of the workspace's .mcp.json; a later file's entry
 // replaces an earlier one of the same name.
 //
 // A workspace's .mcp.json comes with the repository the agent works on and
@@ -41,7 +41,7 @@ func (r *resolver) mcpConfigs() (map[string]mcp.ServerConfig, error) {
 	}
 	paths = append(paths, r.f.MCPConfigs...)
 	ws := filepath.Join(r.f.Dir, workspaceMCPFile)
-	if r.f.MCPWorkspace {
+	if r.f.TrustWorkspace {
 		paths = append(paths, ws)
 	}
 	out := maps.Clone(r.configMCP)
@@ -58,9 +58,9 @@ func (r *resolver) mcpConfigs() (map[string]mcp.ServerConfig, error) {
 		}
 		maps.Copy(out, servers)
 	}
-	if !r.f.MCPWorkspace {
+	if !r.f.TrustWorkspace {
 		if servers, err := mcp.LoadFile(ws, r.getenv); err == nil && len(servers) > 0 {
-			r.note("note: %s names MCP servers (%s); they run commands from the workspace, so they start only with --mcp-workspace",
+			r.note("note: %s names MCP servers (%s); they run commands from the workspace, so they start only with --trust-workspace",
 				ws, strings.Join(slices.Sorted(maps.Keys(servers)), ", "))
 		}
 	}

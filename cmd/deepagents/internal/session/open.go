@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/hooks"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/providers"
 	"github.com/deepagents-go/deepagents/llm/replay"
@@ -55,7 +57,11 @@ type Session struct {
 	// Rewind records the workspace's checkpoints as the agent works (its
 	// middleware is in the agent's stack) and rewinds threads.
 	Rewind *rewind.Tracker
-	close  func()
+	// Hooks runs the hooks of the session (spec.Hooks) on the events the
+	// command owns (SessionStart, SessionEnd, the idle Notification), as
+	// the agent runs them on its own; nil when there are none.
+	Hooks *hooks.Runner
+	close func()
 }
 
 // Close closes the agent, then what its tools use (MCP servers, the
@@ -151,6 +157,12 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 		GrepRegexp:     spec.GrepRegexp,
 		Logger:         deps.Logger,
 	}
+	if len(spec.Hooks) > 0 {
+		cfg.Hooks = hooksConfig(spec, ws, deps)
+		if s.Hooks, err = hooks.New(cfg.Hooks); err != nil {
+			return fail(UsageError{err})
+		}
+	}
 	if deps.TracerProvider != nil {
 		cfg.TracerProvider = deps.TracerProvider()
 	}
@@ -177,6 +189,18 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 	s.Agent = a
 	s.close = func() { a.Close(); closeRest() }
 	return s, nil
+}
+
+// hooksConfig is the configuration of spec's hooks: run in the workspace
+// folder (the process's directory for a workspace kept in the threads'
+// state), the agent's paths mapped to the host's for hooks in Claude
+// Code's dialect.
+func hooksConfig(spec Spec, ws *workspace.Workspace, deps Deps) hooks.Config {
+	dir := spec.Dir
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return hooks.Config{Hooks: spec.Hooks, Dir: dir, HostPath: ws.HostPath, AgentPath: ws.AgentPath, Logger: deps.Logger}
 }
 
 // openWorkspace opens the agent's files (package workspace): the

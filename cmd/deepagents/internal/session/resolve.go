@@ -11,6 +11,7 @@ import (
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/hooks"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/mcp"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
@@ -100,6 +101,12 @@ type Spec struct {
 	HistoryDir string
 	// MCP are the MCP servers to start, by name.
 	MCP map[string]mcp.ServerConfig
+	// Hooks are the hooks of the configuration files (the workspace's with
+	// --trust-workspace), in the order the files are read: the user's
+	// config.yaml, ~/.claude/settings.json, then the workspace's
+	// .deepagents/config.yaml, .claude/settings.json and
+	// .claude/settings.local.json.
+	Hooks []hooks.Hook
 	// Subagents and AsyncSubagents are those of the subagent files, or an
 	// assistant's; their models are specs Open opens.
 	Subagents      []Subagent
@@ -223,6 +230,10 @@ func Resolve(in Inputs) (Spec, error) {
 	if err != nil {
 		return Spec{}, err
 	}
+	hks, err := r.hooks()
+	if err != nil {
+		return Spec{}, err
+	}
 	spec := Spec{
 		Thread:         in.Thread,
 		Model:          r.f.Model,
@@ -244,6 +255,7 @@ func Resolve(in Inputs) (Spec, error) {
 		ReadOnly:       readOnly,
 		Unreadable:     unreadable,
 		MCP:            servers,
+		Hooks:          hks,
 		Subagents:      subs,
 		AsyncSubagents: async,
 		Settings:       settings,

@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -120,5 +121,77 @@ func TestResolveIsPure(t *testing.T) {
 	// approvals, and keeps its workspace in each thread's state.
 	if one.UserDir != "" || len(one.InterruptOn) != 0 || !one.StateWorkspace {
 		t.Errorf("assistant %+v", one)
+	}
+}
+
+// Hooks come from the user's config.yaml (the agent's names) and
+// ~/.claude/settings.json (Claude Code's), then, with --trust-workspace,
+// the workspace's .deepagents/config.yaml and .claude/settings*.json;
+// without it a note names the workspace's files. A workspace that is the
+// home reads the user's files once, as the user's.
+func TestResolveHooks(t *testing.T) {
+	places := home(t, "hooks:\n  Stop:\n    - hooks: [{type: command, command: user-yaml}]\n")
+	claude := func(cmd string) string {
+		return `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"` + cmd + `"}]}]}}`
+	}
+	mustWrite(t, filepath.Join(places.Home, ".claude", "settings.json"), claude("user-claude"))
+	ws := t.TempDir()
+	mustWrite(t, filepath.Join(ws, ".deepagents", "config.yaml"), "hooks:\n  PostToolUse:\n    - matcher: write_file\n      hooks: [{type: command, command: ws-yaml}]\n")
+	mustWrite(t, filepath.Join(ws, ".claude", "settings.json"), claude("ws-claude"))
+	mustWrite(t, filepath.Join(ws, ".claude", "settings.local.json"), claude("ws-local"))
+	commands := func(spec Spec) string {
+		var c []string
+		for _, h := range spec.Hooks {
+			c = append(c, fmt.Sprintf("%s:%s:%d", h.Event, h.Command, h.Dialect))
+		}
+		return strings.Join(c, " ")
+	}
+
+	spec, err := Resolve(Inputs{Flags: Flags{Dir: ws}, Places: places})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := commands(spec); got != "Stop:user-yaml:0 PreToolUse:user-claude:1" {
+		t.Errorf("untrusted: %s", got)
+	}
+	if len(spec.Notes) != 1 || !strings.Contains(spec.Notes[0], filepath.Join(ws, ".deepagents", "config.yaml")+" and ") ||
+		!strings.Contains(spec.Notes[0], "settings.local.json name hooks") || !strings.Contains(spec.Notes[0], "--trust-workspace") {
+		t.Errorf("notes %q", spec.Notes)
+	}
+
+	spec, err = Resolve(Inputs{Flags: Flags{Dir: ws, TrustWorkspace: true}, Places: places})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := commands(spec); got != "Stop:user-yaml:0 PreToolUse:user-claude:1 PostToolUse:ws-yaml:0 PreToolUse:ws-claude:1 PreToolUse:ws-local:1" {
+		t.Errorf("trusted: %s", got)
+	}
+	if len(spec.Notes) != 0 {
+		t.Errorf("notes %q", spec.Notes)
+	}
+
+	// The workspace is the home: its files are the user's, no note.
+	spec, err = Resolve(Inputs{Flags: Flags{Dir: places.Home}, Places: places})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := commands(spec); got != "Stop:user-yaml:0 PreToolUse:user-claude:1" || len(spec.Notes) != 0 {
+		t.Errorf("home as the workspace: %s %q", got, spec.Notes)
+	}
+
+	// An assistant of serve's file has none.
+	spec, err = Resolve(Inputs{Flags: Flags{Dir: ws, TrustWorkspace: true, Sandbox: "bwrap"}, Places: places, Assistant: &Assistant{GraphID: "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spec.Hooks) != 0 {
+		t.Errorf("an assistant's hooks: %s", commands(spec))
+	}
+
+	// A bad hook is a usage error naming its file.
+	mustWrite(t, filepath.Join(ws, ".claude", "settings.local.json"), `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command"}]}]}}`)
+	_, err = Resolve(Inputs{Flags: Flags{Dir: ws, TrustWorkspace: true}, Places: places})
+	if !errors.As(err, new(UsageError)) || !strings.Contains(err.Error(), "settings.local.json") {
+		t.Errorf("a hook without a command: %v", err)
 	}
 }

@@ -75,8 +75,13 @@ func (m *tuiModel) command(text string) tea.Cmd {
 	case "exit", "quit":
 		return tea.Quit
 	case "clear", "new":
+		var hooks tea.Cmd
+		if m.cfg.Clear != nil {
+			wait := m.cfg.Clear(m.ctx, m.thread)
+			hooks = func() tea.Msg { return linesMsg{wait()} }
+		}
 		m.thread, m.todos = "", nil
-		return say("a new thread starts with the next message")
+		return tea.Batch(say("a new thread starts with the next message"), hooks)
 	case "thread":
 		return say("thread " + cmp.Or(m.thread, "(new)"))
 	case "threads":

@@ -80,7 +80,21 @@ type Config struct {
 	// session (notes, warnings), shown first: the session's first
 	// output starts above the line the cursor was on.
 	Before []string
+	// Clear, when set, is told that /clear leaves thread, before the next
+	// message starts a new one (the command's SessionEnd and SessionStart
+	// hooks). It returns at once; the function it returns waits for what
+	// it started and returns the lines to show.
+	Clear func(ctx context.Context, thread string) func() []string
+	// Idle, when set, is called once the session has waited IdleAfter
+	// (zero: a minute) for the user after a task ended, once per wait
+	// (the idle Notification hooks); it returns the lines to show.
+	Idle      func(ctx context.Context, thread string) []string
+	IdleAfter time.Duration
 }
+
+// defaultIdleAfter is how long the session waits for the user before it
+// calls Config.Idle: Claude Code's minute.
+const defaultIdleAfter = time.Minute
 
 // Thread is a thread as the session lists it: its id, title (its first
 // message, or what the user named it), status and when it last changed.
@@ -118,6 +132,10 @@ type (
 	quitExpiredMsg struct{ at time.Time }
 	// approvalReadyMsg says an approval's keys are taken now.
 	approvalReadyMsg struct{}
+	// idleMsg says the wait number wait may have lasted IdleAfter.
+	idleMsg struct{ wait int }
+	// linesMsg are lines to print, from a command's goroutine.
+	linesMsg struct{ lines []string }
 )
 
 const (
@@ -218,6 +236,12 @@ type tuiModel struct {
 	// wrapped onto more rows: the next print deletes them.
 	lastView string
 	stale    int
+
+	// The wait for the user after a task (Config.Idle): its number,
+	// whether it goes on, and when a key was pressed last.
+	wait      int
+	waiting   bool
+	lastKeyAt time.Time
 }
 
 // printedMsg says the lines in flight are printed.
@@ -286,6 +310,13 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case approvalReadyMsg:
 		return m, nil // shows the approval's keys
+	case idleMsg:
+		return m, m.onIdle(msg)
+	case linesMsg:
+		if len(msg.lines) == 0 {
+			return m, nil
+		}
+		return m, m.print(msg.lines...)
 	case quitExpiredMsg:
 		if msg.at.Equal(m.quitArmed) {
 			m.quitArmed = time.Time{}
@@ -314,6 +345,7 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.onRunDone(msg.err)
 	case tea.KeyPressMsg:
+		m.lastKeyAt = time.Now()
 		if msg.String() != "ctrl+c" {
 			m.quitArmed = time.Time{} // another key: the next ctrl+c is a first
 		}
@@ -494,6 +526,7 @@ func (m *tuiModel) start(run func(context.Context) iter.Seq2[agent.Event, error]
 		defer m.cancel() // the run before, if any, has ended: free its context
 	}
 	m.runs++
+	m.waiting = false // the user answered
 	m.running, m.cancel, m.stopped, m.failed = true, cancel, false, false
 	m.answer.Reset()
 	send, n := m.send, m.runs
@@ -556,6 +589,9 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 		m.session.Add(e)
 		m.unrecorded.Add(e)
 	case agent.EventNotice:
+		if display.NoticeWarns(e) {
+			return m.print(indent + red.Render("warning: ") + display.OneLine(e.Content))
+		}
 		return m.print(indent + yellow.Render("note: ") + display.OneLine(e.Content))
 	case agent.EventRunEnd:
 		if sub {
@@ -611,7 +647,41 @@ func (m *tuiModel) onRunDone(err error) tea.Cmd {
 	if m.stopped && len(m.pending) == 0 {
 		m.stopped = false
 	}
-	return tea.Batch(cmd, m.sendQueued())
+	return tea.Batch(cmd, m.sendQueued(), m.awaitUser())
+}
+
+// awaitUser starts the wait for the user, once a task has ended and
+// nothing else goes on: Config.Idle is called when it lasts IdleAfter.
+func (m *tuiModel) awaitUser() tea.Cmd {
+	if m.cfg.Idle == nil || m.busy() || len(m.queued) > 0 {
+		return nil
+	}
+	m.wait++
+	m.waiting = true
+	m.lastKeyAt = time.Now()
+	return m.idleTick(m.idleAfter())
+}
+
+func (m *tuiModel) idleAfter() time.Duration { return cmp.Or(m.cfg.IdleAfter, defaultIdleAfter) }
+
+func (m *tuiModel) idleTick(d time.Duration) tea.Cmd {
+	wait := m.wait
+	return tea.Tick(d, func(time.Time) tea.Msg { return idleMsg{wait} })
+}
+
+// onIdle calls Config.Idle when the wait msg is of still goes on and no
+// key was pressed for IdleAfter (typing is not waiting); else it looks
+// again when that may be so.
+func (m *tuiModel) onIdle(msg idleMsg) tea.Cmd {
+	if msg.wait != m.wait || !m.waiting || m.busy() {
+		return nil
+	}
+	if left := m.idleAfter() - time.Since(m.lastKeyAt); left > 0 {
+		return m.idleTick(left)
+	}
+	m.waiting = false // once per wait
+	ctx, thread, idle := m.ctx, m.thread, m.cfg.Idle
+	return func() tea.Msg { return linesMsg{idle(ctx, thread)} }
 }
 
 // autoApprove takes the decisions the session already made: tools the

@@ -276,3 +276,90 @@ func TestStopPutsQueuedBack(t *testing.T) {
 		}
 	}
 }
+
+// Config.Idle is called once the session has waited IdleAfter for the
+// user after a task, once per wait; typing puts it off, and a wait that
+// ended (a new task) calls nothing.
+func TestIdleAfterATask(t *testing.T) {
+	var calls []string
+	idle := func(_ context.Context, thread string) []string {
+		calls = append(calls, thread)
+		return []string{"note: idle"}
+	}
+	const after = 30 * time.Millisecond
+	m := newModel(context.Background(), Config{Idle: idle, IdleAfter: after})
+	m.thread = "t1"
+	if m.awaitUser() == nil {
+		t.Fatal("no wait started")
+	}
+	// Too early: it looks again later.
+	if cmd := m.onIdle(idleMsg{m.wait}); cmd == nil || len(calls) != 0 {
+		t.Fatalf("called early: %v", calls)
+	}
+	time.Sleep(after)
+	cmd := m.onIdle(idleMsg{m.wait})
+	if cmd == nil {
+		t.Fatal("not called after the wait")
+	}
+	if msg, ok := cmd().(linesMsg); !ok || len(msg.lines) != 1 || len(calls) != 1 || calls[0] != "t1" {
+		t.Fatalf("Idle: %v, %v", calls, msg)
+	}
+	if m.onIdle(idleMsg{m.wait}) != nil {
+		t.Error("called twice in one wait")
+	}
+	// A key pressed puts the next wait off.
+	m.awaitUser()
+	time.Sleep(after)
+	m.Update(tea.KeyPressMsg{Code: 'x', Text: "x"})
+	if cmd := m.onIdle(idleMsg{m.wait}); cmd == nil {
+		t.Error("no second look after typing")
+	} else if _, ok := cmd().(idleMsg); !ok {
+		t.Error("called while the user types")
+	}
+	// A task started ends the wait; an old wait's tick calls nothing.
+	old := m.wait
+	m.awaitUser()
+	m.start(func(context.Context) iter.Seq2[agent.Event, error] { return func(func(agent.Event, error) bool) {} }, false)
+	time.Sleep(after)
+	if m.onIdle(idleMsg{m.wait}) != nil || m.onIdle(idleMsg{old}) != nil {
+		t.Error("called with a task going on, or for an old wait")
+	}
+	if len(calls) != 1 {
+		t.Errorf("Idle called %d times, want 1", len(calls))
+	}
+}
+
+// /clear tells Config.Clear which thread it leaves, and prints what its
+// hooks say once they ran.
+func TestClearTellsTheCommand(t *testing.T) {
+	var left string
+	clear := func(_ context.Context, thread string) func() []string {
+		left = thread
+		return func() []string { return []string{"note: SessionEnd hook"} }
+	}
+	m := &tuiModel{ctx: context.Background(), cfg: Config{Clear: clear}, thread: "t1", allowed: map[string]bool{}, flushing: true}
+	cmd := m.command("/clear")
+	if left != "t1" || m.thread != "" {
+		t.Fatalf("Clear told %q; the session is on %q", left, m.thread)
+	}
+	// (The printer held, the command's own line prints nothing yet.)
+	var msgs []tea.Cmd
+	switch msg := cmd().(type) {
+	case tea.BatchMsg:
+		msgs = msg
+	default:
+		msgs = []tea.Cmd{func() tea.Msg { return msg }}
+	}
+	found := false
+	for _, c := range msgs {
+		if c == nil {
+			continue
+		}
+		if l, ok := c().(linesMsg); ok && len(l.lines) == 1 && l.lines[0] == "note: SessionEnd hook" {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("the hooks' lines are not printed")
+	}
+}
