@@ -318,6 +318,7 @@ func (r *run) start(ctx context.Context, in Input) (resuming, gate bool, err err
 		rt.resuming = true
 		gate = slices.ContainsFunc(r.pending, func(p pendingInterrupt) bool { return p.Owner == "" })
 	}
+	rt.preparing = in.Prepare
 	r.pending = nil // answered, or abandoned by new input
 	if len(in.Messages) > 0 {
 		rt.appendMessages(in.Messages...)

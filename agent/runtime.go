@@ -47,6 +47,7 @@ type Runtime struct {
 
 	decisions map[string]Decision // by tool call id, set on resume
 	resuming  bool
+	preparing bool // Input.Prepare: the run's start alone
 
 	emit func(Event) // nil when nobody listens
 	// emitMu and ended stop Emit once the run is over: goroutines the run
@@ -225,6 +226,11 @@ func (r *Runtime) Decision(toolCallID string) (Decision, bool) {
 	d, ok := r.decisions[toolCallID]
 	return d, ok
 }
+
+// Preparing reports whether the run is its start alone (Input.Prepare):
+// input added without a model turn, such as a shell command's output the
+// model reads with the next message. Hooks on a user's prompt skip it.
+func (r *Runtime) Preparing() bool { return r.preparing }
 
 // Resuming reports whether this run resumes an interrupted one with human
 // decisions: the last assistant message's pending tool calls are about to

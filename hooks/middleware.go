@@ -81,8 +81,8 @@ func show(rt *agent.Runtime, e Event, res *Result) {
 // drops the prompt and fails the run with ErrPromptBlocked; context is
 // added to the prompt's message for the model.
 func (m *Middleware) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
-	if !m.r.Has(UserPromptSubmit) || rt.Resuming() || len(rt.Namespace()) > 0 {
-		return nil
+	if !m.r.Has(UserPromptSubmit) || rt.Resuming() || rt.Preparing() || len(rt.Namespace()) > 0 {
+		return nil // input added without a model turn is not a prompt
 	}
 	msgs := rt.Messages()
 	if len(msgs) == 0 || msgs[len(msgs)-1].Role != llm.RoleUser {

@@ -27,8 +27,8 @@ func (*middleware) Name() string { return "rewind" }
 
 // BeforeAgent implements agent.BeforeAgentHook.
 func (m *middleware) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
-	if len(rt.Namespace()) > 0 || rt.Resuming() {
-		return nil
+	if len(rt.Namespace()) > 0 || rt.Resuming() || rt.Preparing() {
+		return nil // a prompt of the user's, and only that, is a turn
 	}
 	msgs := rt.Messages()
 	if len(msgs) == 0 || msgs[len(msgs)-1].Role != llm.RoleUser {
