@@ -30,4 +30,5 @@ var ProtectedPaths = []string{
 	".claude",
 	".mcp.json",
 	".deepagents/config.yaml",
+	".deepagents/hooks.json",
 }

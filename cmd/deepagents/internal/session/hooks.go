@@ -19,6 +19,11 @@ var (
 	claudeWorkspaceSettings = []string{filepath.Join(".claude", "settings.json"), filepath.Join(".claude", "settings.local.json")}
 )
 
+// deepagentsHooks is the hooks file of deepagents' Python CLI, in
+// ~/.deepagents and a workspace's .deepagents: Claude Code's format and
+// tool names, read as Claude Code's settings are.
+const deepagentsHooks = "hooks.json"
+
 // hookSource is a file that may hold hooks, and the dialect they speak.
 type hookSource struct {
 	path    string
@@ -29,9 +34,11 @@ type hookSource struct {
 }
 
 // hooks gathers the hooks to run: those of the user's config.yaml (the
-// agent's tool names) and ~/.claude/settings.json (Claude Code's), and,
-// with --trust-workspace, those of the workspace's .deepagents/config.yaml,
-// .claude/settings.json and .claude/settings.local.json. A workspace's
+// agent's tool names), ~/.deepagents/hooks.json and
+// ~/.claude/settings.json (Claude Code's), and, with --trust-workspace,
+// those of the workspace's .deepagents/config.yaml,
+// .deepagents/hooks.json, .claude/settings.json and
+// .claude/settings.local.json. A workspace's
 // files come with the repository the agent works on and name commands to
 // run, so without the flag a note says what they would run, as for its
 // .mcp.json. What a file holds that does not run here (an event this
@@ -47,12 +54,17 @@ func (r *resolver) hooks() ([]hooks.Hook, error) {
 	}
 	var user []hookSource
 	if p := r.in.Places.Config; p != "" {
-		user = append(user, hookSource{path: p, dialect: hooks.DialectAgent, yaml: true})
+		user = append(user,
+			hookSource{path: p, dialect: hooks.DialectAgent, yaml: true},
+			hookSource{path: filepath.Join(filepath.Dir(p), deepagentsHooks), dialect: hooks.DialectClaude})
 	}
 	if h := r.in.Places.Home; h != "" {
 		user = append(user, hookSource{path: filepath.Join(h, claudeUserSettings), dialect: hooks.DialectClaude})
 	}
-	workspace := []hookSource{{path: r.workspaceConfig(), dialect: hooks.DialectAgent, yaml: true}}
+	workspace := []hookSource{
+		{path: r.workspaceConfig(), dialect: hooks.DialectAgent, yaml: true},
+		{path: filepath.Join(filepath.Dir(r.workspaceConfig()), deepagentsHooks), dialect: hooks.DialectClaude},
+	}
 	for _, p := range claudeWorkspaceSettings {
 		workspace = append(workspace, hookSource{path: filepath.Join(r.f.Dir, p), dialect: hooks.DialectClaude})
 	}

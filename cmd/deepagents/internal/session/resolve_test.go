@@ -135,7 +135,9 @@ func TestResolveHooks(t *testing.T) {
 		return `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"` + cmd + `"}]}]}}`
 	}
 	mustWrite(t, filepath.Join(places.Home, ".claude", "settings.json"), claude("user-claude"))
+	mustWrite(t, filepath.Join(filepath.Dir(places.Config), "hooks.json"), claude("user-da"))
 	ws := t.TempDir()
+	mustWrite(t, filepath.Join(ws, ".deepagents", "hooks.json"), claude("ws-da"))
 	mustWrite(t, filepath.Join(ws, ".deepagents", "config.yaml"), "hooks:\n  PostToolUse:\n    - matcher: write_file\n      hooks: [{type: command, command: ws-yaml}]\n")
 	mustWrite(t, filepath.Join(ws, ".claude", "settings.json"), claude("ws-claude"))
 	mustWrite(t, filepath.Join(ws, ".claude", "settings.local.json"), claude("ws-local"))
@@ -151,7 +153,7 @@ func TestResolveHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := commands(spec); got != "Stop:user-yaml:0 PreToolUse:user-claude:1" {
+	if got := commands(spec); got != "Stop:user-yaml:0 PreToolUse:user-da:1 PreToolUse:user-claude:1" {
 		t.Errorf("untrusted: %s", got)
 	}
 	if len(spec.Notes) != 1 || !strings.Contains(spec.Notes[0], filepath.Join(ws, ".deepagents", "config.yaml")+" and ") ||
@@ -163,7 +165,7 @@ func TestResolveHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := commands(spec); got != "Stop:user-yaml:0 PreToolUse:user-claude:1 PostToolUse:ws-yaml:0 PreToolUse:ws-claude:1 PreToolUse:ws-local:1" {
+	if got := commands(spec); got != "Stop:user-yaml:0 PreToolUse:user-da:1 PreToolUse:user-claude:1 PostToolUse:ws-yaml:0 PreToolUse:ws-da:1 PreToolUse:ws-claude:1 PreToolUse:ws-local:1" {
 		t.Errorf("trusted: %s", got)
 	}
 	if len(spec.Notes) != 0 {
@@ -175,7 +177,7 @@ func TestResolveHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := commands(spec); got != "Stop:user-yaml:0 PreToolUse:user-claude:1" || len(spec.Notes) != 0 {
+	if got := commands(spec); got != "Stop:user-yaml:0 PreToolUse:user-da:1 PreToolUse:user-claude:1" || len(spec.Notes) != 0 {
 		t.Errorf("home as the workspace: %s %q", got, spec.Notes)
 	}
 
