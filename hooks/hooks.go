@@ -123,7 +123,7 @@ func New(cfg Config) (*Runner, error) {
 			errs = append(errs, fmt.Errorf("hooks: %s hook %s: %w", h.Event, name, err))
 			continue
 		}
-		h.Name = name
+		h.Name = clip.Text(strings.Join(strings.Fields(name), " "), 60) // a line in notes
 		r.hooks = append(r.hooks, compiled{Hook: h, match: m})
 		r.has[h.Event] = true
 	}
