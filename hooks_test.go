@@ -332,3 +332,28 @@ func TestNotificationAndPreCompact(t *testing.T) {
 		t.Errorf("PreCompact got %+v", ins)
 	}
 }
+
+// TestUpdatedInputWhileStreaming: the message event keeps the model's
+// arguments while a hook's updatedInput changes the ones the tool runs
+// with (and the race detector sees no shared write).
+func TestUpdatedInputWhileStreaming(t *testing.T) {
+	out := &hooks.Output{Specific: &hooks.Specific{PermissionDecision: "allow", UpdatedInput: json.RawMessage(`{"command":"echo safe"}`)}}
+	h := &answer{out: out}
+	m := replay.New(replay.Turn{ToolCalls: []llm.ToolCall{{ID: "c", Name: "execute", Args: json.RawMessage(`{"command":"ls"}`)}}}, replay.Turn{Content: "done"})
+	a := hookedAgent(t, m, checkpoint.NewMemorySaver(), deepagents.ModeAuto, []hooks.Hook{h.hook(hooks.PreToolUse, "execute")})
+	var said, ran string
+	for ev, err := range a.Stream(context.Background(), seeded()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case ev.Type == agent.EventMessage && len(ev.Message.ToolCalls) > 0:
+			said = string(ev.Message.ToolCalls[0].Args)
+		case ev.Type == agent.EventToolResult:
+			ran = ev.Content
+		}
+	}
+	if said != `{"command":"ls"}` || ran != "ran echo safe" {
+		t.Errorf("the message event says %s, the tool ran %q", said, ran)
+	}
+}

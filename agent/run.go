@@ -381,7 +381,14 @@ func (r *run) modelTurn(ctx context.Context) (modelOutcome, error) {
 	rt.appendMessages(msg)
 	rt.AddUsage(resp.Usage)
 	if rt.emit != nil {
-		rt.Emit(Event{Type: EventMessage, Message: &msg})
+		ev := msg
+		if len(msg.ToolCalls) > 0 {
+			// The gates may rewrite the calls' arguments in the state's
+			// copy (a hook's updatedInput) while a listener reads this
+			// one: the event keeps what the model said.
+			ev = msg.Clone()
+		}
+		rt.Emit(Event{Type: EventMessage, Message: &ev})
 		u := resp.Usage
 		rt.mu.Lock()
 		answered, measured := rt.answeredBy, rt.context
