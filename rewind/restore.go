@@ -2,6 +2,7 @@ package rewind
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -74,6 +75,13 @@ func (t *Tracker) Restore(ctx context.Context, threadID string, seq int, opts Re
 	for _, p := range slices.Sorted(keysOf(target, cur.tree)) {
 		want, inTarget := target[p]
 		have, inCur := cur.tree[p]
+		if inTarget && !inCur && !opts.Force {
+			// The scan did not see it (ignored now, unreadable, past
+			// MaxFiles): what is there is not the agent's to replace.
+			if _, err := t.root.Lstat(filepath.FromSlash(p)); err == nil {
+				outside[p] = true
+			}
+		}
 		switch {
 		case inTarget && inCur && want.same(have):
 			continue
@@ -99,17 +107,29 @@ func (t *Tracker) Restore(ctx context.Context, threadID string, seq int, opts Re
 	if opts.DryRun {
 		return plan, nil
 	}
-	if err := t.apply(ctx, target, cur.tree, write, remove); err != nil {
-		return plan, err
+	kept, err := t.apply(ctx, target, cur.tree, write, remove)
+	if len(kept) > 0 {
+		plan.Written = slices.DeleteFunc(plan.Written, func(p string) bool { return slices.Contains(kept, p) })
+		plan.Kept = append(plan.Kept, kept...)
+		slices.Sort(plan.Kept)
 	}
-	if _, err := t.record(ctx, threadID, ts, KindRestore, "", plan.To.CheckpointID); err != nil {
-		return plan, err
+	// What the folder is now, even after a restore that stopped part
+	// way: the next restore starts from it, not from a guess.
+	_, rerr := t.record(context.WithoutCancel(ctx), threadID, ts, KindRestore, "", plan.To.CheckpointID)
+	if err != nil {
+		return plan, fmt.Errorf("%w (of %d to put back and %d to remove): %w", ErrPartial, len(plan.Written), len(plan.Removed), err)
 	}
-	return plan, nil
+	return plan, rerr
 }
 
-// apply removes, deepest first, then writes, shallowest first.
-func (t *Tracker) apply(ctx context.Context, target, cur map[string]Entry, write, remove []string) error {
+// ErrPartial marks a restore that stopped part way: the folder holds some
+// of the point's entries, and a point records it as it is.
+var ErrPartial = errors.New("rewind: the restore stopped part way")
+
+// apply removes, deepest first, then writes, shallowest first. A folder
+// to replace by a file or a link that still holds entries (kept, ignored,
+// not recorded) is left as it is: kept says which.
+func (t *Tracker) apply(ctx context.Context, target, cur map[string]Entry, write, remove []string) (kept []string, err error) {
 	slices.SortFunc(remove, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
 	for _, p := range remove {
 		name := filepath.FromSlash(p)
@@ -117,24 +137,29 @@ func (t *Tracker) apply(ctx context.Context, target, cur map[string]Entry, write
 			// A folder goes when what it held went; one that still holds
 			// what was not recorded (ignored files) stays.
 			if err := t.root.Remove(name); err != nil && !isNotEmpty(err) && !isNotExist(err) {
-				return fmt.Errorf("rewind: removing %s: %w", p, err)
+				return kept, fmt.Errorf("rewind: removing %s: %w", p, err)
 			}
 			continue
 		}
 		if err := t.root.Remove(name); err != nil && !isNotExist(err) {
-			return fmt.Errorf("rewind: removing %s: %w", p, err)
+			return kept, fmt.Errorf("rewind: removing %s: %w", p, err)
 		}
 	}
 	slices.SortFunc(write, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
 	for _, p := range write {
 		if err := ctx.Err(); err != nil {
-			return err
+			return kept, err
 		}
-		if err := t.put(ctx, p, target[p], cur); err != nil {
-			return fmt.Errorf("rewind: restoring %s: %w", p, err)
+		err := t.put(ctx, p, target[p], cur)
+		if isNotEmpty(err) {
+			kept = append(kept, p)
+			continue
+		}
+		if err != nil {
+			return kept, fmt.Errorf("rewind: restoring %s: %w", p, err)
 		}
 	}
-	return nil
+	return kept, nil
 }
 
 // put writes one entry as target has it, replacing what is there.
@@ -142,7 +167,9 @@ func (t *Tracker) put(ctx context.Context, p string, e Entry, cur map[string]Ent
 	name := filepath.FromSlash(p)
 	mode := fs.FileMode(e.Mode)
 	if have, ok := cur[p]; ok && fs.FileMode(have.Mode).Type() != mode.Type() {
-		if err := t.root.RemoveAll(name); err != nil {
+		// A folder goes only empty: what it still holds (kept, ignored)
+		// keeps it, and the entry is not put back (ENOTEMPTY).
+		if err := t.root.Remove(name); err != nil && !isNotExist(err) {
 			return err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/deepagents-go/deepagents/internal/gitignore"
 )
@@ -22,6 +23,7 @@ import (
 type scanned struct {
 	tree     map[string]Entry
 	contents map[string][]byte // by hash
+	bytes    int               // of contents
 	notes    []string
 }
 
@@ -52,7 +54,7 @@ func (t *Tracker) scan(ctx context.Context, prev map[string]Entry) (*scanned, er
 		rel, _ := filepath.Rel(t.dir, p)
 		rel = filepath.ToSlash(rel)
 		if rel == "." {
-			t.readGitignore(&ign, "", p)
+			t.readGitignore(&ign, "")
 			return nil
 		}
 		if d.Name() == ".git" || ign.Ignored(rel, d.IsDir()) {
@@ -75,7 +77,7 @@ func (t *Tracker) scan(ctx context.Context, prev map[string]Entry) (*scanned, er
 		e := Entry{Mode: uint32(info.Mode()), MTime: info.ModTime().UnixNano()}
 		switch {
 		case d.IsDir():
-			t.readGitignore(&ign, rel, p)
+			t.readGitignore(&ign, rel)
 		case info.Mode()&fs.ModeSymlink != 0:
 			if e.Link, err = os.Readlink(p); err != nil {
 				return nil
@@ -87,7 +89,12 @@ func (t *Tracker) scan(ctx context.Context, prev map[string]Entry) (*scanned, er
 				break
 			}
 			if err := t.hash(rel, &e, s); err != nil {
-				return nil // unreadable now: left out
+				// Unreadable now, or written to while read: as it was,
+				// for this scan (the next one reads it again).
+				if o, ok := prev[rel]; ok {
+					s.tree[rel] = o
+				}
+				return nil
 			}
 		default:
 			return nil // sockets, devices, pipes
@@ -107,38 +114,62 @@ func (t *Tracker) scan(ctx context.Context, prev map[string]Entry) (*scanned, er
 // hash reads a file, records its hash, and keeps its content when it is
 // to be stored.
 func (t *Tracker) hash(rel string, e *Entry, s *scanned) error {
-	// Through the folder's root: a file swapped for a link since the walk
-	// saw it is not followed out of the folder.
-	f, err := t.root.Open(filepath.FromSlash(rel))
+	if e.Size > t.cfg.MaxFileBytes {
+		// Not read at all, however large: known by its size and time,
+		// which tell a change as a hash would.
+		e.Hash = fmt.Sprintf("stat:%d:%d", e.Size, e.MTime)
+		s.notes = append(s.notes, fmt.Sprintf("%s (%d bytes) is over %d bytes: recorded by its size and time, not restorable", rel, e.Size, t.cfg.MaxFileBytes))
+		return nil
+	}
+	f, err := t.openRegular(rel)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-		return errors.New("not a regular file")
-	}
-	h := sha256.New()
-	if e.Size > t.cfg.MaxFileBytes {
-		if _, err := io.Copy(h, f); err != nil {
-			return err
-		}
-		e.Hash = hex.EncodeToString(h.Sum(nil))
-		s.notes = append(s.notes, fmt.Sprintf("%s (%d bytes) is over %d bytes: recorded by its hash, not restorable", rel, e.Size, t.cfg.MaxFileBytes))
-		return nil
-	}
 	data, err := io.ReadAll(io.LimitReader(f, t.cfg.MaxFileBytes+1))
 	if err != nil {
 		return err
 	}
-	h.Write(data)
-	e.Hash, e.Size = hex.EncodeToString(h.Sum(nil)), int64(len(data))
-	if binary(data) {
-		s.notes = append(s.notes, fmt.Sprintf("%s is binary: recorded by its hash, not restorable", rel))
-		return nil
+	if int64(len(data)) != e.Size {
+		// Written to while the walk looked: the next scan sees it again
+		// (its time changed), and reads it whole.
+		return errors.New("changed while read")
 	}
-	e.Stored = true
-	s.contents[e.Hash] = data
+	sum := sha256.Sum256(data)
+	e.Hash = hex.EncodeToString(sum[:])
+	switch {
+	case binary(data):
+		s.notes = append(s.notes, fmt.Sprintf("%s is binary: recorded by its hash, not restorable", rel))
+	case s.bytes+len(data) > maxPointBytes:
+		s.notes = append(s.notes, fmt.Sprintf("%s: the point's contents passed %d MiB: recorded by its hash, not restorable", rel, maxPointBytes>>20))
+	default:
+		e.Stored = true
+		if _, ok := s.contents[e.Hash]; !ok {
+			s.contents[e.Hash] = data
+			s.bytes += len(data)
+		}
+	}
 	return nil
+}
+
+// maxPointBytes bounds the contents one point reads and stores (its first,
+// the whole folder, above all): past it, files are recorded by hash.
+const maxPointBytes = 256 << 20
+
+// openRegular opens a regular file of the folder for reading, through its
+// root (a file swapped for a link since the walk saw it is not followed
+// out of the folder) and without blocking (a FIFO put in its place would
+// hold the scan for ever).
+func (t *Tracker) openRegular(rel string) (*os.File, error) {
+	f, err := t.root.OpenFile(filepath.FromSlash(rel), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		f.Close()
+		return nil, errors.New("not a regular file")
+	}
+	return f, nil
 }
 
 // binary reports whether data looks binary: a NUL byte in its first 8000
@@ -147,18 +178,16 @@ func binary(data []byte) bool {
 	return bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0
 }
 
-// readGitignore adds the folder's .gitignore, if any, to ign.
-func (t *Tracker) readGitignore(ign *gitignore.Matcher, rel, dir string) {
-	f, err := os.Open(filepath.Join(dir, ".gitignore"))
+// readGitignore adds the folder's .gitignore, if it is a regular file, to
+// ign.
+func (t *Tracker) readGitignore(ign *gitignore.Matcher, rel string) {
+	f, err := t.openRegular(path.Join(rel, ".gitignore"))
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-		return
-	}
 	data, err := io.ReadAll(io.LimitReader(f, maxGitignore))
-	if err != nil && !errors.Is(err, io.EOF) {
+	if err != nil {
 		return
 	}
 	ign.Add(strings.TrimPrefix(path.Clean("/"+rel), "/"), data)
