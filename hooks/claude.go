@@ -31,6 +31,16 @@ var agentNames = func() map[string]string {
 	return m
 }()
 
+// claudeAliases are the names of Claude Code's that stand for each of the
+// agent's tools, which a matcher may use.
+var claudeAliases = func() map[string][]string {
+	m := make(map[string][]string)
+	for c, a := range agentNames {
+		m[a] = append(m[a], c)
+	}
+	return m
+}()
+
 // claudeName is Claude Code's name of the agent's tool.
 func claudeName(tool string) string {
 	if c, ok := claudeNames[tool]; ok {

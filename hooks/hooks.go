@@ -227,8 +227,10 @@ func (r *Runner) matches(h compiled, in *Input) bool {
 	}
 	on := in.matchOn()
 	if h.Dialect == DialectClaude && (in.HookEventName == PreToolUse || in.HookEventName == PostToolUse) {
-		if h.match(claudeName(on)) {
-			return true
+		for _, c := range claudeAliases[on] { // Edit and MultiEdit for edit_file
+			if h.match(c) {
+				return true
+			}
 		}
 	}
 	return h.match(on)

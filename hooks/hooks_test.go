@@ -246,9 +246,14 @@ func TestClaudeDialect(t *testing.T) {
 		}}
 	}
 	updated := &hooks.Output{Specific: &hooks.Specific{UpdatedInput: json.RawMessage(`{"file_path":"` + host + `/b.txt","content":"y"}`)}}
+	var multi int
+	multiEdit := hooks.Hook{Event: hooks.PreToolUse, Matcher: "MultiEdit", Dialect: hooks.DialectClaude, Func: func(context.Context, *hooks.Input) (*hooks.Output, error) {
+		multi++
+		return nil, nil
+	}}
 	r, err := hooks.New(hooks.Config{
 		Dir:       host,
-		Hooks:     []hooks.Hook{hook("Write|Edit", updated), hook("Bash", nil)},
+		Hooks:     []hooks.Hook{hook("Write|Edit", updated), hook("Bash", nil), multiEdit},
 		HostPath:  func(p string) (string, bool) { return host + p, true },
 		AgentPath: func(p string) (string, bool) { return strings.TrimPrefix(p, host), strings.HasPrefix(p, host) },
 	})
@@ -266,6 +271,10 @@ func TestClaudeDialect(t *testing.T) {
 	r.Run(context.Background(), hooks.Input{HookEventName: hooks.PreToolUse, ToolName: "execute", ToolInput: json.RawMessage(`{"command":"ls","timeout":5}`)})
 	if len(got) != 1 || got[0].ToolName != "Bash" || string(got[0].ToolInput) != `{"command":"ls","timeout":5000}` {
 		t.Errorf("Bash got %+v", got)
+	}
+	r.Run(context.Background(), hooks.Input{HookEventName: hooks.PreToolUse, ToolName: "edit_file", ToolInput: json.RawMessage(`{"file_path":"/a.txt"}`)})
+	if multi != 1 {
+		t.Errorf("a MultiEdit matcher ran %d times on edit_file, want 1", multi)
 	}
 }
 

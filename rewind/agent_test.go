@@ -10,6 +10,7 @@ import (
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/hooks"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/rewind"
@@ -308,5 +309,28 @@ func TestDeepAgentsRewind(t *testing.T) {
 	plain, _ := deepagents.New(deepagents.Config{Model: m})
 	if _, err := deepagents.Rewind(ctx, plain, "t", 1, rewind.Options{}); err == nil {
 		t.Error("an agent without Config.Rewind rewound")
+	}
+}
+
+// TestTurnPromptIsWhatWasTyped: a UserPromptSubmit hook's context is not
+// part of the prompt a rewind gives back. (Found in review.)
+func TestTurnPromptIsWhatWasTyped(t *testing.T) {
+	ctx := context.Background()
+	st := store.NewMemoryStore()
+	tr, _ := rewind.New(rewind.Config{Store: st})
+	inject := hooks.Hook{Event: hooks.UserPromptSubmit, Func: func(context.Context, *hooks.Input) (*hooks.Output, error) {
+		return hooks.Context("SECRET CONTEXT"), nil
+	}}
+	m := replay.New(replay.Turn{Content: "ok", Expect: &replay.Expect{LastMessageContains: []string{"SECRET CONTEXT"}}})
+	a, err := deepagents.New(deepagents.Config{Model: m, Checkpointer: checkpoint.NewMemorySaver(), Rewind: tr, Hooks: hooks.Config{Hooks: []hooks.Hook{inject}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Invoke(ctx, deepagents.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("fix the bug")}}); err != nil {
+		t.Fatal(err)
+	}
+	turns, _ := tr.Turns(ctx, "t")
+	if len(turns) != 1 || turns[0].Prompt != "fix the bug" {
+		t.Errorf("turns %+v", turns)
 	}
 }

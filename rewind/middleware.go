@@ -34,8 +34,20 @@ func (m *middleware) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
 	if len(msgs) == 0 || msgs[len(msgs)-1].Role != llm.RoleUser {
 		return nil
 	}
-	m.record(ctx, rt, rt.ThreadID(), KindTurn, msgs[len(msgs)-1].Text(), rt.StartCheckpoint())
+	m.record(ctx, rt, rt.ThreadID(), KindTurn, typed(msgs[len(msgs)-1]), rt.StartCheckpoint())
 	return nil
+}
+
+// typed is what the user typed of a prompt: its first text part. What
+// middleware added to the message (a UserPromptSubmit hook's context, in
+// a part of its own) is not the prompt to send again.
+func typed(m llm.Message) string {
+	for _, p := range m.Parts {
+		if p.Type == llm.PartText {
+			return p.Text
+		}
+	}
+	return ""
 }
 
 // readOnly are the tools that cannot change the folder: a step that

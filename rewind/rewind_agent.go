@@ -63,29 +63,35 @@ func (t *Tracker) Rewind(ctx context.Context, saver checkpoint.Saver, threadID s
 		return nil, fmt.Errorf("rewind: thread %s has no turn %d (it has %d)", threadID, turn, len(turns))
 	}
 	res := &Result{Turn: turns[turn-1]}
-	// The conversation first: a thread that is running is refused
-	// (checkpoint.ErrBusy) before a file changes.
-	if opts.Conversation && !opts.DryRun {
-		if res.CheckpointID, err = checkpoint.Fork(ctx, saver, threadID, res.Turn.CheckpointID); err != nil {
-			return res, fmt.Errorf("rewind: %w", err)
+	ropts := RestoreOptions{Force: opts.Force, DryRun: opts.DryRun}
+	if opts.DryRun {
+		if opts.Files {
+			res.Files, err = t.Restore(ctx, threadID, res.Turn.Seq, ropts)
 		}
+		return res, err
 	}
-	if opts.Files {
-		if !opts.DryRun {
-			// No run may change the folder while it is put back.
-			th, err := saver.Thread(ctx, threadID)
-			if err != nil {
-				return res, fmt.Errorf("rewind: %w", err)
+	// One hold of the thread for both: no run starts between them (a
+	// thread that is running is refused, checkpoint.ErrBusy, before
+	// anything changes), and no run changes the folder while it is put
+	// back. The conversation first; a restore that fails after it leaves
+	// the fork in place, and Result says so.
+	_, err = checkpoint.Hold(ctx, saver, threadID, func(ctx context.Context, status checkpoint.Status) (checkpoint.Status, string, error) {
+		if opts.Conversation {
+			var err error
+			if status, res.CheckpointID, err = checkpoint.ForkHeld(ctx, saver, threadID, res.Turn.CheckpointID); err != nil {
+				return "", "", err
 			}
-			lease, err := saver.Acquire(ctx, threadID, nil)
-			if err != nil {
-				return res, fmt.Errorf("rewind: %w", err)
+		}
+		if opts.Files {
+			var err error
+			if res.Files, err = t.Restore(ctx, threadID, res.Turn.Seq, ropts); err != nil {
+				return status, "", err
 			}
-			defer lease.Release(context.WithoutCancel(ctx), th.Status) //nolint:errcheck // the restore's outcome is reported
 		}
-		if res.Files, err = t.Restore(ctx, threadID, res.Turn.Seq, RestoreOptions{Force: opts.Force, DryRun: opts.DryRun}); err != nil {
-			return res, err
-		}
+		return status, "", nil
+	})
+	if err != nil {
+		return res, fmt.Errorf("rewind: %w", err)
 	}
 	return res, nil
 }

@@ -108,6 +108,9 @@ func (t *Tracker) scan(ctx context.Context, prev map[string]Entry) (*scanned, er
 	if skipped > 0 {
 		s.notes = append(s.notes, fmt.Sprintf("%d entries past the first %d were not recorded", skipped, t.cfg.MaxFiles))
 	}
+	if ign.Truncated {
+		s.notes = append(s.notes, fmt.Sprintf(".gitignore patterns past %d in a file, or %d in all, were not read", gitignore.MaxPatterns, gitignore.MaxTotal))
+	}
 	return s, nil
 }
 

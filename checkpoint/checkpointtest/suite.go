@@ -888,8 +888,19 @@ func testFork(t *testing.T, s checkpoint.Saver) {
 	if empty, _ := s.Load(ctxb(), "t", ""); len(empty.Messages) != 0 || len(empty.Files) != 0 {
 		t.Errorf("forked at the start: %+v", empty)
 	}
+	// A thread waiting for decisions keeps waiting when a fork fails.
+	l, err := s.Acquire(ctxb(), "t", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(ctxb(), checkpoint.StatusInterrupted); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := checkpoint.Fork(ctxb(), s, "t", "nosuch"); err == nil {
 		t.Error("forked at a checkpoint the thread does not have")
+	}
+	if th, err := s.Thread(ctxb(), "t"); err != nil || th.Status != checkpoint.StatusInterrupted {
+		t.Errorf("after a failed fork the thread is %+v, %v; want it still interrupted", th, err)
 	}
 	lease, err := s.Acquire(ctxb(), "t", nil)
 	if err != nil {

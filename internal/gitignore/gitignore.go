@@ -27,7 +27,14 @@ type pattern struct {
 // with the folder it applies to.
 type Matcher struct {
 	rules []rules
+	total int
+	// Truncated says patterns were left out: past MaxPatterns in a file,
+	// or MaxTotal in all.
+	Truncated bool
 }
+
+// MaxTotal bounds the patterns of all the files a Matcher reads.
+const MaxTotal = 20_000
 
 type rules struct {
 	base     string // the folder, slash-separated, "" for the root
@@ -45,11 +52,16 @@ func (m *Matcher) Add(base string, content []byte) {
 	var ps []pattern
 	sc := bufio.NewScanner(bytes.NewReader(content))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for sc.Scan() && len(ps) < MaxPatterns {
+	for sc.Scan() {
+		if len(ps) >= MaxPatterns || m.total+len(ps) >= MaxTotal {
+			m.Truncated = true
+			break
+		}
 		if p, ok := parse(sc.Text()); ok {
 			ps = append(ps, p)
 		}
 	}
+	m.total += len(ps)
 	if len(ps) > 0 {
 		m.rules = append(m.rules, rules{base: strings.Trim(base, "/"), patterns: ps})
 	}
@@ -105,12 +117,25 @@ func (m *Matcher) Ignored(rel string, dir bool) bool {
 			}
 			sub = rel[len(r.base)+1:]
 		}
-		segs := strings.Split(sub, "/")
+		var segs []string // split only for a pattern that needs it
+		base := sub[strings.LastIndexByte(sub, '/')+1:]
 		for _, p := range r.patterns {
 			if p.dirOnly && !dir {
 				continue
 			}
-			if match(p.segs, segs) {
+			var hit bool
+			if !p.anchored && len(p.segs) == 2 {
+				// A name at any depth (*.log, node_modules/): the path's
+				// last segment alone decides, as most patterns are.
+				ok, err := path.Match(p.segs[1], base)
+				hit = ok && err == nil
+			} else {
+				if segs == nil {
+					segs = strings.Split(sub, "/")
+				}
+				hit = match(p.segs, segs)
+			}
+			if hit {
 				ignored = !p.negate
 			}
 		}

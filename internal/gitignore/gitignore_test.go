@@ -1,6 +1,9 @@
 package gitignore
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestIgnored(t *testing.T) {
 	var m Matcher
@@ -46,4 +49,20 @@ func FuzzIgnored(f *testing.F) {
 		m.Add("a", []byte(gitignore))
 		m.Ignored(p, dir)
 	})
+}
+
+// TestBounded: a hostile repository's patterns are read up to the bounds.
+func TestBounded(t *testing.T) {
+	var m Matcher
+	big := strings.Repeat("**/a/**/b/**/c*\n", MaxPatterns+5)
+	for i := range 5 {
+		m.Add(strings.Repeat("d/", i), []byte(big))
+	}
+	n := 0
+	for _, r := range m.rules {
+		n += len(r.patterns)
+	}
+	if !m.Truncated || n > MaxTotal || len(m.rules[0].patterns) > MaxPatterns {
+		t.Errorf("truncated %v, %d patterns in all, %d in the first file", m.Truncated, n, len(m.rules[0].patterns))
+	}
 }

@@ -82,12 +82,11 @@ func (l *live) commands() tui.Commands {
 			s, _ := l.current()
 			opts := rewind.Options{Files: files, Conversation: conversation}
 			res, err := s.Rewind.Rewind(ctx, l.o.db.Saver, thread, turn, opts)
-			if err != nil {
-				return "", err
-			}
 			var b strings.Builder
-			printRewind(&b, thread, turn, res, rewind.Options{Files: files, Conversation: conversation}, false)
-			return b.String(), nil
+			if res != nil && (err == nil || res.CheckpointID != "" || res.Files != nil) {
+				printRewind(&b, thread, turn, res, opts, false)
+			}
+			return b.String(), err
 		},
 	}
 }

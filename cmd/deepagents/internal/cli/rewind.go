@@ -72,6 +72,10 @@ point (by hand, between runs or after its last step) are kept and listed, unless
 				opts.Files, opts.Conversation = true, true
 			}
 			res, err := tr.Rewind(ctx, d.Saver, thread, to, opts)
+			if err != nil && res != nil && (res.CheckpointID != "" || res.Files != nil) {
+				// Part of it was done: say what, then why the rest was not.
+				printRewind(env.Stdout, thread, to, res, opts, false)
+			}
 			if err != nil {
 				return err
 			}

@@ -50,7 +50,8 @@ type Commands struct {
 	// Turns lists thread's prompts, oldest first (esc esc, /rewind);
 	// Rewind puts the thread back as it was before its turn-th prompt (from
 	// 1): the workspace's files, the conversation, or both, and says what
-	// it did. Nil: rewinding is not available.
+	// it did (with an error, what it did before it failed). Nil:
+	// rewinding is not available.
 	Turns  func(ctx context.Context, thread string) ([]Turn, error)
 	Rewind func(ctx context.Context, thread string, turn int, files, conversation bool) (string, error)
 }

@@ -82,7 +82,12 @@ func (r *rewinder) key(m *tuiModel, k tea.KeyPressMsg) (tea.Cmd, bool) {
 	echo := dim.Render(fmt.Sprintf("> rewind to prompt %d: %s", n, display.Clip(turn.Prompt, 60)))
 	summary, err := m.cfg.Rewind(m.ctx, m.thread, n, files, conversation)
 	if err != nil {
-		return m.print(echo + "\n" + red.Render("✗ "+display.OneLine(err.Error()))), true
+		// What was done before it failed, then why the rest was not.
+		done := strings.TrimRight(display.TerminalSafe(summary), "\n")
+		if done != "" {
+			done += "\n"
+		}
+		return m.print(echo + "\n" + done + red.Render("✗ "+display.OneLine(err.Error()))), true
 	}
 	if conversation {
 		m.todos = nil // the plan is the fork's; the next run shows it
