@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Plan is what a Restore does (or, with DryRun, would do).
@@ -194,16 +195,22 @@ func (t *Tracker) put(ctx context.Context, p string, e Entry, cur map[string]Ent
 		if err != nil {
 			return err
 		}
-		if fi, err := t.root.Lstat(name); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			// Write the file, not through a link where it was.
-			if err := t.root.Remove(name); err != nil {
-				return err
-			}
-		}
-		if err := t.root.WriteFile(name, data, mode.Perm()); err != nil {
+		// Written beside it, then renamed over it: a crash leaves the old
+		// file or the new one, never half of one, and a link (hard or
+		// symbolic) where it was is replaced, not written through.
+		tmp := fmt.Sprintf("%s.rewind-%d", name, time.Now().UnixNano())
+		if err := t.root.WriteFile(tmp, data, mode.Perm()); err != nil {
 			return err
 		}
-		return t.root.Chmod(name, mode.Perm())
+		if err := t.root.Chmod(tmp, mode.Perm()); err != nil {
+			t.root.Remove(tmp) //nolint:errcheck // the error reported is the chmod's
+			return err
+		}
+		if err := t.root.Rename(tmp, name); err != nil {
+			t.root.Remove(tmp) //nolint:errcheck // the error reported is the rename's
+			return err
+		}
+		return nil
 	}
 }
 

@@ -201,6 +201,16 @@ func (t *Tracker) Record(ctx context.Context, threadID string, kind Kind, prompt
 }
 
 func (t *Tracker) record(ctx context.Context, threadID string, ts *threadState, kind Kind, prompt, checkpointID string) (*Point, error) {
+	// Another process (deepagents rewind, while a session is open) may
+	// have recorded points since these were read: read them again, or
+	// this one would take the other's number.
+	if _, err := t.cfg.Store.Get(ctx, pointsOf(threadID), pointKey(len(ts.points)+1)); err == nil {
+		points, err := t.loadPoints(ctx, threadID)
+		if err != nil {
+			return nil, err
+		}
+		ts.points, ts.tree = points, treeAt(points, len(points))
+	}
 	s, err := t.scan(ctx, ts.tree)
 	if err != nil {
 		return nil, err

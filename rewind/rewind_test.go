@@ -345,3 +345,26 @@ func TestFIFOsDoNotHang(t *testing.T) {
 		t.Fatal("the scan hangs on a FIFO")
 	}
 }
+
+// TestTwoProcesses: a point another process recorded since is read before
+// the next one is numbered. (Found in review: it was overwritten.)
+func TestTwoProcesses(t *testing.T) {
+	ctx := context.Background()
+	dir, st := t.TempDir(), store.NewMemoryStore()
+	write(t, dir, "a.txt", "1\n")
+	session, cli := newTracker(t, dir, st), newTracker(t, dir, st)
+	session.Record(ctx, "t", rewind.KindTurn, "first", "")
+	write(t, dir, "a.txt", "2\n")
+	if _, err := cli.Record(ctx, "t", rewind.KindStep, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "a.txt", "3\n")
+	p, err := session.Record(ctx, "t", rewind.KindTurn, "second", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	points, _ := newTracker(t, dir, st).Points(ctx, "t")
+	if p.Seq != 3 || len(points) != 3 || points[1].Kind != rewind.KindStep {
+		t.Errorf("the session's point is %d; the points: %+v", p.Seq, points)
+	}
+}

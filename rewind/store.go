@@ -78,8 +78,11 @@ func (t *Tracker) blob(ctx context.Context, hash string) ([]byte, error) {
 // points.
 func pointItem(threadID string, p *Point) (store.Item, error) {
 	v, err := toValue(storedPoint{Kind: p.Kind, Dir: p.Dir, Prompt: p.Prompt, CheckpointID: p.CheckpointID, CreatedAt: p.CreatedAt, Changes: p.Changes, Notes: p.Notes})
-	return store.Item{Namespace: pointsOf(threadID), Key: fmt.Sprintf("%010d", p.Seq), Value: v}, err
+	return store.Item{Namespace: pointsOf(threadID), Key: pointKey(p.Seq), Value: v}, err
 }
+
+// pointKey is the key of a thread's seq-th point: numbers that sort.
+func pointKey(seq int) string { return fmt.Sprintf("%010d", seq) }
 
 func toValue(x any) (map[string]any, error) {
 	b, err := json.Marshal(x)
@@ -123,27 +126,31 @@ func (t *Tracker) loadPoints(ctx context.Context, threadID string) ([]*Point, er
 	}
 }
 
-// Forget removes a thread's points from st; the blobs stay until Vacuum.
+// Forget removes a thread's points from st, the newest first (a Forget
+// cut short leaves a shorter list of points, still whole); the blobs stay
+// until Vacuum.
 func Forget(ctx context.Context, st store.Store, threadID string) error {
-	for {
-		items, err := st.Search(ctx, pointsOf(threadID), store.SearchOptions{Limit: pageSize})
+	var keys []string
+	for off := 0; ; off += pageSize {
+		items, err := st.Search(ctx, pointsOf(threadID), store.SearchOptions{Limit: pageSize, Offset: off})
 		if err != nil {
 			return fmt.Errorf("rewind: %w", err)
 		}
-		n := 0
 		for _, it := range items {
-			if len(it.Namespace) != 4 {
-				continue
+			if len(it.Namespace) == 4 {
+				keys = append(keys, it.Key)
 			}
-			if err := st.Delete(ctx, it.Namespace, it.Key); err != nil {
-				return fmt.Errorf("rewind: %w", err)
-			}
-			n++
 		}
-		if n == 0 {
-			return nil
+		if len(items) < pageSize {
+			break
 		}
 	}
+	for i := len(keys) - 1; i >= 0; i-- {
+		if err := st.Delete(ctx, pointsOf(threadID), keys[i]); err != nil {
+			return fmt.Errorf("rewind: %w", err)
+		}
+	}
+	return nil
 }
 
 // Vacuum removes the blobs no point of any thread refers to, and returns

@@ -178,7 +178,11 @@ func printRewind(w io.Writer, thread string, to int, res *rewind.Result, opts re
 		fmt.Fprintf(w, "Files: %d put back, %d removed.\n", len(p.Written), len(p.Removed))
 		list := func(what string, paths []string) {
 			if len(paths) > 0 {
-				fmt.Fprintf(w, "%s:\n  %s\n", what, display.TerminalSafe(strings.Join(paths, "\n  ")))
+				shown := make([]string, len(paths))
+				for i, p := range paths {
+					shown[i] = display.OneLine(p) // a name with a newline stays one line
+				}
+				fmt.Fprintf(w, "%s:\n  %s\n", what, strings.Join(shown, "\n  "))
 			}
 		}
 		list("Put back", p.Written)
