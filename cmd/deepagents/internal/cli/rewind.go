@@ -33,7 +33,8 @@ files (what the file tools and commands changed alike), and the conversation,
 which forks at that point; the later turns stay in the thread's history. --files or
 --conversation rewinds only one of them. Files changed outside the agent since that
 point (by hand, between runs or after its last step) are kept and listed, unless
---force. --dry-run says what would change and changes nothing.`,
+--force; a file edited by hand while the agent worked counts as the agent's change.
+--dry-run says what would change and changes nothing.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError{errors.New("rewind needs exactly one THREAD")}
