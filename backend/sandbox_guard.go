@@ -154,16 +154,33 @@ type protection struct {
 // paths, as they are on the host when a command starts.
 func protectPaths(b *Bubblewrap, places *sandboxPlaces) *protection {
 	pr := &protection{seen: map[string]bool{}}
-	for _, p := range b.Protected {
-		var host string
+	hosts := make([]string, len(b.Protected))
+	for i, p := range b.Protected {
 		if filepath.IsAbs(p) {
-			host = filepath.Clean(p)
-		} else {
-			rel := filepath.FromSlash(path.Clean(p))
-			if !filepath.IsLocal(rel) {
-				continue // a relative path out of the workspace means nothing
-			}
-			host = filepath.Join(places.root, rel)
+			hosts[i] = filepath.Clean(p)
+			continue
+		}
+		rel := filepath.FromSlash(path.Clean(p))
+		if filepath.IsLocal(rel) { // a relative path out of the workspace means nothing
+			hosts[i] = filepath.Join(places.root, rel)
+		}
+	}
+	// A protected folder that exists is read-only whole: what it holds
+	// needs nothing of its own (and a placeholder for a missing path in
+	// it could not be made there).
+	var folders []string
+	for _, h := range hosts {
+		if st, err := os.Stat(h); h != "" && err == nil && st.IsDir() {
+			folders = append(folders, h)
+		}
+	}
+	for i, p := range b.Protected {
+		host := hosts[i]
+		if host == "" || slices.ContainsFunc(folders, func(f string) bool {
+			rel, ok := hostUnder(f, host)
+			return ok && rel != "."
+		}) {
+			continue
 		}
 		// The workspace or HOME below a protected path: all of it
 		// read-only.
