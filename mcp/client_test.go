@@ -335,3 +335,24 @@ func TestRemoteServers(t *testing.T) {
 		t.Errorf("a server that refuses us: %+v", st[0])
 	}
 }
+
+// Tools whose names become the same once sanitized are all offered: the
+// one named exactly keeps its name, whatever the order they are listed
+// in, and the other is renamed, with a note.
+func TestCollidingToolNames(t *testing.T) {
+	s := connect(t, map[string]ServerConfig{"f": fake(t, "tools")}, Options{})
+	if got := call(t, toolNamed(t, s, "mcp__f__a_b"), `{}`); got.Text != "I am a_b" {
+		t.Errorf("mcp__f__a_b reaches %q", got.Text)
+	}
+	if got := call(t, toolNamed(t, s, "mcp__f__x_y"), `{}`); got.Text != "I am x.y" {
+		t.Errorf("mcp__f__x_y reaches %q", got.Text)
+	}
+	renamed := withHash("mcp__f__a_b", "a.b")
+	if got := call(t, toolNamed(t, s, renamed), `{}`); got.Text != "I am a.b" {
+		t.Errorf("%s reaches %q", renamed, got.Text)
+	}
+	st := s.Status()[0]
+	if len(st.Notes) != 1 || !strings.Contains(st.Notes[0], "renamed") || !strings.Contains(st.Notes[0], renamed) {
+		t.Errorf("notes: %q", st.Notes)
+	}
+}

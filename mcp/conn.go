@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,7 @@ type server struct {
 
 	// Set by start, before Connect returns; read-only after.
 	tools     []tool.Tool
+	notes     []string // what listTools left out or renamed, and why
 	resources bool
 	prompts   bool
 	startErr  error
@@ -161,36 +163,76 @@ func (s *server) close() {
 func (s *server) listTools(ctx context.Context, sess *sdk.ClientSession) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.ConnectTimeout)
 	defer cancel()
-	seen := map[string]bool{}
+	var listed []*mcpTool
 	params := &sdk.ListToolsParams{}
+list:
 	for pages := 0; pages < 100; pages++ {
 		res, err := sess.ListTools(ctx, params)
 		if err != nil {
 			return fmt.Errorf("listing tools: %w", withStderr(err, s.stderr.Load()))
 		}
 		for _, t := range res.Tools {
-			if len(s.tools) == s.opts.MaxTools {
-				s.opts.Logger.Warn("MCP server has more tools than the limit; the rest are left out", "server", s.name, "limit", s.opts.MaxTools)
-				return nil
+			if len(listed) == s.opts.MaxTools {
+				s.note("MCP server has more tools than the limit; the rest are left out", "limit", s.opts.MaxTools)
+				break list
 			}
 			mt, err := newTool(s, t)
 			if err != nil {
-				s.opts.Logger.Warn("MCP tool left out", "server", s.name, "tool", t.Name, "err", err)
+				s.note("MCP tool left out", "tool", t.Name, "err", err)
 				continue
 			}
-			if name := mt.spec.Name; seen[name] {
-				s.opts.Logger.Warn("MCP tool left out: its name is taken", "server", s.name, "tool", t.Name)
-				continue
-			}
-			seen[mt.spec.Name] = true
-			s.tools = append(s.tools, mt)
+			listed = append(listed, mt)
 		}
 		if res.NextCursor == "" {
-			return nil
+			break
 		}
 		params.Cursor = res.NextCursor
 	}
+	s.tools = s.nameTools(listed)
 	return nil
+}
+
+// nameTools gives each tool a name of its own. A tool whose name needed no
+// change keeps it: another whose name became the same once its
+// characters were replaced (a.b and a_b both give mcp__s__a_b) is renamed
+// with a hash of its own name, whatever the order the server lists them
+// in, so that the model and rules reach the one they name exactly.
+func (s *server) nameTools(listed []*mcpTool) []tool.Tool {
+	exact := map[string]bool{}
+	for _, mt := range listed {
+		if mt.exact() {
+			exact[mt.spec.Name] = true
+		}
+	}
+	taken := map[string]bool{}
+	var out []tool.Tool
+	for _, mt := range listed {
+		name := mt.spec.Name
+		if !mt.exact() && exact[name] || taken[name] {
+			renamed := withHash(name, mt.remote)
+			if taken[renamed] || exact[renamed] {
+				s.note("MCP tool left out: its name is taken", "tool", mt.remote, "name", name)
+				continue
+			}
+			s.note("MCP tool renamed: its name is taken by another of the server's tools", "tool", mt.remote, "name", renamed, "taken", name)
+			mt.spec.Name = renamed
+		}
+		taken[mt.spec.Name] = true
+		out = append(out, mt)
+	}
+	return out
+}
+
+// note logs a warning about one of the server's tools and keeps it for
+// Status.
+func (s *server) note(msg string, args ...any) {
+	s.opts.Logger.Warn(msg, append([]any{"server", s.name}, args...)...)
+	var b strings.Builder
+	b.WriteString(msg)
+	for i := 0; i+1 < len(args); i += 2 {
+		fmt.Fprintf(&b, " %v=%v", args[i], args[i+1])
+	}
+	s.notes = append(s.notes, b.String())
 }
 
 // callTimeout is how long one call of this server may take.
