@@ -42,6 +42,10 @@ type server struct {
 	// stderr is the current stdio process's standard error; apart from mu,
 	// so that a failed call can quote it while a restart holds mu.
 	stderr atomic.Pointer[tail]
+
+	// tasks are the tools that run only as tasks (taskOnly).
+	tasksMu sync.Mutex
+	tasks   map[string]bool
 }
 
 // start connects for the first time and lists the server's tools.
@@ -71,11 +75,11 @@ func (s *server) dial(ctx context.Context) (*sdk.ClientSession, *tail, error) {
 	switch s.kind {
 	case TypeStdio:
 		stderr = &tail{}
-		t = &stdioTransport{cfg: s.cfg, dir: s.opts.Dir, getenv: s.opts.Getenv, stderr: stderr, started: func(p *process) { s.proc = p }}
+		t = taskScan{&stdioTransport{cfg: s.cfg, dir: s.opts.Dir, getenv: s.opts.Getenv, stderr: stderr, started: func(p *process) { s.proc = p }}, s}
 	case TypeHTTP:
-		t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: httpClient(s.cfg.Headers), MaxRetries: 2}
+		t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxRetries: 2}
 	case TypeSSE:
-		t = detached{&sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: httpClient(s.cfg.Headers)}}
+		t = detached{&sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}}
 	}
 	c := sdk.NewClient(clientInfo, &sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})
 	sess, err := c.Connect(ctx, t, nil)
@@ -172,6 +176,10 @@ list:
 			return fmt.Errorf("listing tools: %w", withStderr(err, s.stderr.Load()))
 		}
 		for _, t := range res.Tools {
+			if s.requiresTask(t.Name) {
+				s.note("MCP tool left out: it runs only as a task (execution.taskSupport \"required\"), which this client does not support", "tool", t.Name)
+				continue
+			}
 			if len(listed) == s.opts.MaxTools {
 				s.note("MCP server has more tools than the limit; the rest are left out", "limit", s.opts.MaxTools)
 				break list
@@ -268,12 +276,14 @@ func (d detached) Connect(ctx context.Context) (sdk.Connection, error) {
 	return conn, err
 }
 
-// httpClient sends headers with every request.
-func httpClient(headers map[string]string) *http.Client {
-	if len(headers) == 0 {
-		return &http.Client{}
+// httpClient sends the server's headers with every request, and reads
+// its answers for tools that require tasks.
+func (s *server) httpClient() *http.Client {
+	var next http.RoundTripper = http.DefaultTransport
+	if len(s.cfg.Headers) > 0 {
+		next = headerTransport{s.cfg.Headers, next}
 	}
-	return &http.Client{Transport: headerTransport{headers, http.DefaultTransport}}
+	return &http.Client{Transport: scanTransport{next, s}}
 }
 
 type headerTransport struct {
