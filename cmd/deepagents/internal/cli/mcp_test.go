@@ -174,3 +174,18 @@ func TestResumeKeepsMCPConfig(t *testing.T) {
 		t.Errorf("resume with the file gone: exit %d: %s", code, rstderr)
 	}
 }
+
+// `deepagents mcp list` says which tools were left out, and why.
+func TestMCPListNotes(t *testing.T) {
+	w := newWorld(t)
+	cfg := filepath.Join(t.TempDir(), "servers.json")
+	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"everything": map[string]any{"command": everythingServer(t)}}})
+	if err := os.WriteFile(cfg, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := w.run("mcp", "list", "--mcp-config", cfg)
+	if code != 0 || !strings.Contains(stdout, "  mcp__everything__echo\n") ||
+		!strings.Contains(stdout, "  note: MCP tool left out: it runs only as a task") || !strings.Contains(stdout, "tool=simulate-research-query") {
+		t.Errorf("exit %d: %s%s", code, stdout, stderr)
+	}
+}
