@@ -530,7 +530,8 @@ func (r *resolver) checkMCPRules(rules *permission.Rules, interruptOn []string, 
 		if !ok {
 			continue
 		}
-		server, _, _ := strings.Cut(strings.TrimSuffix(rest, "*"), "__")
+		// A pattern over server names (mcp__git*) names no one server.
+		server, _, _ := strings.Cut(rest, "__")
 		if _, ok := servers[server]; !ok && server != "" && !strings.ContainsAny(server, "*?[") && !slices.Contains(missing, server) {
 			missing = append(missing, server)
 		}
