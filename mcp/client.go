@@ -133,13 +133,16 @@ type Status struct {
 	Tools []string
 	// Resources and Prompts say whether the server offers them.
 	Resources, Prompts bool
+	// Notes say which of the server's tools were left out or renamed,
+	// and why.
+	Notes []string
 }
 
 // Status returns each server's status, sorted by name.
 func (s *Servers) Status() []Status {
 	out := make([]Status, 0, len(s.servers))
 	for _, srv := range s.servers {
-		st := Status{Name: srv.name, Err: srv.startErr, Resources: srv.resources, Prompts: srv.prompts}
+		st := Status{Name: srv.name, Err: srv.startErr, Resources: srv.resources, Prompts: srv.prompts, Notes: srv.notes}
 		for _, t := range srv.tools {
 			st.Tools = append(st.Tools, t.Spec().Name)
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -333,5 +334,109 @@ func TestRemoteServers(t *testing.T) {
 	}
 	if st := s.Status(); st[0].Name != "nokey" || st[0].Err == nil {
 		t.Errorf("a server that refuses us: %+v", st[0])
+	}
+}
+
+// Tools whose names become the same once sanitized are all offered: the
+// one named exactly keeps its name, whatever the order they are listed
+// in, and the other is renamed, with a note.
+func TestCollidingToolNames(t *testing.T) {
+	s := connect(t, map[string]ServerConfig{"f": fake(t, "tools")}, Options{})
+	if got := call(t, toolNamed(t, s, "mcp__f__a_b"), `{}`); got.Text != "I am a_b" {
+		t.Errorf("mcp__f__a_b reaches %q", got.Text)
+	}
+	if got := call(t, toolNamed(t, s, "mcp__f__x_y"), `{}`); got.Text != "I am x.y" {
+		t.Errorf("mcp__f__x_y reaches %q", got.Text)
+	}
+	renamed := withHash("mcp__f__a_b", "a.b")
+	if got := call(t, toolNamed(t, s, renamed), `{}`); got.Text != "I am a.b" {
+		t.Errorf("%s reaches %q", renamed, got.Text)
+	}
+	st := s.Status()[0]
+	if len(st.Notes) != 1 || !strings.Contains(st.Notes[0], "renamed") || !strings.Contains(st.Notes[0], renamed) {
+		t.Errorf("notes: %q", st.Notes)
+	}
+}
+
+// taskRequired makes the server's tool named name say that it runs only
+// as a task (execution.taskSupport "required"), which the Go SDK's server
+// cannot say, in what the handler writes.
+func taskRequired(h http.Handler, name string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(rewriter{w, []byte(`"name":"` + name + `"`)}, r)
+	})
+}
+
+type rewriter struct {
+	http.ResponseWriter
+	name []byte
+}
+
+func (w rewriter) Write(p []byte) (int, error) {
+	q := bytes.ReplaceAll(p, w.name, append([]byte(`"execution":{"taskSupport":"required"},`), w.name...))
+	if _, err := w.ResponseWriter.Write(q); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (w rewriter) Flush() { w.ResponseWriter.(http.Flusher).Flush() }
+
+// A tool that runs only as a task (which this client does not do) is not
+// offered, over each transport, with a note; the server's others are.
+func TestTaskOnlyToolsLeftOut(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "remote", Version: "1"}, nil)
+	for _, name := range []string{"plain", "tasky"} {
+		srv.AddTool(&sdk.Tool{Name: name, Description: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(ctx context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: name}}}, nil
+			})
+	}
+	streamable := httptest.NewServer(taskRequired(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil), "tasky"))
+	t.Cleanup(streamable.Close)
+	jsonBody := httptest.NewServer(taskRequired(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{JSONResponse: true}), "tasky"))
+	t.Cleanup(jsonBody.Close)
+	sse := httptest.NewServer(taskRequired(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv }, nil), "tasky"))
+	t.Cleanup(sse.Close)
+	configs := map[string]ServerConfig{
+		"streamable": {URL: streamable.URL},
+		"json":       {URL: jsonBody.URL},
+		"sse":        {Type: TypeSSE, URL: sse.URL},
+	}
+	stdio := false
+	if bin, err := filepath.Abs("testdata/npm/node_modules/.bin/mcp-server-everything"); err == nil {
+		if _, err := os.Stat(bin); err == nil {
+			// Its simulate-research-query requires tasks.
+			configs["everything"] = ServerConfig{Command: bin}
+			stdio = true
+		}
+	}
+	if !stdio && os.Getenv("CI") != "" {
+		t.Fatal("mcp-server-everything is missing in CI")
+	}
+	s := connect(t, configs, Options{ConnectTimeout: 10 * time.Second})
+	for _, st := range s.Status() {
+		if st.Err != nil {
+			t.Errorf("%s: %v", st.Name, st.Err)
+			continue
+		}
+		left := "tasky"
+		if st.Name == "everything" {
+			left = "simulate-research-query"
+		}
+		if slices.Contains(st.Tools, "mcp__"+st.Name+"__"+left) {
+			t.Errorf("%s offers %s, which runs only as a task: %v", st.Name, left, st.Tools)
+		}
+		if len(st.Notes) != 1 || !strings.Contains(st.Notes[0], "tool="+left) || !strings.Contains(st.Notes[0], "only as a task") {
+			t.Errorf("%s: notes %q", st.Name, st.Notes)
+		}
+	}
+	for _, name := range []string{"streamable", "json", "sse"} {
+		if r := call(t, toolNamed(t, s, "mcp__"+name+"__plain"), `{}`); r.IsError || r.Text != "plain" {
+			t.Errorf("%s: %+v", name, r)
+		}
+	}
+	if stdio {
+		toolNamed(t, s, "mcp__everything__echo")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,7 @@ type server struct {
 
 	// Set by start, before Connect returns; read-only after.
 	tools     []tool.Tool
+	notes     []string // what listTools left out or renamed, and why
 	resources bool
 	prompts   bool
 	startErr  error
@@ -40,6 +42,10 @@ type server struct {
 	// stderr is the current stdio process's standard error; apart from mu,
 	// so that a failed call can quote it while a restart holds mu.
 	stderr atomic.Pointer[tail]
+
+	// tasks are the tools that run only as tasks (taskOnly).
+	tasksMu sync.Mutex
+	tasks   map[string]bool
 }
 
 // start connects for the first time and lists the server's tools.
@@ -69,11 +75,11 @@ func (s *server) dial(ctx context.Context) (*sdk.ClientSession, *tail, error) {
 	switch s.kind {
 	case TypeStdio:
 		stderr = &tail{}
-		t = &stdioTransport{cfg: s.cfg, dir: s.opts.Dir, getenv: s.opts.Getenv, stderr: stderr, started: func(p *process) { s.proc = p }}
+		t = taskScan{&stdioTransport{cfg: s.cfg, dir: s.opts.Dir, getenv: s.opts.Getenv, stderr: stderr, started: func(p *process) { s.proc = p }}, s}
 	case TypeHTTP:
-		t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: httpClient(s.cfg.Headers), MaxRetries: 2}
+		t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxRetries: 2}
 	case TypeSSE:
-		t = detached{&sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: httpClient(s.cfg.Headers)}}
+		t = detached{&sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}}
 	}
 	c := sdk.NewClient(clientInfo, &sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})
 	sess, err := c.Connect(ctx, t, nil)
@@ -161,36 +167,80 @@ func (s *server) close() {
 func (s *server) listTools(ctx context.Context, sess *sdk.ClientSession) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.ConnectTimeout)
 	defer cancel()
-	seen := map[string]bool{}
+	var listed []*mcpTool
 	params := &sdk.ListToolsParams{}
+list:
 	for pages := 0; pages < 100; pages++ {
 		res, err := sess.ListTools(ctx, params)
 		if err != nil {
 			return fmt.Errorf("listing tools: %w", withStderr(err, s.stderr.Load()))
 		}
 		for _, t := range res.Tools {
-			if len(s.tools) == s.opts.MaxTools {
-				s.opts.Logger.Warn("MCP server has more tools than the limit; the rest are left out", "server", s.name, "limit", s.opts.MaxTools)
-				return nil
+			if s.requiresTask(t.Name) {
+				s.note("MCP tool left out: it runs only as a task (execution.taskSupport \"required\"), which this client does not support", "tool", t.Name)
+				continue
+			}
+			if len(listed) == s.opts.MaxTools {
+				s.note("MCP server has more tools than the limit; the rest are left out", "limit", s.opts.MaxTools)
+				break list
 			}
 			mt, err := newTool(s, t)
 			if err != nil {
-				s.opts.Logger.Warn("MCP tool left out", "server", s.name, "tool", t.Name, "err", err)
+				s.note("MCP tool left out", "tool", t.Name, "err", err)
 				continue
 			}
-			if name := mt.spec.Name; seen[name] {
-				s.opts.Logger.Warn("MCP tool left out: its name is taken", "server", s.name, "tool", t.Name)
-				continue
-			}
-			seen[mt.spec.Name] = true
-			s.tools = append(s.tools, mt)
+			listed = append(listed, mt)
 		}
 		if res.NextCursor == "" {
-			return nil
+			break
 		}
 		params.Cursor = res.NextCursor
 	}
+	s.tools = s.nameTools(listed)
 	return nil
+}
+
+// nameTools gives each tool a name of its own. A tool whose name needed no
+// change keeps it: another whose name became the same once its
+// characters were replaced (a.b and a_b both give mcp__s__a_b) is renamed
+// with a hash of its own name, whatever the order the server lists them
+// in, so that the model and rules reach the one they name exactly.
+func (s *server) nameTools(listed []*mcpTool) []tool.Tool {
+	exact := map[string]bool{}
+	for _, mt := range listed {
+		if mt.exact() {
+			exact[mt.spec.Name] = true
+		}
+	}
+	taken := map[string]bool{}
+	var out []tool.Tool
+	for _, mt := range listed {
+		name := mt.spec.Name
+		if !mt.exact() && exact[name] || taken[name] {
+			renamed := withHash(name, mt.remote)
+			if taken[renamed] || exact[renamed] {
+				s.note("MCP tool left out: its name is taken", "tool", mt.remote, "name", name)
+				continue
+			}
+			s.note("MCP tool renamed: its name is taken by another of the server's tools", "tool", mt.remote, "name", renamed, "taken", name)
+			mt.spec.Name = renamed
+		}
+		taken[mt.spec.Name] = true
+		out = append(out, mt)
+	}
+	return out
+}
+
+// note logs a warning about one of the server's tools and keeps it for
+// Status.
+func (s *server) note(msg string, args ...any) {
+	s.opts.Logger.Warn(msg, append([]any{"server", s.name}, args...)...)
+	var b strings.Builder
+	b.WriteString(msg)
+	for i := 0; i+1 < len(args); i += 2 {
+		fmt.Fprintf(&b, " %v=%v", args[i], args[i+1])
+	}
+	s.notes = append(s.notes, b.String())
 }
 
 // callTimeout is how long one call of this server may take.
@@ -226,12 +276,14 @@ func (d detached) Connect(ctx context.Context) (sdk.Connection, error) {
 	return conn, err
 }
 
-// httpClient sends headers with every request.
-func httpClient(headers map[string]string) *http.Client {
-	if len(headers) == 0 {
-		return &http.Client{}
+// httpClient sends the server's headers with every request, and reads
+// its answers for tools that require tasks.
+func (s *server) httpClient() *http.Client {
+	var next http.RoundTripper = http.DefaultTransport
+	if len(s.cfg.Headers) > 0 {
+		next = headerTransport{s.cfg.Headers, next}
 	}
-	return &http.Client{Transport: headerTransport{headers, http.DefaultTransport}}
+	return &http.Client{Transport: scanTransport{next, s}}
 }
 
 type headerTransport struct {

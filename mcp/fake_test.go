@@ -157,6 +157,13 @@ func runFake(mode string) int {
 		os.Exit(3)
 		return nil, nil
 	})
+	// Tools whose names give the same name once sanitized: a.b is listed
+	// first (the SDK lists by name), a_b needs no change.
+	for _, name := range []string{"a.b", "a_b", "x.y"} {
+		s.AddTool(&sdk.Tool{Name: name, Description: "says its name", InputSchema: empty}, func(ctx context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return text("I am " + name), nil
+		})
+	}
 	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		return 1
 	}

@@ -91,8 +91,23 @@ type RunTaskOutput struct {
 
 // PendingCall is a tool call that awaits a decision.
 type PendingCall struct {
-	Tool string          `json:"tool"`
-	Args json.RawMessage `json:"args"`
+	Tool string `json:"tool"`
+	// Args are the call's arguments. A map, not the json.RawMessage the
+	// agent keeps: the SDK infers the output schema from this type, and
+	// takes a json.RawMessage for bytes (an array), which no call's
+	// arguments validate against.
+	Args map[string]any `json:"args"`
+}
+
+// pendingCall is r as run_task reports it.
+func pendingCall(r agent.ActionRequest) PendingCall {
+	args := map[string]any{}
+	if err := json.Unmarshal(r.Args, &args); err != nil || args == nil {
+		// Not an object (a model's malformed call): shown whole, so that
+		// the host still sees what it decides on.
+		args = map[string]any{"raw": string(r.Args)}
+	}
+	return PendingCall{Tool: r.Tool, Args: args}
 }
 
 func (h *handlers) runTask(ctx context.Context, req *sdk.CallToolRequest, in RunTaskInput) (*sdk.CallToolResult, RunTaskOutput, error) {
@@ -146,7 +161,7 @@ func (h *handlers) runTask(ctx context.Context, req *sdk.CallToolRequest, in Run
 		var b strings.Builder
 		fmt.Fprintf(&b, "The run on thread %s stopped: these tool calls need a decision (call %s with the thread_id and decision approve or reject):\n", out.ThreadID, RunTaskTool)
 		for _, r := range end.Interrupts {
-			out.Pending = append(out.Pending, PendingCall{Tool: r.Tool, Args: r.Args})
+			out.Pending = append(out.Pending, pendingCall(r))
 			fmt.Fprintf(&b, "- %s %s\n", r.Tool, r.Args)
 		}
 		res.Content = []sdk.Content{&sdk.TextContent{Text: b.String()}}

@@ -83,6 +83,20 @@ func ToolName(server, name string) string {
 	return fmt.Sprintf("%s_%08x", b[:maxName-9], h.Sum32())
 }
 
+// exact reports whether the model sees the tool under its server's name
+// for it, unchanged.
+func (t *mcpTool) exact() bool {
+	return t.spec.Name == tool.MCPPrefix+t.srv.name+"__"+t.remote
+}
+
+// withHash is name, cut to leave room, ended with a hash of remote: a
+// tool's name when its own is taken.
+func withHash(name, remote string) string {
+	h := fnv.New32a()
+	h.Write([]byte(remote))
+	return fmt.Sprintf("%s_%08x", name[:min(len(name), maxName-9)], h.Sum32())
+}
+
 // inputSchema is a tool's input schema as the model gets it: the server's,
 // as it is, with "type": "object" added when missing (providers require
 // it).

@@ -134,3 +134,58 @@ func TestConfigFileDefaults(t *testing.T) {
 		t.Errorf("bad sandbox: exit %d: %s", code, stderr)
 	}
 }
+
+// A thread run with the servers of an --mcp-config file resumes without
+// the flag given again: the thread keeps the files it was run with, and
+// its approved MCP call runs. Without the file, the resume says what to
+// pass rather than "unknown tool".
+func TestResumeKeepsMCPConfig(t *testing.T) {
+	w := newWorld(t)
+	bin := everythingServer(t)
+	cfg := filepath.Join(t.TempDir(), "servers.json")
+	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"extra": map[string]any{"command": bin}}})
+	if err := os.WriteFile(cfg, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := w.script(`{"turns":[{"tool_calls":[{"id":"s","name":"mcp__extra__get-sum","args":{"a":2,"b":3}}]}]}`)
+	code, stdout, stderr := w.run(w.runArgs(script, "--mcp-config", cfg, "--ask", "mcp__extra__get-sum", "add")...)
+	if code != ExitInterrupted {
+		t.Fatalf("exit %d, want %d: %s", code, ExitInterrupted, stderr)
+	}
+	end := runEnd(t, stdout)
+	rest := w.script(`{"turns":[{"content":"done"}]}`)
+	code, rstdout, rstderr := w.run("resume", end.ThreadID, "--decision", "approve", "--model", "replay:"+rest, "--dir", w.dir, "--db", w.db, "--output", "jsonl")
+	if code != 0 {
+		t.Fatalf("resume without --mcp-config: exit %d: %s", code, rstderr)
+	}
+	if r := toolResultEvents(t, rstdout)["s"]; r.IsError || !strings.Contains(r.Content, "5") {
+		t.Errorf("get-sum, approved: %+v", r)
+	}
+
+	// When the file is gone, the resume says what to pass.
+	code, stdout, stderr = w.run(w.runArgs(script, "--mcp-config", cfg, "--ask", "mcp__extra__get-sum", "add")...)
+	if code != ExitInterrupted {
+		t.Fatalf("exit %d, want %d: %s", code, ExitInterrupted, stderr)
+	}
+	end = runEnd(t, stdout)
+	os.Remove(cfg)
+	code, _, rstderr = w.run("resume", end.ThreadID, "--decision", "approve", "--model", "replay:"+rest, "--dir", w.dir, "--db", w.db, "--output", "jsonl")
+	if code != ExitUsage || !strings.Contains(rstderr, "MCP server extra") || !strings.Contains(rstderr, "pass --mcp-config") || !strings.Contains(rstderr, cfg+", which cannot be read now") {
+		t.Errorf("resume with the file gone: exit %d: %s", code, rstderr)
+	}
+}
+
+// `deepagents mcp list` says which tools were left out, and why.
+func TestMCPListNotes(t *testing.T) {
+	w := newWorld(t)
+	cfg := filepath.Join(t.TempDir(), "servers.json")
+	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"everything": map[string]any{"command": everythingServer(t)}}})
+	if err := os.WriteFile(cfg, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := w.run("mcp", "list", "--mcp-config", cfg)
+	if code != 0 || !strings.Contains(stdout, "  mcp__everything__echo\n") ||
+		!strings.Contains(stdout, "  note: MCP tool left out: it runs only as a task") || !strings.Contains(stdout, "tool=simulate-research-query") {
+		t.Errorf("exit %d: %s%s", code, stdout, stderr)
+	}
+}

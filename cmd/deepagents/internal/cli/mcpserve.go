@@ -187,6 +187,9 @@ offers, and stop them. A server that fails says why.`,
 				for _, name := range st.Tools {
 					fmt.Fprintf(env.Stdout, "  %s\n", name)
 				}
+				for _, note := range st.Notes {
+					fmt.Fprintf(env.Stdout, "  note: %s\n", display.OneLine(note))
+				}
 			}
 			if prompts, err := servers.Prompts(ctx); err == nil && len(prompts) > 0 {
 				fmt.Fprintln(env.Stdout, "prompts:")

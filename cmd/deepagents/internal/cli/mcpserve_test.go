@@ -164,3 +164,57 @@ func TestMCPServeHTTP(t *testing.T) {
 		t.Fatalf("run_task: %v %+v", err, res)
 	}
 }
+
+// TestMCPServeApproval: a run of `deepagents mcp-serve --interrupt-on`
+// that stops for approval answers with the call that waits, and the
+// host's decision resumes it to its end, over stdio with the Go SDK's
+// client.
+func TestMCPServeApproval(t *testing.T) {
+	w := newWorld(t)
+	cmd := exec.Command(binary(t), "mcp-serve", "--db", w.db, "--model", "replay:inline", "--interrupt-on", "write_file")
+	cmd.Env = w.env()
+	client := sdk.NewClient(&sdk.Implementation{Name: "test-host", Version: "1"}, nil)
+	ctx := context.Background()
+	sess, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	type output struct {
+		ThreadID string `json:"thread_id"`
+		Status   string `json:"status"`
+		Answer   string `json:"answer"`
+		Pending  []struct {
+			Tool string         `json:"tool"`
+			Args map[string]any `json:"args"`
+		} `json:"pending"`
+	}
+	runTask := func(args map[string]any) output {
+		t.Helper()
+		res, err := sess.CallTool(ctx, &sdk.CallToolParams{Name: "run_task", Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("run_task %v: %v %+v", args, err, res)
+		}
+		var out output
+		data, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(data, &out); err != nil {
+			t.Fatalf("run_task result %s: %v", data, err)
+		}
+		return out
+	}
+	script := `{"turns":[
+		{"tool_calls":[{"name":"write_file","args":{"file_path":"/note.md","content":"approved"}}]},
+		{"content":"Wrote it."}]}`
+	out := runTask(map[string]any{"task": script})
+	if out.Status != "interrupted" || len(out.Pending) != 1 || out.Pending[0].Tool != "write_file" || out.Pending[0].Args["file_path"] != "/note.md" {
+		t.Fatalf("the run that stops: %+v", out)
+	}
+	end := runTask(map[string]any{"thread_id": out.ThreadID, "decision": "approve"})
+	if end.Status != "completed" || end.Answer != "Wrote it." {
+		t.Fatalf("after the approval: %+v", end)
+	}
+	res, err := sess.CallTool(ctx, &sdk.CallToolParams{Name: "read_thread_file", Arguments: map[string]any{"thread_id": out.ThreadID, "path": "/note.md"}})
+	if err != nil || res.IsError || res.Content[0].(*sdk.TextContent).Text != "approved" {
+		t.Errorf("the approved write: %v %+v", err, res)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/persist"
+	"github.com/deepagents-go/deepagents/tool"
 )
 
 // Inputs are what Resolve resolves.
@@ -156,6 +158,9 @@ type resolver struct {
 	stateWorkspace bool
 	// configMCP are the MCP servers of the user's configuration file.
 	configMCP map[string]mcp.ServerConfig
+	// goneMCP are the --mcp-config files a resumed thread ran with that
+	// cannot be read now.
+	goneMCP []string
 	// configs are the configuration files read, by path.
 	configs map[string]configRead
 	// agents are the user's subagent files as read, once.
@@ -228,6 +233,9 @@ func Resolve(in Inputs) (Spec, error) {
 	}
 	servers, err := r.mcpConfigs()
 	if err != nil {
+		return Spec{}, err
+	}
+	if err := r.checkMCPRules(rules, interruptOn, servers); err != nil {
 		return Spec{}, err
 	}
 	hks, err := r.hooks()
@@ -474,7 +482,74 @@ func (r *resolver) adopt() (*Settings, error) {
 	} else {
 		f.MaxSteps = old.MaxSteps
 	}
+	// The thread's rules and approvals may name the tools of the servers
+	// of its --mcp-config files: they start again unless the run names
+	// files of its own.
+	if r.given("mcp-config") {
+		note("--mcp-config", strings.Join(old.MCPConfigs, ","), strings.Join(absPaths(f.MCPConfigs), ","))
+	} else {
+		f.MCPConfigs = nil
+		for _, p := range old.MCPConfigs {
+			if _, err := os.Stat(p); err != nil {
+				r.note("note: thread %s ran with --mcp-config %s, which cannot be read now (%v); its servers do not start", thread, p, err)
+				r.goneMCP = append(r.goneMCP, p)
+				continue
+			}
+			f.MCPConfigs = append(f.MCPConfigs, p)
+		}
+	}
 	return &old, nil
+}
+
+// absPaths returns paths made absolute (as they are when that fails).
+func absPaths(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// checkMCPRules refuses rules and approvals that name the tools of an MCP
+// server no configuration names, saying what to pass: the agent cannot be
+// built with them (unknown tools), and a resumed thread's rules may name
+// the servers of a file the run was not given.
+func (r *resolver) checkMCPRules(rules *permission.Rules, interruptOn []string, servers map[string]mcp.ServerConfig) error {
+	names := slices.Clone(interruptOn)
+	if rules != nil {
+		for _, rule := range rules.Rules() {
+			names = append(names, rule.Tool)
+		}
+	}
+	var missing []string
+	for _, name := range names {
+		rest, ok := strings.CutPrefix(name, tool.MCPPrefix)
+		if !ok {
+			continue
+		}
+		// A pattern over server names (mcp__git*) names no one server.
+		server, _, _ := strings.Cut(rest, "__")
+		if _, ok := servers[server]; !ok && server != "" && !strings.ContainsAny(server, "*?[") && !slices.Contains(missing, server) {
+			missing = append(missing, server)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	hint := "pass --mcp-config with the file that configures it"
+	switch {
+	case len(r.goneMCP) > 0:
+		hint = fmt.Sprintf("the thread ran with --mcp-config %s, which cannot be read now; %s", strings.Join(r.goneMCP, ", "), hint)
+	case r.in.Thread != "":
+		hint = "the thread's rules or approvals may come from a run with other MCP servers; " + hint
+	}
+	if !r.f.TrustWorkspace {
+		hint += " (or --trust-workspace, for the workspace's .mcp.json)"
+	}
+	return UsageError{fmt.Errorf("rules or approvals name the tools of MCP server %s, which no MCP configuration names: %s", strings.Join(missing, ", "), hint)}
 }
 
 // modeGiven reports whether the command line sets the permission mode.
@@ -516,7 +591,8 @@ func (r *resolver) settings() Settings {
 		on = []string{}
 	}
 	return Settings{Model: f.Model, Profile: r.profile.Name, Dir: f.Dir, Shell: f.Shell, Sandbox: f.Sandbox,
-		Network: f.Network, GrepRegexp: f.GrepRegexp, InterruptOn: on, Rules: f.Rules, MaxSteps: f.MaxSteps}
+		Network: f.Network, GrepRegexp: f.GrepRegexp, InterruptOn: on, Rules: f.Rules, MaxSteps: f.MaxSteps,
+		MCPConfigs: absPaths(f.MCPConfigs)}
 }
 
 // noteSubagents notes when the subagents a continued thread has now

@@ -197,3 +197,36 @@ func TestResolveHooks(t *testing.T) {
 		t.Errorf("a hook without a command: %v", err)
 	}
 }
+
+// A thread keeps its --mcp-config files; a run given none starts them
+// again, and rules that name the tools of a server no configuration names
+// are a usage error that says what to pass. A pattern over server names
+// names no one server.
+func TestResolveKeptMCPConfigs(t *testing.T) {
+	ws := t.TempDir()
+	places := home(t, "")
+	cfg := filepath.Join(t.TempDir(), "servers.json")
+	mustWrite(t, cfg, `{"mcpServers": {"extra": {"command": "extra-server"}}}`)
+	f := Flags{Dir: ws, MCPConfigs: []string{cfg}, Rules: RuleLists{Ask: []string{"mcp__extra__get"}, Deny: []string{"mcp__ext*"}}}
+	spec, err := Resolve(Inputs{Flags: f, Places: places})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(spec.Settings.MCPConfigs, []string{cfg}) {
+		t.Errorf("settings to record: %+v", spec.Settings)
+	}
+	kept := &Kept{Settings: spec.Settings, Folder: ws}
+	spec, err = Resolve(Inputs{Flags: Flags{Dir: ws}, Places: places, Thread: "th", Kept: kept})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := spec.MCP["extra"]; !ok {
+		t.Errorf("the kept file's servers: %v", spec.MCP)
+	}
+	f.MCPConfigs = nil
+	_, err = Resolve(Inputs{Flags: f, Places: places})
+	var usage UsageError
+	if !errors.As(err, &usage) || !strings.Contains(err.Error(), "MCP server extra,") || !strings.Contains(err.Error(), "pass --mcp-config") {
+		t.Errorf("rules naming an unconfigured server: %v", err)
+	}
+}

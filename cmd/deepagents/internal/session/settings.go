@@ -33,6 +33,9 @@ type Settings struct {
 	InterruptOn []string  `json:"interrupt_on"`
 	Rules       RuleLists `json:"rules"`
 	MaxSteps    int       `json:"max_steps,omitempty"`
+	// MCPConfigs are the --mcp-config files, absolute: a resumed run
+	// starts their servers again, which the rules may name.
+	MCPConfigs []string `json:"mcp_configs,omitempty"`
 	// Subagents are the names of the subagents the run had. They come
 	// from files, not flags: a continued run loads the files again and
 	// says when the set changed.
