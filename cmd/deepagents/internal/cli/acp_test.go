@@ -226,3 +226,25 @@ func TestACP(t *testing.T) {
 		t.Error("loading a missing thread succeeded")
 	}
 }
+
+// TestACPOfficialClient drives deepagents acp with the official ACP
+// client, @agentclientprotocol/sdk from npm (testdata/acp/drive.mjs):
+// initialize, a new session, a prompt whose tool call asks permission
+// (allowed), a cancelled prompt, and the session loaded by another
+// process. It needs `cd testdata/acp && npm ci` (which .ci/run does).
+func TestACPOfficialClient(t *testing.T) {
+	if _, err := os.Stat("testdata/acp/node_modules/@agentclientprotocol/sdk"); err != nil {
+		t.Skip("needs the official ACP client: cd cmd/deepagents/internal/cli/testdata/acp && npm ci")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("needs node")
+	}
+	w := newWorld(t)
+	cmd := exec.Command(node, "testdata/acp/drive.mjs", binary(t), w.db, w.dir)
+	cmd.Env = w.env()
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
+		t.Fatalf("drive.mjs: %v\n%s", err, out)
+	}
+}
