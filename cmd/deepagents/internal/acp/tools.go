@@ -44,33 +44,7 @@ type callArgs struct {
 // The diff of an edit is computed from the file as it is now (before the
 // call runs), so that the client shows the whole change.
 func newCall(dir, id, tool string, args json.RawMessage) *call {
-	c := &call{id: sdk.ToolCallId(id), title: tool, kind: kindOf(tool)}
-	var a callArgs
-	if len(args) > 0 {
-		var in any
-		if json.Unmarshal(args, &in) == nil {
-			c.input = in
-		}
-		_ = json.Unmarshal(args, &a) // other tools' arguments of other types: no detail
-	}
-	p := a.FilePath
-	if p == "" {
-		p = a.Path
-	}
-	if p != "" {
-		c.path = clientPath(dir, p)
-		c.title = tool + " " + p
-	}
-	switch {
-	case a.Command != "":
-		c.title = tool + ": " + firstLine(a.Command)
-	case a.Pattern != "":
-		c.title = tool + " " + a.Pattern
-	case a.URL != "":
-		c.title = tool + " " + a.URL
-	case a.Query != "":
-		c.title = tool + ": " + a.Query
-	}
+	c, a := describe(dir, id, tool, args)
 	if c.path == "" {
 		return c
 	}
@@ -99,6 +73,40 @@ func newCall(dir, id, tool string, args json.RawMessage) *call {
 	return c
 }
 
+// describe is the call of tool with args without a diff (a replayed call's
+// file has changed since), and its arguments as the tools the client is
+// shown more of take them.
+func describe(dir, id, tool string, args json.RawMessage) (*call, callArgs) {
+	c := &call{id: sdk.ToolCallId(id), title: tool, kind: kindOf(tool)}
+	var a callArgs
+	if len(args) > 0 {
+		var in any
+		if json.Unmarshal(args, &in) == nil {
+			c.input = in
+		}
+		_ = json.Unmarshal(args, &a) // other tools' arguments of other types: no detail
+	}
+	p := a.FilePath
+	if p == "" {
+		p = a.Path
+	}
+	if p != "" {
+		c.path = clientPath(dir, p)
+		c.title = tool + " " + p
+	}
+	switch {
+	case a.Command != "":
+		c.title = tool + ": " + firstLine(a.Command)
+	case a.Pattern != "":
+		c.title = tool + " " + a.Pattern
+	case a.URL != "":
+		c.title = tool + " " + a.URL
+	case a.Query != "":
+		c.title = tool + ": " + a.Query
+	}
+	return c, a
+}
+
 // clientPath is the absolute path of the agent's path p ("/src/main.go")
 // in dir: always under dir, ".." or not.
 func clientPath(dir, p string) string {
@@ -122,13 +130,14 @@ func (c *call) start(status sdk.ToolCallStatus) sdk.SessionUpdate {
 	if c.input != nil {
 		opts = append(opts, sdk.WithStartRawInput(c.input))
 	}
-	if l := c.locations(); l != nil {
-		opts = append(opts, sdk.WithStartLocations(l))
-	}
 	if c.diff != nil {
 		opts = append(opts, sdk.WithStartContent(c.diff))
 	}
-	return sdk.StartToolCall(c.id, c.title, opts...)
+	u := sdk.StartToolCall(c.id, c.title, opts...)
+	// Set here, not with sdk.WithStartLocations, which adds a path to the
+	// raw input: the client is shown the arguments the agent gave.
+	u.ToolCall.Locations = c.locations()
+	return u
 }
 
 // update is the call as a permission request shows it.
@@ -208,20 +217,7 @@ func replay(snap *checkpoint.Snapshot, dir string) []sdk.SessionUpdate {
 				}
 			}
 			for _, tc := range m.ToolCalls {
-				// Without its arguments: no diff against today's file.
-				c := newCall(dir, tc.ID, tc.Name, nil)
-				var in any
-				if json.Unmarshal(tc.Args, &in) == nil {
-					c.input = in
-				}
-				var a callArgs
-				if json.Unmarshal(tc.Args, &a) == nil && (a.FilePath != "" || a.Path != "") {
-					p := a.FilePath
-					if p == "" {
-						p = a.Path
-					}
-					c.path, c.title = clientPath(dir, p), tc.Name+" "+p
-				}
+				c, _ := describe(dir, tc.ID, tc.Name, tc.Args)
 				if r, ok := results[tc.ID]; ok {
 					out = append(out, c.start(sdk.ToolCallStatusInProgress), c.finish(r.Text(), r.IsError))
 				} else {

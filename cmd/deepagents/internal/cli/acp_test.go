@@ -130,7 +130,7 @@ func startACP(t *testing.T, w *world, c *acpClient) *sdk.ClientSideConnection {
 func TestACP(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	c := &acpClient{answer: "allow"}
+	c := &acpClient{answer: "allow_always"}
 	conn := startACP(t, w, c)
 	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: w.dir, McpServers: []sdk.McpServer{}})
 	if err != nil {
@@ -140,6 +140,7 @@ func TestACP(t *testing.T) {
 	script := `{"turns":[
 		{"tool_calls":[{"id":"t1","name":"write_todos","args":{"todos":[{"content":"Write hello","status":"in_progress"}]}}]},
 		{"tool_calls":[{"id":"w1","name":"write_file","args":{"file_path":"/hello.txt","content":"hello\n"}}]},
+		{"tool_calls":[{"id":"w2","name":"write_file","args":{"file_path":"/again.txt","content":"again\n"}}]},
 		{"content":"Wrote hello.txt."}]}`
 	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(script)}})
 	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
@@ -161,11 +162,16 @@ func TestACP(t *testing.T) {
 			t.Errorf("updates lack %s:\n%s", want, got)
 		}
 	}
+	// Allowed always: the second write was not asked about.
+	if _, err := os.Stat(filepath.Join(w.dir, "again.txt")); err != nil {
+		t.Error(err)
+	}
 	if len(c.asked) != 1 || !strings.Contains(c.asked[0], `"optionId":"allow_always"`) || !strings.Contains(c.asked[0], `"toolCallId":"w1"`) {
 		t.Fatalf("permission requests: %v", c.asked)
 	}
 
-	// A rejected edit fails its call; the run goes on.
+	// A rejected edit fails its call; the run goes on. (Edits were not
+	// allowed always, writes were.)
 	c.answer = "reject"
 	script = `{"turns":[
 		{"tool_calls":[{"id":"e1","name":"edit_file","args":{"file_path":"/hello.txt","old_string":"hello","new_string":"bye"}}]},
