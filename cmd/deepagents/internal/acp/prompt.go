@@ -54,7 +54,8 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 			in = agent.Input{ThreadID: string(ss.id), Decisions: ds}
 			continue
 		case agent.StatusFailed:
-			if strings.Contains(end.Error, "max") && strings.Contains(end.Error, "steps") {
+			// The event carries the error's text only.
+			if strings.HasPrefix(end.Error, agent.ErrMaxSteps.Error()) {
 				return sdk.PromptResponse{StopReason: sdk.StopReasonMaxTurnRequests}, nil
 			}
 			return sdk.PromptResponse{}, fmt.Errorf("the run failed: %s", end.Error)
