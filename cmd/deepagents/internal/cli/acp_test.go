@@ -22,6 +22,10 @@ type acpClient struct {
 	updates []string
 	asked   []string
 	answer  string
+	// waiting, when set, is closed when a permission request comes in,
+	// which then waits for the client's cancel (cancel) and answers
+	// cancelled.
+	waiting, cancel chan struct{}
 }
 
 func (c *acpClient) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
@@ -38,9 +42,15 @@ func (c *acpClient) SessionUpdate(_ context.Context, n sdk.SessionNotification) 
 func (c *acpClient) RequestPermission(_ context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
 	data, _ := json.Marshal(p)
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.asked = append(c.asked, string(data))
-	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(sdk.PermissionOptionId(c.answer))}, nil
+	answer, waiting, cancel := c.answer, c.waiting, c.cancel
+	c.mu.Unlock()
+	if waiting != nil {
+		close(waiting)
+		<-cancel
+		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
+	}
+	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(sdk.PermissionOptionId(answer))}, nil
 }
 
 // take returns the updates recorded since the last take, joined by lines.
@@ -215,6 +225,48 @@ func TestACP(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the cancelled prompt did not end")
 	}
+	// A cancel while a permission request waits ends the prompt; the
+	// pending call is dropped by the next prompt.
+	waiting, cancel := make(chan struct{}), make(chan struct{})
+	c.mu.Lock()
+	c.waiting, c.cancel = waiting, cancel
+	c.mu.Unlock()
+	go func() {
+		res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(`{"turns":[{"tool_calls":[{"id":"e2","name":"edit_file","args":{"file_path":"/hello.txt","old_string":"hello","new_string":"bye"}}]},{"content":"never"}]}`)}})
+		if err != nil {
+			t.Errorf("prompt cancelled while asking: %v", err)
+		}
+		done <- res
+	}()
+	select {
+	case <-waiting:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no permission request")
+	}
+	if err := conn.Cancel(ctx, sdk.CancelNotification{SessionId: sess.SessionId}); err != nil {
+		t.Fatal(err)
+	}
+	close(cancel) // as an editor answers the request once the prompt is cancelled
+	select {
+	case res := <-done:
+		if res.StopReason != sdk.StopReasonCancelled {
+			t.Errorf("stop reason %q, want cancelled", res.StopReason)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the prompt cancelled while asking did not end")
+	}
+	c.mu.Lock()
+	c.waiting, c.cancel = nil, nil
+	c.mu.Unlock()
+	if data, _ := os.ReadFile(filepath.Join(w.dir, "hello.txt")); string(data) != "hello\n" {
+		t.Errorf("a cancelled edit changed hello.txt: %q", data)
+	}
+
+	// The thread goes on after a cancel.
+	res, err = conn.Prompt(ctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(`{"turns":[{"content":"Back."}]}`)}})
+	if err != nil || res.StopReason != sdk.StopReasonEndTurn || !c.saw(`"text":"Back."`) {
+		t.Fatalf("prompt after a cancel: %+v %v", res, err)
+	}
 
 	// Another process loads the session: its conversation is replayed.
 	c2 := &acpClient{}
@@ -223,7 +275,7 @@ func TestACP(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = c2.take()
-	for _, want := range []string{`"sessionUpdate":"user_message_chunk"`, `"title":"write_file /hello.txt"`, `"status":"completed","toolCallId":"w1"`, `"status":"failed","toolCallId":"e1"`, `"text":"Wrote hello.txt."`, `"sessionUpdate":"plan"`} {
+	for _, want := range []string{`"sessionUpdate":"user_message_chunk"`, `"title":"write_file /hello.txt"`, `"status":"completed","toolCallId":"w1"`, `"status":"failed","toolCallId":"e1"`, `"text":"Wrote hello.txt."`, `"sessionUpdate":"plan"`, `"text":"Back."`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("replay lacks %s:\n%s", want, got)
 		}
