@@ -65,7 +65,7 @@ func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 	if cfg.Open == nil || cfg.Load == nil || cfg.NewThreadID == nil {
 		return errors.New("acp: Config needs Open, Load and NewThreadID")
 	}
-	s := &server{cfg: cfg, sessions: map[sdk.SessionId]*session{}}
+	s := &server{cfg: cfg, ctx: ctx, sessions: map[sdk.SessionId]*session{}}
 	s.conn = sdk.NewAgentSideConnection(s, out, in)
 	if cfg.Logger != nil {
 		s.conn.SetLogger(cfg.Logger)
@@ -85,6 +85,9 @@ func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 type server struct {
 	cfg  Config
 	conn *sdk.AgentSideConnection
+	// ctx is Serve's: when it ends, so do the prompts (whose contexts are
+	// the connection's), so that closing their agents does not wait.
+	ctx context.Context
 
 	mu       sync.Mutex
 	sessions map[sdk.SessionId]*session

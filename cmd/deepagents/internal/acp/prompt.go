@@ -26,6 +26,9 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"sessionId": "a prompt is already running in this session"})
 	}
 	defer ss.running.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.ctx, cancel)()
 	msg, err := promptMessage(p.Prompt)
 	if err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
