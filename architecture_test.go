@@ -100,9 +100,10 @@ var layers = map[string][]string{
 
 	// The deep agent, and the command line.
 	"":                                {"agent", "backend", "checkpoint", "hooks", "llm", "rewind", "middleware/caching", "middleware/filesystem", "middleware/hitl", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/subagents", "middleware/summarization", "middleware/todos", "permission", "profile", "store", "telemetry", "thread", "tool"},
-	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "cmd/deepagents/internal/tui", "hooks", "llm", "mcp", "middleware/hitl", "middleware/todos", "persist", "rewind", "server", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
+	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "cmd/deepagents/internal/acp", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "cmd/deepagents/internal/tui", "hooks", "llm", "mcp", "middleware/hitl", "middleware/todos", "persist", "rewind", "server", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
 	"cmd/deepagents/internal/session": {"", "agent", "backend", "checkpoint", "hooks", "llm", "llm/providers", "llm/replay", "mcp", "middleware/hitl", "permission", "persist", "profile", "rewind", "tool", "workspace"},
 	"cmd/deepagents/internal/display": {"agent", "hooks", "llm"},
+	"cmd/deepagents/internal/acp":     {"agent", "checkpoint", "llm", "middleware/todos"},
 	"cmd/deepagents/internal/tui":     {"", "agent", "backend", "cmd/deepagents/internal/display", "llm", "middleware/hitl", "middleware/todos", "thread"},
 	"cmd/deepagents":                  {"cmd/deepagents/internal/cli", "internal/procinfo"},
 

@@ -1,0 +1,265 @@
+// Package acp serves a deep agent to editors over the Agent Client
+// Protocol (https://agentclientprotocol.com), on the protocol's Go SDK
+// (github.com/coder/acp-go-sdk): each ACP session is a thread of the
+// CLI's database working in the session's folder, a prompt is a run, the
+// run's events are the session's updates, and the approvals the run stops
+// for are the client's permission requests.
+//
+// The package knows nothing of how an agent is opened: the CLI (deepagents
+// acp) gives it Config.Open, which resolves a session as deepagents run
+// does.
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"log/slog"
+	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
+)
+
+// Workspace is an agent opened for one session.
+type Workspace struct {
+	// Dir is the folder the agent works in, absolute: the agent's paths
+	// ("/src/main.go") are under it, and the client's are Dir's.
+	Dir string
+	// Stream runs (or resumes) a run of the agent, as agent.Agent.Stream.
+	Stream func(ctx context.Context, in agent.Input) iter.Seq2[agent.Event, error]
+	// Started, when set, is told of a thread's run as it starts, with the
+	// prompt's text (so that deepagents --continue finds the thread).
+	Started func(ctx context.Context, thread, prompt string)
+	// Ended, when set, is told of each run's end (to record its usage).
+	Ended func(ctx context.Context, end agent.Event, used *agent.UsageTree)
+	// Close closes the agent; nil for nothing to close.
+	Close func()
+}
+
+// Config is what Serve needs from its command.
+type Config struct {
+	// Open opens the agent of a session working in dir (the session's
+	// cwd), on thread: a new thread's id, or the id of the existing thread
+	// session/load resumes (whose kept settings apply).
+	Open func(ctx context.Context, dir, thread string) (*Workspace, error)
+	// Load returns a thread's latest snapshot (checkpoint.ErrNotFound when
+	// there is no such thread), for session/load to replay.
+	Load func(ctx context.Context, thread string) (*checkpoint.Snapshot, error)
+	// NewThreadID returns the id of a new thread (a new session's).
+	NewThreadID func() string
+	// Version is the agent's version, as initialize reports it.
+	Version string
+	// Logger receives the connection's diagnostics (nil: discarded).
+	Logger *slog.Logger
+}
+
+// Serve speaks ACP on in and out (the client's end of standard input and
+// output) until the client disconnects or ctx ends, then closes the
+// sessions' agents.
+func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
+	if cfg.Open == nil || cfg.Load == nil || cfg.NewThreadID == nil {
+		return errors.New("acp: Config needs Open, Load and NewThreadID")
+	}
+	s := &server{cfg: cfg, ctx: ctx, sessions: map[sdk.SessionId]*session{}}
+	s.conn = sdk.NewAgentSideConnection(s, out, in)
+	if cfg.Logger != nil {
+		s.conn.SetLogger(cfg.Logger)
+	} else {
+		s.conn.SetLogger(slog.New(slog.DiscardHandler))
+	}
+	defer s.closeAll()
+	select {
+	case <-s.conn.Done():
+		return nil
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// server is the ACP agent: the sessions of one connection.
+type server struct {
+	cfg  Config
+	conn *sdk.AgentSideConnection
+	// ctx is Serve's: when it ends, so do the prompts (whose contexts are
+	// the connection's), so that closing their agents does not wait.
+	ctx context.Context
+
+	mu       sync.Mutex
+	sessions map[sdk.SessionId]*session
+	client   sdk.ClientCapabilities
+}
+
+// session is one ACP session: a thread and the agent working on it.
+type session struct {
+	id sdk.SessionId
+	ws *Workspace
+	// running holds while a prompt runs: a session runs one at a time.
+	running sync.Mutex
+	// always are the tools the user allowed always in this session.
+	always map[string]bool
+	// started says whether the thread's first run has been reported.
+	started bool
+}
+
+var (
+	_ sdk.Agent       = (*server)(nil)
+	_ sdk.AgentLoader = (*server)(nil)
+)
+
+// Initialize answers with what this agent offers: sessions that load,
+// prompts with embedded resources.
+func (s *server) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	s.mu.Lock()
+	s.client = p.ClientCapabilities
+	s.mu.Unlock()
+	return sdk.InitializeResponse{
+		ProtocolVersion: sdk.ProtocolVersionNumber,
+		AgentCapabilities: sdk.AgentCapabilities{
+			LoadSession:        true,
+			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+		},
+		AgentInfo:   &sdk.Implementation{Name: "deepagents", Title: sdk.Ptr("Deep Agents"), Version: s.cfg.Version},
+		AuthMethods: []sdk.AuthMethod{},
+	}, nil
+}
+
+// Authenticate has nothing to do: the agent uses the providers' keys of its
+// environment.
+func (s *server) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	return sdk.AuthenticateResponse{}, nil
+}
+
+// NewSession opens the agent in the session's folder on a new thread,
+// whose id is the session's.
+func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	id := s.cfg.NewThreadID()
+	if _, err := s.open(ctx, id, p.Cwd); err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(id)}, nil
+}
+
+// LoadSession opens the agent on an existing thread and replays its
+// conversation as session updates before answering.
+func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	snap, err := s.cfg.Load(ctx, string(p.SessionId))
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"sessionId": fmt.Sprintf("there is no thread %s", p.SessionId)})
+	}
+	if err != nil {
+		return sdk.LoadSessionResponse{}, fmt.Errorf("loading thread %s: %w", p.SessionId, err)
+	}
+	ss, err := s.open(ctx, string(p.SessionId), p.Cwd)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, err
+	}
+	ss.started = true // the thread exists
+	for _, u := range replay(snap, ss.ws.Dir) {
+		if err := s.update(ctx, ss.id, u); err != nil {
+			return sdk.LoadSessionResponse{}, err
+		}
+	}
+	return sdk.LoadSessionResponse{}, nil
+}
+
+// open opens the agent of session id in dir, replacing a session of that
+// id that was open.
+func (s *server) open(ctx context.Context, id, dir string) (*session, error) {
+	ws, err := s.cfg.Open(ctx, dir, id)
+	if err != nil {
+		return nil, err
+	}
+	ss := &session{id: sdk.SessionId(id), ws: ws, always: map[string]bool{}}
+	s.mu.Lock()
+	old := s.sessions[ss.id]
+	s.sessions[ss.id] = ss
+	s.mu.Unlock()
+	if old != nil {
+		old.close()
+	}
+	return ss, nil
+}
+
+// close closes the session's agent once no prompt runs on it.
+func (ss *session) close() {
+	ss.running.Lock()
+	defer ss.running.Unlock()
+	if ss.ws.Close != nil {
+		ss.ws.Close()
+	}
+}
+
+// closeAll closes every session's agent.
+func (s *server) closeAll() {
+	s.mu.Lock()
+	all := s.sessions
+	s.sessions = map[sdk.SessionId]*session{}
+	s.mu.Unlock()
+	for _, ss := range all {
+		ss.close()
+	}
+}
+
+// session returns the open session id.
+func (s *server) session(id sdk.SessionId) (*session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss := s.sessions[id]
+	if ss == nil {
+		return nil, sdk.NewInvalidParams(map[string]any{"sessionId": fmt.Sprintf("no session %s is open (session/new or session/load opens one)", id)})
+	}
+	return ss, nil
+}
+
+// Cancel has nothing to do of its own: the SDK cancels the context of the
+// session's prompt, which stops the run (and a permission request it
+// waits on).
+func (s *server) Cancel(context.Context, sdk.CancelNotification) error { return nil }
+
+// CloseSession closes the session's agent; its thread stays in the
+// database.
+func (s *server) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+	s.mu.Lock()
+	ss := s.sessions[p.SessionId]
+	delete(s.sessions, p.SessionId)
+	s.mu.Unlock()
+	if ss != nil {
+		ss.close()
+	}
+	return sdk.CloseSessionResponse{}, nil
+}
+
+// ListSessions lists none: the capability is not offered (deepagents
+// threads lists the threads).
+func (s *server) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+	return sdk.ListSessionsResponse{Sessions: []sdk.SessionInfo{}}, nil
+}
+
+// ResumeSession is not offered (session/load is).
+func (s *server) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound("session/resume")
+}
+
+// SetSessionConfigOption is not offered.
+func (s *server) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound("session/set_config_option")
+}
+
+// SetSessionMode is not offered: the permission mode is the command's
+// (--permission-mode).
+func (s *server) SetSessionMode(context.Context, sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+	return sdk.SetSessionModeResponse{}, sdk.NewMethodNotFound("session/set_mode")
+}
+
+// update sends one session update.
+func (s *server) update(ctx context.Context, id sdk.SessionId, u sdk.SessionUpdate) error {
+	if err := s.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: id, Update: u}); err != nil {
+		return fmt.Errorf("sending a session update: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,292 @@
+package acp
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/todos"
+)
+
+// Prompt runs the prompt on the session's thread, streaming the run as
+// session updates, asking the client for each approval the run stops
+// for, until the run ends or the client cancels it.
+func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+	ss, err := s.session(p.SessionId)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	if !ss.running.TryLock() {
+		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"sessionId": "a prompt is already running in this session"})
+	}
+	defer ss.running.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.ctx, cancel)()
+	msg, err := promptMessage(p.Prompt)
+	if err != nil {
+		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
+	}
+	in := agent.Input{ThreadID: string(ss.id), Messages: []llm.Message{msg}}
+	title := msg.Text()
+	// The calls announced, by id, across the runs of the prompt (a call
+	// announced before an approval runs after it).
+	calls := map[string]*call{}
+	for {
+		end, runErr := s.run(ctx, ss, in, title, calls)
+		if ctx.Err() != nil {
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+		}
+		switch end.Status {
+		case agent.StatusCompleted:
+			return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+		case agent.StatusInterrupted:
+			ds, err := s.decide(ctx, ss, end.Interrupts, calls)
+			if ctx.Err() != nil {
+				return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+			}
+			if err != nil {
+				return sdk.PromptResponse{}, err
+			}
+			in = agent.Input{ThreadID: string(ss.id), Decisions: ds}
+			continue
+		case agent.StatusFailed:
+			// The event carries the error's text only.
+			if strings.HasPrefix(end.Error, agent.ErrMaxSteps.Error()) {
+				return sdk.PromptResponse{StopReason: sdk.StopReasonMaxTurnRequests}, nil
+			}
+			return sdk.PromptResponse{}, fmt.Errorf("the run failed: %s", end.Error)
+		}
+		if runErr == nil {
+			runErr = errors.New("the run ended without reporting its end")
+		}
+		return sdk.PromptResponse{}, runErr
+	}
+}
+
+// run streams one run of the session's agent to the client and returns
+// its end (a zero event when it failed before it started, with the
+// error).
+func (s *server) run(ctx context.Context, ss *session, in agent.Input, title string, calls map[string]*call) (agent.Event, error) {
+	var end agent.Event
+	var runErr error
+	var used agent.UsageTree
+	for e, err := range ss.ws.Stream(ctx, in) {
+		if err != nil {
+			runErr = err
+			break
+		}
+		used.Add(e)
+		if len(e.Namespace) > 0 {
+			continue // a subagent's: its task call stands for it
+		}
+		var u *sdk.SessionUpdate
+		var more []sdk.SessionUpdate
+		switch e.Type {
+		case agent.EventRunStart:
+			if !ss.started && ss.ws.Started != nil {
+				ss.ws.Started(ctx, e.ThreadID, title)
+			}
+			ss.started = true
+		case agent.EventTextDelta:
+			u = ptr(sdk.UpdateAgentMessageText(e.Delta))
+		case agent.EventReasoningDelta:
+			u = ptr(sdk.UpdateAgentThoughtText(e.Delta))
+		case agent.EventMessage:
+			// The model's calls are announced as it asks for them, pending
+			// until they run (or an approval decides on them).
+			if e.Message != nil {
+				for _, tc := range e.Message.ToolCalls {
+					if calls[tc.ID] == nil {
+						c := newCall(ss.ws.Dir, tc.ID, tc.Name, tc.Args)
+						calls[tc.ID] = c
+						more = append(more, c.start(sdk.ToolCallStatusPending))
+					}
+				}
+			}
+		case agent.EventToolCall:
+			// The call runs now.
+			if c := calls[e.ToolCallID]; c != nil {
+				u = ptr(sdk.UpdateToolCall(c.id, sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress)))
+			} else {
+				c := newCall(ss.ws.Dir, e.ToolCallID, e.Name, e.Args)
+				calls[e.ToolCallID] = c
+				u = ptr(c.start(sdk.ToolCallStatusInProgress))
+			}
+		case agent.EventToolResult:
+			c := calls[e.ToolCallID]
+			if c == nil {
+				c = newCall(ss.ws.Dir, e.ToolCallID, e.Name, nil)
+			}
+			u = ptr(c.finish(e.Content, e.IsError))
+		case agent.EventState:
+			if raw, ok := e.Values[todos.Value]; ok {
+				if list, err := todos.Parse(raw); err == nil {
+					u = ptr(plan(list))
+				}
+			}
+		case agent.EventRunEnd:
+			end = e
+		}
+		if u != nil {
+			more = append(more, *u)
+		}
+		for _, u := range more {
+			if err := s.update(ctx, ss.id, u); err != nil && ctx.Err() == nil {
+				return end, err
+			}
+		}
+	}
+	if end.ThreadID != "" && ss.ws.Ended != nil {
+		ss.ws.Ended(ctx, end, &used)
+	}
+	return end, runErr
+}
+
+// Permission options: the ids the client answers with.
+const (
+	optAllow       = "allow"
+	optAllowAlways = "allow_always"
+	optReject      = "reject"
+)
+
+// decide asks the client about each pending call, in order, but for the
+// tools allowed always in this session, and returns the decisions.
+func (s *server) decide(ctx context.Context, ss *session, reqs []agent.ActionRequest, calls map[string]*call) ([]agent.Decision, error) {
+	ds := make([]agent.Decision, 0, len(reqs))
+	for _, r := range reqs {
+		canApprove := allows(r, agent.DecisionApprove)
+		if canApprove && ss.always[r.Tool] {
+			ds = append(ds, agent.Decision{Type: agent.DecisionApprove})
+			continue
+		}
+		c := calls[r.ToolCallID]
+		if c == nil {
+			c = newCall(ss.ws.Dir, r.ToolCallID, r.Tool, r.Args)
+		}
+		var opts []sdk.PermissionOption
+		if canApprove {
+			opts = append(opts,
+				sdk.PermissionOption{Kind: sdk.PermissionOptionKindAllowOnce, Name: "Allow", OptionId: optAllow},
+				sdk.PermissionOption{Kind: sdk.PermissionOptionKindAllowAlways, Name: "Always allow " + r.Tool + " in this session", OptionId: optAllowAlways})
+		}
+		opts = append(opts, sdk.PermissionOption{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Reject", OptionId: optReject})
+		update := c.update(sdk.ToolCallStatusPending)
+		if r.Description != "" {
+			update.Title = sdk.Ptr(c.title + " — " + firstLine(r.Description))
+		}
+		resp, err := s.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{SessionId: ss.id, ToolCall: update, Options: opts})
+		if err != nil {
+			return nil, fmt.Errorf("asking the client's permission for %s: %w", r.Tool, err)
+		}
+		if resp.Outcome.Selected == nil {
+			// Cancelled: the prompt was, or the client gave up.
+			return nil, errors.New("the permission request was cancelled")
+		}
+		switch string(resp.Outcome.Selected.OptionId) {
+		case optAllowAlways:
+			ss.always[r.Tool] = true
+			fallthrough
+		case optAllow:
+			if !canApprove {
+				return nil, fmt.Errorf("the client chose an option it was not offered for %s", r.Tool)
+			}
+			ds = append(ds, agent.Decision{Type: agent.DecisionApprove})
+		case optReject:
+			ds = append(ds, agent.Decision{Type: agent.DecisionReject, Message: "rejected in the editor"})
+		default:
+			return nil, fmt.Errorf("the client answered %s with an unknown option %q", r.Tool, resp.Outcome.Selected.OptionId)
+		}
+	}
+	return ds, nil
+}
+
+// allows reports whether the request allows the decision (all decisions
+// when it lists none).
+func allows(r agent.ActionRequest, d agent.DecisionType) bool {
+	if len(r.Allowed) == 0 {
+		return true
+	}
+	for _, a := range r.Allowed {
+		if a == d {
+			return true
+		}
+	}
+	return false
+}
+
+// promptMessage is the user message of a prompt's content: text as it
+// is, an embedded resource's text in a <context> block naming its URI, a
+// resource link as a Markdown link to it, an image as an image part.
+func promptMessage(blocks []sdk.ContentBlock) (llm.Message, error) {
+	m := llm.Message{Role: llm.RoleUser}
+	var text []string
+	flush := func() {
+		if len(text) > 0 {
+			m.Parts = append(m.Parts, llm.Text(strings.Join(text, "\n\n")))
+			text = nil
+		}
+	}
+	for _, b := range blocks {
+		switch {
+		case b.Text != nil:
+			text = append(text, b.Text.Text)
+		case b.ResourceLink != nil:
+			l := b.ResourceLink
+			text = append(text, fmt.Sprintf("[%s](%s)", l.Name, l.Uri))
+		case b.Resource != nil:
+			switch r := b.Resource.Resource; {
+			case r.TextResourceContents != nil:
+				text = append(text, fmt.Sprintf("<context uri=%q>\n%s\n</context>", r.TextResourceContents.Uri, r.TextResourceContents.Text))
+			case r.BlobResourceContents != nil:
+				text = append(text, fmt.Sprintf("(a binary resource, %s, not included)", r.BlobResourceContents.Uri))
+			}
+		case b.Image != nil:
+			data, err := base64.StdEncoding.DecodeString(b.Image.Data)
+			if err != nil {
+				return m, fmt.Errorf("an image's data is not base64: %w", err)
+			}
+			flush()
+			m.Parts = append(m.Parts, llm.Part{Type: llm.PartImage, MIMEType: b.Image.MimeType, Data: data})
+		case b.Audio != nil:
+			return m, errors.New("audio is not supported")
+		}
+	}
+	flush()
+	if len(m.Parts) == 0 {
+		return m, errors.New("the prompt is empty")
+	}
+	return m, nil
+}
+
+// plan is the plan update of a todo list.
+func plan(list []todos.Todo) sdk.SessionUpdate {
+	entries := make([]sdk.PlanEntry, 0, len(list))
+	for _, t := range list {
+		st := sdk.PlanEntryStatusPending
+		switch t.Status {
+		case todos.InProgress:
+			st = sdk.PlanEntryStatusInProgress
+		case todos.Completed:
+			st = sdk.PlanEntryStatusCompleted
+		}
+		entries = append(entries, sdk.PlanEntry{Content: t.Content, Priority: sdk.PlanEntryPriorityMedium, Status: st})
+	}
+	return sdk.UpdatePlan(entries...)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// firstLine is s up to its first line break.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

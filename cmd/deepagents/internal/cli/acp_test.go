@@ -1,0 +1,308 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// acpClient is an editor as the tests play it: it records the session
+// updates as JSON and answers permission requests with answer.
+type acpClient struct {
+	mu      sync.Mutex
+	updates []string
+	asked   []string
+	answer  string
+	// waiting, when set, is closed when a permission request comes in,
+	// which then waits for the client's cancel (cancel) and answers
+	// cancelled.
+	waiting, cancel chan struct{}
+}
+
+func (c *acpClient) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
+	data, err := json.Marshal(n.Update)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.updates = append(c.updates, string(data))
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *acpClient) RequestPermission(_ context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	data, _ := json.Marshal(p)
+	c.mu.Lock()
+	c.asked = append(c.asked, string(data))
+	answer, waiting, cancel := c.answer, c.waiting, c.cancel
+	c.mu.Unlock()
+	if waiting != nil {
+		close(waiting)
+		<-cancel
+		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
+	}
+	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(sdk.PermissionOptionId(answer))}, nil
+}
+
+// take returns the updates recorded since the last take, joined by lines.
+func (c *acpClient) take() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := strings.Join(c.updates, "\n")
+	c.updates = nil
+	return s
+}
+
+// saw reports whether an update recorded holds s.
+func (c *acpClient) saw(s string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return strings.Contains(strings.Join(c.updates, "\n"), s)
+}
+
+func (c *acpClient) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	return sdk.ReadTextFileResponse{}, errors.New("not offered")
+}
+func (c *acpClient) WriteTextFile(context.Context, sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	return sdk.WriteTextFileResponse{}, errors.New("not offered")
+}
+func (c *acpClient) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+	return sdk.CreateTerminalResponse{}, errors.New("not offered")
+}
+func (c *acpClient) KillTerminal(context.Context, sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
+	return sdk.KillTerminalResponse{}, errors.New("not offered")
+}
+func (c *acpClient) TerminalOutput(context.Context, sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
+	return sdk.TerminalOutputResponse{}, errors.New("not offered")
+}
+func (c *acpClient) ReleaseTerminal(context.Context, sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
+	return sdk.ReleaseTerminalResponse{}, errors.New("not offered")
+}
+func (c *acpClient) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
+	return sdk.WaitForTerminalExitResponse{}, errors.New("not offered")
+}
+
+// startACP starts deepagents acp and connects c to it.
+func startACP(t *testing.T, w *world, c *acpClient) *sdk.ClientSideConnection {
+	t.Helper()
+	cmd := exec.Command(binary(t), "acp", "--db", w.db, "--model", "replay:inline")
+	cmd.Env = w.env()
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("deepagents acp: %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill() //nolint:errcheck // it hangs
+			t.Error("deepagents acp did not end when its input closed")
+		}
+	})
+	conn := sdk.NewClientSideConnection(c, stdin, stdout)
+	init, err := conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !init.AgentCapabilities.LoadSession || !init.AgentCapabilities.PromptCapabilities.EmbeddedContext {
+		t.Fatalf("capabilities: %+v", init.AgentCapabilities)
+	}
+	return conn
+}
+
+// TestACP drives deepagents acp with the ACP Go SDK's client side: a
+// session, a prompt whose write asks permission (allowed), one whose edit
+// is rejected, a cancelled prompt, and the session loaded by another
+// process.
+func TestACP(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	c := &acpClient{answer: "allow_always"}
+	conn := startACP(t, w, c)
+	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: w.dir, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	script := `{"turns":[
+		{"tool_calls":[{"id":"t1","name":"write_todos","args":{"todos":[{"content":"Write hello","status":"in_progress"}]}}]},
+		{"tool_calls":[{"id":"w1","name":"write_file","args":{"file_path":"/hello.txt","content":"hello\n"}}]},
+		{"tool_calls":[{"id":"w2","name":"write_file","args":{"file_path":"/again.txt","content":"again\n"}}]},
+		{"content":"Wrote hello.txt."}]}`
+	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(script)}})
+	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	if data, err := os.ReadFile(filepath.Join(w.dir, "hello.txt")); err != nil || string(data) != "hello\n" {
+		t.Fatalf("hello.txt: %q %v", data, err)
+	}
+	got := c.take()
+	for _, want := range []string{
+		`{"entries":[{"content":"Write hello","priority":"medium","status":"in_progress"}],"sessionUpdate":"plan"}`,
+		`"sessionUpdate":"tool_call"`, `"title":"write_file /hello.txt"`, `"kind":"edit"`,
+		`{"newText":"hello\n","path":"` + filepath.Join(w.dir, "hello.txt") + `","type":"diff"}`,
+		`"status":"in_progress","toolCallId":"w1"`,
+		`"status":"completed","toolCallId":"w1"`,
+		`{"content":{"text":"Wrote hello.txt.","type":"text"},"sessionUpdate":"agent_message_chunk"}`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("updates lack %s:\n%s", want, got)
+		}
+	}
+	// Allowed always: the second write was not asked about.
+	if _, err := os.Stat(filepath.Join(w.dir, "again.txt")); err != nil {
+		t.Error(err)
+	}
+	if len(c.asked) != 1 || !strings.Contains(c.asked[0], `"optionId":"allow_always"`) || !strings.Contains(c.asked[0], `"toolCallId":"w1"`) {
+		t.Fatalf("permission requests: %v", c.asked)
+	}
+
+	// A rejected edit fails its call; the run goes on. (Edits were not
+	// allowed always, writes were.)
+	c.answer = "reject"
+	script = `{"turns":[
+		{"tool_calls":[{"id":"e1","name":"edit_file","args":{"file_path":"/hello.txt","old_string":"hello","new_string":"bye"}}]},
+		{"content":"Left it."}]}`
+	res, err = conn.Prompt(ctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(script)}})
+	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	got = c.take()
+	for _, want := range []string{`"newText":"bye\n","oldText":"hello\n"`, `"status":"pending","title":"edit_file /hello.txt","toolCallId":"e1"`, `"status":"failed","toolCallId":"e1"`, `"text":"Left it."`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("updates lack %s:\n%s", want, got)
+		}
+	}
+	if data, _ := os.ReadFile(filepath.Join(w.dir, "hello.txt")); string(data) != "hello\n" {
+		t.Errorf("a rejected edit changed hello.txt: %q", data)
+	}
+
+	// session/cancel stops a slow model.
+	done := make(chan sdk.PromptResponse, 1)
+	go func() {
+		res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(`{"turns":[{"content":"Thinking","delay_ms":30000}]}`)}})
+		if err != nil {
+			t.Errorf("cancelled prompt: %v", err)
+		}
+		done <- res
+	}()
+	for deadline := time.Now().Add(10 * time.Second); !c.saw("Thinking"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the slow prompt streamed nothing")
+		}
+	}
+	if err := conn.Cancel(ctx, sdk.CancelNotification{SessionId: sess.SessionId}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-done:
+		if res.StopReason != sdk.StopReasonCancelled {
+			t.Errorf("stop reason %q, want cancelled", res.StopReason)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the cancelled prompt did not end")
+	}
+	// A cancel while a permission request waits ends the prompt; the
+	// pending call is dropped by the next prompt.
+	waiting, cancel := make(chan struct{}), make(chan struct{})
+	c.mu.Lock()
+	c.waiting, c.cancel = waiting, cancel
+	c.mu.Unlock()
+	go func() {
+		res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(`{"turns":[{"tool_calls":[{"id":"e2","name":"edit_file","args":{"file_path":"/hello.txt","old_string":"hello","new_string":"bye"}}]},{"content":"never"}]}`)}})
+		if err != nil {
+			t.Errorf("prompt cancelled while asking: %v", err)
+		}
+		done <- res
+	}()
+	select {
+	case <-waiting:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no permission request")
+	}
+	if err := conn.Cancel(ctx, sdk.CancelNotification{SessionId: sess.SessionId}); err != nil {
+		t.Fatal(err)
+	}
+	close(cancel) // as an editor answers the request once the prompt is cancelled
+	select {
+	case res := <-done:
+		if res.StopReason != sdk.StopReasonCancelled {
+			t.Errorf("stop reason %q, want cancelled", res.StopReason)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the prompt cancelled while asking did not end")
+	}
+	c.mu.Lock()
+	c.waiting, c.cancel = nil, nil
+	c.mu.Unlock()
+	if data, _ := os.ReadFile(filepath.Join(w.dir, "hello.txt")); string(data) != "hello\n" {
+		t.Errorf("a cancelled edit changed hello.txt: %q", data)
+	}
+
+	// The thread goes on after a cancel.
+	res, err = conn.Prompt(ctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(`{"turns":[{"content":"Back."}]}`)}})
+	if err != nil || res.StopReason != sdk.StopReasonEndTurn || !c.saw(`"text":"Back."`) {
+		t.Fatalf("prompt after a cancel: %+v %v", res, err)
+	}
+
+	// Another process loads the session: its conversation is replayed.
+	c2 := &acpClient{}
+	conn2 := startACP(t, w, c2)
+	if _, err := conn2.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sess.SessionId, Cwd: w.dir, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	got = c2.take()
+	for _, want := range []string{`"sessionUpdate":"user_message_chunk"`, `"title":"write_file /hello.txt"`, `"status":"completed","toolCallId":"w1"`, `"status":"failed","toolCallId":"e1"`, `"text":"Wrote hello.txt."`, `"sessionUpdate":"plan"`, `"text":"Back."`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("replay lacks %s:\n%s", want, got)
+		}
+	}
+	if _, err := conn2.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: "nope", Cwd: w.dir, McpServers: []sdk.McpServer{}}); err == nil {
+		t.Error("loading a missing thread succeeded")
+	}
+}
+
+// TestACPOfficialClient drives deepagents acp with the official ACP
+// client, @agentclientprotocol/sdk from npm (testdata/acp/drive.mjs):
+// initialize, a new session, a prompt whose tool call asks permission
+// (allowed), a cancelled prompt, and the session loaded by another
+// process. It needs `cd testdata/acp && npm ci` (which .ci/run does).
+func TestACPOfficialClient(t *testing.T) {
+	if _, err := os.Stat("testdata/acp/node_modules/@agentclientprotocol/sdk"); err != nil {
+		t.Skip("needs the official ACP client: cd cmd/deepagents/internal/cli/testdata/acp && npm ci")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("needs node")
+	}
+	w := newWorld(t)
+	cmd := exec.Command(node, "testdata/acp/drive.mjs", binary(t), w.db, w.dir)
+	cmd.Env = w.env()
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
+		t.Fatalf("drive.mjs: %v\n%s", err, out)
+	}
+}
