@@ -40,7 +40,6 @@ type run struct {
 	modes     map[langgraph.StreamMode]bool
 	temporary bool   // a stateless run's thread, deleted after it
 	subgraphs bool   // stream_subgraphs: subagents' events too
-	noop      bool   // a resume with nothing to resume: it only reports the state
 	startHead string // the thread's head when the run was asked for
 	cancel    context.CancelCauseFunc
 	finished  chan struct{}
@@ -378,7 +377,6 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 			return nil
 		}
 	}
-	noop := false
 	if q.Command != nil && len(q.Command.Resume) > 0 {
 		if len(in.Messages) > 0 {
 			httpError(w, http.StatusUnprocessableEntity, "a run resumes (command.resume) or takes input, not both")
@@ -393,16 +391,15 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 			}
 			pending, _ = agent.PendingRequests(snap.Meta)
 		}
-		switch {
-		case len(pending) == 0:
-			// Nothing waits for the answer: as in LangGraph, the run
-			// ends at once with the state as it is.
-			noop = true
-		default:
-			if in.Decisions, err = decisions(q.Command.Resume, len(pending)); err != nil {
-				validationError(w, "command.resume", err.Error())
-				return nil
-			}
+		if len(pending) == 0 {
+			// Nothing waits for the answer: refused, as docs/server.md
+			// says, rather than a run that changes nothing.
+			httpError(w, http.StatusBadRequest, fmt.Sprintf("Cannot resume: thread %s is not waiting for decisions", threadID))
+			return nil
+		}
+		if in.Decisions, err = decisions(q.Command.Resume, len(pending)); err != nil {
+			validationError(w, "command.resume", err.Error())
+			return nil
 		}
 	}
 	multitask := q.MultitaskStrategy
@@ -429,7 +426,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 	rn := &run{
 		id: newUUID(), threadID: threadID, assistantID: wa.AssistantID, multitask: multitask, onDisconnect: q.OnDisconnect, createdAt: now,
 		metadata: metadata, modes: modes, temporary: temporary, subgraphs: q.StreamSubgraphs, cancel: cancel, finished: make(chan struct{}),
-		status: langgraph.RunPending, updatedAt: now, changed: make(chan struct{}), lastValues: -1, noop: noop, startHead: head,
+		status: langgraph.RunPending, updatedAt: now, changed: make(chan struct{}), lastValues: -1, startHead: head,
 	}
 	prev, ok := s.admit(w, ctx, rn, multitask)
 	if !ok {
@@ -558,13 +555,6 @@ func (s *Server) execute(ctx context.Context, rn *run, a *assistantEntry, in age
 	rn.started = true
 	s.record(rn)
 	tr := translator{s: s, rn: rn, streamed: map[string]bool{}}
-	if rn.noop {
-		if v := tr.values(ctx, ""); v != nil && rn.modes[langgraph.StreamValues] {
-			rn.emitState(v)
-		}
-		s.end(rn, langgraph.RunSuccess, "")
-		return
-	}
 	status, errMsg := langgraph.RunError, ""
 	for ev, err := range s.stream(ctx, rn, a, in, &sl) {
 		if err != nil {

@@ -167,7 +167,7 @@ func New(cfg Config) (*Server, error) {
 		hosts = append(slices.Clip(hosts), u.Host)
 	}
 	var err error
-	if s.handler, err = Protect(s.mux, Access{APIKey: cfg.APIKey, AllowedOrigins: cfg.AllowedOrigins, AllowedHosts: hosts, Open: []string{langgraph.PathOK}}); err != nil {
+	if s.handler, err = Protect(checkIDs(s.mux), Access{APIKey: cfg.APIKey, AllowedOrigins: cfg.AllowedOrigins, AllowedHosts: hosts, Open: []string{langgraph.PathOK}}); err != nil {
 		return nil, err
 	}
 	if cfg.Store != nil {
@@ -281,7 +281,9 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 		if errors.As(err, &typeErr) {
 			validationError(w, typeErr.Field, fmt.Sprintf("Expected %s, received %s", typeErr.Type, typeErr.Value))
 		} else {
-			httpError(w, http.StatusBadRequest, "Malformed JSON in request body")
+			// 422, as docs/server.md says: the body was read, but is
+			// not what the endpoint takes.
+			httpError(w, http.StatusUnprocessableEntity, "Malformed JSON in request body")
 		}
 		return false
 	}
