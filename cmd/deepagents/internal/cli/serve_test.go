@@ -359,3 +359,23 @@ func TestServeAssistantsFileErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestServeRefusesRunFlags: --thread, --continue and --output were taken
+// and ignored by serve, and --help showed a --durability default (async)
+// its runs did not use (they are sync unless the request asks): they are
+// usage errors, and not offered.
+func TestServeRefusesRunFlags(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "t.db")
+	for _, args := range [][]string{{"--thread", "t1"}, {"--continue"}, {"-c"}, {"--output", "jsonl"}, {"--durability", "async"}} {
+		code, _, stderr := runCLI(t, nil, append([]string{"serve", "--db", db, "--model", "replay:none.json", "--addr", "127.0.0.1:0"}, args...)...)
+		if code != 2 || !strings.Contains(stderr, "is not a serve flag") {
+			t.Errorf("serve %v: exit %d, %s; want a usage error", args, code, stderr)
+		}
+	}
+	_, out, stderr := runCLI(t, nil, "serve", "--help")
+	for _, flag := range []string{"--thread", "--continue", "--output", "--durability"} {
+		if strings.Contains(out+stderr, flag) {
+			t.Errorf("serve --help offers %s", flag)
+		}
+	}
+}
