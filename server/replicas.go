@@ -132,6 +132,29 @@ func (s *Server) beat() {
 	}
 }
 
+// forgetPrevious deletes the records of the replicas that were reached at
+// this one's URL: they are earlier incarnations of this server (two live
+// servers cannot listen at one address), killed or crashed, and their
+// unfinished runs will never end. With their records gone they are dead
+// at once, rather than after replicaTimeout: the sweep that follows, or
+// the first request for one of their runs, marks those runs failed.
+func (s *Server) forgetPrevious() {
+	ctx, cancel := context.WithTimeout(s.baseCtx, 10*time.Second)
+	defer cancel()
+	items, err := s.cfg.Store.Search(ctx, replicasNamespace, store.SearchOptions{Filter: map[string]any{"url": s.cfg.URL}, Limit: 1000})
+	if err != nil {
+		s.log.Warn("server: looking up this server's previous runs", "err", err)
+		return
+	}
+	for _, it := range items {
+		if it.Key != s.replicaID {
+			if err := s.cfg.Store.Delete(ctx, replicasNamespace, it.Key); err != nil {
+				s.log.Warn("server: forgetting this server's previous incarnation", "replica", it.Key, "err", err)
+			}
+		}
+	}
+}
+
 // replica returns the URL of a live replica; dead reports that the
 // replica is known to have stopped (its record is gone, or its heartbeat
 // is stale). A store that fails says neither: url is "" and dead false,

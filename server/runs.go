@@ -508,7 +508,7 @@ func (s *Server) admit(w http.ResponseWriter, ctx context.Context, rn *run, stra
 	}
 	// Another process may hold the thread: a CLI run, or another replica,
 	// whose run interrupt and rollback cancel there.
-	if th, err := s.cfg.Saver.Thread(ctx, rn.threadID); err == nil && th.Status == checkpoint.StatusBusy {
+	if th, err := s.cfg.Saver.Thread(ctx, rn.threadID); err == nil && th.Status == checkpoint.StatusBusy && s.heldElsewhere(ctx, rn.threadID) {
 		remote := s.activeRemote(ctx, rn.threadID)
 		if strategy == langgraph.MultitaskReject || remote == nil {
 			s.runs.drop(rn)
@@ -522,6 +522,25 @@ func (s *Server) admit(w http.ResponseWriter, ctx context.Context, rn *run, stra
 		}
 	}
 	return cancelled, true
+}
+
+// heldElsewhere reports whether another process holds a thread its
+// status says is busy. A busy status may be the last word of a process
+// that died holding the thread (a server killed mid-run and restarted: a
+// SQLite lease says busy until it expires): the Saver hands such a thread
+// over at once, so taking it tells a dead holder from a live one. A
+// thread taken so is released as errored, which is what its run became.
+// Any failure to take it reads as held.
+func (s *Server) heldElsewhere(ctx context.Context, threadID string) bool {
+	lease, err := s.cfg.Saver.Acquire(ctx, threadID, nil)
+	if err != nil {
+		return true
+	}
+	if err := lease.Release(context.WithoutCancel(ctx), checkpoint.StatusError); err != nil {
+		s.log.Warn("server: releasing the thread of a dead run", "thread", threadID, "err", err)
+		return true
+	}
+	return false
 }
 
 // execute runs rn to its end and records its events.

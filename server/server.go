@@ -175,6 +175,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, errors.New("server: a shared Store needs the URL other replicas reach this one at")
 		}
 		s.replicaID = newUUID()
+		s.forgetPrevious()
 		s.beat()
 		s.wg.Add(1)
 		go s.heartbeat()
