@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
@@ -271,9 +272,33 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, rec *runRecord)
 			s.log.Warn("server: forwarding to the replica running a run", "run", rec.RunID, "err", err)
 		},
 	}
-	p.ServeHTTP(w, r)
+	stream := r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/stream")
+	broke := false
+	func() {
+		// The answering replica died part way through its answer: the
+		// proxy aborts this request (http.ErrAbortHandler). A stream
+		// ends with an error event instead, as a run that fails does.
+		defer func() {
+			if v := recover(); v != nil {
+				if v != http.ErrAbortHandler || !stream || r.Context().Err() != nil {
+					panic(v)
+				}
+				broke = true
+			}
+		}()
+		p.ServeHTTP(w, r)
+	}()
 	if r.Context().Err() != nil {
 		return true // the client left: nothing more to write
+	}
+	if stream && !failed && (broke || !s.ends(r.Context(), rec.RunID)) {
+		// The stream ended and its run did not: the replica running it
+		// stopped. The client hears so, as it would of a failed run,
+		// rather than an end that reads as the run's.
+		b, _ := json.Marshal(langgraph.Failure{Error: "RunLostError", Message: fmt.Sprintf("the server running run %s stopped before the run ended", rec.RunID)})
+		fmt.Fprintf(w, "event: error\ndata: %s\n\n", b)
+		http.NewResponseController(w).Flush() //nolint:errcheck // the client may be gone
+		return true
 	}
 	if failed {
 		// Unreachable, but is it dead? Only then is its run given up.
@@ -284,6 +309,21 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, rec *runRecord)
 		}
 	}
 	return !failed
+}
+
+// ends reports whether a run's record says it ended, waiting a little for
+// it: a replica ends a run's stream as it records its end.
+func (s *Server) ends(ctx context.Context, runID string) bool {
+	for deadline := time.Now().Add(2 * time.Second); ; {
+		it, err := s.cfg.Store.Get(ctx, runsNamespace, runID)
+		if err != nil || recordOf(it).Status.Done() || ctx.Err() != nil {
+			return true // nothing known otherwise: the stream's end stands
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // activeRemote finds the unfinished run on a thread that another replica
