@@ -44,6 +44,9 @@ const forwardedHeader = "X-Deepagents-Forwarded"
 type runRecord struct {
 	langgraph.Run
 	Replica string `json:"replica"` // the replica ID
+	// lost is set when the replica running the run could not be reached
+	// while the run was unfinished (never stored).
+	lost bool
 }
 
 // value is the record as the store keeps it: the run's JSON object with
@@ -295,9 +298,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, rec *runRecord)
 		// The stream ended and its run did not: the replica running it
 		// stopped. The client hears so, as it would of a failed run,
 		// rather than an end that reads as the run's.
-		b, _ := json.Marshal(langgraph.Failure{Error: "RunLostError", Message: fmt.Sprintf("the server running run %s stopped before the run ended", rec.RunID)})
-		fmt.Fprintf(w, "event: error\ndata: %s\n\n", b)
-		http.NewResponseController(w).Flush() //nolint:errcheck // the client may be gone
+		writeLost(w, rec.RunID)
 		return true
 	}
 	if failed {
@@ -309,6 +310,14 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, rec *runRecord)
 		}
 	}
 	return !failed
+}
+
+// writeLost ends a stream whose run was lost with its replica with an
+// error event, as a failed run's stream ends.
+func writeLost(w http.ResponseWriter, runID string) {
+	b, _ := json.Marshal(langgraph.Failure{Error: "RunLostError", Message: fmt.Sprintf("the server running run %s stopped before the run ended", runID)})
+	fmt.Fprintf(w, "event: error\ndata: %s\n\n", b)
+	http.NewResponseController(w).Flush() //nolint:errcheck // the client may be gone
 }
 
 // ends reports whether a run's record says it ended, waiting a little for

@@ -190,3 +190,24 @@ func TestForwardedStreamLost(t *testing.T) {
 		t.Errorf("after the error event: %q", rest)
 	}
 }
+
+// TestUnreachableReplicaStream: joining the stream of a run whose replica
+// cannot be reached (it died a moment ago: its heartbeat is still fresh)
+// gives an error event, not an empty stream that reads as the run's end.
+func TestUnreachableReplicaStream(t *testing.T) {
+	saver, st := checkpoint.NewMemorySaver(), store.NewMemoryStore()
+	rs := newReplicas(t, 1, saver, st, func() llm.Model { return newBlockingModel() })
+	ctx := context.Background()
+	lease, err := saver.Acquire(ctx, "t", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease.Release(ctx, checkpoint.StatusIdle)
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	st.Put(ctx, []string{"deepagents", "server", "replicas"}, "gone", map[string]any{"url": "http://127.0.0.1:1", "seen": now})
+	st.Put(ctx, []string{"deepagents", "server", "runs"}, "r1", map[string]any{"thread_id": "t", "status": "running", "replica": "gone", "created_at": now, "updated_at": now})
+	code, body, _ := rs[0].do(http.MethodGet, "/threads/t/runs/r1/stream", nil)
+	if code != http.StatusOK || !strings.Contains(string(body), "event: error\n") || !strings.Contains(string(body), "RunLostError") {
+		t.Errorf("its stream: %d %q", code, body)
+	}
+}
