@@ -21,6 +21,9 @@ func TestUnusableIDs(t *testing.T) {
 			t.Errorf("create %q: %d %s, want 400", id, code, body)
 		}
 	}
+	if code, body, _ := f.do(http.MethodPost, "/assistants", map[string]any{"assistant_id": "..", "graph_id": "deepagent"}); code != http.StatusBadRequest {
+		t.Errorf("create assistant \"..\": %d %s, want 400", code, body)
+	}
 	for _, p := range []string{
 		"/threads/a%2Fb", "/threads/" + long, "/threads/" + long + "/state", "/threads/a%2Fb/runs/wait",
 		"/threads/t1/runs/" + long, "/threads/t1/runs/a%2Fb/join", "/assistants/" + long,
