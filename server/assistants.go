@@ -137,6 +137,9 @@ func (s *Server) createAssistant(w http.ResponseWriter, r *http.Request) {
 	if q.AssistantID == "" {
 		q.AssistantID = newUUID()
 	}
+	if badID(w, "assistant", q.AssistantID) {
+		return
+	}
 	if _, existing := s.assistant(r.Context(), q.AssistantID); existing != nil {
 		if q.IfExists == langgraph.IfExistsDoNothing {
 			writeJSON(w, http.StatusOK, existing)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
@@ -43,6 +44,9 @@ const forwardedHeader = "X-Deepagents-Forwarded"
 type runRecord struct {
 	langgraph.Run
 	Replica string `json:"replica"` // the replica ID
+	// lost is set when the replica running the run could not be reached
+	// while the run was unfinished (never stored).
+	lost bool
 }
 
 // value is the record as the store keeps it: the run's JSON object with
@@ -129,6 +133,29 @@ func (s *Server) beat() {
 	err := s.cfg.Store.Put(ctx, replicasNamespace, s.replicaID, map[string]any{"url": s.cfg.URL, "seen": time.Now().UTC().Format(time.RFC3339Nano)})
 	if err != nil && s.baseCtx.Err() == nil {
 		s.log.Warn("server: heartbeat", "err", err)
+	}
+}
+
+// forgetPrevious deletes the records of the replicas that were reached at
+// this one's URL: they are earlier incarnations of this server (two live
+// servers cannot listen at one address), killed or crashed, and their
+// unfinished runs will never end. With their records gone they are dead
+// at once, rather than after replicaTimeout: the sweep that follows, or
+// the first request for one of their runs, marks those runs failed.
+func (s *Server) forgetPrevious() {
+	ctx, cancel := context.WithTimeout(s.baseCtx, 10*time.Second)
+	defer cancel()
+	items, err := s.cfg.Store.Search(ctx, replicasNamespace, store.SearchOptions{Filter: map[string]any{"url": s.cfg.URL}, Limit: 1000})
+	if err != nil {
+		s.log.Warn("server: looking up this server's previous runs", "err", err)
+		return
+	}
+	for _, it := range items {
+		if it.Key != s.replicaID {
+			if err := s.cfg.Store.Delete(ctx, replicasNamespace, it.Key); err != nil {
+				s.log.Warn("server: forgetting this server's previous incarnation", "replica", it.Key, "err", err)
+			}
+		}
 	}
 }
 
@@ -248,9 +275,31 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, rec *runRecord)
 			s.log.Warn("server: forwarding to the replica running a run", "run", rec.RunID, "err", err)
 		},
 	}
-	p.ServeHTTP(w, r)
+	stream := r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/stream")
+	broke := false
+	func() {
+		// The answering replica died part way through its answer: the
+		// proxy aborts this request (http.ErrAbortHandler). A stream
+		// ends with an error event instead, as a run that fails does.
+		defer func() {
+			if v := recover(); v != nil {
+				if v != http.ErrAbortHandler || !stream || r.Context().Err() != nil {
+					panic(v)
+				}
+				broke = true
+			}
+		}()
+		p.ServeHTTP(w, r)
+	}()
 	if r.Context().Err() != nil {
 		return true // the client left: nothing more to write
+	}
+	if stream && !failed && (broke || !s.ends(r.Context(), rec.RunID)) {
+		// The stream ended and its run did not: the replica running it
+		// stopped. The client hears so, as it would of a failed run,
+		// rather than an end that reads as the run's.
+		writeLost(w, rec.RunID)
+		return true
 	}
 	if failed {
 		// Unreachable, but is it dead? Only then is its run given up.
@@ -261,6 +310,29 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, rec *runRecord)
 		}
 	}
 	return !failed
+}
+
+// writeLost ends a stream whose run was lost with its replica with an
+// error event, as a failed run's stream ends.
+func writeLost(w http.ResponseWriter, runID string) {
+	b, _ := json.Marshal(langgraph.Failure{Error: "RunLostError", Message: fmt.Sprintf("the server running run %s stopped before the run ended", runID)})
+	fmt.Fprintf(w, "event: error\ndata: %s\n\n", b)
+	http.NewResponseController(w).Flush() //nolint:errcheck // the client may be gone
+}
+
+// ends reports whether a run's record says it ended, waiting a little for
+// it: a replica ends a run's stream as it records its end.
+func (s *Server) ends(ctx context.Context, runID string) bool {
+	for deadline := time.Now().Add(2 * time.Second); ; {
+		it, err := s.cfg.Store.Get(ctx, runsNamespace, runID)
+		if err != nil || recordOf(it).Status.Done() || ctx.Err() != nil {
+			return true // nothing known otherwise: the stream's end stands
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // activeRemote finds the unfinished run on a thread that another replica

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -152,6 +153,61 @@ func TestDeadReplicaRunFails(t *testing.T) {
 	}
 	code, body, _ := rs[0].do(http.MethodGet, "/threads/t/runs/r1/stream", nil)
 	if code != http.StatusOK || strings.TrimSpace(string(body)) != "" {
+		t.Errorf("its stream: %d %q", code, body)
+	}
+}
+
+// TestForwardedStreamLost: a client following a run through replica B
+// hears an error event when the stream from replica A, running the run,
+// breaks before the run ends (A died), as it would of a failed run; it
+// had a clean end of stream, which reads as the run's end.
+func TestForwardedStreamLost(t *testing.T) {
+	m := newBlockingModel()
+	defer close(m.release)
+	rs := newReplicas(t, 2, checkpoint.NewMemorySaver(), store.NewMemoryStore(), func() llm.Model { return m })
+	a, b := rs[0], rs[1]
+	var th, rn map[string]any
+	a.json(http.MethodPost, "/threads", nil, http.StatusOK, &th)
+	tid := th["thread_id"].(string)
+	a.json(http.MethodPost, "/threads/"+tid+"/runs", map[string]any{"input": map[string]any{"messages": []any{human("x")}}, "stream_mode": []string{"values", "messages-tuple"}}, http.StatusOK, &rn)
+	waitFor(t, "the model call", func() bool { return m.calls.Load() == 1 })
+	req, _ := http.NewRequest(http.MethodGet, b.srv.URL+"/threads/"+tid+"/runs/"+rn["run_id"].(string)+"/stream", nil)
+	req.Header.Set("Last-Event-ID", "-1")
+	res, err := b.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	br := bufio.NewReader(res.Body)
+	readEvents(t, br, 3)
+	// A's connections drop, as they do when its process dies.
+	a.srv.CloseClientConnections()
+	evs := readEvents(t, br, 1)
+	if evs[0].Name != "error" || !strings.Contains(string(evs[0].Data), `"message"`) {
+		t.Errorf("after A's stream broke: %v", evs)
+	}
+	if rest, _ := io.ReadAll(br); strings.TrimSpace(string(rest)) != "" {
+		t.Errorf("after the error event: %q", rest)
+	}
+}
+
+// TestUnreachableReplicaStream: joining the stream of a run whose replica
+// cannot be reached (it died a moment ago: its heartbeat is still fresh)
+// gives an error event, not an empty stream that reads as the run's end.
+func TestUnreachableReplicaStream(t *testing.T) {
+	saver, st := checkpoint.NewMemorySaver(), store.NewMemoryStore()
+	rs := newReplicas(t, 1, saver, st, func() llm.Model { return newBlockingModel() })
+	ctx := context.Background()
+	lease, err := saver.Acquire(ctx, "t", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease.Release(ctx, checkpoint.StatusIdle)
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	st.Put(ctx, []string{"deepagents", "server", "replicas"}, "gone", map[string]any{"url": "http://127.0.0.1:1", "seen": now})
+	st.Put(ctx, []string{"deepagents", "server", "runs"}, "r1", map[string]any{"thread_id": "t", "status": "running", "replica": "gone", "created_at": now, "updated_at": now})
+	code, body, _ := rs[0].do(http.MethodGet, "/threads/t/runs/r1/stream", nil)
+	if code != http.StatusOK || !strings.Contains(string(body), "event: error\n") || !strings.Contains(string(body), "RunLostError") {
 		t.Errorf("its stream: %d %q", code, body)
 	}
 }

@@ -40,7 +40,6 @@ type run struct {
 	modes     map[langgraph.StreamMode]bool
 	temporary bool   // a stateless run's thread, deleted after it
 	subgraphs bool   // stream_subgraphs: subagents' events too
-	noop      bool   // a resume with nothing to resume: it only reports the state
 	startHead string // the thread's head when the run was asked for
 	cancel    context.CancelCauseFunc
 	finished  chan struct{}
@@ -378,7 +377,6 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 			return nil
 		}
 	}
-	noop := false
 	if q.Command != nil && len(q.Command.Resume) > 0 {
 		if len(in.Messages) > 0 {
 			httpError(w, http.StatusUnprocessableEntity, "a run resumes (command.resume) or takes input, not both")
@@ -393,16 +391,15 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 			}
 			pending, _ = agent.PendingRequests(snap.Meta)
 		}
-		switch {
-		case len(pending) == 0:
-			// Nothing waits for the answer: as in LangGraph, the run
-			// ends at once with the state as it is.
-			noop = true
-		default:
-			if in.Decisions, err = decisions(q.Command.Resume, len(pending)); err != nil {
-				validationError(w, "command.resume", err.Error())
-				return nil
-			}
+		if len(pending) == 0 {
+			// Nothing waits for the answer: refused, as docs/server.md
+			// says, rather than a run that changes nothing.
+			httpError(w, http.StatusBadRequest, fmt.Sprintf("Cannot resume: thread %s is not waiting for decisions", threadID))
+			return nil
+		}
+		if in.Decisions, err = decisions(q.Command.Resume, len(pending)); err != nil {
+			validationError(w, "command.resume", err.Error())
+			return nil
 		}
 	}
 	multitask := q.MultitaskStrategy
@@ -429,7 +426,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 	rn := &run{
 		id: newUUID(), threadID: threadID, assistantID: wa.AssistantID, multitask: multitask, onDisconnect: q.OnDisconnect, createdAt: now,
 		metadata: metadata, modes: modes, temporary: temporary, subgraphs: q.StreamSubgraphs, cancel: cancel, finished: make(chan struct{}),
-		status: langgraph.RunPending, updatedAt: now, changed: make(chan struct{}), lastValues: -1, noop: noop, startHead: head,
+		status: langgraph.RunPending, updatedAt: now, changed: make(chan struct{}), lastValues: -1, startHead: head,
 	}
 	prev, ok := s.admit(w, ctx, rn, multitask)
 	if !ok {
@@ -511,7 +508,7 @@ func (s *Server) admit(w http.ResponseWriter, ctx context.Context, rn *run, stra
 	}
 	// Another process may hold the thread: a CLI run, or another replica,
 	// whose run interrupt and rollback cancel there.
-	if th, err := s.cfg.Saver.Thread(ctx, rn.threadID); err == nil && th.Status == checkpoint.StatusBusy {
+	if th, err := s.cfg.Saver.Thread(ctx, rn.threadID); err == nil && th.Status == checkpoint.StatusBusy && s.heldElsewhere(ctx, rn.threadID) {
 		remote := s.activeRemote(ctx, rn.threadID)
 		if strategy == langgraph.MultitaskReject || remote == nil {
 			s.runs.drop(rn)
@@ -525,6 +522,25 @@ func (s *Server) admit(w http.ResponseWriter, ctx context.Context, rn *run, stra
 		}
 	}
 	return cancelled, true
+}
+
+// heldElsewhere reports whether another process holds a thread its
+// status says is busy. A busy status may be the last word of a process
+// that died holding the thread (a server killed mid-run and restarted: a
+// SQLite lease says busy until it expires): the Saver hands such a thread
+// over at once, so taking it tells a dead holder from a live one. A
+// thread taken so is released as errored, which is what its run became.
+// Any failure to take it reads as held.
+func (s *Server) heldElsewhere(ctx context.Context, threadID string) bool {
+	lease, err := s.cfg.Saver.Acquire(ctx, threadID, nil)
+	if err != nil {
+		return true
+	}
+	if err := lease.Release(context.WithoutCancel(ctx), checkpoint.StatusError); err != nil {
+		s.log.Warn("server: releasing the thread of a dead run", "thread", threadID, "err", err)
+		return true
+	}
+	return false
 }
 
 // execute runs rn to its end and records its events.
@@ -558,13 +574,6 @@ func (s *Server) execute(ctx context.Context, rn *run, a *assistantEntry, in age
 	rn.started = true
 	s.record(rn)
 	tr := translator{s: s, rn: rn, streamed: map[string]bool{}}
-	if rn.noop {
-		if v := tr.values(ctx, ""); v != nil && rn.modes[langgraph.StreamValues] {
-			rn.emitState(v)
-		}
-		s.end(rn, langgraph.RunSuccess, "")
-		return
-	}
 	status, errMsg := langgraph.RunError, ""
 	for ev, err := range s.stream(ctx, rn, a, in, &sl) {
 		if err != nil {

@@ -55,7 +55,7 @@ func TestBadRequests(t *testing.T) {
 		want               int
 		wantBody           string
 	}{
-		{"malformed JSON", http.MethodPost, "/threads", `{"metadata": `, http.StatusBadRequest, "Malformed JSON in request body"},
+		{"malformed JSON", http.MethodPost, "/threads", `{"metadata": `, http.StatusUnprocessableEntity, "Malformed JSON in request body"},
 		{"thread exists", http.MethodPost, "/threads", map[string]any{"thread_id": "t1"}, http.StatusConflict, "Thread already exists"},
 		{"unknown thread", http.MethodGet, "/threads/nope", nil, http.StatusNotFound, "Thread with ID nope not found"},
 		{"unknown thread state", http.MethodGet, "/threads/nope/state", nil, http.StatusNotFound, "Thread with ID nope not found"},
@@ -64,7 +64,7 @@ func TestBadRequests(t *testing.T) {
 		{"run on unknown thread", http.MethodPost, "/threads/nope/runs/stream", map[string]any{"input": map[string]any{"messages": []any{human("x")}}}, http.StatusNotFound, "Thread with ID nope not found"},
 		{"unknown assistant", http.MethodPost, "/threads/t1/runs/stream", map[string]any{"assistant_id": "other"}, http.StatusNotFound, `No assistant found for "other"`},
 		{"unknown assistant ID", http.MethodGet, "/assistants/other", nil, http.StatusNotFound, "Assistant not found"},
-		{"resume with no interrupt", http.MethodPost, "/threads/t1/runs/wait", map[string]any{"command": map[string]any{"resume": map[string]any{"decisions": []any{map[string]any{"type": "approve"}}}}}, http.StatusOK, "{}"},
+		{"resume with no interrupt", http.MethodPost, "/threads/t1/runs/wait", map[string]any{"command": map[string]any{"resume": map[string]any{"decisions": []any{map[string]any{"type": "approve"}}}}}, http.StatusBadRequest, "Cannot resume: thread t1 is not waiting for decisions"},
 		{"bad message", http.MethodPost, "/threads/t1/runs/stream", map[string]any{"input": map[string]any{"messages": []any{map[string]any{"type": "alien", "content": "x"}}}}, http.StatusUnprocessableEntity, "alien"},
 		{"bad stream mode", http.MethodPost, "/threads/t1/runs/stream", map[string]any{"stream_mode": "everything"}, http.StatusUnprocessableEntity, `"path":["stream_mode"]`},
 		{"bad durability", http.MethodPost, "/threads/t1/runs/stream", map[string]any{"durability": "eventually"}, http.StatusUnprocessableEntity, `"path":["durability"]`},

@@ -167,7 +167,7 @@ func New(cfg Config) (*Server, error) {
 		hosts = append(slices.Clip(hosts), u.Host)
 	}
 	var err error
-	if s.handler, err = Protect(s.mux, Access{APIKey: cfg.APIKey, AllowedOrigins: cfg.AllowedOrigins, AllowedHosts: hosts, Open: []string{langgraph.PathOK}}); err != nil {
+	if s.handler, err = Protect(checkIDs(s.mux), Access{APIKey: cfg.APIKey, AllowedOrigins: cfg.AllowedOrigins, AllowedHosts: hosts, Open: []string{langgraph.PathOK}}); err != nil {
 		return nil, err
 	}
 	if cfg.Store != nil {
@@ -175,6 +175,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, errors.New("server: a shared Store needs the URL other replicas reach this one at")
 		}
 		s.replicaID = newUUID()
+		s.forgetPrevious()
 		s.beat()
 		s.wg.Add(1)
 		go s.heartbeat()
@@ -281,7 +282,9 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 		if errors.As(err, &typeErr) {
 			validationError(w, typeErr.Field, fmt.Sprintf("Expected %s, received %s", typeErr.Type, typeErr.Value))
 		} else {
-			httpError(w, http.StatusBadRequest, "Malformed JSON in request body")
+			// 422, as docs/server.md says: the body was read, but is
+			// not what the endpoint takes.
+			httpError(w, http.StatusUnprocessableEntity, "Malformed JSON in request body")
 		}
 		return false
 	}

@@ -157,7 +157,7 @@ func (s *Server) runOr404(w http.ResponseWriter, r *http.Request, ended func(*ru
 	if rec := s.remoteRun(r, tid, rid); rec != nil {
 		if !s.forward(w, r, rec) {
 			if !rec.Status.Done() { // its replica went away just now
-				rec.Status = langgraph.RunError
+				rec.Status, rec.lost = langgraph.RunError, true
 			}
 			ended(rec)
 		}
@@ -246,6 +246,11 @@ func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) {
 	rn, done := s.runOr404(w, r, func(rec *runRecord) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
+		if rec.lost {
+			// The run's replica went away while it ran: its stream
+			// ends as a failed run's does.
+			writeLost(w, rec.RunID)
+		}
 	})
 	if done {
 		return

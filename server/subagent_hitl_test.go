@@ -116,7 +116,7 @@ func TestSubagentApprovalThroughServer(t *testing.T) {
 	if len(found) != 1 || found[0]["thread_id"] != tid {
 		t.Errorf("threads/search lists %v, want only %s", found, tid)
 	}
-	if code, body, _ := f.do(http.MethodPost, "/threads", map[string]any{"thread_id": tid + "/t9"}); code != http.StatusUnprocessableEntity {
+	if code, body, _ := f.do(http.MethodPost, "/threads", map[string]any{"thread_id": tid + "/t9"}); code != http.StatusBadRequest {
 		t.Errorf("a thread id with '/': %d %s", code, body)
 	}
 	stop()

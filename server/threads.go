@@ -257,8 +257,8 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	if q.ThreadID == "" {
 		q.ThreadID = newUUID()
 	}
-	if thread.IsChild(q.ThreadID) {
-		httpError(w, http.StatusUnprocessableEntity, "thread_id must not contain '/': such ids are subagents' threads")
+	if badID(w, "thread", q.ThreadID) {
+		// A "/" would also name a subagent's thread (PARENT/CALL_ID).
 		return
 	}
 	if len(q.Metadata) == 0 || bytes.Equal(q.Metadata, []byte("null")) {

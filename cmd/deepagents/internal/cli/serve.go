@@ -81,6 +81,14 @@ func (a *accessFlags) access(allow, expose []string) server.Access {
 		Open: []string{"/ok"}, AllowHeaders: allow, ExposeHeaders: expose}
 }
 
+// notServed are the run flags serve does not take: a server's clients
+// name each run's thread (--thread, --continue) and read its events as
+// they ask (--output), and each run has its durability (the request's
+// durability, sync by default, so that each values event is its step's
+// committed state), whatever --durability would say. They are refused,
+// and not shown, rather than ignored.
+var notServed = []string{"thread", "continue", "output", "durability"}
+
 func newServeCmd(env Env) *cobra.Command {
 	var f runFlags
 	var access accessFlags
@@ -97,6 +105,8 @@ other commands use, so "deepagents threads" lists them.
 Without --dir each thread's files live in its state (the UI shows them);
 with --dir the agent works in that folder, shared by every thread.
 Approvals are off unless --interrupt-on names the tools that need them.
+Clients name each run's thread and choose its durability (the request's
+durability: sync unless it asks for async or exit).
 
 Several servers may serve one database (PostgreSQL, or a SQLite file on
 one machine): a run started through one can be read, joined, streamed and
@@ -112,6 +122,11 @@ it needs a key (--api-key or DEEPAGENTS_API_KEY), or --insecure-no-auth.
 GET /ok answers without a key, for health probes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, name := range notServed {
+				if cmd.Flags().Changed(name) {
+					return usageError{fmt.Errorf("--%s is not a serve flag: clients name each run's thread, read its events as they ask for them, and choose its durability (sync unless the run asks for async or exit)", name)}
+				}
+			}
 			if err := f.validateServed(cmd); err != nil {
 				return err
 			}
@@ -135,7 +150,7 @@ GET /ok answers without a key, for health probes.`,
 				}
 				defer closeAssistants()
 			} else {
-				spec, err := resolve(ctx, env, db, f.Flags, f.thread, false, true)
+				spec, err := resolve(ctx, env, db, f.Flags, "", false, true)
 				if err != nil {
 					return err
 				}
@@ -192,6 +207,9 @@ GET /ok answers without a key, for health probes.`,
 	f.register(cmd)
 	access.register(cmd)
 	fl := cmd.Flags()
+	for _, name := range notServed {
+		fl.MarkHidden(name) //nolint:errcheck // registered just above
+	}
 	fl.StringVar(&addr, "addr", defaultAddr, "address to listen on (port 0 picks a free one)")
 	fl.IntVar(&maxRuns, "max-runs", server.DefaultMaxRuns, "runs executing at once; further runs wait")
 	fl.StringVar(&assistantsPath, "assistants", "", "serve the assistants of this YAML file instead of one \"deepagent\" (see docs/server.md)")

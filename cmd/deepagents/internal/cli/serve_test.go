@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -357,5 +358,81 @@ func TestServeAssistantsFileErrors(t *testing.T) {
 				t.Errorf("exit %d: %s", code, stderr)
 			}
 		})
+	}
+}
+
+// TestServeRefusesRunFlags: --thread, --continue and --output were taken
+// and ignored by serve, and --help showed a --durability default (async)
+// its runs did not use (they are sync unless the request asks): they are
+// usage errors, and not offered.
+func TestServeRefusesRunFlags(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "t.db")
+	for _, args := range [][]string{{"--thread", "t1"}, {"--continue"}, {"-c"}, {"--output", "jsonl"}, {"--durability", "async"}} {
+		code, _, stderr := runCLI(t, nil, append([]string{"serve", "--db", db, "--model", "replay:none.json", "--addr", "127.0.0.1:0"}, args...)...)
+		if code != 2 || !strings.Contains(stderr, "is not a serve flag") {
+			t.Errorf("serve %v: exit %d, %s; want a usage error", args, code, stderr)
+		}
+	}
+	_, out, stderr := runCLI(t, nil, "serve", "--help")
+	for _, flag := range []string{"--thread", "--continue", "--output", "--durability"} {
+		if strings.Contains(out+stderr, flag) {
+			t.Errorf("serve --help offers %s", flag)
+		}
+	}
+}
+
+// TestServeRestartedOnSQLite: a lone server on SQLite killed mid-run and
+// restarted at its address knows at once that the run died with it: the
+// run reads error, and the thread takes a new run at once (it was
+// refused, 422 "already running", until the dead process's lease expired,
+// some 15 s later).
+func TestServeRestartedOnSQLite(t *testing.T) {
+	w := newWorld(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	start := func() *serveProc {
+		return w.startListening("server stopped", "serve", "--db", w.db, "--addr", addr, "--model", "replay:inline")
+	}
+	a := start()
+	slow := map[string]any{"messages": []any{map[string]any{"type": "human", "content": `{"turns":[{"content":"thinking","delay_ms":60000}]}`}}}
+	var th, rn, got map[string]any
+	call(t, http.MethodPost, a.url+"/threads", map[string]any{}, http.StatusOK, &th)
+	tid := th["thread_id"].(string)
+	call(t, http.MethodPost, a.url+"/threads/"+tid+"/runs", map[string]any{"input": slow}, http.StatusOK, &rn)
+	path := "/threads/" + tid + "/runs/" + rn["run_id"].(string)
+	waitUntil(t, "the run running", func() bool {
+		call(t, http.MethodGet, a.url+path, nil, http.StatusOK, &got)
+		return got["status"] == "running"
+	})
+	waitUntil(t, "the thread held", func() bool {
+		call(t, http.MethodGet, a.url+"/threads/"+tid, nil, http.StatusOK, &got)
+		return got["status"] == "busy"
+	})
+	time.Sleep(300 * time.Millisecond) // the model called: the run is well under way
+	a.kill()
+	waitUntil(t, "the address free", func() bool {
+		l, err := net.Listen("tcp", addr)
+		if err == nil {
+			l.Close()
+		}
+		return err == nil
+	})
+	b := start()
+	began := time.Now()
+	call(t, http.MethodGet, b.url+path, nil, http.StatusOK, &got)
+	if got["status"] != "error" {
+		t.Errorf("the dead run after the restart: %v, want error", got["status"])
+	}
+	var out map[string]any
+	call(t, http.MethodPost, b.url+"/threads/"+tid+"/runs/wait", map[string]any{"input": map[string]any{"messages": []any{map[string]any{"type": "human", "content": `{"turns":[{"content":"back"}]}`}}}}, http.StatusOK, &out)
+	if msgs, _ := out["messages"].([]any); len(msgs) == 0 || !strings.Contains(fmt.Sprint(msgs[len(msgs)-1]), "back") {
+		t.Errorf("the new run: %v", out)
+	}
+	if d := time.Since(began); d > 5*time.Second {
+		t.Errorf("the new run took %v", d)
 	}
 }
