@@ -246,6 +246,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET "+langgraph.PathRunStream, s.joinStream)
 	m.HandleFunc("POST "+langgraph.PathStatelessStream, s.streamRun)
 	m.HandleFunc("POST "+langgraph.PathStatelessWait, s.waitRun)
+	s.storeRoutes(m)
 	s.mux = m
 }
 
