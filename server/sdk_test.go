@@ -181,3 +181,66 @@ func TestOfficialJSSDKTimeTravel(t *testing.T) {
 		})
 	}
 }
+
+// TestOfficialJSSDKStoreAndCrons runs the official JavaScript SDK's store
+// and crons clients (storecrons.mjs) against a server on a SQLite database
+// whose cron scheduler the test ticks, a minute at a time.
+func TestOfficialJSSDKStoreAndCrons(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if _, serr := os.Stat(filepath.Join(sdkDir, "node_modules")); err != nil || serr != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("node or the SDK is missing in CI (node: %v; %s/node_modules: %v)", err, sdkDir, serr)
+		}
+		t.Skipf("needs node and the SDK: cd server/%s && npm ci", sdkDir)
+	}
+	for _, version := range []string{"1.0.3", "1.15.0"} {
+		t.Run(version, func(t *testing.T) {
+			ctx := context.Background()
+			db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "threads.db"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			a, err := deepagents.New(deepagents.Config{Model: replay.Inline{}, Checkpointer: db.Saver()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			hs := httptest.NewUnstartedServer(nil)
+			u := "http://" + hs.Listener.Addr().String()
+			s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: db.Saver(), Store: db.Store(), URL: u})
+			if err != nil {
+				t.Fatal(err)
+			}
+			hs.Config.Handler = s
+			hs.Start()
+			clk := &clock{t: t0}
+			s.SetCronClock(clk.now)
+			tctx, stop := context.WithCancel(ctx)
+			ticked := make(chan struct{})
+			go func() {
+				defer close(ticked)
+				for i := 1; tctx.Err() == nil; i++ {
+					time.Sleep(50 * time.Millisecond)
+					clk.set(t0.Add(time.Duration(i) * time.Minute))
+					s.CronTick(tctx)
+				}
+			}()
+			defer func() {
+				stop()
+				<-ticked
+				hs.CloseClientConnections()
+				s.Close()
+				hs.Close()
+			}()
+			cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(cctx, node, "storecrons.mjs", hs.URL, version)
+			cmd.Dir = sdkDir
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("the SDK's checks failed: %v\n%s", err, out)
+			}
+			t.Logf("%s", out)
+		})
+	}
+}

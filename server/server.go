@@ -120,6 +120,7 @@ type Server struct {
 	store store.Store
 	// handler is the routes behind the access checks.
 	handler http.Handler
+	crons   cronScheduler
 }
 
 // New returns a server for cfg.
@@ -180,6 +181,7 @@ func New(cfg Config) (*Server, error) {
 		s.wg.Add(1)
 		go s.heartbeat()
 	}
+	s.startCrons()
 	return s, nil
 }
 
@@ -247,13 +249,15 @@ func (s *Server) routes() {
 	m.HandleFunc("GET "+langgraph.PathRunStream, s.joinStream)
 	m.HandleFunc("POST "+langgraph.PathStatelessStream, s.streamRun)
 	m.HandleFunc("POST "+langgraph.PathStatelessWait, s.waitRun)
+	s.storeRoutes(m)
+	s.cronRoutes(m)
 	s.mux = m
 }
 
 func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"version": "deepagents-go",
-		"flags":   map[string]bool{"assistants": true, "crons": false, "langsmith": false},
+		"flags":   map[string]bool{"assistants": true, "crons": true, "langsmith": false},
 	})
 }
 
