@@ -47,10 +47,15 @@ func (t *Tracker) Restore(ctx context.Context, threadID string, seq int, opts Re
 	if seq < 1 || seq > len(ts.points) {
 		return nil, fmt.Errorf("rewind: thread %s has no point %d (it has %d)", threadID, seq, len(ts.points))
 	}
-	if t.root == nil {
-		if dir := ts.points[len(ts.points)-1].Dir; dir != "" {
-			return nil, fmt.Errorf("rewind: thread %s's points are of the folder %s; open a Tracker on it to restore files", threadID, dir)
+	// Points of another folder, or of none, say nothing of this one: put
+	// back as they say, everything they do not list would go.
+	if dir := ts.points[len(ts.points)-1].Dir; dir != t.dir {
+		if t.root == nil || dir == "" {
+			return &Plan{To: ts.points[seq-1]}, nil // no files recorded: nothing to put back
 		}
+		return nil, fmt.Errorf("rewind: thread %s's points are of the folder %s, not %s", threadID, dir, t.dir)
+	}
+	if t.root == nil {
 		return &Plan{To: ts.points[seq-1]}, nil // the files are the thread's state
 	}
 	target := treeAt(ts.points, seq)

@@ -368,3 +368,29 @@ func TestTwoProcesses(t *testing.T) {
 		t.Errorf("the session's point is %d; the points: %+v", p.Seq, points)
 	}
 }
+
+// TestPointsOfAnotherFolder: a tracker never puts a folder back from
+// points that recorded no files, or another folder's: everything they do
+// not list would be removed.
+func TestPointsOfAnotherFolder(t *testing.T) {
+	ctx := context.Background()
+	dir, other, st := t.TempDir(), t.TempDir(), store.NewMemoryStore()
+	write(t, dir, "precious.txt", "keep me\n")
+	turnsOnly, err := rewind.New(rewind.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turnsOnly.Record(ctx, "t", rewind.KindTurn, "go", "")
+	plan, err := newTracker(t, dir, st).Restore(ctx, "t", 1, rewind.RestoreOptions{Force: true})
+	if err != nil || len(plan.Removed)+len(plan.Written) != 0 {
+		t.Errorf("points without files put %s back: %+v, %v", dir, plan, err)
+	}
+	write(t, other, "x.txt", "x\n")
+	newTracker(t, other, st).Record(ctx, "u", rewind.KindTurn, "go", "")
+	if _, err := newTracker(t, dir, st).Restore(ctx, "u", 1, rewind.RestoreOptions{Force: true}); err == nil {
+		t.Error("another folder's points put this one back")
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "precious.txt")); string(data) != "keep me\n" {
+		t.Errorf("precious.txt = %q", data)
+	}
+}

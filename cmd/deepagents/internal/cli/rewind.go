@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
-	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/rewind"
 )
@@ -99,21 +98,12 @@ func trackerOf(ctx context.Context, d *persist.DB, thread string) (*rewind.Track
 	if _, err := d.Saver.Thread(ctx, thread); err != nil {
 		return nil, fmt.Errorf("thread %s: %w", thread, err)
 	}
-	kept, err := session.LoadKept(ctx, d.Saver, thread)
-	if err != nil {
-		return nil, err
-	}
-	// The folder the points were recorded in; a thread forked back to its
-	// start keeps no settings, but its points know.
+	// The folder the points were recorded in ("" when they recorded no
+	// files): only its points may put a folder back. A thread forked back
+	// to its start keeps no settings, but its points know.
 	dir, err := rewind.FolderOf(ctx, d.Store, thread)
 	if err != nil {
 		return nil, err
-	}
-	if dir == "" && kept != nil && kept.Settings.Dir != "" {
-		if kept.Gone || kept.FolderErr != nil {
-			return nil, fmt.Errorf("thread %s worked in %s, which is not a folder now", thread, kept.Settings.Dir)
-		}
-		dir = kept.Folder
 	}
 	if dir != "" {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {

@@ -48,6 +48,10 @@ type config struct {
 	// PermissionMode is the default --permission-mode of new threads;
 	// only the user's file may set it.
 	PermissionMode string `yaml:"permission_mode"`
+	// Rewind false keeps no workspace checkpoints of files (the turns, and
+	// so the conversation's rewind, stay); only the user's file may set
+	// it. See docs/rewind.md.
+	Rewind *bool `yaml:"rewind"`
 	// Hooks are hooks in Claude Code's format, naming the agent's tools
 	// (execute, write_file, ...). A workspace's run only with
 	// --trust-workspace.

@@ -92,8 +92,8 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 	s.Backend = ws.Backend
 	s.close = func() { ws.Close() }
 	tracked := spec.Dir
-	if spec.StateWorkspace {
-		tracked = "" // the files are the thread's state: its turns alone
+	if spec.StateWorkspace || spec.NoFileCheckpoints {
+		tracked = "" // its turns alone (the files are the thread's state, or not recorded)
 	}
 	tr, err := rewind.New(rewind.Config{Dir: tracked, Store: deps.DB.Store})
 	if err != nil {

@@ -64,6 +64,10 @@ type Spec struct {
 	// then being only where MCP servers start.
 	Dir            string
 	StateWorkspace bool
+	// NoFileCheckpoints records the turns alone, not the folder's files
+	// (the user's configuration says rewind: false, or the workspace is
+	// the home folder or the root, too large to record at each prompt).
+	NoFileCheckpoints bool
 	// Shell gives the agent execute, isolated as Sandbox ("bwrap" or
 	// "none") says; Network lets sandboxed commands use the network.
 	Shell      bool
@@ -172,6 +176,8 @@ type resolver struct {
 	profile ProfileChoice
 	// mode is the permission mode as resolved so far.
 	mode hitl.Mode
+	// noFiles: the user's configuration turned workspace checkpoints off.
+	noFiles bool
 }
 
 // configRead is a configuration file as read, or why it could not be.
@@ -243,32 +249,33 @@ func Resolve(in Inputs) (Spec, error) {
 		return Spec{}, err
 	}
 	spec := Spec{
-		Thread:         in.Thread,
-		Model:          r.f.Model,
-		Record:         r.f.Record,
-		Profile:        r.profile,
-		Dir:            r.f.Dir,
-		StateWorkspace: r.stateWorkspace,
-		Shell:          r.f.Shell,
-		Sandbox:        r.f.Sandbox,
-		Network:        r.f.Network,
-		GrepRegexp:     r.f.GrepRegexp,
-		MaxSteps:       r.f.MaxSteps,
-		Durability:     agent.Durability(r.f.Durability),
-		InterruptOn:    interruptOn,
-		PermissionMode: mode,
-		Rules:          rules,
-		RuleSources:    sources,
-		Protected:      protected,
-		ReadOnly:       readOnly,
-		Unreadable:     unreadable,
-		MCP:            servers,
-		Hooks:          hks,
-		Subagents:      subs,
-		AsyncSubagents: async,
-		Settings:       settings,
-		Prices:         r.prices(),
-		Notes:          r.notes,
+		Thread:            in.Thread,
+		Model:             r.f.Model,
+		Record:            r.f.Record,
+		Profile:           r.profile,
+		Dir:               r.f.Dir,
+		StateWorkspace:    r.stateWorkspace,
+		NoFileCheckpoints: r.noFiles || !r.stateWorkspace && (r.f.Dir == "/" || r.in.Places.Home != "" && sameDir(r.f.Dir, r.in.Places.Home)),
+		Shell:             r.f.Shell,
+		Sandbox:           r.f.Sandbox,
+		Network:           r.f.Network,
+		GrepRegexp:        r.f.GrepRegexp,
+		MaxSteps:          r.f.MaxSteps,
+		Durability:        agent.Durability(r.f.Durability),
+		InterruptOn:       interruptOn,
+		PermissionMode:    mode,
+		Rules:             rules,
+		RuleSources:       sources,
+		Protected:         protected,
+		ReadOnly:          readOnly,
+		Unreadable:        unreadable,
+		MCP:               servers,
+		Hooks:             hks,
+		Subagents:         subs,
+		AsyncSubagents:    async,
+		Settings:          settings,
+		Prices:            r.prices(),
+		Notes:             r.notes,
 	}
 	if in.DB != nil {
 		spec.HistoryDir = HistoryDir(in.DB)
@@ -343,6 +350,9 @@ func (r *resolver) applyConfig() error {
 			if err := r.profile.check(); err != nil {
 				return UsageError{fmt.Errorf("%s: profile: %w", path, err)}
 			}
+		}
+		if c.Rewind != nil {
+			r.noFiles = !*c.Rewind
 		}
 		if c.PermissionMode != "" {
 			m, err := hitl.ParseMode(c.PermissionMode)
@@ -807,4 +817,14 @@ func (s Spec) DeniesCommand(command string) string {
 		return d.Reason
 	}
 	return ""
+}
+
+// sameDir reports whether a and b name one folder, links resolved.
+func sameDir(a, b string) bool {
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	if err1 != nil || err2 != nil {
+		return filepath.Clean(a) == filepath.Clean(b)
+	}
+	return ra == rb
 }

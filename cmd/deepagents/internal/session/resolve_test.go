@@ -230,3 +230,30 @@ func TestResolveKeptMCPConfigs(t *testing.T) {
 		t.Errorf("rules naming an unconfigured server: %v", err)
 	}
 }
+
+// TestResolveFileCheckpoints: workspace checkpoints of files are on, but
+// for the home folder and the root, and when the user's configuration
+// says rewind: false.
+func TestResolveFileCheckpoints(t *testing.T) {
+	places := home(t, "")
+	ws := t.TempDir()
+	for _, tc := range []struct {
+		places Places
+		dir    string
+		want   bool
+	}{
+		{places, ws, false},
+		{places, places.Home, true},
+		{places, "/", true},
+		{home(t, "rewind: false\n"), ws, true},
+		{home(t, "rewind: true\n"), ws, false},
+	} {
+		spec, err := Resolve(Inputs{Flags: Flags{Dir: tc.dir}, Places: tc.places})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if spec.NoFileCheckpoints != tc.want {
+			t.Errorf("dir %s: NoFileCheckpoints = %v, want %v", tc.dir, spec.NoFileCheckpoints, tc.want)
+		}
+	}
+}
