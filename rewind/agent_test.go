@@ -21,6 +21,26 @@ func call(id, name, args string) llm.ToolCall {
 	return llm.ToolCall{ID: id, Name: name, Args: json.RawMessage(args)}
 }
 
+// folderAgent is a deep agent on model m working in dir (file tools, no
+// shell), its points kept by a tracker on st, its threads by saver.
+func folderAgent(t *testing.T, dir string, m llm.Model, st store.Store, saver checkpoint.Saver) (*deepagents.Agent, *rewind.Tracker) {
+	t.Helper()
+	tr, err := rewind.New(rewind.Config{Dir: dir, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	fsb, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := deepagents.New(deepagents.Config{Model: m, Backend: fsb, Checkpointer: saver, Store: st, Rewind: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, tr
+}
+
 // TestRewindAgent: a deep agent edits with edit_file and changes the tree
 // with commands (rm, mv, a generated folder); rewinding to a turn puts the
 // folder and the conversation back as they were before its prompt, and the
@@ -158,24 +178,12 @@ func TestRestoreAt(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "a.txt", "0\n")
 	st, saver := store.NewMemoryStore(), checkpoint.NewMemorySaver()
-	tr, err := rewind.New(rewind.Config{Dir: dir, Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	fsb, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	m := replay.New(
 		replay.Turn{ToolCalls: []llm.ToolCall{call("w1", "write_file", `{"file_path":"/a.txt","content":"1\n"}`)}},
 		replay.Turn{ToolCalls: []llm.ToolCall{call("w2", "edit_file", `{"file_path":"/a.txt","old_string":"1","new_string":"2"}`)}},
 		replay.Turn{Content: "done"},
 	)
-	a, err := deepagents.New(deepagents.Config{Model: m, Backend: fsb, Checkpointer: saver, Store: st, Middleware: []deepagents.Middleware{tr.Middleware()}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, tr := folderAgent(t, dir, m, st, saver)
 	if _, err := a.Invoke(ctx, deepagents.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("count")}}); err != nil {
 		t.Fatal(err)
 	}
@@ -239,25 +247,13 @@ func TestRunFromCheckpointRestoresFolder(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "a.txt", "original\n")
 	st, saver := store.NewMemoryStore(), checkpoint.NewMemorySaver()
-	tr, err := rewind.New(rewind.Config{Dir: dir, Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	fsb, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	m := replay.New(
 		replay.Turn{Content: "looked"},
 		replay.Turn{ToolCalls: []llm.ToolCall{call("w", "write_file", `{"file_path":"/a.txt","content":"rewritten\n"}`)}},
 		replay.Turn{Content: "rewrote"},
 		replay.Turn{Content: "read it", Expect: &replay.Expect{LastMessageContains: []string{"instead"}}},
 	)
-	a, err := deepagents.New(deepagents.Config{Model: m, Backend: fsb, Checkpointer: saver, Store: st, Middleware: []deepagents.Middleware{tr.Middleware()}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, _ := folderAgent(t, dir, m, st, saver)
 	first, err := a.Invoke(ctx, deepagents.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("look")}})
 	if err != nil {
 		t.Fatal(err)
@@ -284,18 +280,8 @@ func TestDeepAgentsRewind(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	write(t, dir, "a.txt", "before\n")
-	st, saver := store.NewMemoryStore(), checkpoint.NewMemorySaver()
-	tr, err := rewind.New(rewind.Config{Dir: dir, Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	fsb, _ := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
 	m := replay.New(replay.Turn{ToolCalls: []llm.ToolCall{call("w", "write_file", `{"file_path":"/a.txt","content":"after\n"}`)}}, replay.Turn{Content: "done"})
-	a, err := deepagents.New(deepagents.Config{Model: m, Backend: fsb, Checkpointer: saver, Rewind: tr})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, _ := folderAgent(t, dir, m, store.NewMemoryStore(), checkpoint.NewMemorySaver())
 	if _, err := a.Invoke(ctx, deepagents.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("change it")}}); err != nil {
 		t.Fatal(err)
 	}
