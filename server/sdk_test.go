@@ -32,22 +32,11 @@ const sdkDir = "testdata/sdk"
 // PostgreSQL instead, and also joins and cancels through the second a run
 // started through the first.
 func TestOfficialJSSDK(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if _, serr := os.Stat(filepath.Join(sdkDir, "node_modules")); err != nil || serr != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("node or the SDK is missing in CI (node: %v; %s/node_modules: %v)", err, sdkDir, serr)
-		}
-		t.Skipf("needs node and the SDK: cd server/%s && npm ci", sdkDir)
-	}
+	node := sdkNode(t)
 	pg := os.Getenv("DEEPAGENTS_TEST_POSTGRES_URL")
 	for _, version := range []string{"1.0.3", "1.15.0"} {
 		t.Run(version, func(t *testing.T) {
-			ctx := context.Background()
-			db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "threads.db"), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := sdkDB(t)
 			a, err := deepagents.New(deepagents.Config{
 				Model:        replay.Inline{},
 				Checkpointer: db.Saver(),
@@ -66,8 +55,6 @@ func TestOfficialJSSDK(t *testing.T) {
 				s.Close()
 				hs.Close()
 			}()
-			cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-			defer cancel()
 			args := []string{"sdk.mjs", hs.URL, version}
 			if pg != "" {
 				// Two replicas on PostgreSQL: the SDK creates a run through
@@ -75,15 +62,49 @@ func TestOfficialJSSDK(t *testing.T) {
 				a, b := pgReplicas(t, pg)
 				args = []string{"sdk.mjs", a, version, b}
 			}
-			cmd := exec.CommandContext(cctx, node, args...)
-			cmd.Dir = sdkDir
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("the SDK's checks failed: %v\n%s", err, out)
-			}
-			t.Logf("%s", out)
+			runSDK(t, node, args...)
 		})
 	}
+}
+
+// sdkNode returns node's path, once the SDK is installed; without them
+// the test is skipped (failed in CI).
+func sdkNode(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if _, serr := os.Stat(filepath.Join(sdkDir, "node_modules")); err != nil || serr != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("node or the SDK is missing in CI (node: %v; %s/node_modules: %v)", err, sdkDir, serr)
+		}
+		t.Skipf("needs node and the SDK: cd server/%s && npm ci", sdkDir)
+	}
+	return node
+}
+
+// sdkDB is a SQLite database of the test's own, closed after it.
+func sdkDB(t *testing.T) *sqlite.DB {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "threads.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// runSDK runs a script of sdkDir with node, within two minutes, and fails
+// the test with its output when the script's checks fail.
+func runSDK(t *testing.T, node string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.Dir = sdkDir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the SDK's checks failed: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
 }
 
 // pgReplicas starts two servers on one PostgreSQL database (a fresh
@@ -140,21 +161,10 @@ func pgReplicas(t *testing.T, pgURL string) (string, string) {
 // build on it while the abandoned branch stays loadable, and a state update
 // that forks.
 func TestOfficialJSSDKTimeTravel(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if _, serr := os.Stat(filepath.Join(sdkDir, "node_modules")); err != nil || serr != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("node or the SDK is missing in CI (node: %v; %s/node_modules: %v)", err, sdkDir, serr)
-		}
-		t.Skipf("needs node and the SDK: cd server/%s && npm ci", sdkDir)
-	}
+	node := sdkNode(t)
 	for _, version := range []string{"1.0.3", "1.15.0"} {
 		t.Run(version, func(t *testing.T) {
-			ctx := context.Background()
-			db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "threads.db"), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := sdkDB(t)
 			a, err := deepagents.New(deepagents.Config{Model: replay.Inline{}, Checkpointer: db.Saver()})
 			if err != nil {
 				t.Fatal(err)
@@ -169,15 +179,7 @@ func TestOfficialJSSDKTimeTravel(t *testing.T) {
 				s.Close()
 				hs.Close()
 			}()
-			cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(cctx, node, "timetravel.mjs", hs.URL, version)
-			cmd.Dir = sdkDir
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("the SDK's checks failed: %v\n%s", err, out)
-			}
-			t.Logf("%s", out)
+			runSDK(t, node, "timetravel.mjs", hs.URL, version)
 		})
 	}
 }
@@ -186,21 +188,10 @@ func TestOfficialJSSDKTimeTravel(t *testing.T) {
 // and crons clients (storecrons.mjs) against a server on a SQLite database
 // whose cron scheduler the test ticks, a minute at a time.
 func TestOfficialJSSDKStoreAndCrons(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if _, serr := os.Stat(filepath.Join(sdkDir, "node_modules")); err != nil || serr != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("node or the SDK is missing in CI (node: %v; %s/node_modules: %v)", err, sdkDir, serr)
-		}
-		t.Skipf("needs node and the SDK: cd server/%s && npm ci", sdkDir)
-	}
+	node := sdkNode(t)
 	for _, version := range []string{"1.0.3", "1.15.0"} {
 		t.Run(version, func(t *testing.T) {
-			ctx := context.Background()
-			db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "threads.db"), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := sdkDB(t)
 			a, err := deepagents.New(deepagents.Config{Model: replay.Inline{}, Checkpointer: db.Saver()})
 			if err != nil {
 				t.Fatal(err)
@@ -215,7 +206,7 @@ func TestOfficialJSSDKStoreAndCrons(t *testing.T) {
 			hs.Start()
 			clk := &clock{t: t0}
 			s.SetCronClock(clk.now)
-			tctx, stop := context.WithCancel(ctx)
+			tctx, stop := context.WithCancel(context.Background())
 			ticked := make(chan struct{})
 			go func() {
 				defer close(ticked)
@@ -232,15 +223,7 @@ func TestOfficialJSSDKStoreAndCrons(t *testing.T) {
 				s.Close()
 				hs.Close()
 			}()
-			cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(cctx, node, "storecrons.mjs", hs.URL, version)
-			cmd.Dir = sdkDir
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("the SDK's checks failed: %v\n%s", err, out)
-			}
-			t.Logf("%s", out)
+			runSDK(t, node, "storecrons.mjs", hs.URL, version)
 		})
 	}
 }
