@@ -132,9 +132,10 @@ func TestInterruptRunOnAnotherReplica(t *testing.T) {
 	}
 }
 
-// TestDeadReplicaRunFails records a run of a replica that stopped beating:
-// another replica reports it failed, and the thread can run again.
-func TestDeadReplicaRunFails(t *testing.T) {
+// foreignRun starts a replica beside the record of another, "gone" at
+// 127.0.0.1:1, last seen at seen, running r1 on thread t (which exists).
+func foreignRun(t *testing.T, seen time.Time) []*replica {
+	t.Helper()
 	saver, st := checkpoint.NewMemorySaver(), store.NewMemoryStore()
 	rs := newReplicas(t, 1, saver, st, func() llm.Model { return newBlockingModel() })
 	ctx := context.Background()
@@ -143,9 +144,16 @@ func TestDeadReplicaRunFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	lease.Release(ctx, checkpoint.StatusIdle)
-	old := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)
-	st.Put(ctx, []string{"deepagents", "server", "replicas"}, "gone", map[string]any{"url": "http://127.0.0.1:1", "seen": old})
-	st.Put(ctx, []string{"deepagents", "server", "runs"}, "r1", map[string]any{"thread_id": "t", "status": "running", "replica": "gone", "created_at": old, "updated_at": old})
+	at := seen.UTC().Format(time.RFC3339Nano)
+	st.Put(ctx, []string{"deepagents", "server", "replicas"}, "gone", map[string]any{"url": "http://127.0.0.1:1", "seen": at})
+	st.Put(ctx, []string{"deepagents", "server", "runs"}, "r1", map[string]any{"thread_id": "t", "status": "running", "replica": "gone", "created_at": at, "updated_at": at})
+	return rs
+}
+
+// TestDeadReplicaRunFails records a run of a replica that stopped beating:
+// another replica reports it failed, and the thread can run again.
+func TestDeadReplicaRunFails(t *testing.T) {
+	rs := foreignRun(t, time.Now().Add(-time.Hour))
 	var got map[string]any
 	rs[0].json(http.MethodGet, "/threads/t/runs/r1", nil, http.StatusOK, &got)
 	if got["status"] != "error" {
@@ -195,17 +203,7 @@ func TestForwardedStreamLost(t *testing.T) {
 // cannot be reached (it died a moment ago: its heartbeat is still fresh)
 // gives an error event, not an empty stream that reads as the run's end.
 func TestUnreachableReplicaStream(t *testing.T) {
-	saver, st := checkpoint.NewMemorySaver(), store.NewMemoryStore()
-	rs := newReplicas(t, 1, saver, st, func() llm.Model { return newBlockingModel() })
-	ctx := context.Background()
-	lease, err := saver.Acquire(ctx, "t", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lease.Release(ctx, checkpoint.StatusIdle)
-	now := time.Now().UTC().Format(time.RFC3339Nano)
-	st.Put(ctx, []string{"deepagents", "server", "replicas"}, "gone", map[string]any{"url": "http://127.0.0.1:1", "seen": now})
-	st.Put(ctx, []string{"deepagents", "server", "runs"}, "r1", map[string]any{"thread_id": "t", "status": "running", "replica": "gone", "created_at": now, "updated_at": now})
+	rs := foreignRun(t, time.Now())
 	code, body, _ := rs[0].do(http.MethodGet, "/threads/t/runs/r1/stream", nil)
 	if code != http.StatusOK || !strings.Contains(string(body), "event: error\n") || !strings.Contains(string(body), "RunLostError") {
 		t.Errorf("its stream: %d %q", code, body)
