@@ -318,7 +318,10 @@ func (r *run) start(ctx context.Context, in Input) (resuming, gate bool, err err
 		rt.resuming = true
 		gate = slices.ContainsFunc(r.pending, func(p pendingInterrupt) bool { return p.Owner == "" })
 	}
-	rt.preparing = in.Prepare
+	if n := len(in.Messages); n > 0 && !in.Prepare && !resuming && in.Messages[n-1].Role == llm.RoleUser {
+		m := in.Messages[n-1].Clone()
+		rt.prompt = &m
+	}
 	r.pending = nil // answered, or abandoned by new input
 	if len(in.Messages) > 0 {
 		rt.appendMessages(in.Messages...)

@@ -47,7 +47,9 @@ type Runtime struct {
 
 	decisions map[string]Decision // by tool call id, set on resume
 	resuming  bool
-	preparing bool // Input.Prepare: the run's start alone
+	// prompt is the user's message the run's input ends with, as given;
+	// nil for none (see Prompt).
+	prompt *llm.Message
 
 	emit func(Event) // nil when nobody listens
 	// emitMu and ended stop Emit once the run is over: goroutines the run
@@ -227,10 +229,18 @@ func (r *Runtime) Decision(toolCallID string) (Decision, bool) {
 	return d, ok
 }
 
-// Preparing reports whether the run is its start alone (Input.Prepare):
-// input added without a model turn, such as a shell command's output the
-// model reads with the next message. Hooks on a user's prompt skip it.
-func (r *Runtime) Preparing() bool { return r.preparing }
+// Prompt returns the user's prompt of this run: the user message its
+// input ends with, as the input gave it (before middleware added to it),
+// and true. A run that resumes, one of Input.Prepare (input added without
+// a model turn, such as a shell command's output) and one whose input
+// ends otherwise have none. Hooks on a user's prompt (UserPromptSubmit,
+// a rewind's turn) run on it.
+func (r *Runtime) Prompt() (llm.Message, bool) {
+	if r.prompt == nil {
+		return llm.Message{}, false
+	}
+	return *r.prompt, true
+}
 
 // Resuming reports whether this run resumes an interrupted one with human
 // decisions: the last assistant message's pending tool calls are about to

@@ -76,21 +76,19 @@ func show(rt *agent.Runtime, e Event, res *Result) {
 	}
 }
 
-// BeforeAgent implements agent.BeforeAgentHook: a run whose input ends
-// with the user's prompt runs the UserPromptSubmit hooks on it. A block
+// BeforeAgent implements agent.BeforeAgentHook: a run with the user's
+// prompt (agent.Runtime.Prompt) runs the UserPromptSubmit hooks on it. A block
 // drops the prompt and fails the run with ErrPromptBlocked; context is
 // added to the prompt's message for the model.
 func (m *Middleware) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
-	if !m.r.Has(UserPromptSubmit) || rt.Resuming() || rt.Preparing() || len(rt.Namespace()) > 0 {
-		return nil // input added without a model turn is not a prompt
-	}
-	msgs := rt.Messages()
-	if len(msgs) == 0 || msgs[len(msgs)-1].Role != llm.RoleUser {
+	given, ok := rt.Prompt()
+	if !m.r.Has(UserPromptSubmit) || !ok || len(rt.Namespace()) > 0 {
 		return nil
 	}
+	msgs := rt.Messages() // the prompt is the last of them
 	prompt := msgs[len(msgs)-1]
 	in := input(rt, UserPromptSubmit)
-	in.Prompt = prompt.Text()
+	in.Prompt = given.Text()
 	res := m.r.Run(ctx, in)
 	show(rt, UserPromptSubmit, &res)
 	if res.Decision == DecisionBlock || res.Halt {

@@ -25,29 +25,14 @@ type middleware struct{ t *Tracker }
 // Name implements agent.Middleware.
 func (*middleware) Name() string { return "rewind" }
 
-// BeforeAgent implements agent.BeforeAgentHook.
+// BeforeAgent implements agent.BeforeAgentHook: a prompt of the user's,
+// and only that, is a turn; its text is as the user sent it, without what
+// middleware added (a UserPromptSubmit hook's context).
 func (m *middleware) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
-	if len(rt.Namespace()) > 0 || rt.Resuming() || rt.Preparing() {
-		return nil // a prompt of the user's, and only that, is a turn
+	if prompt, ok := rt.Prompt(); ok && len(rt.Namespace()) == 0 {
+		m.record(ctx, rt, rt.ThreadID(), KindTurn, prompt.Text(), rt.StartCheckpoint())
 	}
-	msgs := rt.Messages()
-	if len(msgs) == 0 || msgs[len(msgs)-1].Role != llm.RoleUser {
-		return nil
-	}
-	m.record(ctx, rt, rt.ThreadID(), KindTurn, typed(msgs[len(msgs)-1]), rt.StartCheckpoint())
 	return nil
-}
-
-// typed is what the user typed of a prompt: its first text part. What
-// middleware added to the message (a UserPromptSubmit hook's context, in
-// a part of its own) is not the prompt to send again.
-func typed(m llm.Message) string {
-	for _, p := range m.Parts {
-		if p.Type == llm.PartText {
-			return p.Text
-		}
-	}
-	return ""
 }
 
 // readOnly are the tools that cannot change the folder: a step that
