@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -762,27 +761,22 @@ func (s *Server) fireCron(ctx context.Context, c *cronRecord) {
 	} else {
 		body["on_completion"] = cmp.Or(c.OnRunCompleted, defaultCronOnEnd)
 	}
+	var q langgraph.RunCreate
 	b, err := json.Marshal(body)
+	if err == nil {
+		err = json.Unmarshal(b, &q)
+	}
 	if err != nil {
 		s.log.Warn("server: a cron's payload", "cron", c.CronID, "err", err)
 		return
 	}
-	path := langgraph.Path(langgraph.PathRuns, tid)
-	if tid == "" {
-		path = "/runs"
-	}
-	r, err := http.NewRequestWithContext(ctx, http.MethodPost, path, bytes.NewReader(b))
-	if err != nil {
-		return
-	}
-	r.Header.Set("Content-Type", "application/json")
-	rec := &answer{header: http.Header{}, code: http.StatusOK}
-	if rn := s.startRun(rec, r, tid); rn != nil {
+	rn, no := s.launch(ctx, runAsk{threadID: tid, q: &q})
+	if no == nil {
 		s.log.Info("server: cron fired", "cron", c.CronID, "thread", rn.threadID, "run", rn.id)
 		return
 	}
-	s.log.Warn("server: a cron's run did not start", "cron", c.CronID, "thread", tid, "status", rec.code, "answer", rec.body.String())
-	if tid != "" && rec.code == http.StatusNotFound {
+	s.log.Warn("server: a cron's run did not start", "cron", c.CronID, "thread", tid, "status", no.status, "answer", no.msg)
+	if tid != "" && no.status == http.StatusNotFound {
 		// Its thread is gone: so is the cron, as in LangGraph.
 		if _, err := s.cfg.Saver.Thread(ctx, tid); errors.Is(err, checkpoint.ErrNotFound) {
 			s.store.Delete(ctx, cronsNamespace, c.CronID)           //nolint:errcheck // looked at again next time
@@ -790,14 +784,3 @@ func (s *Server) fireCron(ctx context.Context, c *cronRecord) {
 		}
 	}
 }
-
-// answer keeps what startRun answers a cron's firing.
-type answer struct {
-	header http.Header
-	code   int
-	body   bytes.Buffer
-}
-
-func (a *answer) Header() http.Header         { return a.header }
-func (a *answer) Write(b []byte) (int, error) { return a.body.Write(b) }
-func (a *answer) WriteHeader(code int)        { a.code = code }

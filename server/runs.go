@@ -43,7 +43,9 @@ type run struct {
 	startHead string // the thread's head when the run was asked for
 	cancel    context.CancelCauseFunc
 	finished  chan struct{}
-	endedAt   time.Time // set under runs.mu
+	// tap, when set, sees each of the agent's events (runAsk.tap).
+	tap     func(*agent.Event)
+	endedAt time.Time // set under runs.mu
 
 	mu        sync.Mutex
 	status    langgraph.RunStatus
@@ -310,47 +312,111 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 	if !readJSON(w, r, &q) {
 		return nil
 	}
-	a, wa := s.assistant(r.Context(), q.AssistantID)
-	if a == nil {
-		httpError(w, http.StatusNotFound, fmt.Sprintf("No assistant found for %q. Make sure the assistant ID is for a valid assistant or a valid graph ID.", q.AssistantID))
+	rn, no := s.launch(r.Context(), runAsk{threadID: threadID, q: &q, from: r})
+	if no != nil {
+		no.write(w)
 		return nil
+	}
+	return rn
+}
+
+// runAsk is a run asked for through any of the server's protocols: the
+// LangGraph API's body, and what A2A and MCP have already read.
+type runAsk struct {
+	threadID string // "" for a stateless run
+	q        *langgraph.RunCreate
+	// messages, when set, are the run's input, already read (A2A's
+	// parts, MCP's task); q.Input then carries none.
+	messages []llm.Message
+	// tap, when set, sees each event of the agent as it comes, on the
+	// run's goroutine: it must not block.
+	tap func(*agent.Event)
+	// from is the request that asked, for Config.RunContext; nil for the
+	// server's own runs (crons).
+	from *http.Request
+}
+
+// refusal is why a run (or another request) is refused, answered as
+// LangGraph's server answers it.
+type refusal struct {
+	status int
+	msg    string
+	// field, when set, is the body's field at fault: the answer is then
+	// the validator's (422).
+	field string
+}
+
+func (e *refusal) Error() string { return e.msg }
+
+func (e *refusal) write(w http.ResponseWriter) {
+	if e.field != "" {
+		validationError(w, e.field, e.msg)
+		return
+	}
+	httpError(w, e.status, e.msg)
+}
+
+func refuse(status int, format string, args ...any) *refusal {
+	return &refusal{status: status, msg: fmt.Sprintf(format, args...)}
+}
+
+func invalidField(field string, err error) *refusal {
+	return &refusal{status: http.StatusUnprocessableEntity, msg: err.Error(), field: field}
+}
+
+// storageRefusal is a Saver error as an answer.
+func storageRefusal(threadID string, err error) *refusal {
+	switch {
+	case errors.Is(err, checkpoint.ErrNotFound):
+		return refuse(http.StatusNotFound, "Thread with ID %s not found", threadID)
+	case errors.Is(err, checkpoint.ErrBusy):
+		return refuse(http.StatusConflict, "Thread is busy")
+	case errors.Is(err, context.Canceled):
+		return refuse(499, "Request cancelled")
+	}
+	return refuse(http.StatusInternalServerError, "%s", err.Error())
+}
+
+// errThreadBusy is the answer to a second run on a busy thread.
+const errThreadBusy = "Thread is already running a task. Wait for it to finish or choose a different multitask strategy."
+
+// launch validates a run and starts it in the background.
+func (s *Server) launch(ctx context.Context, ask runAsk) (*run, *refusal) {
+	q, threadID := ask.q, ask.threadID
+	a, wa := s.assistant(ctx, q.AssistantID)
+	if a == nil {
+		return nil, refuse(http.StatusNotFound, "No assistant found for %q. Make sure the assistant ID is for a valid assistant or a valid graph ID.", q.AssistantID)
 	}
 	list, err := q.StreamModes()
 	if err != nil {
-		validationError(w, "stream_mode", err.Error())
-		return nil
+		return nil, invalidField("stream_mode", err)
 	}
 	modes := make(map[langgraph.StreamMode]bool, len(list))
 	for _, m := range list {
 		modes[m] = true
 	}
-	ctx := r.Context()
 	temporary := false
 	if threadID == "" {
 		threadID, temporary = newUUID(), q.OnCompletion != langgraph.OnCompletionKeep
 	} else if _, err := s.cfg.Saver.Thread(ctx, threadID); err != nil {
 		if !errors.Is(err, checkpoint.ErrNotFound) || q.IfNotExists != langgraph.IfNotExistsCreate {
-			storageError(w, threadID, err)
-			return nil
+			return nil, storageRefusal(threadID, err)
 		}
 	}
-	in := agent.Input{ThreadID: threadID}
-	if in.Durability, err = durability(&q); err != nil {
-		validationError(w, "durability", err.Error())
-		return nil
+	in := agent.Input{ThreadID: threadID, Messages: ask.messages}
+	if in.Durability, err = durability(q); err != nil {
+		return nil, invalidField("durability", err)
 	}
 	if q.Input != nil {
 		for _, k := range slices.Sorted(maps.Keys(q.Input.Values)) {
 			if msg := s.unwritable("input", k); msg != "" {
-				httpError(w, http.StatusUnprocessableEntity, msg)
-				return nil
+				return nil, refuse(http.StatusUnprocessableEntity, "%s", msg)
 			}
 		}
 		for i, raw := range q.Input.Messages {
 			m, err := fromLangChain(raw)
 			if err != nil {
-				httpError(w, http.StatusUnprocessableEntity, fmt.Sprintf("input.messages[%d]: %v", i, err))
-				return nil
+				return nil, refuse(http.StatusUnprocessableEntity, "input.messages[%d]: %v", i, err)
 			}
 			in.Messages = append(in.Messages, m)
 		}
@@ -370,36 +436,30 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 		// agent's Input.CheckpointID): refused at once when the thread
 		// has no such checkpoint, rather than failing once started.
 		if _, err := s.cfg.Saver.Load(ctx, threadID, in.CheckpointID); errors.Is(err, checkpoint.ErrNotFound) {
-			httpError(w, http.StatusNotFound, fmt.Sprintf("Checkpoint %s not found in thread %s", in.CheckpointID, threadID))
-			return nil
+			return nil, refuse(http.StatusNotFound, "Checkpoint %s not found in thread %s", in.CheckpointID, threadID)
 		} else if err != nil {
-			storageError(w, threadID, err)
-			return nil
+			return nil, storageRefusal(threadID, err)
 		}
 	}
 	if q.Command != nil && len(q.Command.Resume) > 0 {
 		if len(in.Messages) > 0 {
-			httpError(w, http.StatusUnprocessableEntity, "a run resumes (command.resume) or takes input, not both")
-			return nil
+			return nil, refuse(http.StatusUnprocessableEntity, "a run resumes (command.resume) or takes input, not both")
 		}
 		var pending []agent.ActionRequest
 		if head != "" {
 			snap, err := s.cfg.Saver.Load(ctx, threadID, in.CheckpointID)
 			if err != nil {
-				storageError(w, threadID, err)
-				return nil
+				return nil, storageRefusal(threadID, err)
 			}
 			pending, _ = agent.PendingRequests(snap.Meta)
 		}
 		if len(pending) == 0 {
 			// Nothing waits for the answer: refused, as docs/server.md
 			// says, rather than a run that changes nothing.
-			httpError(w, http.StatusBadRequest, fmt.Sprintf("Cannot resume: thread %s is not waiting for decisions", threadID))
-			return nil
+			return nil, refuse(http.StatusBadRequest, "Cannot resume: thread %s is not waiting for decisions", threadID)
 		}
 		if in.Decisions, err = decisions(q.Command.Resume, len(pending)); err != nil {
-			validationError(w, "command.resume", err.Error())
-			return nil
+			return nil, invalidField("command.resume", err)
 		}
 	}
 	multitask := q.MultitaskStrategy
@@ -408,8 +468,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 		multitask = langgraph.MultitaskReject
 	case langgraph.MultitaskReject, langgraph.MultitaskInterrupt, langgraph.MultitaskRollback, langgraph.MultitaskEnqueue:
 	default:
-		validationError(w, "multitask_strategy", fmt.Sprintf("unknown multitask_strategy %q: reject, interrupt, rollback or enqueue", multitask))
-		return nil
+		return nil, invalidField("multitask_strategy", fmt.Errorf("unknown multitask_strategy %q: reject, interrupt, rollback or enqueue", multitask))
 	}
 	metadata := q.Metadata
 	if metadata == nil {
@@ -419,19 +478,19 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 	// The run outlives the request; RunContext may carry something of it
 	// over (the caller's trace).
 	base := s.baseCtx
-	if s.cfg.RunContext != nil {
-		base = s.cfg.RunContext(base, r)
+	if s.cfg.RunContext != nil && ask.from != nil {
+		base = s.cfg.RunContext(base, ask.from)
 	}
 	runCtx, cancel := context.WithCancelCause(base)
 	rn := &run{
 		id: newUUID(), threadID: threadID, assistantID: wa.AssistantID, multitask: multitask, onDisconnect: q.OnDisconnect, createdAt: now,
 		metadata: metadata, modes: modes, temporary: temporary, subgraphs: q.StreamSubgraphs, cancel: cancel, finished: make(chan struct{}),
-		status: langgraph.RunPending, updatedAt: now, changed: make(chan struct{}), lastValues: -1, startHead: head,
+		status: langgraph.RunPending, updatedAt: now, changed: make(chan struct{}), lastValues: -1, startHead: head, tap: ask.tap,
 	}
-	prev, ok := s.admit(w, ctx, rn, multitask)
-	if !ok {
+	prev, no := s.admit(ctx, rn, multitask)
+	if no != nil {
 		cancel(nil)
-		return nil
+		return nil, no
 	}
 	// Rollback: the new run starts where the one it cancelled started, so
 	// that run's steps are not in its history (they stay in the thread's
@@ -442,8 +501,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 		} else if err := s.resetThread(ctx, threadID); err != nil {
 			s.runs.drop(rn)
 			cancel(nil)
-			storageError(w, threadID, err)
-			return nil
+			return nil, storageRefusal(threadID, err)
 		}
 	}
 	rn.emit("metadata", map[string]any{"run_id": rn.id, "thread_id": threadID, "attempt": 1})
@@ -451,10 +509,9 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, threadID strin
 	if !s.goRun(func() { s.execute(runCtx, rn, a, in) }) {
 		s.runs.drop(rn)
 		cancel(nil)
-		httpError(w, http.StatusServiceUnavailable, "The server is shutting down")
-		return nil
+		return nil, refuse(http.StatusServiceUnavailable, "The server is shutting down")
 	}
-	return rn
+	return rn, nil
 }
 
 // resetThread empties a thread that had no checkpoint before the run a
@@ -480,13 +537,13 @@ func (s *Server) resetThread(ctx context.Context, threadID string) error {
 // admit registers rn as its thread's run, applying the multitask strategy
 // to a run already there: reject refuses rn, interrupt and rollback cancel
 // the run there and wait for it to end, enqueue lets rn wait for its turn
-// (in execute). It returns the run it cancelled, if any; it writes the
-// error response and returns false when rn may not run.
-func (s *Server) admit(w http.ResponseWriter, ctx context.Context, rn *run, strategy langgraph.MultitaskStrategy) (*run, bool) {
+// (in execute). It returns the run it cancelled, if any, or why rn may
+// not run.
+func (s *Server) admit(ctx context.Context, rn *run, strategy langgraph.MultitaskStrategy) (*run, *refusal) {
 	var cancelled *run
 	if strategy == langgraph.MultitaskEnqueue {
 		s.runs.register(rn)
-		return nil, true
+		return nil, nil
 	}
 	for {
 		cur := s.runs.claim(rn)
@@ -494,16 +551,14 @@ func (s *Server) admit(w http.ResponseWriter, ctx context.Context, rn *run, stra
 			break
 		}
 		if strategy == langgraph.MultitaskReject {
-			httpError(w, http.StatusUnprocessableEntity, "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.")
-			return nil, false
+			return nil, refuse(http.StatusUnprocessableEntity, errThreadBusy)
 		}
 		cur.cancel(errCancelled)
 		cancelled = cur
 		select {
 		case <-cur.finished:
 		case <-ctx.Done():
-			httpError(w, 499, "Request cancelled")
-			return nil, false
+			return nil, refuse(499, "Request cancelled")
 		}
 	}
 	// Another process may hold the thread: a CLI run, or another replica,
@@ -512,16 +567,14 @@ func (s *Server) admit(w http.ResponseWriter, ctx context.Context, rn *run, stra
 		remote := s.activeRemote(ctx, rn.threadID)
 		if strategy == langgraph.MultitaskReject || remote == nil {
 			s.runs.drop(rn)
-			httpError(w, http.StatusUnprocessableEntity, "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.")
-			return nil, false
+			return nil, refuse(http.StatusUnprocessableEntity, errThreadBusy)
 		}
 		if err := s.cancelRemote(ctx, remote); err != nil {
 			s.runs.drop(rn)
-			httpError(w, http.StatusConflict, err.Error())
-			return nil, false
+			return nil, refuse(http.StatusConflict, "%s", err.Error())
 		}
 	}
-	return cancelled, true
+	return cancelled, nil
 }
 
 // heldElsewhere reports whether another process holds a thread its
@@ -584,6 +637,9 @@ func (s *Server) execute(ctx context.Context, rn *run, a *assistantEntry, in age
 			errMsg = err.Error()
 			rn.emit("error", langgraph.Failure{Error: errorName(err), Message: errMsg})
 			break
+		}
+		if rn.tap != nil {
+			rn.tap(&ev)
 		}
 		if ev.Type == agent.EventRunEnd && len(ev.Namespace) == 0 {
 			switch ev.Status {

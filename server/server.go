@@ -344,14 +344,5 @@ func (s *Server) thread(w http.ResponseWriter, r *http.Request, tid string) (*ch
 
 // storageError answers a Saver error.
 func storageError(w http.ResponseWriter, threadID string, err error) {
-	switch {
-	case errors.Is(err, checkpoint.ErrNotFound):
-		httpError(w, http.StatusNotFound, fmt.Sprintf("Thread with ID %s not found", threadID))
-	case errors.Is(err, checkpoint.ErrBusy):
-		httpError(w, http.StatusConflict, "Thread is busy")
-	case errors.Is(err, context.Canceled):
-		httpError(w, 499, "Request cancelled")
-	default:
-		httpError(w, http.StatusInternalServerError, err.Error())
-	}
+	storageRefusal(threadID, err).write(w)
 }
