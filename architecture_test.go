@@ -70,7 +70,7 @@ var layers = map[string][]string{
 	"agent": {"checkpoint", "llm", "store", "thread", "tool", "internal/jsonenc"},
 
 	// The LangGraph API server.
-	"server": {"agent", "checkpoint", "langgraph", "llm", "middleware/todos", "store", "thread"},
+	"server": {"agent", "checkpoint", "langgraph", "llm", "middleware/todos", "store", "thread", "internal/clip"},
 	"mcp":    {"agent", "checkpoint", "llm", "middleware/todos", "tool", "internal/procinfo"},
 
 	// Tracing: the middleware on the OpenTelemetry API, and the SDK's

@@ -30,6 +30,12 @@ const (
 	PathRunStream       = PathRun + "/stream"
 	PathStatelessStream = "/runs/stream"
 	PathStatelessWait   = "/runs/wait"
+
+	// The Agent Server's A2A endpoints: an assistant's agent card
+	// (?assistant_id=ID, or under its endpoint), and its endpoint.
+	PathAgentCard = "/.well-known/agent-card.json"
+	PathA2A       = "/a2a/{assistant_id}"
+	PathA2ACard   = PathA2A + PathAgentCard
 )
 
 // Path fills the wildcards of pattern ({thread_id}, {run_id}, ...) with

@@ -81,6 +81,10 @@ func checkIDs(next http.Handler) http.Handler {
 					}
 				}
 			}
+		case "a2a":
+			if aid, ok := id(1); ok && badID(w, "assistant", aid) {
+				return
+			}
 		case "assistants":
 			if aid, ok := id(1); ok && !(len(seg) == 2 && (aid == "search" || aid == "")) && badID(w, "assistant", aid) {
 				return

@@ -121,6 +121,8 @@ type Server struct {
 	// handler is the routes behind the access checks.
 	handler http.Handler
 	crons   cronScheduler
+	// a2aTasks are the A2A tasks whose runs this replica executes.
+	a2aTasks liveTasks
 }
 
 // New returns a server for cfg.
@@ -251,6 +253,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST "+langgraph.PathStatelessWait, s.waitRun)
 	s.storeRoutes(m)
 	s.cronRoutes(m)
+	s.a2aRoutes(m)
 	s.mux = m
 }
 

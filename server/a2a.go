@@ -1,0 +1,434 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"net/http"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2asrv"
+	a2alog "github.com/a2aproject/a2a-go/log"
+
+	"github.com/deepagents-go/deepagents/langgraph"
+	"github.com/deepagents-go/deepagents/llm"
+)
+
+// Each assistant is also an A2A agent (the Agent2Agent protocol, 0.3, over
+// JSON-RPC, on the official Go SDK's transport), as in LangGraph's Agent
+// Server: its card at /.well-known/agent-card.json?assistant_id=ID (and
+// at /a2a/ID/.well-known/agent-card.json; without an ID, the first
+// assistant's), its endpoint at /a2a/ID. See docs/a2a.md.
+
+const (
+	a2aVersion     = "0.3.0"
+	a2aDefaultDesc = "A deep agent: it plans, works in files, delegates to subagents and asks before the tool calls it was told to."
+)
+
+func (s *Server) a2aRoutes(m *http.ServeMux) {
+	m.HandleFunc("GET "+langgraph.PathAgentCard, s.agentCard)
+	m.HandleFunc("GET "+langgraph.PathA2ACard, s.agentCard)
+	m.HandleFunc("POST "+langgraph.PathA2A, s.serveA2A)
+}
+
+// agentCard answers an assistant's agent card.
+func (s *Server) agentCard(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("assistant_id")
+	if id == "" {
+		id = r.URL.Query().Get("assistant_id")
+	}
+	_, wa := s.assistant(r.Context(), id)
+	if wa == nil {
+		httpError(w, http.StatusNotFound, "Assistant not found")
+		return
+	}
+	writeJSON(w, http.StatusOK, s.card(r, wa))
+}
+
+// card is an assistant's agent card, with the URL the request reached
+// the server by.
+func (s *Server) card(r *http.Request, wa *langgraph.Assistant) *a2a.AgentCard {
+	scheme := "http"
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	desc := a2aDefaultDesc
+	if wa.Description != nil && *wa.Description != "" {
+		desc = *wa.Description
+	}
+	modes := []string{"text/plain", "application/json"}
+	c := &a2a.AgentCard{
+		ProtocolVersion:    a2aVersion,
+		Name:               wa.Name,
+		Description:        desc,
+		URL:                scheme + "://" + r.Host + langgraph.Path(langgraph.PathA2A, wa.AssistantID),
+		PreferredTransport: a2a.TransportProtocolJSONRPC,
+		Version:            "1",
+		Capabilities:       a2a.AgentCapabilities{Streaming: true},
+		DefaultInputModes:  append(modes, "image/png", "image/jpeg", "image/gif", "image/webp"),
+		DefaultOutputModes: modes,
+		Skills: []a2a.AgentSkill{{
+			ID: wa.GraphID, Name: wa.Name, Description: desc,
+			Tags: []string{"deepagents", "planning", "files", "subagents"},
+		}},
+	}
+	if s.cfg.APIKey != "" {
+		c.SecuritySchemes = a2a.NamedSecuritySchemes{
+			"apiKey": a2a.APIKeySecurityScheme{Name: langgraph.HeaderAPIKey, In: a2a.APIKeySecuritySchemeInHeader, Description: "the server's API key"},
+		}
+		c.Security = []a2a.SecurityRequirements{{"apiKey": a2a.SecuritySchemeScopes{}}}
+	}
+	return c
+}
+
+// serveA2A serves an assistant's A2A endpoint.
+func (s *Server) serveA2A(w http.ResponseWriter, r *http.Request) {
+	a, wa := s.assistant(r.Context(), r.PathValue("assistant_id"))
+	if a == nil {
+		httpError(w, http.StatusNotFound, "Assistant not found")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	// The SDK's transport writes its JSON answers without a type; a
+	// stream sets its own.
+	w.Header().Set("Content-Type", "application/json")
+	r = r.WithContext(a2alog.WithLogger(r.Context(), s.log))
+	a2asrv.NewJSONRPCHandler(&a2aHandler{s: s, wa: wa, req: r}).ServeHTTP(w, r)
+}
+
+// a2aHandler answers the A2A methods for one assistant.
+type a2aHandler struct {
+	s   *Server
+	wa  *langgraph.Assistant
+	req *http.Request
+}
+
+var _ a2asrv.RequestHandler = (*a2aHandler)(nil)
+
+// invalid is an A2A error of invalid params with its reason; clients
+// read the reason in the error's data.
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", a2a.ErrInvalidParams, fmt.Sprintf(format, args...))
+}
+
+// refused is a run's refusal as an A2A error.
+func refused(no *refusal) error {
+	if no.status >= 500 {
+		return fmt.Errorf("%w: %s", a2a.ErrInternalError, no.msg)
+	}
+	if no.msg == errThreadBusy {
+		return invalid("the context is running another task: wait for it or cancel it")
+	}
+	return invalid("%s", no.msg)
+}
+
+// task reads a task of this assistant; a2a.ErrTaskNotFound when there is
+// none.
+func (h *a2aHandler) task(ctx context.Context, id a2a.TaskID) (*taskRecord, error) {
+	t, err := h.s.getTask(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", a2a.ErrInternalError, err)
+	}
+	if t == nil || t.AssistantID != h.wa.AssistantID {
+		return nil, fmt.Errorf("%w: no task %q", a2a.ErrTaskNotFound, id)
+	}
+	return t, nil
+}
+
+// start starts the run a message asks for: a new task, or the answer to a
+// task's question. It returns the task as it starts.
+func (h *a2aHandler) start(ctx context.Context, p *a2a.MessageSendParams) (*liveTask, *a2a.Task, error) {
+	if p == nil || p.Message == nil {
+		return nil, nil, invalid("params.message is required")
+	}
+	if p.Config != nil && p.Config.PushConfig != nil {
+		return nil, nil, a2a.ErrPushNotificationNotSupported
+	}
+	msg := p.Message
+	q := langgraph.RunCreate{
+		AssistantID: h.wa.AssistantID, IfNotExists: langgraph.IfNotExistsCreate,
+		// Cheap to keep, and what a LangGraph client joining the run
+		// reads: no values events, each a load of the state.
+		StreamMode:   []byte(`"updates"`),
+		OnDisconnect: langgraph.OnDisconnectContinue,
+	}
+	var rec *taskRecord
+	var input []llm.Message
+	if msg.TaskID != "" {
+		t, err := h.task(ctx, msg.TaskID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if msg.ContextID != "" && msg.ContextID != t.ContextID {
+			return nil, nil, invalid("task %s is in context %s, not %s", t.ID, t.ContextID, msg.ContextID)
+		}
+		switch state := h.s.taskView(ctx, t, nil).Status.State; {
+		case state == a2a.TaskStateInputRequired:
+		case state.Terminal():
+			return nil, nil, invalid("task %s is %s: send a message without a taskId, with contextId %s, to go on in its context", t.ID, state, t.ContextID)
+		default:
+			return nil, nil, invalid("task %s is %s: wait for it (tasks/get) or cancel it (tasks/cancel)", t.ID, state)
+		}
+		resume, err := a2aDecisions(msg)
+		if err != nil {
+			return nil, nil, err
+		}
+		q.Command = &langgraph.Command{Resume: resume}
+		rec = t
+	} else {
+		contextID := msg.ContextID
+		if contextID == "" {
+			contextID = newUUID()
+		} else if p := idProblem(contextID); p != "" {
+			return nil, nil, invalid("contextId %q cannot name a thread: %s", contextID, p)
+		}
+		m, err := a2aUserMessage(msg)
+		if err != nil {
+			return nil, nil, err
+		}
+		input = []llm.Message{m}
+		rec = &taskRecord{ID: a2a.TaskID(newUUID()), ContextID: contextID, AssistantID: h.wa.AssistantID}
+	}
+	q.Metadata = map[string]any{"a2a_task_id": string(rec.ID)}
+	lt := newLiveTask(rec)
+	rn, no := h.s.launch(ctx, runAsk{threadID: rec.ContextID, q: &q, messages: input, tap: lt.tap, from: h.req})
+	if no != nil {
+		return nil, nil, refused(no)
+	}
+	lt.rn = rn
+	rec.RunID, rec.State, rec.Status = rn.id, a2a.TaskStateSubmitted, nil
+	rec.remember(msg)
+	first := h.s.taskView(ctx, rec, historyLength(p))
+	h.s.follow(ctx, lt)
+	if msg.TaskID == "" {
+		h.s.settleWaiting(ctx, rec.ContextID, rec.ID)
+	}
+	return lt, first, nil
+}
+
+func historyLength(p *a2a.MessageSendParams) *int {
+	if p.Config == nil {
+		return nil
+	}
+	return p.Config.HistoryLength
+}
+
+// OnSendMessage implements message/send: the task once its run ends (or
+// waits for a decision), or at once with configuration.blocking false.
+func (h *a2aHandler) OnSendMessage(ctx context.Context, p *a2a.MessageSendParams) (a2a.SendMessageResult, error) {
+	lt, first, err := h.start(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if p.Config != nil && p.Config.Blocking != nil && !*p.Config.Blocking {
+		return first, nil
+	}
+	select {
+	case <-lt.ended:
+	case <-ctx.Done():
+		// The client left; the task goes on (tasks/get).
+		return nil, ctx.Err()
+	}
+	return h.view(ctx, lt.rec.ID, historyLength(p))
+}
+
+func (h *a2aHandler) view(ctx context.Context, id a2a.TaskID, historyLength *int) (*a2a.Task, error) {
+	t, err := h.task(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return h.s.taskView(ctx, t, historyLength), nil
+}
+
+// OnSendMessageStream implements message/stream: the task as it starts,
+// then its status updates (working, each step's tool calls, each plan),
+// its answer as artifact chunks, and its final status.
+func (h *a2aHandler) OnSendMessageStream(ctx context.Context, p *a2a.MessageSendParams) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		lt, first, err := h.start(ctx, p)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		if yield(first, nil) {
+			h.followLive(ctx, lt, 0, yield)
+		}
+	}
+}
+
+// followLive yields a live task's events after the first i until its end
+// or ctx's. A client that stops following leaves the task going.
+func (h *a2aHandler) followLive(ctx context.Context, lt *liveTask, i int, yield func(a2a.Event, error) bool) {
+	for {
+		evs, done, changed := lt.since(i)
+		for _, ev := range evs {
+			if !yield(ev, nil) {
+				return
+			}
+		}
+		i += len(evs)
+		if done {
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// OnGetTask implements tasks/get.
+func (h *a2aHandler) OnGetTask(ctx context.Context, q *a2a.TaskQueryParams) (*a2a.Task, error) {
+	if q == nil {
+		return nil, invalid("params.id is required")
+	}
+	return h.view(ctx, q.ID, q.HistoryLength)
+}
+
+// OnCancelTask implements tasks/cancel: a task at work has its run
+// cancelled (on whichever replica runs it); a task that waits for a
+// decision is cancelled, its thread left waiting until a new task goes on
+// in its context.
+func (h *a2aHandler) OnCancelTask(ctx context.Context, p *a2a.TaskIDParams) (*a2a.Task, error) {
+	if p == nil {
+		return nil, invalid("params.id is required")
+	}
+	t, err := h.task(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	state := h.s.taskView(ctx, t, nil).Status.State
+	if state.Terminal() {
+		return nil, fmt.Errorf("%w: task %s is %s", a2a.ErrTaskNotCancelable, t.ID, state)
+	}
+	if state != a2a.TaskStateInputRequired {
+		if err := h.s.stopTask(ctx, t); err != nil {
+			return nil, err
+		}
+		if t, err = h.task(ctx, p.ID); err != nil {
+			return nil, err
+		}
+	}
+	if t.State == a2a.TaskStateInputRequired {
+		// Waiting, or it came to wait before the cancel took.
+		t.State, t.Status = a2a.TaskStateCanceled, nil
+		if err := h.s.putTask(ctx, t); err != nil {
+			return nil, fmt.Errorf("%w: %v", a2a.ErrInternalError, err)
+		}
+	}
+	return h.s.taskView(ctx, t, nil), nil
+}
+
+// stopTask cancels a task's run and waits for its end to be recorded.
+func (s *Server) stopTask(ctx context.Context, t *taskRecord) error {
+	if rn := s.runs.get(t.ContextID, t.RunID); rn != nil {
+		rn.cancel(errCancelled)
+		wait := rn.finished
+		if lt := s.a2aTasks.get(t.ID); lt != nil && lt.rn == rn {
+			wait = lt.ended
+		}
+		select {
+		case <-wait:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if s.cfg.Store == nil {
+		return nil
+	}
+	it, err := s.cfg.Store.Get(ctx, runsNamespace, t.RunID)
+	if err != nil {
+		return nil // no run: nothing to stop
+	}
+	if err := s.cancelRemote(ctx, recordOf(it)); err != nil {
+		return fmt.Errorf("%w: %v", a2a.ErrInternalError, err)
+	}
+	// The replica that ran it records the task's end as it sees it.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		if cur, err := s.getTask(ctx, t.ID); err != nil || cur == nil || cur.State.Terminal() || cur.State == a2a.TaskStateInputRequired {
+			return nil
+		}
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// OnResubscribeToTask implements tasks/resubscribe: the task as it is,
+// then, while it works, its status updates: as they come when this
+// replica runs it, as its state changes when another does.
+func (h *a2aHandler) OnResubscribeToTask(ctx context.Context, p *a2a.TaskIDParams) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if p == nil {
+			yield(nil, invalid("params.id is required"))
+			return
+		}
+		t, err := h.task(ctx, p.ID)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		if lt := h.s.a2aTasks.get(t.ID); lt != nil {
+			evs, _, _ := lt.since(0)
+			if !yield(h.s.taskView(ctx, t, nil), nil) {
+				return
+			}
+			h.followLive(ctx, lt, len(evs), yield)
+			return
+		}
+		view := h.s.taskView(ctx, t, nil)
+		if !yield(view, nil) {
+			return
+		}
+		for state := view.Status.State; !state.Terminal() && state != a2a.TaskStateInputRequired; {
+			select {
+			case <-time.After(500 * time.Millisecond):
+			case <-ctx.Done():
+				return
+			}
+			if t, err = h.task(ctx, p.ID); err != nil {
+				yield(nil, err)
+				return
+			}
+			view = h.s.taskView(ctx, t, nil)
+			if view.Status.State == state {
+				continue
+			}
+			state = view.Status.State
+			ev := a2a.NewStatusUpdateEvent(t, state, view.Status.Message)
+			ev.Final = state.Terminal() || state == a2a.TaskStateInputRequired
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+}
+
+// Push notifications are not offered (the card says so).
+
+func (h *a2aHandler) OnGetTaskPushConfig(context.Context, *a2a.GetTaskPushConfigParams) (*a2a.TaskPushConfig, error) {
+	return nil, a2a.ErrPushNotificationNotSupported
+}
+
+func (h *a2aHandler) OnListTaskPushConfig(context.Context, *a2a.ListTaskPushConfigParams) ([]*a2a.TaskPushConfig, error) {
+	return nil, a2a.ErrPushNotificationNotSupported
+}
+
+func (h *a2aHandler) OnSetTaskPushConfig(context.Context, *a2a.TaskPushConfig) (*a2a.TaskPushConfig, error) {
+	return nil, a2a.ErrPushNotificationNotSupported
+}
+
+func (h *a2aHandler) OnDeleteTaskPushConfig(context.Context, *a2a.DeleteTaskPushConfigParams) error {
+	return a2a.ErrPushNotificationNotSupported
+}
+
+// OnGetExtendedAgentCard: there is no card beyond the public one.
+func (h *a2aHandler) OnGetExtendedAgentCard(context.Context) (*a2a.AgentCard, error) {
+	return nil, a2a.ErrAuthenticatedExtendedCardNotConfigured
+}

@@ -1,0 +1,222 @@
+package server
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/a2a"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/internal/clip"
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/todos"
+)
+
+// What the A2A endpoint reads from a client's message and writes in its
+// status messages and artifacts.
+
+// a2aUserMessage is the agent's input of a client's message: text parts
+// as they are, a data part as its JSON, a text file (text/*, JSON, XML,
+// YAML) in a <context> block naming it, an image as an image part, any
+// other file as a line saying it was left out. A file given by URI is a
+// link the agent sees: the server never fetches what a client points it
+// at.
+func a2aUserMessage(m *a2a.Message) (llm.Message, error) {
+	out := llm.Message{Role: llm.RoleUser}
+	var text []string
+	flush := func() {
+		if len(text) > 0 {
+			out.Parts = append(out.Parts, llm.Text(strings.Join(text, "\n\n")))
+			text = nil
+		}
+	}
+	for _, p := range m.Parts {
+		switch p := p.(type) {
+		case a2a.TextPart:
+			text = append(text, p.Text)
+		case a2a.DataPart:
+			b, err := json.Marshal(p.Data)
+			if err != nil {
+				return out, fmt.Errorf("%w: a data part: %v", a2a.ErrInvalidParams, err)
+			}
+			text = append(text, string(b))
+		case a2a.FilePart:
+			switch f := p.File.(type) {
+			case a2a.FileURI:
+				text = append(text, fmt.Sprintf("[%s](%s)", cmpName(f.Name, f.URI), f.URI))
+			case a2a.FileBytes:
+				data, err := base64.StdEncoding.DecodeString(f.Bytes)
+				if err != nil {
+					return out, fmt.Errorf("%w: file %q: its bytes are not base64: %v", a2a.ErrInvalidParams, f.Name, err)
+				}
+				switch mt := f.MimeType; {
+				case imageTypes[mt]:
+					flush()
+					out.Parts = append(out.Parts, llm.Part{Type: llm.PartImage, MIMEType: mt, Data: data})
+				case textual(mt):
+					text = append(text, fmt.Sprintf("<context name=%q>\n%s\n</context>", cmpName(f.Name, "file"), data))
+				default:
+					text = append(text, fmt.Sprintf("(a file, %s, %s, %d bytes, not included)", cmpName(f.Name, "unnamed"), cmpName(mt, "of no type"), len(data)))
+				}
+			}
+		}
+	}
+	flush()
+	if len(out.Parts) == 0 {
+		return out, fmt.Errorf("%w: the message has no text, data or file part", a2a.ErrInvalidParams)
+	}
+	return out, nil
+}
+
+// imageTypes are the images the providers take.
+var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// textual reports whether a file of MIME type mt is text the agent reads.
+func textual(mt string) bool {
+	mt, _, _ = strings.Cut(mt, ";")
+	switch {
+	case strings.HasPrefix(mt, "text/"), mt == "application/json", mt == "application/xml", mt == "application/yaml", mt == "application/x-yaml":
+		return true
+	case strings.HasPrefix(mt, "application/") && (strings.HasSuffix(mt, "+json") || strings.HasSuffix(mt, "+xml")):
+		return true
+	}
+	return false
+}
+
+func cmpName(name, or string) string {
+	if name != "" {
+		return name
+	}
+	return or
+}
+
+// errNoDecision says how to answer a task that waits for approval.
+var errNoDecision = errors.New(`the task waits for a decision on the tool calls in its status: reply "approve", or "reject: REASON", or send a data part {"decisions": [{"type": "approve"}, ...]} (one decision per call, or one for all)`)
+
+// a2aDecisions reads the answer to a task that waits for approval: a data
+// part {"decisions": [...]} (LangChain's, as command.resume takes it), or
+// the text "approve" or "reject", optionally followed by the reason
+// ("reject: not that file"). It returns command.resume's JSON.
+func a2aDecisions(m *a2a.Message) (json.RawMessage, error) {
+	var text []string
+	for _, p := range m.Parts {
+		switch p := p.(type) {
+		case a2a.DataPart:
+			if d, ok := p.Data["decisions"]; ok {
+				return json.Marshal(map[string]any{"decisions": d})
+			}
+		case a2a.TextPart:
+			text = append(text, p.Text)
+		}
+	}
+	answer := strings.TrimSpace(strings.Join(text, " "))
+	word, reason, _ := strings.Cut(answer, ":")
+	if w, rest, ok := strings.Cut(answer, " "); ok && !strings.Contains(w, ":") {
+		word, reason = w, rest
+	}
+	reason = strings.TrimSpace(reason)
+	var d map[string]any
+	switch strings.ToLower(strings.TrimSpace(word)) {
+	case "approve", "approved", "yes":
+		d = map[string]any{"type": agent.DecisionApprove}
+	case "reject", "rejected", "no":
+		d = map[string]any{"type": agent.DecisionReject}
+		if reason != "" {
+			d["message"] = reason
+		}
+	default:
+		return nil, fmt.Errorf("%w: %w", a2a.ErrInvalidParams, errNoDecision)
+	}
+	return json.Marshal(map[string]any{"decisions": []any{d}})
+}
+
+// Bounds of what status messages carry: they are progress, read whole by
+// clients whose stream readers take lines of 64 KiB (the Go SDK's), so a
+// tool call's arguments (a file written) are cut.
+const (
+	a2aArgsLimit  = 4 << 10
+	a2aChunkRunes = 8 << 10 // an answer artifact's chunk, in a stream, in runes
+)
+
+// a2aToolCalls is the status message of an assistant message that calls
+// tools: its text, and the calls as data ({"tool_calls": [{id, name,
+// args}]}), each call's arguments cut at a2aArgsLimit (then a string).
+func a2aToolCalls(info a2a.TaskInfoProvider, m *llm.Message) *a2a.Message {
+	calls := make([]any, 0, len(m.ToolCalls))
+	for _, tc := range m.ToolCalls {
+		var args any = json.RawMessage(tc.Args)
+		if len(tc.Args) > a2aArgsLimit || !json.Valid(tc.Args) {
+			args = clip.Text(string(tc.Args), a2aArgsLimit)
+		}
+		calls = append(calls, map[string]any{"id": tc.ID, "name": tc.Name, "args": args})
+	}
+	var parts []a2a.Part
+	if t := m.Text(); t != "" {
+		parts = append(parts, a2a.TextPart{Text: t})
+	}
+	parts = append(parts, dataPart(map[string]any{"tool_calls": calls}))
+	return a2a.NewMessageForTask(a2a.MessageRoleAgent, info, parts...)
+}
+
+// a2aPlan is the status message of a new todo list.
+func a2aPlan(info a2a.TaskInfoProvider, plan []todos.Todo) *a2a.Message {
+	done := 0
+	for _, t := range plan {
+		if t.Status == todos.Completed {
+			done++
+		}
+	}
+	return a2a.NewMessageForTask(a2a.MessageRoleAgent, info,
+		a2a.TextPart{Text: fmt.Sprintf("Plan: %d of %d done", done, len(plan))},
+		dataPart(map[string]any{todos.Value: plan}))
+}
+
+// a2aQuestion is the status message of a task that waits for approval:
+// the calls in words and how to answer, and LangChain's interrupt value
+// (action_requests, review_configs) as data.
+func a2aQuestion(info a2a.TaskInfoProvider, cpID string, reqs []agent.ActionRequest) *a2a.Message {
+	var b strings.Builder
+	b.WriteString("These tool calls need a decision:\n")
+	for _, r := range reqs {
+		fmt.Fprintf(&b, "- %s %s\n", r.Tool, clip.Text(string(r.Args), a2aArgsLimit))
+	}
+	b.WriteString(`Reply "approve", or "reject: REASON", or a data part {"decisions": [...]}.`)
+	return a2a.NewMessageForTask(a2a.MessageRoleAgent, info, a2a.TextPart{Text: b.String()}, dataPart(interruptOf(cpID, reqs).Value))
+}
+
+// dataPart is v, as JSON, in a data part.
+func dataPart(v any) a2a.DataPart {
+	var m map[string]any
+	b, _ := json.Marshal(v)
+	json.Unmarshal(b, &m) //nolint:errcheck // our own values, objects
+	return a2a.DataPart{Data: m}
+}
+
+// answerArtifact is the artifact holding a task's answer.
+func answerArtifact(text string) *a2a.Artifact {
+	return &a2a.Artifact{ID: a2aAnswerID, Name: "answer", Parts: a2a.ContentParts{a2a.TextPart{Text: text}}}
+}
+
+// a2aAnswerID names the answer's artifact: a task has one answer, its
+// last run's.
+const a2aAnswerID a2a.ArtifactID = "answer"
+
+// answerChunks streams an answer as artifact updates of at most
+// a2aChunkRunes characters each, the last marked so.
+func answerChunks(info a2a.TaskInfoProvider, text string) []a2a.Event {
+	var out []a2a.Event
+	for first := true; first || text != ""; first = false {
+		n := clip.RuneOffset(text, a2aChunkRunes)
+		chunk := text[:n]
+		text = text[n:]
+		ev := a2a.NewArtifactUpdateEvent(info, a2aAnswerID, a2a.TextPart{Text: chunk})
+		ev.Artifact.Name = "answer"
+		ev.Append = !first
+		ev.LastChunk = text == ""
+		out = append(out, ev)
+	}
+	return out
+}
