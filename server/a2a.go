@@ -251,6 +251,9 @@ func (h *a2aHandler) OnSendMessageStream(ctx context.Context, p *a2a.MessageSend
 			yield(nil, err)
 			return
 		}
+		// The task as submitted: its working, and all that follows, come
+		// as status updates.
+		first.Status.State = a2a.TaskStateSubmitted
 		if yield(first, nil) {
 			h.followLive(ctx, lt, 0, yield)
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 
@@ -547,5 +548,30 @@ func TestA2AFiles(t *testing.T) {
 		if !strings.Contains(user.Parts[2].Text, want) {
 			t.Errorf("the text after the image %q lacks %q", user.Parts[2].Text, want)
 		}
+	}
+}
+
+// TestA2ATaskOfADeadReplica reads as failed a task whose run's replica
+// stopped before the run ended: it will never end otherwise.
+func TestA2ATaskOfADeadReplica(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		seen time.Duration // the gone replica's last beat, before now
+		want a2a.TaskState
+	}{
+		{"silent for an hour", -time.Hour, a2a.TaskStateFailed},
+		{"alive", 0, a2a.TaskStateWorking},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rs := foreignRun(t, time.Now().Add(tt.seen))
+			rs[0].st.Put(context.Background(), []string{"deepagents", "server", "a2a_tasks"}, "task1", map[string]any{"context_id": "t", "assistant_id": deepagentID, "run_id": "r1", "state": "submitted", "history": []any{}})
+			got := rs[0].task("tasks/get", map[string]any{"id": "task1"})
+			if got.Status.State != tt.want {
+				t.Fatalf("the task is %s, want %s", got.Status.State, tt.want)
+			}
+			if tt.want == a2a.TaskStateFailed && !strings.Contains(statusText(got.Status.Message), "stopped") {
+				t.Errorf("status %q", statusText(got.Status.Message))
+			}
+		})
 	}
 }

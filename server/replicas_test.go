@@ -20,7 +20,8 @@ import (
 // replica is one server of several on one saver and store.
 type replica struct {
 	*fixture
-	s *server.Server
+	s  *server.Server
+	st store.Store // the store the replicas share
 }
 
 // newReplicas starts n servers sharing a saver and a store, each with an
@@ -41,7 +42,7 @@ func newReplicas(t *testing.T, n int, saver checkpoint.Saver, st store.Store, mo
 		}
 		hs.Config.Handler = s
 		hs.Start()
-		r := &replica{fixture: &fixture{t: t, srv: hs}, s: s}
+		r := &replica{fixture: &fixture{t: t, srv: hs}, s: s, st: st}
 		t.Cleanup(func() {
 			hs.CloseClientConnections()
 			s.Close()

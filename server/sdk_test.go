@@ -108,8 +108,8 @@ func runSDK(t *testing.T, node string, args ...string) {
 }
 
 // pgReplicas starts two servers on one PostgreSQL database (a fresh
-// schema) and returns their URLs.
-func pgReplicas(t *testing.T, pgURL string) (string, string) {
+// schema) and returns their URLs; set changes their configuration.
+func pgReplicas(t *testing.T, pgURL string, set ...func(*server.Config)) (string, string) {
 	t.Helper()
 	ctx := context.Background()
 	var b [6]byte
@@ -138,7 +138,11 @@ func pgReplicas(t *testing.T, pgURL string) (string, string) {
 		}
 		hs := httptest.NewUnstartedServer(nil)
 		url := "http://" + hs.Listener.Addr().String()
-		s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: db.Saver(), Store: db.Store(), URL: url})
+		cfg := server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: db.Saver(), Store: db.Store(), URL: url}
+		for _, f := range set {
+			f(&cfg)
+		}
+		s, err := server.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,6 +156,46 @@ func pgReplicas(t *testing.T, pgURL string) (string, string) {
 		urls = append(urls, url)
 	}
 	return urls[0], urls[1]
+}
+
+// TestOfficialA2AClient drives the A2A endpoints with the official A2A
+// JavaScript client (@a2a-js/sdk 0.3.14, testdata/sdk/a2a.mjs), with the
+// server's key: the card, message/send, message/stream, tasks/get, an
+// input-required round trip, tasks/cancel and tasks/resubscribe. On a
+// SQLite database; with DEEPAGENTS_TEST_POSTGRES_URL (as in CI) on two
+// replicas on PostgreSQL, through which it also reads, answers and cancels
+// a task started through the other.
+func TestOfficialA2AClient(t *testing.T) {
+	node := sdkNode(t)
+	const key = "a2a-key"
+	if pg := os.Getenv("DEEPAGENTS_TEST_POSTGRES_URL"); pg != "" {
+		a, b := pgReplicas(t, pg, func(c *server.Config) { c.APIKey = key })
+		runSDK(t, node, "a2a.mjs", a, key, b)
+		return
+	}
+	db := sdkDB(t)
+	a, err := deepagents.New(deepagents.Config{
+		Model:        replay.Inline{},
+		Checkpointer: db.Saver(),
+		InterruptOn:  map[string]deepagents.InterruptOn{"write_file": {}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewUnstartedServer(nil)
+	u := "http://" + hs.Listener.Addr().String()
+	s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: db.Saver(), Store: db.Store(), URL: u, APIKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs.Config.Handler = s
+	hs.Start()
+	defer func() {
+		hs.CloseClientConnections()
+		s.Close()
+		hs.Close()
+	}()
+	runSDK(t, node, "a2a.mjs", u, key)
 }
 
 // TestOfficialJSSDKTimeTravel runs testdata/sdk/timetravel.mjs with both
