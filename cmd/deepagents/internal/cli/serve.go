@@ -108,6 +108,12 @@ Approvals are off unless --interrupt-on names the tools that need them.
 Clients name each run's thread and choose its durability (the request's
 durability: sync unless it asks for async or exit).
 
+Each assistant is also an A2A agent, for other agents: its card at
+/.well-known/agent-card.json?assistant_id=ID (or /a2a/ID/.well-known/
+agent-card.json), its JSON-RPC endpoint at /a2a/ID; a context is a thread,
+and a task that waits for approval is input-required until a message on
+it says "approve" or "reject: REASON" (docs/a2a.md).
+
 Several servers may serve one database (PostgreSQL, or a SQLite file on
 one machine): a run started through one can be read, joined, streamed and
 cancelled through any other, which forwards the request to the one running
