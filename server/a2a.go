@@ -264,13 +264,13 @@ func (h *a2aHandler) OnSendMessageStream(ctx context.Context, p *a2a.MessageSend
 // or ctx's. A client that stops following leaves the task going.
 func (h *a2aHandler) followLive(ctx context.Context, lt *liveTask, i int, yield func(a2a.Event, error) bool) {
 	for {
-		evs, done, changed := lt.since(i)
+		evs, next, done, changed := lt.since(i)
 		for _, ev := range evs {
 			if !yield(ev, nil) {
 				return
 			}
 		}
-		i += len(evs)
+		i = next
 		if done {
 			return
 		}
@@ -378,11 +378,11 @@ func (h *a2aHandler) OnResubscribeToTask(ctx context.Context, p *a2a.TaskIDParam
 			return
 		}
 		if lt := h.s.a2aTasks.get(t.ID); lt != nil {
-			evs, _, _ := lt.since(0)
+			_, next, _, _ := lt.since(0)
 			if !yield(h.s.taskView(ctx, t, nil), nil) {
 				return
 			}
-			h.followLive(ctx, lt, len(evs), yield)
+			h.followLive(ctx, lt, next, yield)
 			return
 		}
 		view := h.s.taskView(ctx, t, nil)

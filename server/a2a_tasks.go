@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/internal/clip"
 	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/llm"
@@ -29,11 +31,15 @@ import (
 var a2aTasksNamespace = []string{"deepagents", "server", "a2a_tasks"}
 
 // Bounds of a task's record: the messages kept (the client's, and the
-// questions asked), each text part cut.
+// questions asked), and what each keeps of its parts.
 const (
 	a2aHistoryLimit = 20
-	a2aPartLimit    = 64 << 10
+	a2aMessageLimit = 64 << 10
 )
+
+// a2aFeedLimit bounds the events a live task keeps for the streams that
+// follow it: a follower that falls further behind misses the oldest.
+const a2aFeedLimit = 1000
 
 // taskRecord is an A2A task as the store keeps it.
 type taskRecord struct {
@@ -55,30 +61,45 @@ func (t *taskRecord) TaskInfo() a2a.TaskInfo {
 	return a2a.TaskInfo{TaskID: t.ID, ContextID: t.ContextID}
 }
 
-// remember adds m to the task's history, within its bounds: files' bytes
-// are not kept (the thread has what the agent read of them), text parts
-// are cut.
+// remember adds m to the task's history, within its bounds: a message
+// keeps at most a2aMessageLimit bytes of its parts' text and data, files'
+// bytes are not kept (the thread has what the agent read of them).
 func (t *taskRecord) remember(m *a2a.Message) {
 	kept := *m
 	kept.TaskID, kept.ContextID = t.ID, t.ContextID
 	kept.Parts = make(a2a.ContentParts, 0, len(m.Parts))
-	for _, p := range m.Parts {
+	budget := a2aMessageLimit
+	for i, p := range m.Parts {
+		if budget <= 0 {
+			kept.Parts = append(kept.Parts, a2a.TextPart{Text: fmt.Sprintf("(%d more parts, not kept in the task's history)", len(m.Parts)-i)})
+			break
+		}
 		switch p := p.(type) {
 		case a2a.TextPart:
-			p.Text = clip.Text(p.Text, a2aPartLimit)
+			p.Text = clip.Text(p.Text, budget)
+			budget -= len(p.Text)
 			kept.Parts = append(kept.Parts, p)
 		case a2a.DataPart:
-			if b, _ := json.Marshal(p.Data); len(b) > a2aPartLimit {
-				kept.Parts = append(kept.Parts, a2a.TextPart{Text: clip.Text(string(b), a2aPartLimit)})
+			b, _ := json.Marshal(p.Data)
+			budget -= len(b)
+			if budget < 0 {
+				kept.Parts = append(kept.Parts, a2a.TextPart{Text: clip.Text(string(b), budget+len(b))})
 				continue
 			}
 			kept.Parts = append(kept.Parts, p)
 		case a2a.FilePart:
-			if f, ok := p.File.(a2a.FileBytes); ok {
-				kept.Parts = append(kept.Parts, a2a.TextPart{Text: "(" + cmpName(f.Name, "a file") + ", not kept in the task's history)"})
-				continue
+			name := ""
+			switch f := p.File.(type) {
+			case a2a.FileBytes:
+				name = f.Name
+			case a2a.FileURI:
+				if budget -= len(f.URI); budget >= 0 {
+					kept.Parts = append(kept.Parts, p)
+					continue
+				}
+				name = f.Name
 			}
-			kept.Parts = append(kept.Parts, p)
+			kept.Parts = append(kept.Parts, a2a.TextPart{Text: "(" + cmpName(name, "a file") + ", not kept in the task's history)"})
 		}
 	}
 	t.History = append(t.History, &kept)
@@ -171,7 +192,7 @@ func (s *Server) taskView(ctx context.Context, t *taskRecord, historyLength *int
 	task := &a2a.Task{
 		ID: t.ID, ContextID: t.ContextID,
 		Status:   a2a.TaskStatus{State: state, Message: msg, Timestamp: &at},
-		History:  t.History,
+		History:  slices.Clone(t.History),
 		Metadata: map[string]any{"assistant_id": t.AssistantID, "thread_id": t.ContextID, "run_id": t.RunID},
 	}
 	if historyLength != nil {
@@ -228,8 +249,11 @@ type liveTask struct {
 	rec *taskRecord // written by the follower alone once the run started
 	rn  *run
 
-	mu      sync.Mutex
-	events  []a2a.Event
+	mu     sync.Mutex
+	events []a2a.Event
+	// dropped is how many events went from the front of events, beyond
+	// a2aFeedLimit: events[0] is the task's event number dropped.
+	dropped int
 	done    bool
 	changed chan struct{}
 	working bool
@@ -248,6 +272,10 @@ func (lt *liveTask) TaskInfo() a2a.TaskInfo { return lt.rec.TaskInfo() }
 // add appends events for the followers; lt.mu is held.
 func (lt *liveTask) add(evs ...a2a.Event) {
 	lt.events = append(lt.events, evs...)
+	if n := len(lt.events) - a2aFeedLimit; n > 0 {
+		lt.events = slices.Delete(lt.events, 0, n)
+		lt.dropped += n
+	}
 	close(lt.changed)
 	lt.changed = make(chan struct{})
 }
@@ -291,12 +319,14 @@ func (lt *liveTask) tap(ev *agent.Event) {
 	}
 }
 
-// since returns the events after the first i, whether the task's run has
-// ended, and a channel closed when more come.
-func (lt *liveTask) since(i int) ([]a2a.Event, bool, <-chan struct{}) {
+// since returns the events after the task's first i (those still kept),
+// the number of the next one, whether the task's run has ended, and a
+// channel closed when more come.
+func (lt *liveTask) since(i int) ([]a2a.Event, int, bool, <-chan struct{}) {
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
-	return slices.Clone(lt.events[min(i, len(lt.events)):]), lt.done, lt.changed
+	k := min(max(i-lt.dropped, 0), len(lt.events))
+	return slices.Clone(lt.events[k:]), lt.dropped + len(lt.events), lt.done, lt.changed
 }
 
 // liveTasks are the tasks whose runs this replica executes.
@@ -381,8 +411,11 @@ func (s *Server) settle(lt *liveTask) {
 		rec.Status = a2a.NewMessageForTask(a2a.MessageRoleAgent, rec, a2a.TextPart{Text: "The run failed: " + cmpName(lt.rn.errMsg, "no reason given")})
 		evs = append(evs, lt.status(rec.State, rec.Status, true))
 	}
-	if err := s.putTask(ctx, rec); err != nil {
-		s.log.Warn("server: recording an A2A task's end", "task", rec.ID, "err", err)
+	// A thread deleted while its task ran took the task with it.
+	if _, err := s.cfg.Saver.Thread(ctx, rec.ContextID); !errors.Is(err, checkpoint.ErrNotFound) {
+		if err := s.putTask(ctx, rec); err != nil {
+			s.log.Warn("server: recording an A2A task's end", "task", rec.ID, "err", err)
+		}
 	}
 	lt.mu.Lock()
 	lt.add(evs...)

@@ -575,3 +575,22 @@ func TestA2ATaskOfADeadReplica(t *testing.T) {
 		})
 	}
 }
+
+// TestA2AHistoryBounded keeps at most 64 KiB of a message's parts in its
+// task's history, however many it sends, and no file bytes.
+func TestA2AHistoryBounded(t *testing.T) {
+	f := newFixture(t, options{}, replay.Turn{Content: "ok"})
+	parts := []any{map[string]any{"kind": "file", "file": map[string]any{"bytes": "aGVsbG8=", "name": "a.txt", "mimeType": "text/plain"}}}
+	for range 600 {
+		parts = append(parts, map[string]any{"kind": "text", "text": strings.Repeat("x", 1024)})
+	}
+	task := f.task("message/send", map[string]any{"message": map[string]any{"role": "user", "messageId": "m", "parts": parts}})
+	b, _ := json.Marshal(task.History)
+	if len(task.History) != 1 || len(b) > 80<<10 {
+		t.Fatalf("history of %d messages, %d bytes", len(task.History), len(b))
+	}
+	kept := task.History[0].Parts
+	if !strings.Contains(statusText(task.History[0]), "a.txt, not kept") || !strings.Contains(statusText(&a2a.Message{Parts: kept[len(kept)-1:]}), "more parts, not kept") {
+		t.Errorf("the kept message does not say what it left out: %.300s", statusText(task.History[0]))
+	}
+}
