@@ -1,10 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
@@ -94,7 +98,74 @@ func (s *Server) serveA2A(w http.ResponseWriter, r *http.Request) {
 	// stream sets its own.
 	w.Header().Set("Content-Type", "application/json")
 	r = r.WithContext(a2alog.WithLogger(r.Context(), s.log))
-	a2asrv.NewJSONRPCHandler(&a2aHandler{s: s, wa: wa, req: r}).ServeHTTP(w, r)
+	ka := &keepAlive{ResponseWriter: w, boundary: true}
+	stop := ka.beat(s.cfg.Heartbeat)
+	defer stop()
+	a2asrv.NewJSONRPCHandler(&a2aHandler{s: s, wa: wa, req: r}).ServeHTTP(ka, r)
+}
+
+// keepAlive writes a comment line into an event stream that has been
+// silent for a heartbeat (a step that takes minutes), as the LangGraph
+// streams do, so that proxies and clients do not take it for dead. It
+// writes only between events: the SDK writes an event in more than one
+// write.
+type keepAlive struct {
+	http.ResponseWriter
+	mu       sync.Mutex
+	stream   bool // the answer is an event stream
+	boundary bool // what was written ends an event
+	last     time.Time
+}
+
+func (k *keepAlive) WriteHeader(code int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.stream = strings.HasPrefix(k.Header().Get("Content-Type"), "text/event-stream")
+	k.last = time.Now()
+	k.ResponseWriter.WriteHeader(code)
+}
+
+func (k *keepAlive) Write(b []byte) (int, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.boundary, k.last = bytes.HasSuffix(b, []byte("\n\n")), time.Now()
+	return k.ResponseWriter.Write(b)
+}
+
+func (k *keepAlive) Flush() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	http.NewResponseController(k.ResponseWriter).Flush() //nolint:errcheck // the client may be gone
+}
+
+// beat starts the heartbeats; the returned func stops them, and returns
+// once none can be written any more (the handler's writer is done with
+// when it returns).
+func (k *keepAlive) beat(every time.Duration) func() {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+			case <-done:
+				return
+			}
+			k.mu.Lock()
+			if k.stream && k.boundary && time.Since(k.last) >= every {
+				io.WriteString(k.ResponseWriter, ": keep-alive\n\n") //nolint:errcheck // as Flush
+				http.NewResponseController(k.ResponseWriter).Flush() //nolint:errcheck // the client may be gone
+				k.last = time.Now()
+			}
+			k.mu.Unlock()
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+	}
 }
 
 // a2aHandler answers the A2A methods for one assistant.

@@ -12,7 +12,6 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/deepagents-go/deepagents/agent"
-	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/internal/clip"
 	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/llm"
@@ -165,8 +164,17 @@ func (s *Server) settleWaiting(ctx context.Context, contextID string, except a2a
 	}
 }
 
-// forgetTasks deletes the A2A tasks of a deleted thread.
+// forgetTasks deletes the A2A tasks of a deleted thread, once those whose
+// runs this replica executed (cancelled with the thread's runs) have
+// recorded their end.
 func (s *Server) forgetTasks(ctx context.Context, contextID string) {
+	for _, lt := range s.a2aTasks.of(contextID) {
+		select {
+		case <-lt.ended:
+		case <-ctx.Done():
+			return
+		}
+	}
 	for {
 		items, err := s.store.Search(ctx, a2aTasksNamespace, store.SearchOptions{Filter: map[string]any{"context_id": contextID}, Limit: 100})
 		if err != nil || len(items) == 0 {
@@ -341,6 +349,19 @@ func (l *liveTasks) get(id a2a.TaskID) *liveTask {
 	return l.m[id]
 }
 
+// of returns the live tasks of a context.
+func (l *liveTasks) of(contextID string) []*liveTask {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []*liveTask
+	for _, lt := range l.m {
+		if lt.rec.ContextID == contextID {
+			out = append(out, lt)
+		}
+	}
+	return out
+}
+
 func (l *liveTasks) put(lt *liveTask) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -411,11 +432,8 @@ func (s *Server) settle(lt *liveTask) {
 		rec.Status = a2a.NewMessageForTask(a2a.MessageRoleAgent, rec, a2a.TextPart{Text: "The run failed: " + cmpName(lt.rn.errMsg, "no reason given")})
 		evs = append(evs, lt.status(rec.State, rec.Status, true))
 	}
-	// A thread deleted while its task ran took the task with it.
-	if _, err := s.cfg.Saver.Thread(ctx, rec.ContextID); !errors.Is(err, checkpoint.ErrNotFound) {
-		if err := s.putTask(ctx, rec); err != nil {
-			s.log.Warn("server: recording an A2A task's end", "task", rec.ID, "err", err)
-		}
+	if err := s.putTask(ctx, rec); err != nil {
+		s.log.Warn("server: recording an A2A task's end", "task", rec.ID, "err", err)
 	}
 	lt.mu.Lock()
 	lt.add(evs...)

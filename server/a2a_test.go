@@ -594,3 +594,53 @@ func TestA2AHistoryBounded(t *testing.T) {
 		t.Errorf("the kept message does not say what it left out: %.300s", statusText(task.History[0]))
 	}
 }
+
+// TestA2AStreamKeepAlive writes a comment line between events while a
+// step is silent (a model that stalls), as the LangGraph streams do.
+func TestA2AStreamKeepAlive(t *testing.T) {
+	m := newBlockingModel()
+	defer close(m.release)
+	f := newFixture(t, options{model: m, heartbeat: 20 * time.Millisecond})
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/stream", "params": send(textMessage("work"))})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.srv.URL+"/a2a/deepagent", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := f.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	events := 0
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "data: ") {
+			events++
+		}
+		if line == ": keep-alive" {
+			if events == 0 {
+				t.Error("a keep-alive before the first event")
+			}
+			return
+		}
+	}
+	t.Fatalf("no keep-alive in the stream (%d events): %v", events, sc.Err())
+}
+
+// TestA2ATasksGoWithTheirThread: deleting a thread deletes its tasks,
+// one at work too (its end is not recorded after).
+func TestA2ATasksGoWithTheirThread(t *testing.T) {
+	m := newBlockingModel()
+	f := newFixture(t, options{model: m})
+	params := send(textMessage("work"))
+	params["configuration"] = map[string]any{"blocking": false}
+	task := f.task("message/send", params)
+	waitFor(t, "the model call", func() bool { return m.calls.Load() == 1 })
+	if code, b, _ := f.do(http.MethodDelete, "/threads/"+task.ContextID, nil); code != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", code, b)
+	}
+	if a := f.rpc("tasks/get", map[string]any{"id": task.ID}); a.Error == nil || a.Error.Code != -32001 {
+		t.Errorf("the task of a deleted thread: %+v %s", a.Error, a.Result)
+	}
+}

@@ -161,7 +161,8 @@ func pgReplicas(t *testing.T, pgURL string, set ...func(*server.Config)) (string
 // TestOfficialA2AClient drives the A2A endpoints with the official A2A
 // JavaScript client (@a2a-js/sdk 0.3.14, testdata/sdk/a2a.mjs), with the
 // server's key: the card, message/send, message/stream, tasks/get, an
-// input-required round trip, tasks/cancel and tasks/resubscribe. On a
+// input-required round trip, tasks/cancel and tasks/resubscribe (whose
+// streams carry keep-alives while the task is silent). On a
 // SQLite database; with DEEPAGENTS_TEST_POSTGRES_URL (as in CI) on two
 // replicas on PostgreSQL, through which it also reads, answers and cancels
 // a task started through the other.
@@ -169,7 +170,7 @@ func TestOfficialA2AClient(t *testing.T) {
 	node := sdkNode(t)
 	const key = "a2a-key"
 	if pg := os.Getenv("DEEPAGENTS_TEST_POSTGRES_URL"); pg != "" {
-		a, b := pgReplicas(t, pg, func(c *server.Config) { c.APIKey = key })
+		a, b := pgReplicas(t, pg, func(c *server.Config) { c.APIKey, c.Heartbeat = key, 50*time.Millisecond })
 		runSDK(t, node, "a2a.mjs", a, key, b)
 		return
 	}
@@ -184,7 +185,8 @@ func TestOfficialA2AClient(t *testing.T) {
 	}
 	hs := httptest.NewUnstartedServer(nil)
 	u := "http://" + hs.Listener.Addr().String()
-	s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: db.Saver(), Store: db.Store(), URL: u, APIKey: key})
+	s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: db.Saver(), Store: db.Store(), URL: u, APIKey: key,
+		Heartbeat: 50 * time.Millisecond}) // streams idle long enough to carry keep-alives
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,8 +37,10 @@ type options struct {
 	apiKey      string
 	model       llm.Model
 	middleware  []deepagents.Middleware
-	// The server's MaxRuns and RunContext, the agent's TracerProvider.
+	// The server's MaxRuns, Heartbeat and RunContext, the agent's
+	// TracerProvider.
 	maxRuns    int
+	heartbeat  time.Duration
 	runContext func(context.Context, *http.Request) context.Context
 	tracer     trace.TracerProvider
 	// The server's AllowedOrigins, AllowedHosts and ProtectedValues.
@@ -61,7 +63,7 @@ func newFixture(t *testing.T, o options, turns ...replay.Turn) *fixture {
 		t.Fatal(err)
 	}
 	s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: saver, APIKey: o.apiKey,
-		MaxRuns: o.maxRuns, RunContext: o.runContext, AllowedOrigins: o.origins, AllowedHosts: o.hosts, ProtectedValues: o.protected})
+		MaxRuns: o.maxRuns, Heartbeat: o.heartbeat, RunContext: o.runContext, AllowedOrigins: o.origins, AllowedHosts: o.hosts, ProtectedValues: o.protected})
 	if err != nil {
 		t.Fatal(err)
 	}

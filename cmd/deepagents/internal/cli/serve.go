@@ -165,7 +165,7 @@ GET /ok answers without a key, for health probes.`,
 					return err
 				}
 				defer s.Close()
-				assistants = []server.Assistant{{GraphID: "deepagent", Description: "A deep agent", Agent: s.Agent}}
+				assistants = []server.Assistant{{GraphID: "deepagent", Description: "A deep agent: it plans its work with a todo list, reads and writes files, and hands parts of it to subagents.", Agent: s.Agent}}
 			}
 			log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			if advertise == "" {
