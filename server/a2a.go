@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/store"
 )
 
 // Each assistant is also an A2A agent (the Agent2Agent protocol, 0.3, over
@@ -40,7 +42,9 @@ func (s *Server) a2aRoutes(m *http.ServeMux) {
 func (s *Server) agentCard(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("assistant_id")
 	if id == "" {
-		id = r.URL.Query().Get("assistant_id")
+		if id = r.URL.Query().Get("assistant_id"); id != "" && badID(w, "assistant", id) {
+			return
+		}
 	}
 	_, wa := s.assistant(r.Context(), id)
 	if wa == nil {
@@ -145,7 +149,9 @@ func (k *keepAlive) beat(every time.Duration) func() {
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
-		t := time.NewTicker(every)
+		// Ticking faster than the heartbeat keeps the silence it
+		// allows near one heartbeat, not two.
+		t := time.NewTicker(max(every/4, time.Millisecond))
 		defer t.Stop()
 		for {
 			select {
@@ -185,6 +191,9 @@ func invalid(format string, args ...any) error {
 
 // refused is a run's refusal as an A2A error.
 func refused(no *refusal) error {
+	if no.status == 499 {
+		return context.Canceled
+	}
 	if no.status >= 500 {
 		return fmt.Errorf("%w: %s", a2a.ErrInternalError, no.msg)
 	}
@@ -208,7 +217,8 @@ func (h *a2aHandler) task(ctx context.Context, id a2a.TaskID) (*taskRecord, erro
 }
 
 // start starts the run a message asks for: a new task, or the answer to a
-// task's question. It returns the task as it starts.
+// task's question, holding the context's lock from the task's check to its
+// record. It returns the task as it starts.
 func (h *a2aHandler) start(ctx context.Context, p *a2a.MessageSendParams) (*liveTask, *a2a.Task, error) {
 	if p == nil || p.Message == nil {
 		return nil, nil, invalid("params.message is required")
@@ -224,29 +234,24 @@ func (h *a2aHandler) start(ctx context.Context, p *a2a.MessageSendParams) (*live
 		StreamMode:   []byte(`"updates"`),
 		OnDisconnect: langgraph.OnDisconnectContinue,
 	}
-	var rec *taskRecord
+	var t *taskRecord
 	var input []llm.Message
 	if msg.TaskID != "" {
-		t, err := h.task(ctx, msg.TaskID)
-		if err != nil {
+		var err error
+		if t, err = h.task(ctx, msg.TaskID); err != nil {
 			return nil, nil, err
 		}
 		if msg.ContextID != "" && msg.ContextID != t.ContextID {
 			return nil, nil, invalid("task %s is in context %s, not %s", t.ID, t.ContextID, msg.ContextID)
 		}
-		switch state := h.s.taskView(ctx, t, nil).Status.State; {
-		case state == a2a.TaskStateInputRequired:
-		case state.Terminal():
-			return nil, nil, invalid("task %s is %s: send a message without a taskId, with contextId %s, to go on in its context", t.ID, state, t.ContextID)
-		default:
-			return nil, nil, invalid("task %s is %s: wait for it (tasks/get) or cancel it (tasks/cancel)", t.ID, state)
-		}
 		resume, err := a2aDecisions(msg)
 		if err != nil {
+			if st, _, _ := h.s.taskState(ctx, t); st != a2a.TaskStateInputRequired {
+				return nil, nil, notWaiting(t, st)
+			}
 			return nil, nil, err
 		}
 		q.Command = &langgraph.Command{Resume: resume}
-		rec = t
 	} else {
 		contextID := msg.ContextID
 		if contextID == "" {
@@ -259,23 +264,59 @@ func (h *a2aHandler) start(ctx context.Context, p *a2a.MessageSendParams) (*live
 			return nil, nil, err
 		}
 		input = []llm.Message{m}
-		rec = &taskRecord{ID: a2a.TaskID(newUUID()), ContextID: contextID, AssistantID: h.wa.AssistantID}
+		t = &taskRecord{ID: a2a.TaskID(newUUID()), ContextID: contextID, AssistantID: h.wa.AssistantID}
 	}
-	q.Metadata = map[string]any{"a2a_task_id": string(rec.ID)}
-	lt := newLiveTask(rec)
-	rn, no := h.s.launch(ctx, runAsk{threadID: rec.ContextID, q: &q, messages: input, tap: lt.tap, from: h.req})
-	if no != nil {
-		return nil, nil, refused(no)
-	}
-	lt.rn = rn
-	rec.RunID, rec.State, rec.Status = rn.id, a2a.TaskStateSubmitted, nil
-	rec.remember(msg)
-	first := h.s.taskView(ctx, rec, historyLength(p))
-	h.s.follow(ctx, lt)
-	if msg.TaskID == "" {
-		h.s.settleWaiting(ctx, rec.ContextID, rec.ID)
+	q.Metadata = map[string]any{"a2a_task_id": string(t.ID)}
+	var lt *liveTask
+	var first *a2a.Task
+	err := h.s.inContext(ctx, t.ContextID, func() error {
+		if msg.TaskID != "" {
+			// What the task is now, as the lock's holder before decided.
+			cur, err := h.task(ctx, t.ID)
+			if err != nil {
+				return err
+			}
+			if st, _, _ := h.s.taskState(ctx, cur); st != a2a.TaskStateInputRequired {
+				return notWaiting(cur, st)
+			}
+			t = cur
+		} else if busy, err := h.s.busyWith(ctx, t.ContextID); err != nil {
+			return fmt.Errorf("%w: %v", a2a.ErrInternalError, err)
+		} else if busy != nil {
+			return invalid("the context is running another task (%s): wait for it or cancel it", busy.ID)
+		}
+		lt = newLiveTask(t)
+		rn, no := h.s.launch(ctx, runAsk{threadID: t.ContextID, q: &q, messages: input, tap: lt.tap, from: h.req})
+		if no != nil {
+			return refused(no)
+		}
+		lt.rn = rn
+		t.RunID, t.State, t.Status, t.Answer = rn.id, a2a.TaskStateSubmitted, nil, ""
+		t.remember(msg)
+		if err := h.s.putTask(ctx, t); err != nil {
+			// A task not recorded cannot be followed: its run goes.
+			rn.cancel(errCancelled)
+			return fmt.Errorf("%w: recording the task: %v", a2a.ErrInternalError, err)
+		}
+		if msg.TaskID == "" {
+			h.s.settleWaiting(ctx, t.ContextID, t.ID)
+		}
+		first = h.s.taskView(ctx, t, historyLength(p))
+		h.s.track(lt)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return lt, first, nil
+}
+
+// notWaiting is the error of an answer to a task that waits for none.
+func notWaiting(t *taskRecord, state a2a.TaskState) error {
+	if state.Terminal() {
+		return invalid("task %s is %s: send a message without a taskId, with contextId %s, to go on in its context", t.ID, state, t.ContextID)
+	}
+	return invalid("task %s is %s: wait for it (tasks/get) or cancel it (tasks/cancel)", t.ID, state)
 }
 
 func historyLength(p *a2a.MessageSendParams) *int {
@@ -301,7 +342,7 @@ func (h *a2aHandler) OnSendMessage(ctx context.Context, p *a2a.MessageSendParams
 		// The client left; the task goes on (tasks/get).
 		return nil, ctx.Err()
 	}
-	return h.view(ctx, lt.rec.ID, historyLength(p))
+	return h.view(ctx, lt.id, historyLength(p))
 }
 
 func (h *a2aHandler) view(ctx context.Context, id a2a.TaskID, historyLength *int) (*a2a.Task, error) {
@@ -364,7 +405,8 @@ func (h *a2aHandler) OnGetTask(ctx context.Context, q *a2a.TaskQueryParams) (*a2
 // OnCancelTask implements tasks/cancel: a task at work has its run
 // cancelled (on whichever replica runs it); a task that waits for a
 // decision is cancelled, its thread left waiting until a new task goes on
-// in its context.
+// in its context. A task that ended before the cancel took is not
+// cancelable.
 func (h *a2aHandler) OnCancelTask(ctx context.Context, p *a2a.TaskIDParams) (*a2a.Task, error) {
 	if p == nil {
 		return nil, invalid("params.id is required")
@@ -373,23 +415,45 @@ func (h *a2aHandler) OnCancelTask(ctx context.Context, p *a2a.TaskIDParams) (*a2
 	if err != nil {
 		return nil, err
 	}
-	state := h.s.taskView(ctx, t, nil).Status.State
-	if state.Terminal() {
-		return nil, fmt.Errorf("%w: task %s is %s", a2a.ErrTaskNotCancelable, t.ID, state)
-	}
-	if state != a2a.TaskStateInputRequired {
+	// A run cancelled may stop for a decision before the cancel takes:
+	// that task is cancelled waiting, the second time round.
+	for range 2 {
+		stop := false
+		err := h.s.inContext(ctx, t.ContextID, func() error {
+			if t, err = h.task(ctx, p.ID); err != nil {
+				return err
+			}
+			switch st, _, _ := h.s.taskState(ctx, t); {
+			case st.Terminal():
+				return fmt.Errorf("%w: task %s is %s", a2a.ErrTaskNotCancelable, t.ID, st)
+			case st == a2a.TaskStateInputRequired:
+				t.State, t.Status = a2a.TaskStateCanceled, nil
+				return h.s.putTask(ctx, t)
+			}
+			stop = true
+			return nil
+		})
+		if err != nil || !stop {
+			if err != nil && !errors.Is(err, a2a.ErrTaskNotCancelable) && !errors.Is(err, a2a.ErrTaskNotFound) && !errors.Is(err, a2a.ErrInternalError) {
+				err = fmt.Errorf("%w: %v", a2a.ErrInternalError, err)
+			}
+			if err != nil {
+				return nil, err
+			}
+			return h.s.taskView(ctx, t, nil), nil
+		}
+		// Outside the lock: the run's end is recorded under it.
 		if err := h.s.stopTask(ctx, t); err != nil {
 			return nil, err
 		}
 		if t, err = h.task(ctx, p.ID); err != nil {
 			return nil, err
 		}
-	}
-	if t.State == a2a.TaskStateInputRequired {
-		// Waiting, or it came to wait before the cancel took.
-		t.State, t.Status = a2a.TaskStateCanceled, nil
-		if err := h.s.putTask(ctx, t); err != nil {
-			return nil, fmt.Errorf("%w: %v", a2a.ErrInternalError, err)
+		switch st, _, _ := h.s.taskState(ctx, t); {
+		case st == a2a.TaskStateCanceled:
+			return h.s.taskView(ctx, t, nil), nil
+		case st.Terminal():
+			return nil, fmt.Errorf("%w: task %s ended %s before the cancel took", a2a.ErrTaskNotCancelable, t.ID, st)
 		}
 	}
 	return h.s.taskView(ctx, t, nil), nil
@@ -414,8 +478,11 @@ func (s *Server) stopTask(ctx context.Context, t *taskRecord) error {
 		return nil
 	}
 	it, err := s.cfg.Store.Get(ctx, runsNamespace, t.RunID)
-	if err != nil {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil // no run: nothing to stop
+	}
+	if err != nil {
+		return fmt.Errorf("%w: looking up the task's run: %v", a2a.ErrInternalError, err)
 	}
 	if err := s.cancelRemote(ctx, recordOf(it)); err != nil {
 		return fmt.Errorf("%w: %v", a2a.ErrInternalError, err)
@@ -436,28 +503,33 @@ func (s *Server) stopTask(ctx context.Context, t *taskRecord) error {
 
 // OnResubscribeToTask implements tasks/resubscribe: the task as it is,
 // then, while it works, its status updates: as they come when this
-// replica runs it, as its state changes when another does.
+// replica runs it; through another, each change of its state, and its
+// answer once completed.
 func (h *a2aHandler) OnResubscribeToTask(ctx context.Context, p *a2a.TaskIDParams) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		if p == nil {
 			yield(nil, invalid("params.id is required"))
 			return
 		}
+		// The live task first: its end is recorded before its last
+		// events come, so the record read after is never older than
+		// them.
+		lt := h.s.a2aTasks.get(p.ID)
+		next := 0
+		if lt != nil {
+			_, next, _, _ = lt.since(0)
+		}
 		t, err := h.task(ctx, p.ID)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
-		if lt := h.s.a2aTasks.get(t.ID); lt != nil {
-			_, next, _, _ := lt.since(0)
-			if !yield(h.s.taskView(ctx, t, nil), nil) {
-				return
-			}
-			h.followLive(ctx, lt, next, yield)
-			return
-		}
 		view := h.s.taskView(ctx, t, nil)
 		if !yield(view, nil) {
+			return
+		}
+		if lt != nil {
+			h.followLive(ctx, lt, next, yield)
 			return
 		}
 		for state := view.Status.State; !state.Terminal() && state != a2a.TaskStateInputRequired; {
@@ -465,20 +537,28 @@ func (h *a2aHandler) OnResubscribeToTask(ctx context.Context, p *a2a.TaskIDParam
 			case <-time.After(500 * time.Millisecond):
 			case <-ctx.Done():
 				return
+			case <-h.s.baseCtx.Done():
+				return
 			}
 			if t, err = h.task(ctx, p.ID); err != nil {
 				yield(nil, err)
 				return
 			}
-			view = h.s.taskView(ctx, t, nil)
-			if view.Status.State == state {
+			st, msg, answer := h.s.taskState(ctx, t)
+			if st == state {
 				continue
 			}
-			state = view.Status.State
-			ev := a2a.NewStatusUpdateEvent(t, state, view.Status.Message)
-			ev.Final = state.Terminal() || state == a2a.TaskStateInputRequired
-			if !yield(ev, nil) {
-				return
+			state = st
+			var evs []a2a.Event
+			if st == a2a.TaskStateCompleted {
+				evs = answerChunks(t, answer)
+			}
+			ev := a2a.NewStatusUpdateEvent(t, st, msg)
+			ev.Final = st.Terminal() || st == a2a.TaskStateInputRequired
+			for _, e := range append(evs, ev) {
+				if !yield(e, nil) {
+					return
+				}
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -46,7 +47,7 @@ func a2aUserMessage(m *a2a.Message) (llm.Message, error) {
 		case a2a.FilePart:
 			switch f := p.File.(type) {
 			case a2a.FileURI:
-				text = append(text, fmt.Sprintf("[%s](%s)", cmpName(f.Name, f.URI), f.URI))
+				text = append(text, fmt.Sprintf("[%s](%s)", cmp.Or(f.Name, f.URI), f.URI))
 			case a2a.FileBytes:
 				data, err := base64.StdEncoding.DecodeString(f.Bytes)
 				if err != nil {
@@ -57,9 +58,9 @@ func a2aUserMessage(m *a2a.Message) (llm.Message, error) {
 					flush()
 					out.Parts = append(out.Parts, llm.Part{Type: llm.PartImage, MIMEType: mt, Data: data})
 				case textual(mt):
-					text = append(text, fmt.Sprintf("<context name=%q>\n%s\n</context>", cmpName(f.Name, "file"), data))
+					text = append(text, fmt.Sprintf("<context name=%q>\n%s\n</context>", cmp.Or(f.Name, "file"), data))
 				default:
-					text = append(text, fmt.Sprintf("(a file, %s, %s, %d bytes, not included)", cmpName(f.Name, "unnamed"), cmpName(mt, "of no type"), len(data)))
+					text = append(text, fmt.Sprintf("(a file, %s, %s, %d bytes, not included)", cmp.Or(f.Name, "unnamed"), cmp.Or(mt, "of no type"), len(data)))
 				}
 			}
 		}
@@ -84,13 +85,6 @@ func textual(mt string) bool {
 		return true
 	}
 	return false
-}
-
-func cmpName(name, or string) string {
-	if name != "" {
-		return name
-	}
-	return or
 }
 
 // errNoDecision says how to answer a task that waits for approval.
@@ -133,35 +127,68 @@ func a2aDecisions(m *a2a.Message) (json.RawMessage, error) {
 	return json.Marshal(map[string]any{"decisions": []any{d}})
 }
 
-// Bounds of what status messages carry: they are progress, read whole by
-// clients whose stream readers take lines of 64 KiB (the Go SDK's), so a
-// tool call's arguments (a file written) are cut.
+// Bounds of what a status message carries: it is progress, read whole by
+// clients whose stream readers take lines of 64 KiB (the Go SDK's), so
+// its text and the tool calls' arguments (a file written) are cut, as
+// they will be written on the wire (JSON escapes "<" as six bytes).
 const (
-	a2aArgsLimit  = 4 << 10
-	a2aChunkRunes = 8 << 10 // an answer artifact's chunk, in a stream, in runes
+	a2aArgsBudget = 24 << 10 // the arguments of a message's calls, together
+	a2aTextBudget = 8 << 10
+	a2aArgsMin    = 256 // a call's arguments, however many calls
+	// an answer artifact's chunk, in a stream, in runes: even escaped
+	// whole (six bytes a rune), well within a line.
+	a2aChunkRunes = 8 << 10
 )
+
+// escapedLen is the length of s as a JSON string.
+func escapedLen(s string) int {
+	b, _ := json.Marshal(s)
+	return len(b)
+}
+
+// clipEscaped cuts s so that it takes at most about n bytes as a JSON
+// string.
+func clipEscaped(s string, n int) string {
+	if escapedLen(s) <= n {
+		return s
+	}
+	for cut := n; ; cut = cut * 2 / 3 {
+		if c := clip.Text(s, cut); escapedLen(c) <= n || cut < 32 {
+			return c
+		}
+	}
+}
+
+// clipArgs is a call's arguments as an object when they take at most n
+// bytes on the wire, else as a string cut to n.
+func clipArgs(args json.RawMessage, n int) any {
+	if json.Valid(args) {
+		if b, _ := json.Marshal(args); len(b) <= n {
+			return args
+		}
+	}
+	return clipEscaped(string(args), n)
+}
 
 // a2aToolCalls is the status message of an assistant message that calls
 // tools: its text, and the calls as data ({"tool_calls": [{id, name,
-// args}]}), each call's arguments cut at a2aArgsLimit (then a string).
+// args}]}).
 func a2aToolCalls(info a2a.TaskInfoProvider, m *llm.Message) *a2a.Message {
+	per := max(a2aArgsMin, a2aArgsBudget/max(len(m.ToolCalls), 1))
 	calls := make([]any, 0, len(m.ToolCalls))
 	for _, tc := range m.ToolCalls {
-		var args any = json.RawMessage(tc.Args)
-		if len(tc.Args) > a2aArgsLimit || !json.Valid(tc.Args) {
-			args = clip.Text(string(tc.Args), a2aArgsLimit)
-		}
-		calls = append(calls, map[string]any{"id": tc.ID, "name": tc.Name, "args": args})
+		calls = append(calls, map[string]any{"id": tc.ID, "name": tc.Name, "args": clipArgs(tc.Args, per)})
 	}
 	var parts []a2a.Part
 	if t := m.Text(); t != "" {
-		parts = append(parts, a2a.TextPart{Text: t})
+		parts = append(parts, a2a.TextPart{Text: clipEscaped(t, a2aTextBudget)})
 	}
 	parts = append(parts, dataPart(map[string]any{"tool_calls": calls}))
 	return a2a.NewMessageForTask(a2a.MessageRoleAgent, info, parts...)
 }
 
-// a2aPlan is the status message of a new todo list.
+// a2aPlan is the status message of a new todo list; a list too long to
+// show whole is told in words only (the thread's state has it).
 func a2aPlan(info a2a.TaskInfoProvider, plan []todos.Todo) *a2a.Message {
 	done := 0
 	for _, t := range plan {
@@ -169,22 +196,36 @@ func a2aPlan(info a2a.TaskInfoProvider, plan []todos.Todo) *a2a.Message {
 			done++
 		}
 	}
-	return a2a.NewMessageForTask(a2a.MessageRoleAgent, info,
-		a2a.TextPart{Text: fmt.Sprintf("Plan: %d of %d done", done, len(plan))},
-		dataPart(map[string]any{todos.Value: plan}))
+	parts := []a2a.Part{a2a.TextPart{Text: fmt.Sprintf("Plan: %d of %d done", done, len(plan))}}
+	if b, _ := json.Marshal(plan); len(b) <= a2aArgsBudget {
+		parts = append(parts, dataPart(map[string]any{todos.Value: plan}))
+	}
+	return a2a.NewMessageForTask(a2a.MessageRoleAgent, info, parts...)
 }
 
 // a2aQuestion is the status message of a task that waits for approval:
-// the calls in words and how to answer, and LangChain's interrupt value
-// (action_requests, review_configs) as data.
-func a2aQuestion(info a2a.TaskInfoProvider, cpID string, reqs []agent.ActionRequest) *a2a.Message {
+// the calls in words and how to answer, and LangChain's action requests
+// and review configs as data ({"action_requests": [{name, args,
+// description}], "review_configs": [{action_name, allowed_decisions}]}),
+// their arguments cut as a status message's.
+func a2aQuestion(info a2a.TaskInfoProvider, reqs []agent.ActionRequest) *a2a.Message {
+	per := max(a2aArgsMin, a2aArgsBudget/max(2*len(reqs), 1))
 	var b strings.Builder
 	b.WriteString("These tool calls need a decision:\n")
+	actions := make([]any, 0, len(reqs))
+	var reviews []any
+	seen := map[string]bool{}
 	for _, r := range reqs {
-		fmt.Fprintf(&b, "- %s %s\n", r.Tool, clip.Text(string(r.Args), a2aArgsLimit))
+		fmt.Fprintf(&b, "- %s %s\n", r.Tool, clipEscaped(string(r.Args), min(per, a2aTextBudget/max(len(reqs), 1))))
+		actions = append(actions, map[string]any{"name": r.Tool, "args": clipArgs(r.Args, per), "description": clipEscaped(r.Description, per)})
+		if !seen[r.Tool] {
+			seen[r.Tool] = true
+			reviews = append(reviews, map[string]any{"action_name": r.Tool, "allowed_decisions": r.Allowed})
+		}
 	}
 	b.WriteString(`Reply "approve", or "reject: REASON", or a data part {"decisions": [...]}.`)
-	return a2a.NewMessageForTask(a2a.MessageRoleAgent, info, a2a.TextPart{Text: b.String()}, dataPart(interruptOf(cpID, reqs).Value))
+	return a2a.NewMessageForTask(a2a.MessageRoleAgent, info, a2a.TextPart{Text: clipEscaped(b.String(), a2aTextBudget)},
+		dataPart(map[string]any{"action_requests": actions, "review_configs": reviews}))
 }
 
 // dataPart is v, as JSON, in a data part.

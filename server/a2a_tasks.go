@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,15 +26,28 @@ import (
 // thread in a run of its own. The task's record, in the server's store
 // (shared by replicas), names its current run; its state is that run's
 // while it goes on, and what the run ended as after.
+//
+// Every change of a context's task records (a task started or answered,
+// a waiting one cancelled, a run's end recorded, the thread's tasks
+// forgotten) is made holding the context's lock, on the database: each
+// reads the record, decides, and writes it back, and no replica's change
+// can overwrite another's it did not see.
 
 // a2aTasksNamespace holds the A2A tasks' records, by task ID.
 var a2aTasksNamespace = []string{"deepagents", "server", "a2a_tasks"}
 
+// contextLock is the lock of an A2A context's tasks.
+func contextLock(contextID string) string { return "deepagents-a2a/" + contextID }
+
 // Bounds of a task's record: the messages kept (the client's, and the
-// questions asked), and what each keeps of its parts.
+// questions asked), what each keeps of its parts (their text, data and
+// links, each part counting a2aPartCost more), and a failure's reason.
 const (
 	a2aHistoryLimit = 20
 	a2aMessageLimit = 64 << 10
+	a2aPartsLimit   = 64
+	a2aPartCost     = 64
+	a2aReasonLimit  = 4 << 10
 )
 
 // a2aFeedLimit bounds the events a live task keeps for the streams that
@@ -60,54 +74,69 @@ func (t *taskRecord) TaskInfo() a2a.TaskInfo {
 	return a2a.TaskInfo{TaskID: t.ID, ContextID: t.ContextID}
 }
 
-// remember adds m to the task's history, within its bounds: a message
-// keeps at most a2aMessageLimit bytes of its parts' text and data, files'
-// bytes are not kept (the thread has what the agent read of them).
+// remember adds m to the task's history, within its bounds: what a client
+// sent is kept as text, data and links, at most a2aMessageLimit bytes of
+// them; files' bytes, metadata and extensions are not kept (the thread
+// has what the agent read).
 func (t *taskRecord) remember(m *a2a.Message) {
-	kept := *m
-	kept.TaskID, kept.ContextID = t.ID, t.ContextID
-	kept.Parts = make(a2a.ContentParts, 0, len(m.Parts))
+	kept := &a2a.Message{ID: clip.Text(m.ID, 256), Role: m.Role, TaskID: t.ID, ContextID: t.ContextID}
 	budget := a2aMessageLimit
+	note := func(format string, args ...any) {
+		kept.Parts = append(kept.Parts, a2a.TextPart{Text: fmt.Sprintf(format, args...)})
+	}
 	for i, p := range m.Parts {
-		if budget <= 0 {
-			kept.Parts = append(kept.Parts, a2a.TextPart{Text: fmt.Sprintf("(%d more parts, not kept in the task's history)", len(m.Parts)-i)})
+		if budget <= 0 || len(kept.Parts) >= a2aPartsLimit {
+			note("(%d more parts, not kept in the task's history)", len(m.Parts)-i)
 			break
 		}
+		budget -= a2aPartCost
 		switch p := p.(type) {
 		case a2a.TextPart:
-			p.Text = clip.Text(p.Text, budget)
-			budget -= len(p.Text)
-			kept.Parts = append(kept.Parts, p)
+			text := clip.Text(p.Text, max(budget, 0))
+			budget -= len(text)
+			kept.Parts = append(kept.Parts, a2a.TextPart{Text: text})
 		case a2a.DataPart:
 			b, _ := json.Marshal(p.Data)
-			budget -= len(b)
-			if budget < 0 {
-				kept.Parts = append(kept.Parts, a2a.TextPart{Text: clip.Text(string(b), budget+len(b))})
-				continue
+			if len(b) > budget {
+				note("%s", clip.Text(string(b), max(budget, 0)))
+			} else {
+				kept.Parts = append(kept.Parts, a2a.DataPart{Data: p.Data})
 			}
-			kept.Parts = append(kept.Parts, p)
+			budget -= len(b)
 		case a2a.FilePart:
-			name := ""
 			switch f := p.File.(type) {
-			case a2a.FileBytes:
-				name = f.Name
 			case a2a.FileURI:
-				if budget -= len(f.URI); budget >= 0 {
-					kept.Parts = append(kept.Parts, p)
+				if len(f.URI) <= min(budget, 2048) {
+					meta := a2a.FileMeta{Name: clip.Text(f.Name, 256), MimeType: clip.Text(f.MimeType, 128)}
+					kept.Parts = append(kept.Parts, a2a.FilePart{File: a2a.FileURI{URI: f.URI, FileMeta: meta}})
+					budget -= len(f.URI)
 					continue
 				}
-				name = f.Name
+				note("(%s, a link not kept in the task's history)", clip.Text(cmp.Or(f.Name, "a file"), 256))
+			case a2a.FileBytes:
+				note("(%s, not kept in the task's history)", clip.Text(cmp.Or(f.Name, "a file"), 256))
 			}
-			kept.Parts = append(kept.Parts, a2a.TextPart{Text: "(" + cmpName(name, "a file") + ", not kept in the task's history)"})
 		}
 	}
-	t.History = append(t.History, &kept)
+	t.History = append(t.History, kept)
 	if n := len(t.History); n > a2aHistoryLimit {
 		t.History = slices.Delete(t.History, 0, n-a2aHistoryLimit)
 	}
 }
 
-// putTask writes a task's record.
+// inContext runs f holding the context's lock.
+func (s *Server) inContext(ctx context.Context, contextID string, f func() error) error {
+	lock := contextLock(contextID)
+	l, err := s.hold(ctx, lock)
+	if err != nil {
+		return fmt.Errorf("%w: taking the context's lock: %v", a2a.ErrInternalError, err)
+	}
+	defer s.letGo(ctx, lock, l)
+	return f()
+}
+
+// putTask writes a task's record, trying again a few times: a record not
+// written would leave a task working forever.
 func (s *Server) putTask(ctx context.Context, t *taskRecord) error {
 	t.UpdatedAt = time.Now().UTC()
 	b, err := json.Marshal(t)
@@ -118,12 +147,19 @@ func (s *Server) putTask(ctx context.Context, t *taskRecord) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	return s.store.Put(context.WithoutCancel(ctx), a2aTasksNamespace, string(t.ID), v)
+	ctx = context.WithoutCancel(ctx)
+	for try := 1; ; try++ {
+		err = s.store.Put(ctx, a2aTasksNamespace, string(t.ID), v)
+		if err == nil || try == 3 {
+			return err
+		}
+		time.Sleep(time.Duration(try) * 100 * time.Millisecond)
+	}
 }
 
 // getTask reads a task's record; nil when there is none.
 func (s *Server) getTask(ctx context.Context, id a2a.TaskID) (*taskRecord, error) {
-	if id == "" || idProblem(string(id)) != "" {
+	if idProblem(string(id)) != "" {
 		return nil, nil
 	}
 	it, err := s.store.Get(ctx, a2aTasksNamespace, string(id))
@@ -145,17 +181,49 @@ func taskOf(it *store.Item) *taskRecord {
 	return t
 }
 
+// contextTasks are the records of a context's tasks in a state.
+func (s *Server) contextTasks(ctx context.Context, contextID string, state a2a.TaskState) ([]*taskRecord, error) {
+	items, err := s.store.Search(ctx, a2aTasksNamespace, store.SearchOptions{Filter: map[string]any{"context_id": contextID, "state": string(state)}, Limit: 100})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*taskRecord, len(items))
+	for i := range items {
+		out[i] = taskOf(&items[i])
+	}
+	return out, nil
+}
+
+// busyWith returns the task a context's thread runs now, if any. Its
+// caller holds the context's lock, under which every task is recorded
+// before its run can take the thread: a task started through another
+// replica is seen before its run holds the thread.
+func (s *Server) busyWith(ctx context.Context, contextID string) (*taskRecord, error) {
+	started, err := s.contextTasks(ctx, contextID, a2a.TaskStateSubmitted)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range started {
+		if st, _, _ := s.runState(ctx, t); st == a2a.TaskStateSubmitted || st == a2a.TaskStateWorking {
+			return t, nil
+		}
+	}
+	return nil, nil
+}
+
 // settleWaiting cancels the tasks of a context that wait for a decision,
 // but the one named: a new task in the context goes on from where the
-// thread is, and their question is no longer asked.
+// thread is, and their question is no longer asked. Its caller holds the
+// context's lock.
 func (s *Server) settleWaiting(ctx context.Context, contextID string, except a2a.TaskID) {
-	items, err := s.store.Search(ctx, a2aTasksNamespace, store.SearchOptions{Filter: map[string]any{"context_id": contextID, "state": string(a2a.TaskStateInputRequired)}, Limit: 100})
+	ctx = context.WithoutCancel(ctx)
+	waiting, err := s.contextTasks(ctx, contextID, a2a.TaskStateInputRequired)
 	if err != nil {
 		s.log.Warn("server: looking up a context's waiting A2A tasks", "context", contextID, "err", err)
 		return
 	}
-	for i := range items {
-		if t := taskOf(&items[i]); t.ID != except {
+	for _, t := range waiting {
+		if t.ID != except {
 			t.State, t.Status = a2a.TaskStateCanceled, nil
 			if err := s.putTask(ctx, t); err != nil {
 				s.log.Warn("server: cancelling a waiting A2A task", "task", t.ID, "err", err)
@@ -166,7 +234,8 @@ func (s *Server) settleWaiting(ctx context.Context, contextID string, except a2a
 
 // forgetTasks deletes the A2A tasks of a deleted thread, once those whose
 // runs this replica executed (cancelled with the thread's runs) have
-// recorded their end.
+// recorded their end. A replica that records a task's end later finds no
+// record, and writes none.
 func (s *Server) forgetTasks(ctx context.Context, contextID string) {
 	for _, lt := range s.a2aTasks.of(contextID) {
 		select {
@@ -175,27 +244,38 @@ func (s *Server) forgetTasks(ctx context.Context, contextID string) {
 			return
 		}
 	}
-	for {
-		items, err := s.store.Search(ctx, a2aTasksNamespace, store.SearchOptions{Filter: map[string]any{"context_id": contextID}, Limit: 100})
-		if err != nil || len(items) == 0 {
-			return
-		}
-		for _, it := range items {
-			if err := s.store.Delete(ctx, a2aTasksNamespace, it.Key); err != nil {
-				return // what remains is found by no context: thread IDs are not reused
+	err := s.inContext(ctx, contextID, func() error {
+		for {
+			items, err := s.store.Search(ctx, a2aTasksNamespace, store.SearchOptions{Filter: map[string]any{"context_id": contextID}, Limit: 100})
+			if err != nil || len(items) == 0 {
+				return err
+			}
+			for _, it := range items {
+				if err := s.store.Delete(ctx, a2aTasksNamespace, it.Key); err != nil {
+					return err
+				}
 			}
 		}
+	})
+	if err != nil {
+		s.log.Warn("server: forgetting a deleted thread's A2A tasks", "thread", contextID, "err", err)
 	}
+	s.cfg.Saver.DeleteThread(context.WithoutCancel(ctx), contextLock(contextID)) //nolint:errcheck // a lock thread; taken again if needed
+}
+
+// taskState is the task's state as clients see it, its status message,
+// and its answer when it completed.
+func (s *Server) taskState(ctx context.Context, t *taskRecord) (a2a.TaskState, *a2a.Message, string) {
+	if t.State.Terminal() || t.State == a2a.TaskStateInputRequired {
+		return t.State, t.Status, t.Answer
+	}
+	return s.runState(ctx, t)
 }
 
 // taskView is the task as clients see it, at most historyLength messages
-// of its history (nil: all kept). While its run goes on, the run says its
-// state: here, or in the shared store when another replica runs it.
+// of its history (nil: all kept).
 func (s *Server) taskView(ctx context.Context, t *taskRecord, historyLength *int) *a2a.Task {
-	state, msg := t.State, t.Status
-	if !state.Terminal() && state != a2a.TaskStateInputRequired {
-		state, msg = s.runState(ctx, t)
-	}
+	state, msg, answer := s.taskState(ctx, t)
 	at := t.UpdatedAt
 	task := &a2a.Task{
 		ID: t.ID, ContextID: t.ContextID,
@@ -211,51 +291,85 @@ func (s *Server) taskView(ctx context.Context, t *taskRecord, historyLength *int
 		task.History = []*a2a.Message{}
 	}
 	if state == a2a.TaskStateCompleted {
-		task.Artifacts = []*a2a.Artifact{answerArtifact(t.Answer)}
+		task.Artifacts = []*a2a.Artifact{answerArtifact(answer)}
 	}
 	return task
 }
 
-// runState is the state of a task whose run has not ended as far as its
-// record says. A run that ended, whose replica is alive, is about to have
-// its end recorded: it still reads as working.
-func (s *Server) runState(ctx context.Context, t *taskRecord) (a2a.TaskState, *a2a.Message) {
-	status := langgraph.RunStatus("")
+// runState is the state of a task whose record says its run goes on: the
+// run's, here or in the shared store when another replica runs it. A run
+// that ended, on a replica alive, is about to have its end recorded: the
+// task still works. A run whose replica stopped without recording the
+// task's end ended as its thread says.
+func (s *Server) runState(ctx context.Context, t *taskRecord) (a2a.TaskState, *a2a.Message, string) {
+	var status langgraph.RunStatus
 	if rn := s.runs.get(t.ContextID, t.RunID); rn != nil {
 		status = rn.wire().Status
-		if status.Done() {
-			return a2a.TaskStateWorking, nil
+	} else if s.cfg.Store == nil {
+		return s.lostRun(ctx, t, langgraph.RunError)
+	} else {
+		it, err := s.cfg.Store.Get(ctx, runsNamespace, t.RunID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return s.lostRun(ctx, t, langgraph.RunError)
+		case err != nil:
+			return t.State, nil, "" // nothing known now: as recorded
 		}
-	} else if s.cfg.Store != nil {
-		if it, err := s.cfg.Store.Get(ctx, runsNamespace, t.RunID); err == nil {
-			rec := recordOf(it)
-			status = rec.Status
-			if _, dead := s.replica(ctx, rec.Replica); !dead && rec.Replica != s.replicaID {
-				if status.Done() {
-					return a2a.TaskStateWorking, nil
-				}
-			} else if !status.Done() || rec.Replica == s.replicaID {
-				status = langgraph.RunError
+		rec := recordOf(it)
+		if rec.Replica == s.replicaID {
+			// Recorded as this replica's, which does not have it: an
+			// earlier incarnation's, lost with it.
+			return s.lostRun(ctx, t, rec.Status)
+		}
+		if _, dead := s.replica(ctx, rec.Replica); dead {
+			return s.lostRun(ctx, t, rec.Status)
+		}
+		status = rec.Status
+	}
+	if status == langgraph.RunPending {
+		return a2a.TaskStateSubmitted, nil, ""
+	}
+	return a2a.TaskStateWorking, nil, ""
+}
+
+// lostRun is the end of a task whose run's replica stopped before it
+// recorded the end: a run recorded as ended, successful or waiting for a
+// decision, ended as its thread shows; any other failed.
+func (s *Server) lostRun(ctx context.Context, t *taskRecord, status langgraph.RunStatus) (a2a.TaskState, *a2a.Message, string) {
+	snap, err := s.cfg.Saver.Load(ctx, t.ContextID, "")
+	if err == nil {
+		switch status {
+		case langgraph.RunSuccess:
+			return a2a.TaskStateCompleted, nil, lastAnswer(snap.Messages)
+		case langgraph.RunInterrupted:
+			if reqs, _ := agent.PendingRequests(snap.Meta); len(reqs) > 0 {
+				return a2a.TaskStateInputRequired, a2aQuestion(t, reqs), ""
 			}
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return t.State, nil // nothing known now: as recorded
+			return a2a.TaskStateCanceled, nil, ""
 		}
 	}
-	switch status {
-	case langgraph.RunPending:
-		return a2a.TaskStateSubmitted, nil
-	case langgraph.RunRunning:
-		return a2a.TaskStateWorking, nil
+	return a2a.TaskStateFailed, a2a.NewMessageForTask(a2a.MessageRoleAgent, t, a2a.TextPart{Text: "The server running this task stopped before the task ended."}), ""
+}
+
+// lastAnswer is the text of the last assistant message that calls no
+// tool.
+func lastAnswer(msgs []llm.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := &msgs[i]; m.Role == llm.RoleAssistant && len(m.ToolCalls) == 0 {
+			return m.Text()
+		}
 	}
-	// The run is gone with the server that ran it (killed, restarted).
-	return a2a.TaskStateFailed, a2a.NewMessageForTask(a2a.MessageRoleAgent, t, a2a.TextPart{Text: "The server running this task stopped before the task ended."})
+	return ""
 }
 
 // liveTask is a task's run on this replica, and the A2A events it made so
 // far, for the streams that follow it.
 type liveTask struct {
-	rec *taskRecord // written by the follower alone once the run started
-	rn  *run
+	// id and contextID are the task's; info is them for the SDK's
+	// constructors.
+	id        a2a.TaskID
+	contextID string
+	rn        *run
 
 	mu     sync.Mutex
 	events []a2a.Event
@@ -271,11 +385,13 @@ type liveTask struct {
 	ended chan struct{}
 }
 
-func newLiveTask(rec *taskRecord) *liveTask {
-	return &liveTask{rec: rec, changed: make(chan struct{}), ended: make(chan struct{})}
+func newLiveTask(t *taskRecord) *liveTask {
+	return &liveTask{id: t.ID, contextID: t.ContextID, changed: make(chan struct{}), ended: make(chan struct{})}
 }
 
-func (lt *liveTask) TaskInfo() a2a.TaskInfo { return lt.rec.TaskInfo() }
+func (lt *liveTask) TaskInfo() a2a.TaskInfo {
+	return a2a.TaskInfo{TaskID: lt.id, ContextID: lt.contextID}
+}
 
 // add appends events for the followers; lt.mu is held.
 func (lt *liveTask) add(evs ...a2a.Event) {
@@ -355,7 +471,7 @@ func (l *liveTasks) of(contextID string) []*liveTask {
 	defer l.mu.Unlock()
 	var out []*liveTask
 	for _, lt := range l.m {
-		if lt.rec.ContextID == contextID {
+		if lt.contextID == contextID {
 			out = append(out, lt)
 		}
 	}
@@ -368,76 +484,83 @@ func (l *liveTasks) put(lt *liveTask) {
 	if l.m == nil {
 		l.m = map[a2a.TaskID]*liveTask{}
 	}
-	l.m[lt.rec.ID] = lt
+	l.m[lt.id] = lt
 }
 
 func (l *liveTasks) drop(lt *liveTask) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.m[lt.rec.ID] == lt {
-		delete(l.m, lt.rec.ID)
+	if l.m[lt.id] == lt {
+		delete(l.m, lt.id)
 	}
 }
 
-// follow records the task's run, and its end once the run ends: the
-// answer, the question of a run that waits for decisions, the failure.
-// The record is written before follow returns, so that the end, written
-// later by the same goroutine, is never overwritten by the start.
-func (s *Server) follow(ctx context.Context, lt *liveTask) {
-	if err := s.putTask(ctx, lt.rec); err != nil {
-		s.log.Warn("server: recording an A2A task", "task", lt.rec.ID, "err", err)
-	}
+// track makes a task's run live here, and records its end when it ends.
+func (s *Server) track(lt *liveTask) {
 	s.a2aTasks.put(lt)
 	if !s.goRun(func() { s.settle(lt) }) {
-		s.settle(lt) // the server is closing: the run is being cancelled
+		go s.settle(lt) // the server is closing: the run is being cancelled
 	}
 }
 
-// settle waits for a task's run to end and records how it ended.
+// settle waits for a task's run to end and records how it ended: the
+// answer, the question of a run that waits for decisions, the failure.
+// The record is written under the context's lock, and only while it is
+// still this run's task's.
 func (s *Server) settle(lt *liveTask) {
 	defer s.a2aTasks.drop(lt)
+	defer close(lt.ended)
 	<-lt.rn.finished
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rec := lt.rec
 	lt.mu.Lock()
 	paused, answer := lt.paused, lt.answer
 	lt.mu.Unlock()
-	var evs []a2a.Event
-	rec.Status = nil
+	var (
+		state    a2a.TaskState
+		msg      *a2a.Message
+		question bool
+	)
 	switch status := lt.rn.wire().Status; {
 	case status == langgraph.RunSuccess:
-		rec.State, rec.Answer = a2a.TaskStateCompleted, answer
-		evs = append(answerChunks(lt, answer), lt.status(rec.State, nil, true))
+		state = a2a.TaskStateCompleted
 	case status == langgraph.RunInterrupted && paused:
-		snap, err := s.cfg.Saver.Load(ctx, rec.ContextID, "")
-		var reqs []agent.ActionRequest
-		if err == nil {
-			reqs, _ = agent.PendingRequests(snap.Meta)
+		state = a2a.TaskStateFailed
+		msg = a2a.NewMessageForTask(a2a.MessageRoleAgent, lt, a2a.TextPart{Text: "The run stopped for a decision that cannot be read back from the thread."})
+		if snap, err := s.cfg.Saver.Load(ctx, lt.contextID, ""); err == nil {
+			if reqs, _ := agent.PendingRequests(snap.Meta); len(reqs) > 0 {
+				state, msg, question = a2a.TaskStateInputRequired, a2aQuestion(lt, reqs), true
+			}
 		}
-		if len(reqs) == 0 {
-			rec.State = a2a.TaskStateFailed
-			rec.Status = a2a.NewMessageForTask(a2a.MessageRoleAgent, rec, a2a.TextPart{Text: "The run stopped for a decision that cannot be read back from the thread."})
-		} else {
-			rec.State = a2a.TaskStateInputRequired
-			rec.Status = a2aQuestion(rec, snap.ID, reqs)
-			rec.remember(rec.Status)
-		}
-		evs = append(evs, lt.status(rec.State, rec.Status, true))
 	case status == langgraph.RunInterrupted:
-		rec.State = a2a.TaskStateCanceled
-		evs = append(evs, lt.status(rec.State, nil, true))
+		state = a2a.TaskStateCanceled
+	case s.baseCtx.Err() != nil:
+		state = a2a.TaskStateFailed
+		msg = a2a.NewMessageForTask(a2a.MessageRoleAgent, lt, a2a.TextPart{Text: "The server stopped before the task ended."})
 	default:
-		rec.State = a2a.TaskStateFailed
-		rec.Status = a2a.NewMessageForTask(a2a.MessageRoleAgent, rec, a2a.TextPart{Text: "The run failed: " + cmpName(lt.rn.errMsg, "no reason given")})
-		evs = append(evs, lt.status(rec.State, rec.Status, true))
+		state = a2a.TaskStateFailed
+		msg = a2a.NewMessageForTask(a2a.MessageRoleAgent, lt, a2a.TextPart{Text: "The run failed: " + clip.Text(cmp.Or(lt.rn.errMsg, "no reason given"), a2aReasonLimit)})
 	}
-	if err := s.putTask(ctx, rec); err != nil {
-		s.log.Warn("server: recording an A2A task's end", "task", rec.ID, "err", err)
+	err := s.inContext(ctx, lt.contextID, func() error {
+		t, err := s.getTask(ctx, lt.id)
+		if err != nil || t == nil || t.RunID != lt.rn.id {
+			return err // forgotten with its thread, or not this run's
+		}
+		t.State, t.Status, t.Answer = state, msg, answer
+		if question {
+			t.remember(msg)
+		}
+		return s.putTask(ctx, t)
+	})
+	if err != nil {
+		s.log.Warn("server: recording an A2A task's end", "task", lt.id, "err", err)
+	}
+	var evs []a2a.Event
+	if state == a2a.TaskStateCompleted {
+		evs = answerChunks(lt, answer)
 	}
 	lt.mu.Lock()
-	lt.add(evs...)
+	lt.add(append(evs, lt.status(state, msg, true))...)
 	lt.done = true
 	lt.mu.Unlock()
-	close(lt.ended)
 }

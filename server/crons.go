@@ -329,31 +329,6 @@ func (s *Server) getCron(ctx context.Context, id string) (*cronRecord, error) {
 	return cronOf(it), nil
 }
 
-// lockCron takes a cron's lease, waiting while a firing or another
-// change holds it.
-func (s *Server) lockCron(ctx context.Context, id string) (checkpoint.Lease, error) {
-	for {
-		l, err := s.cfg.Saver.Acquire(ctx, cronLockThread(id), nil)
-		if !errors.Is(err, checkpoint.ErrBusy) {
-			return l, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// unlockCron ends a cron's lease.
-func (s *Server) unlockCron(ctx context.Context, id string, l checkpoint.Lease) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if err := l.Release(ctx, checkpoint.StatusIdle); err != nil {
-		s.log.Warn("server: releasing a cron's lease", "cron", id, "err", err)
-	}
-}
-
 func (s *Server) deleteCron(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("cron_id")
 	ctx := r.Context()
@@ -366,13 +341,13 @@ func (s *Server) deleteCron(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, fmt.Sprintf("Cron with ID %s not found", id))
 		return
 	}
-	l, err := s.lockCron(ctx, id)
+	l, err := s.hold(ctx, cronLockThread(id))
 	if err != nil {
 		storageError(w, cronLockThread(id), err)
 		return
 	}
 	err = s.store.Delete(ctx, cronsNamespace, id)
-	s.unlockCron(ctx, id, l)
+	s.letGo(ctx, cronLockThread(id), l)
 	if err != nil {
 		storeError(w, err)
 		return
@@ -396,14 +371,14 @@ func (s *Server) updateCron(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	l, err := s.lockCron(ctx, id)
+	l, err := s.hold(ctx, cronLockThread(id))
 	if err != nil {
 		storageError(w, cronLockThread(id), err)
 		return
 	}
 	c, err := s.getCron(ctx, id)
 	if err != nil || c == nil {
-		s.unlockCron(ctx, id, l)
+		s.letGo(ctx, cronLockThread(id), l)
 		if err != nil {
 			storeError(w, err)
 		} else {
@@ -412,7 +387,7 @@ func (s *Server) updateCron(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	defer s.unlockCron(ctx, id, l)
+	defer s.letGo(ctx, cronLockThread(id), l)
 	reschedule := false
 	if q.Schedule != nil {
 		c.Schedule, reschedule = strings.TrimSpace(*q.Schedule), true
@@ -719,7 +694,7 @@ func (s *Server) claimCron(ctx context.Context, id string, now time.Time) (*cron
 		}
 		return nil, false
 	}
-	defer s.unlockCron(ctx, id, l)
+	defer s.letGo(ctx, cronLockThread(id), l)
 	c, err := s.getCron(ctx, id)
 	if err != nil {
 		return nil, false
