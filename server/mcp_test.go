@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -544,6 +545,45 @@ func TestMCPAccess(t *testing.T) {
 			if h.Get("Access-Control-Allow-Origin") != "http://localhost:3000" || !strings.Contains(h.Get("Access-Control-Expose-Headers"), "mcp-session-id") {
 				t.Errorf("CORS headers %v", h)
 			}
+		})
+	}
+}
+
+// TestOfficialMCPSDK runs the official MCP TypeScript SDK (1.32.2, with
+// StreamableHTTPClientTransport, the API key as a header) against /mcp of
+// a server on a SQLite database (testdata/sdk/mcp.mjs): listTools, a task
+// to its answer with progress, an approval round trip, and a closed client
+// cancelling its call's run. With DEEPAGENTS_TEST_POSTGRES_URL it also runs
+// against two replicas on PostgreSQL, the approval's decision sent to the
+// other one.
+func TestOfficialMCPSDK(t *testing.T) {
+	node := sdkNode(t)
+	t.Run("sqlite", func(t *testing.T) {
+		db := sdkDB(t)
+		a, err := deepagents.New(deepagents.Config{
+			Model:        replay.Inline{},
+			Checkpointer: db.Saver(),
+			InterruptOn:  map[string]deepagents.InterruptOn{"write_file": {}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: db.Saver(), APIKey: "mcp-key"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(s)
+		defer func() {
+			hs.CloseClientConnections()
+			s.Close()
+			hs.Close()
+		}()
+		runSDK(t, node, "mcp.mjs", hs.URL, "mcp-key")
+	})
+	if pg := os.Getenv("DEEPAGENTS_TEST_POSTGRES_URL"); pg != "" {
+		t.Run("postgres replicas", func(t *testing.T) {
+			a, b := pgReplicas(t, pg)
+			runSDK(t, node, "mcp.mjs", a, "", b)
 		})
 	}
 }
