@@ -477,8 +477,9 @@ func TestMCPCallCancelled(t *testing.T) {
 }
 
 // /mcp is behind the server's checks: the key (as X-Api-Key or a bearer
-// token) when one is set, no page of another origin; a page of an
-// allowed origin may send MCP's headers and read the session's.
+// token) when one is set, no page of another origin, a JSON body; a page
+// of an allowed origin may send MCP's headers and read the session's.
+// Stateless, it serves POST alone.
 func TestMCPAccess(t *testing.T) {
 	f := newMCPServer(t, mcpOptions{apiKey: "secret"})
 	tests := []struct {
@@ -522,6 +523,7 @@ func TestMCPAccess(t *testing.T) {
 		{"a page of another site, without Origin", http.MethodPost, []string{"Accept", "application/json, text/event-stream", "X-Api-Key", "secret", "Sec-Fetch-Site", "cross-site"}, http.StatusForbidden, false},
 		{"a page of an allowed origin", http.MethodPost, []string{"Accept", "application/json, text/event-stream", "X-Api-Key", "secret", "Origin", "http://localhost:3000"}, http.StatusOK, true},
 		{"a preflight of an allowed origin", http.MethodOptions, []string{"Origin", "http://localhost:3000", "Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "mcp-protocol-version,mcp-session-id"}, http.StatusNoContent, true},
+		{"a GET: no session, no stream of its own", http.MethodGet, []string{"Accept", "text/event-stream", "X-Api-Key", "secret"}, http.StatusMethodNotAllowed, false},
 		{"a text/plain post", http.MethodPost, []string{"Accept", "application/json, text/event-stream", "X-Api-Key", "secret", "Content-Type", "text/plain"}, http.StatusUnsupportedMediaType, false},
 	}
 	for _, tt := range raw {
