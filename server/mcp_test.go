@@ -452,6 +452,36 @@ func TestMCPRefusals(t *testing.T) {
 	}
 }
 
+// Calls count against MaxRuns: with one slot taken, the next call's run
+// waits, pending, and runs once the slot is free.
+func TestMCPCallsCountAgainstMaxRuns(t *testing.T) {
+	f := newMCPServer(t, mcpOptions{maxRuns: 1})
+	c := mustConnectMCP(t, f, protocolVersions[0])
+	go c.CallTool(context.Background(), &sdk.CallToolParams{Name: "deepagent", Arguments: map[string]any{"task": script(map[string]any{"content": "Slow.", "delay_ms": 60000}), "thread_id": "first"}})
+	waitFor(t, "the first run", func() bool { return runStatus(f, "first") == "running" })
+	f.json(http.MethodPost, "/threads", map[string]any{"thread_id": "second"}, http.StatusOK, nil)
+	second := make(chan taskOutput, 1)
+	go func() {
+		res, err := c.CallTool(context.Background(), &sdk.CallToolParams{Name: "deepagent", Arguments: map[string]any{"task": script(map[string]any{"content": "Second."}), "thread_id": "second"}})
+		var out taskOutput
+		if err == nil {
+			b, _ := json.Marshal(res.StructuredContent)
+			json.Unmarshal(b, &out)
+		}
+		second <- out
+	}()
+	waitFor(t, "the second run, pending", func() bool { return runStatus(f, "second") == "pending" })
+	f.json(http.MethodDelete, "/threads/first", nil, http.StatusNoContent, nil)
+	select {
+	case out := <-second:
+		if out.Status != "completed" || out.Answer != "Second." {
+			t.Errorf("the second call: %+v", out)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second call did not end")
+	}
+}
+
 // A call whose host goes away (its request's connection closes, or, in
 // the sessionless protocol, the host cancels it) cancels its run.
 func TestMCPCallCancelled(t *testing.T) {
