@@ -69,8 +69,9 @@ var layers = map[string][]string{
 	// The run loop: it knows no backend and no tool by name.
 	"agent": {"checkpoint", "llm", "store", "thread", "tool", "internal/jsonenc"},
 
-	// The LangGraph API server.
-	"server": {"agent", "checkpoint", "langgraph", "llm", "middleware/todos", "store", "thread", "internal/clip"},
+	// The LangGraph API server (with A2A); mcp for /mcp, whose tools take
+	// and answer what deepagents mcp-serve's run_task does.
+	"server": {"agent", "checkpoint", "langgraph", "llm", "mcp", "middleware/todos", "store", "thread", "internal/clip"},
 	"mcp":    {"agent", "checkpoint", "llm", "middleware/todos", "tool", "internal/procinfo"},
 
 	// Tracing: the middleware on the OpenTelemetry API, and the SDK's

@@ -111,17 +111,12 @@ func pendingCall(r agent.ActionRequest) PendingCall {
 }
 
 func (h *handlers) runTask(ctx context.Context, req *sdk.CallToolRequest, in RunTaskInput) (*sdk.CallToolResult, RunTaskOutput, error) {
-	var run agent.Input
-	switch in.Decision {
-	case "":
-		if strings.TrimSpace(in.Task) == "" {
-			return nil, RunTaskOutput{}, errors.New("task is empty")
-		}
-		run = agent.Input{ThreadID: in.ThreadID, Messages: []llm.Message{llm.UserText(in.Task)}}
-	case "approve", "reject":
-		if in.ThreadID == "" || in.Task != "" {
-			return nil, RunTaskOutput{}, errors.New("a decision goes with the thread_id of the thread that waits, and no task")
-		}
+	d, err := in.Decide()
+	if err != nil {
+		return nil, RunTaskOutput{}, err
+	}
+	run := agent.Input{ThreadID: in.ThreadID, Messages: []llm.Message{llm.UserText(in.Task)}}
+	if d != nil {
 		pending, err := h.pending(ctx, in.ThreadID)
 		if err != nil {
 			return nil, RunTaskOutput{}, err
@@ -129,17 +124,12 @@ func (h *handlers) runTask(ctx context.Context, req *sdk.CallToolRequest, in Run
 		if len(pending) == 0 {
 			return nil, RunTaskOutput{}, fmt.Errorf("thread %s waits on no decision", in.ThreadID)
 		}
-		d := agent.Decision{Type: agent.DecisionApprove}
-		if in.Decision == "reject" {
-			d = agent.Decision{Type: agent.DecisionReject, Message: in.Message}
-		}
-		run = agent.Input{ThreadID: in.ThreadID, Decisions: slices.Repeat([]agent.Decision{d}, len(pending))}
-	default:
-		return nil, RunTaskOutput{}, fmt.Errorf("decision must be approve or reject, not %q", in.Decision)
+		run = agent.Input{ThreadID: in.ThreadID, Decisions: slices.Repeat([]agent.Decision{*d}, len(pending))}
 	}
 	run.Values = h.values
-	progress := newProgress(req)
+	progress := NewProgress(req)
 	var end agent.Event
+	answer := ""
 	for e, err := range h.a.Stream(ctx, run) {
 		if err != nil {
 			if ctx.Err() != nil {
@@ -150,26 +140,78 @@ func (h *handlers) runTask(ctx context.Context, req *sdk.CallToolRequest, in Run
 		if e.Type == agent.EventRunEnd && len(e.Namespace) == 0 {
 			end = e
 		}
-		progress.event(ctx, e)
+		if text, ok := Answer(&e); ok {
+			answer = text
+		}
+		if msg := ProgressMessage(&e); msg != "" {
+			progress.Notify(ctx, msg)
+		}
 	}
-	out := RunTaskOutput{ThreadID: end.ThreadID, Status: string(end.Status), Answer: progress.answer}
+	res, out := TaskEnd{ThreadID: end.ThreadID, Status: end.Status, Answer: answer, Pending: end.Interrupts, Error: end.Error}.Result(RunTaskTool)
+	return res, out, nil
+}
+
+// Decide reads the arguments' decision: nil for a new task, the decision
+// on every tool call the thread waits on otherwise. It fails on arguments
+// that are neither: no task and no decision, a decision without the
+// thread_id or with a task, a decision other than approve or reject.
+func (in RunTaskInput) Decide() (*agent.Decision, error) {
+	switch in.Decision {
+	case "":
+		if strings.TrimSpace(in.Task) == "" {
+			return nil, errors.New("task is empty")
+		}
+		return nil, nil
+	case "approve", "reject":
+		if in.ThreadID == "" || in.Task != "" {
+			return nil, errors.New("a decision goes with the thread_id of the thread that waits, and no task")
+		}
+		if in.Decision == "reject" {
+			return &agent.Decision{Type: agent.DecisionReject, Message: in.Message}, nil
+		}
+		return &agent.Decision{Type: agent.DecisionApprove}, nil
+	}
+	return nil, fmt.Errorf("decision must be approve or reject, not %q", in.Decision)
+}
+
+// TaskEnd is how the run of a task ended, as a tool call reports it: what
+// run_task answers, and what each assistant's tool of the LangGraph API
+// server's /mcp answers (package server), so that a host sees one
+// contract from both.
+type TaskEnd struct {
+	ThreadID string
+	Status   agent.RunStatus
+	// Answer is the main agent's last message without tool calls.
+	Answer string
+	// Pending are the tool calls awaiting a decision, when Status is
+	// interrupted.
+	Pending []agent.ActionRequest
+	// Error is why the run failed, for any other Status.
+	Error string
+}
+
+// Result returns the call's result and its structured content. tool is
+// the tool the host calls again with the thread_id and a decision, as the
+// text of an interrupted run tells it.
+func (e TaskEnd) Result(tool string) (*sdk.CallToolResult, RunTaskOutput) {
+	out := RunTaskOutput{ThreadID: e.ThreadID, Status: string(e.Status), Answer: e.Answer}
 	res := &sdk.CallToolResult{}
-	switch end.Status {
+	switch e.Status {
 	case agent.StatusCompleted:
 		res.Content = []sdk.Content{&sdk.TextContent{Text: out.Answer + "\n\n[thread_id: " + out.ThreadID + "]"}}
 	case agent.StatusInterrupted:
 		var b strings.Builder
-		fmt.Fprintf(&b, "The run on thread %s stopped: these tool calls need a decision (call %s with the thread_id and decision approve or reject):\n", out.ThreadID, RunTaskTool)
-		for _, r := range end.Interrupts {
+		fmt.Fprintf(&b, "The run on thread %s stopped: these tool calls need a decision (call %s with the thread_id and decision approve or reject):\n", out.ThreadID, tool)
+		for _, r := range e.Pending {
 			out.Pending = append(out.Pending, pendingCall(r))
 			fmt.Fprintf(&b, "- %s %s\n", r.Tool, r.Args)
 		}
 		res.Content = []sdk.Content{&sdk.TextContent{Text: b.String()}}
 	default:
 		res.IsError = true
-		res.Content = []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("The run on thread %s failed: %s", out.ThreadID, end.Error)}}
+		res.Content = []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("The run on thread %s failed: %s", out.ThreadID, e.Error)}}
 	}
-	return res, out, nil
+	return res, out
 }
 
 // pending returns what a thread waits on.
@@ -193,42 +235,35 @@ func (h *handlers) load(ctx context.Context, threadID string) (*checkpoint.Snaps
 	return snap, err
 }
 
-// progress reports a run's steps to a client that asked for them, and
-// gathers the main agent's answer.
-type progress struct {
-	req    *sdk.CallToolRequest
-	token  any
-	n      float64
-	answer string
+// Answer returns the text of e when e is a message of the main agent
+// without tool calls: the run's answer, if no later one comes.
+func Answer(e *agent.Event) (string, bool) {
+	if e.Type != agent.EventMessage || len(e.Namespace) > 0 || e.Message == nil || len(e.Message.ToolCalls) > 0 {
+		return "", false
+	}
+	return e.Message.Text(), true
 }
 
-func newProgress(req *sdk.CallToolRequest) *progress {
-	return &progress{req: req, token: req.Params.GetProgressToken()}
-}
-
-func (p *progress) event(ctx context.Context, e agent.Event) {
-	var msg string
+// ProgressMessage is what a run's event tells a host that follows the
+// run, as the message of a progress notification: a tool called, a tool
+// failed, the todo list's progress, a notice (a subagent's prefixed with
+// its path); "" for an event that tells nothing.
+func ProgressMessage(e *agent.Event) string {
 	who := ""
 	if len(e.Namespace) > 0 {
 		who = strings.Join(e.Namespace, "/") + ": "
 	}
 	switch e.Type {
-	case agent.EventMessage:
-		if len(e.Namespace) == 0 && e.Message != nil && len(e.Message.ToolCalls) == 0 {
-			p.answer = e.Message.Text()
-		}
-		return
 	case agent.EventToolCall:
-		msg = fmt.Sprintf("%scalling %s", who, e.Name)
+		return fmt.Sprintf("%scalling %s", who, e.Name)
 	case agent.EventToolResult:
-		if !e.IsError {
-			return
+		if e.IsError {
+			return fmt.Sprintf("%s%s failed", who, e.Name)
 		}
-		msg = fmt.Sprintf("%s%s failed", who, e.Name)
 	case agent.EventState:
-		plan, ok := todos.FromEvent(e)
+		plan, ok := todos.FromEvent(*e)
 		if !ok {
-			return
+			return ""
 		}
 		done := 0
 		for _, t := range plan {
@@ -236,12 +271,35 @@ func (p *progress) event(ctx context.Context, e agent.Event) {
 				done++
 			}
 		}
-		msg = fmt.Sprintf("%stodos: %d of %d done", who, done, len(plan))
+		return fmt.Sprintf("%stodos: %d of %d done", who, done, len(plan))
 	case agent.EventNotice:
-		msg = who + e.Content
-	default:
-		return
+		return who + e.Content
 	}
+	return ""
+}
+
+// Progress sends a tool call's progress notifications, when the host
+// asked for them (the call's progress token). It is not safe for
+// concurrent use: a call's notifications go out in order, from one
+// goroutine.
+type Progress struct {
+	req   *sdk.CallToolRequest
+	token any
+	n     float64
+}
+
+// NewProgress returns the progress of the call req.
+func NewProgress(req *sdk.CallToolRequest) *Progress {
+	return &Progress{req: req, token: req.Params.GetProgressToken()}
+}
+
+// Wanted reports whether the host asked for progress notifications.
+func (p *Progress) Wanted() bool { return p.token != nil }
+
+// Notify sends msg as the call's next progress notification, if the host
+// asked for them. ctx must be the call's (the SDK sends a notification
+// on the stream of the request it belongs to).
+func (p *Progress) Notify(ctx context.Context, msg string) {
 	if p.token == nil {
 		return
 	}

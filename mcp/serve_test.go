@@ -9,6 +9,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/deepagents-go/deepagents"
+	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
@@ -137,6 +138,78 @@ func TestServeApprovalRoundTrip(t *testing.T) {
 			// A thread that waits on nothing refuses a decision.
 			if res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: mcp.RunTaskTool, Arguments: map[string]any{"thread_id": out.ThreadID, "decision": "approve"}}); err != nil || !res.IsError {
 				t.Errorf("a decision on a thread that waits on nothing: %v %+v", err, res)
+			}
+		})
+	}
+}
+
+// Decide tells a new task from a decision, and refuses what is neither,
+// for run_task and the LangGraph API server's /mcp alike.
+func TestRunTaskInputDecide(t *testing.T) {
+	tests := []struct {
+		name string
+		in   mcp.RunTaskInput
+		want *agent.Decision // nil: a new task
+		err  string          // "": no error
+	}{
+		{"a task", mcp.RunTaskInput{Task: "write it"}, nil, ""},
+		{"a task on a thread", mcp.RunTaskInput{Task: "more", ThreadID: "t"}, nil, ""},
+		{"no task", mcp.RunTaskInput{Task: "  "}, nil, "task is empty"},
+		{"approve", mcp.RunTaskInput{ThreadID: "t", Decision: "approve", Message: "ignored"}, &agent.Decision{Type: agent.DecisionApprove}, ""},
+		{"reject", mcp.RunTaskInput{ThreadID: "t", Decision: "reject", Message: "not now"}, &agent.Decision{Type: agent.DecisionReject, Message: "not now"}, ""},
+		{"a decision without a thread", mcp.RunTaskInput{Decision: "approve"}, nil, "goes with the thread_id"},
+		{"a decision and a task", mcp.RunTaskInput{ThreadID: "t", Decision: "approve", Task: "x"}, nil, "goes with the thread_id"},
+		{"an unknown decision", mcp.RunTaskInput{ThreadID: "t", Decision: "edit"}, nil, `not "edit"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := tt.in.Decide()
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err %v, want one saying %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (d == nil) != (tt.want == nil) || (d != nil && (d.Type != tt.want.Type || d.Message != tt.want.Message || d.Args != nil)) {
+				t.Errorf("decision %+v, want %+v", d, tt.want)
+			}
+		})
+	}
+}
+
+// A run's end reads as one contract: the answer with its thread, the calls
+// that wait (arguments as objects, the tool to call again named), or the
+// failure as an error result.
+func TestTaskEndResult(t *testing.T) {
+	tests := []struct {
+		name    string
+		end     mcp.TaskEnd
+		isError bool
+		text    []string // what the text result contains
+		pending int
+	}{
+		{"completed", mcp.TaskEnd{ThreadID: "t1", Status: agent.StatusCompleted, Answer: "Done."}, false, []string{"Done.", "[thread_id: t1]"}, 0},
+		{"interrupted", mcp.TaskEnd{ThreadID: "t1", Status: agent.StatusInterrupted, Pending: []agent.ActionRequest{{Tool: "write_file", Args: json.RawMessage(`{"file_path":"/a"}`)}}},
+			false, []string{"thread t1", "call writer with", `- write_file {"file_path":"/a"}`}, 1},
+		{"failed", mcp.TaskEnd{ThreadID: "t1", Status: agent.StatusFailed, Error: "boom"}, true, []string{"The run on thread t1 failed: boom"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, out := tt.end.Result("writer")
+			if res.IsError != tt.isError || out.ThreadID != "t1" || out.Status != string(tt.end.Status) || out.Answer != tt.end.Answer || len(out.Pending) != tt.pending {
+				t.Fatalf("result %+v, output %+v", res, out)
+			}
+			text := res.Content[0].(*sdk.TextContent).Text
+			for _, want := range tt.text {
+				if !strings.Contains(text, want) {
+					t.Errorf("text %q lacks %q", text, want)
+				}
+			}
+			if tt.pending > 0 && out.Pending[0].Args["file_path"] != "/a" {
+				t.Errorf("pending %+v", out.Pending)
 			}
 		})
 	}

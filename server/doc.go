@@ -15,4 +15,8 @@
 // on the wire (LangChain message dicts, todos, files) is in values.go; the
 // streaming format in stream.go; docs/server.md describes the endpoints
 // and what differs from LangGraph's.
+//
+// It also offers its assistants to MCP hosts at /mcp (mcp.go), each a tool
+// with the contract of deepagents mcp-serve's run_task, each call one of
+// its runs.
 package server

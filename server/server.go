@@ -170,7 +170,10 @@ func New(cfg Config) (*Server, error) {
 		hosts = append(slices.Clip(hosts), u.Host)
 	}
 	var err error
-	if s.handler, err = Protect(checkIDs(s.mux), Access{APIKey: cfg.APIKey, AllowedOrigins: cfg.AllowedOrigins, AllowedHosts: hosts, Open: []string{langgraph.PathOK}}); err != nil {
+	if s.handler, err = Protect(checkIDs(s.mux), Access{APIKey: cfg.APIKey, AllowedOrigins: cfg.AllowedOrigins, AllowedHosts: hosts, Open: []string{langgraph.PathOK},
+		// The LangGraph SDK's headers, and MCP's (/mcp).
+		AllowHeaders:  slices.Concat(defaultAllowHeaders, mcpAllowHeaders),
+		ExposeHeaders: slices.Concat(defaultExposeHeaders, mcpExposeHeaders)}); err != nil {
 		return nil, err
 	}
 	if cfg.Store != nil {
@@ -254,13 +257,14 @@ func (s *Server) routes() {
 	s.storeRoutes(m)
 	s.cronRoutes(m)
 	s.a2aRoutes(m)
+	s.mcpRoutes(m)
 	s.mux = m
 }
 
 func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"version": "deepagents-go",
-		"flags":   map[string]bool{"assistants": true, "crons": true, "langsmith": false},
+		"flags":   map[string]bool{"assistants": true, "crons": true, "langsmith": false, "mcp": true},
 	})
 }
 
