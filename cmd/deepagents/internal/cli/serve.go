@@ -108,6 +108,10 @@ Approvals are off unless --interrupt-on names the tools that need them.
 Clients name each run's thread and choose its durability (the request's
 durability: sync unless it asks for async or exit).
 
+Each assistant is also an MCP tool, for MCP hosts, at /mcp (streamable
+HTTP, stateless): the tool takes and answers what mcp-serve's run_task
+does, each call a run of a thread of the server's (docs/server.md).
+
 Each assistant is also an A2A agent, for other agents: its card at
 /.well-known/agent-card.json?assistant_id=ID (or /a2a/ID/.well-known/
 agent-card.json), its JSON-RPC endpoint at /a2a/ID; a context is a thread,
