@@ -26,7 +26,13 @@
 //
 // Usage, from the repository root (Linux: RSS is read from /proc):
 //
-//	go run ./bench/serve [-n 1000] [-idle 1000] [-turns 5] [-keep]
+//	go run ./bench/serve [-n 1000] [-idle 1000] [-turns 5] [-keep] [-protocol langgraph|a2a|mcp]
+//
+// -protocol sets what the load's clients speak: the LangGraph API (a thread
+// and a streamed run), A2A (message/stream of a task in a new context, at
+// /a2a/deepagent), or MCP (a tools/call of the assistant's tool at /mcp,
+// whose answer is the first event). The idle threads and held runs are the
+// LangGraph API's either way.
 package main
 
 import (
@@ -57,7 +63,18 @@ func main() {
 	bin := flag.String("bin", "", "deepagents binary (default: built from ./cmd/deepagents)")
 	url := flag.String("url", "", "load another server instead, already running at this URL (LangGraph's, say: see bench/serve/js)")
 	pid := flag.Int("pid", 0, "with -url: the server's process, whose memory is read")
+	proto := flag.String("protocol", "langgraph", "what the load's clients speak: langgraph, a2a or mcp")
 	flag.Parse()
+	switch *proto {
+	case "langgraph":
+	case "a2a":
+		each = streamA2A
+	case "mcp":
+		each = callMCP
+	default:
+		fmt.Fprintln(os.Stderr, "serve: -protocol is langgraph, a2a or mcp")
+		os.Exit(2)
+	}
 	if err := run(*n, *idle, *turns, *keep, *bin, *url, *pid); err != nil {
 		fmt.Fprintln(os.Stderr, "serve:", err)
 		os.Exit(1)
@@ -171,16 +188,9 @@ func load(url string, pid, n, idle, turns int) error {
 	start = time.Now()
 	err := parallel(n, n, func(i int) error {
 		t0 := time.Now()
-		tid, err := createThread(client, url)
+		f, err := each(client, url, turns)
 		if err != nil {
-			return err
-		}
-		f, events, err := streamRun(client, url, tid, script(turns, 0))
-		if err != nil {
-			return err
-		}
-		if events < 2*turns {
-			return fmt.Errorf("run %d: %d events", i, events)
+			return fmt.Errorf("run %d: %w", i, err)
 		}
 		first[i], total[i] = f, time.Since(t0)
 		return nil
@@ -221,6 +231,87 @@ func script(turns, delayMS int) string {
 	}
 	b, _ := json.Marshal(map[string]any{"turns": ts})
 	return string(b)
+}
+
+// each is what one client of the load does: a run of turns turns, the
+// time to its first event.
+var each = streamLangGraph
+
+// streamLangGraph creates a thread and streams a run on it.
+func streamLangGraph(c *http.Client, url string, turns int) (time.Duration, error) {
+	tid, err := createThread(c, url)
+	if err != nil {
+		return 0, err
+	}
+	f, events, err := streamRun(c, url, tid, script(turns, 0))
+	if err == nil && events < 2*turns {
+		err = fmt.Errorf("%d events", events)
+	}
+	return f, err
+}
+
+// rpc is a JSON-RPC request's body.
+func rpc(method string, params any) []byte {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	return b
+}
+
+// streamA2A streams a task of a new context, to its final status.
+func streamA2A(c *http.Client, url string, turns int) (time.Duration, error) {
+	msg := map[string]any{"kind": "message", "role": "user", "messageId": strconv.FormatInt(time.Now().UnixNano(), 36),
+		"parts": []any{map[string]any{"kind": "text", "text": script(turns, 0)}}}
+	t0 := time.Now()
+	res, err := c.Post(url+"/a2a/deepagent", "application/json", bytes.NewReader(rpc("message/stream", map[string]any{"message": msg})))
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	var first time.Duration
+	events := 0
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		if events == 0 {
+			first = time.Since(t0)
+		}
+		events++
+		if strings.Contains(data, `"error"`) || strings.Contains(data, `"failed"`) {
+			return 0, errors.New("task failed: " + data)
+		}
+		if strings.Contains(data, `"final":true`) {
+			if !strings.Contains(data, `"completed"`) {
+				return 0, errors.New("task ended: " + data)
+			}
+			return first, nil
+		}
+	}
+	return 0, fmt.Errorf("the stream ended after %d events without a final status: %v", events, sc.Err())
+}
+
+// callMCP calls the assistant's tool with a task (stateless MCP: no
+// session to start), to its answer.
+func callMCP(c *http.Client, url string, turns int) (time.Duration, error) {
+	req, _ := http.NewRequest(http.MethodPost, url+"/mcp", bytes.NewReader(rpc("tools/call", map[string]any{"name": "deepagent", "arguments": map[string]any{"task": script(turns, 0)}})))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	t0 := time.Now()
+	res, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return 0, err
+	}
+	if res.StatusCode != http.StatusOK || !bytes.Contains(b, []byte(`"status":"completed"`)) {
+		return 0, fmt.Errorf("tools/call: %d %.300s", res.StatusCode, b)
+	}
+	return time.Since(t0), nil
 }
 
 func createThread(c *http.Client, url string) (string, error) {
