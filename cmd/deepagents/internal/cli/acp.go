@@ -67,7 +67,7 @@ func serveACP(ctx context.Context, env Env, f *runFlags) error {
 			}
 			return db.Saver.Load(ctx, thread, "")
 		},
-		Open: func(ctx context.Context, dir, thread string) (*acp.Workspace, error) {
+		Open: func(ctx context.Context, dir, thread string, _ *acp.ClientFS) (*acp.Workspace, error) {
 			flags := f.Flags
 			if dir == "" {
 				return nil, errors.New("the session has no cwd")
