@@ -362,9 +362,10 @@ func TestACP(t *testing.T) {
 
 // TestACPOfficialClient drives deepagents acp with the official ACP
 // client, @agentclientprotocol/sdk from npm (testdata/acp/drive.mjs):
-// initialize, a new session, a prompt whose tool call asks permission
-// (allowed), a cancelled prompt, and the session loaded by another
-// process. It needs `cd testdata/acp && npm ci` (which .ci/run does).
+// initialize offering the client's file system, a new session, a prompt
+// whose read sees the client's buffer and whose write asks permission
+// (allowed) and goes through the client, a cancelled prompt, and the
+// session loaded by another process. It needs `cd testdata/acp && npm ci` (which .ci/run does).
 func TestACPOfficialClient(t *testing.T) {
 	if _, err := os.Stat("testdata/acp/node_modules/@agentclientprotocol/sdk"); err != nil {
 		t.Skip("needs the official ACP client: cd cmd/deepagents/internal/cli/testdata/acp && npm ci")
