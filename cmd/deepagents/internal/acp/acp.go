@@ -76,7 +76,9 @@ func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 		return errors.New("acp: Config needs Open, Load and NewThreadID")
 	}
 	s := &server{cfg: cfg, ctx: ctx, sessions: map[sdk.SessionId]*session{}}
-	s.conn = sdk.NewAgentSideConnection(s, out, in)
+	// The client's answers are bounded: one longer than the SDK takes
+	// fails its request instead of the connection.
+	s.conn = sdk.NewAgentSideConnection(s, out, newBoundedLines(in, maxLine))
 	if cfg.Logger != nil {
 		s.conn.SetLogger(cfg.Logger)
 	} else {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"iter"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -102,6 +103,7 @@ func serveFS(t *testing.T, client sdk.Client, caps sdk.FileSystemCapabilities, t
 		<-served
 	})
 	conn := sdk.NewClientSideConnection(client, clientOut, clientIn)
+	conn.SetLogger(slog.New(slog.DiscardHandler))
 	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: sdk.ClientCapabilities{Fs: caps}}); err != nil {
 		t.Fatal(err)
 	}
@@ -180,5 +182,22 @@ func TestClientFSErrors(t *testing.T) {
 				t.Errorf("read: %v, want the client's message", err)
 			}
 		})
+	}
+}
+
+// TestClientFSHugeAnswer: an answer longer than the SDK reads fails its
+// call, and the connection goes on.
+func TestClientFSHugeAnswer(t *testing.T) {
+	c := &fsClient{text: strings.Repeat("x", 11<<20)}
+	fs := serveFS(t, c, sdk.FileSystemCapabilities{ReadTextFile: true}, 0)
+	ctx := context.Background()
+	if _, err := fs.ReadTextFile(ctx, "/w/a.txt"); err == nil || !strings.Contains(err.Error(), "over the limit") {
+		t.Fatalf("a huge answer: %v", err)
+	}
+	c.mu.Lock()
+	c.text = "small"
+	c.mu.Unlock()
+	if text, err := fs.ReadTextFile(ctx, "/w/a.txt"); err != nil || !strings.HasPrefix(text, "small") {
+		t.Errorf("after a huge answer: %q %v", text, err)
 	}
 }
