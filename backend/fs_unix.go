@@ -548,9 +548,15 @@ func (f *FilesystemBackend) upload(p string, content []byte) error {
 		return err
 	}
 	defer f.locks.lock(p)()
+	return f.put("upload", p, content)
+}
+
+// put is upload once the path is checked and locked: it replaces the
+// regular file at the clean virtual path p (or creates it) with content.
+func (f *FilesystemBackend) put(op, p string, content []byte) error {
 	dirfd, name, err := f.openParent(p, true)
 	if err != nil {
-		return writeErr("upload", p, err)
+		return writeErr(op, p, err)
 	}
 	defer unix.Close(dirfd)
 	perm := uint32(0o644)
@@ -561,17 +567,17 @@ func (f *FilesystemBackend) upload(p string, content []byte) error {
 		case unix.S_IFREG:
 			perm = uint32(st.Mode) & 0o7777
 		case unix.S_IFDIR:
-			return fsErr("upload", p, unix.EISDIR)
+			return fsErr(op, p, unix.EISDIR)
 		case unix.S_IFLNK:
-			return fsErr("upload", p, unix.ELOOP)
+			return fsErr(op, p, unix.ELOOP)
 		default:
-			return opErr("upload", p, errNotRegular)
+			return opErr(op, p, errNotRegular)
 		}
 	case err != unix.ENOENT:
-		return fsErr("upload", p, err)
+		return fsErr(op, p, err)
 	}
 	if err := replaceFile(dirfd, name, content, perm); err != nil {
-		return fsErr("upload", p, err)
+		return fsErr(op, p, err)
 	}
 	return nil
 }

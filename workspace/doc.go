@@ -17,6 +17,11 @@
 //     a folder, the thread's state;
 //   - /large_tool_results/ is in the thread's state.
 //
+// With Config.Buffers (an editor's, as deepagents acp gets them from the
+// client), the workspace folder's text files are read and written through
+// the editor instead (backend.Buffered), each path checked as the disk's
+// first; everything else stays on disk.
+//
 // Open returns the backend, the memory and skill sources to give the deep
 // agent (deepagents.Config.Memory and Skills) and the middleware that
 // scopes the history to the run's thread (deepagents.Config.Middleware).

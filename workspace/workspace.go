@@ -61,6 +61,14 @@ type Config struct {
 	// read_file are left out of every listing, glob and grep too, and
 	// hidden from the sandbox's commands. Nil denies nothing.
 	Rules *permission.Rules
+	// Buffers, when either of its functions is set, are an editor's: the
+	// text files of Dir are read (read_file) and written (write_file,
+	// edit_file) through them, each path checked as the disk's first (see
+	// backend.Buffered), so that the agent sees the editor's unsaved
+	// changes and its edits go through the editor. Listings, globs,
+	// greps, commands, the other routes and files that are not text stay
+	// on disk. Ignored without a Dir.
+	Buffers backend.Buffers
 }
 
 // Workspace is what Open opened: give its Backend, Memory, Skills and
@@ -179,6 +187,13 @@ func Open(cfg Config) (*Workspace, error) {
 	fail := func(err error) (*Workspace, error) {
 		w.closeShell()
 		return nil, err
+	}
+	if cfg.Dir != "" {
+		// The editor's buffers in front of the disk for one file's text;
+		// the disk itself when there are none.
+		if ws, err = backend.NewBuffered(ws, cfg.Buffers); err != nil {
+			return fail(err)
+		}
 	}
 	history, err := historyBackend(cfg.HistoryDir, state)
 	if err != nil {

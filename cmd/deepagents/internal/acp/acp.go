@@ -7,7 +7,9 @@
 //
 // The package knows nothing of how an agent is opened: the CLI (deepagents
 // acp) gives it Config.Open, which resolves a session as deepagents run
-// does.
+// does. When the client offers its file system, Open gets it (ClientFS),
+// for the agent's file tools to read and write the session's text files
+// through the editor; the paths are the CLI's to check.
 package acp
 
 import (
@@ -18,6 +20,7 @@ import (
 	"iter"
 	"log/slog"
 	"sync"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -45,13 +48,20 @@ type Workspace struct {
 type Config struct {
 	// Open opens the agent of a session working in dir (the session's
 	// cwd), on thread: a new thread's id, or the id of the existing thread
-	// session/load resumes (whose kept settings apply).
-	Open func(ctx context.Context, dir, thread string) (*Workspace, error)
+	// session/load resumes (whose kept settings apply). fs is the client's
+	// file system for the session, when its capabilities offer reading or
+	// writing text files (nil otherwise): the agent's file tools may read
+	// and write the session's text files through it, once they have
+	// checked each path (ClientFS checks none).
+	Open func(ctx context.Context, dir, thread string, fs *ClientFS) (*Workspace, error)
 	// Load returns a thread's latest snapshot (checkpoint.ErrNotFound when
 	// there is no such thread), for session/load to replay.
 	Load func(ctx context.Context, thread string) (*checkpoint.Snapshot, error)
 	// NewThreadID returns the id of a new thread (a new session's).
 	NewThreadID func() string
+	// FSTimeout is how long a call of the client's file system waits for
+	// its answer; zero means DefaultFSTimeout.
+	FSTimeout time.Duration
 	// Version is the agent's version, as initialize reports it.
 	Version string
 	// Logger receives the connection's diagnostics (nil: discarded).
@@ -66,7 +76,9 @@ func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 		return errors.New("acp: Config needs Open, Load and NewThreadID")
 	}
 	s := &server{cfg: cfg, ctx: ctx, sessions: map[sdk.SessionId]*session{}}
-	s.conn = sdk.NewAgentSideConnection(s, out, in)
+	// The client's answers are bounded: one longer than the SDK takes
+	// fails its request instead of the connection.
+	s.conn = sdk.NewAgentSideConnection(s, out, newBoundedLines(in, maxLine))
 	if cfg.Logger != nil {
 		s.conn.SetLogger(cfg.Logger)
 	} else {
@@ -170,7 +182,7 @@ func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 // open opens the agent of session id in dir, replacing a session of that
 // id that was open.
 func (s *server) open(ctx context.Context, id, dir string) (*session, error) {
-	ws, err := s.cfg.Open(ctx, dir, id)
+	ws, err := s.cfg.Open(ctx, dir, id, s.clientFS(sdk.SessionId(id)))
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +195,22 @@ func (s *server) open(ctx context.Context, id, dir string) (*session, error) {
 		old.close()
 	}
 	return ss, nil
+}
+
+// clientFS is the client's file system for session id, as initialize
+// offered it; nil when it offered neither reading nor writing.
+func (s *server) clientFS(id sdk.SessionId) *ClientFS {
+	s.mu.Lock()
+	caps := s.client.Fs
+	s.mu.Unlock()
+	if !caps.ReadTextFile && !caps.WriteTextFile {
+		return nil
+	}
+	timeout := s.cfg.FSTimeout
+	if timeout <= 0 {
+		timeout = DefaultFSTimeout
+	}
+	return &ClientFS{conn: s.conn, session: id, read: caps.ReadTextFile, write: caps.WriteTextFile, timeout: timeout}
 }
 
 // close closes the session's agent once no prompt runs on it.

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/acp"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
@@ -30,7 +31,11 @@ thread (deepagents threads lists them). The session's updates stream the
 agent's answer, its tool calls with their status (and diffs for edits), and
 its plan. Approvals (--interrupt-on; by default write_file, edit_file and
 execute) are the editor's permission requests: allow, always allow the tool
-in the session, or reject. Standard output belongs to the protocol:
+in the session, or reject. When the editor offers its file system
+(fs/read_text_file, fs/write_text_file), read_file, write_file and
+edit_file read and write the folder's text files through it, unsaved
+changes included, each path checked as on disk first; listings, searches
+and commands stay on disk. Standard output belongs to the protocol:
 messages go to standard error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -67,7 +72,7 @@ func serveACP(ctx context.Context, env Env, f *runFlags) error {
 			}
 			return db.Saver.Load(ctx, thread, "")
 		},
-		Open: func(ctx context.Context, dir, thread string) (*acp.Workspace, error) {
+		Open: func(ctx context.Context, dir, thread string, fs *acp.ClientFS) (*acp.Workspace, error) {
 			flags := f.Flags
 			if dir == "" {
 				return nil, errors.New("the session has no cwd")
@@ -88,7 +93,9 @@ func serveACP(ctx context.Context, env Env, f *runFlags) error {
 			if err != nil {
 				return nil, err
 			}
-			s, err := session.Open(ctx, spec, sessionDeps(ctx, env, db))
+			deps := sessionDeps(ctx, env, db)
+			deps.Buffers = editorBuffers(fs)
+			s, err := session.Open(ctx, spec, deps)
 			if err != nil {
 				return nil, err
 			}
@@ -120,4 +127,22 @@ func serveACP(ctx context.Context, env Env, f *runFlags) error {
 		},
 	}
 	return acp.Serve(ctx, cfg, env.Stdin, env.Stdout)
+}
+
+// editorBuffers are the client's file system as the workspace's buffers
+// (backend.Buffered, which checks each path before the client sees it):
+// reads when the client offers them, writes when it offers them, the disk
+// for the rest.
+func editorBuffers(fs *acp.ClientFS) backend.Buffers {
+	var b backend.Buffers
+	if fs == nil {
+		return b
+	}
+	if fs.CanRead() {
+		b.ReadText = fs.ReadTextFile
+	}
+	if fs.CanWrite() {
+		b.WriteText = fs.WriteTextFile
+	}
+	return b
 }

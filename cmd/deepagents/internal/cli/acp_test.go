@@ -26,6 +26,20 @@ type acpClient struct {
 	// which then waits for the client's cancel (cancel) and answers
 	// cancelled.
 	waiting, cancel chan struct{}
+
+	// log records the permission requests ("permission CALL") and the
+	// file system calls ("read PATH", "write PATH CONTENT") in order.
+	log []string
+	// buffers, when set, make the client answer file system calls as an
+	// editor: a read gives the buffer of the path when it has one, the
+	// file on disk otherwise; a write is saved to disk (the buffer is then
+	// the disk's). Without it they fail, as the client offers none.
+	buffers map[string]string
+	// fsErr, when set, is every file system call's answer.
+	fsErr error
+	// hung, when set, is closed when a file system call comes in, which
+	// then waits for its context to end (or release to close).
+	hung, release chan struct{}
 }
 
 func (c *acpClient) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
@@ -43,6 +57,7 @@ func (c *acpClient) RequestPermission(_ context.Context, p sdk.RequestPermission
 	data, _ := json.Marshal(p)
 	c.mu.Lock()
 	c.asked = append(c.asked, string(data))
+	c.log = append(c.log, "permission "+string(p.ToolCall.ToolCallId))
 	answer, waiting, cancel := c.answer, c.waiting, c.cancel
 	c.mu.Unlock()
 	if waiting != nil {
@@ -69,11 +84,63 @@ func (c *acpClient) saw(s string) bool {
 	return strings.Contains(strings.Join(c.updates, "\n"), s)
 }
 
-func (c *acpClient) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
-	return sdk.ReadTextFileResponse{}, errors.New("not offered")
+// fsCall logs a file system call and says how to answer it: with fsErr,
+// after hanging, or as an editor.
+func (c *acpClient) fsCall(ctx context.Context, entry string) (map[string]string, error) {
+	c.mu.Lock()
+	c.log = append(c.log, entry)
+	buffers, fsErr, hung, release := c.buffers, c.fsErr, c.hung, c.release
+	c.mu.Unlock()
+	if hung != nil {
+		close(hung)
+		select {
+		case <-ctx.Done():
+		case <-release:
+		}
+		return nil, errors.New("gave up")
+	}
+	if buffers == nil {
+		return nil, errors.New("not offered")
+	}
+	return buffers, fsErr
 }
-func (c *acpClient) WriteTextFile(context.Context, sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
-	return sdk.WriteTextFileResponse{}, errors.New("not offered")
+
+func (c *acpClient) ReadTextFile(ctx context.Context, p sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	buffers, err := c.fsCall(ctx, "read "+p.Path)
+	if err != nil {
+		return sdk.ReadTextFileResponse{}, err
+	}
+	c.mu.Lock()
+	text, ok := buffers[p.Path]
+	c.mu.Unlock()
+	if !ok {
+		data, err := os.ReadFile(p.Path)
+		if err != nil {
+			return sdk.ReadTextFileResponse{}, err
+		}
+		text = string(data)
+	}
+	return sdk.ReadTextFileResponse{Content: text}, nil
+}
+
+func (c *acpClient) WriteTextFile(ctx context.Context, p sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	buffers, err := c.fsCall(ctx, "write "+p.Path+" "+p.Content)
+	if err != nil {
+		return sdk.WriteTextFileResponse{}, err
+	}
+	c.mu.Lock()
+	delete(buffers, p.Path)
+	c.mu.Unlock()
+	return sdk.WriteTextFileResponse{}, os.WriteFile(p.Path, []byte(p.Content), 0o644)
+}
+
+// logged returns the log since the last call, and empties it.
+func (c *acpClient) logged() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := c.log
+	c.log = nil
+	return l
 }
 func (c *acpClient) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
 	return sdk.CreateTerminalResponse{}, errors.New("not offered")
@@ -91,8 +158,16 @@ func (c *acpClient) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExit
 	return sdk.WaitForTerminalExitResponse{}, errors.New("not offered")
 }
 
-// startACP starts deepagents acp and connects c to it.
+// startACP starts deepagents acp and connects c to it, a client that
+// offers no capabilities.
 func startACP(t *testing.T, w *world, c *acpClient) *sdk.ClientSideConnection {
+	t.Helper()
+	return startACPWith(t, w, c, sdk.ClientCapabilities{})
+}
+
+// startACPWith starts deepagents acp and connects c to it, a client that
+// offers caps.
+func startACPWith(t *testing.T, w *world, c *acpClient, caps sdk.ClientCapabilities) *sdk.ClientSideConnection {
 	t.Helper()
 	cmd := exec.Command(binary(t), "acp", "--db", w.db, "--model", "replay:inline")
 	cmd.Env = w.env()
@@ -123,7 +198,7 @@ func startACP(t *testing.T, w *world, c *acpClient) *sdk.ClientSideConnection {
 		}
 	})
 	conn := sdk.NewClientSideConnection(c, stdin, stdout)
-	init, err := conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	init, err := conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,9 +362,10 @@ func TestACP(t *testing.T) {
 
 // TestACPOfficialClient drives deepagents acp with the official ACP
 // client, @agentclientprotocol/sdk from npm (testdata/acp/drive.mjs):
-// initialize, a new session, a prompt whose tool call asks permission
-// (allowed), a cancelled prompt, and the session loaded by another
-// process. It needs `cd testdata/acp && npm ci` (which .ci/run does).
+// initialize offering the client's file system, a new session, a prompt
+// whose read sees the client's buffer and whose write asks permission
+// (allowed) and goes through the client, a cancelled prompt, and the
+// session loaded by another process. It needs `cd testdata/acp && npm ci` (which .ci/run does).
 func TestACPOfficialClient(t *testing.T) {
 	if _, err := os.Stat("testdata/acp/node_modules/@agentclientprotocol/sdk"); err != nil {
 		t.Skip("needs the official ACP client: cd cmd/deepagents/internal/cli/testdata/acp && npm ci")

@@ -40,6 +40,10 @@ type Deps struct {
 	// agent's parts are open, so that tracing is set up only for an agent
 	// about to run.
 	TracerProvider func() trace.TracerProvider
+	// Buffers are the editor's (deepagents acp, when the client offers
+	// its file system): the workspace folder's text files are read and
+	// written through them (workspace.Config.Buffers). Zero: the disk.
+	Buffers backend.Buffers
 }
 
 // Session is an open agent, with its files.
@@ -85,7 +89,7 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	ws, err := openWorkspace(spec, deps.DB)
+	ws, err := openWorkspace(spec, deps.DB, deps.Buffers)
 	if err != nil {
 		return nil, err
 	}
@@ -210,8 +214,9 @@ func hooksConfig(spec Spec, ws *workspace.Workspace, deps Deps) hooks.Config {
 // shell start-up files stay read-only and the files that hold keys
 // unreadable (spec.ReadOnly, spec.Unreadable), in the file tools as in
 // the sandbox, and the rules deny reading to ls, glob, grep and the
-// terminal's @file as to read_file.
-func openWorkspace(spec Spec, db *persist.DB) (*workspace.Workspace, error) {
+// terminal's @file as to read_file. With bufs, the workspace's text files
+// are the editor's.
+func openWorkspace(spec Spec, db *persist.DB, bufs backend.Buffers) (*workspace.Workspace, error) {
 	cfg := workspace.Config{
 		Dir:        spec.Dir,
 		Shell:      spec.Shell,
@@ -221,6 +226,7 @@ func openWorkspace(spec Spec, db *persist.DB) (*workspace.Workspace, error) {
 		ReadOnly:   spec.ReadOnly,
 		Unreadable: spec.Unreadable,
 		Rules:      spec.Rules,
+		Buffers:    bufs,
 	}
 	if spec.StateWorkspace {
 		cfg.Dir = ""
