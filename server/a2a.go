@@ -236,6 +236,7 @@ func (h *a2aHandler) start(ctx context.Context, p *a2a.MessageSendParams) (*live
 	}
 	var t *taskRecord
 	var input []llm.Message
+	fresh := false
 	if msg.TaskID != "" {
 		var err error
 		if t, err = h.task(ctx, msg.TaskID); err != nil {
@@ -255,7 +256,7 @@ func (h *a2aHandler) start(ctx context.Context, p *a2a.MessageSendParams) (*live
 	} else {
 		contextID := msg.ContextID
 		if contextID == "" {
-			contextID = newUUID()
+			contextID, fresh = newUUID(), true
 		} else if p := idProblem(contextID); p != "" {
 			return nil, nil, invalid("contextId %q cannot name a thread: %s", contextID, p)
 		}
@@ -269,7 +270,7 @@ func (h *a2aHandler) start(ctx context.Context, p *a2a.MessageSendParams) (*live
 	q.Metadata = map[string]any{"a2a_task_id": string(t.ID)}
 	var lt *liveTask
 	var first *a2a.Task
-	err := h.s.inContext(ctx, t.ContextID, func() error {
+	begin := func() error {
 		if msg.TaskID != "" {
 			// What the task is now, as the lock's holder before decided.
 			cur, err := h.task(ctx, t.ID)
@@ -280,10 +281,14 @@ func (h *a2aHandler) start(ctx context.Context, p *a2a.MessageSendParams) (*live
 				return notWaiting(cur, st)
 			}
 			t = cur
-		} else if busy, err := h.s.busyWith(ctx, t.ContextID); err != nil {
-			return fmt.Errorf("%w: %v", a2a.ErrInternalError, err)
-		} else if busy != nil {
-			return invalid("the context is running another task (%s): wait for it or cancel it", busy.ID)
+		} else if !fresh {
+			busy, err := h.s.busyWith(ctx, t.ContextID)
+			if err != nil {
+				return fmt.Errorf("%w: %v", a2a.ErrInternalError, err)
+			}
+			if busy != nil {
+				return invalid("the context is running another task (%s): wait for it or cancel it", busy.ID)
+			}
 		}
 		lt = newLiveTask(t)
 		rn, no := h.s.launch(ctx, runAsk{threadID: t.ContextID, q: &q, messages: input, tap: lt.tap, from: h.req})
@@ -293,18 +298,26 @@ func (h *a2aHandler) start(ctx context.Context, p *a2a.MessageSendParams) (*live
 		lt.rn = rn
 		t.RunID, t.State, t.Status, t.Answer = rn.id, a2a.TaskStateSubmitted, nil, ""
 		t.remember(msg)
-		if err := h.s.putTask(ctx, t); err != nil {
+		if err := h.s.putTask(ctx, t, msg.TaskID == ""); err != nil {
 			// A task not recorded cannot be followed: its run goes.
 			rn.cancel(errCancelled)
 			return fmt.Errorf("%w: recording the task: %v", a2a.ErrInternalError, err)
 		}
-		if msg.TaskID == "" {
+		if !fresh && msg.TaskID == "" {
 			h.s.settleWaiting(ctx, t.ContextID, t.ID)
 		}
 		first = h.s.taskView(ctx, t, historyLength(p))
 		h.s.track(lt)
 		return nil
-	})
+	}
+	var err error
+	if fresh {
+		// A context the server named just now: no other task can be in
+		// it, or ask for it, before this one's answer names it.
+		err = begin()
+	} else {
+		err = h.s.inContext(ctx, t.ContextID, begin)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -428,7 +441,7 @@ func (h *a2aHandler) OnCancelTask(ctx context.Context, p *a2a.TaskIDParams) (*a2
 				return fmt.Errorf("%w: task %s is %s", a2a.ErrTaskNotCancelable, t.ID, st)
 			case st == a2a.TaskStateInputRequired:
 				t.State, t.Status = a2a.TaskStateCanceled, nil
-				return h.s.putTask(ctx, t)
+				return h.s.putTask(ctx, t, false)
 			}
 			stop = true
 			return nil

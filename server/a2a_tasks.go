@@ -27,14 +27,26 @@ import (
 // (shared by replicas), names its current run; its state is that run's
 // while it goes on, and what the run ended as after.
 //
-// Every change of a context's task records (a task started or answered,
-// a waiting one cancelled, a run's end recorded, the thread's tasks
-// forgotten) is made holding the context's lock, on the database: each
-// reads the record, decides, and writes it back, and no replica's change
-// can overwrite another's it did not see.
+// The changes of a context's tasks that decide on what they read (a task
+// started in a context that may have others, a task answered, a waiting
+// one cancelled, the thread's tasks forgotten) are made holding the
+// context's lock, on the database: no replica's change can overwrite
+// another's it did not see. A run's end is recorded without it: only the
+// run's own replica writes it, and nothing else changes a task whose run
+// goes on (an answer or a cancel needs the state that end writes).
 
-// a2aTasksNamespace holds the A2A tasks' records, by task ID.
-var a2aTasksNamespace = []string{"deepagents", "server", "a2a_tasks"}
+// A task's record is kept in its context's namespace, by task ID, so that
+// a context's tasks are a range of the store; the index finds a task's
+// context from its ID alone (tasks/get).
+var (
+	a2aTasksNamespace = []string{"deepagents", "server", "a2a_tasks"}
+	a2aIndexNamespace = []string{"deepagents", "server", "a2a_task_contexts"}
+)
+
+// contextNamespace holds a context's task records.
+func contextNamespace(contextID string) []string {
+	return append(slices.Clip(a2aTasksNamespace), contextID)
+}
 
 // contextLock is the lock of an A2A context's tasks.
 func contextLock(contextID string) string { return "deepagents-a2a/" + contextID }
@@ -135,9 +147,10 @@ func (s *Server) inContext(ctx context.Context, contextID string, f func() error
 	return f()
 }
 
-// putTask writes a task's record, trying again a few times: a record not
-// written would leave a task working forever.
-func (s *Server) putTask(ctx context.Context, t *taskRecord) error {
+// putTask writes a task's record (a new one's, with its index entry, in
+// one transaction), trying again a few times: a record not written would
+// leave a task working forever.
+func (s *Server) putTask(ctx context.Context, t *taskRecord, isNew bool) error {
 	t.UpdatedAt = time.Now().UTC()
 	b, err := json.Marshal(t)
 	if err != nil {
@@ -147,9 +160,13 @@ func (s *Server) putTask(ctx context.Context, t *taskRecord) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
+	items := []store.Item{{Namespace: contextNamespace(t.ContextID), Key: string(t.ID), Value: v}}
+	if isNew {
+		items = append(items, store.Item{Namespace: a2aIndexNamespace, Key: string(t.ID), Value: map[string]any{"context_id": t.ContextID}})
+	}
 	ctx = context.WithoutCancel(ctx)
 	for try := 1; ; try++ {
-		err = s.store.Put(ctx, a2aTasksNamespace, string(t.ID), v)
+		err = store.PutAll(ctx, s.store, items)
 		if err == nil || try == 3 {
 			return err
 		}
@@ -162,7 +179,15 @@ func (s *Server) getTask(ctx context.Context, id a2a.TaskID) (*taskRecord, error
 	if idProblem(string(id)) != "" {
 		return nil, nil
 	}
-	it, err := s.store.Get(ctx, a2aTasksNamespace, string(id))
+	ix, err := s.store.Get(ctx, a2aIndexNamespace, string(id))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	contextID, _ := ix.Value["context_id"].(string)
+	it, err := s.store.Get(ctx, contextNamespace(contextID), string(id))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -183,7 +208,7 @@ func taskOf(it *store.Item) *taskRecord {
 
 // contextTasks are the records of a context's tasks in a state.
 func (s *Server) contextTasks(ctx context.Context, contextID string, state a2a.TaskState) ([]*taskRecord, error) {
-	items, err := s.store.Search(ctx, a2aTasksNamespace, store.SearchOptions{Filter: map[string]any{"context_id": contextID, "state": string(state)}, Limit: 100})
+	items, err := s.store.Search(ctx, contextNamespace(contextID), store.SearchOptions{Filter: map[string]any{"state": string(state)}, Limit: 100})
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +250,7 @@ func (s *Server) settleWaiting(ctx context.Context, contextID string, except a2a
 	for _, t := range waiting {
 		if t.ID != except {
 			t.State, t.Status = a2a.TaskStateCanceled, nil
-			if err := s.putTask(ctx, t); err != nil {
+			if err := s.putTask(ctx, t, false); err != nil {
 				s.log.Warn("server: cancelling a waiting A2A task", "task", t.ID, "err", err)
 			}
 		}
@@ -246,12 +271,16 @@ func (s *Server) forgetTasks(ctx context.Context, contextID string) {
 	}
 	err := s.inContext(ctx, contextID, func() error {
 		for {
-			items, err := s.store.Search(ctx, a2aTasksNamespace, store.SearchOptions{Filter: map[string]any{"context_id": contextID}, Limit: 100})
+			items, err := s.store.Search(ctx, contextNamespace(contextID), store.SearchOptions{Limit: 100})
 			if err != nil || len(items) == 0 {
 				return err
 			}
 			for _, it := range items {
-				if err := s.store.Delete(ctx, a2aTasksNamespace, it.Key); err != nil {
+				// The index first: a task it does not name is gone.
+				if err := s.store.Delete(ctx, a2aIndexNamespace, it.Key); err != nil {
+					return err
+				}
+				if err := s.store.Delete(ctx, it.Namespace, it.Key); err != nil {
 					return err
 				}
 			}
@@ -504,9 +533,8 @@ func (s *Server) track(lt *liveTask) {
 }
 
 // settle waits for a task's run to end and records how it ended: the
-// answer, the question of a run that waits for decisions, the failure.
-// The record is written under the context's lock, and only while it is
-// still this run's task's.
+// answer, the question of a run that waits for decisions, the failure,
+// unless the record is gone (with its thread).
 func (s *Server) settle(lt *liveTask) {
 	defer s.a2aTasks.drop(lt)
 	defer close(lt.ended)
@@ -541,17 +569,17 @@ func (s *Server) settle(lt *liveTask) {
 		state = a2a.TaskStateFailed
 		msg = a2a.NewMessageForTask(a2a.MessageRoleAgent, lt, a2a.TextPart{Text: "The run failed: " + clip.Text(cmp.Or(lt.rn.errMsg, "no reason given"), a2aReasonLimit)})
 	}
-	err := s.inContext(ctx, lt.contextID, func() error {
+	err := func() error {
 		t, err := s.getTask(ctx, lt.id)
 		if err != nil || t == nil || t.RunID != lt.rn.id {
-			return err // forgotten with its thread, or not this run's
+			return err // forgotten with its thread
 		}
 		t.State, t.Status, t.Answer = state, msg, answer
 		if question {
 			t.remember(msg)
 		}
-		return s.putTask(ctx, t)
-	})
+		return s.putTask(ctx, t, false)
+	}()
 	if err != nil {
 		s.log.Warn("server: recording an A2A task's end", "task", lt.id, "err", err)
 	}

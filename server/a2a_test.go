@@ -570,7 +570,8 @@ func TestA2ATaskOfADeadReplica(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rs := foreignRun(t, time.Now().Add(tt.seen))
-			rs[0].st.Put(context.Background(), []string{"deepagents", "server", "a2a_tasks"}, "task1", map[string]any{"context_id": "t", "assistant_id": deepagentID, "run_id": "r1", "state": "submitted", "history": []any{}})
+			rs[0].st.Put(context.Background(), []string{"deepagents", "server", "a2a_task_contexts"}, "task1", map[string]any{"context_id": "t"})
+			rs[0].st.Put(context.Background(), []string{"deepagents", "server", "a2a_tasks", "t"}, "task1", map[string]any{"context_id": "t", "assistant_id": deepagentID, "run_id": "r1", "state": "submitted", "history": []any{}})
 			got := rs[0].task("tasks/get", map[string]any{"id": "task1"})
 			if got.Status.State != tt.want {
 				t.Fatalf("the task is %s, want %s", got.Status.State, tt.want)
@@ -810,7 +811,7 @@ func TestA2ACloseWhileWorking(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close did not return")
 	}
-	it, err := st.Get(context.Background(), []string{"deepagents", "server", "a2a_tasks"}, string(task.ID))
+	it, err := st.Get(context.Background(), []string{"deepagents", "server", "a2a_tasks", task.ContextID}, string(task.ID))
 	if err != nil || it.Value["state"] != "failed" || !strings.Contains(fmt.Sprint(it.Value["status"]), "The server stopped") {
 		t.Errorf("the task's record after Close: %v %v", it, err)
 	}

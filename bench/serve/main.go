@@ -30,9 +30,10 @@
 //
 // -protocol sets what the load's clients speak: the LangGraph API (a thread
 // and a streamed run), A2A (message/stream of a task in a new context, at
-// /a2a/deepagent), or MCP (a tools/call of the assistant's tool at /mcp,
-// whose answer is the first event). The idle threads and held runs are the
-// LangGraph API's either way.
+// /a2a/deepagent; a2a-context: in a context the client names, whose tasks
+// the server changes under the context's lock), or MCP (a tools/call of
+// the assistant's tool at /mcp, whose answer is the first event). The idle
+// threads and held runs are the LangGraph API's either way.
 package main
 
 import (
@@ -43,6 +44,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -63,16 +65,22 @@ func main() {
 	bin := flag.String("bin", "", "deepagents binary (default: built from ./cmd/deepagents)")
 	url := flag.String("url", "", "load another server instead, already running at this URL (LangGraph's, say: see bench/serve/js)")
 	pid := flag.Int("pid", 0, "with -url: the server's process, whose memory is read")
-	proto := flag.String("protocol", "langgraph", "what the load's clients speak: langgraph, a2a or mcp")
+	proto := flag.String("protocol", "langgraph", "what the load's clients speak: langgraph, a2a, a2a-context or mcp")
 	flag.Parse()
 	switch *proto {
 	case "langgraph":
 	case "a2a":
-		each = streamA2A
+		each = func(c *http.Client, url string, turns int) (time.Duration, error) {
+			return streamA2A(c, url, turns, false)
+		}
+	case "a2a-context":
+		each = func(c *http.Client, url string, turns int) (time.Duration, error) {
+			return streamA2A(c, url, turns, true)
+		}
 	case "mcp":
 		each = callMCP
 	default:
-		fmt.Fprintln(os.Stderr, "serve: -protocol is langgraph, a2a or mcp")
+		fmt.Fprintln(os.Stderr, "serve: -protocol is langgraph, a2a, a2a-context or mcp")
 		os.Exit(2)
 	}
 	if err := run(*n, *idle, *turns, *keep, *bin, *url, *pid); err != nil {
@@ -256,10 +264,15 @@ func rpc(method string, params any) []byte {
 	return b
 }
 
-// streamA2A streams a task of a new context, to its final status.
-func streamA2A(c *http.Client, url string, turns int) (time.Duration, error) {
-	msg := map[string]any{"kind": "message", "role": "user", "messageId": strconv.FormatInt(time.Now().UnixNano(), 36),
+// streamA2A streams a task of a new context (named by the client when
+// named), to its final status.
+func streamA2A(c *http.Client, url string, turns int, named bool) (time.Duration, error) {
+	id := strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.Itoa(rand.Int())
+	msg := map[string]any{"kind": "message", "role": "user", "messageId": id,
 		"parts": []any{map[string]any{"kind": "text", "text": script(turns, 0)}}}
+	if named {
+		msg["contextId"] = "ctx-" + id
+	}
 	t0 := time.Now()
 	res, err := c.Post(url+"/a2a/deepagent", "application/json", bytes.NewReader(rpc("message/stream", map[string]any{"message": msg})))
 	if err != nil {
