@@ -592,25 +592,8 @@ func TestOfficialMCPSDK(t *testing.T) {
 	node := sdkNode(t)
 	t.Run("sqlite", func(t *testing.T) {
 		db := sdkDB(t)
-		a, err := deepagents.New(deepagents.Config{
-			Model:        replay.Inline{},
-			Checkpointer: db.Saver(),
-			InterruptOn:  map[string]deepagents.InterruptOn{"write_file": {}},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: db.Saver(), APIKey: "mcp-key"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		hs := httptest.NewServer(s)
-		defer func() {
-			hs.CloseClientConnections()
-			s.Close()
-			hs.Close()
-		}()
-		runSDK(t, node, "mcp.mjs", hs.URL, "mcp-key")
+		url, _ := sdkServer(t, db.Saver(), db.Store(), func(c *server.Config) { c.APIKey = "mcp-key" })
+		runSDK(t, node, "mcp.mjs", url, "mcp-key")
 	})
 	if pg := os.Getenv("DEEPAGENTS_TEST_POSTGRES_URL"); pg != "" {
 		t.Run("postgres replicas", func(t *testing.T) {

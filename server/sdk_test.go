@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents"
+	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/postgres"
 	"github.com/deepagents-go/deepagents/server"
 	"github.com/deepagents-go/deepagents/sqlite"
+	"github.com/deepagents-go/deepagents/store"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -37,25 +39,8 @@ func TestOfficialJSSDK(t *testing.T) {
 	for _, version := range []string{"1.0.3", "1.15.0"} {
 		t.Run(version, func(t *testing.T) {
 			db := sdkDB(t)
-			a, err := deepagents.New(deepagents.Config{
-				Model:        replay.Inline{},
-				Checkpointer: db.Saver(),
-				InterruptOn:  map[string]deepagents.InterruptOn{"write_file": {}},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: db.Saver()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			hs := httptest.NewServer(s)
-			defer func() {
-				hs.CloseClientConnections()
-				s.Close()
-				hs.Close()
-			}()
-			args := []string{"sdk.mjs", hs.URL, version}
+			url, _ := sdkServer(t, db.Saver(), db.Store())
+			args := []string{"sdk.mjs", url, version}
 			if pg != "" {
 				// Two replicas on PostgreSQL: the SDK creates a run through
 				// one and joins and cancels it through the other.
@@ -126,36 +111,43 @@ func pgReplicas(t *testing.T, pgURL string, set ...func(*server.Config)) (string
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	var urls []string
-	for range 2 {
-		a, err := deepagents.New(deepagents.Config{
-			Model:        replay.Inline{},
-			Checkpointer: db.Saver(),
-			InterruptOn:  map[string]deepagents.InterruptOn{"write_file": {}},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		hs := httptest.NewUnstartedServer(nil)
-		url := "http://" + hs.Listener.Addr().String()
-		cfg := server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: db.Saver(), Store: db.Store(), URL: url}
-		for _, f := range set {
-			f(&cfg)
-		}
-		s, err := server.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		hs.Config.Handler = s
-		hs.Start()
-		t.Cleanup(func() {
-			hs.CloseClientConnections()
-			s.Close()
-			hs.Close()
-		})
-		urls = append(urls, url)
+	first, _ := sdkServer(t, db.Saver(), db.Store(), set...)
+	second, _ := sdkServer(t, db.Saver(), db.Store(), set...)
+	return first, second
+}
+
+// sdkServer serves, until the test ends, an agent on replay:inline (each
+// thread's last message its script) that asks before write_file, on saver
+// and st (the store replicas share); set changes the server's
+// configuration. It returns the server's URL, and the server.
+func sdkServer(t *testing.T, saver checkpoint.Saver, st store.Store, set ...func(*server.Config)) (string, *server.Server) {
+	t.Helper()
+	a, err := deepagents.New(deepagents.Config{
+		Model:        replay.Inline{},
+		Checkpointer: saver,
+		InterruptOn:  map[string]deepagents.InterruptOn{"write_file": {}},
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return urls[0], urls[1]
+	hs := httptest.NewUnstartedServer(nil)
+	url := "http://" + hs.Listener.Addr().String()
+	cfg := server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: saver, Store: st, URL: url}
+	for _, f := range set {
+		f(&cfg)
+	}
+	s, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs.Config.Handler = s
+	hs.Start()
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		s.Close()
+		hs.Close()
+	})
+	return url, s
 }
 
 // TestOfficialA2AClient drives the A2A endpoints with the official A2A
@@ -175,28 +167,8 @@ func TestOfficialA2AClient(t *testing.T) {
 		return
 	}
 	db := sdkDB(t)
-	a, err := deepagents.New(deepagents.Config{
-		Model:        replay.Inline{},
-		Checkpointer: db.Saver(),
-		InterruptOn:  map[string]deepagents.InterruptOn{"write_file": {}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewUnstartedServer(nil)
-	u := "http://" + hs.Listener.Addr().String()
-	s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: db.Saver(), Store: db.Store(), URL: u, APIKey: key,
-		Heartbeat: 50 * time.Millisecond}) // streams idle long enough to carry keep-alives
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs.Config.Handler = s
-	hs.Start()
-	defer func() {
-		hs.CloseClientConnections()
-		s.Close()
-		hs.Close()
-	}()
+	// Short heartbeats: the streams of the slow tasks carry keep-alives.
+	u, _ := sdkServer(t, db.Saver(), db.Store(), func(c *server.Config) { c.APIKey, c.Heartbeat = key, 50*time.Millisecond })
 	runSDK(t, node, "a2a.mjs", u, key)
 }
 
@@ -211,21 +183,8 @@ func TestOfficialJSSDKTimeTravel(t *testing.T) {
 	for _, version := range []string{"1.0.3", "1.15.0"} {
 		t.Run(version, func(t *testing.T) {
 			db := sdkDB(t)
-			a, err := deepagents.New(deepagents.Config{Model: replay.Inline{}, Checkpointer: db.Saver()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: db.Saver()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			hs := httptest.NewServer(s)
-			defer func() {
-				hs.CloseClientConnections()
-				s.Close()
-				hs.Close()
-			}()
-			runSDK(t, node, "timetravel.mjs", hs.URL, version)
+			url, _ := sdkServer(t, db.Saver(), db.Store())
+			runSDK(t, node, "timetravel.mjs", url, version)
 		})
 	}
 }
@@ -238,18 +197,7 @@ func TestOfficialJSSDKStoreAndCrons(t *testing.T) {
 	for _, version := range []string{"1.0.3", "1.15.0"} {
 		t.Run(version, func(t *testing.T) {
 			db := sdkDB(t)
-			a, err := deepagents.New(deepagents.Config{Model: replay.Inline{}, Checkpointer: db.Saver()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			hs := httptest.NewUnstartedServer(nil)
-			u := "http://" + hs.Listener.Addr().String()
-			s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: db.Saver(), Store: db.Store(), URL: u})
-			if err != nil {
-				t.Fatal(err)
-			}
-			hs.Config.Handler = s
-			hs.Start()
+			u, s := sdkServer(t, db.Saver(), db.Store())
 			clk := &clock{t: t0}
 			s.SetCronClock(clk.now)
 			tctx, stop := context.WithCancel(context.Background())
@@ -265,11 +213,8 @@ func TestOfficialJSSDKStoreAndCrons(t *testing.T) {
 			defer func() {
 				stop()
 				<-ticked
-				hs.CloseClientConnections()
-				s.Close()
-				hs.Close()
 			}()
-			runSDK(t, node, "storecrons.mjs", hs.URL, version)
+			runSDK(t, node, "storecrons.mjs", u, version)
 		})
 	}
 }
