@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -16,8 +15,6 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/deepagents-go/deepagents"
-	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/server"
 )
@@ -26,48 +23,6 @@ import (
 // latest, sessionless one (server/discover, no initialize), and the one
 // the TypeScript SDK 1.32.2 and most hosts send.
 var protocolVersions = []string{"2026-07-28", "2025-11-25"}
-
-// mcpOptions configures newMCPServer.
-type mcpOptions struct {
-	graphs      []string // the configured assistants; default "deepagent"
-	interruptOn []string
-	apiKey      string
-	maxRuns     int
-}
-
-// newMCPServer serves assistants whose model plays each thread's script
-// (replay.Inline: the task is the script), on an in-memory saver.
-func newMCPServer(t *testing.T, o mcpOptions) *fixture {
-	t.Helper()
-	saver := checkpoint.NewMemorySaver()
-	on := map[string]deepagents.InterruptOn{}
-	for _, n := range o.interruptOn {
-		on[n] = deepagents.InterruptOn{}
-	}
-	graphs := o.graphs
-	if graphs == nil {
-		graphs = []string{"deepagent"}
-	}
-	var as []server.Assistant
-	for _, g := range graphs {
-		a, err := deepagents.New(deepagents.Config{Model: replay.Inline{}, Checkpointer: saver, InterruptOn: on})
-		if err != nil {
-			t.Fatal(err)
-		}
-		as = append(as, server.Assistant{GraphID: g, Agent: a, Description: "the " + g + " assistant"})
-	}
-	s, err := server.New(server.Config{Assistants: as, Saver: saver, APIKey: o.apiKey, MaxRuns: o.maxRuns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s)
-	t.Cleanup(func() {
-		hs.CloseClientConnections()
-		s.Close()
-		hs.Close()
-	})
-	return &fixture{t: t, srv: hs, saver: saver}
-}
 
 // headerTransport adds headers to every request (the API key).
 type headerTransport struct {
@@ -199,7 +154,7 @@ func runStatus(f *fixture, tid string) string {
 // a taken name given a suffix of the assistant's ID, at most 128, the
 // same on every request.
 func TestMCPListsAssistants(t *testing.T) {
-	f := newMCPServer(t, mcpOptions{graphs: []string{"deepagent", "a.b", "a_b"}})
+	f := newFixture(t, options{model: replay.Inline{}, graphs: []string{"deepagent", "a.b", "a_b"}})
 	create := func(name, id string, desc any) {
 		body := map[string]any{"graph_id": "deepagent", "name": name, "assistant_id": id}
 		if desc != nil {
@@ -304,7 +259,7 @@ func assistantID(t *testing.T, f *fixture, graphID string) string {
 func TestMCPRunsATask(t *testing.T) {
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
-			f := newMCPServer(t, mcpOptions{})
+			f := newFixture(t, options{model: replay.Inline{}})
 			c := mustConnectMCP(t, f, version)
 			task := script(
 				map[string]any{"content": "Planning.", "tool_calls": []any{map[string]any{"name": "write_todos", "args": map[string]any{"todos": []any{map[string]any{"content": "Write", "status": "in_progress"}}}}}},
@@ -359,7 +314,7 @@ func TestMCPApproval(t *testing.T) {
 	for _, version := range protocolVersions {
 		for _, decision := range []string{"approve", "reject"} {
 			t.Run(version+"/"+decision, func(t *testing.T) {
-				f := newMCPServer(t, mcpOptions{interruptOn: []string{"write_file"}})
+				f := newFixture(t, options{model: replay.Inline{}, interruptOn: []string{"write_file"}})
 				c := mustConnectMCP(t, f, version)
 				task := script(
 					map[string]any{"tool_calls": []any{map[string]any{"name": "write_file", "args": map[string]any{"file_path": "/a.txt", "content": "hello"}}}},
@@ -398,7 +353,7 @@ func TestMCPApproval(t *testing.T) {
 // on, a thread that does not exist, a thread_id no thread can have, a
 // busy thread; so are arguments that are neither a task nor a decision.
 func TestMCPRefusals(t *testing.T) {
-	f := newMCPServer(t, mcpOptions{})
+	f := newFixture(t, options{model: replay.Inline{}})
 	c := mustConnectMCP(t, f, protocolVersions[1])
 	_, _, done := callTool(context.Background(), t, c, "deepagent", map[string]any{"task": script(map[string]any{"content": "Done."})})
 
@@ -455,7 +410,7 @@ func TestMCPRefusals(t *testing.T) {
 // Calls count against MaxRuns: with one slot taken, the next call's run
 // waits, pending, and runs once the slot is free.
 func TestMCPCallsCountAgainstMaxRuns(t *testing.T) {
-	f := newMCPServer(t, mcpOptions{maxRuns: 1})
+	f := newFixture(t, options{model: replay.Inline{}, maxRuns: 1})
 	c := mustConnectMCP(t, f, protocolVersions[0])
 	go c.CallTool(context.Background(), &sdk.CallToolParams{Name: "deepagent", Arguments: map[string]any{"task": script(map[string]any{"content": "Slow.", "delay_ms": 60000}), "thread_id": "first"}})
 	waitFor(t, "the first run", func() bool { return runStatus(f, "first") == "running" })
@@ -487,7 +442,7 @@ func TestMCPCallsCountAgainstMaxRuns(t *testing.T) {
 func TestMCPCallCancelled(t *testing.T) {
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
-			f := newMCPServer(t, mcpOptions{})
+			f := newFixture(t, options{model: replay.Inline{}})
 			c := mustConnectMCP(t, f, version)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
@@ -511,7 +466,7 @@ func TestMCPCallCancelled(t *testing.T) {
 // of an allowed origin may send MCP's headers and read the session's.
 // Stateless, it serves POST alone.
 func TestMCPAccess(t *testing.T) {
-	f := newMCPServer(t, mcpOptions{apiKey: "secret"})
+	f := newFixture(t, options{model: replay.Inline{}, apiKey: "secret"})
 	tests := []struct {
 		name string
 		hdr  http.Header

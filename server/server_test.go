@@ -45,6 +45,9 @@ type options struct {
 	tracer     trace.TracerProvider
 	// The server's AllowedOrigins, AllowedHosts and ProtectedValues.
 	origins, hosts, protected []string
+	// graphs are the assistants, each described as "the G assistant";
+	// nil is one, deepagent, without a description.
+	graphs []string
 }
 
 func newFixture(t *testing.T, o options, turns ...replay.Turn) *fixture {
@@ -58,11 +61,22 @@ func newFixture(t *testing.T, o options, turns ...replay.Turn) *fixture {
 	for _, n := range o.interruptOn {
 		on[n] = deepagents.InterruptOn{}
 	}
-	a, err := deepagents.New(deepagents.Config{Model: model, Checkpointer: saver, InterruptOn: on, Middleware: o.middleware, TracerProvider: o.tracer})
-	if err != nil {
-		t.Fatal(err)
+	graphs := o.graphs
+	if graphs == nil {
+		graphs = []string{"deepagent"}
 	}
-	s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: saver, APIKey: o.apiKey,
+	var as []server.Assistant
+	for _, g := range graphs {
+		a, err := deepagents.New(deepagents.Config{Model: model, Checkpointer: saver, InterruptOn: on, Middleware: o.middleware, TracerProvider: o.tracer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		as = append(as, server.Assistant{GraphID: g, Agent: a})
+		if o.graphs != nil {
+			as[len(as)-1].Description = "the " + g + " assistant"
+		}
+	}
+	s, err := server.New(server.Config{Assistants: as, Saver: saver, APIKey: o.apiKey,
 		MaxRuns: o.maxRuns, Heartbeat: o.heartbeat, RunContext: o.runContext, AllowedOrigins: o.origins, AllowedHosts: o.hosts, ProtectedValues: o.protected})
 	if err != nil {
 		t.Fatal(err)
