@@ -197,7 +197,7 @@ func refused(no *refusal) error {
 	if no.status >= 500 {
 		return fmt.Errorf("%w: %s", a2a.ErrInternalError, no.msg)
 	}
-	if no.msg == errThreadBusy {
+	if no.busy {
 		return invalid("the context is running another task: wait for it or cancel it")
 	}
 	return invalid("%s", no.msg)

@@ -262,6 +262,10 @@ func (s *Server) settleWaiting(ctx context.Context, contextID string, except a2a
 // recorded their end. A replica that records a task's end later finds no
 // record, and writes none.
 func (s *Server) forgetTasks(ctx context.Context, contextID string) {
+	// Most threads have none: no lock is taken for them.
+	if items, err := s.store.Search(ctx, contextNamespace(contextID), store.SearchOptions{Limit: 1}); err == nil && len(items) == 0 {
+		return
+	}
 	for _, lt := range s.a2aTasks.of(contextID) {
 		select {
 		case <-lt.ended:

@@ -344,6 +344,8 @@ type refusal struct {
 	// field, when set, is the body's field at fault: the answer is then
 	// the validator's (422).
 	field string
+	// busy: the thread runs another run (multitask_strategy reject).
+	busy bool
 }
 
 func (e *refusal) Error() string { return e.msg }
@@ -377,8 +379,11 @@ func storageRefusal(threadID string, err error) *refusal {
 	return refuse(http.StatusInternalServerError, "%s", err.Error())
 }
 
-// errThreadBusy is the answer to a second run on a busy thread.
-const errThreadBusy = "Thread is already running a task. Wait for it to finish or choose a different multitask strategy."
+// threadBusy is the answer to a second run on a busy thread.
+func threadBusy() *refusal {
+	return &refusal{status: http.StatusUnprocessableEntity, busy: true,
+		msg: "Thread is already running a task. Wait for it to finish or choose a different multitask strategy."}
+}
 
 // launch validates a run and starts it in the background.
 func (s *Server) launch(ctx context.Context, ask runAsk) (*run, *refusal) {
@@ -551,7 +556,7 @@ func (s *Server) admit(ctx context.Context, rn *run, strategy langgraph.Multitas
 			break
 		}
 		if strategy == langgraph.MultitaskReject {
-			return nil, refuse(http.StatusUnprocessableEntity, errThreadBusy)
+			return nil, threadBusy()
 		}
 		cur.cancel(errCancelled)
 		cancelled = cur
@@ -567,7 +572,7 @@ func (s *Server) admit(ctx context.Context, rn *run, strategy langgraph.Multitas
 		remote := s.activeRemote(ctx, rn.threadID)
 		if strategy == langgraph.MultitaskReject || remote == nil {
 			s.runs.drop(rn)
-			return nil, refuse(http.StatusUnprocessableEntity, errThreadBusy)
+			return nil, threadBusy()
 		}
 		if err := s.cancelRemote(ctx, remote); err != nil {
 			s.runs.drop(rn)
