@@ -229,12 +229,7 @@ func a2aQuestion(info a2a.TaskInfoProvider, reqs []agent.ActionRequest) *a2a.Mes
 }
 
 // dataPart is v, as JSON, in a data part.
-func dataPart(v any) a2a.DataPart {
-	var m map[string]any
-	b, _ := json.Marshal(v)
-	json.Unmarshal(b, &m) //nolint:errcheck // our own values, objects
-	return a2a.DataPart{Data: m}
-}
+func dataPart(v any) a2a.DataPart { return a2a.DataPart{Data: asValue(v)} }
 
 // answerArtifact is the artifact holding a task's answer.
 func answerArtifact(text string) *a2a.Artifact {

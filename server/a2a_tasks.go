@@ -152,21 +152,13 @@ func (s *Server) inContext(ctx context.Context, contextID string, f func() error
 // leave a task working forever.
 func (s *Server) putTask(ctx context.Context, t *taskRecord, isNew bool) error {
 	t.UpdatedAt = time.Now().UTC()
-	b, err := json.Marshal(t)
-	if err != nil {
-		return err
-	}
-	var v map[string]any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	items := []store.Item{{Namespace: contextNamespace(t.ContextID), Key: string(t.ID), Value: v}}
+	items := []store.Item{{Namespace: contextNamespace(t.ContextID), Key: string(t.ID), Value: asValue(t)}}
 	if isNew {
 		items = append(items, store.Item{Namespace: a2aIndexNamespace, Key: string(t.ID), Value: map[string]any{"context_id": t.ContextID}})
 	}
 	ctx = context.WithoutCancel(ctx)
 	for try := 1; ; try++ {
-		err = store.PutAll(ctx, s.store, items)
+		err := store.PutAll(ctx, s.store, items)
 		if err == nil || try == 3 {
 			return err
 		}
@@ -199,9 +191,7 @@ func (s *Server) getTask(ctx context.Context, id a2a.TaskID) (*taskRecord, error
 
 func taskOf(it *store.Item) *taskRecord {
 	t := &taskRecord{}
-	if b, err := json.Marshal(it.Value); err == nil {
-		json.Unmarshal(b, t) //nolint:errcheck // what does not fit stays zero
-	}
+	fromValue(it.Value, t) //nolint:errcheck // what does not fit stays zero
 	t.ID = a2a.TaskID(it.Key)
 	return t
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -101,12 +100,8 @@ var assistantsNamespace = []string{"deepagents", "server", "assistants"}
 
 // createdAssistant reads a created assistant from the store.
 func createdAssistant(it *store.Item) *langgraph.Assistant {
-	b, err := json.Marshal(it.Value)
-	if err != nil {
-		return nil
-	}
 	var w langgraph.Assistant
-	if json.Unmarshal(b, &w) != nil || w.GraphID == "" {
+	if fromValue(it.Value, &w) != nil || w.GraphID == "" {
 		return nil
 	}
 	w.AssistantID, w.CreatedAt, w.UpdatedAt = it.Key, it.CreatedAt, it.UpdatedAt
@@ -158,10 +153,7 @@ func (s *Server) createAssistant(w http.ResponseWriter, r *http.Request) {
 			*m = map[string]any{}
 		}
 	}
-	b, _ := json.Marshal(wa)
-	var value map[string]any
-	json.Unmarshal(b, &value) //nolint:errcheck // our own encoding
-	if err := s.store.Put(r.Context(), assistantsNamespace, q.AssistantID, value); err != nil {
+	if err := s.store.Put(r.Context(), assistantsNamespace, q.AssistantID, asValue(wa)); err != nil {
 		httpError(w, http.StatusInternalServerError, err.Error())
 		return
 	}

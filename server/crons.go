@@ -89,21 +89,12 @@ type cronRecord struct {
 }
 
 // value is the record as the store keeps it.
-func (c *cronRecord) value() map[string]any {
-	b, _ := json.Marshal(c) //nolint:errchkjson // times, strings and JSON a client sent
-	var v map[string]any
-	json.Unmarshal(b, &v) //nolint:errcheck // our own encoding
-	return v
-}
+func (c *cronRecord) value() map[string]any { return asValue(c) }
 
 // cronOf reads a cron's record; nil for one that does not decode.
 func cronOf(it *store.Item) *cronRecord {
-	b, err := json.Marshal(it.Value)
-	if err != nil {
-		return nil
-	}
 	var c cronRecord
-	if json.Unmarshal(b, &c) != nil || c.CronID != it.Key {
+	if fromValue(it.Value, &c) != nil || c.CronID != it.Key {
 		return nil
 	}
 	if c.Payload == nil {
@@ -737,11 +728,7 @@ func (s *Server) fireCron(ctx context.Context, c *cronRecord) {
 		body["on_completion"] = cmp.Or(c.OnRunCompleted, defaultCronOnEnd)
 	}
 	var q langgraph.RunCreate
-	b, err := json.Marshal(body)
-	if err == nil {
-		err = json.Unmarshal(b, &q)
-	}
-	if err != nil {
+	if err := fromValue(body, &q); err != nil {
 		s.log.Warn("server: a cron's payload", "cron", c.CronID, "err", err)
 		return
 	}

@@ -51,13 +51,7 @@ type runRecord struct {
 
 // value is the record as the store keeps it: the run's JSON object with
 // "replica" added (its key is the run's ID).
-func (r *runRecord) value() map[string]any {
-	// Strings, times and metadata a client sent as JSON: they encode.
-	b, _ := json.Marshal(r)
-	var v map[string]any
-	json.Unmarshal(b, &v) //nolint:errcheck // our own encoding
-	return v
-}
+func (r *runRecord) value() map[string]any { return asValue(r) }
 
 // recordOf reads a run's record; the item's key is the run's ID. A value
 // of the wrong type reads as none, as the rest of the record does.
@@ -74,9 +68,7 @@ func recordOf(it *store.Item) *runRecord {
 		}
 		v[k] = x
 	}
-	if b, err := json.Marshal(v); err == nil {
-		json.Unmarshal(b, &rec) //nolint:errcheck // what does not fit stays zero
-	}
+	fromValue(v, &rec) //nolint:errcheck // what does not fit stays zero
 	rec.RunID = it.Key
 	if rec.Metadata == nil {
 		rec.Metadata = map[string]any{}
