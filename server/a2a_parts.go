@@ -147,9 +147,10 @@ func escapedLen(s string) int {
 }
 
 // clipEscaped cuts s so that it takes at most about n bytes as a JSON
-// string.
+// string. Escaping never shortens a string, so one longer than n is cut
+// without encoding it whole (the arguments of a file written).
 func clipEscaped(s string, n int) string {
-	if escapedLen(s) <= n {
+	if len(s)+2 <= n && escapedLen(s) <= n {
 		return s
 	}
 	for cut := n; ; cut = cut * 2 / 3 {
