@@ -265,13 +265,7 @@ func ProgressMessage(e *agent.Event) string {
 		if !ok {
 			return ""
 		}
-		done := 0
-		for _, t := range plan {
-			if t.Status == todos.Completed {
-				done++
-			}
-		}
-		return fmt.Sprintf("%stodos: %d of %d done", who, done, len(plan))
+		return fmt.Sprintf("%stodos: %d of %d done", who, todos.Done(plan), len(plan))
 	case agent.EventNotice:
 		return who + e.Content
 	}

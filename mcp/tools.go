@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/deepagents-go/deepagents/internal/clip"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -59,7 +59,7 @@ func newTool(s *server, t *sdk.Tool) (*mcpTool, error) {
 		desc = t.Title
 	}
 	if len(desc) > maxDescription {
-		desc = truncate(desc, maxDescription-3) + "..."
+		desc = clip.Prefix(desc, maxDescription-3) + "..."
 	}
 	return &mcpTool{srv: s, remote: t.Name, spec: llm.ToolSpec{Name: ToolName(s.name, t.Name), Description: desc, Parameters: schema}}, nil
 }
@@ -232,7 +232,7 @@ func (c *converter) add(s string) {
 		c.text.WriteByte('\n')
 	}
 	if room := maxText - c.text.Len(); len(s) > room {
-		s, c.cut = truncate(s, max(room, 0))+"\n... [output cut at 1 MiB]", true
+		s, c.cut = clip.Prefix(s, max(room, 0))+"\n... [output cut at 1 MiB]", true
 	}
 	c.text.WriteString(s)
 }
@@ -285,7 +285,7 @@ func imageType(mime string) bool {
 func describe(desc, mime string) string {
 	var parts []string
 	if desc != "" {
-		parts = append(parts, truncate(desc, 200))
+		parts = append(parts, clip.Prefix(desc, 200))
 	}
 	if mime != "" {
 		parts = append(parts, mime)
@@ -294,15 +294,4 @@ func describe(desc, mime string) string {
 		return ""
 	}
 	return " (" + strings.Join(parts, "; ") + ")"
-}
-
-// truncate cuts s to at most n bytes without splitting a character.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -191,13 +191,7 @@ func a2aToolCalls(info a2a.TaskInfoProvider, m *llm.Message) *a2a.Message {
 // a2aPlan is the status message of a new todo list; a list too long to
 // show whole is told in words only (the thread's state has it).
 func a2aPlan(info a2a.TaskInfoProvider, plan []todos.Todo) *a2a.Message {
-	done := 0
-	for _, t := range plan {
-		if t.Status == todos.Completed {
-			done++
-		}
-	}
-	parts := []a2a.Part{a2a.TextPart{Text: fmt.Sprintf("Plan: %d of %d done", done, len(plan))}}
+	parts := []a2a.Part{a2a.TextPart{Text: fmt.Sprintf("Plan: %d of %d done", todos.Done(plan), len(plan))}}
 	if b, _ := json.Marshal(plan); len(b) <= a2aArgsBudget {
 		parts = append(parts, dataPart(map[string]any{todos.Value: plan}))
 	}

@@ -14,11 +14,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/internal/clip"
 	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/mcp"
@@ -183,7 +183,7 @@ func newMCPTool(base, assistantID, description string) mcpTool {
 		description = fmt.Sprintf("Hands a task to the deep agent %s (planning, files, subagents) and returns its answer and the thread_id. "+
 			"Pass thread_id to continue a thread. If the run stops for approval of tool calls, call again with the thread_id and a decision.", base)
 	}
-	return mcpTool{description: clipUTF8(description, maxToolDescription), assistantID: assistantID, base: base, plain: toolName(base) == base}
+	return mcpTool{description: clip.Prefix(description, maxToolDescription), assistantID: assistantID, base: base, plain: toolName(base) == base}
 }
 
 // toolName makes s a tool name: each character but [A-Za-z0-9_-] an
@@ -249,17 +249,6 @@ func isUUID(s string) bool {
 		}
 	}
 	return true
-}
-
-// clipUTF8 cuts s to at most n bytes, at a character's start.
-func clipUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // mcpCall is the handler of an assistant's tool, for the request r (whose

@@ -13,11 +13,20 @@ func Text(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
+	return Prefix(s, n) + fmt.Sprintf("... (%d bytes)", len(s))
+}
+
+// Prefix returns s cut to at most n bytes, at the start of a rune, with
+// nothing added.
+func Prefix(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
 	n = max(n, 0)
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
-	return s[:n] + fmt.Sprintf("... (%d bytes)", len(s))
+	return s[:n]
 }
 
 // RuneOffset returns the byte offset after the first n runes of s (len(s)

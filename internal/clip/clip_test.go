@@ -57,3 +57,15 @@ func TestRuneOffset(t *testing.T) {
 		}
 	}
 }
+
+func TestPrefix(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want string
+	}{{"short", 10, "short"}, {"abcdef", 3, "abc"}, {"aé", 2, "a"}, {"abc", 0, ""}, {"abc", -1, ""}} {
+		if got := Prefix(tt.s, tt.n); got != tt.want {
+			t.Errorf("Prefix(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
+}

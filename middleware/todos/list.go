@@ -81,6 +81,17 @@ func Set(rt *agent.Runtime, list []Todo) {
 	rt.Emit(agent.Event{Type: agent.EventState, Values: map[string]json.RawMessage{Value: raw}})
 }
 
+// Done is how many of list's todos are completed.
+func Done(list []Todo) int {
+	n := 0
+	for _, t := range list {
+		if t.Status == Completed {
+			n++
+		}
+	}
+	return n
+}
+
 // FromEvent returns the new plan a state event carries, and whether it
 // carries one (a possibly empty list). Events of other types, and lists
 // that do not decode, carry none.

@@ -103,3 +103,17 @@ func TestSetGet(t *testing.T) {
 		t.Errorf("%d plan events, Get = %v", events, seen)
 	}
 }
+
+func TestDone(t *testing.T) {
+	for _, tt := range []struct {
+		list []todos.Todo
+		want int
+	}{
+		{nil, 0},
+		{[]todos.Todo{{Content: "a", Status: todos.Completed}, {Content: "b", Status: todos.InProgress}, {Content: "c", Status: todos.Pending}, {Content: "d", Status: todos.Completed}}, 2},
+	} {
+		if got := todos.Done(tt.list); got != tt.want {
+			t.Errorf("Done(%v) = %d, want %d", tt.list, got, tt.want)
+		}
+	}
+}

@@ -55,13 +55,7 @@ func resultRoom(indent string, width int) int {
 // renderTodos is the live todo list.
 func renderTodos(plan []todos.Todo) string {
 	var b strings.Builder
-	done := 0
-	for _, t := range plan {
-		if t.Status == todos.Completed {
-			done++
-		}
-	}
-	fmt.Fprintf(&b, "%s\n", bold.Render(fmt.Sprintf("todos %d/%d", done, len(plan))))
+	fmt.Fprintf(&b, "%s\n", bold.Render(fmt.Sprintf("todos %d/%d", todos.Done(plan), len(plan))))
 	for _, t := range plan {
 		t.Content = display.OneLine(t.Content) // the model's words
 		switch t.Status {
