@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 )
@@ -169,30 +168,8 @@ func TestACPClientFS(t *testing.T) {
 	c.mu.Lock()
 	c.hung, c.release = hung, release
 	c.mu.Unlock()
-	done := make(chan sdk.PromptResponse, 1)
-	go func() {
-		res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(`{"turns":[{"tool_calls":[{"id":"r3","name":"read_file","args":{"file_path":"/a.txt"}}]},{"content":"never"}]}`)}})
-		if err != nil {
-			t.Errorf("the prompt whose read hangs: %v", err)
-		}
-		done <- res
-	}()
-	select {
-	case <-hung:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no file system call")
-	}
-	if err := conn.Cancel(ctx, sdk.CancelNotification{SessionId: sess.SessionId}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case res := <-done:
-		if res.StopReason != sdk.StopReasonCancelled {
-			t.Errorf("stop reason %q, want cancelled", res.StopReason)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("the prompt whose read hangs did not end when cancelled")
-	}
+	cancelPrompt(t, conn, sess.SessionId, `{"turns":[{"tool_calls":[{"id":"r3","name":"read_file","args":{"file_path":"/a.txt"}}]},{"content":"never"}]}`,
+		"a file system call", closed(hung), nil)
 	c.mu.Lock()
 	c.hung, c.release = nil, nil
 	c.mu.Unlock()

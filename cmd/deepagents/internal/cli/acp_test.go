@@ -160,6 +160,54 @@ func (c *acpClient) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExit
 
 // startACP starts deepagents acp and connects c to it, a client that
 // offers no capabilities.
+// cancelPrompt sends a prompt of script on session id, waits until
+// reached says it got where the test wants it (what names it), cancels
+// the session, calls then (when set: an editor answering its request),
+// and checks that the prompt ends cancelled.
+func cancelPrompt(t *testing.T, conn *sdk.ClientSideConnection, id sdk.SessionId, script, what string, reached func() bool, then func()) {
+	t.Helper()
+	ctx := context.Background()
+	done := make(chan sdk.PromptResponse, 1)
+	go func() {
+		res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock(script)}})
+		if err != nil {
+			t.Errorf("the prompt to cancel: %v", err)
+		}
+		done <- res
+	}()
+	for deadline := time.Now().Add(10 * time.Second); !reached(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the prompt to cancel never reached %s", what)
+		}
+	}
+	if err := conn.Cancel(ctx, sdk.CancelNotification{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	if then != nil {
+		then()
+	}
+	select {
+	case res := <-done:
+		if res.StopReason != sdk.StopReasonCancelled {
+			t.Errorf("stop reason %q, want cancelled", res.StopReason)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the prompt cancelled at %s did not end", what)
+	}
+}
+
+// closed reports whether ch is closed, without waiting.
+func closed(ch <-chan struct{}) func() bool {
+	return func() bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
 func startACP(t *testing.T, w *world, c *acpClient) *sdk.ClientSideConnection {
 	t.Helper()
 	return startACPWith(t, w, c, sdk.ClientCapabilities{})
@@ -276,60 +324,16 @@ func TestACP(t *testing.T) {
 	}
 
 	// session/cancel stops a slow model.
-	done := make(chan sdk.PromptResponse, 1)
-	go func() {
-		res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(`{"turns":[{"content":"Thinking","delay_ms":30000}]}`)}})
-		if err != nil {
-			t.Errorf("cancelled prompt: %v", err)
-		}
-		done <- res
-	}()
-	for deadline := time.Now().Add(10 * time.Second); !c.saw("Thinking"); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the slow prompt streamed nothing")
-		}
-	}
-	if err := conn.Cancel(ctx, sdk.CancelNotification{SessionId: sess.SessionId}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case res := <-done:
-		if res.StopReason != sdk.StopReasonCancelled {
-			t.Errorf("stop reason %q, want cancelled", res.StopReason)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("the cancelled prompt did not end")
-	}
+	cancelPrompt(t, conn, sess.SessionId, `{"turns":[{"content":"Thinking","delay_ms":30000}]}`, "the slow prompt's text", func() bool { return c.saw("Thinking") }, nil)
 	// A cancel while a permission request waits ends the prompt; the
 	// pending call is dropped by the next prompt.
 	waiting, cancel := make(chan struct{}), make(chan struct{})
 	c.mu.Lock()
 	c.waiting, c.cancel = waiting, cancel
 	c.mu.Unlock()
-	go func() {
-		res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(`{"turns":[{"tool_calls":[{"id":"e2","name":"edit_file","args":{"file_path":"/hello.txt","old_string":"hello","new_string":"bye"}}]},{"content":"never"}]}`)}})
-		if err != nil {
-			t.Errorf("prompt cancelled while asking: %v", err)
-		}
-		done <- res
-	}()
-	select {
-	case <-waiting:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no permission request")
-	}
-	if err := conn.Cancel(ctx, sdk.CancelNotification{SessionId: sess.SessionId}); err != nil {
-		t.Fatal(err)
-	}
-	close(cancel) // as an editor answers the request once the prompt is cancelled
-	select {
-	case res := <-done:
-		if res.StopReason != sdk.StopReasonCancelled {
-			t.Errorf("stop reason %q, want cancelled", res.StopReason)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("the prompt cancelled while asking did not end")
-	}
+	cancelPrompt(t, conn, sess.SessionId, `{"turns":[{"tool_calls":[{"id":"e2","name":"edit_file","args":{"file_path":"/hello.txt","old_string":"hello","new_string":"bye"}}]},{"content":"never"}]}`,
+		"a permission request", closed(waiting),
+		func() { close(cancel) }) // as an editor answers the request once the prompt is cancelled
 	c.mu.Lock()
 	c.waiting, c.cancel = nil, nil
 	c.mu.Unlock()
