@@ -218,7 +218,8 @@ func (h *a2aHandler) task(ctx context.Context, id a2a.TaskID) (*taskRecord, erro
 
 // start starts the run a message asks for: a new task, or the answer to a
 // task's question, holding the context's lock from the task's check to its
-// record. It returns the task as it starts.
+// record (but in a context the server names now, which nothing else can
+// reach yet). It returns the task as it starts.
 func (h *a2aHandler) start(ctx context.Context, p *a2a.MessageSendParams) (*liveTask, *a2a.Task, error) {
 	if p == nil || p.Message == nil {
 		return nil, nil, invalid("params.message is required")
