@@ -241,7 +241,12 @@ func New(cfg Config) (*Agent, error) {
 	}
 	defaults = append(defaults, sh.summarize, sh.cache, sh.repair)
 	if cfg.Rewind != nil {
-		defaults = append(defaults, cfg.Rewind.Middleware())
+		var opts []rewind.MiddlewareOption
+		if hk.Has(hooks.PreToolUse) || hk.Has(hooks.PostToolUse) {
+			// A hook's command may change any file around a call.
+			opts = append(opts, rewind.WalkEveryStep())
+		}
+		defaults = append(defaults, cfg.Rewind.Middleware(opts...))
 	}
 	stack, err := buildStack(defaults, cfg.Middleware)
 	if err != nil {

@@ -167,6 +167,9 @@ func (b *Buffered) writeText(ctx context.Context, op, p, content string) error {
 	if err := b.bufs.WriteText(ctx, b.fs.hostPath(p), content); err != nil {
 		return buffersErr(ctx, op, p, err)
 	}
+	// The editor may have saved the change, or kept it in its buffer: the
+	// observer looks at the disk.
+	Report(ctx, Change{Path: b.fs.hostPath(p)})
 	if b.fs.linkedNow(p) {
 		return fmt.Errorf("%s %s: %w: a symbolic link took the path's place while the editor wrote it, which may have written where it points", op, p, ErrPermission)
 	}
@@ -249,7 +252,7 @@ func (b *Buffered) Write(ctx context.Context, path, content string) error {
 		return err
 	}
 	defer b.fs.locks.lock(p)()
-	if err := b.fs.placeFor("write", p, false); err != nil {
+	if err := b.fs.placeFor(ctx, "write", p, false); err != nil {
 		return err
 	}
 	return b.writeText(ctx, "write", p, content)
@@ -288,7 +291,7 @@ func (b *Buffered) upload(ctx context.Context, file File) error {
 		return err
 	}
 	defer b.fs.locks.lock(p)()
-	if err := b.fs.placeFor("upload", p, true); err != nil {
+	if err := b.fs.placeFor(ctx, "upload", p, true); err != nil {
 		return err
 	}
 	return b.writeText(ctx, "upload", p, string(file.Content))
@@ -325,7 +328,7 @@ func (b *Buffered) Edit(ctx context.Context, path, oldString, newString string, 
 	}
 	if !b.buffersWrite(content) {
 		// Emptied (or made binary): the disk takes it, as Upload would.
-		if err := b.fs.put("edit", p, stringBytes(content)); err != nil {
+		if err := b.fs.put(ctx, "edit", p, stringBytes(content)); err != nil {
 			return 0, err
 		}
 		return n, nil

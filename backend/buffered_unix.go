@@ -3,6 +3,7 @@
 package backend
 
 import (
+	"context"
 	"io"
 	"slices"
 
@@ -88,8 +89,8 @@ func (f *FilesystemBackend) sameFile(p string, id fileID) error {
 // Write and Upload do, and checks that a file may be put there: nothing
 // is at p, or, with replace, a regular file is. The errors are Write's
 // (replace false) or Upload's.
-func (f *FilesystemBackend) placeFor(op, p string, replace bool) error {
-	dirfd, name, err := f.openParent(p, true)
+func (f *FilesystemBackend) placeFor(ctx context.Context, op, p string, replace bool) error {
+	dirfd, name, err := f.openParent(p, f.making(ctx))
 	if err != nil {
 		return writeErr(op, p, err)
 	}
@@ -119,7 +120,7 @@ func (f *FilesystemBackend) placeFor(op, p string, replace bool) error {
 // on its way or at its end now: a buffer written to p after placeFor
 // checked it may then have gone where the link points.
 func (f *FilesystemBackend) linkedNow(p string) bool {
-	dirfd, name, err := f.openParent(p, false)
+	dirfd, name, err := f.openParent(p, nil)
 	if err != nil {
 		return err == unix.ELOOP
 	}

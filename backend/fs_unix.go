@@ -70,9 +70,10 @@ func openat(dirfd int, name string, flags int, mode uint32) (int, error) {
 }
 
 // openDir opens the directory at the clean virtual path p one element at a
-// time (see the Filesystem comment). With create it makes missing
-// directories.
-func (f *FilesystemBackend) openDir(p string, create bool) (int, error) {
+// time (see the Filesystem comment). With a made function it makes missing
+// directories, and calls made with each one's clean virtual path and
+// descriptor; with nil it makes none.
+func (f *FilesystemBackend) openDir(p string, made func(p string, fd int)) (int, error) {
 	var fd int
 	if f.dir != nil {
 		// Walk from the root opened once; fd stays -1 until the walk
@@ -83,7 +84,7 @@ func (f *FilesystemBackend) openDir(p string, create bool) (int, error) {
 			// read position would be shared with every other user.
 			return openat(root, ".", oDir, 0)
 		}
-		return f.walkFrom(root, -1, p, create)
+		return f.walkFrom(root, -1, p, made)
 	}
 	base := f.root
 	if !f.virtual {
@@ -96,18 +97,25 @@ func (f *FilesystemBackend) openDir(p string, create bool) (int, error) {
 	if p == "/" {
 		return fd, nil
 	}
-	return f.walkFrom(fd, fd, p, create)
+	return f.walkFrom(fd, fd, p, made)
 }
 
 // walkFrom opens the directories of the clean path p one element at a time
 // from the directory cur, never following a symbolic link in virtual mode.
-// owned is cur when the walk must close it, -1 when cur is borrowed.
-func (f *FilesystemBackend) walkFrom(cur, owned int, p string, create bool) (int, error) {
+// owned is cur when the walk must close it, -1 when cur is borrowed. made
+// is openDir's.
+func (f *FilesystemBackend) walkFrom(cur, owned int, p string, made func(string, int)) (int, error) {
+	end := 0 // of the path walked so far, in p
 	for name := range strings.SplitSeq(p[1:], "/") {
+		end += 1 + len(name)
 		nfd, err := openat(cur, name, oDir|f.noFollow(), 0)
-		if err == unix.ENOENT && create {
-			if err = unix.Mkdirat(cur, name, 0o755); err == nil || err == unix.EEXIST {
+		if err == unix.ENOENT && made != nil {
+			var mkErr error
+			if mkErr = unix.Mkdirat(cur, name, 0o755); mkErr == nil || mkErr == unix.EEXIST {
 				nfd, err = openat(cur, name, oDir|f.noFollow(), 0)
+			}
+			if mkErr == nil && err == nil {
+				made(p[:end], nfd)
 			}
 		}
 		if err == unix.ENOTDIR && f.virtual && isSymlinkAt(cur, name) {
@@ -131,12 +139,48 @@ func isSymlinkAt(dirfd int, name string) bool {
 
 // openParent opens the directory holding the clean virtual path p and
 // returns it with p's last element.
-func (f *FilesystemBackend) openParent(p string, create bool) (int, string, error) {
+func (f *FilesystemBackend) openParent(p string, made func(string, int)) (int, string, error) {
 	if p == "/" {
 		return -1, "", unix.EISDIR
 	}
-	fd, err := f.openDir(parentDir(p), create)
+	fd, err := f.openDir(parentDir(p), made)
 	return fd, baseName(p), err
+}
+
+// making is the made function of a write's walk: it makes the missing
+// folders, and tells ctx's observer of each (WithChanges).
+func (f *FilesystemBackend) making(ctx context.Context) func(string, int) {
+	if !observed(ctx) {
+		return func(string, int) {}
+	}
+	return func(p string, fd int) {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil {
+			Report(ctx, Change{Path: f.hostPath(p), Info: newStatInfo(baseName(p), &st)})
+		}
+	}
+}
+
+// telling is replaceFile's tell for the clean virtual path p: it tells
+// ctx's observer of the new file (told).
+func (f *FilesystemBackend) telling(ctx context.Context, p string, content []byte) func(int) {
+	if !observed(ctx) {
+		return nil
+	}
+	return func(fd int) { f.told(ctx, p, fd, content) }
+}
+
+// told tells ctx's observer of the file name in dirfd (at the clean
+// virtual path p) that a write left as fd holds, with content, its whole
+// content.
+func (f *FilesystemBackend) told(ctx context.Context, p string, fd int, content []byte) {
+	if !observed(ctx) {
+		return
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil {
+		Report(ctx, Change{Path: f.hostPath(p), Info: newStatInfo(baseName(p), &st), Content: content})
+	}
 }
 
 // openRegular opens name in dirfd for reading without following a symbolic
@@ -166,7 +210,7 @@ var errNotRegular = fmt.Errorf("%w: not a regular file", ErrPermission)
 
 // openFile opens the regular file at the clean virtual path p for reading.
 func (f *FilesystemBackend) openFile(p string) (int, *unix.Stat_t, error) {
-	dirfd, name, err := f.openParent(p, false)
+	dirfd, name, err := f.openParent(p, nil)
 	if err != nil {
 		return -1, nil, err
 	}
@@ -257,7 +301,7 @@ func (f *FilesystemBackend) list(ctx context.Context, path string, names bool) (
 	if err := f.guard("list", p, AccessRead); err != nil {
 		return nil, err
 	}
-	fd, err := f.openDir(p, false)
+	fd, err := f.openDir(p, nil)
 	if err == unix.ENOENT || err == unix.ENOTDIR {
 		return nil, nil
 	}
@@ -338,7 +382,7 @@ func (f *FilesystemBackend) ListText(ctx context.Context, path string) (string, 
 		infos, err := f.list(ctx, p, true)
 		return FormatListing(infos), err
 	}
-	fd, err := f.openDir(p, false)
+	fd, err := f.openDir(p, nil)
 	if err == unix.ENOENT || err == unix.ENOTDIR {
 		return "", nil
 	}
@@ -453,7 +497,7 @@ func (f *FilesystemBackend) Write(ctx context.Context, path, content string) err
 	if err := f.guard("write", p, AccessWrite); err != nil {
 		return err
 	}
-	dirfd, name, err := f.openParent(p, true)
+	dirfd, name, err := f.openParent(p, f.making(ctx))
 	if err != nil {
 		return writeErr("write", p, err)
 	}
@@ -463,6 +507,9 @@ func (f *FilesystemBackend) Write(ctx context.Context, path, content string) err
 		return writeErr("write", p, err)
 	}
 	err = writeAll(fd, stringBytes(content))
+	if err == nil {
+		f.told(ctx, p, fd, stringBytes(content))
+	}
 	if cerr := unix.Close(fd); err == nil {
 		err = cerr
 	}
@@ -474,8 +521,9 @@ func (f *FilesystemBackend) Write(ctx context.Context, path, content string) err
 }
 
 // replaceFile atomically replaces (or creates) name in dirfd with content:
-// it writes a temporary file next to it and renames it over name.
-func replaceFile(dirfd int, name string, content []byte, perm uint32) error {
+// it writes a temporary file next to it and renames it over name. tell,
+// when not nil, is given the new file's descriptor once it is whole.
+func replaceFile(dirfd int, name string, content []byte, perm uint32, tell func(fd int)) error {
 	var tmp string
 	var fd int
 	var err error
@@ -492,6 +540,9 @@ func replaceFile(dirfd int, name string, content []byte, perm uint32) error {
 	err = writeAll(fd, content)
 	if err == nil {
 		err = unix.Fchmod(fd, perm)
+	}
+	if err == nil && tell != nil {
+		tell(fd)
 	}
 	if cerr := unix.Close(fd); err == nil {
 		err = cerr
@@ -515,7 +566,7 @@ func (f *FilesystemBackend) Edit(ctx context.Context, path, oldString, newString
 		return 0, err
 	}
 	defer f.locks.lock(p)()
-	dirfd, name, err := f.openParent(p, false)
+	dirfd, name, err := f.openParent(p, nil)
 	if err != nil {
 		return 0, fsErr("edit", p, err)
 	}
@@ -533,14 +584,14 @@ func (f *FilesystemBackend) Edit(ctx context.Context, path, oldString, newString
 	if err != nil {
 		return 0, opErr("edit", p, err)
 	}
-	if err := replaceFile(dirfd, name, stringBytes(content), uint32(st.Mode)&0o7777); err != nil {
+	if err := replaceFile(dirfd, name, stringBytes(content), uint32(st.Mode)&0o7777, f.telling(ctx, p, stringBytes(content))); err != nil {
 		return 0, fsErr("edit", p, err)
 	}
 	return n, nil
 }
 
 // upload writes one file, replacing a regular file that is there.
-func (f *FilesystemBackend) upload(p string, content []byte) error {
+func (f *FilesystemBackend) upload(ctx context.Context, p string, content []byte) error {
 	if p == "/" {
 		return opErr("upload", p, ErrIsDir)
 	}
@@ -548,13 +599,13 @@ func (f *FilesystemBackend) upload(p string, content []byte) error {
 		return err
 	}
 	defer f.locks.lock(p)()
-	return f.put("upload", p, content)
+	return f.put(ctx, "upload", p, content)
 }
 
 // put is upload once the path is checked and locked: it replaces the
 // regular file at the clean virtual path p (or creates it) with content.
-func (f *FilesystemBackend) put(op, p string, content []byte) error {
-	dirfd, name, err := f.openParent(p, true)
+func (f *FilesystemBackend) put(ctx context.Context, op, p string, content []byte) error {
+	dirfd, name, err := f.openParent(p, f.making(ctx))
 	if err != nil {
 		return writeErr(op, p, err)
 	}
@@ -576,7 +627,7 @@ func (f *FilesystemBackend) put(op, p string, content []byte) error {
 	case err != unix.ENOENT:
 		return fsErr(op, p, err)
 	}
-	if err := replaceFile(dirfd, name, content, perm); err != nil {
+	if err := replaceFile(dirfd, name, content, perm, f.telling(ctx, p, content)); err != nil {
 		return fsErr(op, p, err)
 	}
 	return nil
@@ -596,7 +647,7 @@ func (f *FilesystemBackend) Upload(ctx context.Context, files []File) []FileResu
 			out[i].Err = err
 			continue
 		}
-		out[i].Err = f.upload(p, file.Content)
+		out[i].Err = f.upload(ctx, p, file.Content)
 	}
 	return out
 }
@@ -659,7 +710,7 @@ func (f *FilesystemBackend) Append(ctx context.Context, path, text string) error
 		return err
 	}
 	defer f.locks.lock(p)()
-	dirfd, name, err := f.openParent(p, true)
+	dirfd, name, err := f.openParent(p, f.making(ctx))
 	if err != nil {
 		return writeErr("append", p, err)
 	}
@@ -679,5 +730,6 @@ func (f *FilesystemBackend) Append(ctx context.Context, path, text string) error
 	if err := writeAll(fd, stringBytes(text)); err != nil {
 		return fsErr("append", p, err)
 	}
+	f.told(ctx, p, fd, nil) // appended to: the observer reads what it needs
 	return nil
 }

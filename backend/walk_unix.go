@@ -281,9 +281,9 @@ func (f *FilesystemBackend) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch,
 		return nil, err
 	}
 	g := &grepper{m: m, filter: filter, dir: p, maxSize: f.maxSize, files: q.Mode == GrepFiles, q: &q}
-	fd, err := f.openDir(p, false)
+	fd, err := f.openDir(p, nil)
 	if err == unix.ENOTDIR && p != "/" { // perhaps a file
-		dirfd, derr := f.openDir(parentDir(p), false)
+		dirfd, derr := f.openDir(parentDir(p), nil)
 		if derr != nil {
 			return nil, nil
 		}
@@ -351,9 +351,9 @@ func (f *FilesystemBackend) Glob(ctx context.Context, pattern, path string) ([]F
 	if err != nil || g.empty {
 		return nil, err
 	}
-	fd, err := f.openDir(g.root, false)
+	fd, err := f.openDir(g.root, nil)
 	if err == unix.ENOTDIR && g.root == p && p != "/" { // the path names a file
-		dirfd, derr := f.openDir(parentDir(p), false)
+		dirfd, derr := f.openDir(parentDir(p), nil)
 		if derr != nil {
 			return nil, nil
 		}

@@ -23,9 +23,14 @@ type Plan struct {
 	// (between its runs, or after its last step), left as they are
 	// unless the restore is forced.
 	Kept []string
-	// Unrestorable are files recorded by their hash alone (too large, or
-	// binary) that differ now: left as they are.
+	// Unrestorable are files the restore cannot put back or would lose,
+	// left as they are: the point's content, or the one there now, was
+	// recorded by its hash alone (over MaxFileBytes, or past the thread's
+	// MaxThreadBytes).
 	Unrestorable []string
+	// NotEmpty are folders the point did not have that still hold what no
+	// point records (ignored files, say): left in place, with it.
+	NotEmpty []string
 }
 
 // RestoreOptions change a Restore.
@@ -34,10 +39,16 @@ type RestoreOptions struct {
 	Force bool
 	// DryRun changes nothing: the Plan says what would change.
 	DryRun bool
+	// Head is the conversation's checkpoint now, recorded with the point
+	// of the folder as the restore finds it (KindEnd): a rewind back to
+	// that point puts both back.
+	Head string
 }
 
-// Restore puts the folder back as it was at the thread's point seq, and
-// records the result as a point. See Plan for what it leaves.
+// Restore puts the folder back as it was at the thread's point seq. It
+// first records the folder as it finds it (KindEnd: what it changes can
+// be put back), then the result (KindRestore). See Plan for what it
+// leaves.
 func (t *Tracker) Restore(ctx context.Context, threadID string, seq int, opts RestoreOptions) (*Plan, error) {
 	ts, err := t.thread(ctx, threadID)
 	if err != nil {
@@ -59,28 +70,38 @@ func (t *Tracker) Restore(ctx context.Context, threadID string, seq int, opts Re
 		return &Plan{To: ts.points[seq-1]}, nil // the files are the thread's state
 	}
 	target := treeAt(ts.points, seq)
-	cur, err := t.scan(ctx, ts.tree)
-	if err != nil {
-		return nil, err
-	}
 	// What changed outside the agent since the point: at the turns after
-	// it (between runs), and since the agent's last step.
+	// it (between runs), and since the agent's last step, which the end
+	// point records (a dry run scans instead).
 	outside := make(map[string]bool)
+	var cur map[string]Entry
+	if opts.DryRun {
+		s, err := t.scan(ctx, ts.tree)
+		if err != nil {
+			return nil, err
+		}
+		cur = s.tree
+		for path := range diff(ts.tree, cur) {
+			outside[path] = true
+		}
+	} else {
+		if _, err := t.record(ctx, threadID, ts, KindEnd, "", opts.Head, nil); err != nil {
+			return nil, err
+		}
+		cur = ts.tree
+	}
 	for _, p := range ts.points[seq:] {
-		if p.Kind == KindTurn {
+		if p.Kind == KindTurn || p.Kind == KindEnd {
 			for path := range p.Changes {
 				outside[path] = true
 			}
 		}
 	}
-	for path := range diff(ts.tree, cur.tree) {
-		outside[path] = true
-	}
 	plan := &Plan{To: ts.points[seq-1]}
 	var write, remove []string
-	for _, p := range slices.Sorted(keysOf(target, cur.tree)) {
+	for _, p := range slices.Sorted(keysOf(target, cur)) {
 		want, inTarget := target[p]
-		have, inCur := cur.tree[p]
+		have, inCur := cur[p]
 		if inTarget && !inCur && !opts.Force {
 			// The scan did not see it (ignored now, unreadable, past
 			// MaxFiles): what is there is not the agent's to replace.
@@ -93,6 +114,9 @@ func (t *Tracker) Restore(ctx context.Context, threadID string, seq int, opts Re
 			continue
 		case outside[p] && !opts.Force:
 			plan.Kept = append(plan.Kept, p)
+		case inCur && fs.FileMode(have.Mode).IsRegular() && !have.Stored:
+			// What is there could not be put back: it stays.
+			plan.Unrestorable = append(plan.Unrestorable, p)
 		case !inTarget:
 			remove = append(remove, p)
 		case fs.FileMode(want.Mode).IsRegular() && !want.Stored:
@@ -109,19 +133,25 @@ func (t *Tracker) Restore(ctx context.Context, threadID string, seq int, opts Re
 		}
 	}
 	remove = slices.DeleteFunc(remove, func(p string) bool { return keep[p] })
+	remove, plan.NotEmpty = t.holding(remove, cur)
 	plan.Written, plan.Removed = write, remove
 	if opts.DryRun {
 		return plan, nil
 	}
-	kept, err := t.apply(ctx, target, cur.tree, write, remove)
+	kept, held, err := t.apply(ctx, target, cur, write, remove)
 	if len(kept) > 0 {
 		plan.Written = slices.DeleteFunc(plan.Written, func(p string) bool { return slices.Contains(kept, p) })
 		plan.Kept = append(plan.Kept, kept...)
 		slices.Sort(plan.Kept)
 	}
+	if len(held) > 0 {
+		plan.Removed = slices.DeleteFunc(plan.Removed, func(p string) bool { return slices.Contains(held, p) })
+		plan.NotEmpty = append(plan.NotEmpty, held...)
+		slices.Sort(plan.NotEmpty)
+	}
 	// What the folder is now, even after a restore that stopped part
 	// way: the next restore starts from it, not from a guess.
-	_, rerr := t.record(context.WithoutCancel(ctx), threadID, ts, KindRestore, "", plan.To.CheckpointID)
+	_, rerr := t.record(context.WithoutCancel(ctx), threadID, ts, KindRestore, "", plan.To.CheckpointID, nil)
 	if err != nil {
 		return plan, fmt.Errorf("%w (of %d to put back and %d to remove): %w", ErrPartial, len(plan.Written), len(plan.Removed), err)
 	}
@@ -132,29 +162,68 @@ func (t *Tracker) Restore(ctx context.Context, threadID string, seq int, opts Re
 // of the point's entries, and a point records it as it is.
 var ErrPartial = errors.New("rewind: the restore stopped part way")
 
+// holding splits the entries to remove: the folders among them that
+// would still hold something once the others are gone (what no point
+// records: ignored files, say) stay, and are returned apart.
+func (t *Tracker) holding(remove []string, cur map[string]Entry) (gone, held []string) {
+	going := make(map[string]bool, len(remove))
+	for _, p := range remove {
+		going[p] = true
+	}
+	// Deepest first: a folder that stays keeps its parent.
+	order := slices.Clone(remove)
+	slices.SortFunc(order, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
+	for _, p := range order {
+		if !fs.FileMode(cur[p].Mode).IsDir() {
+			continue
+		}
+		f, err := t.root.Open(filepath.FromSlash(p))
+		if err != nil {
+			continue
+		}
+		names, _ := f.Readdirnames(-1)
+		f.Close()
+		if slices.ContainsFunc(names, func(n string) bool { return !going[path.Join(p, n)] }) {
+			going[p] = false
+			held = append(held, p)
+		}
+	}
+	for _, p := range remove {
+		if going[p] {
+			gone = append(gone, p)
+		}
+	}
+	slices.Sort(held)
+	return gone, held
+}
+
 // apply removes, deepest first, then writes, shallowest first. A folder
 // to replace by a file or a link that still holds entries (kept, ignored,
-// not recorded) is left as it is: kept says which.
-func (t *Tracker) apply(ctx context.Context, target, cur map[string]Entry, write, remove []string) (kept []string, err error) {
+// not recorded) is left as it is: kept says which; held are the folders
+// to remove that still held something.
+func (t *Tracker) apply(ctx context.Context, target, cur map[string]Entry, write, remove []string) (kept, held []string, err error) {
 	slices.SortFunc(remove, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
 	for _, p := range remove {
 		name := filepath.FromSlash(p)
 		if fs.FileMode(cur[p].Mode).IsDir() {
 			// A folder goes when what it held went; one that still holds
 			// what was not recorded (ignored files) stays.
-			if err := t.root.Remove(name); err != nil && !isNotEmpty(err) && !isNotExist(err) {
-				return kept, fmt.Errorf("rewind: removing %s: %w", p, err)
+			err := t.root.Remove(name)
+			if isNotEmpty(err) {
+				held = append(held, p)
+			} else if err != nil && !isNotExist(err) {
+				return kept, held, fmt.Errorf("rewind: removing %s: %w", p, err)
 			}
 			continue
 		}
 		if err := t.root.Remove(name); err != nil && !isNotExist(err) {
-			return kept, fmt.Errorf("rewind: removing %s: %w", p, err)
+			return kept, held, fmt.Errorf("rewind: removing %s: %w", p, err)
 		}
 	}
 	slices.SortFunc(write, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
 	for _, p := range write {
 		if err := ctx.Err(); err != nil {
-			return kept, err
+			return kept, held, err
 		}
 		err := t.put(ctx, p, target[p], cur)
 		if isNotEmpty(err) {
@@ -162,10 +231,10 @@ func (t *Tracker) apply(ctx context.Context, target, cur map[string]Entry, write
 			continue
 		}
 		if err != nil {
-			return kept, fmt.Errorf("rewind: restoring %s: %w", p, err)
+			return kept, held, fmt.Errorf("rewind: restoring %s: %w", p, err)
 		}
 	}
-	return kept, nil
+	return kept, held, nil
 }
 
 // put writes one entry as target has it, replacing what is there.
@@ -196,9 +265,12 @@ func (t *Tracker) put(ctx context.Context, p string, e Entry, cur map[string]Ent
 		}
 		return t.root.Symlink(e.Link, name)
 	default:
-		data, err := t.blob(ctx, e.Hash)
-		if err != nil {
-			return err
+		data := e.Data
+		if data == nil && e.Size > 0 {
+			var err error
+			if data, err = t.blob(ctx, e.Hash); err != nil {
+				return err
+			}
 		}
 		// Written beside it, then renamed over it: a crash leaves the old
 		// file or the new one, never half of one, and a link (hard or

@@ -12,16 +12,22 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/store"
 )
 
 // Bounds of what a Tracker records.
 const (
-	// DefaultMaxFileBytes: a larger file is recorded by its hash alone.
-	DefaultMaxFileBytes = 1 << 20
+	// DefaultMaxFileBytes: a larger file is recorded by its size and time
+	// alone, never read, and cannot be put back.
+	DefaultMaxFileBytes = 64 << 20
 	// DefaultMaxFiles: a folder with more entries is recorded up to this
 	// many (in walk order), and the point says the rest was left out.
 	DefaultMaxFiles = 100_000
+	// DefaultMaxThreadBytes bounds the contents a thread's points add to
+	// the store: past it, a file that changes is recorded by its hash,
+	// and a rewind leaves it as it is.
+	DefaultMaxThreadBytes = 1 << 30
 )
 
 // Config configures a Tracker.
@@ -33,10 +39,11 @@ type Config struct {
 	// Store keeps the blobs and the points (the thread's database).
 	// Required.
 	Store store.Store
-	// MaxFileBytes and MaxFiles bound what is recorded; zero means the
-	// defaults.
-	MaxFileBytes int64
-	MaxFiles     int
+	// MaxFileBytes, MaxFiles and MaxThreadBytes bound what is recorded;
+	// zero means the defaults.
+	MaxFileBytes   int64
+	MaxFiles       int
+	MaxThreadBytes int64
 }
 
 // Kind says why a point was recorded.
@@ -51,6 +58,10 @@ const (
 	KindStep Kind = "step"
 	// KindRestore: after a Restore.
 	KindRestore Kind = "restore"
+	// KindEnd: the folder and the conversation as a Restore found them,
+	// before it changed anything: the end of the thread's last turn, a
+	// point to go back to (Turns lists it).
+	KindEnd Kind = "end"
 )
 
 // Entry is a file, folder or symbolic link as a point records it.
@@ -62,8 +73,12 @@ type Entry struct {
 	Mode uint32 `json:"m"`
 	// Link is a symbolic link's target.
 	Link string `json:"l,omitempty"`
-	// Stored says the content is kept (not too large, not binary).
+	// Stored says the content is kept: a file over MaxFileBytes, or past
+	// the thread's MaxThreadBytes, is not.
 	Stored bool `json:"b,omitempty"`
+	// Data is a small file's content (up to 512 bytes), kept in the point
+	// itself rather than as a blob.
+	Data []byte `json:"d,omitempty"`
 	// MTime is the modification time seen (Unix nanoseconds): a hint that
 	// the content did not change, never compared for equality.
 	MTime int64 `json:"t,omitempty"`
@@ -90,9 +105,12 @@ type Point struct {
 	// Changes are the entries that changed since the point before:
 	// their new state, or nil for one removed.
 	Changes map[string]*Entry
-	// Notes say what was left out (files over the bound, binary files,
-	// entries past MaxFiles).
+	// Notes say what was left out (files over a bound, entries past
+	// MaxFiles).
 	Notes []string
+	// Bytes are the contents the point added to the store, counted
+	// against the thread's MaxThreadBytes.
+	Bytes int64
 }
 
 // Changed returns the paths the point changed, sorted.
@@ -104,6 +122,12 @@ type Tracker struct {
 	cfg  Config
 	dir  string
 	root *os.Root // dir: what is read and written goes through it
+	// folder is dir open, for the walks and looks that go down from it
+	// one element at a time.
+	folder *os.File
+
+	idx   *index
+	count counters
 
 	mu      sync.Mutex
 	threads map[string]*threadState
@@ -115,6 +139,15 @@ type threadState struct {
 	loaded bool
 	points []*Point
 	tree   map[string]Entry // as of the last point
+	bytes  int64            // the points' Bytes
+}
+
+// load sets the thread's points.
+func (ts *threadState) load(points []*Point) {
+	ts.points, ts.tree, ts.bytes = points, treeAt(points, len(points)), 0
+	for _, p := range points {
+		ts.bytes += p.Bytes
+	}
 }
 
 // New returns a Tracker of cfg.Dir.
@@ -124,7 +157,8 @@ func New(cfg Config) (*Tracker, error) {
 	}
 	cfg.MaxFileBytes = cmp.Or(cfg.MaxFileBytes, DefaultMaxFileBytes)
 	cfg.MaxFiles = cmp.Or(cfg.MaxFiles, DefaultMaxFiles)
-	t := &Tracker{cfg: cfg, threads: make(map[string]*threadState)}
+	cfg.MaxThreadBytes = cmp.Or(cfg.MaxThreadBytes, DefaultMaxThreadBytes)
+	t := &Tracker{cfg: cfg, idx: newIndex(), threads: make(map[string]*threadState)}
 	if cfg.Dir == "" {
 		return t, nil // the turns alone: the files are the thread's state
 	}
@@ -135,6 +169,10 @@ func New(cfg Config) (*Tracker, error) {
 	if t.root, err = os.OpenRoot(t.dir); err != nil {
 		return nil, fmt.Errorf("rewind: %w", err)
 	}
+	if t.folder, err = os.Open(t.dir); err != nil {
+		t.root.Close()
+		return nil, fmt.Errorf("rewind: %w", err)
+	}
 	return t, nil
 }
 
@@ -143,7 +181,7 @@ func (t *Tracker) Close() error {
 	if t.root == nil {
 		return nil
 	}
-	return t.root.Close()
+	return errors.Join(t.root.Close(), t.folder.Close())
 }
 
 // Dir is the folder tracked, "" for none.
@@ -168,7 +206,7 @@ func (t *Tracker) thread(ctx context.Context, threadID string) (*threadState, er
 		ts.mu.Unlock()
 		return nil, err
 	}
-	ts.points, ts.tree = points, treeAt(points, len(points))
+	ts.load(points)
 	ts.loaded = true
 	return ts, nil
 }
@@ -188,19 +226,28 @@ func treeAt(points []*Point, n int) map[string]Entry {
 	return tree
 }
 
-// Record records the folder as it is now as a point of the thread. A step
-// that changed nothing records nothing (nil, nil); a turn is always
-// recorded, for its prompt to be listed.
+// Record records the folder as it is now as a point of the thread: a
+// walk of the whole folder. A step that changed nothing records nothing
+// (nil, nil); a turn or an end is always recorded, to be listed.
 func (t *Tracker) Record(ctx context.Context, threadID string, kind Kind, prompt, checkpointID string) (*Point, error) {
+	return t.RecordChanges(ctx, threadID, kind, prompt, checkpointID, nil)
+}
+
+// RecordChanges is Record for a step whose tools changed the folder only
+// through the backends, which reported each change (backend.WithChanges):
+// it looks at the paths reported, and walks nothing. nil changes are a
+// walk, as Record; so is a thread this Tracker has not walked the folder
+// for yet.
+func (t *Tracker) RecordChanges(ctx context.Context, threadID string, kind Kind, prompt, checkpointID string, changes []backend.Change) (*Point, error) {
 	ts, err := t.thread(ctx, threadID)
 	if err != nil {
 		return nil, err
 	}
 	defer ts.mu.Unlock()
-	return t.record(ctx, threadID, ts, kind, prompt, checkpointID)
+	return t.record(ctx, threadID, ts, kind, prompt, checkpointID, changes)
 }
 
-func (t *Tracker) record(ctx context.Context, threadID string, ts *threadState, kind Kind, prompt, checkpointID string) (*Point, error) {
+func (t *Tracker) record(ctx context.Context, threadID string, ts *threadState, kind Kind, prompt, checkpointID string, reported []backend.Change) (*Point, error) {
 	// Another process (deepagents rewind, while a session is open) may
 	// have recorded points since these were read: read them again, or
 	// this one would take the other's number.
@@ -209,33 +256,59 @@ func (t *Tracker) record(ctx context.Context, threadID string, ts *threadState, 
 		if err != nil {
 			return nil, err
 		}
-		ts.points, ts.tree = points, treeAt(points, len(points))
+		ts.load(points)
+		reported = nil // the other process's points say what it saw: walk
 	}
-	s, err := t.scan(ctx, ts.tree)
-	if err != nil {
-		return nil, err
+	var s *scanned
+	var changes map[string]*Entry
+	ok := false
+	if reported != nil && t.root != nil && len(ts.points) > 0 && ts.points[len(ts.points)-1].Dir == t.dir {
+		s, changes, ok = t.reported(ctx, ts.tree, reported)
 	}
-	changes := diff(ts.tree, s.tree)
-	if len(changes) == 0 && kind != KindTurn {
+	if !ok {
+		var err error
+		if s, err = t.scan(ctx, ts.tree); err != nil {
+			return nil, err
+		}
+		changes = diff(ts.tree, s.tree)
+	}
+	if len(changes) == 0 && kind != KindTurn && kind != KindEnd {
 		return nil, nil
 	}
-	items, err := t.blobItems(ctx, s, changes)
+	items, bytes, notes, err := t.blobItems(ctx, ts, s, changes)
 	if err != nil {
 		return nil, err
 	}
 	p := &Point{Seq: len(ts.points) + 1, Kind: kind, Dir: t.dir, Prompt: clipPrompt(prompt), CheckpointID: checkpointID,
-		CreatedAt: time.Now().UTC(), Changes: changes, Notes: s.notes}
-	it, err := pointItem(threadID, p)
+		CreatedAt: time.Now().UTC(), Changes: changes, Notes: append(s.notes, notes...), Bytes: bytes}
+	stored := contentBytes(items)
+	it, n, err := pointItem(threadID, p)
 	if err != nil {
 		return nil, fmt.Errorf("rewind: %w", err)
 	}
+	items = append(items, it)
 	// The point with the contents it needs: one transaction where the
 	// store has them.
-	if err := store.PutAll(ctx, t.cfg.Store, append(items, it)); err != nil {
+	if err := store.PutAll(ctx, t.cfg.Store, items); err != nil {
+		t.forgetContents(changes)
 		return nil, fmt.Errorf("rewind: recording a point of %s: %w", threadID, err)
 	}
+	t.count.points.Add(1)
+	t.count.storedBytes.Add(stored + n)
+	t.storedContents(changes)
 	ts.points = append(ts.points, p)
-	ts.tree = s.tree
+	ts.bytes += bytes
+	if ok {
+		for path, e := range changes {
+			if e == nil {
+				delete(ts.tree, path)
+			} else {
+				ts.tree[path] = *e
+			}
+		}
+	} else {
+		ts.tree = s.tree
+	}
 	return p, nil
 }
 

@@ -31,8 +31,10 @@ type Result struct {
 	CheckpointID string
 }
 
-// Turns returns the thread's turns, oldest first: the points of its
-// prompts, which Rewind counts from 1.
+// Turns returns the thread's turns, oldest first, which Rewind counts
+// from 1: the points of its prompts (KindTurn), and those of the state
+// each rewind found (KindEnd: the end of the turn before it, which a
+// rewind can go back to).
 func (t *Tracker) Turns(ctx context.Context, threadID string) ([]*Point, error) {
 	points, err := t.Points(ctx, threadID)
 	if err != nil {
@@ -40,17 +42,19 @@ func (t *Tracker) Turns(ctx context.Context, threadID string) ([]*Point, error) 
 	}
 	var turns []*Point
 	for _, p := range points {
-		if p.Kind == KindTurn {
+		if p.Kind == KindTurn || p.Kind == KindEnd {
 			turns = append(turns, p)
 		}
 	}
 	return turns, nil
 }
 
-// Rewind puts a thread back as it was before its turn-th prompt (from 1):
-// the folder (Restore), and the conversation, forked at the checkpoint
-// the prompt came after (checkpoint.Fork), the later turns kept on a
-// branch of their own. saver holds the thread (the agent's Checkpointer).
+// Rewind puts a thread back as it was at its turn-th turn (from 1; see
+// Turns): before that prompt, or as an earlier rewind found it. The folder
+// (Restore), and the conversation, forked at the checkpoint the turn
+// recorded (checkpoint.Fork), the later turns kept on a branch of their
+// own. What Rewind changes is itself a turn, the last: a rewind back to it
+// undoes this one. saver holds the thread (the agent's Checkpointer).
 func (t *Tracker) Rewind(ctx context.Context, saver checkpoint.Saver, threadID string, turn int, opts Options) (*Result, error) {
 	if !opts.Files && !opts.Conversation {
 		opts.Files, opts.Conversation = true, true
@@ -76,6 +80,11 @@ func (t *Tracker) Rewind(ctx context.Context, saver checkpoint.Saver, threadID s
 	// back. The conversation first; a restore that fails after it leaves
 	// the fork in place, and Result says so.
 	_, err = checkpoint.Hold(ctx, saver, threadID, func(ctx context.Context, status checkpoint.Status) (checkpoint.Status, string, error) {
+		// The conversation as it is, for the point of the folder as the
+		// restore finds it.
+		if th, err := saver.Thread(ctx, threadID); err == nil {
+			ropts.Head = th.Head
+		}
 		if opts.Conversation {
 			var err error
 			if status, res.CheckpointID, err = checkpoint.ForkHeld(ctx, saver, threadID, res.Turn.CheckpointID); err != nil {
@@ -121,6 +130,9 @@ func (t *Tracker) RestoreAt(ctx context.Context, saver checkpoint.Saver, threadI
 	parent := make(map[string]string, len(infos))
 	for _, in := range infos {
 		parent[in.ID] = in.ParentID
+	}
+	if th, err := saver.Thread(ctx, threadID); err == nil && opts.Head == "" {
+		opts.Head = th.Head
 	}
 	for id, hops := checkpointID, 0; hops <= len(infos); id, hops = parent[id], hops+1 {
 		if seq, ok := first[id]; ok {

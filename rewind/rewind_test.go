@@ -178,8 +178,9 @@ func TestOutsideChangesKept(t *testing.T) {
 	}
 }
 
-// TestLargeAndBinary: files over the bound and binary files are recorded
-// by hash, reported, and left as they are.
+// TestLargeAndBinary: a binary file is stored and put back as any other;
+// a file over MaxFileBytes is recorded by its size and time, reported,
+// and left as it is.
 func TestLargeAndBinary(t *testing.T) {
 	ctx := context.Background()
 	dir, st := t.TempDir(), store.NewMemoryStore()
@@ -190,7 +191,7 @@ func TestLargeAndBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if notes := strings.Join(p.Notes, "\n"); !strings.Contains(notes, "big.txt") || !strings.Contains(notes, "img.bin is binary") {
+	if notes := strings.Join(p.Notes, "\n"); !strings.Contains(notes, "big.txt") || strings.Contains(notes, "img.bin") {
 		t.Errorf("notes %q", p.Notes)
 	}
 	write(t, dir, "big.txt", "small now")
@@ -200,8 +201,11 @@ func TestLargeAndBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(plan.Unrestorable, []string{"big.txt", "img.bin"}) {
+	if !slices.Equal(plan.Unrestorable, []string{"big.txt"}) || !slices.Equal(plan.Written, []string{"img.bin"}) {
 		t.Errorf("plan %+v", plan)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "img.bin")); string(data) != "\x89PNG\x00\x01" {
+		t.Errorf("img.bin = %q", data)
 	}
 }
 
@@ -239,10 +243,12 @@ func TestLinksNotFollowed(t *testing.T) {
 func TestPointsPersist(t *testing.T) {
 	ctx := context.Background()
 	dir, st := t.TempDir(), store.NewMemoryStore()
-	write(t, dir, "a.txt", "one\n")
+	// Contents too large to be kept in the points themselves: blobs.
+	one, two := strings.Repeat("one\n", 200), strings.Repeat("two\n", 200)
+	write(t, dir, "a.txt", one)
 	tr := newTracker(t, dir, st)
 	tr.Record(ctx, "t", rewind.KindTurn, "first prompt", "cp1")
-	write(t, dir, "a.txt", "two\n")
+	write(t, dir, "a.txt", two)
 	tr.Record(ctx, "t", rewind.KindStep, "", "cp2")
 	tr.Record(ctx, "other", rewind.KindTurn, "other thread", "")
 
@@ -257,7 +263,7 @@ func TestPointsPersist(t *testing.T) {
 	if _, err := again.Restore(ctx, "t", 1, rewind.RestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if data, _ := os.ReadFile(filepath.Join(dir, "a.txt")); !bytes.Equal(data, []byte("one\n")) {
+	if data, _ := os.ReadFile(filepath.Join(dir, "a.txt")); !bytes.Equal(data, []byte(one)) {
 		t.Errorf("a.txt = %q", data)
 	}
 	if err := again.Forget(ctx, "t"); err != nil {
@@ -266,7 +272,7 @@ func TestPointsPersist(t *testing.T) {
 	if points, _ := newTracker(t, dir, st).Points(ctx, "t"); len(points) != 0 {
 		t.Errorf("forgotten thread has %d points", len(points))
 	}
-	// "two\n" was only t's; "one\n" is the other thread's too.
+	// two was only t's; one is the other thread's too.
 	n, err := rewind.Vacuum(ctx, st)
 	if err != nil || n != 1 {
 		t.Errorf("Vacuum removed %d, %v; want 1", n, err)

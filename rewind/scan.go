@@ -1,25 +1,23 @@
 package rewind
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
+	"maps"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
-	"syscall"
 
+	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/internal/gitignore"
 )
 
 // scanned is the folder as a scan found it: its entries, the contents read
-// (files that changed and are stored), and notes.
+// (files that changed, to be stored), and notes.
 type scanned struct {
 	tree     map[string]Entry
 	contents map[string][]byte // by hash
@@ -27,171 +25,212 @@ type scanned struct {
 	notes    []string
 }
 
+func newScanned() *scanned {
+	return &scanned{tree: make(map[string]Entry), contents: make(map[string][]byte)}
+}
+
 // maxGitignore bounds a .gitignore read: a hostile repository's costs the
-// scan, every time.
+// scan, every time it changes.
 const maxGitignore = 256 << 10
-
-// scan walks the folder: folders, files and links, .gitignore honoured,
-// .git left out. A file whose size, time and mode are those of prev's
-// entry keeps its hash unread.
-func (t *Tracker) scan(ctx context.Context, prev map[string]Entry) (*scanned, error) {
-	s := &scanned{tree: make(map[string]Entry), contents: make(map[string][]byte)}
-	if t.root == nil {
-		return s, nil // no folder: nothing to record
-	}
-	var ign gitignore.Matcher
-	skipped := 0
-	err := filepath.WalkDir(t.dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == t.dir {
-				return err
-			}
-			return nil // vanished or unreadable: not recorded
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(t.dir, p)
-		rel = filepath.ToSlash(rel)
-		if rel == "." {
-			t.readGitignore(&ign, "")
-			return nil
-		}
-		if d.Name() == ".git" || ign.Ignored(rel, d.IsDir()) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if len(s.tree) >= t.cfg.MaxFiles {
-			skipped++
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		e := Entry{Mode: uint32(info.Mode()), MTime: info.ModTime().UnixNano()}
-		switch {
-		case d.IsDir():
-			t.readGitignore(&ign, rel)
-		case info.Mode()&fs.ModeSymlink != 0:
-			if e.Link, err = os.Readlink(p); err != nil {
-				return nil
-			}
-		case info.Mode().IsRegular():
-			e.Size = info.Size()
-			if o, ok := prev[rel]; ok && o.Hash != "" && o.Size == e.Size && o.MTime == e.MTime && o.Mode == e.Mode {
-				e.Hash, e.Stored = o.Hash, o.Stored
-				break
-			}
-			if err := t.hash(rel, &e, s); err != nil {
-				// Unreadable now, or written to while read: as it was,
-				// for this scan (the next one reads it again).
-				if o, ok := prev[rel]; ok {
-					s.tree[rel] = o
-				}
-				return nil
-			}
-		default:
-			return nil // sockets, devices, pipes
-		}
-		s.tree[rel] = e
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("rewind: scanning %s: %w", t.dir, err)
-	}
-	if skipped > 0 {
-		s.notes = append(s.notes, fmt.Sprintf("%d entries past the first %d were not recorded", skipped, t.cfg.MaxFiles))
-	}
-	if ign.Truncated {
-		s.notes = append(s.notes, fmt.Sprintf(".gitignore patterns past %d in a file, or %d in all, were not read", gitignore.MaxPatterns, gitignore.MaxTotal))
-	}
-	return s, nil
-}
-
-// hash reads a file, records its hash, and keeps its content when it is
-// to be stored.
-func (t *Tracker) hash(rel string, e *Entry, s *scanned) error {
-	if e.Size > t.cfg.MaxFileBytes {
-		// Not read at all, however large: known by its size and time,
-		// which tell a change as a hash would.
-		e.Hash = fmt.Sprintf("stat:%d:%d", e.Size, e.MTime)
-		s.notes = append(s.notes, fmt.Sprintf("%s (%d bytes) is over %d bytes: recorded by its size and time, not restorable", rel, e.Size, t.cfg.MaxFileBytes))
-		return nil
-	}
-	f, err := t.openRegular(rel)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, t.cfg.MaxFileBytes+1))
-	if err != nil {
-		return err
-	}
-	if int64(len(data)) != e.Size {
-		// Written to while the walk looked: the next scan sees it again
-		// (its time changed), and reads it whole.
-		return errors.New("changed while read")
-	}
-	sum := sha256.Sum256(data)
-	e.Hash = hex.EncodeToString(sum[:])
-	switch {
-	case binary(data):
-		s.notes = append(s.notes, fmt.Sprintf("%s is binary: recorded by its hash, not restorable", rel))
-	case s.bytes+len(data) > maxPointBytes:
-		s.notes = append(s.notes, fmt.Sprintf("%s: the point's contents passed %d MiB: recorded by its hash, not restorable", rel, maxPointBytes>>20))
-	default:
-		e.Stored = true
-		if _, ok := s.contents[e.Hash]; !ok {
-			s.contents[e.Hash] = data
-			s.bytes += len(data)
-		}
-	}
-	return nil
-}
 
 // maxPointBytes bounds the contents one point reads and stores (its first,
 // the whole folder, above all): past it, files are recorded by hash.
 const maxPointBytes = 256 << 20
 
-// openRegular opens a regular file of the folder for reading, through its
-// root (a file swapped for a link since the walk saw it is not followed
-// out of the folder) and without blocking (a FIFO put in its place would
-// hold the scan for ever).
-func (t *Tracker) openRegular(rel string) (*os.File, error) {
-	f, err := t.root.OpenFile(filepath.FromSlash(rel), os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
+// scan walks the whole folder: folders, files and links, .gitignore
+// honoured, .git left out; a file whose stat is the one its hash was
+// recorded with is not read.
+func (t *Tracker) scan(ctx context.Context, prev map[string]Entry) (*scanned, error) {
+	s := newScanned()
+	if t.root == nil {
+		return s, nil // no folder: nothing to record
 	}
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-		f.Close()
-		return nil, errors.New("not a regular file")
+	t.idx.mu.Lock()
+	defer t.idx.mu.Unlock()
+	if err := t.walk(ctx, prev, s); err != nil {
+		return nil, fmt.Errorf("rewind: scanning %s: %w", t.dir, err)
 	}
-	return f, nil
+	return s, nil
 }
 
-// binary reports whether data looks binary: a NUL byte in its first 8000
-// bytes, as git decides.
-func binary(data []byte) bool {
-	return bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0
+// reported returns what the changes the backends reported changed in the
+// folder, from prev (the thread's tree as of its last point), by looking
+// at those paths alone: a stat each, and each folder above one that prev
+// does not have. ok is false when only a walk can tell: the folder was
+// never walked by this Tracker, a .gitignore changed, or prev is at
+// MaxFiles.
+func (t *Tracker) reported(ctx context.Context, prev map[string]Entry, changes []backend.Change) (s *scanned, out map[string]*Entry, ok bool) {
+	t.idx.mu.Lock()
+	defer t.idx.mu.Unlock()
+	if !t.idx.scanned || len(prev) >= t.cfg.MaxFiles {
+		return nil, nil, false
+	}
+	s, out = newScanned(), make(map[string]*Entry)
+	var paths []string
+	infos := make(map[string]backend.Change)
+	for _, c := range changes {
+		rel, inside := t.rel(c.Path)
+		if !inside || rel == "." {
+			continue // another backend's folder
+		}
+		if path.Base(rel) == ".gitignore" {
+			return nil, nil, false // what is ignored changed
+		}
+		if _, seen := infos[rel]; !seen {
+			paths = append(paths, rel)
+		}
+		infos[rel] = c
+		if c.Content != nil {
+			t.seed(rel, c, s)
+		}
+	}
+	ign := t.ignoring()
+	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, false
+		}
+		if ignoredPath(ign, p, infos[p].Info != nil && infos[p].Info.IsDir()) {
+			continue
+		}
+		// The folders above it that the last point did not have: made by
+		// the write (reported), or by something else since.
+		var above []string
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			if _, known := prev[d]; known {
+				break
+			}
+			if _, known := out[d]; known {
+				break
+			}
+			above = append(above, d)
+		}
+		for i := len(above) - 1; i >= 0; i-- {
+			t.look(above[i], infos[above[i]], prev, s, out)
+		}
+		t.look(p, infos[p], prev, s, out)
+	}
+	return s, out, true
 }
 
-// readGitignore adds the folder's .gitignore, if it is a regular file, to
-// ign.
-func (t *Tracker) readGitignore(ign *gitignore.Matcher, rel string) {
-	f, err := t.openRegular(path.Join(rel, ".gitignore"))
-	if err != nil {
+// look records into out what the entry at p is now, if it is not what
+// prev has: as the backend reported it (c), or as a stat finds it when
+// the report does not tell.
+func (t *Tracker) look(p string, c backend.Change, prev map[string]Entry, s *scanned, out map[string]*Entry) {
+	old, had := prev[p]
+	e, ok := t.told(p, c, s)
+	var err error
+	if !ok {
+		e, ok, err = t.statEntry(p, s, old)
+	}
+	switch {
+	case err != nil && had:
+		out[p] = nil // gone
+	case err != nil || !ok:
+	case !had || !old.same(e):
+		out[p] = &e
+	}
+}
+
+// seed records a reported file's content (the observer's copy) in the
+// index under the stat the backend reported, so that the look after it
+// reads nothing when the file is still as written.
+func (t *Tracker) seed(p string, c backend.Change, s *scanned) {
+	sg, ok := reportedSig(c.Info)
+	if !ok || int64(len(c.Content)) != sg.size || sg.size > t.cfg.MaxFileBytes {
 		return
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxGitignore))
-	if err != nil {
+	var e Entry
+	t.content(p, &e, sg, c.Content, s)
+}
+
+// inlineBytes is the largest content a point keeps in itself (Entry.Data)
+// rather than as a blob of its own.
+const inlineBytes = 512
+
+// content records data as the content of the file at p, whose stat is sg:
+// its hash, and the content itself, in the entry when it is small, in s
+// otherwise, to be stored with the point.
+func (t *Tracker) content(p string, e *Entry, sg sig, data []byte, s *scanned) {
+	sum := sha256.Sum256(data)
+	e.Hash = hex.EncodeToString(sum[:])
+	if len(data) <= inlineBytes {
+		e.Data, e.Stored = data, true
+		t.idx.files[p] = known{sig: sg, hash: e.Hash, stored: true, inline: data}
 		return
 	}
-	ign.Add(strings.TrimPrefix(path.Clean("/"+rel), "/"), data)
+	t.idx.files[p] = known{sig: sg, hash: e.Hash}
+	if _, ok := s.contents[e.Hash]; ok {
+		e.Stored = true
+		return
+	}
+	if s.bytes+len(data) > maxPointBytes {
+		t.idx.files[p] = known{sig: sg, hash: e.Hash, refused: true}
+		s.notes = append(s.notes, fmt.Sprintf("%s: the point's contents passed %d MiB: recorded by its hash, not restorable", p, maxPointBytes>>20))
+		return
+	}
+	e.Stored = true
+	s.contents[e.Hash] = data
+	s.bytes += len(data)
+}
+
+// bigFile records a file over MaxFileBytes: not read at all, however
+// large, and known by its size and time, which tell a change as a hash
+// would.
+func (t *Tracker) bigFile(p string, e *Entry, sg sig, s *scanned) {
+	e.Hash = fmt.Sprintf("stat:%d:%d", e.Size, e.MTime)
+	t.idx.files[p] = known{sig: sg, hash: e.Hash, refused: true}
+	s.notes = append(s.notes, fmt.Sprintf("%s (%d bytes) is over %d bytes: recorded by its size and time, not restorable", p, e.Size, t.cfg.MaxFileBytes))
+}
+
+// rel is the host path p relative to the folder, slash-separated; inside
+// is false for a path outside it.
+func (t *Tracker) rel(p string) (string, bool) {
+	rel, err := filepath.Rel(t.dir, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// ignoring is a matcher of every .gitignore the last walk read, in the
+// walk's order (a folder's before those below it, which override it),
+// made once per walk.
+func (t *Tracker) ignoring() *gitignore.Matcher {
+	if t.idx.matcher != nil {
+		return t.idx.matcher
+	}
+	bases := slices.SortedFunc(maps.Keys(t.idx.ignores), func(a, b string) int {
+		return cmp.Or(cmp.Compare(depth(a), depth(b)), strings.Compare(a, b))
+	})
+	m := new(gitignore.Matcher)
+	for _, base := range bases {
+		if g := t.idx.ignores[base]; g.file != nil {
+			m.AddFile(g.file)
+		}
+	}
+	t.idx.matcher = m
+	return m
+}
+
+// depth is how many folders down the folder base is ("" for the root).
+func depth(base string) int {
+	if base == "" {
+		return 0
+	}
+	return strings.Count(base, "/") + 1
+}
+
+// ignoredPath reports whether a walk would leave p out: it, or a folder
+// above it, is .git or ignored; isDir says p is a folder.
+func ignoredPath(ign *gitignore.Matcher, p string, isDir bool) bool {
+	segs := strings.Split(p, "/")
+	for i := range segs {
+		if segs[i] == ".git" {
+			return true
+		}
+		if ign.Ignored(strings.Join(segs[:i+1], "/"), isDir || i < len(segs)-1) {
+			return true
+		}
+	}
+	return false
 }

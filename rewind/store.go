@@ -2,10 +2,14 @@ package rewind
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -32,66 +36,211 @@ type storedPoint struct {
 	CreatedAt    time.Time         `json:"created_at"`
 	Changes      map[string]*Entry `json:"changes"`
 	Notes        []string          `json:"notes,omitempty"`
+	Bytes        int64             `json:"bytes,omitempty"`
 }
+
+// chunkBytes is the most content one blob holds: a larger file is stored
+// as chunks of it, each a blob (shared by the files that have it), and a
+// list of them under the file's hash.
+const chunkBytes = 1 << 20
 
 // blobItems are the store items of the changed entries' contents not
-// stored yet, each once, and their hashes' (see hashesNamespace).
-func (t *Tracker) blobItems(ctx context.Context, s *scanned, changes map[string]*Entry) ([]store.Item, error) {
-	var items []store.Item
-	seen := make(map[string]bool)
-	for _, e := range changes {
-		if e == nil || !e.Stored || seen[e.Hash] {
+// stored yet, each once, and their hashes' (see hashesNamespace), with
+// the bytes of content they add. A content that would take the thread
+// past MaxThreadBytes is not stored: its entries say so (Stored false),
+// and a note names them.
+func (t *Tracker) blobItems(ctx context.Context, ts *threadState, s *scanned, changes map[string]*Entry) (items []store.Item, bytes int64, notes []string, err error) {
+	decided := make(map[string]bool) // hash -> stored
+	for _, p := range slices.Sorted(maps.Keys(changes)) {
+		e := changes[p]
+		if e == nil || !e.Stored {
 			continue
 		}
-		seen[e.Hash] = true
+		if stored, ok := decided[e.Hash]; ok {
+			e.Stored = stored
+			continue
+		}
 		data, ok := s.contents[e.Hash]
 		if !ok {
-			continue // unchanged content under a new mode: its blob is there
+			decided[e.Hash] = true // unchanged content under a new mode or path: its blob is there
+			continue
 		}
 		if _, err := t.cfg.Store.Get(ctx, hashesNamespace, e.Hash); err == nil {
+			decided[e.Hash] = true
 			continue
 		} else if !errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("rewind: %w", err)
+			return nil, 0, nil, fmt.Errorf("rewind: %w", err)
 		}
-		items = append(items,
-			store.Item{Namespace: blobsNamespace, Key: e.Hash, Value: map[string]any{"data": base64.StdEncoding.EncodeToString(data)}},
-			store.Item{Namespace: hashesNamespace, Key: e.Hash, Value: map[string]any{}})
+		if ts.bytes+bytes+int64(len(data)) > t.cfg.MaxThreadBytes {
+			e.Stored, decided[e.Hash] = false, false
+			notes = append(notes, fmt.Sprintf("%s (%d bytes): the thread's stored contents would pass %d MiB: recorded by its hash, not restorable", p, len(data), t.cfg.MaxThreadBytes>>20))
+			continue
+		}
+		decided[e.Hash] = true
+		items = append(items, contentItems(e.Hash, data)...)
+		bytes += int64(len(data))
 	}
-	return items, nil
+	return items, bytes, notes, nil
 }
 
-// blob reads a stored content.
+// contentItems are the items that store data under hash: one blob, or
+// chunks and their list.
+func contentItems(hash string, data []byte) []store.Item {
+	blob := func(h string, v map[string]any, listed map[string]any) []store.Item {
+		return []store.Item{{Namespace: blobsNamespace, Key: h, Value: v}, {Namespace: hashesNamespace, Key: h, Value: listed}}
+	}
+	if len(data) <= chunkBytes {
+		return blob(hash, map[string]any{"data": base64.StdEncoding.EncodeToString(data)}, map[string]any{})
+	}
+	var items []store.Item
+	var chunks []any
+	seen := make(map[string]bool)
+	for off := 0; off < len(data); off += chunkBytes {
+		c := data[off:min(off+chunkBytes, len(data))]
+		sum := sha256.Sum256(c)
+		h := hex.EncodeToString(sum[:])
+		chunks = append(chunks, h)
+		if !seen[h] {
+			seen[h] = true
+			items = append(items, blob(h, map[string]any{"data": base64.StdEncoding.EncodeToString(c)}, map[string]any{})...)
+		}
+	}
+	// The list in the hashes' item too: Vacuum keeps a used file's chunks
+	// without reading its blob.
+	return append(items, blob(hash, map[string]any{"chunks": chunks}, map[string]any{"chunks": chunks})...)
+}
+
+// storedContents marks, once a point is in the store, the index's files
+// whose contents it stored, and those it recorded by hash alone.
+func (t *Tracker) storedContents(changes map[string]*Entry) {
+	t.idx.mu.Lock()
+	defer t.idx.mu.Unlock()
+	for p, e := range changes {
+		if k, ok := t.idx.files[p]; ok && e != nil && k.hash == e.Hash {
+			k.stored, k.refused = e.Stored, !e.Stored
+			t.idx.files[p] = k
+		}
+	}
+}
+
+// forgetContents drops from the index the files of a point that could
+// not be stored: the next scan reads them again.
+func (t *Tracker) forgetContents(changes map[string]*Entry) {
+	t.idx.mu.Lock()
+	defer t.idx.mu.Unlock()
+	for p := range changes {
+		delete(t.idx.files, p)
+	}
+}
+
+// contentBytes are the bytes of the content items' values as JSON, as the
+// stores keep them: {"data":"..."}, {} and the lists of chunks.
+func contentBytes(items []store.Item) int64 {
+	var n int64
+	for _, it := range items {
+		switch v := it.Value; {
+		case len(v) == 0:
+			n += 2
+		case v["data"] != nil:
+			n += int64(len(`{"data":""}`) + len(v["data"].(string)))
+		default:
+			b, _ := json.Marshal(v)
+			n += int64(len(b))
+		}
+	}
+	return n
+}
+
+// blob reads a stored content, whole, and checks it against its hash.
 func (t *Tracker) blob(ctx context.Context, hash string) ([]byte, error) {
 	it, err := t.cfg.Store.Get(ctx, blobsNamespace, hash)
 	if err != nil {
 		return nil, err
 	}
-	s, _ := it.Value["data"].(string)
-	data, err := base64.StdEncoding.DecodeString(s)
-	if err != nil {
-		return nil, fmt.Errorf("blob %s: %w", hash, err)
+	var data []byte
+	if chunks, ok := it.Value["chunks"].([]any); ok {
+		for _, c := range chunks {
+			h, _ := c.(string)
+			part, err := t.blob(ctx, h)
+			if err != nil {
+				return nil, fmt.Errorf("blob %s: chunk %s: %w", hash, h, err)
+			}
+			data = append(data, part...)
+		}
+	} else {
+		s, _ := it.Value["data"].(string)
+		if data, err = base64.StdEncoding.DecodeString(s); err != nil {
+			return nil, fmt.Errorf("blob %s: %w", hash, err)
+		}
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != hash {
+		return nil, fmt.Errorf("blob %s: its content does not have that hash", hash)
 	}
 	return data, nil
 }
 
-// pointItem is a point as a store item; its key orders the thread's
-// points.
-func pointItem(threadID string, p *Point) (store.Item, error) {
-	v, err := toValue(storedPoint{Kind: p.Kind, Dir: p.Dir, Prompt: p.Prompt, CheckpointID: p.CheckpointID, CreatedAt: p.CreatedAt, Changes: p.Changes, Notes: p.Notes})
-	return store.Item{Namespace: pointsOf(threadID), Key: pointKey(p.Seq), Value: v}, err
+// pointItem is a point as a store item (its key orders the thread's
+// points), with the bytes of its value as JSON. The value is what
+// storedPoint decodes from, built without a round trip through JSON.
+func pointItem(threadID string, p *Point) (store.Item, int64, error) {
+	b, err := json.Marshal(storedPoint{Kind: p.Kind, Dir: p.Dir, Prompt: p.Prompt, CheckpointID: p.CheckpointID, CreatedAt: p.CreatedAt, Changes: p.Changes, Notes: p.Notes, Bytes: p.Bytes})
+	if err != nil {
+		return store.Item{}, 0, err
+	}
+	changes := make(map[string]any, len(p.Changes))
+	for path, e := range p.Changes {
+		if e == nil {
+			changes[path] = nil
+		} else {
+			changes[path] = e.value()
+		}
+	}
+	v := map[string]any{"kind": string(p.Kind), "created_at": p.CreatedAt.Format(time.RFC3339Nano), "changes": changes}
+	for k, s := range map[string]string{"dir": p.Dir, "prompt": p.Prompt, "checkpoint_id": p.CheckpointID} {
+		if s != "" {
+			v[k] = s
+		}
+	}
+	if len(p.Notes) > 0 {
+		notes := make([]any, len(p.Notes))
+		for i, n := range p.Notes {
+			notes[i] = n
+		}
+		v["notes"] = notes
+	}
+	if p.Bytes != 0 {
+		v["bytes"] = p.Bytes
+	}
+	return store.Item{Namespace: pointsOf(threadID), Key: pointKey(p.Seq), Value: v}, int64(len(b)), nil
+}
+
+// value is the entry as its JSON decodes into a map: the fields its tags
+// name, those with omitempty left out when empty.
+func (e *Entry) value() map[string]any {
+	v := map[string]any{"m": e.Mode}
+	if e.Hash != "" {
+		v["h"] = e.Hash
+	}
+	if e.Size != 0 {
+		v["s"] = e.Size
+	}
+	if e.Link != "" {
+		v["l"] = e.Link
+	}
+	if e.Stored {
+		v["b"] = true
+	}
+	if e.MTime != 0 {
+		v["t"] = e.MTime
+	}
+	if e.Data != nil {
+		v["d"] = base64.StdEncoding.EncodeToString(e.Data)
+	}
+	return v
 }
 
 // pointKey is the key of a thread's seq-th point: numbers that sort.
 func pointKey(seq int) string { return fmt.Sprintf("%010d", seq) }
-
-func toValue(x any) (map[string]any, error) {
-	b, err := json.Marshal(x)
-	if err != nil {
-		return nil, err
-	}
-	var v map[string]any
-	return v, json.Unmarshal(b, &v)
-}
 
 // pageSize is how many points a read of the store takes.
 const pageSize = 500
@@ -118,7 +267,7 @@ func (t *Tracker) loadPoints(ctx context.Context, threadID string) ([]*Point, er
 			if err := json.Unmarshal(b, &sp); err != nil {
 				return points, nil
 			}
-			points = append(points, &Point{Seq: seq, Kind: sp.Kind, Dir: sp.Dir, Prompt: sp.Prompt, CheckpointID: sp.CheckpointID, CreatedAt: sp.CreatedAt, Changes: sp.Changes, Notes: sp.Notes})
+			points = append(points, &Point{Seq: seq, Kind: sp.Kind, Dir: sp.Dir, Prompt: sp.Prompt, CheckpointID: sp.CheckpointID, CreatedAt: sp.CreatedAt, Changes: sp.Changes, Notes: sp.Notes, Bytes: sp.Bytes})
 		}
 		if len(items) < pageSize {
 			return points, nil
@@ -177,19 +326,31 @@ func Vacuum(ctx context.Context, st store.Store) (int, error) {
 			break
 		}
 	}
-	var unused []string
+	var all []string
 	for off := 0; ; off += pageSize {
 		items, err := st.Search(ctx, hashesNamespace, store.SearchOptions{Limit: pageSize, Offset: off})
 		if err != nil {
 			return 0, fmt.Errorf("rewind: %w", err)
 		}
 		for _, it := range items {
-			if !used[it.Key] {
-				unused = append(unused, it.Key)
+			all = append(all, it.Key)
+			// A used file stored in chunks uses them.
+			if chunks, ok := it.Value["chunks"].([]any); ok && used[it.Key] {
+				for _, c := range chunks {
+					if h, ok := c.(string); ok {
+						used[h] = true
+					}
+				}
 			}
 		}
 		if len(items) < pageSize {
 			break
+		}
+	}
+	var unused []string
+	for _, h := range all {
+		if !used[h] {
+			unused = append(unused, h)
 		}
 	}
 	for _, h := range unused {

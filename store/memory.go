@@ -6,9 +6,11 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"math"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/deepagents-go/deepagents/internal/nskey"
 )
@@ -173,11 +175,17 @@ func page[T any](s []T, offset, limit, defLimit int) []T {
 	return s
 }
 
-// cloneValue deep-copies a value through JSON, which also normalises it
-// (numbers become float64) so that filters compare like with like.
+// cloneValue deep-copies a value as a round trip through JSON would,
+// which also normalises it (numbers become float64) so that filters
+// compare like with like. What JSON's own types hold (maps, slices,
+// strings, numbers, booleans) is copied directly; anything else goes
+// through JSON.
 func cloneValue(v map[string]any) (map[string]any, error) {
 	if v == nil {
 		return nil, nil
+	}
+	if out, ok := normalized(v); ok {
+		return out.(map[string]any), nil
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -188,6 +196,58 @@ func cloneValue(v map[string]any) (map[string]any, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// normalized is x as decoding its JSON would give it; ok is false for what
+// only JSON can tell (other types, strings that are not UTF-8, numbers
+// JSON has no text for).
+func normalized(x any) (any, bool) {
+	switch x := x.(type) {
+	case nil, bool:
+		return x, true
+	case string:
+		return x, utf8.ValidString(x)
+	case float64:
+		return x, !math.IsNaN(x) && !math.IsInf(x, 0)
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	case uint32:
+		return float64(x), true
+	case map[string]any:
+		if x == nil {
+			return nil, true
+		}
+		out := make(map[string]any, len(x))
+		for k, v := range x {
+			if !utf8.ValidString(k) {
+				return nil, false
+			}
+			n, ok := normalized(v)
+			if !ok {
+				return nil, false
+			}
+			out[k] = n
+		}
+		return out, true
+	case []any:
+		if x == nil {
+			return nil, true
+		}
+		out := make([]any, len(x))
+		for i, v := range x {
+			n, ok := normalized(v)
+			if !ok {
+				return nil, false
+			}
+			out[i] = n
+		}
+		return out, true
+	}
+	return nil, false
 }
 
 func cloneItem(it *Item) Item {

@@ -16,6 +16,7 @@ type Option func(*config)
 type config struct {
 	schema *jsonschema.Schema
 	modify []func(*jsonschema.Schema)
+	traits Traits
 }
 
 // WithSchema makes the tool use s instead of the schema inferred from its
@@ -35,6 +36,7 @@ type funcTool[In, Out any] struct {
 	spec      llm.ToolSpec
 	validator *Validator
 	fn        func(context.Context, In) (Out, error)
+	traits    Traits
 }
 
 // New returns a tool that decodes its arguments into In and calls fn.
@@ -71,6 +73,7 @@ func New[In, Out any](name, description string, fn func(ctx context.Context, in 
 		spec:      llm.ToolSpec{Name: name, Description: description, Parameters: v.Schema()},
 		validator: v,
 		fn:        fn,
+		traits:    c.traits,
 	}, nil
 }
 
@@ -84,6 +87,9 @@ func Must(t Tool, err error) Tool {
 }
 
 func (t *funcTool[In, Out]) Spec() llm.ToolSpec { return t.spec }
+
+// Traits implements Traited.
+func (t *funcTool[In, Out]) Traits() Traits { return t.traits }
 
 func (t *funcTool[In, Out]) Call(ctx context.Context, args json.RawMessage) (string, error) {
 	var in In

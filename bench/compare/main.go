@@ -85,7 +85,7 @@ func main() {
 	flag.IntVar(&c.reps, "reps", 3, "repetitions of each run")
 	flag.DurationVar(&c.timeout, "timeout", 10*time.Minute, "longest one run may take")
 	flag.StringVar(&c.wsRoot, "cli-workspace", harness.WorkspaceRoot(), "directory for the CLI's workspaces (default: /dev/shm when it exists, so that its files, like the other harnesses' in-memory file stores, do not wait on a disk; the checkpoint database stays in the temporary directory)")
-	flag.StringVar(&impls, "impls", "go,cli,eino,js", "implementations to run")
+	flag.StringVar(&impls, "impls", "go,cli,eino,js", "implementations to run (cli-norewind: the CLI with rewind: false in its configuration, the one setting that differs)")
 	flag.IntVar(&c.jsHeapMB, "js-heap-mb", 0, "node --max-old-space-size for the JavaScript runs (0: Node's default)")
 	flag.StringVar(&c.jsonOut, "json", "", "also write every run's result to this `file`")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binaries, scripts, workspaces)")
@@ -127,13 +127,14 @@ func main() {
 	}
 }
 
-var allImpls = []string{"go", "cli", "eino", "js"}
+var allImpls = []string{"go", "cli", "cli-norewind", "eino", "js"}
 
 var labels = map[string]string{
-	"go":   "deepagents-go, in process",
-	"cli":  "deepagents-go, CLI",
-	"eino": "Eino",
-	"js":   "JS DeepAgents",
+	"go":           "deepagents-go, in process",
+	"cli":          "deepagents-go, CLI",
+	"cli-norewind": "deepagents-go, CLI, rewind: false",
+	"eino":         "Eino",
+	"js":           "JS DeepAgents",
 }
 
 func parseSizes(s string) ([]int, error) {
@@ -297,17 +298,19 @@ func (e *env) build(ctx context.Context) error {
 	if _, err := output(ctx, e.root, "go", "build", "-o", e.loop, "./bench/loop"); err != nil {
 		return err // needed for the scripts and the parity check
 	}
-	if want("cli") {
+	if want("cli") || want("cli-norewind") {
 		e.cli = filepath.Join(e.tmp, "deepagents")
 		logf("building cmd/deepagents")
 		if _, err := output(ctx, e.root, "go", "build", "-o", e.cli, "./cmd/deepagents"); err != nil {
 			e.disable("cli", err)
+			e.disable("cli-norewind", err)
 		}
 	}
 	if want("eino") {
 		e.eino = filepath.Join(e.tmp, "eino")
 		logf("building bench/eino (its own module)")
-		if _, err := output(ctx, filepath.Join(e.root, "bench", "eino"), "go", "build", "-o", e.eino, "."); err != nil {
+		// Its own module, outside the repository's go.work.
+		if _, err := outputEnv(ctx, filepath.Join(e.root, "bench", "eino"), []string{"GOWORK=off"}, "go", "build", "-o", e.eino, "."); err != nil {
 			e.disable("eino", err)
 		}
 	}
@@ -454,7 +457,7 @@ func (e *env) runOne(ctx context.Context, im string, n int, ckpt bool, rep int) 
 		if ckpt {
 			argv = append(argv, "-checkpoint", filepath.Join(dir, "bench.db"))
 		}
-	case "cli":
+	case "cli", "cli-norewind":
 		db := "memory:"
 		if ckpt {
 			db = filepath.Join(dir, "bench.db")
@@ -496,6 +499,13 @@ func (e *env) runOne(ctx context.Context, im string, n int, ckpt bool, rep int) 
 		r.Status, r.Error = statusError, err.Error()
 		return r
 	}
+	if im == "cli-norewind" {
+		cfg := filepath.Join(home, ".deepagents", "config.yaml")
+		if err := errors.Join(os.Mkdir(filepath.Dir(cfg), 0o755), os.WriteFile(cfg, []byte("rewind: false\n"), 0o644)); err != nil {
+			r.Status, r.Error = statusError, err.Error()
+			return r
+		}
+	}
 	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "data"))
 	var stdout bytes.Buffer
 	stderr := &harness.TailBuffer{Max: 4096}
@@ -523,7 +533,7 @@ func (e *env) runOne(ctx context.Context, im string, n int, ckpt bool, rep int) 
 		}
 		return r
 	}
-	if im == "cli" {
+	if im == "cli" || im == "cli-norewind" {
 		r.Seconds = r.Wall
 		if err := checkEvents(n, stdout.Bytes()); err != nil {
 			r.Status, r.Error = statusError, err.Error()
@@ -617,8 +627,16 @@ func lastLines(s string, k int) string {
 // output runs a command in dir and returns its standard output; a failure
 // carries the tail of its standard error.
 func output(ctx context.Context, dir, name string, args ...string) ([]byte, error) {
+	return outputEnv(ctx, dir, nil, name, args...)
+}
+
+// outputEnv is output with env added to the environment.
+func outputEnv(ctx context.Context, dir string, env []string, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	stderr := &harness.TailBuffer{Max: 4096}
 	cmd.Stderr = stderr
 	out, err := cmd.Output()
@@ -747,12 +765,12 @@ func printTables(w io.Writer, e *env, results []result) {
 	}
 	type rp struct{ a, b string }
 	var pairs []rp
-	for _, p := range []rp{{"go", "js"}, {"go", "eino"}, {"cli", "js"}, {"cli", "eino"}} {
+	for _, p := range []rp{{"go", "js"}, {"go", "eino"}, {"cli", "js"}, {"cli", "eino"}, {"cli-norewind", "eino"}, {"cli", "cli-norewind"}} {
 		if has(p.a) && has(p.b) {
 			pairs = append(pairs, p)
 		}
 	}
-	short := map[string]string{"go": "ours", "cli": "CLI", "eino": "Eino", "js": "JS"}
+	short := map[string]string{"go": "ours", "cli": "CLI", "cli-norewind": "CLI, no rewind", "eino": "Eino", "js": "JS"}
 	header := func(title string, ratioFmt string) {
 		fmt.Fprintf(w, "| %s |", title)
 		for _, im := range cols {

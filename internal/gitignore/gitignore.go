@@ -48,22 +48,45 @@ const MaxPatterns = 10_000
 // Add reads a .gitignore's content, found in folder base (slash-separated,
 // relative to the root: "" or "sub/dir"). Lines that cannot be patterns
 // are skipped.
-func (m *Matcher) Add(base string, content []byte) {
-	var ps []pattern
+func (m *Matcher) Add(base string, content []byte) { m.AddFile(Parse(base, content)) }
+
+// File is one .gitignore, parsed: what a Matcher adds, kept by a caller
+// that reads the same file again and again until it changes.
+type File struct {
+	rules
+	// Truncated says patterns past MaxPatterns were left out.
+	Truncated bool
+}
+
+// Parse parses a .gitignore's content, found in folder base (see Add).
+func Parse(base string, content []byte) *File {
+	f := &File{rules: rules{base: strings.Trim(base, "/")}}
 	sc := bufio.NewScanner(bytes.NewReader(content))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	for sc.Scan() {
-		if len(ps) >= MaxPatterns || m.total+len(ps) >= MaxTotal {
-			m.Truncated = true
+		if len(f.patterns) >= MaxPatterns {
+			f.Truncated = true
 			break
 		}
 		if p, ok := parse(sc.Text()); ok {
-			ps = append(ps, p)
+			f.patterns = append(f.patterns, p)
 		}
+	}
+	return f
+}
+
+// AddFile adds a parsed .gitignore's patterns, up to MaxTotal in all.
+func (m *Matcher) AddFile(f *File) {
+	ps := f.patterns
+	if f.Truncated {
+		m.Truncated = true
+	}
+	if m.total+len(ps) > MaxTotal {
+		ps, m.Truncated = ps[:max(MaxTotal-m.total, 0)], true
 	}
 	m.total += len(ps)
 	if len(ps) > 0 {
-		m.rules = append(m.rules, rules{base: strings.Trim(base, "/"), patterns: ps})
+		m.rules = append(m.rules, rules{base: f.base, patterns: ps})
 	}
 }
 

@@ -233,23 +233,31 @@ func (f *Middleware) describe(name, def string) string {
 // Tools implements agent.ToolProvider.
 func (f *Middleware) Tools() []tool.Tool { return f.tools }
 
+// The tools' traits: the readers change nothing; write_file and edit_file
+// change files through the backend alone, which reports each change.
+// execute declares none: a command may do anything.
+var (
+	reads = tool.WithTraits(tool.Traits{ReadOnly: true})
+	edits = tool.WithTraits(tool.Traits{EditsFiles: true})
+)
+
 // newTools builds the tools once, for every agent that shares the
 // middleware.
 func (f *Middleware) newTools() ([]tool.Tool, error) {
 	var set tool.Set // every tool is built, and every failure reported
-	set.Add(tool.New(LsTool, f.describe(LsTool, lsDescription), f.ls))
-	set.Add(tool.New(ReadFileTool, f.describe(ReadFileTool, readDescription), f.read, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+	set.Add(tool.New(LsTool, f.describe(LsTool, lsDescription), f.ls, reads))
+	set.Add(tool.New(ReadFileTool, f.describe(ReadFileTool, readDescription), f.read, reads, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
 		s.Properties["offset"].Default = []byte("0")
 		s.Properties["limit"].Default = []byte(strconv.Itoa(DefaultReadLimit))
 	})))
-	set.Add(tool.New(WriteFileTool, f.describe(WriteFileTool, writeDescription), f.write))
-	set.Add(tool.New(EditFileTool, f.describe(EditFileTool, editDescription), f.edit, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+	set.Add(tool.New(WriteFileTool, f.describe(WriteFileTool, writeDescription), f.write, edits))
+	set.Add(tool.New(EditFileTool, f.describe(EditFileTool, editDescription), f.edit, edits, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
 		s.Properties["replace_all"].Default = []byte("false")
 	})))
-	set.Add(tool.New(GlobTool, f.describe(GlobTool, globDescription), f.glob, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+	set.Add(tool.New(GlobTool, f.describe(GlobTool, globDescription), f.glob, reads, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
 		s.Properties["path"].Default = []byte(`"/"`)
 	})))
-	set.Add(tool.New(GrepTool, f.describe(GrepTool, f.grepDescription()), f.grep, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+	set.Add(tool.New(GrepTool, f.describe(GrepTool, f.grepDescription()), f.grep, reads, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
 		if f.cfg.GrepRegexp {
 			s.Properties["pattern"].Description = "regular expression to search for (RE2 syntax)"
 		}

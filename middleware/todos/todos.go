@@ -62,7 +62,7 @@ type todosInput struct {
 // cannot be built.
 func New(cfg Config) (*Middleware, error) {
 	desc := cmp.Or(cfg.ToolDescription, ToolDescription)
-	t, err := tool.New(WriteTodosTool, desc, writeTodos, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+	t, err := tool.New(WriteTodosTool, desc, writeTodos, tool.WithTraits(tool.Traits{ReadOnly: true}), tool.WithSchemaFunc(func(s *jsonschema.Schema) {
 		list := s.Properties["todos"]
 		list.Types, list.Type = nil, "array"
 		item := list.Items

@@ -75,6 +75,9 @@ func (l *live) commands() tui.Commands {
 			turns := make([]tui.Turn, len(rows))
 			for i, r := range rows {
 				turns[i] = tui.Turn{Prompt: r.Prompt, Sent: r.CreatedAt, Changed: r.changed}
+				if r.Kind == rewind.KindEnd {
+					turns[i].Label = EndLabel
+				}
 			}
 			return turns, nil
 		},

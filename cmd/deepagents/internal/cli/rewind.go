@@ -25,7 +25,9 @@ func newRewindCmd(env Env) *cobra.Command {
 		Use:   "rewind THREAD [--to N [--files] [--conversation] [--force] [--dry-run]] [--db DSN]",
 		Short: "List a thread's prompts, or put its workspace and conversation back as they were before one",
 		Long: `Without --to, list the thread's turns: each prompt, when it was sent, and how many
-workspace entries the agent changed while working on it.
+workspace entries the agent changed while working on it; and, after a rewind, the
+thread as that rewind found it (its files and conversation), so that a rewind can be
+undone by rewinding to it.
 
 With --to N, put the thread back as it was before its Nth prompt: the workspace's
 files (what the file tools and commands changed alike), and the conversation,
@@ -42,7 +44,7 @@ point (by hand, between runs or after its last step) are kept and listed, unless
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, thread := cmd.Context(), args[0]
-			if to < 0 {
+			if cmd.Flags().Changed("to") && to < 1 {
 				return usageError{fmt.Errorf("--to must be a turn number from 1, not %d", to)}
 			}
 			if to == 0 && (opts.Files || opts.Conversation || opts.Force || opts.DryRun) {
@@ -129,7 +131,7 @@ func turnRows(ctx context.Context, tr *rewind.Tracker, thread string) ([]turnRow
 	var rows []turnRow
 	for _, p := range points {
 		switch {
-		case p.Kind == rewind.KindTurn:
+		case p.Kind == rewind.KindTurn || p.Kind == rewind.KindEnd:
 			rows = append(rows, turnRow{Point: p})
 		case len(rows) > 0:
 			rows[len(rows)-1].changed += len(p.Changes)
@@ -148,7 +150,7 @@ func listTurns(ctx context.Context, w io.Writer, tr *rewind.Tracker, thread stri
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TURN\tSENT\tCHANGED\tPROMPT")
 	for i, t := range rows {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", i+1, t.CreatedAt.Local().Format(time.DateTime), t.changed, display.Clip(t.Prompt, 80))
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", i+1, t.CreatedAt.Local().Format(time.DateTime), t.changed, display.Clip(turnLabel(t.Point), 80))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -157,6 +159,19 @@ func listTurns(ctx context.Context, w io.Writer, tr *rewind.Tracker, thread stri
 	return err
 }
 
+// turnLabel is what the list says of a turn: its prompt, or what an end
+// point is.
+func turnLabel(p *rewind.Point) string {
+	if p.Kind == rewind.KindEnd {
+		return EndLabel
+	}
+	return p.Prompt
+}
+
+// EndLabel is what the lists of turns say of a point a rewind recorded
+// before it changed anything.
+const EndLabel = "(the files and conversation as a rewind found them: rewind here to undo it)"
+
 // printRewind says what a rewind did, or would do; withPrompt repeats the
 // turn's prompt (the terminal puts it in the input instead).
 func printRewind(w io.Writer, thread string, to int, res *rewind.Result, opts rewind.Options, withPrompt bool) {
@@ -164,7 +179,11 @@ func printRewind(w io.Writer, thread string, to int, res *rewind.Result, opts re
 	if opts.DryRun {
 		verb = "Would rewind"
 	}
-	fmt.Fprintf(w, "%s thread %s to turn %d (sent %s).\n", verb, thread, to, res.Turn.CreatedAt.Local().Format(time.DateTime))
+	when := "sent"
+	if res.Turn.Kind == rewind.KindEnd {
+		when = "as a rewind found it"
+	}
+	fmt.Fprintf(w, "%s thread %s to turn %d (%s %s).\n", verb, thread, to, when, res.Turn.CreatedAt.Local().Format(time.DateTime))
 	if p := res.Files; p != nil {
 		fmt.Fprintf(w, "Files: %d put back, %d removed.\n", len(p.Written), len(p.Removed))
 		list := func(what string, paths []string) {
@@ -179,7 +198,8 @@ func printRewind(w io.Writer, thread string, to int, res *rewind.Result, opts re
 		list("Put back", p.Written)
 		list("Removed", p.Removed)
 		list("Kept, changed outside the agent since (--force puts them back too)", p.Kept)
-		list("Not restorable, recorded by their hash alone (too large or binary)", p.Unrestorable)
+		list("Left as they are, their contents not stored (over the size bound or the thread's quota)", p.Unrestorable)
+		list("Kept, still holding files no turn records (ignored ones)", p.NotEmpty)
 	}
 	if res.CheckpointID != "" {
 		fmt.Fprintf(w, "Conversation: forked at the turn; the later turns stay in the thread's history (deepagents state %s --checkpoint ID).\n", thread)

@@ -16,6 +16,17 @@ type Turn struct {
 	Prompt  string
 	Sent    time.Time
 	Changed int
+	// Label, when set, is shown instead of the prompt: a turn that is no
+	// prompt (the thread as a rewind found it).
+	Label string
+}
+
+// shown is what the list says of the turn.
+func (t Turn) shown() string {
+	if t.Label != "" {
+		return t.Label
+	}
+	return t.Prompt
 }
 
 // escWindow is how soon a second esc on an empty input must follow the
@@ -79,7 +90,7 @@ func (r *rewinder) key(m *tuiModel, k tea.KeyPressMsg) (tea.Cmd, bool) {
 		return nil, false
 	}
 	n, turn := r.cursor+1, r.turns[r.cursor]
-	echo := dim.Render(fmt.Sprintf("> rewind to prompt %d: %s", n, display.Clip(turn.Prompt, 60)))
+	echo := dim.Render(fmt.Sprintf("> rewind to prompt %d: %s", n, display.Clip(turn.shown(), 60)))
 	summary, err := m.cfg.Rewind(m.ctx, m.thread, n, files, conversation)
 	if err != nil {
 		// What was done before it failed, then why the rest was not.
@@ -102,7 +113,7 @@ func (r *rewinder) view(width int) string {
 	var b strings.Builder
 	if r.chosen {
 		turn := r.turns[r.cursor]
-		b.WriteString(bold.Render(fmt.Sprintf("Rewind to before prompt %d: ", r.cursor+1)) + display.Clip(turn.Prompt, max(width-30, 20)) + "\n")
+		b.WriteString(bold.Render(fmt.Sprintf("Rewind to before prompt %d: ", r.cursor+1)) + display.Clip(turn.shown(), max(width-30, 20)) + "\n")
 		b.WriteString("  [b] code and conversation   [c] code only   [m] conversation only   " + dim.Render("[esc] back") + "\n")
 		return b.String()
 	}
@@ -112,7 +123,7 @@ func (r *rewinder) view(width int) string {
 	for i := from; i < len(r.turns) && i < from+15; i++ {
 		t := r.turns[i]
 		mark := "  "
-		line := fmt.Sprintf("%3d  %s  %3d changed  %s", i+1, t.Sent.Local().Format("15:04:05"), t.Changed, display.Clip(t.Prompt, max(width-40, 20)))
+		line := fmt.Sprintf("%3d  %s  %3d changed  %s", i+1, t.Sent.Local().Format("15:04:05"), t.Changed, display.Clip(t.shown(), max(width-40, 20)))
 		if i == r.cursor {
 			mark, line = green.Render("❯ "), bold.Render(line)
 		}
