@@ -33,7 +33,7 @@ type storedPoint struct {
 	Dir          string            `json:"dir,omitempty"`
 	Prompt       string            `json:"prompt,omitempty"`
 	CheckpointID string            `json:"checkpoint_id,omitempty"`
-	CreatedAt    time.Time         `json:"created_at"`
+	CreatedAt    stamp             `json:"created_at"`
 	Changes      map[string]*Entry `json:"changes"`
 	Notes        []string          `json:"notes,omitempty"`
 	Bytes        int64             `json:"bytes,omitempty"`
@@ -43,6 +43,26 @@ type storedPoint struct {
 // as chunks of it, each a blob (shared by the files that have it), and a
 // list of them under the file's hash.
 const chunkBytes = 1 << 20
+
+// stamp is a point's time as its record keeps it: RFC 3339 with all nine
+// digits of the nanoseconds, so that the records of points alike have one
+// width.
+type stamp time.Time
+
+const stampLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+func (s stamp) String() string { return time.Time(s).UTC().Format(stampLayout) }
+
+// MarshalJSON implements json.Marshaler.
+func (s stamp) MarshalJSON() ([]byte, error) { return []byte(`"` + s.String() + `"`), nil }
+
+// UnmarshalJSON implements json.Unmarshaler: any RFC 3339 time.
+func (s *stamp) UnmarshalJSON(b []byte) error {
+	var t time.Time
+	err := json.Unmarshal(b, &t)
+	*s = stamp(t)
+	return err
+}
 
 // blobItems are the store items of the changed entries' contents not
 // stored yet, each once, and their hashes' (see hashesNamespace), with
@@ -183,7 +203,7 @@ func (t *Tracker) blob(ctx context.Context, hash string) ([]byte, error) {
 // points), with the bytes of its value as JSON. The value is what
 // storedPoint decodes from, built without a round trip through JSON.
 func pointItem(threadID string, p *Point) (store.Item, int64, error) {
-	b, err := json.Marshal(storedPoint{Kind: p.Kind, Dir: p.Dir, Prompt: p.Prompt, CheckpointID: p.CheckpointID, CreatedAt: p.CreatedAt, Changes: p.Changes, Notes: p.Notes, Bytes: p.Bytes})
+	b, err := json.Marshal(storedPoint{Kind: p.Kind, Dir: p.Dir, Prompt: p.Prompt, CheckpointID: p.CheckpointID, CreatedAt: stamp(p.CreatedAt), Changes: p.Changes, Notes: p.Notes, Bytes: p.Bytes})
 	if err != nil {
 		return store.Item{}, 0, err
 	}
@@ -195,7 +215,7 @@ func pointItem(threadID string, p *Point) (store.Item, int64, error) {
 			changes[path] = e.value()
 		}
 	}
-	v := map[string]any{"kind": string(p.Kind), "created_at": p.CreatedAt.Format(time.RFC3339Nano), "changes": changes}
+	v := map[string]any{"kind": string(p.Kind), "created_at": stamp(p.CreatedAt).String(), "changes": changes}
 	for k, s := range map[string]string{"dir": p.Dir, "prompt": p.Prompt, "checkpoint_id": p.CheckpointID} {
 		if s != "" {
 			v[k] = s
@@ -267,7 +287,7 @@ func (t *Tracker) loadPoints(ctx context.Context, threadID string) ([]*Point, er
 			if err := json.Unmarshal(b, &sp); err != nil {
 				return points, nil
 			}
-			points = append(points, &Point{Seq: seq, Kind: sp.Kind, Dir: sp.Dir, Prompt: sp.Prompt, CheckpointID: sp.CheckpointID, CreatedAt: sp.CreatedAt, Changes: sp.Changes, Notes: sp.Notes, Bytes: sp.Bytes})
+			points = append(points, &Point{Seq: seq, Kind: sp.Kind, Dir: sp.Dir, Prompt: sp.Prompt, CheckpointID: sp.CheckpointID, CreatedAt: time.Time(sp.CreatedAt), Changes: sp.Changes, Notes: sp.Notes, Bytes: sp.Bytes})
 		}
 		if len(items) < pageSize {
 			return points, nil

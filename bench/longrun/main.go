@@ -21,7 +21,7 @@
 //
 // Usage, from the repository root:
 //
-//	go run ./bench/longrun [-sizes 1000,10000] [-summaries ok,fail] [-eino=true] [-timeout 30m] [-keep] [-durability sync]
+//	go run ./bench/longrun [-sizes 1000,10000] [-summaries ok,fail] [-eino=true] [-timeout 30m] [-keep] [-durability sync] [-no-rewind]
 //
 // HOME and XDG_* point into the temporary directory, so nothing is written
 // to the user's own data. No flag but -durability changes a product default: the CLI runs
@@ -59,6 +59,8 @@ type config struct {
 	timeout   time.Duration
 	keep      bool
 	wsRoot    string
+	// noRewind runs the CLI with rewind: false in its configuration.
+	noRewind bool
 	// durability, when set, is passed as --durability: the one flag that
 	// changes a product default, named in the results when used.
 	durability string
@@ -72,6 +74,7 @@ func main() {
 	flag.BoolVar(&c.eino, "eino", true, "also run Eino's deep agent on the same steps (bench/eino)")
 	flag.DurationVar(&c.timeout, "timeout", 30*time.Minute, "longest one run may take")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory")
+	flag.BoolVar(&c.noRewind, "no-rewind", false, "run the CLI with rewind: false in its configuration (no workspace checkpoints), the one setting that differs")
 	flag.StringVar(&c.durability, "durability", "", "pass --durability to the CLI (default: the CLI's own, async); sync measures a commit before every step")
 	flag.StringVar(&c.wsRoot, "workspace-root", harness.WorkspaceRoot(), "where the CLI's workspaces go (default: /dev/shm when it exists, as in bench/compare, so that Eino's in-memory file store is not compared with a disk; the checkpoint database stays in the temporary directory)")
 	flag.Parse()
@@ -132,6 +135,7 @@ func run(ctx context.Context, c config) error {
 		logf("building bench/eino")
 		build := exec.CommandContext(ctx, "go", "build", "-o", eino, ".")
 		build.Dir = "bench/eino"
+		build.Env = append(os.Environ(), "GOWORK=off") // its own module, outside go.work
 		if out, err := build.CombinedOutput(); err != nil {
 			return fmt.Errorf("building bench/eino: %v\n%s", err, out)
 		}
@@ -166,6 +170,9 @@ func runCLI(ctx context.Context, c config, tmp, cli string, n int, summaries boo
 	if c.durability != "" {
 		r.label = "cli --durability " + c.durability
 	}
+	if c.noRewind {
+		r.label = strings.TrimSpace(cmp.Or(r.label, "cli") + ", rewind: false")
+	}
 	dir := filepath.Join(tmp, fmt.Sprintf("run-%d-%v", n, summaries))
 	ws, err := os.MkdirTemp(c.wsRoot, "longrun-ws-")
 	if err != nil {
@@ -174,8 +181,13 @@ func runCLI(ctx context.Context, c config, tmp, cli string, n int, summaries boo
 	}
 	defer os.RemoveAll(ws)
 	home := filepath.Join(dir, "home")
-	for _, d := range []string{ws, home} {
+	for _, d := range []string{ws, filepath.Join(home, ".deepagents")} {
 		if r.err = os.MkdirAll(d, 0o755); r.err != nil {
+			return r
+		}
+	}
+	if c.noRewind {
+		if r.err = os.WriteFile(filepath.Join(home, ".deepagents", "config.yaml"), []byte("rewind: false\n"), 0o644); r.err != nil {
 			return r
 		}
 	}

@@ -60,7 +60,9 @@ func stateMessages(t *testing.T, w *world, thread string) []string {
 // changed by hand; the abandoned branch can be rewound to and continued.
 func TestRewindThroughTheBinary(t *testing.T) {
 	w := newWorld(t)
-	for f, c := range map[string]string{"a.txt": "alpha\n", "b.txt": "bravo\n", "c.txt": "charlie\n", "mine.txt": "v1\n"} {
+	// b.txt is large enough to be stored as a blob of its own, which
+	// vacuum removes once no thread has it.
+	for f, c := range map[string]string{"a.txt": "alpha\n", "b.txt": strings.Repeat("bravo\n", 200), "c.txt": "charlie\n", "mine.txt": "v1\n"} {
 		os.WriteFile(filepath.Join(w.dir, f), []byte(c), 0o644)
 	}
 	original := folder(t, w.dir)
@@ -138,6 +140,67 @@ func TestRewindThroughTheBinary(t *testing.T) {
 	code, out, stderr = w.run("db", "vacuum", "--db", w.db)
 	if code != 0 || !strings.Contains(out, "workspace checkpoint contents") || strings.Contains(out, "(0 workspace") {
 		t.Errorf("db vacuum: exit %d: %s %s", code, out, stderr)
+	}
+}
+
+// TestRewindLosesNothingThroughTheBinary is the issue's session, as a
+// user has it: a command adds a binary file and one of 2 MB, a second
+// prompt follows; rewind --to 1 removes them and --to 2 brings them back
+// whole; the state after the last turn is listed and --to reaches it
+// (the rewinds undone); --to 0 is a usage error, as --to -1 is.
+func TestRewindLosesNothingThroughTheBinary(t *testing.T) {
+	w := newWorld(t)
+	os.WriteFile(filepath.Join(w.dir, "a.txt"), []byte("alpha\n"), 0o644)
+	first := w.script(`{"turns":[
+		{"tool_calls":[{"id":"x","name":"execute","args":{"command":"printf 'NEW\\0bin' > newbin.dat && head -c 2000000 /dev/zero | tr '\\0' y > newbig.txt"}}]},
+		{"content":"made them"}]}`)
+	if code, _, stderr := w.run(w.runArgs(first, "--shell", "--auto-approve", "--thread", "lose", "make files")...); code != 0 {
+		t.Fatalf("first run: exit %d: %s", code, stderr)
+	}
+	second := w.script(`{"turns":[
+		{"tool_calls":[{"id":"w","name":"write_file","args":{"file_path":"/e.txt","content":"echo\n"}}]},
+		{"content":"added e"}]}`)
+	if code, _, stderr := w.run(w.runArgs(second, "--auto-approve", "--thread", "lose", "add e")...); code != 0 {
+		t.Fatalf("second run: exit %d: %s", code, stderr)
+	}
+	afterAll := folder(t, w.dir)
+	if !strings.Contains(afterAll, "newbin.dat NEW\x00bin") || !strings.Contains(afterAll, "e.txt echo") {
+		t.Fatalf("the runs made:\n%.300s", afterAll)
+	}
+	rewindTo := func(n string) string {
+		t.Helper()
+		code, out, stderr := w.run("rewind", "lose", "--to", n, "--db", w.db)
+		if code != 0 {
+			t.Fatalf("rewind --to %s: exit %d: %s\n%s", n, code, stderr, out)
+		}
+		return out
+	}
+	out := rewindTo("1")
+	if got := folder(t, w.dir); got != "a.txt alpha\n\n" {
+		t.Errorf("after rewind --to 1:\n%.300s", got)
+	}
+	if !strings.Contains(out, "Removed:\n  e.txt\n  newbig.txt\n  newbin.dat") || strings.Contains(out, "Not restorable") || strings.Contains(out, "Left as they are") {
+		t.Errorf("rewind --to 1 said:\n%s", out)
+	}
+	rewindTo("2")
+	if got := folder(t, w.dir); got != strings.Replace(afterAll, "e.txt echo\n\n", "", 1) {
+		t.Errorf("after rewind --to 2 (what the first prompt made):\n%.300s", got)
+	}
+	code, list, _ := w.run("rewind", "lose", "--db", w.db)
+	if code != 0 || !strings.Contains(list, "3 ") || !strings.Contains(list, EndLabel) {
+		t.Fatalf("the turns after two rewinds:\n%s", list)
+	}
+	rewindTo("3") // the end of the last turn, as the first rewind found it
+	if got := folder(t, w.dir); got != afterAll {
+		t.Errorf("after rewind --to 3:\n%.300s\nwant:\n%.300s", got, afterAll)
+	}
+	if msgs := stateMessages(t, w, "lose"); len(msgs) == 0 || msgs[len(msgs)-1] != "added e" {
+		t.Errorf("the conversation after rewind --to 3: %q", msgs)
+	}
+	for _, n := range []string{"0", "-1"} {
+		if code, _, stderr := w.run("rewind", "lose", "--to", n, "--db", w.db); code != 2 || !strings.Contains(stderr, "turn number from 1") {
+			t.Errorf("rewind --to %s: exit %d: %s", n, code, stderr)
+		}
 	}
 }
 
