@@ -397,7 +397,13 @@ func (c *dirCache) staleAll() {
 // from one pool and are reused once a file system is unmounted, so an
 // answer remembered by device could later describe a network mount. It is
 // asked only before a large directory is first kept.)
-func (c *dirCache) isLocal(fd int) bool {
+func (c *dirCache) isLocal(fd int) bool { return NotifiesEveryChange(fd) }
+
+// NotifiesEveryChange reports whether the file system of the open file fd
+// is one whose every change goes through this kernel, and so reaches
+// inotify: a local one. Changes made elsewhere (NFS, SMB, FUSE servers, 9p)
+// produce no notices.
+func NotifiesEveryChange(fd int) bool {
 	var fs unix.Statfs_t
 	if err := unix.Fstatfs(fd, &fs); err != nil {
 		return false

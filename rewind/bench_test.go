@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/rewind"
 	"github.com/deepagents-go/deepagents/sqlite"
 	"github.com/deepagents-go/deepagents/store"
@@ -86,6 +88,61 @@ func BenchmarkRecordStep(b *testing.B) {
 	b.ReportMetric(float64(first)/1e6, "MB-first-point")
 	fi, _ := os.Stat(dbPath)
 	b.ReportMetric(float64(fi.Size())/1e6, "MB-db-file")
+}
+
+// BenchmarkRecordFileStep is a workspace checkpoint after a step of file
+// tools alone on the same repository: the step writes one file and edits
+// another, as write_file and edit_file do, and the backend reports both
+// (backend.WithChanges); the point records those and walks nothing.
+func BenchmarkRecordFileStep(b *testing.B) {
+	ctx := context.Background()
+	dir := repository(b, 10_000)
+	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "threads.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	tr, err := rewind.New(rewind.Config{Dir: dir, Store: db.Store()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tr.Close()
+	if _, err := tr.Record(ctx, "t", rewind.KindTurn, "start", ""); err != nil {
+		b.Fatal(err)
+	}
+	fsb, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	before := tr.Counts()
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		var changes []backend.Change
+		var mu sync.Mutex
+		wctx := backend.WithChanges(ctx, func(c backend.Change) {
+			mu.Lock()
+			changes = append(changes, backend.Change{Path: c.Path, Info: c.Info, Content: append([]byte(nil), c.Content...)})
+			mu.Unlock()
+		})
+		if err := fsb.Write(wctx, fmt.Sprintf("/new%d.go", i), strings.Repeat("package p // new\n", 40)); err != nil {
+			b.Fatal(err)
+		}
+		j := (i * 37) % 10_000
+		edited := fmt.Sprintf("/pkg%03d/file%05d.go", j/50, j)
+		if _, err := fsb.Edit(wctx, edited, "package", fmt.Sprintf("package /* edit %d */", i), false); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		p, err := tr.RecordChanges(ctx, "t", rewind.KindStep, "", "", changes)
+		if err != nil || p == nil || len(p.Changes) != 2 {
+			b.Fatalf("%+v, %v", p, err)
+		}
+	}
+	b.StopTimer()
+	after := tr.Counts()
+	if after.Walks != before.Walks || after.Stats != before.Stats || after.Reads != before.Reads {
+		b.Fatalf("a file step walked, stat'ed or read: %+v then %+v", before, after)
+	}
 }
 
 // counting is the SQLite store, counting the bytes of the values put (as

@@ -45,6 +45,42 @@ type index struct {
 	ignores map[string]ignoreFile // by folder ("" for the root)
 	scanned bool                  // a walk filled it: ignores holds every folder's
 	matcher *gitignore.Matcher    // of ignores, made when first needed after a walk
+
+	// watch notices what changes between points (Linux); nil: walks.
+	watch *watcher
+	// gen counts the walks and looks; log holds the paths each look was
+	// told of, for the threads whose last point is older than it: a
+	// thread whose point came with look or walk g looks at the paths
+	// logged after g, when g >= logFrom (the log's start), and walks
+	// otherwise.
+	gen, logFrom int64
+	log          []logged
+}
+
+// logged is a path a look was told of.
+type logged struct {
+	gen  int64
+	path string
+	made bool // a folder made or moved in: walked whole
+}
+
+// maxLog bounds the paths logged: past it the log starts again, and the
+// threads whose points are older walk.
+const maxLog = 100_000
+
+// logChanges logs what the look of generation gen was told of.
+func (x *index) logChanges(paths, made []string) {
+	for _, p := range paths {
+		x.log = append(x.log, logged{gen: x.gen, path: p})
+	}
+	for _, p := range made {
+		x.log = append(x.log, logged{gen: x.gen, path: p, made: true})
+	}
+	if len(x.log) > maxLog {
+		// The threads whose points are older than this look walk; those
+		// of this look see its paths themselves.
+		x.log, x.logFrom = nil, x.gen
+	}
 }
 
 func newIndex() *index {

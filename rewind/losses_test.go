@@ -123,8 +123,8 @@ func TestNeverRemovesWhatItCannotPutBack(t *testing.T) {
 	defer tr.Close()
 	tr.Record(ctx, "t", rewind.KindTurn, "go", "")
 	write(t, dir, "huge.bin", strings.Repeat("\x00", 2<<20)) // over MaxFileBytes
-	write(t, dir, "one.txt", strings.Repeat("1", 2000))     // within the quota
-	write(t, dir, "two.txt", strings.Repeat("2", 2000))     // past it
+	write(t, dir, "one.txt", strings.Repeat("1", 2000))      // within the quota
+	write(t, dir, "two.txt", strings.Repeat("2", 2000))      // past it
 	p, err := tr.Record(ctx, "t", rewind.KindStep, "", "")
 	if err != nil {
 		t.Fatal(err)

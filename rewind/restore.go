@@ -81,7 +81,7 @@ func (t *Tracker) Restore(ctx context.Context, threadID string, seq int, opts Re
 			return nil, err
 		}
 		cur = s.tree
-		for path := range diff(ts.tree, cur) {
+		for path := range s.changes {
 			outside[path] = true
 		}
 	} else {

@@ -140,11 +140,12 @@ type threadState struct {
 	points []*Point
 	tree   map[string]Entry // as of the last point
 	bytes  int64            // the points' Bytes
+	gen    int64            // the index's walk or look the tree was last found by
 }
 
 // load sets the thread's points.
 func (ts *threadState) load(points []*Point) {
-	ts.points, ts.tree, ts.bytes = points, treeAt(points, len(points)), 0
+	ts.points, ts.tree, ts.bytes, ts.gen = points, treeAt(points, len(points)), 0, 0
 	for _, p := range points {
 		ts.bytes += p.Bytes
 	}
@@ -181,6 +182,10 @@ func (t *Tracker) Close() error {
 	if t.root == nil {
 		return nil
 	}
+	t.idx.mu.Lock()
+	t.idx.watch.close()
+	t.idx.watch = nil
+	t.idx.mu.Unlock()
 	return errors.Join(t.root.Close(), t.folder.Close())
 }
 
@@ -265,12 +270,15 @@ func (t *Tracker) record(ctx context.Context, threadID string, ts *threadState, 
 	if reported != nil && t.root != nil && len(ts.points) > 0 && ts.points[len(ts.points)-1].Dir == t.dir {
 		s, changes, ok = t.reported(ctx, ts.tree, reported)
 	}
+	if !ok && t.root != nil && len(ts.points) > 0 && ts.points[len(ts.points)-1].Dir == t.dir {
+		s, changes, ok = t.noticed(ctx, ts)
+	}
 	if !ok {
 		var err error
 		if s, err = t.scan(ctx, ts.tree); err != nil {
 			return nil, err
 		}
-		changes = diff(ts.tree, s.tree)
+		changes = s.changes
 	}
 	if len(changes) == 0 && kind != KindTurn && kind != KindEnd {
 		return nil, nil
@@ -309,24 +317,13 @@ func (t *Tracker) record(ctx context.Context, threadID string, ts *threadState, 
 	} else {
 		ts.tree = s.tree
 	}
+	if s.gen != 0 {
+		ts.gen = s.gen
+	}
+	if s.reported != nil {
+		t.settle(ts, s.reported)
+	}
 	return p, nil
-}
-
-// diff returns what changed from old to new: new entries and changed
-// ones, and nil for those removed.
-func diff(old, new map[string]Entry) map[string]*Entry {
-	changes := make(map[string]*Entry)
-	for p, e := range new {
-		if o, ok := old[p]; !ok || !o.same(e) {
-			changes[p] = &e
-		}
-	}
-	for p := range old {
-		if _, ok := new[p]; !ok {
-			changes[p] = nil
-		}
-	}
-	return changes
 }
 
 func clipPrompt(s string) string {

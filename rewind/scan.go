@@ -16,17 +16,23 @@ import (
 	"github.com/deepagents-go/deepagents/internal/gitignore"
 )
 
-// scanned is the folder as a scan found it: its entries, the contents read
-// (files that changed, to be stored), and notes.
+// scanned is the folder as a scan found it: its entries, what changed
+// since the tree it was scanned against, the contents read (files that
+// changed, to be stored), and notes.
 type scanned struct {
 	tree     map[string]Entry
+	changes  map[string]*Entry // nil for an entry gone
 	contents map[string][]byte // by hash
 	bytes    int               // of contents
 	notes    []string
+	gen      int64 // the index's walk or look that found it; 0 for neither
+	// reported are the paths the backends reported (reported's), which
+	// the notices of the same changes need not make anyone look at again.
+	reported map[string]backend.Change
 }
 
-func newScanned() *scanned {
-	return &scanned{tree: make(map[string]Entry), contents: make(map[string][]byte)}
+func newScanned(size int) *scanned {
+	return &scanned{tree: make(map[string]Entry, size), changes: make(map[string]*Entry), contents: make(map[string][]byte)}
 }
 
 // maxGitignore bounds a .gitignore read: a hostile repository's costs the
@@ -41,8 +47,11 @@ const maxPointBytes = 256 << 20
 // honoured, .git left out; a file whose stat is the one its hash was
 // recorded with is not read.
 func (t *Tracker) scan(ctx context.Context, prev map[string]Entry) (*scanned, error) {
-	s := newScanned()
+	s := newScanned(len(prev))
 	if t.root == nil {
+		for p := range prev {
+			s.changes[p] = nil
+		}
 		return s, nil // no folder: nothing to record
 	}
 	t.idx.mu.Lock()
@@ -65,7 +74,7 @@ func (t *Tracker) reported(ctx context.Context, prev map[string]Entry, changes [
 	if !t.idx.scanned || len(prev) >= t.cfg.MaxFiles {
 		return nil, nil, false
 	}
-	s, out = newScanned(), make(map[string]*Entry)
+	s, out = newScanned(0), make(map[string]*Entry)
 	var paths []string
 	infos := make(map[string]backend.Change)
 	for _, c := range changes {
@@ -109,6 +118,7 @@ func (t *Tracker) reported(ctx context.Context, prev map[string]Entry, changes [
 		}
 		t.look(p, infos[p], prev, s, out)
 	}
+	s.reported = infos
 	return s, out, true
 }
 

@@ -3,11 +3,13 @@
 package rewind
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -32,6 +34,7 @@ type walker struct {
 	prev    map[string]Entry // the thread's last point: hashes to keep when the index has none
 	s       *scanned
 	ign     gitignore.Matcher
+	seen    int // entries of prev found
 	skipped int // entries past MaxFiles
 	deep    int // folders past maxDepth
 	ignores map[string]ignoreFile
@@ -41,8 +44,41 @@ type walker struct {
 func (t *Tracker) walk(ctx context.Context, prev map[string]Entry, s *scanned) error {
 	t.count.walks.Add(1)
 	w := &walker{t: t, ctx: ctx, prev: prev, s: s, ignores: make(map[string]ignoreFile)}
-	if err := w.folder(int(t.folder.Fd()), "", 0); err != nil {
+	root := int(t.folder.Fd())
+	if !t.idx.scanned {
+		t.idx.watch = newWatcher()
+	}
+	// What was noticed since the last look is not this walk's (it looks
+	// at everything) but the other threads': logged for them, unless
+	// only a walk can tell.
+	kept := false
+	if t.idx.scanned {
+		if paths, made, ok := t.idx.watch.changed(); ok {
+			t.idx.gen++
+			t.idx.logChanges(paths, made)
+			kept = true
+		}
+	}
+	t.idx.watch.begin(root)
+	var st unix.Stat_t
+	if err := unix.Fstat(root, &st); err != nil {
 		return err
+	}
+	if err := w.folder(root, "", 0, uint64(st.Dev)); err != nil {
+		return err
+	}
+	t.idx.watch.end()
+	t.idx.gen++
+	if !kept {
+		t.idx.log, t.idx.logFrom = nil, t.idx.gen
+	}
+	s.gen = t.idx.gen
+	if w.seen < len(prev) {
+		for p := range prev {
+			if _, ok := s.tree[p]; !ok {
+				s.changes[p] = nil
+			}
+		}
 	}
 	// Folders gone since keep no stale .gitignore.
 	t.idx.ignores, t.idx.scanned, t.idx.matcher = w.ignores, true, nil
@@ -59,8 +95,9 @@ func (t *Tracker) walk(ctx context.Context, prev map[string]Entry, s *scanned) e
 }
 
 // folder records the entries of the folder open as fd, at rel ("" for the
-// root), depth levels down.
-func (w *walker) folder(fd int, rel string, depth int) error {
+// root), depth levels down, on device dev; it is watched first.
+func (w *walker) folder(fd int, rel string, depth int, dev uint64) error {
+	w.t.idx.watch.add(fd, rel, dev)
 	names, err := readNames(fd)
 	if err != nil {
 		if rel == "" {
@@ -78,7 +115,10 @@ func (w *walker) folder(fd int, rel string, depth int) error {
 		if name == ".git" {
 			continue
 		}
-		p := path.Join(rel, name)
+		p := name
+		if rel != "" {
+			p = rel + "/" + name
+		}
 		var st unix.Stat_t
 		if err := fstatat(fd, name, &st); err != nil {
 			continue // vanished
@@ -92,11 +132,18 @@ func (w *walker) folder(fd int, rel string, depth int) error {
 			w.skipped++
 			continue
 		}
-		e, ok := w.t.entry(fd, name, p, &st, w.prev[p], w.s)
+		old, had := w.prev[p]
+		e, ok := w.t.entry(fd, name, p, &st, old, w.s)
 		if !ok {
 			continue
 		}
 		w.s.tree[p] = e
+		if had {
+			w.seen++
+		}
+		if !had || !old.same(e) {
+			w.s.changes[p] = &e
+		}
 		if !isDir {
 			continue
 		}
@@ -108,7 +155,7 @@ func (w *walker) folder(fd int, rel string, depth int) error {
 		if err != nil {
 			continue
 		}
-		err = w.folder(sub, p, depth+1)
+		err = w.folder(sub, p, depth+1, uint64(st.Dev))
 		unix.Close(sub)
 		if err != nil {
 			return err
@@ -361,4 +408,177 @@ func readlinkat(dirfd int, name string) (string, error) {
 			return string(buf[:n]), nil
 		}
 	}
+}
+
+// noticed returns what changed in the folder since the thread's tree was
+// found, from the watches' notices (watch_linux.go): a stat of each path
+// they name, and a walk of each folder made or moved in. ok is false when
+// only a walk of the whole folder can tell.
+func (t *Tracker) noticed(ctx context.Context, ts *threadState) (s *scanned, out map[string]*Entry, ok bool) {
+	t.idx.mu.Lock()
+	defer t.idx.mu.Unlock()
+	if !t.idx.scanned || t.idx.watch == nil || ts.gen < t.idx.logFrom || len(ts.tree) >= t.cfg.MaxFiles {
+		return nil, nil, false
+	}
+	paths, made, ok := t.idx.watch.changed()
+	if !ok || len(t.idx.log)+len(paths)+len(made) > maxLog {
+		t.idx.watch.broken = true // a walk, which starts the log again
+		return nil, nil, false
+	}
+	t.idx.gen++
+	t.idx.logChanges(paths, made)
+	// Everything since the thread's tree was found: this look's, and the
+	// looks other threads made since.
+	var look []string
+	made = nil
+	seen := make(map[logged]bool)
+	from, _ := slices.BinarySearchFunc(t.idx.log, ts.gen+1, func(l logged, gen int64) int { return cmp.Compare(l.gen, gen) })
+	for _, l := range t.idx.log[from:] {
+		if k := (logged{path: l.path, made: l.made}); !seen[k] {
+			seen[k] = true
+			if l.made {
+				made = append(made, l.path)
+			} else {
+				look = append(look, l.path)
+			}
+		}
+	}
+	s, out = newScanned(0), make(map[string]*Entry)
+	s.gen = t.idx.gen
+	prev := ts.tree
+	ign := t.ignoring()
+	// The folders made: walked whole, watched first; what is below them
+	// is theirs.
+	slices.Sort(made)
+	var walked []string
+	below := func(p string) bool {
+		return slices.ContainsFunc(walked, func(d string) bool { return strings.HasPrefix(p, d+"/") })
+	}
+	for _, d := range made {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, false
+		}
+		if below(d) || ignoredPath(ign, d, true) {
+			continue
+		}
+		if !t.walkFolder(ctx, d, prev, s, out) {
+			return nil, nil, false
+		}
+		walked = append(walked, d)
+	}
+	for _, p := range look {
+		if below(p) || slices.Contains(walked, p) || ignoredPath(ign, p, false) {
+			continue
+		}
+		if ignoredPath(ign, p, true) && t.isDir(p) {
+			continue // a folder a folder pattern ignores
+		}
+		if _, up := prev[path.Dir(p)]; !up && path.Dir(p) != "." {
+			continue // in a folder not recorded (ignored, past a bound)
+		}
+		t.look(p, backend.Change{}, prev, s, out)
+	}
+	return s, out, true
+}
+
+// settle takes in what was noticed of a step whose changes the backends
+// reported: logged for the other threads, and, when the notices name only
+// paths reported (the step's own writes), the thread's tree is taken to
+// be as found by this look, so that its next look does not stat them
+// again. A notice of anything else leaves the thread to look at it.
+func (t *Tracker) settle(ts *threadState, reported map[string]backend.Change) {
+	t.idx.mu.Lock()
+	defer t.idx.mu.Unlock()
+	if t.idx.watch == nil || ts.gen < t.idx.logFrom {
+		return
+	}
+	paths, made, ok := t.idx.watch.changed()
+	if !ok || len(t.idx.log)+len(paths)+len(made) > maxLog {
+		t.idx.watch.broken = true
+		return
+	}
+	if len(paths) == 0 && len(made) == 0 {
+		return
+	}
+	if n := len(t.idx.log); n > 0 && t.idx.log[n-1].gen > ts.gen {
+		return // other threads' looks since: this thread has their paths to see
+	}
+	t.idx.gen++
+	t.idx.logChanges(paths, made)
+	for _, p := range slices.Concat(paths, made) {
+		if _, ok := reported[p]; !ok {
+			return
+		}
+	}
+	ts.gen = t.idx.gen
+}
+
+// walkFolder records into out the folder made at d and all below it, as
+// a walk would (watched first), against prev; false when it cannot.
+func (t *Tracker) walkFolder(ctx context.Context, d string, prev map[string]Entry, s *scanned, out map[string]*Entry) bool {
+	if _, up := prev[path.Dir(d)]; !up && path.Dir(d) != "." {
+		if _, made := out[path.Dir(d)]; !made {
+			return true // in a folder not recorded
+		}
+	}
+	e, ok, err := t.statEntry(d, s, prev[d])
+	if err != nil {
+		return true // gone again
+	}
+	if !ok || !fs.FileMode(e.Mode).IsDir() {
+		return false
+	}
+	if old, had := prev[d]; !had || !old.same(e) {
+		out[d] = &e
+	}
+	fd, err := t.openFolder(d)
+	if err != nil {
+		return true
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return false
+	}
+	w := &walker{t: t, ctx: ctx, prev: prev, s: newScanned(0), ignores: make(map[string]ignoreFile), ign: *t.ignoring()}
+	if err := w.folder(fd, d, depth(d), uint64(st.Dev)); err != nil {
+		return false
+	}
+	if len(w.ignores) > 0 {
+		return false // a .gitignore came with it: walk, for its rules to hold everywhere
+	}
+	for p, e := range w.s.changes {
+		out[p] = e
+	}
+	maps.Copy(s.contents, w.s.contents)
+	s.bytes += w.s.bytes
+	s.notes = append(s.notes, w.s.notes...)
+	return true
+}
+
+// isDir reports whether the entry at p is a folder now.
+func (t *Tracker) isDir(p string) bool {
+	fd, err := t.openFolder(p)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return err == nil
+}
+
+// openFolder opens the folder at p from the root one element at a time,
+// never through a link.
+func (t *Tracker) openFolder(p string) (int, error) {
+	fd, err := unix.Dup(int(t.folder.Fd()))
+	if err != nil {
+		return -1, err
+	}
+	for elem := range strings.SplitSeq(p, "/") {
+		sub, err := openat(fd, elem, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		fd = sub
+	}
+	return fd, nil
 }

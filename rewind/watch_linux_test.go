@@ -1,0 +1,136 @@
+package rewind_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/deepagents-go/deepagents/rewind"
+	"github.com/deepagents-go/deepagents/store"
+)
+
+// TestWatchedAsWalked: a tracker that looks at what inotify noticed
+// records, after every kind of change a command makes (files written,
+// removed, renamed, chmod'ed; folders made with files in them, renamed,
+// removed; links; a .gitignore changed; ignored files), the same points
+// as one that walks the whole folder every time, and walks far less; so
+// does a second thread on the same folder whose points are further apart.
+func TestWatchedAsWalked(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	write(t, dir, ".gitignore", "*.log\nbuild/\n")
+	for i := range 20 {
+		write(t, dir, fmt.Sprintf("src/d%d/f%d.txt", i%4, i), fmt.Sprintf("file %d\n", i))
+	}
+	rewind.SetWatching(false)
+	walked, err := rewind.New(rewind.Config{Dir: dir, Store: store.NewMemoryStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer walked.Close()
+	if _, err := walked.Record(ctx, "t", rewind.KindTurn, "go", ""); err != nil {
+		t.Fatal(err)
+	}
+	rewind.SetWatching(true)
+	watched, err := rewind.New(rewind.Config{Dir: dir, Store: store.NewMemoryStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watched.Close()
+	if _, err := watched.Record(ctx, "t", rewind.KindTurn, "go", ""); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	pick := func() string { // an existing entry below src, or src itself
+		var all []string
+		filepath.WalkDir(filepath.Join(dir, "src"), func(p string, _ os.DirEntry, _ error) error { all = append(all, p); return nil })
+		return all[rng.IntN(len(all))]
+	}
+	ops := []func(int){
+		func(i int) { write(t, dir, fmt.Sprintf("src/d%d/n%d.txt", rng.IntN(6), i), fmt.Sprintf("new %d\n", i)) },
+		func(i int) {
+			if p := pick(); !isDir(p) {
+				os.WriteFile(p, []byte(fmt.Sprintf("changed %d\n", i)), 0o644)
+			}
+		},
+		func(int) {
+			if p := pick(); p != filepath.Join(dir, "src") {
+				os.RemoveAll(p)
+			}
+		},
+		func(i int) {
+			if p := pick(); p != filepath.Join(dir, "src") {
+				os.Rename(p, filepath.Join(filepath.Dir(p), fmt.Sprintf("moved%d", i)))
+			}
+		},
+		func(int) { os.Chmod(pick(), 0o700) },
+		func(i int) { write(t, dir, fmt.Sprintf("src/deep%d/a/b/c.txt", i), "deep\n") },
+		func(i int) { os.Symlink("../elsewhere", filepath.Join(dir, "src", fmt.Sprintf("link%d", i))) },
+		func(i int) { write(t, dir, fmt.Sprintf("src/debug%d.log", i), "ignored\n") },
+		func(i int) { write(t, dir, fmt.Sprintf("build/out%d", i), "ignored\n") },
+		func(i int) {
+			if i%7 == 0 {
+				write(t, dir, ".gitignore", fmt.Sprintf("*.log\nbuild/\nsrc/d%d/\n", i%4))
+			}
+		},
+	}
+	for i := range 300 {
+		for range 1 + rng.IntN(3) {
+			ops[rng.IntN(len(ops))](i)
+		}
+		wp, err := walked.Record(ctx, "t", rewind.KindStep, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp, err := watched.Record(ctx, "t", rewind.KindStep, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := changed(sp), changed(wp); got != want {
+			t.Fatalf("step %d: the watched tracker recorded\n%s\nthe walking one\n%s", i, got, want)
+		}
+		// Another thread, whose points are further apart: it looks at
+		// what the first thread's looks were told of since its last.
+		if i%5 == 0 {
+			wp, err := walked.Record(ctx, "u", rewind.KindStep, "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sp, err := watched.Record(ctx, "u", rewind.KindStep, "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := changed(sp), changed(wp); got != want {
+				t.Fatalf("step %d, the other thread: the watched tracker recorded\n%s\nthe walking one\n%s", i, got, want)
+			}
+		}
+	}
+	if w, n := watched.Counts().Walks, walked.Counts().Walks; w*3 > n {
+		t.Errorf("the watched tracker walked %d times of %d", w, n)
+	}
+}
+
+func isDir(p string) bool {
+	info, err := os.Lstat(p)
+	return err == nil && info.IsDir()
+}
+
+// changed is a point's changes as text, times left out; "" for none.
+func changed(p *rewind.Point) string {
+	if p == nil {
+		return ""
+	}
+	var s string
+	for _, path := range p.Changed() {
+		e := p.Changes[path]
+		if e == nil {
+			s += path + " gone\n"
+			continue
+		}
+		s += fmt.Sprintf("%s %s %o %q %d %v\n", path, e.Hash, e.Mode, e.Link, e.Size, e.Stored)
+	}
+	return s
+}
