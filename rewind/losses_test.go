@@ -3,11 +3,16 @@ package rewind_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/backend"
@@ -143,5 +148,61 @@ func TestNeverRemovesWhatItCannotPutBack(t *testing.T) {
 		if data, err := os.ReadFile(filepath.Join(dir, f)); err != nil || len(data) != n {
 			t.Errorf("%s: %d bytes, %v; want it left as it was", f, len(data), err)
 		}
+	}
+}
+
+// askedModel is a model that says when it is first asked.
+type askedModel struct {
+	llm.Model
+	once  sync.Once
+	asked chan struct{}
+}
+
+func (m *askedModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
+	m.once.Do(func() { close(m.asked) })
+	return m.Model.Stream(ctx, req)
+}
+
+// heldStore holds the first point's record until the model has been
+// asked: a turn's point that the prompt waited for would never be
+// recorded.
+type heldStore struct {
+	store.Store
+	asked <-chan struct{}
+	held  atomic.Bool
+}
+
+func (s *heldStore) Put(ctx context.Context, ns []string, key string, v map[string]any) error {
+	if len(ns) == 4 && ns[2] == "points" && !s.held.Swap(true) {
+		select {
+		case <-s.asked:
+		case <-time.After(10 * time.Second):
+			return errors.New("the model was not asked while the turn's point was being recorded")
+		}
+	}
+	return s.Store.Put(ctx, ns, key, v)
+}
+
+// TestFirstPointDelaysNoPrompt: the turn's point (the first of a folder
+// reads every file) is recorded while the model answers the first
+// request; the tool that writes after it waits for it, so the point is of
+// the folder before the write.
+func TestFirstPointDelaysNoPrompt(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	write(t, dir, "a.txt", "alpha\n")
+	m := &askedModel{asked: make(chan struct{}), Model: replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{call("w", "write_file", `{"file_path":"/b.txt","content":"bravo\n"}`)}},
+		replay.Turn{Content: "done"},
+	)}
+	st := &heldStore{Store: store.NewMemoryStore(), asked: m.asked}
+	a, tr := folderAgent(t, dir, m, st, checkpoint.NewMemorySaver())
+	res, err := a.Invoke(ctx, deepagents.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("go")}})
+	if err != nil || res.Status != deepagents.StatusCompleted {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	points, err := tr.Points(ctx, "t")
+	if err != nil || len(points) != 2 || points[0].Kind != rewind.KindTurn || points[0].Changes["b.txt"] != nil || points[1].Changes["b.txt"] == nil {
+		t.Fatalf("points %+v, %v", points, err)
 	}
 }

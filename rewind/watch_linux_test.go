@@ -3,11 +3,15 @@ package rewind_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
+	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/rewind"
 	"github.com/deepagents-go/deepagents/store"
 )
@@ -133,4 +137,42 @@ func changed(p *rewind.Point) string {
 		s += fmt.Sprintf("%s %s %o %q %d %v\n", path, e.Hash, e.Mode, e.Link, e.Size, e.Stored)
 	}
 	return s
+}
+
+// TestSandboxedCommandsNoticed: what a command in the bubblewrap sandbox
+// changes (through its own mount of the folder) is noticed, and recorded
+// without a walk, as a walk would record it.
+func TestSandboxedCommandsNoticed(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	write(t, dir, "a.txt", "alpha\n")
+	write(t, dir, "src/b.txt", "bravo\n")
+	shell, err := backend.NewLocalShell(dir, backend.LocalShellOptions{Sandbox: &backend.Bubblewrap{}, Timeout: 20 * time.Second})
+	if err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skipf("no sandbox here: %v", err)
+		}
+		t.Fatal(err)
+	}
+	defer shell.Close()
+	tr := newTracker(t, dir, store.NewMemoryStore())
+	if _, err := tr.Record(ctx, "t", rewind.KindTurn, "go", ""); err != nil {
+		t.Fatal(err)
+	}
+	res, err := shell.Execute(ctx, "echo changed > a.txt && rm src/b.txt && mkdir -p gen/sub && echo new > gen/sub/c.txt && chmod 700 gen", 0)
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	before := tr.Counts()
+	p, err := tr.Record(ctx, "t", rewind.KindStep, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := tr.Counts(); c.Walks != before.Walks {
+		t.Errorf("the step walked: %+v", c)
+	}
+	want := []string{"a.txt", "gen", "gen/sub", "gen/sub/c.txt", "src/b.txt"}
+	if !slices.Equal(p.Changed(), want) || p.Changes["src/b.txt"] != nil || fs.FileMode(p.Changes["gen"].Mode).Perm() != 0o700 {
+		t.Errorf("recorded %s", changed(p))
+	}
 }
