@@ -207,7 +207,10 @@ func (m *middleware) WrapRun(ctx context.Context, req *agent.RunRequest, next ag
 	r := &run{}
 	res, err := next(context.WithValue(ctx, runKey{}, r), req)
 	if r.turn != nil {
-		<-r.turn.done // its failure was told, or the run ended before it could be
+		<-r.turn.done
+		if r.turn.err != nil {
+			m.t.log(r.turn.err) // told as a notice too, if a tool waited for it
+		}
 	}
 	if res != nil {
 		if wrote, changes := r.step.take(); wrote {

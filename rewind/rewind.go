@@ -231,9 +231,11 @@ func treeAt(points []*Point, n int) map[string]Entry {
 	return tree
 }
 
-// Record records the folder as it is now as a point of the thread: a
-// walk of the whole folder. A step that changed nothing records nothing
-// (nil, nil); a turn or an end is always recorded, to be listed.
+// Record records the folder as it is now as a point of the thread: what
+// changed since its last point, found by a walk of the whole folder, or,
+// on Linux, by a look at the paths inotify noticed since this Tracker's
+// last walk or look. A step that changed nothing records nothing (nil,
+// nil); a turn or an end is always recorded, to be listed.
 func (t *Tracker) Record(ctx context.Context, threadID string, kind Kind, prompt, checkpointID string) (*Point, error) {
 	return t.RecordChanges(ctx, threadID, kind, prompt, checkpointID, nil)
 }
