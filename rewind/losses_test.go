@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"os"
 	"path/filepath"
@@ -204,5 +205,49 @@ func TestFirstPointDelaysNoPrompt(t *testing.T) {
 	points, err := tr.Points(ctx, "t")
 	if err != nil || len(points) != 2 || points[0].Kind != rewind.KindTurn || points[0].Changes["b.txt"] != nil || points[1].Changes["b.txt"] == nil {
 		t.Fatalf("points %+v, %v", points, err)
+	}
+}
+
+// TestKilledWithPointsWaiting: a process killed while steps' points wait
+// to be written (they are written together, as a run's checkpoints are)
+// loses those points, not the files: a rewind in the next process keeps
+// what the lost steps changed, as changes made outside the agent, and
+// --force puts back the turn's files, which were written.
+func TestKilledWithPointsWaiting(t *testing.T) {
+	ctx := context.Background()
+	dir, st := t.TempDir(), store.NewMemoryStore()
+	write(t, dir, "a.txt", "v1\n")
+	killed := newTracker(t, dir, st)
+	if _, err := killed.Record(ctx, "t", rewind.KindTurn, "go", ""); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		write(t, dir, "a.txt", fmt.Sprintf("v%d by the agent\n", i+2))
+		write(t, dir, fmt.Sprintf("new%d.txt", i), "new\n")
+		if _, err := killed.RecordLazily(ctx, "t"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Killed: never flushed, never closed.
+	next := newTracker(t, dir, st)
+	points, err := next.Points(ctx, "t")
+	if err != nil || len(points) != 1 {
+		t.Fatalf("the points the next process reads: %d, %v", len(points), err)
+	}
+	plan, err := next.Restore(ctx, "t", 1, rewind.RestoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(plan.Kept, []string{"a.txt", "new0.txt", "new1.txt", "new2.txt"}) || len(plan.Removed) != 0 {
+		t.Errorf("plan %+v", plan)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(data) != "v4 by the agent\n" {
+		t.Errorf("a.txt = %q, want it kept", data)
+	}
+	if _, err := next.Restore(ctx, "t", 1, rewind.RestoreOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := tree(t, dir); got != "a.txt -rw-r--r-- v1\n\n" {
+		t.Errorf("forced:\n%s", got)
 	}
 }

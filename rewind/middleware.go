@@ -212,11 +212,20 @@ func (m *middleware) WrapRun(ctx context.Context, req *agent.RunRequest, next ag
 			m.t.log(r.turn.err) // told as a notice too, if a tool waited for it
 		}
 	}
+	threadID := req.ThreadID
 	if res != nil {
+		threadID = res.ThreadID
 		if wrote, changes := r.step.take(); wrote {
 			if _, rerr := m.t.RecordChanges(context.WithoutCancel(ctx), res.ThreadID, KindStep, "", res.CheckpointID, changes); rerr != nil {
 				m.t.log(rerr)
 			}
+		}
+	}
+	// What waits is written before the run ends: another process
+	// (deepagents rewind) reads the points next.
+	if threadID != "" {
+		if ferr := m.t.Flush(context.WithoutCancel(ctx), threadID); ferr != nil {
+			m.t.log(ferr)
 		}
 	}
 	return res, err
@@ -225,7 +234,7 @@ func (m *middleware) WrapRun(ctx context.Context, req *agent.RunRequest, next ag
 // record records a step's point, a failure told as a notice: undo is a
 // safety net, and the run goes on without it.
 func (m *middleware) record(ctx context.Context, rt *agent.Runtime, changes []backend.Change) {
-	if _, err := m.t.RecordChanges(ctx, rt.ThreadID(), KindStep, "", rt.Checkpoint(), changes); err != nil {
+	if _, err := m.t.recordThread(ctx, rt.ThreadID(), KindStep, "", rt.Checkpoint(), changes, true); err != nil {
 		notice(rt, err)
 	}
 }

@@ -88,6 +88,10 @@ func (t *Tracker) Restore(ctx context.Context, threadID string, seq int, opts Re
 		if _, err := t.record(ctx, threadID, ts, KindEnd, "", opts.Head, nil); err != nil {
 			return nil, err
 		}
+		// Every point the restore may read a content of is in the store.
+		if err := t.flush(ctx, threadID, ts); err != nil {
+			return nil, err
+		}
 		cur = ts.tree
 	}
 	for _, p := range ts.points[seq:] {
@@ -152,6 +156,9 @@ func (t *Tracker) Restore(ctx context.Context, threadID string, seq int, opts Re
 	// What the folder is now, even after a restore that stopped part
 	// way: the next restore starts from it, not from a guess.
 	_, rerr := t.record(context.WithoutCancel(ctx), threadID, ts, KindRestore, "", plan.To.CheckpointID, nil)
+	if rerr == nil {
+		rerr = t.flush(ctx, threadID, ts)
+	}
 	if err != nil {
 		return plan, fmt.Errorf("%w (of %d to put back and %d to remove): %w", ErrPartial, len(plan.Written), len(plan.Removed), err)
 	}

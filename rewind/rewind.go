@@ -141,7 +141,25 @@ type threadState struct {
 	tree   map[string]Entry // as of the last point
 	bytes  int64            // the points' Bytes
 	gen    int64            // the index's walk or look the tree was last found by
+
+	// The points of steps recorded but not yet in the store, written
+	// together (see flush).
+	pending        []store.Item
+	pendingPoints  int
+	pendingBytes   int64
+	pendingChanges []map[string]*Entry
 }
+
+// A step's point is written with the next ones, in one transaction, when
+// a point of another kind comes (a turn, a restore), when this many are
+// waiting, and at the end of each run (Flush), as a run commits its
+// checkpoints while the next steps go on: a process killed mid-run loses
+// at most the last of them, and the files they recorded stay as they are
+// (a rewind then takes their changes for changes made outside the agent).
+const (
+	maxPendingPoints = 32
+	maxPendingBytes  = 8 << 20
+)
 
 // load sets the thread's points.
 func (ts *threadState) load(points []*Point) {
@@ -177,16 +195,26 @@ func New(cfg Config) (*Tracker, error) {
 	return t, nil
 }
 
-// Close releases the folder.
+// Close writes the points that wait to be written, and releases the
+// folder.
 func (t *Tracker) Close() error {
+	t.mu.Lock()
+	threads := maps.Clone(t.threads)
+	t.mu.Unlock()
+	var errs []error
+	for id, ts := range threads {
+		ts.mu.Lock()
+		errs = append(errs, t.flush(context.Background(), id, ts))
+		ts.mu.Unlock()
+	}
 	if t.root == nil {
-		return nil
+		return errors.Join(errs...)
 	}
 	t.idx.mu.Lock()
 	t.idx.watch.close()
 	t.idx.watch = nil
 	t.idx.mu.Unlock()
-	return errors.Join(t.root.Close(), t.folder.Close())
+	return errors.Join(append(errs, t.root.Close(), t.folder.Close())...)
 }
 
 // Dir is the folder tracked, "" for none.
@@ -246,25 +274,43 @@ func (t *Tracker) Record(ctx context.Context, threadID string, kind Kind, prompt
 // walk, as Record; so is a thread this Tracker has not walked the folder
 // for yet.
 func (t *Tracker) RecordChanges(ctx context.Context, threadID string, kind Kind, prompt, checkpointID string, changes []backend.Change) (*Point, error) {
+	return t.recordThread(ctx, threadID, kind, prompt, checkpointID, changes, false)
+}
+
+// recordThread is RecordChanges; with lazy, a step's point may wait to be
+// written with the next ones (see maxPendingPoints).
+func (t *Tracker) recordThread(ctx context.Context, threadID string, kind Kind, prompt, checkpointID string, changes []backend.Change, lazy bool) (*Point, error) {
 	ts, err := t.thread(ctx, threadID)
 	if err != nil {
 		return nil, err
 	}
 	defer ts.mu.Unlock()
-	return t.record(ctx, threadID, ts, kind, prompt, checkpointID, changes)
+	p, err := t.record(ctx, threadID, ts, kind, prompt, checkpointID, changes)
+	if err == nil && (!lazy || kind != KindStep || ts.pendingPoints >= maxPendingPoints || ts.pendingBytes >= maxPendingBytes) {
+		err = t.flush(ctx, threadID, ts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
+// record records a point; the caller flushes it (flush), as soon as it
+// needs it in the store.
 func (t *Tracker) record(ctx context.Context, threadID string, ts *threadState, kind Kind, prompt, checkpointID string, reported []backend.Change) (*Point, error) {
 	// Another process (deepagents rewind, while a session is open) may
 	// have recorded points since these were read: read them again, or
-	// this one would take the other's number.
-	if _, err := t.cfg.Store.Get(ctx, pointsOf(threadID), pointKey(len(ts.points)+1)); err == nil {
-		points, err := t.loadPoints(ctx, threadID)
-		if err != nil {
-			return nil, err
+	// this one would take the other's number. (Not while points wait to
+	// be written: a run holds the thread, and the other process waits.)
+	if ts.pendingPoints == 0 {
+		if _, err := t.cfg.Store.Get(ctx, pointsOf(threadID), pointKey(len(ts.points)+1)); err == nil {
+			points, err := t.loadPoints(ctx, threadID)
+			if err != nil {
+				return nil, err
+			}
+			ts.load(points)
+			reported = nil // the other process's points say what it saw: walk
 		}
-		ts.load(points)
-		reported = nil // the other process's points say what it saw: walk
 	}
 	var s *scanned
 	var changes map[string]*Entry
@@ -297,12 +343,10 @@ func (t *Tracker) record(ctx context.Context, threadID string, ts *threadState, 
 		return nil, fmt.Errorf("rewind: %w", err)
 	}
 	items = append(items, it)
-	// The point with the contents it needs: one transaction where the
-	// store has them.
-	if err := store.PutAll(ctx, t.cfg.Store, items); err != nil {
-		t.forgetContents(changes)
-		return nil, fmt.Errorf("rewind: recording a point of %s: %w", threadID, err)
-	}
+	ts.pending = append(ts.pending, items...)
+	ts.pendingPoints++
+	ts.pendingBytes += stored + n
+	ts.pendingChanges = append(ts.pendingChanges, changes)
 	t.count.points.Add(1)
 	t.count.storedBytes.Add(stored + n)
 	t.storedContents(changes)
@@ -326,6 +370,38 @@ func (t *Tracker) record(ctx context.Context, threadID string, ts *threadState, 
 		t.settle(ts, s.reported)
 	}
 	return p, nil
+}
+
+// flush writes the thread's waiting points, with the contents they need,
+// in one transaction where the store has them. When that fails, the
+// thread's points are read from the store again at its next use.
+func (t *Tracker) flush(ctx context.Context, threadID string, ts *threadState) error {
+	if ts.pendingPoints == 0 {
+		return nil
+	}
+	items, changes := ts.pending, ts.pendingChanges
+	ts.pending, ts.pendingPoints, ts.pendingBytes, ts.pendingChanges = nil, 0, 0, nil
+	if err := store.PutAll(context.WithoutCancel(ctx), t.cfg.Store, items); err != nil {
+		for _, c := range changes {
+			t.forgetContents(c)
+		}
+		ts.loaded = false
+		return fmt.Errorf("rewind: recording the points of %s: %w", threadID, err)
+	}
+	return nil
+}
+
+// Flush writes the thread's points that wait to be written: a step's
+// point is written with the next ones (see Middleware), and a program
+// that records steps itself flushes when it is done, or closes the
+// Tracker.
+func (t *Tracker) Flush(ctx context.Context, threadID string) error {
+	ts, err := t.thread(ctx, threadID)
+	if err != nil {
+		return err
+	}
+	defer ts.mu.Unlock()
+	return t.flush(ctx, threadID, ts)
 }
 
 func clipPrompt(s string) string {
