@@ -84,7 +84,7 @@ var layers = map[string][]string{
 	// The files of an agent as the CLI lays them out, for any program.
 	"workspace": {"agent", "backend", "permission", "store"},
 	"hooks":     {"agent", "internal/clip", "llm", "middleware/hitl", "permission"},
-	"rewind":    {"agent", "backend", "checkpoint", "internal/gitignore", "llm", "store", "tool"},
+	"rewind":    {"agent", "backend", "checkpoint", "internal/gitignore", "internal/jsonenc", "llm", "store", "tool"},
 
 	// The built-in middleware, a package each: they know the run loop
 	// and what they work on, not each other, but for the subagents'

@@ -338,10 +338,7 @@ func (t *Tracker) record(ctx context.Context, threadID string, ts *threadState, 
 	p := &Point{Seq: len(ts.points) + 1, Kind: kind, Dir: t.dir, Prompt: clipPrompt(prompt), CheckpointID: checkpointID,
 		CreatedAt: time.Now().UTC(), Changes: changes, Notes: append(s.notes, notes...), Bytes: bytes}
 	stored := contentBytes(items)
-	it, n, err := pointItem(threadID, p)
-	if err != nil {
-		return nil, fmt.Errorf("rewind: %w", err)
-	}
+	it, n := pointItem(threadID, p)
 	items = append(items, it)
 	ts.pending = append(ts.pending, items...)
 	ts.pendingPoints++

@@ -3,6 +3,9 @@ package rewind_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -398,5 +401,41 @@ func TestPointsOfAnotherFolder(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(filepath.Join(dir, "precious.txt")); string(data) != "keep me\n" {
 		t.Errorf("precious.txt = %q", data)
+	}
+}
+
+// TestPointsStoredBefore: points stored as an earlier version stored them
+// (their fields as the item's value) are read, restored from and kept by
+// Vacuum.
+func TestPointsStoredBefore(t *testing.T) {
+	ctx := context.Background()
+	dir, st := t.TempDir(), store.NewMemoryStore()
+	content := strings.Repeat("old\n", 300)
+	hash := fmt.Sprintf("%x", sha256.Sum256([]byte(content)))
+	items := []store.Item{
+		{Namespace: []string{"deepagents", "rewind", "blobs"}, Key: hash, Value: map[string]any{"data": base64.StdEncoding.EncodeToString([]byte(content))}},
+		{Namespace: []string{"deepagents", "rewind", "hashes"}, Key: hash, Value: map[string]any{}},
+		{Namespace: []string{"deepagents", "rewind", "points", "t"}, Key: "0000000001", Value: map[string]any{
+			"kind": "turn", "dir": dir, "prompt": "before", "created_at": "2026-11-26T20:55:01Z",
+			"changes": map[string]any{"a.txt": map[string]any{"h": hash, "s": float64(len(content)), "m": float64(0o644), "b": true, "t": float64(1)}},
+		}},
+	}
+	if err := store.PutAll(ctx, st, items); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "a.txt", "new\n")
+	tr := newTracker(t, dir, st)
+	turns, err := tr.Turns(ctx, "t")
+	if err != nil || len(turns) != 1 || turns[0].Prompt != "before" {
+		t.Fatalf("turns %+v, %v", turns, err)
+	}
+	if n, err := rewind.Vacuum(ctx, st); err != nil || n != 0 {
+		t.Errorf("Vacuum removed %d, %v: the old point uses its blob", n, err)
+	}
+	if _, err := tr.Restore(ctx, "t", 1, rewind.RestoreOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(data) != content {
+		t.Errorf("a.txt = %.20q", data)
 	}
 }

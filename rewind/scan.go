@@ -31,8 +31,14 @@ type scanned struct {
 	reported map[string]backend.Change
 }
 
-func newScanned(size int) *scanned {
-	return &scanned{tree: make(map[string]Entry, size), changes: make(map[string]*Entry), contents: make(map[string][]byte)}
+// newScanned is a look to come, or with walk a walk, whose tree it makes
+// room for size entries in.
+func newScanned(walk bool, size int) *scanned {
+	s := &scanned{changes: make(map[string]*Entry), contents: make(map[string][]byte)}
+	if walk {
+		s.tree = make(map[string]Entry, size)
+	}
+	return s
 }
 
 // maxGitignore bounds a .gitignore read: a hostile repository's costs the
@@ -47,7 +53,7 @@ const maxPointBytes = 256 << 20
 // honoured, .git left out; a file whose stat is the one its hash was
 // recorded with is not read.
 func (t *Tracker) scan(ctx context.Context, prev map[string]Entry) (*scanned, error) {
-	s := newScanned(len(prev))
+	s := newScanned(true, len(prev))
 	if t.root == nil {
 		for p := range prev {
 			s.changes[p] = nil
@@ -74,7 +80,7 @@ func (t *Tracker) reported(ctx context.Context, prev map[string]Entry, changes [
 	if !t.idx.scanned || len(prev) >= t.cfg.MaxFiles {
 		return nil, nil, false
 	}
-	s, out = newScanned(0), make(map[string]*Entry)
+	s, out = newScanned(false, 0), make(map[string]*Entry)
 	var paths []string
 	infos := make(map[string]backend.Change)
 	for _, c := range changes {
@@ -233,14 +239,20 @@ func depth(base string) int {
 // ignoredPath reports whether a walk would leave p out: it, or a folder
 // above it, is .git or ignored; isDir says p is a folder.
 func ignoredPath(ign *gitignore.Matcher, p string, isDir bool) bool {
-	segs := strings.Split(p, "/")
-	for i := range segs {
-		if segs[i] == ".git" {
+	for start := 0; ; {
+		end := strings.IndexByte(p[start:], '/')
+		last := end < 0
+		if last {
+			end = len(p)
+		} else {
+			end += start
+		}
+		if p[start:end] == ".git" || ign.Ignored(p[:end], isDir || !last) {
 			return true
 		}
-		if ign.Ignored(strings.Join(segs[:i+1], "/"), isDir || i < len(segs)-1) {
-			return true
+		if last {
+			return false
 		}
+		start = end + 1
 	}
-	return false
 }

@@ -443,7 +443,7 @@ func (t *Tracker) noticed(ctx context.Context, ts *threadState) (s *scanned, out
 			}
 		}
 	}
-	s, out = newScanned(0), make(map[string]*Entry)
+	s, out = newScanned(false, 0), make(map[string]*Entry)
 	s.gen = t.idx.gen
 	prev := ts.tree
 	ign := t.ignoring()
@@ -540,7 +540,7 @@ func (t *Tracker) walkFolder(ctx context.Context, d string, prev map[string]Entr
 	if unix.Fstat(fd, &st) != nil {
 		return false
 	}
-	w := &walker{t: t, ctx: ctx, prev: prev, s: newScanned(0), ignores: make(map[string]ignoreFile), ign: *t.ignoring()}
+	w := &walker{t: t, ctx: ctx, prev: prev, s: newScanned(true, 0), ignores: make(map[string]ignoreFile), ign: *t.ignoring()}
 	if err := w.folder(fd, d, depth(d), uint64(st.Dev)); err != nil {
 		return false
 	}
