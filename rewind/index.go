@@ -46,8 +46,12 @@ type index struct {
 	scanned bool                  // a walk filled it: ignores holds every folder's
 	matcher *gitignore.Matcher    // of ignores, made when first needed after a walk
 
-	// watch notices what changes between points (Linux); nil: walks.
-	watch *watcher
+	// watch notices what changes between points (Linux); nil: walks. It
+	// is made for a folder of watchFrom entries or more (large: the last
+	// walk found that many), at the walk that starts watching.
+	watch   *watcher
+	large   bool
+	noWatch bool
 	// gen counts the walks and looks; log holds the paths each look was
 	// told of, for the threads whose last point is older than it: a
 	// thread whose point came with look or walk g looks at the paths
@@ -63,6 +67,16 @@ type logged struct {
 	path string
 	made bool // a folder made or moved in: walked whole
 }
+
+// watchFrom is the fewest entries a folder needs to be watched: a walk of
+// fewer costs a few milliseconds (a stat each, 1.5–3 µs here), less than
+// the watches cost the process (removing them waits for the kernel's
+// reaper, about a clock tick, at the latest when the process exits).
+var watchFrom = 1_000 // a variable for tests
+
+// watching is false in tests that need a Tracker that only walks: one
+// whose first walk comes while it is false never watches.
+var watching = true
 
 // maxLog bounds the paths logged: past it the log starts again, and the
 // threads whose points are older walk.

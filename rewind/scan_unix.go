@@ -46,6 +46,9 @@ func (t *Tracker) walk(ctx context.Context, prev map[string]Entry, s *scanned) e
 	w := &walker{t: t, ctx: ctx, prev: prev, s: s, ignores: make(map[string]ignoreFile)}
 	root := int(t.folder.Fd())
 	if !t.idx.scanned {
+		t.idx.noWatch = !watching
+	}
+	if t.idx.watch == nil && !t.idx.noWatch && (len(prev) >= watchFrom || t.idx.large) {
 		t.idx.watch = newWatcher()
 	}
 	// What was noticed since the last look is not this walk's (it looks
@@ -68,6 +71,7 @@ func (t *Tracker) walk(ctx context.Context, prev map[string]Entry, s *scanned) e
 		return err
 	}
 	t.idx.watch.end()
+	t.idx.large = len(s.tree) >= watchFrom
 	t.idx.gen++
 	if !kept {
 		t.idx.log, t.idx.logFrom = nil, t.idx.gen

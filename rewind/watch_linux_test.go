@@ -29,7 +29,7 @@ func TestWatchedAsWalked(t *testing.T) {
 	for i := range 20 {
 		write(t, dir, fmt.Sprintf("src/d%d/f%d.txt", i%4, i), fmt.Sprintf("file %d\n", i))
 	}
-	rewind.SetWatching(false)
+	rewind.SetWatching(t, false)
 	walked, err := rewind.New(rewind.Config{Dir: dir, Store: store.NewMemoryStore()})
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func TestWatchedAsWalked(t *testing.T) {
 	if _, err := walked.Record(ctx, "t", rewind.KindTurn, "go", ""); err != nil {
 		t.Fatal(err)
 	}
-	rewind.SetWatching(true)
+	rewind.SetWatching(t, true)
 	watched, err := rewind.New(rewind.Config{Dir: dir, Store: store.NewMemoryStore()})
 	if err != nil {
 		t.Fatal(err)
@@ -155,6 +155,7 @@ func TestSandboxedCommandsNoticed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer shell.Close()
+	rewind.SetWatching(t, true)
 	tr := newTracker(t, dir, store.NewMemoryStore())
 	if _, err := tr.Record(ctx, "t", rewind.KindTurn, "go", ""); err != nil {
 		t.Fatal(err)
