@@ -57,7 +57,7 @@ var layers = map[string][]string{
 	// Storage of threads and files.
 	"checkpoint":                {"llm", "thread"},
 	"checkpoint/checkpointtest": {"checkpoint", "llm", "thread"},
-	"backend":                   {"thread", "store", "internal/search", "internal/procinfo"},
+	"backend":                   {"thread", "store", "internal/inotify", "internal/search", "internal/procinfo"},
 	"backend/backendtest":       {"backend"},
 	"internal/cpcodec":          {"checkpoint", "llm", "thread"},
 	"internal/crashtest":        {"checkpoint", "llm", "thread"},
@@ -84,7 +84,7 @@ var layers = map[string][]string{
 	// The files of an agent as the CLI lays them out, for any program.
 	"workspace": {"agent", "backend", "permission", "store"},
 	"hooks":     {"agent", "internal/clip", "llm", "middleware/hitl", "permission"},
-	"rewind":    {"agent", "backend", "checkpoint", "internal/gitignore", "internal/jsonenc", "llm", "store", "tool"},
+	"rewind":    {"agent", "backend", "checkpoint", "internal/gitignore", "internal/inotify", "internal/jsonenc", "llm", "store", "tool"},
 
 	// The built-in middleware, a package each: they know the run loop
 	// and what they work on, not each other, but for the subagents'
@@ -109,7 +109,8 @@ var layers = map[string][]string{
 	"cmd/deepagents":                  {"cmd/deepagents/internal/cli", "internal/procinfo"},
 
 	// Tests' helpers.
-	"internal/asuser": nil,
+	"internal/asuser":  nil,
+	"internal/inotify": nil,
 }
 
 // TestImportsPointDown checks every package's non-test imports against

@@ -1,7 +1,6 @@
 package backend
 
 import (
-	"bytes"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +9,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/deepagents-go/deepagents/internal/inotify"
 )
 
 // The listings of large directories are kept between calls to ListText and
@@ -94,7 +95,7 @@ func (c *dirCache) init() {
 		return // no inotify (or no instance left): list every time
 	}
 	c.ifd = fd
-	c.buf = make([]byte, 64<<10)
+	c.buf = make([]byte, inotify.BufSize)
 	c.byKey = map[dirKey]*keptDir{}
 	c.byWD = map[int32]*keptDir{}
 }
@@ -321,34 +322,8 @@ func (d *keptDir) insertLine(i int, e dirent) {
 
 // drain reads every queued notice and marks what it changed.
 func (c *dirCache) drain() {
-	const maxEvent = unix.SizeofInotifyEvent + unix.NAME_MAX + 1
-	for {
-		n, err := unix.Read(c.ifd, c.buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n <= 0 {
-			if err != unix.EAGAIN {
-				c.staleAll() // cannot tell what changed
-			}
-			return
-		}
-		for b := c.buf[:n]; len(b) >= unix.SizeofInotifyEvent; {
-			ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
-			size := unix.SizeofInotifyEvent + int(ev.Len)
-			if size > len(b) {
-				break
-			}
-			name := b[unix.SizeofInotifyEvent:size]
-			if i := bytes.IndexByte(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			b = b[size:]
-			c.note(ev.Wd, ev.Mask, name)
-		}
-		if n <= len(c.buf)-maxEvent {
-			return // the queue was emptied: a fuller one would have filled the buffer
-		}
+	if err := inotify.Drain(c.ifd, c.buf, c.note); err != nil {
+		c.staleAll() // cannot tell what changed
 	}
 }
 
@@ -397,38 +372,7 @@ func (c *dirCache) staleAll() {
 // from one pool and are reused once a file system is unmounted, so an
 // answer remembered by device could later describe a network mount. It is
 // asked only before a large directory is first kept.)
-func (c *dirCache) isLocal(fd int) bool { return NotifiesEveryChange(fd) }
-
-// NotifiesEveryChange reports whether the file system of the open file fd
-// is one whose every change goes through this kernel, and so reaches
-// inotify: a local one. Changes made elsewhere (NFS, SMB, FUSE servers, 9p)
-// produce no notices.
-func NotifiesEveryChange(fd int) bool {
-	var fs unix.Statfs_t
-	if err := unix.Fstatfs(fd, &fs); err != nil {
-		return false
-	}
-	return localFS(int64(fs.Type))
-}
-
-// localFS reports whether a file system type (statfs f_type) is one whose
-// every change goes through this kernel: changes made elsewhere (NFS, SMB,
-// FUSE servers, 9p) produce no inotify notices.
-func localFS(t int64) bool {
-	switch uint32(t) {
-	case unix.EXT4_SUPER_MAGIC, // also ext2 and ext3
-		unix.XFS_SUPER_MAGIC,
-		unix.BTRFS_SUPER_MAGIC,
-		unix.TMPFS_MAGIC,
-		unix.RAMFS_MAGIC,
-		unix.F2FS_SUPER_MAGIC,
-		unix.OVERLAYFS_SUPER_MAGIC,
-		0x2fc12fc1, // ZFS
-		0xca451a4e: // bcachefs
-		return true
-	}
-	return false
-}
+func (c *dirCache) isLocal(fd int) bool { return inotify.Local(fd) }
 
 // evict forgets the least recently listed directories (never keep) while
 // the cache is over its bounds.

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/deepagents-go/deepagents/internal/inotify"
 )
 
 // withDirCache gives the test a cache of its own with these bounds, and
@@ -318,7 +320,7 @@ func TestLocalFS(t *testing.T) {
 		{"9p", unix.V9FS_MAGIC, false},
 		{"proc", unix.PROC_SUPER_MAGIC, false},
 	} {
-		if got := localFS(c.magic); got != c.want {
+		if got := inotify.LocalType(c.magic); got != c.want {
 			t.Errorf("%s: localFS %v, want %v", c.name, got, c.want)
 		}
 	}

@@ -1,13 +1,11 @@
 package rewind
 
 import (
-	"bytes"
 	"strconv"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/internal/inotify"
 )
 
 // On Linux the folders a walk records are watched with inotify between
@@ -47,7 +45,7 @@ func newWatcher() *watcher {
 	if err != nil {
 		return nil // no inotify (or no instance left): walks
 	}
-	return &watcher{fd: fd, byWD: make(map[int32]string), gone: make(map[int32]bool), buf: make([]byte, 64<<10)}
+	return &watcher{fd: fd, byWD: make(map[int32]string), gone: make(map[int32]bool), buf: make([]byte, inotify.BufSize)}
 }
 
 func (w *watcher) close() {
@@ -65,7 +63,7 @@ func (w *watcher) begin(root int) {
 	w.drain(func(int32, uint32, string) {})
 	w.broken, w.seen = false, make(map[int32]bool)
 	var st unix.Stat_t
-	if unix.Fstat(root, &st) != nil || !backend.NotifiesEveryChange(root) {
+	if unix.Fstat(root, &st) != nil || !inotify.Local(root) {
 		w.broken = true
 	}
 	w.dev = uint64(st.Dev)
@@ -77,7 +75,7 @@ func (w *watcher) add(fd int, rel string, dev uint64) {
 	if w == nil || w.broken {
 		return
 	}
-	if dev != w.dev && !backend.NotifiesEveryChange(fd) {
+	if dev != w.dev && !inotify.Local(fd) {
 		w.broken = true // a mount whose changes may not be noticed
 		return
 	}
@@ -147,35 +145,10 @@ func (w *watcher) changed() (paths, made []string, ok bool) {
 	return paths, made, ok
 }
 
-// drain reads every queued notice.
+// drain reads every queued notice; a queue that cannot be read breaks the
+// watches (the next point walks).
 func (w *watcher) drain(note func(wd int32, mask uint32, name string)) {
-	const maxEvent = unix.SizeofInotifyEvent + unix.NAME_MAX + 1
-	for {
-		n, err := unix.Read(w.fd, w.buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n <= 0 {
-			if err != unix.EAGAIN {
-				w.broken = true
-			}
-			return
-		}
-		for b := w.buf[:n]; len(b) >= unix.SizeofInotifyEvent; {
-			ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
-			size := unix.SizeofInotifyEvent + int(ev.Len)
-			if size > len(b) {
-				break
-			}
-			name := b[unix.SizeofInotifyEvent:size]
-			if i := bytes.IndexByte(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			b = b[size:]
-			note(ev.Wd, ev.Mask, string(name))
-		}
-		if n <= len(w.buf)-maxEvent {
-			return // emptied: a fuller queue would have filled the buffer
-		}
+	if err := inotify.Drain(w.fd, w.buf, func(wd int32, mask uint32, name []byte) { note(wd, mask, string(name)) }); err != nil {
+		w.broken = true
 	}
 }
