@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -184,7 +186,9 @@ func (t *Tracker) holding(remove []string, cur map[string]Entry) (gone, held []s
 		if !fs.FileMode(cur[p].Mode).IsDir() {
 			continue
 		}
-		f, err := t.root.Open(filepath.FromSlash(p))
+		// Without blocking: a FIFO put in the folder's place would hold
+		// the restore, and the thread with it.
+		f, err := t.root.OpenFile(filepath.FromSlash(p), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			continue
 		}
@@ -283,7 +287,7 @@ func (t *Tracker) put(ctx context.Context, p string, e Entry, cur map[string]Ent
 		// file or the new one, never half of one, and a link (hard or
 		// symbolic) where it was is replaced, not written through.
 		tmp := fmt.Sprintf("%s.rewind-%d", name, time.Now().UnixNano())
-		if err := t.root.WriteFile(tmp, data, mode.Perm()); err != nil {
+		if err := t.writeNew(tmp, data, mode.Perm()); err != nil {
 			return err
 		}
 		if err := t.root.Chmod(tmp, mode.Perm()); err != nil {
@@ -296,6 +300,17 @@ func (t *Tracker) put(ctx context.Context, p string, e Entry, cur map[string]Ent
 		}
 		return nil
 	}
+}
+
+// writeNew writes data to a new file at name, never to what is there (a
+// link planted at the name, say).
+func (t *Tracker) writeNew(name string, data []byte, perm fs.FileMode) error {
+	f, err := t.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	return errors.Join(err, f.Close())
 }
 
 func keysOf(a, b map[string]Entry) func(func(string) bool) {

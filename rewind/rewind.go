@@ -346,7 +346,6 @@ func (t *Tracker) record(ctx context.Context, threadID string, ts *threadState, 
 	ts.pendingChanges = append(ts.pendingChanges, changes)
 	t.count.points.Add(1)
 	t.count.storedBytes.Add(stored + n)
-	t.storedContents(changes)
 	ts.points = append(ts.points, p)
 	ts.bytes += bytes
 	if ok {
@@ -384,6 +383,10 @@ func (t *Tracker) flush(ctx context.Context, threadID string, ts *threadState) e
 		}
 		ts.loaded = false
 		return fmt.Errorf("rewind: recording the points of %s: %w", threadID, err)
+	}
+	// Only now may another thread's point take these contents as stored.
+	for _, c := range changes {
+		t.storedContents(c)
 	}
 	return nil
 }

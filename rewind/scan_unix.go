@@ -12,6 +12,7 @@ import (
 	"maps"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -71,6 +72,10 @@ func (t *Tracker) walk(ctx context.Context, prev map[string]Entry, s *scanned) e
 		return err
 	}
 	t.idx.watch.end()
+	if t.idx.watch != nil && t.idx.watch.refused {
+		t.idx.watch.close() // its watches go back to the user's other tools
+		t.idx.watch, t.idx.noWatch = nil, true
+	}
 	t.idx.large = len(s.tree) >= watchFrom
 	t.idx.gen++
 	if !kept {
@@ -223,7 +228,9 @@ func (t *Tracker) entry(fd int, name, p string, st *unix.Stat_t, prev Entry, s *
 		// Read before, by a dry run say, but not stored: read it again.
 	}
 	// Times are compared as the store's JSON keeps them, to about 100 ns.
-	if prev.Hash != "" && prev.Size == e.Size && float64(prev.MTime) == float64(e.MTime) && prev.Mode == e.Mode {
+	// Only for a file this process has not seen: its inode and change time
+	// are not in the points.
+	if _, seen := t.idx.files[p]; !seen && prev.Hash != "" && prev.Size == e.Size && float64(prev.MTime) == float64(e.MTime) && prev.Mode == e.Mode {
 		// Recorded before this process knew the folder: its size, time
 		// and mode tell, as they did when it was recorded.
 		e.Hash, e.Stored, e.Data = prev.Hash, prev.Stored, prev.Data
@@ -504,17 +511,70 @@ func (t *Tracker) settle(ts *threadState, reported map[string]backend.Change) {
 	if len(paths) == 0 && len(made) == 0 {
 		return
 	}
-	if n := len(t.idx.log); n > 0 && t.idx.log[n-1].gen > ts.gen {
-		return // other threads' looks since: this thread has their paths to see
-	}
+	// Logged whatever they are: the other threads need them, and so does
+	// this one when they are not its step's own.
+	others := len(t.idx.log) > 0 && t.idx.log[len(t.idx.log)-1].gen > ts.gen
 	t.idx.gen++
 	t.idx.logChanges(paths, made)
-	for _, p := range slices.Concat(paths, made) {
-		if _, ok := reported[p]; !ok {
+	if others {
+		return // other threads' looks since: this thread has their paths to see
+	}
+	for _, p := range paths {
+		if _, ok := reported[p]; ok {
+			continue
+		}
+		// Not reported: the step's own only if it came and went (an edit's
+		// temporary file), leaving nothing the thread's tree does not say.
+		if _, had := ts.tree[p]; had {
+			return
+		}
+		t.count.stats.Add(1)
+		if _, err := t.root.Lstat(filepath.FromSlash(p)); err == nil || !errors.Is(err, fs.ErrNotExist) {
 			return
 		}
 	}
+	for _, d := range made {
+		if _, ok := reported[d]; !ok || !t.watchMade(d, ts.tree) {
+			return // the next look walks it
+		}
+	}
 	ts.gen = t.idx.gen
+}
+
+// watchMade watches the folder at d that a backend made and reported, and
+// the folders in it, which a walk would otherwise have to watch: true when
+// all they hold is in tree (what the backends reported into them), so that
+// nothing made in them before the watch went unnoticed.
+func (t *Tracker) watchMade(d string, tree map[string]Entry) bool {
+	fd, err := t.openFolder(d)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return false
+	}
+	t.idx.watch.add(fd, d, uint64(st.Dev))
+	if t.idx.watch.broken {
+		return false
+	}
+	names, err := readNames(fd)
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		e, ok := tree[d+"/"+n]
+		if !ok {
+			return false
+		}
+		// A folder in it was made with it (the notice of its making
+		// came to no watch): watched the same way.
+		if fs.FileMode(e.Mode).IsDir() && !t.watchMade(d+"/"+n, tree) {
+			return false
+		}
+	}
+	return true
 }
 
 // walkFolder records into out the folder made at d and all below it, as

@@ -31,13 +31,14 @@ const watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN
 
 // watcher is the folder's inotify instance and its watches.
 type watcher struct {
-	fd     int
-	byWD   map[int32]string // watch -> folder ("" for the root)
-	seen   map[int32]bool   // the watches the walk under way added or kept
-	gone   map[int32]bool   // watches removed, whose queued notices say nothing
-	dev    uint64           // the folder's device: another's file system is asked about
-	broken bool             // a change may have gone unnoticed: walk
-	buf    []byte
+	fd      int
+	byWD    map[int32]string // watch -> folder ("" for the root)
+	seen    map[int32]bool   // the watches the walk under way added or kept
+	gone    map[int32]bool   // watches removed, whose queued notices say nothing
+	dev     uint64           // the folder's device: another's file system is asked about
+	broken  bool             // a change may have gone unnoticed: walk
+	refused bool             // the kernel refused a watch: watch no more
+	buf     []byte
 }
 
 func newWatcher() *watcher {
@@ -60,7 +61,8 @@ func (w *watcher) begin(root int) {
 	if w == nil {
 		return
 	}
-	w.drain(func(int32, uint32, string) {})
+	// What is queued stays for the next look (the walk's caller logged
+	// what came before it for the other threads).
 	w.broken, w.seen = false, make(map[int32]bool)
 	var st unix.Stat_t
 	if unix.Fstat(root, &st) != nil || !inotify.Local(root) {
@@ -81,7 +83,9 @@ func (w *watcher) add(fd int, rel string, dev uint64) {
 	}
 	wd, err := unix.InotifyAddWatch(w.fd, "/proc/self/fd/"+strconv.Itoa(fd), watchMask)
 	if err != nil {
-		w.broken = true // over the watches' limit, say
+		// Over the watches' limit, say: the watches this one holds go
+		// (end), for the user's other tools to have them.
+		w.broken, w.refused = true, true
 		return
 	}
 	w.byWD[int32(wd)] = rel
@@ -119,6 +123,9 @@ func (w *watcher) changed() (paths, made []string, ok bool) {
 		rel, known := w.byWD[wd]
 		switch {
 		case !known && w.gone[wd]:
+			if mask&unix.IN_IGNORED != 0 {
+				delete(w.gone, wd) // its last notice
+			}
 		case mask&unix.IN_Q_OVERFLOW != 0, !known:
 			ok = false
 		case mask&(unix.IN_IGNORED|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_UNMOUNT) != 0:

@@ -4,7 +4,7 @@ package rewind
 
 // watcher is Linux's inotify watches (watch_linux.go); elsewhere a point
 // after a command walks the folder.
-type watcher struct{ broken bool }
+type watcher struct{ broken, refused bool }
 
 func newWatcher() *watcher { return nil }
 

@@ -1,0 +1,220 @@
+package rewind_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/rewind"
+	"github.com/deepagents-go/deepagents/store"
+)
+
+// edits runs f with an observer and returns what the backend reported.
+func edits(ctx context.Context, f func(ctx context.Context)) []backend.Change {
+	var mu sync.Mutex
+	var out []backend.Change
+	f(backend.WithChanges(ctx, func(c backend.Change) {
+		mu.Lock()
+		out = append(out, backend.Change{Path: c.Path, Info: c.Info, Content: append([]byte(nil), c.Content...)})
+		mu.Unlock()
+	}))
+	return out
+}
+
+// TestNoticesKeptAfterFileSteps: an edit_file step's temporary file is
+// noticed but not reported; a change someone else makes during the next
+// file step is still recorded (at the next turn, as a change outside the
+// agent) and a rewind keeps it. (Found in review: the notices were read
+// and dropped, and the rewind overwrote the user's file.)
+func TestNoticesKeptAfterFileSteps(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	write(t, dir, "a.txt", "alpha\n")
+	write(t, dir, "b.txt", "bravo\n")
+	rewind.SetWatching(t, true)
+	tr := newTracker(t, dir, store.NewMemoryStore())
+	fsb, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Record(ctx, "t", rewind.KindTurn, "go", ""); err != nil { // 1
+		t.Fatal(err)
+	}
+	ch0 := edits(ctx, func(ctx context.Context) {
+		if err := fsb.Write(ctx, "/notes.txt", "agent's notes\n"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if _, err := tr.RecordChanges(ctx, "t", rewind.KindStep, "", "", ch0); err != nil {
+		t.Fatal(err)
+	}
+	// step: edit_file a.txt (replaceFile: a temporary file's notices too)
+	ch := edits(ctx, func(ctx context.Context) {
+		if _, err := fsb.Edit(ctx, "/a.txt", "alpha", "ALPHA", false); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if _, err := tr.RecordChanges(ctx, "t", rewind.KindStep, "", "", ch); err != nil {
+		t.Fatal(err)
+	}
+	// step: write_file c.txt while the user saves notes.txt
+	ch = edits(ctx, func(ctx context.Context) {
+		os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("user's own notes\n"), 0o644)
+		if err := fsb.Write(ctx, "/c.txt", "charlie\n"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if _, err := tr.RecordChanges(ctx, "t", rewind.KindStep, "", "", ch); err != nil {
+		t.Fatal(err)
+	}
+	// the next prompt: a turn, which should record user.txt as changed outside
+	p, err := tr.Record(ctx, "t", rewind.KindTurn, "next", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Changes["notes.txt"] == nil {
+		t.Errorf("the turn did not record the change made outside the agent: %q", p.Changed())
+	}
+	plan, err := tr.Restore(ctx, "t", 1, rewind.RestoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "notes.txt"))
+	if string(got) != "user's own notes\n" || !slices.Contains(plan.Kept, "notes.txt") {
+		t.Errorf("the rewind overwrote the user's notes.txt: %q; plan %+v", got, plan)
+	}
+}
+
+// TestFoldersWrittenAreWatched: the folders write_file makes are watched
+// from then on: what a command changes below them later is recorded, and
+// a rewind of it can be undone. (Found in review: they were never
+// watched, and the rewind deleted the command's file for good.)
+func TestFoldersWrittenAreWatched(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	write(t, dir, "a.txt", "alpha\n")
+	rewind.SetWatching(t, true)
+	tr := newTracker(t, dir, store.NewMemoryStore())
+	fsb, _ := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
+	if _, err := tr.Record(ctx, "t", rewind.KindTurn, "go", ""); err != nil {
+		t.Fatal(err)
+	}
+	ch := edits(ctx, func(ctx context.Context) {
+		if err := fsb.Write(ctx, "/new/dir/f.txt", "v1\n"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	p, err := tr.RecordChanges(ctx, "t", rewind.KindStep, "", "", ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a command: changes the file, adds one beside it
+	os.WriteFile(filepath.Join(dir, "new/dir/f.txt"), []byte("changed by a command\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "new/dir/g.txt"), []byte("made by a command\n"), 0o644)
+	p, err = tr.Record(ctx, "t", rewind.KindStep, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p == nil {
+		t.Errorf("the command's changes below new/ were not recorded (walks %d)", tr.Counts().Walks)
+	} else if !slices.Equal(p.Changed(), []string{"new/dir/f.txt", "new/dir/g.txt"}) {
+		t.Errorf("the command's step recorded %q", p.Changed())
+	}
+	if _, err := tr.Restore(ctx, "t", 1, rewind.RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new")); err == nil {
+		t.Errorf("new/ is still there after the rewind")
+	}
+	pts, _ := tr.Points(ctx, "t")
+	var end int
+	for _, q := range pts {
+		if q.Kind == rewind.KindEnd {
+			end = q.Seq
+		}
+	}
+	if _, err := tr.Restore(ctx, "t", end, rewind.RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "new/dir/f.txt")); string(got) != "changed by a command\n" {
+		t.Errorf("undoing the rewind: new/dir/f.txt = %q", got)
+	}
+}
+
+// TestRenameKeepingTimeRecorded: a file renamed over another of the same
+// size and modification time (cp -p, tar x, rsync -t) is read again: its
+// inode and change time differ. (Found in review: the size and time of the
+// last point were taken for it.)
+func TestRenameKeepingTimeRecorded(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	write(t, dir, "f.txt", "version one\n")
+	rewind.SetWatching(t, false)
+	tr := newTracker(t, dir, store.NewMemoryStore())
+	if _, err := tr.Record(ctx, "t", rewind.KindTurn, "go", ""); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(filepath.Join(dir, "f.txt"))
+	write(t, dir, "g.tmp", "version two\n")
+	os.Chtimes(filepath.Join(dir, "g.tmp"), fi.ModTime(), fi.ModTime())
+	os.Rename(filepath.Join(dir, "g.tmp"), filepath.Join(dir, "f.txt"))
+	p, err := tr.Record(ctx, "t", rewind.KindStep, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p == nil || p.Changes["f.txt"] == nil {
+		t.Errorf("the content change of f.txt was not recorded: %v", p)
+	}
+}
+
+// TestWaitingContentNotTakenAsStored: while a thread's step point waits
+// with a content, another thread's point of the same file stores it too:
+// a process killed before the first is written leaves the second
+// restorable. (Found in review: it took the content for stored, and could
+// not be put back.)
+func TestWaitingContentNotTakenAsStored(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	write(t, dir, "a.txt", "alpha\n")
+	st := store.NewMemoryStore()
+	tr, err := rewind.New(rewind.Config{Dir: dir, Store: st, MaxFileBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// no Close: the process is killed
+	if _, err := tr.Record(ctx, "A", rewind.KindTurn, "go", ""); err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("precious line\n", 100) // > 512 bytes: a blob
+	write(t, dir, "x.txt", big)
+	if _, err := tr.RecordLazily(ctx, "A"); err != nil { // waits
+		t.Fatal(err)
+	}
+	pb, err := tr.Record(ctx, "B", rewind.KindTurn, "other", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := pb.Changes["x.txt"]; e == nil || !e.Stored {
+		t.Fatalf("B's point of x.txt: %+v", e)
+	}
+	// killed here. A new process:
+	tr2, err := rewind.New(rewind.Config{Dir: dir, Store: st, MaxFileBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr2.Close()
+	os.WriteFile(filepath.Join(dir, "x.txt"), []byte("agent broke it\n"), 0o644)
+	if _, err := tr2.Record(ctx, "B", rewind.KindStep, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := tr2.Restore(ctx, "B", 1, rewind.RestoreOptions{})
+	got, _ := os.ReadFile(filepath.Join(dir, "x.txt"))
+	if err != nil || string(got) != big {
+		t.Errorf("restoring B: %v, %+v; x.txt back: %v", err, plan, string(got) == big)
+	}
+}
