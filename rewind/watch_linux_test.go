@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -176,4 +178,93 @@ func TestSandboxedCommandsNoticed(t *testing.T) {
 	if !slices.Equal(p.Changed(), want) || p.Changes["src/b.txt"] != nil || fs.FileMode(p.Changes["gen"].Mode).Perm() != 0o700 {
 		t.Errorf("recorded %s", changed(p))
 	}
+}
+
+// TestWatchedWithFileSteps: steps of file tools (whose backend reports
+// their writes, new folders among them) between commands and changes made
+// by hand, on a watched folder: after each command's step the tracker's
+// points add up to the folder as a walk finds it.
+func TestWatchedWithFileSteps(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for i := range 10 {
+		write(t, dir, fmt.Sprintf("src/f%d.txt", i), strings.Repeat(fmt.Sprintf("file %d\n", i), 1+i*20))
+	}
+	rewind.SetWatching(t, true)
+	watched := newTracker(t, dir, store.NewMemoryStore())
+	if _, err := watched.Record(ctx, "t", rewind.KindTurn, "go", ""); err != nil {
+		t.Fatal(err)
+	}
+	fsb, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 9))
+	for i := range 300 {
+		switch rng.IntN(3) {
+		case 0, 1: // a step of file tools, maybe with a change by hand during it
+			ch := edits(ctx, func(ctx context.Context) {
+				switch rng.IntN(3) {
+				case 0:
+					fsb.Write(ctx, fmt.Sprintf("/src/n%d/d%d/w%d.txt", rng.IntN(4), rng.IntN(3), i), strings.Repeat("w", rng.IntN(900)))
+				case 1:
+					fsb.Edit(ctx, fmt.Sprintf("/src/f%d.txt", rng.IntN(10)), "file", "FILE", true)
+				default:
+					fsb.Upload(ctx, []backend.File{{Path: fmt.Sprintf("/src/f%d.txt", rng.IntN(10)), Content: []byte(fmt.Sprintf("uploaded %d\n", i))}})
+				}
+				if rng.IntN(4) == 0 {
+					write(t, dir, fmt.Sprintf("src/hand%d.txt", rng.IntN(5)), fmt.Sprintf("by hand %d\n", i))
+				}
+			})
+			if _, err := watched.RecordChanges(ctx, "t", rewind.KindStep, "", "", ch); err != nil {
+				t.Fatal(err)
+			}
+		default: // a command
+			switch rng.IntN(3) {
+			case 0:
+				write(t, dir, fmt.Sprintf("src/n%d/cmd%d.txt", rng.IntN(4), i), "command\n")
+			case 1:
+				os.RemoveAll(filepath.Join(dir, fmt.Sprintf("src/n%d/d%d", rng.IntN(4), rng.IntN(3))))
+			default:
+				os.Chmod(filepath.Join(dir, fmt.Sprintf("src/f%d.txt", rng.IntN(10))), 0o600+os.FileMode(rng.IntN(2))*0o100)
+			}
+			if _, err := watched.Record(ctx, "t", rewind.KindStep, "", ""); err != nil {
+				t.Fatal(err)
+			}
+			rewind.SetWatching(t, false)
+			fresh := newTracker(t, dir, store.NewMemoryStore())
+			rewind.SetWatching(t, true)
+			want, err := fresh.Record(ctx, "t", rewind.KindTurn, "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			points, _ := watched.Points(ctx, "t")
+			if got := folded(points); got != folded([]*rewind.Point{want}) {
+				t.Fatalf("step %d: the watched tracker's points add up to\n%s\na walk finds\n%s", i, got, folded([]*rewind.Point{want}))
+			}
+		}
+	}
+	if w := watched.Counts().Walks; w > 30 {
+		t.Errorf("the watched tracker walked %d times", w)
+	}
+}
+
+// folded is the folder the points add up to, as text, times left out.
+func folded(points []*rewind.Point) string {
+	tree := map[string]*rewind.Entry{}
+	for _, p := range points {
+		for path, e := range p.Changes {
+			if e == nil {
+				delete(tree, path)
+			} else {
+				tree[path] = e
+			}
+		}
+	}
+	var s string
+	for _, path := range slices.Sorted(maps.Keys(tree)) {
+		e := tree[path]
+		s += fmt.Sprintf("%s %s %o %q %d\n", path, e.Hash, e.Mode, e.Link, e.Size)
+	}
+	return s
 }
