@@ -133,7 +133,8 @@ func turnRows(ctx context.Context, tr *rewind.Tracker, thread string) ([]turnRow
 		switch {
 		case p.Kind == rewind.KindTurn || p.Kind == rewind.KindEnd:
 			rows = append(rows, turnRow{Point: p})
-		case len(rows) > 0:
+		case p.Kind == rewind.KindStep && len(rows) > 0:
+			// The agent's changes; a restore's are not.
 			rows[len(rows)-1].changed += len(p.Changes)
 		}
 	}
