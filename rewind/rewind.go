@@ -141,6 +141,10 @@ type threadState struct {
 	tree   map[string]Entry // as of the last point
 	bytes  int64            // the points' Bytes
 	gen    int64            // the index's walk or look the tree was last found by
+	// dirty are paths the thread's next look stats (true: a folder it
+	// walks) besides those logged since gen: what settle could not take
+	// for its steps' own.
+	dirty map[string]bool
 
 	// The points of steps recorded but not yet in the store, written
 	// together (see flush).
@@ -163,7 +167,7 @@ const (
 
 // load sets the thread's points.
 func (ts *threadState) load(points []*Point) {
-	ts.points, ts.tree, ts.bytes, ts.gen = points, treeAt(points, len(points)), 0, 0
+	ts.points, ts.tree, ts.bytes, ts.gen, ts.dirty = points, treeAt(points, len(points)), 0, 0, nil
 	for _, p := range points {
 		ts.bytes += p.Bytes
 	}
@@ -211,9 +215,9 @@ func (t *Tracker) Close() error {
 		return errors.Join(errs...)
 	}
 	t.idx.mu.Lock()
+	defer t.idx.mu.Unlock()
 	t.idx.watch.close()
-	t.idx.watch = nil
-	t.idx.mu.Unlock()
+	t.idx.watch, t.idx.noWatch = nil, true // a run still going walks, and watches nothing
 	return errors.Join(append(errs, t.root.Close(), t.folder.Close())...)
 }
 
@@ -328,7 +332,15 @@ func (t *Tracker) record(ctx context.Context, threadID string, ts *threadState, 
 		}
 		changes = s.changes
 	}
+	if s.gen != 0 {
+		// Found by a walk or a look: what was left for the thread to see
+		// is seen.
+		ts.gen, ts.dirty = s.gen, nil
+	}
 	if len(changes) == 0 && kind != KindTurn && kind != KindEnd {
+		if s.reported != nil {
+			t.settle(ts, s.reported)
+		}
 		return nil, nil
 	}
 	items, bytes, notes, err := t.blobItems(ctx, ts, s, changes)
@@ -358,9 +370,6 @@ func (t *Tracker) record(ctx context.Context, threadID string, ts *threadState, 
 		}
 	} else {
 		ts.tree = s.tree
-	}
-	if s.gen != 0 {
-		ts.gen = s.gen
 	}
 	if s.reported != nil {
 		t.settle(ts, s.reported)

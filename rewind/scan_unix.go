@@ -49,14 +49,15 @@ func (t *Tracker) walk(ctx context.Context, prev map[string]Entry, s *scanned) e
 	if !t.idx.scanned {
 		t.idx.noWatch = !watching
 	}
+	fresh := false
 	if t.idx.watch == nil && !t.idx.noWatch && (len(prev) >= watchFrom || t.idx.large) {
-		t.idx.watch = newWatcher()
+		t.idx.watch, fresh = newWatcher(), true
 	}
 	// What was noticed since the last look is not this walk's (it looks
 	// at everything) but the other threads': logged for them, unless
 	// only a walk can tell.
-	kept := false
-	if t.idx.scanned {
+	kept := false // a watcher new with this walk has logged nothing yet
+	if t.idx.scanned && !fresh {
 		if paths, made, ok := t.idx.watch.changed(); ok {
 			t.idx.gen++
 			t.idx.logChanges(paths, made)
@@ -223,6 +224,11 @@ func (t *Tracker) entry(fd int, name, p string, st *unix.Stat_t, prev Entry, s *
 		_, seeded := s.contents[k.hash] // by a tool's report
 		if k.stored || k.refused || seeded {
 			e.Hash, e.Stored, e.Data = k.hash, k.stored || seeded, k.inline
+			return e, true
+		}
+		if prev.Hash == k.hash && prev.Stored {
+			// The thread's own point has it, written with its batch.
+			e.Hash, e.Stored, e.Data = prev.Hash, true, prev.Data
 			return e, true
 		}
 		// Read before, by a dry run say, but not stored: read it again.
@@ -444,16 +450,23 @@ func (t *Tracker) noticed(ctx context.Context, ts *threadState) (s *scanned, out
 	made = nil
 	seen := make(map[logged]bool)
 	from, _ := slices.BinarySearchFunc(t.idx.log, ts.gen+1, func(l logged, gen int64) int { return cmp.Compare(l.gen, gen) })
-	for _, l := range t.idx.log[from:] {
-		if k := (logged{path: l.path, made: l.made}); !seen[k] {
+	found := func(p string, folder bool) {
+		if k := (logged{path: p, made: folder}); !seen[k] {
 			seen[k] = true
-			if l.made {
-				made = append(made, l.path)
+			if folder {
+				made = append(made, p)
 			} else {
-				look = append(look, l.path)
+				look = append(look, p)
 			}
 		}
 	}
+	for _, l := range t.idx.log[from:] {
+		found(l.path, l.made)
+	}
+	for p, folder := range ts.dirty {
+		found(p, folder)
+	}
+	slices.Sort(look)
 	s, out = newScanned(false, 0), make(map[string]*Entry)
 	s.gen = t.idx.gen
 	prev := ts.tree
@@ -493,10 +506,12 @@ func (t *Tracker) noticed(ctx context.Context, ts *threadState) (s *scanned, out
 }
 
 // settle takes in what was noticed of a step whose changes the backends
-// reported: logged for the other threads, and, when the notices name only
-// paths reported (the step's own writes), the thread's tree is taken to
-// be as found by this look, so that its next look does not stat them
-// again. A notice of anything else leaves the thread to look at it.
+// reported, so that the thread's next look need not stat them again: a
+// path reported and still as reported (a stat), or one that came and went
+// (an edit's temporary file), is the step's own. Everything noticed is
+// logged for the other threads; what is not the step's own, and what
+// other threads' looks logged since this thread's, is left for its next
+// look (dirty).
 func (t *Tracker) settle(ts *threadState, reported map[string]backend.Change) {
 	t.idx.mu.Lock()
 	defer t.idx.mu.Unlock()
@@ -511,34 +526,73 @@ func (t *Tracker) settle(ts *threadState, reported map[string]backend.Change) {
 	if len(paths) == 0 && len(made) == 0 {
 		return
 	}
-	// Logged whatever they are: the other threads need them, and so does
-	// this one when they are not its step's own.
-	others := len(t.idx.log) > 0 && t.idx.log[len(t.idx.log)-1].gen > ts.gen
+	leave := func(p string, folder bool) {
+		if ts.dirty == nil {
+			ts.dirty = make(map[string]bool)
+		}
+		ts.dirty[p] = ts.dirty[p] || folder
+	}
+	from, _ := slices.BinarySearchFunc(t.idx.log, ts.gen+1, func(l logged, gen int64) int { return cmp.Compare(l.gen, gen) })
+	for _, l := range t.idx.log[from:] {
+		leave(l.path, l.made)
+	}
 	t.idx.gen++
 	t.idx.logChanges(paths, made)
-	if others {
-		return // other threads' looks since: this thread has their paths to see
-	}
-	for _, p := range paths {
-		if _, ok := reported[p]; ok {
+	ign := t.ignoring()
+	slices.Sort(paths)
+	for i, p := range paths {
+		if i > 0 && paths[i-1] == p || ignoredPath(ign, p, false) || slices.Contains(made, p) {
+			continue // a path of several notices is looked at once; a folder made, below
+		}
+		if c, ok := reported[p]; ok && t.asReported(p, c) {
 			continue
 		}
-		// Not reported: the step's own only if it came and went (an edit's
-		// temporary file), leaving nothing the thread's tree does not say.
-		if _, had := ts.tree[p]; had {
-			return
+		if _, had := ts.tree[p]; !had {
+			t.count.stats.Add(1)
+			if _, err := t.root.Lstat(filepath.FromSlash(p)); errors.Is(err, fs.ErrNotExist) {
+				continue // came and went
+			}
 		}
-		t.count.stats.Add(1)
-		if _, err := t.root.Lstat(filepath.FromSlash(p)); err == nil || !errors.Is(err, fs.ErrNotExist) {
-			return
-		}
+		leave(p, false)
 	}
 	for _, d := range made {
-		if _, ok := reported[d]; !ok || !t.watchMade(d, ts.tree) {
-			return // the next look walks it
+		if ignoredPath(ign, d, true) {
+			continue
 		}
+		if _, ok := reported[d]; ok && t.watchMade(d, ts.tree) {
+			continue
+		}
+		leave(d, true)
 	}
 	ts.gen = t.idx.gen
+}
+
+// asReported reports whether the entry at p is still as the backend's
+// report c left it (its times of change aside: a file renamed into place
+// has a new one): nobody changed it since the step's point took it.
+func (t *Tracker) asReported(p string, c backend.Change) bool {
+	want, ok := reportedSig(c.Info)
+	if !ok {
+		return false
+	}
+	var st unix.Stat_t
+	t.count.stats.Add(1)
+	if fstatat(int(t.folder.Fd()), p, &st) != nil {
+		return false
+	}
+	got := sigOf(&st)
+	if want.mode&unix.S_IFMT == unix.S_IFDIR {
+		// A folder's size and times change with what is put in it; a
+		// point records its mode alone.
+		return got.ino == want.ino && got.dev == want.dev && got.mode == want.mode
+	}
+	return sameButChange(got, want)
+}
+
+// sameButChange compares two stats but for their times of change.
+func sameButChange(a, b sig) bool {
+	a.ctime, b.ctime = 0, 0
+	return a == b
 }
 
 // watchMade watches the folder at d that a backend made and reported, and
@@ -564,9 +618,19 @@ func (t *Tracker) watchMade(d string, tree map[string]Entry) bool {
 		return false
 	}
 	for _, n := range names {
-		e, ok := tree[d+"/"+n]
+		p := d + "/" + n
+		e, ok := tree[p]
 		if !ok {
 			return false
+		}
+		if !fs.FileMode(e.Mode).IsDir() {
+			// As the report left it: nobody wrote it before the watch.
+			k, known := t.idx.files[p]
+			var st unix.Stat_t
+			t.count.stats.Add(1)
+			if !known || fstatat(fd, n, &st) != nil || !sameButChange(sigOf(&st), k.sig) {
+				return false
+			}
 		}
 		// A folder in it was made with it (the notice of its making
 		// came to no watch): watched the same way.
