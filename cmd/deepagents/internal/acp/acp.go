@@ -75,10 +75,11 @@ func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 	if cfg.Open == nil || cfg.Load == nil || cfg.NewThreadID == nil {
 		return errors.New("acp: Config needs Open, Load and NewThreadID")
 	}
-	s := &server{cfg: cfg, ctx: ctx, sessions: map[sdk.SessionId]*session{}}
+	s := &server{cfg: cfg, ctx: ctx, sessions: map[sdk.SessionId]*session{}, connected: make(chan struct{})}
 	// The client's answers are bounded: one longer than the SDK takes
 	// fails its request instead of the connection.
 	s.conn = sdk.NewAgentSideConnection(s, out, newBoundedLines(in, maxLine))
+	close(s.connected)
 	if cfg.Logger != nil {
 		s.conn.SetLogger(cfg.Logger)
 	} else {
@@ -96,7 +97,11 @@ func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 // server is the ACP agent: the sessions of one connection.
 type server struct {
 	cfg  Config
-	conn *sdk.AgentSideConnection
+	conn *sdk.AgentSideConnection // set once connected is closed
+	// connected is closed once conn is set: the connection reads the
+	// client's first requests, and calls the server's methods, before
+	// NewAgentSideConnection returns.
+	connected chan struct{}
 	// ctx is Serve's: when it ends, so do the prompts (whose contexts are
 	// the connection's), so that closing their agents does not wait.
 	ctx context.Context
@@ -104,6 +109,12 @@ type server struct {
 	mu       sync.Mutex
 	sessions map[sdk.SessionId]*session
 	client   sdk.ClientCapabilities
+}
+
+// connection is the connection to the client, once Serve has it.
+func (s *server) connection() *sdk.AgentSideConnection {
+	<-s.connected
+	return s.conn
 }
 
 // session is one ACP session: a thread and the agent working on it.
@@ -210,7 +221,7 @@ func (s *server) clientFS(id sdk.SessionId) *ClientFS {
 	if timeout <= 0 {
 		timeout = DefaultFSTimeout
 	}
-	return &ClientFS{conn: s.conn, session: id, read: caps.ReadTextFile, write: caps.WriteTextFile, timeout: timeout}
+	return &ClientFS{conn: s.connection(), session: id, read: caps.ReadTextFile, write: caps.WriteTextFile, timeout: timeout}
 }
 
 // close closes the session's agent once no prompt runs on it.
@@ -286,7 +297,7 @@ func (s *server) SetSessionMode(context.Context, sdk.SetSessionModeRequest) (sdk
 
 // update sends one session update.
 func (s *server) update(ctx context.Context, id sdk.SessionId, u sdk.SessionUpdate) error {
-	if err := s.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: id, Update: u}); err != nil {
+	if err := s.connection().SessionUpdate(ctx, sdk.SessionNotification{SessionId: id, Update: u}); err != nil {
 		return fmt.Errorf("sending a session update: %w", err)
 	}
 	return nil

@@ -181,7 +181,7 @@ func (s *server) decide(ctx context.Context, ss *session, reqs []agent.ActionReq
 		if r.Description != "" {
 			update.Title = sdk.Ptr(c.title + " — " + firstLine(r.Description))
 		}
-		resp, err := s.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{SessionId: ss.id, ToolCall: update, Options: opts})
+		resp, err := s.connection().RequestPermission(ctx, sdk.RequestPermissionRequest{SessionId: ss.id, ToolCall: update, Options: opts})
 		if err != nil {
 			return nil, fmt.Errorf("asking the client's permission for %s: %w", r.Tool, err)
 		}
