@@ -301,26 +301,12 @@ func readFile(fd int, name string, max int64) ([]byte, error) {
 // its folder opened from the root one element at a time, never through a
 // link, so that a link put on the way since the change leads nowhere.
 func (t *Tracker) statEntry(p string, s *scanned, prev Entry) (Entry, bool, error) {
-	fd, owned := int(t.folder.Fd()), false
-	defer func() {
-		if owned {
-			unix.Close(fd)
-		}
-	}()
 	dir, name := path.Split(p)
-	for elem := range strings.SplitSeq(strings.TrimSuffix(dir, "/"), "/") {
-		if elem == "" {
-			continue
-		}
-		sub, err := openat(fd, elem, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
-		if err != nil {
-			return Entry{}, false, err
-		}
-		if owned {
-			unix.Close(fd)
-		}
-		fd, owned = sub, true
+	fd, err := t.openFolder(strings.TrimSuffix(dir, "/"))
+	if err != nil {
+		return Entry{}, false, err
 	}
+	defer unix.Close(fd)
 	var st unix.Stat_t
 	t.count.stats.Add(1)
 	if err := fstatat(fd, name, &st); err != nil {
@@ -491,7 +477,7 @@ func (t *Tracker) noticed(ctx context.Context, ts *threadState) (s *scanned, out
 		walked = append(walked, d)
 	}
 	for _, p := range look {
-		if below(p) || slices.Contains(walked, p) || ignoredPath(ign, p, false) {
+		if below(p) || ignoredPath(ign, p, false) {
 			continue
 		}
 		if ignoredPath(ign, p, true) && t.isDir(p) {
@@ -541,8 +527,8 @@ func (t *Tracker) settle(ts *threadState, reported map[string]backend.Change) {
 	ign := t.ignoring()
 	slices.Sort(paths)
 	for i, p := range paths {
-		if i > 0 && paths[i-1] == p || ignoredPath(ign, p, false) || slices.Contains(made, p) {
-			continue // a path of several notices is looked at once; a folder made, below
+		if i > 0 && paths[i-1] == p || ignoredPath(ign, p, false) {
+			continue // a path of several notices is looked at once
 		}
 		if c, ok := reported[p]; ok && t.asReported(p, c) {
 			continue
@@ -694,11 +680,11 @@ func (t *Tracker) isDir(p string) bool {
 }
 
 // openFolder opens the folder at p from the root one element at a time,
-// never through a link.
+// never through a link ("" is the folder itself); the caller closes it.
 func (t *Tracker) openFolder(p string) (int, error) {
 	fd, err := unix.Dup(int(t.folder.Fd()))
-	if err != nil {
-		return -1, err
+	if err != nil || p == "" {
+		return fd, err // "": the folder itself
 	}
 	for elem := range strings.SplitSeq(p, "/") {
 		sub, err := openat(fd, elem, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)

@@ -140,9 +140,10 @@ func (w *watcher) changed() (paths, made []string, ok bool) {
 			if rel != "" {
 				p = rel + "/" + name
 			}
-			paths = append(paths, p)
 			if mask&unix.IN_ISDIR != 0 && mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 {
-				made = append(made, p)
+				made = append(made, p) // walked whole: not a path besides
+			} else {
+				paths = append(paths, p)
 			}
 		}
 	})
