@@ -152,10 +152,7 @@ func (s *step) take() (wrote bool, changes []backend.Change) {
 // a walk otherwise.
 func (m *middleware) WrapTool(ctx context.Context, req *agent.ToolRequest, next agent.ToolHandler) (agent.ToolResult, error) {
 	rt := req.Runtime
-	var traits tool.Traits
-	if req.Tool != nil {
-		traits = tool.TraitsOf(req.Tool)
-	}
+	traits := tool.TraitsOf(req.Tool) // none for a tool that does not exist
 	r := runOf(ctx, rt)
 	if m.walkEvery {
 		traits = tool.Traits{}
