@@ -25,16 +25,34 @@ func call(id, name, args string) llm.ToolCall {
 // shell), its points kept by a tracker on st, its threads by saver.
 func folderAgent(t *testing.T, dir string, m llm.Model, st store.Store, saver checkpoint.Saver) (*deepagents.Agent, *rewind.Tracker) {
 	t.Helper()
+	fsb, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return agentOn(t, dir, fsb, m, st, saver)
+}
+
+// shellAgent is folderAgent with a shell (execute), unsandboxed.
+func shellAgent(t *testing.T, dir string, m llm.Model, st store.Store, saver checkpoint.Saver) (*deepagents.Agent, *rewind.Tracker) {
+	t.Helper()
+	shell, err := backend.NewLocalShell(dir, backend.LocalShellOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { shell.Close() })
+	return agentOn(t, dir, shell, m, st, saver)
+}
+
+// agentOn is a deep agent on model m with backend b, its points in dir
+// kept by a tracker on st, its threads by saver.
+func agentOn(t *testing.T, dir string, b backend.Backend, m llm.Model, st store.Store, saver checkpoint.Saver) (*deepagents.Agent, *rewind.Tracker) {
+	t.Helper()
 	tr, err := rewind.New(rewind.Config{Dir: dir, Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tr.Close() })
-	fsb, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := deepagents.New(deepagents.Config{Model: m, Backend: fsb, Checkpointer: saver, Store: st, Rewind: tr})
+	a, err := deepagents.New(deepagents.Config{Model: m, Backend: b, Checkpointer: saver, Store: st, Rewind: tr})
 	if err != nil {
 		t.Fatal(err)
 	}

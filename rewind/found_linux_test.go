@@ -15,6 +15,27 @@ import (
 	"github.com/deepagents-go/deepagents/store"
 )
 
+// watchedFolder is a folder holding files (path, content, ...), watched
+// whatever its size, with a tracker whose thread "t" has its first turn,
+// and the file backend the agent's file tools would write through.
+func watchedFolder(t *testing.T, files ...string) (string, *rewind.Tracker, *backend.FilesystemBackend) {
+	t.Helper()
+	dir := t.TempDir()
+	for i := 0; i+1 < len(files); i += 2 {
+		write(t, dir, files[i], files[i+1])
+	}
+	rewind.SetWatching(t, true)
+	tr := newTracker(t, dir, store.NewMemoryStore())
+	fsb, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Record(context.Background(), "t", rewind.KindTurn, "go", ""); err != nil {
+		t.Fatal(err)
+	}
+	return dir, tr, fsb
+}
+
 // edits runs f with an observer and returns what the backend reported.
 func edits(ctx context.Context, f func(ctx context.Context)) []backend.Change {
 	var mu sync.Mutex
@@ -34,18 +55,7 @@ func edits(ctx context.Context, f func(ctx context.Context)) []backend.Change {
 // and dropped, and the rewind overwrote the user's file.)
 func TestNoticesKeptAfterFileSteps(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	write(t, dir, "a.txt", "alpha\n")
-	write(t, dir, "b.txt", "bravo\n")
-	rewind.SetWatching(t, true)
-	tr := newTracker(t, dir, store.NewMemoryStore())
-	fsb, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tr.Record(ctx, "t", rewind.KindTurn, "go", ""); err != nil { // 1
-		t.Fatal(err)
-	}
+	dir, tr, fsb := watchedFolder(t, "a.txt", "alpha\n", "b.txt", "bravo\n")
 	ch0 := edits(ctx, func(ctx context.Context) {
 		if err := fsb.Write(ctx, "/notes.txt", "agent's notes\n"); err != nil {
 			t.Fatal(err)
@@ -97,14 +107,7 @@ func TestNoticesKeptAfterFileSteps(t *testing.T) {
 // watched, and the rewind deleted the command's file for good.)
 func TestFoldersWrittenAreWatched(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	write(t, dir, "a.txt", "alpha\n")
-	rewind.SetWatching(t, true)
-	tr := newTracker(t, dir, store.NewMemoryStore())
-	fsb, _ := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
-	if _, err := tr.Record(ctx, "t", rewind.KindTurn, "go", ""); err != nil {
-		t.Fatal(err)
-	}
+	dir, tr, fsb := watchedFolder(t, "a.txt", "alpha\n")
 	ch := edits(ctx, func(ctx context.Context) {
 		if err := fsb.Write(ctx, "/new/dir/f.txt", "v1\n"); err != nil {
 			t.Fatal(err)
@@ -228,14 +231,7 @@ func TestSavedRightAfterTheAgent(t *testing.T) {
 	for _, rel := range []string{"n.txt", "new/dir/n.txt"} {
 		t.Run(rel, func(t *testing.T) {
 			ctx := context.Background()
-			dir := t.TempDir()
-			write(t, dir, "a.txt", "alpha\n")
-			rewind.SetWatching(t, true)
-			tr := newTracker(t, dir, store.NewMemoryStore())
-			fsb, _ := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
-			if _, err := tr.Record(ctx, "t", rewind.KindTurn, "go", ""); err != nil {
-				t.Fatal(err)
-			}
+			dir, tr, fsb := watchedFolder(t, "a.txt", "alpha\n")
 			ch := edits(ctx, func(ctx context.Context) {
 				if err := fsb.Write(ctx, "/"+rel, "agent\n"); err != nil {
 					t.Fatal(err)
@@ -279,13 +275,7 @@ func TestSavedRightAfterTheAgent(t *testing.T) {
 // re-stat'ed every step's paths since.)
 func TestIgnoredChangesDoNotPileUp(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	write(t, dir, ".gitignore", "*.log\n")
-	write(t, dir, "server.log", "")
-	rewind.SetWatching(t, true)
-	tr := newTracker(t, dir, store.NewMemoryStore())
-	fsb, _ := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
-	tr.Record(ctx, "t", rewind.KindTurn, "go", "")
+	dir, tr, fsb := watchedFolder(t, ".gitignore", "*.log\n", "server.log", "")
 	for _, n := range []int{1, 10, 40} {
 		for i := range n {
 			f, _ := os.OpenFile(filepath.Join(dir, "server.log"), os.O_APPEND|os.O_WRONLY, 0)

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents"
-	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
@@ -35,27 +34,14 @@ func TestRewindLosesNothing(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, ".gitignore", "*.o\n")
 	write(t, dir, "a.txt", "alpha\n")
-	shell, err := backend.NewLocalShell(dir, backend.LocalShellOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer shell.Close()
-	st, saver := store.NewMemoryStore(), checkpoint.NewMemorySaver()
-	tr, err := rewind.New(rewind.Config{Dir: dir, Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	saver := checkpoint.NewMemorySaver()
 	m := replay.New(
 		replay.Turn{ToolCalls: []llm.ToolCall{call("x", "execute", `{"command":"printf 'NEW\\0bin' > newbin.dat && head -c 2000000 /dev/zero | tr '\\0' y > newbig.txt && mkdir -p pkg/build && echo go > pkg/a.go && echo obj > pkg/build/x.o"}`)}},
 		replay.Turn{Content: "made them"},
 		replay.Turn{ToolCalls: []llm.ToolCall{call("w", "write_file", `{"file_path":"/e.txt","content":"echo\n"}`)}},
 		replay.Turn{Content: "added e"},
 	)
-	a, err := deepagents.New(deepagents.Config{Model: m, Backend: shell, Checkpointer: saver, Store: st, Rewind: tr})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, tr := shellAgent(t, dir, m, store.NewMemoryStore(), saver)
 	for _, prompt := range []string{"make files", "add e"} {
 		if _, err := a.Invoke(ctx, deepagents.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText(prompt)}}); err != nil {
 			t.Fatal(err)
