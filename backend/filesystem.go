@@ -2,6 +2,7 @@ package backend
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -151,20 +152,35 @@ func (f *FilesystemBackend) hostPath(p string) string {
 // resolvedPath returns the absolute path p with the symbolic links of its
 // longest existing part resolved: the place a file at p is, or would be
 // created at.
-func resolvedPath(p string) string {
+func resolvedPath(p string) string { return realPaths{}.of(p) }
+
+// realPaths resolves host paths as resolvedPath does, remembering the real
+// path of each one it met: a session's dozens of protected files share a
+// few folders, whose components are then stat'ed once rather than once
+// per file (filepath.EvalSymlinks stats every component of every path,
+// and again for each parent tried when a file does not exist).
+type realPaths map[string]string
+
+// of returns the real path of p. A component that is not a symbolic link
+// (or does not exist) is its parent's real path joined with its name; a
+// link is resolved whole by filepath.EvalSymlinks; a dangling one, like a
+// missing file, is its parent's real path joined with its name.
+func (m realPaths) of(p string) string {
 	p = filepath.Clean(p)
-	rest := ""
-	for {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return filepath.Join(p, rest)
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-		p = parent
+	if r, ok := m[p]; ok {
+		return r
 	}
+	r := p
+	if parent := filepath.Dir(p); parent != p {
+		r = filepath.Join(m.of(parent), filepath.Base(p))
+		if st, err := os.Lstat(p); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+			if e, err := filepath.EvalSymlinks(p); err == nil {
+				r = e
+			}
+		}
+	}
+	m[p] = r
+	return r
 }
 
 // hostRules turns host paths into what the backend matches: in virtual
@@ -174,6 +190,7 @@ func resolvedPath(p string) string {
 // resolved, so replacing a symbolic link later does not move the rule.
 func (f *FilesystemBackend) hostRules(real, abs string, paths []string) []string {
 	var out []string
+	resolved := realPaths{}
 	add := func(p string) {
 		p = filepath.ToSlash(p)
 		if !slices.Contains(out, p) {
@@ -190,7 +207,7 @@ func (f *FilesystemBackend) hostRules(real, abs string, paths []string) []string
 				continue
 			}
 		}
-		for _, host := range []string{filepath.Clean(p), resolvedPath(p)} {
+		for _, host := range []string{filepath.Clean(p), resolved.of(p)} {
 			if !f.virtual {
 				add(host)
 				continue
