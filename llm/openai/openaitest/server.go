@@ -39,6 +39,10 @@ type Turn struct {
 	FinishReason string
 	// Model defaults to the model of the request.
 	Model string
+	// Pace, when set, is the pause before each frame after the first:
+	// the answer arrives over time, as a real provider's does, for
+	// whatever shows it as it streams.
+	Pace time.Duration
 }
 
 // ToolCall is a scripted tool call.
@@ -151,7 +155,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	for _, ev := range Events(t, fmt.Sprintf("chatcmpl-test%d", call), req.StreamOptions.IncludeUsage) {
+	for i, ev := range Events(t, fmt.Sprintf("chatcmpl-test%d", call), req.StreamOptions.IncludeUsage) {
+		if i > 0 && t.Pace > 0 {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(t.Pace):
+			}
+		}
 		if _, err := io.WriteString(w, ev); err != nil {
 			return
 		}

@@ -32,6 +32,11 @@ var (
 	heading  = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("5"))
 )
 
+// RenderMarkdown is how the session prints a finished answer on a
+// terminal of the given width (what a test of the terminal compares its
+// scrollback with).
+func RenderMarkdown(src string, width int) string { return renderMarkdown(src, width) }
+
 // renderMarkdown returns src as it reads on a terminal of the given width:
 // headings and emphasis styled, lists bulleted and indented, code blocks
 // indented as they are, paragraphs wrapped.

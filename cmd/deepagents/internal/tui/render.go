@@ -144,8 +144,7 @@ func liveTail(text string, width, height int) string {
 	if width <= 0 || height <= 0 {
 		return wrapText(text, width)
 	}
-	// Two thirds of the window, the rest for the todos and the input.
-	keep := max(height*2/3, 1)
+	keep := tailRows(height)
 	// The lines before the last keep, and the bytes before the last
 	// screenful of a line that never breaks, cannot be on the screen.
 	if i := lastLines(text, keep); i > 0 {
@@ -166,6 +165,14 @@ func liveTail(text string, width, height int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// tailRows is how many rows the live view gives an answer streaming in a
+// window of height rows: half of what a view may take (see printRows),
+// so that the window may narrow to half its width as it streams and the
+// rows the terminal then rewraps the view onto still fit on the screen.
+// (The rows a terminal pushes into its scrollback to make room are out of
+// the renderer's reach, which would leave a copy of the answer there.)
+func tailRows(height int) int { return max((height-printRows(height))/2, 1) }
 
 // lastLines returns where the last n lines of text begin.
 func lastLines(text string, n int) int {

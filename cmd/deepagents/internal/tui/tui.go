@@ -18,6 +18,7 @@ import (
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/deepagents-go/deepagents/agent"
@@ -109,6 +110,7 @@ type Thread struct {
 // user leaves, or ctx ends.
 func Run(ctx context.Context, cfg Config) error {
 	m := newModel(ctx, cfg)
+	m.colours = detectColours(cfg.Out)
 	p := tea.NewProgram(m, tea.WithInput(cfg.In), tea.WithOutput(cfg.Out), tea.WithContext(ctx))
 	m.send = p.Send
 	_, err := p.Run()
@@ -227,9 +229,15 @@ type tuiModel struct {
 	prices                     map[string]llm.Price
 
 	// Lines to print above the view, in order: one print is in flight at
-	// a time, since commands run concurrently.
+	// a time, since commands run concurrently, and none while a resize
+	// settles (see printRows).
 	queue    []string
 	flushing bool
+	settling bool
+	// colours is the terminal's colour profile, which what is printed is
+	// written in (colour.go).
+	colours colorprofile.Profile
+	resizes int // the window's sizes so far, the current one's number
 
 	// lastView is the view drawn last, and stale how many rows of the
 	// terminal above it hold an earlier view that a narrower window
@@ -247,25 +255,119 @@ type tuiModel struct {
 // printedMsg says the lines in flight are printed.
 type printedMsg struct{}
 
+// settledMsg says the window's size number resize has had time to reach
+// the screen (see settleAfter).
+type settledMsg struct{ resize int }
+
+// How the session prints above its view, and why so. The renderer
+// (bubbletea's, inline) prints a block by scrolling the screen up as
+// many rows as the block takes, moving up over the block and its view,
+// inserting the block's rows there and writing them. Its arithmetic holds
+// only while the block and the view it holds together fit the window:
+// past that the move up stops at the top row, the rows it scrolled away
+// (the view, then blank rows) stay in the scrollback, and the view it
+// redraws then covers and erases the end of what was printed. (A long
+// answer, printed once it is whole while the view still showed its
+// streaming tail, lost its last rows so.) So every view is cut to the
+// window's height less printRows, and a print takes at most printRows
+// rows, cut into rows of the window's width, one print at a time; after
+// a resize nothing prints until the renderer has drawn at the new size
+// (the view it holds may be the taller one of before).
+
+// printRows is how many rows one print takes at most in a window of
+// height rows, and how many rows a view leaves free.
+func printRows(height int) int { return max(1, height/4) }
+
+// settleAfter is how long after a resize prints wait: a few of the
+// renderer's frames (60 a second).
+const settleAfter = 50 * time.Millisecond
+
 // print queues lines to print above the view.
 func (m *tuiModel) print(lines ...string) tea.Cmd {
-	m.queue = append(m.queue, lines...)
+	for _, l := range lines {
+		m.queue = append(m.queue, strings.Split(l, "\n")...)
+	}
 	return m.flush()
 }
 
+// flush prints the next rows of the queue, at most printRows of them.
 func (m *tuiModel) flush() tea.Cmd {
-	if m.flushing || len(m.queue) == 0 {
+	if m.flushing || m.settling || len(m.queue) == 0 {
 		return nil
 	}
-	text := strings.Join(m.queue, "\n")
+	rows := m.nextRows(printRows(m.height))
+	text := colours(m.colours, strings.Join(rows, "\n"))
 	if m.stale > 0 {
 		// The renderer starts a print at the top of its view: the rows
 		// above it that still show an earlier, rewrapped view go.
 		text = fmt.Sprintf("\x1b[%dA\r\x1b[%dM", m.stale, m.stale) + text
 		m.stale = 0
 	}
-	m.queue, m.flushing = nil, true
+	m.flushing = true
 	return tea.Sequence(tea.Println(text), func() tea.Msg { return printedMsg{} })
+}
+
+// nextRows takes lines of the queue for the next print, n rows at most
+// once the terminal wraps them (at least one row). Lines stay whole,
+// for the terminal to rewrap when the window's width changes, but two:
+// one that takes more than n rows, cut into rows here for the rows that
+// do not fit to stay queued, and one whose width is a multiple of the
+// window's, which the renderer counts as a row more than it takes (it
+// would leave that row blank between the print and the view).
+func (m *tuiModel) nextRows(n int) []string {
+	var rows []string
+	took := 0
+	for len(m.queue) > 0 && took < n {
+		line, w := m.queue[0], m.width
+		lw := ansi.StringWidth(line)
+		if w <= 0 || lw <= w {
+			rows, took = append(rows, line), took+1
+			m.queue = m.queue[1:]
+			continue
+		}
+		if r := lw/w + 1; lw%w != 0 && took+r <= n {
+			rows, took = append(rows, line), took+r
+			m.queue = m.queue[1:]
+			continue
+		}
+		if took > 0 && lw%w != 0 {
+			break // the next print's
+		}
+		cut := strings.Split(ansi.Hardwrap(line, w, true), "\n")
+		take := min(n-took, len(cut))
+		rows, took = append(rows, cut[:take]...), took+take
+		if take == len(cut) {
+			m.queue = m.queue[1:]
+		} else {
+			m.queue[0] = strings.Join(cut[take:], "")
+		}
+	}
+	return rows
+}
+
+// fitView cuts view to the rows a view may take in the window (its
+// height less printRows): its last rows, as the renderer would keep them.
+func fitView(view string, width, height int) string {
+	if height <= 0 {
+		return view
+	}
+	room := height - printRows(height)
+	lines := strings.Split(strings.TrimSuffix(view, "\n"), "\n")
+	rows := 0
+	if strings.HasSuffix(view, "\n") {
+		rows = 1 // the renderer counts the empty row after the last newline
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		r := 1
+		if width > 0 {
+			r = max(1, (ansi.StringWidth(lines[i])+width-1)/width)
+		}
+		if rows+r > room {
+			return strings.Join(lines[i+1:], "\n") + "\n"
+		}
+		rows += r
+	}
+	return view
 }
 
 var (
@@ -303,11 +405,15 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.stale += rewrapped(m.lastView, m.width, m.height, msg.Width)
 		}
 		m.width, m.height = msg.Width, msg.Height
+		m.resizes++
+		m.settling = true
+		n := m.resizes
+		settle := tea.Tick(settleAfter, func(time.Time) tea.Msg { return settledMsg{n} })
 		m.input.SetWidth(max(msg.Width-1, 10))
 		if m.reason != nil {
 			m.reason.SetWidth(m.reasonWidth())
 		}
-		return m, nil
+		return m, settle
 	case approvalReadyMsg:
 		return m, nil // shows the approval's keys
 	case idleMsg:
@@ -328,6 +434,12 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onShellOutput(msg)
 	case printedMsg:
 		m.flushing = false
+		return m, m.flush()
+	case settledMsg:
+		if msg.resize != m.resizes {
+			return m, nil // a later resize settles after
+		}
+		m.settling = false
 		return m, m.flush()
 	case editedMsg:
 		return m, m.onEditorExit(msg)
@@ -904,7 +1016,7 @@ func rewrapped(view string, width, height, to int) int {
 
 // View implements tea.Model.
 func (m *tuiModel) View() tea.View {
-	m.lastView = m.view()
+	m.lastView = fitView(m.view(), m.width, m.height)
 	return tea.NewView(m.lastView)
 }
 

@@ -110,7 +110,7 @@ func TestLiveTail(t *testing.T) {
 	} {
 		got := liveTail(c.text, c.width, c.height)
 		lines := strings.Split(got, "\n")
-		if n := len(lines); n > c.height*2/3 {
+		if n := len(lines); n > tailRows(c.height) {
 			t.Errorf("%s: %d lines for a window of %d", c.name, n, c.height)
 		}
 		if last := strings.TrimRight(lines[len(lines)-1], " "); last != c.lastLine {

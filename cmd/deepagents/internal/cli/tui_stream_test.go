@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/tui"
+	"github.com/deepagents-go/deepagents/llm/openai/openaitest"
+)
+
+// streamingModel is a model flag for an OpenAI-compatible server on
+// loopback that streams each answer a few words at a time, pausing
+// between chunks as real providers do (the replay: model sends an answer
+// in one piece, and so never shows a view that grows as it streams).
+func streamingModel(t *testing.T, pace time.Duration, answers ...string) string {
+	t.Helper()
+	var turns []openaitest.Turn
+	for _, a := range answers {
+		turns = append(turns, openaitest.Turn{Text: a, Pace: pace,
+			Usage: openaitest.Usage{PromptTokens: 1200, CompletionTokens: 800}})
+	}
+	srv := openaitest.NewServer(turns...)
+	t.Cleanup(srv.Close)
+	return "openai:mock@" + srv.URL
+}
+
+// scrollback is the pane's whole history and screen, as plain text, each
+// line without its trailing blanks.
+func (s *tmuxSession) scrollback() []string {
+	s.t.Helper()
+	out, err := exec.Command("tmux", "capture-pane", "-p", "-S", "-", "-E", "-", "-t", s.name).Output()
+	if err != nil {
+		s.t.Fatalf("capture-pane: %v", err)
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return lines
+}
+
+// waitForJoined waits until the pane shows want, the rows a line wraps
+// onto joined, and returns the screen.
+func (s *tmuxSession) waitForJoined(want string) {
+	s.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		out, err := exec.Command("tmux", "capture-pane", "-p", "-J", "-t", s.name).Output()
+		if err != nil {
+			s.t.Fatalf("capture-pane: %v", err)
+		}
+		if strings.Contains(string(out), want) {
+			time.Sleep(100 * time.Millisecond) // let the frame finish
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("the screen never showed %q:\n%s", want, out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// longReport is a long Markdown answer: a heading, paragraphs, a table, a
+// code block, a paragraph of CJK and a last line, each piece marked with
+// a word found nowhere else.
+func longReport(paragraphs, rows int) (text string, marks []string) {
+	var b strings.Builder
+	b.WriteString("# Report HEADMARK\n\n")
+	marks = append(marks, "HEADMARK")
+	for i := range paragraphs {
+		m := fmt.Sprintf("PARA%02d", i)
+		fmt.Fprintf(&b, "%s says that the change in step %d held under load, with the numbers of the run before it and the one after.\n\n", m, i)
+		marks = append(marks, m)
+	}
+	b.WriteString("| row | name | result |\n|---|---|---|\n")
+	for i := range rows {
+		m := fmt.Sprintf("ROW%02d", i)
+		fmt.Fprintf(&b, "| %d | %s | passed in %d ms |\n", i, m, 10+i)
+		marks = append(marks, m)
+	}
+	b.WriteString("\n```go\nfunc CODEMARK() {\n\tfmt.Println(\"code block\")\n}\n```\n\n")
+	marks = append(marks, "CODEMARK")
+	b.WriteString("漢字の段落 CJKMARK は全角の文字で書かれていて、端末では二列ずつ場所を取ります。\n\n")
+	marks = append(marks, "CJKMARK")
+	b.WriteString("The last line LASTMARK.")
+	marks = append(marks, "LASTMARK")
+	return b.String(), marks
+}
+
+// checkOnce checks that the scrollback holds the answer rendered at width
+// exactly once, as one block, and no other copy of any of it: each mark
+// on one line only, in order.
+func checkOnce(t *testing.T, lines []string, answer string, width int, marks []string) {
+	t.Helper()
+	want := strings.Split(ansi.Strip(tui.RenderMarkdown(answer, width)), "\n")
+	for i, l := range want {
+		want[i] = strings.TrimRight(l, " ")
+	}
+	found := 0
+	for i := 0; i+len(want) <= len(lines); i++ {
+		if lines[i] == want[0] && equalLines(lines[i:i+len(want)], want) {
+			found++
+		}
+	}
+	if found != 1 {
+		t.Errorf("the rendered answer (%d lines) is in the scrollback %d times, want once:\n%s", len(want), found, strings.Join(lines, "\n"))
+		return
+	}
+	for _, m := range marks {
+		n := 0
+		for _, l := range lines {
+			n += strings.Count(l, m)
+		}
+		if n != 1 {
+			t.Errorf("%s shows %d times in the scrollback, want once", m, n)
+		}
+	}
+}
+
+func equalLines(a, b []string) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// A long answer that streams ends in the scrollback once, whole, rendered:
+// at the sizes people use, and when the window narrows as it streams.
+func TestStreamedAnswerKeptWhole(t *testing.T) {
+	answer, marks := longReport(12, 30)
+	for _, c := range []struct {
+		name                  string
+		cols, rows            int
+		resizeCols, resizeRow int // a resize once the answer has begun
+	}{
+		{name: "80x24", cols: 80, rows: 24},
+		{name: "100x30", cols: 100, rows: 30},
+		{name: "100x50", cols: 100, rows: 50},
+		{name: "100x30 narrowed to 60", cols: 100, rows: 30, resizeCols: 60, resizeRow: 30},
+		{name: "80x24 made shorter", cols: 80, rows: 24, resizeCols: 80, resizeRow: 14},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			model := streamingModel(t, 4*time.Millisecond, answer)
+			s := startTmuxSized(t, w, c.cols, c.rows, "--model", model, "--dir", w.dir, "--db", w.db)
+			s.waitFor("> ")
+			s.typeLine("write the report")
+			width := c.cols
+			if c.resizeCols > 0 {
+				s.waitFor("PARA03")
+				s.resize(c.resizeCols, c.resizeRow)
+				width = c.resizeCols
+			}
+			s.waitForJoined("1 model call")
+			checkOnce(t, s.scrollback(), answer, width, marks)
+		})
+	}
+}
+
+// colourSGR matches an escape sequence that sets a colour: a foreground
+// or background of the 8, 16, 256 or 16 million colours (39 and 49,
+// the default ones, set none).
+var colourSGR = regexp.MustCompile(`\x1b\[(?:[0-9]*;)*(?:3[0-8]|4[0-8]|9[0-7]|10[0-7])(?:;[0-9]*)*m`)
+
+// Under NO_COLOR the session sets no colour anywhere: not in its view, and
+// not in what it prints above it (a tool call's mark, an approval and its
+// diff, "✓ approved", inline code, the answer's heading).
+func TestNoColour(t *testing.T) {
+	w := newWorld(t)
+	if err := os.WriteFile(filepath.Join(w.dir, "notes.md"), []byte("line one\nline two\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := w.script(`{"turns":[
+ {"tool_calls":[{"name":"edit_file","args":{"file_path":"/notes.md","old_string":"line two","new_string":"line 2"}}]},
+ {"content":"# Done\n\nThe file ` + "`notes.md`" + ` is **edited**.","usage":{"input_tokens":1200,"output_tokens":30}}]}`)
+	for _, c := range []struct {
+		name   string
+		env    []string
+		colour bool
+	}{
+		{"colours", nil, true},
+		{"NO_COLOR", []string{"NO_COLOR=1"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := startTmuxEnv(t, w, c.env, 100, 40, "--model", "replay:"+script, "--dir", w.dir, "--db", w.db)
+			s.waitFor("> ")
+			s.typeLine("edit the notes")
+			s.waitFor("[esc] later")
+			s.keys("y")
+			s.waitFor("1,200 tokens in")
+			out, err := exec.Command("tmux", "capture-pane", "-p", "-e", "-S", "-", "-t", s.name).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := colourSGR.FindAllString(string(out), 3); (len(got) > 0) != c.colour {
+				t.Errorf("colour sequences %q, want some: %v; the pane:\n%q", got, c.colour, out)
+			}
+		})
+	}
+}
