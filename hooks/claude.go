@@ -165,3 +165,24 @@ func (r *Runner) fromClaude(tool string, args map[string]any) json.RawMessage {
 	b, _ := json.Marshal(args)
 	return b
 }
+
+// ClaudeNames returns the names of a plain matcher (Edit|Write) that are
+// Claude Code's names of the agent's tools, each with the agent's name
+// ("Write" is "write_file"): in the agent's dialect such a matcher
+// matches none of them, which a configuration copied from Claude Code's
+// settings would otherwise never show.
+func ClaudeNames(matcher string) map[string]string {
+	if !plain.MatchString(matcher) {
+		return nil
+	}
+	var out map[string]string
+	for _, n := range strings.Split(matcher, "|") {
+		if a, ok := agentNames[n]; ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[n] = a
+		}
+	}
+	return out
+}

@@ -103,7 +103,10 @@ func promptText(in deepagents.Input) string {
 }
 
 // errEmptyStdin says that no prompt came on standard input.
-var errEmptyStdin = errors.New("run needs a PROMPT (the task, as one argument, or on standard input); standard input was empty")
+var errEmptyStdin = errors.New("run needs a PROMPT (the task, as one argument, after -p, or on standard input); standard input was empty")
+
+// errNoPrompt says that run, or deepagents -p, was given no prompt.
+var errNoPrompt = errors.New("run needs a PROMPT: the task, as one argument (deepagents -p \"the task\", deepagents run \"the task\"), or on standard input")
 
 // maxPromptBytes bounds a prompt read from standard input.
 const maxPromptBytes = 1 << 20
@@ -120,7 +123,7 @@ func promptOf(ctx context.Context, env Env, args []string) (string, error) {
 	if len(args) > 0 && !(len(args) == 1 && args[0] == "-") {
 		p := strings.Join(args, " ")
 		if strings.TrimSpace(p) == "" {
-			return "", usageError{errors.New("run needs a PROMPT (the task, as one argument, or on standard input)")}
+			return "", usageError{errNoPrompt}
 		}
 		piped, err := pipedInput(ctx, env)
 		if err != nil || piped == "" {
@@ -129,7 +132,7 @@ func promptOf(ctx context.Context, env Env, args []string) (string, error) {
 		return p + "\n\n" + piped, nil
 	}
 	if env.Stdin == nil || isTerminal(env.Stdin) {
-		return "", usageError{errors.New("run needs a PROMPT (the task, as one argument, or on standard input)")}
+		return "", usageError{errNoPrompt}
 	}
 	data, err := readStdin(env.Stdin)
 	if err != nil {

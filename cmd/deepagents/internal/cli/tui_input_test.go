@@ -54,10 +54,10 @@ func TestMultilineInput(t *testing.T) {
 	}
 	s.keys("Enter")
 	s.waitFor("Got three lines.")
-	// Up recalls the message whole; on its first line, up goes no further.
+	// Up recalls the message whole, the cursor at its end, where what is
+	// typed goes.
 	s.keys("Up")
 	s.waitFor("  third line\n")
-	s.keys("Down", "Down", "End")
 	s.typeLine("!")
 	s.waitFor("Again.")
 }

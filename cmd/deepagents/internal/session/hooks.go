@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/deepagents-go/deepagents/hooks"
@@ -158,5 +160,30 @@ func (r *resolver) hooksOf(s hookSource) ([]hooks.Hook, error) {
 	for _, sk := range skipped {
 		r.note("note: %s: left out %s", s.path, sk)
 	}
+	if s.dialect == hooks.DialectAgent {
+		r.noteClaudeMatchers(s.path, hs)
+	}
 	return hs, nil
+}
+
+// noteClaudeMatchers says which tool hooks of a file in the agent's
+// dialect name tools by Claude Code's names (Write|Edit), which match
+// none of the agent's: such a hook, copied from Claude Code's settings,
+// would never run, and nothing would say so.
+func (r *resolver) noteClaudeMatchers(path string, hs []hooks.Hook) {
+	for _, h := range hs {
+		if h.Event != hooks.PreToolUse && h.Event != hooks.PostToolUse {
+			continue
+		}
+		names := hooks.ClaudeNames(h.Matcher)
+		if len(names) == 0 {
+			continue
+		}
+		var said []string
+		for _, c := range slices.Sorted(maps.Keys(names)) {
+			said = append(said, fmt.Sprintf("%s is %s", c, names[c]))
+		}
+		r.note("note: %s: the %s hook's matcher %q uses Claude Code's names, which match none of the agent's tools here (%s); use the agent's names, or put the hook in %s, which reads Claude Code's",
+			path, h.Event, h.Matcher, strings.Join(said, ", "), filepath.Join(filepath.Dir(path), deepagentsHooks))
+	}
 }

@@ -257,3 +257,31 @@ func TestResolveFileCheckpoints(t *testing.T) {
 		}
 	}
 }
+
+// A tool hook in config.yaml whose matcher uses Claude Code's names
+// (Write|Edit), which never match the agent's tools, gets a note naming
+// the agent's; one with the agent's names gets none.
+func TestResolveHooksClaudeMatcher(t *testing.T) {
+	for _, c := range []struct {
+		matcher string
+		note    []string
+	}{
+		{"Write|Edit", []string{`matcher "Write|Edit"`, "Edit is edit_file, Write is write_file", "hooks.json"}},
+		{"write_file|edit_file", nil},
+	} {
+		places := home(t, "hooks:\n  PreToolUse:\n    - matcher: "+c.matcher+"\n      hooks: [{type: command, command: check}]\n")
+		spec, err := Resolve(Inputs{Flags: Flags{Dir: t.TempDir()}, Places: places})
+		if err != nil {
+			t.Fatal(err)
+		}
+		notes := strings.Join(spec.Notes, "\n")
+		if c.note == nil && notes != "" {
+			t.Errorf("%s: notes %q, want none", c.matcher, notes)
+		}
+		for _, want := range c.note {
+			if !strings.Contains(notes, want) {
+				t.Errorf("%s: notes %q, want %q in them", c.matcher, notes, want)
+			}
+		}
+	}
+}

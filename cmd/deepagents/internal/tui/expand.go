@@ -1,8 +1,11 @@
 package tui
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -40,8 +43,12 @@ func (m *tuiModel) toolResult(indent string, e agent.Event) string {
 			diff = boundLines(fileDiff(e.Name, m.calls[e.ToolCallID], b.text, b.known), maxResultDiffLines)
 		}
 	}
+	content := e.Content
+	if e.Name == "read_file" && !e.IsError {
+		content = readSummary(m.calls[e.ToolCallID], content)
+	}
 	delete(m.calls, e.ToolCallID)
-	line := indent + "  " + dim.Render("⎿ ") + fold(e.Content, e.IsError, resultRoom(indent, m.width))
+	line := indent + "  " + dim.Render("⎿ ") + fold(content, e.IsError, resultRoom(indent, m.width))
 	if m.expanded {
 		line = expandedResult(r)
 	}
@@ -51,13 +58,43 @@ func (m *tuiModel) toolResult(indent string, e agent.Event) string {
 	return line
 }
 
+// readHeader is the header of a read_file result (CONTRACT.md).
+var readHeader = regexp.MustCompile(`(?m)^@@ lines (\d+)-(\d+)(?: \| next offset (\d+))? @@$`)
+
+// readSummary is what a folded read_file result says: the file and the
+// lines read, and where the file goes on (the header says so to the
+// model, in its terms). A result without the header is as it is.
+func readSummary(args json.RawMessage, content string) string {
+	h := readHeader.FindStringSubmatchIndex(content)
+	if h == nil {
+		return content
+	}
+	var in struct {
+		FilePath string `json:"file_path"`
+	}
+	_ = json.Unmarshal(args, &in)
+	name := cmp.Or(display.OneLine(in.FilePath), "the file")
+	out := fmt.Sprintf("read %s, lines %s-%s", name, content[h[2]:h[3]], content[h[4]:h[5]])
+	if h[6] >= 0 {
+		if next, err := strconv.Atoi(content[h[6]:h[7]]); err == nil {
+			out += fmt.Sprintf(" (more from line %d)", next+1)
+		}
+	}
+	// A notice before the header (a line cut, an offset clamped) counts
+	// as the lines after the summary; ctrl+o shows the whole result.
+	if notice := strings.TrimSpace(content[:h[0]]); notice != "" {
+		out += "\n" + notice
+	}
+	return out
+}
+
 // maxResultDiffLines bounds the diff shown under an edit's result.
 const maxResultDiffLines = 20
 
 // called keeps the arguments of an edit_file or write_file call whose
 // file was read before it ran: its result shows the diff it made.
 func (m *tuiModel) called(e agent.Event) {
-	if e.Name != "edit_file" && e.Name != "write_file" {
+	if e.Name != "edit_file" && e.Name != "write_file" && e.Name != "read_file" {
 		return
 	}
 	if m.calls == nil {

@@ -561,11 +561,9 @@ func (m *tuiModel) onKey(k tea.KeyPressMsg) tea.Cmd {
 		} else {
 			m.input.SetValue(m.history[m.histPos])
 		}
-		if k.String() == "up" {
-			m.input.MoveToBegin()
-		} else {
-			m.input.MoveToEnd()
-		}
+		// At the message's end, as a shell recalls a line: to be added
+		// to (up again on its first row goes further back).
+		m.input.MoveToEnd()
 		return nil
 	case "ctrl+g":
 		return m.openEditor()
