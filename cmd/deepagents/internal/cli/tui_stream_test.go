@@ -172,9 +172,10 @@ func TestStreamedAnswerKeptWhole(t *testing.T) {
 // the default ones, set none).
 var colourSGR = regexp.MustCompile(`\x1b\[(?:[0-9]*;)*(?:3[0-8]|4[0-8]|9[0-7]|10[0-7])(?:;[0-9]*)*m`)
 
-// Under NO_COLOR the session sets no colour anywhere: not in its view, and
-// not in what it prints above it (a tool call's mark, an approval and its
-// diff, "✓ approved", inline code, the answer's heading).
+// Under NO_COLOR, or on a terminal that says it is dumb, the session sets
+// no colour anywhere: not in its view, and not in what it prints above it
+// (a tool call's mark, an approval and its diff, "✓ approved", inline
+// code, the answer's heading).
 func TestNoColour(t *testing.T) {
 	w := newWorld(t)
 	if err := os.WriteFile(filepath.Join(w.dir, "notes.md"), []byte("line one\nline two\n"), 0o600); err != nil {
@@ -190,6 +191,7 @@ func TestNoColour(t *testing.T) {
 	}{
 		{"colours", nil, true},
 		{"NO_COLOR", []string{"NO_COLOR=1"}, false},
+		{"TERM=dumb", []string{"TERM=dumb"}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := startTmuxEnv(t, w, c.env, 100, 40, "--model", "replay:"+script, "--dir", w.dir, "--db", w.db)

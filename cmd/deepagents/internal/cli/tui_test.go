@@ -35,7 +35,8 @@ func startTmuxSized(t *testing.T, w *world, cols, rows int, args ...string) *tmu
 }
 
 // startTmuxEnv runs the binary in a pane of cols×rows, with more
-// environment variables (env, NAME=value).
+// environment variables (env, NAME=value; TERM is xterm-256color unless
+// env sets it).
 func startTmuxEnv(t *testing.T, w *world, env []string, cols, rows int, args ...string) *tmuxSession {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
@@ -46,7 +47,8 @@ func startTmuxEnv(t *testing.T, w *world, env []string, cols, rows int, args ...
 	}
 	name := fmt.Sprintf("deepagents-test-%d", time.Now().UnixNano())
 	cmd := append([]string{"env"}, w.env()...)
-	cmd = append(append(cmd, env...), "TERM=xterm-256color", binary(t))
+	cmd = append(append(cmd, "TERM=xterm-256color"), env...) // env may name another TERM
+	cmd = append(cmd, binary(t))
 	cmd = append(cmd, args...)
 	quoted := make([]string, len(cmd))
 	for i, a := range cmd {
