@@ -45,7 +45,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.db, "db", "", "database for threads and memories: a SQLite file path or a postgres:// URL (default: deepagents.db in the user's data directory)")
 	fl.StringVar(&f.thread, "thread", "", "thread to start or continue (default: a new thread, whose id run_start shows)")
 	fl.BoolVarP(&f.continueLast, "continue", "c", false, "continue the thread that last ran in the workspace (--dir)")
-	fl.StringVar(&f.InterruptOn, "interrupt-on", "", "comma-separated tools that need approval (default: write_file,edit_file,execute on a terminal, none otherwise)")
+	fl.StringVar(&f.InterruptOn, "interrupt-on", "", "comma-separated tools that need approval (default on a terminal: write_file,edit_file, and execute with --shell; none otherwise)")
 	fl.StringVar(&f.PermissionMode, "permission-mode", "", "how tools ask for approval: ask (the tools of --interrupt-on ask), accept-edits (file edits run without asking), plan (read-only until you approve a plan) or auto (nothing asks but ask rules); deny and ask rules and the protected paths hold in every mode (default: the thread's mode, else permission_mode of ~/.deepagents/config.yaml, else ask)")
 	fl.BoolVar(&f.AutoApprove, "auto-approve", false, "the same as --permission-mode auto: run every tool without asking (deny and ask rules and the protected paths still apply)")
 	fl.StringArrayVar(&f.Rules.Allow, "allow", nil, "permission rule: run matching calls without asking, such as 'execute(go test)' or 'write_file(/src/**)' (repeatable)")
