@@ -134,6 +134,13 @@ func (t *Turn) Answer(callID string, r ToolResult) {
 	t.answered[callID] = r
 }
 
+// Answered reports whether a hook gave the call its result already: a
+// later hook has nothing left to decide about it.
+func (t *Turn) Answered(callID string) bool {
+	_, ok := t.answered[callID]
+	return ok
+}
+
 // AfterModelHook is a Middleware that inspects a model turn before its tool
 // calls run. Returning an *InterruptError stops the run to wait for human
 // decisions; on [Agent.Resume] the hook runs again with the decisions

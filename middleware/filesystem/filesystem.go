@@ -8,6 +8,7 @@ package filesystem
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -369,6 +370,38 @@ func (p *pathLocks) lock(path string) func() {
 		}
 		p.mu.Unlock()
 	}
+}
+
+// AfterModel implements agent.AfterModelHook: a call of a file tool whose
+// path the contract refuses (a "..", a "~", a Windows drive, a path
+// outside AllowedPrefixes) gets the contract's error at once, without
+// running. The files come before approvals in the stack: no rule, mode,
+// hook or approval is asked about a path no tool would take, nor gives
+// its own reason for refusing it.
+func (f *Middleware) AfterModel(_ context.Context, turn *agent.Turn) error {
+	for _, call := range turn.Message.ToolCalls {
+		if !fileTools[call.Name] {
+			continue
+		}
+		var in struct {
+			FilePath *string `json:"file_path"`
+			Path     *string `json:"path"`
+		}
+		if json.Unmarshal(call.Args, &in) != nil {
+			continue // the tool's validator answers
+		}
+		p := in.FilePath // read_file, write_file, edit_file
+		if call.Name == LsTool || call.Name == GlobTool || call.Name == GrepTool {
+			p = in.Path
+		}
+		if p == nil {
+			continue
+		}
+		if _, err := f.clean(*p); err != nil {
+			turn.Answer(call.ID, agent.ToolResult{Content: err.Error(), IsError: true})
+		}
+	}
+	return nil
 }
 
 // clean validates a path argument; the error is the text for the model.

@@ -128,6 +128,9 @@ func (h *Middleware) AfterModel(ctx context.Context, turn *agent.Turn) error {
 			}
 			continue // decided: the agent applies the decision itself
 		}
+		if turn.Answered(call.ID) {
+			continue // answered before any rule looks at it (a path the contract refuses)
+		}
 		if call.Name == ExitPlanTool {
 			if req := h.exitPlan(turn, call, mode); req != nil {
 				requests = append(requests, *req)
