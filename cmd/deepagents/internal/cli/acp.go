@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -76,6 +77,11 @@ func serveACP(ctx context.Context, env Env, f *runFlags) error {
 			flags := f.Flags
 			if dir == "" {
 				return nil, errors.New("the session has no cwd")
+			}
+			if !filepath.IsAbs(dir) {
+				// ACP's cwd is absolute; a relative one would be taken
+				// against this process's own folder.
+				return nil, fmt.Errorf("the session's cwd %q is not an absolute path", dir)
 			}
 			dir, err := session.WorkspacePath(dir)
 			if err != nil {

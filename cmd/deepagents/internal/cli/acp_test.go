@@ -386,3 +386,44 @@ func TestACPOfficialClient(t *testing.T) {
 		t.Fatalf("drive.mjs: %v\n%s", err, out)
 	}
 }
+
+// ACP's session/new refuses a cwd that is relative (it would be taken
+// against the agent process's own folder) or a system folder.
+func TestACPRefusesCwd(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	conn := startACP(t, w, &acpClient{answer: "allow_always"})
+	for _, cwd := range []string{"project", ".", "/", "/etc", "/usr/local/bin"} {
+		if _, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}}); err == nil {
+			t.Errorf("session/new with cwd %q was accepted", cwd)
+		}
+	}
+	if _, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: w.dir, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Errorf("a project's folder: %v", err)
+	}
+}
+
+// The CLI refuses a system folder as the workspace, with a usage error
+// that names the flag which accepts it, on every command that opens one.
+func TestSystemFolderRefused(t *testing.T) {
+	w := newWorld(t)
+	s := w.script(`{"turns":[{"content":"done"}]}`)
+	for _, dir := range []string{"/usr/local/bin", "/usr/bin", "/etc", "/"} {
+		code, _, stderr := w.run("run", "--model", "replay:"+s, "--db", w.db, "--dir", dir, "--shell", "go")
+		if code != ExitUsage || !strings.Contains(stderr, "--allow-system-dir") {
+			t.Errorf("--dir %s: exit %d, %q", dir, code, stderr)
+		}
+	}
+	// Accepted with the flag (rewind off: its first point would read the
+	// folder's every file).
+	if err := os.MkdirAll(filepath.Join(w.home, ".deepagents"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.home, ".deepagents", "config.yaml"), []byte("rewind: false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := w.run("run", "--model", "replay:"+s, "--db", w.db, "--dir", "/usr/local/bin", "--allow-system-dir", "go")
+	if code != 0 {
+		t.Errorf("--allow-system-dir: exit %d, %q", code, stderr)
+	}
+}

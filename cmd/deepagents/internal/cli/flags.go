@@ -56,6 +56,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.TrustWorkspace, "trust-workspace", false, "trust what the workspace's files name to run: start the MCP servers of its .mcp.json and run the hooks of its .claude/settings.json, .claude/settings.local.json and .deepagents/config.yaml (they run commands the repository names)")
 	// The flag's name before it covered hooks too.
 	fl.BoolVar(&f.TrustWorkspace, "mcp-workspace", false, "the same as --trust-workspace")
+	fl.BoolVar(&f.AllowSystemDir, session.SystemDirFlag, false, "accept a system folder (/, /usr, /etc, /var/lib and the like) as the workspace: the agent may then change what the system runs")
 	fl.MarkDeprecated("mcp-workspace", "use --trust-workspace") //nolint:errcheck // the flag exists
 	fl.StringVar(&f.ProtectedPaths, "protected-paths", strings.Join(backend.ProtectedPaths, ","), "comma-separated workspace paths (at any depth) that write_file and edit_file ask before changing and the sandbox keeps read-only, such as .git/hooks; none turns this off")
 }

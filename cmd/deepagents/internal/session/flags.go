@@ -35,6 +35,9 @@ type Flags struct {
 	// name to run: the MCP servers of its .mcp.json start, and the hooks
 	// of its .deepagents/config.yaml and .claude/settings*.json run.
 	TrustWorkspace bool
+	// AllowSystemDir (--allow-system-dir) accepts a system folder as the
+	// workspace (see checkWorkspaceDir).
+	AllowSystemDir bool
 	// ProtectedPaths is --protected-paths.
 	ProtectedPaths string
 	// Given reports whether a flag was set on the command line, by name

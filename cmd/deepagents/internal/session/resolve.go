@@ -214,6 +214,15 @@ func Resolve(in Inputs) (Spec, error) {
 	if err != nil {
 		return Spec{}, err
 	}
+	if !r.stateWorkspace {
+		home := r.in.Places.Home
+		if real, err := WorkspacePath(home); err == nil && home != "" {
+			home = real
+		}
+		if err := checkWorkspaceDir(r.f.Dir, home, r.f.AllowSystemDir); err != nil {
+			return Spec{}, UsageError{err}
+		}
+	}
 	settings := r.settings()
 	rules, sources, protected, err := r.permissionRules()
 	if err != nil {
