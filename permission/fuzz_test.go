@@ -49,6 +49,12 @@ func ran(line string, depth int) (progs [][]string, ok bool) {
 			if len(args) >= 3 && (args[0] == "sh" || args[0] == "bash") && args[1] == "-c" && depth < 3 {
 				inner, _ = ran(args[2], depth+1)
 			}
+			if depth < 3 {
+				for _, c := range optionCommands(args) {
+					more, _ := ran(c, depth+1)
+					inner = append(inner, more...)
+				}
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if done {
@@ -71,6 +77,39 @@ func ran(line string, depth int) (progs [][]string, ok bool) {
 	found, done := slices.Clone(progs), true
 	mu.Unlock()
 	return found, true
+}
+
+// optionCommands are the shell commands a program runs from its options,
+// as the programs themselves read them: man's pager (-P, --pager, sh -c
+// of the value), less's +!cmd, vim's -c and + Ex commands that start with
+// "!". The oracle's model of them, written apart from the rules' walk.
+func optionCommands(args []string) []string {
+	var out []string
+	prog := path.Base(args[0])
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case prog == "man" && (a == "-P" || a == "--pager") && i+1 < len(args):
+			out = append(out, args[i+1])
+			i++
+		case prog == "man" && strings.HasPrefix(a, "--pager="):
+			out = append(out, strings.TrimPrefix(a, "--pager="))
+		case prog == "man" && strings.HasPrefix(a, "-P") && len(a) > 2:
+			out = append(out, a[2:])
+		case (prog == "less" || prog == "more") && strings.HasPrefix(a, "+") && strings.Contains(a, "!"):
+			out = append(out, a[strings.Index(a, "!")+1:])
+		case (prog == "vim" || prog == "vi" || prog == "nvim") && a == "-c" && i+1 < len(args):
+			if ex := strings.TrimLeft(args[i+1], ": "); strings.HasPrefix(ex, "!") {
+				out = append(out, ex[1:])
+			}
+			i++
+		case (prog == "vim" || prog == "vi" || prog == "nvim") && strings.HasPrefix(a, "+"):
+			if ex := strings.TrimLeft(a[1:], ": "); strings.HasPrefix(ex, "!") {
+				out = append(out, ex[1:])
+			}
+		}
+	}
+	return out
 }
 
 type nopFile struct{ *bytes.Reader }
@@ -167,6 +206,8 @@ func FuzzDecideAroundRm(f *testing.F) {
 		{"time ", ""}, {"command ", ""}, {"builtin command ", ""}, {"exec ", ""}, {"coproc ", ""}, {"echo x > $(", ")"},
 		{"[[ $(", ") ]]"}, {"declare y=$(", ")"}, {"select i in a; do ", "; break; done"}, {"alias r='", "'; r"},
 		{"shopt -s expand_aliases\nalias r='", "'\nr"}, {"FOO=1 ", ""}, {"\\", ""}, {"r''", ""}, {"\"", "\""},
+		{"man -P '", "' ls"}, {"man --pager='", "' ls"}, {"man -P'", "' ls"}, {"less '+!", "' f"}, {"vim -c '!", "' f"},
+		{"vim '+!", "' f"}, {"echo 'a[$(", ")]'; echo $((_))"}, {"x='a[$(", ")]'; echo $((x))"}, {"x='$(", ")'; echo ${x@P}"},
 	} {
 		f.Add(s[0], s[1])
 	}
@@ -177,7 +218,8 @@ func FuzzDecideAroundRm(f *testing.F) {
 // TestOracle checks the fuzz tests' oracle: it sees what these lines run.
 func TestOracle(t *testing.T) {
 	for _, line := range []string{"if rm x; then :; fi", "trap 'rm x' EXIT", "f(){ rm x; }; f", "shopt -s expand_aliases\nalias r='rm x'\nr",
-		"sh -c 'rm x'", "eval 'rm x'", "echo $(rm x)", "cat <<EOF\n$(rm x)\nEOF", "command rm x"} {
+		"sh -c 'rm x'", "eval 'rm x'", "echo $(rm x)", "cat <<EOF\n$(rm x)\nEOF", "command rm x",
+		"man -P 'rm x' ls", "man --pager='rm x' ls", "less '+!rm x' f", "vim -c '!rm x' f", "vim '+!rm x' f"} {
 		progs, ok := ran(line, 0)
 		found := false
 		for _, p := range progs {

@@ -141,6 +141,7 @@ func parse(src string) (*syntax.File, error) {
 type walker struct {
 	out      []Command
 	funcs    map[string]bool // functions the line defines
+	numbers  map[string]bool // variables the line gives only numbers (numericNames)
 	assigned bool            // the line changes the shell's environment (export, bare assignments)
 	writes   bool            // the line redirects output into a file
 	chdir    bool            // the line changes directory: git may find another repository there
@@ -166,6 +167,12 @@ func (w *walker) script(src string, sc *scope) error {
 		if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil {
 			w.funcs[fd.Name.Value] = true
 		}
+	}
+	for name := range numericNames(f) {
+		if w.numbers == nil {
+			w.numbers = map[string]bool{}
+		}
+		w.numbers[name] = true
 	}
 	inner := *sc
 	inner.src = src
@@ -219,6 +226,35 @@ func (w *walker) visit(sc *scope, n syntax.Node) {
 		if n.Op == syntax.Inc || n.Op == syntax.Dec {
 			w.setsVar(sc, arithName(n.X))
 		}
+	case *syntax.ParamExp:
+		if why := reevaluated(n); why != "" {
+			w.emit(sc, []word{{s: sc.text(n), exp: true}}, Command{Unsure: why})
+		}
+		if n.Index != nil && !allElements(n.Index) {
+			w.arith(sc, n.Index) // ${a[i]}: the subscript is arithmetic
+		}
+	case *syntax.ArithmExp:
+		w.arith(sc, n.X)
+	case *syntax.ArithmCmd:
+		w.arith(sc, n.X)
+	case *syntax.LetClause:
+		for _, x := range n.Exprs {
+			w.arith(sc, x)
+		}
+	case *syntax.CStyleLoop:
+		for _, x := range []syntax.ArithmExpr{n.Init, n.Cond, n.Post} {
+			w.arith(sc, x)
+		}
+	case *syntax.BinaryTest:
+		switch n.Op {
+		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+			// [[ x -eq y ]] evaluates both sides as arithmetic.
+			for _, x := range []syntax.TestExpr{n.X, n.Y} {
+				if wd, ok := x.(*syntax.Word); ok {
+					w.arith(sc, wd)
+				}
+			}
+		}
 	case *syntax.SglQuoted:
 		w.maybeCode(sc, n.Value)
 	case *syntax.Lit:
@@ -245,6 +281,125 @@ func (w *walker) maybeCode(sc *scope, s string) {
 		// still run where the text is expanded, so try it as an argument.
 		_ = w.script(": "+s, &inner)
 	}
+}
+
+// reevaluated says why an expansion runs as code a value the rules cannot
+// see: ${!x} expands the variable x's value names, and ${x@P} expands x's
+// value as a prompt, running the substitutions it holds ("" when it does
+// neither). ${!prefix*} and ${!a[@]} list names: they run nothing.
+func reevaluated(n *syntax.ParamExp) string {
+	switch {
+	case n.Excl && n.Names == 0 && n.Index == nil:
+		return "it expands the variable another's value names (${!x}), which may hold code"
+	case n.Exp != nil && n.Exp.Op == syntax.OtherParamOps && n.Exp.Word != nil && strings.Contains(n.Exp.Word.Lit(), "P"):
+		return "it expands a value as a prompt (${x@P}), which runs the code it holds"
+	}
+	return ""
+}
+
+// arith records arithmetic over values the rules cannot know as code:
+// bash evaluates an operand's value as an expression in turn, and an
+// array subscript in it runs its substitutions (x='a[$(rm y)]'; $((x)),
+// or $_ holding the last argument: git status 'a[$(rm y)]'; $((_))).
+// Numbers, the line's own numeric variables and bash's numeric ones are
+// known.
+func (w *walker) arith(sc *scope, x syntax.ArithmExpr) {
+	for n := range syntax.Preorder(x) {
+		wd, ok := n.(*syntax.Word)
+		if !ok {
+			continue
+		}
+		lit := wd.Lit()
+		switch {
+		case lit != "" && isNumber(lit):
+		case lit != "" && w.numeric(lit):
+		case lit == "" && len(wd.Parts) == 1 && w.numericParam(wd.Parts[0]):
+		default:
+			w.emit(sc, []word{{s: sc.text(wd), exp: true}}, Command{
+				Unsure: "it evaluates as arithmetic a value the rules cannot know (" + sc.text(wd) + "), which runs the code it holds"})
+			return
+		}
+	}
+}
+
+// numeric reports whether the variable name holds only numbers: the
+// line's own (numericNames), bash's, and the special parameters $#, $?,
+// $$ and $!.
+func (w *walker) numeric(name string) bool {
+	return w.numbers[name] || numericVars[name] || name == "#" || name == "?" || name == "$" || name == "!"
+}
+
+// numericParam reports whether p is $x or ${x} of a numeric variable,
+// with no operator.
+func (w *walker) numericParam(p syntax.WordPart) bool {
+	pe, ok := p.(*syntax.ParamExp)
+	return ok && pe.Param != nil && pe.Exp == nil && pe.Index == nil && pe.Slice == nil && pe.Repl == nil &&
+		!pe.Excl && !pe.Length && pe.Names == 0 && w.numeric(pe.Param.Value) ||
+		ok && pe.Length // ${#x} is a length
+}
+
+// numericVars are bash's variables that only ever hold numbers.
+var numericVars = map[string]bool{"RANDOM": true, "SECONDS": true, "LINENO": true, "BASHPID": true, "PPID": true,
+	"UID": true, "EUID": true, "OPTIND": true, "SRANDOM": true, "EPOCHSECONDS": true, "COLUMNS": true, "LINES": true}
+
+// isNumber reports whether s is an arithmetic constant: decimal, 0x hex,
+// octal, or base#digits.
+func isNumber(s string) bool {
+	if base, digits, ok := strings.Cut(s, "#"); ok {
+		return isDigits(base) && digits != "" && strings.Trim(digits, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ@_") == ""
+	}
+	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
+		return len(s) > 2 && strings.Trim(s[2:], "0123456789abcdefABCDEF") == ""
+	}
+	return isDigits(s)
+}
+
+func isDigits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
+
+// allElements reports whether a subscript is [@] or [*]: every element,
+// nothing evaluated.
+func allElements(x syntax.ArithmExpr) bool {
+	wd, ok := x.(*syntax.Word)
+	return ok && (wd.Lit() == "@" || wd.Lit() == "*")
+}
+
+// numericNames returns the variables f gives only numbers: assignments
+// of a number (i=0, ((i=0)), let i=1), and for loops over numbers; ++ and
+// -- keep them numbers. A name given anything else is not one.
+func numericNames(f *syntax.File) map[string]bool {
+	nums, other := map[string]bool{}, map[string]bool{}
+	note := func(name string, number bool) {
+		if number {
+			nums[name] = true
+		} else {
+			other[name] = true
+		}
+	}
+	for n := range syntax.Preorder(f) {
+		switch n := n.(type) {
+		case *syntax.Assign:
+			if n.Name != nil {
+				note(n.Name.Value, n.Value != nil && isNumber(n.Value.Lit()) && !n.Append && n.Array == nil)
+			}
+		case *syntax.BinaryArithm:
+			if n.Op == syntax.Assgn {
+				if name := arithName(n.X); name != "" {
+					y, ok := n.Y.(*syntax.Word)
+					note(name, ok && isNumber(y.Lit()))
+				}
+			}
+		case *syntax.WordIter:
+			all := true
+			for _, it := range n.Items {
+				all = all && isNumber(it.Lit())
+			}
+			note(n.Name.Value, all && n.InPos.IsValid())
+		}
+	}
+	for name := range other {
+		delete(nums, name)
+	}
+	return nums
 }
 
 // arithName returns the variable an arithmetic operand names, if it is a
@@ -547,6 +702,104 @@ func (w *walker) code(sc *scope, s word, by []word, c Command) {
 	w.emit(sc, by, c)
 }
 
+// optionCode returns the command lines a pager, an editor or awk runs
+// from its arguments (man -P, less +!cmd, vim -c '!cmd'), and says why
+// the command is unsure when it runs what cannot be read as one (an Ex
+// command, awk's system() and pipes, an awk program from a file).
+func optionCode(prog string, args []word) (code []word, unsure string) {
+	value := func(i int, x word, short, long string) (word, bool, int) {
+		switch {
+		case short != "" && x.s == short || long != "" && x.s == long:
+			if i+1 < len(args) {
+				return args[i+1], true, i + 1
+			}
+		case short != "" && strings.HasPrefix(x.s, short) && !strings.HasPrefix(x.s, "--"):
+			return word{s: x.s[len(short):], exp: x.exp}, true, i
+		case long != "" && strings.HasPrefix(x.s, long+"="):
+			return word{s: x.s[len(long)+1:], exp: x.exp}, true, i
+		}
+		return word{}, false, i
+	}
+	switch prog {
+	case "man":
+		for i := 0; i < len(args); i++ {
+			for _, o := range [][2]string{{"-P", "--pager"}, {"-H", "--html"}} {
+				if v, ok, j := value(i, args[i], o[0], o[1]); ok {
+					code, i = append(code, v), j
+				}
+			}
+		}
+	case "less", "more":
+		for _, x := range args {
+			if strings.HasPrefix(x.s, "+") {
+				if _, cmd, ok := strings.Cut(x.s, "!"); ok {
+					code = append(code, word{s: cmd, exp: x.exp})
+				}
+			}
+		}
+	case "awk", "gawk", "mawk", "nawk":
+		program := true // the first operand is the program, unless -f names one
+		for i := 0; i < len(args); i++ {
+			x := args[i]
+			switch {
+			case x.s == "--":
+				continue
+			case x.s == "-f" || strings.HasPrefix(x.s, "-f") || strings.HasPrefix(x.s, "--file"):
+				return nil, prog + " runs a program from a file, which may run commands"
+			case x.s == "-F" || x.s == "-v" || x.s == "-e" || x.s == "--source":
+				if x.s == "-e" || x.s == "--source" {
+					if i+1 < len(args) && awkRuns(args[i+1]) {
+						return nil, prog + "'s program runs commands (system(), a pipe)"
+					}
+					program = false
+				}
+				i++
+			case strings.HasPrefix(x.s, "-"):
+			case program:
+				if awkRuns(x) {
+					return nil, prog + "'s program runs commands (system(), a pipe)"
+				}
+				program = false
+			}
+		}
+	default: // vim and its names
+		for i := 0; i < len(args); i++ {
+			x := args[i]
+			ex, ok := "", false
+			switch {
+			case x.s == "-c" || x.s == "--cmd" || x.s == "-S":
+				if i+1 < len(args) {
+					i++
+					ex, ok = args[i].s, true
+					if args[i].exp || x.s == "-S" {
+						return nil, prog + " runs an Ex command or script the rules cannot read"
+					}
+				}
+			case strings.HasPrefix(x.s, "+") && len(x.s) > 1:
+				ex, ok = x.s[1:], true
+				if x.exp {
+					return nil, prog + " runs an Ex command the rules cannot read"
+				}
+			}
+			if !ok || isDigits(ex) || strings.HasPrefix(ex, "/") {
+				continue // a line number, a search
+			}
+			if cmd, shell := strings.CutPrefix(strings.TrimLeft(ex, ": "), "!"); shell {
+				code = append(code, word{s: cmd})
+				continue
+			}
+			return nil, prog + " runs an Ex command (" + ex + "), which may run a shell"
+		}
+	}
+	return code, ""
+}
+
+// awkRuns reports whether an awk program may run a command: system(), a
+// pipe to or from one, or text the shell expands.
+func awkRuns(x word) bool {
+	return x.exp || strings.Contains(x.s, "system") || strings.Contains(x.s, "|")
+}
+
 // codeBuiltins run a string or a file as code when given one of the
 // listed options ("" for always): what they run cannot be checked.
 var codeBuiltins = map[string]string{
@@ -631,6 +884,16 @@ func (w *walker) run(sc *scope, words []word, c Command, redirs []*syntax.Redire
 				}
 			}
 			w.emit(sc, words, c)
+			return
+		case "man", "less", "more", "vim", "vi", "nvim", "view", "ex", "gvim", "rvim", "awk", "gawk", "mawk", "nawk":
+			code, why := optionCode(base, words[1:])
+			if why != "" {
+				c.Unsure = why
+			}
+			w.emit(sc, words, c)
+			for _, x := range code {
+				w.code(sc, x, words, Command{Assigned: c.Assigned})
+			}
 			return
 		case "git":
 			var values []string

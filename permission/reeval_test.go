@@ -1,0 +1,78 @@
+package permission_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/deepagents-go/deepagents/permission"
+)
+
+// TestDecideReevaluation holds the forms of issue 42: bash evaluates a
+// value the rules cannot see as code again ($_ in arithmetic, ${!x},
+// ${x@P}, a subscript), and programs run commands their options name (man
+// -P, MANPAGER, less +!, vim -c, awk's system(), git's pager). None is
+// allowed by an allow rule, and a denied command in them is not let by.
+func TestDecideReevaluation(t *testing.T) {
+	rs := mustRules(t, map[permission.Effect][]string{
+		permission.Allow: {"execute(git status)", "execute(echo)", "execute(man)", "execute(less)", "execute(vim)", "execute(awk)", "execute(git log)"},
+		permission.Deny:  {"execute(rm)"},
+	})
+	A, K, D := permission.Allow, permission.Ask, permission.Deny
+	for _, tt := range []struct {
+		cmd  string
+		want []permission.Effect // any of these
+	}{
+		// The break of the issue, and its neighbours.
+		{`git status 'a[$(touch pwned)]' >/dev/null 2>&1; git status $((_))`, []permission.Effect{K}},
+		{`bash -c "git status 'a[\$(touch pwned)]' >/dev/null 2>&1; git status \$((_))"`, []permission.Effect{K}},
+		{`echo 'a[$(touch pwned)]'; echo ${_@P}`, []permission.Effect{K}},
+		{`echo x; echo ${!_}`, []permission.Effect{K}},
+		{`echo ${!name}`, []permission.Effect{K}},
+		{`echo ${x@P}`, []permission.Effect{K}},
+		{`echo $((x))`, []permission.Effect{K}},
+		{`echo $(( x + 1 ))`, []permission.Effect{K}},
+		{`(( x ))`, []permission.Effect{K}},
+		{`let x`, []permission.Effect{K}},
+		{`echo ${a[x]}`, []permission.Effect{K}},
+		{`[[ $x -eq 1 ]] && echo y`, []permission.Effect{K}},
+		{`echo 'a[$(rm x)]'; echo $((_))`, []permission.Effect{K, D}},
+		// Arithmetic over what the rules know stays allowed.
+		{`echo $((1 + 2))`, []permission.Effect{A}},
+		{`i=3; echo $((i * 2))`, []permission.Effect{A, permission.None}}, // None: the line assigns
+		{`for ((i=0; i<3; i++)); do echo $i; done`, []permission.Effect{A}},
+		{`for i in 1 2 3; do echo $((i+1)); done`, []permission.Effect{A}},
+		{`echo $(( $# + 1 ))`, []permission.Effect{A}},
+		{`echo "${a[@]}" ${#a[@]} ${a[0]}`, []permission.Effect{A}},
+		{`echo ${!prefix*}`, []permission.Effect{A}},
+		// Programs that run what their options name.
+		{`man -P 'rm x' ls`, []permission.Effect{D, K}},
+		{`man --pager='rm x' ls`, []permission.Effect{D, K}},
+		{`man -Prm ls`, []permission.Effect{D, K}},
+		{`MANPAGER='rm x' man ls`, []permission.Effect{D, K}},
+		{`PAGER='rm x' man ls`, []permission.Effect{D, K}},
+		{`less '+!rm x' f`, []permission.Effect{D, K}},
+		{`vim -c '!rm x' f`, []permission.Effect{D, K}},
+		{`vim '+!rm x' f`, []permission.Effect{D, K}},
+		{`awk 'BEGIN{system("rm x")}'`, []permission.Effect{D, K}},
+		{`awk 'BEGIN{print | "rm x"}'`, []permission.Effect{D, K}},
+		{`git -c core.pager='rm x' log`, []permission.Effect{D, K}},
+		{`GIT_PAGER='rm x' git log`, []permission.Effect{D, K}},
+		// Those programs on their own stay allowed.
+		{`man ls`, []permission.Effect{A}},
+		{`man rm`, []permission.Effect{A}},
+		{`less f`, []permission.Effect{A}},
+		{`vim f`, []permission.Effect{A}},
+		{`awk '{print $1}' f`, []permission.Effect{A}},
+		{`git log`, []permission.Effect{A}},
+	} {
+		raw, _ := json.Marshal(map[string]string{"command": tt.cmd})
+		d := rs.Decide("execute", raw)
+		ok := false
+		for _, w := range tt.want {
+			ok = ok || d.Effect == w
+		}
+		if !ok {
+			t.Errorf("%s: %s (%s), want one of %v", tt.cmd, d.Effect, d.Reason, tt.want)
+		}
+	}
+}
