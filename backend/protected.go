@@ -16,9 +16,23 @@ package backend
 // (Bubblewrap.Protected: a missing one cannot be created while a command
 // runs) and asks before a file tool writes them.
 var ProtectedPaths = []string{
+	// git's files that choose code or configuration (gitrepository-layout,
+	// and what setup.c reads): hooks, config, config.worktree, commondir
+	// (git takes config, hooks, refs and objects from the folder it
+	// names), info (attributes, which choose a filter or diff driver),
+	// modules' and worktrees' own git folders (each with its commondir,
+	// gitdir and config.worktree), objects/info/alternates (objects from
+	// elsewhere). What git writes in normal use (objects, refs, index,
+	// HEAD, logs, packed-refs) stays writable: git commit works in the
+	// sandbox. A .git that is a file ("gitdir: DIR") is read-only too.
 	".git/hooks",
 	".git/config",
+	".git/config.worktree",
+	".git/commondir",
+	".git/info",
 	".git/modules",
+	".git/worktrees",
+	".git/objects/info/alternates",
 	".husky",
 	".pre-commit-config.yaml",
 	"lefthook.yml",
@@ -31,4 +45,15 @@ var ProtectedPaths = []string{
 	".mcp.json",
 	".deepagents/config.yaml",
 	".deepagents/hooks.json",
+}
+
+// readIfPresent are the protected paths that programs read as files when
+// they exist, and would fail on if a folder stood in for them: a missing
+// one is not held by an empty read-only folder while a command runs (git
+// would stop at a commondir it cannot read), but checked when the command
+// ends, and removed if the command made it.
+var readIfPresent = map[string]bool{
+	".git/commondir":               true,
+	".git/config.worktree":         true,
+	".git/objects/info/alternates": true,
 }

@@ -242,7 +242,7 @@ func (pr *protection) protect(places *sandboxPlaces, host, name string, depth in
 			return
 		}
 		st, err := os.Lstat(cur)
-		if errors.Is(err, fs.ErrNotExist) && last && !linked {
+		if errors.Is(err, fs.ErrNotExist) && last && !linked && !readIfPresent[path.Clean(name)] {
 			// The path itself is missing, in a folder that exists: an
 			// empty read-only folder in its place keeps the command from
 			// creating it, as a file or a folder, while it runs.

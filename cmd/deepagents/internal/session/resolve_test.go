@@ -248,7 +248,8 @@ func TestResolveFileCheckpoints(t *testing.T) {
 		{home(t, "rewind: false\n"), ws, true},
 		{home(t, "rewind: true\n"), ws, false},
 	} {
-		spec, err := Resolve(Inputs{Flags: Flags{Dir: tc.dir}, Places: tc.places})
+		// "/" is a system folder: accepted only with --allow-system-dir.
+		spec, err := Resolve(Inputs{Flags: Flags{Dir: tc.dir, AllowSystemDir: tc.dir == "/"}, Places: tc.places})
 		if err != nil {
 			t.Fatal(err)
 		}
