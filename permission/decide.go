@@ -336,6 +336,42 @@ func decideOne(rules []*Rule, c *Command, men *mentioner) (Decision, bool) {
 	return Decision{}, true
 }
 
+// gitPrints are git's commands that print the content of what a
+// repository keeps (blobs, diffs, patches), whatever the working tree's
+// files are; log and stash only with a patch.
+var gitPrints = map[string]bool{"show": true, "cat-file": true, "diff": true, "grep": true, "archive": true,
+	"blame": true, "annotate": true, "format-patch": true, "fast-export": true, "difftool": true, "bundle": true}
+
+// printsCommitted returns the command of the line that has git print the
+// content it keeps of files ("" for none): a read rule hides a file's
+// path, in the file tools and the sandbox, but not its blobs in .git. A
+// line that cannot be parsed is decided by the command rules.
+func printsCommitted(args json.RawMessage) string {
+	var in struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(args, &in) != nil {
+		return ""
+	}
+	cmds, err := Commands(in.Command)
+	if err != nil {
+		return ""
+	}
+	for _, c := range cmds {
+		if len(c.Args) < 2 || baseName(c.Args[0]) != "git" {
+			continue
+		}
+		sub, rest := c.Args[1], c.Args[2:]
+		patch := slices.ContainsFunc(rest, func(a string) bool {
+			return a == "-p" || a == "-u" || a == "--patch" || strings.HasPrefix(a, "-L") || a == "--full-diff"
+		})
+		if gitPrints[sub] || (sub == "log" || sub == "whatchanged" || sub == "stash") && patch || c.expanded[1] {
+			return strings.Join(c.Args, " ")
+		}
+	}
+	return ""
+}
+
 func firstOf(rs ...*Rule) *Rule {
 	for _, r := range rs {
 		if r != nil {

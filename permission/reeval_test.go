@@ -76,3 +76,42 @@ func TestDecideReevaluation(t *testing.T) {
 		}
 	}
 }
+
+// A read rule hides a file from the file tools and the sandbox, not what
+// git keeps of it: a git command that prints committed content asks when
+// a read_file deny rule exists (issue 42: git show HEAD:.env).
+func TestDecideGitPrintsWhatReadRulesHide(t *testing.T) {
+	withRead := mustRules(t, map[permission.Effect][]string{
+		permission.Allow: {"execute(git status)", "execute(git log)", "execute(git show)"},
+		permission.Deny:  {"read_file(**/.env)"},
+	})
+	readOnly := mustRules(t, map[permission.Effect][]string{permission.Deny: {"read_file(**/.env)"}})
+	without := mustRules(t, map[permission.Effect][]string{permission.Allow: {"execute(git show)"}})
+	K, A, N := permission.Ask, permission.Allow, permission.None
+	for _, tt := range []struct {
+		rs   *permission.Rules
+		cmd  string
+		want permission.Effect
+	}{
+		{withRead, "git show HEAD:.env", K},
+		{withRead, "git -C . show HEAD:.env", K},
+		{withRead, "git --no-pager cat-file -p HEAD:.env", K},
+		{readOnly, "git cat-file -p HEAD:.env", K},
+		{readOnly, "git log -p", K},
+		{readOnly, "git diff HEAD~1", K},
+		{readOnly, "git grep SECRET", K},
+		{readOnly, "git archive HEAD | tar -x -O", K},
+		{readOnly, "git stash show -p", K},
+		{readOnly, "x=show; git $x HEAD:.env", K},
+		{withRead, "git status", A},
+		{withRead, "git log --oneline", A},
+		{readOnly, "git log --oneline", N},
+		{readOnly, "git commit -m x", N},
+		{without, "git show HEAD:.env", A},
+	} {
+		raw, _ := json.Marshal(map[string]string{"command": tt.cmd})
+		if d := tt.rs.Decide("execute", raw); d.Effect != tt.want {
+			t.Errorf("%s: %s (%s), want %s", tt.cmd, d.Effect, d.Reason, tt.want)
+		}
+	}
+}

@@ -158,6 +158,7 @@ var readingTools = []string{"grep", "glob", "ls"}
 // greps leave those files out.
 func (rs *Rules) Decide(tool string, args json.RawMessage) Decision {
 	var mine, reads []*Rule
+	var readDeny *Rule // a deny rule on what read_file reads
 	if rs != nil {
 		reading := slices.Contains(readingTools, tool)
 		for i := range rs.rules {
@@ -168,13 +169,26 @@ func (rs *Rules) Decide(tool string, args json.RawMessage) Decision {
 			case reading && r.Pattern != "" && r.Effect >= Ask && toolpkg.NameMatches(r.Tool, ReadTool):
 				reads = append(reads, r)
 			}
+			if readDeny == nil && r.Effect == Deny && r.Pattern != "" && toolpkg.NameMatches(r.Tool, ReadTool) {
+				readDeny = r
+			}
 		}
+	}
+	if tool == ExecuteTool {
+		d := Decision{}
+		if len(mine) > 0 {
+			d = decideCommand(mine, args)
+		}
+		if d.Effect != Deny && readDeny != nil {
+			if what := printsCommitted(args); what != "" {
+				return Decision{Effect: Ask, Rule: readDeny, Reason: "the rule " + readDeny.String() +
+					" hides files, not what git keeps of them: " + quote(what) + " may print their committed content"}
+			}
+		}
+		return d
 	}
 	if len(mine) == 0 && len(reads) == 0 {
 		return Decision{}
-	}
-	if tool == ExecuteTool {
-		return decideCommand(mine, args)
 	}
 	var in struct {
 		FilePath *string `json:"file_path"`
