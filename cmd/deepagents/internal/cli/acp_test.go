@@ -404,26 +404,20 @@ func TestACPRefusesCwd(t *testing.T) {
 }
 
 // The CLI refuses a system folder as the workspace, with a usage error
-// that names the flag which accepts it, on every command that opens one.
+// that names the flag which accepts it.
 func TestSystemFolderRefused(t *testing.T) {
-	w := newWorld(t)
-	s := w.script(`{"turns":[{"content":"done"}]}`)
+	c := newInproc(t)
+	s := writeScript(t, `{"turns":[{"content":"done"}]}`)
 	for _, dir := range []string{"/usr/local/bin", "/usr/bin", "/etc", "/"} {
-		code, _, stderr := w.run("run", "--model", "replay:"+s, "--db", w.db, "--dir", dir, "--shell", "go")
+		code, _, stderr := c.run("run", "--model", "replay:"+s, "--dir", dir, "--shell", "go")
 		if code != ExitUsage || !strings.Contains(stderr, "--allow-system-dir") {
 			t.Errorf("--dir %s: exit %d, %q", dir, code, stderr)
 		}
 	}
 	// Accepted with the flag (rewind off: its first point would read the
 	// folder's every file).
-	if err := os.MkdirAll(filepath.Join(w.home, ".deepagents"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(w.home, ".deepagents", "config.yaml"), []byte("rewind: false\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	code, _, stderr := w.run("run", "--model", "replay:"+s, "--db", w.db, "--dir", "/usr/local/bin", "--allow-system-dir", "go")
-	if code != 0 {
+	mustWrite(t, filepath.Join(c.home, ".deepagents", "config.yaml"), "rewind: false\n")
+	if code, _, stderr := c.run("run", "--model", "replay:"+s, "--dir", "/usr/local/bin", "--allow-system-dir", "go"); code != 0 {
 		t.Errorf("--allow-system-dir: exit %d, %q", code, stderr)
 	}
 }

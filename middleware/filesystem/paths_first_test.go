@@ -1,4 +1,4 @@
-package deepagents_test
+package filesystem_test
 
 import (
 	"context"
