@@ -1,5 +1,10 @@
 package backend
 
+import (
+	"path/filepath"
+	"strings"
+)
+
 // ProtectedPaths are the workspace paths whose contents other programs run
 // later, outside any sandbox: git's hooks and configuration (core.fsmonitor,
 // core.hooksPath), hook managers' folders and files (husky, pre-commit,
@@ -48,12 +53,26 @@ var ProtectedPaths = []string{
 }
 
 // readIfPresent are the protected paths that programs read as files when
-// they exist, and would fail on if a folder stood in for them: a missing
-// one is not held by an empty read-only folder while a command runs (git
-// would stop at a commondir it cannot read), but checked when the command
-// ends, and removed if the command made it.
-var readIfPresent = map[string]bool{
-	".git/commondir":               true,
-	".git/config.worktree":         true,
-	".git/objects/info/alternates": true,
+// they exist, and would fail on if an empty folder stood in for them (git
+// stops at a commondir it cannot read), each with the content that means
+// what its absence does: a missing one is held, while a command runs, by a
+// read-only file of that content, on the host as in the sandbox, so that
+// neither git sees anything of the command's; it is removed once no
+// command uses it, and one left behind (a process killed meanwhile, a
+// folder made read-only) still means nothing.
+var readIfPresent = map[string]string{
+	".git/commondir":               ".\n", // the git folder itself
+	".git/config.worktree":         "",
+	".git/objects/info/alternates": "",
+}
+
+// neutralContent reports whether the file at host holds what its name
+// means when missing (readIfPresent): a placeholder nobody changed.
+func neutralContent(host string, data []byte) bool {
+	for name, content := range readIfPresent {
+		if strings.HasSuffix(filepath.ToSlash(host), "/"+name) {
+			return string(data) == content
+		}
+	}
+	return false
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/deepagents-go/deepagents/backend"
 )
@@ -69,6 +70,41 @@ func TestSandboxProtectsGitsFiles(t *testing.T) {
 	if _, err := os.Stat(canary); err == nil {
 		t.Fatal("the host's git status ran the command's fsmonitor")
 	}
+	// The file cannot be written while a command runs either: the host's
+	// git, running meanwhile (an editor's, say), sees nothing of it; and
+	// a command that makes .git read-only leaves nothing behind.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Execute(t.Context(), "echo ../.g > .git/commondir; touch started; while [ ! -e stop ]; do sleep 0.05; done", 0)
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(ws, "started")); err == nil {
+			break // the command has tried, and goes on
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command never started")
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, ".git", "commondir")); err == nil && strings.TrimSpace(string(b)) != "." {
+		t.Errorf("while a command runs, .git/commondir holds %q", b)
+	}
+	if out, err := exec.Command("git", "-C", ws, "status", "--short").CombinedOutput(); err != nil {
+		t.Errorf("git status on the host while a command runs: %v %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "stop"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	s.Execute(t.Context(), "echo ../.g > .git/commondir; chmod a-w .git", 0)
+	os.Chmod(filepath.Join(ws, ".git"), 0o755)
+	if b, err := os.ReadFile(filepath.Join(ws, ".git", "commondir")); err == nil && strings.TrimSpace(string(b)) != "." {
+		t.Errorf("after chmod a-w .git, .git/commondir holds %q", b)
+	}
+	if _, err := os.Stat(canary); err == nil {
+		t.Fatal("the host's git status ran the command's fsmonitor")
+	}
+
 	// git works in the sandbox.
 	r := run(t, s, "git status --short && echo more >> main.go && git commit -qam second && git log --oneline | wc -l")
 	if r.ExitCode != 0 || !strings.HasSuffix(strings.TrimSpace(r.Output), "2") {

@@ -237,17 +237,29 @@ func (pr *protection) protect(places *sandboxPlaces, host, name string, depth in
 	for i, part := range parts {
 		cur, curIn = filepath.Join(cur, part), filepath.Join(curIn, part)
 		last := i == len(parts)-1
+		content, isFile := readIfPresent[path.Clean(name)]
 		if last && !linked && places.placeholders.holds(cur) {
-			pr.placeholder(cur, curIn) // another command's placeholder
+			// Another command's placeholder.
+			if isFile {
+				pr.neutral(cur, curIn, content)
+			} else {
+				pr.placeholder(cur, curIn)
+			}
 			return
 		}
 		st, err := os.Lstat(cur)
-		if errors.Is(err, fs.ErrNotExist) && last && !linked && !readIfPresent[path.Clean(name)] {
+		if errors.Is(err, fs.ErrNotExist) && last && !linked {
 			// The path itself is missing, in a folder that exists: an
-			// empty read-only folder in its place keeps the command from
+			// empty read-only folder in its place (a file that means
+			// nothing, for the files git reads) keeps the command from
 			// creating it, as a file or a folder, while it runs.
-			pr.placeholder(cur, curIn)
-			return
+			if isFile && pr.neutral(cur, curIn, content) {
+				return
+			}
+			if !isFile {
+				pr.placeholder(cur, curIn)
+				return
+			}
 		}
 		if err != nil {
 			break // missing from here on: the guard checks it
@@ -329,6 +341,29 @@ func (pr *protection) placeholder(host, inside string) {
 	pr.placeholders = append(pr.placeholders, host)
 }
 
+// neutral holds the missing file host (inside, in the sandbox) with a
+// read-only file of content, made on the host now (or another command's),
+// which the shell removes once no command uses it (placeholderSet). It
+// reports false when the file cannot be made: the guard checks the path
+// after the command then.
+func (pr *protection) neutral(host, inside, content string) bool {
+	if pr.seen["ph:"+inside] {
+		return true
+	}
+	f, err := os.OpenFile(host, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444) // O_EXCL: never through a link
+	if err == nil {
+		_, err = f.WriteString(content)
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return false
+	}
+	pr.seen["ph:"+inside] = true
+	pr.bind(host, inside, true)
+	pr.placeholders = append(pr.placeholders, host)
+	return true
+}
+
 // placeholderSet counts the commands using each placeholder folder, so that
 // the folder is removed from the host when the last of them ends, and not
 // while another command's sandbox still mounts over it: removing a mount
@@ -367,6 +402,13 @@ func (ps *placeholderSet) release(hosts []string) {
 	for _, h := range hosts {
 		if ps.count[h]--; ps.count[h] <= 0 {
 			delete(ps.count, h)
+			if st, err := os.Lstat(h); err == nil && st.Mode().IsRegular() {
+				// A file that means nothing (neutral): removed only
+				// while it still holds what it was made with.
+				if data, err := os.ReadFile(h); err != nil || !neutralContent(h, data) {
+					continue
+				}
+			}
 			_ = os.Remove(h)
 		}
 	}

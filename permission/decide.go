@@ -340,7 +340,23 @@ func decideOne(rules []*Rule, c *Command, men *mentioner) (Decision, bool) {
 // repository keeps (blobs, diffs, patches), whatever the working tree's
 // files are; log and stash only with a patch.
 var gitPrints = map[string]bool{"show": true, "cat-file": true, "diff": true, "grep": true, "archive": true,
-	"blame": true, "annotate": true, "format-patch": true, "fast-export": true, "difftool": true, "bundle": true}
+	"blame": true, "annotate": true, "format-patch": true, "fast-export": true, "difftool": true, "bundle": true,
+	"range-diff": true, "diff-tree": true, "diff-index": true, "diff-files": true, "unpack-file": true,
+	"checkout-index": true}
+
+// gitPatch reports whether a git option has log, reflog or stash print
+// patches: -p, -u, -U<n>, --patch, --cc, word and colour diffs, -L, and a
+// cluster of short options holding p or u (-pU3).
+func gitPatch(a string) bool {
+	switch {
+	case a == "--patch" || a == "--cc" || a == "--full-diff" || a == "-c" || strings.HasPrefix(a, "--patch-with") ||
+		strings.HasPrefix(a, "--unified") || strings.HasPrefix(a, "--word-diff") || strings.HasPrefix(a, "--color-words"):
+		return true
+	case strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--"):
+		return strings.ContainsAny(a[1:], "puUL")
+	}
+	return false
+}
 
 // printsCommitted returns the command of the line that has git print the
 // content it keeps of files ("" for none): a read rule hides a file's
@@ -362,10 +378,8 @@ func printsCommitted(args json.RawMessage) string {
 			continue
 		}
 		sub, rest := c.Args[1], c.Args[2:]
-		patch := slices.ContainsFunc(rest, func(a string) bool {
-			return a == "-p" || a == "-u" || a == "--patch" || strings.HasPrefix(a, "-L") || a == "--full-diff"
-		})
-		if gitPrints[sub] || (sub == "log" || sub == "whatchanged" || sub == "stash") && patch || c.expanded[1] {
+		patch := slices.ContainsFunc(rest, gitPatch)
+		if gitPrints[sub] || (sub == "log" || sub == "reflog" || sub == "whatchanged" || sub == "stash") && patch || c.expanded[1] {
 			return strings.Join(c.Args, " ")
 		}
 	}

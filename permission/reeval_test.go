@@ -102,6 +102,19 @@ func TestDecideGitPrintsWhatReadRulesHide(t *testing.T) {
 		{readOnly, "git grep SECRET", K},
 		{readOnly, "git archive HEAD | tar -x -O", K},
 		{readOnly, "git stash show -p", K},
+		{readOnly, "git log -U3", K},
+		{readOnly, "git log -pU3", K},
+		{readOnly, "git log --word-diff", K},
+		{readOnly, "git log --cc", K},
+		{readOnly, "git log --patch-with-stat", K},
+		{readOnly, "git reflog -p", K},
+		{readOnly, "git diff-tree -p HEAD", K},
+		{readOnly, "git diff-index -p HEAD", K},
+		{readOnly, "git range-diff a...b", K},
+		{readOnly, "git unpack-file HEAD:.env", K},
+		{readOnly, "git checkout-index --temp .env", K},
+		{readOnly, "git log -n 5 --oneline", N},
+		{mustRules(t, map[permission.Effect][]string{permission.Deny: {"read_file"}}), "git show HEAD:x", K},
 		{readOnly, "x=show; git $x HEAD:.env", K},
 		{withRead, "git status", A},
 		{withRead, "git log --oneline", A},
@@ -112,6 +125,63 @@ func TestDecideGitPrintsWhatReadRulesHide(t *testing.T) {
 		raw, _ := json.Marshal(map[string]string{"command": tt.cmd})
 		if d := tt.rs.Decide("execute", raw); d.Effect != tt.want {
 			t.Errorf("%s: %s (%s), want %s", tt.cmd, d.Effect, d.Reason, tt.want)
+		}
+	}
+}
+
+// TestDecideReevaluationMore holds the forms a review found past the
+// first round: C-style loops with parts left out (which once panicked and
+// so hid a denied command inside an argument), slices, element
+// indirection, -v tests, names that printf -v and read set, and the
+// programs' option forms joined or clustered.
+func TestDecideReevaluationMore(t *testing.T) {
+	rs := mustRules(t, map[permission.Effect][]string{
+		permission.Allow: {"execute(echo)", "execute(ssh)", "execute(tar)", "execute(printf)", "execute(read)", "execute(test)",
+			"execute(vim)", "execute(awk)", "execute(gawk)", "execute(man)"},
+		permission.Deny: {"execute(rm)"},
+	})
+	A, K, D, N := permission.Allow, permission.Ask, permission.Deny, permission.None
+	for _, tt := range []struct {
+		cmd  string
+		want []permission.Effect
+	}{
+		{`for ((;;)); do echo x; break; done`, []permission.Effect{A, N}}, // break has no rule
+		{`for ((i=0;;i++)); do echo x; break; done`, []permission.Effect{A, N}},
+		{`ssh h 'for ((;;)); do rm -rf x; break; done'`, []permission.Effect{K, D}},
+		{`tar -cf a.tar --checkpoint-action=exec='for ((;;)); do rm -rf x; break; done' .`, []permission.Effect{K, D}},
+		{`echo 'a[$(touch p)]' >/dev/null; echo ${PATH:_:1}`, []permission.Effect{K}},
+		{`echo ${PATH:0:_}`, []permission.Effect{K}},
+		{`echo ${PATH:$y}`, []permission.Effect{K}},
+		{`echo ${PATH:1:2}`, []permission.Effect{A}},
+		{`[[ 'a[$(touch p)]' =~ .* ]]; echo ${!BASH_REMATCH[0]}`, []permission.Effect{K}},
+		{`[[ -v a[_] ]]; echo`, []permission.Effect{K}},
+		{`test -v 'a[$(touch p)]'`, []permission.Effect{K}},
+		{`printf -v 'a[$(touch p)]' %s x`, []permission.Effect{K}},
+		{`read 'a[$(touch p)]' <<<x`, []permission.Effect{K}},
+		{`for i in 1; do printf -v i %s 'a[$(touch q)]'; echo $((i)); done`, []permission.Effect{K}},
+		{`vim -c'!touch p' f`, []permission.Effect{K, N}}, // N: touch needs a rule of its own
+		{`vim -Rc'!touch p' f`, []permission.Effect{K}},
+		{`vim -u rc.vim f`, []permission.Effect{K}},
+		{`vim -s keys f`, []permission.Effect{K}},
+		{`awk -E f.awk`, []permission.Effect{K}},
+		{`gawk --exec=f.awk`, []permission.Effect{K}},
+		{`gawk -i lib.awk '{print}'`, []permission.Effect{K}},
+		{`gawk -l ext '{print}'`, []permission.Effect{K}},
+		{`awk 'BEGIN{f="sys" "tem"; @f("touch p")}'`, []permission.Effect{K}},
+		{`man -aP 'touch p' ls`, []permission.Effect{K, N}},
+		{`man -aP 'rm x' ls`, []permission.Effect{D, K}},
+		{`vim -c'!rm x' f`, []permission.Effect{D, K}},
+		{`man -C conf ls`, []permission.Effect{K}},
+		{`man -a ls`, []permission.Effect{A}},
+	} {
+		raw, _ := json.Marshal(map[string]string{"command": tt.cmd})
+		d := rs.Decide("execute", raw)
+		ok := false
+		for _, w := range tt.want {
+			ok = ok || d.Effect == w
+		}
+		if !ok {
+			t.Errorf("%s: %s (%s), want one of %v", tt.cmd, d.Effect, d.Reason, tt.want)
 		}
 	}
 }

@@ -169,7 +169,7 @@ func (rs *Rules) Decide(tool string, args json.RawMessage) Decision {
 			case reading && r.Pattern != "" && r.Effect >= Ask && toolpkg.NameMatches(r.Tool, ReadTool):
 				reads = append(reads, r)
 			}
-			if readDeny == nil && r.Effect == Deny && r.Pattern != "" && toolpkg.NameMatches(r.Tool, ReadTool) {
+			if readDeny == nil && r.Effect == Deny && toolpkg.NameMatches(r.Tool, ReadTool) {
 				readDeny = r
 			}
 		}

@@ -233,6 +233,17 @@ func (w *walker) visit(sc *scope, n syntax.Node) {
 		if n.Index != nil && !allElements(n.Index) {
 			w.arith(sc, n.Index) // ${a[i]}: the subscript is arithmetic
 		}
+		if n.Slice != nil {
+			w.arith(sc, n.Slice.Offset) // ${x:o:l}: both are arithmetic
+			w.arith(sc, n.Slice.Length)
+		}
+	case *syntax.UnaryTest:
+		if n.Op == syntax.TsVarSet {
+			// [[ -v a[i] ]] evaluates the subscript.
+			if wd, ok := n.X.(*syntax.Word); ok {
+				w.subscript(sc, word{s: wd.Lit(), exp: wd.Lit() == ""}, "[[ -v ]]")
+			}
+		}
 	case *syntax.ArithmExp:
 		w.arith(sc, n.X)
 	case *syntax.ArithmCmd:
@@ -289,7 +300,7 @@ func (w *walker) maybeCode(sc *scope, s string) {
 // neither). ${!prefix*} and ${!a[@]} list names: they run nothing.
 func reevaluated(n *syntax.ParamExp) string {
 	switch {
-	case n.Excl && n.Names == 0 && n.Index == nil:
+	case n.Excl && n.Names == 0 && (n.Index == nil || !allElements(n.Index)):
 		return "it expands the variable another's value names (${!x}), which may hold code"
 	case n.Exp != nil && n.Exp.Op == syntax.OtherParamOps && n.Exp.Word != nil && strings.Contains(n.Exp.Word.Lit(), "P"):
 		return "it expands a value as a prompt (${x@P}), which runs the code it holds"
@@ -304,6 +315,9 @@ func reevaluated(n *syntax.ParamExp) string {
 // Numbers, the line's own numeric variables and bash's numeric ones are
 // known.
 func (w *walker) arith(sc *scope, x syntax.ArithmExpr) {
+	if x == nil {
+		return // for ((;;)): a part left out
+	}
 	for n := range syntax.Preorder(x) {
 		wd, ok := n.(*syntax.Word)
 		if !ok {
@@ -336,6 +350,29 @@ func (w *walker) numericParam(p syntax.WordPart) bool {
 	return ok && pe.Param != nil && pe.Exp == nil && pe.Index == nil && pe.Slice == nil && pe.Repl == nil &&
 		!pe.Excl && !pe.Length && pe.Names == 0 && w.numeric(pe.Param.Value) ||
 		ok && pe.Length // ${#x} is a length
+}
+
+// subscriptWhy says why a variable's name with a subscript (a[i]), which
+// bash evaluates as arithmetic where it sets or tests the variable, runs
+// code: a subscript that is not a number the rules know ("" when there is
+// none, or it is one).
+func (w *walker) subscriptWhy(x word) string {
+	_, sub, ok := strings.Cut(x.s, "[")
+	if !ok {
+		return ""
+	}
+	sub = strings.TrimSuffix(sub, "]")
+	if !x.exp && (isNumber(sub) || w.numeric(sub) || sub == "@" || sub == "*") {
+		return ""
+	}
+	return "evaluates the subscript of " + x.s + " as arithmetic, which runs the code it holds"
+}
+
+// subscript records a name with a subscript that runs code (subscriptWhy).
+func (w *walker) subscript(sc *scope, x word, by string) {
+	if why := w.subscriptWhy(x); why != "" {
+		w.emit(sc, []word{{s: x.s, exp: true}}, Command{Unsure: by + " " + why})
+	}
 }
 
 // numericVars are bash's variables that only ever hold numbers.
@@ -386,6 +423,16 @@ func numericNames(f *syntax.File) map[string]bool {
 				if name := arithName(n.X); name != "" {
 					y, ok := n.Y.(*syntax.Word)
 					note(name, ok && isNumber(y.Lit()))
+				}
+			}
+		case *syntax.CallExpr:
+			// read, printf -v, mapfile: they set their names to anything.
+			if len(n.Args) == 0 || !varSetters[baseName(n.Args[0].Lit())] {
+				continue
+			}
+			for _, a := range n.Args[1:] {
+				if name, _, _ := strings.Cut(a.Lit(), "["); name != "" {
+					note(name, false)
 				}
 			}
 		case *syntax.WordIter:
@@ -707,25 +754,43 @@ func (w *walker) code(sc *scope, s word, by []word, c Command) {
 // the command is unsure when it runs what cannot be read as one (an Ex
 // command, awk's system() and pipes, an awk program from a file).
 func optionCode(prog string, args []word) (code []word, unsure string) {
-	value := func(i int, x word, short, long string) (word, bool, int) {
-		switch {
-		case short != "" && x.s == short || long != "" && x.s == long:
-			if i+1 < len(args) {
-				return args[i+1], true, i + 1
-			}
-		case short != "" && strings.HasPrefix(x.s, short) && !strings.HasPrefix(x.s, "--"):
-			return word{s: x.s[len(short):], exp: x.exp}, true, i
-		case long != "" && strings.HasPrefix(x.s, long+"="):
-			return word{s: x.s[len(long)+1:], exp: x.exp}, true, i
-		}
-		return word{}, false, i
-	}
 	switch prog {
 	case "man":
 		for i := 0; i < len(args); i++ {
-			for _, o := range [][2]string{{"-P", "--pager"}, {"-H", "--html"}} {
-				if v, ok, j := value(i, args[i], o[0], o[1]); ok {
-					code, i = append(code, v), j
+			x := args[i]
+			switch {
+			case x.s == "--pager" || x.s == "--html" || x.s == "--config-file":
+				if x.s == "--config-file" {
+					return nil, "man reads a configuration, which may name a pager"
+				}
+				if i+1 < len(args) {
+					code, i = append(code, args[i+1]), i+1
+				}
+			case strings.HasPrefix(x.s, "--pager=") || strings.HasPrefix(x.s, "--html="):
+				_, v, _ := strings.Cut(x.s, "=")
+				code = append(code, word{s: v, exp: x.exp})
+			case strings.HasPrefix(x.s, "--config-file="):
+				return nil, "man reads a configuration, which may name a pager"
+			case strings.HasPrefix(x.s, "-") && !strings.HasPrefix(x.s, "--"):
+				// A cluster of short options (-aP cmd): P and H take a
+				// command, C a configuration; the others that take a value
+				// end the cluster.
+				for j := 1; j < len(x.s); j++ {
+					letter := x.s[j]
+					if !strings.ContainsRune("CEHLMPRSTempr", rune(letter)) {
+						continue
+					}
+					v := word{s: x.s[j+1:], exp: x.exp}
+					if v.s == "" && i+1 < len(args) {
+						v, i = args[i+1], i+1
+					}
+					switch letter {
+					case 'P', 'H':
+						code = append(code, v)
+					case 'C':
+						return nil, "man reads a configuration, which may name a pager"
+					}
+					break
 				}
 			}
 		}
@@ -744,8 +809,10 @@ func optionCode(prog string, args []word) (code []word, unsure string) {
 			switch {
 			case x.s == "--":
 				continue
-			case x.s == "-f" || strings.HasPrefix(x.s, "-f") || strings.HasPrefix(x.s, "--file"):
-				return nil, prog + " runs a program from a file, which may run commands"
+			case strings.HasPrefix(x.s, "-f") || strings.HasPrefix(x.s, "--file") || strings.HasPrefix(x.s, "-E") ||
+				strings.HasPrefix(x.s, "--exec") || strings.HasPrefix(x.s, "-i") || strings.HasPrefix(x.s, "--include") ||
+				strings.HasPrefix(x.s, "-l") || strings.HasPrefix(x.s, "--load"):
+				return nil, prog + " runs a program or a library from a file, which may run commands"
 			case x.s == "-F" || x.s == "-v" || x.s == "-e" || x.s == "--source":
 				if x.s == "-e" || x.s == "--source" {
 					if i+1 < len(args) && awkRuns(args[i+1]) {
@@ -767,14 +834,24 @@ func optionCode(prog string, args []word) (code []word, unsure string) {
 			x := args[i]
 			ex, ok := "", false
 			switch {
-			case x.s == "-c" || x.s == "--cmd" || x.s == "-S":
+			case x.s == "-c" || x.s == "--cmd":
 				if i+1 < len(args) {
 					i++
 					ex, ok = args[i].s, true
-					if args[i].exp || x.s == "-S" {
-						return nil, prog + " runs an Ex command or script the rules cannot read"
+					if args[i].exp {
+						return nil, prog + " runs an Ex command the rules cannot read"
 					}
 				}
+			case strings.HasPrefix(x.s, "-c") && !strings.HasPrefix(x.s, "--"):
+				ex, ok = x.s[2:], true // -c'!cmd'
+				if x.exp {
+					return nil, prog + " runs an Ex command the rules cannot read"
+				}
+			case strings.HasPrefix(x.s, "-") && !strings.HasPrefix(x.s, "--") && strings.ContainsAny(x.s[1:], "cSsuUe"):
+				// A cluster holding -c (an Ex command), -S or -u (a script,
+				// a vimrc), -s (keys from a file), -e (Ex mode, commands
+				// from the input).
+				return nil, prog + " " + x.s + " runs commands from an argument, a file or its input"
 			case strings.HasPrefix(x.s, "+") && len(x.s) > 1:
 				ex, ok = x.s[1:], true
 				if x.exp {
@@ -797,7 +874,8 @@ func optionCode(prog string, args []word) (code []word, unsure string) {
 // awkRuns reports whether an awk program may run a command: system(), a
 // pipe to or from one, or text the shell expands.
 func awkRuns(x word) bool {
-	return x.exp || strings.Contains(x.s, "system") || strings.Contains(x.s, "|")
+	// @name(...) calls a function by a name made at run time.
+	return x.exp || strings.Contains(x.s, "system") || strings.Contains(x.s, "|") || strings.Contains(x.s, "@")
 }
 
 // codeBuiltins run a string or a file as code when given one of the
@@ -836,6 +914,18 @@ func (w *walker) run(sc *scope, words []word, c Command, redirs []*syntax.Redire
 				}
 				if name, _, _ := strings.Cut(x.s, "["); codeVar(name) && !x.exp {
 					c.Unsure = "it sets a variable that may change what programs run: " + x.s
+				}
+				if why := w.subscriptWhy(x); why != "" && !strings.HasPrefix(x.s, "-") {
+					c.Unsure = base + " " + why
+				}
+			}
+		}
+		if base == "test" || base == "[" {
+			for i, x := range words[1 : len(words)-1] {
+				if x.s == "-v" {
+					if why := w.subscriptWhy(words[i+2]); why != "" {
+						c.Unsure = base + " -v " + why
+					}
 				}
 			}
 		}

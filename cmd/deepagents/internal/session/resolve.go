@@ -219,7 +219,15 @@ func Resolve(in Inputs) (Spec, error) {
 		if real, err := WorkspacePath(home); err == nil && home != "" {
 			home = real
 		}
-		if err := checkWorkspaceDir(r.f.Dir, home, r.f.AllowSystemDir); err != nil {
+		// Judged where it really is: an assistant's dir may be relative
+		// or a link (a flag's and ACP's are resolved already).
+		dir := r.f.Dir
+		if real, err := WorkspacePath(dir); err == nil && dir != "" {
+			dir = real
+		} else if abs, err := filepath.Abs(dir); err == nil && dir != "" {
+			dir = abs
+		}
+		if err := checkWorkspaceDir(dir, home, r.f.AllowSystemDir); err != nil {
 			return Spec{}, UsageError{err}
 		}
 	}

@@ -3,6 +3,8 @@ package session
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 )
 
@@ -13,7 +15,15 @@ import (
 // /usr/local/bin, /etc/cron.d, /etc/profile.d, a Python package's folder).
 // Every folder at or below one is refused as a workspace.
 var systemTrees = []string{"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot",
-	"/var/lib", "/var/spool", "/var/cache", "/proc", "/sys", "/dev", "/run", "/snap"}
+	"/var/lib", "/var/spool", "/var/cache", "/proc", "/sys", "/dev", "/run", "/snap",
+	// macOS's: /etc is /private/etc there.
+	"/private/etc", "/private/var/db", "/private/var/root", "/System", "/Library", "/Applications"}
+
+// homeNever are the trees a home in which does not make the folders below
+// it the user's: a system account's home (daemon's /usr/sbin) is the
+// system's still.
+var homeNever = []string{"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/proc",
+	"/sys", "/dev", "/private/etc", "/System"}
 
 // projectTrees are folders below systemTrees that nothing runs from,
 // where projects are kept by convention (/usr/src/app, the WORKDIR of many
@@ -39,7 +49,8 @@ func checkWorkspaceDir(dir, home string, allowed bool) error {
 		return fmt.Errorf("the workspace %q is not an absolute path", dir)
 	}
 	dir = filepath.Clean(dir)
-	if home != "" && filepath.IsAbs(home) && under(dir, filepath.Clean(home)) && filepath.Clean(home) != "/" {
+	if home = filepath.Clean(home); home != "." && filepath.IsAbs(home) && home != "/" && under(dir, home) &&
+		!slices.ContainsFunc(homeNever, func(d string) bool { return under(home, d) }) {
 		return nil
 	}
 	for _, d := range systemRoots {
@@ -60,7 +71,12 @@ func checkWorkspaceDir(dir, home string, allowed bool) error {
 	return nil
 }
 
-// under reports whether the clean path p is dir or below it.
+// under reports whether the clean path p is dir or below it; without
+// regard to case on macOS, whose file systems ignore it (/USR/local/bin is
+// /usr/local/bin).
 func under(p, dir string) bool {
+	if runtime.GOOS == "darwin" {
+		p, dir = strings.ToLower(p), strings.ToLower(dir)
+	}
 	return p == dir || strings.HasPrefix(p, dir+"/")
 }

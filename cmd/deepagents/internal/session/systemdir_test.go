@@ -1,6 +1,8 @@
 package session
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -44,6 +46,10 @@ func TestCheckWorkspaceDir(t *testing.T) {
 		{"/var/lib/jenkins/workspace/job", "/var/lib/jenkins", false},
 		{"/var/lib/jenkins-other", "/var/lib/jenkins", true},
 		{"/tmp/x", "", false},
+		{"/usr/sbin/x", "/usr/sbin", true}, // a system account's home is the system's
+		{"/private/etc/x", "/Users/u", true},
+		{"/Library/LaunchDaemons", "/Users/u", true},
+		{"/Users/u/code", "/Users/u", false},
 		{"/etcetera", "/root", false},
 	} {
 		err := checkWorkspaceDir(c.dir, c.home, false)
@@ -59,5 +65,24 @@ func TestCheckWorkspaceDir(t *testing.T) {
 	}
 	if err := checkWorkspaceDir("etc", "/root", false); err == nil {
 		t.Error("a relative workspace was accepted")
+	}
+}
+
+// Resolve judges the workspace where it really is: a link to a system
+// folder is refused, a relative project folder is not.
+func TestResolveJudgesTheRealFolder(t *testing.T) {
+	link := filepath.Join(t.TempDir(), "etc")
+	if err := os.Symlink("/etc", link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Resolve(Inputs{Flags: Flags{Dir: link}, Places: home(t, "")}); err == nil || !strings.Contains(err.Error(), SystemDirFlag) {
+		t.Errorf("a link to /etc: %v", err)
+	}
+	t.Chdir(t.TempDir())
+	if err := os.Mkdir("proj", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Resolve(Inputs{Flags: Flags{Dir: "proj"}, Places: home(t, "")}); err != nil {
+		t.Errorf("a relative project folder: %v", err)
 	}
 }

@@ -114,6 +114,12 @@ func Run(ctx context.Context, cfg Config) error {
 	p := tea.NewProgram(m, tea.WithInput(cfg.In), tea.WithOutput(cfg.Out), tea.WithContext(ctx))
 	m.send = p.Send
 	_, err := p.Run()
+	// What was still queued when the session ended (a long answer goes out
+	// a quarter of the window at a time) follows the last view, so that
+	// nothing printed is lost.
+	for _, l := range m.queue {
+		fmt.Fprintln(cfg.Out, colours(m.colours, l))
+	}
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return nil
 	}
@@ -285,7 +291,9 @@ const settleAfter = 50 * time.Millisecond
 // print queues lines to print above the view.
 func (m *tuiModel) print(lines ...string) tea.Cmd {
 	for _, l := range lines {
-		m.queue = append(m.queue, strings.Split(l, "\n")...)
+		// A tab's width is the terminal's to choose; the rows a print
+		// takes must be known (see printRows): four spaces.
+		m.queue = append(m.queue, strings.Split(strings.ReplaceAll(l, "\t", "    "), "\n")...)
 	}
 	return m.flush()
 }
