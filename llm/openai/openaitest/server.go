@@ -43,6 +43,11 @@ type Turn struct {
 	// the answer arrives over time, as a real provider's does, for
 	// whatever shows it as it streams.
 	Pace time.Duration
+	// Hold, when set, stops the stream after the frame that carries the
+	// word HoldAfter until the channel is closed: a test acts on what has
+	// streamed so far with the stream still.
+	Hold      <-chan struct{}
+	HoldAfter string
 }
 
 // ToolCall is a scripted tool call.
@@ -168,6 +173,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		if f, ok := w.(http.Flusher); ok {
 			f.Flush()
+		}
+		if t.Hold != nil && t.HoldAfter != "" && strings.Contains(ev, t.HoldAfter) {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-t.Hold:
+			}
 		}
 	}
 }
