@@ -138,6 +138,8 @@ func TestDecideReevaluationMore(t *testing.T) {
 		cmd  string
 		want []permission.Effect
 	}{
+		{`read i; bash -c 'i=1'; echo $((i))`, []permission.Effect{K}}, // a child's numbers are its own
+		{`bash -c 'i=1'; echo $((i))`, []permission.Effect{K}},
 		{`for ((;;)); do echo x; break; done`, []permission.Effect{A, N}}, // break has no rule
 		{`for ((i=0;;i++)); do echo x; break; done`, []permission.Effect{A, N}},
 		{`ssh h 'for ((;;)); do rm -rf x; break; done'`, []permission.Effect{K, D}},

@@ -141,7 +141,6 @@ func parse(src string) (*syntax.File, error) {
 type walker struct {
 	out      []Command
 	funcs    map[string]bool // functions the line defines
-	numbers  map[string]bool // variables the line gives only numbers (numericNames)
 	assigned bool            // the line changes the shell's environment (export, bare assignments)
 	writes   bool            // the line redirects output into a file
 	chdir    bool            // the line changes directory: git may find another repository there
@@ -155,6 +154,9 @@ type scope struct {
 	assigned bool   // run with a changed environment (FOO=1 sh -c '...')
 	moreArgs bool   // run with arguments added (parallel)
 	quoted   bool   // a string that may be code, not code
+	// numbers are the variables this script gives only numbers
+	// (numericNames): a script run by another (sh -c) sets its own.
+	numbers map[string]bool
 }
 
 // script walks the commands of src, parsed as bash.
@@ -163,19 +165,9 @@ func (w *walker) script(src string, sc *scope) error {
 	if err != nil {
 		return err
 	}
-	for n := range syntax.Preorder(f) {
-		if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil {
-			w.funcs[fd.Name.Value] = true
-		}
-	}
-	for name := range numericNames(f) {
-		if w.numbers == nil {
-			w.numbers = map[string]bool{}
-		}
-		w.numbers[name] = true
-	}
 	inner := *sc
 	inner.src = src
+	inner.numbers = numericNames(f, w.funcs)
 	syntax.Walk(f, func(n syntax.Node) bool {
 		w.visit(&inner, n)
 		return true
@@ -326,8 +318,8 @@ func (w *walker) arith(sc *scope, x syntax.ArithmExpr) {
 		lit := wd.Lit()
 		switch {
 		case lit != "" && isNumber(lit):
-		case lit != "" && w.numeric(lit):
-		case lit == "" && len(wd.Parts) == 1 && w.numericParam(wd.Parts[0]):
+		case lit != "" && numeric(sc, lit):
+		case lit == "" && len(wd.Parts) == 1 && numericParam(sc, wd.Parts[0]):
 		default:
 			w.emit(sc, []word{{s: sc.text(wd), exp: true}}, Command{
 				Unsure: "it evaluates as arithmetic a value the rules cannot know (" + sc.text(wd) + "), which runs the code it holds"})
@@ -339,16 +331,16 @@ func (w *walker) arith(sc *scope, x syntax.ArithmExpr) {
 // numeric reports whether the variable name holds only numbers: the
 // line's own (numericNames), bash's, and the special parameters $#, $?,
 // $$ and $!.
-func (w *walker) numeric(name string) bool {
-	return w.numbers[name] || numericVars[name] || name == "#" || name == "?" || name == "$" || name == "!"
+func numeric(sc *scope, name string) bool {
+	return sc.numbers[name] || numericVars[name] || name == "#" || name == "?" || name == "$" || name == "!"
 }
 
 // numericParam reports whether p is $x or ${x} of a numeric variable,
 // with no operator.
-func (w *walker) numericParam(p syntax.WordPart) bool {
+func numericParam(sc *scope, p syntax.WordPart) bool {
 	pe, ok := p.(*syntax.ParamExp)
 	return ok && pe.Param != nil && pe.Exp == nil && pe.Index == nil && pe.Slice == nil && pe.Repl == nil &&
-		!pe.Excl && !pe.Length && pe.Names == 0 && w.numeric(pe.Param.Value) ||
+		!pe.Excl && !pe.Length && pe.Names == 0 && numeric(sc, pe.Param.Value) ||
 		ok && pe.Length // ${#x} is a length
 }
 
@@ -356,13 +348,13 @@ func (w *walker) numericParam(p syntax.WordPart) bool {
 // bash evaluates as arithmetic where it sets or tests the variable, runs
 // code: a subscript that is not a number the rules know ("" when there is
 // none, or it is one).
-func (w *walker) subscriptWhy(x word) string {
+func subscriptWhy(sc *scope, x word) string {
 	_, sub, ok := strings.Cut(x.s, "[")
 	if !ok {
 		return ""
 	}
 	sub = strings.TrimSuffix(sub, "]")
-	if !x.exp && (isNumber(sub) || w.numeric(sub) || sub == "@" || sub == "*") {
+	if !x.exp && (isNumber(sub) || numeric(sc, sub) || sub == "@" || sub == "*") {
 		return ""
 	}
 	return "evaluates the subscript of " + x.s + " as arithmetic, which runs the code it holds"
@@ -370,7 +362,7 @@ func (w *walker) subscriptWhy(x word) string {
 
 // subscript records a name with a subscript that runs code (subscriptWhy).
 func (w *walker) subscript(sc *scope, x word, by string) {
-	if why := w.subscriptWhy(x); why != "" {
+	if why := subscriptWhy(sc, x); why != "" {
 		w.emit(sc, []word{{s: x.s, exp: true}}, Command{Unsure: by + " " + why})
 	}
 }
@@ -402,8 +394,9 @@ func allElements(x syntax.ArithmExpr) bool {
 
 // numericNames returns the variables f gives only numbers: assignments
 // of a number (i=0, ((i=0)), let i=1), and for loops over numbers; ++ and
-// -- keep them numbers. A name given anything else is not one.
-func numericNames(f *syntax.File) map[string]bool {
+// -- keep them numbers. A name given anything else is not one. The same
+// walk records in funcs the functions f defines.
+func numericNames(f *syntax.File, funcs map[string]bool) map[string]bool {
 	nums, other := map[string]bool{}, map[string]bool{}
 	note := func(name string, number bool) {
 		if number {
@@ -414,6 +407,10 @@ func numericNames(f *syntax.File) map[string]bool {
 	}
 	for n := range syntax.Preorder(f) {
 		switch n := n.(type) {
+		case *syntax.FuncDecl:
+			if n.Name != nil {
+				funcs[n.Name.Value] = true // the same walk records the line's functions
+			}
 		case *syntax.Assign:
 			if n.Name != nil {
 				note(n.Name.Value, n.Value != nil && isNumber(n.Value.Lit()) && !n.Append && n.Array == nil)
@@ -915,7 +912,7 @@ func (w *walker) run(sc *scope, words []word, c Command, redirs []*syntax.Redire
 				if name, _, _ := strings.Cut(x.s, "["); codeVar(name) && !x.exp {
 					c.Unsure = "it sets a variable that may change what programs run: " + x.s
 				}
-				if why := w.subscriptWhy(x); why != "" && !strings.HasPrefix(x.s, "-") {
+				if why := subscriptWhy(sc, x); why != "" && !strings.HasPrefix(x.s, "-") {
 					c.Unsure = base + " " + why
 				}
 			}
@@ -923,7 +920,7 @@ func (w *walker) run(sc *scope, words []word, c Command, redirs []*syntax.Redire
 		if base == "test" || base == "[" {
 			for i, x := range words[1 : len(words)-1] {
 				if x.s == "-v" {
-					if why := w.subscriptWhy(words[i+2]); why != "" {
+					if why := subscriptWhy(sc, words[i+2]); why != "" {
 						c.Unsure = base + " -v " + why
 					}
 				}
