@@ -2,8 +2,10 @@ package permission
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -219,7 +221,12 @@ func (m *mentioner) runs(rule []string, s string, depth int) bool {
 // known, allow only if every one is allowed (exec wrappers that only run
 // the command after them need no rule of their own) and runs in an
 // unchanged environment; otherwise no rule decides.
-func decideCommand(rules []*Rule, args json.RawMessage) Decision {
+// decideCommand decides an execute call by the rules on execute, cmds
+// the commands of its line, parsed when first asked for.
+func decideCommand(rules []*Rule, cmds func() ([]Command, error)) Decision {
+	if len(rules) == 0 {
+		return Decision{}
+	}
 	d := strongest(rules, func(r *Rule) bool { return r.Pattern == "" })
 	if d.Effect == Deny {
 		return d
@@ -227,13 +234,10 @@ func decideCommand(rules []*Rule, args json.RawMessage) Decision {
 	if !slices.ContainsFunc(rules, func(r *Rule) bool { return r.Pattern != "" || r.Effect != Allow }) {
 		return d // only "allow execute": every command is allowed, known or not
 	}
-	var in struct {
-		Command string `json:"command"`
-	}
-	if json.Unmarshal(args, &in) != nil {
+	line, err := cmds()
+	if errors.Is(err, errNotCommand) {
 		return Decision{Effect: Ask, Reason: "the arguments are not a command"}
 	}
-	cmds, err := Commands(in.Command)
 	if err != nil {
 		return Decision{Effect: Ask, Reason: "the command cannot be checked against the rules: " + err.Error()}
 	}
@@ -241,8 +245,8 @@ func decideCommand(rules []*Rule, args json.RawMessage) Decision {
 	m := &mentioner{budget: mentionBytes}
 	decided := 0 // commands that need a rule and are allowed
 	needed := 0  // commands that need an allow rule
-	for i := range cmds {
-		d, needsAllow := decideOne(rules, &cmds[i], m)
+	for i := range line {
+		d, needsAllow := decideOne(rules, &line[i], m)
 		switch {
 		case d.Effect == Deny:
 			return d
@@ -358,21 +362,11 @@ func gitPatch(a string) bool {
 	return false
 }
 
-// printsCommitted returns the command of the line that has git print the
-// content it keeps of files ("" for none): a read rule hides a file's
-// path, in the file tools and the sandbox, but not its blobs in .git. A
-// line that cannot be parsed is decided by the command rules.
-func printsCommitted(args json.RawMessage) string {
-	var in struct {
-		Command string `json:"command"`
-	}
-	if json.Unmarshal(args, &in) != nil {
-		return ""
-	}
-	cmds, err := Commands(in.Command)
-	if err != nil {
-		return ""
-	}
+// printsCommitted returns the command of the line's commands that has git
+// print the content it keeps of files ("" for none): a read rule hides a
+// file's path, in the file tools and the sandbox, but not its blobs in
+// .git.
+func printsCommitted(cmds []Command) string {
 	for _, c := range cmds {
 		if len(c.Args) < 2 || baseName(c.Args[0]) != "git" {
 			continue
@@ -384,6 +378,23 @@ func printsCommitted(args json.RawMessage) string {
 		}
 	}
 	return ""
+}
+
+// errNotCommand says that an execute call's arguments hold no command.
+var errNotCommand = errors.New("the arguments are not a command")
+
+// lineOf returns a parse of the command in an execute call's arguments,
+// done once when first asked for.
+func lineOf(args json.RawMessage) func() ([]Command, error) {
+	return sync.OnceValues(func() ([]Command, error) {
+		var in struct {
+			Command string `json:"command"`
+		}
+		if json.Unmarshal(args, &in) != nil {
+			return nil, errNotCommand
+		}
+		return Commands(in.Command)
+	})
 }
 
 func firstOf(rs ...*Rule) *Rule {

@@ -175,12 +175,14 @@ func (rs *Rules) Decide(tool string, args json.RawMessage) Decision {
 		}
 	}
 	if tool == ExecuteTool {
-		d := Decision{}
-		if len(mine) > 0 {
-			d = decideCommand(mine, args)
+		line := lineOf(args)
+		d := decideCommand(mine, line)
+		if d.Effect == Deny || readDeny == nil {
+			return d
 		}
-		if d.Effect != Deny && readDeny != nil {
-			if what := printsCommitted(args); what != "" {
+		// A line that does not parse is the command rules' to decide.
+		if cmds, err := line(); err == nil {
+			if what := printsCommitted(cmds); what != "" {
 				return Decision{Effect: Ask, Rule: readDeny, Reason: "the rule " + readDeny.String() +
 					" hides files, not what git keeps of them: " + quote(what) + " may print their committed content"}
 			}
