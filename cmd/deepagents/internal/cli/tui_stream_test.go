@@ -55,24 +55,16 @@ func (s *tmuxSession) scrollback() []string {
 }
 
 // waitForJoined waits until the pane shows want, the rows a line wraps
-// onto joined, and returns the screen.
+// onto joined.
 func (s *tmuxSession) waitForJoined(want string) {
 	s.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	s.waitOn(want, func() string {
 		out, err := exec.Command("tmux", "capture-pane", "-p", "-J", "-t", s.name).Output()
 		if err != nil {
 			s.t.Fatalf("capture-pane: %v", err)
 		}
-		if strings.Contains(string(out), want) {
-			time.Sleep(100 * time.Millisecond) // let the frame finish
-			return
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("the screen never showed %q:\n%s", want, out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return string(out)
+	})
 }
 
 // longReport is a long Markdown answer: a heading, paragraphs, a table, a

@@ -110,12 +110,18 @@ func (s *tmuxSession) screen() string {
 // waitFor waits until the screen shows want, and returns the screen.
 func (s *tmuxSession) waitFor(want string) string {
 	s.t.Helper()
+	return s.waitOn(want, s.screen)
+}
+
+// waitOn waits until what capture returns holds want, and returns it then.
+func (s *tmuxSession) waitOn(want string, capture func() string) string {
+	s.t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		scr := s.screen()
+		scr := capture()
 		if strings.Contains(scr, want) {
 			time.Sleep(100 * time.Millisecond) // let the frame finish
-			return s.screen()
+			return capture()
 		}
 		if time.Now().After(deadline) {
 			s.t.Fatalf("the screen never showed %q:\n%s", want, scr)
