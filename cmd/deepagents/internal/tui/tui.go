@@ -353,6 +353,15 @@ func (m *tuiModel) nextRows(n int) []string {
 	return rows
 }
 
+// termRows is how many rows a line of w columns takes on a terminal of
+// width columns (one when the width is unknown).
+func termRows(w, width int) int {
+	if width <= 0 {
+		return 1
+	}
+	return max(1, (w+width-1)/width)
+}
+
 // fitView cuts view to the rows a view may take in the window (its
 // height less printRows): its last rows, as the renderer would keep them.
 func fitView(view string, width, height int) string {
@@ -366,10 +375,7 @@ func fitView(view string, width, height int) string {
 		rows = 1 // the renderer counts the empty row after the last newline
 	}
 	for i := len(lines) - 1; i >= 0; i-- {
-		r := 1
-		if width > 0 {
-			r = max(1, (ansi.StringWidth(lines[i])+width-1)/width)
-		}
+		r := termRows(ansi.StringWidth(lines[i]), width)
 		if rows+r > room {
 			return strings.Join(lines[i+1:], "\n") + "\n"
 		}
@@ -1013,9 +1019,7 @@ func rewrapped(view string, width, height, to int) int {
 	}
 	extra := 0
 	for _, l := range lines {
-		if w := ansi.StringWidth(ansi.Truncate(l, width, "")); w > to {
-			extra += (w+to-1)/to - 1
-		}
+		extra += termRows(ansi.StringWidth(ansi.Truncate(l, width, "")), to) - 1
 	}
 	return extra
 }
