@@ -213,7 +213,9 @@ func TestInteractiveSession(t *testing.T) {
 	again := w.script(`{"turns":[
  {"agent":"summarizer","content":"The user edited the notes and said: never delete that.","expect":{"messages_contain":["never delete that"]}},
  {"content":"Welcome back.","expect":{"messages_contain":["<summary>","never delete that","where were we?"],"messages_exclude":["Edit @notes.md please"]}}]}`)
-	s2 := startTmux(t, w, "--continue", "--model", "replay:"+again, "--dir", w.dir, "--db", w.db)
+	// 60 rows, as the first: the resumed conversation and what follows fit
+	// with room, whatever rows the printing takes on the way.
+	s2 := startTmuxSized(t, w, 160, 60, "--continue", "--model", "replay:"+again, "--dir", w.dir, "--db", w.db)
 	s2.waitFor("> ")
 	s2.typeLine("/thread")
 	s2.typeLine("/compact")
