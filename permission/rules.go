@@ -58,6 +58,7 @@ type Rule struct {
 	// matches every call of Tool.
 	Pattern string
 	words   []string // Pattern split into words, for execute
+	badGlob bool     // Pattern is not a valid glob (a Rule made by hand): it matches no path
 }
 
 // String returns the rule as ParseRule takes it, with its effect first.
@@ -106,7 +107,14 @@ func ParseRule(e Effect, s string) (Rule, error) {
 type Rules struct{ rules []Rule }
 
 // New returns the set of the given rules.
-func New(rules ...Rule) *Rules { return &Rules{rules: slices.Clone(rules)} }
+func New(rules ...Rule) *Rules {
+	rs := &Rules{rules: slices.Clone(rules)}
+	for i := range rs.rules {
+		r := &rs.rules[i]
+		r.badGlob = r.Pattern != "" && !doublestar.ValidatePattern(r.Pattern)
+	}
+	return rs
+}
 
 // Rules returns the rules in the order they were given.
 func (rs *Rules) Rules() []Rule {
@@ -204,15 +212,16 @@ func (rs *Rules) Decide(tool string, args json.RawMessage) Decision {
 	case in.Path != nil:
 		p, hasPath = *in.Path, true
 	}
+	chain := pathChain(p) // once, for every rule's pattern
 	d := strongest(mine, func(r *Rule) bool {
 		if r.Pattern == "" {
 			return true
 		}
-		return hasPath && matchPath(r.Pattern, p)
+		return hasPath && chain.match(r)
 	})
 	// A search or listing without a path starts at the root, which a
 	// read rule covers only if it covers everything.
-	if rd := strongest(reads, func(r *Rule) bool { return matchPath(r.Pattern, p) }); rd.Effect > d.Effect {
+	if rd := strongest(reads, chain.match); rd.Effect > d.Effect {
 		rd.Reason += " (" + tool + " reads what it covers)"
 		d = rd
 	}
@@ -237,9 +246,14 @@ func (rs *Rules) DeniedReadPaths() []string {
 	return out
 }
 
-// matchPath reports whether the virtual path p, or a directory above it,
-// matches the glob: a rule on /secrets/** covers /secrets itself too.
-func matchPath(pattern, p string) bool {
+// chain is a virtual path and the directories above it, the path first: a
+// rule on /secrets/** covers /secrets itself too. nil stands for a path
+// with a "..", which every pattern matches. Decide makes it once for all
+// the rules it tries.
+type chain []string
+
+// pathChain returns the chain of p ("" is the root).
+func pathChain(p string) chain {
 	if p == "" {
 		p = "/"
 	}
@@ -247,18 +261,32 @@ func matchPath(pattern, p string) bool {
 		p = "/" + p
 	}
 	if strings.Contains("/"+p+"/", "/../") {
-		return true // never let .. step out of a rule's reach: treat as a match
+		return nil // never let .. step out of a rule's reach: treat as a match
 	}
 	p = path.Clean(p)
-	for {
-		if ok, _ := doublestar.Match(pattern, p); ok {
+	c := chain{p}
+	for p != "/" {
+		p = path.Dir(p)
+		c = append(c, p)
+	}
+	return c
+}
+
+// match reports whether r's glob matches a path of the chain. New has
+// validated the glob.
+func (c chain) match(r *Rule) bool {
+	if c == nil {
+		return true
+	}
+	if r.badGlob {
+		return false
+	}
+	for _, p := range c {
+		if doublestar.MatchUnvalidated(r.Pattern, p) {
 			return true
 		}
-		if p == "/" {
-			return false
-		}
-		p = path.Dir(p)
 	}
+	return false
 }
 
 // strongest returns the decision of the strongest rule that matches.

@@ -200,3 +200,21 @@ func TestDeniedReadPaths(t *testing.T) {
 		t.Errorf("nil rules: %q", got)
 	}
 }
+
+// A Rule made by hand with a glob that does not parse matches no path, as
+// doublestar.Match (which reports the bad pattern) made it do.
+func TestDecideHandMadeBadGlob(t *testing.T) {
+	rs := permission.New(
+		permission.Rule{Effect: permission.Deny, Tool: "read_file", Pattern: "/a["},
+		permission.Rule{Effect: permission.Ask, Tool: "read_file", Pattern: "/b/**"},
+	)
+	for _, c := range []struct {
+		path string
+		want permission.Effect
+	}{{"/a[", permission.Effect(0)}, {"/a[/x", permission.Effect(0)}, {"/b/c/d", permission.Ask}, {"/b", permission.Ask}, {"/x/../b/c", permission.Deny}} {
+		args, _ := json.Marshal(map[string]string{"file_path": c.path})
+		if got := rs.Decide("read_file", args).Effect; got != c.want {
+			t.Errorf("Decide(read_file %s) = %v, want %v", c.path, got, c.want)
+		}
+	}
+}
