@@ -83,7 +83,7 @@ var layers = map[string][]string{
 
 	// The files of an agent as the CLI lays them out, for any program.
 	"workspace": {"agent", "backend", "permission", "store"},
-	"hooks":     {"agent", "internal/clip", "llm", "middleware/hitl", "permission"},
+	"hooks":     {"agent", "internal/clip", "llm", "middleware/filesystem", "middleware/hitl", "middleware/subagents", "middleware/todos", "permission"},
 	"rewind":    {"agent", "backend", "checkpoint", "internal/gitignore", "internal/inotify", "internal/jsonenc", "llm", "store", "tool"},
 
 	// The built-in middleware, a package each: they know the run loop
@@ -92,7 +92,7 @@ var layers = map[string][]string{
 	"middleware/todos":         {"agent", "tool"},
 	"middleware/patch":         {"agent", "llm"},
 	"middleware/caching":       {"agent", "llm", "profile"},
-	"middleware/hitl":          {"agent", "llm", "permission"},
+	"middleware/hitl":          {"agent", "llm", "permission", "tool"},
 	"middleware/memory":        {"agent", "backend", "llm"},
 	"middleware/skills":        {"agent", "backend", "llm"},
 	"middleware/summarization": {"agent", "backend", "internal/clip", "llm", "middleware/todos", "thread"},
@@ -102,10 +102,10 @@ var layers = map[string][]string{
 	// The deep agent, and the command line.
 	"":                                {"agent", "backend", "checkpoint", "hooks", "llm", "rewind", "middleware/caching", "middleware/filesystem", "middleware/hitl", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/subagents", "middleware/summarization", "middleware/todos", "permission", "profile", "store", "telemetry", "thread", "tool"},
 	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "cmd/deepagents/internal/acp", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "cmd/deepagents/internal/tui", "hooks", "llm", "mcp", "middleware/hitl", "middleware/todos", "persist", "rewind", "server", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
-	"cmd/deepagents/internal/session": {"", "agent", "backend", "checkpoint", "hooks", "llm", "llm/providers", "llm/replay", "mcp", "middleware/hitl", "permission", "persist", "profile", "rewind", "tool", "workspace"},
+	"cmd/deepagents/internal/session": {"", "agent", "backend", "checkpoint", "hooks", "llm", "llm/providers", "llm/replay", "mcp", "middleware/filesystem", "middleware/hitl", "permission", "persist", "profile", "rewind", "tool", "workspace"},
 	"cmd/deepagents/internal/display": {"agent", "hooks", "llm"},
-	"cmd/deepagents/internal/acp":     {"agent", "checkpoint", "llm", "middleware/todos"},
-	"cmd/deepagents/internal/tui":     {"", "agent", "backend", "cmd/deepagents/internal/display", "llm", "middleware/hitl", "middleware/todos", "thread"},
+	"cmd/deepagents/internal/acp":     {"agent", "checkpoint", "llm", "middleware/filesystem", "middleware/todos", "tool"},
+	"cmd/deepagents/internal/tui":     {"", "agent", "backend", "cmd/deepagents/internal/display", "llm", "middleware/filesystem", "middleware/hitl", "middleware/todos", "thread"},
 	"cmd/deepagents":                  {"cmd/deepagents/internal/cli", "internal/procinfo"},
 
 	// Tests' helpers.

@@ -49,11 +49,16 @@ func hookedAgent(t *testing.T, m llm.Model, saver checkpoint.Saver, mode deepage
 	}) (string, error) {
 		return "ran " + in.Command, nil
 	}))
+	// A user's tools, with what they declare of themselves.
+	ran := func(context.Context, struct{}) (string, error) { return "ran", nil }
+	lookup := tool.Must(tool.New("lookup", "Looks up.", ran, tool.WithTraits(tool.Traits{ReadOnly: true, Network: true})))
+	deploy := tool.Must(tool.New("deploy", "Deploys.", ran))
+	notes := tool.Must(tool.New("notes", "Edits the notes.", ran, tool.WithTraits(tool.Traits{EditsFiles: true})))
 	a, err := deepagents.New(deepagents.Config{
 		Model:          m,
-		Tools:          []tool.Tool{execute},
+		Tools:          []tool.Tool{execute, lookup, deploy, notes},
 		Checkpointer:   saver,
-		InterruptOn:    map[string]deepagents.InterruptOn{"write_file": {}, "edit_file": {}, "execute": {}},
+		InterruptOn:    map[string]deepagents.InterruptOn{"write_file": {}, "edit_file": {}, "execute": {}, "deploy": {}, "notes": {}},
 		Permissions:    perms,
 		PermissionMode: mode,
 		Hooks:          hooks.Config{Hooks: hs},
@@ -132,6 +137,13 @@ func TestPermissionModes(t *testing.T) {
 		{deepagents.ModePlan, "read_file", `{"file_path":"/.env"}`, []string{"ask read_file(**/.env)"}, "asked"},
 		{deepagents.ModePlan, "exit_plan_mode", `{"plan":"# do it"}`, nil, "asked"},
 		{deepagents.ModePlan, "exit_plan_mode", `{}`, nil, "ran"}, // an error result: no plan
+		// A user's tools are treated by the traits they declare.
+		{deepagents.ModePlan, "lookup", `{}`, nil, "ran"},
+		{deepagents.ModePlan, "deploy", `{}`, nil, "refused"},
+		{deepagents.ModePlan, "notes", `{}`, nil, "refused"},
+		{deepagents.ModeAcceptEdits, "notes", `{}`, nil, "ran"},
+		{deepagents.ModeAcceptEdits, "deploy", `{}`, nil, "asked"},
+		{deepagents.ModeAsk, "notes", `{}`, nil, "asked"},
 	}
 	for _, tc := range tests {
 		// The mode as the thread's value, and as the agent's default.
@@ -164,10 +176,10 @@ func TestPermissionModes(t *testing.T) {
 func TestPlanModeOffersOnlyReading(t *testing.T) {
 	for _, mode := range hitl.Modes {
 		t.Run(string(mode), func(t *testing.T) {
-			expect := &replay.Expect{ToolsInclude: []string{"read_file", "grep", "write_todos", "task"}}
+			expect := &replay.Expect{ToolsInclude: []string{"read_file", "grep", "write_todos", "task", "lookup"}}
 			if mode == deepagents.ModePlan {
 				expect.ToolsInclude = append(expect.ToolsInclude, hitl.ExitPlanTool)
-				expect.ToolsExclude = []string{"write_file", "edit_file", "execute"}
+				expect.ToolsExclude = []string{"write_file", "edit_file", "execute", "deploy", "notes"}
 				expect.SystemContains = []string{"Plan mode"}
 			} else {
 				expect.ToolsInclude = append(expect.ToolsInclude, "write_file", "edit_file", "execute")

@@ -310,6 +310,17 @@ func (a *Agent) keepTools(allowed []string) error {
 // ToolSpecs returns the tools offered to the model, in order.
 func (a *Agent) ToolSpecs() []llm.ToolSpec { return a.specs }
 
+// Tool returns the agent's tool of that name, a middleware's included, for
+// the layers that ask a tool what it does ([tool.TraitsOf]).
+func (a *Agent) Tool(name string) (tool.Tool, bool) {
+	t, ok := a.tools[name]
+	return t, ok
+}
+
+// ToolTraits returns what the agent's tool of that name declares it does;
+// the zero Traits (it may do anything) for a name that is no tool.
+func (a *Agent) ToolTraits(name string) tool.Traits { return tool.TraitsOf(a.tools[name]) }
+
 // Middleware returns the stack, outermost first.
 func (a *Agent) Middleware() []Middleware { return a.middleware }
 

@@ -118,6 +118,9 @@ func (r *Runtime) StartCheckpoint() string { return r.start }
 // Model is the model the agent calls.
 func (r *Runtime) Model() llm.Model { return r.agent.model }
 
+// Agent returns the agent that runs: a subagent's own in a subagent's run.
+func (r *Runtime) Agent() *Agent { return r.agent }
+
 // ThreadID returns the thread the run belongs to.
 func (r *Runtime) ThreadID() string { return r.threadID }
 

@@ -5,26 +5,29 @@ import (
 	"maps"
 	"strings"
 
+	"github.com/deepagents-go/deepagents/middleware/filesystem"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/middleware/subagents"
+	"github.com/deepagents-go/deepagents/middleware/todos"
 )
 
 // Claude Code's names of the agent's tools; MCP tools (mcp__server__tool)
 // and the rest keep their names.
 var claudeNames = map[string]string{
-	"execute":     "Bash",
-	"write_file":  "Write",
-	"edit_file":   "Edit",
-	"read_file":   "Read",
-	"glob":        "Glob",
-	"grep":        "Grep",
-	"ls":          "LS",
-	"task":        "Task",
-	"write_todos": "TodoWrite",
+	filesystem.ExecuteTool:   "Bash",
+	filesystem.WriteFileTool: "Write",
+	filesystem.EditFileTool:  "Edit",
+	filesystem.ReadFileTool:  "Read",
+	filesystem.GlobTool:      "Glob",
+	filesystem.GrepTool:      "Grep",
+	filesystem.LsTool:        "LS",
+	subagents.TaskTool:       "Task",
+	todos.WriteTodosTool:     "TodoWrite",
 }
 
 // agentNames maps Claude Code's names back; MultiEdit is edit_file too.
 var agentNames = func() map[string]string {
-	m := map[string]string{"MultiEdit": "edit_file"}
+	m := map[string]string{"MultiEdit": filesystem.EditFileTool}
 	for a, c := range claudeNames {
 		m[c] = a
 	}
@@ -89,11 +92,11 @@ func (r *Runner) toClaude(in *Input) *Input {
 			}
 		}
 		switch in.ToolName {
-		case "execute":
+		case filesystem.ExecuteTool:
 			if t, ok := args["timeout"].(float64); ok {
 				args["timeout"] = t * 1000 // Bash's is in milliseconds
 			}
-		case "task":
+		case subagents.TaskTool:
 			// Task's prompt is the task; its description a short title.
 			if d, ok := args["description"].(string); ok {
 				args["prompt"] = d
@@ -127,9 +130,9 @@ func claudeResponse(in *Input, args map[string]any) json.RawMessage {
 	json.Unmarshal(in.ToolResponse, &r) //nolint:errcheck // ours: {"content": ...}
 	var v any
 	switch in.ToolName {
-	case "execute":
+	case filesystem.ExecuteTool:
 		v = map[string]any{"stdout": r.Content, "stderr": "", "interrupted": false, "isImage": false}
-	case "write_file", "edit_file":
+	case filesystem.WriteFileTool, filesystem.EditFileTool:
 		v = map[string]any{"filePath": args["file_path"], "success": !r.IsError, "content": args["content"]}
 	default:
 		v = r.Content
@@ -150,13 +153,13 @@ func (r *Runner) fromClaude(tool string, args map[string]any) json.RawMessage {
 		}
 	}
 	switch tool {
-	case "execute":
+	case filesystem.ExecuteTool:
 		if t, ok := args["timeout"].(float64); ok {
 			args["timeout"] = int((t + 999) / 1000)
 		}
 		delete(args, "description")
 		delete(args, "run_in_background")
-	case "task":
+	case subagents.TaskTool:
 		if p, ok := args["prompt"].(string); ok {
 			args["description"] = p
 			delete(args, "prompt")

@@ -221,9 +221,13 @@ func resourceTools(s *Servers) []tool.Tool {
 				return "No resources.", nil
 			}
 			return b.String(), nil
-		}))
+		}, tool.WithTraits(resourceTraits)))
 	return []tool.Tool{list, newReadResourceTool(s)}
 }
+
+// resourceTraits are the resource tools': they only read what the servers
+// offer.
+var resourceTraits = tool.Traits{ReadOnly: true}
 
 // readResourceTool reads a resource, images included.
 type readResourceTool struct {
@@ -247,6 +251,9 @@ func newReadResourceTool(s *Servers) tool.Tool {
 	}
 	return &readResourceTool{s: s, v: v}
 }
+
+// Traits implements tool.Traited.
+func (t *readResourceTool) Traits() tool.Traits { return resourceTraits }
 
 func (t *readResourceTool) Spec() llm.ToolSpec {
 	return llm.ToolSpec{Name: ReadResourceTool, Description: "Reads a resource an MCP server offers, by server and URI.", Parameters: t.v.Schema()}

@@ -38,12 +38,26 @@ type mcpTool struct {
 	srv    *server
 	remote string // the name the server knows it by
 	spec   llm.ToolSpec
+	traits tool.Traits
 }
 
 var (
 	_ tool.Tool         = (*mcpTool)(nil)
 	_ tool.ResultCaller = (*mcpTool)(nil)
+	_ tool.Traited      = (*mcpTool)(nil)
 )
+
+// traitsOf reads a tool's annotations, which are the server's hints: its
+// readOnlyHint makes the tool read-only (plan mode offers it; a workspace
+// checkpoint is not taken after it), and its openWorldHint, true when
+// absent as the protocol says, marks it as reaching other hosts. A server
+// the user configured is trusted as far as its tools are.
+func traitsOf(a *sdk.ToolAnnotations) tool.Traits {
+	if a == nil {
+		return tool.Traits{Network: true}
+	}
+	return tool.Traits{ReadOnly: a.ReadOnlyHint, Network: a.OpenWorldHint == nil || *a.OpenWorldHint}
+}
 
 // newTool adapts one of a server's tools.
 func newTool(s *server, t *sdk.Tool) (*mcpTool, error) {
@@ -61,7 +75,8 @@ func newTool(s *server, t *sdk.Tool) (*mcpTool, error) {
 	if len(desc) > maxDescription {
 		desc = clip.Prefix(desc, maxDescription-3) + "..."
 	}
-	return &mcpTool{srv: s, remote: t.Name, spec: llm.ToolSpec{Name: ToolName(s.name, t.Name), Description: desc, Parameters: schema}}, nil
+	return &mcpTool{srv: s, remote: t.Name, spec: llm.ToolSpec{Name: ToolName(s.name, t.Name), Description: desc, Parameters: schema},
+		traits: traitsOf(t.Annotations)}, nil
 }
 
 // ToolName is the name the model sees for a server's tool:
@@ -126,6 +141,9 @@ func inputSchema(s any) (json.RawMessage, error) {
 }
 
 func (t *mcpTool) Spec() llm.ToolSpec { return t.spec }
+
+// Traits implements tool.Traited.
+func (t *mcpTool) Traits() tool.Traits { return t.traits }
 
 // Call implements tool.Tool for callers that take text only.
 func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (string, error) {

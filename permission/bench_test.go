@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/deepagents-go/deepagents/permission"
+	"github.com/deepagents-go/deepagents/tool"
 )
 
 // BenchmarkDecide decides execute calls against a typical rule set: what
@@ -34,7 +35,7 @@ func BenchmarkDecide(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				rs.Decide(permission.ExecuteTool, args)
+				rs.Decide(permission.ExecuteTool, tool.Traits{RunsCommands: true}, args)
 			}
 		})
 	}

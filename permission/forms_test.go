@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/deepagents-go/deepagents/permission"
+	"github.com/deepagents-go/deepagents/tool"
 )
 
 // TestDecideShellForms holds the forms of issue 28 that ran a denied
@@ -250,7 +251,7 @@ func TestDecideShellForms(t *testing.T) {
 	}
 	for _, tt := range tests {
 		raw, _ := json.Marshal(map[string]string{"command": tt.cmd})
-		d := rs.Decide("execute", raw)
+		d := rs.Decide("execute", tool.Traits{RunsCommands: true}, raw)
 		if d.Effect != tt.want {
 			t.Errorf("%q: %s (%s), want %s", tt.cmd, d.Effect, d.Reason, tt.want)
 		}
@@ -326,7 +327,7 @@ func TestDecideAllowForms(t *testing.T) {
 		{"echo rm x", A},
 	} {
 		raw, _ := json.Marshal(map[string]string{"command": tt.cmd})
-		if d := rs.Decide("execute", raw); d.Effect != tt.want {
+		if d := rs.Decide("execute", tool.Traits{RunsCommands: true}, raw); d.Effect != tt.want {
 			t.Errorf("%q: %s (%s), want %s", tt.cmd, d.Effect, d.Reason, tt.want)
 		}
 	}

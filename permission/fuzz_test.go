@@ -20,6 +20,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/deepagents-go/deepagents/permission"
+	"github.com/deepagents-go/deepagents/tool"
 )
 
 // ran runs line in mvdan.cc/sh's interpreter, with nothing executed and
@@ -127,7 +128,7 @@ func checkLine(t *testing.T, rs *permission.Rules, line string) {
 	_ = json.Unmarshal(raw, &in)
 	line = in.Command // what the tool gets: JSON has no invalid UTF-8
 	start := time.Now()
-	d := rs.Decide("execute", raw)
+	d := rs.Decide("execute", tool.Traits{RunsCommands: true}, raw)
 	if took := time.Since(start); took > 10*time.Second {
 		t.Fatalf("%.60q: deciding took %s", line, took)
 	}

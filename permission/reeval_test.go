@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/deepagents-go/deepagents/permission"
+	"github.com/deepagents-go/deepagents/tool"
 )
 
 // TestDecideReevaluation holds the forms of issue 42: bash evaluates a
@@ -116,7 +117,7 @@ func TestDecideGitPrintsWhatReadRulesHide(t *testing.T) {
 		{without, "git show HEAD:.env", A},
 	} {
 		raw, _ := json.Marshal(map[string]string{"command": tt.cmd})
-		if d := tt.rs.Decide("execute", raw); d.Effect != tt.want {
+		if d := tt.rs.Decide("execute", tool.Traits{RunsCommands: true}, raw); d.Effect != tt.want {
 			t.Errorf("%s: %s (%s), want %s", tt.cmd, d.Effect, d.Reason, tt.want)
 		}
 	}
@@ -177,7 +178,7 @@ func TestDecideReevaluationMore(t *testing.T) {
 func checkOneOf(t *testing.T, rs *permission.Rules, cmd string, want []permission.Effect) {
 	t.Helper()
 	raw, _ := json.Marshal(map[string]string{"command": cmd})
-	d := rs.Decide("execute", raw)
+	d := rs.Decide("execute", tool.Traits{RunsCommands: true}, raw)
 	if !slices.Contains(want, d.Effect) {
 		t.Errorf("%s: %s (%s), want one of %v", cmd, d.Effect, d.Reason, want)
 	}

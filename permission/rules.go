@@ -145,30 +145,26 @@ type Decision struct {
 }
 
 // ReadTool is the tool whose rules are about reading files: its deny and
-// ask rules apply to the other tools that read (see readingTools).
+// ask rules apply to every tool that reads files (tool.Traits.ReadsFiles).
 const ReadTool = "read_file"
 
-// readingTools are the file tools other than read_file that show what
-// files hold or which exist: a read_file rule whose glob covers their
-// path argument applies to them too (see Rules.Decide).
-var readingTools = []string{"grep", "glob", "ls"}
-
-// Decide returns what the rules make of a call of tool with args.
+// Decide returns what the rules make of a call of tool, which declares
+// traits (the agent's tool.TraitsOf), with args.
 //
 // A rule's tool may name several tools (see tool.NameMatches): mcp__github
 // stands for every tool of that MCP server.
 //
-// A read_file deny or ask rule with a pattern also decides grep, glob and
-// ls calls whose path argument it covers: with read_file(**/.env) denied,
-// grep in /app/.env is denied too. It cannot see the files a search of a
-// directory reaches: for those, give the backend a policy that denies
-// reading DeniedReadPaths (the CLI does), so that listings, globs and
-// greps leave those files out.
-func (rs *Rules) Decide(tool string, args json.RawMessage) Decision {
+// A read_file deny or ask rule with a pattern also decides the calls of
+// the other tools that read files (grep, glob and ls) whose path argument
+// it covers: with read_file(**/.env) denied, grep in /app/.env is denied
+// too. It cannot see the files a search of a directory reaches: for those,
+// give the backend a policy that denies reading DeniedReadPaths (the CLI
+// does), so that listings, globs and greps leave those files out.
+func (rs *Rules) Decide(tool string, traits toolpkg.Traits, args json.RawMessage) Decision {
 	var mine, reads []*Rule
 	var readDeny *Rule // a deny rule on what read_file reads
 	if rs != nil {
-		reading := slices.Contains(readingTools, tool)
+		reading := traits.ReadsFiles && tool != ReadTool
 		for i := range rs.rules {
 			r := &rs.rules[i]
 			switch {

@@ -6,7 +6,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/deepagents-go/deepagents/middleware/filesystem"
 	"github.com/deepagents-go/deepagents/permission"
+	"github.com/deepagents-go/deepagents/tool"
 )
 
 func mustRules(t testing.TB, specs map[permission.Effect][]string) *permission.Rules {
@@ -90,7 +92,7 @@ func TestDecide(t *testing.T) {
 		{"grep", args("pattern", "x"), N},
 	}
 	for _, tt := range tests {
-		d := rs.Decide(tt.tool, tt.args)
+		d := rs.Decide(tt.tool, builtinTraits(tt.tool), tt.args)
 		if d.Effect != tt.want {
 			t.Errorf("%s %s: %s (%s), want %s", tt.tool, tt.args, d.Effect, d.Reason, tt.want)
 		}
@@ -99,10 +101,10 @@ func TestDecide(t *testing.T) {
 		}
 	}
 	edits := mustRules(t, map[permission.Effect][]string{permission.Allow: {"edit_file(/src/**)"}})
-	if d := edits.Decide("edit_file", args("file_path", "/src/a.go")); d.Effect != A {
+	if d := edits.Decide("edit_file", tool.Traits{EditsFiles: true}, args("file_path", "/src/a.go")); d.Effect != A {
 		t.Errorf("allowed path: %s", d.Effect)
 	}
-	if d := edits.Decide("edit_file", args("file_path", "/srcx/a.go")); d.Effect != N {
+	if d := edits.Decide("edit_file", tool.Traits{EditsFiles: true}, args("file_path", "/srcx/a.go")); d.Effect != N {
 		t.Errorf("path outside the allowed glob: %s", d.Effect)
 	}
 	// MCP tools by server, by prefix and by name.
@@ -121,20 +123,20 @@ func TestDecide(t *testing.T) {
 		{"mcp__github__delete_repo", D},
 		{"mcp__github__list_issues", N},
 	} {
-		if d := mcp.Decide(tt.tool, []byte(`{}`)); d.Effect != tt.want {
+		if d := mcp.Decide(tt.tool, tool.Traits{}, []byte(`{}`)); d.Effect != tt.want {
 			t.Errorf("%s: %s (%s), want %s", tt.tool, d.Effect, d.Reason, tt.want)
 		}
 	}
 	// An allow of every command allows what cannot be known too.
 	every := mustRules(t, map[permission.Effect][]string{permission.Allow: {"execute"}})
 	for _, cmd := range []string{"ls", "$X", "bash x.sh", "PATH=/x ls", "f(){ ls; }; f", "if"} {
-		if d := every.Decide("execute", args("command", cmd)); d.Effect != A {
+		if d := every.Decide("execute", tool.Traits{RunsCommands: true}, args("command", cmd)); d.Effect != A {
 			t.Errorf("allow execute, %q: %s", cmd, d.Effect)
 		}
 	}
 	// A deny of every command wins over any allow.
 	all := mustRules(t, map[permission.Effect][]string{permission.Allow: {"execute(ls)"}, permission.Deny: {"execute"}})
-	if d := all.Decide("execute", args("command", "ls")); d.Effect != D {
+	if d := all.Decide("execute", tool.Traits{RunsCommands: true}, args("command", "ls")); d.Effect != D {
 		t.Errorf("deny execute: %s", d.Effect)
 	}
 }
@@ -180,7 +182,7 @@ func TestDecideReadRules(t *testing.T) {
 		{"read_file", args("file_path", "/app/.env"), D},
 		{"write_file", args("file_path", "/app/.env"), N}, // a read rule is about reading
 	} {
-		d := rs.Decide(tt.tool, tt.args)
+		d := rs.Decide(tt.tool, builtinTraits(tt.tool), tt.args)
 		if d.Effect != tt.want {
 			t.Errorf("%s %s: %s (%s), want %s", tt.tool, tt.args, d.Effect, d.Reason, tt.want)
 		}
@@ -213,8 +215,38 @@ func TestDecideHandMadeBadGlob(t *testing.T) {
 		want permission.Effect
 	}{{"/a[", permission.Effect(0)}, {"/a[/x", permission.Effect(0)}, {"/b/c/d", permission.Ask}, {"/b", permission.Ask}, {"/x/../b/c", permission.Deny}} {
 		args, _ := json.Marshal(map[string]string{"file_path": c.path})
-		if got := rs.Decide("read_file", args).Effect; got != c.want {
+		if got := rs.Decide("read_file", tool.Traits{ReadOnly: true, ReadsFiles: true}, args).Effect; got != c.want {
 			t.Errorf("Decide(read_file %s) = %v, want %v", c.path, got, c.want)
 		}
+	}
+}
+
+// builtinTraits returns what the filesystem middleware declares of its
+// tool of that name (a tool it does not build: none).
+func builtinTraits(name string) tool.Traits {
+	tr, _ := filesystem.ToolTraits(name)
+	return tr
+}
+
+// The rules' dialect names two tools; they are the filesystem's.
+func TestRuleToolsAreTheFilesystems(t *testing.T) {
+	if permission.ExecuteTool != filesystem.ExecuteTool || permission.ReadTool != filesystem.ReadFileTool {
+		t.Errorf("permission names %q and %q, the filesystem %q and %q", permission.ExecuteTool, permission.ReadTool, filesystem.ExecuteTool, filesystem.ReadFileTool)
+	}
+	if !builtinTraits(filesystem.GrepTool).ReadsFiles || builtinTraits(filesystem.WriteFileTool).ReadsFiles {
+		t.Error("grep must read files, write_file not")
+	}
+}
+
+// Read rules cover every tool that declares it reads files, by its path
+// argument, and no tool that does not.
+func TestReadRulesCoverToolsThatReadFiles(t *testing.T) {
+	rs := mustRules(t, map[permission.Effect][]string{permission.Deny: {"read_file(**/.env)"}})
+	env := args("path", "/app/.env")
+	if d := rs.Decide("mcp__files__cat", tool.Traits{ReadOnly: true, ReadsFiles: true}, env); d.Effect != permission.Deny {
+		t.Errorf("a tool that reads files: %+v", d)
+	}
+	if d := rs.Decide("mcp__files__cat", tool.Traits{ReadOnly: true}, env); d.Effect != permission.None {
+		t.Errorf("a tool that does not say it reads files: %+v", d)
 	}
 }

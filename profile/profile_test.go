@@ -9,6 +9,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/internal/golden"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/filesystem"
 	"github.com/deepagents-go/deepagents/profile"
 )
 
@@ -92,4 +93,17 @@ func TestModelSurface(t *testing.T) {
 		b.WriteString("\n")
 	}
 	golden.Check(t, "testdata/builtins.golden", b.Bytes())
+}
+
+// The built-in profiles describe tools the filesystem middleware builds:
+// a renamed tool would otherwise lose its description silently.
+func TestBuiltinsDescribeRealTools(t *testing.T) {
+	for _, name := range profile.Names() {
+		p, _ := profile.Builtin(name)
+		for tool := range p.ToolDescriptions {
+			if _, ok := filesystem.ToolTraits(tool); !ok {
+				t.Errorf("profile %s describes %q, which is no tool of the filesystem middleware", name, tool)
+			}
+		}
+	}
 }

@@ -234,31 +234,46 @@ func (f *Middleware) describe(name, def string) string {
 // Tools implements agent.ToolProvider.
 func (f *Middleware) Tools() []tool.Tool { return f.tools }
 
-// The tools' traits: the readers change nothing; write_file and edit_file
-// change files through the backend alone, which reports each change.
-// execute declares none: a command may do anything.
-var (
-	reads = tool.WithTraits(tool.Traits{ReadOnly: true})
-	edits = tool.WithTraits(tool.Traits{EditsFiles: true})
-)
+// toolTraits are what the tools declare of themselves: the readers change
+// nothing and show files from their path argument; write_file and
+// edit_file change files through the backend alone, which reports each
+// change; execute runs a command, which may do anything.
+var toolTraits = map[string]tool.Traits{
+	LsTool:        {ReadOnly: true, ReadsFiles: true},
+	ReadFileTool:  {ReadOnly: true, ReadsFiles: true},
+	GlobTool:      {ReadOnly: true, ReadsFiles: true},
+	GrepTool:      {ReadOnly: true, ReadsFiles: true},
+	WriteFileTool: {EditsFiles: true},
+	EditFileTool:  {EditsFiles: true},
+	ExecuteTool:   {RunsCommands: true},
+}
+
+// ToolTraits returns what the middleware's tool of that name declares it
+// does, and whether the middleware has such a tool (execute only with a
+// sandbox): for those who know a call by its name alone, an agent's
+// [agent.Agent.ToolTraits] being the way for the others.
+func ToolTraits(name string) (tool.Traits, bool) {
+	tr, ok := toolTraits[name]
+	return tr, ok
+}
 
 // newTools builds the tools once, for every agent that shares the
 // middleware.
 func (f *Middleware) newTools() ([]tool.Tool, error) {
 	var set tool.Set // every tool is built, and every failure reported
-	set.Add(tool.New(LsTool, f.describe(LsTool, lsDescription), f.ls, reads))
-	set.Add(tool.New(ReadFileTool, f.describe(ReadFileTool, readDescription), f.read, reads, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+	set.Add(tool.New(LsTool, f.describe(LsTool, lsDescription), f.ls, tool.WithTraits(toolTraits[LsTool])))
+	set.Add(tool.New(ReadFileTool, f.describe(ReadFileTool, readDescription), f.read, tool.WithTraits(toolTraits[ReadFileTool]), tool.WithSchemaFunc(func(s *jsonschema.Schema) {
 		s.Properties["offset"].Default = []byte("0")
 		s.Properties["limit"].Default = []byte(strconv.Itoa(DefaultReadLimit))
 	})))
-	set.Add(tool.New(WriteFileTool, f.describe(WriteFileTool, writeDescription), f.write, edits))
-	set.Add(tool.New(EditFileTool, f.describe(EditFileTool, editDescription), f.edit, edits, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+	set.Add(tool.New(WriteFileTool, f.describe(WriteFileTool, writeDescription), f.write, tool.WithTraits(toolTraits[WriteFileTool])))
+	set.Add(tool.New(EditFileTool, f.describe(EditFileTool, editDescription), f.edit, tool.WithTraits(toolTraits[EditFileTool]), tool.WithSchemaFunc(func(s *jsonschema.Schema) {
 		s.Properties["replace_all"].Default = []byte("false")
 	})))
-	set.Add(tool.New(GlobTool, f.describe(GlobTool, globDescription), f.glob, reads, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+	set.Add(tool.New(GlobTool, f.describe(GlobTool, globDescription), f.glob, tool.WithTraits(toolTraits[GlobTool]), tool.WithSchemaFunc(func(s *jsonschema.Schema) {
 		s.Properties["path"].Default = []byte(`"/"`)
 	})))
-	set.Add(tool.New(GrepTool, f.describe(GrepTool, f.grepDescription()), f.grep, reads, tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+	set.Add(tool.New(GrepTool, f.describe(GrepTool, f.grepDescription()), f.grep, tool.WithTraits(toolTraits[GrepTool]), tool.WithSchemaFunc(func(s *jsonschema.Schema) {
 		if f.cfg.GrepRegexp {
 			s.Properties["pattern"].Description = "regular expression to search for (RE2 syntax)"
 		}
@@ -268,7 +283,7 @@ func (f *Middleware) newTools() ([]tool.Tool, error) {
 		s.Properties["output_mode"].Default = []byte(`"files_with_matches"`)
 	})))
 	if _, ok := f.sandbox(); ok {
-		set.Add(tool.New(ExecuteTool, f.describe(ExecuteTool, executeDescription), f.execute))
+		set.Add(tool.New(ExecuteTool, f.describe(ExecuteTool, executeDescription), f.execute, tool.WithTraits(toolTraits[ExecuteTool])))
 	}
 	return set.Tools()
 }

@@ -479,3 +479,29 @@ func TestGlobTimeout(t *testing.T) {
 		t.Errorf("glob past its time limit: %q (error %v)", got, isErr)
 	}
 }
+
+// Each tool carries the traits ToolTraits gives for its name, and every
+// tool has some: the layers that ask a tool what it does (rules, plan
+// mode, rewind, the editors' kinds) get the same answer from both.
+func TestToolsCarryTheirTraits(t *testing.T) {
+	sh, err := backend.NewLocalShell(t.TempDir(), backend.LocalShellOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := filesystem.New(filesystem.Config{Backend: sh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range fs.Tools() {
+		name := tl.Spec().Name
+		names = append(names, name)
+		want, ok := filesystem.ToolTraits(name)
+		if got := tool.TraitsOf(tl); !ok || got != want || got == (tool.Traits{}) {
+			t.Errorf("%s: traits %+v, ToolTraits %+v %v", name, got, want, ok)
+		}
+	}
+	if len(names) != 7 {
+		t.Errorf("tools %q, want the seven, execute included", names)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
@@ -52,9 +51,10 @@ type Config struct {
 	// the run that resumes with the approval does not set one; "" (and
 	// plan) is ModeAsk.
 	AfterPlan Mode
-	// PlanTools are the tools plan mode offers; nil means
-	// DefaultPlanTools. EditTools are those accept-edits runs without
-	// asking; nil means DefaultEditTools.
+	// PlanTools are the tools plan mode offers; nil means those whose
+	// traits say they only read or that they delegate (tool.Traits:
+	// ReadOnly, Delegates). EditTools are those accept-edits runs without
+	// asking; nil means those that edit files (EditsFiles).
 	PlanTools, EditTools []string
 }
 
@@ -90,12 +90,6 @@ func New(cfg Config) (*Middleware, error) {
 	}
 	if cfg.AfterPlan == ModePlan {
 		cfg.AfterPlan = ModeAsk
-	}
-	if cfg.PlanTools == nil {
-		cfg.PlanTools = DefaultPlanTools
-	}
-	if cfg.EditTools == nil {
-		cfg.EditTools = DefaultEditTools
 	}
 	return &Middleware{on: cfg.On, rules: cfg.Rules, cfg: cfg}, nil
 }
@@ -146,12 +140,13 @@ func (h *Middleware) AfterModel(ctx context.Context, turn *agent.Turn) error {
 			turn.Answer(call.ID, agent.ToolResult{Content: "Error: " + gate.Reason, IsError: true})
 			continue
 		}
-		d := h.rules.Decide(call.Name, call.Args)
+		traits := turn.Runtime.Agent().ToolTraits(call.Name)
+		d := h.rules.Decide(call.Name, traits, call.Args)
 		if d.Effect == permission.Deny {
 			turn.Answer(call.ID, agent.ToolResult{Content: fmt.Sprintf("Error: permission denied: %s forbids this call.", d.Reason), IsError: true})
 			continue
 		}
-		if mode == ModePlan && !slices.Contains(h.cfg.PlanTools, call.Name) {
+		if mode == ModePlan && !h.planTool(call.Name, traits) {
 			// The model is not offered the tool in plan mode; it may
 			// call it all the same.
 			turn.Answer(call.ID, agent.ToolResult{Content: fmt.Sprintf("Error: %s is not available in plan mode, which only reads. Present your plan with %s; once the user approves it, you can make changes.", call.Name, ExitPlanTool), IsError: true})
@@ -167,7 +162,7 @@ func (h *Middleware) AfterModel(ctx context.Context, turn *agent.Turn) error {
 		case permission.Allow:
 			continue
 		case permission.None:
-			if mode == ModeAuto || mode == ModeAcceptEdits && slices.Contains(h.cfg.EditTools, call.Name) {
+			if mode == ModeAuto || mode == ModeAcceptEdits && h.editTool(call.Name, traits) {
 				continue
 			}
 		case permission.Ask:

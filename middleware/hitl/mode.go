@@ -9,6 +9,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/tool"
 )
 
 // Mode is a thread's permission mode: how the approvals of InterruptOn
@@ -27,7 +28,7 @@ type Mode string
 const (
 	// ModeAsk asks before every call of a tool InterruptOn names.
 	ModeAsk Mode = "ask"
-	// ModeAcceptEdits runs the file-editing tools (Config.EditTools:
+	// ModeAcceptEdits runs the tools that edit files (Config.EditTools:
 	// write_file, edit_file) without asking; the other tools of
 	// InterruptOn, execute among them, still ask.
 	ModeAcceptEdits Mode = "accept-edits"
@@ -102,14 +103,27 @@ func modeOf(raw json.RawMessage) (Mode, bool) {
 // keeps the thread in plan mode, the model reading the user's reason.
 const ExitPlanTool = "exit_plan_mode"
 
-// DefaultPlanTools are the tools plan mode offers when Config.PlanTools
-// is nil: those that only read, the plan's, and task, whose subagents
-// inherit the mode and so only read too.
-var DefaultPlanTools = []string{"ls", "read_file", "glob", "grep", "write_todos", "task"}
+// planTool reports whether plan mode offers the tool: one Config.PlanTools
+// names, or when it is nil, one that only reads (ls, read_file, glob,
+// grep, write_todos, an MCP tool whose server says it only reads) or that
+// delegates to subagents, which inherit the mode and so only read too
+// (task).
+func (h *Middleware) planTool(name string, tr tool.Traits) bool {
+	if h.cfg.PlanTools != nil {
+		return slices.Contains(h.cfg.PlanTools, name)
+	}
+	return tr.ReadOnly || tr.Delegates
+}
 
-// DefaultEditTools are the tools accept-edits runs without asking when
-// Config.EditTools is nil.
-var DefaultEditTools = []string{"write_file", "edit_file"}
+// editTool reports whether accept-edits runs the tool without asking: one
+// Config.EditTools names, or when it is nil, one that edits files
+// (write_file, edit_file).
+func (h *Middleware) editTool(name string, tr tool.Traits) bool {
+	if h.cfg.EditTools != nil {
+		return slices.Contains(h.cfg.EditTools, name)
+	}
+	return tr.EditsFiles
+}
 
 // exitPlanSpec is ExitPlanTool as the model sees it.
 var exitPlanSpec = llm.ToolSpec{
@@ -144,9 +158,9 @@ func (h *Middleware) WrapModel(ctx context.Context, req *agent.ModelRequest, nex
 	if h.mode(req.Runtime) != ModePlan {
 		return next(ctx, req)
 	}
-	tools := make([]llm.ToolSpec, 0, len(h.cfg.PlanTools)+1)
+	tools := make([]llm.ToolSpec, 0, len(req.Tools)+1)
 	for _, t := range req.Tools {
-		if slices.Contains(h.cfg.PlanTools, t.Name) {
+		if h.planTool(t.Name, req.Runtime.Agent().ToolTraits(t.Name)) {
 			tools = append(tools, t)
 		}
 	}

@@ -101,7 +101,7 @@ func New(cfg Config) (*Middleware, error) {
 	if desc == "" {
 		desc = s.taskDescription()
 	}
-	t, err := tool.New(TaskTool, desc, s.task)
+	t, err := tool.New(TaskTool, desc, s.task, tool.WithTraits(tool.Traits{Delegates: true}))
 	if err != nil {
 		return nil, fmt.Errorf("subagents: %w", err)
 	}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/tool"
 )
 
 // Workspace is an agent opened for one session.
@@ -40,6 +41,10 @@ type Workspace struct {
 	Started func(ctx context.Context, thread, prompt string)
 	// Ended, when set, is told of each run's end (to record its usage).
 	Ended func(ctx context.Context, end agent.Event, used *agent.UsageTree)
+	// Traits, when set, tells what the agent's tool of a name declares it
+	// does (agent.Agent.ToolTraits), which decides the kind of tool the
+	// editor shows; unset, a tool is known by its name alone.
+	Traits func(name string) tool.Traits
 	// Close closes the agent; nil for nothing to close.
 	Close func()
 }
@@ -182,7 +187,7 @@ func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 		return sdk.LoadSessionResponse{}, err
 	}
 	ss.started = true // the thread exists
-	for _, u := range replay(snap, ss.ws.Dir) {
+	for _, u := range replay(snap, ss.ws) {
 		if err := s.update(ctx, ss.id, u); err != nil {
 			return sdk.LoadSessionResponse{}, err
 		}

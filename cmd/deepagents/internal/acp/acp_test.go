@@ -11,6 +11,8 @@ import (
 
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/filesystem"
+	"github.com/deepagents-go/deepagents/tool"
 )
 
 // TestPromptMessage: a prompt's text, embedded resources and resource
@@ -59,16 +61,16 @@ func TestEditDiff(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\ntwo\none\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := newCall(dir, "c1", "edit_file", json.RawMessage(`{"file_path":"/a.txt","old_string":"one","new_string":"1","replace_all":true}`))
+	c := newCall(fsWorkspace(dir), "c1", "edit_file", json.RawMessage(`{"file_path":"/a.txt","old_string":"one","new_string":"1","replace_all":true}`))
 	d := c.diff[0].Diff
 	if c.kind != sdk.ToolKindEdit || d == nil || *d.OldText != "one\ntwo\none\n" || d.NewText != "1\ntwo\n1\n" || d.Path != filepath.Join(dir, "a.txt") {
 		t.Fatalf("call %+v diff %+v", c, d)
 	}
-	c = newCall(dir, "c2", "edit_file", json.RawMessage(`{"file_path":"/missing.txt","old_string":"x","new_string":"y"}`))
+	c = newCall(fsWorkspace(dir), "c2", "edit_file", json.RawMessage(`{"file_path":"/missing.txt","old_string":"x","new_string":"y"}`))
 	if d := c.diff[0].Diff; *d.OldText != "x" || d.NewText != "y" {
 		t.Errorf("diff of a missing file %+v", d)
 	}
-	if c := newCall(dir, "c3", "execute", json.RawMessage(`{"command":"go test ./...\necho"}`)); c.title != "execute: go test ./..." || c.kind != sdk.ToolKindExecute {
+	if c := newCall(fsWorkspace(dir), "c3", "execute", json.RawMessage(`{"command":"go test ./...\necho"}`)); c.title != "execute: go test ./..." || c.kind != sdk.ToolKindExecute {
 		t.Errorf("execute call %+v", c)
 	}
 }
@@ -87,7 +89,7 @@ func TestReplay(t *testing.T) {
 		Values: map[string]json.RawMessage{"todos": json.RawMessage(`[{"content":"Read","status":"completed"}]`)},
 	}
 	var got []string
-	for _, u := range replay(snap, "/w") {
+	for _, u := range replay(snap, fsWorkspace("/w")) {
 		data, err := json.Marshal(u)
 		if err != nil {
 			t.Fatal(err)
@@ -106,5 +108,38 @@ func TestReplay(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("replay lacks %s:\n%s", want, all)
 		}
+	}
+}
+
+// fsWorkspace is a workspace in dir whose agent has the filesystem's tools.
+func fsWorkspace(dir string) *Workspace {
+	return &Workspace{Dir: dir, Traits: func(name string) tool.Traits {
+		tr, _ := filesystem.ToolTraits(name)
+		return tr
+	}}
+}
+
+// A tool's kind is what it declares it does, whatever its name.
+func TestKindOf(t *testing.T) {
+	ws := fsWorkspace("/w")
+	for name, want := range map[string]sdk.ToolKind{
+		"read_file": sdk.ToolKindRead, "grep": sdk.ToolKindSearch, "ls": sdk.ToolKindSearch,
+		"write_file": sdk.ToolKindEdit, "execute": sdk.ToolKindExecute, "write_todos": sdk.ToolKindThink,
+		"mcp__x__y": sdk.ToolKindOther,
+	} {
+		if got := kindOf(name, ws.traits(name)); got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+	for tr, want := range map[tool.Traits]sdk.ToolKind{
+		{ReadOnly: true}: sdk.ToolKindRead, {ReadOnly: true, Network: true}: sdk.ToolKindFetch,
+		{RunsCommands: true}: sdk.ToolKindExecute, {EditsFiles: true}: sdk.ToolKindEdit, {}: sdk.ToolKindOther,
+	} {
+		if got := kindOf("mcp__x__y", tr); got != want {
+			t.Errorf("%+v: %s, want %s", tr, got, want)
+		}
+	}
+	if got := kindOf("read_file", (&Workspace{}).traits("read_file")); got != sdk.ToolKindOther {
+		t.Errorf("a workspace that does not tell: %s", got)
 	}
 }

@@ -104,7 +104,7 @@ func (s *server) run(ctx context.Context, ss *session, in agent.Input, title str
 			if e.Message != nil {
 				for _, tc := range e.Message.ToolCalls {
 					if calls[tc.ID] == nil {
-						c := newCall(ss.ws.Dir, tc.ID, tc.Name, tc.Args)
+						c := newCall(ss.ws, tc.ID, tc.Name, tc.Args)
 						calls[tc.ID] = c
 						more = append(more, c.start(sdk.ToolCallStatusPending))
 					}
@@ -115,14 +115,14 @@ func (s *server) run(ctx context.Context, ss *session, in agent.Input, title str
 			if c := calls[e.ToolCallID]; c != nil {
 				u = ptr(sdk.UpdateToolCall(c.id, sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress)))
 			} else {
-				c := newCall(ss.ws.Dir, e.ToolCallID, e.Name, e.Args)
+				c := newCall(ss.ws, e.ToolCallID, e.Name, e.Args)
 				calls[e.ToolCallID] = c
 				u = ptr(c.start(sdk.ToolCallStatusInProgress))
 			}
 		case agent.EventToolResult:
 			c := calls[e.ToolCallID]
 			if c == nil {
-				c = newCall(ss.ws.Dir, e.ToolCallID, e.Name, nil)
+				c = newCall(ss.ws, e.ToolCallID, e.Name, nil)
 			}
 			u = ptr(c.finish(e.Content, e.IsError))
 		case agent.EventState:
@@ -168,7 +168,7 @@ func (s *server) decide(ctx context.Context, ss *session, reqs []agent.ActionReq
 		}
 		c := calls[r.ToolCallID]
 		if c == nil {
-			c = newCall(ss.ws.Dir, r.ToolCallID, r.Tool, r.Args)
+			c = newCall(ss.ws, r.ToolCallID, r.Tool, r.Args)
 		}
 		var opts []sdk.PermissionOption
 		if canApprove {

@@ -10,7 +10,9 @@ import (
 
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/filesystem"
 	"github.com/deepagents-go/deepagents/middleware/todos"
+	"github.com/deepagents-go/deepagents/tool"
 )
 
 // call is a tool call as the client sees it: a title, a kind, the file it
@@ -40,23 +42,23 @@ type callArgs struct {
 	Query      string `json:"query"`
 }
 
-// newCall describes the call of tool with args, the agent working in dir.
+// newCall describes the call of tool with args, the agent of ws working.
 // The diff of an edit is computed from the file as it is now (before the
 // call runs), so that the client shows the whole change.
-func newCall(dir, id, tool string, args json.RawMessage) *call {
-	c, a := describe(dir, id, tool, args)
+func newCall(ws *Workspace, id, name string, args json.RawMessage) *call {
+	c, a := describe(ws, id, name, args)
 	if c.path == "" {
 		return c
 	}
-	switch tool {
-	case "write_file":
+	switch name {
+	case filesystem.WriteFileTool:
 		old, err := os.ReadFile(c.path)
 		if err != nil {
 			c.diff = []sdk.ToolCallContent{sdk.ToolDiffContent(c.path, a.Content)}
 		} else {
 			c.diff = []sdk.ToolCallContent{sdk.ToolDiffContent(c.path, a.Content, string(old))}
 		}
-	case "edit_file":
+	case filesystem.EditFileTool:
 		old, err := os.ReadFile(c.path)
 		if err != nil || !strings.Contains(string(old), a.OldString) || a.OldString == "" {
 			// The file as it is is unknown (or the edit will fail): the
@@ -76,8 +78,8 @@ func newCall(dir, id, tool string, args json.RawMessage) *call {
 // describe is the call of tool with args without a diff (a replayed call's
 // file has changed since), and its arguments as the tools the client is
 // shown more of take them.
-func describe(dir, id, tool string, args json.RawMessage) (*call, callArgs) {
-	c := &call{id: sdk.ToolCallId(id), title: tool, kind: kindOf(tool)}
+func describe(ws *Workspace, id, name string, args json.RawMessage) (*call, callArgs) {
+	c := &call{id: sdk.ToolCallId(id), title: name, kind: kindOf(name, ws.traits(name))}
 	var a callArgs
 	if len(args) > 0 {
 		var in any
@@ -91,18 +93,18 @@ func describe(dir, id, tool string, args json.RawMessage) (*call, callArgs) {
 		p = a.Path
 	}
 	if p != "" {
-		c.path = clientPath(dir, p)
-		c.title = tool + " " + p
+		c.path = clientPath(ws.Dir, p)
+		c.title = name + " " + p
 	}
 	switch {
 	case a.Command != "":
-		c.title = tool + ": " + firstLine(a.Command)
+		c.title = name + ": " + firstLine(a.Command)
 	case a.Pattern != "":
-		c.title = tool + " " + a.Pattern
+		c.title = name + " " + a.Pattern
 	case a.URL != "":
-		c.title = tool + " " + a.URL
+		c.title = name + " " + a.URL
 	case a.Query != "":
-		c.title = tool + ": " + a.Query
+		c.title = name + ": " + a.Query
 	}
 	return c, a
 }
@@ -169,23 +171,32 @@ func (c *call) finish(result string, isError bool) sdk.SessionUpdate {
 		sdk.WithUpdateRawOutput(map[string]any{"content": result, "is_error": isError}))
 }
 
-// kindOf is the ACP kind of a tool, by its name.
-func kindOf(tool string) sdk.ToolKind {
-	switch tool {
-	case "read_file":
-		return sdk.ToolKindRead
-	case "write_file", "edit_file", "apply_patch":
-		return sdk.ToolKindEdit
-	case "ls", "glob", "grep":
-		return sdk.ToolKindSearch
-	case "execute":
+// traits is what the agent's tool of that name declares; nothing for an
+// agent that does not tell.
+func (ws *Workspace) traits(name string) tool.Traits {
+	if ws.Traits == nil {
+		return tool.Traits{}
+	}
+	return ws.Traits(name)
+}
+
+// kindOf is the ACP kind of a tool, by what it declares it does.
+func kindOf(name string, tr tool.Traits) sdk.ToolKind {
+	switch {
+	case tr.RunsCommands:
 		return sdk.ToolKindExecute
-	case "write_todos":
+	case tr.EditsFiles:
+		return sdk.ToolKindEdit
+	case tr.ReadsFiles && name == filesystem.ReadFileTool:
+		return sdk.ToolKindRead
+	case tr.ReadsFiles:
+		return sdk.ToolKindSearch // ls, glob, grep
+	case name == todos.WriteTodosTool:
 		return sdk.ToolKindThink
-	case "web_search":
-		return sdk.ToolKindSearch
-	case "fetch_url", "web_fetch":
+	case tr.Network:
 		return sdk.ToolKindFetch
+	case tr.ReadOnly:
+		return sdk.ToolKindRead
 	}
 	return sdk.ToolKindOther
 }
@@ -193,7 +204,7 @@ func kindOf(tool string) sdk.ToolKind {
 // replay is the updates that retell a thread's conversation: its user and
 // agent messages and reasoning, its tool calls as they ended (no diffs:
 // the files have changed since), and its plan.
-func replay(snap *checkpoint.Snapshot, dir string) []sdk.SessionUpdate {
+func replay(snap *checkpoint.Snapshot, ws *Workspace) []sdk.SessionUpdate {
 	results := map[string]llm.Message{}
 	for _, m := range snap.Messages {
 		if m.Role == llm.RoleTool {
@@ -217,7 +228,7 @@ func replay(snap *checkpoint.Snapshot, dir string) []sdk.SessionUpdate {
 				}
 			}
 			for _, tc := range m.ToolCalls {
-				c, _ := describe(dir, tc.ID, tc.Name, tc.Args)
+				c, _ := describe(ws, tc.ID, tc.Name, tc.Args)
 				if r, ok := results[tc.ID]; ok {
 					out = append(out, c.start(sdk.ToolCallStatusInProgress), c.finish(r.Text(), r.IsError))
 				} else {

@@ -108,7 +108,8 @@ func serveACP(ctx context.Context, env Env, f *runFlags) error {
 			values := spec.Values()
 			o := &opened{Session: s, db: db, spec: spec}
 			return &acp.Workspace{
-				Dir: spec.Dir,
+				Dir:    spec.Dir,
+				Traits: s.Agent.ToolTraits,
 				Stream: func(ctx context.Context, in agent.Input) iter.Seq2[agent.Event, error] {
 					if in.Decisions == nil {
 						in.Values = values // as deepagents run sets them on a prompt

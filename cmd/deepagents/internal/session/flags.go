@@ -3,6 +3,8 @@ package session
 import (
 	"slices"
 	"strings"
+
+	"github.com/deepagents-go/deepagents/middleware/filesystem"
 )
 
 // Flags are the values of the flags of a command that runs an agent, as
@@ -47,7 +49,7 @@ type Flags struct {
 }
 
 // defaultInterruptOn are the tools that ask for approval on a terminal.
-var defaultInterruptOn = []string{"write_file", "edit_file", "execute"}
+var defaultInterruptOn = []string{filesystem.WriteFileTool, filesystem.EditFileTool, filesystem.ExecuteTool}
 
 // interruptOn returns the tools that need approval, as resolved so far,
 // for a run on a terminal or not.
@@ -59,7 +61,7 @@ func (r *resolver) interruptOn(interactive bool) []string {
 	case interactive && f.Shell:
 		return slices.Clone(defaultInterruptOn)
 	case interactive: // execute is not offered
-		return slices.DeleteFunc(slices.Clone(defaultInterruptOn), func(name string) bool { return name == "execute" })
+		return slices.DeleteFunc(slices.Clone(defaultInterruptOn), func(name string) bool { return name == filesystem.ExecuteTool })
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/middleware/filesystem"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/persist"
 )
@@ -169,7 +170,7 @@ func (r *resolver) protectedPaths() ([]string, error) {
 func protectedRules(paths []string) ([]permission.Rule, error) {
 	var rules []permission.Rule
 	for _, p := range paths {
-		for _, t := range []string{"write_file", "edit_file"} {
+		for _, t := range []string{filesystem.WriteFileTool, filesystem.EditFileTool} {
 			r, err := permission.ParseRule(permission.Ask, t+"(/**/"+p+")")
 			if err != nil {
 				return nil, UsageError{fmt.Errorf("protected path %q: %w", p, err)}

@@ -830,7 +830,7 @@ func HistoryDir(db *persist.DB) string {
 // them), or "" when they do not.
 func (s Spec) DeniesCommand(command string) string {
 	args, _ := json.Marshal(map[string]string{"command": command})
-	if d := s.Rules.Decide(permission.ExecuteTool, args); d.Effect == permission.Deny {
+	if d := s.Rules.Decide(permission.ExecuteTool, tool.Traits{RunsCommands: true}, args); d.Effect == permission.Deny {
 		return d.Reason
 	}
 	return ""

@@ -10,6 +10,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
+	"github.com/deepagents-go/deepagents/middleware/filesystem"
 )
 
 // diffRow is a row of a diff: a line kept (' '), removed ('-') or added
@@ -185,7 +186,7 @@ type fileArgs struct {
 // changes, read through b as read_file reads it; ok is false when it
 // cannot be read (missing, denied, too large or no backend).
 func readBefore(ctx context.Context, b backend.Backend, tool string, args json.RawMessage) (text string, ok bool) {
-	if b == nil || tool != "edit_file" && tool != "write_file" {
+	if b == nil || tool != filesystem.EditFileTool && tool != filesystem.WriteFileTool {
 		return "", false
 	}
 	var a fileArgs
@@ -207,7 +208,7 @@ func readBefore(ctx context.Context, b backend.Backend, tool string, args json.R
 // args, from its text before; ok is false when the edit does not apply
 // (its old text is not there once, or not at all with replace_all).
 func changed(tool string, a fileArgs, before string) (after string, ok bool) {
-	if tool == "write_file" {
+	if tool == filesystem.WriteFileTool {
 		return a.Content, true
 	}
 	n := strings.Count(before, a.OldString)
@@ -249,7 +250,7 @@ func fileDiff(tool string, args json.RawMessage, before string, known bool) []st
 		}
 	}
 	head := fmt.Sprintf("  %s (+%d -%d)", path, added, removed)
-	if tool == "write_file" {
+	if tool == filesystem.WriteFileTool {
 		head = fmt.Sprintf("  %s (replaces %d lines: +%d -%d)", path, len(splitLines(before)), added, removed)
 	}
 	if len(rows) == 0 {
@@ -273,7 +274,7 @@ func (m *tuiModel) readBefores() {
 	}
 	m.shown.text = "" // new requests: drawn anew
 	for _, req := range m.pending {
-		if text, ok := readBefore(m.ctx, m.cfg.Files, req.Tool, req.Args); ok || req.Tool == "edit_file" || req.Tool == "write_file" {
+		if text, ok := readBefore(m.ctx, m.cfg.Files, req.Tool, req.Args); ok || req.Tool == filesystem.EditFileTool || req.Tool == filesystem.WriteFileTool {
 			m.befores[req.ToolCallID] = before{text, ok}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
+	"github.com/deepagents-go/deepagents/middleware/filesystem"
 )
 
 // toolResult is a tool's result as the session keeps it for ctrl+o.
@@ -44,7 +45,7 @@ func (m *tuiModel) toolResult(indent string, e agent.Event) string {
 		}
 	}
 	content := e.Content
-	if e.Name == "read_file" && !e.IsError {
+	if e.Name == filesystem.ReadFileTool && !e.IsError {
 		content = readSummary(m.calls[e.ToolCallID], content)
 	}
 	delete(m.calls, e.ToolCallID)
@@ -94,7 +95,7 @@ const maxResultDiffLines = 20
 // called keeps the arguments of an edit_file or write_file call whose
 // file was read before it ran: its result shows the diff it made.
 func (m *tuiModel) called(e agent.Event) {
-	if e.Name != "edit_file" && e.Name != "write_file" && e.Name != "read_file" {
+	if e.Name != filesystem.EditFileTool && e.Name != filesystem.WriteFileTool && e.Name != filesystem.ReadFileTool {
 		return
 	}
 	if m.calls == nil {

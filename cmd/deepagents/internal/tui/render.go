@@ -10,6 +10,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
+	"github.com/deepagents-go/deepagents/middleware/filesystem"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 )
 
@@ -100,11 +101,11 @@ func renderApproval(req agent.ActionRequest, before string, known bool, width in
 	}
 	var lines []string
 	switch req.Tool {
-	case "edit_file", "write_file":
+	case filesystem.EditFileTool, filesystem.WriteFileTool:
 		if lines = fileDiff(req.Tool, req.Args, before, known); lines != nil {
 			break
 		}
-		if req.Tool == "write_file" {
+		if req.Tool == filesystem.WriteFileTool {
 			lines = append(lines, dim.Render("  "+args.FilePath+" (new content)"))
 			rows := unifiedDiff("", args.Content, diffContext)
 			lines = append(lines, styleDiff(rows, formatDiff(rows), "  ")...)
@@ -113,7 +114,7 @@ func renderApproval(req agent.ActionRequest, before string, known bool, width in
 		lines = append(lines, dim.Render("  "+args.FilePath))
 		lines = append(lines, diffLines("-", args.OldString, red)...)
 		lines = append(lines, diffLines("+", args.NewString, green)...)
-	case "execute":
+	case filesystem.ExecuteTool:
 		lines = append(lines, "  $ "+args.Command)
 	default:
 		lines = append(lines, "  "+display.Clip(string(req.Args), max(width-4, 60)))
