@@ -927,31 +927,23 @@ func (s *suite) testGrep(t *testing.T) {
 	})
 	t.Run("Cancel", func(t *testing.T) {
 		// A pattern with no literal to look for runs the regular
-		// expression over every byte, slowly: several seconds for this
-		// file uncancelled.
+		// expression over every byte, slowly: seconds for this file. The
+		// context cancels itself when the search looks at it a second
+		// time, so the search is under way, whatever the machine's speed:
+		// a search that runs to its end anyway returns its matches, and
+		// fails.
 		line := "the quick brown fox jumps over the lazy dog 0123456789\n"
 		b, e := s.fresh(t, map[string]string{"/slow/big.txt": strings.Repeat(line, 80000)})
-		cctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		cancelledAt := make(chan time.Time, 1)
-		time.AfterFunc(200*time.Millisecond, func() { cancelledAt <- time.Now(); cancel() })
-		start := time.Now()
-		_, err := b.Grep(cctx, backend.GrepQuery{Pattern: `(\w+\s?){20}[A-Z]`, Path: e.p("/slow")})
-		took := time.Since(start)
+		cctx := cancelOnLook(ctx, 2)
+		got, err := b.Grep(cctx, backend.GrepQuery{Pattern: `(\w+\s?){20}[A-Z]`, Path: e.p("/slow")})
 		if err == nil {
-			t.Fatalf("a cancelled grep reported no error after %v", took)
+			t.Fatalf("a cancelled grep reported no error (%d matches)", len(got))
 		}
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("error %v, want context.Canceled", err)
 		}
-		var cancelled time.Time
-		select {
-		case cancelled = <-cancelledAt:
-		default:
-			t.Fatalf("grep ended after %v, before it was cancelled", took)
-		}
-		if late := time.Since(cancelled); late > cancelGrace {
-			t.Errorf("grep returned %v after it was cancelled, want within %v", late, cancelGrace)
+		if cctx.Err() == nil {
+			t.Errorf("grep failed (%v) before it was cancelled", err)
 		}
 	})
 	t.Run("LongLine", func(t *testing.T) {
