@@ -3,12 +3,15 @@
 // upload and download), the optional [Sandbox] extension that runs shell
 // commands, and the implementations that ship with the harness:
 //
-//   - [State]: files kept in the thread's state, saved with its checkpoints.
-//   - [Filesystem]: files under a root directory on local disk.
-//   - [Store]: files kept as items of a cross-thread store.Store.
+//   - [StateBackend]: files kept in the thread's state, saved with its
+//     checkpoints.
+//   - [FilesystemBackend]: files under a root directory on local disk.
+//   - [StoreBackend]: files kept as items of a cross-thread store.Store.
 //   - [Composite]: routes paths to other backends by longest prefix.
 //   - [Policy]: allows or denies reads and writes by path around any backend.
-//   - [LocalShell]: a Filesystem that also runs commands with sh -c.
+//   - [Buffered]: an editor's unsaved buffers in front of another backend.
+//   - [LocalShell]: a FilesystemBackend that also runs commands with sh -c,
+//     in the [Bubblewrap] sandbox where it is available.
 //
 // Paths are virtual: absolute, slash-separated, already normalised by the
 // caller (see [Clean]). Errors are Go values ([ErrNotFound], [ErrExists], ...);
