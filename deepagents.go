@@ -20,6 +20,7 @@ import (
 	"github.com/deepagents-go/deepagents/middleware/caching"
 	"github.com/deepagents-go/deepagents/middleware/filesystem"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/middleware/loops"
 	"github.com/deepagents-go/deepagents/middleware/memory"
 	"github.com/deepagents-go/deepagents/middleware/patch"
 	"github.com/deepagents-go/deepagents/middleware/skills"
@@ -122,6 +123,11 @@ type Config struct {
 	// GrepRegexp makes grep's pattern an RE2 regular expression; by
 	// default it is literal text, as in the reference implementations.
 	GrepRegexp bool
+	// Loops sets the loop guard of the agent and its subagents (package
+	// middleware/loops): the zero value is its defaults, a nudge to the
+	// model at the third identical call with the same result and the run
+	// ended (agent.EndLoop) at the eighth; loops.Off turns it off.
+	Loops loops.Config
 	// Logger receives diagnostics.
 	Logger *slog.Logger
 	// TracerProvider, when set, traces every run of the agent and of its
@@ -195,7 +201,7 @@ func New(cfg Config) (*Agent, error) {
 		tracing = append(tracing, hk.Middleware())
 	}
 	subStack := func() []agent.Middleware {
-		return append(slices.Clone(tracing), append(sh.prompt(), sh.plan, sh.files, sh.summarize, sh.cache, sh.repair)...)
+		return append(slices.Clone(tracing), append(sh.head(), sh.plan, sh.files, sh.summarize, sh.cache, sh.repair)...)
 	}
 	// The options the main agent and its subagents share: a subagent
 	// inherits all of them but those it overrides (see
@@ -216,7 +222,7 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("deepagents: %w", err)
 	}
-	defaults := append(slices.Clone(tracing), append(sh.prompt(), sh.plan)...)
+	defaults := append(slices.Clone(tracing), append(sh.head(), sh.plan)...)
 	if len(cfg.Memory) > 0 {
 		mem, err := memory.New(memory.Config{Backend: b, Sources: cfg.Memory})
 		if err != nil {
@@ -284,7 +290,8 @@ func New(cfg Config) (*Agent, error) {
 // per-path write locks cover every agent writing to the backend.
 type shared struct {
 	profile   profile.Profile
-	section   *profileSection // nil when the profile adds no prompt
+	section   *profileSection   // nil when the profile adds no prompt
+	loops     *loops.Middleware // nil when it is off
 	plan      *todos.Middleware
 	files     *filesystem.Middleware
 	summarize *summarization.Middleware
@@ -302,7 +309,10 @@ func newShared(cfg Config, b backend.Backend, hk *hooks.Runner) (shared, error) 
 	if sh.profile.Prompt != "" {
 		sh.section = &profileSection{prompt: sh.profile.Prompt}
 	}
-	errs := make([]error, 5)
+	errs := make([]error, 6)
+	if !cfg.Loops.IsOff() {
+		sh.loops, errs[5] = loops.New(cfg.Loops)
+	}
 	sh.plan, errs[0] = todos.New(todos.Config{})
 	sh.files, errs[1] = filesystem.New(filesystem.Config{Backend: b, GrepRegexp: cfg.GrepRegexp})
 	sumCfg := summarization.Config{Backend: b}
@@ -315,12 +325,18 @@ func newShared(cfg Config, b backend.Backend, hk *hooks.Runner) (shared, error) 
 	return sh, errors.Join(errs...)
 }
 
-// prompt is the profile's middleware, if any, for the head of a stack.
-func (sh shared) prompt() []agent.Middleware {
-	if sh.section == nil {
-		return nil
+// head is the head of a stack: the profile's prompt section, if any, and
+// the loop guard, outside the tools' middleware so that it sees their
+// results as the model will.
+func (sh shared) head() []agent.Middleware {
+	var h []agent.Middleware
+	if sh.section != nil {
+		h = append(h, sh.section)
 	}
-	return []agent.Middleware{sh.section}
+	if sh.loops != nil {
+		h = append(h, sh.loops)
+	}
+	return h
 }
 
 // profileSection adds the profile's prompt to the system prompt, right

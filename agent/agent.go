@@ -395,6 +395,10 @@ type Result struct {
 	// the run changed (for merging a subagent's work back).
 	ChangedFiles  []string
 	ChangedValues []string
+	// EndCode and EndReason say why a middleware ended the run early
+	// (Runtime.EndRun, EndRunWith): a loop, a budget, a hook's stop.
+	EndCode   EndCode
+	EndReason string
 }
 
 // LastMessage returns the last message of the conversation, or nil.

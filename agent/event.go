@@ -28,12 +28,25 @@ const (
 	EventInterrupt      EventType = "interrupt"       // Interrupts awaiting decisions
 	EventNotice         EventType = "notice"          // Name (what), Content (a line for people), Error
 	EventError          EventType = "error"           // Error
-	EventRunEnd         EventType = "run_end"         // Status, Usage (whole run), Error, Interrupts
+	EventRunEnd         EventType = "run_end"         // Status, Usage (whole run), Error, Interrupts, EndCode and EndReason
 )
 
 // NoticeModelRetry names the notice of a model call that failed and is
 // being retried by its provider.
 const NoticeModelRetry = "model_retry"
+
+// EndCode says why a middleware ended a run early; the run's status is
+// completed.
+type EndCode string
+
+// The codes of the harness's own guards.
+const (
+	// EndLoop: the agent repeated itself past the loop guard's limit
+	// (package middleware/loops).
+	EndLoop EndCode = "loop"
+	// EndBudget: the run spent one of its budgets.
+	EndBudget EndCode = "budget"
+)
 
 // RunStatus is how a run ended.
 type RunStatus string
@@ -85,6 +98,10 @@ type Event struct {
 	Interrupts []ActionRequest
 	Status     RunStatus
 	Error      string
+	// EndCode and EndReason say, on run_end, why a middleware ended the
+	// run early (Runtime.EndRunWith).
+	EndCode   EndCode
+	EndReason string
 }
 
 // wireEvent is the JSON form of an Event: flat, with fields that belong to
@@ -112,6 +129,8 @@ type wireEvent struct {
 	Interrupts []ActionRequest `json:"interrupts,omitempty"`
 	Status     RunStatus       `json:"status,omitempty"`
 	Error      string          `json:"error,omitempty"`
+	EndCode    EndCode         `json:"end_code,omitempty"`
+	EndReason  string          `json:"end_reason,omitempty"`
 }
 
 // MarshalJSON encodes the event in the format of docs/EVENTS.md.
@@ -134,7 +153,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		Type: w.Type, Namespace: w.Namespace, Step: w.Step, ThreadID: w.ThreadID,
 		CheckpointID: w.CheckpointID, MessageID: w.MessageID, Message: w.Message, ToolCallID: w.ToolCallID,
 		Name: w.Name, Args: w.Args, Files: w.Files, Usage: w.Usage, Context: w.Context,
-		Interrupts: w.Interrupts, Status: w.Status, Error: w.Error,
+		Interrupts: w.Interrupts, Status: w.Status, Error: w.Error, EndCode: w.EndCode, EndReason: w.EndReason,
 	}
 	if w.Delta != nil {
 		e.Delta = *w.Delta
@@ -170,4 +189,5 @@ var eventFields = map[string]bool{
 	"v": true, "type": true, "namespace": true, "step": true, "thread_id": true, "checkpoint_id": true,
 	"delta": true, "message_id": true, "message": true, "tool_call_id": true, "name": true, "args": true,
 	"content": true, "is_error": true, "files": true, "usage": true, "interrupts": true, "status": true, "error": true,
+	"end_code": true, "end_reason": true,
 }

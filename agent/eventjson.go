@@ -110,6 +110,8 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 	}
 	b = jsonenc.AppendField(b, "status", string(e.Status))
 	b = jsonenc.AppendField(b, "error", e.Error)
+	b = jsonenc.AppendField(b, "end_code", string(e.EndCode))
+	b = jsonenc.AppendField(b, "end_reason", e.EndReason)
 	return append(b, '}'), nil
 }
 

@@ -603,6 +603,8 @@ func (r *run) finish(ctx context.Context, status RunStatus, runErr error) (*Resu
 		Steps:         rt.Step(),
 		ChangedFiles:  changedFiles,
 		ChangedValues: changedValues,
+		EndCode:       rt.EndCode(),
+		EndReason:     rt.EndReason(),
 	}
 	if status == StatusCompleted {
 		res.Structured = r.structured
@@ -620,7 +622,8 @@ func (r *run) finish(ctx context.Context, status RunStatus, runErr error) (*Resu
 			rt.Emit(Event{Type: EventInterrupt, Interrupts: res.Interrupts})
 		}
 		u := res.Usage
-		end := Event{Type: EventRunEnd, ThreadID: rt.threadID, CheckpointID: r.checkpoint, Status: status, Usage: &u, Interrupts: res.Interrupts}
+		end := Event{Type: EventRunEnd, ThreadID: rt.threadID, CheckpointID: r.checkpoint, Status: status, Usage: &u, Interrupts: res.Interrupts,
+			EndCode: res.EndCode, EndReason: res.EndReason}
 		if runErr != nil {
 			end.Error = runErr.Error()
 		}

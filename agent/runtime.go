@@ -60,7 +60,8 @@ type Runtime struct {
 	local sync.Map // run-scoped scratch space for middleware
 
 	endMu     sync.Mutex
-	endReason string // set by EndRun
+	endReason string  // set by EndRun
+	endCode   EndCode // set by EndRunWith
 }
 
 // EndRun asks the run to end, completed, once the tool calls of the
@@ -68,11 +69,16 @@ type Runtime struct {
 // stops the agent asks for. The reason is for people; the first one
 // stays. Subagents' runs are their own: ending one ends neither its
 // caller nor its siblings.
-func (r *Runtime) EndRun(reason string) {
+func (r *Runtime) EndRun(reason string) { r.EndRunWith("", reason) }
+
+// EndRunWith is EndRun with a code that says, for programs, why the run
+// ended early ([EndLoop], [EndBudget]): the run's Result and its run_end
+// event carry both.
+func (r *Runtime) EndRunWith(code EndCode, reason string) {
 	r.endMu.Lock()
 	defer r.endMu.Unlock()
 	if r.endReason == "" {
-		r.endReason = cmp.Or(reason, "ended")
+		r.endReason, r.endCode = cmp.Or(reason, "ended"), code
 	}
 }
 
@@ -82,6 +88,13 @@ func (r *Runtime) EndReason() string {
 	r.endMu.Lock()
 	defer r.endMu.Unlock()
 	return r.endReason
+}
+
+// EndCode returns the code given to EndRunWith, "" when none was.
+func (r *Runtime) EndCode() EndCode {
+	r.endMu.Lock()
+	defer r.endMu.Unlock()
+	return r.endCode
 }
 
 func (r *Runtime) endAsked() bool { return r.EndReason() != "" }

@@ -31,6 +31,10 @@ type Traits struct {
 	// thread's mode and rules (plan mode offers it: its subagents only
 	// read there too).
 	Delegates bool
+	// Polls: the tool reports on work that goes on elsewhere (a
+	// background task's status), so that the same call may answer
+	// otherwise later: calling it again is waiting, not a loop.
+	Polls bool
 }
 
 // Traited is implemented by tools that declare their Traits.

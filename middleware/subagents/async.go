@@ -233,15 +233,19 @@ func NewAsync(cfg AsyncConfig) (*AsyncMiddleware, error) {
 	return s, nil
 }
 
+// polls marks the tools that report on the background tasks: calling one
+// again is waiting, not a loop (package loops).
+var polls = tool.WithTraits(tool.Traits{Polls: true})
+
 // newTools builds the tools, reporting every failure.
 func (s *AsyncMiddleware) newTools() ([]tool.Tool, error) {
 	var set tool.Set
 	set.Add(tool.New(StartAsyncTaskTool, s.startDescription(), s.start))
-	set.Add(tool.New(CheckAsyncTaskTool, "Get a background task's status, and its result once it has finished. It does not wait: use wait_async_task for that.", s.check))
-	set.Add(tool.New(WaitAsyncTaskTool, fmt.Sprintf("Wait until a background task finishes, or until timeout seconds have passed (default %s, at most %s), and return its status and result as check_async_task does.", span(min(DefaultAsyncWait, s.limits.MaxWait)), span(s.limits.MaxWait)), s.wait))
+	set.Add(tool.New(CheckAsyncTaskTool, "Get a background task's status, and its result once it has finished. It does not wait: use wait_async_task for that.", s.check, polls))
+	set.Add(tool.New(WaitAsyncTaskTool, fmt.Sprintf("Wait until a background task finishes, or until timeout seconds have passed (default %s, at most %s), and return its status and result as check_async_task does.", span(min(DefaultAsyncWait, s.limits.MaxWait)), span(s.limits.MaxWait)), s.wait, polls))
 	set.Add(tool.New(UpdateAsyncTaskTool, "Give a background task new instructions. If it is still running it is stopped; it then starts again with its conversation so far and your message, under the same task_id.", s.update))
 	set.Add(tool.New(CancelAsyncTaskTool, "Stop a background task that is no longer needed.", s.cancel))
-	set.Add(tool.New(ListAsyncTasksTool, "List the background tasks of this conversation with their current status.", s.list))
+	set.Add(tool.New(ListAsyncTasksTool, "List the background tasks of this conversation with their current status.", s.list, polls))
 	return set.Tools()
 }
 

@@ -26,6 +26,7 @@ const (
 	ExitFailed      = 1 // the run failed, or the command could not start it
 	ExitUsage       = 2 // bad flags or arguments
 	ExitInterrupted = 3 // the run stopped waiting for human decisions
+	ExitStopped     = 4 // a guard ended the run early: a loop, a budget (agent.EndCode)
 )
 
 // Env is what a command reads and writes besides its arguments.

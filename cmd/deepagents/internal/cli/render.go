@@ -176,6 +176,9 @@ func (r *textRenderer) event(e agent.Event) error {
 		if e.Status == agent.StatusInterrupted {
 			fmt.Fprintf(r.log, "deepagents: run interrupted, waiting for decisions on thread %s\n", e.ThreadID)
 		}
+		if line := display.Ended(e); line != "" {
+			fmt.Fprintf(r.log, "deepagents: %s\n", line)
+		}
 		r.summary(e.ThreadID)
 	}
 	return nil

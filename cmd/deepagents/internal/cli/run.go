@@ -277,6 +277,9 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 		}
 		switch end.Status {
 		case agent.StatusCompleted:
+			if end.EndCode != "" {
+				return exitError{ExitStopped}
+			}
 			return nil
 		case agent.StatusInterrupted:
 			if !interactive {

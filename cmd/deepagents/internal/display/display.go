@@ -191,3 +191,13 @@ func kilo(n int) string {
 	}
 	return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + "k"
 }
+
+// Ended says, for a run_end, why a guard ended the run early ("stopped
+// (loop): read_file repeated 8 times ..."); "" when none did. A stop
+// hook's reason (no code) is the hook's to tell.
+func Ended(e agent.Event) string {
+	if e.Type != agent.EventRunEnd || e.EndCode == "" {
+		return ""
+	}
+	return "stopped (" + string(e.EndCode) + "): " + OneLine(TerminalSafe(e.EndReason))
+}

@@ -52,10 +52,23 @@ type config struct {
 	// so the conversation's rewind, stay); only the user's file may set
 	// it. See docs/rewind.md.
 	Rewind *bool `yaml:"rewind"`
+	// Loops sets the loop guard (docs/harness.md); only the user's file
+	// may.
+	Loops *loopsConfig `yaml:"loops"`
 	// Hooks are hooks in Claude Code's format, naming the agent's tools
 	// (execute, write_file, ...). A workspace's run only with
 	// --trust-workspace.
 	Hooks hooks.Settings `yaml:"hooks"`
+}
+
+// loopsConfig is the loop guard's thresholds (loops.Config): 0 or
+// missing keeps a default, a negative number turns the check off, and
+// off: true turns the guard off.
+type loopsConfig struct {
+	Off   bool `yaml:"off"`
+	Nudge int  `yaml:"nudge"`
+	Stop  int  `yaml:"stop"`
+	Reads int  `yaml:"reads"`
 }
 
 // sandboxConfig is how execute is isolated.

@@ -160,6 +160,7 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 		MaxSteps:       spec.MaxSteps,
 		Durability:     spec.Durability,
 		GrepRegexp:     spec.GrepRegexp,
+		Loops:          spec.Loops,
 		Logger:         deps.Logger,
 	}
 	if len(spec.Hooks) > 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/mcp"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/middleware/loops"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/tool"
@@ -68,6 +69,8 @@ type Spec struct {
 	// (the user's configuration says rewind: false, or the workspace is
 	// the home folder or the root, too large to record at each prompt).
 	NoFileCheckpoints bool
+	// Loops is the loop guard's configuration (the user's file's loops).
+	Loops loops.Config
 	// Shell gives the agent execute, isolated as Sandbox ("bwrap" or
 	// "none") says; Network lets sandboxed commands use the network.
 	Shell      bool
@@ -178,6 +181,8 @@ type resolver struct {
 	mode hitl.Mode
 	// noFiles: the user's configuration turned workspace checkpoints off.
 	noFiles bool
+	// loops: the user's configuration of the loop guard.
+	loops loops.Config
 }
 
 // configRead is a configuration file as read, or why it could not be.
@@ -273,6 +278,7 @@ func Resolve(in Inputs) (Spec, error) {
 		Dir:               r.f.Dir,
 		StateWorkspace:    r.stateWorkspace,
 		NoFileCheckpoints: r.noFiles || !r.stateWorkspace && (r.f.Dir == "/" || r.in.Places.Home != "" && sameDir(r.f.Dir, r.in.Places.Home)),
+		Loops:             r.loops,
 		Shell:             r.f.Shell,
 		Sandbox:           r.f.Sandbox,
 		Network:           r.f.Network,
@@ -371,6 +377,15 @@ func (r *resolver) applyConfig() error {
 		if c.Rewind != nil {
 			r.noFiles = !*c.Rewind
 		}
+		if l := c.Loops; l != nil {
+			r.loops = loops.Config{Nudge: l.Nudge, Stop: l.Stop, Reads: l.Reads}
+			if l.Off {
+				r.loops = loops.Off
+			}
+			if _, err := loops.New(r.loops); err != nil {
+				return UsageError{fmt.Errorf("%s: loops: %w", path, err)}
+			}
+		}
 		if c.PermissionMode != "" {
 			m, err := hitl.ParseMode(c.PermissionMode)
 			if err != nil {
@@ -413,8 +428,8 @@ func (r *resolver) applyConfig() error {
 	if err != nil {
 		return UsageError{err}
 	}
-	if c.Model != "" || c.Shell != nil || c.Sandbox != nil || len(c.MCPServers) > 0 || c.Profile != nil || c.PermissionMode != "" {
-		r.note("note: %s: model, profile, shell, sandbox, mcp_servers and permission_mode in a workspace's configuration are ignored (it may only add approvals and ask and deny rules); put them in %s", path, filepath.Join("~/.deepagents", configFile))
+	if c.Model != "" || c.Shell != nil || c.Sandbox != nil || len(c.MCPServers) > 0 || c.Profile != nil || c.PermissionMode != "" || c.Rewind != nil || c.Loops != nil {
+		r.note("note: %s: model, profile, shell, sandbox, mcp_servers, permission_mode, rewind and loops in a workspace's configuration are ignored (it may only add approvals and ask and deny rules); put them in %s", path, filepath.Join("~/.deepagents", configFile))
 	}
 	if len(c.InterruptOn) > 0 {
 		f.InterruptOn, r.interruptOK = joinList(append(r.interruptOn(r.in.Interactive), c.InterruptOn...)), true

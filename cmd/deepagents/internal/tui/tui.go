@@ -751,6 +751,8 @@ func (m *tuiModel) onRunEnd(e agent.Event) tea.Cmd {
 	case e.Status == agent.StatusFailed:
 		lines = append(lines, red.Render("✗ "+display.OneLine(e.Error)))
 		m.failed = true // the run's error, which the stream then gives too
+	case display.Ended(e) != "":
+		lines = append(lines, yellow.Render("■ "+display.Ended(e)))
 	}
 	if calls, _ := m.usage.Total(); calls > 0 || !m.quiet {
 		for _, l := range display.UsageLines(e.ThreadID, &m.usage, m.prices) {

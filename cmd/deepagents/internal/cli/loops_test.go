@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/deepagents-go/deepagents/agent"
+)
+
+// loopScript is a script of one call a turn, then an answer.
+func loopScript(calls ...string) string {
+	var turns []string
+	for i, c := range calls {
+		name, args, _ := strings.Cut(c, " ")
+		turns = append(turns, fmt.Sprintf(`{"tool_calls":[{"id":"c%d","name":%q,"args":%s}]}`, i, name, args))
+	}
+	return `{"turns":[` + strings.Join(append(turns, `{"content":"done"}`), ",") + `]}`
+}
+
+func times(n int, calls ...string) []string {
+	var out []string
+	for range n {
+		out = append(out, calls...)
+	}
+	return out
+}
+
+// The loop guard through the real CLI, with its defaults: it nudges the
+// model in the result of the call that repeats, never for polling, and
+// ends a run that keeps on with exit status 4 and the code loop.
+func TestLoopGuardThroughCLI(t *testing.T) {
+	read := `read_file {"file_path":"/a.txt"}`
+	tests := []struct {
+		name  string
+		calls []string
+		agent bool   // a background subagent, for its polling tools
+		note  string // in the result of the call that gets it; "" for none
+		at    int    // that call
+	}{
+		{"three identical calls", times(3, read), false, "called read_file 3 times", 2},
+		{"ping-pong", times(3, read, `ls {"path":"/"}`), false, "take turns between the same two", 4},
+		{"polling a background task", times(6, `list_async_tasks {}`), true, "", 0},
+		{"no-op writes", times(3, `write_file {"file_path":"/b.txt","content":"same\n"}`), false, "changes nothing", 2},
+		{"the same error", []string{`read_file {"file_path":"/no1"}`, `read_file {"file_path":"/no2"}`, `read_file {"file_path":"/no3"}`}, false, "failed 3 times with this same error", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			os.WriteFile(filepath.Join(w.dir, "a.txt"), []byte("alpha\n"), 0o644)
+			if tt.agent {
+				agents := filepath.Join(w.dir, ".deepagents", "agents")
+				os.MkdirAll(agents, 0o755)
+				os.WriteFile(filepath.Join(agents, "digger.md"), []byte("---\nname: digger\ndescription: Digs.\nbackground: true\n---\nYou dig.\n"), 0o644)
+			}
+			code, stdout, stderr := w.run(w.runArgs(w.script(loopScript(tt.calls...)), "go")...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			results := toolResultEvents(t, stdout)
+			for i := range tt.calls {
+				got := results[fmt.Sprint("c", i)].Content
+				has := strings.Contains(got, "\n\nNote: ")
+				if want := tt.note != "" && i == tt.at; has != want || want && !strings.Contains(got, tt.note) {
+					t.Errorf("call %d: result %q (a note wanted: %v, saying %q)", i, got, want, tt.note)
+				}
+			}
+		})
+	}
+}
+
+func TestLoopGuardStopsTheRun(t *testing.T) {
+	w := newWorld(t)
+	os.WriteFile(filepath.Join(w.dir, "a.txt"), []byte("alpha\n"), 0o644)
+	s := w.script(loopScript(times(12, `read_file {"file_path":"/a.txt"}`)...))
+	code, stdout, stderr := w.run(w.runArgs(s, "go")...)
+	if code != ExitStopped {
+		t.Fatalf("exit %d, want %d: %s", code, ExitStopped, stderr)
+	}
+	var end agent.Event
+	calls := 0
+	for _, e := range events(t, stdout) {
+		switch e.Type {
+		case agent.EventRunEnd:
+			end = e
+		case agent.EventToolResult:
+			calls++
+		}
+	}
+	if end.Status != agent.StatusCompleted || end.EndCode != agent.EndLoop || !strings.Contains(end.EndReason, "read_file repeated 8 times") {
+		t.Errorf("run_end %+v", end)
+	}
+	if calls != 8 {
+		t.Errorf("%d calls ran, want the run to end at the eighth", calls)
+	}
+	// The text output says why, and the thread keeps the calls.
+	code, _, stderr = w.run("run", "--model", "replay:"+s, "--dir", w.dir, "--db", w.db, "go")
+	if code != ExitStopped || !strings.Contains(stderr, "deepagents: stopped (loop): read_file repeated 8 times") {
+		t.Errorf("text output: exit %d, %q", code, stderr)
+	}
+
+	// The user's configuration turns it off; a workspace's cannot.
+	os.MkdirAll(filepath.Join(w.home, ".deepagents"), 0o755)
+	os.WriteFile(filepath.Join(w.home, ".deepagents", "config.yaml"), []byte("loops:\n  off: true\n"), 0o644)
+	if code, stdout, stderr := w.run(w.runArgs(s, "go")...); code != 0 || strings.Contains(stdout, `Note: `) {
+		t.Errorf("loops off: exit %d, %s", code, stderr)
+	}
+	os.WriteFile(filepath.Join(w.home, ".deepagents", "config.yaml"), []byte("loops:\n  nudge: 5\n  stop: 4\n"), 0o644)
+	if code, _, stderr := w.run(w.runArgs(s, "go")...); code != ExitUsage || !strings.Contains(stderr, "loops: Stop (4) must be above Nudge (5)") {
+		t.Errorf("a bad configuration: exit %d, %q", code, stderr)
+	}
+	os.Remove(filepath.Join(w.home, ".deepagents", "config.yaml"))
+	os.MkdirAll(filepath.Join(w.dir, ".deepagents"), 0o755)
+	os.WriteFile(filepath.Join(w.dir, ".deepagents", "config.yaml"), []byte("loops:\n  off: true\n"), 0o644)
+	if code, _, stderr := w.run(w.runArgs(s, "go")...); code != ExitStopped || !strings.Contains(stderr, "rewind and loops in a workspace's configuration are ignored") {
+		t.Errorf("a workspace's loops: exit %d, %q", code, stderr)
+	}
+}
