@@ -17,6 +17,7 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/hooks"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/budget"
 	"github.com/deepagents-go/deepagents/middleware/caching"
 	"github.com/deepagents-go/deepagents/middleware/filesystem"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
@@ -128,6 +129,10 @@ type Config struct {
 	// model at the third identical call with the same result and the run
 	// ended (agent.EndLoop) at the eighth; loops.Off turns it off.
 	Loops loops.Config
+	// Budget limits each task (a run and its subagents' runs): model
+	// calls, tokens, dollars, wall time (package middleware/budget). The
+	// zero value sets none.
+	Budget budget.Config
 	// Logger receives diagnostics.
 	Logger *slog.Logger
 	// TracerProvider, when set, traces every run of the agent and of its
@@ -290,8 +295,9 @@ func New(cfg Config) (*Agent, error) {
 // per-path write locks cover every agent writing to the backend.
 type shared struct {
 	profile   profile.Profile
-	section   *profileSection   // nil when the profile adds no prompt
-	loops     *loops.Middleware // nil when it is off
+	section   *profileSection    // nil when the profile adds no prompt
+	loops     *loops.Middleware  // nil when it is off
+	budget    *budget.Middleware // nil without a budget
 	plan      *todos.Middleware
 	files     *filesystem.Middleware
 	summarize *summarization.Middleware
@@ -309,9 +315,12 @@ func newShared(cfg Config, b backend.Backend, hk *hooks.Runner) (shared, error) 
 	if sh.profile.Prompt != "" {
 		sh.section = &profileSection{prompt: sh.profile.Prompt}
 	}
-	errs := make([]error, 6)
+	errs := make([]error, 7)
 	if !cfg.Loops.IsOff() {
 		sh.loops, errs[5] = loops.New(cfg.Loops)
+	}
+	if !cfg.Budget.IsZero() {
+		sh.budget, errs[6] = budget.New(cfg.Budget)
 	}
 	sh.plan, errs[0] = todos.New(todos.Config{})
 	sh.files, errs[1] = filesystem.New(filesystem.Config{Backend: b, GrepRegexp: cfg.GrepRegexp})
@@ -325,13 +334,17 @@ func newShared(cfg Config, b backend.Backend, hk *hooks.Runner) (shared, error) 
 	return sh, errors.Join(errs...)
 }
 
-// head is the head of a stack: the profile's prompt section, if any, and
-// the loop guard, outside the tools' middleware so that it sees their
-// results as the model will.
+// head is the head of a stack: the profile's prompt section, if any, then
+// the guards, outside the tools' middleware so that they see their results
+// as the model will: the budget, whose last turn the loop guard does not
+// count, and the loop guard.
 func (sh shared) head() []agent.Middleware {
 	var h []agent.Middleware
 	if sh.section != nil {
 		h = append(h, sh.section)
+	}
+	if sh.budget != nil {
+		h = append(h, sh.budget)
 	}
 	if sh.loops != nil {
 		h = append(h, sh.loops)

@@ -42,6 +42,11 @@ type Request struct {
 	System   string     `json:"system,omitempty"`
 	Messages []Message  `json:"messages"`
 	Tools    []ToolSpec `json:"tools,omitempty"`
+	// NoToolCalls asks for an answer without tool calls, the tools still
+	// defined (a conversation with tool calls in it needs them): the
+	// providers' tool_choice "none". A harness's last turn, when a budget
+	// is spent, asks it.
+	NoToolCalls bool `json:"no_tool_calls,omitempty"`
 
 	// MaxTokens caps the output; zero means the model's default.
 	MaxTokens int `json:"max_tokens,omitempty"`

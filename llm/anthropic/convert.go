@@ -63,6 +63,9 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, error) {
 		if req.Cache.Prefix {
 			p.Tools[len(p.Tools)-1].OfTool.CacheControl = cache
 		}
+		if req.NoToolCalls {
+			p.ToolChoice = sdk.ToolChoiceUnionParam{OfNone: &sdk.ToolChoiceNoneParam{}}
+		}
 	}
 
 	// System prompt: Request.System, then any leading system messages.

@@ -84,6 +84,9 @@ func (m *Model) params(req *llm.Request) (sdk.ChatCompletionNewParams, error) {
 		})
 		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(def))
 	}
+	if req.NoToolCalls && len(p.Tools) > 0 {
+		p.ToolChoice = sdk.ChatCompletionToolChoiceOptionUnionParam{OfAuto: param.NewOpt(string(sdk.ChatCompletionToolChoiceOptionAutoNone))}
+	}
 
 	if len(req.ResponseSchema) > 0 {
 		if !json.Valid(req.ResponseSchema) {

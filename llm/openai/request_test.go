@@ -315,3 +315,22 @@ func TestPromptCacheFields(t *testing.T) {
 		}
 	}
 }
+
+// NoToolCalls keeps the tools and sends tool_choice "none"; without it no
+// tool_choice is sent.
+func TestRequestNoToolCalls(t *testing.T) {
+	for _, no := range []bool{false, true} {
+		body := sent(t, "gpt-4.1", openai.Options{}, &llm.Request{Messages: []llm.Message{llm.UserText("hi")}, Tools: testTools, NoToolCalls: no})
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatal(err)
+		}
+		choice, ok := m["tool_choice"]
+		if no && (!ok || string(choice) != `"none"`) || !no && ok {
+			t.Errorf("NoToolCalls %v: tool_choice %s", no, choice)
+		}
+		if _, ok := m["tools"]; !ok {
+			t.Errorf("NoToolCalls %v: no tools", no)
+		}
+	}
+}

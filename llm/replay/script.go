@@ -59,6 +59,9 @@ type Expect struct {
 	LastMessageContains []string `json:"last_message_contains,omitempty"`
 	ToolsInclude        []string `json:"tools_include,omitempty"`
 	ToolsExclude        []string `json:"tools_exclude,omitempty"`
+	// NoToolCalls, when set, is whether the request must ask for an
+	// answer without tool calls (llm.Request.NoToolCalls).
+	NoToolCalls *bool `json:"no_tool_calls,omitempty"`
 }
 
 // ErrExpectation reports a request that did not meet a turn's Expect.
@@ -139,6 +142,9 @@ func (e *Expect) check(req *llm.Request) error {
 		if !hasTool(req.Tools, name) {
 			return fail("tool %q is not offered", name)
 		}
+	}
+	if e.NoToolCalls != nil && *e.NoToolCalls != req.NoToolCalls {
+		return fail("the request's no_tool_calls is %v", req.NoToolCalls)
 	}
 	for _, name := range e.ToolsExclude {
 		if hasTool(req.Tools, name) {

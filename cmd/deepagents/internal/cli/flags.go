@@ -37,6 +37,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.Dir, "dir", "", "workspace directory the agent works in (default: the current directory)")
 	fl.StringVar(&f.output, "output", "text", "output format: text (the answer on stdout) or jsonl (one event per line)")
 	fl.IntVar(&f.MaxSteps, "max-steps", 0, fmt.Sprintf("maximum model calls in one run (default %d)", agent.DefaultMaxSteps))
+	fl.Float64Var(&f.MaxCost, "max-cost", session.DefaultMaxCost, "the dollars a task (one prompt, its subagents included) may spend at the models' prices before its last turn, without tools, asks for the final answer; 0 for no limit (see docs/harness.md)")
 	fl.StringVar(&f.Durability, "durability", "async", "when steps are checkpointed: async (while the next step runs; a crash loses at most the steps not yet shown as checkpoint events), sync (before the next step) or exit (once, when the run ends)")
 	fl.BoolVar(&f.Shell, "shell", false, "let the agent run shell commands in the workspace (the execute tool), isolated as --sandbox says")
 	fl.StringVar(&f.Sandbox, "sandbox", "bwrap", "how execute is isolated: bwrap (bubblewrap: no network, the system read-only, only the workspace writable, no process outlives its command) or none (commands run as you, unisolated)")
@@ -94,6 +95,9 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	}
 	if f.MaxSteps < 0 {
 		return usageError{errors.New("--max-steps must not be negative")}
+	}
+	if f.MaxCost < 0 {
+		return usageError{errors.New("--max-cost must not be negative")}
 	}
 	if _, err := agent.ParseDurability(f.Durability); err != nil {
 		return usageError{fmt.Errorf("--durability must be async, sync or exit, not %q", f.Durability)}

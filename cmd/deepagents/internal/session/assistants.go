@@ -32,7 +32,10 @@ type Assistant struct {
 	InterruptOn []string  `yaml:"interrupt_on"`
 	Permissions RuleLists `yaml:"permissions"`
 	MaxSteps    int       `yaml:"max_steps"`
-	GrepRegexp  bool      `yaml:"grep_regexp"`
+	// MaxCost is --max-cost for each of the assistant's tasks; 0 is no
+	// limit.
+	MaxCost    *float64 `yaml:"max_cost"`
+	GrepRegexp bool     `yaml:"grep_regexp"`
 	// SystemPrompt is the assistant's instructions, before the deep
 	// agent's own prompt.
 	SystemPrompt string `yaml:"system_prompt"`
@@ -143,6 +146,12 @@ func (r *resolver) overlay(a *Assistant) error {
 	}
 	if a.MaxSteps > 0 {
 		f.MaxSteps = a.MaxSteps
+	}
+	if a.MaxCost != nil {
+		if *a.MaxCost < 0 {
+			return fmt.Errorf("assistant %q: max_cost must not be negative", a.GraphID)
+		}
+		r.budget.Dollars, r.budgetSet = *a.MaxCost, true
 	}
 	f.GrepRegexp = f.GrepRegexp || a.GrepRegexp
 	return nil

@@ -55,6 +55,9 @@ type config struct {
 	// Loops sets the loop guard (docs/harness.md); only the user's file
 	// may.
 	Loops *loopsConfig `yaml:"loops"`
+	// Budget sets each task's budgets (docs/harness.md); only the user's
+	// file may.
+	Budget *budgetConfig `yaml:"budget"`
 	// Hooks are hooks in Claude Code's format, naming the agent's tools
 	// (execute, write_file, ...). A workspace's run only with
 	// --trust-workspace.
@@ -69,6 +72,15 @@ type loopsConfig struct {
 	Nudge int  `yaml:"nudge"`
 	Stop  int  `yaml:"stop"`
 	Reads int  `yaml:"reads"`
+}
+
+// budgetConfig is a task's budgets (budget.Config): 0 or missing is no
+// limit, but for dollars, whose default is DefaultMaxCost.
+type budgetConfig struct {
+	Dollars *float64 `yaml:"dollars"`
+	Tokens  int      `yaml:"tokens"`
+	Steps   int      `yaml:"steps"`
+	Time    string   `yaml:"time"` // a Go duration: 30m
 }
 
 // sandboxConfig is how execute is isolated.

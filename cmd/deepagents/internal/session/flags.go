@@ -17,8 +17,11 @@ type Flags struct {
 	Profile string
 	// Dir is the workspace folder: --dir, else the current directory;
 	// absolute, its symbolic links resolved.
-	Dir         string
-	MaxSteps    int
+	Dir      string
+	MaxSteps int
+	// MaxCost is --max-cost: the dollars a task (a prompt) may spend; 0 is
+	// no limit, and Given("max-cost") says whether it was set.
+	MaxCost     float64
 	Durability  string
 	Shell       bool
 	Sandbox     string // "bwrap" or "none"

@@ -161,6 +161,7 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 		Durability:     spec.Durability,
 		GrepRegexp:     spec.GrepRegexp,
 		Loops:          spec.Loops,
+		Budget:         spec.Budget,
 		Logger:         deps.Logger,
 	}
 	if len(spec.Hooks) > 0 {

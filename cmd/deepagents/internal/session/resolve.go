@@ -9,12 +9,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/hooks"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/mcp"
+	"github.com/deepagents-go/deepagents/middleware/budget"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/middleware/loops"
 	"github.com/deepagents-go/deepagents/permission"
@@ -71,6 +73,8 @@ type Spec struct {
 	NoFileCheckpoints bool
 	// Loops is the loop guard's configuration (the user's file's loops).
 	Loops loops.Config
+	// Budget is each task's budgets: --max-cost, the user's file's budget.
+	Budget budget.Config
 	// Shell gives the agent execute, isolated as Sandbox ("bwrap" or
 	// "none") says; Network lets sandboxed commands use the network.
 	Shell      bool
@@ -183,6 +187,10 @@ type resolver struct {
 	noFiles bool
 	// loops: the user's configuration of the loop guard.
 	loops loops.Config
+	// budget: the task's budgets, as resolved so far; budgetSet: the
+	// user's file set its dollars.
+	budget    budget.Config
+	budgetSet bool
 }
 
 // configRead is a configuration file as read, or why it could not be.
@@ -279,6 +287,7 @@ func Resolve(in Inputs) (Spec, error) {
 		StateWorkspace:    r.stateWorkspace,
 		NoFileCheckpoints: r.noFiles || !r.stateWorkspace && (r.f.Dir == "/" || r.in.Places.Home != "" && sameDir(r.f.Dir, r.in.Places.Home)),
 		Loops:             r.loops,
+		Budget:            r.budgetOf(),
 		Shell:             r.f.Shell,
 		Sandbox:           r.f.Sandbox,
 		Network:           r.f.Network,
@@ -346,6 +355,45 @@ func (r *resolver) config(path string) (config, error) {
 	return c, err
 }
 
+// DefaultMaxCost is the CLI's default budget of a task, in dollars: a
+// net under a run gone astray, not a limit on work (the next prompt goes
+// on where the summary left off).
+const DefaultMaxCost = 10.0
+
+// applyBudget makes the user's file's budget the task's.
+func (r *resolver) applyBudget(path string, b *budgetConfig) error {
+	r.budget.Tokens, r.budget.Steps = b.Tokens, b.Steps
+	if b.Dollars != nil {
+		r.budget.Dollars = *b.Dollars
+		r.budgetSet = true
+	}
+	if b.Time != "" {
+		d, err := time.ParseDuration(b.Time)
+		if err != nil {
+			return UsageError{fmt.Errorf("%s: budget.time: %w", path, err)}
+		}
+		r.budget.Time = d
+	}
+	if _, err := budget.New(r.budget); err != nil {
+		return UsageError{fmt.Errorf("%s: budget: %w", path, err)}
+	}
+	return nil
+}
+
+// budgetOf is the task's budgets: --max-cost first, then the user's
+// file, then DefaultMaxCost; priced as the user's file says.
+func (r *resolver) budgetOf() budget.Config {
+	b := r.budget
+	switch {
+	case r.given("max-cost"):
+		b.Dollars = r.f.MaxCost
+	case !r.budgetSet:
+		b.Dollars = DefaultMaxCost
+	}
+	b.Prices = r.prices()
+	return b
+}
+
 // workspaceConfig is the configuration file of the workspace as resolved
 // so far.
 func (r *resolver) workspaceConfig() string {
@@ -376,6 +424,11 @@ func (r *resolver) applyConfig() error {
 		}
 		if c.Rewind != nil {
 			r.noFiles = !*c.Rewind
+		}
+		if b := c.Budget; b != nil {
+			if err := r.applyBudget(path, b); err != nil {
+				return err
+			}
 		}
 		if l := c.Loops; l != nil {
 			r.loops = loops.Config{Nudge: l.Nudge, Stop: l.Stop, Reads: l.Reads}
@@ -428,8 +481,8 @@ func (r *resolver) applyConfig() error {
 	if err != nil {
 		return UsageError{err}
 	}
-	if c.Model != "" || c.Shell != nil || c.Sandbox != nil || len(c.MCPServers) > 0 || c.Profile != nil || c.PermissionMode != "" || c.Rewind != nil || c.Loops != nil {
-		r.note("note: %s: model, profile, shell, sandbox, mcp_servers, permission_mode, rewind and loops in a workspace's configuration are ignored (it may only add approvals and ask and deny rules); put them in %s", path, filepath.Join("~/.deepagents", configFile))
+	if c.Model != "" || c.Shell != nil || c.Sandbox != nil || len(c.MCPServers) > 0 || c.Profile != nil || c.PermissionMode != "" || c.Rewind != nil || c.Loops != nil || c.Budget != nil {
+		r.note("note: %s: model, profile, shell, sandbox, mcp_servers, permission_mode, rewind, loops and budget in a workspace's configuration are ignored (it may only add approvals and ask and deny rules); put them in %s", path, filepath.Join("~/.deepagents", configFile))
 	}
 	if len(c.InterruptOn) > 0 {
 		f.InterruptOn, r.interruptOK = joinList(append(r.interruptOn(r.in.Interactive), c.InterruptOn...)), true

@@ -1,0 +1,246 @@
+// Package budget gives a task budgets the model knows: model calls,
+// tokens, dollars and wall time, counted over the task's run and the runs
+// of its subagents.
+//
+// When one runs low (DefaultLow of it left) the model is told, once, in
+// the result of the call that crossed the line: what is left, and to plan
+// its end. When one is spent, the next model call is the last: the model
+// is asked, without tool calls (llm.Request.NoToolCalls), for a final
+// answer that says what was done and what is left, and the run ends,
+// completed, with the code agent.EndBudget. A run is never stopped in the
+// middle of a tool call: a budget spent during a turn's calls ends the run
+// at the next model call.
+//
+// What is counted is what the agent's and its subagents' model calls
+// report (llm.Response.Usage), priced by llm.PriceOf; the summarizer's
+// calls, made inside the summarization middleware, are not.
+package budget
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/llm"
+)
+
+// DefaultLow is the share of a budget left at which the model is told.
+const DefaultLow = 0.2
+
+// Config sets the budgets of a task; a zero budget is none.
+type Config struct {
+	// Steps: model calls.
+	Steps int
+	// Tokens: input and output tokens.
+	Tokens int
+	// Dollars: what the calls cost at the prices of llm.PriceOf (Prices
+	// first). A model of unknown price counts nothing.
+	Dollars float64
+	// Time: wall time from the task's start.
+	Time time.Duration
+	// Prices add to or replace the built-in prices, by "provider:model".
+	Prices map[string]llm.Price
+	// Low is the share of a budget left at which the model is told;
+	// DefaultLow when 0.
+	Low float64
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// IsZero reports whether c sets no budget.
+func (c Config) IsZero() bool { return c.Steps <= 0 && c.Tokens <= 0 && c.Dollars <= 0 && c.Time <= 0 }
+
+// Middleware keeps the budgets.
+type Middleware struct {
+	cfg    Config
+	prices sync.Map // model spec -> price, or nil for an unknown one
+}
+
+// New returns the middleware; a negative budget or share is an error.
+func New(cfg Config) (*Middleware, error) {
+	if cfg.Steps < 0 || cfg.Tokens < 0 || cfg.Dollars < 0 || cfg.Time < 0 || cfg.Low < 0 || cfg.Low >= 1 {
+		return nil, fmt.Errorf("budget: a negative budget, or a share left (Low) outside [0, 1): %+v", cfg)
+	}
+	if cfg.Low == 0 {
+		cfg.Low = DefaultLow
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Middleware{cfg: cfg}, nil
+}
+
+// Name implements agent.Middleware.
+func (*Middleware) Name() string { return "budget" }
+
+// ledger is what a task has spent, shared by its run and its subagents'.
+type ledger struct {
+	mu      sync.Mutex
+	start   time.Time
+	steps   int
+	tokens  int
+	dollars float64
+	told    map[string]bool // the budgets the model was told run low
+	over    bool            // the last call was made: no tool runs after it
+}
+
+type ledgerKey struct{}
+
+// WrapRun implements agent.RunWrapper: a task's run starts its ledger,
+// which its subagents' runs, nested in its context, share.
+func (m *Middleware) WrapRun(ctx context.Context, req *agent.RunRequest, next agent.RunHandler) (*agent.Result, error) {
+	if _, ok := ctx.Value(ledgerKey{}).(*ledger); ok {
+		return next(ctx, req)
+	}
+	l := &ledger{start: m.cfg.Now(), told: make(map[string]bool)}
+	return next(context.WithValue(ctx, ledgerKey{}, l), req)
+}
+
+// WrapModel implements agent.ModelWrapper: a call is counted once it is
+// answered; a budget spent makes the call the last, without tools.
+func (m *Middleware) WrapModel(ctx context.Context, req *agent.ModelRequest, next agent.ModelHandler) (*llm.Response, error) {
+	l, ok := ctx.Value(ledgerKey{}).(*ledger)
+	if !ok {
+		return next(ctx, req)
+	}
+	if spent := m.spent(l); spent != "" {
+		r := *req
+		r.NoToolCalls = true
+		r.Messages = append(append([]llm.Message(nil), req.Messages...), llm.UserText(
+			"The budget of this task is spent ("+spent+"). Do not call any tool. Write your final answer now: "+
+				"what you did, what is left to do, and how to go on from here."))
+		if req.Runtime != nil {
+			req.Runtime.EndRunWith(agent.EndBudget, spent)
+		}
+		l.mu.Lock()
+		l.over = true
+		l.mu.Unlock()
+		resp, err := next(ctx, &r)
+		m.add(l, req, resp)
+		return resp, err
+	}
+	resp, err := next(ctx, req)
+	m.add(l, req, resp)
+	return resp, err
+}
+
+// WrapTool implements agent.ToolWrapper: the result of the call after
+// which a budget runs low tells the model, once.
+// A call the model makes in its last turn anyway is not run.
+func (m *Middleware) WrapTool(ctx context.Context, req *agent.ToolRequest, next agent.ToolHandler) (agent.ToolResult, error) {
+	l, ok := ctx.Value(ledgerKey{}).(*ledger)
+	if !ok {
+		return next(ctx, req)
+	}
+	l.mu.Lock()
+	over := l.over
+	l.mu.Unlock()
+	if over {
+		return agent.ToolResult{Content: "Error: the task's budget is spent; this call was not run.", IsError: true}, nil
+	}
+	res, err := next(ctx, req)
+	if err != nil {
+		return res, err
+	}
+	if note := m.low(l); note != "" {
+		res.Content += "\n\n" + note
+	}
+	return res, nil
+}
+
+// add counts a call's answer.
+func (m *Middleware) add(l *ledger, req *agent.ModelRequest, resp *llm.Response) {
+	if resp == nil {
+		return
+	}
+	u := resp.Usage
+	var cost float64
+	if p := m.priceOf(llm.Describe(req.Model).Spec()); p != nil {
+		cost = p.Cost(u)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.steps++
+	l.tokens += u.InputTokens + u.OutputTokens
+	l.dollars += cost
+}
+
+// priceOf is llm.PriceOf, looked up once a model: nil for one of unknown
+// price.
+func (m *Middleware) priceOf(spec string) *llm.Price {
+	if p, ok := m.prices.Load(spec); ok {
+		return p.(*llm.Price)
+	}
+	var price *llm.Price
+	if p, ok := llm.PriceOf(spec, m.cfg.Prices); ok {
+		price = &p
+	}
+	m.prices.Store(spec, price)
+	return price
+}
+
+// use is one budget: what it allows and what was spent of it.
+type use struct {
+	name         string
+	limit, spent float64
+	format       func(float64) string
+}
+
+// uses returns the budgets set, with what l spent of each.
+func (m *Middleware) uses(l *ledger) []use {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var us []use
+	count := func(v float64) string { return fmt.Sprintf("%.0f", v) }
+	if m.cfg.Steps > 0 {
+		us = append(us, use{"model calls", float64(m.cfg.Steps), float64(l.steps), count})
+	}
+	if m.cfg.Tokens > 0 {
+		us = append(us, use{"tokens", float64(m.cfg.Tokens), float64(l.tokens), count})
+	}
+	if m.cfg.Dollars > 0 {
+		us = append(us, use{"dollars", m.cfg.Dollars, l.dollars, func(v float64) string { return fmt.Sprintf("$%.4f", v) }})
+	}
+	if m.cfg.Time > 0 {
+		us = append(us, use{"time", m.cfg.Time.Seconds(), m.cfg.Now().Sub(l.start).Seconds(),
+			func(v float64) string { return (time.Duration(v) * time.Second).Round(time.Second).String() }})
+	}
+	return us
+}
+
+// spent says which budgets are spent, "" when none is.
+func (m *Middleware) spent(l *ledger) string {
+	var out []string
+	for _, u := range m.uses(l) {
+		if u.spent >= u.limit {
+			out = append(out, fmt.Sprintf("%s: %s of %s", u.name, u.format(u.spent), u.format(u.limit)))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// low returns the note for the budgets that run low and were not told
+// yet.
+func (m *Middleware) low(l *ledger) string {
+	var out []string
+	for _, u := range m.uses(l) {
+		left := u.limit - u.spent
+		if left > u.limit*m.cfg.Low {
+			continue
+		}
+		l.mu.Lock()
+		told := l.told[u.name]
+		l.told[u.name] = true
+		l.mu.Unlock()
+		if !told {
+			out = append(out, fmt.Sprintf("%s left of %s (%s)", u.format(max(left, 0)), u.format(u.limit), u.name))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "Budget: " + strings.Join(out, ", ") + ". Plan to finish within it: do what matters most, then answer; when it is spent you get one last turn, without tools, for your final answer."
+}
