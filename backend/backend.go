@@ -153,3 +153,20 @@ type Sandbox interface {
 	// ID identifies the sandbox instance.
 	ID() string
 }
+
+// TimeoutLimiter is implemented by sandboxes that say their limits: the
+// timeout of a command given none, and the longest one a caller may ask
+// for (LocalShell's Timeout and MaxTimeout). A wrapper of a Sandbox
+// forwards them (see Limits).
+type TimeoutLimiter interface {
+	TimeoutLimits() (def, max time.Duration)
+}
+
+// Limits returns sb's default and longest timeouts; zeros when it does not
+// say.
+func Limits(sb Sandbox) (def, max time.Duration) {
+	if l, ok := sb.(TimeoutLimiter); ok {
+		return l.TimeoutLimits()
+	}
+	return 0, 0
+}

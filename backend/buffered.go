@@ -115,6 +115,9 @@ func (b *BufferedSandbox) Execute(ctx context.Context, command string, timeout t
 // ID returns the shell's ID.
 func (b *BufferedSandbox) ID() string { return b.sb.ID() }
 
+// TimeoutLimits implements TimeoutLimiter, as the sandbox it wraps.
+func (b *BufferedSandbox) TimeoutLimits() (def, max time.Duration) { return Limits(b.sb) }
+
 // errChanged reports a file replaced while the buffers read it.
 var errChanged = errors.New("the file was replaced while the editor read it; read it again")
 

@@ -97,6 +97,9 @@ func (c *CompositeSandbox) Execute(ctx context.Context, command string, timeout 
 // ID returns the default backend's ID.
 func (c *CompositeSandbox) ID() string { return c.sb.ID() }
 
+// TimeoutLimits implements TimeoutLimiter, as the default backend.
+func (c *CompositeSandbox) TimeoutLimits() (def, max time.Duration) { return Limits(c.sb) }
+
 // Default returns the default backend.
 func (c *Composite) Default() Backend { return c.def }
 

@@ -281,6 +281,9 @@ func (w *capWriter) String() string {
 	return string(b)
 }
 
+// TimeoutLimits implements TimeoutLimiter.
+func (s *LocalShell) TimeoutLimits() (def, max time.Duration) { return s.timeout, s.maxTimeout }
+
 // commandTimeout is the limit of one command asked to run for timeout: the
 // default for zero or less, and never more than the maximum.
 func (s *LocalShell) commandTimeout(timeout time.Duration) time.Duration {

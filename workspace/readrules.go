@@ -50,3 +50,6 @@ func (p *policyShell) Execute(ctx context.Context, command string, timeout time.
 
 // ID implements backend.Sandbox.
 func (p *policyShell) ID() string { return p.sb.ID() }
+
+// TimeoutLimits implements backend.TimeoutLimiter, as the shell it wraps.
+func (p *policyShell) TimeoutLimits() (def, max time.Duration) { return backend.Limits(p.sb) }

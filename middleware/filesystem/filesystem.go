@@ -283,9 +283,20 @@ func (f *Middleware) newTools() ([]tool.Tool, error) {
 		s.Properties["output_mode"].Default = []byte(`"files_with_matches"`)
 	})))
 	if _, ok := f.sandbox(); ok {
-		set.Add(tool.New(ExecuteTool, f.describe(ExecuteTool, executeDescription), f.execute, tool.WithTraits(toolTraits[ExecuteTool])))
+		set.Add(tool.New(ExecuteTool, f.describe(ExecuteTool, f.executeDescription()), f.execute, tool.WithTraits(toolTraits[ExecuteTool])))
 	}
 	return set.Tools()
+}
+
+// executeDescription says the sandbox's timeouts, when it tells them.
+func (f *Middleware) executeDescription() string {
+	sb, _ := f.sandbox()
+	def, most := backend.Limits(sb)
+	if def <= 0 || most <= 0 {
+		return executeDescription
+	}
+	return strings.Replace(executeDescription, "timeout (seconds) overrides the default limit.",
+		"timeout (seconds) overrides the default limit of "+seconds(def)+", up to "+seconds(most)+".", 1)
 }
 
 func (f *Middleware) grepDescription() string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -218,15 +219,18 @@ func TestExecuteTool(t *testing.T) {
 	if !strings.Contains(fs.SystemPrompt(), "execute") {
 		t.Error("prompt does not mention execute")
 	}
+	if d := ex.Spec().Description; !strings.Contains(d, "overrides the default limit of 1 second, up to 1 second.") {
+		t.Errorf("the description does not say the limits: %q", d)
+	}
 	for _, c := range []struct{ args, want string }{
 		{`{"command":"echo hi"}`, "hi\n\n[Command succeeded with exit code 0]"},
 		{`{"command":"echo oops >&2; exit 3"}`, "oops\n\n[Command failed with exit code 3]"},
 		{`{"command":"yes | head -c 200"}`, "\n[Output was truncated due to size limits]"},
-		{`{"command":"sleep 5","timeout":1}`, "[Command timed out and was killed]"},
+		{`{"command":"sleep 5","timeout":1}`, "[Command timed out after 1 second and was killed: split the work into shorter commands]"},
 		// The model cannot raise the limit past the operator's maximum,
 		// nor overflow it.
-		{`{"command":"sleep 5","timeout":3600}`, "[Command timed out and was killed]"},
-		{`{"command":"sleep 5","timeout":9223372036854775807}`, "[Command timed out and was killed]"},
+		{`{"command":"sleep 5","timeout":3600}`, "[Command timed out after 1 second and was killed"},
+		{`{"command":"sleep 5","timeout":9223372036854775807}`, "[Command timed out after 1 second and was killed"},
 		{`{"command":"echo hi","timeout":-1}`, "Error: timeout must be non-negative, got -1."},
 		{`{"command":"echo hi","timeout":0}`, "hi\n\n[Command succeeded with exit code 0]"},
 	} {
@@ -234,6 +238,24 @@ func TestExecuteTool(t *testing.T) {
 		if !strings.Contains(got, c.want) {
 			t.Errorf("%s: got %q, want it to contain %q", c.args, got, c.want)
 		}
+	}
+}
+
+// A command that times out under a limit the model may raise says how; a
+// command that runs a second or more says how long it ran.
+func TestExecuteSaysItsTime(t *testing.T) {
+	sh, err := backend.NewLocalShell(t.TempDir(), backend.LocalShellOptions{Timeout: time.Second, MaxTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, ctx, _ := fsTools(t, newFS(t, filesystem.Config{Backend: sh}), nil)
+	got, _ := callTool(ctx, tools["execute"], `{"command":"sleep 3"}`)
+	if !strings.Contains(got, "[Command timed out after 1 second and was killed: run it again with a longer timeout (up to 60 seconds), or split the work into shorter commands]") {
+		t.Errorf("timed out: %q", got)
+	}
+	got, _ = callTool(ctx, tools["execute"], `{"command":"sleep 1.2; echo done","timeout":10}`)
+	if !regexp.MustCompile(`done\n\n\[Command succeeded with exit code 0 after [1-9][0-9]*s\]$`).MatchString(got) {
+		t.Errorf("a second: %q", got)
 	}
 }
 

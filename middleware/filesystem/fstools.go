@@ -8,6 +8,7 @@ import (
 	"math"
 	"regexp"
 	"regexp/syntax"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -432,6 +433,35 @@ type executeIn struct {
 	Timeout int    `json:"timeout,omitempty" jsonschema:"seconds before the command is killed (default: the backend's limit)"`
 }
 
+// timedOut is the line that says a command ran out of time: its limit,
+// and what the model can do about it.
+func timedOut(sb backend.Sandbox, asked, took time.Duration) string {
+	def, most := backend.Limits(sb)
+	limit := asked
+	if limit <= 0 {
+		limit = def
+	}
+	if most > 0 && limit > most {
+		limit = most
+	}
+	if limit <= 0 {
+		return "\n[Command timed out after " + took.Round(time.Second).String() + " and was killed]"
+	}
+	advice := "split the work into shorter commands"
+	if most > limit {
+		advice = "run it again with a longer timeout (up to " + seconds(most) + "), or " + advice
+	}
+	return "\n[Command timed out after " + seconds(limit) + " and was killed: " + advice + "]"
+}
+
+// seconds says d in whole seconds: "1 second", "120 seconds".
+func seconds(d time.Duration) string {
+	if n := int(d.Seconds()); n != 1 {
+		return strconv.Itoa(n) + " seconds"
+	}
+	return "1 second"
+}
+
 func (f *Middleware) execute(ctx context.Context, in executeIn) (string, error) {
 	sb, _ := f.sandbox()
 	if strings.TrimSpace(in.Command) == "" {
@@ -443,7 +473,9 @@ func (f *Middleware) execute(ctx context.Context, in executeIn) (string, error) 
 	// The backend lowers a timeout past its maximum; this only keeps a
 	// huge number of seconds from overflowing into a negative duration.
 	timeout := time.Duration(min(in.Timeout, math.MaxInt64/int(time.Second))) * time.Second
+	start := time.Now()
 	res, err := sb.Execute(ctx, in.Command, timeout)
+	took := time.Since(start)
 	if err != nil && !errors.Is(err, backend.ErrTimeout) {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
@@ -453,12 +485,16 @@ func (f *Middleware) execute(ctx context.Context, in executeIn) (string, error) 
 	var b strings.Builder
 	b.WriteString(res.Output)
 	if errors.Is(err, backend.ErrTimeout) {
-		fmt.Fprintf(&b, "\n[Command timed out and was killed]")
+		b.WriteString(timedOut(sb, timeout, took))
+	}
+	after := ""
+	if took >= time.Second && !errors.Is(err, backend.ErrTimeout) {
+		after = " after " + took.Round(time.Second).String() // how long it ran, when it is long enough to matter
 	}
 	if res.ExitCode == 0 && err == nil {
-		b.WriteString("\n[Command succeeded with exit code 0]")
+		b.WriteString("\n[Command succeeded with exit code 0" + after + "]")
 	} else {
-		fmt.Fprintf(&b, "\n[Command failed with exit code %d]", res.ExitCode)
+		fmt.Fprintf(&b, "\n[Command failed with exit code %d%s]", res.ExitCode, after)
 	}
 	if res.Truncated {
 		b.WriteString("\n[Output was truncated due to size limits]")
