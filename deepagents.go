@@ -28,6 +28,7 @@ import (
 	"github.com/deepagents-go/deepagents/middleware/subagents"
 	"github.com/deepagents-go/deepagents/middleware/summarization"
 	"github.com/deepagents-go/deepagents/middleware/todos"
+	"github.com/deepagents-go/deepagents/middleware/verify"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/profile"
 	"github.com/deepagents-go/deepagents/rewind"
@@ -129,6 +130,13 @@ type Config struct {
 	// model at the third identical call with the same result and the run
 	// ended (agent.EndLoop) at the eighth; loops.Off turns it off.
 	Loops loops.Config
+	// Verify, when set, adds the verification pass (package
+	// middleware/verify): an answer given while the plan has open items,
+	// or after edits with no command since, sends the main agent back to
+	// check its work (once for &verify.Config{}). Off by default: whether
+	// it makes tasks succeed more often is for a measurement with a real
+	// model to say (docs/harness.md).
+	Verify *verify.Config
 	// Budget limits each task (a run and its subagents' runs): model
 	// calls, tokens, dollars, wall time (package middleware/budget). The
 	// zero value sets none.
@@ -227,7 +235,11 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("deepagents: %w", err)
 	}
-	defaults := append(slices.Clone(tracing), append(sh.head(), sh.plan)...)
+	defaults := append(slices.Clone(tracing), sh.head()...)
+	if cfg.Verify != nil {
+		defaults = append(defaults, verify.New(*cfg.Verify))
+	}
+	defaults = append(defaults, sh.plan)
 	if len(cfg.Memory) > 0 {
 		mem, err := memory.New(memory.Config{Backend: b, Sources: cfg.Memory})
 		if err != nil {

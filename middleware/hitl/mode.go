@@ -146,10 +146,26 @@ The user has turned plan mode on: you may read, search and list files, keep your
 // mode is the mode of rt's thread: its state value, else the default.
 func (h *Middleware) mode(rt *agent.Runtime) Mode {
 	raw, _ := rt.Value(ModeValue)
-	if m, ok := modeOf(raw); ok {
-		return m
+	m, ok := modeOf(raw)
+	if !ok {
+		m = h.cfg.Mode
 	}
-	return h.cfg.Mode
+	rt.SetLocal(runModeKey{}, m)
+	return m
+}
+
+type runModeKey struct{}
+
+// RunMode returns the permission mode a run's model calls were last made
+// in (the thread's value, else the middleware's default), for the layers
+// that act differently in plan mode; ok is false before the first call or
+// without this middleware.
+func RunMode(rt *agent.Runtime) (m Mode, ok bool) {
+	v, ok := rt.Local(runModeKey{})
+	if !ok {
+		return "", false
+	}
+	return v.(Mode), true
 }
 
 // WrapModel implements agent.ModelWrapper: in plan mode the model is

@@ -114,7 +114,32 @@ func TestLoopGuardStopsTheRun(t *testing.T) {
 	os.Remove(filepath.Join(w.home, ".deepagents", "config.yaml"))
 	os.MkdirAll(filepath.Join(w.dir, ".deepagents"), 0o755)
 	os.WriteFile(filepath.Join(w.dir, ".deepagents", "config.yaml"), []byte("loops:\n  off: true\n"), 0o644)
-	if code, _, stderr := w.run(w.runArgs(s, "go")...); code != ExitStopped || !strings.Contains(stderr, "rewind, loops and budget in a workspace's configuration are ignored") {
+	if code, _, stderr := w.run(w.runArgs(s, "go")...); code != ExitStopped || !strings.Contains(stderr, "rewind, loops, verify and budget in a workspace's configuration are ignored") {
 		t.Errorf("a workspace's loops: exit %d, %q", code, stderr)
+	}
+}
+
+// With verify in the user's configuration, a premature answer with open
+// todos gets one verification turn, then the answer stands.
+func TestVerifyThroughCLI(t *testing.T) {
+	w := newWorld(t)
+	os.MkdirAll(filepath.Join(w.home, ".deepagents"), 0o755)
+	os.WriteFile(filepath.Join(w.home, ".deepagents", "config.yaml"), []byte("verify: {passes: 1}\n"), 0o644)
+	s := w.script(`{"turns":[
+		{"tool_calls":[{"id":"p","name":"write_todos","args":{"todos":[{"content":"fix the bug","status":"completed"},{"content":"run the tests","status":"pending"}]}}]},
+		{"content":"done"},
+		{"content":"The tests are left: no command runs here.","expect":{"last_message_contains":["Your plan still has open items: \"run the tests\" (pending)"]}}]}`)
+	code, stdout, stderr := w.run(w.runArgs(s, "go")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, `"text":"The tests are left: no command runs here."`) {
+		t.Errorf("the last answer is not the run's: %s", stdout)
+	}
+	// Without it, the first answer ends the run (the script's third turn
+	// is never asked for).
+	os.Remove(filepath.Join(w.home, ".deepagents", "config.yaml"))
+	if code, stdout, _ := w.run(w.runArgs(s, "go")...); code != 0 || strings.Contains(stdout, "The tests are left") {
+		t.Errorf("verify off: exit %d", code)
 	}
 }

@@ -55,6 +55,9 @@ type config struct {
 	// Loops sets the loop guard (docs/harness.md); only the user's file
 	// may.
 	Loops *loopsConfig `yaml:"loops"`
+	// Verify turns the verification pass on (docs/harness.md); only the
+	// user's file may.
+	Verify *verifyConfig `yaml:"verify"`
 	// Budget sets each task's budgets (docs/harness.md); only the user's
 	// file may.
 	Budget *budgetConfig `yaml:"budget"`
@@ -72,6 +75,12 @@ type loopsConfig struct {
 	Nudge int  `yaml:"nudge"`
 	Stop  int  `yaml:"stop"`
 	Reads int  `yaml:"reads"`
+}
+
+// verifyConfig is the verification pass: how many times a run is sent
+// back (0: once).
+type verifyConfig struct {
+	Passes int `yaml:"passes"`
 }
 
 // budgetConfig is a task's budgets (budget.Config): 0 or missing is no

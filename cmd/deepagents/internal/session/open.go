@@ -162,6 +162,7 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 		GrepRegexp:     spec.GrepRegexp,
 		Loops:          spec.Loops,
 		Budget:         spec.Budget,
+		Verify:         spec.Verify,
 		Logger:         deps.Logger,
 	}
 	if len(spec.Hooks) > 0 {

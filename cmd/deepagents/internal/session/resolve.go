@@ -19,6 +19,7 @@ import (
 	"github.com/deepagents-go/deepagents/middleware/budget"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/middleware/loops"
+	"github.com/deepagents-go/deepagents/middleware/verify"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/tool"
@@ -75,6 +76,9 @@ type Spec struct {
 	Loops loops.Config
 	// Budget is each task's budgets: --max-cost, the user's file's budget.
 	Budget budget.Config
+	// Verify is the verification pass, nil when off (the user's file's
+	// verify).
+	Verify *verify.Config
 	// Shell gives the agent execute, isolated as Sandbox ("bwrap" or
 	// "none") says; Network lets sandboxed commands use the network.
 	Shell      bool
@@ -187,6 +191,8 @@ type resolver struct {
 	noFiles bool
 	// loops: the user's configuration of the loop guard.
 	loops loops.Config
+	// verify: the user's verification pass.
+	verify *verify.Config
 	// budget: the task's budgets, as resolved so far; budgetSet: the
 	// user's file set its dollars.
 	budget    budget.Config
@@ -288,6 +294,7 @@ func Resolve(in Inputs) (Spec, error) {
 		NoFileCheckpoints: r.noFiles || !r.stateWorkspace && (r.f.Dir == "/" || r.in.Places.Home != "" && sameDir(r.f.Dir, r.in.Places.Home)),
 		Loops:             r.loops,
 		Budget:            r.budgetOf(),
+		Verify:            r.verify,
 		Shell:             r.f.Shell,
 		Sandbox:           r.f.Sandbox,
 		Network:           r.f.Network,
@@ -425,6 +432,9 @@ func (r *resolver) applyConfig() error {
 		if c.Rewind != nil {
 			r.noFiles = !*c.Rewind
 		}
+		if v := c.Verify; v != nil && v.Passes >= 0 {
+			r.verify = &verify.Config{Passes: v.Passes}
+		}
 		if b := c.Budget; b != nil {
 			if err := r.applyBudget(path, b); err != nil {
 				return err
@@ -481,8 +491,8 @@ func (r *resolver) applyConfig() error {
 	if err != nil {
 		return UsageError{err}
 	}
-	if c.Model != "" || c.Shell != nil || c.Sandbox != nil || len(c.MCPServers) > 0 || c.Profile != nil || c.PermissionMode != "" || c.Rewind != nil || c.Loops != nil || c.Budget != nil {
-		r.note("note: %s: model, profile, shell, sandbox, mcp_servers, permission_mode, rewind, loops and budget in a workspace's configuration are ignored (it may only add approvals and ask and deny rules); put them in %s", path, filepath.Join("~/.deepagents", configFile))
+	if c.Model != "" || c.Shell != nil || c.Sandbox != nil || len(c.MCPServers) > 0 || c.Profile != nil || c.PermissionMode != "" || c.Rewind != nil || c.Loops != nil || c.Budget != nil || c.Verify != nil {
+		r.note("note: %s: model, profile, shell, sandbox, mcp_servers, permission_mode, rewind, loops, verify and budget in a workspace's configuration are ignored (it may only add approvals and ask and deny rules); put them in %s", path, filepath.Join("~/.deepagents", configFile))
 	}
 	if len(c.InterruptOn) > 0 {
 		f.InterruptOn, r.interruptOK = joinList(append(r.interruptOn(r.in.Interactive), c.InterruptOn...)), true

@@ -1,0 +1,142 @@
+// Package verify sends the agent back, once, when it answers before its
+// work is checked: its plan (the write_todos list) still has open items,
+// or it changed files and has run no command since (no build, no test).
+//
+// The pass is a user message that says what is open and asks the model to
+// check its work against the request, run the project's check if it has
+// one, close or justify the open items, and then answer. It is bounded
+// (Passes, one by default), made for the main agent only (a subagent's
+// report goes to its caller, which checks), and skipped in plan mode (the
+// plan's items are for after its approval) and when the run was asked to
+// end (a budget spent, the loop guard): those runs end as they are.
+package verify
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/middleware/todos"
+	"github.com/deepagents-go/deepagents/tool"
+)
+
+// DefaultPasses is how many verification turns a run gets by default.
+const DefaultPasses = 1
+
+// Config sets the pass.
+type Config struct {
+	// Passes is how many times a run is sent back; DefaultPasses when 0,
+	// none when negative.
+	Passes int
+}
+
+// Middleware is the verification pass.
+type Middleware struct{ passes int }
+
+// New returns the middleware.
+func New(cfg Config) *Middleware {
+	p := cfg.Passes
+	if p == 0 {
+		p = DefaultPasses
+	}
+	return &Middleware{passes: max(p, 0)}
+}
+
+// Name implements agent.Middleware.
+func (*Middleware) Name() string { return "verify" }
+
+// work is what a run did that a check must cover, guarded by mu: the
+// tools of a turn may run in parallel.
+type work struct {
+	mu     sync.Mutex
+	edited []string // the tools that changed files since the last command
+	passes int      // the passes made
+}
+
+type workKey struct{}
+
+func workOf(rt *agent.Runtime) *work {
+	if w, ok := rt.Local(workKey{}); ok {
+		return w.(*work)
+	}
+	w := &work{}
+	rt.SetLocal(workKey{}, w)
+	return w
+}
+
+// WrapTool implements agent.ToolWrapper: it notes edits, and the commands
+// that may check them.
+func (m *Middleware) WrapTool(ctx context.Context, req *agent.ToolRequest, next agent.ToolHandler) (agent.ToolResult, error) {
+	res, err := next(ctx, req)
+	if err != nil || res.IsError || req.Runtime == nil || m.passes == 0 {
+		return res, err
+	}
+	tr := tool.TraitsOf(req.Tool)
+	if !tr.EditsFiles && !tr.RunsCommands {
+		return res, nil
+	}
+	w := workOf(req.Runtime)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if tr.RunsCommands {
+		w.edited = nil
+	} else {
+		w.edited = append(w.edited, req.Call.Name)
+	}
+	return res, nil
+}
+
+// BeforeStop implements agent.StopHook.
+func (m *Middleware) BeforeStop(ctx context.Context, s *agent.Stop) (string, error) {
+	rt := s.Runtime
+	if m.passes == 0 || len(rt.Namespace()) > 0 || rt.EndReason() != "" {
+		return "", nil
+	}
+	if mode, _ := hitl.RunMode(rt); mode == hitl.ModePlan {
+		return "", nil // the plan's items are for after its approval
+	}
+	w := workOf(rt)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.passes >= m.passes {
+		return "", nil
+	}
+	var open []string
+	if raw, ok := rt.Value(todos.Value); ok {
+		list, _ := todos.Parse(raw) // a plan that does not parse: nothing to say about it
+		for _, t := range list {
+			if t.Status != todos.Completed {
+				open = append(open, fmt.Sprintf("%q (%s)", t.Content, t.Status))
+			}
+		}
+	}
+	unchecked := len(w.edited) > 0 && runsCommands(rt)
+	if len(open) == 0 && !unchecked {
+		return "", nil
+	}
+	w.passes++
+	var b strings.Builder
+	b.WriteString("Before you finish, check your work against the request: read it again and make sure every part of it is done.")
+	if len(open) > 0 {
+		fmt.Fprintf(&b, "\n- Your plan still has open items: %s. Finish them, or mark each completed or say why it is left.", strings.Join(open, ", "))
+	}
+	if unchecked {
+		b.WriteString("\n- You changed files and have run no command since. If the project has a build, tests or a linter, run them on what you changed; otherwise re-read the changed parts.")
+	}
+	b.WriteString("\nThen give your final answer. If everything is already done and checked, say so in your answer.")
+	return b.String(), nil
+}
+
+// runsCommands reports whether the agent has a tool that runs commands,
+// with which it could check its work.
+func runsCommands(rt *agent.Runtime) bool {
+	for _, s := range rt.Agent().ToolSpecs() {
+		if rt.Agent().ToolTraits(s.Name).RunsCommands {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,105 @@
+package verify_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/middleware/todos"
+	"github.com/deepagents-go/deepagents/middleware/verify"
+	"github.com/deepagents-go/deepagents/tool"
+)
+
+var (
+	edit = tool.Must(tool.New("edit", "edits", func(context.Context, struct{}) (string, error) { return "edited", nil },
+		tool.WithTraits(tool.Traits{EditsFiles: true})))
+	run = tool.Must(tool.New("run", "runs", func(context.Context, struct{}) (string, error) { return "ok", nil },
+		tool.WithTraits(tool.Traits{RunsCommands: true})))
+)
+
+func call(id, name, args string) replay.Turn {
+	return replay.Turn{ToolCalls: []llm.ToolCall{{ID: id, Name: name, Args: json.RawMessage(args)}}}
+}
+
+// passes runs the turns and returns the verification messages the run got
+// and its last answer.
+func passes(t *testing.T, cfg verify.Config, tools []tool.Tool, turns ...replay.Turn) ([]string, string) {
+	t.Helper()
+	plan, err := todos.New(todos.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(agent.Config{Model: replay.New(turns...), Tools: tools, Middleware: []agent.Middleware{plan, verify.New(cfg)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Invoke(context.Background(), agent.Prompt("do the task"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range res.State.Messages {
+		if m.Role == llm.RoleUser && strings.HasPrefix(m.Text(), "Before you finish") {
+			got = append(got, m.Text())
+		}
+	}
+	return got, res.LastMessage().Text()
+}
+
+const openPlan = `{"todos":[{"content":"write the code","status":"completed"},{"content":"run the tests","status":"pending"}]}`
+
+// A premature answer with open todos gets one verification turn, then the
+// answer stands.
+func TestOpenTodos(t *testing.T) {
+	got, last := passes(t, verify.Config{}, nil,
+		call("p", "write_todos", openPlan),
+		replay.Turn{Content: "done"},
+		replay.Turn{Content: "The tests are left: there is no way to run them here."})
+	if len(got) != 1 || !strings.Contains(got[0], `Your plan still has open items: "run the tests" (pending)`) || strings.Contains(got[0], "write the code") {
+		t.Fatalf("passes %q", got)
+	}
+	if last != "The tests are left: there is no way to run them here." {
+		t.Errorf("last answer %q", last)
+	}
+}
+
+func TestEditsWithoutACheck(t *testing.T) {
+	tools := []tool.Tool{edit, run}
+	for _, tt := range []struct {
+		name  string
+		tools []tool.Tool
+		turns []replay.Turn
+		want  int
+	}{
+		{"an edit, then the answer", tools, []replay.Turn{call("e", "edit", `{}`), {Content: "done"}, {Content: "checked"}}, 1},
+		{"an edit, a command, the answer", tools, []replay.Turn{call("e", "edit", `{}`), call("r", "run", `{}`), {Content: "done"}}, 0},
+		{"a command, an edit, the answer", tools, []replay.Turn{call("r", "run", `{}`), call("e", "edit", `{}`), {Content: "done"}, {Content: "checked"}}, 1},
+		{"no tool to check with", []tool.Tool{edit}, []replay.Turn{call("e", "edit", `{}`), {Content: "done"}}, 0},
+		{"nothing done", tools, []replay.Turn{{Content: "done"}}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _ := passes(t, verify.Config{}, tt.tools, tt.turns...)
+			if len(got) != tt.want {
+				t.Fatalf("%d passes, want %d: %q", len(got), tt.want, got)
+			}
+			if tt.want > 0 && !strings.Contains(got[0], "You changed files and have run no command since") {
+				t.Errorf("pass %q", got[0])
+			}
+		})
+	}
+}
+
+// Passes bounds the turns; a negative one turns the pass off.
+func TestPasses(t *testing.T) {
+	turns := []replay.Turn{call("p", "write_todos", openPlan), {Content: "done"}, {Content: "still done"}, {Content: "really done"}}
+	if got, last := passes(t, verify.Config{Passes: 2}, nil, turns...); len(got) != 2 || last != "really done" {
+		t.Errorf("two passes: %d, %q", len(got), last)
+	}
+	if got, last := passes(t, verify.Config{Passes: -1}, nil, turns[:2]...); len(got) != 0 || last != "done" {
+		t.Errorf("off: %d, %q", len(got), last)
+	}
+}
