@@ -21,6 +21,7 @@ import (
 	"github.com/deepagents-go/deepagents/middleware/caching"
 	"github.com/deepagents-go/deepagents/middleware/filesystem"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/middleware/localcontext"
 	"github.com/deepagents-go/deepagents/middleware/loops"
 	"github.com/deepagents-go/deepagents/middleware/memory"
 	"github.com/deepagents-go/deepagents/middleware/patch"
@@ -137,6 +138,13 @@ type Config struct {
 	// it makes tasks succeed more often is for a measurement with a real
 	// model to say (docs/harness.md).
 	Verify *verify.Config
+	// LocalContext adds a section to the main agent's system prompt that
+	// says, once per thread, what the workspace is: its layout, build
+	// files, the check they imply, the runtimes and git's state (package
+	// middleware/localcontext; the runtimes and git's status when Backend
+	// runs commands). Off by default: whether it helps is for a
+	// measurement with a real model to say (docs/harness.md).
+	LocalContext bool
 	// Budget limits each task (a run and its subagents' runs): model
 	// calls, tokens, dollars, wall time (package middleware/budget). The
 	// zero value sets none.
@@ -240,6 +248,13 @@ func New(cfg Config) (*Agent, error) {
 		defaults = append(defaults, verify.New(*cfg.Verify))
 	}
 	defaults = append(defaults, sh.plan)
+	if cfg.LocalContext {
+		lc, err := localcontext.New(localcontext.Config{Backend: b})
+		if err != nil {
+			return nil, fmt.Errorf("deepagents: %w", err)
+		}
+		defaults = append(defaults, lc) // before memory, which may change during a thread: its bytes stay in the cached prefix
+	}
 	if len(cfg.Memory) > 0 {
 		mem, err := memory.New(memory.Config{Backend: b, Sources: cfg.Memory})
 		if err != nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -114,7 +115,7 @@ func TestLoopGuardStopsTheRun(t *testing.T) {
 	os.Remove(filepath.Join(w.home, ".deepagents", "config.yaml"))
 	os.MkdirAll(filepath.Join(w.dir, ".deepagents"), 0o755)
 	os.WriteFile(filepath.Join(w.dir, ".deepagents", "config.yaml"), []byte("loops:\n  off: true\n"), 0o644)
-	if code, _, stderr := w.run(w.runArgs(s, "go")...); code != ExitStopped || !strings.Contains(stderr, "rewind, loops, verify and budget in a workspace's configuration are ignored") {
+	if code, _, stderr := w.run(w.runArgs(s, "go")...); code != ExitStopped || !strings.Contains(stderr, "rewind, loops, verify, budget and local_context in a workspace's configuration are ignored") {
 		t.Errorf("a workspace's loops: exit %d, %q", code, stderr)
 	}
 }
@@ -141,5 +142,22 @@ func TestVerifyThroughCLI(t *testing.T) {
 	os.Remove(filepath.Join(w.home, ".deepagents", "config.yaml"))
 	if code, stdout, _ := w.run(w.runArgs(s, "go")...); code != 0 || strings.Contains(stdout, "The tests are left") {
 		t.Errorf("verify off: exit %d", code)
+	}
+}
+
+// With local_context in the user's configuration, every request of the
+// thread carries the same section, which says what the workspace is.
+func TestLocalContextThroughCLI(t *testing.T) {
+	w := newWorld(t)
+	os.MkdirAll(filepath.Join(w.home, ".deepagents"), 0o755)
+	os.WriteFile(filepath.Join(w.home, ".deepagents", "config.yaml"), []byte("local_context: true\n"), 0o644)
+	os.WriteFile(filepath.Join(w.dir, "go.mod"), []byte("module x\n\ngo 1.24\n"), 0o644)
+	os.MkdirAll(filepath.Join(w.dir, "cmd"), 0o755)
+	section := []string{"## The workspace", "- Top level: cmd/ ", " go.mod\n", "- Build files: go.mod (Go module)", "- The check they imply: `go build ./... && go test ./...`"}
+	expect, _ := json.Marshal(map[string]any{"system_contains": section})
+	s := w.script(`{"turns":[{"tool_calls":[{"id":"w","name":"write_file","args":{"file_path":"/new.txt","content":"x"}}],"expect":` + string(expect) + `},
+		{"content":"done","expect":{"system_contains":["- Top level: cmd/ "],"system_exclude":["new.txt"]}}]}`)
+	if code, stdout, stderr := w.run(w.runArgs(s, "--auto-approve", "go")...); code != 0 {
+		t.Fatalf("exit %d: %s %s", code, stderr, stdout)
 	}
 }

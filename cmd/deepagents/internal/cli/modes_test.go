@@ -30,7 +30,7 @@ func TestPermissionModeFlagAndConfig(t *testing.T) {
 		{name: "default ask", expect: writeTools},
 		{name: "user config plan", user: "plan", expect: planTools},
 		{name: "flag over user config", user: "plan", args: []string{"--permission-mode", "accept-edits"}, expect: writeTools},
-		{name: "workspace config ignored", ws: "plan", expect: writeTools, stderr: "permission_mode, rewind, loops, verify and budget in a workspace's configuration are ignored"},
+		{name: "workspace config ignored", ws: "plan", expect: writeTools, stderr: "permission_mode, rewind, loops, verify, budget and local_context in a workspace's configuration are ignored"},
 		{name: "auto-approve is auto", user: "plan", args: []string{"--auto-approve"}, expect: writeTools},
 		{name: "auto-approve and plan contradict", args: []string{"--auto-approve", "--permission-mode", "plan"}, code: 2, stderr: "contradict"},
 		{name: "unknown mode", args: []string{"--permission-mode", "yolo"}, code: 2, stderr: "--permission-mode must be ask, accept-edits, plan or auto"},

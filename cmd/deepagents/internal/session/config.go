@@ -55,6 +55,9 @@ type config struct {
 	// Loops sets the loop guard (docs/harness.md); only the user's file
 	// may.
 	Loops *loopsConfig `yaml:"loops"`
+	// LocalContext tells the model what the workspace is, once per thread
+	// (docs/harness.md); only the user's file may.
+	LocalContext bool `yaml:"local_context"`
 	// Verify turns the verification pass on (docs/harness.md); only the
 	// user's file may.
 	Verify *verifyConfig `yaml:"verify"`

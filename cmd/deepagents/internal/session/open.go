@@ -163,6 +163,7 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 		Loops:          spec.Loops,
 		Budget:         spec.Budget,
 		Verify:         spec.Verify,
+		LocalContext:   spec.LocalContext,
 		Logger:         deps.Logger,
 	}
 	if len(spec.Hooks) > 0 {

@@ -79,6 +79,8 @@ type Spec struct {
 	// Verify is the verification pass, nil when off (the user's file's
 	// verify).
 	Verify *verify.Config
+	// LocalContext is the user's file's local_context.
+	LocalContext bool
 	// Shell gives the agent execute, isolated as Sandbox ("bwrap" or
 	// "none") says; Network lets sandboxed commands use the network.
 	Shell      bool
@@ -191,8 +193,10 @@ type resolver struct {
 	noFiles bool
 	// loops: the user's configuration of the loop guard.
 	loops loops.Config
-	// verify: the user's verification pass.
-	verify *verify.Config
+	// verify: the user's verification pass; localContext: the user's
+	// local_context.
+	verify       *verify.Config
+	localContext bool
 	// budget: the task's budgets, as resolved so far; budgetSet: the
 	// user's file set its dollars.
 	budget    budget.Config
@@ -295,6 +299,7 @@ func Resolve(in Inputs) (Spec, error) {
 		Loops:             r.loops,
 		Budget:            r.budgetOf(),
 		Verify:            r.verify,
+		LocalContext:      r.localContext,
 		Shell:             r.f.Shell,
 		Sandbox:           r.f.Sandbox,
 		Network:           r.f.Network,
@@ -432,6 +437,7 @@ func (r *resolver) applyConfig() error {
 		if c.Rewind != nil {
 			r.noFiles = !*c.Rewind
 		}
+		r.localContext = c.LocalContext
 		if v := c.Verify; v != nil && v.Passes >= 0 {
 			r.verify = &verify.Config{Passes: v.Passes}
 		}
@@ -491,8 +497,8 @@ func (r *resolver) applyConfig() error {
 	if err != nil {
 		return UsageError{err}
 	}
-	if c.Model != "" || c.Shell != nil || c.Sandbox != nil || len(c.MCPServers) > 0 || c.Profile != nil || c.PermissionMode != "" || c.Rewind != nil || c.Loops != nil || c.Budget != nil || c.Verify != nil {
-		r.note("note: %s: model, profile, shell, sandbox, mcp_servers, permission_mode, rewind, loops, verify and budget in a workspace's configuration are ignored (it may only add approvals and ask and deny rules); put them in %s", path, filepath.Join("~/.deepagents", configFile))
+	if c.Model != "" || c.Shell != nil || c.Sandbox != nil || len(c.MCPServers) > 0 || c.Profile != nil || c.PermissionMode != "" || c.Rewind != nil || c.Loops != nil || c.Budget != nil || c.Verify != nil || c.LocalContext {
+		r.note("note: %s: model, profile, shell, sandbox, mcp_servers, permission_mode, rewind, loops, verify, budget and local_context in a workspace's configuration are ignored (it may only add approvals and ask and deny rules); put them in %s", path, filepath.Join("~/.deepagents", configFile))
 	}
 	if len(c.InterruptOn) > 0 {
 		f.InterruptOn, r.interruptOK = joinList(append(r.interruptOn(r.in.Interactive), c.InterruptOn...)), true
