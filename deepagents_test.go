@@ -163,7 +163,11 @@ func TestSubagentPromptsDescribeOnlyTheirTools(t *testing.T) {
 			if name == "task" { // also an ordinary word
 				marker = "task tool"
 			}
-			if mentioned := strings.Contains(r.Request.System, marker); mentioned != offered[name] {
+			// A prompt never describes a tool its agent lacks. One that
+			// offers only some file tools names each of them; the full
+			// set is described by the tools' own descriptions.
+			mentioned := strings.Contains(r.Request.System, marker)
+			if mentioned && !offered[name] || r.Agent == "reader" && offered[name] && !mentioned {
 				t.Errorf("%s: tool %s offered %v, mentioned in the prompt %v", r.Agent, name, offered[name], mentioned)
 			}
 		}

@@ -35,8 +35,7 @@ var builtins = map[string]Profile{
 }
 
 const claudePrompt = `## Tool use
-- When tool calls do not depend on each other (reading three files, say), make them all in the same turn; make them one after another only when a call needs an earlier one's result.
-- Do not describe code you have not opened: read or search first, then answer from what you saw.`
+- When tool calls do not depend on each other (reading three files, say), make them all in the same turn; make them one after another only when a call needs an earlier one's result.`
 
 const gptPrompt = `## Tool use
 - Keep going until the task is completely resolved before ending your turn; do not stop to ask about steps you can take yourself.

@@ -199,8 +199,16 @@ func args(v map[string]any) string {
 }
 
 func read(path string) call {
+	if readLimit > 0 {
+		return call{Name: "read_file", Args: args(map[string]any{"file_path": path, "limit": readLimit})}
+	}
 	return call{Name: "read_file", Args: args(map[string]any{"file_path": path})}
 }
+
+// readLimit, when set (-read-limit), is the limit every whole-file read of
+// the script passes, to this project and to deepagents-js alike: both then
+// read the same lines, whatever their default limits.
+var readLimit int
 
 func edit(old, new string) call {
 	return call{Name: "edit_file", Args: args(map[string]any{

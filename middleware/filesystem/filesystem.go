@@ -156,11 +156,7 @@ func (f *Middleware) Name() string { return "filesystem" }
 // Prompt is the default system prompt section.
 const Prompt = `## Files
 
-You have a filesystem. Paths are absolute and start with /.
-
-- ls lists a directory, glob finds files by name, grep searches their contents; read_file reads a file, a page at a time for long ones.
-- Read a file before you edit it: edit_file replaces an exact string, write_file a whole file.
-- Use files to keep large context out of the conversation: save notes, drafts and intermediate results, and read back only the parts you need.`
+You have a filesystem; paths are absolute and start with /. Use files to keep large context out of the conversation: save notes, drafts and intermediate results, and read back only the parts you need.`
 
 // ExecutePrompt is added to the prompt section when execute is available.
 const ExecutePrompt = `- execute runs a shell command in the workspace and returns its output and exit code. Prefer the file tools for reading and searching files.`

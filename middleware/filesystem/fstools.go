@@ -32,7 +32,7 @@ old_string must match the file's text exactly, including whitespace and indentat
 
 	globDescription = `Find files by a glob pattern and return their absolute paths, sorted, one per line.
 
-A pattern without "/" matches file names at any depth below path: "*.py" finds /src/app/main.py. A pattern with "/" matches the path relative to path (default /): "src/**/*.py", where "**" stands for any number of directories. Also "?", "[abc]", "[!a]" and "{a,b}". Names starting with "." (".env", ".github") are matched only by a pattern element that starts with "." too, and "**" does not enter such directories: "*.yml" finds /.github/workflows/ci.yml, "**/*.yml" does not. If path names a file, the pattern is matched against its name.`
+A pattern without "/" matches file names at any depth below path: "*.py" finds /src/app/main.py. A pattern with "/" matches the path relative to path (default /): "src/**/*.py", where "**" stands for any number of directories. Names starting with "." (".env", ".github") are matched only by a pattern element that starts with "." too, and "**" does not enter such directories: "*.yml" finds /.github/workflows/ci.yml, "**/*.yml" does not. If path names a file, the pattern is matched against its name.`
 
 	grepDescription = `Search file contents for a literal text (not a regular expression) under path (default /), a directory or a file.
 

@@ -53,11 +53,9 @@ const GeneralPurposePrompt = `You are a general-purpose assistant working on a t
 // Prompt is the default system prompt section.
 const Prompt = `## Delegating with task
 
-The task tool hands a self-contained piece of work to a subagent that runs in its own fresh context and returns only its final report.
-
-- Delegate work that is large, needs many tool calls, or would fill your context with detail you do not need to keep, and work that splits into independent parts: call task several times in one turn to run them in parallel.
+- Delegate work that is large, needs many tool calls or would fill your context with detail you do not need to keep, and independent parts of a task, several at once.
 - Do it yourself when it takes only a few steps, or when you need to see the intermediate results.
-- A subagent knows nothing but what you tell it: describe the task completely, including where to look, what to produce and how to report back.
+- A subagent knows only what you tell it: say where to look, what to produce and how to report back.
 - Subagents share your files, so large results can be left in files for you to read.`
 
 // forkPromptNote ends the default prompt section when a subagent runs in

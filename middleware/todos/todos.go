@@ -22,7 +22,7 @@ const WriteTodosTool = "write_todos"
 // Prompt is the default system prompt section.
 const Prompt = `## Planning with write_todos
 
-Use write_todos to keep a plan of the task in front of you, for work of three or more distinct steps or several things asked at once; skip it for a quick question or a one-step change.
+Keep a plan with write_todos for work of three or more steps or several things asked at once; skip it for a quick question or a one-step change.
 
 - Write the plan as soon as you understand the task.
 - Mark an item in_progress before you start it and completed as soon as it is done; do not batch completions.
