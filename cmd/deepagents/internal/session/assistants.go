@@ -36,6 +36,13 @@ type Assistant struct {
 	// limit.
 	MaxCost    *float64 `yaml:"max_cost"`
 	GrepRegexp bool     `yaml:"grep_regexp"`
+	// Loops, Verify, Budget and LocalContext are the keys of the user's
+	// configuration file of those names (docs/harness.md), for the
+	// assistant's runs.
+	Loops        *loopsConfig  `yaml:"loops"`
+	Verify       *verifyConfig `yaml:"verify"`
+	Budget       *budgetConfig `yaml:"budget"`
+	LocalContext bool          `yaml:"local_context"`
 	// SystemPrompt is the assistant's instructions, before the deep
 	// agent's own prompt.
 	SystemPrompt string `yaml:"system_prompt"`
@@ -146,6 +153,9 @@ func (r *resolver) overlay(a *Assistant) error {
 	}
 	if a.MaxSteps > 0 {
 		f.MaxSteps = a.MaxSteps
+	}
+	if err := r.applyHarness(fmt.Sprintf("assistant %q", a.GraphID), harnessKeys{a.Loops, a.Verify, a.Budget, a.LocalContext}); err != nil {
+		return err
 	}
 	if a.MaxCost != nil {
 		if *a.MaxCost < 0 {

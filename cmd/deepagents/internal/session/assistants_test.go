@@ -30,3 +30,34 @@ func TestAssistantsFileSubagentMode(t *testing.T) {
 		t.Errorf("unknown mode: %v", err)
 	}
 }
+
+// An assistant sets the harness's guards as the user's file does: the
+// loop guard, the verification pass, budgets, the local context.
+func TestAssistantsHarness(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "assistants.yaml")
+	os.WriteFile(file, []byte("assistants:\n  - graph_id: a\n    loops: {nudge: 4, stop: 9}\n    verify: {passes: 2}\n    budget: {dollars: 1, time: 10m}\n    local_context: true\n  - graph_id: b\n    max_cost: 0\n"), 0o644)
+	specs, err := LoadAssistants(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Resolve(Inputs{Flags: Flags{Dir: t.TempDir(), Sandbox: "bwrap"}, Served: true, Assistant: &specs[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Loops.Nudge != 4 || c.Loops.Stop != 9 || c.Verify == nil || c.Verify.Passes != 2 || !c.LocalContext ||
+		c.Budget.Dollars != 1 || c.Budget.Time.Minutes() != 10 {
+		t.Errorf("spec: loops %+v verify %+v local %v budget %+v", c.Loops, c.Verify, c.LocalContext, c.Budget)
+	}
+	c, err = Resolve(Inputs{Flags: Flags{Dir: t.TempDir(), Sandbox: "bwrap"}, Served: true, Assistant: &specs[1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Budget.Dollars != 0 || c.Verify != nil || c.LocalContext {
+		t.Errorf("an assistant without them: budget %+v verify %+v", c.Budget, c.Verify)
+	}
+	// Without either, the CLI's default budget.
+	c, err = Resolve(Inputs{Flags: Flags{Dir: t.TempDir(), Sandbox: "bwrap"}, Served: true, Assistant: &Assistant{GraphID: "c"}})
+	if err != nil || c.Budget.Dollars != DefaultMaxCost {
+		t.Errorf("default budget %+v %v", c.Budget, err)
+	}
+}

@@ -367,6 +367,39 @@ func (r *resolver) config(path string) (config, error) {
 	return c, err
 }
 
+// harnessKeys are the harness's settings of a configuration file or an
+// assistant (docs/harness.md).
+type harnessKeys struct {
+	loops        *loopsConfig
+	verify       *verifyConfig
+	budget       *budgetConfig
+	localContext bool
+}
+
+// applyHarness makes the harness's settings of where (a file, an
+// assistant) the run's.
+func (r *resolver) applyHarness(where string, h harnessKeys) error {
+	r.localContext = r.localContext || h.localContext
+	if v := h.verify; v != nil && v.Passes >= 0 {
+		r.verify = &verify.Config{Passes: v.Passes}
+	}
+	if b := h.budget; b != nil {
+		if err := r.applyBudget(where, b); err != nil {
+			return err
+		}
+	}
+	if l := h.loops; l != nil {
+		r.loops = loops.Config{Nudge: l.Nudge, Stop: l.Stop, Reads: l.Reads}
+		if l.Off {
+			r.loops = loops.Off
+		}
+		if _, err := loops.New(r.loops); err != nil {
+			return UsageError{fmt.Errorf("%s: loops: %w", where, err)}
+		}
+	}
+	return nil
+}
+
 // DefaultMaxCost is the CLI's default budget of a task, in dollars: a
 // net under a run gone astray, not a limit on work (the next prompt goes
 // on where the summary left off).
@@ -437,23 +470,8 @@ func (r *resolver) applyConfig() error {
 		if c.Rewind != nil {
 			r.noFiles = !*c.Rewind
 		}
-		r.localContext = c.LocalContext
-		if v := c.Verify; v != nil && v.Passes >= 0 {
-			r.verify = &verify.Config{Passes: v.Passes}
-		}
-		if b := c.Budget; b != nil {
-			if err := r.applyBudget(path, b); err != nil {
-				return err
-			}
-		}
-		if l := c.Loops; l != nil {
-			r.loops = loops.Config{Nudge: l.Nudge, Stop: l.Stop, Reads: l.Reads}
-			if l.Off {
-				r.loops = loops.Off
-			}
-			if _, err := loops.New(r.loops); err != nil {
-				return UsageError{fmt.Errorf("%s: loops: %w", path, err)}
-			}
+		if err := r.applyHarness(path, harnessKeys{c.Loops, c.Verify, c.Budget, c.LocalContext}); err != nil {
+			return err
 		}
 		if c.PermissionMode != "" {
 			m, err := hitl.ParseMode(c.PermissionMode)
