@@ -734,12 +734,15 @@ func (s *Server) end(rn *run, status langgraph.RunStatus, errMsg string) {
 		// waited leaves the thread's error as the last run that ran left it.
 		s.recordError(rn.threadID, errMsg)
 	}
+	// The thread is let go before the readers are woken: a client that
+	// sees its stream end and starts the next run at once (a resume) must
+	// find the thread free, not still this run's.
+	s.runs.finish(rn)
 	rn.mu.Lock()
 	rn.status, rn.updatedAt, rn.done = status, time.Now().UTC(), true
 	close(rn.changed)
 	rn.changed = make(chan struct{})
 	rn.mu.Unlock()
-	s.runs.finish(rn)
 	s.record(rn)
 	if rn.temporary {
 		s.cfg.Saver.DeleteThread(context.Background(), rn.threadID) //nolint:errcheck // a stateless run's thread; nothing to report to
