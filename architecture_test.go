@@ -92,7 +92,7 @@ var layers = map[string][]string{
 	"middleware/todos":         {"agent", "tool"},
 	"middleware/loops":         {"agent", "tool"},
 	"middleware/budget":        {"agent", "llm"},
-	"middleware/verify":        {"agent", "middleware/hitl", "middleware/todos", "tool"},
+	"middleware/verify":        {"agent", "llm", "middleware/hitl", "middleware/todos", "tool"},
 	"middleware/localcontext":  {"agent", "backend", "llm"},
 	"middleware/patch":         {"agent", "llm"},
 	"middleware/caching":       {"agent", "llm", "profile"},

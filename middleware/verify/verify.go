@@ -4,7 +4,10 @@
 //
 // The pass is a user message that says what is open and asks the model to
 // check its work against the request, run the project's check if it has
-// one, close or justify the open items, and then answer. It is bounded
+// one, close or justify the open items, and then answer. With a rubric, a
+// grader (the agent's model, in a call of its own) grades the answer
+// against it once nothing else is open, and a FAIL sends the agent back
+// with its reasons; each grade is a notice event. It is bounded
 // (Passes, one by default), made for the main agent only (a subagent's
 // report goes to its caller, which checks), and skipped in plan mode (the
 // plan's items are for after its approval) and when the run was asked to
@@ -12,12 +15,15 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/tool"
@@ -31,10 +37,30 @@ type Config struct {
 	// Passes is how many times a run is sent back; DefaultPasses when 0,
 	// none when negative.
 	Passes int
+	// Rubric, when set, has every final answer of the main agent graded
+	// against it by a grader (the agent's model, in a call of its own
+	// with no tools and nothing of the conversation but the request and
+	// the answer): a grade of FAIL sends the agent back with the grader's
+	// reasons, within Passes. Each grade is an event (a notice named
+	// GradeNotice).
+	Rubric string
 }
 
+// GradeNotice names the notice event that carries a grade.
+const GradeNotice = "grade"
+
+// GraderAgent names the grader's calls (their usage events, a scripted
+// model's turns).
+const GraderAgent = "grader"
+
+// GraderPrompt is the grader's system prompt.
+const GraderPrompt = `You grade the final answer of an agent against a rubric. You see the user's request, the rubric and the answer, nothing else. Answer with PASS or FAIL on the first line, then at most five short lines: for FAIL, what the answer misses of the rubric, as instructions the agent can act on; for PASS, nothing more is needed.`
+
 // Middleware is the verification pass.
-type Middleware struct{ passes int }
+type Middleware struct {
+	passes int
+	rubric string
+}
 
 // New returns the middleware.
 func New(cfg Config) *Middleware {
@@ -42,7 +68,7 @@ func New(cfg Config) *Middleware {
 	if p == 0 {
 		p = DefaultPasses
 	}
-	return &Middleware{passes: max(p, 0)}
+	return &Middleware{passes: max(p, 0), rubric: strings.TrimSpace(cfg.Rubric)}
 }
 
 // Name implements agent.Middleware.
@@ -114,10 +140,23 @@ func (m *Middleware) BeforeStop(ctx context.Context, s *agent.Stop) (string, err
 		}
 	}
 	unchecked := len(w.edited) > 0 && runsCommands(rt)
-	if len(open) == 0 && !unchecked {
+	var failed string
+	if m.rubric != "" && len(open) == 0 && !unchecked {
+		// Graded only once nothing else is open: the agent's own checks
+		// first, the rubric's verdict on the answer that follows them.
+		var err error
+		if failed, err = m.grade(ctx, rt, s.Answer); err != nil {
+			return "", err
+		}
+	}
+	if len(open) == 0 && !unchecked && failed == "" {
 		return "", nil
 	}
 	w.passes++
+	if failed != "" {
+		return "A grader checked your answer against the rubric of this task and found it short:\n" + failed +
+			"\nDo what it asks (with your tools where it needs them), then give your final answer again.", nil
+	}
 	var b strings.Builder
 	b.WriteString("Before you finish, check your work against the request: read it again and make sure every part of it is done.")
 	if len(open) > 0 {
@@ -128,6 +167,42 @@ func (m *Middleware) BeforeStop(ctx context.Context, s *agent.Stop) (string, err
 	}
 	b.WriteString("\nThen give your final answer. If everything is already done and checked, say so in your answer.")
 	return b.String(), nil
+}
+
+// grade asks the grader about the answer; it returns the grader's reasons
+// when the grade is FAIL, "" when it passes. A grader that cannot be asked
+// (its call fails) passes the answer, with a notice saying so: the run
+// keeps its answer rather than failing on its check.
+func (m *Middleware) grade(ctx context.Context, rt *agent.Runtime, answer *llm.Message) (string, error) {
+	request := ""
+	if p, ok := rt.Prompt(); ok {
+		request = p.Text()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "<request>\n%s\n</request>\n\n<rubric>\n%s\n</rubric>\n\n<answer>\n%s\n</answer>", request, m.rubric, answer.Text())
+	model := rt.Model()
+	resp, err := llm.Generate(llm.WithAgent(ctx, GraderAgent), model, &llm.Request{System: GraderPrompt, Messages: []llm.Message{llm.UserText(b.String())}})
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		rt.Emit(agent.Event{Type: agent.EventNotice, Name: GradeNotice, Content: "the answer was not graded: " + err.Error(), Error: err.Error()})
+		return "", nil
+	}
+	rt.AddUsage(resp.Usage)
+	if rt.Streaming() {
+		u := resp.Usage
+		rt.Emit(agent.Event{Type: agent.EventUsage, Name: llm.Describe(model).Spec(), Usage: &u,
+			Namespace: append(slices.Clone(rt.Namespace()), GraderAgent)})
+	}
+	text := strings.TrimSpace(resp.Message.Text())
+	verdict, reasons, _ := strings.Cut(text, "\n")
+	verdict = strings.ToUpper(strings.Trim(strings.TrimSpace(verdict), "*#:. "))
+	rt.Emit(agent.Event{Type: agent.EventNotice, Name: GradeNotice, Content: text})
+	if strings.HasPrefix(verdict, "FAIL") {
+		return cmp.Or(strings.TrimSpace(reasons), "(no reasons given)"), nil
+	}
+	return "", nil
 }
 
 // runsCommands reports whether the agent has a tool that runs commands,

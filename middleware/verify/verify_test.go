@@ -103,3 +103,58 @@ func TestPasses(t *testing.T) {
 		t.Errorf("off: %d, %q", len(got), last)
 	}
 }
+
+// With a rubric, the grader grades the answer: a FAIL sends the agent back
+// with its reasons, the next answer is graded again, and each grade is a
+// notice event.
+func TestRubric(t *testing.T) {
+	m := replay.New(
+		replay.Turn{Content: "Here is the summary."},
+		replay.Turn{Agent: verify.GraderAgent, Content: "FAIL\nIt does not name the files changed.",
+			Expect: &replay.Expect{SystemContains: []string{"You grade the final answer"},
+				LastMessageContains: []string{"<request>\ndo the task\n</request>", "<rubric>\nName every file changed.\n</rubric>", "<answer>\nHere is the summary.\n</answer>"}}},
+		replay.Turn{Content: "Changed a.go and b.go.", Expect: &replay.Expect{LastMessageContains: []string{"It does not name the files changed."}}},
+		replay.Turn{Agent: verify.GraderAgent, Content: "PASS"},
+	)
+	a, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{verify.New(verify.Config{Passes: 2, Rubric: "Name every file changed."})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var grades []string
+	var last string
+	for e, err := range a.Stream(context.Background(), agent.Prompt("do the task")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Type == agent.EventNotice && e.Name == verify.GradeNotice {
+			grades = append(grades, strings.SplitN(e.Content, "\n", 2)[0])
+		}
+		if e.Type == agent.EventMessage && e.Message != nil && e.Message.Role == llm.RoleAssistant {
+			last = e.Message.Text()
+		}
+	}
+	if strings.Join(grades, ",") != "FAIL,PASS" || last != "Changed a.go and b.go." {
+		t.Errorf("grades %q, last answer %q", grades, last)
+	}
+}
+
+// A grader that cannot be asked passes the answer, and says so.
+func TestRubricGraderFails(t *testing.T) {
+	m := replay.New(replay.Turn{Content: "done"}, replay.Turn{Agent: verify.GraderAgent, Error: "overloaded"})
+	a, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{verify.New(verify.Config{Rubric: "r"})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notice string
+	for e, err := range a.Stream(context.Background(), agent.Prompt("go")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Type == agent.EventNotice && e.Name == verify.GradeNotice {
+			notice = e.Content
+		}
+	}
+	if !strings.Contains(notice, "the answer was not graded") {
+		t.Errorf("notice %q", notice)
+	}
+}

@@ -137,6 +137,16 @@ func TestVerifyThroughCLI(t *testing.T) {
 	if !strings.Contains(stdout, `"text":"The tests are left: no command runs here."`) {
 		t.Errorf("the last answer is not the run's: %s", stdout)
 	}
+	// A rubric has the answer graded; a FAIL sends the agent back, and its
+	// one pass spent, the next answer stands ungraded.
+	os.WriteFile(filepath.Join(w.home, ".deepagents", "config.yaml"), []byte("verify: {rubric: \"Say which file changed.\"}\n"), 0o644)
+	graded := w.script(`{"turns":[{"content":"done"},
+		{"agent":"grader","content":"FAIL\nIt does not say which file changed.","expect":{"last_message_contains":["<rubric>\nSay which file changed.\n</rubric>"]}},
+		{"content":"Changed a.txt.","expect":{"last_message_contains":["It does not say which file changed."]}}]}`)
+	code, stdout, stderr = w.run(w.runArgs(graded, "go")...)
+	if code != 0 || strings.Count(stdout, `"name":"grade"`) != 1 || !strings.Contains(stdout, `"text":"Changed a.txt."`) {
+		t.Errorf("rubric: exit %d: %s %s", code, stderr, stdout)
+	}
 	// Without it, the first answer ends the run (the script's third turn
 	// is never asked for).
 	os.Remove(filepath.Join(w.home, ".deepagents", "config.yaml"))

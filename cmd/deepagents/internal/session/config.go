@@ -81,9 +81,10 @@ type loopsConfig struct {
 }
 
 // verifyConfig is the verification pass: how many times a run is sent
-// back (0: once).
+// back (0: once), and the rubric a grader grades each answer against.
 type verifyConfig struct {
-	Passes int `yaml:"passes"`
+	Passes int    `yaml:"passes"`
+	Rubric string `yaml:"rubric"`
 }
 
 // budgetConfig is a task's budgets (budget.Config): 0 or missing is no

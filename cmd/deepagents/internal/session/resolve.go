@@ -381,7 +381,7 @@ type harnessKeys struct {
 func (r *resolver) applyHarness(where string, h harnessKeys) error {
 	r.localContext = r.localContext || h.localContext
 	if v := h.verify; v != nil && v.Passes >= 0 {
-		r.verify = &verify.Config{Passes: v.Passes}
+		r.verify = &verify.Config{Passes: v.Passes, Rubric: v.Rubric}
 	}
 	if b := h.budget; b != nil {
 		if err := r.applyBudget(where, b); err != nil {
