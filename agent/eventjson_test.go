@@ -26,7 +26,9 @@ func referenceJSON(e Event) ([]byte, error) {
 		Interrupts []ActionRequest `json:"interrupts,omitempty"`
 		Status     RunStatus       `json:"status,omitempty"`
 		Error      string          `json:"error,omitempty"`
-	}{e.Files, e.Usage, e.Context, e.Interrupts, e.Status, e.Error}
+		EndCode    EndCode         `json:"end_code,omitempty"`
+		EndReason  string          `json:"end_reason,omitempty"`
+	}{e.Files, e.Usage, e.Context, e.Interrupts, e.Status, e.Error, e.EndCode, e.EndReason}
 	if w.Namespace == nil {
 		w.Namespace = []string{}
 	}
@@ -79,7 +81,8 @@ func FuzzEventEncoderMatchesEncodingJSON(f *testing.F) {
 			ToolCalls: []llm.ToolCall{{ID: s2, Name: s3, Args: args}}, ToolCallID: s1, Name: s2, IsError: flag, ID: s2}
 		e := Event{Type: EventType(typ), Namespace: []string{s1, s2}, Step: n, ThreadID: s2, CheckpointID: s3, Delta: s1, MessageID: s3,
 			Message: msg, ToolCallID: s3, Name: s1, Args: args, Content: s2, IsError: flag,
-			Files: []string{s3}, Usage: &llm.Usage{InputTokens: n, OutputTokens: -n, CacheReadTokens: n % 3}, Status: RunStatus(s1), Error: s3}
+			Files: []string{s3}, Usage: &llm.Usage{InputTokens: n, OutputTokens: -n, CacheReadTokens: n % 3}, Status: RunStatus(s1), Error: s3,
+			EndCode: EndCode(s2), EndReason: s1}
 		if flag {
 			type todo struct {
 				Content    string `json:"content"`

@@ -108,6 +108,14 @@ func (r *Runtime) Local(key any) (any, bool) { return r.local.Load(key) }
 // as with context values.
 func (r *Runtime) SetLocal(key, value any) { r.local.Store(key, value) }
 
+// LocalOrSet returns the run-local value of key, storing value first when
+// there is none: one value however many tools of a turn, running in
+// parallel, ask at once.
+func (r *Runtime) LocalOrSet(key, value any) any {
+	v, _ := r.local.LoadOrStore(key, value)
+	return v
+}
+
 // Checkpoint returns the run's latest checkpoint: written, or queued to
 // be (see Durability); the one it continued from before its first. ""
 // before any, and without a Checkpointer.

@@ -17,6 +17,7 @@
 package budget
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -57,7 +58,16 @@ func (c Config) IsZero() bool { return c.Steps <= 0 && c.Tokens <= 0 && c.Dollar
 type Middleware struct {
 	cfg    Config
 	prices sync.Map // model spec -> price, or nil for an unknown one
+
+	// waiting keeps, by thread, the ledger of a task stopped for human
+	// decisions: the run that resumes it goes on spending the same one.
+	mu      sync.Mutex
+	waiting map[string]*ledger
 }
+
+// maxWaiting bounds the tasks kept waiting for decisions; past it the
+// oldest are forgotten (their resumes start a new ledger).
+const maxWaiting = 4096
 
 // New returns the middleware; a negative budget or share is an error.
 func New(cfg Config) (*Middleware, error) {
@@ -76,15 +86,24 @@ func New(cfg Config) (*Middleware, error) {
 // Name implements agent.Middleware.
 func (*Middleware) Name() string { return "budget" }
 
-// ledger is what a task has spent, shared by its run and its subagents'.
+// ledger is what a task has spent, shared by its run and its subagents'
+// (the runs nested in its context) and by the runs that resume it after
+// human decisions, but for a subagent with a budget of
+// its own (another Middleware), whose ledger is a child: what it spends is
+// charged to it and to every ledger above it, and each ledger is held to
+// its owner's budgets.
 type ledger struct {
-	mu      sync.Mutex
-	start   time.Time
-	steps   int
-	tokens  int
-	dollars float64
-	told    map[string]bool // the budgets the model was told run low
-	over    bool            // the last call was made: no tool runs after it
+	owner    *Middleware
+	parent   *ledger
+	depth    int // the namespace depth of the run whose task it is: that agent is told when it runs low
+	mu       sync.Mutex
+	start    time.Time
+	steps    int
+	tokens   int
+	dollars  float64
+	told     map[string]bool // the budgets the model was told run low
+	over     bool            // the last call was made: no tool runs after it
+	unpriced bool            // a notice said that a model's calls cost nothing here
 }
 
 type ledgerKey struct{}
@@ -92,11 +111,37 @@ type ledgerKey struct{}
 // WrapRun implements agent.RunWrapper: a task's run starts its ledger,
 // which its subagents' runs, nested in its context, share.
 func (m *Middleware) WrapRun(ctx context.Context, req *agent.RunRequest, next agent.RunHandler) (*agent.Result, error) {
-	if _, ok := ctx.Value(ledgerKey{}).(*ledger); ok {
-		return next(ctx, req)
+	above, _ := ctx.Value(ledgerKey{}).(*ledger)
+	if above != nil && above.owner == m {
+		return next(ctx, req) // a subagent under its task's budget
 	}
-	l := &ledger{start: m.cfg.Now(), told: make(map[string]bool)}
-	return next(context.WithValue(ctx, ledgerKey{}, l), req)
+	l := m.resumed(req)
+	if l == nil {
+		l = &ledger{owner: m, parent: above, depth: len(req.Input.Namespace), start: m.cfg.Now(), told: make(map[string]bool)}
+	}
+	res, err := next(context.WithValue(ctx, ledgerKey{}, l), req)
+	if res != nil && res.Status == agent.StatusInterrupted {
+		m.mu.Lock()
+		if m.waiting == nil || len(m.waiting) >= maxWaiting {
+			m.waiting = make(map[string]*ledger)
+		}
+		m.waiting[req.ThreadID] = l
+		m.mu.Unlock()
+	}
+	return res, err
+}
+
+// resumed returns the ledger of the task a run resumes, nil for a new
+// task.
+func (m *Middleware) resumed(req *agent.RunRequest) *ledger {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.waiting[req.ThreadID]
+	delete(m.waiting, req.ThreadID)
+	if req.Input.Decisions == nil {
+		return nil // a new prompt: a new task
+	}
+	return l
 }
 
 // WrapModel implements agent.ModelWrapper: a call is counted once it is
@@ -106,7 +151,7 @@ func (m *Middleware) WrapModel(ctx context.Context, req *agent.ModelRequest, nex
 	if !ok {
 		return next(ctx, req)
 	}
-	if spent := m.spent(l); spent != "" {
+	if spent := spentOf(l); spent != "" {
 		r := *req
 		r.NoToolCalls = true
 		r.Messages = append(append([]llm.Message(nil), req.Messages...), llm.UserText(
@@ -145,7 +190,10 @@ func (m *Middleware) WrapTool(ctx context.Context, req *agent.ToolRequest, next 
 	if err != nil {
 		return res, err
 	}
-	if note := m.low(l); note != "" {
+	if req.Runtime == nil || len(req.Runtime.Namespace()) != l.depth {
+		return res, nil // the agent whose task it is plans its end, not a subagent
+	}
+	if note := l.owner.low(l); note != "" {
 		res.Content += "\n\n" + note
 	}
 	return res, nil
@@ -158,14 +206,37 @@ func (m *Middleware) add(l *ledger, req *agent.ModelRequest, resp *llm.Response)
 	}
 	u := resp.Usage
 	var cost float64
-	if p := m.priceOf(llm.Describe(req.Model).Spec()); p != nil {
+	spec := llm.Describe(req.Model).Spec()
+	if p := m.priceOf(spec); p != nil {
 		cost = p.Cost(u)
+	} else if m.cfg.Dollars > 0 && req.Runtime != nil {
+		l.mu.Lock()
+		tell := !l.unpriced
+		l.unpriced = true
+		l.mu.Unlock()
+		if tell {
+			req.Runtime.Emit(agent.Event{Type: agent.EventNotice, Name: "budget",
+				Content: fmt.Sprintf("%s has no known price: its calls count nothing to the dollar budget (give its price in prices:)", cmp.Or(spec, "the model"))})
+		}
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.steps++
-	l.tokens += u.InputTokens + u.OutputTokens
-	l.dollars += cost
+	for ; l != nil; l = l.parent {
+		l.mu.Lock()
+		l.steps++
+		l.tokens += u.InputTokens + u.OutputTokens
+		l.dollars += cost
+		l.mu.Unlock()
+	}
+}
+
+// spentOf says which budgets of l, or of a ledger above it, are spent;
+// "" when none is.
+func spentOf(l *ledger) string {
+	for ; l != nil; l = l.parent {
+		if s := l.owner.spent(l); s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 // priceOf is llm.PriceOf, looked up once a model: nil for one of unknown

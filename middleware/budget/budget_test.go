@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware/budget"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -149,4 +151,40 @@ func TestConfig(t *testing.T) {
 	if !(budget.Config{}).IsZero() || (budget.Config{Time: time.Second}).IsZero() {
 		t.Error("IsZero")
 	}
+}
+
+// A task stopped for approval goes on with the same ledger when it is
+// resumed: approvals do not renew its budget.
+func TestResumeKeepsTheLedger(t *testing.T) {
+	no := true
+	b, err := budget.New(budget.Config{Steps: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask, err := hitl.New(hitl.Config{On: map[string]hitl.InterruptOn{"echo": {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns := script(3)[:2]
+	turns = append(turns, replay.Turn{Content: "summary", Expect: &replay.Expect{NoToolCalls: &no}})
+	a, err := agent.New(agent.Config{Model: replay.New(turns...), Tools: []tool.Tool{echo}, Checkpointer: checkpoint.NewMemorySaver(),
+		Middleware: []agent.Middleware{b, ask}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText("go")}}
+	for range 3 {
+		res, err := a.Invoke(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != agent.StatusInterrupted {
+			if res.EndCode != agent.EndBudget || res.LastMessage().Text() != "summary" {
+				t.Fatalf("ended %q %q, last %q", res.EndCode, res.EndReason, res.LastMessage().Text())
+			}
+			return
+		}
+		in = agent.Input{ThreadID: "t", Decisions: []agent.Decision{{Type: agent.DecisionApprove}}}
+	}
+	t.Fatal("the run never ended")
 }

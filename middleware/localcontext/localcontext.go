@@ -1,7 +1,7 @@
 // Package localcontext tells the model, once per thread, what the folder it
 // works in is: its top-level layout, the build files found and the check
-// they imply, the runtimes the sandbox has, and git's branch and status,
-// in a section of the system prompt of about 300 tokens at most.
+// they imply, the runtimes the sandbox has, and git's branch, in a section
+// of the system prompt of about 300 tokens at most.
 //
 // The section is worked out when a thread's first run starts and kept in
 // the thread's state (the private value ContextValue, saved with its
@@ -11,7 +11,6 @@
 package localcontext
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -36,11 +35,12 @@ const MaxBytes = 1200
 // Config sets the middleware.
 type Config struct {
 	// Backend is the agent's: the folder is read through it, and when it
-	// is a backend.Sandbox, the runtimes and git's status are asked of it.
+	// is a backend.Sandbox, the runtimes' versions are asked of it (from
+	// /, so that nothing of the workspace chooses what runs).
 	Backend backend.Backend
 	// NoCommands keeps the middleware from running commands in the
-	// sandbox (the runtimes' versions, git status): the section then says
-	// what the files say.
+	// sandbox (the runtimes' versions): the section then says what the
+	// files say.
 	NoCommands bool
 }
 
@@ -146,9 +146,14 @@ func makeCheck(content string) string {
 func Describe(ctx context.Context, b backend.Backend, commands bool) string {
 	top, _ := b.List(ctx, "/")
 	var dirs, files []string
+	odd := 0
 	for _, fi := range top {
 		name := path.Base(fi.Path)
-		if strings.HasPrefix(name, ".") && name != ".github" || !plain(name) {
+		if strings.HasPrefix(name, ".") && name != ".github" {
+			continue
+		}
+		if !plain(name) {
+			odd++
 			continue
 		}
 		if fi.IsDir {
@@ -159,11 +164,15 @@ func Describe(ctx context.Context, b backend.Backend, commands bool) string {
 	}
 	var s strings.Builder
 	s.WriteString("## The workspace\n\nWorked out when this conversation started; it may have changed since.\n")
-	if len(dirs)+len(files) == 0 {
+	if len(dirs)+len(files)+odd == 0 {
 		s.WriteString("- The folder is empty.\n")
 		return s.String()
 	}
-	fmt.Fprintf(&s, "- Top level: %s\n", list(append(dirs, files...), 30))
+	top0 := list(append(dirs, files...), 30)
+	if odd > 0 {
+		top0 += fmt.Sprintf(" (and %d with names not shown here)", odd)
+	}
+	fmt.Fprintf(&s, "- Top level: %s\n", top0)
 
 	var found []buildFile
 	var paths []string
@@ -206,13 +215,9 @@ func Describe(ctx context.Context, b backend.Backend, commands bool) string {
 		}
 	}
 	if branch != "" {
-		fmt.Fprintf(&s, "- Git: on %s", branch)
-		if commands && isSandbox {
-			if st := gitStatus(ctx, sb); st != "" {
-				s.WriteString("; " + st)
-			}
-		}
-		s.WriteString("\n")
+		// Only the branch, read from .git/HEAD: git status would run what
+		// the repository's configuration names (core.fsmonitor, filters).
+		fmt.Fprintf(&s, "- Git: on %s\n", branch)
 	}
 	out := s.String()
 	if len(out) > MaxBytes {
@@ -222,15 +227,16 @@ func Describe(ctx context.Context, b backend.Backend, commands bool) string {
 }
 
 // plain reports whether a name the repository chose may be shown in the
-// system prompt: short, printable, one line. A repository is not trusted:
-// a file named like an instruction stays a file name, and a long or odd
-// one is left out.
+// system prompt: short, one word of letters, digits and the punctuation of
+// file names. A repository is not trusted: a name that could read as a
+// sentence (spaces, line or paragraph separators, control or format
+// characters) is left out, and counted with the others.
 func plain(name string) bool {
 	if name == "" || len(name) > 64 {
 		return false
 	}
 	for _, r := range name {
-		if r < ' ' || r == 0x7f || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._-+@=,~", r)) {
 			return false
 		}
 	}
@@ -252,11 +258,18 @@ func gitBranch(ctx context.Context, b backend.Backend) string {
 		return ""
 	}
 	head := strings.TrimSpace(string(r[0].Content))
-	if ref, ok := strings.CutPrefix(head, "ref: refs/heads/"); ok {
-		return "branch " + ref
+	ref, ok := strings.CutPrefix(head, "ref: refs/heads/")
+	if !ok {
+		return "a detached HEAD"
 	}
-	return "a detached HEAD"
+	if !refName.MatchString(ref) {
+		return "a branch with a name not shown here" // the repository's text, not the model's instructions
+	}
+	return "branch " + ref
 }
+
+// refName is a branch name shown as it is: git's usual characters, short.
+var refName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,63}$`)
 
 // versions asks the sandbox for the runtimes' versions, in one command.
 func versions(ctx context.Context, sb backend.Sandbox, runtimes []string) string {
@@ -264,9 +277,14 @@ func versions(ctx context.Context, sb backend.Sandbox, runtimes []string) string
 		return ""
 	}
 	var cmd strings.Builder
+	// From /, not the workspace: a version manager's shim (pyenv, asdf,
+	// rustup) or a build tool (Maven's .mvn) reads the folder it runs in,
+	// and a repository's files there could choose what runs.
+	cmd.WriteString("cd / && { ")
 	for _, r := range runtimes {
-		fmt.Fprintf(&cmd, "%s 2>/dev/null | head -n 1 || true; ", r)
+		fmt.Fprintf(&cmd, "%s 2>/dev/null | head -n 1; ", r)
 	}
+	cmd.WriteString("true; }")
 	res, err := sb.Execute(ctx, cmd.String(), 10*time.Second)
 	if err != nil {
 		return ""
@@ -278,23 +296,4 @@ func versions(ctx context.Context, sb backend.Sandbox, runtimes []string) string
 		}
 	}
 	return strings.Join(out, "; ")
-}
-
-// gitStatus is git's count of changed files, and the first few.
-func gitStatus(ctx context.Context, sb backend.Sandbox) string {
-	res, err := sb.Execute(ctx, "git status --porcelain 2>/dev/null", 10*time.Second)
-	if err != nil || res.ExitCode != 0 {
-		return ""
-	}
-	lines := bytes.Count([]byte(res.Output), []byte("\n"))
-	if lines == 0 {
-		return "no uncommitted changes"
-	}
-	var names []string
-	for line := range strings.Lines(res.Output) {
-		if name := strings.TrimSpace(line[min(3, len(line)):]); plain(name) {
-			names = append(names, name)
-		}
-	}
-	return fmt.Sprintf("%d uncommitted changes (%s)", lines, list(names, 5))
 }

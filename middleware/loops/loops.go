@@ -32,6 +32,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -130,9 +131,7 @@ func (m *Middleware) history(rt *agent.Runtime) *history {
 	if h, ok := rt.Local(historyKey{}); ok {
 		return h.(*history)
 	}
-	h := &history{seen: make(map[uint64]bool), nudged: make(map[uint64]bool)}
-	rt.SetLocal(historyKey{}, h)
-	return h
+	return rt.LocalOrSet(historyKey{}, &history{seen: make(map[uint64]bool), nudged: make(map[uint64]bool)}).(*history)
 }
 
 // WrapTool implements agent.ToolWrapper: the call runs, then the guard
@@ -147,7 +146,7 @@ func (m *Middleware) WrapTool(ctx context.Context, req *agent.ToolRequest, next 
 		return res, nil // waiting for work elsewhere: no loop, no progress
 	}
 	name := req.Call.Name
-	c := call{key: m.hash(name, string(req.Call.Args)), outcome: m.hash(res.Content, fmt.Sprint(res.IsError))}
+	c := call{key: m.hash(name, string(req.Call.Args)), outcome: m.hash(comparable(res.Content, req.Call.ID), fmt.Sprint(res.IsError))}
 	if res.IsError {
 		c.failure = m.hash(name, withoutArgs(res.Content, req.Call.Args))
 	}
@@ -220,6 +219,23 @@ func (m *Middleware) count(h *history, c call, name string, tr tool.Traits, fail
 	return "", ""
 }
 
+// comparable is a result's text as two calls' results are compared: what
+// differs from one call to the next whatever the call did is taken out,
+// how long a command ran ("[Command failed with exit code 1 after 3s]")
+// and the call's own id (in the path of a result moved to a file).
+func comparable(text, callID string) string {
+	if callID != "" {
+		text = strings.ReplaceAll(text, callID, "")
+	}
+	if strings.Contains(text, " after ") {
+		text = ranFor.ReplaceAllString(text, "]")
+	}
+	return text
+}
+
+// ranFor is how long a command ran, at the end of execute's status line.
+var ranFor = regexp.MustCompile(` after (?:\d+h)?(?:\d+m)?\d+(?:\.\d+)?s\]`)
+
 // withoutArgs is an error's text without the call's own argument values
 // ("File '/no3' not found" for /no3), so that the same failure of
 // different arguments counts as one.
@@ -230,7 +246,9 @@ func withoutArgs(text string, args json.RawMessage) string {
 	}
 	var vals []string
 	for _, v := range in {
-		if s, ok := v.(string); ok && s != "" {
+		// Values of a few characters ("/", "e") would cut the text
+		// anywhere: they stay.
+		if s, ok := v.(string); ok && len(s) >= 3 {
 			vals = append(vals, s)
 		}
 	}

@@ -44,6 +44,10 @@ func fakeTools(grows bool) []tool.Tool {
 		tool.Must(tool.New("fail", "fails", func(_ context.Context, in pathIn) (string, error) {
 			return "", fmt.Errorf("no such file: %s", in.Path)
 		})),
+		tool.Must(tool.New("slow", "runs slowly", func(_ context.Context, in cmdIn) (string, error) {
+			runs++ // how long it ran differs each time; its output does not
+			return fmt.Sprintf("FAIL\n\n[Command failed with exit code 1 after %ds]", runs), nil
+		}, tool.WithTraits(tool.Traits{RunsCommands: true}))),
 		tool.Must(tool.New("poll", "polls", func(context.Context, struct{}) (string, error) { return "running", nil },
 			tool.WithTraits(tool.Traits{Polls: true}))),
 	}
@@ -115,7 +119,8 @@ func TestGuard(t *testing.T) {
 		{"ping-pong", loops.Config{}, false, repeat(3, readA, readB), []int{4}, "take turns between the same two"},
 		{"polling a background task", loops.Config{}, false, repeat(10, step{"poll", `{}`}), nil, ""},
 		{"no-op writes", loops.Config{}, false, repeat(3, editA), []int{2}, "changes nothing"},
-		{"the same error", loops.Config{}, false, []step{{"fail", `{"path":"/x"}`}, {"fail", `{"path":"/y"}`}, {"fail", `{"path":"/z"}`}}, []int{2}, "failed 3 times with this same error"},
+		{"the same error", loops.Config{}, false, []step{{"fail", `{"path":"/x.go"}`}, {"fail", `{"path":"/y.go"}`}, {"fail", `{"path":"/z.go"}`}}, []int{2}, "failed 3 times with this same error"},
+		{"a slow command whose output does not change", loops.Config{}, false, repeat(3, step{"slow", `{"command":"go test"}`}), []int{2}, "called slow 3 times"},
 		{"tests after each edit", loops.Config{}, false, []step{
 			{"edit", `{"path":"/1"}`}, test, {"edit", `{"path":"/2"}`}, test, {"edit", `{"path":"/3"}`}, test, {"edit", `{"path":"/4"}`}, test,
 		}, nil, ""},

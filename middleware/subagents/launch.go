@@ -9,6 +9,8 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/budget"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/thread"
 )
@@ -154,6 +156,19 @@ func subagentConfig(cfg Parent, sa Subagent) (agent.Config, bool, error) {
 		stack = cfg.Middleware()
 	}
 	stack = append(stack, sa.Middleware...)
+	if sa.Budget != nil {
+		own, err := budget.New(*sa.Budget)
+		if err != nil {
+			return agent.Config{}, false, err
+		}
+		// In the place of the task's, outermost: its ledger is a child of
+		// the task's, which still counts what the subagent spends.
+		if i := slices.IndexFunc(stack, func(m agent.Middleware) bool { return m.Name() == own.Name() }); i >= 0 {
+			stack[i] = own
+		} else {
+			stack = append([]agent.Middleware{own}, stack...)
+		}
+	}
 	on := sa.InterruptOn
 	if on == nil {
 		on = cfg.InterruptOn
@@ -194,13 +209,24 @@ func sharedState(rt *agent.Runtime) (map[string]json.RawMessage, map[string]thre
 }
 
 // finalReport is a subagent's answer: the text of its last message; ok is
-// false when it has none.
+// false when it has none. A run a guard ended early (a loop, a budget)
+// says so first, with its last answer when its last message is not one
+// (a tool's result is no report).
 func finalReport(res *agent.Result) (report string, ok bool) {
 	last := res.LastMessage()
 	if last == nil {
 		return "", false
 	}
-	return strings.TrimRight(last.Text(), " \t\n"), true
+	if res.EndCode == "" {
+		return strings.TrimRight(last.Text(), " \t\n"), true
+	}
+	report = fmt.Sprintf("The subagent was stopped (%s): %s.", res.EndCode, res.EndReason)
+	for i := len(res.State.Messages) - 1; i >= 0; i-- {
+		if m := &res.State.Messages[i]; m.Role == llm.RoleAssistant && strings.TrimSpace(m.Text()) != "" {
+			return report + " Its last words:\n" + strings.TrimRight(m.Text(), " \t\n"), true
+		}
+	}
+	return report, true
 }
 
 // mergeBack applies the files and values e's run changed to the caller's

@@ -7,6 +7,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/budget"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/tool"
@@ -63,6 +64,10 @@ type Subagent struct {
 	AllowedTools []string
 	// Mode is Isolated (the default, also for "") or Fork.
 	Mode Mode
+	// Budget, when set, is the subagent's own limit on each of its runs
+	// (package middleware/budget): what it spends still counts to the
+	// budget of the task that called it.
+	Budget *budget.Config
 
 	Runnable Runnable
 }

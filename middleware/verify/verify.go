@@ -77,21 +77,15 @@ func (*Middleware) Name() string { return "verify" }
 // work is what a run did that a check must cover, guarded by mu: the
 // tools of a turn may run in parallel.
 type work struct {
-	mu     sync.Mutex
-	edited []string // the tools that changed files since the last command
-	passes int      // the passes made
+	mu      sync.Mutex
+	edited  []string // the tools that changed files since the last command
+	planned bool     // write_todos ran in this run: its open items are this run's
+	passes  int      // the passes made
 }
 
 type workKey struct{}
 
-func workOf(rt *agent.Runtime) *work {
-	if w, ok := rt.Local(workKey{}); ok {
-		return w.(*work)
-	}
-	w := &work{}
-	rt.SetLocal(workKey{}, w)
-	return w
-}
+func workOf(rt *agent.Runtime) *work { return rt.LocalOrSet(workKey{}, &work{}).(*work) }
 
 // WrapTool implements agent.ToolWrapper: it notes edits, and the commands
 // that may check them.
@@ -101,12 +95,17 @@ func (m *Middleware) WrapTool(ctx context.Context, req *agent.ToolRequest, next 
 		return res, err
 	}
 	tr := tool.TraitsOf(req.Tool)
-	if !tr.EditsFiles && !tr.RunsCommands {
+	plan := req.Call.Name == todos.WriteTodosTool
+	if !tr.EditsFiles && !tr.RunsCommands && !plan {
 		return res, nil
 	}
 	w := workOf(req.Runtime)
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if plan {
+		w.planned = true
+		return res, nil
+	}
 	if tr.RunsCommands {
 		w.edited = nil
 	} else {
@@ -131,7 +130,9 @@ func (m *Middleware) BeforeStop(ctx context.Context, s *agent.Stop) (string, err
 		return "", nil
 	}
 	var open []string
-	if raw, ok := rt.Value(todos.Value); ok {
+	// Only a plan this run wrote: the open items a thread's earlier task
+	// left are the user's to bring back, not this answer's to finish.
+	if raw, ok := rt.Value(todos.Value); ok && w.planned {
 		list, _ := todos.Parse(raw) // a plan that does not parse: nothing to say about it
 		for _, t := range list {
 			if t.Status != todos.Completed {

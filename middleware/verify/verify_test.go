@@ -3,10 +3,12 @@ package verify_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware/todos"
@@ -90,6 +92,29 @@ func TestEditsWithoutACheck(t *testing.T) {
 				t.Errorf("pass %q", got[0])
 			}
 		})
+	}
+}
+
+// A plan left open by an earlier run of the thread is not this answer's.
+func TestOldPlan(t *testing.T) {
+	plan, err := todos.New(todos.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := replay.New(call("p", "write_todos", openPlan), replay.Turn{Content: "first"}, replay.Turn{Content: "checked"},
+		replay.Turn{Content: "an answer to another question"})
+	a, err := agent.New(agent.Config{Model: m, Checkpointer: checkpoint.NewMemorySaver(), Middleware: []agent.Middleware{plan, verify.New(verify.Config{})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"checked", "an answer to another question"} {
+		res, err := a.Invoke(context.Background(), agent.Input{ThreadID: "t", Messages: []llm.Message{llm.UserText(fmt.Sprint("prompt ", i))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.LastMessage().Text(); got != want {
+			t.Errorf("run %d answered %q, want %q", i, got, want)
+		}
 	}
 }
 

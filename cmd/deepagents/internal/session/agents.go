@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/deepagents-go/deepagents"
+	"github.com/deepagents-go/deepagents/middleware/budget"
 )
 
 // modelNamesEndpoint reports whether the model spec names the server it
@@ -62,6 +63,7 @@ func parseAgentFile(path string, getenv func(string) string) (agentFile, error) 
 		URL         string            `yaml:"url"`
 		GraphID     string            `yaml:"graph_id"`
 		Headers     map[string]string `yaml:"headers"`
+		MaxCost     *float64          `yaml:"max_cost"`
 	}
 	if err := yaml.Unmarshal(fm, &meta); err != nil {
 		return agentFile{}, fmt.Errorf("front matter: %w", err)
@@ -88,6 +90,12 @@ func parseAgentFile(path string, getenv func(string) string) (agentFile, error) 
 		},
 		model:      meta.Model,
 		background: meta.Background,
+	}
+	if meta.MaxCost != nil {
+		if *meta.MaxCost <= 0 {
+			return agentFile{}, fmt.Errorf("max_cost must be a number of dollars above 0")
+		}
+		af.sa.Budget = &budget.Config{Dollars: *meta.MaxCost} // priced when the run is resolved
 	}
 	switch t := meta.Tools.(type) {
 	case string:

@@ -261,6 +261,13 @@ func Resolve(in Inputs) (Spec, error) {
 	}
 	readOnly, unreadable := r.protectHost()
 	subs, async, err := r.subagents()
+	for i := range subs {
+		if b := subs[i].Budget; b != nil {
+			priced := *b
+			priced.Prices = r.prices()
+			subs[i].Budget = &priced
+		}
+	}
 	if err != nil {
 		return Spec{}, err
 	}
