@@ -61,3 +61,21 @@ func TestAssistantsHarness(t *testing.T) {
 		t.Errorf("default budget %+v %v", c.Budget, err)
 	}
 }
+
+// verify.rubric_file reads the rubric from a file beside the configuration;
+// a missing one is a usage error that names it.
+func TestVerifyRubricFile(t *testing.T) {
+	places := home(t, "verify: {rubric_file: rubric.md}\n")
+	mustWrite(t, filepath.Join(filepath.Dir(places.Config), "rubric.md"), "Name every file changed.\n")
+	c, err := Resolve(Inputs{Flags: Flags{Dir: t.TempDir(), Sandbox: "bwrap"}, Places: places})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Verify == nil || c.Verify.Rubric != "Name every file changed.\n" {
+		t.Errorf("verify %+v", c.Verify)
+	}
+	places = home(t, "verify: {rubric_file: missing.md}\n")
+	if _, err := Resolve(Inputs{Flags: Flags{Dir: t.TempDir(), Sandbox: "bwrap"}, Places: places}); err == nil || !strings.Contains(err.Error(), "verify.rubric_file") {
+		t.Errorf("a missing rubric file: %v", err)
+	}
+}

@@ -85,6 +85,9 @@ type loopsConfig struct {
 type verifyConfig struct {
 	Passes int    `yaml:"passes"`
 	Rubric string `yaml:"rubric"`
+	// RubricFile holds the rubric instead: a path, absolute or relative
+	// to the configuration file's folder.
+	RubricFile string `yaml:"rubric_file"`
 }
 
 // budgetConfig is a task's budgets (budget.Config): 0 or missing is no

@@ -389,6 +389,20 @@ func (r *resolver) applyHarness(where string, h harnessKeys) error {
 	r.localContext = r.localContext || h.localContext
 	if v := h.verify; v != nil && v.Passes >= 0 {
 		r.verify = &verify.Config{Passes: v.Passes, Rubric: v.Rubric}
+		if v.RubricFile != "" {
+			if v.Rubric != "" {
+				return UsageError{fmt.Errorf("%s: verify: rubric and rubric_file are one or the other", where)}
+			}
+			p := v.RubricFile
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(filepath.Dir(where), p)
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return UsageError{fmt.Errorf("%s: verify.rubric_file: %w", where, err)}
+			}
+			r.verify.Rubric = string(data)
+		}
 	}
 	if b := h.budget; b != nil {
 		if err := r.applyBudget(where, b); err != nil {
