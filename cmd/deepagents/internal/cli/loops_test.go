@@ -156,18 +156,38 @@ func TestVerifyThroughCLI(t *testing.T) {
 }
 
 // With local_context in the user's configuration, every request of the
-// thread carries the same section, which says what the workspace is.
+// thread carries the same section, which says what the workspace is: a Go
+// module, a Node package, a Python project, an empty folder.
 func TestLocalContextThroughCLI(t *testing.T) {
-	w := newWorld(t)
-	os.MkdirAll(filepath.Join(w.home, ".deepagents"), 0o755)
-	os.WriteFile(filepath.Join(w.home, ".deepagents", "config.yaml"), []byte("local_context: true\n"), 0o644)
-	os.WriteFile(filepath.Join(w.dir, "go.mod"), []byte("module x\n\ngo 1.24\n"), 0o644)
-	os.MkdirAll(filepath.Join(w.dir, "cmd"), 0o755)
-	section := []string{"## The workspace", "- Top level: cmd/ ", " go.mod\n", "- Build files: go.mod (Go module)", "- The check they imply: `go build ./... && go test ./...`"}
-	expect, _ := json.Marshal(map[string]any{"system_contains": section})
-	s := w.script(`{"turns":[{"tool_calls":[{"id":"w","name":"write_file","args":{"file_path":"/new.txt","content":"x"}}],"expect":` + string(expect) + `},
-		{"content":"done","expect":{"system_contains":["- Top level: cmd/ "],"system_exclude":["new.txt"]}}]}`)
-	if code, stdout, stderr := w.run(w.runArgs(s, "--auto-approve", "go")...); code != 0 {
-		t.Fatalf("exit %d: %s %s", code, stderr, stdout)
+	for name, c := range map[string]struct {
+		files   map[string]string
+		section []string
+	}{
+		"go":     {map[string]string{"go.mod": "module x\n\ngo 1.24\n", "cmd/main.go": "package main\n"}, []string{"- Top level: cmd/ ", " go.mod\n", "- Build files: go.mod (Go module)", "`go build ./... && go test ./...`"}},
+		"node":   {map[string]string{"package.json": `{"scripts":{"test":"vitest"}}`, "src/a.js": ""}, []string{"package.json (Node package)", "`npm test`"}},
+		"python": {map[string]string{"pyproject.toml": "[tool.pytest.ini_options]\n", "x/__init__.py": ""}, []string{"pyproject.toml (Python project)", "`python3 -m pytest`"}},
+		"none":   {nil, []string{"Worked out when this conversation started"}}, // no build file, no check
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t)
+			os.MkdirAll(filepath.Join(w.home, ".deepagents"), 0o755)
+			os.WriteFile(filepath.Join(w.home, ".deepagents", "config.yaml"), []byte("local_context: true\n"), 0o644)
+			for p, body := range c.files {
+				os.MkdirAll(filepath.Dir(filepath.Join(w.dir, p)), 0o755)
+				os.WriteFile(filepath.Join(w.dir, p), []byte(body), 0o644)
+			}
+			want := map[string]any{"system_contains": append([]string{"## The workspace"}, c.section...), "system_exclude": []string{"new.txt"}}
+			if c.files == nil {
+				want["system_exclude"] = []string{"new.txt", "Build files", "The check"}
+			}
+			expect, _ := json.Marshal(want)
+			// The second request, after a new file, carries the same
+			// section: worked out once per thread.
+			s := w.script(`{"turns":[{"tool_calls":[{"id":"w","name":"write_file","args":{"file_path":"/new.txt","content":"x"}}],"expect":` + string(expect) + `},
+				{"content":"done","expect":` + string(expect) + `}]}`)
+			if code, stdout, stderr := w.run(w.runArgs(s, "--auto-approve", "go")...); code != 0 {
+				t.Fatalf("exit %d: %s %s", code, stderr, stdout)
+			}
+		})
 	}
 }
