@@ -215,9 +215,12 @@ func Describe(ctx context.Context, b backend.Backend, commands bool) string {
 		}
 	}
 	if branch != "" {
-		// Only the branch, read from .git/HEAD: git status would run what
-		// the repository's configuration names (core.fsmonitor, filters).
-		fmt.Fprintf(&s, "- Git: on %s\n", branch)
+		// Read from .git, never by running git (see gitindex.go).
+		fmt.Fprintf(&s, "- Git: on %s", branch)
+		if st := gitChanges(ctx, b); st != "" {
+			s.WriteString("; " + st)
+		}
+		s.WriteString("\n")
 	}
 	out := s.String()
 	if len(out) > MaxBytes {

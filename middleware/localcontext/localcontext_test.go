@@ -162,3 +162,49 @@ func files(m map[string]string) map[string]thread.FileData {
 	}
 	return out
 }
+
+// Git's status comes from .git/index, read as data, in index versions 2
+// and 4: the tracked files changed or gone, and nothing of git's
+// configuration runs.
+func TestGitChanges(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git here")
+	}
+	for _, version := range []string{"2", "4"} {
+		t.Run("v"+version, func(t *testing.T) {
+			dir := t.TempDir()
+			run := func(args ...string) {
+				t.Helper()
+				cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.email=a@b", "-c", "user.name=a"}, args...)...)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("git %v: %v %s", args, err, out)
+				}
+			}
+			run("init", "-q", "-b", "main")
+			for _, p := range []string{"a.go", "b.go", "sub/c.go", "sub/deeper/d.go"} {
+				os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+				os.WriteFile(filepath.Join(dir, p), []byte("package x\n"), 0o644)
+			}
+			run("add", ".")
+			run("commit", "-q", "-m", "first")
+			run("update-index", "--index-version", version)
+			run("config", "core.fsmonitor", "touch "+filepath.Join(dir, "ran"))
+			fs, err := backend.NewFilesystemBackend(dir, backend.FilesystemOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := localcontext.Describe(context.Background(), fs, false); !strings.Contains(got, "- Git: on branch main; no changes since git last looked\n") {
+				t.Errorf("clean: %q", got)
+			}
+			os.WriteFile(filepath.Join(dir, "a.go"), []byte("package x // changed\n"), 0o644)
+			os.Remove(filepath.Join(dir, "sub", "deeper", "d.go"))
+			got := localcontext.Describe(context.Background(), fs, false)
+			if !strings.Contains(got, "- Git: on branch main; 2 tracked files changed or gone (a.go sub/deeper/d.go)\n") {
+				t.Errorf("changed: %q", got)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+				t.Error("the repository's fsmonitor ran")
+			}
+		})
+	}
+}
