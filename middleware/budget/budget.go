@@ -20,6 +20,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -101,9 +102,9 @@ type ledger struct {
 	steps    int
 	tokens   int
 	dollars  float64
-	told     map[string]bool // the budgets the model was told run low
-	over     bool            // the last call was made: no tool runs after it
-	unpriced bool            // a notice said that a model's calls cost nothing here
+	told     map[measure]bool // the budgets the model was told run low
+	over     bool             // the last call was made: no tool runs after it
+	unpriced bool             // a notice said that a model's calls cost nothing here
 }
 
 type ledgerKey struct{}
@@ -117,7 +118,7 @@ func (m *Middleware) WrapRun(ctx context.Context, req *agent.RunRequest, next ag
 	}
 	l := m.resumed(req)
 	if l == nil {
-		l = &ledger{owner: m, parent: above, depth: len(req.Input.Namespace), start: m.cfg.Now(), told: make(map[string]bool)}
+		l = &ledger{owner: m, parent: above, depth: len(req.Input.Namespace), start: m.cfg.Now(), told: make(map[measure]bool)}
 	}
 	res, err := next(context.WithValue(ctx, ledgerKey{}, l), req)
 	if res != nil && res.Status == agent.StatusInterrupted {
@@ -253,31 +254,54 @@ func (m *Middleware) priceOf(spec string) *llm.Price {
 	return price
 }
 
-// use is one budget: what it allows and what was spent of it.
-type use struct {
-	name         string
-	limit, spent float64
-	format       func(float64) string
+// measure is what a budget counts.
+type measure int
+
+const (
+	calls measure = iota
+	tokens
+	dollars
+	wallTime
+)
+
+// String names the measure, as the model and the user are told it.
+func (k measure) String() string {
+	return [...]string{"model calls", "tokens", "dollars", "time"}[k]
 }
 
-// uses returns the budgets set, with what l spent of each.
-func (m *Middleware) uses(l *ledger) []use {
+// format writes an amount of the measure.
+func (k measure) format(v float64) string {
+	switch k {
+	case dollars:
+		return fmt.Sprintf("$%.4f", v)
+	case wallTime:
+		return (time.Duration(v) * time.Second).Round(time.Second).String()
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// use is one budget: what it allows and what was spent of it.
+type use struct {
+	measure      measure
+	limit, spent float64
+}
+
+// uses returns the budgets set, with what l spent of each, in buf.
+func (m *Middleware) uses(l *ledger, buf *[4]use) []use {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var us []use
-	count := func(v float64) string { return fmt.Sprintf("%.0f", v) }
+	us := buf[:0]
 	if m.cfg.Steps > 0 {
-		us = append(us, use{"model calls", float64(m.cfg.Steps), float64(l.steps), count})
+		us = append(us, use{calls, float64(m.cfg.Steps), float64(l.steps)})
 	}
 	if m.cfg.Tokens > 0 {
-		us = append(us, use{"tokens", float64(m.cfg.Tokens), float64(l.tokens), count})
+		us = append(us, use{tokens, float64(m.cfg.Tokens), float64(l.tokens)})
 	}
 	if m.cfg.Dollars > 0 {
-		us = append(us, use{"dollars", m.cfg.Dollars, l.dollars, func(v float64) string { return fmt.Sprintf("$%.4f", v) }})
+		us = append(us, use{dollars, m.cfg.Dollars, l.dollars})
 	}
 	if m.cfg.Time > 0 {
-		us = append(us, use{"time", m.cfg.Time.Seconds(), m.cfg.Now().Sub(l.start).Seconds(),
-			func(v float64) string { return (time.Duration(v) * time.Second).Round(time.Second).String() }})
+		us = append(us, use{wallTime, m.cfg.Time.Seconds(), m.cfg.Now().Sub(l.start).Seconds()})
 	}
 	return us
 }
@@ -285,9 +309,10 @@ func (m *Middleware) uses(l *ledger) []use {
 // spent says which budgets are spent, "" when none is.
 func (m *Middleware) spent(l *ledger) string {
 	var out []string
-	for _, u := range m.uses(l) {
+	var buf [4]use
+	for _, u := range m.uses(l, &buf) {
 		if u.spent >= u.limit {
-			out = append(out, fmt.Sprintf("%s: %s of %s", u.name, u.format(u.spent), u.format(u.limit)))
+			out = append(out, fmt.Sprintf("%s: %s of %s", u.measure, u.measure.format(u.spent), u.measure.format(u.limit)))
 		}
 	}
 	return strings.Join(out, "; ")
@@ -297,17 +322,18 @@ func (m *Middleware) spent(l *ledger) string {
 // yet.
 func (m *Middleware) low(l *ledger) string {
 	var out []string
-	for _, u := range m.uses(l) {
+	var buf [4]use
+	for _, u := range m.uses(l, &buf) {
 		left := u.limit - u.spent
 		if left > u.limit*m.cfg.Low {
 			continue
 		}
 		l.mu.Lock()
-		told := l.told[u.name]
-		l.told[u.name] = true
+		told := l.told[u.measure]
+		l.told[u.measure] = true
 		l.mu.Unlock()
 		if !told {
-			out = append(out, fmt.Sprintf("%s left of %s (%s)", u.format(max(left, 0)), u.format(u.limit), u.name))
+			out = append(out, fmt.Sprintf("%s left of %s (%s)", u.measure.format(max(left, 0)), u.measure.format(u.limit), u.measure))
 		}
 	}
 	if len(out) == 0 {

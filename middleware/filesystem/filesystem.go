@@ -291,8 +291,7 @@ func (f *Middleware) executeDescription() string {
 	if def <= 0 || most <= 0 {
 		return executeDescription
 	}
-	return strings.Replace(executeDescription, "timeout (seconds) overrides the default limit.",
-		"timeout (seconds) overrides the default limit of "+seconds(def)+", up to "+seconds(most)+".", 1)
+	return executeRun + " timeout (seconds) overrides the default limit of " + seconds(def) + ", up to " + seconds(most) + ". " + executeAvoid
 }
 
 func (f *Middleware) grepDescription() string {
@@ -302,14 +301,19 @@ func (f *Middleware) grepDescription() string {
 	return grepDescription
 }
 
-// fileTools produce output the model asked for by path; they cap it
-// themselves instead of being evicted.
-var fileTools = map[string]bool{LsTool: true, ReadFileTool: true, WriteFileTool: true, EditFileTool: true, GlobTool: true, GrepTool: true}
+// fileTool reports whether the tool of that name works on files by path:
+// those that read or edit them (the table's, execute aside). Their output
+// is what the model asked for, capped by the tools themselves instead of
+// evicted.
+func fileTool(name string) bool {
+	tr := toolTraits[name]
+	return tr.ReadsFiles || tr.EditsFiles
+}
 
 // WrapTool implements agent.ToolWrapper: writes to one path are serialised,
 // and oversized results of other tools are moved into files.
 func (f *Middleware) WrapTool(ctx context.Context, req *agent.ToolRequest, next agent.ToolHandler) (agent.ToolResult, error) {
-	if fileTools[req.Call.Name] {
+	if fileTool(req.Call.Name) {
 		return next(ctx, req)
 	}
 	res, err := next(ctx, req)
@@ -402,7 +406,7 @@ func (p *pathLocks) lock(path string) func() {
 // its own reason for refusing it.
 func (f *Middleware) AfterModel(_ context.Context, turn *agent.Turn) error {
 	for _, call := range turn.Message.ToolCalls {
-		if !fileTools[call.Name] {
+		if !fileTool(call.Name) {
 			continue
 		}
 		var in struct {

@@ -42,7 +42,11 @@ The pattern is matched as written: "foo|bar" finds that text, not foo or bar; ru
 
 glob limits the files searched, with the rules of the glob tool ("*.go" at any depth, "src/**/*.ts"). output_mode: files_with_matches (default) lists matching files; content shows each matching line under its file as "  N: text"; count gives the number of matching lines per file. max_count caps the matches returned.`
 
-	executeDescription = `Run a shell command in the workspace and return its combined output and exit code. timeout (seconds) overrides the default limit. Avoid interactive commands; use the file tools to read and search files.`
+	executeDescription = executeRun + " timeout (seconds) overrides the default limit. " + executeAvoid
+	// executeRun and executeAvoid are the description's first and last
+	// sentences, around what it says of timeouts.
+	executeRun   = "Run a shell command in the workspace and return its combined output and exit code."
+	executeAvoid = "Avoid interactive commands; use the file tools to read and search files."
 )
 
 type lsIn struct {

@@ -146,12 +146,10 @@ The user has turned plan mode on: you may read, search and list files, keep your
 // mode is the mode of rt's thread: its state value, else the default.
 func (h *Middleware) mode(rt *agent.Runtime) Mode {
 	raw, _ := rt.Value(ModeValue)
-	m, ok := modeOf(raw)
-	if !ok {
-		m = h.cfg.Mode
+	if m, ok := modeOf(raw); ok {
+		return m
 	}
-	rt.SetLocal(runModeKey{}, m)
-	return m
+	return h.cfg.Mode
 }
 
 type runModeKey struct{}
@@ -171,7 +169,11 @@ func RunMode(rt *agent.Runtime) (m Mode, ok bool) {
 // WrapModel implements agent.ModelWrapper: in plan mode the model is
 // offered only the plan tools, and (the main agent) ExitPlanTool.
 func (h *Middleware) WrapModel(ctx context.Context, req *agent.ModelRequest, next agent.ModelHandler) (*llm.Response, error) {
-	if h.mode(req.Runtime) != ModePlan {
+	mode := h.mode(req.Runtime)
+	if prev, ok := RunMode(req.Runtime); !ok || prev != mode {
+		req.Runtime.SetLocal(runModeKey{}, mode) // for RunMode: stored when it changes
+	}
+	if mode != ModePlan {
 		return next(ctx, req)
 	}
 	tools := make([]llm.ToolSpec, 0, len(req.Tools)+1)

@@ -34,6 +34,7 @@ import (
 	"hash/maphash"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -146,7 +147,7 @@ func (m *Middleware) WrapTool(ctx context.Context, req *agent.ToolRequest, next 
 		return res, nil // waiting for work elsewhere: no loop, no progress
 	}
 	name := req.Call.Name
-	c := call{key: m.hash(name, string(req.Call.Args)), outcome: m.hash(comparable(res.Content, req.Call.ID), fmt.Sprint(res.IsError))}
+	c := call{key: m.hash(name, string(req.Call.Args)), outcome: m.hash(comparableText(res.Content, req.Call.ID), strconv.FormatBool(res.IsError))}
 	if res.IsError {
 		c.failure = m.hash(name, withoutArgs(res.Content, req.Call.Args))
 	}
@@ -219,11 +220,11 @@ func (m *Middleware) count(h *history, c call, name string, tr tool.Traits, fail
 	return "", ""
 }
 
-// comparable is a result's text as two calls' results are compared: what
+// comparableText is a result's text as two calls' results are compared: what
 // differs from one call to the next whatever the call did is taken out,
 // how long a command ran ("[Command failed with exit code 1 after 3s]")
 // and the call's own id (in the path of a result moved to a file).
-func comparable(text, callID string) string {
+func comparableText(text, callID string) string {
 	if callID != "" {
 		text = strings.ReplaceAll(text, callID, "")
 	}

@@ -155,20 +155,17 @@ func subagentConfig(cfg Parent, sa Subagent) (agent.Config, bool, error) {
 	if cfg.Middleware != nil {
 		stack = cfg.Middleware()
 	}
-	stack = append(stack, sa.Middleware...)
+	own := sa.Middleware
 	if sa.Budget != nil {
-		own, err := budget.New(*sa.Budget)
+		b, err := budget.New(*sa.Budget)
 		if err != nil {
 			return agent.Config{}, false, err
 		}
-		// In the place of the task's, outermost: its ledger is a child of
-		// the task's, which still counts what the subagent spends.
-		if i := slices.IndexFunc(stack, func(m agent.Middleware) bool { return m.Name() == own.Name() }); i >= 0 {
-			stack[i] = own
-		} else {
-			stack = append([]agent.Middleware{own}, stack...)
-		}
+		// In the place of the task's: its ledger is a child of the task's,
+		// which still counts what the subagent spends.
+		own = append([]agent.Middleware{b}, own...)
 	}
+	stack = withOwn(stack, own)
 	on := sa.InterruptOn
 	if on == nil {
 		on = cfg.InterruptOn
@@ -194,6 +191,22 @@ func subagentConfig(cfg Parent, sa Subagent) (agent.Config, bool, error) {
 	}
 	c.Middleware = stack
 	return c, durable, nil
+}
+
+// withOwn adds a subagent's own middleware to its default stack: one with
+// the name of a default replaces it in place (as deepagents.Config's
+// Middleware does at the top), the others come after; two of its own of a
+// name are agent.New's error.
+func withOwn(stack, own []agent.Middleware) []agent.Middleware {
+	defaults := len(stack)
+	for _, m := range own {
+		if i := slices.IndexFunc(stack[:defaults], func(d agent.Middleware) bool { return d.Name() == m.Name() }); i >= 0 {
+			stack[i] = m
+			continue
+		}
+		stack = append(stack, m)
+	}
+	return stack
 }
 
 // sharedState is what a subagent gets of its caller's state: the values

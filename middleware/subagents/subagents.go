@@ -54,7 +54,8 @@ type Subagent struct {
 	Tools []tool.Tool
 	// Model overrides the main agent's model.
 	Model llm.Model
-	// Middleware is added after the subagent's default stack.
+	// Middleware is added after the subagent's default stack; one with the
+	// name of a default replaces it in place.
 	Middleware []agent.Middleware
 	// InterruptOn asks for human approval of these tools; nil means the
 	// main agent's InterruptOn.
