@@ -60,8 +60,10 @@ for (let i = 0; i < 600 && !runs.some((r) => r.status === "success"); i++) {
   await new Promise((r) => setTimeout(r, 50));
 }
 assert.ok(runs.some((r) => r.status === "success"), `no run of the cron: ${JSON.stringify(runs)}`);
+// The scheduler goes on ticking, so a later firing may have begun by now:
+// its question may be the last message, but the first firing's answer is there.
 const state = await client.threads.getState(thread.thread_id);
-assert.equal(state.values.messages.at(-1).content, "tick");
+assert.ok(state.values.messages.some((m) => m.type === "ai" && m.content === "tick"), `no answer of the cron: ${JSON.stringify(state.values.messages)}`);
 
 step("crons: delete");
 await client.crons.delete(onThread.cron_id);
