@@ -153,4 +153,16 @@ func TestSummarize(t *testing.T) {
 	if c := summarize(rs, "eino", 10, false); c.ok || c.why != "n/a" {
 		t.Errorf("summarize of nothing = %+v", c)
 	}
+	// The whole process's rate counts its start-up: a loop timed at 1 s in
+	// a process of 2 s runs 5 steps/s, not 10.
+	whole := []result{
+		{Impl: "eino", N: 10, Status: statusOK, Seconds: 1, Wall: 2},
+		{Impl: "cli", N: 10, Status: statusOK, Seconds: 2, Wall: 2},
+	}
+	if c := summarizeBy(whole, "eino", 10, false, result.ProcessStepsPerSec); !c.ok || c.rate != 5 {
+		t.Errorf("the whole process's rate = %+v", c)
+	}
+	if c := summarize(whole, "eino", 10, false); !c.ok || c.rate != 10 {
+		t.Errorf("the loop's rate = %+v", c)
+	}
 }
