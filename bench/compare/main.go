@@ -818,26 +818,20 @@ func printTables(w io.Writer, e *env, results []result) {
 		fmt.Fprintln(w)
 	}
 
-	fmt.Fprintln(w, "Steps per second, without checkpoints (higher is better):")
-	fmt.Fprintln(w)
-	header("steps", "%s ÷ %s")
-	for _, n := range e.sizes {
-		row(thousands(float64(n)), n, false, false, result.StepsPerSec)
+	bySize := func(title, ratioFmt string, rss bool, rate func(result) float64) {
+		fmt.Fprintln(w, title)
+		fmt.Fprintln(w)
+		header("steps", ratioFmt)
+		for _, n := range e.sizes {
+			row(thousands(float64(n)), n, false, rss, rate)
+		}
 	}
+	bySize("Steps per second, without checkpoints (higher is better):", "%s ÷ %s", false, result.StepsPerSec)
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Steps per second over each whole process, start-up included, every implementation timed the same way (higher is better):")
+	bySize("Steps per second over each whole process, start-up included, every implementation timed the same way (higher is better):",
+		"%s ÷ %s", false, result.ProcessStepsPerSec)
 	fmt.Fprintln(w)
-	header("steps", "%s ÷ %s")
-	for _, n := range e.sizes {
-		row(thousands(float64(n)), n, false, false, result.ProcessStepsPerSec)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Peak RSS, without checkpoints (lower is better; ratios: how many times less memory):")
-	fmt.Fprintln(w)
-	header("steps", "%s vs %s")
-	for _, n := range e.sizes {
-		row(thousands(float64(n)), n, false, true, result.StepsPerSec)
-	}
+	bySize("Peak RSS, without checkpoints (lower is better; ratios: how many times less memory):", "%s vs %s", true, result.StepsPerSec)
 	if e.ckptN > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "With a checkpoint per step, %s steps (ours: SQLite file; CLI: SQLite file; JS: MemorySaver; Eino: no per-step checkpoints):\n\n", thousands(float64(e.ckptN)))

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSameLines(t *testing.T) {
@@ -156,13 +158,36 @@ func TestSummarize(t *testing.T) {
 	// The whole process's rate counts its start-up: a loop timed at 1 s in
 	// a process of 2 s runs 5 steps/s, not 10.
 	whole := []result{
-		{Impl: "eino", N: 10, Status: statusOK, Seconds: 1, Wall: 2},
-		{Impl: "cli", N: 10, Status: statusOK, Seconds: 2, Wall: 2},
+		{Impl: "eino", N: 10, Status: statusOK, Seconds: 1, Wall: 2, RSS: 1 << 20},
+		{Impl: "cli", N: 10, Status: statusOK, Seconds: 2, Wall: 2, RSS: 1 << 20},
 	}
 	if c := summarizeBy(whole, "eino", 10, false, result.ProcessStepsPerSec); !c.ok || c.rate != 5 {
 		t.Errorf("the whole process's rate = %+v", c)
 	}
 	if c := summarize(whole, "eino", 10, false); !c.ok || c.rate != 10 {
 		t.Errorf("the loop's rate = %+v", c)
+	}
+}
+
+// TestPrintTablesTimesProcessesAlike checks the table of whole processes:
+// a loop timed at 1 s in a process of 2 s counts as 2 s there, as the
+// CLI's process does.
+func TestPrintTablesTimesProcessesAlike(t *testing.T) {
+	e := &env{config: config{impls: []string{"cli", "eino"}, sizes: []int{10}, reps: 1, timeout: time.Minute}}
+	var b bytes.Buffer
+	printTables(&b, e, []result{
+		{Impl: "cli", N: 10, Status: statusOK, Seconds: 2, Wall: 2, RSS: 1 << 20},
+		{Impl: "eino", N: 10, Status: statusOK, Seconds: 1, Wall: 2, RSS: 1 << 20},
+	})
+	out := b.String()
+	_, whole, ok := strings.Cut(out, "over each whole process")
+	if !ok {
+		t.Fatalf("no table of whole processes:\n%s", out)
+	}
+	if !strings.Contains(out, "| 10.0 | 5.0 | 10.0 | 0.50× |") {
+		t.Errorf("the loops' table:\n%s", out)
+	}
+	if !strings.Contains(whole, "| 10.0 | 5.0 | 5.0 | 1.00× |") {
+		t.Errorf("the whole processes' table:\n%s", whole)
 	}
 }
