@@ -136,7 +136,9 @@ type Config struct {
 	// or after edits with no command since, sends the main agent back to
 	// check its work (once for &verify.Config{}). Off by default: whether
 	// it makes tasks succeed more often is for a measurement with a real
-	// model to say (docs/harness.md).
+	// model to say (docs/harness.md). Nil or not, a thread's goal (the
+	// state value verify.GoalValue, set with verify.GoalValues) is graded
+	// before each final answer.
 	Verify *verify.Config
 	// LocalContext adds a section to the main agent's system prompt that
 	// says, once per thread, what the workspace is: its layout, build
@@ -244,9 +246,11 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("deepagents: %w", err)
 	}
 	defaults := append(slices.Clone(tracing), sh.head()...)
+	check := verify.Config{GoalOnly: true}
 	if cfg.Verify != nil {
-		defaults = append(defaults, verify.New(*cfg.Verify))
+		check = *cfg.Verify
 	}
+	defaults = append(defaults, verify.New(check))
 	defaults = append(defaults, sh.plan)
 	if cfg.LocalContext {
 		lc, err := localcontext.New(localcontext.Config{Backend: b})

@@ -25,7 +25,7 @@ func (n named) Name() string         { return n.name }
 func (n named) SystemPrompt() string { return n.prompt }
 
 func TestStackReplaceAndAppend(t *testing.T) {
-	base := []string{"loops", "todos", "filesystem", "subagents", "summarization", "prompt_caching", "patch_tool_calls"}
+	base := []string{"loops", "verify", "todos", "filesystem", "subagents", "summarization", "prompt_caching", "patch_tool_calls"}
 	with := func(extra ...string) []string { return append(append([]string(nil), base...), extra...) }
 	tests := []struct {
 		name       string
@@ -38,7 +38,7 @@ func TestStackReplaceAndAppend(t *testing.T) {
 		{name: "defaults", wantNames: base, wantPrompt: []string{"write_todos", "## Files", "## Delegating with task"}},
 		{name: "everything configured", cfg: deepagents.Config{Memory: []string{"/AGENTS.md"}, Skills: []string{"/skills/"}, InterruptOn: map[string]deepagents.InterruptOn{"write_file": {}}},
 			user:      []deepagents.Middleware{named{"audit", "AUDIT"}},
-			wantNames: []string{"loops", "todos", "memory", "skills", "filesystem", "subagents", "summarization", "prompt_caching", "patch_tool_calls", "audit", "human_in_the_loop"}},
+			wantNames: []string{"loops", "verify", "todos", "memory", "skills", "filesystem", "subagents", "summarization", "prompt_caching", "patch_tool_calls", "audit", "human_in_the_loop"}},
 		{name: "append", user: []deepagents.Middleware{named{"audit", "AUDIT"}}, wantNames: with("audit"), wantPrompt: []string{"write_todos", "AUDIT"}},
 		{name: "replace a default in place", user: []deepagents.Middleware{named{"audit", "AUDIT"}, named{"todos", "MY TODOS"}}, wantNames: with("audit"), wantPrompt: []string{"MY TODOS", "## Files", "AUDIT"}},
 		{name: "duplicate user names", user: []deepagents.Middleware{named{"x", ""}, named{"x", ""}}, wantErr: `two middleware are named "x"`},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/middleware/verify"
 )
 
 // TestAssistants checks that an assistant is found by its graph ID and by
@@ -165,5 +166,54 @@ func TestStreamRun(t *testing.T) {
 	f.json(http.MethodGet, loc, nil, http.StatusOK, &rn)
 	if rn["status"] != "success" {
 		t.Errorf("run %v", rn)
+	}
+}
+
+// A client sets a thread's goal in a run's input, as any other value: the
+// agent's answer is graded against it, and the thread keeps it.
+func TestGoalInInput(t *testing.T) {
+	graded := &replay.Expect{LastMessageContains: []string{"<rubric>\nName the file.\n</rubric>"}}
+	f := newFixture(t, options{},
+		replay.Turn{Content: "done"},
+		replay.Turn{Agent: verify.GraderAgent, Content: "FAIL\nNo file is named.", Expect: graded},
+		replay.Turn{Content: "Changed a.txt.", Expect: &replay.Expect{LastMessageContains: []string{"No file is named."}}})
+	f.json(http.MethodPost, "/threads", map[string]any{"thread_id": "t1"}, http.StatusOK, nil)
+	var out map[string]any
+	f.json(http.MethodPost, "/threads/t1/runs/wait", map[string]any{"assistant_id": "deepagent",
+		"input": map[string]any{"messages": []any{human("go")}, verify.GoalValue: "Name the file."}}, http.StatusOK, &out)
+	msgs, _ := out["messages"].([]any)
+	if last, _ := json.Marshal(msgs[max(len(msgs)-1, 0):]); !strings.Contains(string(last), "Changed a.txt.") {
+		t.Errorf("last message: %s", last)
+	}
+	if out[verify.GoalValue] != "Name the file." {
+		t.Errorf("the thread's goal: %v", out[verify.GoalValue])
+	}
+}
+
+// A run's input writes the state as a state update does: files, a todo
+// list checked, any other key as it is; what is wrong is a 422 and no run.
+func TestInputValues(t *testing.T) {
+	f := newFixture(t, options{}, replay.Turn{Content: "read it"})
+	f.json(http.MethodPost, "/threads", map[string]any{"thread_id": "t1"}, http.StatusOK, nil)
+	for _, bad := range []struct {
+		input map[string]any
+		want  string
+	}{
+		{map[string]any{"files": map[string]any{"/a.txt": nil}}, `input.files["/a.txt"]: a run's input cannot remove a file`},
+		{map[string]any{"todos": "x"}, "input.todos must be a list of todos"},
+		{map[string]any{"files": map[string]any{"/a.txt": 3}}, `a file is a string or an object with content`},
+	} {
+		bad.input["messages"] = []any{human("go")}
+		code, body, _ := f.do(http.MethodPost, "/threads/t1/runs/wait", map[string]any{"input": bad.input})
+		if code != http.StatusUnprocessableEntity || !strings.Contains(string(body), bad.want) {
+			t.Errorf("input %v: %d %s, want 422 %q", bad.input, code, body, bad.want)
+		}
+	}
+	var out map[string]any
+	f.json(http.MethodPost, "/threads/t1/runs/wait", map[string]any{"input": map[string]any{"messages": []any{human("go")},
+		"files": map[string]any{"/a.txt": "alpha"}, "topic": "x"}}, http.StatusOK, &out)
+	files, _ := out["files"].(map[string]any)
+	if _, ok := files["/a.txt"]; !ok || out["topic"] != "x" {
+		t.Errorf("values after the run: %v", out)
 	}
 }

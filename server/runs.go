@@ -18,6 +18,7 @@ import (
 	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/todos"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // sseEvent is one event of a run's stream; seq is its SSE id.
@@ -417,6 +418,22 @@ func (s *Server) launch(ctx context.Context, ask runAsk) (*run, *refusal) {
 			if msg := s.unwritable("input", k); msg != "" {
 				return nil, refuse(http.StatusUnprocessableEntity, "%s", msg)
 			}
+		}
+		// The input's other keys are state values the run starts with,
+		// as in LangGraph (a thread's goal, say).
+		d, msg := decodeValues("input", q.Input.Values, time.Now().UTC())
+		if msg != "" {
+			return nil, refuse(http.StatusUnprocessableEntity, "%s", msg)
+		}
+		in.Values = d.Values
+		for p, f := range d.Files {
+			if f == nil {
+				return nil, refuse(http.StatusUnprocessableEntity, "input.files[%q]: a run's input cannot remove a file (POST /threads/{thread_id}/state can)", p)
+			}
+			if in.Files == nil {
+				in.Files = map[string]thread.FileData{}
+			}
+			in.Files[p] = *f
 		}
 		for i, raw := range q.Input.Messages {
 			m, err := fromLangChain(raw)

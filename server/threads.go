@@ -568,70 +568,17 @@ func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var d checkpoint.Delta
-	now := time.Now().UTC()
 	for k := range q.Values {
 		if msg := s.unwritable("values", k); msg != "" {
 			httpError(w, http.StatusUnprocessableEntity, msg)
 			return
 		}
 	}
-	for k, v := range q.Values {
-		switch k {
-		case "files":
-			var files map[string]json.RawMessage
-			if err := json.Unmarshal(v, &files); err != nil {
-				httpError(w, http.StatusUnprocessableEntity, "values.files must be an object of paths")
-				return
-			}
-			d.Files = make(map[string]*thread.FileData, len(files))
-			for p, f := range files {
-				if len(f) == 0 || string(f) == "null" {
-					d.Files[p] = nil
-					continue
-				}
-				fd, err := fileFromWire(f, now)
-				if err != nil {
-					httpError(w, http.StatusUnprocessableEntity, fmt.Sprintf("values.files[%q]: %v", p, err))
-					return
-				}
-				d.Files[p] = &fd
-			}
-		case todos.Value:
-			var list []todos.Todo
-			if err := json.Unmarshal(v, &list); err != nil {
-				httpError(w, http.StatusUnprocessableEntity, "values.todos must be a list of todos")
-				return
-			}
-			if d.Values == nil {
-				d.Values = map[string]json.RawMessage{}
-			}
-			// As the list was stored before it was a value: JSON null for
-			// none, which reads as the empty list.
-			d.Values[todos.Value], _ = json.Marshal(list)
-		case "messages":
-			var raws []json.RawMessage
-			if err := json.Unmarshal(v, &raws); err != nil {
-				httpError(w, http.StatusUnprocessableEntity, "values.messages must be a list")
-				return
-			}
-			for _, raw := range raws {
-				m, err := fromLangChain(raw)
-				if err != nil {
-					httpError(w, http.StatusUnprocessableEntity, "values.messages: "+err.Error())
-					return
-				}
-				if m.ID == "" {
-					m.ID = newUUID()
-				}
-				d.Messages = append(d.Messages, m)
-			}
-		default:
-			if d.Values == nil {
-				d.Values = map[string]json.RawMessage{}
-			}
-			d.Values[k] = v
-		}
+	now := time.Now().UTC()
+	d, msg := decodeValues("values", q.Values, now)
+	if msg != "" {
+		httpError(w, http.StatusUnprocessableEntity, msg)
+		return
 	}
 	lease, err := s.cfg.Saver.Acquire(r.Context(), tid, nil)
 	if err != nil {
@@ -689,4 +636,64 @@ func newCheckpointID() string {
 	var b [4]byte
 	rand.Read(b[:]) //nolint:errcheck
 	return fmt.Sprintf("%016x%x", time.Now().UnixNano(), b)
+}
+
+// decodeValues reads state values a client writes (where says which:
+// "values" of a state update, "input" of a run) into a delta: files as
+// the wire gives them (null removes one), the todo list checked, the
+// messages converted, any other key as it is. msg says what is wrong.
+func decodeValues(where string, vals map[string]json.RawMessage, now time.Time) (d checkpoint.Delta, msg string) {
+	for k, v := range vals {
+		switch k {
+		case "files":
+			var files map[string]json.RawMessage
+			if err := json.Unmarshal(v, &files); err != nil {
+				return d, where + ".files must be an object of paths"
+			}
+			d.Files = make(map[string]*thread.FileData, len(files))
+			for p, f := range files {
+				if len(f) == 0 || string(f) == "null" {
+					d.Files[p] = nil
+					continue
+				}
+				fd, err := fileFromWire(f, now)
+				if err != nil {
+					return d, fmt.Sprintf("%s.files[%q]: %v", where, p, err)
+				}
+				d.Files[p] = &fd
+			}
+		case todos.Value:
+			var list []todos.Todo
+			if err := json.Unmarshal(v, &list); err != nil {
+				return d, where + ".todos must be a list of todos"
+			}
+			if d.Values == nil {
+				d.Values = map[string]json.RawMessage{}
+			}
+			// As the list was stored before it was a value: JSON null for
+			// none, which reads as the empty list.
+			d.Values[todos.Value], _ = json.Marshal(list)
+		case "messages":
+			var raws []json.RawMessage
+			if err := json.Unmarshal(v, &raws); err != nil {
+				return d, where + ".messages must be a list"
+			}
+			for _, raw := range raws {
+				m, err := fromLangChain(raw)
+				if err != nil {
+					return d, where + ".messages: " + err.Error()
+				}
+				if m.ID == "" {
+					m.ID = newUUID()
+				}
+				d.Messages = append(d.Messages, m)
+			}
+		default:
+			if d.Values == nil {
+				d.Values = map[string]json.RawMessage{}
+			}
+			d.Values[k] = v
+		}
+	}
+	return d, ""
 }

@@ -12,11 +12,20 @@
 // report goes to its caller, which checks), and skipped in plan mode (the
 // plan's items are for after its approval) and when the run was asked to
 // end (a budget spent, the loop guard): those runs end as they are.
+//
+// A thread may have a goal of its own, which its user sets (the terminal's
+// /goal, a LangGraph client's input): the state value GoalValue. It is
+// graded as a rubric is, before each final answer of the thread's runs,
+// added to Config.Rubric when both are set. With GoalOnly the middleware
+// does nothing else: it is how the default stack grades goals while the
+// pass is off.
 package verify
 
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -44,6 +53,44 @@ type Config struct {
 	// reasons, within Passes. Each grade is an event (a notice named
 	// GradeNotice).
 	Rubric string
+	// GoalOnly turns the checks off (open todos, edits with no command
+	// since) and the Rubric: only a thread's goal (GoalValue), when it has
+	// one, is graded.
+	GoalOnly bool
+}
+
+// GoalValue is the state value holding a thread's goal, as a JSON string:
+// what the user says the task must achieve, graded before each final
+// answer of the thread's runs. Only the program sets it, with
+// agent.Input.Values (GoalValues), when its user does; no tool writes it.
+const GoalValue = "goal"
+
+// GoalValues returns the input values that set a thread's goal to goal;
+// "" removes it.
+func GoalValues(goal string) map[string]json.RawMessage {
+	raw, _ := json.Marshal(strings.TrimSpace(goal))
+	return map[string]json.RawMessage{GoalValue: raw}
+}
+
+// GoalOf returns the goal the state values hold, "" for none.
+func GoalOf(values map[string]json.RawMessage) string {
+	g, _ := goalOf(values[GoalValue])
+	return g
+}
+
+// ErrGoal is the error of a run whose input gives a goal that is not a
+// string.
+var ErrGoal = errors.New("verify: the goal must be a string")
+
+func goalOf(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var g string
+	if err := json.Unmarshal(raw, &g); err != nil {
+		return "", fmt.Errorf("%w, not %.40s", ErrGoal, raw)
+	}
+	return strings.TrimSpace(g), nil
 }
 
 // GradeNotice names the notice event that carries a grade.
@@ -58,8 +105,9 @@ const GraderPrompt = `You grade the final answer of an agent against a rubric. Y
 
 // Middleware is the verification pass.
 type Middleware struct {
-	passes int
-	rubric string
+	passes   int
+	rubric   string
+	goalOnly bool
 }
 
 // New returns the middleware.
@@ -68,7 +116,11 @@ func New(cfg Config) *Middleware {
 	if p == 0 {
 		p = DefaultPasses
 	}
-	return &Middleware{passes: max(p, 0), rubric: strings.TrimSpace(cfg.Rubric)}
+	m := &Middleware{passes: max(p, 0), rubric: strings.TrimSpace(cfg.Rubric), goalOnly: cfg.GoalOnly}
+	if m.goalOnly {
+		m.rubric = ""
+	}
+	return m
 }
 
 // Name implements agent.Middleware.
@@ -90,6 +142,9 @@ func workOf(rt *agent.Runtime) *work { return rt.LocalOrSet(workKey{}, &work{}).
 // WrapTool implements agent.ToolWrapper: it notes edits, and the commands
 // that may check them.
 func (m *Middleware) WrapTool(ctx context.Context, req *agent.ToolRequest, next agent.ToolHandler) (agent.ToolResult, error) {
+	if m.goalOnly {
+		return next(ctx, req) // nothing noted: no plan, no edits to check
+	}
 	res, err := next(ctx, req)
 	if err != nil || res.IsError || req.Runtime == nil || m.passes == 0 {
 		return res, err
@@ -114,10 +169,39 @@ func (m *Middleware) WrapTool(ctx context.Context, req *agent.ToolRequest, next 
 	return res, nil
 }
 
+// BeforeAgent implements agent.BeforeAgentHook: a goal that is not a
+// string fails the run at its start, before any model call.
+func (m *Middleware) BeforeAgent(_ context.Context, rt *agent.Runtime) error {
+	if len(rt.Namespace()) > 0 {
+		return nil
+	}
+	raw, _ := rt.Value(GoalValue)
+	_, err := goalOf(raw)
+	return err
+}
+
+// rubricOf is what the thread's answers are graded against: the
+// configured rubric and the thread's goal, "" for nothing.
+func (m *Middleware) rubricOf(rt *agent.Runtime) string {
+	raw, _ := rt.Value(GoalValue)
+	goal, _ := goalOf(raw) // checked by BeforeAgent
+	switch {
+	case goal == "":
+		return m.rubric
+	case m.rubric == "":
+		return goal
+	}
+	return m.rubric + "\n\n" + goal
+}
+
 // BeforeStop implements agent.StopHook.
 func (m *Middleware) BeforeStop(ctx context.Context, s *agent.Stop) (string, error) {
 	rt := s.Runtime
 	if m.passes == 0 || len(rt.Namespace()) > 0 || rt.EndReason() != "" {
+		return "", nil
+	}
+	rubric := m.rubricOf(rt)
+	if m.goalOnly && rubric == "" {
 		return "", nil
 	}
 	if mode, _ := hitl.RunMode(rt); mode == hitl.ModePlan {
@@ -142,11 +226,11 @@ func (m *Middleware) BeforeStop(ctx context.Context, s *agent.Stop) (string, err
 	}
 	unchecked := len(w.edited) > 0 && runsCommands(rt)
 	var failed string
-	if m.rubric != "" && len(open) == 0 && !unchecked {
+	if rubric != "" && len(open) == 0 && !unchecked {
 		// Graded only once nothing else is open: the agent's own checks
 		// first, the rubric's verdict on the answer that follows them.
 		var err error
-		if failed, err = m.grade(ctx, rt, s.Answer); err != nil {
+		if failed, err = grade(ctx, rt, rubric, s.Answer); err != nil {
 			return "", err
 		}
 	}
@@ -174,13 +258,13 @@ func (m *Middleware) BeforeStop(ctx context.Context, s *agent.Stop) (string, err
 // when the grade is FAIL, "" when it passes. A grader that cannot be asked
 // (its call fails) passes the answer, with a notice saying so: the run
 // keeps its answer rather than failing on its check.
-func (m *Middleware) grade(ctx context.Context, rt *agent.Runtime, answer *llm.Message) (string, error) {
+func grade(ctx context.Context, rt *agent.Runtime, rubric string, answer *llm.Message) (string, error) {
 	request := ""
 	if p, ok := rt.Prompt(); ok {
 		request = p.Text()
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "<request>\n%s\n</request>\n\n<rubric>\n%s\n</rubric>\n\n<answer>\n%s\n</answer>", request, m.rubric, answer.Text())
+	fmt.Fprintf(&b, "<request>\n%s\n</request>\n\n<rubric>\n%s\n</rubric>\n\n<answer>\n%s\n</answer>", request, rubric, answer.Text())
 	model := rt.Model()
 	resp, err := llm.Generate(llm.WithAgent(ctx, GraderAgent), model, &llm.Request{System: GraderPrompt, Messages: []llm.Message{llm.UserText(b.String())}})
 	if err != nil {

@@ -3,6 +3,7 @@ package verify_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -181,5 +182,84 @@ func TestRubricGraderFails(t *testing.T) {
 	}
 	if !strings.Contains(notice, "the answer was not graded") {
 		t.Errorf("notice %q", notice)
+	}
+}
+
+// A thread's goal is graded as a rubric is, in every run of the thread
+// until it is removed; with GoalOnly, nothing else is checked, and without
+// a goal the grader is never asked.
+func TestGoal(t *testing.T) {
+	graded := func(rubric string) *replay.Expect {
+		return &replay.Expect{LastMessageContains: []string{"<rubric>\n" + rubric + "\n</rubric>"}}
+	}
+	m := replay.New(
+		// The first run: a plan left open is not GoalOnly's business; the
+		// goal fails, then passes.
+		call("p", "write_todos", openPlan),
+		replay.Turn{Content: "done"},
+		replay.Turn{Agent: verify.GraderAgent, Content: "FAIL\nThe README is not updated.", Expect: graded("The README says how to run it.")},
+		replay.Turn{Content: "Updated the README.", Expect: &replay.Expect{LastMessageContains: []string{"The README is not updated."}}},
+		replay.Turn{Agent: verify.GraderAgent, Content: "PASS", Expect: graded("The README says how to run it.")},
+		// The second run keeps the thread's goal.
+		replay.Turn{Content: "again", Expect: &replay.Expect{LastMessageContains: []string{"once more"}}},
+		replay.Turn{Agent: verify.GraderAgent, Content: "PASS", Expect: graded("The README says how to run it.")},
+		// The third removes it: no grader.
+		replay.Turn{Content: "no goal"},
+	)
+	plan, _ := todos.New(todos.Config{})
+	a, err := agent.New(agent.Config{Model: m, Checkpointer: checkpoint.NewMemorySaver(),
+		Middleware: []agent.Middleware{plan, verify.New(verify.Config{GoalOnly: true, Passes: 2, Rubric: "ignored"})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := agent.Prompt("do the task")
+	in.ThreadID, in.Values = "t", verify.GoalValues("  The README says how to run it.\n")
+	for i, in := range []agent.Input{in, {ThreadID: "t", Messages: []llm.Message{llm.UserText("once more")}},
+		{ThreadID: "t", Messages: []llm.Message{llm.UserText("and")}, Values: verify.GoalValues("")}} {
+		res, err := a.Invoke(context.Background(), in)
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		want := []string{"Updated the README.", "again", "no goal"}[i]
+		if got := res.LastMessage().Text(); got != want {
+			t.Errorf("run %d answered %q, want %q", i, got, want)
+		}
+		if i == 0 && verify.GoalOf(res.State.Values) != "The README says how to run it." {
+			t.Errorf("the state's goal: %q", verify.GoalOf(res.State.Values))
+		}
+	}
+	if n := m.Remaining(); n != 0 {
+		t.Errorf("%d scripted turns never asked for", n)
+	}
+}
+
+// With the pass on and a rubric, the goal is added to the rubric.
+func TestGoalAndRubric(t *testing.T) {
+	m := replay.New(replay.Turn{Content: "done"},
+		replay.Turn{Agent: verify.GraderAgent, Content: "PASS", Expect: &replay.Expect{LastMessageContains: []string{"<rubric>\nName the files.\n\nTests pass.\n</rubric>"}}})
+	a, err := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{verify.New(verify.Config{Rubric: "Name the files."})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := agent.Prompt("go")
+	in.Values = verify.GoalValues("Tests pass.")
+	if _, err := a.Invoke(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	if n := m.Remaining(); n != 0 {
+		t.Errorf("%d scripted turns never asked for", n)
+	}
+}
+
+// A goal that is not a string fails the run before the model is asked.
+func TestGoalNotAString(t *testing.T) {
+	a, err := agent.New(agent.Config{Model: replay.New(), Middleware: []agent.Middleware{verify.New(verify.Config{GoalOnly: true})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := agent.Prompt("go")
+	in.Values = map[string]json.RawMessage{verify.GoalValue: json.RawMessage(`{"x":1}`)}
+	if _, err := a.Invoke(context.Background(), in); !errors.Is(err, verify.ErrGoal) {
+		t.Errorf("err = %v, want ErrGoal", err)
 	}
 }

@@ -127,6 +127,7 @@ func newRoot(env Env) *cobra.Command {
 	var f runFlags
 	var printMode bool
 	f.register(root)
+	f.registerGoal(root)
 	root.Flags().BoolVarP(&printMode, "print", "p", false, "run the task of the arguments (or of standard input) non-interactively and print the answer, as run does")
 	// --resume ID continues a thread; --resume alone lets the user pick
 	// one. resumeArgs has rewritten both forms as --resume=VALUE before

@@ -3,11 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"iter"
 	"log/slog"
+	"maps"
 	"os"
 	"strings"
 	"sync"
@@ -15,9 +17,11 @@ import (
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/tui"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/verify"
 	"github.com/deepagents-go/deepagents/rewind"
 )
 
@@ -31,6 +35,43 @@ type live struct {
 	mu  sync.Mutex
 	o   *opened
 	env Env
+	// goal is what /goal (or --goal) set for the next message.
+	goal goalHolder
+}
+
+// goalHolder holds the goal set for the next message's run, which puts it
+// on its thread: a new thread gets it with its first message.
+type goalHolder struct {
+	mu   sync.Mutex
+	next *string
+}
+
+// set makes goal ("" for none) the next run's.
+func (h *goalHolder) set(goal string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.next = &goal
+}
+
+// peek returns the goal set for the next run; ok is false when none was.
+func (h *goalHolder) peek() (goal string, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.next == nil {
+		return "", false
+	}
+	return *h.next, true
+}
+
+// take adds the goal set for the next run, if any, to values, and forgets
+// it: the thread keeps it from then on.
+func (h *goalHolder) take(values map[string]json.RawMessage) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.next != nil {
+		maps.Copy(values, verify.GoalValues(*h.next))
+		h.next = nil
+	}
 }
 
 // current returns the session and spec in use.
@@ -66,6 +107,20 @@ func (l *live) commands() tui.Commands {
 		},
 		SwitchModel: l.switchModel,
 		Describe:    l.describe,
+		Goal: func(ctx context.Context, thread string) (string, error) {
+			if goal, ok := l.goal.peek(); ok || thread == "" {
+				return goal, nil
+			}
+			snap, err := l.o.db.Saver.Load(ctx, thread, "")
+			if errors.Is(err, checkpoint.ErrNotFound) {
+				return "", nil
+			}
+			if err != nil {
+				return "", err
+			}
+			return verify.GoalOf(snap.Values), nil
+		},
+		SetGoal: l.goal.set,
 		Turns: func(ctx context.Context, thread string) ([]tui.Turn, error) {
 			s, _ := l.current()
 			rows, err := turnRows(ctx, s.Rewind, thread)

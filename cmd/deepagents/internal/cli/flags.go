@@ -28,6 +28,15 @@ type runFlags struct {
 	// to pick it from a list.
 	resume  string
 	pickOne bool
+	// goal is --goal: the thread's goal (docs/harness.md), graded before
+	// the agent's final answers; only run and deepagents itself have it.
+	goal string
+}
+
+// registerGoal adds --goal, which only the commands that take a prompt
+// have (a served agent's clients set a thread's goal in their input).
+func (f *runFlags) registerGoal(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.goal, "goal", "", "the thread's goal: what the task must achieve, which a grader (the model, in a call of its own) checks each final answer against, sending the agent back once when it falls short; the thread keeps it (see docs/harness.md)")
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {

@@ -42,6 +42,9 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 	out, _ := env.Stdout.(*os.File)
 	// /model SPEC replaces the agent: the runs use the one in force.
 	l := &live{o: o, env: env}
+	if f.Given("goal") {
+		l.goal.set(f.goal)
+	}
 	// The permission mode the user chose last (shift+tab, a plan's
 	// approval) goes with every run, onto its thread.
 	var mode modeHolder
@@ -84,6 +87,7 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 			spec.PermissionMode = mode.get()
 			thread = ts.thread(thread)
 			in.ThreadID, in.Values = thread, spec.Values()
+			l.goal.take(in.Values)
 			in.Messages = withContext(in.Messages, ts.take(thread))
 			return s.Agent.Stream(ctx, in)
 		},

@@ -191,3 +191,26 @@ func TestLocalContextThroughCLI(t *testing.T) {
 		})
 	}
 }
+
+// run --goal gives the thread a goal, graded before the final answer; the
+// thread keeps it for its later runs, and --goal "" removes it.
+func TestGoalThroughCLI(t *testing.T) {
+	w := newWorld(t)
+	rubric := `"expect":{"last_message_contains":["<rubric>\nSay which file changed.\n</rubric>"]}`
+	s := w.script(`{"turns":[{"content":"done"},
+		{"agent":"grader","content":"FAIL\nIt does not say which file changed.",` + rubric + `},
+		{"content":"Changed a.txt.","expect":{"last_message_contains":["It does not say which file changed."]}}]}`)
+	code, stdout, stderr := w.run(w.runArgs(s, "--thread", "g1", "--goal", "Say which file changed.", "go")...)
+	if code != 0 || strings.Count(stdout, `"name":"grade"`) != 1 || !strings.Contains(stdout, `"text":"Changed a.txt."`) {
+		t.Fatalf("exit %d: %s %s", code, stderr, stdout)
+	}
+	// A script per run: each run is a process of its own.
+	later := w.script(`{"turns":[{"content":"again"},{"agent":"grader","content":"PASS",` + rubric + `}]}`)
+	if code, stdout, stderr := w.run(w.runArgs(later, "--thread", "g1", "go on")...); code != 0 || strings.Count(stdout, `"name":"grade"`) != 1 {
+		t.Errorf("the thread's goal was not kept: exit %d: %s %s", code, stderr, stdout)
+	}
+	none := w.script(`{"turns":[{"content":"no goal"}]}`)
+	if code, stdout, stderr := w.run(w.runArgs(none, "--thread", "g1", "--goal", "", "go on")...); code != 0 || strings.Contains(stdout, `"name":"grade"`) {
+		t.Errorf("--goal \"\" kept the goal: exit %d: %s %s", code, stderr, stdout)
+	}
+}

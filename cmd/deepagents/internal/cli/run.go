@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/middleware/verify"
 )
 
 func newRunCmd(env Env) *cobra.Command {
@@ -52,6 +54,7 @@ usage and 3 when it stopped waiting for approval (see deepagents resume).`,
 		},
 	}
 	f.register(cmd)
+	f.registerGoal(cmd)
 	return cmd
 }
 
@@ -228,6 +231,9 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 	}
 	defer stopBackground(ctx, env, o)
 	in.Values = o.spec.Values()
+	if f.Given("goal") {
+		maps.Copy(in.Values, verify.GoalValues(f.goal))
+	}
 	title := promptText(in)
 	// A task is a session of the hooks (deepagents resume finishes the
 	// run of one that ended waiting for approval, and is none).

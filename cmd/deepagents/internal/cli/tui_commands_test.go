@@ -184,3 +184,40 @@ func TestCompactNow(t *testing.T) {
 	s.typeLine("and now?")
 	s.waitFor("Still 42.")
 }
+
+// /goal sets the thread's goal from the next message on: a grader checks
+// each final answer against it and sends the agent back once when it falls
+// short; the thread keeps it for its later messages; /goal shows it and
+// /goal clear removes it.
+func TestGoalCommand(t *testing.T) {
+	w := newWorld(t)
+	script := w.script(`{"turns":[
+ {"content":"done"},
+ {"agent":"grader","content":"FAIL\nNo test was run.","expect":{"last_message_contains":["<request>\nfix it\n</request>","<rubric>\nThe tests pass.\n</rubric>"]}},
+ {"content":"Ran the tests: they pass.","expect":{"last_message_contains":["No test was run."]}},
+ {"content":"still fine"},
+ {"agent":"grader","content":"PASS","expect":{"last_message_contains":["<rubric>\nThe tests pass.\n</rubric>"]}},
+ {"content":"bye"}]}`)
+	s := startTmux(t, w, "--model", "replay:"+script, "--dir", w.dir, "--db", w.db)
+	s.waitFor("> ")
+	s.typeLine("/goal")
+	s.waitFor("no goal; /goal TEXT sets")
+	s.typeLine("/goal The tests pass.")
+	s.waitFor("goal set: from the next message on")
+	s.typeLine("fix it")
+	s.waitFor("Ran the tests: they pass.")
+	s.typeLine("and now?")
+	s.waitFor("still fine")
+	s.typeLine("/goal")
+	s.waitFor("goal: The tests pass.")
+	s.typeLine("/goal clear")
+	s.waitFor("the goal is removed")
+	s.typeLine("bye?")
+	scr := s.waitFor("bye")
+	if strings.Contains(scr, "model called more often") {
+		t.Errorf("the grader was asked after /goal clear:\n%s", scr)
+	}
+	if !strings.Contains(scr, "FAIL") {
+		t.Errorf("the grade is not shown:\n%s", scr)
+	}
+}

@@ -54,6 +54,12 @@ type Commands struct {
 	// rewinding is not available.
 	Turns  func(ctx context.Context, thread string) ([]Turn, error)
 	Rewind func(ctx context.Context, thread string, turn int, files, conversation bool) (string, error)
+	// Goal returns the goal the next message's run grades its answers
+	// against (/goal): the one SetGoal gave, else thread's ("" for none).
+	// SetGoal sets it ("" removes it) for the next message, whose thread
+	// keeps it.
+	Goal    func(ctx context.Context, thread string) (string, error)
+	SetGoal func(goal string)
 }
 
 // Switched is the agent SwitchModel opened: its model and profile, the
@@ -110,6 +116,8 @@ func (m *tuiModel) command(text string) tea.Cmd {
 		return m.resume(arg, say)
 	case "rewind":
 		return m.openRewind(say)
+	case "goal":
+		return m.goal(arg, say)
 	case "compact":
 		if m.thread == "" {
 			return say("nothing to compact: the thread has no messages yet")
@@ -175,6 +183,30 @@ func (m *tuiModel) command(text string) tea.Cmd {
 		return say(out)
 	}
 	return say(red.Render("unknown command /" + name + "; /help lists them"))
+}
+
+// goal shows the thread's goal, or sets it to arg ("clear" removes it).
+func (m *tuiModel) goal(arg string, say func(string) tea.Cmd) tea.Cmd {
+	c := m.cfg.Commands
+	if c.Goal == nil || c.SetGoal == nil {
+		return say(red.Render("/goal is not available here"))
+	}
+	switch arg {
+	case "":
+		goal, err := c.Goal(m.ctx, m.thread)
+		if err != nil {
+			return say(red.Render(err.Error()))
+		}
+		if goal == "" {
+			return say("no goal; /goal TEXT sets what the task must achieve, which a grader checks the agent's final answers against")
+		}
+		return say("goal: " + display.TerminalSafe(goal) + "\n/goal TEXT replaces it; /goal clear removes it")
+	case "clear":
+		c.SetGoal("")
+		return say("the goal is removed from the next message on")
+	}
+	c.SetGoal(arg)
+	return say("goal set: from the next message on, a grader checks the agent's final answers against it and sends the agent back once when one falls short (the thread keeps it; /goal clear removes it)")
 }
 
 // resume continues thread id, redrawing its conversation.
@@ -336,6 +368,7 @@ const tuiHelp = `/help          this list
 /model [SPEC]  the model; with a spec (provider:model), switch to it
 /compact [FOCUS]  summarize the conversation now, focused on FOCUS if given
 /rewind        (or esc esc) go back before an earlier prompt: code, conversation or both
+/goal [TEXT]   the thread's goal, which a grader checks the final answers against; with TEXT, set it (clear removes it)
 /context       what filled the context window at the last model call
 /tokens        tokens and cost of this session
 /init          study the repository and write (or improve) AGENTS.md
