@@ -41,6 +41,8 @@ func main() {
 	jsTodos := flag.Bool("js-todos", false, "with -js: keep the write_todos turns, which deepagents-js answers with an error (it has no such tool by default)")
 	jsPages := flag.Bool("js-pages", false, "with -js: read each file deepagents-js reads whole to its end, 100 lines a page (its default limit)")
 	flag.IntVar(&readLimit, "read-limit", 0, "pass this limit to every read of a whole file in the script, to both harnesses (with -js: both read the same lines)")
+	flag.BoolVar(&localContext, "local-context", false, "turn the local context on (deepagents.Config.LocalContext, off by default), to measure what it costs")
+	flag.BoolVar(&verifyPass, "verify", false, "turn the verification pass on (deepagents.Config.Verify, off by default), to measure what it costs")
 	cli := flag.Bool("cli", false, "run the task through the deepagents CLI (`deepagents run`, built from this repository) instead of deepagents.New")
 	flag.Parse()
 	if *cli {

@@ -13,6 +13,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm/anthropic/anthropictest"
 	"github.com/deepagents-go/deepagents/llm/openai"
 	"github.com/deepagents-go/deepagents/llm/openai/openaitest"
+	"github.com/deepagents-go/deepagents/middleware/verify"
 )
 
 // standIn is a provider's wire stand-in playing the script, and the real
@@ -90,7 +91,11 @@ func runTask(ctx context.Context, start func(steps []step) (*standIn, error)) (*
 	if err != nil {
 		return nil, err
 	}
-	a, err := deepagents.New(deepagents.Config{Model: si.model, Checkpointer: checkpoint.NewMemorySaver()})
+	cfg := deepagents.Config{Model: si.model, Checkpointer: checkpoint.NewMemorySaver(), LocalContext: localContext}
+	if verifyPass {
+		cfg.Verify = &verify.Config{}
+	}
+	a, err := deepagents.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("deepagents.New: %w", err)
 	}
@@ -115,6 +120,11 @@ func runTask(ctx context.Context, start func(steps []step) (*standIn, error)) (*
 	}
 	return out, nil
 }
+
+// localContext and verifyPass turn on, for a measurement of their cost,
+// the harness's mechanisms that are off by default (-local-context,
+// -verify).
+var localContext, verifyPass bool
 
 // problems lists how a run strayed from its script of turns steps: turns
 // not played, a request too many or too few, another final answer, the
