@@ -138,7 +138,7 @@ type Config struct {
 	// it makes tasks succeed more often is for a measurement with a real
 	// model to say (docs/harness.md). Nil or not, a thread's goal (the
 	// state value verify.GoalValue, set with verify.GoalValues) is graded
-	// before each final answer.
+	// before each final answer, unless Passes is negative.
 	Verify *verify.Config
 	// LocalContext adds a section to the main agent's system prompt that
 	// says, once per thread, what the workspace is: its layout, build

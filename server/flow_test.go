@@ -202,12 +202,18 @@ func TestInputValues(t *testing.T) {
 		{map[string]any{"files": map[string]any{"/a.txt": nil}}, `input.files["/a.txt"]: a run's input cannot remove a file`},
 		{map[string]any{"todos": "x"}, "input.todos must be a list of todos"},
 		{map[string]any{"files": map[string]any{"/a.txt": 3}}, `a file is a string or an object with content`},
+		{map[string]any{"goal": 5}, "input.goal: the thread's goal must be a string of at most 16 KiB: it is a number"},
 	} {
 		bad.input["messages"] = []any{human("go")}
 		code, body, _ := f.do(http.MethodPost, "/threads/t1/runs/wait", map[string]any{"input": bad.input})
 		if code != http.StatusUnprocessableEntity || !strings.Contains(string(body), bad.want) {
 			t.Errorf("input %v: %d %s, want 422 %q", bad.input, code, body, bad.want)
 		}
+	}
+	// A state update is held to the same: a goal that would fail every
+	// later run of the thread is refused.
+	if code, body, _ := f.do(http.MethodPost, "/threads/t1/state", map[string]any{"values": map[string]any{"goal": []any{1}}}); code != http.StatusUnprocessableEntity || !strings.Contains(string(body), "values.goal:") {
+		t.Errorf("a state update's goal: %d %s", code, body)
 	}
 	var out map[string]any
 	f.json(http.MethodPost, "/threads/t1/runs/wait", map[string]any{"input": map[string]any{"messages": []any{human("go")},

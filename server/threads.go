@@ -20,6 +20,7 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/middleware/todos"
+	"github.com/deepagents-go/deepagents/middleware/verify"
 	"github.com/deepagents-go/deepagents/thread"
 )
 
@@ -662,6 +663,14 @@ func decodeValues(where string, vals map[string]json.RawMessage, now time.Time) 
 				}
 				d.Files[p] = &fd
 			}
+		case verify.GoalValue:
+			if err := verify.CheckGoal(v); err != nil {
+				return d, where + ".goal: " + err.Error()
+			}
+			if d.Values == nil {
+				d.Values = map[string]json.RawMessage{}
+			}
+			d.Values[k] = v
 		case todos.Value:
 			var list []todos.Todo
 			if err := json.Unmarshal(v, &list); err != nil {

@@ -47,6 +47,11 @@ type Config struct {
 	// UserDir is the user's own folder, shown read-only at /user/ (and
 	// created when missing); empty shows none.
 	UserDir string
+	// Home is the user's home: with a UserDir, the skill folders other
+	// agents keep there (OtherSkillDirs) that exist are shown read-only
+	// under /user/ with the names they have in the home, and their skills
+	// are the agent's. Empty shows none.
+	Home string
 	// HistoryDir keeps /conversation_history/ on disk, a folder per
 	// top-level thread; empty keeps it in each thread's state.
 	HistoryDir string
@@ -71,6 +76,13 @@ type Config struct {
 	Buffers backend.Buffers
 }
 
+// OtherSkillDirs are the skill folders of other agents, relative to the
+// user's home or to the workspace, read besides this agent's own:
+// the .agents convention's and Claude Code's. The agent's own folder
+// (skills/ in the user's folder, .deepagents/skills/ in the workspace)
+// comes last, so that its skills win a name they share.
+var OtherSkillDirs = []string{".agents/skills", ".claude/skills"}
+
 // Workspace is what Open opened: give its Backend, Memory, Skills and
 // Middleware to the deep agent (deepagents.Config), and Close it after
 // the agent.
@@ -81,8 +93,10 @@ type Workspace struct {
 	// Memory are the AGENTS.md files the agent loads: the user's
 	// (/user/AGENTS.md, with a UserDir), then the workspace's.
 	Memory []string
-	// Skills are the skill folders: the user's (/user/skills/), then the
-	// workspace's (/.deepagents/skills/).
+	// Skills are the skill folders: the user's (those of OtherSkillDirs
+	// in the home, at /user/.agents/skills/ and /user/.claude/skills/,
+	// then /user/skills/), then the workspace's (/.agents/skills/,
+	// /.claude/skills/, /.deepagents/skills/).
 	Skills []string
 	// Middleware pins each run's conversation history, and that of the
 	// runs it starts (subagents, background tasks), to its thread.
@@ -90,7 +104,12 @@ type Workspace struct {
 
 	closeShell   func()
 	dir, userDir string // the host folders at / and UserRoute
+	// homeRoutes are the folders of the home shown under UserRoute.
+	homeRoutes []homeRoute
 }
+
+// homeRoute is a folder of the user's home shown at an agent's path.
+type homeRoute struct{ route, host string }
 
 // HostPath returns the host's path of a path as the agent sees it: a file
 // of the workspace folder, or of the user's folder (/user/); false for
@@ -105,6 +124,11 @@ func (w *Workspace) HostPath(p string) (string, bool) {
 	for _, r := range []string{MemoriesRoute, LargeResultsRoute, HistoryRoute} {
 		if p+"/" == r || strings.HasPrefix(p, r) {
 			return "", false
+		}
+	}
+	for _, r := range w.homeRoutes {
+		if p+"/" == r.route || strings.HasPrefix(p, r.route) {
+			return filepath.Join(r.host, filepath.FromSlash(strings.TrimPrefix(p+"/", r.route))), true
 		}
 	}
 	if p+"/" == UserRoute || strings.HasPrefix(p, UserRoute) {
@@ -126,6 +150,11 @@ func (w *Workspace) AgentPath(host string) (string, bool) {
 		return "", false
 	}
 	host = filepath.Clean(host)
+	for _, r := range w.homeRoutes {
+		if rel, err := filepath.Rel(r.host, host); err == nil && (rel == "." || filepath.IsLocal(rel)) {
+			return path.Join(r.route, filepath.ToSlash(rel)), true
+		}
+	}
 	if w.userDir != "" {
 		if rel, err := filepath.Rel(w.userDir, host); err == nil && filepath.IsLocal(rel) {
 			return path.Join(UserRoute, filepath.ToSlash(rel)), true
@@ -223,9 +252,15 @@ func Open(cfg Config) (*Workspace, error) {
 		}
 		w.userDir, _ = filepath.Abs(cfg.UserDir)
 		w.Memory = append(w.Memory, UserRoute+"AGENTS.md")
+		if err := w.homeSkills(cfg.Home, fsOpts, routes); err != nil {
+			return fail(err)
+		}
 		w.Skills = append(w.Skills, UserRoute+"skills/")
 	}
 	w.Memory = append(w.Memory, "/AGENTS.md")
+	for _, d := range OtherSkillDirs {
+		w.Skills = append(w.Skills, "/"+d+"/")
+	}
 	w.Skills = append(w.Skills, "/.deepagents/skills/")
 	b, err := backend.NewComposite(ws, routes)
 	if err != nil {
@@ -237,6 +272,34 @@ func Open(cfg Config) (*Workspace, error) {
 	// Each run sees its own thread's conversation history only.
 	w.Middleware = []agent.Middleware{historyScope{}}
 	return w, nil
+}
+
+// homeSkills shows the skill folders of OtherSkillDirs that exist in
+// home, read-only, at UserRoute and their names there, and adds them to
+// the skill folders.
+func (w *Workspace) homeSkills(home string, opts backend.FilesystemOptions, routes map[string]backend.Backend) error {
+	if home == "" {
+		return nil
+	}
+	for _, d := range OtherSkillDirs {
+		host, _ := filepath.Abs(filepath.Join(home, filepath.FromSlash(d)))
+		if st, err := os.Stat(host); err != nil || !st.IsDir() {
+			continue
+		}
+		fb, err := backend.NewFilesystemBackend(host, opts)
+		if err != nil {
+			continue // unreadable: the agent runs without it
+		}
+		ro, err := backend.NewPolicy(fb, backend.Deny(backend.AccessWrite, "/"))
+		if err != nil {
+			return err
+		}
+		route := UserRoute + d + "/"
+		routes[route] = ro
+		w.homeRoutes = append(w.homeRoutes, homeRoute{route, host})
+		w.Skills = append(w.Skills, route)
+	}
+	return nil
 }
 
 // historyBackend holds /conversation_history/: files in dir, appended to

@@ -90,7 +90,7 @@ func TestOpenRoutesAndProtections(t *testing.T) {
 	if want := []string{"/user/AGENTS.md", "/AGENTS.md"}; !slices.Equal(ws.Memory, want) {
 		t.Errorf("Memory = %v, want %v", ws.Memory, want)
 	}
-	if want := []string{"/user/skills/", "/.deepagents/skills/"}; !slices.Equal(ws.Skills, want) {
+	if want := []string{"/user/skills/", "/.agents/skills/", "/.claude/skills/", "/.deepagents/skills/"}; !slices.Equal(ws.Skills, want) {
 		t.Errorf("Skills = %v, want %v", ws.Skills, want)
 	}
 	if _, ok := b.(backend.Sandbox); ok {
@@ -109,7 +109,7 @@ func TestOpenWithoutFolders(t *testing.T) {
 	if want := []string{"/AGENTS.md"}; !slices.Equal(ws.Memory, want) {
 		t.Errorf("Memory = %v, want %v", ws.Memory, want)
 	}
-	if want := []string{"/.deepagents/skills/"}; !slices.Equal(ws.Skills, want) {
+	if want := []string{"/.agents/skills/", "/.claude/skills/", "/.deepagents/skills/"}; !slices.Equal(ws.Skills, want) {
 		t.Errorf("Skills = %v, want %v", ws.Skills, want)
 	}
 	files := thread.NewFiles(nil)
@@ -150,5 +150,41 @@ func TestRemoveHistoryNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "a", "a.md")); err != nil {
 		t.Errorf("a subagent's thread removed its parent's history: %v", err)
+	}
+}
+
+// The skill folders other agents keep in the home (Claude Code's
+// ~/.claude/skills, ~/.agents/skills) are shown read-only under /user/ with
+// their names there, those that exist only, before the user's own; the
+// hooks' paths map to them and back.
+func TestOtherAgentsSkills(t *testing.T) {
+	ctx := context.Background()
+	dir, home := t.TempDir(), t.TempDir()
+	user := filepath.Join(home, ".deepagents")
+	write(t, filepath.Join(home, ".claude", "skills", "review", "SKILL.md"), "---\nname: review\n---\n")
+	ws, err := workspace.Open(workspace.Config{Dir: dir, UserDir: user, Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if want := []string{"/user/.claude/skills/", "/user/skills/", "/.agents/skills/", "/.claude/skills/", "/.deepagents/skills/"}; !slices.Equal(ws.Skills, want) {
+		t.Errorf("Skills = %v, want %v", ws.Skills, want)
+	}
+	b := ws.Backend
+	if r, err := b.Read(ctx, "/user/.claude/skills/review/SKILL.md", 0, 0); err != nil || len(r.Lines) != 3 {
+		t.Errorf("reading the skill: %v %v", r, err)
+	}
+	if err := b.Write(ctx, "/user/.claude/skills/review/SKILL.md", "obey"); err == nil {
+		t.Error("the home's skills are writable")
+	}
+	host := filepath.Join(home, ".claude", "skills", "review", "SKILL.md")
+	if got, ok := ws.HostPath("/user/.claude/skills/review/SKILL.md"); !ok || got != host {
+		t.Errorf("HostPath = %q, %v; want %q", got, ok, host)
+	}
+	if got, ok := ws.AgentPath(host); !ok || got != "/user/.claude/skills/review/SKILL.md" {
+		t.Errorf("AgentPath = %q, %v", got, ok)
+	}
+	if got, ok := ws.HostPath("/user/AGENTS.md"); !ok || got != filepath.Join(user, "AGENTS.md") {
+		t.Errorf("HostPath of the user's own folder = %q, %v", got, ok)
 	}
 }

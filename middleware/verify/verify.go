@@ -78,9 +78,19 @@ func GoalOf(values map[string]json.RawMessage) string {
 	return g
 }
 
-// ErrGoal is the error of a run whose input gives a goal that is not a
-// string.
-var ErrGoal = errors.New("verify: the goal must be a string")
+// ErrGoal is the error of a run whose thread's goal is not a string, or
+// is longer than MaxGoalBytes.
+var ErrGoal = errors.New("the thread's goal must be a string of at most 16 KiB")
+
+// MaxGoalBytes bounds a goal: it goes into every grader's request.
+const MaxGoalBytes = 16 << 10
+
+// CheckGoal reports whether raw, a goal's value as a client writes it, is
+// one: a JSON string of at most MaxGoalBytes, or null (none).
+func CheckGoal(raw json.RawMessage) error {
+	_, err := goalOf(raw)
+	return err
+}
 
 func goalOf(raw json.RawMessage) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
@@ -88,9 +98,29 @@ func goalOf(raw json.RawMessage) (string, error) {
 	}
 	var g string
 	if err := json.Unmarshal(raw, &g); err != nil {
-		return "", fmt.Errorf("%w, not %.40s", ErrGoal, raw)
+		return "", fmt.Errorf("%w: it is %s", ErrGoal, jsonKind(raw))
+	}
+	if len(g) > MaxGoalBytes {
+		return "", fmt.Errorf("%w: it has %d bytes", ErrGoal, len(g))
 	}
 	return strings.TrimSpace(g), nil
+}
+
+// jsonKind names the kind of JSON value raw holds.
+func jsonKind(raw json.RawMessage) string {
+	switch t := strings.TrimSpace(string(raw)); {
+	case t == "":
+		return "empty"
+	case t[0] == '{':
+		return "an object"
+	case t[0] == '[':
+		return "a list"
+	case t == "true" || t == "false":
+		return "a boolean"
+	case t[0] == '"':
+		return "a string that does not decode"
+	}
+	return "a number"
 }
 
 // GradeNotice names the notice event that carries a grade.

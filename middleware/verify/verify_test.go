@@ -216,6 +216,14 @@ func TestGoal(t *testing.T) {
 	in.ThreadID, in.Values = "t", verify.GoalValues("  The README says how to run it.\n")
 	for i, in := range []agent.Input{in, {ThreadID: "t", Messages: []llm.Message{llm.UserText("once more")}},
 		{ThreadID: "t", Messages: []llm.Message{llm.UserText("and")}, Values: verify.GoalValues("")}} {
+		// (A grader asked more often than scripted passes the answer, with
+		// a notice: the grades are counted.)
+		grades := 0
+		in.Events = func(e agent.Event) {
+			if e.Type == agent.EventNotice && e.Name == verify.GradeNotice {
+				grades++
+			}
+		}
 		res, err := a.Invoke(context.Background(), in)
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
@@ -223,6 +231,9 @@ func TestGoal(t *testing.T) {
 		want := []string{"Updated the README.", "again", "no goal"}[i]
 		if got := res.LastMessage().Text(); got != want {
 			t.Errorf("run %d answered %q, want %q", i, got, want)
+		}
+		if want := []int{2, 1, 0}[i]; grades != want {
+			t.Errorf("run %d: %d grades, want %d", i, grades, want)
 		}
 		if i == 0 && verify.GoalOf(res.State.Values) != "The README says how to run it." {
 			t.Errorf("the state's goal: %q", verify.GoalOf(res.State.Values))
@@ -251,15 +262,32 @@ func TestGoalAndRubric(t *testing.T) {
 	}
 }
 
-// A goal that is not a string fails the run before the model is asked.
+// A goal that is not a string, or is too long, fails the run before the
+// model is asked; CheckGoal says so to those who take goals from clients.
 func TestGoalNotAString(t *testing.T) {
 	a, err := agent.New(agent.Config{Model: replay.New(), Middleware: []agent.Middleware{verify.New(verify.Config{GoalOnly: true})}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := agent.Prompt("go")
-	in.Values = map[string]json.RawMessage{verify.GoalValue: json.RawMessage(`{"x":1}`)}
-	if _, err := a.Invoke(context.Background(), in); !errors.Is(err, verify.ErrGoal) {
-		t.Errorf("err = %v, want ErrGoal", err)
+	long, _ := json.Marshal(strings.Repeat("é", verify.MaxGoalBytes/2+1))
+	for _, tc := range []struct{ raw, want string }{
+		{`{"x":1}`, "it is an object"},
+		{`5`, "it is a number"},
+		{`["a"]`, "it is a list"},
+		{string(long), "it has 16386 bytes"},
+	} {
+		in := agent.Prompt("go")
+		in.Values = map[string]json.RawMessage{verify.GoalValue: json.RawMessage(tc.raw)}
+		if _, err := a.Invoke(context.Background(), in); !errors.Is(err, verify.ErrGoal) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%.20s: err = %v, want ErrGoal saying %q", tc.raw, err, tc.want)
+		}
+		if err := verify.CheckGoal(json.RawMessage(tc.raw)); !errors.Is(err, verify.ErrGoal) {
+			t.Errorf("CheckGoal(%.20s) = %v", tc.raw, err)
+		}
+	}
+	for _, ok := range []string{`"a goal"`, `null`, ``, `""`} {
+		if err := verify.CheckGoal(json.RawMessage(ok)); err != nil {
+			t.Errorf("CheckGoal(%s) = %v", ok, err)
+		}
 	}
 }

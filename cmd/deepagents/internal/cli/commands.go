@@ -39,36 +39,40 @@ type live struct {
 	goal goalHolder
 }
 
-// goalHolder holds the goal set for the next message's run, which puts it
-// on its thread: a new thread gets it with its first message.
+// goalHolder holds the goal set for the next message of one thread (""
+// for the new thread the next message starts), which that message's run
+// puts on the thread. Leaving the thread (/clear, /resume) leaves the goal
+// with it: another thread's run never takes it.
 type goalHolder struct {
-	mu   sync.Mutex
-	next *string
+	mu     sync.Mutex
+	thread string
+	next   *string
 }
 
-// set makes goal ("" for none) the next run's.
-func (h *goalHolder) set(goal string) {
+// set makes goal ("" for none) the next run's on thread.
+func (h *goalHolder) set(thread, goal string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.next = &goal
+	h.thread, h.next = thread, &goal
 }
 
-// peek returns the goal set for the next run; ok is false when none was.
-func (h *goalHolder) peek() (goal string, ok bool) {
+// peek returns the goal set for thread's next run; ok is false when none
+// was.
+func (h *goalHolder) peek(thread string) (goal string, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.next == nil {
+	if h.next == nil || h.thread != thread {
 		return "", false
 	}
 	return *h.next, true
 }
 
-// take adds the goal set for the next run, if any, to values, and forgets
-// it: the thread keeps it from then on.
-func (h *goalHolder) take(values map[string]json.RawMessage) {
+// take adds the goal set for thread's next run, if any, to values, and
+// forgets it: the thread keeps it from then on.
+func (h *goalHolder) take(thread string, values map[string]json.RawMessage) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.next != nil {
+	if h.next != nil && h.thread == thread {
 		maps.Copy(values, verify.GoalValues(*h.next))
 		h.next = nil
 	}
@@ -108,7 +112,7 @@ func (l *live) commands() tui.Commands {
 		SwitchModel: l.switchModel,
 		Describe:    l.describe,
 		Goal: func(ctx context.Context, thread string) (string, error) {
-			if goal, ok := l.goal.peek(); ok || thread == "" {
+			if goal, ok := l.goal.peek(thread); ok || thread == "" {
 				return goal, nil
 			}
 			snap, err := l.o.db.Saver.Load(ctx, thread, "")

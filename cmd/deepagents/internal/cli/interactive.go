@@ -43,7 +43,7 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 	// /model SPEC replaces the agent: the runs use the one in force.
 	l := &live{o: o, env: env}
 	if f.Given("goal") {
-		l.goal.set(f.goal)
+		l.goal.set(o.spec.Thread, f.goal) // the thread the session starts on
 	}
 	// The permission mode the user chose last (shift+tab, a plan's
 	// approval) goes with every run, onto its thread.
@@ -85,9 +85,10 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 			s, spec := l.current()
 			in := deepagents.Prompt(text)
 			spec.PermissionMode = mode.get()
+			values := spec.Values()
+			l.goal.take(thread, values)
 			thread = ts.thread(thread)
-			in.ThreadID, in.Values = thread, spec.Values()
-			l.goal.take(in.Values)
+			in.ThreadID, in.Values = thread, values
 			in.Messages = withContext(in.Messages, ts.take(thread))
 			return s.Agent.Stream(ctx, in)
 		},
@@ -124,6 +125,7 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 		Profile:     o.Profile.Name,
 		Dir:         o.spec.Dir,
 		UserDir:     o.spec.UserDir,
+		SkillDirs:   o.SkillDirs,
 		Subagents:   o.spec.Settings.Subagents,
 		Files:       o.Backend,
 		Prices:      o.spec.Prices,

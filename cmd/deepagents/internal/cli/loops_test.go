@@ -209,6 +209,11 @@ func TestGoalThroughCLI(t *testing.T) {
 	if code, stdout, stderr := w.run(w.runArgs(later, "--thread", "g1", "go on")...); code != 0 || strings.Count(stdout, `"name":"grade"`) != 1 {
 		t.Errorf("the thread's goal was not kept: exit %d: %s %s", code, stderr, stdout)
 	}
+	// deepagents -p takes it too.
+	printed := w.script(`{"turns":[{"content":"done"},{"agent":"grader","content":"PASS","expect":{"last_message_contains":["<rubric>\nBe brief.\n</rubric>"]}}]}`)
+	if code, stdout, stderr := w.run("--model", "replay:"+printed, "--dir", w.dir, "--db", w.db, "--output", "jsonl", "--goal", "Be brief.", "-p", "go"); code != 0 || strings.Count(stdout, `"name":"grade"`) != 1 {
+		t.Errorf("-p --goal: exit %d: %s %s", code, stderr, stdout)
+	}
 	none := w.script(`{"turns":[{"content":"no goal"}]}`)
 	if code, stdout, stderr := w.run(w.runArgs(none, "--thread", "g1", "--goal", "", "go on")...); code != 0 || strings.Contains(stdout, `"name":"grade"`) {
 		t.Errorf("--goal \"\" kept the goal: exit %d: %s %s", code, stderr, stdout)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/server"
 	"github.com/deepagents-go/deepagents/telemetry"
@@ -185,11 +186,11 @@ GET /ok answers without a key, for health probes.`,
 				APIKey:     access.apiKey,
 				// Pages of other origins neither start nor read anything,
 				// and a client never writes how a thread runs (its sandbox,
-				// approvals, rules, workspace), which a later deepagents run
-				// --thread would adopt.
+				// approvals, rules, workspace, permission mode), which a
+				// later deepagents run --thread would adopt.
 				AllowedOrigins:  access.allowedOrigins(),
 				AllowedHosts:    access.hosts,
-				ProtectedValues: []string{session.SettingsValue},
+				ProtectedValues: []string{session.SettingsValue, hitl.ModeValue},
 				MaxRuns:         maxRuns,
 				Logger:          log,
 				// A client's traceparent makes its runs part of its trace.

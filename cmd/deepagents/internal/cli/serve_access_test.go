@@ -204,16 +204,29 @@ func TestServeProtectsThreadSettings(t *testing.T) {
 			t.Errorf("POST /threads/t1/state %s: %d %s", body, code, out)
 		}
 	}
-	code, out, _ := request(t, "POST", p.url+"/threads/t1/runs/wait", `{"assistant_id":"deepagent","input":{"messages":[],"cli_settings":{"sandbox":"none"}}}`, "Content-Type", "application/json")
-	if code != http.StatusUnprocessableEntity {
-		t.Errorf("a run's input: %d %s", code, out)
+	// Nor the permission mode, which the next deepagents run --thread
+	// adopts too: auto would run its commands without asking.
+	for _, body := range []string{`{"values":{"permission_mode":"auto"}}`} {
+		code, out, _ := request(t, "POST", p.url+"/threads/t1/state", body, "Content-Type", "application/json")
+		if code != http.StatusUnprocessableEntity || !strings.Contains(out, "permission_mode is protected") {
+			t.Errorf("POST /threads/t1/state %s: %d %s", body, code, out)
+		}
+	}
+	for _, input := range []string{`"cli_settings":{"sandbox":"none"}`, `"permission_mode":"auto"`} {
+		code, out, _ := request(t, "POST", p.url+"/threads/t1/runs/wait", `{"assistant_id":"deepagent","input":{"messages":[],`+input+`}}`, "Content-Type", "application/json")
+		if code != http.StatusUnprocessableEntity {
+			t.Errorf("a run's input %s: %d %s", input, code, out)
+		}
 	}
 	var st struct {
 		Values map[string]json.RawMessage `json:"values"`
 	}
-	code, out, _ = request(t, "GET", p.url+"/threads/t1/state", "")
+	code, out, _ := request(t, "GET", p.url+"/threads/t1/state", "")
 	if json.Unmarshal([]byte(out), &st); code != http.StatusOK || !strings.Contains(string(st.Values["cli_settings"]), `"sandbox":"bwrap"`) || !strings.Contains(string(st.Values["cli_settings"]), `"execute"`) {
 		t.Errorf("the thread's settings: %d %s", code, st.Values["cli_settings"])
+	}
+	if mode := string(st.Values["permission_mode"]); mode == `"auto"` {
+		t.Errorf("the thread's mode: %s", mode)
 	}
 }
 

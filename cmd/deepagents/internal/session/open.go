@@ -65,7 +65,10 @@ type Session struct {
 	// command owns (SessionStart, SessionEnd, the idle Notification), as
 	// the agent runs them on its own; nil when there are none.
 	Hooks *hooks.Runner
-	close func()
+	// SkillDirs are the host folders the agent's skills are read from,
+	// in order (a later one wins a name), for /skills.
+	SkillDirs []string
+	close     func()
 }
 
 // Close closes the agent, then what its tools use (MCP servers, the
@@ -182,6 +185,11 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 	if spec.Skills != nil {
 		cfg.Skills = spec.Skills
 	}
+	for _, d := range cfg.Skills {
+		if host, ok := ws.HostPath(d); ok {
+			s.SkillDirs = append(s.SkillDirs, host)
+		}
+	}
 	if servers != nil {
 		withoutFailedServers(&cfg, servers.Failed())
 	}
@@ -226,6 +234,7 @@ func openWorkspace(spec Spec, db *persist.DB, bufs backend.Buffers) (*workspace.
 		Dir:        spec.Dir,
 		Shell:      spec.Shell,
 		UserDir:    spec.UserDir,
+		Home:       spec.Home,
 		HistoryDir: spec.HistoryDir,
 		Store:      db.Store,
 		ReadOnly:   spec.ReadOnly,

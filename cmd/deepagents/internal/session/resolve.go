@@ -114,7 +114,9 @@ type Spec struct {
 	ReadOnly, Unreadable []string
 	// UserDir is the user's folder, shown read-only at /user/; "" for
 	// none (no home, or an assistant, which is not shown the operator's).
-	UserDir string
+	// Home is the user's home, whose other agents' skill folders are
+	// shown there too (workspace.OtherSkillDirs); "" when UserDir is.
+	UserDir, Home string
 	// HistoryDir keeps conversation histories beside a SQLite database;
 	// "" keeps them in each thread's state.
 	HistoryDir string
@@ -341,6 +343,9 @@ func Resolve(in Inputs) (Spec, error) {
 		spec.SystemPrompt, spec.Memory, spec.Skills = a.SystemPrompt, a.Memory, a.Skills
 	} else {
 		spec.UserDir = in.Places.UserDir
+		if spec.UserDir != "" {
+			spec.Home = in.Places.Home
+		}
 	}
 	return spec, nil
 }

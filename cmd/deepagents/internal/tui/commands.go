@@ -56,10 +56,10 @@ type Commands struct {
 	Rewind func(ctx context.Context, thread string, turn int, files, conversation bool) (string, error)
 	// Goal returns the goal the next message's run grades its answers
 	// against (/goal): the one SetGoal gave, else thread's ("" for none).
-	// SetGoal sets it ("" removes it) for the next message, whose thread
-	// keeps it.
+	// SetGoal sets it ("" removes it) for thread's next message (thread
+	// "" for a new one), which puts it on the thread.
 	Goal    func(ctx context.Context, thread string) (string, error)
-	SetGoal func(goal string)
+	SetGoal func(thread, goal string)
 }
 
 // Switched is the agent SwitchModel opened: its model and profile, the
@@ -157,7 +157,10 @@ func (m *tuiModel) command(text string) tea.Cmd {
 	case "memory":
 		return say("memory: " + userPlaces(m.cfg.UserDir, "AGENTS.md") + filepath.Join(m.cfg.Dir, "AGENTS.md"))
 	case "skills":
-		return say("skills: " + userPlaces(m.cfg.UserDir, "skills") + filepath.Join(m.cfg.Dir, ".deepagents", "skills"))
+		if len(m.cfg.SkillDirs) == 0 {
+			return say("skills: none are read in this session")
+		}
+		return say("skills: " + strings.Join(m.cfg.SkillDirs, ", ") + " (a later folder wins a name)")
 	case "init":
 		m.lastSent = text
 		prompt := initPrompt
@@ -202,10 +205,10 @@ func (m *tuiModel) goal(arg string, say func(string) tea.Cmd) tea.Cmd {
 		}
 		return say("goal: " + display.TerminalSafe(goal) + "\n/goal TEXT replaces it; /goal clear removes it")
 	case "clear":
-		c.SetGoal("")
+		c.SetGoal(m.thread, "")
 		return say("the goal is removed from the next message on")
 	}
-	c.SetGoal(arg)
+	c.SetGoal(m.thread, arg)
 	return say("goal set: from the next message on, a grader checks the agent's final answers against it and sends the agent back once when one falls short (the thread keeps it; /goal clear removes it)")
 }
 

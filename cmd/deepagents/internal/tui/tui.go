@@ -61,8 +61,10 @@ type Config struct {
 	Model   llm.Info
 	Profile string
 	// Dir is the workspace folder, and UserDir the user's own ("" for
-	// none): where memory and skills are read from.
+	// none): where memory is read from. SkillDirs are the folders skills
+	// are read from, in order (/skills).
 	Dir, UserDir string
+	SkillDirs    []string
 	// Subagents are the names of the agent's subagents (/agents).
 	Subagents []string
 	// Files are the agent's files, which @path attaches from.

@@ -78,11 +78,16 @@ func TestMemoryAndSkillsPlaces(t *testing.T) {
 		userDir, cmd, want string
 	}{
 		{"/custom/home", "/memory", "memory: /custom/home/AGENTS.md and /ws/AGENTS.md"},
-		{"/custom/home", "/skills", "skills: /custom/home/skills and /ws/.deepagents/skills"},
+		{"/custom/home", "/skills", "skills: /custom/home/skills, /ws/.deepagents/skills (a later folder wins a name)"},
 		{"", "/memory", "memory: /ws/AGENTS.md"},
+		{"", "/skills", "skills: none are read in this session"},
 	} {
+		var dirs []string
+		if c.userDir != "" {
+			dirs = []string{"/custom/home/skills", "/ws/.deepagents/skills"}
+		}
 		// Holding the printer keeps what the command says in the queue.
-		m := &tuiModel{cfg: Config{UserDir: c.userDir, Dir: "/ws"}, allowed: map[string]bool{}, flushing: true}
+		m := &tuiModel{cfg: Config{UserDir: c.userDir, Dir: "/ws", SkillDirs: dirs}, allowed: map[string]bool{}, flushing: true}
 		m.command(c.cmd)
 		if got := strings.Join(m.queue, "\n"); !strings.HasSuffix(got, "\n"+c.want) {
 			t.Errorf("%s with %q: %q, want it to end with %q", c.cmd, c.userDir, got, c.want)
