@@ -52,6 +52,11 @@ type Config struct {
 	// under /user/ with the names they have in the home, and their skills
 	// are the agent's. Empty shows none.
 	Home string
+	// OtherAgents reads the files of other agents that Dir holds: the
+	// skills of its OtherSkillDirs, and its CLAUDE.md (Claude Code's
+	// AGENTS.md) after its AGENTS.md. They are the workspace author's
+	// words, as AGENTS.md is; the CLI reads them with --trust-workspace.
+	OtherAgents bool
 	// HistoryDir keeps /conversation_history/ on disk, a folder per
 	// top-level thread; empty keeps it in each thread's state.
 	HistoryDir string
@@ -91,12 +96,13 @@ type Workspace struct {
 	// Config.Shell is set.
 	Backend backend.Backend
 	// Memory are the AGENTS.md files the agent loads: the user's
-	// (/user/AGENTS.md, with a UserDir), then the workspace's.
+	// (/user/AGENTS.md, with a UserDir), then the workspace's (and its
+	// CLAUDE.md, with Config.OtherAgents, when it has one).
 	Memory []string
 	// Skills are the skill folders: the user's (those of OtherSkillDirs
 	// in the home, at /user/.agents/skills/ and /user/.claude/skills/,
-	// then /user/skills/), then the workspace's (/.agents/skills/,
-	// /.claude/skills/, /.deepagents/skills/).
+	// then /user/skills/), then the workspace's (/.agents/skills/ and
+	// /.claude/skills/ with Config.OtherAgents, then /.deepagents/skills/).
 	Skills []string
 	// Middleware pins each run's conversation history, and that of the
 	// runs it starts (subagents, background tasks), to its thread.
@@ -258,8 +264,15 @@ func Open(cfg Config) (*Workspace, error) {
 		w.Skills = append(w.Skills, UserRoute+"skills/")
 	}
 	w.Memory = append(w.Memory, "/AGENTS.md")
-	for _, d := range OtherSkillDirs {
-		w.Skills = append(w.Skills, "/"+d+"/")
+	if cfg.OtherAgents && w.dir != "" {
+		// Listed only when there, so that the memory's guidance names
+		// no file the workspace does not have.
+		if _, err := os.Stat(filepath.Join(w.dir, "CLAUDE.md")); err == nil {
+			w.Memory = append(w.Memory, "/CLAUDE.md")
+		}
+		for _, d := range OtherSkillDirs {
+			w.Skills = append(w.Skills, "/"+d+"/")
+		}
 	}
 	w.Skills = append(w.Skills, "/.deepagents/skills/")
 	b, err := backend.NewComposite(ws, routes)

@@ -90,7 +90,7 @@ func TestOpenRoutesAndProtections(t *testing.T) {
 	if want := []string{"/user/AGENTS.md", "/AGENTS.md"}; !slices.Equal(ws.Memory, want) {
 		t.Errorf("Memory = %v, want %v", ws.Memory, want)
 	}
-	if want := []string{"/user/skills/", "/.agents/skills/", "/.claude/skills/", "/.deepagents/skills/"}; !slices.Equal(ws.Skills, want) {
+	if want := []string{"/user/skills/", "/.deepagents/skills/"}; !slices.Equal(ws.Skills, want) {
 		t.Errorf("Skills = %v, want %v", ws.Skills, want)
 	}
 	if _, ok := b.(backend.Sandbox); ok {
@@ -109,7 +109,7 @@ func TestOpenWithoutFolders(t *testing.T) {
 	if want := []string{"/AGENTS.md"}; !slices.Equal(ws.Memory, want) {
 		t.Errorf("Memory = %v, want %v", ws.Memory, want)
 	}
-	if want := []string{"/.agents/skills/", "/.claude/skills/", "/.deepagents/skills/"}; !slices.Equal(ws.Skills, want) {
+	if want := []string{"/.deepagents/skills/"}; !slices.Equal(ws.Skills, want) {
 		t.Errorf("Skills = %v, want %v", ws.Skills, want)
 	}
 	files := thread.NewFiles(nil)
@@ -162,13 +162,29 @@ func TestOtherAgentsSkills(t *testing.T) {
 	dir, home := t.TempDir(), t.TempDir()
 	user := filepath.Join(home, ".deepagents")
 	write(t, filepath.Join(home, ".claude", "skills", "review", "SKILL.md"), "---\nname: review\n---\n")
+	write(t, filepath.Join(dir, "CLAUDE.md"), "Use tabs.\n")
 	ws, err := workspace.Open(workspace.Config{Dir: dir, UserDir: user, Home: home})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	if want := []string{"/user/.claude/skills/", "/user/skills/", "/.agents/skills/", "/.claude/skills/", "/.deepagents/skills/"}; !slices.Equal(ws.Skills, want) {
+	// The workspace's are read only with OtherAgents.
+	if want := []string{"/user/.claude/skills/", "/user/skills/", "/.deepagents/skills/"}; !slices.Equal(ws.Skills, want) {
 		t.Errorf("Skills = %v, want %v", ws.Skills, want)
+	}
+	if want := []string{"/user/AGENTS.md", "/AGENTS.md"}; !slices.Equal(ws.Memory, want) {
+		t.Errorf("Memory = %v, want %v", ws.Memory, want)
+	}
+	trusted, err := workspace.Open(workspace.Config{Dir: dir, UserDir: user, Home: home, OtherAgents: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer trusted.Close()
+	if want := []string{"/user/.claude/skills/", "/user/skills/", "/.agents/skills/", "/.claude/skills/", "/.deepagents/skills/"}; !slices.Equal(trusted.Skills, want) {
+		t.Errorf("Skills = %v, want %v", trusted.Skills, want)
+	}
+	if want := []string{"/user/AGENTS.md", "/AGENTS.md", "/CLAUDE.md"}; !slices.Equal(trusted.Memory, want) {
+		t.Errorf("Memory = %v, want %v", trusted.Memory, want)
 	}
 	b := ws.Backend
 	if r, err := b.Read(ctx, "/user/.claude/skills/review/SKILL.md", 0, 0); err != nil || len(r.Lines) != 3 {

@@ -102,12 +102,15 @@ func (m *Middleware) section(contents map[string]string) string {
 	var b strings.Builder
 	b.WriteString("## Memory\n\n<agent_memory>\n")
 	found := false
+	shown := make(map[string]bool, len(m.sources))
 	for _, p := range m.sources {
 		c, ok := contents[p]
-		if !ok {
+		// A file that says what an earlier one says (CLAUDE.md, a link
+		// to AGENTS.md) is shown once.
+		if !ok || shown[c] {
 			continue
 		}
-		found = true
+		found, shown[c] = true, true
 		b.WriteString("### ")
 		b.WriteString(p)
 		b.WriteString("\n")

@@ -58,3 +58,19 @@ func TestMemoryWithNothingSaved(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A file that says what an earlier one says (a CLAUDE.md linked to
+// AGENTS.md) is shown once.
+func TestMemoryShowsTheSameTextOnce(t *testing.T) {
+	_, b := stateWith(map[string]string{"/AGENTS.md": "Use tabs.\n", "/CLAUDE.md": "Use tabs.\n", "/other.md": "Be brief.\n"})
+	mem, err := memory.New(memory.Config{Backend: b, Sources: []string{"/AGENTS.md", "/CLAUDE.md", "/other.md"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := replay.New(replay.Turn{Content: "ok", Expect: &replay.Expect{
+		SystemContains: []string{"### /AGENTS.md\nUse tabs.\n\n### /other.md\nBe brief."}, SystemExclude: []string{"### /CLAUDE.md"}}})
+	a, _ := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{mem}})
+	if _, err := a.Invoke(context.Background(), agent.Prompt("hi")); err != nil {
+		t.Fatal(err)
+	}
+}

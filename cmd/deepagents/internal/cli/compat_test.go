@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -23,8 +24,8 @@ func skill(t *testing.T, dir, name, description string) {
 
 // The skills of the four folders other agents keep (~/.claude/skills,
 // ~/.agents/skills, .claude/skills, .agents/skills) are the agent's, beside
-// its own; a skill of .deepagents/skills wins a name it shares with one of
-// .claude/skills.
+// its own, the workspace's with --trust-workspace; a skill of
+// .deepagents/skills wins a name it shares with one of .claude/skills.
 func TestOtherAgentsSkillsThroughCLI(t *testing.T) {
 	w := newWorld(t)
 	skill(t, filepath.Join(w.home, ".claude", "skills"), "home-claude", "From the home's Claude folder.")
@@ -38,7 +39,88 @@ func TestOtherAgentsSkillsThroughCLI(t *testing.T) {
 			"home-agents","/user/.agents/skills/home-agents/SKILL.md",
 			"repo-claude","/.claude/skills/repo-claude/SKILL.md","repo-agents","/.agents/skills/repo-agents/SKILL.md","Our own."],
 		"system_exclude":["The Claude one."]}}]}`)
-	if code, stdout, stderr := w.run(w.runArgs(s, "go")...); code != 0 {
+	if code, stdout, stderr := w.run(w.runArgs(s, "--trust-workspace", "go")...); code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	// Without the flag, the workspace's are left out, and said to be.
+	untrusted := w.script(`{"turns":[{"content":"done","expect":{
+		"system_contains":["home-claude","home-agents","Our own."],
+		"system_exclude":["repo-claude","repo-agents"]}}]}`)
+	code, stdout, stderr := w.run(w.runArgs(untrusted, "go")...)
+	if code != 0 || !strings.Contains(stderr, "note: the workspace has .claude/skills, .agents/skills of Claude Code's or other agents'") {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+}
+
+// Claude Code's subagent files are subagents here: ~/.claude/agents always,
+// .claude/agents with --trust-workspace; their tool names are mapped, and
+// what has no counterpart is left out with one note; .deepagents/agents
+// wins a name it shares.
+func TestClaudeAgentsThroughCLI(t *testing.T) {
+	w := newWorld(t)
+	write := func(path, body string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(w.home, ".claude", "agents", "reviewer.md"),
+		"---\nname: reviewer\ndescription: Reviews code.\ntools: Read, Grep, Glob, WebFetch\nmodel: sonnet\ncolor: blue\n---\nYou review code strictly.\n")
+	write(filepath.Join(w.dir, ".claude", "agents", "tester.md"),
+		"---\nname: tester\ndescription: Writes tests.\ntools: [Read, Write, Bash]\npermissionMode: acceptEdits\n---\nYou write tests.\n")
+	write(filepath.Join(w.dir, ".claude", "agents", "shared.md"), "---\nname: shared\ndescription: The Claude one.\n---\nClaude's.\n")
+	write(filepath.Join(w.dir, ".deepagents", "agents", "shared.md"), "---\nname: shared\ndescription: Our own.\n---\nOurs.\n")
+	s := w.script(`{"turns":[
+		{"tool_calls":[{"id":"t1","name":"task","args":{"description":"review main.go","subagent_type":"reviewer"}},
+			{"id":"t2","name":"task","args":{"description":"test main.go","subagent_type":"tester"}}],
+		 "expect":{"tools_include":["task"]}},
+		{"agent":"reviewer","content":"looks fine","expect":{"system_contains":["You review code strictly."],"tools_include":["read_file","grep","glob"],"tools_exclude":["write_file","execute","ls"]}},
+		{"agent":"tester","content":"tests written","expect":{"system_contains":["You write tests."],"tools_include":["read_file","write_file"],"tools_exclude":["execute","grep"]}},
+		{"content":"all done"}]}`)
+	code, stdout, stderr := w.run(w.runArgs(s, "--trust-workspace", "go")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	for _, want := range []string{"reviewer.md: color, model: sonnet (the session's model is used), tools: WebFetch", "tester.md: permissionMode, tools: Bash (no shell in this session)"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("the note does not say %q: %s", want, stderr)
+		}
+	}
+	if strings.Count(stderr, "left out") != 1 {
+		t.Errorf("not one note: %s", stderr)
+	}
+	// Ours wins "shared"; without the flag the workspace's Claude Code
+	// subagents are not offered.
+	shared := w.script(`{"turns":[{"tool_calls":[{"id":"t","name":"task","args":{"description":"x","subagent_type":"shared"}}]},
+		{"agent":"shared","content":"ours","expect":{"system_contains":["Ours."],"system_exclude":["Claude's."]}},{"content":"done"}]}`)
+	if code, stdout, stderr := w.run(w.runArgs(shared, "--trust-workspace", "go")...); code != 0 {
+		t.Errorf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	untrusted := w.script(`{"turns":[{"tool_calls":[{"id":"t","name":"task","args":{"description":"x","subagent_type":"tester"}}]},{"content":"done"}]}`)
+	code, stdout, stderr = w.run(w.runArgs(untrusted, "go")...)
+	if got := toolResultEvents(t, stdout)["t"]; code != 0 || !got.IsError || !strings.Contains(stderr, ".claude/agents") {
+		t.Errorf("untrusted: exit %d, task's result %+v: %s", code, got, stderr)
+	}
+}
+
+// CLAUDE.md is read after AGENTS.md with --trust-workspace, once when it
+// says what AGENTS.md says (a link to it).
+func TestClaudeMemoryThroughCLI(t *testing.T) {
+	w := newWorld(t)
+	os.WriteFile(filepath.Join(w.dir, "CLAUDE.md"), []byte("Claude rule: run make check.\n"), 0o644)
+	s := w.script(`{"turns":[{"content":"done","expect":{"system_contains":["### /CLAUDE.md\nClaude rule: run make check."]}}]}`)
+	if code, stdout, stderr := w.run(w.runArgs(s, "--trust-workspace", "go")...); code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	os.WriteFile(filepath.Join(w.dir, "AGENTS.md"), []byte("Claude rule: run make check.\n"), 0o644)
+	once := w.script(`{"turns":[{"content":"done","expect":{"system_contains":["### /AGENTS.md\nClaude rule: run make check."],"system_exclude":["### /CLAUDE.md"]}}]}`)
+	if code, stdout, stderr := w.run(w.runArgs(once, "--trust-workspace", "go")...); code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	untrusted := w.script(`{"turns":[{"content":"done","expect":{"system_exclude":["### /CLAUDE.md"]}}]}`)
+	os.Remove(filepath.Join(w.dir, "AGENTS.md"))
+	if code, stdout, stderr := w.run(w.runArgs(untrusted, "go")...); code != 0 || !strings.Contains(stderr, "CLAUDE.md") {
 		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
 	}
 }

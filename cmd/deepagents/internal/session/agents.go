@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"strings"
@@ -41,17 +40,9 @@ func parseAgentFile(path string, getenv func(string) string) (agentFile, error) 
 	if err != nil {
 		return agentFile{}, err
 	}
-	raw = bytes.TrimPrefix(raw, []byte("\ufeff"))
-	rest, ok := bytes.CutPrefix(raw, []byte("---\n"))
-	if !ok {
-		rest, ok = bytes.CutPrefix(raw, []byte("---\r\n"))
-	}
-	if !ok {
-		return agentFile{}, fmt.Errorf("no front matter: the file must start with a --- line")
-	}
-	fm, body, ok := bytes.Cut(rest, []byte("\n---"))
-	if !ok {
-		return agentFile{}, fmt.Errorf("front matter is not closed by a --- line")
+	fm, body, err := frontMatter(raw)
+	if err != nil {
+		return agentFile{}, err
 	}
 	var meta struct {
 		Name        string            `yaml:"name"`
@@ -70,12 +61,6 @@ func parseAgentFile(path string, getenv func(string) string) (agentFile, error) 
 	}
 	if meta.Name == "" || meta.Description == "" {
 		return agentFile{}, fmt.Errorf("front matter needs name and description")
-	}
-	// The rest of the closing --- line is not part of the body.
-	if _, after, found := bytes.Cut(body, []byte("\n")); found {
-		body = after
-	} else {
-		body = nil
 	}
 	mode, err := subagentMode(meta.Mode)
 	if err != nil {

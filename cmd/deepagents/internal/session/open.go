@@ -231,16 +231,17 @@ func hooksConfig(spec Spec, ws *workspace.Workspace, deps Deps) hooks.Config {
 // are the editor's.
 func openWorkspace(spec Spec, db *persist.DB, bufs backend.Buffers) (*workspace.Workspace, error) {
 	cfg := workspace.Config{
-		Dir:        spec.Dir,
-		Shell:      spec.Shell,
-		UserDir:    spec.UserDir,
-		Home:       spec.Home,
-		HistoryDir: spec.HistoryDir,
-		Store:      db.Store,
-		ReadOnly:   spec.ReadOnly,
-		Unreadable: spec.Unreadable,
-		Rules:      spec.Rules,
-		Buffers:    bufs,
+		Dir:         spec.Dir,
+		Shell:       spec.Shell,
+		UserDir:     spec.UserDir,
+		Home:        spec.Home,
+		OtherAgents: spec.OtherAgents,
+		HistoryDir:  spec.HistoryDir,
+		Store:       db.Store,
+		ReadOnly:    spec.ReadOnly,
+		Unreadable:  spec.Unreadable,
+		Rules:       spec.Rules,
+		Buffers:     bufs,
 	}
 	if spec.StateWorkspace {
 		cfg.Dir = ""

@@ -37,7 +37,15 @@ var startupFiles = []string{
 	".cargo/config", ".cargo/config.toml", ".gradle/init.d", ".gradle/init.gradle",
 	".gradle/gradle.properties", ".npmrc", ".yarnrc", ".yarnrc.yml", ".ipython", ".pythonrc",
 	".docker/config.json", ".kube/config", ".aws/config", ".m2/settings.xml",
+	// other agents' folders: their settings run hooks, their skills,
+	// subagents and commands instruct this agent and theirs
+	".claude", ".agents", ".codex",
 }
+
+// agentKeyFiles are the files below the home directory where other agents
+// keep their keys (Claude Code's and Codex's sign-ins): the file tools and
+// the sandbox never read them.
+var agentKeyFiles = []string{".claude/.credentials.json", ".codex/auth.json"}
 
 // protectHost gathers the host paths of the user's configuration that
 // the file tools and the sandbox keep from the model whatever the
@@ -102,6 +110,11 @@ func (r *resolver) protectHost() (readOnly, unreadable []string) {
 	}
 	for _, p := range r.f.MCPConfigs {
 		addHidden(p)
+	}
+	if home != "" {
+		for _, p := range agentKeyFiles {
+			addHidden(filepath.Join(home, filepath.FromSlash(p)))
+		}
 	}
 	for _, a := range r.userAgents() {
 		if a.err == nil && a.af.remote {

@@ -117,6 +117,10 @@ type Spec struct {
 	// Home is the user's home, whose other agents' skill folders are
 	// shown there too (workspace.OtherSkillDirs); "" when UserDir is.
 	UserDir, Home string
+	// OtherAgents reads the workspace's files of other agents (Claude
+	// Code's skills and CLAUDE.md, the .agents skills): with
+	// --trust-workspace (workspace.Config.OtherAgents).
+	OtherAgents bool
 	// HistoryDir keeps conversation histories beside a SQLite database;
 	// "" keeps them in each thread's state.
 	HistoryDir string
@@ -262,6 +266,7 @@ func Resolve(in Inputs) (Spec, error) {
 		return Spec{}, err
 	}
 	readOnly, unreadable := r.protectHost()
+	r.noteOtherAgents()
 	subs, async, err := r.subagents()
 	for i := range subs {
 		if b := subs[i].Budget; b != nil {
@@ -346,6 +351,7 @@ func Resolve(in Inputs) (Spec, error) {
 		if spec.UserDir != "" {
 			spec.Home = in.Places.Home
 		}
+		spec.OtherAgents = r.trustsOtherAgents()
 	}
 	return spec, nil
 }
@@ -843,6 +849,7 @@ type agentRead struct {
 	path string
 	af   agentFile
 	err  error
+	left []string // what a Claude Code file says that is not used
 }
 
 // readAgents reads the subagent files of dir, in name order.
@@ -852,7 +859,20 @@ func (r *resolver) readAgents(dir string) []agentRead {
 	out := make([]agentRead, 0, len(paths))
 	for _, p := range paths {
 		af, err := parseAgentFile(p, r.getenv)
-		out = append(out, agentRead{p, af, err})
+		out = append(out, agentRead{path: p, af: af, err: err})
+	}
+	return out
+}
+
+// readClaudeAgents reads the subagent files of Claude Code's in dir, in
+// name order.
+func (r *resolver) readClaudeAgents(dir string) []agentRead {
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.md"))
+	slices.Sort(paths)
+	out := make([]agentRead, 0, len(paths))
+	for _, p := range paths {
+		af, left, err := parseClaudeAgentFile(p, r.f.Shell)
+		out = append(out, agentRead{path: p, af: af, err: err, left: left})
 	}
 	return out
 }
@@ -893,23 +913,34 @@ func (r *resolver) subagents() ([]Subagent, []AsyncSubagent, error) {
 		return subs, nil, nil
 	}
 	type folder struct {
-		dir   string
-		files []agentRead
+		fromUser bool
+		files    []agentRead
 	}
 	userAgents := ""
 	var folders []folder
+	// Claude Code's folders first: this agent's own win a name they share.
+	if h := r.in.Places.Home; h != "" && r.in.Places.UserDir != "" {
+		folders = append(folders, folder{true, r.readClaudeAgents(filepath.Join(h, ".claude", "agents"))})
+	}
 	if u := r.in.Places.UserDir; u != "" {
 		userAgents = filepath.Join(u, "agents")
-		folders = append(folders, folder{userAgents, r.userAgents()})
+		folders = append(folders, folder{true, r.userAgents()})
+	}
+	if r.trustsOtherAgents() {
+		folders = append(folders, folder{false, r.readClaudeAgents(filepath.Join(r.f.Dir, ".claude", "agents"))})
 	}
 	project := filepath.Join(r.f.Dir, ".deepagents", "agents")
-	folders = append(folders, folder{project, r.readAgents(project)})
+	// The workspace may be the user's home, its agents the user's.
+	folders = append(folders, folder{project == userAgents, r.readAgents(project)})
 	byName := map[string]agentRead{}
 	var order []string
+	var left []string
 	for _, fo := range folders {
-		// The workspace may be the user's home, its agents the user's.
-		fromUser := fo.dir == userAgents
+		fromUser := fo.fromUser
 		for _, a := range fo.files {
+			if len(a.left) > 0 {
+				left = append(left, fmt.Sprintf("%s: %s", a.path, strings.Join(a.left, ", ")))
+			}
 			if a.err != nil {
 				return nil, nil, UsageError{fmt.Errorf("subagent file %s: %w", a.path, a.err)}
 			}
@@ -924,6 +955,9 @@ func (r *resolver) subagents() ([]Subagent, []AsyncSubagent, error) {
 			}
 			byName[a.af.sa.Name] = a
 		}
+	}
+	if len(left) > 0 {
+		r.note("note: what Claude Code's subagent files say that this agent has no counterpart for is left out: %s", strings.Join(left, "; "))
 	}
 	subs := make([]Subagent, 0, len(order))
 	var async []AsyncSubagent

@@ -31,12 +31,12 @@ func TestProtectHostLists(t *testing.T) {
 	r := &resolver{in: Inputs{Getenv: getenv, Places: Locate(getenv), DB: db}, f: Flags{MCPConfigs: []string{filepath.Join(home, "servers.json")}}}
 	var h struct{ readOnly, unreadable []string }
 	h.readOnly, h.unreadable = r.protectHost()
-	for _, want := range []string{".deepagents", "xdg/deepagents", ".bashrc", ".zshrc", ".profile", ".config/fish", "xdg/fish", ".gitconfig", ".local/lib", ".cargo/config.toml", ".docker/config.json"} {
+	for _, want := range []string{".deepagents", "xdg/deepagents", ".bashrc", ".zshrc", ".profile", ".config/fish", "xdg/fish", ".gitconfig", ".local/lib", ".cargo/config.toml", ".docker/config.json", ".claude", ".agents", ".codex"} {
 		if !contains(h.readOnly, filepath.Join(home, want)) {
 			t.Errorf("read-only lacks %s: %v", want, h.readOnly)
 		}
 	}
-	for _, want := range []string{".deepagents/config.yaml", ".deepagents/mcp.json", "xdg/deepagents/config.yaml", "servers.json", ".deepagents/agents/remote.md", "data/deepagents.db", "data/deepagents.db-wal", "data/deepagents.db.history"} {
+	for _, want := range []string{".deepagents/config.yaml", ".deepagents/mcp.json", "xdg/deepagents/config.yaml", "servers.json", ".deepagents/agents/remote.md", "data/deepagents.db", "data/deepagents.db-wal", "data/deepagents.db.history", ".claude/.credentials.json", ".codex/auth.json"} {
 		if !contains(h.unreadable, filepath.Join(home, want)) {
 			t.Errorf("unreadable lacks %s: %v", want, h.unreadable)
 		}
