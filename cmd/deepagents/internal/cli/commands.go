@@ -78,6 +78,16 @@ func (h *goalHolder) take(thread string, values map[string]json.RawMessage) {
 	}
 }
 
+// customCommands lists the command files' commands for the session's
+// /help and tab.
+func customCommands(cmds []session.Command) []tui.CustomCommand {
+	out := make([]tui.CustomCommand, len(cmds))
+	for i, c := range cmds {
+		out[i] = tui.CustomCommand{Name: c.Name, ArgumentHint: c.ArgumentHint, Description: c.Description}
+	}
+	return out
+}
+
 // current returns the session and spec in use.
 func (l *live) current() (*session.Session, session.Spec) {
 	l.mu.Lock()
@@ -125,6 +135,15 @@ func (l *live) commands() tui.Commands {
 			return verify.GoalOf(snap.Values), nil
 		},
 		SetGoal: l.goal.set,
+		Custom:  customCommands(l.o.spec.Commands),
+		Expand: func(text string) (string, bool) {
+			_, spec := l.current()
+			c, args, ok := session.FindCommand(spec.Commands, text)
+			if !ok {
+				return "", false
+			}
+			return c.Expand(args), true
+		},
 		Turns: func(ctx context.Context, thread string) ([]tui.Turn, error) {
 			s, _ := l.current()
 			rows, err := turnRows(ctx, s.Rewind, thread)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,4 +124,47 @@ func TestClaudeMemoryThroughCLI(t *testing.T) {
 	if code, stdout, stderr := w.run(w.runArgs(untrusted, "go")...); code != 0 || !strings.Contains(stderr, "CLAUDE.md") {
 		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
 	}
+}
+
+// Command files run their prompt: deepagents -p '/NAME ARGS' and run
+// '/NAME ARGS' headless, /NAME ARGS in the terminal. Claude Code's
+// (~/.claude/commands, and .claude/commands with --trust-workspace) and
+// this agent's own (.deepagents/commands, which wins a name).
+func TestCommandFilesThroughCLI(t *testing.T) {
+	w := newWorld(t)
+	write := func(path, body string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(w.home, ".claude", "commands", "fix-issue.md"), "---\ndescription: Fix a GitHub issue\nargument-hint: NUMBER\n---\nFind and fix issue #$ARGUMENTS, then run the tests.\n")
+	write(filepath.Join(w.dir, ".claude", "commands", "review.md"), "Review the repository's $1 folder.\n")
+	write(filepath.Join(w.dir, ".claude", "commands", "shared.md"), "Claude's shared.\n")
+	write(filepath.Join(w.dir, ".deepagents", "commands", "shared.md"), "Our shared.\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"/fix-issue 42"}, "Find and fix issue #42, then run the tests."},
+		{[]string{"--trust-workspace", "/review src"}, "Review the repository's src folder."},
+		{[]string{"--trust-workspace", "/shared"}, "Our shared."},
+		{[]string{"/review src"}, "/review src"}, // untrusted: not a command, a prompt
+		{[]string{"/usr/bin is where"}, "/usr/bin is where"},
+	} {
+		want, _ := json.Marshal(tc.want)
+		s := w.script(`{"turns":[{"content":"done","expect":{"last_message_contains":[` + string(want) + `]}}]}`)
+		if code, stdout, stderr := w.run(append(w.runArgs(s), tc.args...)...); code != 0 {
+			t.Errorf("%v: exit %d: %s %s", tc.args, code, stderr, stdout)
+		}
+	}
+	// In the terminal: /help lists them, and /NAME ARGS runs one.
+	script := w.script(`{"turns":[{"content":"Fixed it.","expect":{"last_message_contains":["Find and fix issue #7, then run the tests."]}}]}`)
+	s := startTmux(t, w, "--model", "replay:"+script, "--dir", w.dir, "--db", w.db)
+	s.waitFor("> ")
+	s.typeLine("/help")
+	s.waitFor("/fix-issue NUMBER Fix a GitHub issue")
+	s.typeLine("/fix-issue 7")
+	s.waitFor("Fixed it.")
 }

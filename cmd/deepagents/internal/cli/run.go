@@ -14,6 +14,7 @@ import (
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/middleware/verify"
@@ -235,6 +236,12 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 		maps.Copy(in.Values, verify.GoalValues(f.goal))
 	}
 	title := promptText(in)
+	// deepagents -p '/NAME ARGS' runs a command file's prompt.
+	if len(in.Messages) == 1 && in.Messages[0].Role == llm.RoleUser {
+		if c, args, ok := session.FindCommand(o.spec.Commands, in.Messages[0].Text()); ok {
+			in.Messages[0] = llm.UserText(c.Expand(args))
+		}
+	}
 	// A task is a session of the hooks (deepagents resume finishes the
 	// run of one that ended waiting for approval, and is none).
 	if in.Decisions == nil {

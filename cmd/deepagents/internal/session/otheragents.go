@@ -10,7 +10,7 @@ import (
 // Code's, the .agents convention's) that a workspace may hold and this
 // agent reads, with --trust-workspace: they shape what the agent does as
 // the workspace's author wrote them (docs/compatibility.md).
-var otherAgentsFiles = []string{".claude/agents", ".claude/skills", ".agents/skills", "CLAUDE.md"}
+var otherAgentsFiles = []string{".claude/agents", ".claude/commands", ".claude/skills", ".agents/skills", "CLAUDE.md"}
 
 // trustsOtherAgents reports whether the workspace's files of other agents
 // are read: with --trust-workspace, in a folder on disk that is not the

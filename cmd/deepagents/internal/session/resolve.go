@@ -136,6 +136,9 @@ type Spec struct {
 	// assistant's; their models are specs Open opens.
 	Subagents      []Subagent
 	AsyncSubagents []AsyncSubagent
+	// Commands are the user's and the workspace's command files
+	// (/NAME ARGS), a later folder's winning a name.
+	Commands []Command
 	// SystemPrompt, Memory and Skills are an assistant's: its prompt, and
 	// the memory files and skill folders replacing the workspace's (nil:
 	// the workspace's).
@@ -331,6 +334,7 @@ func Resolve(in Inputs) (Spec, error) {
 		Hooks:             hks,
 		Subagents:         subs,
 		AsyncSubagents:    async,
+		Commands:          r.commands(),
 		Settings:          settings,
 		Prices:            r.prices(),
 		Notes:             r.notes,

@@ -60,6 +60,16 @@ type Commands struct {
 	// "" for a new one), which puts it on the thread.
 	Goal    func(ctx context.Context, thread string) (string, error)
 	SetGoal func(thread, goal string)
+	// Custom are the command files' commands (/NAME ARGS), for /help and
+	// tab; Expand returns the prompt text runs, ok false when it names
+	// none of them. A built-in command wins a name.
+	Custom []CustomCommand
+	Expand func(text string) (prompt string, ok bool)
+}
+
+// CustomCommand is a command file's command, as /help lists it.
+type CustomCommand struct {
+	Name, ArgumentHint, Description string
 }
 
 // Switched is the agent SwitchModel opened: its model and profile, the
@@ -78,7 +88,7 @@ func (m *tuiModel) command(text string) tea.Cmd {
 	say := func(s string) tea.Cmd { return m.print(dim.Render("> "+text) + "\n" + s) }
 	switch name {
 	case "help":
-		return say(tuiHelp)
+		return say(tuiHelp + m.customHelp())
 	case "exit", "quit":
 		return tea.Quit
 	case "clear", "new":
@@ -185,7 +195,40 @@ func (m *tuiModel) command(text string) tea.Cmd {
 		}
 		return say(out)
 	}
+	if expand := m.cfg.Commands.Expand; expand != nil {
+		if prompt, ok := expand(text); ok {
+			m.lastSent = text
+			thread, ask := m.thread, m.cfg.Prompt
+			run := func(ctx context.Context) iter.Seq2[agent.Event, error] { return ask(ctx, thread, prompt) }
+			return tea.Batch(m.print(dim.Render("> "+text)), m.start(run, false))
+		}
+	}
 	return say(red.Render("unknown command /" + name + "; /help lists them"))
+}
+
+// customHelp lists the command files' commands for /help.
+func (m *tuiModel) customHelp() string {
+	var b strings.Builder
+	for _, c := range m.cfg.Commands.Custom {
+		line := "/" + c.Name
+		if c.ArgumentHint != "" {
+			line += " " + c.ArgumentHint
+		}
+		fmt.Fprintf(&b, "\n%-14s %s", display.TerminalSafe(line), display.OneLine(c.Description))
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "\ncommand files (.claude/commands, .deepagents/commands):" + b.String()
+}
+
+// customNames are the command files' commands, as tab completes them.
+func (m *tuiModel) customNames() []string {
+	var names []string
+	for _, c := range m.cfg.Commands.Custom {
+		names = append(names, "/"+c.Name)
+	}
+	return names
 }
 
 // goal shows the thread's goal, or sets it to arg ("clear" removes it).

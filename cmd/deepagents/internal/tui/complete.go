@@ -54,7 +54,7 @@ func (m *tuiModel) complete() string {
 	)
 	switch {
 	case strings.HasPrefix(word, "/") && m.input.Line() == 0 && start == 0:
-		more, list = completeCommand(commandNames(), word)
+		more, list = completeCommand(append(commandNames(), m.customNames()...), word)
 		label = "commands"
 	case strings.HasPrefix(word, "@"):
 		if m.cfg.Files == nil {
