@@ -74,3 +74,28 @@ func TestMemoryShowsTheSameTextOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Imports (Claude Code's "@path" words) are shown after the file that
+// names them, relative to it, depth first; a cycle ends, code is not read
+// for imports, a name that is no file is left as text, and CLAUDE.md that
+// only imports AGENTS.md shows AGENTS.md once.
+func TestMemoryImports(t *testing.T) {
+	_, b := stateWith(map[string]string{
+		"/AGENTS.md":      "Use tabs.\n",
+		"/CLAUDE.md":      "@AGENTS.md\nSee @docs/style.md, and mail me@example.com about @types/node.\n```\n@docs/secret.md\n```\nNot `@docs/secret.md` either.\n",
+		"/docs/style.md":  "Short lines. @more.md\n",
+		"/docs/more.md":   "Even shorter. @../CLAUDE.md\n",
+		"/docs/secret.md": "SECRET\n",
+	})
+	mem, err := memory.New(memory.Config{Backend: b, Sources: []string{"/AGENTS.md", "/CLAUDE.md"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := replay.New(replay.Turn{Content: "ok", Expect: &replay.Expect{
+		SystemContains: []string{"### /AGENTS.md\nUse tabs.\n\n### /CLAUDE.md\n@AGENTS.md", "### /docs/style.md\nShort lines. @more.md\n\n### /docs/more.md\nEven shorter."},
+		SystemExclude:  []string{"SECRET", "### /types", "### /AGENTS.md\nUse tabs.\n\n### /CLAUDE.md\n@AGENTS.md\nSee @docs/style.md, and mail me@example.com about @types/node.\n```\n@docs/secret.md\n```\nNot `@docs/secret.md` either.\n\n### /AGENTS.md"}}})
+	a, _ := agent.New(agent.Config{Model: m, Middleware: []agent.Middleware{mem}})
+	if _, err := a.Invoke(context.Background(), agent.Prompt("hi")); err != nil {
+		t.Fatal(err)
+	}
+}
