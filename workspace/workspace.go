@@ -266,8 +266,9 @@ func Open(cfg Config) (*Workspace, error) {
 	w.Memory = append(w.Memory, "/AGENTS.md")
 	if cfg.OtherAgents && w.dir != "" {
 		// Listed only when there, so that the memory's guidance names
-		// no file the workspace does not have.
-		if _, err := os.Stat(filepath.Join(w.dir, "CLAUDE.md")); err == nil {
+		// no file the workspace does not have; a link (to AGENTS.md, as
+		// often) is not read through, as the file tools read none.
+		if st, err := os.Lstat(filepath.Join(w.dir, "CLAUDE.md")); err == nil && st.Mode().IsRegular() {
 			w.Memory = append(w.Memory, "/CLAUDE.md")
 		}
 		for _, d := range OtherSkillDirs {

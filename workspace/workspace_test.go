@@ -186,12 +186,29 @@ func TestOtherAgentsSkills(t *testing.T) {
 	if want := []string{"/user/AGENTS.md", "/AGENTS.md", "/CLAUDE.md"}; !slices.Equal(trusted.Memory, want) {
 		t.Errorf("Memory = %v, want %v", trusted.Memory, want)
 	}
+	// A CLAUDE.md that links to AGENTS.md is not listed: the file tools
+	// read no link, and AGENTS.md is read anyway.
+	os.Remove(filepath.Join(dir, "CLAUDE.md"))
+	if err := os.Symlink("AGENTS.md", filepath.Join(dir, "CLAUDE.md")); err != nil {
+		t.Fatal(err)
+	}
+	linked, err := workspace.Open(workspace.Config{Dir: dir, UserDir: user, Home: home, OtherAgents: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer linked.Close()
+	if want := []string{"/user/AGENTS.md", "/AGENTS.md"}; !slices.Equal(linked.Memory, want) {
+		t.Errorf("Memory with a linked CLAUDE.md = %v, want %v", linked.Memory, want)
+	}
 	b := ws.Backend
 	if r, err := b.Read(ctx, "/user/.claude/skills/review/SKILL.md", 0, 0); err != nil || len(r.Lines) != 3 {
 		t.Errorf("reading the skill: %v %v", r, err)
 	}
-	if err := b.Write(ctx, "/user/.claude/skills/review/SKILL.md", "obey"); err == nil {
+	if err := b.Write(ctx, "/user/.claude/skills/planted/SKILL.md", "obey"); err == nil {
 		t.Error("the home's skills are writable")
+	}
+	if _, err := os.Stat(filepath.Join(home, ".claude", "skills", "planted")); err == nil {
+		t.Error("a skill was planted in the home")
 	}
 	host := filepath.Join(home, ".claude", "skills", "review", "SKILL.md")
 	if got, ok := ws.HostPath("/user/.claude/skills/review/SKILL.md"); !ok || got != host {

@@ -71,6 +71,11 @@ func TestClaudeAgentsThroughCLI(t *testing.T) {
 	write(filepath.Join(w.dir, ".claude", "agents", "tester.md"),
 		"---\nname: tester\ndescription: Writes tests.\ntools: [Read, Write, Bash]\npermissionMode: acceptEdits\n---\nYou write tests.\n")
 	write(filepath.Join(w.dir, ".claude", "agents", "shared.md"), "---\nname: shared\ndescription: The Claude one.\n---\nClaude's.\n")
+	// A file Claude Code would skip is skipped, and said to be; one of
+	// the home's that shares a name with the user's own loses.
+	write(filepath.Join(w.home, ".claude", "agents", "broken.md"), "no front matter here")
+	write(filepath.Join(w.home, ".claude", "agents", "mine.md"), "---\nname: mine\ndescription: Claude's mine.\n---\nClaude's mine.\n")
+	write(filepath.Join(w.home, ".deepagents", "agents", "mine.md"), "---\nname: mine\ndescription: Our mine.\n---\nOur mine.\n")
 	write(filepath.Join(w.dir, ".deepagents", "agents", "shared.md"), "---\nname: shared\ndescription: Our own.\n---\nOurs.\n")
 	s := w.script(`{"turns":[
 		{"tool_calls":[{"id":"t1","name":"task","args":{"description":"review main.go","subagent_type":"reviewer"}},
@@ -83,7 +88,8 @@ func TestClaudeAgentsThroughCLI(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
 	}
-	for _, want := range []string{"reviewer.md: color, model: sonnet (the session's model is used), tools: WebFetch", "tester.md: permissionMode, tools: Bash (no shell in this session)"} {
+	for _, want := range []string{"reviewer.md: color, model: sonnet (the session's model is used), tools: WebFetch", "tester.md: permissionMode, tools: Bash (no shell in this session)",
+		"broken.md: not read: no front matter"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("the note does not say %q: %s", want, stderr)
 		}
@@ -93,8 +99,9 @@ func TestClaudeAgentsThroughCLI(t *testing.T) {
 	}
 	// Ours wins "shared"; without the flag the workspace's Claude Code
 	// subagents are not offered.
-	shared := w.script(`{"turns":[{"tool_calls":[{"id":"t","name":"task","args":{"description":"x","subagent_type":"shared"}}]},
-		{"agent":"shared","content":"ours","expect":{"system_contains":["Ours."],"system_exclude":["Claude's."]}},{"content":"done"}]}`)
+	shared := w.script(`{"turns":[{"tool_calls":[{"id":"t","name":"task","args":{"description":"x","subagent_type":"shared"}},{"id":"m","name":"task","args":{"description":"y","subagent_type":"mine"}}]},
+		{"agent":"shared","content":"ours","expect":{"system_contains":["Ours."],"system_exclude":["Claude's."]}},
+		{"agent":"mine","content":"ours too","expect":{"system_contains":["Our mine."],"system_exclude":["Claude's mine."]}},{"content":"done"}]}`)
 	if code, stdout, stderr := w.run(w.runArgs(shared, "--trust-workspace", "go")...); code != 0 {
 		t.Errorf("exit %d: %s\n%s", code, stderr, stdout)
 	}
@@ -106,7 +113,7 @@ func TestClaudeAgentsThroughCLI(t *testing.T) {
 }
 
 // CLAUDE.md is read after AGENTS.md with --trust-workspace, once when it
-// says what AGENTS.md says (a link to it).
+// says what AGENTS.md says (a copy of it).
 func TestClaudeMemoryThroughCLI(t *testing.T) {
 	w := newWorld(t)
 	os.WriteFile(filepath.Join(w.dir, "CLAUDE.md"), []byte("Claude rule: run make check.\n"), 0o644)
@@ -121,7 +128,7 @@ func TestClaudeMemoryThroughCLI(t *testing.T) {
 	}
 	untrusted := w.script(`{"turns":[{"content":"done","expect":{"system_exclude":["### /CLAUDE.md"]}}]}`)
 	os.Remove(filepath.Join(w.dir, "AGENTS.md"))
-	if code, stdout, stderr := w.run(w.runArgs(untrusted, "go")...); code != 0 || !strings.Contains(stderr, "CLAUDE.md") {
+	if code, stdout, stderr := w.run(w.runArgs(untrusted, "go")...); code != 0 || !strings.Contains(stderr, "note: the workspace has CLAUDE.md of Claude Code's") {
 		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
 	}
 }

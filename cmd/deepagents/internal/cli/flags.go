@@ -63,7 +63,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.Rules.Deny, "deny", nil, "permission rule: refuse matching calls, such as 'execute(rm)' or 'read_file(**/.env)' (repeatable)")
 	fl.StringVar(&f.Record, "record", "", "record every model request and response to FILE, for --model replay:FILE")
 	fl.StringArrayVar(&f.MCPConfigs, "mcp-config", nil, "start the MCP servers of this JSON file ({\"mcpServers\": ...}, as .mcp.json) besides ~/.deepagents/mcp.json's (repeatable)")
-	fl.BoolVar(&f.TrustWorkspace, "trust-workspace", false, "trust what the workspace's files name to run: start the MCP servers of its .mcp.json and run the hooks of its .claude/settings.json, .claude/settings.local.json and .deepagents/config.yaml (they run commands the repository names)")
+	fl.BoolVar(&f.TrustWorkspace, "trust-workspace", false, "trust what the workspace's files name to run: start the MCP servers of its .mcp.json and run the hooks of its .claude/settings.json, .claude/settings.local.json and .deepagents/config.yaml (they run commands the repository names); and read the files other agents keep in it (CLAUDE.md, .claude/agents, .claude/commands, .claude/skills, .agents/skills)")
 	// The flag's name before it covered hooks too.
 	fl.BoolVar(&f.TrustWorkspace, "mcp-workspace", false, "the same as --trust-workspace")
 	fl.BoolVar(&f.AllowSystemDir, session.SystemDirFlag, false, "accept a system folder (/, /usr, /etc, /var/lib and the like) as the workspace: the agent may then change what the system runs")

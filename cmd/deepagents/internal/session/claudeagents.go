@@ -23,15 +23,13 @@ import (
 
 // claudeAgentFields are the front matter keys of Claude Code's subagent
 // files that are used here; the others are left out with a note.
-var claudeAgentFields = []string{"name", "description", "tools", "model", "background"}
-
-// claudeModelAliases are Claude Code's model aliases: the subagent then
-// runs on the session's model, as with "inherit".
-var claudeModelAliases = []string{"inherit", "sonnet", "opus", "haiku"}
+var claudeAgentFields = []string{"name", "description", "tools", "disallowedTools", "model", "background"}
 
 // parseClaudeAgentFile reads a subagent file of Claude Code's. shell says
 // whether the session offers execute, to which Bash maps. left lists what
-// of the file is not used ("permissionMode", "tools: WebFetch").
+// of the file is not used ("permissionMode", "tools: WebFetch"). The
+// subagent always runs on the session's model: a file of another tool's
+// never chooses where this agent's requests (and its keys) go.
 func parseClaudeAgentFile(path string, shell bool) (af agentFile, left []string, err error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -41,10 +39,7 @@ func parseClaudeAgentFile(path string, shell bool) (af agentFile, left []string,
 	if err != nil {
 		return agentFile{}, nil, err
 	}
-	var meta map[string]any
-	if err := yaml.Unmarshal(fm, &meta); err != nil {
-		return agentFile{}, nil, fmt.Errorf("front matter: %w", err)
-	}
+	meta := lenientFrontMatter(fm)
 	str := func(k string) string { s, _ := meta[k].(string); return strings.TrimSpace(s) }
 	af.sa = deepagents.Subagent{Name: str("name"), Description: str("description"), SystemPrompt: strings.TrimSpace(string(body))}
 	if af.sa.Name == "" || af.sa.Description == "" {
@@ -56,35 +51,32 @@ func parseClaudeAgentFile(path string, shell bool) (af agentFile, left []string,
 		}
 	}
 	af.background, _ = meta["background"].(bool)
-	switch m := str("model"); {
-	case m == "" || slices.Contains(claudeModelAliases, m):
-		if m != "" && m != "inherit" {
-			left = append(left, "model: "+m+" (the session's model is used)")
-		}
-	case strings.Contains(m, ":"):
-		af.model = m // a model spec of this agent's
-	default:
+	if m := str("model"); m != "" && m != "inherit" {
 		left = append(left, "model: "+m+" (the session's model is used)")
 	}
-	var names []string
-	switch t := meta["tools"].(type) {
-	case nil:
+	names, given, err := toolList(meta["tools"])
+	if err != nil {
+		return agentFile{}, nil, err
+	}
+	denied, _, err := toolList(meta["disallowedTools"])
+	if err != nil {
+		return agentFile{}, nil, fmt.Errorf("disallowedTools: %w", err)
+	}
+	if !given && len(denied) == 0 {
 		return af, left, nil // every tool, as in Claude Code
-	case string:
-		names = splitList(t)
-	case []any:
-		for _, v := range t {
-			names = append(names, strings.TrimSpace(fmt.Sprint(v)))
-		}
-	default:
-		return agentFile{}, nil, fmt.Errorf("tools must be a list or a comma-separated string")
+	}
+	if !given {
+		names = claudeMappedTools // every tool this agent maps, less the denied
 	}
 	af.sa.AllowedTools = []string{}
 	for _, n := range names {
 		tool := hooks.AgentName(n)
 		switch {
+		case slices.ContainsFunc(denied, func(d string) bool { return hooks.AgentName(d) == tool }):
 		case tool == filesystem.ExecuteTool && !shell:
-			left = append(left, "tools: "+n+" (no shell in this session)")
+			if given {
+				left = append(left, "tools: "+n+" (no shell in this session)")
+			}
 		case slices.Contains(claudeMappedTools, tool):
 			if !slices.Contains(af.sa.AllowedTools, tool) {
 				af.sa.AllowedTools = append(af.sa.AllowedTools, tool)
@@ -93,7 +85,47 @@ func parseClaudeAgentFile(path string, shell bool) (af agentFile, left []string,
 			left = append(left, "tools: "+n)
 		}
 	}
+	if len(af.sa.AllowedTools) == 0 {
+		left = append(left, "no tool of its list is one of this agent's: it has none")
+	}
 	return af, left, nil
+}
+
+// toolList reads a tools key: a comma-separated string or a list; given
+// is false when the key is absent.
+func toolList(v any) (names []string, given bool, err error) {
+	switch t := v.(type) {
+	case nil:
+		return nil, false, nil
+	case string:
+		return splitList(t), true, nil
+	case []any:
+		for _, x := range t {
+			names = append(names, strings.TrimSpace(fmt.Sprint(x)))
+		}
+		return names, true, nil
+	}
+	return nil, false, fmt.Errorf("tools must be a list or a comma-separated string")
+}
+
+// lenientFrontMatter reads front matter as Claude Code does: YAML, or,
+// when that fails (its own generator writes descriptions with ": " and
+// quotes in them), each top-level "key: value" line as a string.
+func lenientFrontMatter(fm []byte) map[string]any {
+	var meta map[string]any
+	if err := yaml.Unmarshal(fm, &meta); err == nil && meta != nil {
+		return meta
+	}
+	meta = map[string]any{}
+	for _, line := range strings.Split(string(fm), "\n") {
+		if line == "" || line[0] == ' ' || line[0] == '\t' || line[0] == '#' {
+			continue
+		}
+		if k, v, ok := strings.Cut(line, ":"); ok && !strings.ContainsAny(k, " \t") {
+			meta[k] = strings.TrimSpace(strings.TrimRight(v, "\r"))
+		}
+	}
+	return meta
 }
 
 // claudeMappedTools are the tools a Claude Code subagent file may name,

@@ -43,9 +43,10 @@ var startupFiles = []string{
 }
 
 // agentKeyFiles are the files below the home directory where other agents
-// keep their keys (Claude Code's and Codex's sign-ins): the file tools and
-// the sandbox never read them.
-var agentKeyFiles = []string{".claude/.credentials.json", ".codex/auth.json"}
+// keep their keys (Claude Code's and Codex's sign-ins, and ~/.claude.json,
+// whose MCP servers carry tokens): the file tools and the sandbox never
+// read or write them.
+var agentKeyFiles = []string{".claude/.credentials.json", ".claude.json", ".codex/auth.json"}
 
 // protectHost gathers the host paths of the user's configuration that
 // the file tools and the sandbox keep from the model whatever the

@@ -854,6 +854,7 @@ type agentRead struct {
 	af   agentFile
 	err  error
 	left []string // what a Claude Code file says that is not used
+	skip bool     // a Claude Code file that could not be read
 }
 
 // readAgents reads the subagent files of dir, in name order.
@@ -876,7 +877,12 @@ func (r *resolver) readClaudeAgents(dir string) []agentRead {
 	out := make([]agentRead, 0, len(paths))
 	for _, p := range paths {
 		af, left, err := parseClaudeAgentFile(p, r.f.Shell)
-		out = append(out, agentRead{path: p, af: af, err: err, left: left})
+		if err != nil {
+			// Another tool's file: skipped, as Claude Code skips it, and
+			// said in the note, rather than stopping the session.
+			left = []string{"not read: " + err.Error()}
+		}
+		out = append(out, agentRead{path: p, af: af, left: left, skip: err != nil})
 	}
 	return out
 }
@@ -944,6 +950,9 @@ func (r *resolver) subagents() ([]Subagent, []AsyncSubagent, error) {
 		for _, a := range fo.files {
 			if len(a.left) > 0 {
 				left = append(left, fmt.Sprintf("%s: %s", a.path, strings.Join(a.left, ", ")))
+			}
+			if a.skip {
+				continue
 			}
 			if a.err != nil {
 				return nil, nil, UsageError{fmt.Errorf("subagent file %s: %w", a.path, a.err)}

@@ -36,7 +36,7 @@ func TestProtectHostLists(t *testing.T) {
 			t.Errorf("read-only lacks %s: %v", want, h.readOnly)
 		}
 	}
-	for _, want := range []string{".deepagents/config.yaml", ".deepagents/mcp.json", "xdg/deepagents/config.yaml", "servers.json", ".deepagents/agents/remote.md", "data/deepagents.db", "data/deepagents.db-wal", "data/deepagents.db.history", ".claude/.credentials.json", ".codex/auth.json"} {
+	for _, want := range []string{".deepagents/config.yaml", ".deepagents/mcp.json", "xdg/deepagents/config.yaml", "servers.json", ".deepagents/agents/remote.md", "data/deepagents.db", "data/deepagents.db-wal", "data/deepagents.db.history", ".claude/.credentials.json", ".claude.json", ".codex/auth.json"} {
 		if !contains(h.unreadable, filepath.Join(home, want)) {
 			t.Errorf("unreadable lacks %s: %v", want, h.unreadable)
 		}
