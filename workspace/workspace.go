@@ -47,10 +47,11 @@ type Config struct {
 	// UserDir is the user's own folder, shown read-only at /user/ (and
 	// created when missing); empty shows none.
 	UserDir string
-	// Home is the user's home: with a UserDir, the skill folders other
-	// agents keep there (OtherSkillDirs) that exist are shown read-only
-	// under /user/ with the names they have in the home, and their skills
-	// are the agent's. Empty shows none.
+	// Home is the user's home: with a UserDir, the folders other agents
+	// keep there (~/.agents/skills, and of ~/.claude its CLAUDE.md and
+	// skills only) are shown read-only under /user/ with the names they
+	// have in the home, and their skills and memory are the agent's. Empty
+	// shows none.
 	Home string
 	// OtherAgents reads the files of other agents that Dir holds: the
 	// skills of its OtherSkillDirs, and its CLAUDE.md (Claude Code's
@@ -82,10 +83,10 @@ type Config struct {
 }
 
 // OtherSkillDirs are the skill folders of other agents, relative to the
-// user's home or to the workspace, read besides this agent's own:
-// the .agents convention's and Claude Code's. The agent's own folder
-// (skills/ in the user's folder, .deepagents/skills/ in the workspace)
-// comes last, so that its skills win a name they share.
+// workspace (and, as homeFolders has them, to the user's home), read
+// besides this agent's own: the .agents convention's and Claude Code's.
+// The agent's own folder (skills/ in the user's folder, .deepagents/skills/
+// in the workspace) comes last, so that its skills win a name they share.
 var OtherSkillDirs = []string{".agents/skills", ".claude/skills"}
 
 // Workspace is what Open opened: give its Backend, Memory, Skills and
@@ -96,8 +97,10 @@ type Workspace struct {
 	// Config.Shell is set.
 	Backend backend.Backend
 	// Memory are the AGENTS.md files the agent loads: the user's
-	// (/user/AGENTS.md, with a UserDir), then the workspace's (and its
-	// CLAUDE.md, with Config.OtherAgents, when it has one).
+	// (/user/AGENTS.md, with a UserDir, and Claude Code's
+	// ~/.claude/CLAUDE.md at /user/.claude/CLAUDE.md when there is one),
+	// then the workspace's (and its CLAUDE.md, with Config.OtherAgents,
+	// when it has one).
 	Memory []string
 	// Skills are the skill folders: the user's (those of OtherSkillDirs
 	// in the home, at /user/.agents/skills/ and /user/.claude/skills/,
@@ -288,15 +291,29 @@ func Open(cfg Config) (*Workspace, error) {
 	return w, nil
 }
 
-// homeSkills shows the skill folders of OtherSkillDirs that exist in
-// home, read-only, at UserRoute and their names there, and adds them to
-// the skill folders.
+// homeFolders are the folders other agents keep in the user's home that
+// are shown under UserRoute with the names they have there, read-only:
+// dir, relative to the home; reads, when set, the only paths of it the
+// agent may read (Claude Code's folder holds its sign-in and settings
+// besides what instructs it); skills and memory, the folder of skills and
+// the memory file in it, "" for none.
+var homeFolders = []struct {
+	dir            string
+	reads          []string
+	skills, memory string
+}{
+	{dir: ".agents/skills", skills: "/"},
+	{dir: ".claude", reads: []string{"/CLAUDE.md", "/skills"}, skills: "/skills/", memory: "/CLAUDE.md"},
+}
+
+// homeSkills shows the folders of homeFolders that exist in home,
+// read-only, under UserRoute, and adds their skills and memory.
 func (w *Workspace) homeSkills(home string, opts backend.FilesystemOptions, routes map[string]backend.Backend) error {
 	if home == "" {
 		return nil
 	}
-	for _, d := range OtherSkillDirs {
-		host, _ := filepath.Abs(filepath.Join(home, filepath.FromSlash(d)))
+	for _, f := range homeFolders {
+		host, _ := filepath.Abs(filepath.Join(home, filepath.FromSlash(f.dir)))
 		if st, err := os.Stat(host); err != nil || !st.IsDir() {
 			continue
 		}
@@ -304,14 +321,30 @@ func (w *Workspace) homeSkills(home string, opts backend.FilesystemOptions, rout
 		if err != nil {
 			continue // unreadable: the agent runs without it
 		}
-		ro, err := backend.NewPolicy(fb, backend.Deny(backend.AccessWrite, "/"))
+		rules := []backend.Rule{backend.Deny(backend.AccessWrite, "/")}
+		if f.reads != nil {
+			for _, r := range f.reads {
+				rules = append(rules, backend.Allow(backend.AccessRead, r))
+			}
+			rules = append(rules, backend.Deny(backend.AccessRead, "/"))
+		}
+		ro, err := backend.NewPolicy(fb, rules...)
 		if err != nil {
 			return err
 		}
-		route := UserRoute + d + "/"
+		route := UserRoute + f.dir + "/"
 		routes[route] = ro
 		w.homeRoutes = append(w.homeRoutes, homeRoute{route, host})
-		w.Skills = append(w.Skills, route)
+		if f.memory != "" {
+			if st, err := os.Lstat(filepath.Join(host, filepath.FromSlash(f.memory))); err == nil && st.Mode().IsRegular() {
+				w.Memory = append(w.Memory, strings.TrimSuffix(route, "/")+f.memory)
+			}
+		}
+		if f.skills != "" {
+			if st, err := os.Stat(filepath.Join(host, filepath.FromSlash(f.skills))); err == nil && st.IsDir() {
+				w.Skills = append(w.Skills, strings.TrimSuffix(route, "/")+f.skills)
+			}
+		}
 	}
 	return nil
 }

@@ -163,6 +163,9 @@ func TestOtherAgentsSkills(t *testing.T) {
 	user := filepath.Join(home, ".deepagents")
 	write(t, filepath.Join(home, ".claude", "skills", "review", "SKILL.md"), "---\nname: review\n---\n")
 	write(t, filepath.Join(dir, "CLAUDE.md"), "Use tabs.\n")
+	write(t, filepath.Join(home, ".claude", "CLAUDE.md"), "I like short answers.\n")
+	write(t, filepath.Join(home, ".claude", ".credentials.json"), `{"token":"sk-ant-secret"}`)
+	write(t, filepath.Join(home, ".claude", "settings.json"), `{"hooks":{}}`)
 	ws, err := workspace.Open(workspace.Config{Dir: dir, UserDir: user, Home: home})
 	if err != nil {
 		t.Fatal(err)
@@ -172,8 +175,21 @@ func TestOtherAgentsSkills(t *testing.T) {
 	if want := []string{"/user/.claude/skills/", "/user/skills/", "/.deepagents/skills/"}; !slices.Equal(ws.Skills, want) {
 		t.Errorf("Skills = %v, want %v", ws.Skills, want)
 	}
-	if want := []string{"/user/AGENTS.md", "/AGENTS.md"}; !slices.Equal(ws.Memory, want) {
+	if want := []string{"/user/AGENTS.md", "/user/.claude/CLAUDE.md", "/AGENTS.md"}; !slices.Equal(ws.Memory, want) {
 		t.Errorf("Memory = %v, want %v", ws.Memory, want)
+	}
+	// Of ~/.claude, only CLAUDE.md and the skills are read.
+	if r, err := ws.Backend.Read(ctx, "/user/.claude/CLAUDE.md", 0, 0); err != nil || len(r.Lines) == 0 {
+		t.Errorf("reading ~/.claude/CLAUDE.md: %v %v", r, err)
+	}
+	for _, p := range []string{"/user/.claude/.credentials.json", "/user/.claude/settings.json"} {
+		if _, err := ws.Backend.Read(ctx, p, 0, 0); err == nil {
+			t.Errorf("%s was read", p)
+		}
+	}
+	ms, _ := ws.Backend.Grep(ctx, backend.GrepQuery{Pattern: "sk-ant"})
+	if len(ms) > 0 {
+		t.Errorf("grep finds the sign-in: %v", ms)
 	}
 	trusted, err := workspace.Open(workspace.Config{Dir: dir, UserDir: user, Home: home, OtherAgents: true})
 	if err != nil {
@@ -183,7 +199,7 @@ func TestOtherAgentsSkills(t *testing.T) {
 	if want := []string{"/user/.claude/skills/", "/user/skills/", "/.agents/skills/", "/.claude/skills/", "/.deepagents/skills/"}; !slices.Equal(trusted.Skills, want) {
 		t.Errorf("Skills = %v, want %v", trusted.Skills, want)
 	}
-	if want := []string{"/user/AGENTS.md", "/AGENTS.md", "/CLAUDE.md"}; !slices.Equal(trusted.Memory, want) {
+	if want := []string{"/user/AGENTS.md", "/user/.claude/CLAUDE.md", "/AGENTS.md", "/CLAUDE.md"}; !slices.Equal(trusted.Memory, want) {
 		t.Errorf("Memory = %v, want %v", trusted.Memory, want)
 	}
 	// A CLAUDE.md that links to AGENTS.md is not listed: the file tools
@@ -197,7 +213,7 @@ func TestOtherAgentsSkills(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer linked.Close()
-	if want := []string{"/user/AGENTS.md", "/AGENTS.md"}; !slices.Equal(linked.Memory, want) {
+	if want := []string{"/user/AGENTS.md", "/user/.claude/CLAUDE.md", "/AGENTS.md"}; !slices.Equal(linked.Memory, want) {
 		t.Errorf("Memory with a linked CLAUDE.md = %v, want %v", linked.Memory, want)
 	}
 	b := ws.Backend

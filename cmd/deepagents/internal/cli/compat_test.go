@@ -113,11 +113,14 @@ func TestClaudeAgentsThroughCLI(t *testing.T) {
 }
 
 // CLAUDE.md is read after AGENTS.md with --trust-workspace, once when it
-// says what AGENTS.md says (a copy of it).
+// says what AGENTS.md says (a copy of it); ~/.claude/CLAUDE.md always.
 func TestClaudeMemoryThroughCLI(t *testing.T) {
 	w := newWorld(t)
 	os.WriteFile(filepath.Join(w.dir, "CLAUDE.md"), []byte("Claude rule: run make check.\n"), 0o644)
-	s := w.script(`{"turns":[{"content":"done","expect":{"system_contains":["### /CLAUDE.md\nClaude rule: run make check."]}}]}`)
+	// The user's ~/.claude/CLAUDE.md is the user's memory, always.
+	os.MkdirAll(filepath.Join(w.home, ".claude"), 0o755)
+	os.WriteFile(filepath.Join(w.home, ".claude", "CLAUDE.md"), []byte("The user's Claude rule.\n"), 0o644)
+	s := w.script(`{"turns":[{"content":"done","expect":{"system_contains":["### /user/.claude/CLAUDE.md\nThe user's Claude rule.","### /CLAUDE.md\nClaude rule: run make check."]}}]}`)
 	if code, stdout, stderr := w.run(w.runArgs(s, "--trust-workspace", "go")...); code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
 	}
@@ -126,7 +129,7 @@ func TestClaudeMemoryThroughCLI(t *testing.T) {
 	if code, stdout, stderr := w.run(w.runArgs(once, "--trust-workspace", "go")...); code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
 	}
-	untrusted := w.script(`{"turns":[{"content":"done","expect":{"system_exclude":["### /CLAUDE.md"]}}]}`)
+	untrusted := w.script(`{"turns":[{"content":"done","expect":{"system_contains":["The user's Claude rule."],"system_exclude":["### /CLAUDE.md"]}}]}`)
 	os.Remove(filepath.Join(w.dir, "AGENTS.md"))
 	if code, stdout, stderr := w.run(w.runArgs(untrusted, "go")...); code != 0 || !strings.Contains(stderr, "note: the workspace has CLAUDE.md of Claude Code's") {
 		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
