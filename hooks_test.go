@@ -357,3 +357,38 @@ func TestUpdatedInputWhileStreaming(t *testing.T) {
 		t.Errorf("the message event says %s, the tool ran %q", said, ran)
 	}
 }
+
+// TestFailureAndSubagentStart: a failed call runs PostToolUseFailure (not
+// PostToolUse) with its error, and the hook's context reaches the model
+// with the error; a subagent's start runs SubagentStart (matched on its
+// name), whose context reaches the subagent with its task.
+func TestFailureAndSubagentStart(t *testing.T) {
+	fail := &answer{out: hooks.Context("the file moved to /docs/missing.md")}
+	post := &answer{}
+	start := &answer{out: &hooks.Output{Specific: &hooks.Specific{AdditionalContext: "work in /src only"}}}
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{{ID: "bad", Name: "read_file", Args: json.RawMessage(`{"file_path":"/missing"}`)}}},
+		replay.Turn{ToolCalls: []llm.ToolCall{{ID: "t1", Name: "task", Args: json.RawMessage(`{"description":"list files","subagent_type":"general-purpose"}`)}},
+			Expect: &replay.Expect{MessagesContain: []string{"<PostToolUseFailure-hook-context>\nthe file moved to /docs/missing.md"}}},
+		replay.Turn{Agent: "general-purpose", Content: "listed", Expect: &replay.Expect{LastMessageContains: []string{"list files", "<SubagentStart-hook-context>\nwork in /src only"}}},
+		replay.Turn{Content: "done"},
+	)
+	a := hookedAgent(t, m, checkpoint.NewMemorySaver(), deepagents.ModeAuto, []hooks.Hook{
+		fail.hook(hooks.PostToolUseFailure, "read_file"), post.hook(hooks.PostToolUse, ""),
+		start.hook(hooks.SubagentStart, "general-purpose"), start.hook(hooks.SubagentStart, "other")})
+	if _, err := a.Invoke(context.Background(), seeded()); err != nil {
+		t.Fatal(err)
+	}
+	ins := fail.inputs()
+	if len(ins) != 1 || ins[0].ToolName != "read_file" || !strings.Contains(ins[0].Error, "/missing") || ins[0].HookEventName != hooks.PostToolUseFailure {
+		t.Errorf("PostToolUseFailure got %+v", ins)
+	}
+	for _, in := range post.inputs() {
+		if in.ToolUseID == "bad" {
+			t.Errorf("PostToolUse ran for the failed call: %+v", in)
+		}
+	}
+	if ins := start.inputs(); len(ins) != 1 || ins[0].AgentType != "general-purpose" || ins[0].AgentID == "" || ins[0].SessionID != "t" {
+		t.Errorf("SubagentStart got %+v", ins)
+	}
+}

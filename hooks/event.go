@@ -15,6 +15,13 @@ const (
 	PreToolUse Event = "PreToolUse"
 	// PostToolUse: after a tool call succeeded. Matched on the tool's name.
 	PostToolUse Event = "PostToolUse"
+	// PostToolUseFailure: after a tool call failed (its result is an
+	// error). Matched on the tool's name; its context is added to the
+	// error the model reads.
+	PostToolUseFailure Event = "PostToolUseFailure"
+	// SubagentStart: a subagent starts its task. Matched on its name; its
+	// context is added to the task the subagent reads.
+	SubagentStart Event = "SubagentStart"
 	// UserPromptSubmit: a user's prompt, before the model sees it.
 	UserPromptSubmit Event = "UserPromptSubmit"
 	// Stop: the main agent's final answer, before the run ends.
@@ -37,7 +44,7 @@ const (
 )
 
 // Events are the events, in the order of an agent's life.
-var Events = []Event{SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Notification, PreCompact, SubagentStop, Stop, SessionEnd}
+var Events = []Event{SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, Notification, SubagentStart, PreCompact, SubagentStop, Stop, SessionEnd}
 
 // Known reports whether e is one of Events.
 func (e Event) Known() bool { return slices.Contains(Events, e) }
@@ -65,7 +72,7 @@ type Input struct {
 	PermissionMode string `json:"permission_mode,omitempty"`
 	HookEventName  Event  `json:"hook_event_name"`
 
-	// PreToolUse and PostToolUse.
+	// PreToolUse, PostToolUse and PostToolUseFailure.
 	ToolName  string          `json:"tool_name,omitempty"`
 	ToolInput json.RawMessage `json:"tool_input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
@@ -73,6 +80,8 @@ type Input struct {
 	// agent's dialect; in Claude Code's, what its tool of that name
 	// answers (Bash's stdout, Write's filePath, ...).
 	ToolResponse json.RawMessage `json:"tool_response,omitempty"`
+	// Error is PostToolUseFailure's: the failed call's result.
+	Error string `json:"error,omitempty"`
 
 	// Prompt is UserPromptSubmit's prompt.
 	Prompt string `json:"prompt,omitempty"`
@@ -81,8 +90,10 @@ type Input struct {
 	// already sent this run back for more work: a hook should let it end
 	// then, or it may loop.
 	StopHookActive *bool `json:"stop_hook_active,omitempty"`
-	// AgentType is SubagentStop's subagent.
+	// AgentType is SubagentStart's and SubagentStop's subagent; AgentID
+	// names that subagent's run (its thread).
 	AgentType string `json:"agent_type,omitempty"`
+	AgentID   string `json:"agent_id,omitempty"`
 	// LastAssistantMessage is the final answer's text (Stop,
 	// SubagentStop).
 	LastAssistantMessage string `json:"last_assistant_message,omitempty"`
@@ -104,9 +115,9 @@ type Input struct {
 // matchOn is what a hook's matcher is matched against for the event.
 func (in *Input) matchOn() string {
 	switch in.HookEventName {
-	case PreToolUse, PostToolUse:
+	case PreToolUse, PostToolUse, PostToolUseFailure:
 		return in.ToolName
-	case SubagentStop:
+	case SubagentStart, SubagentStop:
 		return in.AgentType
 	case PreCompact:
 		return in.Trigger

@@ -39,7 +39,8 @@ type Func func(ctx context.Context, in *Input) (*Output, error)
 type Hook struct {
 	Event Event
 	// Matcher selects what the hook runs for: the tool's name for
-	// PreToolUse and PostToolUse, the subagent's for SubagentStop, the
+	// PreToolUse, PostToolUse and PostToolUseFailure, the subagent's for
+	// SubagentStart and SubagentStop, the
 	// trigger, type, source or reason of the others (see the events).
 	// "", "*" and no matcher match everything; letters, digits, _ and |
 	// name exact values (Edit|Write); anything else is a regular
@@ -226,7 +227,7 @@ func (r *Runner) matches(h compiled, in *Input) bool {
 		return true
 	}
 	on := in.matchOn()
-	if h.Dialect == DialectClaude && (in.HookEventName == PreToolUse || in.HookEventName == PostToolUse) {
+	if h.Dialect == DialectClaude && in.ToolName != "" {
 		for _, c := range claudeAliases[on] { // Edit and MultiEdit for edit_file
 			if h.match(c) {
 				return true
@@ -312,7 +313,7 @@ func (r *Runner) reduce(res *Result, h compiled, in *Input, o outcome) {
 		switch e {
 		case PreToolUse:
 			res.decide(DecisionDeny, reason)
-		case PostToolUse, UserPromptSubmit, Stop, SubagentStop:
+		case PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop, SubagentStop:
 			res.decide(DecisionBlock, reason)
 		default:
 			note(reason, false) // exit 2 blocks nothing here: shown
@@ -320,7 +321,7 @@ func (r *Runner) reduce(res *Result, h compiled, in *Input, o outcome) {
 		return
 	}
 	if o.plain != "" {
-		if e == UserPromptSubmit || e == SessionStart {
+		if e == UserPromptSubmit || e == SessionStart || e == SubagentStart {
 			res.Context = append(res.Context, clip.Text(strings.TrimSpace(o.plain), maxText))
 		} else {
 			note(o.plain, false)

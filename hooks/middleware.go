@@ -27,9 +27,10 @@ var ErrPromptBlocked = errors.New("hooks: a UserPromptSubmit hook blocked the pr
 // for more work; past it, the run ends and a notice says so.
 const MaxStopContinuations = 8
 
-// Middleware runs the hooks of the agent's events: UserPromptSubmit (in
-// BeforeAgent), PostToolUse (WrapTool), Stop and SubagentStop
-// (BeforeStop) and the permission Notification (WrapRun). PreToolUse
+// Middleware runs the hooks of the agent's events: UserPromptSubmit and
+// SubagentStart (in BeforeAgent), PostToolUse and PostToolUseFailure
+// (WrapTool), Stop and SubagentStop (BeforeStop) and the permission
+// Notification (WrapRun). PreToolUse
 // runs in the human_in_the_loop middleware, where its decision meets the
 // rules and the mode (see Runner.Gate); PreCompact in summarization (see
 // Runner.BeforeSummary). It keeps no per-run state: one serves an agent
@@ -82,7 +83,13 @@ func show(rt *agent.Runtime, e Event, res *Result) {
 // added to the prompt's message for the model.
 func (m *Middleware) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
 	given, ok := rt.Prompt()
-	if !m.r.Has(UserPromptSubmit) || !ok || len(rt.Namespace()) > 0 {
+	if !ok {
+		return nil
+	}
+	if len(rt.Namespace()) > 0 {
+		return m.subagentStart(ctx, rt)
+	}
+	if !m.r.Has(UserPromptSubmit) {
 		return nil
 	}
 	msgs := rt.Messages() // the prompt is the last of them
@@ -110,30 +117,57 @@ func (m *Middleware) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
 	return nil
 }
 
+// subagentStart runs the SubagentStart hooks of a subagent's run: their
+// context is added to its task's message.
+func (m *Middleware) subagentStart(ctx context.Context, rt *agent.Runtime) error {
+	if !m.r.Has(SubagentStart) {
+		return nil
+	}
+	in := input(rt, SubagentStart)
+	in.AgentType, in.AgentID = rt.AgentName(), rt.ThreadID()
+	res := m.r.Run(ctx, in)
+	show(rt, SubagentStart, &res)
+	if c := res.ContextText(); c != "" {
+		msgs := rt.Messages() // the task is the last of them
+		task := msgs[len(msgs)-1].Clone()
+		task.Parts = append(task.Parts, llm.Text(contextNote(SubagentStart, c)))
+		rt.RewriteMessages(len(msgs)-1, []llm.Message{task})
+	}
+	return nil
+}
+
 // contextNote is hooks' context as the model reads it.
 func contextNote(e Event, c string) string {
 	return fmt.Sprintf("<%s-hook-context>\n%s\n</%s-hook-context>", e, c, e)
 }
 
 // WrapTool implements agent.ToolWrapper: a call that succeeded runs the
-// PostToolUse hooks, whose block reasons and context are added to its
-// result for the model.
+// PostToolUse hooks, one that failed the PostToolUseFailure hooks; their
+// block reasons and context are added to its result for the model.
 func (m *Middleware) WrapTool(ctx context.Context, req *agent.ToolRequest, next agent.ToolHandler) (agent.ToolResult, error) {
 	res, err := next(ctx, req)
-	if err != nil || res.IsError || !m.r.Has(PostToolUse) {
+	e := PostToolUse
+	if res.IsError {
+		e = PostToolUseFailure
+	}
+	if err != nil || !m.r.Has(e) {
 		return res, err
 	}
-	in := input(req.Runtime, PostToolUse)
+	in := input(req.Runtime, e)
 	in.ToolName, in.ToolInput, in.ToolUseID = req.Call.Name, req.Call.Args, req.Call.ID
-	in.ToolResponse, _ = json.Marshal(map[string]any{"content": res.Content, "is_error": res.IsError})
+	if e == PostToolUseFailure {
+		in.Error = res.Content
+	} else {
+		in.ToolResponse, _ = json.Marshal(map[string]any{"content": res.Content, "is_error": res.IsError})
+	}
 	out := m.r.Run(ctx, in)
-	show(req.Runtime, PostToolUse, &out)
+	show(req.Runtime, e, &out)
 	var add []string
 	if out.Decision == DecisionBlock {
-		add = append(add, "PostToolUse hook feedback:\n"+strings.TrimSpace(out.Reason))
+		add = append(add, string(e)+" hook feedback:\n"+strings.TrimSpace(out.Reason))
 	}
 	if c := out.ContextText(); c != "" {
-		add = append(add, contextNote(PostToolUse, c))
+		add = append(add, contextNote(e, c))
 	}
 	if len(add) > 0 {
 		res.Content = strings.TrimRight(res.Content, "\n") + "\n\n" + strings.Join(add, "\n\n")

@@ -423,3 +423,51 @@ func TestMCPServeRunsHooks(t *testing.T) {
 		t.Errorf("written.log: %q", log)
 	}
 }
+
+// PostToolUseFailure and SubagentStart hooks of the user's
+// ~/.claude/settings.json fire through the binary with Claude Code's
+// payloads (its tool names, the error, the subagent's type), and their
+// context reaches the model.
+func TestHookFailureAndSubagentStart(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("the hooks need bash")
+	}
+	w := newWorld(t)
+	log := filepath.Join(w.home, "events.jsonl")
+	settings := fmt.Sprintf(`{"hooks":{
+		"PostToolUseFailure":[{"matcher":"Read","hooks":[{"type":"command","command":"cat >> %[1]s; echo >> %[1]s; echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PostToolUseFailure\",\"additionalContext\":\"try /docs\"}}'"}]}],
+		"SubagentStart":[{"matcher":"general-purpose","hooks":[{"type":"command","command":"cat >> %[1]s; echo >> %[1]s; echo 'stay in /src'"}]}]}}`, log)
+	os.MkdirAll(filepath.Join(w.home, ".claude"), 0o755)
+	os.WriteFile(filepath.Join(w.home, ".claude", "settings.json"), []byte(settings), 0o644)
+	s := w.script(`{"turns":[
+		{"tool_calls":[{"id":"bad","name":"read_file","args":{"file_path":"/missing.md"}}]},
+		{"tool_calls":[{"id":"t","name":"task","args":{"description":"list files","subagent_type":"general-purpose"}}],"expect":{"messages_contain":["try /docs"]}},
+		{"agent":"general-purpose","content":"listed","expect":{"last_message_contains":["stay in /src"]}},
+		{"content":"done"}]}`)
+	if code, stdout, stderr := w.run(w.runArgs(s, "go")...); code != 0 {
+		t.Fatalf("exit %d: %s %s", code, stderr, stdout)
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		got = append(got, m)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d events: %v", len(got), got)
+	}
+	if f := got[0]; f["hook_event_name"] != "PostToolUseFailure" || f["tool_name"] != "Read" || !strings.Contains(fmt.Sprint(f["error"]), "missing.md") || f["tool_use_id"] != "bad" {
+		t.Errorf("PostToolUseFailure's payload: %v", f)
+	} else if in, _ := f["tool_input"].(map[string]any); !strings.HasPrefix(fmt.Sprint(in["file_path"]), w.dir) {
+		t.Errorf("the path is not the host's: %v", in)
+	}
+	if s := got[1]; s["hook_event_name"] != "SubagentStart" || s["agent_type"] != "general-purpose" || s["agent_id"] == "" || s["session_id"] == "" {
+		t.Errorf("SubagentStart's payload: %v", s)
+	}
+}
