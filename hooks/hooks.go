@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -49,9 +50,15 @@ type Hook struct {
 	Matcher string
 	// Command is run by the shell (bash, else sh), in Config.Dir, with
 	// the event as JSON on its standard input and $CLAUDE_PROJECT_DIR
-	// set. Exactly one of Command and Func is set.
-	Command string
-	Func    Func
+	// set. URL is an http hook's: the event is POSTed to it as JSON (see
+	// http.go), with Headers, whose $VAR and ${VAR} are expanded for the
+	// variables AllowedEnvVars names only. Exactly one of Command, URL
+	// and Func is set.
+	Command        string
+	URL            string
+	Headers        map[string]string
+	AllowedEnvVars []string
+	Func           Func
 	// Timeout bounds the hook; zero means DefaultTimeout.
 	Timeout time.Duration
 	// Dialect is the vocabulary of its input and output.
@@ -86,6 +93,20 @@ type Config struct {
 	// Logger receives what no event can carry (a hook's notes outside a
 	// run); nil means slog.Default().
 	Logger *slog.Logger
+	// Getenv reads the variables http hooks' headers name; nil means
+	// os.Getenv.
+	Getenv func(string) string
+}
+
+// countSet counts the conditions that hold.
+func countSet(conds ...bool) int {
+	n := 0
+	for _, c := range conds {
+		if c {
+			n++
+		}
+	}
+	return n
 }
 
 // Runner runs the hooks of a Config. Its methods are safe for concurrent
@@ -110,14 +131,20 @@ func New(cfg Config) (*Runner, error) {
 	r := &Runner{cfg: cfg, has: make(map[Event]bool)}
 	var errs []error
 	for i, h := range cfg.Hooks {
-		name := cmp.Or(h.Name, h.Command, fmt.Sprintf("hook %d", i+1))
+		name := cmp.Or(h.Name, h.Command, h.URL, fmt.Sprintf("hook %d", i+1))
 		if !h.Event.Known() {
 			errs = append(errs, fmt.Errorf("hooks: %s: unknown event %q (one of %s)", name, h.Event, eventList()))
 			continue
 		}
-		if (h.Command == "") == (h.Func == nil) {
-			errs = append(errs, fmt.Errorf("hooks: %s hook %s: set one of Command and Func", h.Event, name))
+		if countSet(h.Command != "", h.URL != "", h.Func != nil) != 1 {
+			errs = append(errs, fmt.Errorf("hooks: %s hook %s: set one of Command, URL and Func", h.Event, name))
 			continue
+		}
+		if h.URL != "" {
+			if u, err := url.Parse(h.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				errs = append(errs, fmt.Errorf("hooks: %s hook %s: the URL must be http:// or https:// with a host", h.Event, name))
+				continue
+			}
 		}
 		m, err := compileMatcher(h.Matcher)
 		if err != nil {
@@ -194,8 +221,8 @@ func (r *Runner) Run(ctx context.Context, in Input) Result {
 		if h.Event != in.HookEventName || !r.matches(h, &in) {
 			continue
 		}
-		if h.Command != "" {
-			key := fmt.Sprint(h.Dialect, h.Command)
+		if h.Command != "" || h.URL != "" {
+			key := fmt.Sprint(h.Dialect, h.Command, h.URL)
 			if seen[key] {
 				continue
 			}
@@ -283,6 +310,9 @@ func (r *Runner) runOne(ctx context.Context, h compiled, in *Input) (o outcome) 
 	payload, err := json.Marshal(hin)
 	if err != nil {
 		return outcome{fail: err.Error()}
+	}
+	if h.URL != "" {
+		return r.runHTTP(ctx, h, payload)
 	}
 	return r.runCommand(ctx, h, payload)
 }

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -20,10 +21,15 @@ type Group struct {
 	Hooks   []Handler `json:"hooks" yaml:"hooks"`
 }
 
-// Handler is one hook of a Group. Only "command" handlers run here.
+// Handler is one hook of a Group: a "command" or an "http" handler run
+// here; the others are left out.
 type Handler struct {
 	Type    string `json:"type" yaml:"type"`
 	Command string `json:"command" yaml:"command"`
+	// URL, Headers and AllowedEnvVars are an http handler's.
+	URL            string            `json:"url,omitempty" yaml:"url,omitempty"`
+	Headers        map[string]string `json:"headers,omitempty" yaml:"headers,omitempty"`
+	AllowedEnvVars []string          `json:"allowedEnvVars,omitempty" yaml:"allowedEnvVars,omitempty"`
 	// Timeout is in seconds; zero means DefaultTimeout.
 	Timeout float64 `json:"timeout,omitempty" yaml:"timeout,omitempty"`
 }
@@ -66,23 +72,26 @@ func (s Settings) Hooks(d Dialect) (hooks []Hook, skipped []string, err error) {
 		}
 		for _, g := range s[name] {
 			for _, h := range g.Hooks {
-				if h.Type != "command" {
-					skipped = append(skipped, fmt.Sprintf("a %s hook of type %q (only command hooks run here)", name, h.Type))
+				hook := Hook{Event: e, Matcher: g.Matcher, Timeout: time.Duration(h.Timeout * float64(time.Second)), Dialect: d}
+				switch h.Type {
+				case "command":
+					if strings.TrimSpace(h.Command) == "" {
+						return nil, nil, fmt.Errorf("hooks: a %s hook has no command", name)
+					}
+					hook.Command = h.Command
+				case "http":
+					if strings.TrimSpace(h.URL) == "" {
+						return nil, nil, fmt.Errorf("hooks: a %s http hook has no url", name)
+					}
+					hook.URL, hook.Headers, hook.AllowedEnvVars = h.URL, h.Headers, h.AllowedEnvVars
+				default:
+					skipped = append(skipped, fmt.Sprintf("a %s hook of type %q (command and http hooks run here)", name, h.Type))
 					continue
 				}
-				if strings.TrimSpace(h.Command) == "" {
-					return nil, nil, fmt.Errorf("hooks: a %s hook has no command", name)
-				}
 				if h.Timeout < 0 || h.Timeout > maxTimeout.Seconds() {
-					return nil, nil, fmt.Errorf("hooks: the %s hook %q has a timeout of %g seconds (at most %g)", name, h.Command, h.Timeout, maxTimeout.Seconds())
+					return nil, nil, fmt.Errorf("hooks: the %s hook %q has a timeout of %g seconds (at most %g)", name, cmp.Or(h.Command, h.URL), h.Timeout, maxTimeout.Seconds())
 				}
-				hooks = append(hooks, Hook{
-					Event:   e,
-					Matcher: g.Matcher,
-					Command: h.Command,
-					Timeout: time.Duration(h.Timeout * float64(time.Second)),
-					Dialect: d,
-				})
+				hooks = append(hooks, hook)
 			}
 		}
 	}

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -469,5 +472,38 @@ func TestHookFailureAndSubagentStart(t *testing.T) {
 	}
 	if s := got[1]; s["hook_event_name"] != "SubagentStart" || s["agent_type"] != "general-purpose" || s["agent_id"] == "" || s["session_id"] == "" {
 		t.Errorf("SubagentStart's payload: %v", s)
+	}
+}
+
+// An http hook of the user's settings, against a loopback server, denies
+// a call through the binary: the model reads the server's reason.
+func TestHTTPHookDeniesThroughCLI(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		var in struct {
+			ToolName string `json:"tool_name"`
+		}
+		json.NewDecoder(r.Body).Decode(&in)
+		if in.ToolName == "Write" && r.Header.Get("Authorization") == "Bearer t0k" {
+			fmt.Fprint(w, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"writes need review"}}`)
+		}
+	}))
+	defer srv.Close()
+	w := newWorld(t)
+	os.MkdirAll(filepath.Join(w.home, ".claude"), 0o755)
+	os.WriteFile(filepath.Join(w.home, ".claude", "settings.json"), []byte(`{"hooks":{"PreToolUse":[{"matcher":"Write","hooks":[
+		{"type":"http","url":"`+srv.URL+`/check","headers":{"Authorization":"Bearer $HOOK_TOKEN"},"allowedEnvVars":["HOOK_TOKEN"]}]}]}}`), 0o644)
+	s := w.script(`{"turns":[{"tool_calls":[{"id":"w","name":"write_file","args":{"file_path":"/a.txt","content":"x"}}]},
+		{"content":"done","expect":{"messages_contain":["writes need review"]}}]}`)
+	code, stdout, stderr := w.runWithEnv([]string{"HOOK_TOKEN=t0k"}, w.runArgs(s, "--auto-approve", "go")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, stderr, stdout)
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "a.txt")); err == nil {
+		t.Error("the denied write ran")
+	}
+	if calls.Load() != 1 {
+		t.Errorf("the server was asked %d times", calls.Load())
 	}
 }
