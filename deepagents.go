@@ -204,9 +204,12 @@ func New(cfg Config) (*Agent, error) {
 			return nil, fmt.Errorf("deepagents: %w", err)
 		}
 	}
-	var gate hitl.Gate
+	var gate, ask hitl.Gate
 	if hk.Has(hooks.PreToolUse) {
 		gate = hk.Gate
+	}
+	if hk.Has(hooks.PermissionRequest) {
+		ask = hk.Permission
 	}
 	sh, err := newShared(cfg, b, hk)
 	if err != nil {
@@ -240,7 +243,7 @@ func New(cfg Config) (*Agent, error) {
 		Store:            cfg.Store,
 		Logger:           cfg.Logger,
 	}
-	parent := subagents.Parent{Agent: base, InterruptOn: cfg.InterruptOn, Permissions: cfg.Permissions, PermissionMode: cfg.PermissionMode, PreToolUse: gate, Middleware: subStack}
+	parent := subagents.Parent{Agent: base, InterruptOn: cfg.InterruptOn, Permissions: cfg.Permissions, PermissionMode: cfg.PermissionMode, PreToolUse: gate, PermissionRequest: ask, Middleware: subStack}
 	subs, err := subagents.New(subagents.Config{Parent: parent, Subagents: cfg.Subagents})
 	if err != nil {
 		return nil, fmt.Errorf("deepagents: %w", err)
@@ -284,7 +287,7 @@ func New(cfg Config) (*Agent, error) {
 	defaults = append(defaults, sh.summarize, sh.cache, sh.repair)
 	if cfg.Rewind != nil {
 		var opts []rewind.MiddlewareOption
-		if hk.Has(hooks.PreToolUse) || hk.Has(hooks.PostToolUse) {
+		if hk.Has(hooks.PreToolUse) || hk.Has(hooks.PermissionRequest) || hk.Has(hooks.PostToolUse) || hk.Has(hooks.PostToolUseFailure) {
 			// A hook's command may change any file around a call.
 			opts = append(opts, rewind.WalkEveryStep())
 		}
@@ -295,7 +298,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	if len(cfg.InterruptOn) > 0 || cfg.Permissions != nil || cfg.PermissionMode != "" || gate != nil {
-		approvals, err := hitl.New(hitl.Config{On: cfg.InterruptOn, Rules: cfg.Permissions, Mode: cfg.PermissionMode, AfterPlan: cfg.AfterPlan, PreToolUse: gate})
+		approvals, err := hitl.New(hitl.Config{On: cfg.InterruptOn, Rules: cfg.Permissions, Mode: cfg.PermissionMode, AfterPlan: cfg.AfterPlan, PreToolUse: gate, PermissionRequest: ask})
 		if err != nil {
 			return nil, fmt.Errorf("deepagents: %w", err)
 		}

@@ -392,3 +392,50 @@ func TestFailureAndSubagentStart(t *testing.T) {
 		t.Errorf("SubagentStart got %+v", ins)
 	}
 }
+
+// TestPermissionRequest: a call about to wait for approval runs the
+// PermissionRequest hooks (matched on the tool's name): an allow runs it
+// in the user's place, a deny refuses it with the reason, no answer asks;
+// an ask rule still asks whatever the hook says; a call that would not ask
+// runs no hook.
+func TestPermissionRequest(t *testing.T) {
+	allowWrite := &answer{out: &hooks.Output{Specific: &hooks.Specific{HookEventName: hooks.PermissionRequest, Decision: &hooks.PermissionDecision{Behavior: "allow"}}}}
+	denyDeploy := &answer{out: &hooks.Output{Specific: &hooks.Specific{HookEventName: hooks.PermissionRequest, Decision: &hooks.PermissionDecision{Behavior: "deny", Message: "deploys go through CI"}}}}
+	silent := &answer{}
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{
+			{ID: "w", Name: "write_file", Args: json.RawMessage(`{"file_path":"/a.txt","content":"a"}`)},
+			{ID: "d", Name: "deploy", Args: json.RawMessage(`{}`)},
+			{ID: "r", Name: "read_file", Args: json.RawMessage(`{"file_path":"/seed.txt"}`)},
+			{ID: "x", Name: "execute", Args: json.RawMessage(`{"command":"git push"}`)},
+		}},
+		replay.Turn{Content: "done"},
+	)
+	a := hookedAgent(t, m, checkpoint.NewMemorySaver(), deepagents.ModeAsk, []hooks.Hook{
+		allowWrite.hook(hooks.PermissionRequest, "write_file|execute"), denyDeploy.hook(hooks.PermissionRequest, "deploy"), silent.hook(hooks.PermissionRequest, "read_file")},
+		"ask execute(git push)")
+	res, err := a.Invoke(context.Background(), seeded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only execute, under its ask rule, waits; the write does not.
+	if len(res.Interrupts) != 1 || res.Interrupts[0].ToolCallID != "x" {
+		t.Fatalf("interrupts %+v, want execute's only", res.Interrupts)
+	}
+	if got := resultOf(res, "d"); !strings.Contains(got, "a PermissionRequest hook refused this call: deploys go through CI") {
+		t.Errorf("deploy's result: %q", got)
+	}
+	if ins := silent.inputs(); len(ins) != 0 {
+		t.Errorf("read_file, which asks no one, ran the hook: %+v", ins)
+	}
+	if ins := allowWrite.inputs(); len(ins) != 2 || ins[0].HookEventName != hooks.PermissionRequest || ins[0].ToolName == "" || len(ins[0].ToolInput) == 0 {
+		t.Errorf("the hook got %+v", ins)
+	}
+	res, err = a.Invoke(context.Background(), agent.Input{ThreadID: "t", Decisions: []agent.Decision{{Type: agent.DecisionApprove}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resultOf(res, "w"); strings.Contains(got, "Error") || got == "" {
+		t.Errorf("the write's result: %q", got)
+	}
+}

@@ -13,6 +13,10 @@ const (
 	// PreToolUse: before a tool call runs (and before the permission rules
 	// and approvals decide about it). Matched on the tool's name.
 	PreToolUse Event = "PreToolUse"
+	// PermissionRequest: a tool call is about to wait for the user's
+	// approval. Matched on the tool's name; a hook may allow it (unless
+	// an ask rule asked) or deny it, in the user's place.
+	PermissionRequest Event = "PermissionRequest"
 	// PostToolUse: after a tool call succeeded. Matched on the tool's name.
 	PostToolUse Event = "PostToolUse"
 	// PostToolUseFailure: after a tool call failed (its result is an
@@ -44,7 +48,7 @@ const (
 )
 
 // Events are the events, in the order of an agent's life.
-var Events = []Event{SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, Notification, SubagentStart, PreCompact, SubagentStop, Stop, SessionEnd}
+var Events = []Event{SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure, Notification, SubagentStart, PreCompact, SubagentStop, Stop, SessionEnd}
 
 // Known reports whether e is one of Events.
 func (e Event) Known() bool { return slices.Contains(Events, e) }
@@ -72,7 +76,7 @@ type Input struct {
 	PermissionMode string `json:"permission_mode,omitempty"`
 	HookEventName  Event  `json:"hook_event_name"`
 
-	// PreToolUse, PostToolUse and PostToolUseFailure.
+	// PreToolUse, PermissionRequest, PostToolUse and PostToolUseFailure.
 	ToolName  string          `json:"tool_name,omitempty"`
 	ToolInput json.RawMessage `json:"tool_input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
@@ -115,7 +119,7 @@ type Input struct {
 // matchOn is what a hook's matcher is matched against for the event.
 func (in *Input) matchOn() string {
 	switch in.HookEventName {
-	case PreToolUse, PostToolUse, PostToolUseFailure:
+	case PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure:
 		return in.ToolName
 	case SubagentStart, SubagentStop:
 		return in.AgentType

@@ -341,7 +341,7 @@ func (r *Runner) reduce(res *Result, h compiled, in *Input, o outcome) {
 	if o.block != "" {
 		reason := clip.Text(strings.TrimSpace(o.block), maxText)
 		switch e {
-		case PreToolUse:
+		case PreToolUse, PermissionRequest:
 			res.decide(DecisionDeny, reason)
 		case PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop, SubagentStop:
 			res.decide(DecisionBlock, reason)
@@ -391,6 +391,15 @@ func (r *Runner) reduce(res *Result, h compiled, in *Input, o outcome) {
 				res.UpdatedInput = u
 			} else {
 				note("updatedInput is not a JSON object; ignored", true)
+			}
+		}
+	} else if e == PermissionRequest {
+		if pd := sp.Decision; pd != nil {
+			switch pd.Behavior {
+			case "allow", "deny":
+				res.decide(Decision(pd.Behavior), clip.Text(strings.TrimSpace(pd.Message), maxText))
+			default:
+				note(fmt.Sprintf("decision.behavior %q is not allow or deny; ignored", pd.Behavior), true)
 			}
 		}
 	} else if out.Decision == "block" {

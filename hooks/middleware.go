@@ -250,6 +250,26 @@ func (r *Runner) Gate(ctx context.Context, rt *agent.Runtime, call *llm.ToolCall
 	return permission.Decision{}
 }
 
+// Permission is the PermissionRequest hooks as
+// hitl.Config.PermissionRequest takes them: their answer to an approval
+// about to be asked (allow, deny, or none: ask the user).
+func (r *Runner) Permission(ctx context.Context, rt *agent.Runtime, call *llm.ToolCall) permission.Decision {
+	in := input(rt, PermissionRequest)
+	in.ToolName, in.ToolInput, in.ToolUseID = call.Name, call.Args, call.ID
+	res := r.Run(ctx, in)
+	show(rt, PermissionRequest, &res)
+	reason := strings.TrimSpace(res.Reason)
+	switch {
+	case res.Halt:
+		return permission.Decision{Effect: permission.Deny, Reason: "a PermissionRequest hook stopped the agent: " + rt.EndReason()}
+	case res.Decision == DecisionDeny:
+		return permission.Decision{Effect: permission.Deny, Reason: "a PermissionRequest hook refused this call: " + cmp.Or(reason, "no reason given")}
+	case res.Decision == DecisionAllow:
+		return permission.Decision{Effect: permission.Allow, Reason: "a PermissionRequest hook" + parenthesized(reason)}
+	}
+	return permission.Decision{}
+}
+
 // BeforeSummary is the PreCompact hooks as
 // summarization.Config.BeforeSummary takes them.
 func (r *Runner) BeforeSummary(ctx context.Context, rt *agent.Runtime, manual bool, focus string) {

@@ -42,6 +42,16 @@ type Specific struct {
 	// AdditionalContext is added for the model (UserPromptSubmit,
 	// SessionStart, PostToolUse).
 	AdditionalContext string `json:"additionalContext,omitempty"`
+	// Decision (PermissionRequest) answers the approval in the user's
+	// place.
+	Decision *PermissionDecision `json:"decision,omitempty"`
+}
+
+// PermissionDecision is a PermissionRequest hook's answer: Behavior
+// "allow" or "deny"; Message, on a deny, tells the model why.
+type PermissionDecision struct {
+	Behavior string `json:"behavior"`
+	Message  string `json:"message,omitempty"`
 }
 
 // Allow returns the Output of a PreToolUse hook that lets a call run

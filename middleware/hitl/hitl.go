@@ -42,6 +42,11 @@ type Config struct {
 	// asking, unless a rule denies or asks. It may change call.Args: the
 	// rules then judge, and the tool runs with, the arguments it leaves.
 	PreToolUse Gate
+	// PermissionRequest, when set, is asked about each call that is
+	// about to wait for approval (the PermissionRequest hooks of package
+	// hooks): its Deny refuses the call; its Allow runs it, unless an ask
+	// rule (or a PreToolUse gate's ask) asked; anything else asks.
+	PermissionRequest Gate
 
 	// Mode is the permission mode of a thread whose state holds none
 	// (ModeValue); "" is ModeAsk. The mode decides how On applies; it
@@ -173,6 +178,15 @@ func (h *Middleware) AfterModel(ctx context.Context, turn *agent.Turn) error {
 		}
 		if !ok {
 			continue
+		}
+		if h.cfg.PermissionRequest != nil {
+			switch pr := h.cfg.PermissionRequest(ctx, turn.Runtime, call); {
+			case pr.Effect == permission.Deny:
+				turn.Answer(call.ID, agent.ToolResult{Content: "Error: " + pr.Reason, IsError: true})
+				continue
+			case pr.Effect == permission.Allow && d.Effect != permission.Ask:
+				continue // in the user's place, never in a rule's
+			}
 		}
 		allowed := cfg.Allowed
 		if len(allowed) == 0 {

@@ -177,7 +177,7 @@ func subagentConfig(cfg Parent, sa Subagent) (agent.Config, bool, error) {
 	durable = durable || cfg.PreToolUse != nil // a hook may ask
 	c.Checkpointer = nil
 	if durable || modes {
-		approvals, err := hitl.New(hitl.Config{On: on, Rules: cfg.Permissions, Mode: cfg.PermissionMode, PreToolUse: cfg.PreToolUse})
+		approvals, err := hitl.New(hitl.Config{On: on, Rules: cfg.Permissions, Mode: cfg.PermissionMode, PreToolUse: cfg.PreToolUse, PermissionRequest: cfg.PermissionRequest})
 		if err != nil {
 			return agent.Config{}, false, err
 		}

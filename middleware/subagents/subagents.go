@@ -99,6 +99,9 @@ type Parent struct {
 	// through first (see hitl.Config.PreToolUse); it gives each the
 	// human_in_the_loop middleware.
 	PreToolUse hitl.Gate
+	// PermissionRequest answers their approvals first (see
+	// hitl.Config.PermissionRequest).
+	PermissionRequest hitl.Gate
 	// Middleware returns the default stack of a declarative subagent,
 	// fresh for each; nil means none.
 	Middleware func() []agent.Middleware

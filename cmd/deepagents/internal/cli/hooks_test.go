@@ -507,3 +507,33 @@ func TestHTTPHookDeniesThroughCLI(t *testing.T) {
 		t.Errorf("the server was asked %d times", calls.Load())
 	}
 }
+
+// A PermissionRequest hook of the user's settings answers an approval in
+// the user's place through the binary, with Claude Code's payload: its
+// allow runs the write headless, its deny refuses the command.
+func TestHookPermissionRequestThroughCLI(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("the hooks need bash")
+	}
+	w := newWorld(t)
+	log := filepath.Join(w.home, "asked.jsonl")
+	settings := fmt.Sprintf(`{"hooks":{"PermissionRequest":[
+		{"matcher":"Write","hooks":[{"type":"command","command":"cat >> %[1]s; echo >> %[1]s; echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PermissionRequest\",\"decision\":{\"behavior\":\"allow\"}}}'"}]},
+		{"matcher":"Bash","hooks":[{"type":"command","command":"echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PermissionRequest\",\"decision\":{\"behavior\":\"deny\",\"message\":\"no commands tonight\"}}}'"}]}]}}`, log)
+	os.MkdirAll(filepath.Join(w.home, ".claude"), 0o755)
+	os.WriteFile(filepath.Join(w.home, ".claude", "settings.json"), []byte(settings), 0o644)
+	s := w.script(`{"turns":[{"tool_calls":[{"id":"w","name":"write_file","args":{"file_path":"/a.txt","content":"x"}},{"id":"x","name":"execute","args":{"command":"ls"}}]},
+		{"content":"done","expect":{"messages_contain":["no commands tonight"]}}]}`)
+	code, stdout, stderr := w.run(w.runArgs(s, "--interrupt-on", "write_file,execute", "--shell", "--sandbox", "none", "go")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, stderr, stdout)
+	}
+	if data, err := os.ReadFile(filepath.Join(w.dir, "a.txt")); err != nil || string(data) != "x" {
+		t.Errorf("the allowed write: %q %v", data, err)
+	}
+	data, _ := os.ReadFile(log)
+	var in map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(string(data))), &in); err != nil || in["hook_event_name"] != "PermissionRequest" || in["tool_name"] != "Write" {
+		t.Errorf("the payload: %s (%v)", data, err)
+	}
+}

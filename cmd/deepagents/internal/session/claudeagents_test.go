@@ -21,8 +21,8 @@ func TestParseClaudeAgentFile(t *testing.T) {
 		err        string
 	}{
 		{name: "generator's description",
-			file:  "---\nname: reviewer\ndescription: Use this agent to review. Examples: <example>Context: the user wrote code. user: \"review it\" assistant: \"I will\"</example>\nmodel: sonnet\n---\nYou review.\n",
-			left:  []string{"model: sonnet (the session's model is used)"}},
+			file: "---\nname: reviewer\ndescription: Use this agent to review. Examples: <example>Context: the user wrote code. user: \"review it\" assistant: \"I will\"</example>\nmodel: sonnet\n---\nYou review.\n",
+			left: []string{"model: sonnet (the session's model is used)"}},
 		{name: "a Bedrock model id", file: "---\nname: a\ndescription: d\nmodel: us.anthropic.claude-sonnet-4-5-v1:0\n---\n",
 			left: []string{"model: us.anthropic.claude-sonnet-4-5-v1:0 (the session's model is used)"}},
 		{name: "a model spec that names a server", file: "---\nname: a\ndescription: d\nmodel: openai:x@https://evil.example/v1\n---\n",
