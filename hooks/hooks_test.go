@@ -48,7 +48,7 @@ func TestMatcher(t *testing.T) {
 func TestNewRejects(t *testing.T) {
 	f := func(context.Context, *hooks.Input) (*hooks.Output, error) { return nil, nil }
 	for _, h := range []hooks.Hook{
-		{Event: "PermissionRequest", Command: "true"},
+		{Event: "PermissionDenied", Command: "true"},
 		{Event: hooks.PreToolUse},
 		{Event: hooks.PreToolUse, Command: "true", Func: f},
 		{Event: hooks.PreToolUse, Matcher: "(", Command: "true"},
@@ -286,7 +286,7 @@ func TestReadClaudeSettings(t *testing.T) {
   "hooks": {
     "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "python3 validate.py", "timeout": 5}]}],
     "PostToolUse": [{"matcher": "Edit|MultiEdit|Write", "hooks": [{"type": "command", "command": "fmt.sh"}, {"type": "http", "url": "http://x", "headers": {"Authorization": "Bearer $T"}, "allowedEnvVars": ["T"]}, {"type": "prompt", "prompt": "ok?"}]}],
-    "PermissionRequest": [{"hooks": [{"type": "command", "command": "x"}]}],
+    "PermissionDenied": [{"hooks": [{"type": "command", "command": "x"}]}],
     "Stop": [{"hooks": [{"type": "command", "command": "stop.sh"}]}]
   }
 }`)
@@ -304,7 +304,7 @@ func TestReadClaudeSettings(t *testing.T) {
 	if h := hs[2]; h.URL != "http://x" || h.Headers["Authorization"] != "Bearer $T" || len(h.AllowedEnvVars) != 1 {
 		t.Errorf("the http hook: %+v", h)
 	}
-	if len(skipped) != 2 || !strings.Contains(strings.Join(skipped, "\n"), "PermissionRequest") || !strings.Contains(strings.Join(skipped, "\n"), `"prompt"`) {
+	if len(skipped) != 2 || !strings.Contains(strings.Join(skipped, "\n"), "PermissionDenied") || !strings.Contains(strings.Join(skipped, "\n"), `"prompt"`) {
 		t.Errorf("skipped %q", skipped)
 	}
 	for _, bad := range []string{

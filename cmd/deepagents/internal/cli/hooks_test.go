@@ -285,13 +285,13 @@ func TestHookSettingsErrors(t *testing.T) {
 	settings := filepath.Join(w.home, ".claude", "settings.json")
 	os.MkdirAll(filepath.Dir(settings), 0o755)
 	script := w.script(`{"turns":[{"content":"done"}]}`)
-	os.WriteFile(settings, []byte(`{"model":"opus","hooks":{"PermissionRequest":[{"hooks":[{"type":"command","command":"true"}]}],
+	os.WriteFile(settings, []byte(`{"model":"opus","hooks":{"PermissionDenied":[{"hooks":[{"type":"command","command":"true"}]}],
 		"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"prompt","prompt":"is it safe?"}]}]}}`), 0o644)
 	code, _, stderr := w.run(w.runArgs(script, "go")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{settings + ": left out PermissionRequest hooks", `left out a PreToolUse hook of type "prompt"`} {
+	for _, want := range []string{settings + ": left out PermissionDenied hooks", `left out a PreToolUse hook of type "prompt"`} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("no note %q: %s", want, stderr)
 		}
