@@ -50,6 +50,31 @@ const (
 // Events are the events, in the order of an agent's life.
 var Events = []Event{SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure, Notification, SubagentStart, PreCompact, SubagentStop, Stop, SessionEnd}
 
+// About says when an event runs and what its hooks' matcher is matched
+// on ("" for none), as deepagents hooks lists them.
+type About struct {
+	When, MatchedOn string
+}
+
+// Abouts describes each of Events.
+var Abouts = map[Event]About{
+	SessionStart:       {"a terminal session or a run starts", "source: startup, resume, clear, compact"},
+	UserPromptSubmit:   {"a prompt is sent, before the model sees it", ""},
+	PreToolUse:         {"before a tool call, before the rules and approvals decide", "the tool's name"},
+	PermissionRequest:  {"a tool call is about to wait for approval", "the tool's name"},
+	PostToolUse:        {"after a tool call that succeeded", "the tool's name"},
+	PostToolUseFailure: {"after a tool call that failed", "the tool's name"},
+	Notification:       {"the agent waits for the user", "notification_type: permission_prompt, idle_prompt"},
+	SubagentStart:      {"a subagent starts its task", "the subagent's name"},
+	PreCompact:         {"before the conversation is summarized", "trigger: manual, auto"},
+	SubagentStop:       {"a subagent's final answer", "the subagent's name"},
+	Stop:               {"the main agent's final answer", ""},
+	SessionEnd:         {"a terminal session or a run ends", "reason: clear, prompt_input_exit, other"},
+}
+
+// HandlerTypes are the types of Claude Code's handlers that run here.
+var HandlerTypes = []string{"command", "http"}
+
 // Known reports whether e is one of Events.
 func (e Event) Known() bool { return slices.Contains(Events, e) }
 

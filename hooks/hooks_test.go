@@ -367,3 +367,15 @@ func TestGoHookTimeout(t *testing.T) {
 		t.Errorf("%+v", res)
 	}
 }
+
+// Every event is described, and the list a command prints has them all.
+func TestAbouts(t *testing.T) {
+	for _, e := range hooks.Events {
+		if a, ok := hooks.Abouts[e]; !ok || a.When == "" {
+			t.Errorf("%s is not described", e)
+		}
+	}
+	if len(hooks.Abouts) != len(hooks.Events) {
+		t.Errorf("%d descriptions for %d events", len(hooks.Abouts), len(hooks.Events))
+	}
+}

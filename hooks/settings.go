@@ -85,7 +85,7 @@ func (s Settings) Hooks(d Dialect) (hooks []Hook, skipped []string, err error) {
 					}
 					hook.URL, hook.Headers, hook.AllowedEnvVars = h.URL, h.Headers, h.AllowedEnvVars
 				default:
-					skipped = append(skipped, fmt.Sprintf("a %s hook of type %q (command and http hooks run here)", name, h.Type))
+					skipped = append(skipped, fmt.Sprintf("a %s hook of type %q (%s hooks run here)", name, h.Type, strings.Join(HandlerTypes, " and ")))
 					continue
 				}
 				if h.Timeout < 0 || h.Timeout > maxTimeout.Seconds() {

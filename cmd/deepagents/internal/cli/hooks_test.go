@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/hooks"
 )
 
 // The hooks of testdata/hooks are written as Claude Code's documentation
@@ -535,5 +536,29 @@ func TestHookPermissionRequestThroughCLI(t *testing.T) {
 	var in map[string]any
 	if err := json.Unmarshal([]byte(strings.TrimSpace(string(data))), &in); err != nil || in["hook_event_name"] != "PermissionRequest" || in["tool_name"] != "Write" {
 		t.Errorf("the payload: %s (%v)", data, err)
+	}
+}
+
+// deepagents hooks lists every event and handler type, as text and JSON.
+func TestHooksCommand(t *testing.T) {
+	w := newWorld(t)
+	code, stdout, stderr := w.run("hooks")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"PermissionRequest", "PostToolUseFailure", "SubagentStart", "the tool's name", "handler types: command, http"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in:\n%s", want, stdout)
+		}
+	}
+	code, stdout, _ = w.run("hooks", "--json")
+	var out struct {
+		Events []struct {
+			Name, When string
+		}
+		HandlerTypes []string `json:"handler_types"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); code != 0 || err != nil || len(out.Events) != len(hooks.Events) || len(out.HandlerTypes) != len(hooks.HandlerTypes) {
+		t.Errorf("--json: exit %d, %v: %s", code, err, stdout)
 	}
 }

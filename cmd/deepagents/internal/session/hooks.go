@@ -44,7 +44,8 @@ type hookSource struct {
 // files come with the repository the agent works on and name commands to
 // run, so without the flag a note says what they would run, as for its
 // .mcp.json. What a file holds that does not run here (an event this
-// agent does not have, a handler that is not a command) is a note; a file
+// agent does not have, a handler of another type than hooks.HandlerTypes)
+// is a note; a file
 // that cannot be read, or a hook that is wrong (no command, a matcher
 // that does not compile), a usage error naming the file.
 //
