@@ -199,8 +199,12 @@ func New(cfg Config) (*Agent, error) {
 	}
 	var hk *hooks.Runner
 	if len(cfg.Hooks.Hooks) > 0 {
+		hc := cfg.Hooks
+		if hc.Model == nil {
+			hc.Model = cfg.Model // prompt hooks ask the agent's model
+		}
 		var err error
-		if hk, err = hooks.New(cfg.Hooks); err != nil {
+		if hk, err = hooks.New(hc); err != nil {
 			return nil, fmt.Errorf("deepagents: %w", err)
 		}
 	}

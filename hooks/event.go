@@ -3,6 +3,7 @@ package hooks
 import (
 	"encoding/json"
 	"slices"
+	"time"
 )
 
 // Event names a moment a hook can run at, as Claude Code names it.
@@ -73,7 +74,11 @@ var Abouts = map[Event]About{
 }
 
 // HandlerTypes are the types of Claude Code's handlers that run here.
-var HandlerTypes = []string{"command", "http"}
+var HandlerTypes = []string{"command", "http", "prompt"}
+
+// DefaultPromptTimeout bounds a prompt hook that sets no timeout, as in
+// Claude Code.
+const DefaultPromptTimeout = 30 * time.Second
 
 // Known reports whether e is one of Events.
 func (e Event) Known() bool { return slices.Contains(Events, e) }

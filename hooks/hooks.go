@@ -11,11 +11,13 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/deepagents-go/deepagents/internal/clip"
+	"github.com/deepagents-go/deepagents/llm"
 )
 
 // Dialect is the vocabulary a hook speaks: the agent's tool names and
@@ -52,12 +54,14 @@ type Hook struct {
 	// the event as JSON on its standard input and $CLAUDE_PROJECT_DIR
 	// set. URL is an http hook's: the event is POSTed to it as JSON (see
 	// http.go), with Headers, whose $VAR and ${VAR} are expanded for the
-	// variables AllowedEnvVars names only. Exactly one of Command, URL
-	// and Func is set.
+	// variables AllowedEnvVars names only. Prompt is a prompt hook's: a
+	// model (Config.Model) decides (see prompt.go). Exactly one of
+	// Command, URL, Prompt and Func is set.
 	Command        string
 	URL            string
 	Headers        map[string]string
 	AllowedEnvVars []string
+	Prompt         string
 	Func           Func
 	// Timeout bounds the hook; zero means DefaultTimeout.
 	Timeout time.Duration
@@ -96,6 +100,20 @@ type Config struct {
 	// Getenv reads the variables http hooks' headers name; nil means
 	// os.Getenv.
 	Getenv func(string) string
+	// Model answers prompt hooks; nil fails them (a warning each time).
+	// deepagents.New gives its agent's model when this is nil.
+	Model llm.Model
+}
+
+// promptName is how messages call a prompt hook: its first words.
+func promptName(p string) string {
+	if p == "" {
+		return ""
+	}
+	if w := strings.Fields(p); len(w) > 6 {
+		p = strings.Join(w[:6], " ") + "…"
+	}
+	return "prompt " + strconv.Quote(p)
 }
 
 // countSet counts the conditions that hold.
@@ -131,13 +149,13 @@ func New(cfg Config) (*Runner, error) {
 	r := &Runner{cfg: cfg, has: make(map[Event]bool)}
 	var errs []error
 	for i, h := range cfg.Hooks {
-		name := cmp.Or(h.Name, h.Command, h.URL, fmt.Sprintf("hook %d", i+1))
+		name := cmp.Or(h.Name, h.Command, h.URL, promptName(h.Prompt), fmt.Sprintf("hook %d", i+1))
 		if !h.Event.Known() {
 			errs = append(errs, fmt.Errorf("hooks: %s: unknown event %q (one of %s)", name, h.Event, eventList()))
 			continue
 		}
-		if countSet(h.Command != "", h.URL != "", h.Func != nil) != 1 {
-			errs = append(errs, fmt.Errorf("hooks: %s hook %s: set one of Command, URL and Func", h.Event, name))
+		if countSet(h.Command != "", h.URL != "", h.Prompt != "", h.Func != nil) != 1 {
+			errs = append(errs, fmt.Errorf("hooks: %s hook %s: set one of Command, URL, Prompt and Func", h.Event, name))
 			continue
 		}
 		if h.URL != "" {
@@ -221,8 +239,8 @@ func (r *Runner) Run(ctx context.Context, in Input) Result {
 		if h.Event != in.HookEventName || !r.matches(h, &in) {
 			continue
 		}
-		if h.Command != "" || h.URL != "" {
-			key := fmt.Sprint(h.Dialect, h.Command, h.URL)
+		if h.Command != "" || h.URL != "" || h.Prompt != "" {
+			key := fmt.Sprint(h.Dialect, h.Command, h.URL, h.Prompt)
 			if seen[key] {
 				continue
 			}
@@ -311,8 +329,11 @@ func (r *Runner) runOne(ctx context.Context, h compiled, in *Input) (o outcome) 
 	if err != nil {
 		return outcome{fail: err.Error()}
 	}
-	if h.URL != "" {
+	switch {
+	case h.URL != "":
 		return r.runHTTP(ctx, h, payload)
+	case h.Prompt != "":
+		return r.runPrompt(ctx, h, payload)
 	}
 	return r.runCommand(ctx, h, payload)
 }
@@ -394,7 +415,9 @@ func (r *Runner) reduce(res *Result, h compiled, in *Input, o outcome) {
 			}
 		}
 	} else if e == PermissionRequest {
-		if pd := sp.Decision; pd != nil {
+		if pd := sp.Decision; pd == nil && out.Decision == "block" {
+			res.decide(DecisionDeny, clip.Text(strings.TrimSpace(out.Reason), maxText)) // a prompt hook's "ok": false
+		} else if pd != nil {
 			switch pd.Behavior {
 			case "allow", "deny":
 				res.decide(Decision(pd.Behavior), clip.Text(strings.TrimSpace(pd.Message), maxText))

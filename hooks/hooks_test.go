@@ -285,7 +285,7 @@ func TestReadClaudeSettings(t *testing.T) {
   "permissions": {"allow": ["Bash(npm run lint)"]},
   "hooks": {
     "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "python3 validate.py", "timeout": 5}]}],
-    "PostToolUse": [{"matcher": "Edit|MultiEdit|Write", "hooks": [{"type": "command", "command": "fmt.sh"}, {"type": "http", "url": "http://x", "headers": {"Authorization": "Bearer $T"}, "allowedEnvVars": ["T"]}, {"type": "prompt", "prompt": "ok?"}]}],
+    "PostToolUse": [{"matcher": "Edit|MultiEdit|Write", "hooks": [{"type": "command", "command": "fmt.sh"}, {"type": "http", "url": "http://x", "headers": {"Authorization": "Bearer $T"}, "allowedEnvVars": ["T"]}, {"type": "prompt", "prompt": "ok?"}, {"type": "agent", "prompt": "check"}]}],
     "PermissionDenied": [{"hooks": [{"type": "command", "command": "x"}]}],
     "Stop": [{"hooks": [{"type": "command", "command": "stop.sh"}]}]
   }
@@ -298,13 +298,16 @@ func TestReadClaudeSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(hs) != 4 || hs[0].Event != hooks.PreToolUse || hs[0].Timeout != 5*time.Second || hs[0].Dialect != hooks.DialectClaude || hs[1].Matcher != "Edit|MultiEdit|Write" || hs[3].Event != hooks.Stop {
+	if len(hs) != 5 || hs[0].Event != hooks.PreToolUse || hs[0].Timeout != 5*time.Second || hs[0].Dialect != hooks.DialectClaude || hs[1].Matcher != "Edit|MultiEdit|Write" || hs[4].Event != hooks.Stop {
 		t.Errorf("hooks %+v", hs)
 	}
 	if h := hs[2]; h.URL != "http://x" || h.Headers["Authorization"] != "Bearer $T" || len(h.AllowedEnvVars) != 1 {
 		t.Errorf("the http hook: %+v", h)
 	}
-	if len(skipped) != 2 || !strings.Contains(strings.Join(skipped, "\n"), "PermissionDenied") || !strings.Contains(strings.Join(skipped, "\n"), `"prompt"`) {
+	if h := hs[3]; h.Prompt != "ok?" || h.Timeout != hooks.DefaultPromptTimeout {
+		t.Errorf("the prompt hook: %+v", h)
+	}
+	if len(skipped) != 2 || !strings.Contains(strings.Join(skipped, "\n"), "PermissionDenied") || !strings.Contains(strings.Join(skipped, "\n"), `"agent"`) {
 		t.Errorf("skipped %q", skipped)
 	}
 	for _, bad := range []string{

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/hooks"
+	"github.com/deepagents-go/deepagents/llm/replay"
 )
 
 // An http hook POSTs the event as JSON, with the headers its settings
@@ -80,5 +81,49 @@ func TestHTTPHook(t *testing.T) {
 	}
 	if _, err := hooks.New(hooks.Config{Hooks: []hooks.Hook{{Event: hooks.Stop, URL: "file:///etc/passwd"}}}); err == nil {
 		t.Error("a file URL was accepted")
+	}
+}
+
+// A prompt hook asks the model, $ARGUMENTS replaced by the event: "ok":
+// false blocks with the reason, "ok": true goes on, an answer that is not
+// a JSON object is a warning; without a model it is a warning too.
+func TestPromptHook(t *testing.T) {
+	for _, tc := range []struct {
+		answer string
+		check  func(t *testing.T, res hooks.Result)
+	}{
+		{`{"ok": false, "reason": "the tests were not run"}`, func(t *testing.T, res hooks.Result) {
+			if res.Decision != hooks.DecisionBlock || res.Reason != "the tests were not run" {
+				t.Errorf("%+v", res)
+			}
+		}},
+		{"```json\n{\"ok\": true}\n```", func(t *testing.T, res hooks.Result) {
+			if res.Decision != "" || len(res.Notes) != 0 {
+				t.Errorf("%+v", res)
+			}
+		}},
+		{`{"decision": "block", "reason": "older answer"}`, func(t *testing.T, res hooks.Result) {
+			if res.Decision != hooks.DecisionBlock || res.Reason != "older answer" {
+				t.Errorf("%+v", res)
+			}
+		}},
+		{`sure, go ahead`, func(t *testing.T, res hooks.Result) {
+			if res.Decision != "" || len(res.Notes) != 1 || !res.Notes[0].Warning {
+				t.Errorf("%+v", res)
+			}
+		}},
+	} {
+		m := replay.New(replay.Turn{Agent: hooks.PromptAgent, Content: tc.answer,
+			Expect: &replay.Expect{LastMessageContains: []string{`Is the work done? {"session_id"`, `"hook_event_name":"Stop"`}}})
+		r, err := hooks.New(hooks.Config{Model: m, Hooks: []hooks.Hook{{Event: hooks.Stop, Prompt: "Is the work done? $ARGUMENTS"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		active := false
+		tc.check(t, r.Run(context.Background(), hooks.Input{HookEventName: hooks.Stop, StopHookActive: &active}))
+	}
+	r, _ := hooks.New(hooks.Config{Hooks: []hooks.Hook{{Event: hooks.Stop, Prompt: "x"}}})
+	if res := r.Run(context.Background(), hooks.Input{HookEventName: hooks.Stop}); len(res.Notes) != 1 || !strings.Contains(res.Notes[0].Text, "needs a model") {
+		t.Errorf("no model: %+v", res)
 	}
 }

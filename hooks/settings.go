@@ -26,6 +26,8 @@ type Group struct {
 type Handler struct {
 	Type    string `json:"type" yaml:"type"`
 	Command string `json:"command" yaml:"command"`
+	// Prompt is a prompt handler's.
+	Prompt string `json:"prompt,omitempty" yaml:"prompt,omitempty"`
 	// URL, Headers and AllowedEnvVars are an http handler's.
 	URL            string            `json:"url,omitempty" yaml:"url,omitempty"`
 	Headers        map[string]string `json:"headers,omitempty" yaml:"headers,omitempty"`
@@ -84,12 +86,20 @@ func (s Settings) Hooks(d Dialect) (hooks []Hook, skipped []string, err error) {
 						return nil, nil, fmt.Errorf("hooks: a %s http hook has no url", name)
 					}
 					hook.URL, hook.Headers, hook.AllowedEnvVars = h.URL, h.Headers, h.AllowedEnvVars
+				case "prompt":
+					if strings.TrimSpace(h.Prompt) == "" {
+						return nil, nil, fmt.Errorf("hooks: a %s prompt hook has no prompt", name)
+					}
+					hook.Prompt = h.Prompt
+					if hook.Timeout == 0 {
+						hook.Timeout = DefaultPromptTimeout
+					}
 				default:
-					skipped = append(skipped, fmt.Sprintf("a %s hook of type %q (%s hooks run here)", name, h.Type, strings.Join(HandlerTypes, " and ")))
+					skipped = append(skipped, fmt.Sprintf("a %s hook of type %q (%s hooks run here)", name, h.Type, strings.Join(HandlerTypes, ", ")))
 					continue
 				}
 				if h.Timeout < 0 || h.Timeout > maxTimeout.Seconds() {
-					return nil, nil, fmt.Errorf("hooks: the %s hook %q has a timeout of %g seconds (at most %g)", name, cmp.Or(h.Command, h.URL), h.Timeout, maxTimeout.Seconds())
+					return nil, nil, fmt.Errorf("hooks: the %s hook %q has a timeout of %g seconds (at most %g)", name, cmp.Or(h.Command, h.URL, h.Prompt), h.Timeout, maxTimeout.Seconds())
 				}
 				hooks = append(hooks, hook)
 			}

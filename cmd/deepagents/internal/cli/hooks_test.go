@@ -287,12 +287,12 @@ func TestHookSettingsErrors(t *testing.T) {
 	os.MkdirAll(filepath.Dir(settings), 0o755)
 	script := w.script(`{"turns":[{"content":"done"}]}`)
 	os.WriteFile(settings, []byte(`{"model":"opus","hooks":{"PermissionDenied":[{"hooks":[{"type":"command","command":"true"}]}],
-		"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"prompt","prompt":"is it safe?"}]}]}}`), 0o644)
+		"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"agent","prompt":"is it safe?"}]}]}}`), 0o644)
 	code, _, stderr := w.run(w.runArgs(script, "go")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{settings + ": left out PermissionDenied hooks", `left out a PreToolUse hook of type "prompt"`} {
+	for _, want := range []string{settings + ": left out PermissionDenied hooks", `left out a PreToolUse hook of type "agent"`} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("no note %q: %s", want, stderr)
 		}
@@ -546,7 +546,7 @@ func TestHooksCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"PermissionRequest", "PostToolUseFailure", "SubagentStart", "the tool's name", "handler types: command, http"} {
+	for _, want := range []string{"PermissionRequest", "PostToolUseFailure", "SubagentStart", "the tool's name", "handler types: command, http, prompt"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("no %q in:\n%s", want, stdout)
 		}
@@ -560,5 +560,23 @@ func TestHooksCommand(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(stdout), &out); code != 0 || err != nil || len(out.Events) != len(hooks.Events) || len(out.HandlerTypes) != len(hooks.HandlerTypes) {
 		t.Errorf("--json: exit %d, %v: %s", code, err, stdout)
+	}
+}
+
+// A prompt hook (Claude Code's "prompt" type) of the user's settings asks
+// the session's model, scripted here, and blocks a stop through the
+// binary: the agent goes back to work with the reason.
+func TestPromptHookBlocksAStop(t *testing.T) {
+	w := newWorld(t)
+	os.MkdirAll(filepath.Join(w.home, ".claude"), 0o755)
+	os.WriteFile(filepath.Join(w.home, ".claude", "settings.json"), []byte(`{"hooks":{"Stop":[{"hooks":[
+		{"type":"prompt","prompt":"Has the agent run the tests? $ARGUMENTS"}]}]}}`), 0o644)
+	s := w.script(`{"turns":[{"content":"done"},
+		{"agent":"hook","content":"{\"ok\": false, \"reason\": \"run the tests first\"}","expect":{"last_message_contains":["Has the agent run the tests?","\"last_assistant_message\":\"done\""]}},
+		{"content":"Ran the tests.","expect":{"last_message_contains":["Stop hook feedback:\nrun the tests first"]}},
+		{"agent":"hook","content":"{\"ok\": true}"}]}`)
+	code, stdout, stderr := w.run(w.runArgs(s, "go")...)
+	if code != 0 || !strings.Contains(stdout, `"text":"Ran the tests."`) {
+		t.Fatalf("exit %d: %s %s", code, stderr, stdout)
 	}
 }

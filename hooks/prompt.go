@@ -1,0 +1,83 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/deepagents-go/deepagents/llm"
+)
+
+// A prompt hook (Hook.Prompt) is Claude Code's "prompt" handler: a model
+// decides. Its prompt, $ARGUMENTS replaced by the event's JSON (or the
+// JSON after it when it has no $ARGUMENTS), is sent to Config.Model in a
+// call of its own, with no tools and none of the conversation; the answer
+// is a JSON object: {"ok": false, "reason": "..."} blocks (a PreToolUse
+// call is denied, a Stop sent back to work, a prompt dropped), {"ok":
+// true} goes on. Claude Code's older answer, {"decision": "block" or
+// "approve", "reason"}, and the fields every hook may give (continue,
+// stopReason, systemMessage) are read too. An answer that is not such an
+// object, a model that fails or the timeout is a failed hook: a warning,
+// never a block.
+
+// PromptAgent names prompt hooks' model calls (a scripted model's turns,
+// usage events).
+const PromptAgent = "hook"
+
+// promptSystem is the system prompt of a prompt hook's model call.
+const promptSystem = `You decide for a hook of a coding agent. You are given an instruction and the event, as JSON. Answer with one JSON object and nothing else: {"ok": true} when the event may go on, or {"ok": false, "reason": "..."} when it must not, the reason saying what is wrong and what to do instead.`
+
+// errNoModel is a prompt hook's error when the Runner has no model.
+var errNoModel = errors.New("a prompt hook needs a model (hooks.Config.Model), and there is none")
+
+// runPrompt asks the model about payload, as h's prompt says.
+func (r *Runner) runPrompt(ctx context.Context, h compiled, payload []byte) outcome {
+	if r.cfg.Model == nil {
+		return outcome{fail: errNoModel.Error()}
+	}
+	text := h.Prompt
+	if strings.Contains(text, "$ARGUMENTS") {
+		text = strings.ReplaceAll(text, "$ARGUMENTS", string(payload))
+	} else {
+		text += "\n\n" + string(payload)
+	}
+	resp, err := llm.Generate(llm.WithAgent(ctx, PromptAgent), r.cfg.Model, &llm.Request{System: promptSystem, Messages: []llm.Message{llm.UserText(text)}})
+	if ctx.Err() != nil {
+		return ended(ctx, h)
+	}
+	if err != nil {
+		return outcome{fail: err.Error()}
+	}
+	return promptAnswer(resp.Message.Text())
+}
+
+// promptAnswer reads a prompt hook's answer (a JSON object, perhaps in a
+// code block) as an Output.
+func promptAnswer(text string) outcome {
+	t := strings.TrimSpace(text)
+	t = strings.TrimPrefix(strings.TrimPrefix(t, "```json"), "```")
+	t = strings.TrimSpace(strings.TrimSuffix(t, "```"))
+	var a struct {
+		Output
+		OK *bool `json:"ok"`
+	}
+	if err := json.Unmarshal([]byte(t), &a); err != nil || !strings.HasPrefix(t, "{") {
+		return outcome{fail: "the model's answer is not a JSON object: " + clipAnswer(text)}
+	}
+	out := a.Output
+	switch {
+	case a.OK != nil && !*a.OK:
+		out.Decision = "block"
+	case a.OK != nil:
+		out.Decision = ""
+	}
+	return outcome{out: &out}
+}
+
+func clipAnswer(s string) string {
+	if s = strings.TrimSpace(s); len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}
