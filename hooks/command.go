@@ -28,7 +28,7 @@ var shell = sync.OnceValue(func() string {
 func (r *Runner) runCommand(ctx context.Context, h compiled, payload []byte) outcome {
 	cmd := exec.CommandContext(ctx, shell(), "-c", h.Command)
 	cmd.Dir = r.cfg.Dir
-	cmd.Env = append(os.Environ(), "CLAUDE_PROJECT_DIR="+r.cfg.Dir, "DEEPAGENTS_PROJECT_DIR="+r.cfg.Dir)
+	cmd.Env = append(append(os.Environ(), "CLAUDE_PROJECT_DIR="+r.cfg.Dir, "DEEPAGENTS_PROJECT_DIR="+r.cfg.Dir), h.Env...)
 	cmd.Stdin = bytes.NewReader(payload)
 	var stdout, stderr capped
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -57,7 +57,10 @@ type Hook struct {
 	// variables AllowedEnvVars names only. Prompt is a prompt hook's: a
 	// model (Config.Model) decides (see prompt.go). Exactly one of
 	// Command, URL, Prompt and Func is set.
-	Command        string
+	Command string
+	// Env are more variables of a command hook's environment
+	// ("CLAUDE_PLUGIN_ROOT=/path" for a plugin's hooks).
+	Env            []string
 	URL            string
 	Headers        map[string]string
 	AllowedEnvVars []string

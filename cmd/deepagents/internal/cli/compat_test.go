@@ -178,3 +178,61 @@ func TestCommandFilesThroughCLI(t *testing.T) {
 	s.typeLine("/fix-issue 7")
 	s.waitFor("Fixed it.")
 }
+
+// A Claude Code plugin installed from a local marketplace works through
+// the binary: its skill is listed, its subagent runs, its command expands,
+// its hook (naming ${CLAUDE_PLUGIN_ROOT}) adds context, its MCP server's
+// tools are offered; plugin list shows it, remove takes it away.
+func TestPluginThroughCLI(t *testing.T) {
+	w := newWorld(t)
+	bin := everythingServer(t)
+	mk := t.TempDir()
+	kit := filepath.Join(mk, "plugins", "kit")
+	write := func(path, body string, mode os.FileMode) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte(body), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(mk, ".claude-plugin", "marketplace.json"), `{"name":"mine","plugins":[{"name":"kit","source":"./plugins/kit"},{"name":"remote","source":{"source":"github","repo":"x/y"}}]}`, 0o644)
+	write(filepath.Join(kit, ".claude-plugin", "plugin.json"), `{"name":"kit","version":"1.0.0","description":"A kit."}`, 0o644)
+	skill(t, filepath.Join(kit, "skills"), "lint", "Lints the code.")
+	write(filepath.Join(kit, "agents", "reviewer.md"), "---\nname: reviewer\ndescription: Reviews.\ntools: Read\n---\nYou review for the kit.\n", 0o644)
+	write(filepath.Join(kit, "commands", "greet.md"), "Say hello to $ARGUMENTS.\n", 0o644)
+	write(filepath.Join(kit, "scripts", "ctx.sh"), "#!/bin/sh\necho kit context\n", 0o755)
+	write(filepath.Join(kit, "hooks", "hooks.json"), `{"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"\"${CLAUDE_PLUGIN_ROOT}/scripts/ctx.sh\""}]}]}}`, 0o644)
+	write(filepath.Join(kit, "bin", "server"), "#!/bin/sh\nexec "+bin+" \"$@\"\n", 0o755)
+	write(filepath.Join(kit, ".mcp.json"), `{"mcpServers":{"ev":{"command":"${CLAUDE_PLUGIN_ROOT}/bin/server"}}}`, 0o644)
+
+	if code, stdout, stderr := w.run("plugin", "install", "kit", "--from", mk); code != 0 || !strings.Contains(stdout, "installed kit 1.0.0") {
+		t.Fatalf("install: exit %d: %s %s", code, stdout, stderr)
+	}
+	if code, _, stderr := w.run("plugin", "install", "kit", "--from", mk); code != ExitUsage || !strings.Contains(stderr, "--force replaces it") {
+		t.Errorf("install again: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := w.run("plugin", "install", "remote", "--from", mk); code != ExitUsage || !strings.Contains(stderr, "only a local folder is installed here") {
+		t.Errorf("a remote source: exit %d: %s", code, stderr)
+	}
+	if code, stdout, _ := w.run("plugin", "list"); code != 0 || !strings.Contains(stdout, "kit") || !strings.Contains(stdout, "A kit.") {
+		t.Errorf("list: exit %d: %s", code, stdout)
+	}
+	// The source changes after the install: the copy does not.
+	os.WriteFile(filepath.Join(kit, "commands", "greet.md"), []byte("Changed.\n"), 0o644)
+	s := w.script(`{"turns":[
+		{"tool_calls":[{"id":"t","name":"task","args":{"description":"review","subagent_type":"reviewer"}}],
+		 "expect":{"system_contains":["lint","/user/plugins/kit/skills/lint/SKILL.md"],"tools_include":["mcp__ev__echo"],
+		           "last_message_contains":["Say hello to Ann.","kit context"]}},
+		{"agent":"reviewer","content":"fine","expect":{"system_contains":["You review for the kit."]}},
+		{"content":"done"}]}`)
+	if code, stdout, stderr := w.run(w.runArgs(s, "/greet Ann")...); code != 0 {
+		t.Fatalf("run: exit %d: %s %s", code, stderr, stdout)
+	}
+	if code, stdout, _ := w.run("plugin", "remove", "kit"); code != 0 || !strings.Contains(stdout, "removed kit") {
+		t.Errorf("remove: exit %d: %s", code, stdout)
+	}
+	gone := w.script(`{"turns":[{"content":"done","expect":{"system_exclude":["/user/plugins/kit"],"tools_exclude":["mcp__ev__echo"]}}]}`)
+	if code, stdout, stderr := w.run(w.runArgs(gone, "go")...); code != 0 {
+		t.Fatalf("after remove: exit %d: %s %s", code, stderr, stdout)
+	}
+}

@@ -147,6 +147,9 @@ func (r *resolver) commands() []Command {
 		return nil
 	}
 	var dirs []string
+	for _, p := range r.plugins() {
+		dirs = append(dirs, filepath.Join(p.Dir, "commands"))
+	}
 	pl := r.in.Places
 	if pl.Home != "" && pl.UserDir != "" {
 		dirs = append(dirs, filepath.Join(pl.Home, ".claude", "commands"))

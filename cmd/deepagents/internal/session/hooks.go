@@ -33,6 +33,9 @@ type hookSource struct {
 	// yaml: the CLI's config.yaml (its hooks: key), else a Claude Code
 	// settings file.
 	yaml bool
+	// root is a plugin's folder, which its hooks name as
+	// ${CLAUDE_PLUGIN_ROOT}; "" for a file of no plugin.
+	root string
 }
 
 // hooks gathers the hooks to run: those of the user's config.yaml (the
@@ -63,6 +66,9 @@ func (r *resolver) hooks() ([]hooks.Hook, error) {
 	}
 	if h := r.in.Places.Home; h != "" {
 		user = append(user, hookSource{path: filepath.Join(h, claudeUserSettings), dialect: hooks.DialectClaude})
+	}
+	for _, p := range r.plugins() {
+		user = append(user, hookSource{path: filepath.Join(p.Dir, "hooks", "hooks.json"), dialect: hooks.DialectClaude, root: p.Dir})
 	}
 	workspace := []hookSource{
 		{path: r.workspaceConfig(), dialect: hooks.DialectAgent, yaml: true},
@@ -152,6 +158,14 @@ func (r *resolver) hooksOf(s hookSource) ([]hooks.Hook, error) {
 	hs, skipped, err := set.Hooks(s.dialect)
 	if err != nil {
 		return nil, UsageError{fmt.Errorf("%s: %w", s.path, err)}
+	}
+	if s.root != "" {
+		for i := range hs {
+			// The shell expands the variable, quoted or not, as
+			// Claude Code's plugins write it.
+			hs[i].Env = append(hs[i].Env, "CLAUDE_PLUGIN_ROOT="+s.root)
+			hs[i].URL = withPluginRoot(hs[i].URL, s.root)
+		}
 	}
 	// Matchers and events are checked now, naming the file, rather than
 	// when the agent is built.

@@ -48,6 +48,28 @@ func (r *resolver) mcpConfigs() (map[string]mcp.ServerConfig, error) {
 	if out == nil {
 		out = map[string]mcp.ServerConfig{}
 	}
+	// Plugins' servers first: the user's own of a name win.
+	for _, p := range r.plugins() {
+		file := filepath.Join(p.Dir, workspaceMCPFile)
+		getenv := func(name string) string {
+			if name == "CLAUDE_PLUGIN_ROOT" {
+				return p.Dir
+			}
+			return r.getenv(name)
+		}
+		servers, err := mcp.LoadFile(file, getenv)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, UsageError{fmt.Errorf("MCP configuration of plugin %s: %w", p.Name, err)}
+		}
+		for name, c := range servers {
+			if _, ok := out[name]; !ok {
+				out[name] = c
+			}
+		}
+	}
 	for _, p := range paths {
 		servers, err := mcp.LoadFile(p, r.getenv)
 		if errors.Is(err, fs.ErrNotExist) && (p == userFile || p == ws) {

@@ -184,6 +184,9 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 	}
 	if spec.Skills != nil {
 		cfg.Skills = spec.Skills
+	} else if len(spec.PluginSkills) > 0 {
+		// Before the user's own, which win a name they share.
+		cfg.Skills = append(slices.Clone(spec.PluginSkills), cfg.Skills...)
 	}
 	for _, d := range cfg.Skills {
 		if host, ok := ws.HostPath(d); ok {

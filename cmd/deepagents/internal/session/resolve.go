@@ -117,6 +117,9 @@ type Spec struct {
 	// Home is the user's home, whose other agents' skill folders are
 	// shown there too (workspace.OtherSkillDirs); "" when UserDir is.
 	UserDir, Home string
+	// PluginSkills are the skill folders of the user's installed plugins,
+	// as the agent sees them (below /user/).
+	PluginSkills []string
 	// OtherAgents reads the workspace's files of other agents (Claude
 	// Code's skills and CLAUDE.md, the .agents skills): with
 	// --trust-workspace (workspace.Config.OtherAgents).
@@ -192,6 +195,9 @@ type resolver struct {
 	// agents are the user's subagent files as read, once.
 	agents     []agentRead
 	agentsRead bool
+	// pluginList are the user's installed plugins, read once.
+	pluginList  []Plugin
+	pluginsRead bool
 	notes      []string
 	// profile is the profile: section of the user's file, its name
 	// replaced by --profile.
@@ -356,6 +362,7 @@ func Resolve(in Inputs) (Spec, error) {
 			spec.Home = in.Places.Home
 		}
 		spec.OtherAgents = r.trustsOtherAgents()
+		spec.PluginSkills = r.pluginSkills()
 	}
 	return spec, nil
 }
@@ -928,7 +935,11 @@ func (r *resolver) subagents() ([]Subagent, []AsyncSubagent, error) {
 	}
 	userAgents := ""
 	var folders []folder
-	// Claude Code's folders first: this agent's own win a name they share.
+	// Plugins' first, then Claude Code's folders: this agent's own win a
+	// name they share.
+	for _, p := range r.plugins() {
+		folders = append(folders, folder{true, r.readClaudeAgents(filepath.Join(p.Dir, "agents"))})
+	}
 	if h := r.in.Places.Home; h != "" && r.in.Places.UserDir != "" {
 		folders = append(folders, folder{true, r.readClaudeAgents(filepath.Join(h, ".claude", "agents"))})
 	}
