@@ -118,4 +118,3 @@ func (r *resolver) pluginSkills() []string {
 	}
 	return out
 }
-

@@ -198,7 +198,7 @@ type resolver struct {
 	// pluginList are the user's installed plugins, read once.
 	pluginList  []Plugin
 	pluginsRead bool
-	notes      []string
+	notes       []string
 	// profile is the profile: section of the user's file, its name
 	// replaced by --profile.
 	profile ProfileChoice
