@@ -59,24 +59,17 @@ func TestOtherAgentsSkillsThroughCLI(t *testing.T) {
 // wins a name it shares.
 func TestClaudeAgentsThroughCLI(t *testing.T) {
 	w := newWorld(t)
-	write := func(path, body string) {
-		t.Helper()
-		os.MkdirAll(filepath.Dir(path), 0o755)
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(filepath.Join(w.home, ".claude", "agents", "reviewer.md"),
+	mustWrite(t, filepath.Join(w.home, ".claude", "agents", "reviewer.md"),
 		"---\nname: reviewer\ndescription: Reviews code.\ntools: Read, Grep, Glob, WebFetch\nmodel: sonnet\ncolor: blue\n---\nYou review code strictly.\n")
-	write(filepath.Join(w.dir, ".claude", "agents", "tester.md"),
+	mustWrite(t, filepath.Join(w.dir, ".claude", "agents", "tester.md"),
 		"---\nname: tester\ndescription: Writes tests.\ntools: [Read, Write, Bash]\npermissionMode: acceptEdits\n---\nYou write tests.\n")
-	write(filepath.Join(w.dir, ".claude", "agents", "shared.md"), "---\nname: shared\ndescription: The Claude one.\n---\nClaude's.\n")
+	mustWrite(t, filepath.Join(w.dir, ".claude", "agents", "shared.md"), "---\nname: shared\ndescription: The Claude one.\n---\nClaude's.\n")
 	// A file Claude Code would skip is skipped, and said to be; one of
 	// the home's that shares a name with the user's own loses.
-	write(filepath.Join(w.home, ".claude", "agents", "broken.md"), "no front matter here")
-	write(filepath.Join(w.home, ".claude", "agents", "mine.md"), "---\nname: mine\ndescription: Claude's mine.\n---\nClaude's mine.\n")
-	write(filepath.Join(w.home, ".deepagents", "agents", "mine.md"), "---\nname: mine\ndescription: Our mine.\n---\nOur mine.\n")
-	write(filepath.Join(w.dir, ".deepagents", "agents", "shared.md"), "---\nname: shared\ndescription: Our own.\n---\nOurs.\n")
+	mustWrite(t, filepath.Join(w.home, ".claude", "agents", "broken.md"), "no front matter here")
+	mustWrite(t, filepath.Join(w.home, ".claude", "agents", "mine.md"), "---\nname: mine\ndescription: Claude's mine.\n---\nClaude's mine.\n")
+	mustWrite(t, filepath.Join(w.home, ".deepagents", "agents", "mine.md"), "---\nname: mine\ndescription: Our mine.\n---\nOur mine.\n")
+	mustWrite(t, filepath.Join(w.dir, ".deepagents", "agents", "shared.md"), "---\nname: shared\ndescription: Our own.\n---\nOurs.\n")
 	s := w.script(`{"turns":[
 		{"tool_calls":[{"id":"t1","name":"task","args":{"description":"review main.go","subagent_type":"reviewer"}},
 			{"id":"t2","name":"task","args":{"description":"test main.go","subagent_type":"tester"}}],
@@ -142,17 +135,10 @@ func TestClaudeMemoryThroughCLI(t *testing.T) {
 // this agent's own (.deepagents/commands, which wins a name).
 func TestCommandFilesThroughCLI(t *testing.T) {
 	w := newWorld(t)
-	write := func(path, body string) {
-		t.Helper()
-		os.MkdirAll(filepath.Dir(path), 0o755)
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(filepath.Join(w.home, ".claude", "commands", "fix-issue.md"), "---\ndescription: Fix a GitHub issue\nargument-hint: NUMBER\n---\nFind and fix issue #$ARGUMENTS, then run the tests.\n")
-	write(filepath.Join(w.dir, ".claude", "commands", "review.md"), "Review the repository's $1 folder.\n")
-	write(filepath.Join(w.dir, ".claude", "commands", "shared.md"), "Claude's shared.\n")
-	write(filepath.Join(w.dir, ".deepagents", "commands", "shared.md"), "Our shared.\n")
+	mustWrite(t, filepath.Join(w.home, ".claude", "commands", "fix-issue.md"), "---\ndescription: Fix a GitHub issue\nargument-hint: NUMBER\n---\nFind and fix issue #$ARGUMENTS, then run the tests.\n")
+	mustWrite(t, filepath.Join(w.dir, ".claude", "commands", "review.md"), "Review the repository's $1 folder.\n")
+	mustWrite(t, filepath.Join(w.dir, ".claude", "commands", "shared.md"), "Claude's shared.\n")
+	mustWrite(t, filepath.Join(w.dir, ".deepagents", "commands", "shared.md"), "Our shared.\n")
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -190,8 +176,8 @@ func TestPluginThroughCLI(t *testing.T) {
 	kit := filepath.Join(mk, "plugins", "kit")
 	write := func(path, body string, mode os.FileMode) {
 		t.Helper()
-		os.MkdirAll(filepath.Dir(path), 0o755)
-		if err := os.WriteFile(path, []byte(body), mode); err != nil {
+		mustWrite(t, path, body)
+		if err := os.Chmod(path, mode); err != nil {
 			t.Fatal(err)
 		}
 	}
