@@ -229,43 +229,36 @@ func (m *Middleware) WrapRun(ctx context.Context, req *agent.RunRequest, next ag
 // Gate is the PreToolUse hooks as hitl.Config.PreToolUse takes them: their
 // decision for the call, which they may rewrite (updatedInput).
 func (r *Runner) Gate(ctx context.Context, rt *agent.Runtime, call *llm.ToolCall) permission.Decision {
-	in := input(rt, PreToolUse)
-	in.ToolName, in.ToolInput, in.ToolUseID = call.Name, call.Args, call.ID
-	res := r.Run(ctx, in)
-	show(rt, PreToolUse, &res)
-	if res.UpdatedInput != nil {
-		call.Args = res.UpdatedInput
-	}
-	reason := strings.TrimSpace(res.Reason)
-	switch {
-	case res.Halt:
-		return permission.Decision{Effect: permission.Deny, Reason: "a PreToolUse hook stopped the agent: " + rt.EndReason()}
-	case res.Decision == DecisionDeny:
-		return permission.Decision{Effect: permission.Deny, Reason: "a PreToolUse hook refused this call: " + cmp.Or(reason, "no reason given")}
-	case res.Decision == DecisionAsk:
-		return permission.Decision{Effect: permission.Ask, Reason: "a PreToolUse hook" + parenthesized(reason)}
-	case res.Decision == DecisionAllow:
-		return permission.Decision{Effect: permission.Allow, Reason: "a PreToolUse hook" + parenthesized(reason)}
-	}
-	return permission.Decision{}
+	return r.decide(ctx, rt, PreToolUse, call)
 }
 
 // Permission is the PermissionRequest hooks as
 // hitl.Config.PermissionRequest takes them: their answer to an approval
 // about to be asked (allow, deny, or none: ask the user).
 func (r *Runner) Permission(ctx context.Context, rt *agent.Runtime, call *llm.ToolCall) permission.Decision {
-	in := input(rt, PermissionRequest)
+	return r.decide(ctx, rt, PermissionRequest, call)
+}
+
+// decide runs the hooks of e, an event about a call, and returns their
+// decision as the rules' kind of decision.
+func (r *Runner) decide(ctx context.Context, rt *agent.Runtime, e Event, call *llm.ToolCall) permission.Decision {
+	in := input(rt, e)
 	in.ToolName, in.ToolInput, in.ToolUseID = call.Name, call.Args, call.ID
 	res := r.Run(ctx, in)
-	show(rt, PermissionRequest, &res)
+	show(rt, e, &res)
+	if res.UpdatedInput != nil {
+		call.Args = res.UpdatedInput // PreToolUse's only
+	}
 	reason := strings.TrimSpace(res.Reason)
 	switch {
 	case res.Halt:
-		return permission.Decision{Effect: permission.Deny, Reason: "a PermissionRequest hook stopped the agent: " + rt.EndReason()}
+		return permission.Decision{Effect: permission.Deny, Reason: fmt.Sprintf("a %s hook stopped the agent: %s", e, rt.EndReason())}
 	case res.Decision == DecisionDeny:
-		return permission.Decision{Effect: permission.Deny, Reason: "a PermissionRequest hook refused this call: " + cmp.Or(reason, "no reason given")}
+		return permission.Decision{Effect: permission.Deny, Reason: fmt.Sprintf("a %s hook refused this call: %s", e, cmp.Or(reason, "no reason given"))}
+	case res.Decision == DecisionAsk:
+		return permission.Decision{Effect: permission.Ask, Reason: fmt.Sprintf("a %s hook%s", e, parenthesized(reason))}
 	case res.Decision == DecisionAllow:
-		return permission.Decision{Effect: permission.Allow, Reason: "a PermissionRequest hook" + parenthesized(reason)}
+		return permission.Decision{Effect: permission.Allow, Reason: fmt.Sprintf("a %s hook%s", e, parenthesized(reason))}
 	}
 	return permission.Decision{}
 }
