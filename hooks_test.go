@@ -383,7 +383,11 @@ func TestFailureAndSubagentStart(t *testing.T) {
 	if len(ins) != 1 || ins[0].ToolName != "read_file" || !strings.Contains(ins[0].Error, "/missing") || ins[0].HookEventName != hooks.PostToolUseFailure {
 		t.Errorf("PostToolUseFailure got %+v", ins)
 	}
-	for _, in := range post.inputs() {
+	posted := post.inputs()
+	if len(posted) == 0 {
+		t.Error("PostToolUse ran for no call (the task succeeded)")
+	}
+	for _, in := range posted {
 		if in.ToolUseID == "bad" {
 			t.Errorf("PostToolUse ran for the failed call: %+v", in)
 		}
@@ -408,30 +412,32 @@ func TestPermissionRequest(t *testing.T) {
 			{ID: "d", Name: "deploy", Args: json.RawMessage(`{}`)},
 			{ID: "r", Name: "read_file", Args: json.RawMessage(`{"file_path":"/seed.txt"}`)},
 			{ID: "x", Name: "execute", Args: json.RawMessage(`{"command":"git push"}`)},
+			{ID: "n", Name: "notes", Args: json.RawMessage(`{}`)},
 		}},
 		replay.Turn{Content: "done"},
 	)
 	a := hookedAgent(t, m, checkpoint.NewMemorySaver(), deepagents.ModeAsk, []hooks.Hook{
-		allowWrite.hook(hooks.PermissionRequest, "write_file|execute"), denyDeploy.hook(hooks.PermissionRequest, "deploy"), silent.hook(hooks.PermissionRequest, "read_file")},
+		allowWrite.hook(hooks.PermissionRequest, "write_file|execute"), denyDeploy.hook(hooks.PermissionRequest, "deploy"), silent.hook(hooks.PermissionRequest, "read_file|notes")},
 		"ask execute(git push)")
 	res, err := a.Invoke(context.Background(), seeded())
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Only execute, under its ask rule, waits; the write does not.
-	if len(res.Interrupts) != 1 || res.Interrupts[0].ToolCallID != "x" {
-		t.Fatalf("interrupts %+v, want execute's only", res.Interrupts)
+	// Execute, under its ask rule, and notes, whose hook did not answer,
+	// wait; the write does not.
+	if len(res.Interrupts) != 2 || res.Interrupts[0].ToolCallID != "x" || res.Interrupts[1].ToolCallID != "n" {
+		t.Fatalf("interrupts %+v, want execute's and notes'", res.Interrupts)
 	}
 	if got := resultOf(res, "d"); !strings.Contains(got, "a PermissionRequest hook refused this call: deploys go through CI") {
 		t.Errorf("deploy's result: %q", got)
 	}
-	if ins := silent.inputs(); len(ins) != 0 {
-		t.Errorf("read_file, which asks no one, ran the hook: %+v", ins)
+	if ins := silent.inputs(); len(ins) != 1 || ins[0].ToolName != "notes" {
+		t.Errorf("the silent hook ran for %+v, want notes only (read_file asks no one)", ins)
 	}
 	if ins := allowWrite.inputs(); len(ins) != 2 || ins[0].HookEventName != hooks.PermissionRequest || ins[0].ToolName == "" || len(ins[0].ToolInput) == 0 {
 		t.Errorf("the hook got %+v", ins)
 	}
-	res, err = a.Invoke(context.Background(), agent.Input{ThreadID: "t", Decisions: []agent.Decision{{Type: agent.DecisionApprove}}})
+	res, err = a.Invoke(context.Background(), agent.Input{ThreadID: "t", Decisions: []agent.Decision{{Type: agent.DecisionApprove}, {Type: agent.DecisionApprove}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -243,7 +243,7 @@ func (r *Runner) Run(ctx context.Context, in Input) Result {
 			continue
 		}
 		if h.Command != "" || h.URL != "" || h.Prompt != "" {
-			key := fmt.Sprint(h.Dialect, h.Command, h.URL, h.Prompt)
+			key := fmt.Sprint(h.Dialect, h.Command, h.URL, h.Prompt, h.Env) // two plugins' same command are two hooks
 			if seen[key] {
 				continue
 			}

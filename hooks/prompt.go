@@ -15,9 +15,8 @@ import (
 // call of its own, with no tools and none of the conversation; the answer
 // is a JSON object: {"ok": false, "reason": "..."} blocks (a PreToolUse
 // call is denied, a Stop sent back to work, a prompt dropped), {"ok":
-// true} goes on. Claude Code's older answer, {"decision": "block" or
-// "approve", "reason"}, and the fields every hook may give (continue,
-// stopReason, systemMessage) are read too. An answer that is not such an
+// true} goes on. Claude Code's older {"decision": "block", "reason"} is
+// read too, and systemMessage; nothing else (see promptAnswer). An answer that is not such an
 // object, a model that fails or the timeout is a failed hook: a warning,
 // never a block.
 
@@ -53,26 +52,28 @@ func (r *Runner) runPrompt(ctx context.Context, h compiled, payload []byte) outc
 }
 
 // promptAnswer reads a prompt hook's answer (a JSON object, perhaps in a
-// code block) as an Output.
+// code block) as an Output. Only ok (or Claude Code's older decision
+// "block"), reason and systemMessage are read: the model reads text a
+// repository may have planted (the call's arguments), so its answer may
+// block, never allow a call, change its arguments or end the run.
 func promptAnswer(text string) outcome {
 	t := strings.TrimSpace(text)
 	t = strings.TrimPrefix(strings.TrimPrefix(t, "```json"), "```")
 	t = strings.TrimSpace(strings.TrimSuffix(t, "```"))
 	var a struct {
-		Output
-		OK *bool `json:"ok"`
+		OK            *bool  `json:"ok"`
+		Decision      string `json:"decision"`
+		Reason        string `json:"reason"`
+		SystemMessage string `json:"systemMessage"`
 	}
 	if err := json.Unmarshal([]byte(t), &a); err != nil || !strings.HasPrefix(t, "{") {
 		return outcome{fail: "the model's answer is not a JSON object: " + clipAnswer(text)}
 	}
-	out := a.Output
-	switch {
-	case a.OK != nil && !*a.OK:
-		out.Decision = "block"
-	case a.OK != nil:
-		out.Decision = ""
+	out := &Output{SystemMessage: a.SystemMessage}
+	if a.OK != nil && !*a.OK || a.OK == nil && a.Decision == "block" {
+		out.Decision, out.Reason = "block", a.Reason
 	}
-	return outcome{out: &out}
+	return outcome{out: out}
 }
 
 func clipAnswer(s string) string {

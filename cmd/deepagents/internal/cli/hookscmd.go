@@ -47,7 +47,7 @@ func newHooksCmd(env Env) *cobra.Command {
 			}
 			tw.Flush()
 			fmt.Fprintf(env.Stdout, "\nhandler types: %s\n", strings.Join(hooks.HandlerTypes, ", "))
-			fmt.Fprintln(env.Stdout, "read from: ~/.claude/settings.json, ~/.deepagents/config.yaml (hooks:), ~/.deepagents/hooks.json; the workspace's .claude/settings*.json, .deepagents/config.yaml and .deepagents/hooks.json with --trust-workspace")
+			fmt.Fprintln(env.Stdout, "read from: ~/.claude/settings.json, ~/.deepagents/config.yaml (hooks:), ~/.deepagents/hooks.json, installed plugins' hooks/hooks.json; the workspace's .claude/settings*.json, .deepagents/config.yaml and .deepagents/hooks.json with --trust-workspace")
 			return nil
 		},
 	}

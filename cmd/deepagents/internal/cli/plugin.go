@@ -181,6 +181,11 @@ func fromMarketplace(path, name string) (string, error) {
 // files, bounded, links skipped (and counted); a failure leaves dst as it
 // was.
 func installPlugin(src, dst string) (skipped int, err error) {
+	// A link to the plugin's folder is the user's choice: its target is
+	// copied (links inside it are not).
+	if src, err = filepath.EvalSymlinks(src); err != nil {
+		return 0, err
+	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return 0, err
 	}

@@ -138,10 +138,12 @@ func commandName(s string) bool {
 	return true
 }
 
-// commands gathers the user's and the workspace's command files: Claude
-// Code's (~/.claude/commands, and .claude/commands with --trust-workspace)
-// and this agent's (~/.deepagents/commands, .deepagents/commands); a later
-// folder's wins a name, and what is left out of them is noted once.
+// commands gathers the command files: the installed plugins', the
+// workspace's (this agent's .deepagents/commands, and Claude Code's
+// .claude/commands with --trust-workspace), then the user's (Claude
+// Code's ~/.claude/commands and ~/.deepagents/commands); a later folder's
+// wins a name, so that a repository never replaces a command the user
+// types by habit, and what is left out of them is noted once.
 func (r *resolver) commands() []Command {
 	if r.in.Assistant != nil {
 		return nil
@@ -150,18 +152,18 @@ func (r *resolver) commands() []Command {
 	for _, p := range r.plugins() {
 		dirs = append(dirs, filepath.Join(p.Dir, "commands"))
 	}
+	if !r.stateWorkspace && !r.isHome() {
+		if r.trustsOtherAgents() {
+			dirs = append(dirs, filepath.Join(r.f.Dir, ".claude", "commands"))
+		}
+		dirs = append(dirs, filepath.Join(r.f.Dir, ".deepagents", "commands"))
+	}
 	pl := r.in.Places
 	if pl.Home != "" && pl.UserDir != "" {
 		dirs = append(dirs, filepath.Join(pl.Home, ".claude", "commands"))
 	}
 	if pl.UserDir != "" {
 		dirs = append(dirs, filepath.Join(pl.UserDir, "commands"))
-	}
-	if !r.stateWorkspace && !r.isHome() {
-		if r.trustsOtherAgents() {
-			dirs = append(dirs, filepath.Join(r.f.Dir, ".claude", "commands"))
-		}
-		dirs = append(dirs, filepath.Join(r.f.Dir, ".deepagents", "commands"))
 	}
 	byName := map[string]int{}
 	var out []Command

@@ -171,6 +171,7 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 	}
 	if len(spec.Hooks) > 0 {
 		cfg.Hooks = hooksConfig(spec, ws, deps)
+		cfg.Hooks.Model = model // the session's own events' prompt hooks too
 		if s.Hooks, err = hooks.New(cfg.Hooks); err != nil {
 			return fail(UsageError{err})
 		}
