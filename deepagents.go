@@ -139,7 +139,11 @@ type Config struct {
 	// model to say (docs/harness.md). Nil or not, a thread's goal (the
 	// state value verify.GoalValue, set with verify.GoalValues) is graded
 	// before each final answer, unless Passes is negative.
-	Verify *verify.Config
+	// Classifier decides, in auto mode (hitl.ModeAuto), the main agent's
+	// calls that would ask: nil is hitl.NewClassifier on Model, with its
+	// default timeout. A subagent's calls ask.
+	Classifier hitl.Gate
+	Verify     *verify.Config
 	// LocalContext adds a section to the main agent's system prompt that
 	// says, once per thread, what the workspace is: its layout, build
 	// files, the check they imply, the runtimes and git's state (package
@@ -302,7 +306,11 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	if len(cfg.InterruptOn) > 0 || cfg.Permissions != nil || cfg.PermissionMode != "" || gate != nil {
-		approvals, err := hitl.New(hitl.Config{On: cfg.InterruptOn, Rules: cfg.Permissions, Mode: cfg.PermissionMode, AfterPlan: cfg.AfterPlan, PreToolUse: gate, PermissionRequest: ask})
+		classify := cfg.Classifier
+		if classify == nil {
+			classify = hitl.NewClassifier(cfg.Model, 0)
+		}
+		approvals, err := hitl.New(hitl.Config{On: cfg.InterruptOn, Rules: cfg.Permissions, Mode: cfg.PermissionMode, AfterPlan: cfg.AfterPlan, PreToolUse: gate, PermissionRequest: ask, Classifier: classify})
 		if err != nil {
 			return nil, fmt.Errorf("deepagents: %w", err)
 		}

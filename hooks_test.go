@@ -54,20 +54,20 @@ func TestHooksMeetRulesAndModes(t *testing.T) {
 		rules []string
 		want  string
 	}{
-		{hooks.Deny("no"), deepagents.ModeAuto, "execute", `{"command":"ls"}`, []string{"allow execute"}, "hooked"},
+		{hooks.Deny("no"), deepagents.ModeBypass, "execute", `{"command":"ls"}`, []string{"allow execute"}, "hooked"},
 		{hooks.Deny("no"), deepagents.ModeAsk, "read_file", `{"file_path":"/seed.txt"}`, nil, "hooked"},
 		{hooks.Deny("no"), deepagents.ModePlan, "read_file", `{"file_path":"/seed.txt"}`, nil, "hooked"},
-		{hooks.Ask("look"), deepagents.ModeAuto, "execute", `{"command":"ls"}`, nil, "asked"},
+		{hooks.Ask("look"), deepagents.ModeBypass, "execute", `{"command":"ls"}`, nil, "asked"},
 		{hooks.Ask("look"), deepagents.ModeAsk, "execute", `{"command":"ls"}`, []string{"allow execute"}, "asked"},
 		{hooks.Ask("look"), deepagents.ModeAsk, "read_file", `{"file_path":"/seed.txt"}`, nil, "asked"},
 		{hooks.Allow("fine"), deepagents.ModeAsk, "execute", `{"command":"ls"}`, nil, "ran"},
 		{hooks.Allow("fine"), deepagents.ModeAsk, "write_file", write, nil, "ran"},
-		{hooks.Allow("fine"), deepagents.ModeAuto, "execute", `{"command":"rm -rf /"}`, []string{"deny execute(rm)"}, "denied"},
-		{hooks.Allow("fine"), deepagents.ModeAuto, "execute", `{"command":"git push"}`, []string{"ask execute(git push)"}, "asked"},
+		{hooks.Allow("fine"), deepagents.ModeBypass, "execute", `{"command":"rm -rf /"}`, []string{"deny execute(rm)"}, "denied"},
+		{hooks.Allow("fine"), deepagents.ModeBypass, "execute", `{"command":"git push"}`, []string{"ask execute(git push)"}, "asked"},
 		{hooks.Allow("fine"), deepagents.ModePlan, "write_file", write, nil, "refused"},
 		{nil, deepagents.ModeAsk, "execute", `{"command":"ls"}`, nil, "asked"},
-		{nil, deepagents.ModeAuto, "execute", `{"command":"ls"}`, nil, "ran"},
-		{hooks.Halt("enough"), deepagents.ModeAuto, "execute", `{"command":"ls"}`, nil, "stopped"},
+		{nil, deepagents.ModeBypass, "execute", `{"command":"ls"}`, nil, "ran"},
+		{hooks.Halt("enough"), deepagents.ModeBypass, "execute", `{"command":"ls"}`, nil, "stopped"},
 	}
 	for _, tc := range tests {
 		name := string(tc.mode) + "/" + tc.tool + "/" + strings.Join(tc.rules, ",")
@@ -137,7 +137,7 @@ func TestHookUpdatedInput(t *testing.T) {
 			out := &hooks.Output{Specific: &hooks.Specific{PermissionDecision: "allow", UpdatedInput: json.RawMessage(tc.updated)}}
 			h := &answer{out: out}
 			m := replay.New(replay.Turn{ToolCalls: []llm.ToolCall{{ID: "c", Name: "execute", Args: json.RawMessage(`{"command":"ls"}`)}}}, replay.Turn{Content: "done"})
-			a := hookedAgent(t, m, checkpoint.NewMemorySaver(), deepagents.ModeAuto, []hooks.Hook{h.hook(hooks.PreToolUse, "execute")}, tc.rules...)
+			a := hookedAgent(t, m, checkpoint.NewMemorySaver(), deepagents.ModeBypass, []hooks.Hook{h.hook(hooks.PreToolUse, "execute")}, tc.rules...)
 			res, err := a.Invoke(context.Background(), seeded())
 			if err != nil {
 				t.Fatal(err)
@@ -162,7 +162,7 @@ func TestPostToolUseFeedback(t *testing.T) {
 		}},
 		replay.Turn{Content: "done", Expect: &replay.Expect{MessagesContain: []string{"PostToolUse hook feedback:\nlint failed: line 3", "the style guide is in STYLE.md"}}},
 	)
-	a := hookedAgent(t, m, checkpoint.NewMemorySaver(), deepagents.ModeAuto, []hooks.Hook{h.hook(hooks.PostToolUse, "write_file|read_file")})
+	a := hookedAgent(t, m, checkpoint.NewMemorySaver(), deepagents.ModeBypass, []hooks.Hook{h.hook(hooks.PostToolUse, "write_file|read_file")})
 	res, err := a.Invoke(context.Background(), seeded())
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +281,7 @@ func TestSubagentHooks(t *testing.T) {
 		}
 		return out, nil
 	}}
-	a := hookedAgent(t, m, checkpoint.NewMemorySaver(), deepagents.ModeAuto, []hooks.Hook{once, stop.hook(hooks.Stop, ""), pre.hook(hooks.PreToolUse, "execute")})
+	a := hookedAgent(t, m, checkpoint.NewMemorySaver(), deepagents.ModeBypass, []hooks.Hook{once, stop.hook(hooks.Stop, ""), pre.hook(hooks.PreToolUse, "execute")})
 	res, err := a.Invoke(context.Background(), seeded())
 	if err != nil {
 		t.Fatal(err)
@@ -340,7 +340,7 @@ func TestUpdatedInputWhileStreaming(t *testing.T) {
 	out := &hooks.Output{Specific: &hooks.Specific{PermissionDecision: "allow", UpdatedInput: json.RawMessage(`{"command":"echo safe"}`)}}
 	h := &answer{out: out}
 	m := replay.New(replay.Turn{ToolCalls: []llm.ToolCall{{ID: "c", Name: "execute", Args: json.RawMessage(`{"command":"ls"}`)}}}, replay.Turn{Content: "done"})
-	a := hookedAgent(t, m, checkpoint.NewMemorySaver(), deepagents.ModeAuto, []hooks.Hook{h.hook(hooks.PreToolUse, "execute")})
+	a := hookedAgent(t, m, checkpoint.NewMemorySaver(), deepagents.ModeBypass, []hooks.Hook{h.hook(hooks.PreToolUse, "execute")})
 	var said, ran string
 	for ev, err := range a.Stream(context.Background(), seeded()) {
 		if err != nil {
@@ -373,7 +373,7 @@ func TestFailureAndSubagentStart(t *testing.T) {
 		replay.Turn{Agent: "general-purpose", Content: "listed", Expect: &replay.Expect{LastMessageContains: []string{"list files", "<SubagentStart-hook-context>\nwork in /src only"}}},
 		replay.Turn{Content: "done"},
 	)
-	a := hookedAgent(t, m, checkpoint.NewMemorySaver(), deepagents.ModeAuto, []hooks.Hook{
+	a := hookedAgent(t, m, checkpoint.NewMemorySaver(), deepagents.ModeBypass, []hooks.Hook{
 		fail.hook(hooks.PostToolUseFailure, "read_file"), post.hook(hooks.PostToolUse, ""),
 		start.hook(hooks.SubagentStart, "general-purpose"), start.hook(hooks.SubagentStart, "other")})
 	if _, err := a.Invoke(context.Background(), seeded()); err != nil {

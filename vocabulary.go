@@ -48,6 +48,7 @@ const (
 	ModeAcceptEdits = hitl.ModeAcceptEdits
 	ModePlan        = hitl.ModePlan
 	ModeAuto        = hitl.ModeAuto
+	ModeBypass      = hitl.ModeBypass
 )
 
 // Event types (see docs/EVENTS.md).

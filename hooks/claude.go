@@ -66,7 +66,8 @@ var claudeModes = map[hitl.Mode]string{
 	hitl.ModeAsk:         "default",
 	hitl.ModeAcceptEdits: "acceptEdits",
 	hitl.ModePlan:        "plan",
-	hitl.ModeAuto:        "bypassPermissions",
+	hitl.ModeAuto:        "auto",
+	hitl.ModeBypass:      "bypassPermissions",
 }
 
 // pathFields are the arguments that hold a path, in either dialect.

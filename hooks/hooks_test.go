@@ -260,7 +260,7 @@ func TestClaudeDialect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := r.Run(context.Background(), hooks.Input{HookEventName: hooks.PreToolUse, ToolName: "write_file", PermissionMode: "auto", ToolInput: json.RawMessage(`{"file_path":"/a.txt","content":"x"}`)})
+	res := r.Run(context.Background(), hooks.Input{HookEventName: hooks.PreToolUse, ToolName: "write_file", PermissionMode: "bypass", ToolInput: json.RawMessage(`{"file_path":"/a.txt","content":"x"}`)})
 	if len(got) != 1 || got[0].ToolName != "Write" || got[0].PermissionMode != "bypassPermissions" || !strings.Contains(string(got[0].ToolInput), `"file_path":"`+host+`/a.txt"`) {
 		t.Fatalf("the hook got %+v", got)
 	}

@@ -43,7 +43,7 @@ func TestRefusedPathsComeFirst(t *testing.T) {
 		"drive": "Error: Windows absolute paths are not supported: C:\\Windows. Please use virtual paths starting with / (e.g., /workspace/file.txt)",
 		"ok":    "Updated file /notes.md",
 	}
-	for _, mode := range []deepagents.PermissionMode{deepagents.ModeAsk, deepagents.ModeAuto} {
+	for _, mode := range []deepagents.PermissionMode{deepagents.ModeAsk, deepagents.ModeBypass} {
 		t.Run(string(mode), func(t *testing.T) {
 			m := replay.New(replay.Turn{ToolCalls: calls}, replay.Turn{Content: "done"})
 			a, err := deepagents.New(deepagents.Config{Model: m, Checkpointer: checkpoint.NewMemorySaver(),

@@ -47,6 +47,10 @@ type Config struct {
 	// hooks): its Deny refuses the call; its Allow runs it, unless an ask
 	// rule (or a PreToolUse gate's ask) asked; anything else asks.
 	PermissionRequest Gate
+	// Classifier decides, in ModeAuto, each call InterruptOn names that
+	// no rule decided (see ModeAuto; NewClassifier). Nil: those calls
+	// ask.
+	Classifier Gate
 
 	// Mode is the permission mode of a thread whose state holds none
 	// (ModeValue); "" is ModeAsk. The mode decides how On applies; it
@@ -77,7 +81,8 @@ type Gate func(ctx context.Context, rt *agent.Runtime, call *llm.ToolCall) permi
 // refused; an allow rule runs it and an ask rule asks, whatever the mode;
 // a gate's ask asks, then an ask rule; a gate's allow or an allow rule runs
 // it; a call nothing decides asks when On names its tool, unless the mode
-// is auto, or accept-edits and the tool edits files.
+// is bypass, or accept-edits and the tool edits files, or auto and the
+// classifier allows (or refuses) it.
 type Middleware struct {
 	on    map[string]InterruptOn
 	rules *permission.Rules
@@ -167,7 +172,7 @@ func (h *Middleware) AfterModel(ctx context.Context, turn *agent.Turn) error {
 		case permission.Allow:
 			continue
 		case permission.None:
-			if mode == ModeAuto || mode == ModeAcceptEdits && h.editTool(call.Name, traits) {
+			if mode == ModeBypass || mode == ModeAcceptEdits && h.editTool(call.Name, traits) {
 				continue
 			}
 		case permission.Ask:
@@ -178,6 +183,15 @@ func (h *Middleware) AfterModel(ctx context.Context, turn *agent.Turn) error {
 		}
 		if !ok {
 			continue
+		}
+		if mode == ModeAuto && d.Effect == permission.None && h.cfg.Classifier != nil && len(turn.Runtime.Namespace()) == 0 {
+			switch c := h.cfg.Classifier(ctx, turn.Runtime, call); c.Effect {
+			case permission.Allow:
+				continue
+			case permission.Deny:
+				turn.Answer(call.ID, agent.ToolResult{Content: "Error: " + c.Reason, IsError: true})
+				continue
+			}
 		}
 		if h.cfg.PermissionRequest != nil {
 			switch pr := h.cfg.PermissionRequest(ctx, turn.Runtime, call); {

@@ -38,24 +38,36 @@ const (
 	// model makes anyway. Approving the plan switches the thread to
 	// another mode (see ExitPlanTool); rejecting it keeps it planning.
 	ModePlan Mode = "plan"
-	// ModeAuto asks about nothing InterruptOn names; the rules' ask rules
-	// still ask.
+	// ModeAuto has a classifier (Config.Classifier: a model) decide each
+	// call InterruptOn names, in the user's place: its allow runs the call,
+	// its deny refuses it with the reason, anything else (no classifier,
+	// a timeout, an answer it cannot read) asks. The rules' ask rules and
+	// the protected paths still ask; deny rules still refuse. It is Claude
+	// Code's auto mode.
 	ModeAuto Mode = "auto"
+	// ModeBypass asks about nothing InterruptOn names; the rules' ask
+	// rules still ask. It is Claude Code's bypassPermissions (and what
+	// "auto" meant here before auto mode had a classifier).
+	ModeBypass Mode = "bypass"
 )
 
 // Modes are the permission modes, in the order a user cycles through
-// them.
+// them; ModeBypass is not among them: it is only ever given (a flag, a
+// configuration).
 var Modes = []Mode{ModeAsk, ModeAcceptEdits, ModePlan, ModeAuto}
 
-// ParseMode returns the mode named s; "" is ModeAsk.
+// ParseMode returns the mode named s; "" is ModeAsk, and Claude Code's
+// bypassPermissions is ModeBypass.
 func ParseMode(s string) (Mode, error) {
-	if s == "" {
+	switch m := Mode(s); {
+	case s == "":
 		return ModeAsk, nil
-	}
-	if m := Mode(s); slices.Contains(Modes, m) {
+	case slices.Contains(Modes, m) || m == ModeBypass:
 		return m, nil
+	case s == "bypassPermissions":
+		return ModeBypass, nil
 	}
-	return "", fmt.Errorf("hitl: unknown permission mode %q (ask, accept-edits, plan or auto)", s)
+	return "", fmt.Errorf("hitl: unknown permission mode %q (ask, accept-edits, plan, auto or bypass)", s)
 }
 
 // Next returns the mode after m in Modes, the first after the last.
@@ -90,6 +102,8 @@ func modeOf(raw json.RawMessage) (Mode, bool) {
 		return ModePlan, true
 	case `"auto"`:
 		return ModeAuto, true
+	case `"bypass"`:
+		return ModeBypass, true
 	}
 	return "", false
 }
@@ -251,5 +265,6 @@ func (h *Middleware) planApproved(turn *agent.Turn, call *llm.ToolCall, d agent.
 var modeMeaning = map[Mode]string{
 	ModeAsk:         "changes may wait for the user's approval.",
 	ModeAcceptEdits: "file edits run without asking; commands may wait for approval.",
-	ModeAuto:        "tools run without asking, but where a rule asks.",
+	ModeAuto:        "a classifier decides, in the user's place, what would wait for approval; what it cannot decide asks.",
+	ModeBypass:      "tools run without asking, but where a rule asks.",
 }

@@ -56,8 +56,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.thread, "thread", "", "thread to start or continue (default: a new thread, whose id run_start shows)")
 	fl.BoolVarP(&f.continueLast, "continue", "c", false, "continue the thread that last ran in the workspace (--dir)")
 	fl.StringVar(&f.InterruptOn, "interrupt-on", "", "comma-separated tools that need approval (default on a terminal: write_file,edit_file, and execute with --shell; none otherwise)")
-	fl.StringVar(&f.PermissionMode, "permission-mode", "", "how tools ask for approval: ask (the tools of --interrupt-on ask), accept-edits (file edits run without asking), plan (read-only until you approve a plan) or auto (nothing asks but ask rules); deny and ask rules and the protected paths hold in every mode (default: the thread's mode, else permission_mode of ~/.deepagents/config.yaml, else ask)")
-	fl.BoolVar(&f.AutoApprove, "auto-approve", false, "the same as --permission-mode auto: run every tool without asking (deny and ask rules and the protected paths still apply)")
+	fl.StringVar(&f.PermissionMode, "permission-mode", "", "how tools ask for approval: ask (the tools of --interrupt-on ask), accept-edits (file edits run without asking), plan (read-only until you approve a plan), auto (a classifier, the session's model, decides what would ask; what it cannot decide asks) or bypass (nothing asks but ask rules); deny and ask rules and the protected paths hold in every mode (default: the thread's mode, else permission_mode of ~/.deepagents/config.yaml, else ask)")
+	fl.BoolVar(&f.AutoApprove, "auto-approve", false, "the same as --permission-mode bypass: run every tool without asking (deny and ask rules and the protected paths still apply)")
 	fl.StringArrayVar(&f.Rules.Allow, "allow", nil, "permission rule: run matching calls without asking, such as 'execute(go test)' or 'write_file(/src/**)' (repeatable)")
 	fl.StringArrayVar(&f.Rules.Ask, "ask", nil, "permission rule: ask before matching calls run, such as 'execute(git push)' (repeatable)")
 	fl.StringArrayVar(&f.Rules.Deny, "deny", nil, "permission rule: refuse matching calls, such as 'execute(rm)' or 'read_file(**/.env)' (repeatable)")
@@ -125,9 +125,9 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	if f.Given("permission-mode") {
 		m, err := hitl.ParseMode(f.PermissionMode)
 		if err != nil || f.PermissionMode == "" {
-			return usageError{fmt.Errorf("--permission-mode must be ask, accept-edits, plan or auto, not %q", f.PermissionMode)}
+			return usageError{fmt.Errorf("--permission-mode must be ask, accept-edits, plan, auto or bypass, not %q", f.PermissionMode)}
 		}
-		if f.AutoApprove && m != hitl.ModeAuto {
+		if f.AutoApprove && m != hitl.ModeBypass {
 			return usageError{fmt.Errorf("--auto-approve and --permission-mode %s contradict each other", m)}
 		}
 	}

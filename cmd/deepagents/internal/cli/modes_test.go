@@ -33,7 +33,7 @@ func TestPermissionModeFlagAndConfig(t *testing.T) {
 		{name: "workspace config ignored", ws: "plan", expect: writeTools, stderr: "permission_mode, rewind, loops, verify, budget and local_context in a workspace's configuration are ignored"},
 		{name: "auto-approve is auto", user: "plan", args: []string{"--auto-approve"}, expect: writeTools},
 		{name: "auto-approve and plan contradict", args: []string{"--auto-approve", "--permission-mode", "plan"}, code: 2, stderr: "contradict"},
-		{name: "unknown mode", args: []string{"--permission-mode", "yolo"}, code: 2, stderr: "--permission-mode must be ask, accept-edits, plan or auto"},
+		{name: "unknown mode", args: []string{"--permission-mode", "yolo"}, code: 2, stderr: "--permission-mode must be ask, accept-edits, plan, auto or bypass"},
 		{name: "bad user config", user: "yolo", code: 2, stderr: "permission_mode"},
 	}
 	for _, tc := range tests {
@@ -200,5 +200,36 @@ func TestPlanWithoutTerminal(t *testing.T) {
 				t.Errorf("/out.md: %q", data)
 			}
 		})
+	}
+}
+
+// Auto mode through the binary: the classifier (the session's model,
+// scripted as agent "classifier") allows one write and refuses another;
+// a configuration still saying auto is told what it means now.
+func TestAutoModeThroughCLI(t *testing.T) {
+	w := newWorld(t)
+	s := w.script(`{"turns":[
+		{"tool_calls":[{"id":"a","name":"write_file","args":{"file_path":"/a.txt","content":"a"}}]},
+		{"agent":"classifier","content":"{\"decision\":\"allow\"}","expect":{"last_message_contains":["<user_messages>\nwrite two files\n</user_messages>","tool: write_file"]}},
+		{"tool_calls":[{"id":"b","name":"write_file","args":{"file_path":"/b.txt","content":"b"}}]},
+		{"agent":"classifier","content":"{\"decision\":\"deny\",\"reason\":\"b.txt was not asked for\"}"},
+		{"content":"done","expect":{"messages_contain":["auto mode's classifier refused this call: b.txt was not asked for"]}}]}`)
+	code, stdout, stderr := w.run(w.runArgs(s, "--permission-mode", "auto", "--interrupt-on", "write_file", "write two files")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, stderr, stdout)
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "a.txt")); err != nil {
+		t.Error("the allowed write did not run")
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "b.txt")); err == nil {
+		t.Error("the refused write ran")
+	}
+	if !strings.Contains(stdout, `"name":"auto_mode"`) {
+		t.Errorf("no auto_mode notice: %s", stdout)
+	}
+	os.MkdirAll(filepath.Join(w.home, ".deepagents"), 0o755)
+	os.WriteFile(filepath.Join(w.home, ".deepagents", "config.yaml"), []byte("permission_mode: auto\n"), 0o644)
+	if _, _, stderr := w.run(w.runArgs(w.script(`{"turns":[{"content":"done"}]}`), "go")...); !strings.Contains(stderr, "permission_mode: auto now has a classifier") {
+		t.Errorf("no note about auto: %s", stderr)
 	}
 }

@@ -521,6 +521,9 @@ func (r *resolver) applyConfig() error {
 			if err != nil {
 				return UsageError{fmt.Errorf("%s: permission_mode: %w", path, err)}
 			}
+			if m == hitl.ModeAuto {
+				r.note("note: %s: permission_mode: auto now has a classifier (the session's model) decide what would ask, as Claude Code's auto mode does, and asks what it cannot decide; for nothing asking, as auto meant before, write bypass", path)
+			}
 			r.mode = m
 		}
 		if c.InterruptOn != nil && !r.given("interrupt-on") {
@@ -733,7 +736,7 @@ func (r *resolver) modeGiven() bool {
 // checked: a known mode, not contradicting --auto-approve).
 func (r *resolver) flagMode() hitl.Mode {
 	if r.f.AutoApprove && !r.given("permission-mode") {
-		return hitl.ModeAuto
+		return hitl.ModeBypass
 	}
 	m, _ := hitl.ParseMode(r.f.PermissionMode)
 	return m

@@ -432,7 +432,7 @@ for when the task ends; up, down: earlier messages
 \ then enter, alt+enter: a new line;  ctrl+g: edit the message in $EDITOR
 ctrl+o: tool results in full, or folded again
 shift+tab  cycle the permission mode: ask, accept edits, plan (read-only
-           until you approve a plan), auto (only ask rules ask)`
+           until you approve a plan), auto (a classifier decides what would ask)`
 
 // overlay takes the keys, and the input's place, while it is open.
 type overlay interface {

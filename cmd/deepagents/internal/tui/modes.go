@@ -88,5 +88,6 @@ var modeName = map[hitl.Mode]string{
 	hitl.ModeAsk:         "ask before edits and commands",
 	hitl.ModeAcceptEdits: "accept edits on",
 	hitl.ModePlan:        "plan mode on",
-	hitl.ModeAuto:        "auto",
+	hitl.ModeAuto:        "auto mode (a classifier decides)",
+	hitl.ModeBypass:      "bypass permissions (nothing asks)",
 }

@@ -1,0 +1,135 @@
+package hitl
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/permission"
+)
+
+// ClassifierAgent names auto mode's classifier calls (a scripted model's
+// turns, usage events).
+const ClassifierAgent = "classifier"
+
+// ClassifierNotice names the notice events that say what the classifier
+// decided.
+const ClassifierNotice = "auto_mode"
+
+// DefaultClassifierTimeout bounds a classifier call; past it the call asks.
+const DefaultClassifierTimeout = 30 * time.Second
+
+// ClassifierPrompt is the classifier's system prompt.
+const ClassifierPrompt = `You decide, in the user's place, whether a coding agent may make one tool call. You see what the user asked (their messages, nothing the agent read) and the call. Allow it when it plainly serves what the user asked and does nothing they would not expect: no deleting or overwriting beyond the task, no sending data or code anywhere, no changing credentials, history or settings, no installing or running what the task does not need. Deny it otherwise. Answer with one JSON object and nothing else: {"decision": "allow"} or {"decision": "deny", "reason": "..."}, the reason saying what is wrong.`
+
+// maxClassifierInput bounds the user's words the classifier is given: the
+// latest are kept.
+const maxClassifierInput = 16 << 10
+
+// NewClassifier returns auto mode's classifier: model, in a call of its
+// own with no tools, is given the user's prompt of the run (their words
+// only: no tool result, no file the agent read, no attached file, so that
+// nothing a repository or a web page holds reaches it) and the proposed
+// call, and answers allow or deny. A subagent's prompt is a task the model
+// wrote: give the classifier to the main agent only. An answer it cannot
+// read, a failed call or timeout (0: DefaultClassifierTimeout) asks. Its
+// usage is the run's, and each decision a notice event (ClassifierNotice).
+func NewClassifier(model llm.Model, timeout time.Duration) Gate {
+	if timeout <= 0 {
+		timeout = DefaultClassifierTimeout
+	}
+	return func(ctx context.Context, rt *agent.Runtime, call *llm.ToolCall) permission.Decision {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		req := fmt.Sprintf("<user_messages>\n%s\n</user_messages>\n\n<proposed_call>\n%s\n</proposed_call>",
+			usersWords(rt), callText(call))
+		resp, err := llm.Generate(llm.WithAgent(ctx, ClassifierAgent), model, &llm.Request{System: ClassifierPrompt, Messages: []llm.Message{llm.UserText(req)}})
+		if err != nil {
+			rt.Emit(agent.Event{Type: agent.EventNotice, Name: ClassifierNotice, Content: fmt.Sprintf("auto mode could not decide about %s (%v): asking", call.Name, err), Error: err.Error()})
+			return permission.Decision{}
+		}
+		rt.AddUsage(resp.Usage)
+		if rt.Streaming() {
+			u := resp.Usage
+			rt.Emit(agent.Event{Type: agent.EventUsage, Name: llm.Describe(model).Spec(), Usage: &u, Namespace: append(slices.Clone(rt.Namespace()), ClassifierAgent)})
+		}
+		d, ok := classifierAnswer(resp.Message.Text())
+		switch {
+		case !ok:
+			rt.Emit(agent.Event{Type: agent.EventNotice, Name: ClassifierNotice, Content: fmt.Sprintf("auto mode's answer about %s is not allow or deny: asking", call.Name), Error: "unreadable answer"})
+			return permission.Decision{}
+		case d.Effect == permission.Allow:
+			rt.Emit(agent.Event{Type: agent.EventNotice, Name: ClassifierNotice, Content: "auto mode allowed " + call.Name})
+		default:
+			rt.Emit(agent.Event{Type: agent.EventNotice, Name: ClassifierNotice, Content: fmt.Sprintf("auto mode refused %s: %s", call.Name, d.Reason)})
+		}
+		return d
+	}
+}
+
+// classifierAnswer reads the classifier's answer; ok is false for one
+// that is not allow or deny.
+func classifierAnswer(text string) (permission.Decision, bool) {
+	t := strings.TrimSpace(text)
+	t = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(t, "```json"), "```"), "```"))
+	var a struct {
+		Decision string `json:"decision"`
+		Reason   string `json:"reason"`
+	}
+	if json.Unmarshal([]byte(t), &a) != nil {
+		return permission.Decision{}, false
+	}
+	switch a.Decision {
+	case "allow":
+		return permission.Decision{Effect: permission.Allow, Reason: "auto mode's classifier"}, true
+	case "deny":
+		reason := strings.TrimSpace(a.Reason)
+		if reason == "" {
+			reason = "no reason given"
+		}
+		return permission.Decision{Effect: permission.Deny, Reason: "auto mode's classifier refused this call: " + reason}, true
+	}
+	return permission.Decision{}, false
+}
+
+// usersWords is the user's prompt of the run as the classifier sees it:
+// its text, without what was added to it (attached files, hooks' context).
+// Only the prompt: the conversation's other user messages include what the
+// harness adds in the user's voice (a summary of what the agent read, a
+// command's output, the guards' notes).
+func usersWords(rt *agent.Runtime) string {
+	p, ok := rt.Prompt()
+	if !ok {
+		return ""
+	}
+	var words []string
+	for _, part := range p.Parts {
+		if part.Text == "" || strings.Contains(part.Text, "-hook-context>") {
+			continue // a hook's context is a part of its own
+		}
+		t := part.Text
+		if i := strings.Index(t, "\n\n<file path="); i >= 0 {
+			t = t[:i]
+		}
+		words = append(words, strings.TrimSpace(t))
+	}
+	out := strings.Join(words, "\n")
+	if len(out) > maxClassifierInput {
+		out = out[:maxClassifierInput] + "…"
+	}
+	return out
+}
+
+// callText is the proposed call: its tool and arguments, bounded.
+func callText(call *llm.ToolCall) string {
+	args := string(call.Args)
+	if len(args) > maxClassifierInput {
+		args = args[:maxClassifierInput] + "…"
+	}
+	return fmt.Sprintf("tool: %s\narguments: %s", call.Name, args)
+}
