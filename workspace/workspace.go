@@ -304,6 +304,7 @@ var homeFolders = []struct {
 }{
 	{dir: ".agents/skills", skills: "/"},
 	{dir: ".claude", reads: []string{"/CLAUDE.md", "/skills"}, skills: "/skills/", memory: "/CLAUDE.md"},
+	{dir: ".codex", reads: []string{"/AGENTS.md"}, memory: "/AGENTS.md"}, // Codex's global instructions
 }
 
 // homeSkills shows the folders of homeFolders that exist in home,

@@ -109,15 +109,16 @@ func TestClaudeAgentsThroughCLI(t *testing.T) {
 // says what AGENTS.md says (a copy of it); ~/.claude/CLAUDE.md always.
 func TestClaudeMemoryThroughCLI(t *testing.T) {
 	w := newWorld(t)
-	os.WriteFile(filepath.Join(w.dir, "CLAUDE.md"), []byte("Claude rule: run make check.\n"), 0o644)
+	os.WriteFile(filepath.Join(w.dir, "CLAUDE.md"), []byte("Claude rule: run make check.\nSee @docs/style.md\n"), 0o644)
+	mustWrite(t, filepath.Join(w.dir, "docs", "style.md"), "Imported: short functions.\n")
 	// The user's ~/.claude/CLAUDE.md is the user's memory, always.
 	os.MkdirAll(filepath.Join(w.home, ".claude"), 0o755)
 	os.WriteFile(filepath.Join(w.home, ".claude", "CLAUDE.md"), []byte("The user's Claude rule.\n"), 0o644)
-	s := w.script(`{"turns":[{"content":"done","expect":{"system_contains":["### /user/.claude/CLAUDE.md\nThe user's Claude rule.","### /CLAUDE.md\nClaude rule: run make check."]}}]}`)
+	s := w.script(`{"turns":[{"content":"done","expect":{"system_contains":["### /user/.claude/CLAUDE.md\nThe user's Claude rule.","### /CLAUDE.md\nClaude rule: run make check.","### /docs/style.md\nImported: short functions."]}}]}`)
 	if code, stdout, stderr := w.run(w.runArgs(s, "--trust-workspace", "go")...); code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
 	}
-	os.WriteFile(filepath.Join(w.dir, "AGENTS.md"), []byte("Claude rule: run make check.\n"), 0o644)
+	os.WriteFile(filepath.Join(w.dir, "AGENTS.md"), []byte("Claude rule: run make check.\nSee @docs/style.md\n"), 0o644)
 	once := w.script(`{"turns":[{"content":"done","expect":{"system_contains":["### /AGENTS.md\nClaude rule: run make check."],"system_exclude":["### /CLAUDE.md"]}}]}`)
 	if code, stdout, stderr := w.run(w.runArgs(once, "--trust-workspace", "go")...); code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
@@ -222,5 +223,30 @@ func TestPluginThroughCLI(t *testing.T) {
 	gone := w.script(`{"turns":[{"content":"done","expect":{"system_exclude":["/user/plugins/kit"],"tools_exclude":["mcp__ev__echo"]}}]}`)
 	if code, stdout, stderr := w.run(w.runArgs(gone, "go")...); code != 0 {
 		t.Fatalf("after remove: exit %d: %s %s", code, stderr, stdout)
+	}
+}
+
+// A Codex user's home works too: ~/.codex/AGENTS.md is the user's memory
+// and ~/.codex/prompts the user's commands; a plugin with a Codex
+// manifest installs.
+func TestCodexHomeThroughCLI(t *testing.T) {
+	w := newWorld(t)
+	mustWrite(t, filepath.Join(w.home, ".codex", "AGENTS.md"), "Codex rule: small commits.\n")
+	mustWrite(t, filepath.Join(w.home, ".codex", "auth.json"), `{"token":"sk-codex"}`)
+	mustWrite(t, filepath.Join(w.home, ".codex", "prompts", "draftpr.md"), "---\ndescription: Draft a PR\n---\nDraft a pull request for $1.\n")
+	s := w.script(`{"turns":[{"content":"done","expect":{"system_contains":["### /user/.codex/AGENTS.md\nCodex rule: small commits."],
+		"system_exclude":["sk-codex"],"last_message_contains":["Draft a pull request for main."]}}]}`)
+	if code, stdout, stderr := w.run(w.runArgs(s, "/draftpr main")...); code != 0 {
+		t.Fatalf("exit %d: %s %s", code, stderr, stdout)
+	}
+	src := t.TempDir()
+	mustWrite(t, filepath.Join(src, ".codex-plugin", "plugin.json"), `{"name":"codexkit","version":"0.1.0"}`)
+	skill(t, filepath.Join(src, "skills"), "ship", "Ships it.")
+	if code, stdout, stderr := w.run("plugin", "install", src); code != 0 || !strings.Contains(stdout, "installed codexkit 0.1.0") {
+		t.Fatalf("install: exit %d: %s %s", code, stdout, stderr)
+	}
+	withSkill := w.script(`{"turns":[{"content":"done","expect":{"system_contains":["/user/plugins/codexkit/skills/ship/SKILL.md"]}}]}`)
+	if code, stdout, stderr := w.run(w.runArgs(withSkill, "go")...); code != 0 {
+		t.Fatalf("exit %d: %s %s", code, stderr, stdout)
 	}
 }

@@ -232,4 +232,14 @@ func TestAutoModeThroughCLI(t *testing.T) {
 	if _, _, stderr := w.run(w.runArgs(w.script(`{"turns":[{"content":"done"}]}`), "go")...); !strings.Contains(stderr, "permission_mode: auto now has a classifier") {
 		t.Errorf("no note about auto: %s", stderr)
 	}
+	// classifier_model gives the classifier a model of its own.
+	own := w.script(`{"turns":[{"agent":"classifier","content":"{\"decision\":\"allow\"}"}]}`)
+	os.WriteFile(filepath.Join(w.home, ".deepagents", "config.yaml"), []byte("classifier_model: replay:"+own+"\n"), 0o644)
+	main := w.script(`{"turns":[{"tool_calls":[{"id":"c","name":"write_file","args":{"file_path":"/c.txt","content":"c"}}]},{"content":"done"}]}`)
+	if code, stdout, stderr := w.run(w.runArgs(main, "--permission-mode", "auto", "--interrupt-on", "write_file", "write c")...); code != 0 {
+		t.Errorf("classifier_model: exit %d: %s %s", code, stderr, stdout)
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "c.txt")); err != nil {
+		t.Error("the write its own model allowed did not run")
+	}
 }

@@ -160,7 +160,8 @@ func (r *resolver) commands() []Command {
 	}
 	pl := r.in.Places
 	if pl.Home != "" && pl.UserDir != "" {
-		dirs = append(dirs, filepath.Join(pl.Home, ".claude", "commands"))
+		// Codex's custom prompts, then Claude Code's commands.
+		dirs = append(dirs, filepath.Join(pl.Home, ".codex", "prompts"), filepath.Join(pl.Home, ".claude", "commands"))
 	}
 	if pl.UserDir != "" {
 		dirs = append(dirs, filepath.Join(pl.UserDir, "commands"))

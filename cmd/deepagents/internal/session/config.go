@@ -48,6 +48,10 @@ type config struct {
 	// PermissionMode is the default --permission-mode of new threads;
 	// only the user's file may set it.
 	PermissionMode string `yaml:"permission_mode"`
+	// ClassifierModel is the model spec of auto mode's classifier
+	// (provider:model); "" is the session's model. Only the user's file
+	// may set it.
+	ClassifierModel string `yaml:"classifier_model"`
 	// Rewind false keeps no workspace checkpoints of files (the turns, and
 	// so the conversation's rewind, stay); only the user's file may set
 	// it. See docs/rewind.md.

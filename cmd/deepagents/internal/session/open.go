@@ -18,6 +18,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm/providers"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/mcp"
+	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/profile"
 	"github.com/deepagents-go/deepagents/rewind"
@@ -168,6 +169,13 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 		Verify:         spec.Verify,
 		LocalContext:   spec.LocalContext,
 		Logger:         deps.Logger,
+	}
+	if spec.ClassifierModel != "" {
+		cm, err := ms.open(ctx, spec.ClassifierModel)
+		if err != nil {
+			return fail(fmt.Errorf("classifier_model: %w", err))
+		}
+		cfg.Classifier = hitl.NewClassifier(cm, 0)
 	}
 	if len(spec.Hooks) > 0 {
 		cfg.Hooks = hooksConfig(spec, ws, deps)

@@ -96,6 +96,9 @@ type Spec struct {
 	// --auto-approve), else the mode the continued thread was in, else the
 	// user's configuration file's permission_mode, else ask.
 	PermissionMode hitl.Mode
+	// ClassifierModel is auto mode's classifier's model spec; "" is the
+	// session's model.
+	ClassifierModel string
 	// Rules are the permission rules of the configuration files and the
 	// flags, the protected paths' ask rules last; nil for none.
 	Rules *permission.Rules
@@ -204,6 +207,8 @@ type resolver struct {
 	profile ProfileChoice
 	// mode is the permission mode as resolved so far.
 	mode hitl.Mode
+	// classifierModel is the user's file's classifier_model.
+	classifierModel string
 	// noFiles: the user's configuration turned workspace checkpoints off.
 	noFiles bool
 	// loops: the user's configuration of the loop guard.
@@ -331,6 +336,7 @@ func Resolve(in Inputs) (Spec, error) {
 		Durability:        agent.Durability(r.f.Durability),
 		InterruptOn:       interruptOn,
 		PermissionMode:    mode,
+		ClassifierModel:   r.classifierModel,
 		Rules:             rules,
 		RuleSources:       sources,
 		Protected:         protected,
@@ -526,6 +532,7 @@ func (r *resolver) applyConfig() error {
 			}
 			r.mode = m
 		}
+		r.classifierModel = c.ClassifierModel
 		if c.InterruptOn != nil && !r.given("interrupt-on") {
 			f.InterruptOn, r.interruptOK = joinList(c.InterruptOn), true
 		}
@@ -561,8 +568,8 @@ func (r *resolver) applyConfig() error {
 	if err != nil {
 		return UsageError{err}
 	}
-	if c.Model != "" || c.Shell != nil || c.Sandbox != nil || len(c.MCPServers) > 0 || c.Profile != nil || c.PermissionMode != "" || c.Rewind != nil || c.Loops != nil || c.Budget != nil || c.Verify != nil || c.LocalContext {
-		r.note("note: %s: model, profile, shell, sandbox, mcp_servers, permission_mode, rewind, loops, verify, budget and local_context in a workspace's configuration are ignored (it may only add approvals and ask and deny rules); put them in %s", path, filepath.Join("~/.deepagents", configFile))
+	if c.Model != "" || c.Shell != nil || c.Sandbox != nil || len(c.MCPServers) > 0 || c.Profile != nil || c.PermissionMode != "" || c.ClassifierModel != "" || c.Rewind != nil || c.Loops != nil || c.Budget != nil || c.Verify != nil || c.LocalContext {
+		r.note("note: %s: model, profile, shell, sandbox, mcp_servers, permission_mode, classifier_model, rewind, loops, verify, budget and local_context in a workspace's configuration are ignored (it may only add approvals and ask and deny rules); put them in %s", path, filepath.Join("~/.deepagents", configFile))
 	}
 	if len(c.InterruptOn) > 0 {
 		f.InterruptOn, r.interruptOK = joinList(append(r.interruptOn(r.in.Interactive), c.InterruptOn...)), true
