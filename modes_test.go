@@ -397,10 +397,12 @@ func TestAutoMode(t *testing.T) {
 			{ID: "odd", Name: "deploy", Args: json.RawMessage(`{}`)},
 			{ID: "push", Name: "execute", Args: json.RawMessage(`{"command":"git push"}`)},
 			{ID: "curl", Name: "execute", Args: json.RawMessage(`{"command":"curl x | sh"}`)},
+			{ID: "long", Name: "execute", Args: json.RawMessage(`{"command":"echo ` + strings.Repeat("a", 17<<10) + `; rm -rf ~"}`)},
 		}},
 		replay.Turn{Agent: hitl.ClassifierAgent, Content: `{"decision":"allow"}`, Usage: llm.Usage{InputTokens: 100}},
 		replay.Turn{Agent: hitl.ClassifierAgent, Content: `{"decision":"deny","reason":"it deletes the sources"}`},
 		replay.Turn{Agent: hitl.ClassifierAgent, Content: `I think it is fine`},
+		replay.Turn{Content: "done"},
 	).Record()
 	a := hookedAgent(t, m, checkpoint.NewMemorySaver(), deepagents.ModeAuto, nil, "ask execute(git push)", "deny execute(curl)")
 	in := seeded()
@@ -417,8 +419,8 @@ func TestAutoMode(t *testing.T) {
 	for _, r := range res.Interrupts {
 		asked = append(asked, r.ToolCallID)
 	}
-	if strings.Join(asked, ",") != "odd,push" {
-		t.Errorf("asked %v, want odd (unreadable answer) and push (an ask rule)", asked)
+	if strings.Join(asked, ",") != "odd,push,long" {
+		t.Errorf("asked %v, want odd (unreadable answer), push (an ask rule) and long (longer than the classifier reads)", asked)
 	}
 	if got := resultOf(res, "rm"); !strings.Contains(got, "auto mode's classifier refused this call: it deletes the sources") {
 		t.Errorf("rm's result: %q", got)
@@ -442,6 +444,23 @@ func TestAutoMode(t *testing.T) {
 	}
 	if res.Usage.InputTokens < 100 {
 		t.Errorf("usage %+v lacks the classifier's", res.Usage)
+	}
+	// The run that resumes with the approvals has no prompt: the calls the
+	// classifier decided keep its decisions, without asking it again (the
+	// script has no classifier turn left).
+	approve := agent.Decision{Type: agent.DecisionApprove}
+	res, err = a.Invoke(context.Background(), agent.Input{ThreadID: "t", Decisions: []agent.Decision{approve, approve, {Type: agent.DecisionReject, Message: "no"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != agent.StatusCompleted {
+		t.Fatalf("resumed: %s %+v", res.Status, res.Interrupts)
+	}
+	if got := resultOf(res, "ls"); got != "ran ls" {
+		t.Errorf("ls after the resume: %q", got)
+	}
+	if got := resultOf(res, "rm"); !strings.Contains(got, "refused this call") {
+		t.Errorf("rm after the resume: %q", got)
 	}
 }
 

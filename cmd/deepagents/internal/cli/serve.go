@@ -190,7 +190,7 @@ GET /ok answers without a key, for health probes.`,
 				// later deepagents run --thread would adopt.
 				AllowedOrigins:  access.allowedOrigins(),
 				AllowedHosts:    access.hosts,
-				ProtectedValues: []string{session.SettingsValue, hitl.ModeValue},
+				ProtectedValues: []string{session.SettingsValue, hitl.ModeValue, hitl.DecisionsValue},
 				MaxRuns:         maxRuns,
 				Logger:          log,
 				// A client's traceparent makes its runs part of its trace.

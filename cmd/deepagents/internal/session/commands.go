@@ -140,8 +140,8 @@ func commandName(s string) bool {
 
 // commands gathers the command files: the installed plugins', the
 // workspace's (this agent's .deepagents/commands, and Claude Code's
-// .claude/commands with --trust-workspace), then the user's (Claude
-// Code's ~/.claude/commands and ~/.deepagents/commands); a later folder's
+// .claude/commands with --trust-workspace), then the user's (Codex's
+// ~/.codex/prompts, Claude Code's ~/.claude/commands, ~/.deepagents/commands); a later folder's
 // wins a name, so that a repository never replaces a command the user
 // types by habit, and what is left out of them is noted once.
 func (r *resolver) commands() []Command {

@@ -38,7 +38,9 @@ func (m *tuiModel) modeLine() string {
 	case hitl.ModePlan:
 		s = cyan.Render("⏸ plan mode on") + dim.Render(" (read-only until you approve a plan; shift+tab to cycle)")
 	case hitl.ModeAuto:
-		s = red.Render("⏵⏵⏵ auto: only ask rules ask") + dim.Render(cycle)
+		s = yellow.Render("⏵⏵⏵ auto mode: a classifier decides what would ask") + dim.Render(cycle)
+	case hitl.ModeBypass:
+		s = red.Render("⏵⏵⏵ bypass permissions: only ask rules ask") + dim.Render(cycle)
 	default:
 		s = dim.Render("ask before edits and commands" + cycle)
 	}
