@@ -2,16 +2,20 @@
 // the events of an agent's life, in Claude Code's hook format, so that the
 // hooks people already have for Claude Code work unchanged.
 //
-// The events are PreToolUse (before a tool call, which a hook may allow,
-// refuse, send for approval or rewrite), PostToolUse (after a call that
-// succeeded), UserPromptSubmit (a prompt, which a hook may block or add
-// context to), Stop and SubagentStop (a final answer, which a hook may send
-// back for more work), PreCompact (before the conversation is summarized),
-// Notification (approval needed, or the terminal idle), SessionStart and
-// SessionEnd. The agent's events are run by [Middleware] (deepagents.New
+// The events (Events, Abouts) are PreToolUse (before a tool call, which a
+// hook may allow, refuse, send for approval or rewrite), PermissionRequest
+// (an approval about to be asked, which a hook may answer), PostToolUse and
+// PostToolUseFailure (after a call that succeeded or failed),
+// UserPromptSubmit (a prompt, which a hook may block or add context to),
+// SubagentStart, Stop and SubagentStop (a final answer, which a hook may
+// send back for more work), PreCompact (before the conversation is
+// summarized), Notification (approval needed, or the terminal idle),
+// SessionStart and SessionEnd. The agent's events are run by [Middleware] (deepagents.New
 // adds it); SessionStart, SessionEnd and the idle notification belong to
 // the program that has sessions (the CLI), which calls [Runner.Run].
 //
+// A hook is a command, an http endpoint (the event POSTed as JSON, see
+// http.go), a prompt (a model decides, see prompt.go) or a Go function.
 // A command hook gets the event as JSON on its standard input and answers
 // with its exit status and, optionally, JSON on its standard output: exit 0
 // goes on, exit 2 blocks (its standard error is the reason, given to the
