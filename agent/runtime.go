@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -237,6 +238,16 @@ func (r *Runtime) AddUsage(u llm.Usage) {
 	r.mu.Lock()
 	r.usage.Add(u)
 	r.mu.Unlock()
+}
+
+// AddCallUsage counts a model call a middleware makes of its own (a
+// summary, a grade, a classification): its usage is the run's, and a
+// streaming run reports it as that of an agent named name under this one.
+func (r *Runtime) AddCallUsage(model llm.Model, name string, u llm.Usage) {
+	r.AddUsage(u)
+	if r.Streaming() {
+		r.Emit(Event{Type: EventUsage, Name: llm.Describe(model).Spec(), Usage: &u, Namespace: append(slices.Clone(r.namespace), name)})
+	}
 }
 
 // Usage returns the run's token usage so far.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -66,11 +65,7 @@ func NewClassifier(model llm.Model, timeout time.Duration) Gate {
 			rt.Emit(agent.Event{Type: agent.EventNotice, Name: ClassifierNotice, Content: fmt.Sprintf("auto mode could not decide about %s (%v): asking", call.Name, err), Error: err.Error()})
 			return permission.Decision{}
 		}
-		rt.AddUsage(resp.Usage)
-		if rt.Streaming() {
-			u := resp.Usage
-			rt.Emit(agent.Event{Type: agent.EventUsage, Name: llm.Describe(model).Spec(), Usage: &u, Namespace: append(slices.Clone(rt.Namespace()), ClassifierAgent)})
-		}
+		rt.AddCallUsage(model, ClassifierAgent, resp.Usage)
 		d, ok := classifierAnswer(resp.Message.Text())
 		if ok {
 			remember(rt, call.ID, d)

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -554,13 +553,7 @@ func (s *Middleware) callSummarizer(ctx context.Context, req *agent.ModelRequest
 		return "", fmt.Errorf("summary call: %w", err)
 	}
 	rt := req.Runtime
-	rt.AddUsage(resp.Usage)
-	if rt.Streaming() {
-		// Counted as an agent of its own under the one it summarizes for.
-		u := resp.Usage
-		rt.Emit(agent.Event{Type: agent.EventUsage, Name: llm.Describe(model).Spec(), Usage: &u,
-			Namespace: append(slices.Clone(rt.Namespace()), SummarizerAgent)})
-	}
+	rt.AddCallUsage(model, SummarizerAgent, resp.Usage) // an agent of its own under the one it summarizes for
 	summary := strings.TrimSpace(resp.Message.Text())
 	if summary == "" {
 		return "", errors.New("the summary call returned no text")

@@ -27,7 +27,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
@@ -304,12 +303,7 @@ func grade(ctx context.Context, rt *agent.Runtime, rubric string, answer *llm.Me
 		rt.Emit(agent.Event{Type: agent.EventNotice, Name: GradeNotice, Content: "the answer was not graded: " + err.Error(), Error: err.Error()})
 		return "", nil
 	}
-	rt.AddUsage(resp.Usage)
-	if rt.Streaming() {
-		u := resp.Usage
-		rt.Emit(agent.Event{Type: agent.EventUsage, Name: llm.Describe(model).Spec(), Usage: &u,
-			Namespace: append(slices.Clone(rt.Namespace()), GraderAgent)})
-	}
+	rt.AddCallUsage(model, GraderAgent, resp.Usage)
 	text := strings.TrimSpace(resp.Message.Text())
 	verdict, reasons, _ := strings.Cut(text, "\n")
 	verdict = strings.ToUpper(strings.Trim(strings.TrimSpace(verdict), "*#:. "))
