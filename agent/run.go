@@ -11,7 +11,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
@@ -485,7 +484,7 @@ func (r *run) toolTurn(ctx context.Context, turn *Turn, idx int) (stop bool, sta
 // checkResponse validates a final answer against the response schema. A
 // mismatch is sent back to the model (true means the answer stands).
 func (r *run) checkResponse(text string) bool {
-	raw := json.RawMessage(extractJSON(text))
+	raw := json.RawMessage(llm.Unfence(text))
 	err := r.a.respCheck.Validate(raw)
 	if err == nil && json.Valid(raw) {
 		r.structured = raw
@@ -502,19 +501,6 @@ func (r *run) checkResponse(text string) bool {
 	}
 	r.rt.appendMessages(llm.UserText(fmt.Sprintf("Your final answer must be only a JSON object matching the response schema, and it is not: %v. Answer again with the JSON alone.", err)))
 	return false
-}
-
-// extractJSON returns the JSON in a final answer, without a Markdown code
-// fence around it.
-func extractJSON(s string) string {
-	s = strings.TrimSpace(s)
-	if strings.HasPrefix(s, "```") {
-		if nl := strings.IndexByte(s, '\n'); nl >= 0 {
-			s = s[nl+1:]
-		}
-		s = strings.TrimSuffix(strings.TrimSpace(s), "```")
-	}
-	return strings.TrimSpace(s)
 }
 
 // streamModel is the innermost model handler: it streams the call and

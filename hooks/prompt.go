@@ -57,9 +57,7 @@ func (r *Runner) runPrompt(ctx context.Context, h compiled, payload []byte) outc
 // repository may have planted (the call's arguments), so its answer may
 // block, never allow a call, change its arguments or end the run.
 func promptAnswer(text string) outcome {
-	t := strings.TrimSpace(text)
-	t = strings.TrimPrefix(strings.TrimPrefix(t, "```json"), "```")
-	t = strings.TrimSpace(strings.TrimSuffix(t, "```"))
+	t := llm.Unfence(text)
 	var a struct {
 		OK            *bool  `json:"ok"`
 		Decision      string `json:"decision"`

@@ -92,6 +92,20 @@ func ToolResult(callID, name, content string, isError bool) Message {
 	return Message{Role: RoleTool, ToolCallID: callID, Name: name, IsError: isError, Parts: []Part{Text(content)}}
 }
 
+// Unfence returns s without a Markdown code fence around it (a first
+// line of ``` or ```json and a last of ```), as models often wrap the
+// JSON they were asked for; trimmed of space.
+func Unfence(s string) string {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "```") {
+		if nl := strings.IndexByte(s, '\n'); nl >= 0 {
+			s = s[nl+1:]
+		}
+		s = strings.TrimSuffix(strings.TrimSpace(s), "```")
+	}
+	return strings.TrimSpace(s)
+}
+
 // Text concatenates the message's text parts. Reasoning is not included.
 func (m Message) Text() string {
 	switch len(m.Parts) {

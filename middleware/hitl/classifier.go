@@ -86,8 +86,7 @@ func NewClassifier(model llm.Model, timeout time.Duration) Gate {
 // classifierAnswer reads the classifier's answer; ok is false for one
 // that is not allow or deny.
 func classifierAnswer(text string) (permission.Decision, bool) {
-	t := strings.TrimSpace(text)
-	t = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(t, "```json"), "```"), "```"))
+	t := llm.Unfence(text)
 	var a struct {
 		Decision string `json:"decision"`
 		Reason   string `json:"reason"`
