@@ -271,7 +271,7 @@ func Open(cfg Config) (*Workspace, error) {
 		// Listed only when there, so that the memory's guidance names
 		// no file the workspace does not have; a link (to AGENTS.md, as
 		// often) is not read through, as the file tools read none.
-		if st, err := os.Lstat(filepath.Join(w.dir, "CLAUDE.md")); err == nil && st.Mode().IsRegular() {
+		if isFile(filepath.Join(w.dir, "CLAUDE.md")) {
 			w.Memory = append(w.Memory, "/CLAUDE.md")
 		}
 		for _, d := range OtherSkillDirs {
@@ -337,7 +337,7 @@ func (w *Workspace) homeSkills(home string, opts backend.FilesystemOptions, rout
 		routes[route] = ro
 		w.homeRoutes = append(w.homeRoutes, homeRoute{route, host})
 		if f.memory != "" {
-			if st, err := os.Lstat(filepath.Join(host, filepath.FromSlash(f.memory))); err == nil && st.Mode().IsRegular() {
+			if isFile(filepath.Join(host, filepath.FromSlash(f.memory))) {
 				w.Memory = append(w.Memory, strings.TrimSuffix(route, "/")+f.memory)
 			}
 		}
@@ -348,6 +348,13 @@ func (w *Workspace) homeSkills(home string, opts backend.FilesystemOptions, rout
 		}
 	}
 	return nil
+}
+
+// isFile reports whether path is a regular file, not a link: the file
+// tools read no link, so a memory file that is one is not listed.
+func isFile(path string) bool {
+	st, err := os.Lstat(path)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // historyBackend holds /conversation_history/: files in dir, appended to

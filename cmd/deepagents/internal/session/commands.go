@@ -99,7 +99,7 @@ func readCommand(dir, path string) (Command, []string, error) {
 	}
 	rel, _ := filepath.Rel(dir, path)
 	c := Command{Name: strings.TrimSuffix(filepath.Base(rel), ".md"), From: path, Body: string(raw)}
-	if !commandName(c.Name) {
+	if !plainName(c.Name) {
 		return Command{}, nil, fmt.Errorf("%q is not a command name (letters, digits, - and _)", c.Name)
 	}
 	var left []string
@@ -125,8 +125,9 @@ func readCommand(dir, path string) (Command, []string, error) {
 	return c, left, nil
 }
 
-// commandName reports whether s can name a command typed after /.
-func commandName(s string) bool {
+// plainName reports whether s can name a command typed after / or a
+// plugin: letters, digits, - and _, at most 64.
+func plainName(s string) bool {
 	if s == "" || len(s) > 64 {
 		return false
 	}

@@ -50,7 +50,7 @@ func ReadPlugin(dir string) (Plugin, error) {
 		if err := json.Unmarshal(data, &p); err != nil {
 			return Plugin{}, fmt.Errorf("%s: %w", m, err)
 		}
-		if !commandName(p.Name) {
+		if !plainName(p.Name) {
 			return Plugin{}, fmt.Errorf("%s: the plugin's name %q is not a name (letters, digits, - and _)", m, p.Name)
 		}
 		p.Dir = dir

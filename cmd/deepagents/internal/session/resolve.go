@@ -876,8 +876,7 @@ type agentRead struct {
 
 // readAgents reads the subagent files of dir, in name order.
 func (r *resolver) readAgents(dir string) []agentRead {
-	paths, _ := filepath.Glob(filepath.Join(dir, "*.md"))
-	slices.Sort(paths)
+	paths := agentFiles(dir)
 	out := make([]agentRead, 0, len(paths))
 	for _, p := range paths {
 		af, err := parseAgentFile(p, r.getenv)
@@ -886,11 +885,17 @@ func (r *resolver) readAgents(dir string) []agentRead {
 	return out
 }
 
+// agentFiles are the subagent files of dir (*.md), in name order.
+func agentFiles(dir string) []string {
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.md"))
+	slices.Sort(paths)
+	return paths
+}
+
 // readClaudeAgents reads the subagent files of Claude Code's in dir, in
 // name order.
 func (r *resolver) readClaudeAgents(dir string) []agentRead {
-	paths, _ := filepath.Glob(filepath.Join(dir, "*.md"))
-	slices.Sort(paths)
+	paths := agentFiles(dir)
 	out := make([]agentRead, 0, len(paths))
 	for _, p := range paths {
 		af, left, err := parseClaudeAgentFile(p, r.f.Shell)
