@@ -91,6 +91,8 @@ type LocalShell struct {
 	// commands run in the sandbox.
 	sandbox *Bubblewrap
 	bwrap   string
+	// bridge is the network bridge program, when the sandbox has a Proxy.
+	bridge string
 	// plan is what every sandboxed command mounts the same way.
 	plan *sandboxPlan
 	// places maps host paths to the sandbox's.
@@ -150,6 +152,11 @@ func NewLocalShell(root string, opts LocalShellOptions) (*LocalShell, error) {
 			return nil, err
 		}
 		warnForeignOwner(s.root)
+		if sb.Proxy != nil && !sb.Network {
+			if s.bridge, err = findBridge(&sb); err != nil {
+				return nil, err
+			}
+		}
 		s.plan = newSandboxPlan()
 		s.places = newSandboxPlaces(&sb, s.root)
 		s.slots = make(chan struct{}, sb.maxCommands())

@@ -3,6 +3,8 @@ package backend
 import (
 	"errors"
 	"time"
+
+	"github.com/deepagents-go/deepagents/netproxy"
 )
 
 // Bubblewrap isolates a LocalShell's commands with bubblewrap (bwrap, the
@@ -24,9 +26,21 @@ import (
 type Bubblewrap struct {
 	// Path is the bwrap program; empty means "bwrap" looked up in PATH.
 	Path string
-	// Network lets commands use the host's network. By default they have
-	// none, not even the host's loopback.
+	// Network lets commands use the host's network, all of it. By
+	// default they have none, not even the host's loopback.
 	Network bool
+	// Proxy, when set (and Network is not), gives commands the network
+	// by name through it (package netproxy): each command gets a socket
+	// of its own (Proxy.Command, labelled with the command's text), and
+	// runs behind Bridge, which listens on the sandbox's loopback where
+	// the proxy variables (netproxy.Env) send HTTP, HTTPS and SOCKS5
+	// clients. The sandbox still has no route out: a program that ignores
+	// those variables reaches nothing.
+	Proxy *netproxy.Proxy
+	// Bridge is the program the sandbox runs as Proxy's bridge; it must
+	// call netproxy.MaybeBridge first thing in main. Empty means this
+	// process's own executable (the deepagents CLI's does).
+	Bridge string
 	// ReadOnly lists more host paths mounted read-only at the same place
 	// (a toolchain outside /usr and /opt, say). Missing ones are skipped.
 	ReadOnly []string

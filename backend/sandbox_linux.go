@@ -9,9 +9,12 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/deepagents-go/deepagents/netproxy"
 )
 
 // sandboxSystemDirs are the host's system directories, mounted read-only
@@ -276,7 +279,10 @@ func pipeHolding(data []byte) (*os.File, error) {
 //
 // fileArgs are the arguments of the files passed (sandboxPlan.files); they
 // come after /etc is mounted, as they bind over its files.
-func bwrapArgs(b *Bubblewrap, plan *sandboxPlan, root, shell, command string, env, binds, fileArgs []string) []string {
+//
+// With nw, the command runs behind the network bridge (see
+// Bubblewrap.Proxy).
+func bwrapArgs(b *Bubblewrap, plan *sandboxPlan, root, shell, command string, env, binds, fileArgs []string, nw *sandboxNet) []string {
 	args := []string{"--unshare-all", "--die-with-parent", "--new-session"}
 	args = append(args, sandboxUserArgs()...)
 	if b.Network {
@@ -321,13 +327,48 @@ func bwrapArgs(b *Bubblewrap, plan *sandboxPlan, root, shell, command string, en
 	}
 	args = append(args, "--bind", root, root)
 	args = append(args, binds...)
+	if nw != nil {
+		args = append(args, "--ro-bind", nw.dir, sandboxNetDir, "--ro-bind", nw.bridge, sandboxBridge)
+		env = append(slices.Clip(env), netproxy.Env()...)
+	}
 	args = append(args, "--chdir", root, "--clearenv")
 	for _, kv := range env {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			args = append(args, "--setenv", k, v)
 		}
 	}
+	if nw != nil {
+		return append(append(args, "--"), netproxy.BridgeCommand(sandboxBridge, path.Join(sandboxNetDir, netproxy.SocketName), shell, "-c", command)...)
+	}
 	return append(args, "--", shell, "-c", command)
+}
+
+// Where a command behind the network bridge finds its socket's folder and
+// the bridge program.
+const (
+	sandboxNetDir = "/run/deepagents/net"
+	sandboxBridge = "/run/deepagents/bridge"
+)
+
+// sandboxNet is one command's way to the proxy, as the host has it: its
+// listener's folder and the bridge program.
+type sandboxNet struct{ dir, bridge string }
+
+// findBridge returns the program b runs as its proxy's bridge, as a real
+// path (bwrap binds it).
+func findBridge(b *Bubblewrap) (string, error) {
+	exe := b.Bridge
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return "", fmt.Errorf("%w: the network bridge: %v", ErrNoSandbox, err)
+		}
+	}
+	real, err := filepath.EvalSymlinks(exe)
+	if err != nil {
+		return "", fmt.Errorf("%w: the network bridge: %v", ErrNoSandbox, err)
+	}
+	return real, nil
 }
 
 // maskArgs hides p inside the sandbox: a directory under an empty

@@ -20,9 +20,13 @@ func newSandboxPlan() *sandboxPlan { return nil }
 
 func (*sandboxPlan) files() ([]*os.File, []string, error) { return nil, nil, nil }
 
-func bwrapArgs(*Bubblewrap, *sandboxPlan, string, string, string, []string, []string, []string) []string {
+func bwrapArgs(*Bubblewrap, *sandboxPlan, string, string, string, []string, []string, []string, *sandboxNet) []string {
 	return nil
 }
+
+type sandboxNet struct{ dir, bridge string }
+
+func findBridge(*Bubblewrap) (string, error) { return "", ErrNoSandbox }
 
 func maskArgs(string, bool) []string { return nil }
 

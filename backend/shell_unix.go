@@ -73,6 +73,7 @@ func (s *LocalShell) startSandboxed(ctx context.Context, command string, out *os
 	prot.masks = append(prot.masks, hidden...)
 	s.places.placeholders.acquire(prot.placeholders)
 	started := false
+	var proxyDone func() error
 	defer func() {
 		if !started {
 			s.places.placeholders.release(prot.placeholders)
@@ -87,7 +88,21 @@ func (s *LocalShell) startSandboxed(ctx context.Context, command string, out *os
 			f.Close() // bwrap has its own copies once started
 		}
 	}()
-	args := bwrapArgs(s.sandbox, s.plan, s.root, s.shell, command, s.env, prot.args(), fileArgs)
+	var nw *sandboxNet
+	if s.bridge != "" {
+		l, err := s.sandbox.Proxy.Command(ctx, command)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the network proxy: %w", err)
+		}
+		defer func() {
+			if !started {
+				l.Close()
+			}
+		}()
+		nw = &sandboxNet{dir: l.Dir, bridge: s.bridge}
+		proxyDone = l.Close
+	}
+	args := bwrapArgs(s.sandbox, s.plan, s.root, s.shell, command, s.env, prot.args(), fileArgs, nw)
 	prog := s.bwrap
 	cg, err := s.shellCgroup()
 	if err != nil {
@@ -106,6 +121,9 @@ func (s *LocalShell) startSandboxed(ctx context.Context, command string, out *os
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = sandboxAttr()
 	finish := func() string {
+		if proxyDone != nil {
+			proxyDone()
+		}
 		s.places.placeholders.release(prot.placeholders)
 		var notes []string
 		for i := range prot.guards {

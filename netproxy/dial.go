@@ -1,0 +1,125 @@
+package netproxy
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// dialTimeout bounds a connection's set-up to its host.
+const dialTimeout = 30 * time.Second
+
+// nonPublic are the address ranges a name may not lead to unless
+// Config.Hosts maps it: this machine, its private and link-local
+// networks, the carrier-grade NAT range, and the ranges that are no
+// host's.
+var nonPublic = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("64:ff9b::/96"), // NAT64 of any of the above
+}
+
+// public reports whether a may be reached by name.
+func public(a netip.Addr) bool {
+	a = a.Unmap()
+	if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
+		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() {
+		return false
+	}
+	for _, p := range nonPublic {
+		if p.Contains(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// dial connects to host on port: through Config.Hosts where it lists the
+// name, else to the first public address the name resolves to. The
+// connection counts its bytes into the proxy's usage of host and port.
+func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, error) {
+	key := hostPort(host, port)
+	addr, ok := p.cfg.Hosts[key]
+	if !ok {
+		lookup := p.cfg.LookupIP
+		if lookup == nil {
+			lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
+				return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+			}
+		}
+		addrs, err := lookup(ctx, host)
+		if err != nil {
+			return nil, fmt.Errorf("%s does not resolve: %w", host, err)
+		}
+		var chosen netip.Addr
+		for _, a := range addrs {
+			if public(a) {
+				chosen = a
+				break
+			}
+		}
+		if !chosen.IsValid() {
+			return nil, &refusal{fmt.Sprintf("%s resolves to %v, an address of this machine or a private network, which commands may not reach", host, addrs)}
+		}
+		addr = netip.AddrPortFrom(chosen.Unmap(), uint16(port)).String()
+	}
+	dial := p.cfg.Dial
+	if dial == nil {
+		d := &net.Dialer{Timeout: dialTimeout}
+		dial = d.DialContext
+	}
+	c, err := dial(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", host, port, err)
+	}
+	u := p.usageOf(key)
+	u.connections.Add(1)
+	return &countedConn{Conn: c, p: p, key: key, u: u}, nil
+}
+
+// countedConn is a connection to a host that adds what it carries to the
+// proxy's usage and closes itself once the proxy's cap on bytes sent is
+// passed.
+type countedConn struct {
+	net.Conn
+	p        *Proxy
+	key      string
+	u        *hostUsage
+	out, in  atomic.Int64
+	reported atomic.Bool
+}
+
+func (c *countedConn) Write(b []byte) (int, error) {
+	p := c.p
+	if p.maxOut > 0 && p.sentOut.Load()+int64(len(b)) > p.maxOut {
+		c.Conn.Close()
+		return 0, &refusal{"the commands' cap on bytes sent (" + strconv.FormatInt(p.maxOut, 10) + ") is reached"}
+	}
+	n, err := c.Conn.Write(b)
+	c.out.Add(int64(n))
+	c.u.out.Add(int64(n))
+	p.sentOut.Add(int64(n))
+	return n, err
+}
+
+func (c *countedConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.in.Add(int64(n))
+	c.u.in.Add(int64(n))
+	return n, err
+}
+
+func (c *countedConn) Close() error {
+	err := c.Conn.Close()
+	if c.reported.CompareAndSwap(false, true) {
+		c.p.log.Debug("netproxy: closed", "host", c.key, "bytes_out", c.out.Load(), "bytes_in", c.in.Load())
+	}
+	return err
+}

@@ -1,0 +1,460 @@
+package netproxy
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// clientHello returns the first TLS record a client sends for name.
+func clientHello(name string) []byte {
+	a, b := net.Pipe()
+	go func() {
+		tls.Client(a, &tls.Config{ServerName: name, InsecureSkipVerify: name == ""}).Handshake()
+		a.Close()
+	}()
+	head := make([]byte, 5)
+	io.ReadFull(b, head)
+	body := make([]byte, binary.BigEndian.Uint16(head[3:]))
+	io.ReadFull(b, body)
+	b.Close()
+	return body
+}
+
+func TestServerName(t *testing.T) {
+	for _, name := range []string{"example.com", "a.b.c.test", ""} {
+		got, err := serverName(clientHello(name))
+		if err != nil || got != name {
+			t.Errorf("serverName(hello for %q) = %q, %v", name, got, err)
+		}
+	}
+	if _, err := serverName([]byte("GET / HTTP/1.1\r\n")); err == nil {
+		t.Error("an HTTP request parsed as a ClientHello")
+	}
+}
+
+// rig is a proxy with one command's listener, and stand-in servers the
+// name map reaches.
+type rig struct {
+	t     *testing.T
+	p     *Proxy
+	l     *Listener
+	plain *httptest.Server // http://plain.test
+	tls   *httptest.Server // https://example.com
+	mu    sync.Mutex
+	evs   []Event
+}
+
+func newRig(t *testing.T, cfg Config) *rig {
+	t.Helper()
+	r := &rig{t: t}
+	r.plain = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		fmt.Fprintf(w, "plain %s %s %d proxy-auth=%q", req.Method, req.URL.Path, len(body), req.Header.Get("Proxy-Authorization"))
+	}))
+	r.tls = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		fmt.Fprintf(w, "secure %s", req.Host)
+	}))
+	t.Cleanup(r.plain.Close)
+	t.Cleanup(r.tls.Close)
+	cfg.Hosts = map[string]string{
+		"plain.test:80":    r.plain.Listener.Addr().String(),
+		"example.com:443":  r.tls.Listener.Addr().String(),
+		"other.test:443":   r.tls.Listener.Addr().String(),
+		"plain.test:8080":  r.plain.Listener.Addr().String(),
+		"denied.test:80":   r.plain.Listener.Addr().String(),
+		"unlisted.test:80": r.plain.Listener.Addr().String(),
+	}
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	cfg.OnEvent = func(_ context.Context, e Event) {
+		r.mu.Lock()
+		r.evs = append(r.evs, e)
+		r.mu.Unlock()
+	}
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.p = p
+	r.l = r.command("cmd")
+	t.Cleanup(func() { p.Close() })
+	return r
+}
+
+func (r *rig) command(label string) *Listener {
+	l, err := r.p.Command(context.Background(), label)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// client is an HTTP client whose proxy is l's socket, as a command's
+// behind the bridge is.
+func (r *rig) client(l *Listener) *http.Client {
+	pool := x509.NewCertPool()
+	pool.AddCert(r.tls.Certificate())
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		Proxy:           http.ProxyURL(&url.URL{Scheme: "http", Host: "proxy"}),
+		DialContext:     func(ctx context.Context, _, _ string) (net.Conn, error) { return net.Dial("unix", l.Socket) },
+		TLSClientConfig: &tls.Config{RootCAs: pool},
+	}}
+}
+
+func get(c *http.Client, u string) (int, string, error) {
+	resp, err := c.Get(u)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), nil
+}
+
+func TestProxyAllowsByName(t *testing.T) {
+	r := newRig(t, Config{Allow: []string{"plain.test", "example.com", "plain.test:8080"}, Deny: []string{"denied.test"}})
+	c := r.client(r.l)
+	if code, body, err := get(c, "http://plain.test/x"); err != nil || code != 200 || body != `plain GET /x 0 proxy-auth=""` {
+		t.Errorf("http: %d %q %v", code, body, err)
+	}
+	if code, body, err := get(c, "https://example.com/"); err != nil || code != 200 || body != "secure example.com" {
+		t.Errorf("https: %d %q %v", code, body, err)
+	}
+	if code, _, err := get(c, "http://plain.test:8080/"); err != nil || code != 200 {
+		t.Errorf("a port a rule names: %d %v", code, err)
+	}
+	for _, c2 := range []struct{ url, want string }{
+		{"http://denied.test/", "denied by the rule"},
+		{"http://unlisted.test/", "not an allowed host"},
+		{"http://127.0.0.1/", "IP address"},
+		{"http://[::1]/", "IP address"},
+		{"http://plain.test:9999/", "port 9999"},
+		{"https://other.test/", "not an allowed host"},
+	} {
+		code, body, err := get(c, c2.url)
+		if err != nil {
+			// A refused CONNECT is an error whose text is the status line.
+			// (Go's text leaves the code out).
+			if !strings.Contains(err.Error(), "Forbidden: ") || !strings.Contains(err.Error(), c2.want) {
+				t.Errorf("%s: err %v, want a 403 saying %q", c2.url, err, c2.want)
+			}
+			continue
+		}
+		if code != 403 || !strings.Contains(body, c2.want) {
+			t.Errorf("%s: %d %q, want a 403 saying %q", c2.url, code, body, c2.want)
+		}
+	}
+	u := r.p.Usage()
+	var seen bool
+	for _, h := range u {
+		if h.Host == "plain.test:80" {
+			seen = h.Connections >= 1 && h.BytesIn > 0 && h.BytesOut > 0
+		}
+	}
+	if !seen {
+		t.Errorf("usage has no bytes for plain.test:80: %+v", u)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var allowed, refused int
+	for _, e := range r.evs {
+		if e.Allowed {
+			allowed++
+		} else {
+			refused++
+		}
+	}
+	if allowed < 3 || refused < 6 {
+		t.Errorf("events: %d allowed, %d refused: %+v", allowed, refused, r.evs)
+	}
+}
+
+func TestProxyStripsProxyHeaders(t *testing.T) {
+	r := newRig(t, Config{Allow: []string{"plain.test"}})
+	req, _ := http.NewRequest("GET", "http://plain.test/", nil)
+	req.Header.Set("Proxy-Authorization", "Basic c2VjcmV0")
+	resp, err := r.client(r.l).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `proxy-auth=""`) {
+		t.Errorf("the proxy passed on Proxy-Authorization: %s", b)
+	}
+}
+
+// A tunnel to an allowed name may not ask TLS for another server.
+func TestProxyChecksServerName(t *testing.T) {
+	r := newRig(t, Config{Allow: []string{"example.com"}})
+	c, err := net.Dial("unix", r.l.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	tc := tls.Client(&bufConn{c, br}, &tls.Config{ServerName: "evil.test", InsecureSkipVerify: true})
+	if err := tc.Handshake(); err == nil {
+		t.Fatal("TLS for evil.test went through a tunnel to example.com")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if last := r.evs[len(r.evs)-1]; last.Allowed || !strings.Contains(last.Reason, "evil.test") {
+		t.Errorf("last event %+v", last)
+	}
+}
+
+type bufConn struct {
+	net.Conn
+	br *bufio.Reader
+}
+
+func (c *bufConn) Read(b []byte) (int, error) { return c.br.Read(b) }
+
+func TestProxyAsks(t *testing.T) {
+	var asked atomic.Int32
+	answers := make(chan Answer, 10)
+	r := newRig(t, Config{Ask: func(ctx context.Context, q Question) (Answer, error) {
+		asked.Add(1)
+		if q.Host != "unlisted.test" || q.Port != 80 {
+			t.Errorf("question %+v", q)
+		}
+		select {
+		case a := <-answers:
+			return a, nil
+		case <-ctx.Done():
+			return Deny, ctx.Err()
+		}
+	}})
+	c := r.client(r.l)
+	answers <- AllowOnce
+	if code, _, err := get(c, "http://unlisted.test/"); err != nil || code != 200 {
+		t.Fatalf("allowed once: %d %v", code, err)
+	}
+	if code, _, _ := get(c, "http://unlisted.test/"); code != 200 || asked.Load() != 1 {
+		t.Fatalf("the same command asked again: %d, %d questions", code, asked.Load())
+	}
+	// Another command is asked again; it is refused, and not asked twice.
+	l2 := r.command("cmd2")
+	c2 := r.client(l2)
+	answers <- Deny
+	if code, body, _ := get(c2, "http://unlisted.test/"); code != 403 || !strings.Contains(body, "refused when asked") {
+		t.Fatalf("denied: %d %q", code, body)
+	}
+	if code, _, _ := get(c2, "http://unlisted.test/"); code != 403 || asked.Load() != 2 {
+		t.Fatalf("a denied host was asked again: %d, %d questions", code, asked.Load())
+	}
+	// For the thread: a third command needs no question.
+	l3 := r.command("cmd3")
+	answers <- AllowThread
+	if code, _, _ := get(r.client(l3), "http://unlisted.test/"); code != 200 {
+		t.Fatalf("allowed for the thread: %d", code)
+	}
+	l4 := r.command("cmd4")
+	if code, _, _ := get(r.client(l4), "http://unlisted.test/"); code != 200 || asked.Load() != 3 {
+		t.Fatalf("a thread's host was asked again: %d, %d", code, asked.Load())
+	}
+}
+
+// Connections to one host while its question waits share that question.
+func TestProxyAsksOnce(t *testing.T) {
+	release := make(chan struct{})
+	var asked atomic.Int32
+	started := make(chan struct{}, 1)
+	r := newRig(t, Config{Ask: func(ctx context.Context, q Question) (Answer, error) {
+		asked.Add(1)
+		started <- struct{}{}
+		<-release
+		return AllowOnce, nil
+	}})
+	c := r.client(r.l)
+	var wg sync.WaitGroup
+	codes := make([]int, 4)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i], _, _ = get(c, "http://unlisted.test/")
+		}()
+		if i == 0 {
+			<-started
+		}
+	}
+	// The others are on their way; wait until each is waiting.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r.l.mu.Lock()
+		w := r.l.asking["unlisted.test:80"]
+		r.l.mu.Unlock()
+		if w != nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	if asked.Load() != 1 {
+		t.Errorf("asked %d times", asked.Load())
+	}
+	for i, c := range codes {
+		if c != 200 {
+			t.Errorf("connection %d: %d", i, c)
+		}
+	}
+}
+
+// A question ends with its command.
+func TestProxyQuestionEndsWithCommand(t *testing.T) {
+	asking := make(chan struct{})
+	r := newRig(t, Config{Ask: func(ctx context.Context, q Question) (Answer, error) {
+		close(asking)
+		<-ctx.Done()
+		return Deny, ctx.Err()
+	}})
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := get(r.client(r.l), "http://unlisted.test/")
+		done <- err
+	}()
+	<-asking
+	r.l.Close()
+	<-done
+}
+
+func TestProxyMaxBytesOut(t *testing.T) {
+	r := newRig(t, Config{Allow: []string{"plain.test"}, MaxBytesOut: 4096})
+	c := r.client(r.l)
+	resp, err := c.Post("http://plain.test/", "text/plain", strings.NewReader(strings.Repeat("x", 10000)))
+	if err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == 200 && strings.Contains(string(b), "10000") {
+			t.Fatalf("10,000 bytes went out past a cap of 4,096: %s", b)
+		}
+	}
+	if got := r.p.BytesOut(); got > 4096 {
+		t.Errorf("%d bytes out, cap 4096", got)
+	}
+	code, body, _ := get(c, "http://plain.test/")
+	if code != 403 || !strings.Contains(body, "bytes") {
+		// The cap may not be reached exactly: what was sent is below it.
+		if r.p.BytesOut() < 4096-512 {
+			t.Logf("cap not reached (%d sent)", r.p.BytesOut())
+		} else {
+			t.Errorf("after the cap: %d %q", code, body)
+		}
+	}
+}
+
+func TestProxyRefusesPrivateAddresses(t *testing.T) {
+	var dialed []string
+	p, err := New(Config{
+		Allow: []string{"inside.test", "outside.test"},
+		LookupIP: func(_ context.Context, host string) ([]netip.Addr, error) {
+			if host == "inside.test" {
+				return []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("10.1.2.3"), netip.MustParseAddr("::ffff:192.168.0.1")}, nil
+			}
+			return []netip.Addr{netip.MustParseAddr("169.254.169.254"), netip.MustParseAddr("93.184.216.34")}, nil
+		},
+		Dial: func(_ context.Context, _, addr string) (net.Conn, error) {
+			dialed = append(dialed, addr)
+			return nil, errors.New("no network in tests")
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.dial(context.Background(), "inside.test", 443); err == nil || !strings.Contains(err.Error(), "private network") {
+		t.Errorf("inside.test: %v", err)
+	}
+	p.dial(context.Background(), "outside.test", 443)
+	if len(dialed) != 1 || dialed[0] != "93.184.216.34:443" {
+		t.Errorf("dialed %v, want only the public address", dialed)
+	}
+}
+
+// socksDo runs a SOCKS5 CONNECT over c; it returns the reply code.
+func socksDo(t *testing.T, c net.Conn, atyp byte, addr []byte, port int) byte {
+	t.Helper()
+	c.Write([]byte{5, 1, 0})
+	var m [2]byte
+	if _, err := io.ReadFull(c, m[:]); err != nil || m != [2]byte{5, 0} {
+		t.Fatalf("greeting: %v %v", m, err)
+	}
+	req := []byte{5, 1, 0, atyp}
+	if atyp == socksAtypName {
+		req = append(req, byte(len(addr)))
+	}
+	req = append(req, addr...)
+	req = binary.BigEndian.AppendUint16(req, uint16(port))
+	c.Write(req)
+	var rep [10]byte
+	if _, err := io.ReadFull(c, rep[:]); err != nil {
+		t.Fatalf("reply: %v", err)
+	}
+	return rep[1]
+}
+
+func TestProxySOCKS(t *testing.T) {
+	r := newRig(t, Config{Allow: []string{"plain.test"}})
+	dial := func() net.Conn {
+		c, err := net.Dial("unix", r.l.Socket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	c := dial()
+	if code := socksDo(t, c, socksAtypName, []byte("plain.test"), 80); code != socksOK {
+		t.Fatalf("allowed: reply %d", code)
+	}
+	fmt.Fprintf(c, "GET /s HTTP/1.1\r\nHost: plain.test\r\nConnection: close\r\n\r\n")
+	b, _ := io.ReadAll(c)
+	if !strings.Contains(string(b), "plain GET /s") {
+		t.Errorf("through SOCKS: %q", b)
+	}
+	if code := socksDo(t, dial(), socksAtypName, []byte("unlisted.test"), 80); code != socksNotAllowed {
+		t.Errorf("unlisted: reply %d", code)
+	}
+	if code := socksDo(t, dial(), socksAtypIPv4, []byte{127, 0, 0, 1}, 80); code != socksNotAllowed {
+		t.Errorf("an IP: reply %d", code)
+	}
+}
+
+func TestProxyClose(t *testing.T) {
+	r := newRig(t, Config{})
+	dir := r.l.Dir
+	r.p.Close()
+	if _, err := net.Dial("unix", r.l.Socket); err == nil {
+		t.Error("the socket answers after Close")
+	}
+	if _, err := r.p.Command(context.Background(), "x"); !errors.Is(err, ErrClosed) {
+		t.Errorf("Command after Close: %v", err)
+	}
+	if _, err := net.Dial("unix", dir+"/"+SocketName); err == nil {
+		t.Error("the folder is still there")
+	}
+}
