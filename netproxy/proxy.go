@@ -32,14 +32,21 @@ const (
 	Deny Answer = iota
 	// AllowOnce allows the host until the command ends.
 	AllowOnce
-	// AllowThread allows the host for the rest of the proxy's life; the
-	// asker keeps it for the thread, so that it holds when the thread is
-	// continued.
+	// AllowThread allows the host for the thread the command works for.
 	AllowThread
-	// AllowAlways allows it for the rest of the proxy's life too; the
-	// asker keeps it for good (in the user's configuration, say).
+	// AllowAlways allows the host for good.
 	AllowAlways
 )
+
+// The proxy holds every answer until the command ends: AllowThread and
+// AllowAlways say what the asker is to remember, and answer itself the
+// next time it is asked (the CLI keeps a thread's answers in its store and
+// the user's in their configuration). Proxy.Grant allows a host for the
+// proxy's whole life.
+
+// ErrUnlisted, returned by Config.Ask, refuses the host as one no rule
+// names and nobody could be asked about (a headless run), with Config.Hint.
+var ErrUnlisted = errors.New("netproxy: not an allowed host")
 
 // String names a.
 func (a Answer) String() string {
@@ -79,8 +86,9 @@ type Config struct {
 	Allow, Deny []string
 	// Ask decides a host no rule names; it may block (a person answers)
 	// until ctx, the command's, ends. Nil refuses such hosts, as a
-	// headless run must. It is asked once per host and port at a time:
-	// other connections to the same host wait for the same answer.
+	// headless run must (as does ErrUnlisted). It is asked once per host
+	// and port and command: other connections to the same host wait for
+	// the same answer, and later ones of the command get it.
 	Ask func(ctx context.Context, q Question) (Answer, error)
 	// Hosts maps names, as "name:port", to the addresses ("ip:port")
 	// they reach, instead of DNS and without the check that an address is
@@ -96,7 +104,7 @@ type Config struct {
 	OnEvent func(ctx context.Context, e Event)
 	// Hint, when set, is appended to the refusal of a host no rule names
 	// and nobody allowed: how to allow it (hostPort is "host" on a default
-	// port, else "host:port"), such as "allow it with --allow-host
+	// port, else "host:port"), such as "allow it with --allow-domain
 	// example.com".
 	Hint func(hostPort string) string
 	// Logger logs each connection's host, port, decision and byte counts,
@@ -117,7 +125,7 @@ type Proxy struct {
 	maxOut int64
 
 	mu      sync.Mutex
-	granted map[string]bool // "host:port" allowed by an answer (thread, always)
+	granted map[string]bool // "host:port" allowed by Grant
 	usage   map[string]*hostUsage
 	closed  bool
 	cmds    map[*Listener]bool
@@ -163,9 +171,8 @@ func New(cfg Config) (*Proxy, error) {
 // Rules returns the proxy's rules.
 func (p *Proxy) Rules() Rules { return p.rules }
 
-// Grant allows host on port (0: DefaultPorts) for the rest of the proxy's
-// life, as an AllowThread answer does: a host the thread allowed before
-// it was continued. A denied host stays denied.
+// Grant allows host on port (0: DefaultPorts) for the rest of the
+// proxy's life, without a question. A denied host stays denied.
 func (p *Proxy) Grant(host string, port int) error {
 	pat, err := parsePattern(host)
 	if err != nil {
@@ -362,7 +369,7 @@ func (l *Listener) decide(host string, port int) error {
 	granted := p.granted[key]
 	p.mu.Unlock()
 	if granted {
-		l.event(host, port, true, "allowed earlier in this thread")
+		l.event(host, port, true, "granted")
 		return nil
 	}
 	answer, err := l.ask(key, Question{Host: host, Port: port, Command: l.label})
@@ -395,30 +402,31 @@ func (l *Listener) ask(key string, q Question) (Answer, error) {
 	}
 	if p.cfg.Ask == nil {
 		l.mu.Unlock()
-		return Deny, fmt.Errorf("%s is not an allowed host%s", q.Host, p.hint(q))
+		return Deny, p.unlisted(q)
 	}
 	w := &pending{done: make(chan struct{})}
 	l.asking[key] = w
 	l.mu.Unlock()
 
 	w.answer, w.err = p.cfg.Ask(l.ctx, q)
-	if w.err != nil {
+	switch {
+	case errors.Is(w.err, ErrUnlisted):
+		w.answer, w.err = Deny, p.unlisted(q)
+	case w.err != nil:
 		w.answer = Deny
 		w.err = fmt.Errorf("%s is not an allowed host and could not be asked: %w", q.Host, w.err)
 	}
 	l.mu.Lock()
 	delete(l.asking, key)
-	if w.err == nil {
-		l.once[key] = w.answer
-	}
+	l.once[key] = w.answer
 	l.mu.Unlock()
-	if w.answer == AllowThread || w.answer == AllowAlways {
-		p.mu.Lock()
-		p.granted[key] = true
-		p.mu.Unlock()
-	}
 	close(w.done)
 	return w.answer, w.err
+}
+
+// unlisted is the refusal of a host no rule names and nobody allowed.
+func (p *Proxy) unlisted(q Question) error {
+	return fmt.Errorf("%s is not an allowed host%s", q.Host, p.hint(q))
 }
 
 // hint is Config.Hint's text for q, as " (...)", or "".

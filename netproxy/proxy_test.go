@@ -236,13 +236,26 @@ func (c *bufConn) Read(b []byte) (int, error) { return c.br.Read(b) }
 func TestProxyAsks(t *testing.T) {
 	var asked atomic.Int32
 	answers := make(chan Answer, 10)
+	var mu sync.Mutex
+	remembered := map[string]bool{} // what an asker keeps of AllowThread
 	r := newRig(t, Config{Ask: func(ctx context.Context, q Question) (Answer, error) {
-		asked.Add(1)
 		if q.Host != "unlisted.test" || q.Port != 80 {
 			t.Errorf("question %+v", q)
 		}
+		mu.Lock()
+		kept := remembered[q.Host]
+		mu.Unlock()
+		if kept {
+			return AllowThread, nil
+		}
+		asked.Add(1)
 		select {
 		case a := <-answers:
+			if a == AllowThread {
+				mu.Lock()
+				remembered[q.Host] = true
+				mu.Unlock()
+			}
 			return a, nil
 		case <-ctx.Done():
 			return Deny, ctx.Err()
@@ -266,15 +279,29 @@ func TestProxyAsks(t *testing.T) {
 	if code, _, _ := get(c2, "http://unlisted.test/"); code != 403 || asked.Load() != 2 {
 		t.Fatalf("a denied host was asked again: %d, %d questions", code, asked.Load())
 	}
-	// For the thread: a third command needs no question.
-	l3 := r.command("cmd3")
+	// For the thread: the asker answers a later command itself.
 	answers <- AllowThread
-	if code, _, _ := get(r.client(l3), "http://unlisted.test/"); code != 200 {
+	if code, _, _ := get(r.client(r.command("cmd3")), "http://unlisted.test/"); code != 200 {
 		t.Fatalf("allowed for the thread: %d", code)
 	}
-	l4 := r.command("cmd4")
-	if code, _, _ := get(r.client(l4), "http://unlisted.test/"); code != 200 || asked.Load() != 3 {
+	if code, _, _ := get(r.client(r.command("cmd4")), "http://unlisted.test/"); code != 200 || asked.Load() != 3 {
 		t.Fatalf("a thread's host was asked again: %d, %d", code, asked.Load())
+	}
+	// Grant allows for the proxy's life; ErrUnlisted refuses with the hint.
+	r.p.Grant("plain.test", 0)
+	if code, _, _ := get(r.client(r.command("cmd5")), "http://plain.test/"); code != 200 || asked.Load() != 3 {
+		t.Fatalf("granted: %d, %d", code, asked.Load())
+	}
+}
+
+func TestProxyUnlistedHint(t *testing.T) {
+	r := newRig(t, Config{
+		Ask:  func(context.Context, Question) (Answer, error) { return Deny, ErrUnlisted },
+		Hint: func(hp string) string { return "try --allow-domain " + hp },
+	})
+	code, body, _ := get(r.client(r.l), "http://unlisted.test/")
+	if code != 403 || !strings.Contains(body, "unlisted.test is not an allowed host (try --allow-domain unlisted.test)") {
+		t.Errorf("%d %q", code, body)
 	}
 }
 

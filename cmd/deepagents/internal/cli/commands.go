@@ -18,6 +18,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/tui"
 	"github.com/deepagents-go/deepagents/llm"
@@ -197,6 +198,7 @@ func (l *live) switchModel(ctx context.Context, model string) (tui.Switched, err
 	// not written over it.
 	var warnings bytes.Buffer
 	deps := sessionDeps(ctx, l.env, l.o.db)
+	deps.AskHost = l.o.askHost
 	deps.Logger = slog.New(slog.NewTextHandler(&warnings, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	s, err := session.Open(ctx, spec, deps)
 	if err != nil {
@@ -239,6 +241,11 @@ func (l *live) describe(_ context.Context, topic string) string {
 			}
 			b.WriteString("\n")
 		}
+	case "network":
+		if s.Proxy == nil {
+			return ""
+		}
+		return display.DescribeNetwork(s.Proxy.Usage(), s.Proxy.BytesOut())
 	case "permissions":
 		b.WriteString("rules (a deny wins over an ask, an ask over an allow):\n")
 		n := 0
@@ -278,10 +285,13 @@ func (l *live) describe(_ context.Context, topic string) string {
 		if spec.Shell {
 			shell = "on, sandbox " + spec.Sandbox
 			if spec.Sandbox != "none" {
-				shell += map[bool]string{true: ", network on", false: ", network off"}[spec.Network]
+				shell += ", network " + string(spec.Network)
 			}
 		}
 		fmt.Fprintf(&b, "shell: %s\n", shell)
+		if spec.Network == session.NetworkProxy {
+			fmt.Fprintf(&b, "network: allowed %s; denied %s\n", orNone(strings.Join(spec.AllowDomains, ", ")), orNone(strings.Join(spec.DenyDomains, ", ")))
+		}
 		if spec.MaxSteps > 0 {
 			fmt.Fprintf(&b, "max steps: %d\n", spec.MaxSteps)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/netproxy"
 )
 
 // runFlags are the flags of commands that run an agent: those the session
@@ -50,7 +51,10 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.Durability, "durability", "async", "when steps are checkpointed: async (while the next step runs; a crash loses at most the steps not yet shown as checkpoint events), sync (before the next step) or exit (once, when the run ends)")
 	fl.BoolVar(&f.Shell, "shell", false, "let the agent run shell commands in the workspace (the execute tool), isolated as --sandbox says")
 	fl.StringVar(&f.Sandbox, "sandbox", "bwrap", "how execute is isolated: bwrap (bubblewrap: no network, the system read-only, only the workspace writable, no process outlives its command) or none (commands run as you, unisolated)")
-	fl.BoolVar(&f.Network, "network", false, "with --shell and --sandbox bwrap: let commands use the network")
+	fl.Var(networkValue{&f.Network}, "network", "with --shell and --sandbox bwrap: let commands reach the hosts --allow-domain and sandbox.allow_domains allow, through a proxy (a host no rule names asks in the terminal and is refused elsewhere); --network=host is all of the host's network, unfiltered; --network=off none (the default)")
+	fl.Lookup("network").NoOptDefVal = "true"
+	fl.StringArrayVar(&f.AllowDomains, "allow-domain", nil, "a host commands may reach through the proxy: github.com, *.example.com (every name under it), example.com:8443 (another port than 80 and 443), or a preset: @go, @npm, @pip, @cargo, @apt, @github (repeatable; turns --network proxy on)")
+	fl.StringArrayVar(&f.DenyDomains, "deny-domain", nil, "a host commands may never reach, whatever allows it (repeatable)")
 	fl.BoolVar(&f.GrepRegexp, "grep-regexp", false, "grep takes RE2 regular expressions instead of literal text")
 	fl.StringVar(&f.db, "db", "", "database for threads and memories: a SQLite file path or a postgres:// URL (default: deepagents.db in the user's data directory)")
 	fl.StringVar(&f.thread, "thread", "", "thread to start or continue (default: a new thread, whose id run_start shows)")
@@ -116,8 +120,17 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	default:
 		return usageError{fmt.Errorf("--sandbox must be bwrap or none, not %q", f.Sandbox)}
 	}
-	if f.Network && f.Sandbox == "none" {
-		return usageError{errors.New("--network needs --sandbox bwrap (without a sandbox commands have the network anyway)")}
+	if f.Given("network") {
+		m, err := session.ParseNetworkMode(f.Network)
+		if err != nil {
+			return usageError{fmt.Errorf("--network: %w", err)}
+		}
+		if m != session.NetworkOff && f.Sandbox == "none" {
+			return usageError{errors.New("--network needs --sandbox bwrap (without a sandbox commands have the network anyway)")}
+		}
+	}
+	if _, err := netproxy.ParseRules(f.AllowDomains, f.DenyDomains); err != nil {
+		return usageError{fmt.Errorf("--allow-domain, --deny-domain: %w", err)}
 	}
 	if n := countTrue(f.continueLast, f.thread != "", f.resume != "" || f.pickOne); n > 1 {
 		return usageError{errors.New("--continue, --resume and --thread each name a thread; give one")}
@@ -154,5 +167,22 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	if f.Dir, err = session.WorkspacePath(f.Dir); err != nil {
 		return fmt.Errorf("--dir: %w", err)
 	}
+	return nil
+}
+
+// networkValue is --network's value: a mode's text (session.ParseNetworkMode),
+// "true" when the flag stands alone. Its type is a boolean's, for the
+// flag to take no value unless written --network=MODE, and the help to
+// show it so.
+type networkValue struct{ s *string }
+
+func (v networkValue) String() string { return *v.s }
+func (v networkValue) Type() string   { return "bool" }
+
+func (v networkValue) Set(s string) error {
+	if _, err := session.ParseNetworkMode(s); err != nil {
+		return err
+	}
+	*v.s = s
 	return nil
 }

@@ -14,10 +14,12 @@ import (
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/tui"
 	"github.com/deepagents-go/deepagents/hooks"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/netproxy"
 	"github.com/deepagents-go/deepagents/persist"
 )
 
@@ -31,7 +33,8 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 	held := &heldWriter{w: env.Stderr, held: true}
 	stderr := env.Stderr
 	env.Stderr = held
-	o, err := openSession(ctx, env, f, true, false)
+	hostQuestions := make(chan tui.HostQuestion)
+	o, err := openSession(ctx, env, f, true, false, askInTerminal(hostQuestions))
 	before := held.release()
 	if err != nil {
 		io.WriteString(stderr, before)
@@ -120,18 +123,48 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 			}
 			return tui.Thread{ID: t.ID, Title: title(ctx, o.db, t.ID), Status: string(t.Status), Updated: t.UpdatedAt}, nil
 		},
-		Thread:      o.spec.Thread,
-		Model:       llm.Describe(o.Agent.Model()),
-		Profile:     o.Profile.Name,
-		Dir:         o.spec.Dir,
-		UserDir:     o.spec.UserDir,
-		SkillDirs:   o.SkillDirs,
-		Subagents:   o.spec.Settings.Subagents,
-		Files:       o.Backend,
-		Prices:      o.spec.Prices,
-		PromptLimit: maxPromptBytes,
-		Before:      lines(before),
+		Thread:        o.spec.Thread,
+		Model:         llm.Describe(o.Agent.Model()),
+		Profile:       o.Profile.Name,
+		Dir:           o.spec.Dir,
+		UserDir:       o.spec.UserDir,
+		SkillDirs:     o.SkillDirs,
+		Subagents:     o.spec.Settings.Subagents,
+		Files:         o.Backend,
+		Prices:        o.spec.Prices,
+		PromptLimit:   maxPromptBytes,
+		Before:        lines(before),
+		HostQuestions: hostQuestions,
 	})
+}
+
+// askInTerminal asks the network's questions in the session: each goes to
+// qs, which the session reads, and waits for its answer or for the
+// command to end.
+func askInTerminal(qs chan<- tui.HostQuestion) session.HostAsker {
+	return func(ctx context.Context, q netproxy.Question) (netproxy.Answer, error) {
+		answered := make(chan netproxy.Answer, 1)
+		withdrawn := make(chan struct{})
+		defer close(withdrawn)
+		hq := tui.HostQuestion{Host: q.Host, Port: q.Port, Command: q.Command, Withdrawn: withdrawn,
+			Answer: func(a netproxy.Answer) {
+				select {
+				case answered <- a:
+				default:
+				}
+			}}
+		select {
+		case qs <- hq:
+		case <-ctx.Done():
+			return netproxy.Deny, ctx.Err()
+		}
+		select {
+		case a := <-answered:
+			return a, nil
+		case <-ctx.Done():
+			return netproxy.Deny, ctx.Err()
+		}
+	}
 }
 
 // modeHolder holds the session's permission mode, which the session sets

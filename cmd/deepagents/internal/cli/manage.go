@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/rewind"
@@ -229,7 +230,7 @@ func newDBCmd(env Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(env.Stdout, "database\t%s (%s)\nsize\t%s\nthreads\t%d\n", d.Location, d.Kind, humanBytes(size), len(all))
+			fmt.Fprintf(env.Stdout, "database\t%s (%s)\nsize\t%s\nthreads\t%d\n", d.Location, d.Kind, display.Bytes(size), len(all))
 			return nil
 		},
 	}
@@ -261,23 +262,9 @@ func newDBCmd(env Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(env.Stdout, "%s: %s before, %s after (%d workspace checkpoint contents no thread used)\n", d.Location, humanBytes(before), humanBytes(after), blobs)
+			fmt.Fprintf(env.Stdout, "%s: %s before, %s after (%d workspace checkpoint contents no thread used)\n", d.Location, display.Bytes(before), display.Bytes(after), blobs)
 			return nil
 		},
 	})
 	return cmd
-}
-
-// humanBytes writes n in B, KB, MB or GB (powers of 1024).
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 3; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "KMGT"[exp])
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 )
 
 func TestParseAge(t *testing.T) {
@@ -33,8 +35,8 @@ func TestParseAge(t *testing.T) {
 
 func TestHumanBytes(t *testing.T) {
 	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KB", 3 << 20: "3.0 MB", 17_500 << 20: "17.1 GB"} {
-		if got := humanBytes(n); got != want {
-			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
+		if got := display.Bytes(n); got != want {
+			t.Errorf("display.Bytes(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

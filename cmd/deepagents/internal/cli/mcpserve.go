@@ -76,7 +76,7 @@ decision approve or reject.`,
 				defer ln.Close()
 			}
 			ctx := cmd.Context()
-			o, err := openSession(ctx, env, &f, false, true)
+			o, err := openSession(ctx, env, &f, false, true, nil)
 			if err != nil {
 				return err
 			}

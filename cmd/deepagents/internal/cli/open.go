@@ -21,6 +21,9 @@ type opened struct {
 	*session.Session
 	db   *persist.DB
 	spec session.Spec
+	// askHost is the session's question about hosts (nil: none asked),
+	// for the agents a model switch reopens.
+	askHost session.HostAsker
 }
 
 // close closes the agent, then the database.
@@ -41,7 +44,10 @@ func openDB(ctx context.Context, dsn string) (*persist.DB, error) {
 
 // openSession opens the database, finds the thread the flags name
 // (--thread, --continue, --resume), resolves the session and opens it.
-func openSession(ctx context.Context, env Env, f *runFlags, interactive, served bool) (*opened, error) {
+//
+// ask, when set, asks the person about the hosts sandboxed commands want
+// to reach that no rule names (session.Deps.AskHost).
+func openSession(ctx context.Context, env Env, f *runFlags, interactive, served bool, ask session.HostAsker) (*opened, error) {
 	db, err := openDB(ctx, f.db)
 	if err != nil {
 		return nil, err
@@ -56,12 +62,14 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive, served 
 		db.Close()
 		return nil, err
 	}
-	s, err := session.Open(ctx, spec, sessionDeps(ctx, env, db))
+	deps := sessionDeps(ctx, env, db)
+	deps.AskHost = ask
+	s, err := session.Open(ctx, spec, deps)
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	return &opened{Session: s, db: db, spec: spec}, nil
+	return &opened{Session: s, db: db, spec: spec, askHost: ask}, nil
 }
 
 // chooseThread returns the thread the flags name: --continue's (the last

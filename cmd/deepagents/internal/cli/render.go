@@ -12,6 +12,7 @@ import (
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/todos"
+	"github.com/deepagents-go/deepagents/netproxy"
 )
 
 // renderer shows a run's events.
@@ -22,11 +23,14 @@ type renderer interface {
 
 // newRenderer returns the renderer of format. used is the run's usage as
 // its caller adds it up, which the text format's summary reports.
-func newRenderer(format string, env Env, prices map[string]llm.Price, used *agent.UsageTree) renderer {
+//
+// proxy, when set, is the network proxy of the run's commands, whose use
+// the text output's summary tells.
+func newRenderer(format string, env Env, prices map[string]llm.Price, used *agent.UsageTree, proxy *netproxy.Proxy) renderer {
 	if format == "jsonl" {
 		return &jsonlRenderer{w: bufio.NewWriterSize(env.Stdout, 64<<10)}
 	}
-	return &textRenderer{out: env.Stdout, log: env.Stderr, prices: prices, usage: used, onTerminal: isTerminal(env.Stdout)}
+	return &textRenderer{out: env.Stdout, log: env.Stderr, prices: prices, usage: used, proxy: proxy, onTerminal: isTerminal(env.Stdout)}
 }
 
 // flushDelay bounds how long an event may wait in the jsonl buffer. A step
@@ -104,6 +108,8 @@ type textRenderer struct {
 	// so far, added up by the renderer's caller.
 	prices map[string]llm.Price
 	usage  *agent.UsageTree
+	// proxy is the network proxy of the run's commands (nil for none).
+	proxy *netproxy.Proxy
 }
 
 func (r *textRenderer) event(e agent.Event) error {
@@ -146,6 +152,9 @@ func (r *textRenderer) event(e agent.Event) error {
 			}
 		}
 	case agent.EventNotice:
+		if display.NoticeQuiet(e) {
+			return nil
+		}
 		kind := "note"
 		if display.NoticeWarns(e) {
 			kind = "warning"
@@ -192,6 +201,11 @@ func (r *textRenderer) summary(threadID string) {
 	}
 	for _, l := range display.UsageLines(threadID, used, r.prices) {
 		fmt.Fprintln(r.log, l)
+	}
+	if r.proxy != nil {
+		if hosts := r.proxy.Usage(); len(hosts) > 0 {
+			fmt.Fprintln(r.log, "deepagents: "+display.DescribeNetwork(hosts, r.proxy.BytesOut()))
+		}
 	}
 }
 

@@ -222,7 +222,7 @@ func (f *firstRead) Read(p []byte) (int, error) {
 // runAgent runs (or resumes) one task, asking for approvals on a terminal.
 func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) error {
 	interactive := isTerminal(env.Stdin)
-	o, err := openSession(ctx, env, f, interactive, false)
+	o, err := openSession(ctx, env, f, interactive, false, nil)
 	if err != nil {
 		return err
 	}
@@ -259,7 +259,7 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 		defer func() { printLines(env, sh.end(ctx, in.ThreadID, "other")) }()
 	}
 	var used agent.UsageTree // each run's, reset when the next starts
-	out := newRenderer(f.output, env, o.spec.Prices, &used)
+	out := newRenderer(f.output, env, o.spec.Prices, &used, o.Proxy)
 	defer out.close()
 	for {
 		var end agent.Event

@@ -16,6 +16,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/hooks"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/netproxy"
 )
 
 // NoticeWarns reports whether a notice event tells of a hook that failed
@@ -23,6 +24,17 @@ import (
 // other notices, and what hooks say for the user, are notes.
 func NoticeWarns(e agent.Event) bool {
 	return e.Name == hooks.NoticeHook && e.Error != ""
+}
+
+// NetworkNotice is the Name of the notices that tell of the network
+// proxy's decisions (session's networkEvent): a refusal has its reason
+// in Error.
+const NetworkNotice = "network"
+
+// NoticeQuiet reports whether a notice is for the record only (the jsonl
+// output) and not shown as a line: a connection the proxy allowed.
+func NoticeQuiet(e agent.Event) bool {
+	return e.Name == NetworkNotice && e.Error == ""
 }
 
 // OneLine keeps s on one line, for an error message on stderr or a
@@ -200,4 +212,38 @@ func Ended(e agent.Event) string {
 		return ""
 	}
 	return "stopped (" + string(e.EndCode) + "): " + OneLine(TerminalSafe(e.EndReason))
+}
+
+// DescribeNetwork says what sandboxed commands exchanged through the
+// network proxy, a line per host, and the bytes sent in all (which its
+// cap bounds).
+func DescribeNetwork(hosts []netproxy.HostUsage, bytesOut int64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "network (through the proxy): %s sent in all", Bytes(bytesOut))
+	if len(hosts) == 0 {
+		b.WriteString("; no host asked for yet")
+	}
+	for _, h := range hosts {
+		fmt.Fprintf(&b, "\n  %-32s %d connections", TerminalSafe(h.Host), h.Connections)
+		if h.Refused > 0 {
+			fmt.Fprintf(&b, ", %d refused", h.Refused)
+		}
+		fmt.Fprintf(&b, ", %s out, %s in", Bytes(h.BytesOut), Bytes(h.BytesIn))
+	}
+	return b.String()
+}
+
+// Bytes writes n in B, KB, MB, GB or TB (powers of 1,024): "512 B",
+// "12.3 KB".
+func Bytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 3; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "KMGT"[exp])
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -24,11 +25,16 @@ type Assistant struct {
 	Description string `yaml:"description"`
 	// As the flags of the same names (see docs/CLI.md); a value not given
 	// is the command's own flag.
-	Model       string    `yaml:"model"`
-	Dir         string    `yaml:"dir"`
-	Shell       bool      `yaml:"shell"`
-	Sandbox     string    `yaml:"sandbox"`
-	Network     bool      `yaml:"network"`
+	Model   string      `yaml:"model"`
+	Dir     string      `yaml:"dir"`
+	Shell   bool        `yaml:"shell"`
+	Sandbox string      `yaml:"sandbox"`
+	Network NetworkMode `yaml:"network"`
+	// AllowDomains and DenyDomains add to the command's: the hosts the
+	// assistant's commands may reach through the proxy (none is asked:
+	// the server has no one to ask).
+	AllowDomains  []string  `yaml:"allow_domains"`
+	DenyDomains   []string  `yaml:"deny_domains"`
 	InterruptOn []string  `yaml:"interrupt_on"`
 	Permissions RuleLists `yaml:"permissions"`
 	MaxSteps    int       `yaml:"max_steps"`
@@ -134,7 +140,11 @@ func (r *resolver) overlay(a *Assistant) error {
 	if a.Sandbox != "" {
 		f.Sandbox = a.Sandbox
 	}
-	f.Network = f.Network || a.Network
+	if a.Network != "" {
+		f.Network = string(a.Network)
+	}
+	f.AllowDomains = append(slices.Clone(f.AllowDomains), a.AllowDomains...)
+	f.DenyDomains = append(slices.Clone(f.DenyDomains), a.DenyDomains...)
 	if f.Shell && r.stateWorkspace {
 		return fmt.Errorf("assistant %q: shell needs dir: commands run in a folder, not in a thread's state", a.GraphID)
 	}

@@ -103,10 +103,23 @@ type budgetConfig struct {
 	Time    string   `yaml:"time"` // a Go duration: 30m
 }
 
-// sandboxConfig is how execute is isolated.
+// sandboxConfig is how execute is isolated, and the network its
+// commands have (docs/CLI.md, "The network").
 type sandboxConfig struct {
-	Mode    string `yaml:"mode"` // bwrap or none
-	Network *bool  `yaml:"network"`
+	Mode    string       `yaml:"mode"` // bwrap or none
+	Network *NetworkMode `yaml:"network"`
+	// AllowDomains and DenyDomains are host patterns (netproxy.Rules): with
+	// the proxy, what commands may reach and may not. Allowing a host
+	// turns the proxy on unless network says otherwise.
+	AllowDomains []string `yaml:"allow_domains"`
+	DenyDomains  []string `yaml:"deny_domains"`
+	// MaxBytesOut caps the bytes a session's commands send through the
+	// proxy (netproxy.DefaultMaxBytesOut when 0, no cap when negative).
+	MaxBytesOut int64 `yaml:"max_bytes_out"`
+	// Resolve maps names, as "name:port", to the addresses ("ip:port")
+	// the proxy connects them to instead of asking DNS: a mirror on the
+	// local network, which a name could not otherwise lead to.
+	Resolve map[string]string `yaml:"resolve"`
 }
 
 // RuleLists are permission rules as written: "tool" or "tool(pattern)".

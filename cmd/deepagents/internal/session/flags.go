@@ -21,13 +21,17 @@ type Flags struct {
 	MaxSteps int
 	// MaxCost is --max-cost: the dollars a task (a prompt) may spend; 0 is
 	// no limit, and Given("max-cost") says whether it was set.
-	MaxCost     float64
-	Durability  string
-	Shell       bool
-	Sandbox     string // "bwrap" or "none"
-	Network     bool
-	GrepRegexp  bool
-	InterruptOn string // comma-separated, as given
+	MaxCost    float64
+	Durability string
+	Shell      bool
+	Sandbox    string // "bwrap" or "none"
+	// Network is --network: "" when not given, else a NetworkMode's
+	// text as given (the command checks it). AllowDomains and DenyDomains are
+	// --allow-domain and --deny-domain.
+	Network               string
+	AllowDomains, DenyDomains []string
+	GrepRegexp            bool
+	InterruptOn           string // comma-separated, as given
 	// PermissionMode is --permission-mode ("" when not given); AutoApprove
 	// (--auto-approve) is --permission-mode auto.
 	PermissionMode string

@@ -19,6 +19,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/mcp"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/netproxy"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/profile"
 	"github.com/deepagents-go/deepagents/rewind"
@@ -45,6 +46,11 @@ type Deps struct {
 	// its file system): the workspace folder's text files are read and
 	// written through them (workspace.Config.Buffers). Zero: the disk.
 	Buffers backend.Buffers
+	// AskHost asks the person whether a sandboxed command may reach a
+	// host no rule names (the terminal's question); nil refuses such
+	// hosts, as a headless run must. A thread's earlier "for this thread"
+	// and the user's "always" answer without asking.
+	AskHost HostAsker
 }
 
 // Session is an open agent, with its files.
@@ -69,7 +75,10 @@ type Session struct {
 	// SkillDirs are the host folders the agent's skills are read from,
 	// in order (a later one wins a name), for /skills.
 	SkillDirs []string
-	close     func()
+	// Proxy is the network proxy of the sandbox's commands (nil when they
+	// have none): what they exchanged with each host, for /context.
+	Proxy *netproxy.Proxy
+	close func()
 }
 
 // Close closes the agent, then what its tools use (MCP servers, the
@@ -93,12 +102,24 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	ws, err := openWorkspace(spec, deps.DB, deps.Buffers)
+	proxy, err := openProxy(spec, deps)
 	if err != nil {
 		return nil, err
 	}
+	ws, err := openWorkspace(spec, deps.DB, deps.Buffers, proxy)
+	if err != nil {
+		if proxy != nil {
+			proxy.Close()
+		}
+		return nil, err
+	}
 	s.Backend = ws.Backend
+	s.Proxy = proxy
 	s.close = func() { ws.Close() }
+	if proxy != nil {
+		// The proxy closes after the shell: its commands have ended.
+		s.close = func() { ws.Close(); proxy.Close() }
+	}
 	tracked := spec.Dir
 	if spec.StateWorkspace || spec.NoFileCheckpoints {
 		tracked = "" // its turns alone (the files are the thread's state, or not recorded)
@@ -108,7 +129,8 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 		return fail(err)
 	}
 	s.Rewind = tr
-	s.close = func() { ws.Close(); tr.Close() }
+	wsClose := s.close
+	s.close = func() { wsClose(); tr.Close() }
 	subagents := make([]deepagents.Subagent, 0, len(spec.Subagents))
 	for _, sa := range spec.Subagents {
 		d, err := ms.subagent(ctx, sa)
@@ -136,7 +158,7 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 	var mcpTools []tool.Tool
 	if servers != nil {
 		s.MCP = servers
-		s.close = func() { servers.Close(); ws.Close(); tr.Close() }
+		s.close = func() { servers.Close(); wsClose(); tr.Close() }
 		mcpTools = servers.Tools()
 	}
 	s.Profile = spec.Profile.For(model)
@@ -241,7 +263,9 @@ func hooksConfig(spec Spec, ws *workspace.Workspace, deps Deps) hooks.Config {
 // the sandbox, and the rules deny reading to ls, glob, grep and the
 // terminal's @file as to read_file. With bufs, the workspace's text files
 // are the editor's.
-func openWorkspace(spec Spec, db *persist.DB, bufs backend.Buffers) (*workspace.Workspace, error) {
+//
+// proxy, when set, is the network of the sandbox's commands (openProxy).
+func openWorkspace(spec Spec, db *persist.DB, bufs backend.Buffers, proxy *netproxy.Proxy) (*workspace.Workspace, error) {
 	cfg := workspace.Config{
 		Dir:         spec.Dir,
 		Shell:       spec.Shell,
@@ -259,7 +283,7 @@ func openWorkspace(spec Spec, db *persist.DB, bufs backend.Buffers) (*workspace.
 		cfg.Dir = ""
 	}
 	if cfg.Dir != "" && spec.Shell && spec.Sandbox == "bwrap" {
-		cfg.Sandbox = &backend.Bubblewrap{Network: spec.Network, Protected: spec.Protected}
+		cfg.Sandbox = &backend.Bubblewrap{Network: spec.Network == NetworkHost, Proxy: proxy, Protected: spec.Protected}
 	}
 	ws, err := workspace.Open(cfg)
 	switch {

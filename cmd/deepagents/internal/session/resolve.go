@@ -20,6 +20,7 @@ import (
 	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/middleware/loops"
 	"github.com/deepagents-go/deepagents/middleware/verify"
+	"github.com/deepagents-go/deepagents/netproxy"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/tool"
@@ -82,10 +83,20 @@ type Spec struct {
 	// LocalContext is the user's file's local_context.
 	LocalContext bool
 	// Shell gives the agent execute, isolated as Sandbox ("bwrap" or
-	// "none") says; Network lets sandboxed commands use the network.
-	Shell      bool
-	Sandbox    string
-	Network    bool
+	// "none") says; Network is the network sandboxed commands have.
+	Shell   bool
+	Sandbox string
+	Network NetworkMode
+	// AllowDomains and DenyDomains are the proxy's rules (the flags' and the
+	// user's file's together); NetMaxBytesOut and NetResolve its cap on
+	// bytes sent and its names resolved without DNS (the user's file's
+	// sandbox.max_bytes_out and sandbox.resolve).
+	AllowDomains, DenyDomains []string
+	NetMaxBytesOut        int64
+	NetResolve            map[string]string
+	// UserConfig is the user's configuration file, where an "always"
+	// answer to the network's question is kept ("" for none).
+	UserConfig string
 	GrepRegexp bool
 	MaxSteps   int
 	Durability agent.Durability
@@ -190,6 +201,11 @@ type resolver struct {
 	stateWorkspace bool
 	// configMCP are the MCP servers of the user's configuration file.
 	configMCP map[string]mcp.ServerConfig
+	// The network of the user's file's sandbox: section (Spec's
+	// AllowDomains, DenyDomains, NetMaxBytesOut and NetResolve).
+	cfgAllowDomains, cfgDenyDomains []string
+	netMaxBytesOut              int64
+	netResolve                  map[string]string
 	// goneMCP are the --mcp-config files a resumed thread ran with that
 	// cannot be read now.
 	goneMCP []string
@@ -330,7 +346,12 @@ func Resolve(in Inputs) (Spec, error) {
 		LocalContext:      r.localContext,
 		Shell:             r.f.Shell,
 		Sandbox:           r.f.Sandbox,
-		Network:           r.f.Network,
+		Network:           r.network(),
+		AllowDomains:        r.allowDomains(),
+		DenyDomains:         append(slices.Clone(r.cfgDenyDomains), r.f.DenyDomains...),
+		NetMaxBytesOut:    r.netMaxBytesOut,
+		NetResolve:        r.netResolve,
+		UserConfig:        r.in.Places.Config,
 		GrepRegexp:        r.f.GrepRegexp,
 		MaxSteps:          r.f.MaxSteps,
 		Durability:        agent.Durability(r.f.Durability),
@@ -547,11 +568,13 @@ func (r *resolver) applyConfig() error {
 				f.Sandbox = sb.Mode
 			}
 			if sb.Network != nil && !r.given("network") {
-				f.Network = *sb.Network
+				f.Network = string(*sb.Network)
 			}
-		}
-		if f.Network && f.Sandbox == "none" {
-			f.Network = false // without a sandbox commands have the network anyway
+			if _, err := netproxy.ParseRules(sb.AllowDomains, sb.DenyDomains); err != nil {
+				return UsageError{fmt.Errorf("%s: sandbox: %w", path, err)}
+			}
+			r.cfgAllowDomains, r.cfgDenyDomains = sb.AllowDomains, sb.DenyDomains
+			r.netMaxBytesOut, r.netResolve = sb.MaxBytesOut, sb.Resolve
 		}
 		if len(c.MCPServers) > 0 {
 			data, err := json.Marshal(map[string]any{"mcpServers": c.MCPServers})
@@ -637,7 +660,17 @@ func (r *resolver) adopt() (*Settings, error) {
 	} else if old.Sandbox != "" {
 		f.Sandbox = old.Sandbox
 	}
-	adoptBool("network", old.Network, &f.Network)
+	if r.given("network") {
+		note("--network", string(old.Network), string(mustNetwork(f.Network)))
+	} else if old.Network != "" {
+		f.Network = string(old.Network)
+	}
+	if !r.given("allow-domain") && old.AllowDomains != nil {
+		f.AllowDomains = old.AllowDomains
+	}
+	if !r.given("deny-domain") && old.DenyDomains != nil {
+		f.DenyDomains = old.DenyDomains
+	}
 	adoptBool("grep-regexp", old.GrepRegexp, &f.GrepRegexp)
 	switch {
 	case r.modeGiven():
@@ -765,6 +798,39 @@ func (r *resolver) permissionMode() (hitl.Mode, error) {
 	return r.mode, nil
 }
 
+// mustNetwork is the mode s names, "" for none given (the command checked
+// s: a mode it does not know is none).
+func mustNetwork(s string) NetworkMode {
+	if s == "" {
+		return ""
+	}
+	m, _ := ParseNetworkMode(s)
+	return m
+}
+
+// allowHosts are the proxy's allow rules: the user's file's, then the
+// flags'.
+func (r *resolver) allowDomains() []string {
+	return append(slices.Clone(r.cfgAllowDomains), r.f.AllowDomains...)
+}
+
+// network is the network sandboxed commands have: the mode given (flag,
+// thread, configuration), else the proxy when a host is allowed, else
+// none. Without a sandbox it is no business of the CLI's: commands have
+// the host's network anyway.
+func (r *resolver) network() NetworkMode {
+	if r.f.Sandbox == "none" || !r.f.Shell {
+		return NetworkOff
+	}
+	if m := mustNetwork(r.f.Network); m != "" {
+		return m
+	}
+	if len(r.allowDomains()) > 0 {
+		return NetworkProxy
+	}
+	return NetworkOff
+}
+
 // settings returns the settings resolved, the approval rules included.
 func (r *resolver) settings() Settings {
 	f := &r.f
@@ -773,7 +839,7 @@ func (r *resolver) settings() Settings {
 		on = []string{}
 	}
 	return Settings{Model: f.Model, Profile: r.profile.Name, Dir: f.Dir, Shell: f.Shell, Sandbox: f.Sandbox,
-		Network: f.Network, GrepRegexp: f.GrepRegexp, InterruptOn: on, Rules: f.Rules, MaxSteps: f.MaxSteps,
+		Network: mustNetwork(f.Network), AllowDomains: f.AllowDomains, DenyDomains: f.DenyDomains, GrepRegexp: f.GrepRegexp, InterruptOn: on, Rules: f.Rules, MaxSteps: f.MaxSteps,
 		MCPConfigs: absPaths(f.MCPConfigs)}
 }
 

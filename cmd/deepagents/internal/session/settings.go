@@ -24,11 +24,15 @@ type Settings struct {
 	Model string `json:"model,omitempty"`
 	// Profile is the built-in profile chosen (--profile, the
 	// configuration's profile.name); "" for the model's own.
-	Profile     string    `json:"profile,omitempty"`
-	Dir         string    `json:"dir"`
-	Shell       bool      `json:"shell,omitempty"`
-	Sandbox     string    `json:"sandbox,omitempty"`
-	Network     bool      `json:"network,omitempty"`
+	Profile string      `json:"profile,omitempty"`
+	Dir     string      `json:"dir"`
+	Shell   bool        `json:"shell,omitempty"`
+	Sandbox string      `json:"sandbox,omitempty"`
+	Network NetworkMode `json:"network,omitempty"`
+	// AllowDomains and DenyDomains are the run's --allow-domain and
+	// --deny-domain.
+	AllowDomains  []string  `json:"allow_domains,omitempty"`
+	DenyDomains   []string  `json:"deny_domains,omitempty"`
 	GrepRegexp  bool      `json:"grep_regexp,omitempty"`
 	InterruptOn []string  `json:"interrupt_on"`
 	Rules       RuleLists `json:"rules"`

@@ -45,7 +45,8 @@ type Commands struct {
 	// following messages; on an error the agent is the one before.
 	SwitchModel func(ctx context.Context, spec string) (Switched, error)
 	// Describe returns what /mcp, /permissions and /config show ("mcp",
-	// "permissions", "config").
+	// "permissions", "config"), and what /context adds of the network
+	// ("network": "" for nothing).
 	Describe func(ctx context.Context, topic string) string
 	// Turns lists thread's prompts, oldest first (esc esc, /rewind);
 	// Rewind puts the thread back as it was before its turn-th prompt (from
@@ -152,7 +153,13 @@ func (m *tuiModel) command(text string) tea.Cmd {
 		if m.context == nil {
 			return say("no model call yet in this session")
 		}
-		return say(display.DescribeContext(m.context))
+		out := display.DescribeContext(m.context)
+		if m.cfg.Describe != nil {
+			if nw := m.cfg.Describe(m.ctx, "network"); nw != "" {
+				out += "\n" + nw
+			}
+		}
+		return say(out)
 	case "tokens", "cost":
 		calls, u := m.session.Total()
 		cost, unpriced := m.session.Cost(m.prices)

@@ -93,6 +93,9 @@ type Config struct {
 	// (the idle Notification hooks); it returns the lines to show.
 	Idle      func(ctx context.Context, thread string) []string
 	IdleAfter time.Duration
+	// HostQuestions are the questions of sandboxed commands that want to
+	// reach a host no rule names, asked while they run (nil: none come).
+	HostQuestions <-chan HostQuestion
 }
 
 // defaultIdleAfter is how long the session waits for the user before it
@@ -115,6 +118,11 @@ func Run(ctx context.Context, cfg Config) error {
 	m.colours = detectColours(cfg.Out)
 	p := tea.NewProgram(m, tea.WithInput(cfg.In), tea.WithOutput(cfg.Out), tea.WithContext(ctx))
 	m.send = p.Send
+	if cfg.HostQuestions != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go forwardHostQuestions(cfg.HostQuestions, p.Send, done)
+	}
 	_, err := p.Run()
 	// What was still queued when the session ended (a long answer goes out
 	// a quarter of the window at a time) follows the last view, so that
@@ -252,6 +260,11 @@ type tuiModel struct {
 	// wrapped onto more rows: the next print deletes them.
 	lastView string
 	stale    int
+
+	// hosts are the network's questions waiting (Config.HostQuestions),
+	// the first one shown since hostAsked.
+	hosts     []*askedHost
+	hostAsked time.Time
 
 	// The wait for the user after a task (Config.Idle): its number,
 	// whether it goes on, and when a key was pressed last.
@@ -434,6 +447,10 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil // shows the approval's keys
 	case idleMsg:
 		return m, m.onIdle(msg)
+	case hostQuestionMsg:
+		return m, m.onHostQuestion(msg.q)
+	case hostWithdrawnMsg:
+		return m, m.onHostWithdrawn(msg.n)
 	case linesMsg:
 		if len(msg.lines) == 0 {
 			return m, nil
@@ -492,6 +509,9 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		if m.reason != nil {
 			return m, m.onReasonKey(msg)
+		}
+		if len(m.hosts) > 0 && m.hostTakes(msg) {
+			return m, m.onHostKey(msg)
 		}
 		if len(m.pending) > 0 && m.approvalTakes(msg) {
 			return m, m.onApprovalKey(msg)
@@ -715,6 +735,9 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 		m.session.Add(e)
 		m.unrecorded.Add(e)
 	case agent.EventNotice:
+		if display.NoticeQuiet(e) {
+			return nil
+		}
 		if display.NoticeWarns(e) {
 			return m.print(indent + red.Render("warning: ") + display.OneLine(e.Content))
 		}
@@ -1063,6 +1086,9 @@ func (m *tuiModel) view() string {
 	}
 	if len(m.todos) > 0 {
 		b.WriteString(renderTodos(m.todos))
+	}
+	if len(m.hosts) > 0 {
+		b.WriteString(m.hostView())
 	}
 	if len(m.pending) > len(m.decisions) {
 		req := m.pending[len(m.decisions)]
