@@ -137,7 +137,9 @@ func TestNetworkAsksInTerminal(t *testing.T) {
 	needsNetTools(t)
 	w := newWorld(t)
 	standIn(t, w.home, "ask.test", "forever.test", "denied.test")
-	curl := func(host string) string { return "curl -sS http://" + host + "/; echo; curl -sS http://" + host + "/; echo" }
+	curl := func(host string) string {
+		return "curl -sS http://" + host + "/; echo; curl -sS http://" + host + "/; echo"
+	}
 	script := w.script(`{"turns":[
  {"tool_calls":[{"id":"a","name":"execute","args":{"command":"` + curl("ask.test") + `; curl -sS -i http://denied.test/ | head -1"}}]},
  {"content":"first done","expect":{"last_message_contains":["hello from ask.test\nhello from ask.test","denied.test is denied by the rule"]}},

@@ -33,11 +33,11 @@ type Assistant struct {
 	// AllowDomains and DenyDomains add to the command's: the hosts the
 	// assistant's commands may reach through the proxy (none is asked:
 	// the server has no one to ask).
-	AllowDomains  []string  `yaml:"allow_domains"`
-	DenyDomains   []string  `yaml:"deny_domains"`
-	InterruptOn []string  `yaml:"interrupt_on"`
-	Permissions RuleLists `yaml:"permissions"`
-	MaxSteps    int       `yaml:"max_steps"`
+	AllowDomains []string  `yaml:"allow_domains"`
+	DenyDomains  []string  `yaml:"deny_domains"`
+	InterruptOn  []string  `yaml:"interrupt_on"`
+	Permissions  RuleLists `yaml:"permissions"`
+	MaxSteps     int       `yaml:"max_steps"`
 	// MaxCost is --max-cost for each of the assistant's tasks; 0 is no
 	// limit.
 	MaxCost    *float64 `yaml:"max_cost"`

@@ -28,10 +28,10 @@ type Flags struct {
 	// Network is --network: "" when not given, else a NetworkMode's
 	// text as given (the command checks it). AllowDomains and DenyDomains are
 	// --allow-domain and --deny-domain.
-	Network               string
+	Network                   string
 	AllowDomains, DenyDomains []string
-	GrepRegexp            bool
-	InterruptOn           string // comma-separated, as given
+	GrepRegexp                bool
+	InterruptOn               string // comma-separated, as given
 	// PermissionMode is --permission-mode ("" when not given); AutoApprove
 	// (--auto-approve) is --permission-mode auto.
 	PermissionMode string

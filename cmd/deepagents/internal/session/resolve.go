@@ -92,8 +92,8 @@ type Spec struct {
 	// bytes sent and its names resolved without DNS (the user's file's
 	// sandbox.max_bytes_out and sandbox.resolve).
 	AllowDomains, DenyDomains []string
-	NetMaxBytesOut        int64
-	NetResolve            map[string]string
+	NetMaxBytesOut            int64
+	NetResolve                map[string]string
 	// UserConfig is the user's configuration file, where an "always"
 	// answer to the network's question is kept ("" for none).
 	UserConfig string
@@ -204,8 +204,8 @@ type resolver struct {
 	// The network of the user's file's sandbox: section (Spec's
 	// AllowDomains, DenyDomains, NetMaxBytesOut and NetResolve).
 	cfgAllowDomains, cfgDenyDomains []string
-	netMaxBytesOut              int64
-	netResolve                  map[string]string
+	netMaxBytesOut                  int64
+	netResolve                      map[string]string
 	// goneMCP are the --mcp-config files a resumed thread ran with that
 	// cannot be read now.
 	goneMCP []string
@@ -347,8 +347,8 @@ func Resolve(in Inputs) (Spec, error) {
 		Shell:             r.f.Shell,
 		Sandbox:           r.f.Sandbox,
 		Network:           r.network(),
-		AllowDomains:        r.allowDomains(),
-		DenyDomains:         append(slices.Clone(r.cfgDenyDomains), r.f.DenyDomains...),
+		AllowDomains:      r.allowDomains(),
+		DenyDomains:       append(slices.Clone(r.cfgDenyDomains), r.f.DenyDomains...),
 		NetMaxBytesOut:    r.netMaxBytesOut,
 		NetResolve:        r.netResolve,
 		UserConfig:        r.in.Places.Config,

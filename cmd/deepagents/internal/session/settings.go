@@ -31,12 +31,12 @@ type Settings struct {
 	Network NetworkMode `json:"network,omitempty"`
 	// AllowDomains and DenyDomains are the run's --allow-domain and
 	// --deny-domain.
-	AllowDomains  []string  `json:"allow_domains,omitempty"`
-	DenyDomains   []string  `json:"deny_domains,omitempty"`
-	GrepRegexp  bool      `json:"grep_regexp,omitempty"`
-	InterruptOn []string  `json:"interrupt_on"`
-	Rules       RuleLists `json:"rules"`
-	MaxSteps    int       `json:"max_steps,omitempty"`
+	AllowDomains []string  `json:"allow_domains,omitempty"`
+	DenyDomains  []string  `json:"deny_domains,omitempty"`
+	GrepRegexp   bool      `json:"grep_regexp,omitempty"`
+	InterruptOn  []string  `json:"interrupt_on"`
+	Rules        RuleLists `json:"rules"`
+	MaxSteps     int       `json:"max_steps,omitempty"`
 	// MCPConfigs are the --mcp-config files, absolute: a resumed run
 	// starts their servers again, which the rules may name.
 	MCPConfigs []string `json:"mcp_configs,omitempty"`
