@@ -57,7 +57,8 @@ var layers = map[string][]string{
 	// Storage of threads and files.
 	"checkpoint":                {"llm", "thread"},
 	"checkpoint/checkpointtest": {"checkpoint", "llm", "thread"},
-	"backend":                   {"thread", "store", "internal/inotify", "internal/search", "internal/procinfo"},
+	"backend":                   {"thread", "store", "netproxy", "internal/inotify", "internal/search", "internal/procinfo"},
+	"netproxy":                  {},
 	"backend/backendtest":       {"backend"},
 	"internal/cpcodec":          {"checkpoint", "llm", "thread"},
 	"internal/crashtest":        {"checkpoint", "llm", "thread"},
@@ -105,12 +106,12 @@ var layers = map[string][]string{
 
 	// The deep agent, and the command line.
 	"":                                {"agent", "backend", "checkpoint", "hooks", "llm", "rewind", "middleware/caching", "middleware/filesystem", "middleware/budget", "middleware/hitl", "middleware/localcontext", "middleware/loops", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/subagents", "middleware/summarization", "middleware/todos", "middleware/verify", "permission", "profile", "store", "telemetry", "thread", "tool"},
-	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "cmd/deepagents/internal/acp", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "cmd/deepagents/internal/tui", "hooks", "llm", "mcp", "middleware/hitl", "middleware/todos", "middleware/verify", "persist", "rewind", "server", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
-	"cmd/deepagents/internal/session": {"", "agent", "backend", "checkpoint", "hooks", "llm", "llm/providers", "llm/replay", "mcp", "middleware/budget", "middleware/filesystem", "middleware/hitl", "middleware/loops", "middleware/todos", "middleware/verify", "permission", "persist", "profile", "rewind", "tool", "workspace"},
-	"cmd/deepagents/internal/display": {"agent", "hooks", "llm"},
+	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "cmd/deepagents/internal/acp", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "cmd/deepagents/internal/tui", "hooks", "llm", "mcp", "middleware/hitl", "middleware/todos", "middleware/verify", "netproxy", "persist", "rewind", "server", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
+	"cmd/deepagents/internal/session": {"", "agent", "backend", "checkpoint", "cmd/deepagents/internal/display", "hooks", "llm", "llm/providers", "llm/replay", "mcp", "middleware/budget", "middleware/filesystem", "middleware/hitl", "middleware/loops", "middleware/todos", "middleware/verify", "netproxy", "permission", "persist", "profile", "rewind", "store", "tool", "workspace"},
+	"cmd/deepagents/internal/display": {"agent", "hooks", "llm", "netproxy"},
 	"cmd/deepagents/internal/acp":     {"agent", "checkpoint", "llm", "middleware/filesystem", "middleware/todos", "tool"},
-	"cmd/deepagents/internal/tui":     {"", "agent", "backend", "cmd/deepagents/internal/display", "llm", "middleware/filesystem", "middleware/hitl", "middleware/todos", "thread"},
-	"cmd/deepagents":                  {"cmd/deepagents/internal/cli", "internal/procinfo"},
+	"cmd/deepagents/internal/tui":     {"", "agent", "backend", "cmd/deepagents/internal/display", "llm", "middleware/filesystem", "middleware/hitl", "middleware/todos", "netproxy", "thread"},
+	"cmd/deepagents":                  {"cmd/deepagents/internal/cli", "internal/procinfo", "netproxy"},
 
 	// Tests' helpers.
 	"internal/asuser":  nil,
