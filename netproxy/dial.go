@@ -23,7 +23,13 @@ var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("192.0.0.0/24"),
 	netip.MustParsePrefix("198.18.0.0/15"),
 	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("64:ff9b::/96"), // NAT64 of any of the above
+	netip.MustParsePrefix("64:ff9b::/96"),   // NAT64 of any of the above
+	netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64
+	netip.MustParsePrefix("2002::/16"),      // 6to4, which wraps an IPv4 address
+	netip.MustParsePrefix("::/96"),          // IPv4-compatible
+	netip.MustParsePrefix("fec0::/10"),      // site-local
+	netip.MustParsePrefix("100::/64"),       // discard
+	netip.MustParsePrefix("2001:db8::/32"),  // documentation
 }
 
 // public reports whether a may be reached by name.
@@ -45,13 +51,16 @@ func public(a netip.Addr) bool {
 // name, else to the first public address the name resolves to. The
 // connection counts its bytes into the proxy's usage of host and port.
 func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, error) {
+	host = normalizeHost(host)
 	key := hostPort(host, port)
 	addr, ok := p.cfg.Hosts[key]
 	if !ok {
 		lookup := p.cfg.LookupIP
 		if lookup == nil {
 			lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
-				return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+				// As a fully qualified name: the resolver's search
+				// domains must not turn an allowed name into another.
+				return net.DefaultResolver.LookupNetIP(ctx, "ip", host+".")
 			}
 		}
 		addrs, err := lookup(ctx, host)
@@ -98,14 +107,22 @@ type countedConn struct {
 
 func (c *countedConn) Write(b []byte) (int, error) {
 	p := c.p
-	if p.maxOut > 0 && p.sentOut.Load()+int64(len(b)) > p.maxOut {
-		c.Conn.Close()
-		return 0, &refusal{"the commands' cap on bytes sent (" + strconv.FormatInt(p.maxOut, 10) + ") is reached"}
+	// The bytes are taken from the cap before they are written, so that
+	// concurrent writers cannot pass it together.
+	if p.maxOut > 0 {
+		if p.sentOut.Add(int64(len(b))) > p.maxOut {
+			p.sentOut.Add(-int64(len(b)))
+			p.capped.Store(true)
+			c.Conn.Close()
+			return 0, p.capRefusal()
+		}
+	} else {
+		p.sentOut.Add(int64(len(b)))
 	}
 	n, err := c.Conn.Write(b)
+	p.sentOut.Add(int64(n - len(b)))
 	c.out.Add(int64(n))
 	c.u.out.Add(int64(n))
-	p.sentOut.Add(int64(n))
 	return n, err
 }
 
@@ -122,4 +139,9 @@ func (c *countedConn) Close() error {
 		c.p.log.Debug("netproxy: closed", "host", c.key, "bytes_out", c.out.Load(), "bytes_in", c.in.Load())
 	}
 	return err
+}
+
+// capRefusal is the refusal of what would pass the cap on bytes sent.
+func (p *Proxy) capRefusal() error {
+	return &refusal{"the commands have sent what they may (" + strconv.FormatInt(p.maxOut, 10) + " bytes in all)"}
 }

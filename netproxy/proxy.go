@@ -14,11 +14,17 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // DefaultMaxBytesOut is Config.MaxBytesOut's default: 256 MiB, enough for
 // a large push, far less than a workspace of build artefacts.
 const DefaultMaxBytesOut int64 = 256 << 20
+
+// maxQuestions bounds the questions one command may have waiting at
+// once: a command that asks for host after host gets refusals, not a
+// queue of questions a tired person allows.
+const maxQuestions = 4
 
 // SocketName is the name of a command's socket in its Listener's Dir.
 const SocketName = "proxy.sock"
@@ -130,6 +136,7 @@ type Proxy struct {
 	closed  bool
 	cmds    map[*Listener]bool
 	sentOut atomic.Int64
+	capped  atomic.Bool // a write would have passed maxOut: nothing more goes
 }
 
 // HostUsage is what commands exchanged with one host (as "host:port").
@@ -148,14 +155,18 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
+	hosts := make(map[string]string, len(cfg.Hosts))
 	for name, addr := range cfg.Hosts {
-		if _, _, err := net.SplitHostPort(name); err != nil {
+		host, port, err := splitTarget(name, 0)
+		if err != nil || port == 0 {
 			return nil, fmt.Errorf("netproxy: Hosts key %q: want name:port", name)
 		}
 		if _, err := netip.ParseAddrPort(addr); err != nil {
 			return nil, fmt.Errorf("netproxy: Hosts[%q] = %q: want ip:port", name, addr)
 		}
+		hosts[hostPort(normalizeHost(host), port)] = addr
 	}
+	cfg.Hosts = hosts
 	p := &Proxy{
 		cfg:     cfg,
 		rules:   rules,
@@ -291,11 +302,27 @@ func (l *Listener) accept() {
 	for {
 		c, err := l.ln.Accept()
 		if err != nil {
-			return
+			if l.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of descriptors, say: wait for some to close.
+			select {
+			case <-l.ctx.Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			continue
 		}
 		l.mu.Lock()
-		l.conns[c] = true
+		full := len(l.conns) >= maxConns
+		if !full {
+			l.conns[c] = true
+		}
 		l.mu.Unlock()
+		if full {
+			c.Close()
+			continue
+		}
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
@@ -338,31 +365,31 @@ func (r *refusal) Error() string { return r.reason }
 
 func hostPort(host string, port int) string { return net.JoinHostPort(host, fmt.Sprint(port)) }
 
-// decide says whether this command may reach host on port: nil, or a
-// refusal saying why. It asks Config.Ask once per host and port at a
-// time.
-func (l *Listener) decide(host string, port int) error {
+// decide says whether this command may reach host on port: the name as
+// the rules match it (normalizeHost), or a refusal saying why. It asks
+// Config.Ask once per host and port at a time.
+func (l *Listener) decide(host string, port int) (string, error) {
 	p := l.p
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
-		return l.refuse(host, port, fmt.Sprintf("%s is an IP address: commands reach hosts by name only", host))
+	host = normalizeHost(host)
+	if _, err := netip.ParseAddr(host); err == nil {
+		return "", l.refuse(host, port, fmt.Sprintf("%s is an IP address: commands reach hosts by name only", host))
 	}
 	if !validName(host) {
-		return l.refuse(host, port, fmt.Sprintf("%q is not a host name", host))
+		return "", l.refuse(host, port, fmt.Sprintf("%q is not a host name", oneLine(host)))
 	}
-	if p.sentOut.Load() >= p.maxOut && p.maxOut > 0 {
-		return l.refuse(host, port, fmt.Sprintf("the commands have sent %d bytes, the most they may send", p.maxOut))
+	if p.capped.Load() {
+		return "", l.refuse(host, port, p.capRefusal().Error())
 	}
 	verdict, rule := p.rules.Decide(host, port)
 	switch verdict {
 	case Denied:
-		return l.refuse(host, port, fmt.Sprintf("%s is denied by the rule %q", host, rule))
+		return "", l.refuse(host, port, fmt.Sprintf("%s is denied by the rule %q", host, rule))
 	case Allowed:
 		l.event(host, port, true, "allowed by "+rule)
-		return nil
+		return host, nil
 	}
 	if !slices.Contains(DefaultPorts, port) {
-		return l.refuse(host, port, fmt.Sprintf("port %d of %s is not allowed: only ports 80 and 443 are, unless a rule names another (%s:%d)", port, host, host, port))
+		return "", l.refuse(host, port, fmt.Sprintf("port %d of %s is not allowed: only ports 80 and 443 are, unless a rule names another (%s:%d)", port, host, host, port))
 	}
 	key := hostPort(host, port)
 	p.mu.Lock()
@@ -370,17 +397,17 @@ func (l *Listener) decide(host string, port int) error {
 	p.mu.Unlock()
 	if granted {
 		l.event(host, port, true, "granted")
-		return nil
+		return host, nil
 	}
 	answer, err := l.ask(key, Question{Host: host, Port: port, Command: l.label})
 	switch {
 	case err != nil:
-		return l.refuse(host, port, err.Error())
+		return "", l.refuse(host, port, err.Error())
 	case answer == Deny:
-		return l.refuse(host, port, fmt.Sprintf("%s was refused when asked", host))
+		return "", l.refuse(host, port, fmt.Sprintf("%s was refused when asked", host))
 	}
 	l.event(host, port, true, "asked: "+answer.String())
-	return nil
+	return host, nil
 }
 
 // ask asks Config.Ask, or waits for the same question already asked.
@@ -390,6 +417,10 @@ func (l *Listener) ask(key string, q Question) (Answer, error) {
 	if a, ok := l.once[key]; ok {
 		l.mu.Unlock()
 		return a, nil
+	}
+	if len(l.asking) >= maxQuestions {
+		l.mu.Unlock()
+		return Deny, fmt.Errorf("%s is not an allowed host, and %d other hosts are being asked about already", q.Host, maxQuestions)
 	}
 	if w, ok := l.asking[key]; ok {
 		l.mu.Unlock()
@@ -463,12 +494,25 @@ type hostUsage struct {
 	connections, refused, out, in atomic.Int64
 }
 
+// maxUsageHosts bounds the hosts counted apart; the others (names and
+// addresses a command made up, refused) are counted as otherHosts.
+const (
+	maxUsageHosts = 1024
+	otherHosts    = "(other hosts)"
+)
+
 // usageOf returns key's counters, made on first use.
 func (p *Proxy) usageOf(key string) *hostUsage {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	u := p.usage[key]
 	if u == nil {
+		if len(p.usage) >= maxUsageHosts {
+			key = otherHosts
+			if u = p.usage[key]; u != nil {
+				return u
+			}
+		}
 		u = &hostUsage{}
 		p.usage[key] = u
 	}

@@ -1,6 +1,8 @@
 package netproxy
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"testing"
 )
@@ -74,10 +76,12 @@ func FuzzPattern(f *testing.F) {
 	})
 }
 
-func FuzzServerName(f *testing.F) {
+func FuzzClientHello(f *testing.F) {
 	f.Add([]byte{1, 0, 0, 0})
 	f.Add(clientHello("example.com"))
+	f.Add(records(clientHello("example.com"), 50))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		serverName(b) // must not panic
+		parseClientHello(b) // must not panic
+		readClientHello(bufio.NewReader(bytes.NewReader(b)))
 	})
 }

@@ -6,42 +6,98 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // headerTimeout bounds how long a command may take to say what it wants
-// (a request's head, a SOCKS5 greeting) and to start TLS after a CONNECT.
+// (a request's head, a SOCKS5 greeting, a TLS ClientHello).
 const headerTimeout = 30 * time.Second
+
+// maxHead bounds the bytes of a request's head (its line and headers),
+// as net/http's server bounds them by default.
+const maxHead = 1 << 20
+
+// maxConns bounds the connections one command may have open at once
+// through the proxy; more are closed as they come.
+const maxConns = 256
 
 // hopHeaders are the headers of one hop, which a proxy does not forward.
 var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
 	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
+// headLimit reads from a connection, failing once more than its budget
+// is read: set to maxHead while a head is read, unlimited after.
+type headLimit struct {
+	r    io.Reader
+	left atomic.Int64
+}
+
+// errHeadTooLarge is what a head beyond maxHead reads as.
+var errHeadTooLarge = errors.New("the request's head is larger than 1 MiB")
+
+func (h *headLimit) Read(b []byte) (int, error) {
+	left := h.left.Load()
+	if left <= 0 {
+		return 0, errHeadTooLarge
+	}
+	if int64(len(b)) > left {
+		b = b[:left]
+	}
+	n, err := h.r.Read(b)
+	h.left.Add(-int64(n))
+	return n, err
+}
+
+func (h *headLimit) limit()   { h.left.Store(maxHead) }
+func (h *headLimit) unlimit() { h.left.Store(math.MaxInt64) }
+
+// conn is one of a command's connections as the proxy reads it.
+type conn struct {
+	net.Conn
+	br   *bufio.Reader
+	head *headLimit
+}
+
 // serve serves one connection of a command: SOCKS5 when it starts with
 // version 5, else HTTP.
-func (l *Listener) serve(c net.Conn) {
-	br := bufio.NewReaderSize(c, maxClientHello)
-	c.SetReadDeadline(time.Now().Add(headerTimeout))
-	first, err := br.Peek(1)
+func (l *Listener) serve(nc net.Conn) {
+	h := &headLimit{r: nc}
+	h.limit()
+	c := &conn{Conn: nc, br: bufio.NewReader(h), head: h}
+	nc.SetReadDeadline(time.Now().Add(headerTimeout))
+	first, err := c.br.Peek(1)
 	if err != nil {
 		return
 	}
 	if first[0] == socksVersion {
-		l.serveSOCKS(c, br)
+		l.serveSOCKS(c)
 		return
 	}
-	l.serveHTTP(c, br)
+	l.serveHTTP(c, "")
 }
 
-// serveHTTP serves HTTP requests through the proxy: a CONNECT tunnel, or
-// requests for http:// URLs, each decided, one after another on the same
-// connection.
-func (l *Listener) serveHTTP(c net.Conn, br *bufio.Reader) {
+// readRequest reads a request's head, bounded in size and time.
+func (c *conn) readRequest() (*http.Request, error) {
+	c.head.limit()
+	c.SetReadDeadline(time.Now().Add(headerTimeout))
+	req, err := http.ReadRequest(c.br)
+	c.SetReadDeadline(time.Time{})
+	c.head.unlimit()
+	return req, err
+}
+
+// serveHTTP serves HTTP requests on c, each decided, one after another:
+// requests for http:// URLs and CONNECTs through the proxy, or, with
+// tunnelHost set, the requests of a tunnel to tunnelHost's port 80
+// (CONNECT or SOCKS5), each of which must name that host.
+func (l *Listener) serveHTTP(c *conn, tunnelHost string) {
 	var transport *http.Transport
 	defer func() {
 		if transport != nil {
@@ -49,40 +105,52 @@ func (l *Listener) serveHTTP(c net.Conn, br *bufio.Reader) {
 		}
 	}()
 	for {
-		c.SetReadDeadline(time.Now().Add(headerTimeout))
-		req, err := http.ReadRequest(br)
+		req, err := c.readRequest()
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !isTimeout(err) {
+			if errors.Is(err, errHeadTooLarge) {
+				writeStatus(c, http.StatusRequestHeaderFieldsTooLarge, err.Error())
+			} else if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !isTimeout(err) {
 				writeStatus(c, http.StatusBadRequest, "not an HTTP request this proxy understands: "+oneLine(err.Error()))
 			}
 			return
 		}
-		c.SetReadDeadline(time.Time{})
-		if req.Method == http.MethodConnect {
-			l.connect(c, br, req)
+		if req.Method == http.MethodConnect && tunnelHost == "" {
+			l.connect(c, req)
 			return
 		}
-		if req.URL.Scheme != "http" || req.URL.Host == "" {
+		target, port := "", 80
+		switch {
+		case tunnelHost != "":
+			target = tunnelHost
+			named, _, _ := splitTarget(req.Host, 80)
+			if req.Method == http.MethodConnect || named != "" && normalizeHost(named) != tunnelHost || req.URL.Host != "" && req.URL.Host != req.Host {
+				req.Body.Close()
+				writeRefusal(c, l.refuse(tunnelHost, 80, fmt.Sprintf("a request in the tunnel to %s names another host, %q", tunnelHost, req.Host)))
+				return
+			}
+		case req.URL.Scheme != "http" || req.URL.Host == "":
 			req.Body.Close()
 			writeStatus(c, http.StatusBadRequest, "this is a proxy: ask for an http:// URL, or CONNECT host:443 for HTTPS")
 			return
-		}
-		host, port, err := splitTarget(req.URL.Host, 80)
-		if err == nil {
-			err = l.decide(host, port)
-		}
-		if err != nil {
-			req.Body.Close()
-			writeRefusal(c, err)
-			if req.Close {
-				return
+		default:
+			var host string
+			host, port, err = splitTarget(req.URL.Host, 80)
+			if err == nil {
+				target, err = l.decide(host, port)
 			}
-			continue
+			if err != nil {
+				req.Body.Close()
+				writeRefusal(c, err)
+				if req.Close {
+					return
+				}
+				continue
+			}
 		}
 		if transport == nil {
 			transport = l.transport()
 		}
-		if !l.forward(c, req, transport) {
+		if !l.forward(c, req, transport, target, port) {
 			return
 		}
 	}
@@ -107,11 +175,15 @@ func (l *Listener) transport() *http.Transport {
 	}
 }
 
-// forward sends req on and writes the response to c; it reports whether
-// the connection may carry another request.
-func (l *Listener) forward(c net.Conn, req *http.Request, t *http.Transport) bool {
+// forward sends req on to host (decided) on port and writes the response
+// to c; it reports whether the connection may carry another request.
+func (l *Listener) forward(c *conn, req *http.Request, t *http.Transport, host string, port int) bool {
 	out := req.Clone(l.ctx)
 	out.RequestURI = ""
+	out.URL.Scheme, out.URL.Host, out.Host = "http", hostPort(host, port), ""
+	if port == 80 {
+		out.URL.Host = host
+	}
 	for _, h := range hopHeaders {
 		out.Header.Del(h)
 	}
@@ -121,7 +193,9 @@ func (l *Listener) forward(c net.Conn, req *http.Request, t *http.Transport) boo
 	resp, err := t.RoundTrip(out)
 	if err != nil {
 		var r *refusal
-		if errors.As(err, &r) {
+		if l.p.capped.Load() {
+			writeRefusal(c, l.p.capRefusal())
+		} else if errors.As(err, &r) {
 			writeRefusal(c, r)
 		} else {
 			writeStatus(c, http.StatusBadGateway, oneLine(err.Error()))
@@ -141,11 +215,18 @@ func (l *Listener) forward(c net.Conn, req *http.Request, t *http.Transport) boo
 	return !req.Close && !resp.Close
 }
 
-// connect serves a CONNECT: decided, then a tunnel.
-func (l *Listener) connect(c net.Conn, br *bufio.Reader, req *http.Request) {
+// connect serves a CONNECT: decided, then a tunnel (port 80's read as
+// requests, each naming the host).
+func (l *Listener) connect(c *conn, req *http.Request) {
 	host, port, err := splitTarget(req.Host, 443)
 	if err == nil {
-		err = l.decide(host, port)
+		host, err = l.decide(host, port)
+	}
+	if err == nil && port == 80 {
+		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err == nil {
+			l.serveHTTP(c, host)
+		}
+		return
 	}
 	var up net.Conn
 	if err == nil {
@@ -164,24 +245,30 @@ func (l *Listener) connect(c net.Conn, br *bufio.Reader, req *http.Request) {
 	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		return
 	}
-	l.tunnel(c, br, up, host, port)
+	l.tunnel(c, up, host, port)
 }
 
-// tunnel carries bytes both ways between the command's c (buffered by br)
-// and up. On port 443 the command's first bytes must be a TLS ClientHello
-// whose server name, if it gives one, is host: a tunnel to an allowed
-// name must not carry a request for another (a CDN serves both).
-func (l *Listener) tunnel(c net.Conn, br *bufio.Reader, up net.Conn, host string, port int) {
+// tunnel carries bytes both ways between the command's c and up, until
+// either side ends or the command does. On port 443 the command's first
+// bytes must be a TLS ClientHello whose server name is host: a tunnel to
+// an allowed name must not carry a handshake for another (a CDN serves
+// both). A tunnel to a port a rule names is not looked into.
+func (l *Listener) tunnel(c *conn, up net.Conn, host string, port int) {
+	stop := context.AfterFunc(l.ctx, func() { up.Close(); c.Close() })
+	defer stop()
 	if port == 443 {
 		c.SetReadDeadline(time.Now().Add(headerTimeout))
-		name, err := peekServerName(br)
+		hello, name, err := readClientHello(c.br)
 		c.SetReadDeadline(time.Time{})
-		if err != nil {
-			l.refuse(host, port, "the tunnel to "+host+" does not start with TLS: "+err.Error())
+		switch {
+		case err != nil:
+			l.refuse(host, port, "the tunnel to "+host+" does not start as TLS for it: "+err.Error())
+			return
+		case normalizeHost(name) != host:
+			l.refuse(host, port, fmt.Sprintf("the tunnel to %s asks TLS for another server, %s", host, oneLine(name)))
 			return
 		}
-		if name != "" && !strings.EqualFold(strings.TrimSuffix(name, "."), host) {
-			l.refuse(host, port, fmt.Sprintf("the tunnel to %s asks TLS for another server, %s", host, name))
+		if _, err := up.Write(hello); err != nil {
 			return
 		}
 	}
@@ -189,21 +276,30 @@ func (l *Listener) tunnel(c net.Conn, br *bufio.Reader, up net.Conn, host string
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		io.Copy(up, br)
-		if cw, ok := up.(interface{ CloseWrite() error }); ok {
-			cw.CloseWrite()
-		} else if cc, ok := up.(*countedConn); ok {
-			if tc, ok := cc.Conn.(interface{ CloseWrite() error }); ok {
-				tc.CloseWrite()
-			}
-		}
+		io.Copy(up, c.br)
+		closeWrite(up)
 	}()
 	io.Copy(c, up)
+	closeWrite(c.Conn)
+	c.SetReadDeadline(time.Now()) // ends the copy the other way if the command keeps its side open
+	wg.Wait()
+}
+
+// closeWrite half-closes c where it can (TCP and Unix connections, as
+// counted).
+func closeWrite(c net.Conn) {
+	if cc, ok := c.(*countedConn); ok {
+		c = cc.Conn
+	}
 	if cw, ok := c.(interface{ CloseWrite() error }); ok {
 		cw.CloseWrite()
 	}
-	c.SetReadDeadline(time.Now()) // ends the copy the other way if the command keeps its side open
-	wg.Wait()
+}
+
+// normalizeHost is a name as the rules match it: lower case, without a
+// final dot.
+func normalizeHost(h string) string {
+	return strings.ToLower(strings.TrimSuffix(strings.Trim(h, "[]"), "."))
 }
 
 // splitTarget splits "host:port" (or a bare host, on defPort) and checks

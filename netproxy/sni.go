@@ -4,90 +4,151 @@ import (
 	"bufio"
 	"encoding/binary"
 	"errors"
+	"fmt"
 )
 
-// maxClientHello bounds the bytes read to find a ClientHello's server
-// name: one TLS record.
-const maxClientHello = 5 + 1<<14
+// Bounds of the ClientHello the proxy reads at the start of a tunnel on
+// port 443: a TLS record holds at most 2^14 bytes of plaintext, and a
+// hello with large key shares spans a few.
+const (
+	maxRecord      = 1 << 14
+	maxClientHello = 64 << 10
+)
 
-// peekServerName returns the server name (SNI) of the TLS ClientHello at
-// the start of br, without consuming it: "" when it has none, an error
-// when br does not start with a ClientHello.
-func peekServerName(br *bufio.Reader) (string, error) {
-	head, err := br.Peek(5)
-	if err != nil {
-		return "", errors.New("no TLS record")
+// extension numbers of the ClientHello the proxy looks at.
+const (
+	extServerName        = 0
+	extEncryptedHello    = 0xfe0d // ECH: its inner server name is hidden
+	handshakeClientHello = 1
+	recordHandshake      = 0x16
+)
+
+// readClientHello reads the TLS records at the start of br that carry a
+// whole ClientHello (however it was split into records), and returns
+// them as read, for the tunnel to send on, with the hello's server name.
+// A hello without a server name, or one that hides it (ECH), is an
+// error: the proxy could not tell which site the tunnel asks for.
+func readClientHello(br *bufio.Reader) (raw []byte, name string, err error) {
+	var msg []byte
+	need := -1 // the handshake message's length, once its header is read
+	for need < 0 || len(msg) < need {
+		var head [5]byte
+		if _, err := ioFull(br, head[:]); err != nil {
+			return raw, "", errors.New("no TLS record")
+		}
+		if head[0] != recordHandshake {
+			return raw, "", errors.New("not a TLS handshake")
+		}
+		n := int(binary.BigEndian.Uint16(head[3:5]))
+		if n == 0 || n > maxRecord || len(raw)+5+n > maxClientHello {
+			return raw, "", errors.New("a TLS record too large for a ClientHello")
+		}
+		body := make([]byte, n)
+		if _, err := ioFull(br, body); err != nil {
+			return raw, "", errors.New("a TLS record cut short")
+		}
+		raw = append(append(raw, head[:]...), body...)
+		msg = append(msg, body...)
+		if need < 0 && len(msg) >= 4 {
+			if msg[0] != handshakeClientHello {
+				return raw, "", errors.New("not a ClientHello")
+			}
+			need = 4 + (int(msg[1])<<16 | int(msg[2])<<8 | int(msg[3]))
+			if need > maxClientHello {
+				return raw, "", errors.New("a ClientHello too large")
+			}
+		}
 	}
-	if head[0] != 0x16 { // handshake
-		return "", errors.New("not a TLS handshake")
+	if len(msg) != need {
+		return raw, "", errors.New("more than a ClientHello in its records")
 	}
-	n := int(binary.BigEndian.Uint16(head[3:5]))
-	if n > maxClientHello-5 {
-		return "", errors.New("TLS record too large")
+	name, ech, err := parseClientHello(msg)
+	switch {
+	case err != nil:
+		return raw, "", err
+	case ech:
+		return raw, "", errors.New("an encrypted ClientHello (ECH) hides the server it asks for")
+	case name == "":
+		return raw, "", errors.New("the ClientHello names no server")
 	}
-	if br.Size() < 5+n {
-		return "", errors.New("TLS record too large")
-	}
-	rec, err := br.Peek(5 + n)
-	if err != nil {
-		return "", errors.New("TLS record cut short")
-	}
-	return serverName(rec[5:])
+	return raw, name, nil
 }
 
-// serverName parses a ClientHello handshake message (as the first record
-// carries it) and returns its server_name, or "".
-func serverName(b []byte) (string, error) {
+// ioFull is io.ReadFull on a bufio.Reader.
+func ioFull(br *bufio.Reader, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := br.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// parseClientHello parses a whole ClientHello handshake message and
+// returns its server_name ("" for none) and whether it carries ECH.
+func parseClientHello(b []byte) (name string, ech bool, err error) {
 	bad := errors.New("malformed ClientHello")
 	r := reader(b)
 	typ, ok := r.u8()
-	if !ok || typ != 1 { // client_hello
-		return "", errors.New("not a ClientHello")
+	if !ok || typ != handshakeClientHello {
+		return "", false, errors.New("not a ClientHello")
 	}
-	if _, ok := r.u24(); !ok {
-		return "", bad
+	if n, ok := r.u24(); !ok || n != len(r) {
+		return "", false, bad
 	}
 	if !r.skip(2 + 32) { // version, random
-		return "", bad
+		return "", false, bad
 	}
 	for _, lenBytes := range []int{1, 2, 1} { // session id, cipher suites, compression
 		if !r.skipVector(lenBytes) {
-			return "", bad
+			return "", false, bad
 		}
 	}
 	if len(r) == 0 {
-		return "", nil // no extensions
+		return "", false, nil // no extensions
 	}
 	exts, ok := r.vector(2)
-	if !ok {
-		return "", bad
+	if !ok || len(r) != 0 {
+		return "", false, bad
 	}
+	seen := 0
 	for len(exts) > 0 {
 		typ, ok1 := exts.u16()
 		body, ok2 := exts.vector(2)
 		if !ok1 || !ok2 {
-			return "", bad
+			return "", false, bad
 		}
-		if typ != 0 { // server_name
-			continue
-		}
-		list, ok := body.vector(2)
-		if !ok {
-			return "", bad
-		}
-		for len(list) > 0 {
-			kind, ok1 := list.u8()
-			name, ok2 := list.vector(2)
-			if !ok1 || !ok2 {
-				return "", bad
+		switch typ {
+		case extEncryptedHello:
+			ech = true
+		case extServerName:
+			seen++
+			if seen > 1 {
+				return "", false, fmt.Errorf("%w: two server_name extensions", bad)
 			}
-			if kind == 0 { // host_name
-				return string(name), nil
+			list, ok := body.vector(2)
+			if !ok {
+				return "", false, bad
+			}
+			for len(list) > 0 {
+				kind, ok1 := list.u8()
+				host, ok2 := list.vector(2)
+				if !ok1 || !ok2 {
+					return "", false, bad
+				}
+				if kind == 0 { // host_name
+					if name != "" {
+						return "", false, fmt.Errorf("%w: two host names", bad)
+					}
+					name = string(host)
+				}
 			}
 		}
-		return "", nil
 	}
-	return "", nil
+	return name, ech, nil
 }
 
 // reader reads big-endian fields off a byte slice.

@@ -31,7 +31,8 @@ const (
 // serveSOCKS serves one SOCKS5 connection: its CONNECT is decided, then a
 // tunnel. An address given as an IP is refused as the HTTP side refuses
 // one.
-func (l *Listener) serveSOCKS(c net.Conn, br *bufio.Reader) {
+func (l *Listener) serveSOCKS(c *conn) {
+	br := c.br
 	var head [2]byte
 	if _, err := io.ReadFull(br, head[:]); err != nil {
 		return
@@ -71,8 +72,16 @@ func (l *Listener) serveSOCKS(c net.Conn, br *bufio.Reader) {
 	}
 	port := int(binary.BigEndian.Uint16(portBytes[:]))
 	c.SetReadDeadline(time.Time{})
-	if err := l.decide(host, port); err != nil {
+	c.head.unlimit()
+	host, err = l.decide(host, port)
+	if err != nil {
 		socksReply(c, socksNotAllowed)
+		return
+	}
+	if port == 80 {
+		if socksReply(c, socksOK) == nil {
+			l.serveHTTP(c, host)
+		}
 		return
 	}
 	up, err := l.p.dial(l.ctx, host, port)
@@ -89,7 +98,7 @@ func (l *Listener) serveSOCKS(c net.Conn, br *bufio.Reader) {
 	if socksReply(c, socksOK) != nil {
 		return
 	}
-	l.tunnel(c, br, up, host, port)
+	l.tunnel(c, up, host, port)
 }
 
 // readSOCKSAddr reads a request's address of type atyp: a name, or an IP

@@ -181,6 +181,9 @@ func allowEntry(q netproxy.Question) string {
 // file at path (made when missing), keeping the rest of the file, its
 // comments included.
 func addAllowedDomain(path, host string) error {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real // a linked configuration stays linked: its target changes
+	}
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err

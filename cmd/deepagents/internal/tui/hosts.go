@@ -40,7 +40,7 @@ type askedHost struct {
 
 // hostKeys are the keys of the host question, and their answers.
 var hostKeys = map[string]netproxy.Answer{
-	"o": netproxy.AllowOnce, "enter": netproxy.AllowOnce, "y": netproxy.AllowOnce,
+	"o": netproxy.AllowOnce, "y": netproxy.AllowOnce, // not enter: a key typed for the input must not allow
 	"t": netproxy.AllowThread, "a": netproxy.AllowAlways,
 	"d": netproxy.Deny, "n": netproxy.Deny, "esc": netproxy.Deny,
 }
