@@ -3,11 +3,13 @@ package backend_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/netproxy"
 )
 
 // BenchmarkSandboxExecute runs `true` in the sandbox with the CLI's
@@ -31,6 +33,7 @@ func BenchmarkSandboxExecute(b *testing.B) {
 	}{
 		{"protected", backend.Bubblewrap{Protected: backend.ProtectedPaths}},
 		{"hidden", backend.Bubblewrap{Protected: backend.ProtectedPaths, HiddenGlobs: []string{"**/.env"}}},
+		{"proxy", backend.Bubblewrap{Protected: backend.ProtectedPaths, Proxy: benchProxy(b)}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			bw := c.bw
@@ -46,4 +49,15 @@ func BenchmarkSandboxExecute(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchProxy is a network proxy for the "proxy" case: a command behind
+// the bridge, which it does not use.
+func benchProxy(b *testing.B) *netproxy.Proxy {
+	p, err := netproxy.New(netproxy.Config{Allow: []string{"@go"}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { p.Close() })
+	return p
 }
