@@ -50,7 +50,9 @@ func public(a netip.Addr) bool {
 // dial connects to host on port: through Config.Hosts where it lists the
 // name, else to the first public address the name resolves to. The
 // connection counts its bytes into the proxy's usage of host and port.
-func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, error) {
+//
+// The connection's bytes sent count against m (nil: none, in tests).
+func (p *Proxy) dial(ctx context.Context, host string, port int, m *Meter) (net.Conn, error) {
 	host = normalizeHost(host)
 	key := hostPort(host, port)
 	addr, ok := p.cfg.Hosts[key]
@@ -90,7 +92,7 @@ func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, erro
 	}
 	u := p.usageOf(key)
 	u.connections.Add(1)
-	return &countedConn{Conn: c, p: p, key: key, u: u}, nil
+	return &countedConn{Conn: c, p: p, m: m, key: key, u: u}, nil
 }
 
 // countedConn is a connection to a host that adds what it carries to the
@@ -99,6 +101,7 @@ func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, erro
 type countedConn struct {
 	net.Conn
 	p        *Proxy
+	m        *Meter
 	key      string
 	u        *hostUsage
 	out, in  atomic.Int64
@@ -106,21 +109,13 @@ type countedConn struct {
 }
 
 func (c *countedConn) Write(b []byte) (int, error) {
-	p := c.p
-	// The bytes are taken from the cap before they are written, so that
-	// concurrent writers cannot pass it together.
-	if p.maxOut > 0 {
-		if p.sentOut.Add(int64(len(b))) > p.maxOut {
-			p.sentOut.Add(-int64(len(b)))
-			p.capped.Store(true)
-			c.Conn.Close()
-			return 0, p.capRefusal()
-		}
-	} else {
-		p.sentOut.Add(int64(len(b)))
+	if err := c.m.take(len(b)); err != nil {
+		c.Conn.Close()
+		return 0, err
 	}
 	n, err := c.Conn.Write(b)
-	p.sentOut.Add(int64(n - len(b)))
+	c.m.give(len(b) - n)
+	c.p.sentOut.Add(int64(n))
 	c.out.Add(int64(n))
 	c.u.out.Add(int64(n))
 	return n, err
@@ -141,7 +136,57 @@ func (c *countedConn) Close() error {
 	return err
 }
 
-// capRefusal is the refusal of what would pass the cap on bytes sent.
-func (p *Proxy) capRefusal() error {
-	return &refusal{"the commands have sent what they may (" + strconv.FormatInt(p.maxOut, 10) + " bytes in all)"}
+// Meter counts the bytes a run's commands send, against a cap: past it,
+// their connections close and new ones are refused. Config.MeterOf gives
+// each command its run's. It is safe for concurrent use.
+type Meter struct {
+	max    int64
+	sent   atomic.Int64
+	capped atomic.Bool // a write would have passed max: nothing more goes
+}
+
+// NewMeter returns a meter of max bytes (0: DefaultMaxBytesOut; below
+// zero, no cap).
+func NewMeter(max int64) *Meter {
+	if max == 0 {
+		max = DefaultMaxBytesOut
+	}
+	return &Meter{max: max}
+}
+
+// Sent returns the bytes sent so far.
+func (m *Meter) Sent() int64 {
+	if m == nil {
+		return 0
+	}
+	return m.sent.Load()
+}
+
+// take takes n bytes from the cap before they are written, so that
+// concurrent writers cannot pass it together; past it the meter is spent.
+func (m *Meter) take(n int) error {
+	if m == nil {
+		return nil
+	}
+	if m.sent.Add(int64(n)) > m.max && m.max > 0 {
+		m.sent.Add(-int64(n))
+		m.capped.Store(true)
+		return m.refusal()
+	}
+	return nil
+}
+
+// give returns what a write took and did not write.
+func (m *Meter) give(n int) {
+	if m != nil && n != 0 {
+		m.sent.Add(-int64(n))
+	}
+}
+
+// spent reports whether the meter refuses everything now.
+func (m *Meter) spent() bool { return m != nil && m.capped.Load() }
+
+// refusal is the refusal of what would pass the cap.
+func (m *Meter) refusal() error {
+	return &refusal{"the run's commands have sent what they may (" + strconv.FormatInt(m.max, 10) + " bytes in all)"}
 }

@@ -26,8 +26,8 @@
 // not looked into.
 //
 // What it promises: a command reaches only allowed names, on ports 80 and
-// 443 unless a rule names another, never by an IP address, and sends at
-// most Config.MaxBytesOut bytes in all; a command has at most 256
+// 443 unless a rule names another, never by an IP address, and a run's
+// commands send at most Config.MaxBytesOut bytes (Meter); a command has at most 256
 // connections and 4 questions at once, and a request's head at most
 // 1 MiB. What it does not: a program that ignores the proxy variables
 // reaches nothing (it is not a transparent proxy); inside TLS, the HTTP

@@ -101,10 +101,16 @@ type Config struct {
 	// public: loopback stand-ins in tests, a registry mirror on the
 	// local network. A name listed here is still decided by the rules.
 	Hosts map[string]string
-	// MaxBytesOut caps the bytes all connections together may send; past
-	// it they are closed and new ones refused. Zero means
-	// DefaultMaxBytesOut, a negative number no cap.
+	// MaxBytesOut caps the bytes the connections of one run's commands
+	// may send together (see MeterOf); past it they are closed and new
+	// ones refused. Zero means DefaultMaxBytesOut, a negative number no
+	// cap.
 	MaxBytesOut int64
+	// MeterOf returns the meter a command's connections count against,
+	// from the command's context: its run's (a Meter of MaxBytesOut made
+	// on the run's first command, say). Nil, or a nil result, counts
+	// every command against one meter of the proxy's.
+	MeterOf func(ctx context.Context) *Meter
 	// OnEvent, when set, is told each decision; ctx is the command's (see
 	// Proxy.Command), which may carry the caller's values.
 	OnEvent func(ctx context.Context, e Event)
@@ -125,18 +131,17 @@ type Config struct {
 // Proxy is the host-side proxy of one session's sandboxed commands. It is
 // safe for concurrent use.
 type Proxy struct {
-	cfg    Config
-	rules  Rules
-	log    *slog.Logger
-	maxOut int64
+	cfg   Config
+	rules Rules
+	log   *slog.Logger
+	meter *Meter // the commands' that MeterOf gives none
 
 	mu      sync.Mutex
 	granted map[string]bool // "host:port" allowed by Grant
 	usage   map[string]*hostUsage
 	closed  bool
 	cmds    map[*Listener]bool
-	sentOut atomic.Int64
-	capped  atomic.Bool // a write would have passed maxOut: nothing more goes
+	sentOut atomic.Int64 // by every command
 }
 
 // HostUsage is what commands exchanged with one host (as "host:port").
@@ -171,7 +176,7 @@ func New(cfg Config) (*Proxy, error) {
 		cfg:     cfg,
 		rules:   rules,
 		log:     cmp.Or(cfg.Logger, slog.Default()),
-		maxOut:  cmp.Or(cfg.MaxBytesOut, DefaultMaxBytesOut),
+		meter:   NewMeter(cfg.MaxBytesOut),
 		granted: map[string]bool{},
 		usage:   map[string]*hostUsage{},
 		cmds:    map[*Listener]bool{},
@@ -217,7 +222,7 @@ func (p *Proxy) Usage() []HostUsage {
 	return out
 }
 
-// BytesOut returns the bytes sent so far, all hosts together.
+// BytesOut returns the bytes sent so far, all hosts and runs together.
 func (p *Proxy) BytesOut() int64 { return p.sentOut.Load() }
 
 // Close closes every command's listener; their connections end.
@@ -249,6 +254,7 @@ type Listener struct {
 	ctx   context.Context
 	stop  context.CancelFunc
 	label string
+	meter *Meter
 	wg    sync.WaitGroup
 
 	mu     sync.Mutex
@@ -280,7 +286,13 @@ func (p *Proxy) Command(ctx context.Context, label string) (*Listener, error) {
 		return nil, fmt.Errorf("netproxy: %w", err)
 	}
 	cctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	l := &Listener{Dir: dir, Socket: sock, p: p, ln: ln, ctx: cctx, stop: stop, label: label,
+	meter := p.meter
+	if p.cfg.MeterOf != nil {
+		if m := p.cfg.MeterOf(ctx); m != nil {
+			meter = m
+		}
+	}
+	l := &Listener{Dir: dir, Socket: sock, p: p, ln: ln, ctx: cctx, stop: stop, label: label, meter: meter,
 		once: map[string]Answer{}, asking: map[string]*pending{}, conns: map[net.Conn]bool{}}
 	p.mu.Lock()
 	if p.closed {
@@ -377,8 +389,8 @@ func (l *Listener) decide(host string, port int) (string, error) {
 	if !validName(host) {
 		return "", l.refuse(host, port, fmt.Sprintf("%q is not a host name", oneLine(host)))
 	}
-	if p.capped.Load() {
-		return "", l.refuse(host, port, p.capRefusal().Error())
+	if l.meter.spent() {
+		return "", l.refuse(host, port, l.meter.refusal().Error())
 	}
 	verdict, rule := p.rules.Decide(host, port)
 	switch verdict {

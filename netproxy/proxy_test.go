@@ -566,6 +566,36 @@ func TestProxyMaxBytesOut(t *testing.T) {
 	}
 }
 
+// Each run has its own cap: one run that spent its bytes leaves another
+// its own.
+func TestProxyMeterPerRun(t *testing.T) {
+	type runKey struct{}
+	meters := map[string]*Meter{"a": NewMeter(4096), "b": NewMeter(4096)}
+	r := newRig(t, Config{Allow: []string{"plain.test"}, MeterOf: func(ctx context.Context) *Meter {
+		run, _ := ctx.Value(runKey{}).(string)
+		return meters[run]
+	}})
+	command := func(run string) *http.Client {
+		l, err := r.p.Command(context.WithValue(context.Background(), runKey{}, run), "cmd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		return r.client(l)
+	}
+	a := command("a")
+	a.Post("http://plain.test/", "text/plain", strings.NewReader(strings.Repeat("x", 10000)))
+	if code, _, _ := get(command("a"), "http://plain.test/"); code != 403 {
+		t.Errorf("run a after its cap: %d", code)
+	}
+	if code, _, _ := get(command("b"), "http://plain.test/"); code != 200 {
+		t.Errorf("run b: %d", code)
+	}
+	if meters["a"].Sent() > 4096 || meters["b"].Sent() == 0 || r.p.BytesOut() < meters["b"].Sent() {
+		t.Errorf("sent: a %d, b %d, all %d", meters["a"].Sent(), meters["b"].Sent(), r.p.BytesOut())
+	}
+}
+
 func TestProxyRefusesPrivateAddresses(t *testing.T) {
 	var dialed []string
 	p, err := New(Config{
@@ -584,10 +614,10 @@ func TestProxyRefusesPrivateAddresses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.dial(context.Background(), "inside.test", 443); err == nil || !strings.Contains(err.Error(), "private network") {
+	if _, err := p.dial(context.Background(), "inside.test", 443, nil); err == nil || !strings.Contains(err.Error(), "private network") {
 		t.Errorf("inside.test: %v", err)
 	}
-	p.dial(context.Background(), "outside.test", 443)
+	p.dial(context.Background(), "outside.test", 443, nil)
 	if len(dialed) != 1 || dialed[0] != "93.184.216.34:443" {
 		t.Errorf("dialed %v, want only the public address", dialed)
 	}

@@ -166,7 +166,7 @@ func (l *Listener) transport() *http.Transport {
 			if err != nil {
 				return nil, err
 			}
-			return l.p.dial(ctx, host, port)
+			return l.p.dial(ctx, host, port, l.meter)
 		},
 		ResponseHeaderTimeout: 5 * time.Minute,
 		MaxIdleConnsPerHost:   2,
@@ -193,8 +193,8 @@ func (l *Listener) forward(c *conn, req *http.Request, t *http.Transport, host s
 	resp, err := t.RoundTrip(out)
 	if err != nil {
 		var r *refusal
-		if l.p.capped.Load() {
-			writeRefusal(c, l.p.capRefusal())
+		if l.meter.spent() {
+			writeRefusal(c, l.meter.refusal())
 		} else if errors.As(err, &r) {
 			writeRefusal(c, r)
 		} else {
@@ -230,7 +230,7 @@ func (l *Listener) connect(c *conn, req *http.Request) {
 	}
 	var up net.Conn
 	if err == nil {
-		up, err = l.p.dial(l.ctx, host, port)
+		up, err = l.p.dial(l.ctx, host, port, l.meter)
 	}
 	if err != nil {
 		var r *refusal

@@ -84,7 +84,7 @@ func (l *Listener) serveSOCKS(c *conn) {
 		}
 		return
 	}
-	up, err := l.p.dial(l.ctx, host, port)
+	up, err := l.p.dial(l.ctx, host, port, l.meter)
 	if err != nil {
 		var r *refusal
 		if errors.As(err, &r) {

@@ -113,7 +113,7 @@ type sandboxConfig struct {
 	// turns the proxy on unless network says otherwise.
 	AllowDomains []string `yaml:"allow_domains"`
 	DenyDomains  []string `yaml:"deny_domains"`
-	// MaxBytesOut caps the bytes a session's commands send through the
+	// MaxBytesOut caps the bytes one run's commands send through the
 	// proxy (netproxy.DefaultMaxBytesOut when 0, no cap when negative).
 	MaxBytesOut int64 `yaml:"max_bytes_out"`
 	// Resolve maps names, as "name:port", to the addresses ("ip:port")

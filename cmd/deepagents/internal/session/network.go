@@ -278,6 +278,9 @@ func networkEvent(ctx context.Context, e netproxy.Event) {
 	rt.Emit(n)
 }
 
+// meterKey is the run-local key of a run's netproxy.Meter.
+type meterKey struct{}
+
 // openProxy returns the proxy of spec's sandboxed commands, nil when they
 // have none (no shell, no sandbox, or a network mode other than proxy).
 func openProxy(spec Spec, deps Deps) (*netproxy.Proxy, error) {
@@ -299,8 +302,17 @@ func openProxy(spec Spec, deps Deps) (*netproxy.Proxy, error) {
 		Ask:         mem.answer,
 		Hosts:       spec.NetResolve,
 		MaxBytesOut: spec.NetMaxBytesOut,
-		OnEvent:     networkEvent,
-		Logger:      log,
+		// A run's commands (those of its subagents count in theirs) share
+		// a cap: a session, a served agent above all, has many runs.
+		MeterOf: func(ctx context.Context) *netproxy.Meter {
+			rt := agent.RuntimeFromContext(ctx)
+			if rt == nil {
+				return nil
+			}
+			return rt.LocalOrSet(meterKey{}, netproxy.NewMeter(spec.NetMaxBytesOut)).(*netproxy.Meter)
+		},
+		OnEvent: networkEvent,
+		Logger:  log,
 		Hint: func(hostPort string) string {
 			return "allow it with --allow-domain " + hostPort + ", or in sandbox.allow_domains of ~/.deepagents/config.yaml"
 		},
