@@ -21,6 +21,7 @@ import (
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/netproxy"
 	"github.com/deepagents-go/deepagents/store"
+	"github.com/deepagents-go/deepagents/thread"
 )
 
 // NetworkMode is the network sandboxed commands have (--network,
@@ -115,10 +116,11 @@ type hostMemory struct {
 	always map[string]bool
 }
 
-// threadOf returns the thread the command runs for, from its context.
+// threadOf returns the user's thread the command runs for, from its
+// context: a subagent's commands answer for its parent's thread.
 func threadOf(ctx context.Context) string {
 	if rt := agent.RuntimeFromContext(ctx); rt != nil {
-		return rt.ThreadID()
+		return thread.RootID(rt.ThreadID())
 	}
 	return ""
 }
