@@ -58,7 +58,8 @@ var layers = map[string][]string{
 	"checkpoint":                {"llm", "thread"},
 	"checkpoint/checkpointtest": {"checkpoint", "llm", "thread"},
 	"backend":                   {"thread", "store", "netproxy", "internal/inotify", "internal/search", "internal/procinfo"},
-	"netproxy":                  {},
+	"netproxy":                  {"netproxy/bridge"},
+	"netproxy/bridge":           {},
 	"backend/backendtest":       {"backend"},
 	"internal/cpcodec":          {"checkpoint", "llm", "thread"},
 	"internal/crashtest":        {"checkpoint", "llm", "thread"},
@@ -111,7 +112,7 @@ var layers = map[string][]string{
 	"cmd/deepagents/internal/display": {"agent", "hooks", "llm", "netproxy"},
 	"cmd/deepagents/internal/acp":     {"agent", "checkpoint", "llm", "middleware/filesystem", "middleware/todos", "tool"},
 	"cmd/deepagents/internal/tui":     {"", "agent", "backend", "cmd/deepagents/internal/display", "llm", "middleware/filesystem", "middleware/hitl", "middleware/todos", "netproxy", "thread"},
-	"cmd/deepagents":                  {"cmd/deepagents/internal/cli", "internal/procinfo", "netproxy"},
+	"cmd/deepagents":                  {"cmd/deepagents/internal/cli", "internal/procinfo", "netproxy/bridge"},
 
 	// Tests' helpers.
 	"internal/asuser":  nil,

@@ -37,9 +37,10 @@ type Bubblewrap struct {
 	// clients. The sandbox still has no route out: a program that ignores
 	// those variables reaches nothing.
 	Proxy *netproxy.Proxy
-	// Bridge is the program the sandbox runs as Proxy's bridge; it must
-	// call netproxy.MaybeBridge first thing in main. Empty means this
-	// process's own executable (the deepagents CLI's does).
+	// Bridge is the program the sandbox runs as Proxy's bridge: one that
+	// imports package netproxy/bridge. Empty means this process's own
+	// executable, whose main package must import it (the deepagents
+	// CLI's does).
 	Bridge string
 	// ReadOnly lists more host paths mounted read-only at the same place
 	// (a toolchain outside /usr and /opt, say). Missing ones are skipped.

@@ -5,7 +5,7 @@
 // The sandbox (backend.Bubblewrap with a Proxy) has a network namespace of
 // its own, with only a loopback: no route out, no DNS. Each command gets a
 // Unix socket of the proxy's (Proxy.Command), mounted into the sandbox, and
-// runs behind a bridge (MaybeBridge, run inside the sandbox by this
+// runs behind a bridge (package bridge, run inside the sandbox by this
 // program's own executable) that listens on the sandbox's loopback, at the
 // addresses HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name (Env), and passes
 // each connection to that socket. On the host the proxy reads what the

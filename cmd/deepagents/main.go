@@ -11,13 +11,13 @@ import (
 
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/cli"
 	"github.com/deepagents-go/deepagents/internal/procinfo"
-	"github.com/deepagents-go/deepagents/netproxy"
+	// Inside the sandbox, this program is the network bridge of the
+	// commands that reach hosts through the proxy: started as one, it runs
+	// as one before the rest of it initialises.
+	_ "github.com/deepagents-go/deepagents/netproxy/bridge"
 )
 
 func main() {
-	// Inside the sandbox, this program is the network bridge of commands
-	// that reach hosts through the proxy (package netproxy).
-	netproxy.MaybeBridge()
 	// The environment holds API keys: before anything is started, make it
 	// unreadable through /proc to the other processes of this user, the
 	// stdio MCP servers this process starts among them (docs/security.md).
