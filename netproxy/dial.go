@@ -168,6 +168,9 @@ func (m *Meter) take(n int) error {
 	if m == nil {
 		return nil
 	}
+	if m.capped.Load() {
+		return m.refusal()
+	}
 	if m.sent.Add(int64(n)) > m.max && m.max > 0 {
 		m.sent.Add(-int64(n))
 		m.capped.Store(true)

@@ -22,18 +22,19 @@
 // A tunnel to port 80 (CONNECT or SOCKS5) is read as HTTP requests, each
 // of which must name the tunnel's host; one to port 443 must start with a
 // ClientHello (read whole, however it is split into records) that names
-// the host and does not hide it (ECH). A tunnel to a port a rule names is
+// the host (with ECH, its outer name). A tunnel to a port a rule names is
 // not looked into.
 //
-// What it promises: a command reaches only allowed names, on ports 80 and
-// 443 unless a rule names another, never by an IP address, and a run's
-// commands send at most Config.MaxBytesOut bytes (Meter); a command has at most 256
-// connections and 4 questions at once, and a request's head at most
-// 1 MiB. What it does not: a program that ignores the proxy variables
-// reaches nothing (it is not a transparent proxy); inside TLS, the HTTP
-// Host a request names is not seen, so on a CDN that serves many sites
-// from one name a tunnel to an allowed name can still ask for another
-// (domain fronting, which some CDNs refuse themselves); and what an
-// allowed host does with what it receives is that host's business (an
-// allowed github.com takes a push as readily as a clone).
+// What it promises: a command reaches only allowed names, on ports 80
+// and 443 unless a rule names another, never by an IP address; a run's
+// commands send at most Config.MaxBytesOut bytes together (Meter); a
+// command has at most 256 connections and 4 questions at once, and a
+// request's head at most 1 MiB. What it does not: a program that ignores
+// the proxy variables reaches nothing (it is not a transparent proxy);
+// inside TLS the Host a request names is not seen, nor ECH's inner name,
+// so on a CDN that serves many sites from one name a tunnel to an allowed
+// name can still ask for another (domain fronting, which some CDNs refuse
+// themselves); and what an allowed host does with what it receives is
+// that host's business (an allowed github.com takes a push as readily as
+// a clone).
 package netproxy

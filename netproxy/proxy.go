@@ -430,10 +430,6 @@ func (l *Listener) ask(key string, q Question) (Answer, error) {
 		l.mu.Unlock()
 		return a, nil
 	}
-	if len(l.asking) >= maxQuestions {
-		l.mu.Unlock()
-		return Deny, fmt.Errorf("%s is not an allowed host, and %d other hosts are being asked about already", q.Host, maxQuestions)
-	}
 	if w, ok := l.asking[key]; ok {
 		l.mu.Unlock()
 		select {
@@ -446,6 +442,10 @@ func (l *Listener) ask(key string, q Question) (Answer, error) {
 	if p.cfg.Ask == nil {
 		l.mu.Unlock()
 		return Deny, p.unlisted(q)
+	}
+	if len(l.asking) >= maxQuestions {
+		l.mu.Unlock()
+		return Deny, fmt.Errorf("%s is not an allowed host, and %d other hosts are being asked about already", q.Host, maxQuestions)
 	}
 	w := &pending{done: make(chan struct{})}
 	l.asking[key] = w

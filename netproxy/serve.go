@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -187,8 +188,12 @@ func (l *Listener) forward(c *conn, req *http.Request, t *http.Transport, host s
 	for _, h := range hopHeaders {
 		out.Header.Del(h)
 	}
+	var body *trackedBody
 	if req.ContentLength == 0 {
 		out.Body = nil
+	} else {
+		body = &trackedBody{ReadCloser: req.Body}
+		out.Body = body
 	}
 	resp, err := t.RoundTrip(out)
 	if err != nil {
@@ -208,11 +213,30 @@ func (l *Listener) forward(c *conn, req *http.Request, t *http.Transport, host s
 			resp.Header.Del(h)
 		}
 	}
-	resp.Close = req.Close
+	resp.Close = resp.Close || req.Close
 	if err := resp.Write(c); err != nil {
 		return false
 	}
-	return !req.Close && !resp.Close
+	// The next request is read only once this one's body has been read
+	// to its end: a host that answers before reading it all leaves the
+	// transport reading it still, and the connection's framing unknown. A
+	// response without a length ends with its connection.
+	unframed := resp.ContentLength < 0 && !slices.Contains(resp.TransferEncoding, "chunked")
+	return !resp.Close && !unframed && (body == nil || body.eof.Load())
+}
+
+// trackedBody is a request's body that says when it was read to its end.
+type trackedBody struct {
+	io.ReadCloser
+	eof atomic.Bool
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.eof.Store(true)
+	}
+	return n, err
 }
 
 // connect serves a CONNECT: decided, then a tunnel (port 80's read as

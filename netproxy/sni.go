@@ -26,8 +26,11 @@ const (
 // readClientHello reads the TLS records at the start of br that carry a
 // whole ClientHello (however it was split into records), and returns
 // them as read, for the tunnel to send on, with the hello's server name.
-// A hello without a server name, or one that hides it (ECH), is an
-// error: the proxy could not tell which site the tunnel asks for.
+// A hello without a server name is an error: the proxy could not tell
+// which site the tunnel asks for. With ECH the name is the outer one (the
+// host's public name): browsers send a placeholder ECH extension in every
+// hello, which cannot be told from a real one, so it is let through, the
+// inner name unseen (as a Host header inside TLS is).
 func readClientHello(br *bufio.Reader) (raw []byte, name string, err error) {
 	var msg []byte
 	need := -1 // the handshake message's length, once its header is read
@@ -62,12 +65,10 @@ func readClientHello(br *bufio.Reader) (raw []byte, name string, err error) {
 	if len(msg) != need {
 		return raw, "", errors.New("more than a ClientHello in its records")
 	}
-	name, ech, err := parseClientHello(msg)
+	name, _, err = parseClientHello(msg)
 	switch {
 	case err != nil:
 		return raw, "", err
-	case ech:
-		return raw, "", errors.New("an encrypted ClientHello (ECH) hides the server it asks for")
 	case name == "":
 		return raw, "", errors.New("the ClientHello names no server")
 	}

@@ -1,7 +1,7 @@
 // Package bridge is the network bridge a sandboxed command runs behind
 // (see package netproxy): imported for its side effect, it makes the
-// program that imports it the bridge when started with Arg, before the
-// rest of the program initialises.
+// program that imports it the bridge when started with Arg, before most
+// of the program initialises.
 //
 //	import _ "github.com/deepagents-go/deepagents/netproxy/bridge"
 //
@@ -10,9 +10,9 @@
 // sandbox runs the program's own executable as the bridge. Go initialises
 // packages in the order of their import paths, each after its imports,
 // and this one imports only the standard library's process and network
-// packages: as the bridge, the program starts without initialising the
-// rest of itself (a provider's SDK, a Markdown parser), in a few
-// milliseconds.
+// packages: as the bridge, the program runs before the packages whose
+// paths sort after net's (and what they need) initialise, which skips
+// the costliest of the CLI's (goldmark's, SQLite's).
 //
 // The bridge listens on the sandbox's loopback, on HTTPPort (HTTP and
 // CONNECT) and SOCKSPort (SOCKS5), passes each connection to the proxy's
