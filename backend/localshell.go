@@ -152,6 +152,11 @@ func NewLocalShell(root string, opts LocalShellOptions) (*LocalShell, error) {
 			return nil, err
 		}
 		warnForeignOwner(s.root)
+		for _, bd := range sb.Binds {
+			if err := checkBind(bd, s.root); err != nil {
+				return nil, err
+			}
+		}
 		if sb.Proxy != nil && !sb.Network {
 			if s.bridge, err = findBridge(&sb); err != nil {
 				return nil, err
@@ -188,6 +193,29 @@ func NewLocalShell(root string, opts LocalShellOptions) (*LocalShell, error) {
 // as root (a cron job, a profile script). A project below one of them
 // (/opt/app, /var/www/site) is fine: only it is writable.
 var sandboxSystemRoots = []string{"/", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/var", "/boot", "/run", "/proc", "/sys", "/dev", "/usr/local", "/usr/bin", "/usr/lib"}
+
+// checkBind refuses a bind whose place is relative, a system folder, or
+// at, above or under the workspace root, where it would hide or replace
+// what the sandbox's other mounts promise.
+func checkBind(b Bind, root string) error {
+	at := filepath.Clean(b.At)
+	if !filepath.IsAbs(b.At) || at == "/" {
+		return fmt.Errorf("%w: a bind's place %q must be an absolute folder", ErrNoSandbox, b.At)
+	}
+	within := func(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+	for _, d := range sandboxSystemRoots {
+		if d != "/" && within(at, d) {
+			return fmt.Errorf("%w: a bind at %s would cover the system folder %s", ErrNoSandbox, at, d)
+		}
+	}
+	if within(at, root) || within(root, at) || at == SandboxHome || within(at, "/tmp") || within(at, "/home") {
+		return fmt.Errorf("%w: a bind at %s would cover the workspace, HOME or /tmp", ErrNoSandbox, at)
+	}
+	if st, err := os.Stat(b.Host); err != nil || !st.IsDir() {
+		return fmt.Errorf("%w: a bind's host folder %s: not a folder", ErrNoSandbox, b.Host)
+	}
+	return nil
+}
 
 // sandboxRootAllowed refuses, with ErrNoSandbox, a sandbox workspace that
 // is a system folder.

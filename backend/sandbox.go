@@ -37,6 +37,11 @@ type Bubblewrap struct {
 	// clients. The sandbox still has no route out: a program that ignores
 	// those variables reaches nothing.
 	Proxy *netproxy.Proxy
+	// Binds are more host folders mounted inside at places of their own:
+	// an evaluation's tests and logs (/tests, /logs/verifier), say. A
+	// bind's place must be absolute and outside the system folders and
+	// the workspace.
+	Binds []Bind
 	// Bridge is the program the sandbox runs as Proxy's bridge: one that
 	// imports package netproxy/bridge. Empty means this process's own
 	// executable, whose main package must import it (the deepagents
@@ -102,6 +107,13 @@ type Bubblewrap struct {
 	// read_file may not. More than MaxHiddenMatches matches fail the
 	// command rather than show some.
 	HiddenGlobs []string
+}
+
+// Bind is a host folder (Host) mounted inside the sandbox at At,
+// read-only unless Writable.
+type Bind struct {
+	Host, At string
+	Writable bool
 }
 
 // MaxHiddenMatches bounds the files and folders Bubblewrap.HiddenGlobs may

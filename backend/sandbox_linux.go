@@ -327,6 +327,13 @@ func bwrapArgs(b *Bubblewrap, plan *sandboxPlan, root, shell, command string, en
 	}
 	args = append(args, "--bind", root, root)
 	args = append(args, binds...)
+	for _, bd := range b.Binds {
+		opt := "--ro-bind"
+		if bd.Writable {
+			opt = "--bind"
+		}
+		args = append(args, opt, bd.Host, bd.At)
+	}
 	if nw != nil {
 		args = append(args, "--ro-bind", nw.dir, sandboxNetDir, "--ro-bind", nw.bridge, sandboxBridge)
 		env = append(slices.Clip(env), netproxy.Env()...)

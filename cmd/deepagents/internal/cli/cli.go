@@ -177,7 +177,7 @@ func newRoot(env Env) *cobra.Command {
 		}
 		return nil // the user left the picker
 	}
-	root.AddCommand(newRunCmd(env), newResumeCmd(env), newServeCmd(env), newMCPServeCmd(env), newMCPCmd(env), newACPCmd(env), newThreadsCmd(env), newStateCmd(env), newRewindCmd(env), newDBCmd(env), newHooksCmd(env), newPluginCmd(env))
+	root.AddCommand(newRunCmd(env), newResumeCmd(env), newServeCmd(env), newMCPServeCmd(env), newMCPCmd(env), newACPCmd(env), newThreadsCmd(env), newStateCmd(env), newRewindCmd(env), newDBCmd(env), newHooksCmd(env), newPluginCmd(env), newEvalCmd(env))
 	return root
 }
 

@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/deepagents-go/deepagents"
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/eval"
+)
+
+// newEvalCmd is deepagents eval: a dataset of Harbor tasks against the
+// harness (with the model and settings of run) or the oracle.
+func newEvalCmd(env Env) *cobra.Command {
+	var f runFlags
+	var agentName, jsonOut string
+	var k, parallel int
+	cmd := &cobra.Command{
+		Use:   "eval [flags] DATASET",
+		Short: "Score the agent on benchmark tasks in Harbor's format",
+		Long: `Score the agent on DATASET: a task in Harbor's format (instruction.md, task.toml,
+environment/, tests/test.sh, solution/solve.sh), or a folder of them.
+
+Each trial runs in the sandbox over a fresh copy of the task's environment/:
+the agent (--agent harness, with the model and flags of run; or oracle, which
+runs solution/solve.sh) works there within task.toml's agent timeout, then
+tests/test.sh runs in the same folder, the tests mounted at /tests only then,
+and writes /logs/verifier/reward.txt. -k trials per task give pass@k (the
+unbiased estimator) and avg@k; the scorecard goes to standard output as
+Markdown, and to --json FILE.
+
+See docs/eval.md.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.Dir = os.TempDir() // each trial's own; validate wants one
+			if err := f.validate(cmd); err != nil {
+				return err
+			}
+			if k < 1 || parallel < 1 {
+				return usageError{errors.New("-k and --parallel must be at least 1")}
+			}
+			tasks, err := eval.LoadDataset(args[0])
+			if err != nil {
+				return usageError{err}
+			}
+			var a eval.Agent
+			switch agentName {
+			case "oracle":
+				a = eval.Oracle{}
+			case "harness":
+				a = &harnessAgent{env: env, f: f}
+			default:
+				return usageError{fmt.Errorf("--agent must be harness or oracle, not %q", agentName)}
+			}
+			var mu sync.Mutex
+			done, passed := 0, 0
+			total := len(tasks) * k
+			sc, err := eval.Run(cmd.Context(), tasks, eval.Config{Agent: a, K: k, Parallel: parallel, Done: func(r eval.TrialResult) {
+				mu.Lock()
+				defer mu.Unlock()
+				done++
+				if r.Outcome == eval.Passed {
+					passed++
+				}
+				fmt.Fprintf(env.Stderr, "[%d/%d] %s #%d: %s (reward %.2f, $%.4f, %d steps) · %d passed\n", done, total, r.Task, r.N, r.Outcome, r.Reward, r.Usage.Cost, r.Usage.Steps, passed)
+			}})
+			if sc == nil {
+				return err
+			}
+			fmt.Fprint(env.Stdout, sc.Markdown())
+			if jsonOut != "" {
+				b, _ := json.MarshalIndent(sc, "", "  ") // plain fields: cannot fail
+				if werr := os.WriteFile(jsonOut, append(b, '\n'), 0o644); werr != nil {
+					return fmt.Errorf("--json: %w", werr)
+				}
+			}
+			return err
+		},
+	}
+	f.register(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&agentName, "agent", "harness", "who attempts the tasks: harness (this agent, with --model and the flags of run) or oracle (the tasks' solution/solve.sh: a dataset's self-check)")
+	fl.IntVarP(&k, "k", "k", 1, "trials per task (pass@k)")
+	fl.IntVar(&parallel, "parallel", 1, "trials run at once")
+	fl.StringVar(&jsonOut, "json", "", "also write the scorecard, every trial included, to FILE as JSON")
+	return cmd
+}
+
+// harnessAgent is this harness on a trial: a run of the instruction in
+// the trial's folder, as deepagents run would run it headless (--shell,
+// nothing asking, a database of its own in memory).
+type harnessAgent struct {
+	env Env
+	f   runFlags
+}
+
+func (h *harnessAgent) Name() string { return "harness" }
+
+func (h *harnessAgent) Attempt(ctx context.Context, tr *eval.Trial) (eval.Usage, error) {
+	f := h.f
+	f.Dir, f.Shell, f.AutoApprove, f.db = tr.Dir, true, true, "memory:"
+	f.Given = func(name string) bool { return name == "dir" || name == "shell" || h.f.Given(name) }
+	// A trial's notes would interleave with the progress.
+	quiet := h.env
+	quiet.Stderr = io.Discard
+	o, err := openSession(ctx, quiet, &f, false, false, nil)
+	if err != nil {
+		return eval.Usage{}, err
+	}
+	defer o.close()
+	var used agent.UsageTree
+	var runErr error
+	for e, err := range o.Agent.Stream(ctx, deepagents.Prompt(tr.Task.Instruction)) {
+		if err != nil {
+			runErr = err
+			break
+		}
+		used.Add(e)
+		if e.Type == agent.EventRunEnd && len(e.Namespace) == 0 && e.Status != agent.StatusCompleted {
+			runErr = fmt.Errorf("the run ended %s: %s", e.Status, e.Error)
+		}
+	}
+	calls, u := used.Total()
+	cost, _ := used.Cost(o.spec.Prices)
+	return eval.Usage{InputTokens: u.InputTokens, CacheWriteTokens: u.CacheWriteTokens, CacheReadTokens: u.CacheReadTokens,
+		OutputTokens: u.OutputTokens, Cost: cost, Steps: calls}, runErr
+}

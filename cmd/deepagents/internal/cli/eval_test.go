@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// deepagents eval scores the shipped dataset: the oracle solves every
+// task; the harness, on a scripted trajectory, solves the task it
+// solves and fails the others, in JSON and Markdown.
+func TestEval(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil && os.Getenv("CI") == "" {
+		t.Skip("bubblewrap is not installed")
+	}
+	dataset, _ := filepath.Abs("../../../../eval/dataset")
+	c := newInproc(t)
+	out := filepath.Join(t.TempDir(), "oracle.json")
+	code, stdout, stderr := c.run("eval", "--agent", "oracle", "--json", out, filepath.Join(dataset, "count-words"))
+	if code != 0 || !strings.Contains(stdout, "| **all** | 1 | 1 | 1.000 | 1.000 |") {
+		t.Fatalf("oracle: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var sc struct {
+		Agent string
+		Total struct {
+			PassAtK float64 `json:"pass_at_k"`
+		}
+	}
+	if b, err := os.ReadFile(out); err != nil || json.Unmarshal(b, &sc) != nil || sc.Agent != "oracle" || sc.Total.PassAtK != 1 {
+		t.Errorf("the JSON scorecard: %+v %v", sc, err)
+	}
+	script := writeScript(t, `{"turns":[{"tool_calls":[{"id":"x","name":"execute","args":{"command":"wc -w < notes.txt | tr -d ' ' > count.txt"}}]},{"content":"Counted."}]}`)
+	code, stdout, stderr = c.run("eval", "--model", "replay:"+script, "-k", "2", filepath.Join(dataset, "count-words"))
+	if code != 0 || !strings.Contains(stdout, "| count-words | 2 | 2 | 1.000 | 1.000 |") || !strings.Contains(stdout, "| 4 |") {
+		t.Errorf("the scripted harness: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// The same script on another task does not solve it.
+	code, stdout, stderr = c.run("eval", "--model", "replay:"+script, filepath.Join(dataset, "csv-total-python"))
+	if code != 0 || !strings.Contains(stdout, "| **all** | 1 | 0 | 0.000 |") || !strings.Contains(stderr, "failed") {
+		t.Errorf("a task the script does not solve: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}

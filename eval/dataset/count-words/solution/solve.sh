@@ -1,0 +1,2 @@
+#!/bin/bash
+wc -w < notes.txt | tr -d ' ' > count.txt
