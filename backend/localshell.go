@@ -211,8 +211,17 @@ func checkBind(b Bind, root string) error {
 	if within(at, root) || within(root, at) || at == SandboxHome || within(at, "/tmp") || within(at, "/home") {
 		return fmt.Errorf("%w: a bind at %s would cover the workspace, HOME or /tmp", ErrNoSandbox, at)
 	}
-	if st, err := os.Stat(b.Host); err != nil || !st.IsDir() {
+	host, err := filepath.EvalSymlinks(b.Host)
+	if err != nil {
+		return fmt.Errorf("%w: a bind's host folder %s: %v", ErrNoSandbox, b.Host, err)
+	}
+	if st, err := os.Stat(host); err != nil || !st.IsDir() {
 		return fmt.Errorf("%w: a bind's host folder %s: not a folder", ErrNoSandbox, b.Host)
+	}
+	// A host folder in or above the workspace would be a second way to
+	// its files, around the protected paths' read-only mounts.
+	if host == "/" || within(host, root) || within(root, host) {
+		return fmt.Errorf("%w: a bind's host folder %s is in or above the workspace", ErrNoSandbox, b.Host)
 	}
 	return nil
 }

@@ -28,7 +28,10 @@ type Usage struct {
 	CacheReadTokens  int     `json:"cache_read_tokens"`
 	OutputTokens     int     `json:"output_tokens"`
 	Cost             float64 `json:"cost"`
-	Steps            int     `json:"steps"`
+	// Unpriced names a model whose price is unknown, whose tokens Cost
+	// leaves out ("" for none).
+	Unpriced string `json:"unpriced,omitempty"`
+	Steps    int    `json:"steps"`
 }
 
 func (u *Usage) add(v Usage) {
@@ -38,6 +41,9 @@ func (u *Usage) add(v Usage) {
 	u.OutputTokens += v.OutputTokens
 	u.Cost += v.Cost
 	u.Steps += v.Steps
+	if u.Unpriced == "" {
+		u.Unpriced = v.Unpriced
+	}
 }
 
 // Oracle is the agent that runs the task's solution/solve.sh (mounted at
@@ -86,9 +92,11 @@ type TrialResult struct {
 	Reward  float64 `json:"reward"`
 	Outcome Outcome `json:"outcome"`
 	// Error is the agent's or the verifier's error, when there was one.
-	Error string        `json:"error,omitempty"`
-	Usage Usage         `json:"usage"`
-	Wall  time.Duration `json:"wall_ns"`
+	Error string `json:"error,omitempty"`
+	// VerifierExit is test.sh's exit status.
+	VerifierExit int           `json:"verifier_exit"`
+	Usage        Usage         `json:"usage"`
+	Wall         time.Duration `json:"wall_ns"`
 }
 
 // Config configures Run.
@@ -119,6 +127,7 @@ type Config struct {
 // Run runs cfg.K trials of each task with cfg.Agent and scores them. A
 // trial that fails is a result, not an error; Run's error is ctx's.
 func Run(ctx context.Context, tasks []Task, cfg Config) (*Scorecard, error) {
+	start := time.Now()
 	k := max(cfg.K, 1)
 	type job struct {
 		t Task
@@ -146,6 +155,9 @@ func Run(ctx context.Context, tasks []Task, cfg Config) (*Scorecard, error) {
 			defer wg.Done()
 			for j := range work {
 				r := runTrial(ctx, cfg, j.t, j.n)
+				if ctx.Err() != nil {
+					continue // cut short: not a result
+				}
 				mu.Lock()
 				results = append(results, r)
 				if cfg.Done != nil {
@@ -167,6 +179,10 @@ func Run(ctx context.Context, tasks []Task, cfg Config) (*Scorecard, error) {
 	close(work)
 	wg.Wait()
 	sc := Score(cfg.Agent.Name(), k, results)
+	sc.Elapsed = time.Since(start)
+	if ctx.Err() != nil {
+		sc.Partial = true
+	}
 	return sc, ctx.Err()
 }
 
@@ -195,7 +211,7 @@ func attempt(ctx context.Context, cfg Config, t Task, n int) TrialResult {
 	cancel()
 	r.Usage = u
 	v, err := tr.Verify(ctx)
-	r.Reward = v.Reward
+	r.Reward, r.VerifierExit = v.Reward, v.ExitCode
 	switch {
 	case err != nil:
 		r.Outcome, r.Error = VerifierError, err.Error()
@@ -220,6 +236,11 @@ type Scorecard struct {
 	K     int         `json:"k"`
 	Tasks []TaskScore `json:"tasks"`
 	Total TaskScore   `json:"total"`
+	// Elapsed is the eval's wall time (Total.Wall adds up the trials').
+	Elapsed time.Duration `json:"elapsed_ns"`
+	// Partial says the eval was cut short: the trials not run are missing,
+	// and a task with fewer than k trials is scored on those it has.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // TaskScore is one task's score (or, as Scorecard.Total, the mean over
@@ -258,7 +279,7 @@ func Score(agent string, k int, results []TrialResult) *Scorecard {
 			ts.Outcomes[r.Outcome]++
 			sc.Total.Outcomes[r.Outcome]++
 		}
-		ts.PassAtK = PassAtK(len(rs), ts.Passed, k)
+		ts.PassAtK = PassAtK(len(rs), ts.Passed, min(k, len(rs)))
 		ts.AvgAtK = sum / float64(len(rs))
 		sc.Tasks = append(sc.Tasks, ts)
 	}

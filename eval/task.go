@@ -77,11 +77,9 @@ func LoadTask(dir string) (Task, error) {
 		return t, fmt.Errorf("%w: %s: %v", ErrTask, dir, err)
 	}
 	t.Instruction = strings.TrimSpace(string(ins))
-	meta, err := toml.DecodeFile(filepath.Join(dir, "task.toml"), &t.Config)
-	if err != nil {
+	if _, err := toml.DecodeFile(filepath.Join(dir, "task.toml"), &t.Config); err != nil {
 		return t, fmt.Errorf("%w: %s: task.toml: %v", ErrTask, dir, err)
 	}
-	_ = meta
 	if st, err := os.Stat(filepath.Join(dir, "tests", "test.sh")); err != nil || !st.Mode().IsRegular() {
 		return t, fmt.Errorf("%w: %s: no tests/test.sh", ErrTask, dir)
 	}
@@ -103,7 +101,7 @@ func LoadDataset(path string) ([]Task, error) {
 	var errs []error
 	for _, e := range entries {
 		dir := filepath.Join(path, e.Name())
-		if !e.IsDir() {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() { // a link to a task is one
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(dir, "task.toml")); errors.Is(err, fs.ErrNotExist) {

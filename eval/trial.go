@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/deepagents-go/deepagents/backend"
@@ -87,8 +89,10 @@ func (tr *Trial) copyOut(sub string) (string, error) {
 type Verification struct {
 	// Reward is reward.txt's number, or reward.json's "reward".
 	Reward float64
-	// Output is the verifier's output (bounded).
-	Output string
+	// Output is the verifier's output (bounded); ExitCode its exit
+	// status (a reward counts whatever it is, as in Harbor).
+	Output   string
+	ExitCode int
 }
 
 // ErrNoReward is returned when the verifier wrote no reward.
@@ -118,7 +122,7 @@ func (tr *Trial) Verify(ctx context.Context) (Verification, error) {
 	}
 	defer sh.Close()
 	res, err := sh.Execute(ctx, "bash "+TestsDir+"/test.sh", timeout)
-	v := Verification{Output: res.Output}
+	v := Verification{Output: res.Output, ExitCode: res.ExitCode}
 	if err != nil {
 		return v, fmt.Errorf("eval: the verifier: %w", err)
 	}
@@ -126,29 +130,73 @@ func (tr *Trial) Verify(ctx context.Context) (Verification, error) {
 	return v, err
 }
 
-// readReward reads reward.txt (a number) or reward.json ({"reward": N}).
+// maxReward bounds the bytes of a reward file read: a number, or a small
+// JSON object.
+const maxReward = 4 << 10
+
+// readReward reads reward.txt (a number) or reward.json ({"reward": N}),
+// a number from 0 to 1. The files are the verifier's, but the agent's code
+// that the verifier runs could have made them anything: a link, a pipe, a
+// huge file. So each must be a regular file, read without following a
+// link, at most maxReward bytes, and its text is never quoted.
 func readReward(dir string) (float64, error) {
-	if b, err := os.ReadFile(filepath.Join(dir, "reward.txt")); err == nil {
+	b, err := readSmall(filepath.Join(dir, "reward.txt"))
+	if err == nil {
 		r, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
 		if err != nil {
-			return 0, fmt.Errorf("eval: reward.txt: %q is not a number", strings.TrimSpace(string(b)))
+			return 0, errors.New("eval: reward.txt does not hold a number")
 		}
-		return r, nil
+		return checkReward(r)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "reward.json"))
+	if !errors.Is(err, fs.ErrNotExist) {
+		return 0, fmt.Errorf("eval: reward.txt: %w", err)
+	}
+	b, err = readSmall(filepath.Join(dir, "reward.json"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, ErrNoReward
 	}
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("eval: reward.json: %w", err)
 	}
 	var v struct {
 		Reward *float64 `json:"reward"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil || v.Reward == nil {
-		return 0, fmt.Errorf("eval: reward.json: want {\"reward\": N}: %s", strings.TrimSpace(string(b)))
+		return 0, errors.New("eval: reward.json is not {\"reward\": N}")
 	}
-	return *v.Reward, nil
+	return checkReward(*v.Reward)
+}
+
+// checkReward refuses a reward outside [0, 1] (NaN and infinities too).
+func checkReward(r float64) (float64, error) {
+	if !(r >= 0 && r <= 1) {
+		return 0, errors.New("eval: the reward is not a number from 0 to 1")
+	}
+	return r, nil
+}
+
+// readSmall reads the regular file at path, not through a link, at most
+// maxReward bytes.
+func readSmall(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, errors.New("a link, not a file")
+		}
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	if st.Size() > maxReward {
+		return nil, fmt.Errorf("larger than %d bytes", maxReward)
+	}
+	return io.ReadAll(io.LimitReader(f, maxReward))
 }
 
 // copyTree copies the regular files, folders and links of src into dst
@@ -183,12 +231,26 @@ func copyTree(src, dst string, skip func(rel string) bool) error {
 			}
 			return os.Symlink(target, to)
 		case info.Mode().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(to, b, info.Mode().Perm())
+			return copyFile(p, to, info.Mode().Perm())
 		}
 		return nil // devices, sockets: not a task's
 	})
+}
+
+// copyFile copies the regular file src to dst, streamed.
+func copyFile(src, dst string, perm fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/eval"
 )
 
@@ -55,7 +56,16 @@ See docs/eval.md.`,
 			case "oracle":
 				a = eval.Oracle{}
 			case "harness":
-				a = &harnessAgent{env: env, f: f}
+				if f.Sandbox != "bwrap" {
+					return usageError{errors.New("eval runs the agent in the sandbox: --sandbox none would let it read the tests and the solution")}
+				}
+				h := &harnessAgent{env: env, f: f}
+				// A session that cannot open (a missing key, a bad
+				// flag) fails the eval, not every trial.
+				if err := h.check(cmd.Context()); err != nil {
+					return err
+				}
+				a = h
 			default:
 				return usageError{fmt.Errorf("--agent must be harness or oracle, not %q", agentName)}
 			}
@@ -69,14 +79,21 @@ See docs/eval.md.`,
 				if r.Outcome == eval.Passed {
 					passed++
 				}
-				fmt.Fprintf(env.Stderr, "[%d/%d] %s #%d: %s (reward %.2f, $%.4f, %d steps) · %d passed\n", done, total, r.Task, r.N, r.Outcome, r.Reward, r.Usage.Cost, r.Usage.Steps, passed)
+				line := fmt.Sprintf("[%d/%d] %s #%d: %s (reward %.2f, $%.4f, %d steps) · %d passed", done, total, r.Task, r.N, r.Outcome, r.Reward, r.Usage.Cost, r.Usage.Steps, passed)
+				if r.Error != "" {
+					line += ": " + display.OneLine(display.Clip(r.Error, 200))
+				}
+				fmt.Fprintln(env.Stderr, line)
 			}})
 			if sc == nil {
 				return err
 			}
 			fmt.Fprint(env.Stdout, sc.Markdown())
 			if jsonOut != "" {
-				b, _ := json.MarshalIndent(sc, "", "  ") // plain fields: cannot fail
+				b, merr := json.MarshalIndent(sc, "", "  ")
+				if merr != nil {
+					return fmt.Errorf("--json: %w", merr)
+				}
 				if werr := os.WriteFile(jsonOut, append(b, '\n'), 0o644); werr != nil {
 					return fmt.Errorf("--json: %w", werr)
 				}
@@ -103,11 +120,46 @@ type harnessAgent struct {
 
 func (h *harnessAgent) Name() string { return "harness" }
 
-func (h *harnessAgent) Attempt(ctx context.Context, tr *eval.Trial) (eval.Usage, error) {
+// flags are the run flags of a trial in dir: the sandbox, a shell,
+// nothing asking (whatever the user's permission_mode), a database of its
+// own in memory.
+func (h *harnessAgent) flags(dir string) runFlags {
 	f := h.f
-	f.Dir, f.Shell, f.AutoApprove, f.db = tr.Dir, true, true, "memory:"
-	f.Given = func(name string) bool { return name == "dir" || name == "shell" || h.f.Given(name) }
-	// A trial's notes would interleave with the progress.
+	f.Dir, f.Shell, f.AutoApprove, f.Sandbox, f.PermissionMode, f.db = dir, true, true, "bwrap", "", "memory:"
+	given := h.f.Given
+	f.Given = func(name string) bool {
+		switch name {
+		case "dir", "shell", "auto-approve", "sandbox", "db":
+			return true
+		case "permission-mode":
+			return false
+		}
+		return given(name)
+	}
+	return f
+}
+
+// check opens a session once, in a folder of its own, printing its
+// notes: what would fail every trial fails here.
+func (h *harnessAgent) check(ctx context.Context) error {
+	dir, err := os.MkdirTemp("", "deepagents-eval-check-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	f := h.flags(dir)
+	o, err := openSession(ctx, h.env, &f, false, false, nil)
+	if err != nil {
+		return err
+	}
+	o.close()
+	return nil
+}
+
+func (h *harnessAgent) Attempt(ctx context.Context, tr *eval.Trial) (eval.Usage, error) {
+	f := h.flags(tr.Dir)
+	// A trial's notes would interleave with the progress: check printed
+	// them once.
 	quiet := h.env
 	quiet.Stderr = io.Discard
 	o, err := openSession(ctx, quiet, &f, false, false, nil)
@@ -128,7 +180,7 @@ func (h *harnessAgent) Attempt(ctx context.Context, tr *eval.Trial) (eval.Usage,
 		}
 	}
 	calls, u := used.Total()
-	cost, _ := used.Cost(o.spec.Prices)
+	cost, unpriced := used.Cost(o.spec.Prices)
 	return eval.Usage{InputTokens: u.InputTokens, CacheWriteTokens: u.CacheWriteTokens, CacheReadTokens: u.CacheReadTokens,
-		OutputTokens: u.OutputTokens, Cost: cost, Steps: calls}, runErr
+		OutputTokens: u.OutputTokens, Cost: cost, Unpriced: unpriced, Steps: calls}, runErr
 }

@@ -42,4 +42,12 @@ func TestEval(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "| **all** | 1 | 0 | 0.000 |") || !strings.Contains(stderr, "failed") {
 		t.Errorf("a task the script does not solve: exit %d\n%s\n%s", code, stdout, stderr)
 	}
+	// The agent runs in the sandbox, and a session that cannot open fails
+	// the eval rather than every trial.
+	if code, _, stderr := c.run("eval", "--sandbox", "none", "--model", "replay:"+script, dataset); code != 2 || !strings.Contains(stderr, "sandbox") {
+		t.Errorf("--sandbox none: exit %d: %s", code, stderr)
+	}
+	if code, stdout, _ := c.run("eval", "--model", "replay:/no/such/script.json", dataset); code == 0 || strings.Contains(stdout, "| **all**") {
+		t.Errorf("a model that cannot open: exit %d\n%s", code, stdout)
+	}
 }
