@@ -363,6 +363,27 @@ func readHead(c net.Conn) {
 	}
 }
 
+// dialThrough connects to a command's socket of a proxy that allows name,
+// a stand-in at addr.
+func dialThrough(t *testing.T, name, addr string) net.Conn {
+	t.Helper()
+	p, err := New(Config{Allow: []string{name}, Hosts: map[string]string{name + ":80": addr}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	l, err := p.Command(context.Background(), "cmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("unix", l.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // A host that answers before it has read the request's body: the
 // connection ends after the answer, rather than the proxy reading the
 // body's bytes as the next request while the transport still sends it.
@@ -372,20 +393,7 @@ func TestProxyEarlyResponse(t *testing.T) {
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 		io.Copy(io.Discard, c)
 	})
-	p, err := New(Config{Allow: []string{"early.test"}, Hosts: map[string]string{"early.test:80": addr}, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	l, err := p.Command(context.Background(), "cmd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := net.Dial("unix", l.Socket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialThrough(t, "early.test", addr)
 	// The head and a little of the body: the host answers before the rest.
 	fake := "GET http://evil.test/ HTTP/1.1\r\nHost: evil.test\r\n\r\n" // what a desync would read as a request
 	fmt.Fprintf(c, "POST http://early.test/ HTTP/1.1\r\nHost: early.test\r\nContent-Length: %d\r\n\r\n0123456789", 10+len(fake))
@@ -408,20 +416,7 @@ func TestProxyUnframedResponse(t *testing.T) {
 		readHead(c)
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nthe whole body")
 	})
-	p, err := New(Config{Allow: []string{"eof.test"}, Hosts: map[string]string{"eof.test:80": addr}, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	l, err := p.Command(context.Background(), "cmd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := net.Dial("unix", l.Socket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialThrough(t, "eof.test", addr)
 	fmt.Fprintf(c, "GET http://eof.test/ HTTP/1.1\r\nHost: eof.test\r\n\r\n")
 	c.SetReadDeadline(time.Now().Add(10 * time.Second)) // a hang, not a measure: the proxy waits 30 s for a next request
 	b, err := io.ReadAll(c)

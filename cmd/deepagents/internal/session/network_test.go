@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -59,20 +60,12 @@ func TestResolveNetwork(t *testing.T) {
 	// A bad pattern in the user's file is a usage error naming the file.
 	_, err := Resolve(Inputs{Flags: base, Places: home(t, "sandbox:\n  allow_domains: [\"10.0.0.1\"]\n")})
 	var ue UsageError
-	if !errorsAs(err, &ue) || !strings.Contains(err.Error(), "sandbox: netproxy: bad host pattern") {
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "sandbox: netproxy: bad host pattern") {
 		t.Errorf("a bad pattern: %v", err)
 	}
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
-
-func errorsAs(err error, target *UsageError) bool {
-	u, ok := err.(UsageError)
-	if ok {
-		*target = u
-	}
-	return ok
-}
 
 // Threads kept "network": true before modes; it reads as the proxy.
 func TestNetworkModeJSON(t *testing.T) {
