@@ -27,7 +27,9 @@ func TestReadReward(t *testing.T) {
 		{"above 1", func(d string) { os.WriteFile(filepath.Join(d, "reward.txt"), []byte("7"), 0o644) }, 0, false},
 		{"a link to a host file", func(d string) { os.Symlink(secret, filepath.Join(d, "reward.txt")) }, 0, false},
 		{"a pipe", func(d string) { syscall.Mkfifo(filepath.Join(d, "reward.txt"), 0o644) }, 0, false},
-		{"huge", func(d string) { os.WriteFile(filepath.Join(d, "reward.txt"), []byte(strings.Repeat("1", 1<<20)), 0o644) }, 0, false},
+		{"huge", func(d string) {
+			os.WriteFile(filepath.Join(d, "reward.txt"), []byte(strings.Repeat("1", 1<<20)), 0o644)
+		}, 0, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
