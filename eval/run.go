@@ -301,3 +301,26 @@ func clip(s string, n int) string {
 	}
 	return s[len(s)-n:]
 }
+
+// Reproducible returns the scorecard without its wall times, which no
+// two runs share: what a replay of recorded trials must reproduce byte
+// for byte (as JSON).
+func (sc *Scorecard) Reproducible() *Scorecard {
+	c := *sc
+	c.Elapsed = 0
+	strip := func(ts TaskScore) TaskScore {
+		ts.Wall = 0
+		rs := slices.Clone(ts.Results)
+		for i := range rs {
+			rs[i].Wall = 0
+		}
+		ts.Results = rs
+		return ts
+	}
+	c.Tasks = make([]TaskScore, len(sc.Tasks))
+	for i, ts := range sc.Tasks {
+		c.Tasks[i] = strip(ts)
+	}
+	c.Total = strip(sc.Total)
+	return &c
+}

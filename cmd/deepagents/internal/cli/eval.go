@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -15,13 +19,14 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/eval"
+	"github.com/deepagents-go/deepagents/llm/replay"
 )
 
 // newEvalCmd is deepagents eval: a dataset of Harbor tasks against the
 // harness (with the model and settings of run) or the oracle.
 func newEvalCmd(env Env) *cobra.Command {
 	var f runFlags
-	var agentName, jsonOut string
+	var agentName, jsonOut, replayDir string
 	var k, parallel int
 	cmd := &cobra.Command{
 		Use:   "eval [flags] DATASET",
@@ -47,6 +52,22 @@ See docs/eval.md.`,
 			if k < 1 || parallel < 1 {
 				return usageError{errors.New("-k and --parallel must be at least 1")}
 			}
+			recordDir := f.Record
+			var recorded []byte
+			if replayDir != "" {
+				if recordDir != "" || f.Given("model") || agentName != "harness" {
+					return usageError{errors.New("--replay plays the recorded trials' model: it takes no --record, --model or --agent")}
+				}
+				var err error
+				if recorded, err = os.ReadFile(filepath.Join(replayDir, recordedScorecard)); err != nil {
+					return usageError{fmt.Errorf("--replay: %w (a folder --record wrote)", err)}
+				}
+				var rec eval.Scorecard
+				if err := json.Unmarshal(recorded, &rec); err != nil {
+					return usageError{fmt.Errorf("--replay: %s: %w", recordedScorecard, err)}
+				}
+				k = rec.K
+			}
 			tasks, err := eval.LoadDataset(args[0])
 			if err != nil {
 				return usageError{err}
@@ -59,7 +80,7 @@ See docs/eval.md.`,
 				if f.Sandbox != "bwrap" {
 					return usageError{errors.New("eval runs the agent in the sandbox: --sandbox none would let it read the tests and the solution")}
 				}
-				h := &harnessAgent{env: env, f: f}
+				h := &harnessAgent{env: env, f: f, record: recordDir, replay: replayDir}
 				// A session that cannot open (a missing key, a bad
 				// flag) fails the eval, not every trial.
 				if err := h.check(cmd.Context()); err != nil {
@@ -89,6 +110,21 @@ See docs/eval.md.`,
 				return err
 			}
 			fmt.Fprint(env.Stdout, sc.Markdown())
+			repro, merr := json.MarshalIndent(sc.Reproducible(), "", "  ")
+			if merr != nil {
+				return fmt.Errorf("the scorecard: %w", merr)
+			}
+			repro = append(repro, '\n')
+			if recordDir != "" && err == nil {
+				if werr := os.WriteFile(filepath.Join(recordDir, recordedScorecard), repro, 0o644); werr != nil {
+					return fmt.Errorf("--record: %w", werr)
+				}
+			}
+			if replayDir != "" && err == nil {
+				if rerr := compareReplay(env, sc, recorded, repro); rerr != nil {
+					return rerr
+				}
+			}
 			if jsonOut != "" {
 				b, merr := json.MarshalIndent(sc, "", "  ")
 				if merr != nil {
@@ -107,6 +143,9 @@ See docs/eval.md.`,
 	fl.IntVarP(&k, "k", "k", 1, "trials per task (pass@k)")
 	fl.IntVar(&parallel, "parallel", 1, "trials run at once")
 	fl.StringVar(&jsonOut, "json", "", "also write the scorecard, every trial included, to FILE as JSON")
+	// run's --record FILE is a folder here: a recording per trial.
+	fl.Lookup("record").Usage = "record each trial's model exchanges in DIR (DIR/TASK/N.json) and the scorecard (DIR/scorecard.json), for --replay"
+	fl.StringVar(&replayDir, "replay", "", "play the trials --record recorded in DIR, with no model and no network, and check that the scorecard is the same byte for byte and that the harness sends each trial's requests as it did")
 	return cmd
 }
 
@@ -116,6 +155,39 @@ See docs/eval.md.`,
 type harnessAgent struct {
 	env Env
 	f   runFlags
+	// record and replay are --record's and --replay's folders.
+	record, replay string
+}
+
+// recordedScorecard is the name of the scorecard --record writes.
+const recordedScorecard = "scorecard.json"
+
+// recording is where trial n of task is recorded in dir.
+func recording(dir, task string, n int) string {
+	return filepath.Join(dir, task, strconv.Itoa(n)+".json")
+}
+
+// compareReplay says whether a replay reproduced the recorded scorecard
+// (its reproducible JSON, byte for byte), and which trials the harness now
+// asks something else of the model in: an error when either differs.
+func compareReplay(env Env, sc *eval.Scorecard, recorded, now []byte) error {
+	var changed []string
+	for _, ts := range sc.Tasks {
+		for _, r := range ts.Results {
+			if strings.Contains(r.Error, replay.ErrRequestMismatch.Error()) {
+				changed = append(changed, fmt.Sprintf("%s #%d: %s", r.Task, r.N, display.OneLine(display.Clip(r.Error, 300))))
+			}
+		}
+	}
+	for _, c := range changed {
+		fmt.Fprintln(env.Stderr, "the harness now sends something else: "+c)
+	}
+	if bytes.Equal(recorded, now) && len(changed) == 0 {
+		fmt.Fprintln(env.Stderr, "replay: the scorecard is the recorded one, byte for byte")
+		return nil
+	}
+	fmt.Fprintf(env.Stderr, "replay: the scorecard differs from the recorded one (%d trials ask the model something else)\n", len(changed))
+	return exitError{ExitFailed}
 }
 
 func (h *harnessAgent) Name() string { return "harness" }
@@ -126,6 +198,7 @@ func (h *harnessAgent) Name() string { return "harness" }
 func (h *harnessAgent) flags(dir string) runFlags {
 	f := h.f
 	f.Dir, f.Shell, f.AutoApprove, f.Sandbox, f.PermissionMode, f.db = dir, true, true, "bwrap", "", "memory:"
+	f.Record = ""
 	given := h.f.Given
 	f.Given = func(name string) bool {
 		switch name {
@@ -133,6 +206,8 @@ func (h *harnessAgent) flags(dir string) runFlags {
 			return true
 		case "permission-mode":
 			return false
+		case "model":
+			return h.replay != "" || given(name) // a replay's model is its recording, whatever the configuration says
 		}
 		return given(name)
 	}
@@ -148,6 +223,9 @@ func (h *harnessAgent) check(ctx context.Context) error {
 	}
 	defer os.RemoveAll(dir)
 	f := h.flags(dir)
+	if h.replay != "" {
+		return nil // each trial's model is its recording
+	}
 	o, err := openSession(ctx, h.env, &f, false, false, nil)
 	if err != nil {
 		return err
@@ -158,6 +236,15 @@ func (h *harnessAgent) check(ctx context.Context) error {
 
 func (h *harnessAgent) Attempt(ctx context.Context, tr *eval.Trial) (eval.Usage, error) {
 	f := h.flags(tr.Dir)
+	switch {
+	case h.record != "":
+		f.Record = recording(h.record, tr.Task.Name, tr.N)
+		if err := os.MkdirAll(filepath.Dir(f.Record), 0o755); err != nil {
+			return eval.Usage{}, err
+		}
+	case h.replay != "":
+		f.Model = "replay:" + recording(h.replay, tr.Task.Name, tr.N)
+	}
 	// A trial's notes would interleave with the progress: check printed
 	// them once.
 	quiet := h.env

@@ -50,4 +50,25 @@ func TestEval(t *testing.T) {
 	if code, stdout, _ := c.run("eval", "--model", "replay:/no/such/script.json", dataset); code == 0 || strings.Contains(stdout, "| **all**") {
 		t.Errorf("a model that cannot open: exit %d\n%s", code, stdout)
 	}
+	// Recorded, replayed: the same scorecard, byte for byte, and no
+	// request differs. Replayed with another profile (another system
+	// prompt), every trial says the harness now asks something else.
+	rec := filepath.Join(t.TempDir(), "rec")
+	code, stdout, stderr = c.run("eval", "--model", "replay:"+script, "-k", "2", "--record", rec, filepath.Join(dataset, "count-words"))
+	if code != 0 {
+		t.Fatalf("--record: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, f := range []string{"scorecard.json", "count-words/0.json", "count-words/1.json"} {
+		if _, err := os.Stat(filepath.Join(rec, f)); err != nil {
+			t.Errorf("--record wrote no %s", f)
+		}
+	}
+	code, stdout, stderr = c.run("eval", "--replay", rec, filepath.Join(dataset, "count-words"))
+	if code != 0 || !strings.Contains(stderr, "the scorecard is the recorded one, byte for byte") || !strings.Contains(stdout, "| count-words | 2 | 2 |") {
+		t.Errorf("--replay: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, _, stderr = c.run("eval", "--replay", rec, "--profile", "open", filepath.Join(dataset, "count-words"))
+	if code == 0 || strings.Count(stderr, "the harness now sends something else: count-words #") != 2 {
+		t.Errorf("--replay with another prompt: exit %d\n%s", code, stderr)
+	}
 }
