@@ -284,13 +284,18 @@ func Score(agent string, k int, results []TrialResult) *Scorecard {
 		sc.Tasks = append(sc.Tasks, ts)
 	}
 	slices.SortFunc(sc.Tasks, func(a, b TaskScore) int { return cmp.Compare(a.Task, b.Task) })
+	var pass, avg float64
 	for _, ts := range sc.Tasks {
 		sc.Total.Trials += ts.Trials
 		sc.Total.Passed += ts.Passed
-		sc.Total.PassAtK += ts.PassAtK / float64(len(sc.Tasks))
-		sc.Total.AvgAtK += ts.AvgAtK / float64(len(sc.Tasks))
+		pass += ts.PassAtK
+		avg += ts.AvgAtK
 		sc.Total.Usage.add(ts.Usage)
 		sc.Total.Wall += ts.Wall
+	}
+	if n := float64(len(sc.Tasks)); n > 0 {
+		// Summed, then divided once: six tasks of 1 make 1, not 0.999....
+		sc.Total.PassAtK, sc.Total.AvgAtK = pass/n, avg/n
 	}
 	return sc
 }

@@ -1,0 +1,3 @@
+#!/bin/sh
+# greet.sh NAME: says hello.
+echo "hello $1"

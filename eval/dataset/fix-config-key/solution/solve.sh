@@ -1,0 +1,2 @@
+#!/bin/bash
+sed -i 's/"prot"/"port"/' server.py

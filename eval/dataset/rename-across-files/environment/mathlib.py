@@ -1,0 +1,2 @@
+def calc(a, b):
+    return a * b + 1

@@ -1,0 +1,2 @@
+#!/bin/bash
+sed -i 's/\bcalc\b/compute/g' ./*.py
