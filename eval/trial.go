@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/internal/fsutil"
 )
 
 // Where a trial's sandbox finds the task's tests, the verifier's logs and
@@ -231,26 +232,8 @@ func copyTree(src, dst string, skip func(rel string) bool) error {
 			}
 			return os.Symlink(target, to)
 		case info.Mode().IsRegular():
-			return copyFile(p, to, info.Mode().Perm())
+			return fsutil.CopyFile(p, to, info.Mode().Perm())
 		}
 		return nil // devices, sockets: not a task's
 	})
-}
-
-// copyFile copies the regular file src to dst, streamed.
-func copyFile(src, dst string, perm fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

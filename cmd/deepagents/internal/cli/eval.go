@@ -217,15 +217,15 @@ func (h *harnessAgent) flags(dir string) runFlags {
 // check opens a session once, in a folder of its own, printing its
 // notes: what would fail every trial fails here.
 func (h *harnessAgent) check(ctx context.Context) error {
+	if h.replay != "" {
+		return nil // each trial's model is its recording
+	}
 	dir, err := os.MkdirTemp("", "deepagents-eval-check-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
 	f := h.flags(dir)
-	if h.replay != "" {
-		return nil // each trial's model is its recording
-	}
 	o, err := openSession(ctx, h.env, &f, false, false, nil)
 	if err != nil {
 		return err

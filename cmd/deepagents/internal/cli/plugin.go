@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
+	"github.com/deepagents-go/deepagents/internal/fsutil"
 )
 
 // deepagents plugin: Claude Code's (and Codex's) plugins installed into the
@@ -222,7 +222,7 @@ func installPlugin(src, dst string) (skipped int, err error) {
 		if size += info.Size(); size > maxPluginBytes {
 			return fmt.Errorf("the plugin is over %d MiB", maxPluginBytes>>20)
 		}
-		return copyFile(p, to, info.Mode().Perm())
+		return fsutil.CopyFile(p, to, info.Mode().Perm()|0o200) // writable: a reinstall replaces it
 	})
 	if err != nil {
 		return 0, fmt.Errorf("plugin install: %w", err)
@@ -240,21 +240,4 @@ func installPlugin(src, dst string) (skipped int, err error) {
 	}
 	os.RemoveAll(old)
 	return skipped, nil
-}
-
-func copyFile(from, to string, perm fs.FileMode) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm|0o200)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
