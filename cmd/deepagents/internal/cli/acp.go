@@ -8,9 +8,10 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/deepagents-go/deepagents"
+
 	"github.com/spf13/cobra"
 
-	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/acp"
@@ -110,7 +111,7 @@ func serveACP(ctx context.Context, env Env, f *runFlags) error {
 			return &acp.Workspace{
 				Dir:    spec.Dir,
 				Traits: s.Agent.ToolTraits,
-				Stream: func(ctx context.Context, in agent.Input) iter.Seq2[agent.Event, error] {
+				Stream: func(ctx context.Context, in deepagents.Input) iter.Seq2[deepagents.Event, error] {
 					if in.Decisions == nil {
 						in.Values = values // as deepagents run sets them on a prompt
 					}
@@ -121,7 +122,7 @@ func serveACP(ctx context.Context, env Env, f *runFlags) error {
 						fmt.Fprintf(env.Stderr, "warning: --continue will not find thread %s: %v\n", thread, err)
 					}
 				},
-				Ended: func(ctx context.Context, end agent.Event, used *agent.UsageTree) {
+				Ended: func(ctx context.Context, end deepagents.Event, used *deepagents.UsageTree) {
 					if err := recordUsage(ctx, db, end.ThreadID, used); err != nil {
 						fmt.Fprintf(env.Stderr, "warning: the usage of thread %s was not recorded: %v\n", end.ThreadID, err)
 					}

@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/deepagents-go/deepagents"
 
-	"github.com/deepagents-go/deepagents/agent"
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestAskDecisions(t *testing.T) {
-	reqs := []agent.ActionRequest{
+	reqs := []deepagents.ActionRequest{
 		{Tool: "write_file", Args: json.RawMessage(`{"file_path":"/a"}`)},
 		{Tool: "execute", Args: json.RawMessage(`{"command":"rm -rf /"}`)},
 		{Tool: "edit_file", Args: json.RawMessage(`{}`)},
@@ -24,10 +24,10 @@ func TestAskDecisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []agent.Decision{
-		{Type: agent.DecisionApprove},
-		{Type: agent.DecisionReject, Message: "not on my machine"},
-		{Type: agent.DecisionEdit, Args: json.RawMessage(`{"file_path":"/b"}`)},
+	want := []deepagents.Decision{
+		{Type: deepagents.DecisionApprove},
+		{Type: deepagents.DecisionReject, Message: "not on my machine"},
+		{Type: deepagents.DecisionEdit, Args: json.RawMessage(`{"file_path":"/b"}`)},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("decisions (-want +got):\n%s", diff)
@@ -45,16 +45,16 @@ func TestAskDecisions(t *testing.T) {
 func TestParseDecision(t *testing.T) {
 	for _, c := range []struct {
 		in   string
-		want agent.Decision
+		want deepagents.Decision
 		err  bool
 	}{
-		{"approve", agent.Decision{Type: agent.DecisionApprove}, false},
-		{"reject", agent.Decision{Type: agent.DecisionReject}, false},
-		{"reject: use staging ", agent.Decision{Type: agent.DecisionReject, Message: "use staging"}, false},
-		{`edit:{"a":1}`, agent.Decision{Type: agent.DecisionEdit, Args: json.RawMessage(`{"a":1}`)}, false},
-		{`edit:[1]`, agent.Decision{}, true},
-		{`edit:`, agent.Decision{}, true},
-		{"skip", agent.Decision{}, true},
+		{"approve", deepagents.Decision{Type: deepagents.DecisionApprove}, false},
+		{"reject", deepagents.Decision{Type: deepagents.DecisionReject}, false},
+		{"reject: use staging ", deepagents.Decision{Type: deepagents.DecisionReject, Message: "use staging"}, false},
+		{`edit:{"a":1}`, deepagents.Decision{Type: deepagents.DecisionEdit, Args: json.RawMessage(`{"a":1}`)}, false},
+		{`edit:[1]`, deepagents.Decision{}, true},
+		{`edit:`, deepagents.Decision{}, true},
+		{"skip", deepagents.Decision{}, true},
 	} {
 		got, err := parseDecision(c.in)
 		if (err != nil) != c.err || !cmp.Equal(got, c.want) {

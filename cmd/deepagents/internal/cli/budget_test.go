@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deepagents-go/deepagents"
+
 	"github.com/deepagents-go/deepagents/agent"
 )
 
@@ -31,13 +33,13 @@ func TestBudgetThroughCLI(t *testing.T) {
 	if code != ExitStopped {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var end agent.Event
+	var end deepagents.Event
 	var notes int
 	for _, e := range events(t, stdout) {
-		if e.Type == agent.EventRunEnd {
+		if e.Type == deepagents.EventRunEnd {
 			end = e
 		}
-		if e.Type == agent.EventToolResult && strings.Contains(e.Content, "Budget: ") {
+		if e.Type == deepagents.EventToolResult && strings.Contains(e.Content, "Budget: ") {
 			notes++
 		}
 	}

@@ -11,7 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents"
+
 	"github.com/deepagents-go/deepagents/middleware/todos"
 )
 
@@ -37,9 +38,9 @@ func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdo
 }
 
 // events parses jsonl output, failing on any line that is not an event.
-func events(t *testing.T, out string) []agent.Event {
+func events(t *testing.T, out string) []deepagents.Event {
 	t.Helper()
-	var evs []agent.Event
+	var evs []deepagents.Event
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(nil, 1<<24)
 	for sc.Scan() {
@@ -50,7 +51,7 @@ func events(t *testing.T, out string) []agent.Event {
 		if _, ok := raw["type"].(string); !ok {
 			t.Fatalf("line without a type: %q", sc.Text())
 		}
-		var e agent.Event
+		var e deepagents.Event
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +123,7 @@ func TestRunQuickstartJSONL(t *testing.T) {
 			todoUpdates++
 			lastTodos = plan
 		}
-		if e.Type == agent.EventToolResult {
+		if e.Type == deepagents.EventToolResult {
 			if e.IsError {
 				t.Errorf("tool %s failed: %s", e.Name, e.Content)
 			}
@@ -145,7 +146,7 @@ func TestRunQuickstartJSONL(t *testing.T) {
 		}
 	}
 	last := evs[len(evs)-1]
-	if last.Type != agent.EventRunEnd || last.Status != agent.StatusCompleted {
+	if last.Type != deepagents.EventRunEnd || last.Status != deepagents.StatusCompleted {
 		t.Fatalf("last event = %+v", last)
 	}
 	if last.Usage == nil || last.Usage.InputTokens != 26400 || last.Usage.OutputTokens != 860 {
@@ -191,7 +192,7 @@ func TestMalformedToolCallsThroughCLI(t *testing.T) {
 	}
 	want := map[string]string{"a": `unknown tool "no_such_tool"`, "b": `field "todos"`, "c": `field "todos": missing required field`}
 	for _, e := range events(t, stdout) {
-		if e.Type != agent.EventToolResult {
+		if e.Type != deepagents.EventToolResult {
 			continue
 		}
 		if !e.IsError || !strings.Contains(e.Content, want[e.ToolCallID]) {
@@ -255,7 +256,7 @@ func TestFailedRunExitStatus(t *testing.T) {
 	}
 	evs := events(t, stdout)
 	last := evs[len(evs)-1]
-	if last.Type != agent.EventRunEnd || last.Status != agent.StatusFailed || !strings.Contains(last.Error, "more often than scripted") {
+	if last.Type != deepagents.EventRunEnd || last.Status != deepagents.StatusFailed || !strings.Contains(last.Error, "more often than scripted") {
 		t.Errorf("last event = %+v", last)
 	}
 }

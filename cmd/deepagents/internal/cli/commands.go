@@ -15,7 +15,6 @@ import (
 	"sync"
 
 	"github.com/deepagents-go/deepagents"
-	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
@@ -103,13 +102,13 @@ var errNoShell = errors.New("! runs commands only in a session with a shell: sta
 func (l *live) commands() tui.Commands {
 	return tui.Commands{
 		Shell: l.shell,
-		Add: func(ctx context.Context, thread, text string) iter.Seq2[agent.Event, error] {
+		Add: func(ctx context.Context, thread, text string) iter.Seq2[deepagents.Event, error] {
 			s, spec := l.current()
 			in := deepagents.Prompt(text)
 			in.ThreadID, in.Values, in.Prepare = thread, spec.Settings.Values(), true
 			return s.Agent.Stream(ctx, in)
 		},
-		Compact: func(ctx context.Context, thread, focus string) iter.Seq2[agent.Event, error] {
+		Compact: func(ctx context.Context, thread, focus string) iter.Seq2[deepagents.Event, error] {
 			s, _ := l.current()
 			return s.Agent.Stream(deepagents.CompactNow(ctx, focus), deepagents.Input{ThreadID: thread, Prepare: true})
 		},

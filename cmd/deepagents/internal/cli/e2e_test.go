@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents"
 )
 
 var (
@@ -115,18 +115,18 @@ func (w *world) runArgs(script string, extra ...string) []string {
 }
 
 // toolResultEvents returns the tool_result events of a jsonl run, by call id.
-func toolResultEvents(t *testing.T, stdout string) map[string]agent.Event {
+func toolResultEvents(t *testing.T, stdout string) map[string]deepagents.Event {
 	t.Helper()
-	results := map[string]agent.Event{}
+	results := map[string]deepagents.Event{}
 	for _, e := range events(t, stdout) {
-		if e.Type == agent.EventToolResult {
+		if e.Type == deepagents.EventToolResult {
 			results[e.ToolCallID] = e
 		}
 	}
 	return results
 }
 
-func runEnd(t *testing.T, stdout string) agent.Event {
+func runEnd(t *testing.T, stdout string) deepagents.Event {
 	t.Helper()
 	evs := events(t, stdout)
 	if len(evs) == 0 {
@@ -246,11 +246,11 @@ func TestApprovalAcrossProcesses(t *testing.T) {
 				}
 				var sawInterrupt bool
 				for _, e := range events(t, stdout) {
-					if e.Type == agent.EventInterrupt && len(e.Interrupts) == 1 && e.Interrupts[0].Tool == "write_file" {
+					if e.Type == deepagents.EventInterrupt && len(e.Interrupts) == 1 && e.Interrupts[0].Tool == "write_file" {
 						sawInterrupt = true
 					}
 				}
-				if !sawInterrupt || runEnd(t, stdout).Status != agent.StatusInterrupted {
+				if !sawInterrupt || runEnd(t, stdout).Status != deepagents.StatusInterrupted {
 					t.Fatalf("no interrupt event: %s", stdout)
 				}
 				if _, err := os.Stat(filepath.Join(w.dir, "out.txt")); !os.IsNotExist(err) {
@@ -488,8 +488,8 @@ func TestKillNineLosesNothingAcknowledged(t *testing.T) {
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(nil, 1<<24)
 	for sc.Scan() {
-		var e agent.Event
-		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Type == agent.EventCheckpoint {
+		var e deepagents.Event
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Type == deepagents.EventCheckpoint {
 			acked = append(acked, e.CheckpointID)
 			if len(acked) == 15 {
 				break
@@ -529,7 +529,7 @@ func TestKillNineLosesNothingAcknowledged(t *testing.T) {
 	for {
 		code, stdout, stderr := w.run(w.runArgs(s2, "--thread", "crash", "continue")...)
 		if code == 0 {
-			if runEnd(t, stdout).Status != agent.StatusCompleted {
+			if runEnd(t, stdout).Status != deepagents.StatusCompleted {
 				t.Fatalf("continue: %s", stdout)
 			}
 			break
@@ -559,7 +559,7 @@ func TestShellIsSandboxed(t *testing.T) {
 	}
 	var result string
 	for _, e := range events(t, stdout) {
-		if e.Type == agent.EventToolResult {
+		if e.Type == deepagents.EventToolResult {
 			result = e.Content
 		}
 	}
@@ -637,7 +637,7 @@ func TestThreadKeepsItsSettings(t *testing.T) {
 	}
 	var execResult string
 	for _, e := range events(t, out.String()) {
-		if e.Type == agent.EventToolResult && e.ToolCallID == "y" {
+		if e.Type == deepagents.EventToolResult && e.ToolCallID == "y" {
 			execResult = e.Content
 		}
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deepagents-go/deepagents"
-	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/eval"
 	"github.com/deepagents-go/deepagents/llm/replay"
@@ -254,7 +253,7 @@ func (h *harnessAgent) Attempt(ctx context.Context, tr *eval.Trial) (eval.Usage,
 		return eval.Usage{}, err
 	}
 	defer o.close()
-	var used agent.UsageTree
+	var used deepagents.UsageTree
 	var runErr error
 	for e, err := range o.Agent.Stream(ctx, deepagents.Prompt(tr.Task.Instruction)) {
 		if err != nil {
@@ -262,7 +261,7 @@ func (h *harnessAgent) Attempt(ctx context.Context, tr *eval.Trial) (eval.Usage,
 			break
 		}
 		used.Add(e)
-		if e.Type == agent.EventRunEnd && len(e.Namespace) == 0 && e.Status != agent.StatusCompleted {
+		if e.Type == deepagents.EventRunEnd && len(e.Namespace) == 0 && e.Status != deepagents.StatusCompleted {
 			runErr = fmt.Errorf("the run ended %s: %s", e.Status, e.Error)
 		}
 	}

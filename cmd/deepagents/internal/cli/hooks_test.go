@@ -14,9 +14,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/deepagents-go/deepagents"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/hooks"
 )
 
@@ -78,7 +79,7 @@ func answers(t *testing.T, stdout string) []string {
 	t.Helper()
 	var out []string
 	for _, e := range events(t, stdout) {
-		if e.Type == agent.EventMessage && len(e.Namespace) == 0 && e.Message != nil && len(e.Message.ToolCalls) == 0 {
+		if e.Type == deepagents.EventMessage && len(e.Namespace) == 0 && e.Message != nil && len(e.Message.ToolCalls) == 0 {
 			out = append(out, e.Message.Text())
 		}
 	}

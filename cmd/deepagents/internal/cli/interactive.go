@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/deepagents-go/deepagents"
-	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/tui"
@@ -78,13 +77,13 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 	}
 	cmds := l.commands()
 	add := cmds.Add
-	cmds.Add = func(ctx context.Context, thread, text string) iter.Seq2[agent.Event, error] {
+	cmds.Add = func(ctx context.Context, thread, text string) iter.Seq2[deepagents.Event, error] {
 		return add(ctx, ts.thread(thread), text)
 	}
 	return tui.Run(ctx, tui.Config{
 		In:  in,
 		Out: out,
-		Prompt: func(ctx context.Context, thread, text string) iter.Seq2[agent.Event, error] {
+		Prompt: func(ctx context.Context, thread, text string) iter.Seq2[deepagents.Event, error] {
 			s, spec := l.current()
 			in := deepagents.Prompt(text)
 			spec.PermissionMode = mode.get()
@@ -97,7 +96,7 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 		},
 		Clear: ts.clear,
 		Idle:  idle,
-		Decide: func(ctx context.Context, thread string, ds []agent.Decision) iter.Seq2[agent.Event, error] {
+		Decide: func(ctx context.Context, thread string, ds []deepagents.Decision) iter.Seq2[deepagents.Event, error] {
 			s, _ := l.current()
 			return s.Agent.Stream(ctx, deepagents.Input{ThreadID: thread, Decisions: ds, Values: hitl.ModeValues(mode.get())})
 		},
@@ -110,7 +109,7 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 			ts.ran(thread)
 			return rememberThread(ctx, o.db, o.spec.Dir, thread, prompt)
 		},
-		Ended: func(ctx context.Context, thread string, used *agent.UsageTree) error {
+		Ended: func(ctx context.Context, thread string, used *deepagents.UsageTree) error {
 			return recordUsage(ctx, o.db, thread, used)
 		},
 		Recent: func(ctx context.Context) ([]tui.Thread, error) {

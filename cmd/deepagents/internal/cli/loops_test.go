@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deepagents-go/deepagents"
+
 	"github.com/deepagents-go/deepagents/agent"
 )
 
@@ -80,17 +82,17 @@ func TestLoopGuardStopsTheRun(t *testing.T) {
 	if code != ExitStopped {
 		t.Fatalf("exit %d, want %d: %s", code, ExitStopped, stderr)
 	}
-	var end agent.Event
+	var end deepagents.Event
 	calls := 0
 	for _, e := range events(t, stdout) {
 		switch e.Type {
-		case agent.EventRunEnd:
+		case deepagents.EventRunEnd:
 			end = e
-		case agent.EventToolResult:
+		case deepagents.EventToolResult:
 			calls++
 		}
 	}
-	if end.Status != agent.StatusCompleted || end.EndCode != agent.EndLoop || !strings.Contains(end.EndReason, "read_file repeated 8 times") {
+	if end.Status != deepagents.StatusCompleted || end.EndCode != agent.EndLoop || !strings.Contains(end.EndReason, "read_file repeated 8 times") {
 		t.Errorf("run_end %+v", end)
 	}
 	if calls != 8 {

@@ -11,7 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents"
+
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 )
 
@@ -52,7 +53,7 @@ func networkNotices(t *testing.T, stdout string) []string {
 	t.Helper()
 	var out []string
 	for _, e := range events(t, stdout) {
-		if e.Type == agent.EventNotice && e.Name == display.NetworkNotice {
+		if e.Type == deepagents.EventNotice && e.Name == display.NetworkNotice {
 			out = append(out, e.Content)
 		}
 	}

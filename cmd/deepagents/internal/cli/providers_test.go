@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents"
+
 	"github.com/deepagents-go/deepagents/llm/anthropic/anthropictest"
 	"github.com/deepagents-go/deepagents/llm/openai/openaitest"
 	"github.com/deepagents-go/deepagents/profile"
@@ -38,7 +39,7 @@ func TestAnthropicThroughCLI(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	end := runEnd(t, stdout)
-	if end.Status != agent.StatusCompleted || end.Usage == nil {
+	if end.Status != deepagents.StatusCompleted || end.Usage == nil {
 		t.Fatalf("run_end = %+v", end)
 	}
 	// Input tokens count cache reads and writes too.
@@ -81,7 +82,7 @@ func TestOpenAIThroughCLI(t *testing.T) {
 	}
 	var results []string
 	for _, e := range events(t, stdout) {
-		if e.Type == agent.EventToolResult {
+		if e.Type == deepagents.EventToolResult {
 			results = append(results, e.Content)
 		}
 	}

@@ -8,7 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents"
+
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/todos"
@@ -17,7 +18,7 @@ import (
 
 // renderer shows a run's events.
 type renderer interface {
-	event(e agent.Event) error
+	event(e deepagents.Event) error
 	close() error
 }
 
@@ -26,7 +27,7 @@ type renderer interface {
 //
 // proxy, when set, is the network proxy of the run's commands, whose use
 // the text output's summary tells.
-func newRenderer(format string, env Env, prices map[string]llm.Price, used *agent.UsageTree, proxy *netproxy.Proxy) renderer {
+func newRenderer(format string, env Env, prices map[string]llm.Price, used *deepagents.UsageTree, proxy *netproxy.Proxy) renderer {
 	if format == "jsonl" {
 		return &jsonlRenderer{w: bufio.NewWriterSize(env.Stdout, 64<<10)}
 	}
@@ -48,7 +49,7 @@ type jsonlRenderer struct {
 	scratch []byte
 }
 
-func (r *jsonlRenderer) event(e agent.Event) error {
+func (r *jsonlRenderer) event(e deepagents.Event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.err != nil {
@@ -64,7 +65,7 @@ func (r *jsonlRenderer) event(e agent.Event) error {
 	r.w.Write(b)
 	r.w.WriteByte('\n')
 	switch {
-	case e.Type == agent.EventRunEnd || e.Type == agent.EventInterrupt:
+	case e.Type == deepagents.EventRunEnd || e.Type == deepagents.EventInterrupt:
 		return r.flushLocked()
 	case r.timer == nil:
 		r.timer = time.AfterFunc(flushDelay, func() {
@@ -107,19 +108,19 @@ type textRenderer struct {
 	// prices are the user's, over llm's list prices; usage is the run's
 	// so far, added up by the renderer's caller.
 	prices map[string]llm.Price
-	usage  *agent.UsageTree
+	usage  *deepagents.UsageTree
 	// proxy is the network proxy of the run's commands (nil for none).
 	proxy *netproxy.Proxy
 }
 
-func (r *textRenderer) event(e agent.Event) error {
+func (r *textRenderer) event(e deepagents.Event) error {
 	sub := len(e.Namespace) > 0
 	prefix := ""
 	if sub {
 		prefix = "[" + strings.Join(e.Namespace, "/") + "] "
 	}
 	switch e.Type {
-	case agent.EventTextDelta:
+	case deepagents.EventTextDelta:
 		if sub {
 			return nil
 		}
@@ -130,18 +131,18 @@ func (r *textRenderer) event(e agent.Event) error {
 		_, err := io.WriteString(r.out, delta)
 		r.midLine = !strings.HasSuffix(delta, "\n")
 		return err
-	case agent.EventMessage:
+	case deepagents.EventMessage:
 		if !sub && r.midLine {
 			io.WriteString(r.out, "\n")
 			r.midLine = false
 		}
-	case agent.EventToolCall:
+	case deepagents.EventToolCall:
 		fmt.Fprintf(r.log, "%s> %s %s\n", prefix, e.Name, display.Clip(string(e.Args), 120))
-	case agent.EventToolResult:
+	case deepagents.EventToolResult:
 		if e.IsError {
 			fmt.Fprintf(r.log, "%s! %s: %s\n", prefix, e.Name, display.Clip(e.Content, 200))
 		}
-	case agent.EventState:
+	case deepagents.EventState:
 		if plan, ok := todos.FromEvent(e); ok {
 			for _, t := range plan {
 				mark := map[todos.Status]string{todos.Completed: "[x]", todos.InProgress: "[>]"}[t.Status]
@@ -151,7 +152,7 @@ func (r *textRenderer) event(e agent.Event) error {
 				fmt.Fprintf(r.log, "%s  %s %s\n", prefix, mark, t.Content)
 			}
 		}
-	case agent.EventNotice:
+	case deepagents.EventNotice:
 		if display.NoticeQuiet(e) {
 			return nil
 		}
@@ -160,7 +161,7 @@ func (r *textRenderer) event(e agent.Event) error {
 			kind = "warning"
 		}
 		fmt.Fprintf(r.log, "%s%s: %s\n", prefix, kind, display.OneLine(e.Content))
-	case agent.EventInterrupt:
+	case deepagents.EventInterrupt:
 		if sub {
 			return nil // the main run's interrupt lists it, with who asks
 		}
@@ -171,7 +172,7 @@ func (r *textRenderer) event(e agent.Event) error {
 			}
 			fmt.Fprintf(r.log, "? approval needed%s: %s %s\n", who, req.Tool, display.Clip(string(req.Args), 200))
 		}
-	case agent.EventRunEnd:
+	case deepagents.EventRunEnd:
 		if sub {
 			return nil
 		}
@@ -179,10 +180,10 @@ func (r *textRenderer) event(e agent.Event) error {
 			io.WriteString(r.out, "\n")
 			r.midLine = false
 		}
-		if e.Status == agent.StatusFailed && e.Error != "" {
+		if e.Status == deepagents.StatusFailed && e.Error != "" {
 			fmt.Fprintf(r.log, "deepagents: %s\n", withoutPrefix(display.OneLine(e.Error)))
 		}
-		if e.Status == agent.StatusInterrupted {
+		if e.Status == deepagents.StatusInterrupted {
 			fmt.Fprintf(r.log, "deepagents: run interrupted, waiting for decisions on thread %s\n", e.ThreadID)
 		}
 		if line := display.Ended(e); line != "" {
@@ -197,7 +198,7 @@ func (r *textRenderer) event(e agent.Event) error {
 func (r *textRenderer) summary(threadID string) {
 	used := r.usage
 	if used == nil {
-		used = &agent.UsageTree{}
+		used = &deepagents.UsageTree{}
 	}
 	for _, l := range display.UsageLines(threadID, used, r.prices) {
 		fmt.Fprintln(r.log, l)

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deepagents-go/deepagents"
-	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
@@ -258,13 +257,13 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 		in.Messages = withContext(in.Messages, text)
 		defer func() { printLines(env, sh.end(ctx, in.ThreadID, "other")) }()
 	}
-	var used agent.UsageTree // each run's, reset when the next starts
+	var used deepagents.UsageTree // each run's, reset when the next starts
 	out := newRenderer(f.output, env, o.spec.Prices, &used, o.Proxy)
 	defer out.close()
 	for {
-		var end agent.Event
+		var end deepagents.Event
 		var runErr error
-		used = agent.UsageTree{}
+		used = deepagents.UsageTree{}
 		for e, err := range o.Agent.Stream(ctx, in) {
 			if err != nil {
 				runErr = err
@@ -274,10 +273,10 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 			if err := out.event(e); err != nil {
 				return err
 			}
-			if e.Type == agent.EventRunEnd && len(e.Namespace) == 0 {
+			if e.Type == deepagents.EventRunEnd && len(e.Namespace) == 0 {
 				end = e
 			}
-			if e.Type == agent.EventRunStart && len(e.Namespace) == 0 {
+			if e.Type == deepagents.EventRunStart && len(e.Namespace) == 0 {
 				if err := rememberThread(ctx, o.db, o.spec.Dir, e.ThreadID, title); err != nil {
 					fmt.Fprintf(env.Stderr, "warning: --continue will not find this thread: %v\n", err)
 				}
@@ -289,12 +288,12 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 			}
 		}
 		switch end.Status {
-		case agent.StatusCompleted:
+		case deepagents.StatusCompleted:
 			if end.EndCode != "" {
 				return exitError{ExitStopped}
 			}
 			return nil
-		case agent.StatusInterrupted:
+		case deepagents.StatusInterrupted:
 			if !interactive {
 				return exitError{ExitInterrupted}
 			}

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents"
+
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/persist"
@@ -46,11 +47,11 @@ func mustWrite(t *testing.T, path, body string) {
 }
 
 // toolResults are a jsonl run's tool results by call id.
-func toolResults(t *testing.T, stdout string) map[string]agent.Event {
+func toolResults(t *testing.T, stdout string) map[string]deepagents.Event {
 	t.Helper()
-	out := map[string]agent.Event{}
+	out := map[string]deepagents.Event{}
 	for _, e := range events(t, stdout) {
-		if e.Type == agent.EventToolResult {
+		if e.Type == deepagents.EventToolResult {
 			out[e.ToolCallID] = e
 		}
 	}
@@ -342,15 +343,15 @@ func FuzzParseDecision(f *testing.F) {
 		}
 		kind, arg, has := strings.Cut(v, ":")
 		switch d.Type {
-		case agent.DecisionApprove:
+		case deepagents.DecisionApprove:
 			if strings.TrimSpace(kind) != "approve" || has {
 				t.Errorf("%q parsed as a plain approve", v)
 			}
-		case agent.DecisionEdit:
+		case deepagents.DecisionEdit:
 			if strings.TrimSpace(kind) != "edit" || !json.Valid([]byte(arg)) {
 				t.Errorf("%q parsed as edit", v)
 			}
-		case agent.DecisionReject:
+		case deepagents.DecisionReject:
 			if strings.TrimSpace(kind) != "reject" {
 				t.Errorf("%q parsed as reject", v)
 			}

@@ -8,9 +8,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/deepagents-go/deepagents"
+
 	"github.com/spf13/cobra"
 
-	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/persist"
@@ -66,7 +67,7 @@ func forgetThread(ctx context.Context, db *persist.DB, thread string) error {
 
 // recordUsage adds what a run used to its thread's usage, by subagent
 // (the subagents' calls of one name counted together).
-func recordUsage(ctx context.Context, db *persist.DB, thread string, run *agent.UsageTree) error {
+func recordUsage(ctx context.Context, db *persist.DB, thread string, run *deepagents.UsageTree) error {
 	if len(run.Models) == 0 && len(run.Subagents) == 0 {
 		return nil
 	}
@@ -87,8 +88,8 @@ func recordUsage(ctx context.Context, db *persist.DB, thread string, run *agent.
 }
 
 // threadUsage returns what a thread's runs in the CLI used so far.
-func threadUsage(ctx context.Context, db *persist.DB, thread string) (*agent.UsageTree, error) {
-	var t agent.UsageTree
+func threadUsage(ctx context.Context, db *persist.DB, thread string) (*deepagents.UsageTree, error) {
+	var t deepagents.UsageTree
 	it, err := db.Store.Get(ctx, usageNamespace, thread)
 	if errors.Is(err, store.ErrNotFound) {
 		return &t, nil
@@ -108,11 +109,11 @@ func threadUsage(ctx context.Context, db *persist.DB, thread string) (*agent.Usa
 
 // bySubagent is t with each subagent named by its name alone, without the
 // call that started it ("researcher:call_1" is "researcher").
-func bySubagent(t *agent.UsageTree) *agent.UsageTree {
+func bySubagent(t *deepagents.UsageTree) *deepagents.UsageTree {
 	name, _, _ := strings.Cut(t.Agent, ":")
-	out := &agent.UsageTree{Agent: name, Models: slices.Clone(t.Models)}
+	out := &deepagents.UsageTree{Agent: name, Models: slices.Clone(t.Models)}
 	for _, c := range t.Subagents {
-		out.Merge(&agent.UsageTree{Subagents: []*agent.UsageTree{bySubagent(c)}})
+		out.Merge(&deepagents.UsageTree{Subagents: []*deepagents.UsageTree{bySubagent(c)}})
 	}
 	return out
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents"
 )
 
 // writeAgentFile writes a subagent file in the workspace.
@@ -65,9 +65,9 @@ func TestSubagentApprovalAcrossProcesses(t *testing.T) {
 					t.Errorf("the request is shown more than once:\n%s", stderr)
 				}
 			} else {
-				var req *agent.ActionRequest
+				var req *deepagents.ActionRequest
 				for _, e := range events(t, stdout) {
-					if e.Type == agent.EventInterrupt && len(e.Namespace) == 0 && len(e.Interrupts) == 1 {
+					if e.Type == deepagents.EventInterrupt && len(e.Namespace) == 0 && len(e.Interrupts) == 1 {
 						req = &e.Interrupts[0]
 					}
 				}
@@ -86,7 +86,7 @@ func TestSubagentApprovalAcrossProcesses(t *testing.T) {
 			}
 			var inside bool
 			for _, e := range events(t, stdout) {
-				if strings.Join(e.Namespace, "/") == "planner:t1" && e.Type == agent.EventToolResult && e.Name == "write_file" {
+				if strings.Join(e.Namespace, "/") == "planner:t1" && e.Type == deepagents.EventToolResult && e.Name == "write_file" {
 					inside = true
 				}
 			}
@@ -100,7 +100,7 @@ func TestSubagentApprovalAcrossProcesses(t *testing.T) {
 			case tt.file != "" && string(got) != tt.file:
 				t.Errorf("plan.md = %q, %v; want %q", got, err, tt.file)
 			}
-			if end := runEnd(t, stdout); end.Status != agent.StatusCompleted {
+			if end := runEnd(t, stdout); end.Status != deepagents.StatusCompleted {
 				t.Errorf("resumed run: %+v", end)
 			}
 		})
@@ -140,19 +140,19 @@ func TestForkSubagentThroughCLI(t *testing.T) {
 // prompt say which subagent asks (tui.TestApprovalNamesTheSubagent: the
 // interactive session's approval too).
 func TestApprovalPromptsNameTheSubagent(t *testing.T) {
-	req := agent.ActionRequest{Tool: "write_file", Args: json.RawMessage(`{"file_path":"/a","content":"x"}`), Namespace: []string{"planner:t1"}}
+	req := deepagents.ActionRequest{Tool: "write_file", Args: json.RawMessage(`{"file_path":"/a","content":"x"}`), Namespace: []string{"planner:t1"}}
 	var out, log bytes.Buffer
 	r := &textRenderer{out: &out, log: &log}
 	// The subagent's own interrupt event is not repeated; the main run's
 	// lists its request.
-	r.event(agent.Event{Type: agent.EventInterrupt, Namespace: []string{"planner:t1"}, Interrupts: []agent.ActionRequest{req}})
-	r.event(agent.Event{Type: agent.EventInterrupt, Interrupts: []agent.ActionRequest{req, {Tool: "execute", Args: json.RawMessage(`{}`)}}})
+	r.event(deepagents.Event{Type: deepagents.EventInterrupt, Namespace: []string{"planner:t1"}, Interrupts: []deepagents.ActionRequest{req}})
+	r.event(deepagents.Event{Type: deepagents.EventInterrupt, Interrupts: []deepagents.ActionRequest{req, {Tool: "execute", Args: json.RawMessage(`{}`)}}})
 	want := "? approval needed from subagent planner: write_file {\"file_path\":\"/a\",\"content\":\"x\"}\n? approval needed: execute {}\n"
 	if log.String() != want {
 		t.Errorf("log:\n%s\nwant:\n%s", log.String(), want)
 	}
 	var stderr bytes.Buffer
-	if _, err := askDecisions(Env{Stdin: strings.NewReader("a\n"), Stderr: &stderr}, []agent.ActionRequest{req}); err != nil {
+	if _, err := askDecisions(Env{Stdin: strings.NewReader("a\n"), Stderr: &stderr}, []deepagents.ActionRequest{req}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(stderr.String(), "Approval needed (1 of 1) from subagent planner: write_file") {

@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/deepagents-go/deepagents"
+
 	"github.com/spf13/cobra"
 
 	"github.com/deepagents-go/deepagents/agent"
@@ -46,8 +48,8 @@ func newThreadsCmd(env Env) *cobra.Command {
 				for _, t := range threads {
 					row := struct {
 						checkpoint.Thread
-						Title string           `json:"title,omitempty"`
-						Usage *agent.UsageTree `json:"usage,omitempty"`
+						Title string                `json:"title,omitempty"`
+						Usage *deepagents.UsageTree `json:"usage,omitempty"`
 					}{t, title(cmd.Context(), d, t.ID), nil}
 					if u, err := threadUsage(cmd.Context(), d, t.ID); err == nil && (len(u.Models) > 0 || len(u.Subagents) > 0) {
 						row.Usage = u

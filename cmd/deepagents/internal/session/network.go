@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deepagents-go/deepagents"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/deepagents-go/deepagents/agent"
@@ -272,7 +274,7 @@ func networkEvent(ctx context.Context, e netproxy.Event) {
 	if rt == nil {
 		return
 	}
-	n := agent.Event{Type: agent.EventNotice, Name: display.NetworkNotice,
+	n := deepagents.Event{Type: deepagents.EventNotice, Name: display.NetworkNotice,
 		Content: fmt.Sprintf("network: allowed %s:%d (%s)", e.Host, e.Port, e.Reason)}
 	if !e.Allowed {
 		n.Content, n.Error = fmt.Sprintf("network: refused %s:%d (%s)", e.Host, e.Port, e.Reason), e.Reason

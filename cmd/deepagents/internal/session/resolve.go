@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents"
-	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/hooks"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/mcp"
@@ -99,7 +98,7 @@ type Spec struct {
 	UserConfig string
 	GrepRegexp bool
 	MaxSteps   int
-	Durability agent.Durability
+	Durability deepagents.Durability
 	// InterruptOn are the tools that ask for approval, as the permission
 	// mode says.
 	InterruptOn []string
@@ -354,7 +353,7 @@ func Resolve(in Inputs) (Spec, error) {
 		UserConfig:        r.in.Places.Config,
 		GrepRegexp:        r.f.GrepRegexp,
 		MaxSteps:          r.f.MaxSteps,
-		Durability:        agent.Durability(r.f.Durability),
+		Durability:        deepagents.Durability(r.f.Durability),
 		InterruptOn:       interruptOn,
 		PermissionMode:    mode,
 		ClassifierModel:   r.classifierModel,

@@ -13,9 +13,10 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/deepagents-go/deepagents"
+
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/llm"
@@ -34,10 +35,10 @@ type Commands struct {
 	Shell func(ctx context.Context, command string) (output string, exitCode int, err error)
 	// Add adds text to thread ("" for a new one) as a user message,
 	// without a model turn: the model sees it with the next message.
-	Add func(ctx context.Context, thread, text string) iter.Seq2[agent.Event, error]
+	Add func(ctx context.Context, thread, text string) iter.Seq2[deepagents.Event, error]
 	// Compact summarizes thread's conversation now, the summary
 	// following focus ("" for none).
-	Compact func(ctx context.Context, thread, focus string) iter.Seq2[agent.Event, error]
+	Compact func(ctx context.Context, thread, focus string) iter.Seq2[deepagents.Event, error]
 	// History returns thread's conversation, redrawn when the session
 	// resumes a thread.
 	History func(ctx context.Context, thread string) ([]llm.Message, error)
@@ -141,7 +142,7 @@ func (m *tuiModel) command(text string) tea.Cmd {
 		if focus != "" {
 			line += ", focused on: " + focus
 		}
-		run := func(ctx context.Context) iter.Seq2[agent.Event, error] { return compact(ctx, thread, focus) }
+		run := func(ctx context.Context) iter.Seq2[deepagents.Event, error] { return compact(ctx, thread, focus) }
 		return tea.Batch(say(line+"; its full text stays in /conversation_history/"), m.start(run, true))
 	case "model":
 		if arg != "" {
@@ -190,7 +191,7 @@ func (m *tuiModel) command(text string) tea.Cmd {
 			prompt += "\n\nThe user adds: " + arg
 		}
 		thread, ask := m.thread, m.cfg.Prompt
-		run := func(ctx context.Context) iter.Seq2[agent.Event, error] { return ask(ctx, thread, prompt) }
+		run := func(ctx context.Context) iter.Seq2[deepagents.Event, error] { return ask(ctx, thread, prompt) }
 		return tea.Batch(say("studying the repository to write AGENTS.md (project memory)"), m.start(run, false))
 	case "mcp", "permissions", "config":
 		if m.cfg.Describe == nil {
@@ -206,7 +207,7 @@ func (m *tuiModel) command(text string) tea.Cmd {
 		if prompt, ok := expand(text); ok {
 			m.lastSent = text
 			thread, ask := m.thread, m.cfg.Prompt
-			run := func(ctx context.Context) iter.Seq2[agent.Event, error] { return ask(ctx, thread, prompt) }
+			run := func(ctx context.Context) iter.Seq2[deepagents.Event, error] { return ask(ctx, thread, prompt) }
 			return tea.Batch(m.print(dim.Render("> "+text)), m.start(run, false))
 		}
 	}
@@ -327,10 +328,10 @@ func (m *tuiModel) shellCommand(command string) tea.Cmd {
 	}
 	m.lastSent = "!" + command
 	shell, add, send, thread := m.cfg.Shell, m.cfg.Add, m.send, m.thread
-	run := func(ctx context.Context) iter.Seq2[agent.Event, error] {
+	run := func(ctx context.Context) iter.Seq2[deepagents.Event, error] {
 		out, code, err := shell(ctx, command)
 		if err != nil && out == "" {
-			return func(yield func(agent.Event, error) bool) { yield(agent.Event{}, err) }
+			return func(yield func(deepagents.Event, error) bool) { yield(deepagents.Event{}, err) }
 		}
 		send(shellOutputMsg{output: out, code: code, err: err})
 		return add(ctx, thread, shellMessage(command, out, code, err))

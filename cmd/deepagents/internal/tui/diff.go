@@ -7,7 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents"
+
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/middleware/filesystem"
@@ -282,7 +283,7 @@ func (m *tuiModel) readBefores() {
 
 // approvalView is the request asked about, drawn once for its window's
 // width.
-func (m *tuiModel) approvalView(req agent.ActionRequest) string {
+func (m *tuiModel) approvalView(req deepagents.ActionRequest) string {
 	if m.shown.at == len(m.decisions) && m.shown.width == m.width && m.shown.text != "" {
 		return m.shown.text
 	}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"charm.land/lipgloss/v2"
+	"github.com/deepagents-go/deepagents"
 
 	"context"
 	"encoding/json"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/internal/golden"
 )
@@ -176,8 +176,8 @@ func TestBounded(t *testing.T) {
 	}
 }
 
-func agentRequest(tool, args string) agent.ActionRequest {
-	return agent.ActionRequest{Tool: tool, Args: json.RawMessage(args)}
+func agentRequest(tool, args string) deepagents.ActionRequest {
+	return deepagents.ActionRequest{Tool: tool, Args: json.RawMessage(args)}
 }
 
 // TestFoldedLinesFitTheWidth: a tool call and its folded result each stay

@@ -8,9 +8,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/deepagents-go/deepagents"
+
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/middleware/filesystem"
 )
@@ -31,7 +32,7 @@ const (
 
 // toolResult is how a result shows: folded to a line, or in full while
 // ctrl+o expands them. The task's results are kept for ctrl+o.
-func (m *tuiModel) toolResult(indent string, e agent.Event) string {
+func (m *tuiModel) toolResult(indent string, e deepagents.Event) string {
 	r := toolResult{indent: indent, tool: e.Name, content: e.Content, isError: e.IsError}
 	m.results = append(m.results, r)
 	if len(m.results) > maxResults {
@@ -94,7 +95,7 @@ const maxResultDiffLines = 20
 
 // called keeps the arguments of an edit_file or write_file call whose
 // file was read before it ran: its result shows the diff it made.
-func (m *tuiModel) called(e agent.Event) {
+func (m *tuiModel) called(e deepagents.Event) {
 	if e.Name != filesystem.EditFileTool && e.Name != filesystem.WriteFileTool && e.Name != filesystem.ReadFileTool {
 		return
 	}

@@ -3,10 +3,11 @@ package tui
 import (
 	"encoding/json"
 
+	"github.com/deepagents-go/deepagents"
+
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
-	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
 )
@@ -49,7 +50,7 @@ func (m *tuiModel) modeLine() string {
 
 // renderPlan is a plan the model presents (exit_plan_mode's plan), in
 // Markdown, under a header.
-func renderPlan(req agent.ActionRequest, width int) string {
+func renderPlan(req deepagents.ActionRequest, width int) string {
 	var args struct {
 		Plan string `json:"plan"`
 	}
@@ -67,7 +68,7 @@ func planKeys(width int) string {
 // edits on, m approves it and asks before edits; n rejects it, with
 // feedback, and plan mode stays on. ok is false for the keys it leaves to
 // the other approvals (esc, ctrl+c).
-func (m *tuiModel) onPlanKey(req agent.ActionRequest, key string) (cmd tea.Cmd, ok bool) {
+func (m *tuiModel) onPlanKey(req deepagents.ActionRequest, key string) (cmd tea.Cmd, ok bool) {
 	switch key {
 	case "y", "enter", "m":
 		mode := hitl.ModeAcceptEdits
@@ -75,7 +76,7 @@ func (m *tuiModel) onPlanKey(req agent.ActionRequest, key string) (cmd tea.Cmd, 
 			mode = hitl.ModeAsk
 		}
 		m.setMode(mode)
-		m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionApprove})
+		m.decisions = append(m.decisions, deepagents.Decision{Type: deepagents.DecisionApprove})
 		return tea.Batch(m.print(green.Render("✓ plan approved")+dim.Render(" · "+modeName[mode])), m.autoApprove()), true
 	case "n":
 		return m.onApprovalKeyReject(), true

@@ -6,9 +6,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/deepagents-go/deepagents"
+
 	"charm.land/lipgloss/v2"
 
-	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/middleware/filesystem"
 	"github.com/deepagents-go/deepagents/middleware/todos"
@@ -79,7 +80,7 @@ const maxDiffLines = 40
 // read) with line numbers and context, or, when the file cannot be read
 // or the edit placed, as the lines it removes and adds; a command as
 // itself, anything else as its arguments.
-func renderApproval(req agent.ActionRequest, before string, known bool, width int) string {
+func renderApproval(req deepagents.ActionRequest, before string, known bool, width int) string {
 	var b strings.Builder
 	who := ""
 	if by := display.AskedBy(req.Namespace); by != "" {

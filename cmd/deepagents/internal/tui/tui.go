@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/deepagents-go/deepagents"
+
 	"charm.land/bubbles/v2/textarea"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
@@ -40,13 +42,13 @@ type Config struct {
 	// thread); Decide resumes thread, stopped for approvals, with a
 	// decision per request. Their events are the agent's; ending the
 	// context stops the run.
-	Prompt func(ctx context.Context, thread, text string) iter.Seq2[agent.Event, error]
-	Decide func(ctx context.Context, thread string, decisions []agent.Decision) iter.Seq2[agent.Event, error]
+	Prompt func(ctx context.Context, thread, text string) iter.Seq2[deepagents.Event, error]
+	Decide func(ctx context.Context, thread string, decisions []deepagents.Decision) iter.Seq2[deepagents.Event, error]
 	// Started is told of each run's start: its thread, and the message the
 	// user sent last (a new thread's title). Ended is given what a run
 	// used, to add to its thread's record. Their errors are warnings.
 	Started func(ctx context.Context, thread, prompt string) error
-	Ended   func(ctx context.Context, thread string, used *agent.UsageTree) error
+	Ended   func(ctx context.Context, thread string, used *deepagents.UsageTree) error
 	// Recent lists the recent threads (/threads); Lookup finds one
 	// (/resume ID), an error when there is none.
 	Recent func(ctx context.Context) ([]Thread, error)
@@ -138,7 +140,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 // Messages from a run's goroutine to the program.
 type (
-	eventMsg struct{ e agent.Event }
+	eventMsg struct{ e deepagents.Event }
 	// runDoneMsg says run number run has ended: a run resumed at once
 	// from the end of the one before may start before that one's message
 	// arrives, which must then not touch the new run.
@@ -218,7 +220,7 @@ type tuiModel struct {
 	// Approvals: the requests of the run's interrupt, the decisions taken
 	// so far, and what is being typed for the next: a rejection's reason,
 	// or edited arguments when editing.
-	pending []agent.ActionRequest
+	pending []deepagents.ActionRequest
 	// befores are the files the pending requests change, as they were
 	// when asked (edit_file, write_file), by the call's id; shown is the
 	// approval drawn last (of request at), kept while it stays the same.
@@ -228,7 +230,7 @@ type tuiModel struct {
 		width int
 		text  string
 	}
-	decisions []agent.Decision
+	decisions []deepagents.Decision
 	reason    *textinput.Model
 	editing   bool
 	editErr   string // why the edited arguments were refused
@@ -241,7 +243,7 @@ type tuiModel struct {
 
 	// What the current task and the whole session used, what the thread's
 	// record lacks, and the prices that make it a cost.
-	usage, session, unrecorded agent.UsageTree
+	usage, session, unrecorded deepagents.UsageTree
 	prices                     map[string]llm.Price
 
 	// Lines to print above the view, in order: one print is in flight at
@@ -658,14 +660,14 @@ func (m *tuiModel) submit(text string) tea.Cmd {
 	m.lastSent = text
 	prompt, notes := m.attach(text)
 	thread, ask := m.thread, m.cfg.Prompt
-	run := func(ctx context.Context) iter.Seq2[agent.Event, error] { return ask(ctx, thread, prompt) }
+	run := func(ctx context.Context) iter.Seq2[deepagents.Event, error] { return ask(ctx, thread, prompt) }
 	m.results = nil
 	return tea.Batch(m.print(echo(text)+notes), m.start(run, false))
 }
 
 // start runs the agent (run: a prompt or decisions), its events sent to
 // the program; a quiet run prints no usage line when it called no model.
-func (m *tuiModel) start(run func(context.Context) iter.Seq2[agent.Event, error], quiet bool) tea.Cmd {
+func (m *tuiModel) start(run func(context.Context) iter.Seq2[deepagents.Event, error], quiet bool) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.quiet = quiet
 	if m.cancel != nil {
@@ -688,14 +690,14 @@ func (m *tuiModel) start(run func(context.Context) iter.Seq2[agent.Event, error]
 }
 
 // onEvent shows one event of the run.
-func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
+func (m *tuiModel) onEvent(e deepagents.Event) tea.Cmd {
 	sub := len(e.Namespace) > 0
 	indent := ""
 	if sub {
 		indent = "  " + dim.Render("["+strings.Join(e.Namespace, "/")+"]") + " "
 	}
 	switch e.Type {
-	case agent.EventRunStart:
+	case deepagents.EventRunStart:
 		if !sub {
 			// Every run, so that --continue finds the thread worked on
 			// last, whether new, resumed or continued.
@@ -704,11 +706,11 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 				return m.print(red.Render("warning: " + err.Error()))
 			}
 		}
-	case agent.EventTextDelta:
+	case deepagents.EventTextDelta:
 		if !sub {
 			m.answer.WriteString(e.Delta)
 		}
-	case agent.EventMessage:
+	case deepagents.EventMessage:
 		if sub || e.Message == nil {
 			return nil
 		}
@@ -718,23 +720,23 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 			return nil
 		}
 		return m.print(renderMarkdown(text, m.width)) // once whole
-	case agent.EventToolCall:
+	case deepagents.EventToolCall:
 		m.called(e)
 		return m.print(callLine(indent, e.Name, e.Args, m.width))
-	case agent.EventToolResult:
+	case deepagents.EventToolResult:
 		return m.print(m.toolResult(indent, e))
-	case agent.EventState:
+	case deepagents.EventState:
 		if plan, ok := todos.FromEvent(e); ok && !sub {
 			m.todos = plan
 		}
-	case agent.EventUsage:
+	case deepagents.EventUsage:
 		if e.Context != nil && !sub {
 			m.context = e.Context
 		}
 		m.usage.Add(e)
 		m.session.Add(e)
 		m.unrecorded.Add(e)
-	case agent.EventNotice:
+	case deepagents.EventNotice:
 		if display.NoticeQuiet(e) {
 			return nil
 		}
@@ -742,12 +744,12 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 			return m.print(indent + red.Render("warning: ") + display.OneLine(e.Content))
 		}
 		return m.print(indent + yellow.Render("note: ") + display.OneLine(e.Content))
-	case agent.EventRunEnd:
+	case deepagents.EventRunEnd:
 		if sub {
 			return nil
 		}
 		err := m.cfg.Ended(m.ctx, e.ThreadID, &m.unrecorded)
-		m.unrecorded = agent.UsageTree{}
+		m.unrecorded = deepagents.UsageTree{}
 		cmd := m.onRunEnd(e)
 		if err != nil {
 			cmd = tea.Batch(m.print(red.Render("warning: the thread's usage was not recorded: "+err.Error())), cmd)
@@ -758,14 +760,14 @@ func (m *tuiModel) onEvent(e agent.Event) tea.Cmd {
 }
 
 // onRunEnd prints how the run ended, or asks for the approvals it waits on.
-func (m *tuiModel) onRunEnd(e agent.Event) tea.Cmd {
+func (m *tuiModel) onRunEnd(e deepagents.Event) tea.Cmd {
 	var lines []string
 	if text := strings.TrimSpace(m.answer.String()); text != "" {
 		lines = append(lines, display.TerminalSafe(text)) // a message cut short by a stop
 		m.answer.Reset()
 	}
 	switch {
-	case e.Status == agent.StatusInterrupted:
+	case e.Status == deepagents.StatusInterrupted:
 		// The task goes on after the decisions: its usage is told once
 		// it ends.
 		m.pending, m.decisions = e.Interrupts, nil
@@ -773,7 +775,7 @@ func (m *tuiModel) onRunEnd(e agent.Event) tea.Cmd {
 		return tea.Batch(m.print(lines...), m.autoApprove())
 	case m.stopped:
 		lines = append(lines, yellow.Render("■ stopped; the thread keeps what was done so far"))
-	case e.Status == agent.StatusFailed:
+	case e.Status == deepagents.StatusFailed:
 		lines = append(lines, red.Render("✗ "+display.OneLine(e.Error)))
 		m.failed = true // the run's error, which the stream then gives too
 	case display.Ended(e) != "":
@@ -784,7 +786,7 @@ func (m *tuiModel) onRunEnd(e agent.Event) tea.Cmd {
 			lines = append(lines, dim.Render(l)) // line by line: lipgloss pads a block to its widest line
 		}
 	}
-	m.usage = agent.UsageTree{}
+	m.usage = deepagents.UsageTree{}
 	return m.print(strings.Join(lines, "\n"))
 }
 
@@ -840,7 +842,7 @@ func (m *tuiModel) onIdle(msg idleMsg) tea.Cmd {
 // every request.
 func (m *tuiModel) autoApprove() tea.Cmd {
 	for len(m.decisions) < len(m.pending) && m.allowed[m.pending[len(m.decisions)].Tool] {
-		m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionApprove})
+		m.decisions = append(m.decisions, deepagents.Decision{Type: deepagents.DecisionApprove})
 	}
 	if len(m.decisions) < len(m.pending) {
 		// The next request shows now; its keys once it has been seen.
@@ -860,7 +862,7 @@ func (m *tuiModel) resumeIfDecided() tea.Cmd {
 	}
 	thread, decisions, decide := m.thread, m.decisions, m.cfg.Decide
 	m.pending, m.decisions = nil, nil
-	return m.start(func(ctx context.Context) iter.Seq2[agent.Event, error] { return decide(ctx, thread, decisions) }, false)
+	return m.start(func(ctx context.Context) iter.Seq2[deepagents.Event, error] { return decide(ctx, thread, decisions) }, false)
 }
 
 // onApprovalKey decides the request asked about: y approves it, a
@@ -879,11 +881,11 @@ func (m *tuiModel) onApprovalKey(k tea.KeyPressMsg) tea.Cmd {
 	}
 	switch key {
 	case "y", "enter":
-		m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionApprove})
+		m.decisions = append(m.decisions, deepagents.Decision{Type: deepagents.DecisionApprove})
 		return tea.Batch(m.print(green.Render("✓ approved ")+req.Tool), m.autoApprove())
 	case "a":
 		m.allowed[req.Tool] = true
-		m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionApprove})
+		m.decisions = append(m.decisions, deepagents.Decision{Type: deepagents.DecisionApprove})
 		return tea.Batch(m.print(green.Render("✓ approved ")+req.Tool+" for this session"), m.autoApprove())
 	case "n":
 		return m.onApprovalKeyReject()
@@ -922,7 +924,7 @@ func (m *tuiModel) onReasonKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		reason := strings.TrimSpace(m.reason.Value())
 		m.reason = nil
-		m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionReject, Message: reason})
+		m.decisions = append(m.decisions, deepagents.Decision{Type: deepagents.DecisionReject, Message: reason})
 		line := red.Render("✗ rejected ") + req.Tool
 		if req.Tool == hitl.ExitPlanTool {
 			line = red.Render("✗ plan rejected") + dim.Render(" · plan mode stays on")
@@ -942,7 +944,7 @@ func (m *tuiModel) onReasonKey(k tea.KeyPressMsg) tea.Cmd {
 
 // onEdited takes the edited arguments when they are a JSON object, and
 // otherwise says why not and keeps them for more editing.
-func (m *tuiModel) onEdited(req agent.ActionRequest) tea.Cmd {
+func (m *tuiModel) onEdited(req deepagents.ActionRequest) tea.Cmd {
 	args := json.RawMessage(strings.TrimSpace(m.reason.Value()))
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
@@ -953,20 +955,20 @@ func (m *tuiModel) onEdited(req agent.ActionRequest) tea.Cmd {
 		return nil
 	}
 	m.reason, m.editing, m.editErr = nil, false, ""
-	m.decisions = append(m.decisions, agent.Decision{Type: agent.DecisionEdit, Args: args})
+	m.decisions = append(m.decisions, deepagents.Decision{Type: deepagents.DecisionEdit, Args: args})
 	return tea.Batch(m.print(yellow.Render("✎ edited ")+req.Tool+dim.Render(" "+display.Clip(string(args), 100))), m.autoApprove())
 }
 
 // decisionKeys are the approval keys that take a decision, by the decision
 // they take.
-var decisionKeys = map[string]agent.DecisionType{
-	"y": agent.DecisionApprove, "enter": agent.DecisionApprove, "a": agent.DecisionApprove,
-	"e": agent.DecisionEdit, "n": agent.DecisionReject,
+var decisionKeys = map[string]deepagents.DecisionType{
+	"y": deepagents.DecisionApprove, "enter": deepagents.DecisionApprove, "a": deepagents.DecisionApprove,
+	"e": deepagents.DecisionEdit, "n": deepagents.DecisionReject,
 }
 
 // allows reports whether req may be decided with d (an empty Allowed allows
 // every decision).
-func allows(req agent.ActionRequest, d agent.DecisionType) bool {
+func allows(req deepagents.ActionRequest, d deepagents.DecisionType) bool {
 	return len(req.Allowed) == 0 || slices.Contains(req.Allowed, d)
 }
 
@@ -984,15 +986,15 @@ func (m *tuiModel) reasonWidth() int {
 
 // approvalKeys names the keys of the decisions req allows, the line
 // wrapped between keys to width (0: no wrapping).
-func approvalKeys(req agent.ActionRequest, width int) string {
+func approvalKeys(req deepagents.ActionRequest, width int) string {
 	var keys []string
 	for _, k := range []struct {
-		d     agent.DecisionType
+		d     deepagents.DecisionType
 		label string
 	}{
-		{agent.DecisionApprove, "[y] yes  [a] yes, and this tool for the session"},
-		{agent.DecisionEdit, "[e] edit"},
-		{agent.DecisionReject, "[n] no, with a reason"},
+		{deepagents.DecisionApprove, "[y] yes  [a] yes, and this tool for the session"},
+		{deepagents.DecisionEdit, "[e] edit"},
+		{deepagents.DecisionReject, "[n] no, with a reason"},
 	} {
 		if allows(req, k.d) {
 			keys = append(keys, k.label)

@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deepagents-go/deepagents"
+
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/workspace"
@@ -35,20 +36,20 @@ func mustWrite(t *testing.T, path, body string) {
 // key of another decision does nothing.
 func TestApprovalKeysFollowAllowed(t *testing.T) {
 	for _, c := range []struct {
-		allowed []agent.DecisionType
+		allowed []deepagents.DecisionType
 		want    string
 		inert   []string
 	}{
 		{nil, "approve? [y] yes  [a] yes, and this tool for the session  [e] edit  [n] no, with a reason  [esc] later\n", nil},
-		{[]agent.DecisionType{agent.DecisionApprove, agent.DecisionReject}, "approve? [y] yes  [a] yes, and this tool for the session  [n] no, with a reason  [esc] later\n", []string{"e"}},
-		{[]agent.DecisionType{agent.DecisionReject}, "approve? [n] no, with a reason  [esc] later\n", []string{"y", "a", "e"}},
+		{[]deepagents.DecisionType{deepagents.DecisionApprove, deepagents.DecisionReject}, "approve? [y] yes  [a] yes, and this tool for the session  [n] no, with a reason  [esc] later\n", []string{"e"}},
+		{[]deepagents.DecisionType{deepagents.DecisionReject}, "approve? [n] no, with a reason  [esc] later\n", []string{"y", "a", "e"}},
 	} {
-		req := agent.ActionRequest{Tool: "execute", Args: json.RawMessage(`{"command":"ls"}`), Allowed: c.allowed}
+		req := deepagents.ActionRequest{Tool: "execute", Args: json.RawMessage(`{"command":"ls"}`), Allowed: c.allowed}
 		if got := ansi.Strip(approvalKeys(req, 0)); got != c.want {
 			t.Errorf("%v: %q, want %q", c.allowed, got, c.want)
 		}
 		for _, k := range c.inert {
-			m := &tuiModel{pending: []agent.ActionRequest{req}, allowed: map[string]bool{}}
+			m := &tuiModel{pending: []deepagents.ActionRequest{req}, allowed: map[string]bool{}}
 			m.onApprovalKey(tea.KeyPressMsg{Code: []rune(k)[0], Text: k})
 			if len(m.decisions) != 0 || m.reason != nil || m.allowed["execute"] {
 				t.Errorf("%v: key %q took a decision", c.allowed, k)
@@ -157,11 +158,11 @@ func TestAttachFilesFollowReadPolicy(t *testing.T) {
 // TestApprovalNamesTheSubagent: the session's approval says which subagent
 // asks, and names nobody for the main agent.
 func TestApprovalNamesTheSubagent(t *testing.T) {
-	req := agent.ActionRequest{Tool: "write_file", Args: json.RawMessage(`{"file_path":"/a","content":"x"}`), Namespace: []string{"planner:t1"}}
+	req := deepagents.ActionRequest{Tool: "write_file", Args: json.RawMessage(`{"file_path":"/a","content":"x"}`), Namespace: []string{"planner:t1"}}
 	if got := renderApproval(req, "", false, 100); !strings.Contains(got, "asked by subagent planner") {
 		t.Errorf("the session's approval: %s", got)
 	}
-	if got := renderApproval(agent.ActionRequest{Tool: "write_file", Args: req.Args}, "", false, 100); strings.Contains(got, "asked by") {
+	if got := renderApproval(deepagents.ActionRequest{Tool: "write_file", Args: req.Args}, "", false, 100); strings.Contains(got, "asked by") {
 		t.Errorf("the main agent's approval names an asker: %s", got)
 	}
 }
@@ -194,7 +195,7 @@ func TestThreadsCommand(t *testing.T) {
 // The approval's keys line wraps between keys: every key shows, no line
 // wider than the window.
 func TestApprovalKeysWrap(t *testing.T) {
-	req := agent.ActionRequest{Tool: "execute", Args: json.RawMessage(`{"command":"ls"}`)}
+	req := deepagents.ActionRequest{Tool: "execute", Args: json.RawMessage(`{"command":"ls"}`)}
 	for _, width := range []int{100, 80, 60, 40} {
 		got := approvalKeys(req, width)
 		for _, l := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
@@ -227,9 +228,9 @@ func TestRewrapped(t *testing.T) {
 
 // Keys typed as an approval appears are typing; enter queues the message.
 func TestApprovalIgnoresTypeAhead(t *testing.T) {
-	req := agent.ActionRequest{Tool: "execute", Args: json.RawMessage(`{"command":"ls"}`)}
+	req := deepagents.ActionRequest{Tool: "execute", Args: json.RawMessage(`{"command":"ls"}`)}
 	m := newModel(context.Background(), Config{})
-	m.pending = []agent.ActionRequest{req}
+	m.pending = []deepagents.ActionRequest{req}
 	m.autoApprove() // shows it
 	for _, k := range []tea.KeyPressMsg{{Code: 'a', Text: "a"}, {Code: tea.KeyEnter}, {Code: 'y', Text: "y"}} {
 		m.Update(k)
@@ -241,8 +242,8 @@ func TestApprovalIgnoresTypeAhead(t *testing.T) {
 	m.input.SetValue("")
 	m.asked = time.Now().Add(-approvalGrace)
 	m.send = func(tea.Msg) {}
-	m.cfg.Decide = func(context.Context, string, []agent.Decision) iter.Seq2[agent.Event, error] {
-		return func(func(agent.Event, error) bool) {}
+	m.cfg.Decide = func(context.Context, string, []deepagents.Decision) iter.Seq2[deepagents.Event, error] {
+		return func(func(deepagents.Event, error) bool) {}
 	}
 	m.Update(tea.KeyPressMsg{Code: 'y', Text: "y"})
 	if !m.running {
@@ -324,7 +325,9 @@ func TestIdleAfterATask(t *testing.T) {
 	// A task started ends the wait; an old wait's tick calls nothing.
 	old := m.wait
 	m.awaitUser()
-	m.start(func(context.Context) iter.Seq2[agent.Event, error] { return func(func(agent.Event, error) bool) {} }, false)
+	m.start(func(context.Context) iter.Seq2[deepagents.Event, error] {
+		return func(func(deepagents.Event, error) bool) {}
+	}, false)
 	time.Sleep(after)
 	if m.onIdle(idleMsg{m.wait}) != nil || m.onIdle(idleMsg{old}) != nil {
 		t.Error("called with a task going on, or for an old wait")
