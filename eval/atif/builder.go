@@ -32,6 +32,9 @@ type Options struct {
 	// is written (its trajectory_path); nil, or returning "", the
 	// reference names the subagent's session only.
 	SubagentPath func(namespace []string) string
+	// Extra is custom data of the run's own trajectory (its root extra,
+	// beside what the builder writes there: the run's status, say).
+	Extra map[string]any
 }
 
 // Builder turns the events of one run into trajectories: the run's own
@@ -360,8 +363,13 @@ func (b *Builder) Build() (*Trajectory, []Subagent) {
 		if r.modelCalls > 0 {
 			t.Notes = "final_metrics count every model call of this agent's run, those of its subagents and its middleware included; a step's metrics are its own model call's."
 		}
-		if len(r.extra) > 0 || len(r.ns) > 0 {
+		if len(r.extra) > 0 || len(r.ns) > 0 || len(b.o.Extra) > 0 {
 			t.Extra = map[string]any{}
+			if len(r.ns) == 0 {
+				for k, v := range b.o.Extra {
+					t.Extra[k] = v
+				}
+			}
 			for k, v := range r.extra {
 				t.Extra[k] = v
 			}
