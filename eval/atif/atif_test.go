@@ -219,3 +219,47 @@ func TestValidateRejects(t *testing.T) {
 		t.Errorf("broken JSON: %v", err)
 	}
 }
+
+// A subagent of a subagent is referenced by the subagent that started it;
+// one started by no call its parent made is referenced by the parent's
+// last step, as an action of no tool call. Every trajectory validates.
+func TestBuildNested(t *testing.T) {
+	a, ab := []string{"a:c1"}, []string{"a:c1", "b:c2"}
+	call := func(ns []string, id string) agent.Event {
+		return agent.Event{Type: agent.EventMessage, Namespace: ns, Message: &llm.Message{Role: llm.RoleAssistant,
+			ToolCalls: []llm.ToolCall{{ID: id, Name: "task", Args: json.RawMessage(`{"description":"do ` + id + `"}`)}}}}
+	}
+	main, subs := build([]agent.Event{
+		call(nil, "c1"),
+		call(a, "c2"),
+		{Type: agent.EventMessage, Namespace: ab, Message: &llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{llm.Text("done")}}},
+		{Type: agent.EventToolResult, Namespace: a, ToolCallID: "c2", Content: "done"},
+		{Type: agent.EventMessage, Namespace: []string{"orphan:c9"}, Message: &llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{llm.Text("?")}}},
+		{Type: agent.EventToolResult, ToolCallID: "c1", Content: "done"},
+	}, Options{SessionID: "s"})
+	if len(subs) != 3 {
+		t.Fatalf("subagents: %+v", subs)
+	}
+	for _, tr := range append([]*Trajectory{main}, subs[0].Trajectory, subs[1].Trajectory, subs[2].Trajectory) {
+		if err := Validate(marshal(t, tr)); err != nil {
+			t.Errorf("%s: %v\n%s", tr.SessionID, err, marshal(t, tr))
+		}
+	}
+	refs := func(tr *Trajectory, step int) (out []string) {
+		for _, r := range tr.Steps[step].Observation.Results {
+			for _, ref := range r.SubagentTrajectoryRef {
+				out = append(out, r.SourceCallID+"->"+ref.SessionID)
+			}
+		}
+		return out
+	}
+	if got := strings.Join(refs(main, 0), " "); got != "c1->s/a:c1 ->s/orphan:c9" {
+		t.Errorf("the main agent's references: %s", got)
+	}
+	if got := strings.Join(refs(subs[0].Trajectory, 1), " "); got != "c2->s/a:c1/b:c2" {
+		t.Errorf("the subagent's references: %s\n%s", got, marshal(t, subs[0].Trajectory))
+	}
+	if sub := subs[1].Trajectory; sub.Steps[0].Source != SourceUser || sub.Steps[0].Message != "do c2" {
+		t.Errorf("what the nested subagent was asked: %+v", sub.Steps[0])
+	}
+}
