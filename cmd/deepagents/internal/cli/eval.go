@@ -25,7 +25,7 @@ import (
 // harness (with the model and settings of run) or the oracle.
 func newEvalCmd(env Env) *cobra.Command {
 	var f runFlags
-	var agentName, jsonOut, replayDir string
+	var agentName, jsonOut, replayDir, trajDir string
 	var k, parallel int
 	cmd := &cobra.Command{
 		Use:   "eval [flags] DATASET",
@@ -39,7 +39,8 @@ runs solution/solve.sh) works there within task.toml's agent timeout, then
 tests/test.sh runs in the same folder, the tests mounted at /tests only then,
 and writes /logs/verifier/reward.txt. -k trials per task give pass@k (the
 unbiased estimator) and avg@k; the scorecard goes to standard output as
-Markdown, and to --json FILE.
+Markdown, and to --json FILE. --trajectories DIR writes each harness trial's
+trajectory in ATIF, Harbor's trajectory format, to DIR/TASK/N.json.
 
 See docs/eval.md.`,
 		Args: cobra.ExactArgs(1),
@@ -72,14 +73,19 @@ See docs/eval.md.`,
 				return usageError{err}
 			}
 			var a eval.Agent
+			traj := newTrajectories(trajDir)
 			switch agentName {
 			case "oracle":
 				a = eval.Oracle{}
+				if traj != nil {
+					fmt.Fprintln(env.Stderr, "--trajectories: the oracle runs solution/solve.sh, with no model: it has no trajectory to write")
+					traj = nil
+				}
 			case "harness":
 				if f.Sandbox != "bwrap" {
 					return usageError{errors.New("eval runs the agent in the sandbox: --sandbox none would let it read the tests and the solution")}
 				}
-				h := &harnessAgent{env: env, f: f, record: recordDir, replay: replayDir}
+				h := &harnessAgent{env: env, f: f, record: recordDir, replay: replayDir, traj: traj}
 				// A session that cannot open (a missing key, a bad
 				// flag) fails the eval, not every trial.
 				if err := h.check(cmd.Context()); err != nil {
@@ -133,6 +139,9 @@ See docs/eval.md.`,
 					return fmt.Errorf("--json: %w", werr)
 				}
 			}
+			if terr := traj.err(env); err == nil {
+				err = terr
+			}
 			return err
 		},
 	}
@@ -144,6 +153,7 @@ See docs/eval.md.`,
 	fl.StringVar(&jsonOut, "json", "", "also write the scorecard, every trial included, to FILE as JSON")
 	// run's --record FILE is a folder here: a recording per trial.
 	fl.Lookup("record").Usage = "record each trial's model exchanges in DIR (DIR/TASK/N.json) and the scorecard (DIR/scorecard.json), for --replay"
+	fl.StringVar(&trajDir, "trajectories", "", "write each harness trial's trajectory in ATIF, Harbor's format, to DIR/TASK/N.json (its subagents' beside it); the oracle has none")
 	fl.StringVar(&replayDir, "replay", "", "play the trials --record recorded in DIR, with no model and no network, and check that the scorecard is the same byte for byte and that the harness sends each trial's requests as it did")
 	return cmd
 }
@@ -156,6 +166,8 @@ type harnessAgent struct {
 	f   runFlags
 	// record and replay are --record's and --replay's folders.
 	record, replay string
+	// traj writes the trials' trajectories (--trajectories; nil: none).
+	traj *trajectories
 }
 
 // recordedScorecard is the name of the scorecard --record writes.
@@ -255,12 +267,16 @@ func (h *harnessAgent) Attempt(ctx context.Context, tr *eval.Trial) (eval.Usage,
 	defer o.close()
 	var used deepagents.UsageTree
 	var runErr error
+	traj := h.traj.begin(tr, o.spec.Prices)
+	defer traj.write()
 	for e, err := range o.Agent.Stream(ctx, deepagents.Prompt(tr.Task.Instruction)) {
 		if err != nil {
 			runErr = err
+			traj.add(deepagents.Event{Type: deepagents.EventError, Error: err.Error()})
 			break
 		}
 		used.Add(e)
+		traj.add(e)
 		if e.Type == deepagents.EventRunEnd && len(e.Namespace) == 0 && e.Status != deepagents.StatusCompleted {
 			runErr = fmt.Errorf("the run ended %s: %s", e.Status, e.Error)
 		}

@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/deepagents-go/deepagents/eval/atif"
+)
+
+// deepagents eval --trajectories writes each harness trial's trajectory
+// in ATIF, valid against the pinned schema: the task's instruction, the
+// scripted model's tool call with what it returned, its answer. The
+// oracle has none.
+func TestEvalTrajectories(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil && os.Getenv("CI") == "" {
+		t.Skip("bubblewrap is not installed")
+	}
+	dataset, _ := filepath.Abs("../../../../eval/dataset")
+	task := filepath.Join(dataset, "count-words")
+	instruction, err := os.ReadFile(filepath.Join(task, "instruction.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newInproc(t)
+	dir := filepath.Join(t.TempDir(), "trajectories")
+	script := writeScript(t, `{"turns":[{"content":"Counting.","tool_calls":[{"id":"x","name":"execute","args":{"command":"wc -w < notes.txt | tr -d ' ' > count.txt"}}]},{"content":"Counted."}]}`)
+	code, stdout, stderr := c.run("eval", "--model", "replay:"+script, "-k", "2", "--trajectories", dir, task)
+	if code != 0 || !strings.Contains(stdout, "| count-words | 2 | 2 |") {
+		t.Fatalf("eval --trajectories: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var files []string
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, path)
+			files = append(files, rel)
+		}
+		return err
+	})
+	if strings.Join(files, " ") != "count-words/0.json count-words/1.json" {
+		t.Fatalf("--trajectories wrote %v, want a trajectory per trial", files)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := atif.Validate(data); err != nil {
+			t.Errorf("%s does not validate: %v\n%s", f, err, data)
+			continue
+		}
+		var tr atif.Trajectory
+		if err := json.Unmarshal(data, &tr); err != nil {
+			t.Fatal(err)
+		}
+		if tr.SchemaVersion != atif.SchemaVersion || tr.Agent.Name != "deepagents" || !strings.HasPrefix(tr.Agent.ModelName, "replay:") || tr.SessionID == "" {
+			t.Errorf("%s: the header: %s", f, data)
+		}
+		if len(tr.Steps) != 3 || tr.Steps[0].Source != atif.SourceUser || tr.Steps[0].Message != strings.TrimSpace(string(instruction)) {
+			t.Fatalf("%s: want the instruction and two agent steps:\n%s", f, data)
+		}
+		call, answer := tr.Steps[1], tr.Steps[2]
+		if call.Message != "Counting." || len(call.ToolCalls) != 1 || call.ToolCalls[0].FunctionName != "execute" ||
+			call.Observation == nil || len(call.Observation.Results) != 1 || call.Observation.Results[0].SourceCallID != call.ToolCalls[0].ToolCallID || call.Metrics == nil {
+			t.Errorf("%s: the tool call's step:\n%s", f, data)
+		}
+		if answer.Message != "Counted." || answer.Source != atif.SourceAgent {
+			t.Errorf("%s: the answer's step:\n%s", f, data)
+		}
+		if tr.FinalMetrics == nil || *tr.FinalMetrics.TotalSteps != 3 || tr.Extra["task"] != "count-words" || tr.Extra["status"] != "completed" {
+			t.Errorf("%s: the totals and the trial: %s", f, data)
+		}
+	}
+
+	oracle := filepath.Join(t.TempDir(), "oracle")
+	code, _, stderr = c.run("eval", "--agent", "oracle", "--trajectories", oracle, task)
+	if code != 0 || !strings.Contains(stderr, "no trajectory") {
+		t.Errorf("the oracle with --trajectories: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(oracle); !os.IsNotExist(err) {
+		t.Errorf("the oracle wrote trajectories: %v", err)
+	}
+}
+
+// A subagent's trajectory is written beside its trial's, under a name of
+// plain characters.
+func TestSubagentFile(t *testing.T) {
+	if got := subagentFile("0", []string{"general-purpose:call_1", "x/y:z"}); got != "0.general-purpose-call_1.x-y-z.json" {
+		t.Errorf("subagentFile = %s", got)
+	}
+}
