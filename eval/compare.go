@@ -343,7 +343,11 @@ func (c *Comparison) Markdown() string {
 }
 
 func (s Side) title() string {
-	t := fmt.Sprintf("%s (k = %d, %d tasks, pass@%d %.3f", s.Agent, s.K, s.Tasks, s.K, s.PassAtK)
+	tasks := fmt.Sprintf("%d tasks", s.Tasks)
+	if s.Tasks == 1 {
+		tasks = "1 task"
+	}
+	t := fmt.Sprintf("%s (k = %d, %s, pass@%d %.3f", s.Agent, s.K, tasks, s.K, s.PassAtK)
 	if s.Partial {
 		t += ", partial"
 	}
