@@ -259,6 +259,9 @@ func wilson(x, n int) (lo, hi float64) {
 //	lower = d − sqrt((p2 − l2)² + (u1 − p1)²)
 //	upper = d + sqrt((u2 − p2)² + (p1 − l1)²)
 func newcombe(x1, n1, x2, n2 int) (lo, hi float64) {
+	if n1 <= 0 || n2 <= 0 {
+		return -1, 1 // no trials: nothing is known
+	}
 	p1, p2 := float64(x1)/float64(n1), float64(x2)/float64(n2)
 	l1, u1 := wilson(x1, n1)
 	l2, u2 := wilson(x2, n2)

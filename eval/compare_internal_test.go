@@ -19,6 +19,7 @@ func TestNewcombe(t *testing.T) {
 		{0, 10, 0, 10, -0.2775, 0.2775},
 		{0, 20, 10, 10, 0.6791, 1},
 		{0, 10, 10, 10, 0.6075, 1}, // all against none: clamped at 1
+		{0, 0, 1, 1, -1, 1},        // no trials
 	} {
 		lo, hi := newcombe(tt.x1, tt.n1, tt.x2, tt.n2)
 		if math.Abs(lo-tt.lo) > 5e-4 || math.Abs(hi-tt.hi) > 5e-4 {
