@@ -14,4 +14,10 @@
 // in the same folder with the tests mounted at /tests only then (the agent
 // never sees them) and /logs/verifier writable. The oracle agent runs
 // solution/solve.sh (mounted at /solution): a dataset's self-check.
+//
+// A Scorecard writes itself as Markdown and as a self-contained HTML page
+// (Scorecard.HTML); Compare sets two side by side, with confidence
+// intervals for their differences. A trial log (CreateLog, ReadLog,
+// AppendLog) keeps each finished trial on disk as it ends, so that an
+// eval cut short resumes (Config.Skip) with only the trials it lacks.
 package eval

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -25,7 +26,7 @@ import (
 // harness (with the model and settings of run) or the oracle.
 func newEvalCmd(env Env) *cobra.Command {
 	var f runFlags
-	var agentName, jsonOut, replayDir, trajDir string
+	var agentName, jsonOut, replayDir, trajDir, htmlOut, logPath, resumePath string
 	var k, parallel int
 	cmd := &cobra.Command{
 		Use:   "eval [flags] DATASET",
@@ -39,8 +40,13 @@ runs solution/solve.sh) works there within task.toml's agent timeout, then
 tests/test.sh runs in the same folder, the tests mounted at /tests only then,
 and writes /logs/verifier/reward.txt. -k trials per task give pass@k (the
 unbiased estimator) and avg@k; the scorecard goes to standard output as
-Markdown, and to --json FILE. --trajectories DIR writes each harness trial's
-trajectory in ATIF, Harbor's trajectory format, to DIR/TASK/N.json.
+Markdown, to --json FILE, and to --html FILE as a page with charts.
+--trajectories DIR writes each harness trial's trajectory in ATIF, Harbor's
+trajectory format, to DIR/TASK/N.json.
+
+--log FILE appends each finished trial to FILE as it ends (a JSON line,
+synced to disk); --resume FILE continues the eval FILE logs, running only
+the trials it lacks. eval compare A.json B.json compares two scorecards.
 
 See docs/eval.md.`,
 		Args: cobra.ExactArgs(1),
@@ -51,6 +57,9 @@ See docs/eval.md.`,
 			}
 			if k < 1 || parallel < 1 {
 				return usageError{errors.New("-k and --parallel must be at least 1")}
+			}
+			if logPath != "" && resumePath != "" && filepath.Clean(logPath) != filepath.Clean(resumePath) {
+				return usageError{errors.New("--resume FILE appends to FILE: it takes no --log of another file")}
 			}
 			recordDir := f.Record
 			var recorded []byte
@@ -95,10 +104,15 @@ See docs/eval.md.`,
 			default:
 				return usageError{fmt.Errorf("--agent must be harness or oracle, not %q", agentName)}
 			}
+			tl, err := openTrialLog(env, logPath, resumePath, args[0], a.Name(), k, tasks)
+			if err != nil {
+				return err
+			}
 			var mu sync.Mutex
-			done, passed := 0, 0
+			done, passed := tl.kept, tl.keptPassed
 			total := len(tasks) * k
-			sc, err := eval.Run(cmd.Context(), tasks, eval.Config{Agent: a, K: k, Parallel: parallel, Done: func(r eval.TrialResult) {
+			var logErr error
+			cfg := eval.Config{Agent: a, K: k, Parallel: parallel, Done: func(r eval.TrialResult) {
 				mu.Lock()
 				defer mu.Unlock()
 				done++
@@ -110,7 +124,21 @@ See docs/eval.md.`,
 					line += ": " + display.OneLine(display.Clip(r.Error, 200))
 				}
 				fmt.Fprintln(env.Stderr, line)
-			}})
+				if tl.log != nil && logErr == nil {
+					if logErr = tl.log.Append(r); logErr != nil {
+						fmt.Fprintf(env.Stderr, "the log: %s; the trials from here on are not logged\n", logErr)
+					}
+				}
+			}}
+			if tl.contents != nil {
+				cfg.Skip = tl.contents.Skip()
+			}
+			sc, err := eval.Run(cmd.Context(), tasks, cfg)
+			if tl.log != nil {
+				if cerr := tl.log.Close(); logErr == nil {
+					logErr = cerr
+				}
+			}
 			if sc == nil {
 				return err
 			}
@@ -139,6 +167,14 @@ See docs/eval.md.`,
 					return fmt.Errorf("--json: %w", werr)
 				}
 			}
+			if htmlOut != "" {
+				if herr := writeHTML(htmlOut, sc.HTML); herr != nil {
+					return herr
+				}
+			}
+			if err == nil && logErr != nil {
+				return fmt.Errorf("--log: %w", logErr)
+			}
 			if terr := traj.err(env); err == nil {
 				err = terr
 			}
@@ -154,8 +190,75 @@ See docs/eval.md.`,
 	// run's --record FILE is a folder here: a recording per trial.
 	fl.Lookup("record").Usage = "record each trial's model exchanges in DIR (DIR/TASK/N.json) and the scorecard (DIR/scorecard.json), for --replay"
 	fl.StringVar(&trajDir, "trajectories", "", "write each harness trial's trajectory in ATIF, Harbor's format, to DIR/TASK/N.json (its subagents' beside it); the oracle has none")
+	fl.StringVar(&htmlOut, "html", "", "also write the scorecard to `FILE` as one self-contained HTML page (the table, pass@k against cost, outcomes per task; inline SVG, no script)")
+	fl.StringVar(&logPath, "log", "", "append each finished trial to `FILE` (a new file) as a JSON line, synced to disk as it ends, for --resume")
+	fl.StringVar(&resumePath, "resume", "", "continue the eval that --log logged in `FILE`: keep its trials, run the others, and append them to FILE")
 	fl.StringVar(&replayDir, "replay", "", "play the trials --record recorded in DIR, with no model and no network, and check that the scorecard is the same byte for byte and that the harness sends each trial's requests as it did")
+	cmd.AddCommand(newEvalCompareCmd(env))
 	return cmd
+}
+
+// trialLog is an eval's --log or --resume: the log it appends to, the
+// trials it keeps and how many of them count in this eval.
+type trialLog struct {
+	log      *eval.Log
+	contents *eval.LogContents
+	// kept of this eval's trials are in the log, keptPassed of them
+	// passed.
+	kept, keptPassed int
+}
+
+// openTrialLog opens --log FILE (a new log) or --resume FILE (a log of
+// an eval of the same agent and k) for an eval of agent on the tasks of
+// dataset, k trials each. Neither: a trialLog that logs nothing.
+func openTrialLog(env Env, logPath, resumePath, dataset, agent string, k int, tasks []eval.Task) (trialLog, error) {
+	abs, err := filepath.Abs(dataset)
+	if err != nil {
+		abs = dataset
+	}
+	if resumePath == "" {
+		if logPath == "" {
+			return trialLog{}, nil
+		}
+		l, err := eval.CreateLog(logPath, eval.LogHeader{Dataset: abs, Agent: agent, K: k})
+		if errors.Is(err, fs.ErrExist) {
+			return trialLog{}, usageError{fmt.Errorf("--log: %s exists: --resume %[1]s continues the eval it logs", logPath)}
+		}
+		if err != nil {
+			return trialLog{}, fmt.Errorf("--log: %w", err)
+		}
+		return trialLog{log: l}, nil
+	}
+	lc, err := eval.ReadLog(resumePath)
+	if err != nil {
+		return trialLog{}, usageError{fmt.Errorf("--resume: %w", err)}
+	}
+	if h := lc.Header; h.Agent != agent || h.K != k {
+		return trialLog{}, usageError{fmt.Errorf("--resume: %s logs an eval of the agent %s with k = %d, not of %s with k = %d", resumePath, h.Agent, h.K, agent, k)}
+	}
+	if lc.Truncated > 0 {
+		fmt.Fprintf(env.Stderr, "--resume: the last line of %s was cut short (%d bytes: a trial being logged when the eval stopped); it is left out, and that trial runs again\n", resumePath, lc.Truncated)
+	}
+	if lc.Header.Dataset != abs {
+		fmt.Fprintf(env.Stderr, "--resume: %s logs the dataset %s, not %s; its trials of tasks of the same names are kept\n", resumePath, lc.Header.Dataset, abs)
+	}
+	tl := trialLog{contents: lc}
+	skip := lc.Skip()
+	for _, t := range tasks {
+		for n := range k {
+			if r, ok := skip(t.Name, n); ok {
+				tl.kept++
+				if r.Outcome == eval.Passed {
+					tl.keptPassed++
+				}
+			}
+		}
+	}
+	fmt.Fprintf(env.Stderr, "--resume: %d of %d trials are in %s; %d to run\n", tl.kept, len(tasks)*k, resumePath, len(tasks)*k-tl.kept)
+	if tl.log, err = eval.AppendLog(resumePath, lc); err != nil {
+		return trialLog{}, fmt.Errorf("--resume: %w", err)
+	}
+	return tl, nil
 }
 
 // harnessAgent is this harness on a trial: a run of the instruction in

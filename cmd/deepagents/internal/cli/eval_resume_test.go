@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/deepagents-go/deepagents/eval"
+)
+
+// tinyDataset makes a dataset of tasks the oracle solves in an instant:
+// each writes done.txt.
+func tinyDataset(t *testing.T, names ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, n := range names {
+		mustWrite(t, filepath.Join(dir, n, "instruction.md"), "Write done.txt.\n")
+		mustWrite(t, filepath.Join(dir, n, "task.toml"), "version = \"1.0\"\n[agent]\ntimeout_sec = 60.0\n[verifier]\ntimeout_sec = 60.0\n")
+		mustWrite(t, filepath.Join(dir, n, "environment", "README"), "a task\n")
+		mustWrite(t, filepath.Join(dir, n, "solution", "solve.sh"), "#!/bin/bash\necho done > done.txt\n")
+		mustWrite(t, filepath.Join(dir, n, "tests", "test.sh"), "#!/bin/bash\nif [ -f done.txt ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n")
+	}
+	return dir
+}
+
+// progress are the trials an eval's progress lines name ("one #0").
+func progress(stderr string) []string {
+	var ran []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "[") {
+			if _, rest, ok := strings.Cut(l, "] "); ok {
+				task, _, _ := strings.Cut(rest, ":")
+				ran = append(ran, task)
+			}
+		}
+	}
+	return ran
+}
+
+// --log logs each trial; an eval cut short (a log with some of its
+// trials and a last line cut mid-write) and resumed with --resume runs
+// only the trials the log lacks, and appends them to it.
+func TestEvalResume(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil && os.Getenv("CI") == "" {
+		t.Skip("bubblewrap is not installed")
+	}
+	dataset := tinyDataset(t, "one", "two")
+	c := newInproc(t)
+	dir := t.TempDir()
+
+	full := filepath.Join(dir, "full.jsonl")
+	page := filepath.Join(dir, "page.html")
+	code, stdout, stderr := c.run("eval", "--agent", "oracle", "-k", "2", "--log", full, "--html", page, dataset)
+	if code != 0 || len(progress(stderr)) != 4 {
+		t.Fatalf("--log: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	lc, err := eval.ReadLog(full)
+	if err != nil || len(lc.Trials) != 4 || lc.Header.Agent != "oracle" || lc.Header.K != 2 || lc.Header.Dataset != dataset {
+		t.Fatalf("the log: %+v %v", lc, err)
+	}
+	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), ">two</td>") {
+		t.Errorf("--html: %v\n%s", err, b)
+	}
+	if code, _, stderr := c.run("eval", "--agent", "oracle", "-k", "2", "--log", full, dataset); code != ExitUsage || !strings.Contains(stderr, "--resume "+full) {
+		t.Errorf("--log over a log: exit %d\n%s", code, stderr)
+	}
+
+	// Cut short: one #0 (logged as failed, so that the scorecard shows
+	// it was kept) and one #1 done, two #0 being written.
+	cut := filepath.Join(dir, "cut.jsonl")
+	mustWrite(t, cut, `{"eval_log":1,"dataset":"`+dataset+`","agent":"oracle","k":2}
+{"task":"one","n":0,"reward":0,"outcome":"failed","verifier_exit":0,"usage":{"steps":1},"wall_ns":1}
+{"task":"one","n":1,"reward":1,"outcome":"passed","verifier_exit":0,"usage":{"steps":1},"wall_ns":1}
+{"task":"two","n":0,"rew`)
+	code, stdout, stderr = c.run("eval", "--agent", "oracle", "-k", "2", "--resume", cut, dataset)
+	if code != 0 {
+		t.Fatalf("--resume: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if ran := progress(stderr); strings.Join(ran, ",") != "two #0,two #1" && strings.Join(ran, ",") != "two #1,two #0" {
+		t.Errorf("--resume ran %q, want two's trials alone\n%s", ran, stderr)
+	}
+	for _, want := range []string{"was cut short", "2 of 4 trials are in", "2 to run", "[3/4]", "[4/4]"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("no %q in\n%s", want, stderr)
+		}
+	}
+	if !strings.Contains(stdout, "| one | 2 | 1 | 1.000 | 0.500 |") || !strings.Contains(stdout, "| two | 2 | 2 |") {
+		t.Errorf("the resumed scorecard:\n%s", stdout)
+	}
+	if lc, err := eval.ReadLog(cut); err != nil || len(lc.Trials) != 4 || lc.Truncated != 0 {
+		b, _ := os.ReadFile(cut)
+		t.Errorf("the log after --resume: %+v %v\n%s", lc, err, b)
+	}
+	// Resumed again, nothing is left to run.
+	code, stdout, stderr = c.run("eval", "--agent", "oracle", "-k", "2", "--resume", cut, "--log", cut, dataset)
+	if code != 0 || len(progress(stderr)) != 0 || !strings.Contains(stderr, "0 to run") || !strings.Contains(stdout, "| **all** | 4 | 3 |") {
+		t.Errorf("--resume of a finished eval: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+
+	garbage := filepath.Join(dir, "garbage.jsonl")
+	mustWrite(t, garbage, "not a log\n")
+	harness := filepath.Join(dir, "harness.jsonl")
+	mustWrite(t, harness, `{"eval_log":1,"dataset":"`+dataset+`","agent":"harness","k":2}`+"\n")
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"another k", []string{"--agent", "oracle", "-k", "3", "--resume", full}, "logs an eval of the agent oracle with k = 2, not of oracle with k = 3"},
+		{"another agent", []string{"--agent", "oracle", "-k", "2", "--resume", harness}, "logs an eval of the agent harness with k = 2, not of oracle with k = 2"},
+		{"a missing log", []string{"--agent", "oracle", "--resume", filepath.Join(dir, "missing.jsonl")}, "missing.jsonl"},
+		{"not a log", []string{"--agent", "oracle", "--resume", garbage}, "not an eval log"},
+		{"another --log", []string{"--agent", "oracle", "--resume", full, "--log", garbage}, "no --log of another file"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := c.run(append(append([]string{"eval"}, tt.args...), dataset)...)
+			if code != ExitUsage || !strings.Contains(stderr, tt.want) || len(progress(stderr)) != 0 {
+				t.Errorf("exit %d, want %d and %q\n%s\n%s", code, ExitUsage, tt.want, stdout, stderr)
+			}
+		})
+	}
+}
