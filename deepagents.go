@@ -26,6 +26,7 @@ import (
 	"github.com/deepagents-go/deepagents/middleware/memory"
 	"github.com/deepagents-go/deepagents/middleware/patch"
 	"github.com/deepagents-go/deepagents/middleware/skills"
+	"github.com/deepagents-go/deepagents/middleware/steer"
 	"github.com/deepagents-go/deepagents/middleware/subagents"
 	"github.com/deepagents-go/deepagents/middleware/summarization"
 	"github.com/deepagents-go/deepagents/middleware/todos"
@@ -291,6 +292,12 @@ func New(cfg Config) (*Agent, error) {
 			return nil, fmt.Errorf("deepagents: %w", err)
 		}
 		defaults = append(defaults, async)
+	}
+	if cfg.Store != nil {
+		// Messages sent while a run works (steer.Send, into the store)
+		// join the conversation before the summary and the cache see it:
+		// the main agent's alone.
+		defaults = append(defaults, steer.New())
 	}
 	defaults = append(defaults, sh.summarize, sh.cache, sh.repair)
 	if cfg.Rewind != nil {

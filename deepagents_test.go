@@ -16,6 +16,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/permission"
+	"github.com/deepagents-go/deepagents/store"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -39,6 +40,8 @@ func TestStackReplaceAndAppend(t *testing.T) {
 		{name: "everything configured", cfg: deepagents.Config{Memory: []string{"/AGENTS.md"}, Skills: []string{"/skills/"}, InterruptOn: map[string]deepagents.InterruptOn{"write_file": {}}},
 			user:      []deepagents.Middleware{named{"audit", "AUDIT"}},
 			wantNames: []string{"loops", "verify", "todos", "memory", "skills", "filesystem", "subagents", "summarization", "prompt_caching", "patch_tool_calls", "audit", "human_in_the_loop"}},
+		{name: "a store: messages sent mid-run", cfg: deepagents.Config{Store: store.NewMemoryStore()},
+			wantNames: []string{"loops", "verify", "todos", "filesystem", "subagents", "steer", "summarization", "prompt_caching", "patch_tool_calls"}},
 		{name: "append", user: []deepagents.Middleware{named{"audit", "AUDIT"}}, wantNames: with("audit"), wantPrompt: []string{"write_todos", "AUDIT"}},
 		{name: "replace a default in place", user: []deepagents.Middleware{named{"audit", "AUDIT"}, named{"todos", "MY TODOS"}}, wantNames: with("audit"), wantPrompt: []string{"MY TODOS", "## Files", "AUDIT"}},
 		{name: "duplicate user names", user: []deepagents.Middleware{named{"x", ""}, named{"x", ""}}, wantErr: `two middleware are named "x"`},

@@ -18,6 +18,7 @@ import (
 	"github.com/deepagents-go/deepagents/hooks"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/middleware/steer"
 	"github.com/deepagents-go/deepagents/netproxy"
 	"github.com/deepagents-go/deepagents/persist"
 )
@@ -99,6 +100,9 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 		Decide: func(ctx context.Context, thread string, ds []deepagents.Decision) iter.Seq2[deepagents.Event, error] {
 			s, _ := l.current()
 			return s.Agent.Stream(ctx, deepagents.Input{ThreadID: thread, Decisions: ds, Values: hitl.ModeValues(mode.get())})
+		},
+		Steer: func(ctx context.Context, thread, text string) error {
+			return steer.Send(ctx, o.db.Store, thread, text)
 		},
 		Commands: cmds,
 		Mode:     o.spec.PermissionMode,

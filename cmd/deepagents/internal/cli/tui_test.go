@@ -336,9 +336,10 @@ func TestCtrlCTwiceToExit(t *testing.T) {
 	s.waitFor(exitedMark)
 }
 
-// While the agent works the input stays: enter queues a message, sent
-// when the task ends; keys typed as an approval appears go to the input,
-// never to the approval.
+// While the agent works the input stays: tab queues a message, sent when
+// the task ends (enter steers: TestSteerWhileAToolRuns), and so does enter
+// while the task waits for an approval; keys typed as an approval appears
+// go to the input, never to the approval.
 func TestTypeAheadQueuesAndNeverApproves(t *testing.T) {
 	w := newWorld(t)
 	script := w.script(`{"turns":[
@@ -350,7 +351,8 @@ func TestTypeAheadQueuesAndNeverApproves(t *testing.T) {
 	s.waitFor("> ")
 	s.typeLine("first task")
 	s.waitFor("Looking at it.")
-	s.typeLine("second task")
+	s.keys("-l", "second task")
+	s.keys("Tab")
 	s.waitFor("queued: second task")
 	// The approval appears; a and enter typed at once are not its keys.
 	deadline := time.Now().Add(15 * time.Second)

@@ -435,8 +435,8 @@ const tuiHelp = `/help          this list
 !command       run a shell command (as the execute tool would); its output goes into the conversation
 #note          add a note to memory: project or user AGENTS.md
 @path          attach a workspace file to the message (tab completes it, and /commands)
-esc, ctrl+c while the agent works: stop the step; enter then queues a message
-for when the task ends; up, down: earlier messages
+esc, ctrl+c while the agent works: stop the step; enter then sends the message
+to the task as it works, tab queues it for when the task ends; up, down: earlier messages
 \ then enter, alt+enter: a new line;  ctrl+g: edit the message in $EDITOR
 ctrl+o: tool results in full, or folded again
 shift+tab  cycle the permission mode: ask, accept edits, plan (read-only

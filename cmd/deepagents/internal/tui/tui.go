@@ -44,6 +44,11 @@ type Config struct {
 	// context stops the run.
 	Prompt func(ctx context.Context, thread, text string) iter.Seq2[deepagents.Event, error]
 	Decide func(ctx context.Context, thread string, decisions []deepagents.Decision) iter.Seq2[deepagents.Event, error]
+	// Steer, when set, sends a message to the run working on thread: it
+	// reaches the model at its next request (the message is saved before
+	// Steer returns). Enter while a run works steers; Tab queues the
+	// message for when the task ends, as Enter does without Steer.
+	Steer func(ctx context.Context, thread, text string) error
 	// Started is told of each run's start: its thread, and the message the
 	// user sent last (a new thread's title). Ended is given what a run
 	// used, to add to its thread's record. Their errors are warnings.
@@ -413,6 +418,8 @@ var (
 const (
 	idlePlaceholder = "a task, /help, or @file to attach"
 	busyPlaceholder = "a message for when this task ends"
+	// steerPlaceholder is busyPlaceholder where Enter steers.
+	steerPlaceholder = "a message for the task as it works (tab: for when it ends)"
 )
 
 func newModel(ctx context.Context, cfg Config) *tuiModel {
@@ -467,6 +474,8 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onEvent(msg.e)
 	case shellOutputMsg:
 		return m, m.onShellOutput(msg)
+	case steeredMsg:
+		return m, m.onSteered(msg)
 	case printedMsg:
 		m.flushing = false
 		return m, m.flush()
@@ -608,6 +617,14 @@ func (m *tuiModel) onKey(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+o":
 		return m.toggleExpanded()
 	case "tab":
+		if text := strings.TrimSpace(m.input.Value()); m.steerable(text) && !completes(text) {
+			// Queued for when the task ends, rather than steering.
+			m.input.SetValue("")
+			m.history = append(m.history, text)
+			m.histPos = len(m.history)
+			m.queued = append(m.queued, text)
+			return nil
+		}
 		m.hint = m.complete()
 		return nil
 	case "enter":
@@ -621,6 +638,9 @@ func (m *tuiModel) onKey(k tea.KeyPressMsg) tea.Cmd {
 		m.input.SetValue("")
 		m.history = append(m.history, text)
 		m.histPos = len(m.history)
+		if m.steerable(text) {
+			return m.steer(text)
+		}
 		if m.busy() {
 			// Sent when the task ends.
 			m.queued = append(m.queued, text)
@@ -631,6 +651,44 @@ func (m *tuiModel) onKey(k tea.KeyPressMsg) tea.Cmd {
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(k)
 	return cmd
+}
+
+// steerable reports whether text, sent now, would steer the run working:
+// one works (not one stopped for approvals), the session can steer, and
+// text is a message, not a command.
+func (m *tuiModel) steerable(text string) bool {
+	return m.cfg.Steer != nil && m.running && len(m.pending) == 0 && m.thread != "" && text != "" && !strings.HasPrefix(text, "/")
+}
+
+// completes reports whether Tab would complete text (a command, an
+// @file) rather than queue it.
+func completes(text string) bool {
+	if strings.HasPrefix(text, "/") {
+		return true
+	}
+	fields := strings.Fields(text)
+	return len(fields) > 0 && strings.HasPrefix(fields[len(fields)-1], "@")
+}
+
+// steeredMsg says how a message sent to the running task fared.
+type steeredMsg struct {
+	text string
+	err  error
+}
+
+// steer sends text to the run working, and says so above the view once it
+// is saved; a message that could not be sent is queued instead.
+func (m *tuiModel) steer(text string) tea.Cmd {
+	ctx, thread, send := m.ctx, m.thread, m.cfg.Steer
+	return func() tea.Msg { return steeredMsg{text, send(ctx, thread, text)} }
+}
+
+func (m *tuiModel) onSteered(msg steeredMsg) tea.Cmd {
+	if msg.err != nil {
+		m.queued = append(m.queued, msg.text)
+		return m.print(red.Render("warning: ") + "the message could not reach the running task (" + display.OneLine(msg.err.Error()) + "); it is queued for when the task ends")
+	}
+	return m.print(dim.Render("› ") + display.TerminalSafe(msg.text) + dim.Render(" · sent to the running task"))
 }
 
 // sendQueued sends the first message queued while a task went on, once
@@ -1129,10 +1187,17 @@ func (m *tuiModel) view() string {
 			return b.String() + m.modeLine() + "\n"
 		}
 	} else if m.running {
-		b.WriteString(fit(dim.Render("working…"+display.ContextFill(m.context)+" · esc stops the step · enter queues a message"), m.width) + "\n")
+		keys := " · enter queues a message"
+		if m.cfg.Steer != nil {
+			keys = " · enter steers, tab queues"
+		}
+		b.WriteString(fit(dim.Render("working…"+display.ContextFill(m.context)+" · esc stops the step"+keys), m.width) + "\n")
 	}
 	m.input.Placeholder = idlePlaceholder
-	if m.busy() {
+	switch {
+	case m.cfg.Steer != nil && m.running && len(m.pending) == 0:
+		m.input.Placeholder = steerPlaceholder
+	case m.busy():
 		m.input.Placeholder = busyPlaceholder
 	}
 	for _, q := range m.queued {

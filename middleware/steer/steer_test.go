@@ -1,0 +1,177 @@
+package steer_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/middleware/steer"
+	"github.com/deepagents-go/deepagents/sqlite"
+	"github.com/deepagents-go/deepagents/store"
+	"github.com/deepagents-go/deepagents/tool"
+)
+
+// slowTool is a tool whose call runs fn: the person types while it runs.
+func slowTool(t *testing.T, fn func(ctx context.Context)) tool.Tool {
+	t.Helper()
+	tl, err := tool.New("slow", "a slow tool", func(ctx context.Context, _ struct{}) (string, error) {
+		fn(ctx)
+		return "done", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tl
+}
+
+func newAgent(t *testing.T, m llm.Model, cp checkpoint.Saver, st store.Store, tools ...tool.Tool) *agent.Agent {
+	t.Helper()
+	a, err := agent.New(agent.Config{Model: m, Tools: tools, Middleware: []agent.Middleware{steer.New()}, Checkpointer: cp, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// userTexts is the user messages of a request, their text joined.
+func userTexts(req llm.Request) []string {
+	var out []string
+	for _, m := range req.Messages {
+		if m.Role == llm.RoleUser {
+			out = append(out, m.Text())
+		}
+	}
+	return out
+}
+
+// A message sent during a tool call is in the very next model request,
+// after the call's result, marked as sent mid-turn; and in no request
+// after as a second copy.
+func TestSentDuringAToolCall(t *testing.T) {
+	ctx := t.Context()
+	st := store.NewMemoryStore()
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{{Name: "slow", Args: json.RawMessage(`{}`)}}},
+		replay.Turn{ToolCalls: []llm.ToolCall{{Name: "slow", Args: json.RawMessage(`{}`)}}},
+		replay.Turn{Content: "finished"},
+	).Record()
+	sends := 0
+	a := newAgent(t, m, checkpoint.NewMemorySaver(), st, slowTool(t, func(ctx context.Context) {
+		if sends++; sends == 1 {
+			if err := steer.Send(ctx, st, "T", "use the other file"); err != nil {
+				t.Error(err)
+			}
+		}
+	}))
+	var notices []string
+	for e, err := range a.Stream(ctx, agent.Input{ThreadID: "T", Messages: []llm.Message{llm.UserText("do it")}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Type == agent.EventNotice && e.Name == "steer" {
+			notices = append(notices, e.Content)
+		}
+	}
+	reqs := m.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	if got := userTexts(reqs[0].Request); len(got) != 1 {
+		t.Errorf("the first request's user messages: %q", got)
+	}
+	want := steer.Lead + "use the other file"
+	for i, r := range reqs[1:] {
+		got := userTexts(r.Request)
+		if len(got) != 2 || got[1] != want {
+			t.Errorf("request %d's user messages %q, want the prompt and %q", i+2, got, want)
+		}
+	}
+	last := reqs[1].Request.Messages[len(reqs[1].Request.Messages)-1]
+	if last.Role != llm.RoleUser || reqs[1].Request.Messages[len(reqs[1].Request.Messages)-2].Role != llm.RoleTool {
+		t.Errorf("the message is not right after the call's result: %+v", reqs[1].Request.Messages)
+	}
+	if len(notices) != 1 || !strings.Contains(notices[0], "use the other file") {
+		t.Errorf("notices %q, want one naming the message", notices)
+	}
+}
+
+// A message sent while no run works on the thread (or before a crash
+// killed the run that would have delivered it) is delivered at the
+// thread's next run, once, whatever process runs it: it was in the
+// database before Send returned.
+func TestSentBeforeAKill(t *testing.T) {
+	ctx := t.Context()
+	dsn := filepath.Join(t.TempDir(), "db.sqlite")
+	open := func() (*sqlite.Saver, *sqlite.Store) {
+		t.Helper()
+		db, err := sqlite.Open(ctx, dsn, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db.Saver(), db.Store()
+	}
+	_, st := open()
+	if err := steer.Send(ctx, st, "T", "and add a test"); err != nil {
+		t.Fatal(err)
+	}
+	// "kill -9": nothing of the first process is used again.
+	cp2, st2 := open()
+	m := replay.New(replay.Turn{Content: "ok"}, replay.Turn{Content: "ok again"}).Record()
+	a := newAgent(t, m, cp2, st2)
+	for _, prompt := range []string{"go on", "and now?"} {
+		if _, err := a.Invoke(ctx, agent.Input{ThreadID: "T", Messages: []llm.Message{llm.UserText(prompt)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := m.Requests()
+	want := steer.Lead + "and add a test"
+	if got := userTexts(reqs[0].Request); len(got) != 2 || got[1] != want {
+		t.Errorf("first run's user messages %q, want the prompt then %q", got, want)
+	}
+	if got := userTexts(reqs[1].Request); len(got) != 3 || strings.Count(strings.Join(got, "\n"), "and add a test") != 1 {
+		t.Errorf("second run's user messages %q: the message once", got)
+	}
+	items, err := st2.Search(ctx, steer.Namespace("T"), store.SearchOptions{})
+	if err != nil || len(items) != 0 {
+		t.Errorf("the store still holds %d delivered messages (%v): the second run forgets them", len(items), err)
+	}
+}
+
+// Subagents' runs and other threads get nothing; bad messages are errors.
+func TestSendRefuses(t *testing.T) {
+	ctx := t.Context()
+	st := store.NewMemoryStore()
+	for _, c := range []struct {
+		st     store.Store
+		thread string
+		text   string
+		want   error
+	}{
+		{nil, "T", "x", steer.ErrNoStore},
+		{st, "", "x", steer.ErrThread},
+		{st, "T", "  \n", steer.ErrEmpty},
+		{st, "T", strings.Repeat("x", steer.MaxBytes+1), steer.ErrTooLong},
+	} {
+		if err := steer.Send(ctx, c.st, c.thread, c.text); !errors.Is(err, c.want) {
+			t.Errorf("Send(%q, %d bytes): %v, want %v", c.thread, len(c.text), err, c.want)
+		}
+	}
+	if err := steer.Send(ctx, st, "other", "not for T"); err != nil {
+		t.Fatal(err)
+	}
+	m := replay.New(replay.Turn{Content: "ok"}).Record()
+	if _, err := newAgent(t, m, checkpoint.NewMemorySaver(), st).Invoke(ctx, agent.Input{ThreadID: "T", Messages: []llm.Message{llm.UserText("hi")}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := userTexts(m.Requests()[0].Request); len(got) != 1 {
+		t.Errorf("thread T got another thread's message: %q", got)
+	}
+}
