@@ -48,6 +48,10 @@ trajectory format, to DIR/TASK/N.json.
 synced to disk); --resume FILE continues the eval FILE logs, running only
 the trials it lacks. eval compare A.json B.json compares two scorecards.
 
+--model replay:DIR, DIR a folder, is a scripted eval: each trial of task
+TASK plays DIR/TASK.json (the scripted model's format) as its model, with
+no model and no network; eval/scripted solves eval/dataset this way.
+
 See docs/eval.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -96,7 +100,9 @@ See docs/eval.md.`,
 				}
 				h := &harnessAgent{env: env, f: f, record: recordDir, replay: replayDir, traj: traj}
 				// A session that cannot open (a missing key, a bad
-				// flag) fails the eval, not every trial.
+				// flag) fails the eval, not every trial. --model
+				// replay:DIR plays DIR/TASK.json in each trial of
+				// TASK (eval_scripted.go).
 				if err := h.check(cmd.Context()); err != nil {
 					return err
 				}
@@ -313,6 +319,7 @@ func (h *harnessAgent) flags(dir string) runFlags {
 	f := h.f
 	f.Dir, f.Shell, f.AutoApprove, f.Sandbox, f.PermissionMode, f.db = dir, true, true, "bwrap", "", "memory:"
 	f.Record = ""
+	f.middleware = evalMiddleware()
 	given := h.f.Given
 	f.Given = func(name string) bool {
 		switch name {
@@ -340,6 +347,9 @@ func (h *harnessAgent) check(ctx context.Context) error {
 	}
 	defer os.RemoveAll(dir)
 	f := h.flags(dir)
+	if f.Model, err = checkModel(f.Model); err != nil {
+		return err
+	}
 	o, err := openSession(ctx, h.env, &f, false, false, nil)
 	if err != nil {
 		return err
@@ -350,6 +360,7 @@ func (h *harnessAgent) check(ctx context.Context) error {
 
 func (h *harnessAgent) Attempt(ctx context.Context, tr *eval.Trial) (eval.Usage, error) {
 	f := h.flags(tr.Dir)
+	f.Model = scriptedModel(f.Model, tr.Task.Name)
 	switch {
 	case h.record != "":
 		f.Record = recording(h.record, tr.Task.Name, tr.N)

@@ -32,6 +32,9 @@ type runFlags struct {
 	// goal is --goal: the thread's goal (docs/harness.md), graded before
 	// the agent's final answers; only run and deepagents itself have it.
 	goal string
+	// middleware is added to the session's agent (session.Deps): eval's
+	// broken tools in its tests, nothing otherwise.
+	middleware []agent.Middleware
 }
 
 // registerGoal adds --goal, which only the commands that take a prompt

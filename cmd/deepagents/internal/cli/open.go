@@ -64,6 +64,7 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive, served 
 	}
 	deps := sessionDeps(ctx, env, db)
 	deps.AskHost = ask
+	deps.Middleware = f.middleware
 	s, err := session.Open(ctx, spec, deps)
 	if err != nil {
 		db.Close()

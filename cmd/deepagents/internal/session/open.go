@@ -51,6 +51,10 @@ type Deps struct {
 	// hosts, as a headless run must. A thread's earlier "for this thread"
 	// and the user's "always" answer without asking.
 	AskHost HostAsker
+	// Middleware is added to the agent's stack after the workspace's:
+	// none in the product; the CLI's tests break a tool with one (an eval
+	// that must score lower).
+	Middleware []deepagents.Middleware
 }
 
 // Session is an open agent, with its files.
@@ -181,7 +185,7 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 		PermissionMode: spec.PermissionMode,
 		Memory:         ws.Memory,
 		Skills:         ws.Skills,
-		Middleware:     ws.Middleware,
+		Middleware:     slices.Concat(ws.Middleware, deps.Middleware),
 		Rewind:         tr,
 		MaxSteps:       spec.MaxSteps,
 		Durability:     spec.Durability,
