@@ -76,7 +76,7 @@ var layers = map[string][]string{
 
 	// The LangGraph API server (with A2A); mcp for /mcp, whose tools take
 	// and answer what deepagents mcp-serve's run_task does.
-	"server": {"agent", "checkpoint", "langgraph", "llm", "mcp", "middleware/todos", "middleware/verify", "store", "thread", "internal/clip"},
+	"server": {"agent", "checkpoint", "langgraph", "llm", "mcp", "middleware/steer", "middleware/todos", "middleware/verify", "store", "thread", "internal/clip"},
 	"mcp":    {"agent", "checkpoint", "llm", "middleware/todos", "tool", "internal/clip", "internal/procinfo"},
 
 	// Tracing: the middleware on the OpenTelemetry API, and the SDK's

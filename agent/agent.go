@@ -327,6 +327,9 @@ func (a *Agent) Middleware() []Middleware { return a.middleware }
 // Checkpointer returns the configured Saver, or nil.
 func (a *Agent) Checkpointer() checkpoint.Saver { return a.saver }
 
+// Store returns the agent's cross-thread store (Config.Store), or nil.
+func (a *Agent) Store() store.Store { return a.store }
+
 // Input starts or continues a run.
 type Input struct {
 	// Messages are appended to the conversation before the run starts.

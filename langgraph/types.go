@@ -46,6 +46,11 @@ const (
 	MultitaskInterrupt MultitaskStrategy = "interrupt"
 	MultitaskRollback  MultitaskStrategy = "rollback"
 	MultitaskEnqueue   MultitaskStrategy = "enqueue"
+	// MultitaskSteer (this server's, not LangGraph's) gives the input's
+	// user messages to the run working on the thread, at its next model
+	// request, and answers that run; on an idle thread the run starts as
+	// any run.
+	MultitaskSteer MultitaskStrategy = "steer"
 )
 
 // Values of the requests' other enumerations.

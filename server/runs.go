@@ -17,7 +17,9 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/steer"
 	"github.com/deepagents-go/deepagents/middleware/todos"
+	"github.com/deepagents-go/deepagents/store"
 	"github.com/deepagents-go/deepagents/thread"
 )
 
@@ -192,6 +194,13 @@ func (rs *runs) finish(rn *run) {
 		old.events, old.final, old.lastValues = nil, nil, -1
 		old.mu.Unlock()
 	}
+}
+
+// activeRun is the run working on the thread, or nil.
+func (rs *runs) activeRun(threadID string) *run {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.active[threadID]
 }
 
 // register makes rn known (get, list, cancel) before it claims its thread.
@@ -489,8 +498,14 @@ func (s *Server) launch(ctx context.Context, ask runAsk) (*run, *refusal) {
 	case "":
 		multitask = langgraph.MultitaskReject
 	case langgraph.MultitaskReject, langgraph.MultitaskInterrupt, langgraph.MultitaskRollback, langgraph.MultitaskEnqueue:
+	case langgraph.MultitaskSteer:
+		cur, no := s.steer(ctx, threadID, q, in, a.Agent.Store())
+		if cur != nil || no != nil {
+			return cur, no
+		}
+		multitask = langgraph.MultitaskReject // nothing works on the thread: a run as any
 	default:
-		return nil, invalidField("multitask_strategy", fmt.Errorf("unknown multitask_strategy %q: reject, interrupt, rollback or enqueue", multitask))
+		return nil, invalidField("multitask_strategy", fmt.Errorf("unknown multitask_strategy %q: reject, interrupt, rollback, enqueue or steer", multitask))
 	}
 	metadata := q.Metadata
 	if metadata == nil {
@@ -534,6 +549,43 @@ func (s *Server) launch(ctx context.Context, ask runAsk) (*run, *refusal) {
 		return nil, refuse(http.StatusServiceUnavailable, "The server is shutting down")
 	}
 	return rn, nil
+}
+
+// steer gives the input's user messages to the run of this server working
+// on the thread (multitask_strategy steer), saved before it answers, and
+// returns that run. It returns neither a run nor a refusal when no run
+// works on the thread; it refuses a thread that a run of another process
+// holds, whose next model request this one cannot reach at once.
+func (s *Server) steer(ctx context.Context, threadID string, q *langgraph.RunCreate, in agent.Input, st store.Store) (*run, *refusal) {
+	if q.Command != nil || len(in.Decisions) > 0 || in.CheckpointID != "" {
+		return nil, refuse(http.StatusUnprocessableEntity, "multitask_strategy steer takes input messages, not a command or a checkpoint")
+	}
+	var texts []string
+	for i, m := range in.Messages {
+		if m.Role != llm.RoleUser || len(m.ToolCalls) > 0 || strings.TrimSpace(m.Text()) == "" {
+			return nil, refuse(http.StatusUnprocessableEntity, "input.messages[%d]: multitask_strategy steer takes messages of the user with text", i)
+		}
+		texts = append(texts, m.Text())
+	}
+	if len(texts) == 0 {
+		return nil, refuse(http.StatusUnprocessableEntity, "multitask_strategy steer needs input.messages")
+	}
+	if st == nil {
+		return nil, refuse(http.StatusUnprocessableEntity, "multitask_strategy steer: this assistant's agent has no store to keep the messages in (deepagents.Config.Store)")
+	}
+	cur := s.runs.activeRun(threadID)
+	if cur == nil {
+		if th, err := s.cfg.Saver.Thread(ctx, threadID); err == nil && th.Status == checkpoint.StatusBusy && s.heldElsewhere(ctx, threadID) {
+			return nil, threadBusy()
+		}
+		return nil, nil
+	}
+	for _, t := range texts {
+		if err := steer.Send(ctx, st, threadID, t); err != nil {
+			return nil, refuse(http.StatusServiceUnavailable, "%s", err.Error())
+		}
+	}
+	return cur, nil
 }
 
 // resetThread empties a thread that had no checkpoint before the run a
