@@ -13,12 +13,12 @@ import (
 
 // ErrNoInlineScript is the error of an Inline model whose conversation
 // holds no script.
-var ErrNoInlineScript = errors.New(`replay: inline: the last user message is not a script (a JSON object with "turns")`)
+var ErrNoInlineScript = errors.New(`replay: inline: no user message is a script (a JSON object with "turns")`)
 
 // Inline is a scripted model that takes its script from the conversation:
-// the last user message's text is a script in the format of a script file
-// (docs/SCRIPTED_MODEL.md), and a call is answered with the turn whose
-// number is the count of assistant messages after that message. Each
+// the last user message whose text is a script in the format of a script
+// file (docs/SCRIPTED_MODEL.md) gives it, and a call is answered with the
+// turn whose number is the count of assistant messages after that message. Each
 // thread thus carries its own script, which is what a test of a server
 // needs: every client request scripts its own thread, and runs on several
 // threads at once do not share one script.
@@ -33,15 +33,17 @@ func (Inline) Info() llm.Info { return llm.Info{Provider: "replay", Name: "inlin
 
 // Stream implements llm.Model.
 func (Inline) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
+	// The last user message that is a script: the user messages after it
+	// that are not (a message sent while the agent worked) are part of
+	// its turns' conversation.
 	last := -1
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == llm.RoleUser {
+	var s Script
+	for i := len(req.Messages) - 1; i >= 0 && last < 0; i-- {
+		if req.Messages[i].Role == llm.RoleUser && json.Unmarshal([]byte(req.Messages[i].Text()), &s) == nil && s.Turns != nil {
 			last = i
-			break
 		}
 	}
-	var s Script
-	if last < 0 || json.Unmarshal([]byte(req.Messages[last].Text()), &s) != nil || s.Turns == nil {
+	if last < 0 {
 		return fail(ErrNoInlineScript)
 	}
 	k := 0

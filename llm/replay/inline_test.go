@@ -9,7 +9,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm/replay"
 )
 
-// TestInline plays the script of the last user message, turn by turn,
+// TestInline plays the script of the last user message that is one, turn by turn,
 // counting the assistant messages after it.
 func TestInline(t *testing.T) {
 	script := `{"turns":[{"content":"one","tool_calls":[{"name":"ls","args":{"path":"/"}}]},{"content":"two"}]}`
@@ -23,7 +23,9 @@ func TestInline(t *testing.T) {
 	if res.Message.Text() != "one" || len(res.Message.ToolCalls) != 1 || res.Message.ToolCalls[0].ID == "" {
 		t.Fatalf("first turn %+v", res.Message)
 	}
-	convo = append(convo, res.Message, llm.ToolResult(res.Message.ToolCalls[0].ID, "ls", "x", false))
+	// A user message that is not a script (one sent while the agent
+	// worked) is part of the script's conversation.
+	convo = append(convo, res.Message, llm.ToolResult(res.Message.ToolCalls[0].ID, "ls", "x", false), llm.UserText("a hint"))
 	if res, err = llm.Generate(ctx, m, &llm.Request{Messages: convo}); err != nil || res.Message.Text() != "two" {
 		t.Fatalf("second turn %+v %v", res, err)
 	}

@@ -41,6 +41,11 @@ type Workspace struct {
 	Started func(ctx context.Context, thread, prompt string)
 	// Ended, when set, is told of each run's end (to record its usage).
 	Ended func(ctx context.Context, end agent.Event, used *agent.UsageTree)
+	// Steer, when set, sends a message to the run working on thread, for
+	// its next model request (saved before it returns): a prompt sent
+	// while another runs is given to it so. Unset, such a prompt is
+	// refused.
+	Steer func(ctx context.Context, thread, text string) error
 	// Traits, when set, tells what the agent's tool of a name declares it
 	// does (agent.Agent.ToolTraits), which decides the kind of tool the
 	// editor shows; unset, a tool is known by its name alone.
@@ -132,6 +137,22 @@ type session struct {
 	always map[string]bool
 	// started says whether the thread's first run has been reported.
 	started bool
+	// lastStop is why the last prompt ended (under running).
+	lastStop sdk.StopReason
+	// stop ends the prompt running, if one is (session/cancel).
+	stopMu sync.Mutex
+	stop   context.CancelFunc
+}
+
+// setStop calls the stop of the prompt that ran and keeps stop, the one
+// of the prompt that runs now (nil: none).
+func (ss *session) setStop(stop context.CancelFunc) {
+	ss.stopMu.Lock()
+	defer ss.stopMu.Unlock()
+	if ss.stop != nil && stop == nil {
+		ss.stop()
+	}
+	ss.stop = stop
 }
 
 var (
@@ -263,7 +284,15 @@ func (s *server) session(id sdk.SessionId) (*session, error) {
 // Cancel has nothing to do of its own: the SDK cancels the context of the
 // session's prompt, which stops the run (and a permission request it
 // waits on).
-func (s *server) Cancel(context.Context, sdk.CancelNotification) error { return nil }
+func (s *server) Cancel(_ context.Context, p sdk.CancelNotification) error {
+	s.mu.Lock()
+	ss := s.sessions[p.SessionId]
+	s.mu.Unlock()
+	if ss != nil {
+		ss.setStop(nil)
+	}
+	return nil
+}
 
 // CloseSession closes the session's agent; its thread stays in the
 // database.

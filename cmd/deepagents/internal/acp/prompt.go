@@ -17,18 +17,29 @@ import (
 // Prompt runs the prompt on the session's thread, streaming the run as
 // session updates, asking the client for each approval the run stops
 // for, until the run ends or the client cancels it.
-func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.PromptResponse, err error) {
 	ss, err := s.session(p.SessionId)
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
 	if !ss.running.TryLock() {
-		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"sessionId": "a prompt is already running in this session"})
+		return s.steer(ctx, ss, p)
 	}
 	defer ss.running.Unlock()
-	ctx, cancel := context.WithCancel(ctx)
+	defer func() { ss.lastStop = resp.StopReason }()
+	// The run's own context, which the connection's end and session/cancel
+	// (Cancel) end. The SDK also ends a prompt's context when another
+	// prompt of the session comes: where prompts steer, that prompt joins
+	// this one rather than replacing it.
+	reqCtx := ctx
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
+	if ss.ws.Steer == nil {
+		defer context.AfterFunc(reqCtx, cancel)()
+	}
+	ss.setStop(cancel)
+	defer ss.setStop(nil)
 	msg, err := promptMessage(p.Prompt)
 	if err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
@@ -289,4 +300,24 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// steer gives a prompt sent while another runs to the run working (its
+// next model request has it: the message is saved before this returns
+// to the agent's loop), and answers once the prompt it joined ends, with
+// that prompt's stop reason. Without Workspace.Steer it is refused.
+func (s *server) steer(ctx context.Context, ss *session, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+	if ss.ws.Steer == nil {
+		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"sessionId": "a prompt is already running in this session"})
+	}
+	msg, err := promptMessage(p.Prompt)
+	if err != nil {
+		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
+	}
+	if err := ss.ws.Steer(ctx, string(ss.id), msg.Text()); err != nil {
+		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"steer": err.Error()})
+	}
+	ss.running.Lock() // the prompt joined has ended
+	defer ss.running.Unlock()
+	return sdk.PromptResponse{StopReason: ss.lastStop}, nil
 }

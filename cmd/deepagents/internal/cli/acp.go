@@ -16,6 +16,7 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/acp"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
+	"github.com/deepagents-go/deepagents/middleware/steer"
 )
 
 func newACPCmd(env Env) *cobra.Command {
@@ -111,6 +112,9 @@ func serveACP(ctx context.Context, env Env, f *runFlags) error {
 			return &acp.Workspace{
 				Dir:    spec.Dir,
 				Traits: s.Agent.ToolTraits,
+				Steer: func(ctx context.Context, thread, text string) error {
+					return steer.Send(ctx, db.Store, thread, text)
+				},
 				Stream: func(ctx context.Context, in deepagents.Input) iter.Seq2[deepagents.Event, error] {
 					if in.Decisions == nil {
 						in.Values = values // as deepagents run sets them on a prompt

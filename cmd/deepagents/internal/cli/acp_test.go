@@ -13,6 +13,9 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+	"github.com/deepagents-go/deepagents/middleware/steer"
+	"github.com/deepagents-go/deepagents/sqlite"
+	"github.com/deepagents-go/deepagents/store"
 )
 
 // acpClient is an editor as the tests play it: it records the session
@@ -215,9 +218,9 @@ func startACP(t *testing.T, w *world, c *acpClient) *sdk.ClientSideConnection {
 
 // startACPWith starts deepagents acp and connects c to it, a client that
 // offers caps.
-func startACPWith(t *testing.T, w *world, c *acpClient, caps sdk.ClientCapabilities) *sdk.ClientSideConnection {
+func startACPWith(t *testing.T, w *world, c *acpClient, caps sdk.ClientCapabilities, flags ...string) *sdk.ClientSideConnection {
 	t.Helper()
-	cmd := exec.Command(binary(t), "acp", "--db", w.db, "--model", "replay:inline")
+	cmd := exec.Command(binary(t), append([]string{"acp", "--db", w.db, "--model", "replay:inline"}, flags...)...)
 	cmd.Env = w.env()
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
@@ -420,4 +423,72 @@ func TestSystemFolderRefused(t *testing.T) {
 	if code, _, stderr := c.run("run", "--model", "replay:"+s, "--dir", "/usr/local/bin", "--allow-system-dir", "go"); code != 0 {
 		t.Errorf("--allow-system-dir: exit %d, %q", code, stderr)
 	}
+}
+
+// A prompt sent while another runs steers it: the run's very next model
+// request has it (the script's expectation fails the run otherwise), and
+// the second prompt answers once the first ends, with its stop reason.
+func TestACPSteer(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	c := &acpClient{answer: "allow_always"}
+	conn := startACPWith(t, w, c, sdk.ClientCapabilities{}, "--shell", "--sandbox", "none")
+	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: w.dir, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := filepath.Join(t.TempDir(), "go")
+	script := `{"turns":[
+		{"tool_calls":[{"id":"x1","name":"execute","args":{"command":"while [ ! -e ` + gate + ` ]; do sleep 0.05; done"}}]},
+		{"expect":{"messages_contain":["while you were working","STEERMARK try the cache"]},"content":"Trying the cache."}]}`
+	type answer struct {
+		res sdk.PromptResponse
+		err error
+	}
+	first := make(chan answer, 1)
+	go func() {
+		res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(script)}})
+		first <- answer{res, err}
+	}()
+	waitUntil(t, "the command to run", func() bool { return c.saw(`"status":"in_progress","toolCallId":"x1"`) })
+	second := make(chan answer, 1)
+	go func() {
+		res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("STEERMARK try the cache")}})
+		second <- answer{res, err}
+	}()
+	// The message is saved once the store has it: then the command ends.
+	waitUntil(t, "the message to be saved", func() bool { return steered(t, w, string(sess.SessionId), "STEERMARK") })
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range []chan answer{first, second} {
+		a := <-ch
+		if a.err != nil || a.res.StopReason != sdk.StopReasonEndTurn {
+			t.Fatalf("prompt: %+v %v\n%s", a.res, a.err, c.take())
+		}
+	}
+	if !c.saw(`"text":"Trying the cache."`) {
+		t.Errorf("the steered answer is missing:\n%s", c.take())
+	}
+}
+
+// steered reports whether the database holds a message for thread sent
+// to its running task whose text contains s.
+func steered(t *testing.T, w *world, thread, s string) bool {
+	t.Helper()
+	db, err := sqlite.Open(t.Context(), w.db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	items, err := db.Store().Search(t.Context(), steer.Namespace(thread), store.SearchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		if text, _ := it.Value["text"].(string); strings.Contains(text, s) {
+			return true
+		}
+	}
+	return false
 }
