@@ -77,7 +77,7 @@ var layers = map[string][]string{
 	// The LangGraph API server (with A2A); mcp for /mcp, whose tools take
 	// and answer what deepagents mcp-serve's run_task does.
 	"server": {"agent", "checkpoint", "langgraph", "llm", "mcp", "middleware/steer", "middleware/todos", "middleware/verify", "store", "thread", "internal/clip"},
-	"mcp":    {"agent", "checkpoint", "llm", "middleware/todos", "tool", "internal/clip", "internal/procinfo"},
+	"mcp":    {"agent", "checkpoint", "llm", "middleware/steer", "middleware/todos", "tool", "internal/clip", "internal/procinfo"},
 
 	// Tracing: the middleware on the OpenTelemetry API, and the SDK's
 	// setup from the environment, apart so that only what sets it up

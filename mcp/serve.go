@@ -14,6 +14,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/steer"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 )
 
@@ -23,6 +24,7 @@ const (
 	GetTodosTool  = "get_todos"
 	ListFilesTool = "list_thread_files"
 	ReadFileTool  = "read_thread_file"
+	SteerTaskTool = "steer_task"
 )
 
 // ServeOptions configures NewServer.
@@ -39,7 +41,9 @@ type ServeOptions struct {
 // notification for each step while it works when the host asks for them;
 // cancelling the request (notifications/cancelled) stops the run, whose
 // steps so far stay saved. get_todos, list_thread_files and
-// read_thread_file show a thread's todo list and the files in its state.
+// read_thread_file show a thread's todo list and the files in its state;
+// with an agent that has a store, steer_task gives a message to the run
+// working on a thread, for its next model request.
 //
 // The agent needs a Checkpointer for threads to outlive a call. Serve the
 // result with its Run method (sdk.StdioTransport) or through
@@ -60,10 +64,36 @@ func NewServer(a *agent.Agent, opts ServeOptions) *sdk.Server {
 		Description: "Hands a task to a deep agent (planning, files, subagents) and returns its answer and the thread's id. " +
 			"Pass thread_id to continue a thread. If the run stops for approval of a tool call, call again with the thread_id and a decision.",
 	}, h.runTask)
+	if a.Store() != nil {
+		sdk.AddTool(s, &sdk.Tool{
+			Name: SteerTaskTool,
+			Description: "Sends a message to the task working on a thread (a run_task call in progress): the agent reads it at its next step, " +
+				"as a message the user sent while it worked. Returns once the message is saved.",
+		}, h.steerTask)
+	}
 	sdk.AddTool(s, &sdk.Tool{Name: GetTodosTool, Description: "Returns a thread's todo list, as JSON."}, h.todos)
 	sdk.AddTool(s, &sdk.Tool{Name: ListFilesTool, Description: "Lists the files in a thread's state (the agent's scratch files)."}, h.listFiles)
 	sdk.AddTool(s, &sdk.Tool{Name: ReadFileTool, Description: "Returns a file from a thread's state."}, h.readFile)
 	return s
+}
+
+// SteerTaskInput is steer_task's arguments.
+type SteerTaskInput struct {
+	ThreadID string `json:"thread_id" jsonschema:"the thread whose task gets the message"`
+	Message  string `json:"message" jsonschema:"what the agent is told"`
+}
+
+// SteerTaskOutput is steer_task's structured result.
+type SteerTaskOutput struct {
+	ThreadID string `json:"thread_id"`
+	Saved    bool   `json:"saved"`
+}
+
+func (h *handlers) steerTask(ctx context.Context, _ *sdk.CallToolRequest, in SteerTaskInput) (*sdk.CallToolResult, SteerTaskOutput, error) {
+	if err := steer.Send(ctx, h.a.Store(), in.ThreadID, in.Message); err != nil {
+		return nil, SteerTaskOutput{}, err
+	}
+	return nil, SteerTaskOutput{ThreadID: in.ThreadID, Saved: true}, nil
 }
 
 type handlers struct {

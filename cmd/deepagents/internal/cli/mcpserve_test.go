@@ -44,7 +44,7 @@ func TestMCPServe(t *testing.T) {
 	for _, tl := range tools.Tools {
 		names = append(names, tl.Name)
 	}
-	if strings.Join(names, ",") != "get_todos,list_thread_files,read_thread_file,run_task" {
+	if strings.Join(names, ",") != "get_todos,list_thread_files,read_thread_file,run_task,steer_task" {
 		t.Fatalf("tools: %v", names)
 	}
 
