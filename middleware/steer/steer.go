@@ -59,6 +59,9 @@ const DeliveredValue = "steer_delivered"
 var pending sync.Map // thread ID -> *atomic.Bool
 
 func flag(threadID string) *atomic.Bool {
+	if f, ok := pending.Load(threadID); ok {
+		return f.(*atomic.Bool)
+	}
 	f, _ := pending.LoadOrStore(threadID, new(atomic.Bool))
 	return f.(*atomic.Bool)
 }
@@ -105,6 +108,14 @@ func (*Middleware) Name() string { return "steer" }
 func (*Middleware) PrivateValues() []string { return []string{DeliveredValue} }
 
 type startedKey struct{}
+
+// WrapRun implements agent.RunWrapper: once a run of the thread ends, its
+// flag goes (a message sent after is found in the store by the next run's
+// start), so that a server's many threads leave nothing behind.
+func (m *Middleware) WrapRun(ctx context.Context, req *agent.RunRequest, next agent.RunHandler) (*agent.Result, error) {
+	defer pending.Delete(req.ThreadID)
+	return next(ctx, req)
+}
 
 // BeforeAgent implements agent.BeforeAgentHook: a run looks for messages
 // once at its start (sent while no run worked on the thread, or before a

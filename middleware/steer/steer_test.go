@@ -175,3 +175,36 @@ func TestSendRefuses(t *testing.T) {
 		t.Errorf("thread T got another thread's message: %q", got)
 	}
 }
+
+// countingStore counts the searches of a store.
+type countingStore struct {
+	store.Store
+	searches int
+}
+
+func (c *countingStore) Search(ctx context.Context, prefix []string, opts store.SearchOptions) ([]store.Item, error) {
+	c.searches++
+	return c.Store.Search(ctx, prefix, opts)
+}
+
+// Without messages a run reads the store once, at its start, however many
+// steps it takes: a step costs an atomic load.
+func TestStepsReadNothing(t *testing.T) {
+	ctx := t.Context()
+	st := &countingStore{Store: store.NewMemoryStore()}
+	var turns []replay.Turn
+	for range 300 {
+		turns = append(turns, replay.Turn{ToolCalls: []llm.ToolCall{{Name: "slow", Args: json.RawMessage(`{}`)}}})
+	}
+	turns = append(turns, replay.Turn{Content: "done"})
+	a, err := agent.New(agent.Config{Model: replay.New(turns...), Tools: []tool.Tool{slowTool(t, func(context.Context) {})}, Middleware: []agent.Middleware{steer.New()}, Checkpointer: checkpoint.NewMemorySaver(), Store: st, MaxSteps: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Invoke(ctx, agent.Input{ThreadID: "T", Messages: []llm.Message{llm.UserText("go")}}); err != nil {
+		t.Fatal(err)
+	}
+	if st.searches != 1 {
+		t.Errorf("%d searches of the store in a run of 301 steps, want 1", st.searches)
+	}
+}
