@@ -42,7 +42,7 @@ type ServeOptions struct {
 // cancelling the request (notifications/cancelled) stops the run, whose
 // steps so far stay saved. get_todos, list_thread_files and
 // read_thread_file show a thread's todo list and the files in its state;
-// with an agent that has a store, steer_task gives a message to the run
+// with an agent that reads them (steer.Enabled), steer_task gives a message to the run
 // working on a thread, for its next model request.
 //
 // The agent needs a Checkpointer for threads to outlive a call. Serve the
@@ -64,7 +64,7 @@ func NewServer(a *agent.Agent, opts ServeOptions) *sdk.Server {
 		Description: "Hands a task to a deep agent (planning, files, subagents) and returns its answer and the thread's id. " +
 			"Pass thread_id to continue a thread. If the run stops for approval of a tool call, call again with the thread_id and a decision.",
 	}, h.runTask)
-	if a.Store() != nil {
+	if steer.Enabled(a) {
 		sdk.AddTool(s, &sdk.Tool{
 			Name: SteerTaskTool,
 			Description: "Sends a message to the task working on a thread (a run_task call in progress): the agent reads it at its next step, " +

@@ -19,7 +19,6 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/steer"
 	"github.com/deepagents-go/deepagents/middleware/todos"
-	"github.com/deepagents-go/deepagents/store"
 	"github.com/deepagents-go/deepagents/thread"
 )
 
@@ -499,7 +498,7 @@ func (s *Server) launch(ctx context.Context, ask runAsk) (*run, *refusal) {
 		multitask = langgraph.MultitaskReject
 	case langgraph.MultitaskReject, langgraph.MultitaskInterrupt, langgraph.MultitaskRollback, langgraph.MultitaskEnqueue:
 	case langgraph.MultitaskSteer:
-		cur, no := s.steer(ctx, threadID, q, in, a.Agent.Store())
+		cur, no := s.steer(ctx, threadID, q, in)
 		if cur != nil || no != nil {
 			return cur, no
 		}
@@ -556,7 +555,7 @@ func (s *Server) launch(ctx context.Context, ask runAsk) (*run, *refusal) {
 // returns that run. It returns neither a run nor a refusal when no run
 // works on the thread; it refuses a thread that a run of another process
 // holds, whose next model request this one cannot reach at once.
-func (s *Server) steer(ctx context.Context, threadID string, q *langgraph.RunCreate, in agent.Input, st store.Store) (*run, *refusal) {
+func (s *Server) steer(ctx context.Context, threadID string, q *langgraph.RunCreate, in agent.Input) (*run, *refusal) {
 	if q.Command != nil || len(in.Decisions) > 0 || in.CheckpointID != "" {
 		return nil, refuse(http.StatusUnprocessableEntity, "multitask_strategy steer takes input messages, not a command or a checkpoint")
 	}
@@ -570,9 +569,6 @@ func (s *Server) steer(ctx context.Context, threadID string, q *langgraph.RunCre
 	if len(texts) == 0 {
 		return nil, refuse(http.StatusUnprocessableEntity, "multitask_strategy steer needs input.messages")
 	}
-	if st == nil {
-		return nil, refuse(http.StatusUnprocessableEntity, "multitask_strategy steer: this assistant's agent has no store to keep the messages in (deepagents.Config.Store)")
-	}
 	cur := s.runs.activeRun(threadID)
 	if cur == nil {
 		if th, err := s.cfg.Saver.Thread(ctx, threadID); err == nil && th.Status == checkpoint.StatusBusy && s.heldElsewhere(ctx, threadID) {
@@ -580,8 +576,13 @@ func (s *Server) steer(ctx context.Context, threadID string, q *langgraph.RunCre
 		}
 		return nil, nil
 	}
+	// The messages go where the agent of the run working reads them.
+	working, _ := s.assistant(ctx, cur.assistantID)
+	if working == nil || !steer.Enabled(working.Agent) {
+		return nil, refuse(http.StatusUnprocessableEntity, "multitask_strategy steer: the run working on thread %s cannot take messages (its agent has no store, or no steer middleware)", threadID)
+	}
 	for _, t := range texts {
-		if err := steer.Send(ctx, st, threadID, t); err != nil {
+		if err := steer.Send(ctx, working.Agent.Store(), threadID, t); err != nil {
 			return nil, refuse(http.StatusServiceUnavailable, "%s", err.Error())
 		}
 	}

@@ -13,9 +13,12 @@ package steer
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,10 +51,10 @@ func Namespace(threadID string) []string {
 // told that the person wrote it while it worked.
 const Lead = "The user sent this message while you were working:\n\n"
 
-// DeliveredValue is the private state value holding the key of the last
-// message delivered to the thread: saved with the step's checkpoint that
-// holds the message, so that a message is delivered once even when the
-// process dies before the store forgets it.
+// DeliveredValue is the private state value holding the keys of the
+// messages delivered to the thread that may still be in the store: saved
+// with the step's checkpoint that holds them, so that a message is
+// delivered once even when the process dies before the store forgets it.
 const DeliveredValue = "steer_delivered"
 
 // pending says, per thread, that Send saved a message in this process
@@ -85,9 +88,13 @@ func Send(ctx context.Context, st store.Store, threadID, text string) error {
 	case !utf8.ValidString(text):
 		return errors.New("steer: the message is not UTF-8")
 	}
-	// Keys sort as they were sent: the time, then a counter of this
-	// process for two sends in one nanosecond.
-	key := fmt.Sprintf("%020d-%010d", time.Now().UnixNano(), seq.Add(1))
+	// Keys sort as they were sent, within a process: the time, a counter
+	// for two sends in one nanosecond, and random bytes so that two
+	// processes never make one key. (Delivery does not trust the order:
+	// a message saved after a later one is delivered at the next look.)
+	var salt [4]byte
+	_, _ = rand.Read(salt[:])
+	key := fmt.Sprintf("%020d-%010d-%x", time.Now().UnixNano(), seq.Add(1), salt)
 	if err := st.Put(ctx, Namespace(threadID), key, map[string]any{"text": text}); err != nil {
 		return fmt.Errorf("steer: saving the message: %w", err)
 	}
@@ -98,6 +105,20 @@ func Send(ctx context.Context, st store.Store, threadID, text string) error {
 // Middleware delivers the messages Send saved.
 type Middleware struct{}
 
+// Enabled reports whether a's runs read what Send saves: a has a store
+// and the steer middleware in its stack.
+func Enabled(a *agent.Agent) bool {
+	if a == nil || a.Store() == nil {
+		return false
+	}
+	for _, mw := range a.Middleware() {
+		if _, ok := mw.(*Middleware); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // New returns the middleware.
 func New() *Middleware { return &Middleware{} }
 
@@ -107,14 +128,35 @@ func (*Middleware) Name() string { return "steer" }
 // PrivateValues implements agent.PrivateValuer.
 func (*Middleware) PrivateValues() []string { return []string{DeliveredValue} }
 
-type startedKey struct{}
+// delivery is what a run delivered, for its end to forget.
+type delivery struct {
+	mu   sync.Mutex
+	keys []string
+}
 
-// WrapRun implements agent.RunWrapper: once a run of the thread ends, its
-// flag goes (a message sent after is found in the store by the next run's
-// start), so that a server's many threads leave nothing behind.
+type deliveryKey struct{}
+
+// WrapRun implements agent.RunWrapper. Once the run has ended (and so
+// committed every step) the store forgets what it delivered, so that no
+// fork or rewind to before a delivery brings a message back; and the
+// thread's flag goes (a message sent after is found in the store by the
+// next run's start), so that a server's many threads leave nothing
+// behind.
 func (m *Middleware) WrapRun(ctx context.Context, req *agent.RunRequest, next agent.RunHandler) (*agent.Result, error) {
+	d := &delivery{}
 	defer pending.Delete(req.ThreadID)
-	return next(ctx, req)
+	res, err := next(context.WithValue(ctx, deliveryKey{}, d), req)
+	if st := req.Agent.Store(); st != nil {
+		d.mu.Lock()
+		keys := d.keys
+		d.mu.Unlock()
+		for _, k := range keys {
+			// A failure leaves the key in the state, which the next run's
+			// start forgets.
+			_ = st.Delete(context.WithoutCancel(ctx), Namespace(req.ThreadID), k)
+		}
+	}
+	return res, err
 }
 
 // BeforeAgent implements agent.BeforeAgentHook: a run looks for messages
@@ -131,13 +173,16 @@ func (m *Middleware) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
 	}
 	ns := Namespace(rt.ThreadID())
 	for _, it := range items {
-		if it.Key > delivered {
+		if !delivered[it.Key] {
 			flag(rt.ThreadID()).Store(true)
 			continue
 		}
 		if err := rt.Store().Delete(ctx, ns, it.Key); err != nil {
 			return fmt.Errorf("steer: forgetting a delivered message: %w", err)
 		}
+	}
+	if len(delivered) > 0 {
+		rt.SetValue(DeliveredValue, nil) // all forgotten: the store holds none of them
 	}
 	return nil
 }
@@ -146,44 +191,97 @@ func (m *Middleware) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
 // last request join the conversation before this one.
 func (m *Middleware) WrapModel(ctx context.Context, req *agent.ModelRequest, next agent.ModelHandler) (*llm.Response, error) {
 	rt := req.Runtime
-	if rt == nil || rt.Store() == nil || len(rt.Namespace()) > 0 || !flag(rt.ThreadID()).Swap(false) {
+	if !m.mayHave(rt) {
 		return next(ctx, req)
 	}
-	items, err := m.undelivered(ctx, rt)
+	texts, err := m.take(ctx, rt)
 	if err != nil {
 		return nil, err
 	}
-	if len(items) > 0 {
-		msgs := rt.Messages()
-		tail := make([]llm.Message, 0, len(items))
-		for _, it := range items {
-			text, _ := it.Value["text"].(string)
-			tail = append(tail, llm.UserText(Lead+text))
+	if len(texts) > 0 {
+		tail := make([]llm.Message, 0, len(texts))
+		for _, t := range texts {
+			tail = append(tail, llm.UserText(Lead+t))
 		}
-		rt.RewriteMessages(len(msgs), tail)
-		last, _ := json.Marshal(items[len(items)-1].Key)
-		rt.SetValue(DeliveredValue, last)
-		req.Request.Messages = rt.Messages()
-		for _, it := range items {
-			text, _ := it.Value["text"].(string)
-			rt.Emit(agent.Event{Type: agent.EventNotice, Name: "steer", Content: "delivered to the model: " + text})
-		}
+		rt.RewriteMessages(len(rt.Messages()), tail)
+		// The request as the middleware outside made it (a budget's
+		// last-turn note, say), with the messages after it.
+		req.Request.Messages = append(slices.Clip(req.Request.Messages), tail...)
 	}
 	return next(ctx, req)
 }
 
-// sent returns the thread's messages in the store, in order, and the key
-// of the last one delivered ("" for none).
-func (m *Middleware) sent(ctx context.Context, rt *agent.Runtime) (items []store.Item, delivered string, err error) {
-	if raw, ok := rt.Value(DeliveredValue); ok {
-		_ = json.Unmarshal(raw, &delivered)
+// BeforeStop implements agent.StopHook: a message sent while the model
+// wrote its final answer keeps the run going, so that the model reads it
+// now rather than at the thread's next run.
+func (m *Middleware) BeforeStop(ctx context.Context, s *agent.Stop) (string, error) {
+	if !m.mayHave(s.Runtime) {
+		return "", nil
+	}
+	texts, err := m.take(ctx, s.Runtime)
+	if err != nil || len(texts) == 0 {
+		return "", err
+	}
+	return Lead + strings.Join(texts, "\n\n"), nil
+}
+
+// mayHave reports whether messages may wait for rt's run: Send said so
+// in this process since the last look (or the run's start found some).
+func (m *Middleware) mayHave(rt *agent.Runtime) bool {
+	return rt != nil && rt.Store() != nil && len(rt.Namespace()) == 0 && flag(rt.ThreadID()).Swap(false)
+}
+
+// take returns the texts of the messages not delivered yet, in the order
+// they were sent, and records them as delivered: in the state (saved with
+// the step that holds them) and for the run's end to forget.
+func (m *Middleware) take(ctx context.Context, rt *agent.Runtime) ([]string, error) {
+	items, delivered, err := m.sent(ctx, rt)
+	if err != nil {
+		return nil, err
+	}
+	var texts, keys []string
+	for _, it := range items {
+		if delivered[it.Key] {
+			continue
+		}
+		text, _ := it.Value["text"].(string)
+		texts = append(texts, text)
+		keys = append(keys, it.Key)
+		delivered[it.Key] = true
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	all, _ := json.Marshal(slices.Sorted(maps.Keys(delivered)))
+	rt.SetValue(DeliveredValue, all)
+	if d, ok := ctx.Value(deliveryKey{}).(*delivery); ok {
+		d.mu.Lock()
+		d.keys = append(d.keys, keys...)
+		d.mu.Unlock()
+	}
+	for _, t := range texts {
+		rt.Emit(agent.Event{Type: agent.EventNotice, Name: "steer", Content: "delivered to the model: " + t})
+	}
+	return texts, nil
+}
+
+// sent returns the thread's messages in the store, in the order they were
+// sent, and the keys of those delivered.
+func (m *Middleware) sent(ctx context.Context, rt *agent.Runtime) (items []store.Item, delivered map[string]bool, err error) {
+	delivered = map[string]bool{}
+	if raw, ok := rt.Value(DeliveredValue); ok && len(raw) > 0 {
+		var keys []string
+		_ = json.Unmarshal(raw, &keys)
+		for _, k := range keys {
+			delivered[k] = true
+		}
 	}
 	ns := Namespace(rt.ThreadID())
 	const page = 100
 	for off := 0; ; off += page {
 		got, err := rt.Store().Search(ctx, ns, store.SearchOptions{Limit: page, Offset: off})
 		if err != nil {
-			return nil, "", fmt.Errorf("steer: reading the messages sent: %w", err)
+			return nil, nil, fmt.Errorf("steer: reading the messages sent: %w", err)
 		}
 		for _, it := range got {
 			if len(it.Namespace) == len(ns) { // not a thread whose ID extends this one's
@@ -194,19 +292,4 @@ func (m *Middleware) sent(ctx context.Context, rt *agent.Runtime) (items []store
 			return items, delivered, nil
 		}
 	}
-}
-
-// undelivered returns the thread's messages after the last delivered one.
-func (m *Middleware) undelivered(ctx context.Context, rt *agent.Runtime) ([]store.Item, error) {
-	items, delivered, err := m.sent(ctx, rt)
-	if err != nil {
-		return nil, err
-	}
-	var out []store.Item
-	for _, it := range items {
-		if it.Key > delivered {
-			out = append(out, it)
-		}
-	}
-	return out, nil
 }

@@ -4,14 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/middleware/budget"
 	"github.com/deepagents-go/deepagents/middleware/steer"
 	"github.com/deepagents-go/deepagents/sqlite"
 	"github.com/deepagents-go/deepagents/store"
@@ -206,5 +209,171 @@ func TestStepsReadNothing(t *testing.T) {
 	}
 	if st.searches != 1 {
 		t.Errorf("%d searches of the store in a run of 301 steps, want 1", st.searches)
+	}
+}
+
+// holdingStore holds the Put of a message whose text is held until
+// release is closed: a Send slower than a later one.
+type holdingStore struct {
+	store.Store
+	held             string
+	entered, release chan struct{}
+}
+
+func (h *holdingStore) Put(ctx context.Context, ns []string, key string, v map[string]any) error {
+	if v["text"] == h.held {
+		close(h.entered) // its key is taken
+		<-h.release
+	}
+	return h.Store.Put(ctx, ns, key, v)
+}
+
+// A message saved after one sent later is delivered all the same, once:
+// delivery keeps what it delivered, not how far it got.
+func TestSentOutOfOrder(t *testing.T) {
+	ctx := t.Context()
+	st := &holdingStore{Store: store.NewMemoryStore(), held: "A", entered: make(chan struct{}), release: make(chan struct{})}
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{{Name: "slow", Args: json.RawMessage(`{}`)}}},
+		replay.Turn{ToolCalls: []llm.ToolCall{{Name: "slow", Args: json.RawMessage(`{}`)}}},
+		replay.Turn{Content: "finished"},
+	).Record()
+	calls := 0
+	sentA := make(chan error, 1)
+	a := newAgent(t, m, checkpoint.NewMemorySaver(), st, slowTool(t, func(ctx context.Context) {
+		switch calls++; calls {
+		case 1:
+			go func() { sentA <- steer.Send(ctx, st, "T", "A") }() // takes its key first, saved last
+			<-st.entered
+			if err := steer.Send(ctx, st, "T", "B"); err != nil {
+				t.Error(err)
+			}
+		case 2:
+			close(st.release)
+			if err := <-sentA; err != nil {
+				t.Error(err)
+			}
+		}
+	}))
+	if _, err := a.Invoke(ctx, agent.Input{ThreadID: "T", Messages: []llm.Message{llm.UserText("go")}}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.Requests()
+	got := userTexts(reqs[2].Request)
+	want := []string{"go", steer.Lead + "B", steer.Lead + "A"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("the last request's user messages %q, want %q", got, want)
+	}
+}
+
+// A message sent while the model writes its final answer keeps the run
+// going: the model reads it at once, not at the thread's next run.
+func TestSentDuringTheFinalAnswer(t *testing.T) {
+	ctx := t.Context()
+	st := store.NewMemoryStore()
+	var a *agent.Agent
+	m := &sendingModel{Model: replay.New(replay.Turn{Content: "all done"}, replay.Turn{Content: "and the README too"}).Record(), send: func(ctx context.Context) {
+		if err := steer.Send(ctx, st, "T", "also the README"); err != nil {
+			t.Error(err)
+		}
+	}}
+	a = newAgent(t, m, checkpoint.NewMemorySaver(), st)
+	res, err := a.Invoke(ctx, agent.Input{ThreadID: "T", Messages: []llm.Message{llm.UserText("go")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.State.Messages[len(res.State.Messages)-1].Text(); got != "and the README too" {
+		t.Errorf("the run ended with %q, want the answer to the message", got)
+	}
+	if n := len(m.Model.Requests()); n != 2 {
+		t.Errorf("%d model calls, want 2", n)
+	}
+	items, _ := st.Search(ctx, steer.Namespace("T"), store.SearchOptions{})
+	if len(items) != 0 {
+		t.Errorf("%d messages left in the store after the run that delivered them", len(items))
+	}
+}
+
+// sendingModel calls send during its first call, as a person types while
+// the answer streams.
+type sendingModel struct {
+	*replay.Model
+	send  func(context.Context)
+	calls int
+}
+
+func (m *sendingModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chunk, error] {
+	if m.calls++; m.calls == 1 {
+		m.send(ctx)
+	}
+	return m.Model.Stream(ctx, req)
+}
+
+// A run from a checkpoint before a delivery does not bring the message
+// back: the run that delivered it made the store forget it once it ended.
+func TestForkBeforeADelivery(t *testing.T) {
+	ctx := t.Context()
+	st := store.NewMemoryStore()
+	cp := checkpoint.NewMemorySaver()
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{{Name: "slow", Args: json.RawMessage(`{}`)}}},
+		replay.Turn{Content: "steered"},
+		replay.Turn{Content: "forked"},
+	).Record()
+	once := false
+	a := newAgent(t, m, cp, st, slowTool(t, func(ctx context.Context) {
+		if !once {
+			once = true
+			if err := steer.Send(ctx, st, "T", "STEERED"); err != nil {
+				t.Error(err)
+			}
+		}
+	}))
+	if _, err := a.Invoke(ctx, agent.Input{ThreadID: "T", Messages: []llm.Message{llm.UserText("go")}}); err != nil {
+		t.Fatal(err)
+	}
+	hist, err := cp.History(ctx, "T", checkpoint.ListOptions{Limit: 100})
+	if err != nil || len(hist) < 2 {
+		t.Fatalf("history: %d, %v", len(hist), err)
+	}
+	// A run of the thread from its oldest checkpoint, before the delivery
+	// (as the server's checkpoint_id, or time travel, forks it).
+	if _, err := a.Invoke(ctx, agent.Input{ThreadID: "T", CheckpointID: hist[len(hist)-1].ID, Messages: []llm.Message{llm.UserText("instead")}}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.Requests()
+	if got := strings.Join(userTexts(reqs[len(reqs)-1].Request), "|"); strings.Contains(got, "STEERED") {
+		t.Errorf("the fork's request has the message again: %s", got)
+	}
+}
+
+// A steered request keeps what the middleware outside the steer added to
+// it: the budget's last-turn note stays, and the message comes after it.
+func TestSteeredRequestKeepsTheBudgetsNote(t *testing.T) {
+	ctx := t.Context()
+	st := store.NewMemoryStore()
+	m := replay.New(
+		replay.Turn{ToolCalls: []llm.ToolCall{{Name: "slow", Args: json.RawMessage(`{}`)}}},
+		replay.Turn{Content: "final"},
+	).Record()
+	a, err := deepagents.New(deepagents.Config{Model: m, Checkpointer: checkpoint.NewMemorySaver(), Store: st, Budget: budget.Config{Steps: 1},
+		Tools: []tool.Tool{slowTool(t, func(ctx context.Context) {
+			if err := steer.Send(ctx, st, "T", "STEERMARK"); err != nil {
+				t.Error(err)
+			}
+		})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Invoke(ctx, deepagents.Input{ThreadID: "T", Messages: []llm.Message{llm.UserText("go")}}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.Requests()
+	all := ""
+	for _, msg := range reqs[len(reqs)-1].Request.Messages {
+		all += msg.Text() + "\n"
+	}
+	if !strings.Contains(all, "The budget of this task is spent") || !strings.Contains(all, "STEERMARK") {
+		t.Errorf("the last request lacks the budget's note or the message:\n%s", all)
 	}
 }

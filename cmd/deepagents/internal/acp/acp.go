@@ -20,6 +20,7 @@ import (
 	"iter"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -137,8 +138,12 @@ type session struct {
 	always map[string]bool
 	// started says whether the thread's first run has been reported.
 	started bool
-	// lastStop is why the last prompt ended (under running).
+	// lastStop and lastErr are how the last prompt ended (under running).
 	lastStop sdk.StopReason
+	lastErr  error
+	// working says that a prompt's run works and can take messages: a
+	// prompt sent meanwhile steers it. Not once cancelled or ending.
+	working atomic.Bool
 	// stop ends the prompt running, if one is (session/cancel).
 	stopMu sync.Mutex
 	stop   context.CancelFunc
@@ -149,6 +154,9 @@ type session struct {
 func (ss *session) setStop(stop context.CancelFunc) {
 	ss.stopMu.Lock()
 	defer ss.stopMu.Unlock()
+	if stop == nil {
+		ss.working.Store(false)
+	}
 	if ss.stop != nil && stop == nil {
 		ss.stop()
 	}

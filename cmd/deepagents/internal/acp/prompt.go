@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -23,10 +24,17 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Prom
 		return sdk.PromptResponse{}, err
 	}
 	if !ss.running.TryLock() {
-		return s.steer(ctx, ss, p)
+		switch {
+		case ss.ws.Steer == nil:
+			return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"sessionId": "a prompt is already running in this session"})
+		case ss.working.Load():
+			return s.steer(ctx, ss, p)
+		}
+		// A prompt cancelled, or ending: this one runs after it.
+		ss.running.Lock()
 	}
 	defer ss.running.Unlock()
-	defer func() { ss.lastStop = resp.StopReason }()
+	defer func() { ss.lastStop, ss.lastErr = resp.StopReason, err }()
 	// The run's own context, which the connection's end and session/cancel
 	// (Cancel) end. The SDK also ends a prompt's context when another
 	// prompt of the session comes: where prompts steer, that prompt joins
@@ -40,6 +48,11 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Prom
 	}
 	ss.setStop(cancel)
 	defer ss.setStop(nil)
+	if reqCtx.Err() != nil {
+		// Cancelled before it started (a session/cancel that came first).
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	}
+	ss.working.Store(true)
 	msg, err := promptMessage(p.Prompt)
 	if err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
@@ -51,6 +64,7 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Prom
 	calls := map[string]*call{}
 	for {
 		end, runErr := s.run(ctx, ss, in, title, calls)
+		ss.working.Store(false) // a prompt sent from now on runs after this one
 		if ctx.Err() != nil {
 			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 		}
@@ -66,6 +80,7 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Prom
 				return sdk.PromptResponse{}, err
 			}
 			in = agent.Input{ThreadID: string(ss.id), Decisions: ds}
+			ss.working.Store(true)
 			continue
 		case agent.StatusFailed:
 			// The event carries the error's text only.
@@ -303,13 +318,10 @@ func firstLine(s string) string {
 }
 
 // steer gives a prompt sent while another runs to the run working (its
-// next model request has it: the message is saved before this returns
-// to the agent's loop), and answers once the prompt it joined ends, with
-// that prompt's stop reason. Without Workspace.Steer it is refused.
+// next model request has it, or its final answer's end: the message is
+// saved before this returns to the agent's loop), and answers once the
+// prompt it joined ends, as it ended.
 func (s *server) steer(ctx context.Context, ss *session, p sdk.PromptRequest) (sdk.PromptResponse, error) {
-	if ss.ws.Steer == nil {
-		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"sessionId": "a prompt is already running in this session"})
-	}
 	msg, err := promptMessage(p.Prompt)
 	if err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
@@ -319,5 +331,8 @@ func (s *server) steer(ctx context.Context, ss *session, p sdk.PromptRequest) (s
 	}
 	ss.running.Lock() // the prompt joined has ended
 	defer ss.running.Unlock()
+	if ss.lastErr != nil || ss.lastStop == "" {
+		return sdk.PromptResponse{}, fmt.Errorf("the prompt this one joined failed: %w", cmp.Or(ss.lastErr, errors.New("no stop reason")))
+	}
 	return sdk.PromptResponse{StopReason: ss.lastStop}, nil
 }

@@ -32,7 +32,11 @@ func TestSteerWhileAToolRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	scr := s.waitFor("Done later.")
-	if !strings.Contains(strings.Join(s.scrollback(), "\n"), "Switching to the other file.") {
-		t.Errorf("the steered answer is missing:\n%s", scr)
+	back := strings.Join(s.scrollback(), "\n")
+	if !strings.Contains(back, "Switching to the other file.") || !strings.Contains(back, "delivered to the model: STEERMARK") {
+		t.Errorf("the steered answer or its delivery's note is missing:\n%s", scr)
+	}
+	if strings.Contains(back, "reached the task after its last step") {
+		t.Errorf("a delivered message was said to be late:\n%s", back)
 	}
 }

@@ -199,6 +199,9 @@ type tuiModel struct {
 	failed bool
 	// queued are the messages sent while a task went on, for after it.
 	queued []string
+	// steered are the messages sent to the running task that its model
+	// has not been given yet (a steer notice says when it is).
+	steered []string
 	// lastSent is the message sent last: a new thread's title.
 	lastSent string
 	// quitArmed is when ctrl+c on an empty line asked for a second one
@@ -688,7 +691,28 @@ func (m *tuiModel) onSteered(msg steeredMsg) tea.Cmd {
 		m.queued = append(m.queued, msg.text)
 		return m.print(red.Render("warning: ") + "the message could not reach the running task (" + display.OneLine(msg.err.Error()) + "); it is queued for when the task ends")
 	}
+	m.steered = append(m.steered, msg.text)
 	return m.print(dim.Render("› ") + display.TerminalSafe(msg.text) + dim.Render(" · sent to the running task"))
+}
+
+// delivered forgets a message sent to the running task that its model was
+// given (the content of its steer notice).
+func (m *tuiModel) delivered(notice string) {
+	text := strings.TrimPrefix(notice, "delivered to the model: ")
+	if i := slices.Index(m.steered, text); i >= 0 {
+		m.steered = slices.Delete(m.steered, i, i+1)
+	}
+}
+
+// lateSteers are notes on the messages sent to a task that ended before
+// its model was given them: the thread's next run gives them.
+func (m *tuiModel) lateSteers() []string {
+	var lines []string
+	for _, t := range m.steered {
+		lines = append(lines, yellow.Render("note: ")+display.OneLine(display.Clip(t, 80))+" reached the task after its last step: the model gets it with your next message")
+	}
+	m.steered = nil
+	return lines
 }
 
 // sendQueued sends the first message queued while a task went on, once
@@ -795,6 +819,9 @@ func (m *tuiModel) onEvent(e deepagents.Event) tea.Cmd {
 		m.session.Add(e)
 		m.unrecorded.Add(e)
 	case deepagents.EventNotice:
+		if e.Name == "steer" && !sub {
+			m.delivered(e.Content)
+		}
 		if display.NoticeQuiet(e) {
 			return nil
 		}
@@ -823,6 +850,9 @@ func (m *tuiModel) onRunEnd(e deepagents.Event) tea.Cmd {
 	if text := strings.TrimSpace(m.answer.String()); text != "" {
 		lines = append(lines, display.TerminalSafe(text)) // a message cut short by a stop
 		m.answer.Reset()
+	}
+	if e.Status != deepagents.StatusInterrupted {
+		lines = append(lines, m.lateSteers()...)
 	}
 	switch {
 	case e.Status == deepagents.StatusInterrupted:
