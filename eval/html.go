@@ -57,6 +57,9 @@ func (c *Comparison) HTML(w io.Writer) error {
 	var in []barInput
 	for _, tc := range c.Tasks {
 		row := compareRow{Task: tc.Task, CI: tc.CI.String()}
+		if tc.CIMethod == CIBootstrap {
+			row.CI += " †"
+		}
 		if tc.A != nil && tc.B != nil {
 			row.Diff = fmt.Sprintf("%+.3f", tc.Diff)
 		}
