@@ -2,6 +2,7 @@ package eval_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -166,5 +167,78 @@ func TestResumeRunsOnlyTheMissingTrials(t *testing.T) {
 	after, err := eval.ReadLog(p)
 	if err != nil || after.Truncated != 0 || len(after.Trials) != 3 || after.Trials[2].N != 1 || after.Trials[2].Outcome != eval.Passed {
 		t.Errorf("the log after: %+v %v", after, err)
+	}
+}
+
+// Two evals on one log: the second open fails with ErrLogLocked while
+// the first holds it, and succeeds after Close, reading what the first
+// appended; nothing the first logged is cut off.
+func TestLogLocked(t *testing.T) {
+	trialA := eval.TrialResult{Task: "a", N: 0, Outcome: eval.Passed, Reward: 1}
+	trialB := eval.TrialResult{Task: "b", N: 0, Outcome: eval.Failed}
+	for _, tt := range []struct {
+		name  string
+		first func(t *testing.T, path string) *eval.Log
+	}{
+		{"CreateLog holds it", func(t *testing.T, path string) *eval.Log {
+			l, err := eval.CreateLog(path, eval.LogHeader{Agent: "oracle", K: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}},
+		{"AppendLog holds it", func(t *testing.T, path string) *eval.Log {
+			l, err := eval.CreateLog(path, eval.LogHeader{Agent: "oracle", K: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Close()
+			lc, err := eval.ReadLog(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l, err = eval.AppendLog(path, lc); err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "log.jsonl")
+			first := tt.first(t, path)
+			// The second eval reads the log before the first logs its trial.
+			seen, err := eval.ReadLog(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := first.Append(trialA); err != nil {
+				t.Fatal(err)
+			}
+			if l, err := eval.AppendLog(path, seen); !errors.Is(err, eval.ErrLogLocked) {
+				if l != nil {
+					l.Close()
+				}
+				t.Fatalf("a second open while the first holds the log: %v, want ErrLogLocked", err)
+			}
+			if err := first.Close(); err != nil {
+				t.Fatal(err)
+			}
+			second, err := eval.AppendLog(path, seen)
+			if err != nil {
+				t.Fatalf("after the first closed: %v", err)
+			}
+			if len(seen.Trials) != 1 || seen.Trials[0].Task != "a" {
+				t.Errorf("AppendLog did not read the log again: %+v", seen.Trials)
+			}
+			if err := second.Append(trialB); err != nil {
+				t.Fatal(err)
+			}
+			second.Close()
+			lc, err := eval.ReadLog(path)
+			if err != nil || len(lc.Trials) != 2 {
+				b, _ := os.ReadFile(path)
+				t.Errorf("the log holds %+v (%v), want both trials\n%s", lc, err, b)
+			}
+		})
 	}
 }

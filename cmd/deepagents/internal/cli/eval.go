@@ -224,6 +224,9 @@ func openTrialLog(env Env, logPath, resumePath, dataset, agent string, k int, ta
 		if errors.Is(err, fs.ErrExist) {
 			return trialLog{}, usageError{fmt.Errorf("--log: %s exists: --resume %[1]s continues the eval it logs", logPath)}
 		}
+		if errors.Is(err, eval.ErrLogLocked) {
+			return trialLog{}, usageError{fmt.Errorf("--log: %w: wait for it to end", err)}
+		}
 		if err != nil {
 			return trialLog{}, fmt.Errorf("--log: %w", err)
 		}
@@ -243,6 +246,13 @@ func openTrialLog(env Env, logPath, resumePath, dataset, agent string, k int, ta
 		fmt.Fprintf(env.Stderr, "--resume: %s logs the dataset %s, not %s; its trials of tasks of the same names are kept\n", resumePath, lc.Header.Dataset, abs)
 	}
 	tl := trialLog{contents: lc}
+	// Locked, the log is read again: another eval may have logged
+	// trials since.
+	if tl.log, err = eval.AppendLog(resumePath, lc); errors.Is(err, eval.ErrLogLocked) {
+		return trialLog{}, usageError{fmt.Errorf("--resume: %w: two evals on one log would each run the trials the other runs; wait for it to end", err)}
+	} else if err != nil {
+		return trialLog{}, fmt.Errorf("--resume: %w", err)
+	}
 	skip := lc.Skip()
 	for _, t := range tasks {
 		for n := range k {
@@ -255,9 +265,6 @@ func openTrialLog(env Env, logPath, resumePath, dataset, agent string, k int, ta
 		}
 	}
 	fmt.Fprintf(env.Stderr, "--resume: %d of %d trials are in %s; %d to run\n", tl.kept, len(tasks)*k, resumePath, len(tasks)*k-tl.kept)
-	if tl.log, err = eval.AppendLog(resumePath, lc); err != nil {
-		return trialLog{}, fmt.Errorf("--resume: %w", err)
-	}
 	return tl, nil
 }
 

@@ -122,3 +122,20 @@ func TestEvalResume(t *testing.T) {
 		})
 	}
 }
+
+// A log another eval has open is refused, as a usage error, before any
+// trial runs.
+func TestEvalResumeLockedLog(t *testing.T) {
+	dataset := tinyDataset(t, "one")
+	c := newInproc(t)
+	path := filepath.Join(t.TempDir(), "log.jsonl")
+	l, err := eval.CreateLog(path, eval.LogHeader{Dataset: dataset, Agent: "oracle", K: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	code, stdout, stderr := c.run("eval", "--agent", "oracle", "--resume", path, dataset)
+	if code != ExitUsage || !strings.Contains(stderr, "another eval has the log open") || len(progress(stderr)) != 0 {
+		t.Errorf("--resume of a locked log: exit %d, want %d\n%s\n%s", code, ExitUsage, stdout, stderr)
+	}
+}
