@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,7 +105,26 @@ See docs/eval.md.`,
 			default:
 				return usageError{fmt.Errorf("--agent must be harness or oracle, not %q", agentName)}
 			}
-			tl, err := openTrialLog(env, logPath, resumePath, args[0], a.Name(), k, tasks)
+			hdr := eval.LogHeader{Agent: a.Name(), K: k}
+			for _, t := range tasks {
+				hdr.Tasks = append(hdr.Tasks, t.Name)
+			}
+			slices.Sort(hdr.Tasks)
+			if h, ok := a.(*harnessAgent); ok {
+				hdr.Model = h.model
+				switch {
+				case replayDir != "":
+					hdr.Mode = "replay"
+					if abs, err := filepath.Abs(replayDir); err == nil {
+						hdr.Model = "replay:" + abs
+					} else {
+						hdr.Model = "replay:" + replayDir
+					}
+				case recordDir != "":
+					hdr.Mode = "record"
+				}
+			}
+			tl, err := openTrialLog(env, logPath, resumePath, args[0], hdr, tasks)
 			if err != nil {
 				return err
 			}
@@ -209,18 +229,21 @@ type trialLog struct {
 }
 
 // openTrialLog opens --log FILE (a new log) or --resume FILE (a log of
-// an eval of the same agent and k) for an eval of agent on the tasks of
-// dataset, k trials each. Neither: a trialLog that logs nothing.
-func openTrialLog(env Env, logPath, resumePath, dataset, agent string, k int, tasks []eval.Task) (trialLog, error) {
+// an eval of the same agent, k, model and tasks) for the eval hdr says
+// (its agent, k, model, mode and sorted task names) of tasks, the tasks
+// of dataset. Neither: a trialLog that logs nothing.
+func openTrialLog(env Env, logPath, resumePath, dataset string, hdr eval.LogHeader, tasks []eval.Task) (trialLog, error) {
 	abs, err := filepath.Abs(dataset)
 	if err != nil {
 		abs = dataset
 	}
+	agent, k := hdr.Agent, hdr.K
 	if resumePath == "" {
 		if logPath == "" {
 			return trialLog{}, nil
 		}
-		l, err := eval.CreateLog(logPath, eval.LogHeader{Dataset: abs, Agent: agent, K: k})
+		hdr.Dataset = abs
+		l, err := eval.CreateLog(logPath, hdr)
 		if errors.Is(err, fs.ErrExist) {
 			return trialLog{}, usageError{fmt.Errorf("--log: %s exists: --resume %[1]s continues the eval it logs", logPath)}
 		}
@@ -238,6 +261,9 @@ func openTrialLog(env Env, logPath, resumePath, dataset, agent string, k int, ta
 	}
 	if h := lc.Header; h.Agent != agent || h.K != k {
 		return trialLog{}, usageError{fmt.Errorf("--resume: %s logs an eval of the agent %s with k = %d, not of %s with k = %d", resumePath, h.Agent, h.K, agent, k)}
+	}
+	if err := sameEval(env, resumePath, lc.Header, hdr); err != nil {
+		return trialLog{}, err
 	}
 	if lc.Truncated > 0 {
 		fmt.Fprintf(env.Stderr, "--resume: the last line of %s was cut short (%d bytes: a trial being logged when the eval stopped); it is left out, and that trial runs again\n", resumePath, lc.Truncated)
@@ -268,6 +294,56 @@ func openTrialLog(env Env, logPath, resumePath, dataset, agent string, k int, ta
 	return tl, nil
 }
 
+// sameEval refuses, as a usage error naming what differs, to resume the
+// eval logged (its header) as the eval now: another model or mode, or
+// other tasks. A field an older log lacks is unknown: allowed, with a
+// note.
+func sameEval(env Env, path string, logged, now eval.LogHeader) error {
+	var differ []string
+	if logged.Model == "" && logged.Mode == "" {
+		if now.Model != "" {
+			fmt.Fprintf(env.Stderr, "--resume: %s does not name its model (an older log): resumed with %s, which the kept trials may not have run\n", path, now.Model)
+		}
+	} else {
+		if logged.Model != now.Model {
+			differ = append(differ, fmt.Sprintf("the model: %s logs %s, this eval runs %s", path, orNone(logged.Model), orNone(now.Model)))
+		}
+		if logged.Mode != now.Mode {
+			differ = append(differ, fmt.Sprintf("the mode: %s logs %s, this eval is %s", path, orNone(logged.Mode), orNone(now.Mode)))
+		}
+	}
+	if logged.Tasks == nil {
+		fmt.Fprintf(env.Stderr, "--resume: %s does not name its tasks (an older log): its trials of tasks of the same names are kept\n", path)
+	} else if !slices.Equal(logged.Tasks, now.Tasks) {
+		var only, missing []string
+		for _, t := range logged.Tasks {
+			if !slices.Contains(now.Tasks, t) {
+				only = append(only, t)
+			}
+		}
+		for _, t := range now.Tasks {
+			if !slices.Contains(logged.Tasks, t) {
+				missing = append(missing, t)
+			}
+		}
+		d := "the tasks:"
+		if len(only) > 0 {
+			d += fmt.Sprintf(" %s logs %s, which the dataset lacks", path, strings.Join(only, ", "))
+		}
+		if len(missing) > 0 {
+			if len(only) > 0 {
+				d += ";"
+			}
+			d += fmt.Sprintf(" the dataset has %s, which %s lacks", strings.Join(missing, ", "), path)
+		}
+		differ = append(differ, d)
+	}
+	if len(differ) > 0 {
+		return usageError{fmt.Errorf("--resume: %s logs another eval; %s", path, strings.Join(differ, "; "))}
+	}
+	return nil
+}
+
 // harnessAgent is this harness on a trial: a run of the instruction in
 // the trial's folder, as deepagents run would run it headless (--shell,
 // nothing asking, a database of its own in memory).
@@ -278,6 +354,9 @@ type harnessAgent struct {
 	record, replay string
 	// traj writes the trials' trajectories (--trajectories; nil: none).
 	traj *trajectories
+	// model is the model spec the session resolved (check), for the
+	// log's header.
+	model string
 }
 
 // recordedScorecard is the name of the scorecard --record writes.
@@ -350,6 +429,10 @@ func (h *harnessAgent) check(ctx context.Context) error {
 	o, err := openSession(ctx, h.env, &f, false, false, nil)
 	if err != nil {
 		return err
+	}
+	h.model = o.spec.Model
+	if h.model == "" {
+		h.model = "default" // the environment's
 	}
 	o.close()
 	return nil

@@ -139,3 +139,46 @@ func TestEvalResumeLockedLog(t *testing.T) {
 		t.Errorf("--resume of a locked log: exit %d, want %d\n%s\n%s", code, ExitUsage, stdout, stderr)
 	}
 }
+
+// The log's header names the model, the mode and the dataset's tasks;
+// --resume refuses a log of another model, mode or tasks, naming what
+// differs, and takes an older header without them with a note.
+func TestEvalResumeHeader(t *testing.T) {
+	dataset := tinyDataset(t, "one", "two")
+	c := newInproc(t)
+	dir := t.TempDir()
+	logged := filepath.Join(dir, "logged.jsonl")
+	if code, stdout, stderr := c.run("eval", "--agent", "oracle", "--log", logged, dataset); code != 0 {
+		t.Fatalf("--log: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if lc, err := eval.ReadLog(logged); err != nil || strings.Join(lc.Header.Tasks, ",") != "one,two" || lc.Header.Model != "" {
+		t.Fatalf("the header: %+v %v", lc, err)
+	}
+	head := `{"eval_log":1,"dataset":"` + dataset + `","agent":"oracle","k":1`
+	for _, tt := range []struct {
+		name, header string
+		code         int
+		want         string
+	}{
+		{"the same eval", head + `,"tasks":["one","two"]}`, 0, "0 to run"},
+		{"an older header", head + `}`, 0, "does not name its tasks (an older log)"},
+		{"another model", head + `,"model":"anthropic:claude-x","tasks":["one","two"]}`, ExitUsage, "the model: "},
+		{"another mode", head + `,"mode":"record","tasks":["one","two"]}`, ExitUsage, "the mode: "},
+		{"a task the dataset lacks", head + `,"tasks":["one","three","two"]}`, ExitUsage, "logs three, which the dataset lacks"},
+		{"a task the log lacks", head + `,"tasks":["one"]}`, ExitUsage, "the dataset has two, which"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "log.jsonl")
+			mustWrite(t, path, tt.header+"\n"+
+				`{"task":"one","n":0,"reward":1,"outcome":"passed","verifier_exit":0,"usage":{"steps":1},"wall_ns":1}`+"\n"+
+				`{"task":"two","n":0,"reward":1,"outcome":"passed","verifier_exit":0,"usage":{"steps":1},"wall_ns":1}`+"\n")
+			code, stdout, stderr := c.run("eval", "--agent", "oracle", "--resume", path, dataset)
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, want %d and %q\n%s\n%s", code, tt.code, tt.want, stdout, stderr)
+			}
+			if tt.code != 0 && len(progress(stderr)) != 0 {
+				t.Errorf("a refused log ran trials:\n%s", stderr)
+			}
+		})
+	}
+}
