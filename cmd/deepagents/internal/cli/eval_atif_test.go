@@ -92,3 +92,27 @@ func TestSubagentFile(t *testing.T) {
 		t.Errorf("subagentFile = %s", got)
 	}
 }
+
+// The subagents' file names of a trial are distinct: a namespace run
+// twice, and two namespaces of one plain name, each get a suffix, and
+// the same name each time they are asked.
+func TestTrialSubagentFiles(t *testing.T) {
+	w := &trial{path: filepath.Join("dir", "task", "0.json"), files: map[string]string{}, used: map[string]bool{"0.json": true}}
+	for _, tt := range []struct {
+		ns   []string
+		run  int
+		want string
+	}{
+		{[]string{"a-b:c"}, 0, "0.a-b-c.json"},
+		{[]string{"a:b-c"}, 0, "0.a-b-c~2.json"},
+		{[]string{"a-b:c"}, 1, "0.a-b-c~2~2.json"},
+		{[]string{"a-b:c"}, 0, "0.a-b-c.json"},
+		{[]string{"x:1"}, 1, "0.x-1~2.json"},
+		{[]string{"x:1"}, 0, "0.x-1.json"},
+		{[]string{"a:b-c"}, 0, "0.a-b-c~2.json"},
+	} {
+		if got := w.subagentFile(tt.ns, tt.run); got != tt.want {
+			t.Errorf("%q run %d: %s, want %s", tt.ns, tt.run, got, tt.want)
+		}
+	}
+}
