@@ -362,9 +362,21 @@ type harnessAgent struct {
 // recordedScorecard is the name of the scorecard --record writes.
 const recordedScorecard = "scorecard.json"
 
-// recording is where trial n of task is recorded in dir.
-func recording(dir, task string, n int) string {
-	return filepath.Join(dir, task, strconv.Itoa(n)+".json")
+// recording is where trial n of task is recorded in dir: an error for
+// a task whose name would put it elsewhere.
+func recording(dir, task string, n int) (string, error) {
+	return joinUnder(dir, task, strconv.Itoa(n)+".json")
+}
+
+// joinUnder joins elem under dir, and refuses a path that is not under
+// dir (a task named ".." would write beside it).
+func joinUnder(dir string, elem ...string) (string, error) {
+	p := filepath.Join(append([]string{dir}, elem...)...)
+	rel, err := filepath.Rel(filepath.Clean(dir), p)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", fmt.Errorf("%s is not under %s", p, dir)
+	}
+	return p, nil
 }
 
 // compareReplay says whether a replay reproduced the recorded scorecard
@@ -442,12 +454,19 @@ func (h *harnessAgent) Attempt(ctx context.Context, tr *eval.Trial) (eval.Usage,
 	f := h.flags(tr.Dir)
 	switch {
 	case h.record != "":
-		f.Record = recording(h.record, tr.Task.Name, tr.N)
+		var err error
+		if f.Record, err = recording(h.record, tr.Task.Name, tr.N); err != nil {
+			return eval.Usage{}, fmt.Errorf("--record: %w", err)
+		}
 		if err := os.MkdirAll(filepath.Dir(f.Record), 0o755); err != nil {
 			return eval.Usage{}, err
 		}
 	case h.replay != "":
-		f.Model = "replay:" + recording(h.replay, tr.Task.Name, tr.N)
+		rec, err := recording(h.replay, tr.Task.Name, tr.N)
+		if err != nil {
+			return eval.Usage{}, fmt.Errorf("--replay: %w", err)
+		}
+		f.Model = "replay:" + rec
 	}
 	// A trial's notes would interleave with the progress: check printed
 	// them once.

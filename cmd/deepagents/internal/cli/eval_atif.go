@@ -58,7 +58,13 @@ func (t *trajectories) begin(tr *eval.Trial, prices map[string]llm.Price) *trial
 	if t == nil {
 		return nil
 	}
-	path := filepath.Join(t.dir, tr.Task.Name, strconv.Itoa(tr.N)+".json")
+	path, err := joinUnder(t.dir, tr.Task.Name, strconv.Itoa(tr.N)+".json")
+	if err != nil {
+		t.mu.Lock()
+		t.errs = append(t.errs, err)
+		t.mu.Unlock()
+		return nil
+	}
 	w := &trial{t: t, path: path, files: map[string]string{}, used: map[string]bool{filepath.Base(path): true}}
 	w.b = atif.NewBuilder(atif.Options{
 		Agent:  atif.Agent{Name: "deepagents", Version: version()},
@@ -131,10 +137,15 @@ func (w *trial) write() {
 		t    *atif.Trajectory
 	}
 	files := []file{{w.path, main}}
-	for _, s := range subs {
-		files = append(files, file{filepath.Join(filepath.Dir(w.path), w.subagentFile(s.Namespace, s.Run)), s.Trajectory})
-	}
 	var errs []error
+	for _, s := range subs {
+		p, err := joinUnder(filepath.Dir(w.path), w.subagentFile(s.Namespace, s.Run))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		files = append(files, file{p, s.Trajectory})
+	}
 	for _, f := range files {
 		b, err := json.MarshalIndent(f.t, "", "  ")
 		if err == nil {

@@ -116,3 +116,28 @@ func TestTrialSubagentFiles(t *testing.T) {
 		}
 	}
 }
+
+// What eval writes under --record, --replay or --trajectories DIR stays
+// under DIR.
+func TestJoinUnder(t *testing.T) {
+	for _, tt := range []struct {
+		dir  string
+		elem []string
+		ok   bool
+	}{
+		{"out", []string{"task", "0.json"}, true},
+		{"out/", []string{"a.b", "0.json"}, true},
+		{"/abs/out", []string{"task", "0.researcher-call_1.json"}, true},
+		{"out", []string{"..", "0.json"}, false},
+		{"out", []string{".", "0.json"}, true},
+		{"out", []string{"a/../..", "0.json"}, false},
+		{"out", []string{"..x", "0.json"}, true},
+		{"out", []string{""}, false},
+		{"out", []string{"/etc", "passwd"}, true}, // Join makes it out/etc/passwd
+	} {
+		p, err := joinUnder(tt.dir, tt.elem...)
+		if (err == nil) != tt.ok {
+			t.Errorf("joinUnder(%q, %q) = %q, %v", tt.dir, tt.elem, p, err)
+		}
+	}
+}
