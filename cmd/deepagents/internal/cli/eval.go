@@ -124,6 +124,32 @@ See docs/eval.md.`,
 					hdr.Mode = "record"
 				}
 			}
+			// Every output is opened before the first trial: a path that
+			// cannot be written fails now, not after hours of paid trials.
+			var outs outputs
+			defer func() { outs.abandon() }()
+			jsonF, err := outs.open("--json", jsonOut)
+			if err != nil {
+				return err
+			}
+			htmlF, err := outs.open("--html", htmlOut)
+			if err != nil {
+				return err
+			}
+			var recordF *output
+			if recordDir != "" {
+				if err := os.MkdirAll(recordDir, 0o755); err != nil {
+					return usageError{fmt.Errorf("--record: %w", err)}
+				}
+				if recordF, err = outs.open("--record", filepath.Join(recordDir, recordedScorecard)); err != nil {
+					return err
+				}
+			}
+			if traj != nil {
+				if err := os.MkdirAll(traj.dir, 0o755); err != nil {
+					return usageError{fmt.Errorf("--trajectories: %w", err)}
+				}
+			}
 			tl, err := openTrialLog(env, logPath, resumePath, args[0], hdr, tasks)
 			if err != nil {
 				return err
@@ -168,35 +194,39 @@ See docs/eval.md.`,
 				return fmt.Errorf("the scorecard: %w", merr)
 			}
 			repro = append(repro, '\n')
-			if recordDir != "" && err == nil {
-				if werr := os.WriteFile(filepath.Join(recordDir, recordedScorecard), repro, 0o644); werr != nil {
-					return fmt.Errorf("--record: %w", werr)
-				}
+			// Each output is tried, whatever became of the others.
+			var errs []error
+			if err == nil {
+				errs = append(errs, recordF.write(repro)) // a partial eval is no recording
 			}
+			var replayErr error
 			if replayDir != "" && err == nil {
-				if rerr := compareReplay(env, sc, recorded, repro); rerr != nil {
-					return rerr
-				}
+				replayErr = compareReplay(env, sc, recorded, repro)
 			}
-			if jsonOut != "" {
+			if jsonF != nil {
 				b, merr := json.MarshalIndent(sc, "", "  ")
-				if merr != nil {
-					return fmt.Errorf("--json: %w", merr)
+				if merr == nil {
+					merr = jsonF.write(append(b, '\n'))
 				}
-				if werr := os.WriteFile(jsonOut, append(b, '\n'), 0o644); werr != nil {
-					return fmt.Errorf("--json: %w", werr)
+				errs = append(errs, wrapFlag("--json", merr))
+			}
+			if htmlF != nil {
+				var page bytes.Buffer
+				herr := sc.HTML(&page)
+				if herr == nil {
+					herr = htmlF.write(page.Bytes())
 				}
+				errs = append(errs, wrapFlag("--html", herr))
 			}
-			if htmlOut != "" {
-				if herr := writeHTML(htmlOut, sc.HTML); herr != nil {
-					return herr
-				}
+			if err == nil {
+				errs = append(errs, wrapFlag("--log", logErr))
 			}
-			if err == nil && logErr != nil {
-				return fmt.Errorf("--log: %w", logErr)
+			errs = append(errs, traj.err(env))
+			if oerr := errors.Join(errs...); oerr != nil {
+				return errors.Join(err, oerr)
 			}
-			if terr := traj.err(env); err == nil {
-				err = terr
+			if err == nil {
+				err = replayErr
 			}
 			return err
 		},
@@ -216,6 +246,76 @@ See docs/eval.md.`,
 	fl.StringVar(&replayDir, "replay", "", "play the trials --record recorded in DIR, with no model and no network, and check that the scorecard is the same byte for byte and that the harness sends each trial's requests as it did")
 	cmd.AddCommand(newEvalCompareCmd(env))
 	return cmd
+}
+
+// output is a file eval writes once it ends, opened for writing before
+// it starts (its contents left as they are until then).
+type output struct {
+	flag, path string
+	f          *os.File
+	// created says the file did not exist before: abandoned, it is
+	// removed.
+	created, done bool
+}
+
+// outputs are an eval's outputs, those not written abandoned at its end.
+type outputs []*output
+
+// open opens path for flag's output ("" for none: a nil *output): a
+// usage error when it cannot be written.
+func (outs *outputs) open(flag, path string) (*output, error) {
+	if path == "" {
+		return nil, nil
+	}
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s: %w", flag, err)}
+	}
+	o := &output{flag: flag, path: path, f: f, created: errors.Is(statErr, fs.ErrNotExist)}
+	*outs = append(*outs, o)
+	return o, nil
+}
+
+// write replaces the output's contents with b and closes it (nil for a
+// nil *output).
+func (o *output) write(b []byte) error {
+	if o == nil {
+		return nil
+	}
+	o.done = true
+	err := o.f.Truncate(0)
+	if err == nil {
+		_, err = o.f.WriteAt(b, 0)
+	}
+	if cerr := o.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.flag, err)
+	}
+	return nil
+}
+
+// abandon closes the outputs not written, removing those eval created.
+func (outs outputs) abandon() {
+	for _, o := range outs {
+		if !o.done {
+			o.f.Close()
+			if o.created {
+				os.Remove(o.path)
+			}
+		}
+	}
+}
+
+// wrapFlag prefixes err with flag ("" for nil); an error that names its
+// flag already is left alone.
+func wrapFlag(flag string, err error) error {
+	if err == nil || strings.HasPrefix(err.Error(), flag+":") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", flag, err)
 }
 
 // trialLog is an eval's --log or --resume: the log it appends to, the

@@ -182,3 +182,42 @@ func TestEvalResumeHeader(t *testing.T) {
 		})
 	}
 }
+
+// An output that cannot be written fails the eval before any trial
+// runs, and leaves the other outputs as they were.
+func TestEvalOutputsCheckedFirst(t *testing.T) {
+	dataset := tinyDataset(t, "one")
+	c := newInproc(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a-file")
+	mustWrite(t, file, "x")
+	under := filepath.Join(file, "out") // under a file: cannot be made
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"--html", []string{"--html", under}, "--html"},
+		{"--json", []string{"--json", under}, "--json"},
+		{"--record", []string{"--record", under}, "--record"},
+		{"--html into a folder", []string{"--html", dir}, "--html"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			json := filepath.Join(t.TempDir(), "run.json")
+			logPath := filepath.Join(t.TempDir(), "run.jsonl")
+			args := append([]string{"eval", "--agent", "oracle", "--log", logPath}, tt.args...)
+			if tt.name != "--json" {
+				args = append(args, "--json", json)
+			}
+			code, stdout, stderr := c.run(append(args, dataset)...)
+			if code == 0 || !strings.Contains(stderr, tt.want) || len(progress(stderr)) != 0 || strings.Contains(stdout, "| **all**") {
+				t.Errorf("exit %d, want a failure before any trial naming %s\n%s\n%s", code, tt.want, stdout, stderr)
+			}
+			for _, p := range []string{json, logPath} {
+				if _, err := os.Stat(p); err == nil {
+					t.Errorf("%s was left behind", p)
+				}
+			}
+		})
+	}
+}
