@@ -70,3 +70,18 @@ func TestBetaHalf(t *testing.T) {
 		}
 	}
 }
+
+// The scatter plot leaves out a point of no finite place.
+func TestScatterSkipsNonFinite(t *testing.T) {
+	for _, p := range []svgPoint{{Task: "nan", Cost: math.NaN()}, {Task: "inf", Cost: math.Inf(1)}, {Task: "score", Cost: 1, Score: math.NaN()}} {
+		s := scatter("pass@1", []svgSeries{{Points: []svgPoint{{Task: "ok", Cost: 0.5, Score: 1}, p}}}, false)
+		if len(s.Series[0].Points) != 1 || s.Series[0].Points[0].Task != "ok" || s.XTicks[4].Label != "$0.5" {
+			t.Errorf("%s: %+v", p.Task, s.Series[0].Points)
+		}
+		for _, q := range s.Series[0].Points {
+			if math.IsNaN(q.X) || math.IsNaN(q.Y) || math.IsInf(q.X, 0) {
+				t.Errorf("%s: a point at %v, %v", p.Task, q.X, q.Y)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package atif
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -316,6 +317,26 @@ func TestBuildReusedCallID(t *testing.T) {
 			o.Results[0].SubagentTrajectoryRef[0].SessionID != tt.session || o.Results[0].SubagentTrajectoryRef[0].TrajectoryPath != tt.path {
 			b, _ := json.Marshal(step)
 			t.Errorf("the step that delegated run %d: %s", i, b)
+		}
+	}
+}
+
+// A price of inf or nan prices nothing: the trajectory stays JSON, its
+// model unpriced.
+func TestBuildNonFinitePrice(t *testing.T) {
+	for _, bad := range []float64{math.Inf(1), math.NaN()} {
+		b := NewBuilder(Options{Price: func(string) (llm.Price, bool) { return llm.Price{Input: bad, Output: bad}, true }})
+		for _, e := range script() {
+			b.Add(e)
+		}
+		main, subs := b.Build()
+		for _, tr := range append([]*Trajectory{main}, subs[0].Trajectory) {
+			if _, err := json.Marshal(tr); err != nil {
+				t.Errorf("price %v: %v", bad, err)
+			}
+		}
+		if main.FinalMetrics.TotalCostUSD != nil || main.FinalMetrics.Extra["unpriced_models"] == nil {
+			t.Errorf("price %v: %+v", bad, main.FinalMetrics)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package atif
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -298,8 +299,10 @@ func (b *Builder) usage(e agent.Event) {
 	priced := false
 	if b.o.Price != nil {
 		if p, ok := b.o.Price(e.Name); ok {
-			c := p.Cost(u)
-			cost, priced = &c, true
+			// A price of inf or nan is no price: JSON has no such number.
+			if c := p.Cost(u); !math.IsNaN(c) && !math.IsInf(c, 0) {
+				cost, priced = &c, true
+			}
 		}
 	}
 	if r, ok := b.runs[nsKey(e.Namespace)]; ok && r.metered >= 0 {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/eval"
+	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 )
 
@@ -504,6 +506,27 @@ func compareReplay(env Env, sc *eval.Scorecard, recorded, now []byte) error {
 
 func (h *harnessAgent) Name() string { return "harness" }
 
+// finiteCost is t.Cost(prices), but a model whose calls cost NaN or an
+// infinity (a price of inf or nan in the user's prices) is unpriced: its
+// calls left out, and named, as an unknown price's are.
+func finiteCost(t *deepagents.UsageTree, prices map[string]llm.Price) (dollars float64, unpriced string) {
+	for _, m := range t.Models {
+		if d, ok := m.Cost(prices); ok && !math.IsNaN(d) && !math.IsInf(d, 0) {
+			dollars += d
+		} else if unpriced == "" {
+			unpriced = m.Model
+		}
+	}
+	for _, c := range t.Subagents {
+		d, u := finiteCost(c, prices)
+		dollars += d
+		if unpriced == "" {
+			unpriced = u
+		}
+	}
+	return dollars, unpriced
+}
+
 // flags are the run flags of a trial in dir: the sandbox, a shell,
 // nothing asking (whatever the user's permission_mode), a database of its
 // own in memory.
@@ -594,7 +617,7 @@ func (h *harnessAgent) Attempt(ctx context.Context, tr *eval.Trial) (eval.Usage,
 		}
 	}
 	calls, u := used.Total()
-	cost, unpriced := used.Cost(o.spec.Prices)
+	cost, unpriced := finiteCost(&used, o.spec.Prices)
 	return eval.Usage{InputTokens: u.InputTokens, CacheWriteTokens: u.CacheWriteTokens, CacheReadTokens: u.CacheReadTokens,
 		OutputTokens: u.OutputTokens, Cost: cost, Unpriced: unpriced, Steps: calls}, runErr
 }

@@ -2,13 +2,16 @@ package cli
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/eval/atif"
+	"github.com/deepagents-go/deepagents/llm"
 )
 
 // deepagents eval --trajectories writes each harness trial's trajectory
@@ -139,5 +142,25 @@ func TestJoinUnder(t *testing.T) {
 		if (err == nil) != tt.ok {
 			t.Errorf("joinUnder(%q, %q) = %q, %v", tt.dir, tt.elem, p, err)
 		}
+	}
+}
+
+// A price of inf or nan makes its model unpriced in a trial's cost,
+// which stays a finite number.
+func TestFiniteCost(t *testing.T) {
+	u := llm.Usage{InputTokens: 1000, OutputTokens: 100}
+	tree := &deepagents.UsageTree{Models: []deepagents.ModelUsage{{Model: "p:ok", Calls: 1, Usage: u}, {Model: "p:bad", Calls: 1, Usage: u}}}
+	for _, tt := range []struct {
+		name     string
+		bad      float64
+		unpriced string
+	}{{"inf", math.Inf(1), "p:bad"}, {"nan", math.NaN(), "p:bad"}, {"finite", 1, ""}} {
+		t.Run(tt.name, func(t *testing.T) {
+			prices := map[string]llm.Price{"p:ok": {Input: 1, Output: 1}, "p:bad": {Input: tt.bad, Output: 1}}
+			cost, unpriced := finiteCost(tree, prices)
+			if math.IsNaN(cost) || math.IsInf(cost, 0) || cost <= 0 || unpriced != tt.unpriced {
+				t.Errorf("cost %v, unpriced %q; want a finite cost and %q", cost, unpriced, tt.unpriced)
+			}
+		})
 	}
 }
