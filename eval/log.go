@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 )
 
@@ -51,15 +52,19 @@ type LogContents struct {
 	end int64
 }
 
-// Skip is Config.Skip for the trials of the log.
-func (lc *LogContents) Skip() func(task string, n int) (TrialResult, bool) {
+// Skip is Config.Skip for the trials of the log, but those whose
+// outcome is one of retry, which run again (their new result, appended,
+// is the one a later ReadLog keeps).
+func (lc *LogContents) Skip(retry ...Outcome) func(task string, n int) (TrialResult, bool) {
 	type key struct {
 		task string
 		n    int
 	}
 	done := map[key]TrialResult{}
 	for _, r := range lc.Trials {
-		done[key{r.Task, r.N}] = r
+		if !slices.Contains(retry, r.Outcome) {
+			done[key{r.Task, r.N}] = r
+		}
 	}
 	return func(task string, n int) (TrialResult, bool) {
 		r, ok := done[key{task, n}]

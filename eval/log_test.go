@@ -242,3 +242,59 @@ func TestLogLocked(t *testing.T) {
 		})
 	}
 }
+
+// Skip keeps the logged trials but those of the outcomes retried; a
+// trial run again and appended is read back as its last line.
+func TestLogSkipRetry(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log.jsonl")
+	l, err := eval.CreateLog(path, eval.LogHeader{Agent: "oracle", K: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []eval.TrialResult{
+		{Task: "a", Outcome: eval.Passed}, {Task: "b", Outcome: eval.AgentError}, {Task: "c", Outcome: eval.VerifierError}, {Task: "d", Outcome: eval.Failed},
+	} {
+		if err := l.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	lc, err := eval.ReadLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name  string
+		retry []eval.Outcome
+		kept  string
+	}{
+		{"none", nil, "abcd"},
+		{"agent errors", []eval.Outcome{eval.AgentError}, "acd"},
+		{"both errors", []eval.Outcome{eval.AgentError, eval.VerifierError}, "ad"},
+		{"failed too", []eval.Outcome{eval.AgentError, eval.VerifierError, eval.Failed}, "a"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			skip, kept := lc.Skip(tt.retry...), ""
+			for _, task := range []string{"a", "b", "c", "d"} {
+				if _, ok := skip(task, 0); ok {
+					kept += task
+				}
+			}
+			if kept != tt.kept {
+				t.Errorf("kept %q, want %q", kept, tt.kept)
+			}
+		})
+	}
+	// Run again, b passes: its last line is the one read.
+	if l, err = eval.AppendLog(path, lc); err != nil {
+		t.Fatal(err)
+	}
+	l.Append(eval.TrialResult{Task: "b", Outcome: eval.Passed})
+	l.Close()
+	if lc, err = eval.ReadLog(path); err != nil || len(lc.Trials) != 4 {
+		t.Fatalf("%+v %v", lc, err)
+	}
+	if r, ok := lc.Skip(eval.AgentError)("b", 0); !ok || r.Outcome != eval.Passed {
+		t.Errorf("b after its retry: %+v %v", r, ok)
+	}
+}

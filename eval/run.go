@@ -96,6 +96,9 @@ func (Oracle) Attempt(ctx context.Context, tr *Trial) (Usage, error) {
 // Outcome names how a trial ended.
 type Outcome string
 
+// Outcomes lists the outcomes a trial can have.
+var Outcomes = []Outcome{Passed, Failed, AgentTimeout, AgentError, VerifierError}
+
 // Outcomes of a trial.
 const (
 	Passed        Outcome = "passed"         // reward 1

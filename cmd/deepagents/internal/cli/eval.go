@@ -29,7 +29,7 @@ import (
 // harness (with the model and settings of run) or the oracle.
 func newEvalCmd(env Env) *cobra.Command {
 	var f runFlags
-	var agentName, jsonOut, replayDir, trajDir, htmlOut, logPath, resumePath string
+	var agentName, jsonOut, replayDir, trajDir, htmlOut, logPath, resumePath, retryList string
 	var k, parallel int
 	cmd := &cobra.Command{
 		Use:   "eval [flags] DATASET",
@@ -49,7 +49,8 @@ trajectory format, to DIR/TASK/N.json.
 
 --log FILE appends each finished trial to FILE as it ends (a JSON line,
 synced to disk); --resume FILE continues the eval FILE logs, running only
-the trials it lacks. eval compare A.json B.json compares two scorecards.
+the trials it lacks (and, with --retry OUTCOMES, those of these outcomes
+again). eval compare A.json B.json compares two scorecards.
 
 See docs/eval.md.`,
 		Args: cobra.ExactArgs(1),
@@ -60,6 +61,13 @@ See docs/eval.md.`,
 			}
 			if k < 1 || parallel < 1 {
 				return usageError{errors.New("-k and --parallel must be at least 1")}
+			}
+			retry, err := parseRetry(retryList)
+			if err != nil {
+				return err
+			}
+			if len(retry) > 0 && resumePath == "" {
+				return usageError{errors.New("--retry runs again trials of a log: it takes --resume FILE")}
 			}
 			if logPath != "" && resumePath != "" && filepath.Clean(logPath) != filepath.Clean(resumePath) {
 				return usageError{errors.New("--resume FILE appends to FILE: it takes no --log of another file")}
@@ -152,7 +160,7 @@ See docs/eval.md.`,
 					return usageError{fmt.Errorf("--trajectories: %w", err)}
 				}
 			}
-			tl, err := openTrialLog(env, logPath, resumePath, args[0], hdr, tasks)
+			tl, err := openTrialLog(env, logPath, resumePath, args[0], hdr, tasks, retry)
 			if err != nil {
 				return err
 			}
@@ -179,7 +187,7 @@ See docs/eval.md.`,
 				}
 			}}
 			if tl.contents != nil {
-				cfg.Skip = tl.contents.Skip()
+				cfg.Skip = tl.contents.Skip(retry...)
 			}
 			sc, err := eval.Run(cmd.Context(), tasks, cfg)
 			if tl.log != nil {
@@ -245,6 +253,7 @@ See docs/eval.md.`,
 	fl.StringVar(&htmlOut, "html", "", "also write the scorecard to `FILE` as one self-contained HTML page (the table, pass@k against cost, outcomes per task; inline SVG, no script)")
 	fl.StringVar(&logPath, "log", "", "append each finished trial to `FILE` (a new file) as a JSON line, synced to disk as it ends, for --resume")
 	fl.StringVar(&resumePath, "resume", "", "continue the eval that --log logged in `FILE`: keep its trials, run the others, and append them to FILE")
+	fl.StringVar(&retryList, "retry", "", "with --resume, run again the logged trials of these `OUTCOMES` (comma-separated: agent_error,verifier_error; any of passed, failed, agent_timeout, agent_error, verifier_error), appending their new results")
 	fl.StringVar(&replayDir, "replay", "", "play the trials --record recorded in DIR, with no model and no network, and check that the scorecard is the same byte for byte and that the harness sends each trial's requests as it did")
 	cmd.AddCommand(newEvalCompareCmd(env))
 	return cmd
@@ -334,7 +343,7 @@ type trialLog struct {
 // an eval of the same agent, k, model and tasks) for the eval hdr says
 // (its agent, k, model, mode and sorted task names) of tasks, the tasks
 // of dataset. Neither: a trialLog that logs nothing.
-func openTrialLog(env Env, logPath, resumePath, dataset string, hdr eval.LogHeader, tasks []eval.Task) (trialLog, error) {
+func openTrialLog(env Env, logPath, resumePath, dataset string, hdr eval.LogHeader, tasks []eval.Task, retry []eval.Outcome) (trialLog, error) {
 	abs, err := filepath.Abs(dataset)
 	if err != nil {
 		abs = dataset
@@ -381,7 +390,8 @@ func openTrialLog(env Env, logPath, resumePath, dataset string, hdr eval.LogHead
 	} else if err != nil {
 		return trialLog{}, fmt.Errorf("--resume: %w", err)
 	}
-	skip := lc.Skip()
+	skip, all := lc.Skip(retry...), lc.Skip()
+	retried := 0
 	for _, t := range tasks {
 		for n := range k {
 			if r, ok := skip(t.Name, n); ok {
@@ -389,11 +399,41 @@ func openTrialLog(env Env, logPath, resumePath, dataset string, hdr eval.LogHead
 				if r.Outcome == eval.Passed {
 					tl.keptPassed++
 				}
+			} else if _, ok := all(t.Name, n); ok {
+				retried++
 			}
 		}
 	}
-	fmt.Fprintf(env.Stderr, "--resume: %d of %d trials are in %s; %d to run\n", tl.kept, len(tasks)*k, resumePath, len(tasks)*k-tl.kept)
+	again := ""
+	if len(retry) > 0 {
+		again = fmt.Sprintf(", %d of them again (--retry)", retried)
+	}
+	fmt.Fprintf(env.Stderr, "--resume: %d of %d trials are in %s; %d to run%s\n", tl.kept+retried, len(tasks)*k, resumePath, len(tasks)*k-tl.kept, again)
 	return tl, nil
+}
+
+// parseRetry parses --retry's comma-separated outcomes: a usage error
+// for one that is no outcome.
+func parseRetry(list string) ([]eval.Outcome, error) {
+	var out []eval.Outcome
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		o := eval.Outcome(s)
+		if !slices.Contains(eval.Outcomes, o) {
+			names := make([]string, len(eval.Outcomes))
+			for i, o := range eval.Outcomes {
+				names[i] = string(o)
+			}
+			return nil, usageError{fmt.Errorf("--retry: %q is no outcome (%s)", s, strings.Join(names, ", "))}
+		}
+		if !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
 }
 
 // sameEval refuses, as a usage error naming what differs, to resume the

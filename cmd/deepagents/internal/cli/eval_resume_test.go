@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -217,6 +218,77 @@ func TestEvalOutputsCheckedFirst(t *testing.T) {
 				if _, err := os.Stat(p); err == nil {
 					t.Errorf("%s was left behind", p)
 				}
+			}
+		})
+	}
+}
+
+// --resume --retry OUTCOMES runs the logged trials of those outcomes
+// again, appending their new results, which the log then reads.
+func TestEvalResumeRetry(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil && os.Getenv("CI") == "" {
+		t.Skip("bubblewrap is not installed")
+	}
+	dataset := tinyDataset(t, "one", "two")
+	c := newInproc(t)
+	logged := func(t *testing.T) string {
+		path := filepath.Join(t.TempDir(), "log.jsonl")
+		line := func(task string, n int, outcome string) string {
+			return `{"task":"` + task + `","n":` + string(rune('0'+n)) + `,"reward":0,"outcome":"` + outcome + `","verifier_exit":0,"usage":{"steps":1},"wall_ns":1}` + "\n"
+		}
+		mustWrite(t, path, `{"eval_log":1,"dataset":"`+dataset+`","agent":"oracle","k":2,"tasks":["one","two"]}`+"\n"+
+			line("one", 0, "agent_error")+line("one", 1, "failed")+line("two", 0, "verifier_error")+line("two", 1, "agent_timeout"))
+		return path
+	}
+	for _, tt := range []struct {
+		name, retry string
+		ran         []string
+		passed      int
+	}{
+		{"no retry", "", nil, 0},
+		{"the errors", "agent_error,verifier_error", []string{"one #0", "two #0"}, 2},
+		{"failed", "failed", []string{"one #1"}, 1},
+		{"all but passed", "failed, agent_timeout,agent_error,verifier_error", []string{"one #0", "one #1", "two #0", "two #1"}, 4},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := logged(t)
+			args := []string{"eval", "--agent", "oracle", "-k", "2", "--resume", path}
+			if tt.retry != "" {
+				args = append(args, "--retry", tt.retry)
+			}
+			code, stdout, stderr := c.run(append(args, dataset)...)
+			ran := progress(stderr)
+			slices.Sort(ran)
+			if code != 0 || !slices.Equal(ran, tt.ran) {
+				t.Fatalf("exit %d, ran %q, want %q\n%s\n%s", code, ran, tt.ran, stdout, stderr)
+			}
+			lc, err := eval.ReadLog(path)
+			if err != nil || len(lc.Trials) != 4 {
+				t.Fatalf("the log: %+v %v", lc, err)
+			}
+			passed := 0
+			for _, r := range lc.Trials {
+				if r.Outcome == eval.Passed {
+					passed++
+				}
+			}
+			if passed != tt.passed {
+				t.Errorf("%d trials of the log passed, want %d (the retried ones, read as their last line)", passed, tt.passed)
+			}
+		})
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"without --resume", []string{"--retry", "agent_error"}, "it takes --resume"},
+		{"no outcome", []string{"--resume", logged(t), "--retry", "agent_eror"}, `"agent_eror" is no outcome`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := c.run(append(append([]string{"eval", "--agent", "oracle", "-k", "2"}, tt.args...), dataset)...)
+			if code != ExitUsage || !strings.Contains(stderr, tt.want) || len(progress(stderr)) != 0 {
+				t.Errorf("exit %d, want %d and %q\n%s\n%s", code, ExitUsage, tt.want, stdout, stderr)
 			}
 		})
 	}
