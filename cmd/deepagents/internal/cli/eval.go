@@ -199,19 +199,19 @@ See docs/eval.md.`,
 				return err
 			}
 			fmt.Fprint(env.Stdout, sc.Markdown())
-			repro, merr := json.MarshalIndent(sc.Reproducible(), "", "  ")
-			if merr != nil {
-				return fmt.Errorf("the scorecard: %w", merr)
-			}
-			repro = append(repro, '\n')
 			// Each output is tried, whatever became of the others.
 			var errs []error
-			if err == nil {
-				errs = append(errs, recordF.write(repro)) // a partial eval is no recording
-			}
 			var replayErr error
-			if replayDir != "" && err == nil {
-				replayErr = compareReplay(env, sc, recorded, repro)
+			repro, merr := json.MarshalIndent(sc.Reproducible(), "", "  ")
+			switch {
+			case merr != nil:
+				errs = append(errs, fmt.Errorf("the scorecard: %w", merr))
+			case err == nil: // a partial eval is no recording, and no replay
+				repro = append(repro, '\n')
+				errs = append(errs, recordF.write(repro))
+				if replayDir != "" {
+					replayErr = compareReplay(env, sc, recorded, repro)
+				}
 			}
 			if jsonF != nil {
 				b, merr := json.MarshalIndent(sc, "", "  ")

@@ -293,3 +293,25 @@ func TestEvalResumeRetry(t *testing.T) {
 		})
 	}
 }
+
+// At the end each output is tried whatever became of the others: a
+// --json that cannot be written (/dev/full) leaves --html written, and
+// the eval fails naming --json.
+func TestEvalOutputsAllTried(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil && os.Getenv("CI") == "" {
+		t.Skip("bubblewrap is not installed")
+	}
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	dataset := tinyDataset(t, "one")
+	c := newInproc(t)
+	page := filepath.Join(t.TempDir(), "page.html")
+	code, stdout, stderr := c.run("eval", "--agent", "oracle", "--json", "/dev/full", "--html", page, dataset)
+	if code != ExitFailed || !strings.Contains(stderr, "--json") || len(progress(stderr)) != 1 {
+		t.Errorf("exit %d, want %d naming --json after the trial\n%s\n%s", code, ExitFailed, stdout, stderr)
+	}
+	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "<svg") {
+		t.Errorf("--html after --json failed: %v", err)
+	}
+}
