@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -109,12 +110,21 @@ type TaskComparison struct {
 	B *TaskSide `json:"b,omitempty"`
 	// Diff is B's pass@k − A's (0 unless both have the task).
 	Diff float64 `json:"diff"`
-	// CI is a 95% interval for the difference of the pass rates
-	// (passed/trials, pass@1) of B and A: Newcombe's hybrid score
-	// interval. With k = 1 that is the difference of pass@k. Nil unless
-	// both have the task.
-	CI *Interval `json:"ci95,omitempty"`
+	// CI is a 95% interval for Diff, the difference of the pass@k
+	// printed. When both sides score pass@1 (k = 1, or one trial) it is
+	// Newcombe's hybrid score interval for the difference of the pass
+	// rates; otherwise a percentile bootstrap of the task's trials (see
+	// TotalComparison.CI), Resamples draws from a seed of the task's
+	// name. CIMethod says which. Nil unless both have the task.
+	CI       *Interval `json:"ci95,omitempty"`
+	CIMethod string    `json:"ci_method,omitempty"`
 }
+
+// The methods of a task's interval, in TaskComparison.CIMethod.
+const (
+	CINewcombe  = "newcombe"
+	CIBootstrap = "bootstrap"
+)
 
 // TotalComparison is the comparison over the tasks A and B both have.
 type TotalComparison struct {
@@ -123,10 +133,17 @@ type TotalComparison struct {
 	A    float64 `json:"a_pass_at_k"`
 	B    float64 `json:"b_pass_at_k"`
 	Diff float64 `json:"diff"`
-	// CI is a 95% interval for Diff: a percentile bootstrap, paired over
-	// tasks (Resamples draws of the tasks with replacement, from a fixed
-	// seed, so that the same scorecards give the same interval). Nil with
-	// no task in common.
+	// CI is a 95% interval for Diff: a two-stage percentile bootstrap.
+	// Each of Resamples draws takes the tasks with replacement (paired:
+	// a task drawn is drawn on both sides) and, within each task drawn,
+	// draws each side's trials anew: a pass rate from the Jeffreys
+	// posterior of its passed of trials, Beta(passed + ½, failed + ½),
+	// then that many trials passing at that rate, scored with PassAtK.
+	// (The rate is drawn, not passed/trials, so that 0 of 1 and 1 of 1
+	// are not certainties.) The 2.5th and 97.5th percentiles of the
+	// draws' mean differences, widened if need be to hold Diff, are the
+	// interval. The seed is fixed, so that the same scorecards give the
+	// same interval. Nil with no task in common.
 	CI        *Interval `json:"ci95,omitempty"`
 	Resamples int       `json:"resamples"`
 	// Cost and tokens summed over those tasks.
@@ -182,7 +199,7 @@ func Compare(a, b *Scorecard) *Comparison {
 		get(ts.Task).B = taskSide(ts)
 	}
 	var onlyA, onlyB int
-	var diffs []float64
+	var pairs []taskPair
 	for _, tc := range byTask {
 		c.Tasks = append(c.Tasks, *tc)
 	}
@@ -200,9 +217,15 @@ func Compare(a, b *Scorecard) *Comparison {
 			continue
 		}
 		tc.Diff = tc.B.PassAtK - tc.A.PassAtK
-		lo, hi := newcombe(tc.A.Passed, tc.A.Trials, tc.B.Passed, tc.B.Trials)
-		tc.CI = &Interval{Low: lo, High: hi}
-		diffs = append(diffs, tc.Diff)
+		p := taskPair{a: sideTrials{tc.A.Passed, tc.A.Trials, min(a.K, tc.A.Trials)}, b: sideTrials{tc.B.Passed, tc.B.Trials, min(b.K, tc.B.Trials)}}
+		pairs = append(pairs, p)
+		if p.a.k <= 1 && p.b.k <= 1 {
+			lo, hi := newcombe(tc.A.Passed, tc.A.Trials, tc.B.Passed, tc.B.Trials)
+			tc.CI, tc.CIMethod = &Interval{Low: lo, High: hi}, CINewcombe
+		} else {
+			lo, hi := bootstrapDiff([]taskPair{p}, tc.Diff, Resamples, nameSeed(tc.Task))
+			tc.CI, tc.CIMethod = &Interval{Low: lo, High: hi}, CIBootstrap
+		}
 		sumA += tc.A.PassAtK
 		sumB += tc.B.PassAtK
 		t.ACost += tc.A.Cost
@@ -221,12 +244,12 @@ func Compare(a, b *Scorecard) *Comparison {
 			c.Notes = append(c.Notes, fmt.Sprintf("%d tasks are in %s only, left out of the total", o.n, o.side))
 		}
 	}
-	t.Tasks = len(diffs)
+	t.Tasks = len(pairs)
 	t.Resamples = Resamples
-	if n := float64(len(diffs)); n > 0 {
+	if n := float64(len(pairs)); n > 0 {
 		t.A, t.B = sumA/n, sumB/n
 		t.Diff = t.B - t.A
-		lo, hi := bootstrapMean(diffs, Resamples, bootstrapSeed)
+		lo, hi := bootstrapDiff(pairs, t.Diff, Resamples, bootstrapSeed)
 		t.CI = &Interval{Low: lo, High: hi}
 	}
 	return c
@@ -271,22 +294,78 @@ func newcombe(x1, n1, x2, n2 int) (lo, hi float64) {
 	return max(-1, lo), min(1, hi)
 }
 
-// bootstrapMean is a 95% percentile bootstrap interval for the mean of
-// xs: r resamples of len(xs) drawn with replacement by a PCG generator
-// seeded with seed, their means sorted, and the 2.5th and 97.5th
-// percentiles read off (linear interpolation between order statistics).
-func bootstrapMean(xs []float64, r int, seed uint64) (lo, hi float64) {
+// sideTrials is one side's trials of a task: passed of trials, scored
+// as pass@k.
+type sideTrials struct{ passed, trials, k int }
+
+// taskPair is a task's trials in A and in B.
+type taskPair struct{ a, b sideTrials }
+
+// redraw draws s's trials anew: a pass rate from the Jeffreys posterior
+// Beta(passed + ½, failed + ½), then trials trials passing at that rate,
+// scored as pass@k.
+func (s sideTrials) redraw(rng *rand.Rand) float64 {
+	if s.trials <= 0 {
+		return 0
+	}
+	p := betaHalf(rng, s.passed, s.trials-s.passed)
+	c := 0
+	for range s.trials {
+		if rng.Float64() < p {
+			c++
+		}
+	}
+	return PassAtK(s.trials, c, s.k)
+}
+
+// betaHalf draws from Beta(a + ½, b + ½), as X/(X+Y) with X and Y of
+// Gamma(a + ½) and Gamma(b + ½).
+func betaHalf(rng *rand.Rand, a, b int) float64 {
+	x, y := gammaHalf(rng, a), gammaHalf(rng, b)
+	return x / (x + y)
+}
+
+// gammaHalf draws from Gamma(n + ½, 1): n exponentials and half a
+// squared normal (Gamma(½)).
+func gammaHalf(rng *rand.Rand, n int) float64 {
+	z := rng.NormFloat64()
+	g := z * z / 2
+	for range n {
+		g += rng.ExpFloat64()
+	}
+	return g
+}
+
+// bootstrapDiff is a 95% two-stage percentile bootstrap interval for the
+// mean over pairs of B's pass@k less A's (diff, what was observed): r
+// draws, by a PCG generator seeded with seed, each of len(pairs) pairs
+// with replacement and, within each, of each side's trials (redraw);
+// the draws' means sorted, the 2.5th and 97.5th percentiles read off
+// (linear interpolation between order statistics), and the interval
+// widened to hold diff.
+func bootstrapDiff(pairs []taskPair, diff float64, r int, seed uint64) (lo, hi float64) {
 	rng := rand.New(rand.NewPCG(seed, seed))
 	means := make([]float64, r)
 	for i := range means {
 		var sum float64
-		for range xs {
-			sum += xs[rng.IntN(len(xs))]
+		for range pairs {
+			p := pairs[rng.IntN(len(pairs))]
+			a := p.a.redraw(rng)
+			sum += p.b.redraw(rng) - a
 		}
-		means[i] = sum / float64(len(xs))
+		means[i] = sum / float64(len(pairs))
 	}
 	slices.Sort(means)
-	return quantile(means, 0.025), quantile(means, 0.975)
+	lo, hi = quantile(means, 0.025), quantile(means, 0.975)
+	return min(lo, diff), max(hi, diff)
+}
+
+// nameSeed is the seed of a task's own bootstrap: its name's FNV-1a
+// hash, so that a task's interval does not depend on the other tasks.
+func nameSeed(name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return h.Sum64()
 }
 
 // quantile is the q-quantile of sorted xs, interpolated linearly.
@@ -311,7 +390,7 @@ func (c *Comparison) Markdown() string {
 	if len(c.Notes) > 0 {
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "| task | A pass@%d | B pass@%d | B − A | 95%% CI (pass rate) | A passed | B passed | A cost | B cost | A tokens | B tokens |\n", c.A.K, c.B.K)
+	fmt.Fprintf(&b, "| task | A pass@%d | B pass@%d | B − A | 95%% CI | A passed | B passed | A cost | B cost | A tokens | B tokens |\n", c.A.K, c.B.K)
 	b.WriteString("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, tc := range c.Tasks {
 		name, diff, ci := tc.Task, "", ""
@@ -322,6 +401,9 @@ func (c *Comparison) Markdown() string {
 			name += " (A only)"
 		default:
 			diff, ci = fmt.Sprintf("%+.3f", tc.Diff), tc.CI.String()
+			if tc.CIMethod == CIBootstrap {
+				ci += " †"
+			}
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCell(name),
 			tc.A.cell(func(s *TaskSide) string { return fmt.Sprintf("%.3f", s.PassAtK) }),
@@ -341,7 +423,7 @@ func (c *Comparison) Markdown() string {
 	} else {
 		b.WriteString("| **all** (no task in both) | | | | | | | | | | |\n")
 	}
-	fmt.Fprintf(&b, "\nB − A is B's pass@k less A's. A task's 95%% CI is Newcombe's hybrid score interval for the difference of its pass rates (passed/trials, which is pass@k when k = 1); the total's is a paired percentile bootstrap over the tasks in both (%d resamples, fixed seed) for the difference of the mean pass@k.\n", t.Resamples)
+	fmt.Fprintf(&b, "\nB − A is B's pass@k less A's, and each 95%% CI is for it. A task's is Newcombe's hybrid score interval when both sides score pass@1 (k = 1, or one trial), otherwise a bootstrap of its trials (marked †: %d draws, each side's pass rate from its Jeffreys posterior, then its trials); the total's is a two-stage bootstrap over the tasks in both, paired, and the trials within each (%d resamples, fixed seed).\n", t.Resamples, t.Resamples)
 	return b.String()
 }
 

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -28,27 +29,59 @@ func TestNewcombe(t *testing.T) {
 	}
 }
 
-func TestBootstrapMean(t *testing.T) {
+func TestBootstrapDiff(t *testing.T) {
+	side := func(passed, trials, k int) sideTrials { return sideTrials{passed, trials, k} }
 	for _, tt := range []struct {
 		name   string
-		xs     []float64
+		pairs  []taskPair
+		diff   float64
 		lo, hi float64 // bounds the interval must lie within
 	}{
-		{"all the same", []float64{0.5, 0.5, 0.5}, 0.5, 0.5},
-		{"one task", []float64{-1}, -1, -1},
-		{"spread", []float64{0, 1, 0, 1, 0, 1, 0, 1}, 0.1, 0.9},
+		{"no trials to draw", []taskPair{{side(0, 0, 1), side(0, 0, 1)}}, 0, 0, 0},
+		{"spread", []taskPair{{side(5, 10, 1), side(5, 10, 1)}, {side(5, 10, 1), side(5, 10, 1)}}, 0, -0.6, 0.6},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			lo, hi := bootstrapMean(tt.xs, Resamples, bootstrapSeed)
-			if lo < tt.lo-1e-12 || hi > tt.hi+1e-12 || lo > hi {
-				t.Errorf("[%v, %v], want within [%v, %v]", lo, hi, tt.lo, tt.hi)
+			lo, hi := bootstrapDiff(tt.pairs, tt.diff, Resamples, bootstrapSeed)
+			if lo < tt.lo-1e-12 || hi > tt.hi+1e-12 || lo > hi || lo > tt.diff || hi < tt.diff {
+				t.Errorf("[%v, %v], want within [%v, %v] and holding %v", lo, hi, tt.lo, tt.hi, tt.diff)
 			}
-			if tt.name == "spread" && (lo > 0.25 || hi < 0.75) {
-				t.Errorf("[%v, %v] is too narrow for a mean of 0.5 over 8 coin flips", lo, hi)
+			if tt.name == "spread" && (lo > -0.1 || hi < 0.1) {
+				t.Errorf("[%v, %v] is too narrow for 5 of 10 against 5 of 10", lo, hi)
 			}
-			if lo2, hi2 := bootstrapMean(tt.xs, Resamples, bootstrapSeed); lo2 != lo || hi2 != hi {
+			if lo2, hi2 := bootstrapDiff(tt.pairs, tt.diff, Resamples, bootstrapSeed); lo2 != lo || hi2 != hi {
 				t.Error("not deterministic")
 			}
 		})
+	}
+}
+
+// betaHalf draws Beta(a + ½, b + ½): its mean is (a + ½)/(a + b + 1).
+func TestBetaHalf(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, ab := range [][2]int{{0, 0}, {0, 1}, {3, 1}, {10, 0}} {
+		var sum float64
+		const n = 20000
+		for range n {
+			sum += betaHalf(rng, ab[0], ab[1])
+		}
+		want := (float64(ab[0]) + 0.5) / float64(ab[0]+ab[1]+1)
+		if got := sum / n; math.Abs(got-want) > 0.01 {
+			t.Errorf("Beta(%d+½, %d+½): mean %.4f, want %.4f", ab[0], ab[1], got, want)
+		}
+	}
+}
+
+// The scatter plot leaves out a point of no finite place.
+func TestScatterSkipsNonFinite(t *testing.T) {
+	for _, p := range []svgPoint{{Task: "nan", Cost: math.NaN()}, {Task: "inf", Cost: math.Inf(1)}, {Task: "score", Cost: 1, Score: math.NaN()}} {
+		s := scatter("pass@1", []svgSeries{{Points: []svgPoint{{Task: "ok", Cost: 0.5, Score: 1}, p}}}, false)
+		if len(s.Series[0].Points) != 1 || s.Series[0].Points[0].Task != "ok" || s.XTicks[4].Label != "$0.5" {
+			t.Errorf("%s: %+v", p.Task, s.Series[0].Points)
+		}
+		for _, q := range s.Series[0].Points {
+			if math.IsNaN(q.X) || math.IsNaN(q.Y) || math.IsInf(q.X, 0) {
+				t.Errorf("%s: a point at %v, %v", p.Task, q.X, q.Y)
+			}
+		}
 	}
 }

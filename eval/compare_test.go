@@ -175,3 +175,80 @@ func TestReadScorecard(t *testing.T) {
 		t.Error("a missing file is a scorecard")
 	}
 }
+
+// scoreOf is a scorecard of agent at k with, per task, passed of trials.
+func scoreOf(agent string, k int, tasks map[string][2]int) *eval.Scorecard {
+	var rs []eval.TrialResult
+	for name, pt := range tasks {
+		for n := range pt[1] {
+			o := eval.Failed
+			if n < pt[0] {
+				o = eval.Passed
+			}
+			rs = append(rs, trial(name, n, o, 0, 0, ""))
+		}
+	}
+	return eval.Score(agent, k, rs)
+}
+
+// The total's interval draws the trials of each task as well as the
+// tasks: three tasks each 0 of 1 against 1 of 1 are three coin flips,
+// not a sure +1.
+func TestCompareTotalIntervalDrawsTrials(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		a, b map[string][2]int
+		k    int
+	}{
+		{"three coin flips", map[string][2]int{"x": {0, 1}, "y": {0, 1}, "z": {0, 1}}, map[string][2]int{"x": {1, 1}, "y": {1, 1}, "z": {1, 1}}, 1},
+		{"the same in both", map[string][2]int{"x": {1, 2}, "y": {1, 2}}, map[string][2]int{"x": {1, 2}, "y": {1, 2}}, 1},
+		{"pass@2", map[string][2]int{"x": {0, 2}, "y": {0, 2}}, map[string][2]int{"x": {2, 2}, "y": {2, 2}}, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := eval.Compare(scoreOf("a", tt.k, tt.a), scoreOf("b", tt.k, tt.b))
+			ci := c.Total.CI
+			if ci == nil || ci.Low >= ci.High || ci.Low > c.Total.Diff || ci.High < c.Total.Diff {
+				t.Fatalf("the total's interval %v for a difference of %+.3f", ci, c.Total.Diff)
+			}
+			if c.Total.Diff == 1 && ci.Low >= 1 {
+				t.Errorf("the interval %v leaves out any chance that B is not always better", ci)
+			}
+			if again := eval.Compare(scoreOf("a", tt.k, tt.a), scoreOf("b", tt.k, tt.b)); *again.Total.CI != *ci {
+				t.Errorf("not deterministic: %v then %v", ci, again.Total.CI)
+			}
+		})
+	}
+}
+
+// A task's interval is for the difference printed, its pass@k's, also
+// when k > 1 (a bootstrap of its trials), and Newcombe's at pass@1.
+func TestCompareTaskIntervalIsOfPassAtK(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		k          int
+		a, b       [2]int // passed, trials
+		method     string
+		diffInside bool
+	}{
+		{"k = 1", 1, [2]int{1, 4}, [2]int{3, 4}, eval.CINewcombe, true},
+		{"pass@2 of 1/2 against 0/2", 2, [2]int{1, 2}, [2]int{0, 2}, eval.CIBootstrap, true},
+		{"pass@2 of 1/3 against 3/3", 2, [2]int{1, 3}, [2]int{3, 3}, eval.CIBootstrap, true},
+		{"pass@3 of 2/5 against 1/5", 3, [2]int{2, 5}, [2]int{1, 5}, eval.CIBootstrap, true},
+		{"k = 2 of one trial each: pass@1", 2, [2]int{0, 1}, [2]int{1, 1}, eval.CINewcombe, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := eval.Compare(scoreOf("a", tt.k, map[string][2]int{"x": tt.a}), scoreOf("b", tt.k, map[string][2]int{"x": tt.b}))
+			tc := c.Tasks[0]
+			if tc.CI == nil || tc.CIMethod != tt.method {
+				t.Fatalf("the interval %v by %q, want by %q", tc.CI, tc.CIMethod, tt.method)
+			}
+			if tc.CI.Low > tc.Diff || tc.CI.High < tc.Diff || tc.CI.Low < -1 || tc.CI.High > 1 {
+				t.Errorf("the interval %v leaves out the difference printed, %+.3f", tc.CI, tc.Diff)
+			}
+			again := eval.Compare(scoreOf("a", tt.k, map[string][2]int{"x": tt.a}), scoreOf("b", tt.k, map[string][2]int{"x": tt.b}))
+			if *again.Tasks[0].CI != *tc.CI {
+				t.Errorf("not deterministic: %v then %v", tc.CI, again.Tasks[0].CI)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -133,5 +134,44 @@ func TestLoadDatasetErrors(t *testing.T) {
 	os.WriteFile(dir+"/bad/task.toml", []byte("[agent\n"), 0o644)
 	if _, err := eval.LoadDataset(dir); err == nil || !strings.Contains(err.Error(), "task.toml") {
 		t.Errorf("a bad task.toml: %v", err)
+	}
+}
+
+// A task is named by its folder's own name, however the folder is
+// given: ".", "..", a path with a trailing slash.
+func TestTaskName(t *testing.T) {
+	root := t.TempDir()
+	task := filepath.Join(root, "count")
+	for _, f := range []string{"instruction.md", "task.toml", "tests/test.sh"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(task, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(task, f), []byte("version = \"1.0\"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(filepath.Join(task, "tests"))
+	for _, tt := range []struct{ path, want string }{
+		{"..", "count"},
+		{"../", "count"},
+		{"../../count", "count"},
+		{task, "count"},
+	} {
+		tasks, err := eval.LoadDataset(tt.path)
+		if err != nil || len(tasks) != 1 || tasks[0].Name != tt.want {
+			t.Errorf("LoadDataset(%q): %+v %v, want one task %q", tt.path, tasks, err, tt.want)
+		}
+	}
+	t.Chdir(task)
+	if tasks, err := eval.LoadDataset("."); err != nil || len(tasks) != 1 || tasks[0].Name != "count" {
+		t.Errorf(`LoadDataset("."): %+v %v`, tasks, err)
+	}
+	for _, tt := range []struct {
+		name string
+		ok   bool
+	}{{"count", true}, {"a.b", true}, {"", false}, {".", false}, {"..", false}, {"a/b", false}, {"/", false}} {
+		if err := eval.CheckTaskName(tt.name); (err == nil) != tt.ok {
+			t.Errorf("CheckTaskName(%q) = %v", tt.name, err)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -57,6 +58,9 @@ func (c *Comparison) HTML(w io.Writer) error {
 	var in []barInput
 	for _, tc := range c.Tasks {
 		row := compareRow{Task: tc.Task, CI: tc.CI.String()}
+		if tc.CIMethod == CIBootstrap {
+			row.CI += " †"
+		}
 		if tc.A != nil && tc.B != nil {
 			row.Diff = fmt.Sprintf("%+.3f", tc.Diff)
 		}
@@ -181,6 +185,13 @@ type svgLine struct{ X1, Y1, X2, Y2 float64 }
 // series.
 func scatter(ylabel string, series []svgSeries, link bool) svgScatter {
 	s := svgScatter{W: plotW, H: plotH, X0: plotLeft, X1: plotW - plotRight, Y0: plotTop, Y1: plotH - plotBottom, YLabel: ylabel, XLabel: "cost per task (USD)"}
+	// A point of no finite place (a NaN or infinite cost or score) is
+	// left out: it would put NaN in the SVG, and the axis at infinity.
+	for si := range series {
+		series[si].Points = slices.DeleteFunc(slices.Clone(series[si].Points), func(p svgPoint) bool {
+			return !isFinite(p.Cost) || !isFinite(p.Score)
+		})
+	}
 	var maxCost float64
 	for _, se := range series {
 		for _, p := range se.Points {
@@ -225,6 +236,8 @@ func scatter(ylabel string, series []svgSeries, link bool) svgScatter {
 	s.Series = series
 	return s
 }
+
+func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // niceCeil is the least of 1, 2 or 5 times a power of ten at or above x
 // (1 for x ≤ 0).

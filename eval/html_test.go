@@ -2,6 +2,8 @@ package eval_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -71,6 +73,42 @@ func TestHTMLEscapesTheDataset(t *testing.T) {
 			}
 			if tt.name == "scorecard" && !strings.Contains(page, "&lt;/pre&gt;&lt;script&gt;alert(2)") {
 				t.Errorf("the hostile error is not shown escaped")
+			}
+		})
+	}
+}
+
+// A NaN or infinite cost (a price of inf or nan) is unpriced: the
+// scorecard marshals, its HTML draws no NaN, and the cost leaves it out.
+func TestNonFiniteCost(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		cost float64
+	}{{"+Inf", math.Inf(1)}, {"-Inf", math.Inf(-1)}, {"NaN", math.NaN()}} {
+		t.Run(tt.name, func(t *testing.T) {
+			sc := eval.Score("harness", 1, []eval.TrialResult{
+				trial("alpha", 0, eval.Passed, tt.cost, 100, ""),
+				trial("beta", 0, eval.Failed, 0.5, 100, ""),
+			})
+			if _, err := json.Marshal(sc); err != nil {
+				t.Fatalf("json.Marshal: %v", err)
+			}
+			if sc.Total.Usage.Cost != 0.5 || sc.Total.Usage.Unpriced != eval.NonFinitePrice {
+				t.Errorf("the total's cost %v, unpriced %q", sc.Total.Usage.Cost, sc.Total.Usage.Unpriced)
+			}
+			var page strings.Builder
+			if err := sc.HTML(&page); err != nil {
+				t.Fatal(err)
+			}
+			c := eval.Compare(sc, sc)
+			if err := c.HTML(&page); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := json.Marshal(c); err != nil {
+				t.Errorf("json.Marshal of the comparison: %v", err)
+			}
+			if s := page.String(); strings.Contains(s, "NaN") || strings.Contains(s, "Inf") {
+				t.Errorf("the page draws a non-finite number")
 			}
 		})
 	}

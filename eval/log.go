@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 )
 
@@ -19,7 +20,20 @@ type LogHeader struct {
 	Dataset string `json:"dataset"`
 	Agent   string `json:"agent"`
 	K       int    `json:"k"`
+	// Model is the model spec the agent ran ("provider:model"; "" for
+	// none, the oracle's, and in a log written before it was recorded).
+	Model string `json:"model,omitempty"`
+	// Mode is "record" or "replay" for an eval recorded (--record) or
+	// replayed (--replay); "" for neither.
+	Mode string `json:"mode,omitempty"`
+	// Tasks are the names of the dataset's tasks, sorted (nil in a log
+	// written before they were recorded).
+	Tasks []string `json:"tasks,omitempty"`
 }
+
+// ErrLogLocked is returned by CreateLog and AppendLog for a log that
+// another eval has open (its lock is held until that Log is closed).
+var ErrLogLocked = errors.New("another eval has the log open")
 
 // ErrLog is returned for a file that is not a trial log.
 var ErrLog = errors.New("not an eval log (deepagents eval --log writes one)")
@@ -38,15 +52,19 @@ type LogContents struct {
 	end int64
 }
 
-// Skip is Config.Skip for the trials of the log.
-func (lc *LogContents) Skip() func(task string, n int) (TrialResult, bool) {
+// Skip is Config.Skip for the trials of the log, but those whose
+// outcome is one of retry, which run again (their new result, appended,
+// is the one a later ReadLog keeps).
+func (lc *LogContents) Skip(retry ...Outcome) func(task string, n int) (TrialResult, bool) {
 	type key struct {
 		task string
 		n    int
 	}
 	done := map[key]TrialResult{}
 	for _, r := range lc.Trials {
-		done[key{r.Task, r.N}] = r
+		if !slices.Contains(retry, r.Outcome) {
+			done[key{r.Task, r.N}] = r
+		}
 	}
 	return func(task string, n int) (TrialResult, bool) {
 		r, ok := done[key{task, n}]
@@ -135,12 +153,17 @@ type Log struct {
 }
 
 // CreateLog creates a trial log at path, which must not exist, and
-// writes its header.
+// writes its header. The log is locked (flock(2), where there is one)
+// until Close: AppendLog of the same file fails with ErrLogLocked.
 func CreateLog(path string, h LogHeader) (*Log, error) {
 	h.EvalLog = LogVersion
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("eval: %s: %w", path, err)
 	}
 	l := &Log{f: f}
 	if err := l.writeLine(h); err != nil {
@@ -150,13 +173,25 @@ func CreateLog(path string, h LogHeader) (*Log, error) {
 	return l, nil
 }
 
-// AppendLog opens the trial log that ReadLog read as lc to append to it,
-// first cutting off an incomplete last line.
+// AppendLog opens the trial log that ReadLog read as lc to append to it:
+// it locks the log until Close (ErrLogLocked, at once, when another eval
+// holds it), reads it again into *lc (what another eval appended before
+// it let go is kept), then cuts off an incomplete last line.
 func AppendLog(path string, lc *LogContents) (*Log, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("eval: %s: %w", path, err)
+	}
+	now, err := ReadLog(path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	*lc = *now
 	st, err := f.Stat()
 	if err == nil && st.Size() != lc.end {
 		err = f.Truncate(lc.end)
@@ -207,7 +242,7 @@ func (l *Log) writeLine(v any) error {
 	return nil
 }
 
-// Close closes the log.
+// Close closes the log, and lets go of its lock.
 func (l *Log) Close() error {
 	return l.f.Close()
 }

@@ -2,6 +2,7 @@ package eval_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -166,5 +167,134 @@ func TestResumeRunsOnlyTheMissingTrials(t *testing.T) {
 	after, err := eval.ReadLog(p)
 	if err != nil || after.Truncated != 0 || len(after.Trials) != 3 || after.Trials[2].N != 1 || after.Trials[2].Outcome != eval.Passed {
 		t.Errorf("the log after: %+v %v", after, err)
+	}
+}
+
+// Two evals on one log: the second open fails with ErrLogLocked while
+// the first holds it, and succeeds after Close, reading what the first
+// appended; nothing the first logged is cut off.
+func TestLogLocked(t *testing.T) {
+	trialA := eval.TrialResult{Task: "a", N: 0, Outcome: eval.Passed, Reward: 1}
+	trialB := eval.TrialResult{Task: "b", N: 0, Outcome: eval.Failed}
+	for _, tt := range []struct {
+		name  string
+		first func(t *testing.T, path string) *eval.Log
+	}{
+		{"CreateLog holds it", func(t *testing.T, path string) *eval.Log {
+			l, err := eval.CreateLog(path, eval.LogHeader{Agent: "oracle", K: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}},
+		{"AppendLog holds it", func(t *testing.T, path string) *eval.Log {
+			l, err := eval.CreateLog(path, eval.LogHeader{Agent: "oracle", K: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Close()
+			lc, err := eval.ReadLog(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l, err = eval.AppendLog(path, lc); err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "log.jsonl")
+			first := tt.first(t, path)
+			// The second eval reads the log before the first logs its trial.
+			seen, err := eval.ReadLog(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := first.Append(trialA); err != nil {
+				t.Fatal(err)
+			}
+			if l, err := eval.AppendLog(path, seen); !errors.Is(err, eval.ErrLogLocked) {
+				if l != nil {
+					l.Close()
+				}
+				t.Fatalf("a second open while the first holds the log: %v, want ErrLogLocked", err)
+			}
+			if err := first.Close(); err != nil {
+				t.Fatal(err)
+			}
+			second, err := eval.AppendLog(path, seen)
+			if err != nil {
+				t.Fatalf("after the first closed: %v", err)
+			}
+			if len(seen.Trials) != 1 || seen.Trials[0].Task != "a" {
+				t.Errorf("AppendLog did not read the log again: %+v", seen.Trials)
+			}
+			if err := second.Append(trialB); err != nil {
+				t.Fatal(err)
+			}
+			second.Close()
+			lc, err := eval.ReadLog(path)
+			if err != nil || len(lc.Trials) != 2 {
+				b, _ := os.ReadFile(path)
+				t.Errorf("the log holds %+v (%v), want both trials\n%s", lc, err, b)
+			}
+		})
+	}
+}
+
+// Skip keeps the logged trials but those of the outcomes retried; a
+// trial run again and appended is read back as its last line.
+func TestLogSkipRetry(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log.jsonl")
+	l, err := eval.CreateLog(path, eval.LogHeader{Agent: "oracle", K: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []eval.TrialResult{
+		{Task: "a", Outcome: eval.Passed}, {Task: "b", Outcome: eval.AgentError}, {Task: "c", Outcome: eval.VerifierError}, {Task: "d", Outcome: eval.Failed},
+	} {
+		if err := l.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	lc, err := eval.ReadLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name  string
+		retry []eval.Outcome
+		kept  string
+	}{
+		{"none", nil, "abcd"},
+		{"agent errors", []eval.Outcome{eval.AgentError}, "acd"},
+		{"both errors", []eval.Outcome{eval.AgentError, eval.VerifierError}, "ad"},
+		{"failed too", []eval.Outcome{eval.AgentError, eval.VerifierError, eval.Failed}, "a"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			skip, kept := lc.Skip(tt.retry...), ""
+			for _, task := range []string{"a", "b", "c", "d"} {
+				if _, ok := skip(task, 0); ok {
+					kept += task
+				}
+			}
+			if kept != tt.kept {
+				t.Errorf("kept %q, want %q", kept, tt.kept)
+			}
+		})
+	}
+	// Run again, b passes: its last line is the one read.
+	if l, err = eval.AppendLog(path, lc); err != nil {
+		t.Fatal(err)
+	}
+	l.Append(eval.TrialResult{Task: "b", Outcome: eval.Passed})
+	l.Close()
+	if lc, err = eval.ReadLog(path); err != nil || len(lc.Trials) != 4 {
+		t.Fatalf("%+v %v", lc, err)
+	}
+	if r, ok := lc.Skip(eval.AgentError)("b", 0); !ok || r.Outcome != eval.Passed {
+		t.Errorf("b after its retry: %+v %v", r, ok)
 	}
 }

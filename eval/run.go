@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -34,7 +35,26 @@ type Usage struct {
 	Steps    int    `json:"steps"`
 }
 
+// NonFinitePrice is Usage.Unpriced for a cost that came out NaN or
+// infinite (a price of inf or nan in the user's prices): left out, as an
+// unknown price's is.
+const NonFinitePrice = "a model with a price that is not a finite number"
+
+// finite is u with a cost that is NaN or infinite taken as unpriced: 0,
+// and Unpriced set (NonFinitePrice, unless it names a model already). A
+// NaN would break the scorecard's JSON and its HTML's charts.
+func (u Usage) finite() Usage {
+	if math.IsNaN(u.Cost) || math.IsInf(u.Cost, 0) {
+		u.Cost = 0
+		if u.Unpriced == "" {
+			u.Unpriced = NonFinitePrice
+		}
+	}
+	return u
+}
+
 func (u *Usage) add(v Usage) {
+	v = v.finite()
 	u.InputTokens += v.InputTokens
 	u.CacheWriteTokens += v.CacheWriteTokens
 	u.CacheReadTokens += v.CacheReadTokens
@@ -75,6 +95,9 @@ func (Oracle) Attempt(ctx context.Context, tr *Trial) (Usage, error) {
 
 // Outcome names how a trial ended.
 type Outcome string
+
+// Outcomes lists the outcomes a trial can have.
+var Outcomes = []Outcome{Passed, Failed, AgentTimeout, AgentError, VerifierError}
 
 // Outcomes of a trial.
 const (
@@ -209,7 +232,7 @@ func attempt(ctx context.Context, cfg Config, t Task, n int) TrialResult {
 	u, agentErr := cfg.Agent.Attempt(actx, tr)
 	timedOut := errors.Is(actx.Err(), context.DeadlineExceeded)
 	cancel()
-	r.Usage = u
+	r.Usage = u.finite()
 	v, err := tr.Verify(ctx)
 	r.Reward, r.VerifierExit = v.Reward, v.ExitCode
 	switch {
@@ -263,6 +286,7 @@ func Score(agent string, k int, results []TrialResult) *Scorecard {
 	sc := &Scorecard{Agent: agent, K: k, Total: TaskScore{Task: "all", Outcomes: map[Outcome]int{}}}
 	by := map[string][]TrialResult{}
 	for _, r := range results {
+		r.Usage = r.Usage.finite() // a logged trial's too
 		by[r.Task] = append(by[r.Task], r)
 	}
 	for name, rs := range by {

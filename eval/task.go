@@ -69,9 +69,19 @@ func seconds(s float64, def time.Duration) time.Duration {
 }
 
 // LoadTask reads the task in dir: instruction.md, task.toml and
-// tests/test.sh must be there.
+// tests/test.sh must be there. Its name is the last element of dir's
+// absolute path ("." names the current folder's task by that folder's
+// name); a folder that gives no name ("/") is not a task.
 func LoadTask(dir string) (Task, error) {
-	t := Task{Name: filepath.Base(filepath.Clean(dir)), Dir: dir}
+	t := Task{Dir: dir}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return t, fmt.Errorf("%w: %s: %v", ErrTask, dir, err)
+	}
+	t.Name = filepath.Base(abs)
+	if err := CheckTaskName(t.Name); err != nil {
+		return t, fmt.Errorf("%w: %s: %v", ErrTask, dir, err)
+	}
 	ins, err := os.ReadFile(filepath.Join(dir, "instruction.md"))
 	if err != nil {
 		return t, fmt.Errorf("%w: %s: %v", ErrTask, dir, err)
@@ -84,6 +94,18 @@ func LoadTask(dir string) (Task, error) {
 		return t, fmt.Errorf("%w: %s: no tests/test.sh", ErrTask, dir)
 	}
 	return t, nil
+}
+
+// CheckTaskName refuses a task name that cannot name a file in a folder:
+// "", ".", ".." or one with a path separator.
+func CheckTaskName(name string) error {
+	switch {
+	case name == "" || name == "." || name == "..":
+		return fmt.Errorf("%q cannot name a task", name)
+	case strings.ContainsRune(name, '/') || strings.ContainsRune(name, filepath.Separator):
+		return fmt.Errorf("the task name %q holds a path separator", name)
+	}
+	return nil
 }
 
 // LoadDataset reads the tasks of path: a task folder, or a folder of

@@ -2,6 +2,7 @@ package atif
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -61,7 +62,7 @@ func options() Options {
 		Agent:        Agent{Version: "test"},
 		Prompt:       "Write the number of words of notes.txt to count.txt.",
 		Price:        func(spec string) (llm.Price, bool) { return llm.PriceOf(spec, nil) },
-		SubagentPath: func(ns []string) string { return "0." + strings.ReplaceAll(ns[0], ":", "-") + ".json" },
+		SubagentPath: func(ns []string, _ int) string { return "0." + strings.ReplaceAll(ns[0], ":", "-") + ".json" },
 	}
 }
 
@@ -261,5 +262,81 @@ func TestBuildNested(t *testing.T) {
 	}
 	if sub := subs[1].Trajectory; sub.Steps[0].Source != SourceUser || sub.Steps[0].Message != "do c2" {
 		t.Errorf("what the nested subagent was asked: %+v", sub.Steps[0])
+	}
+}
+
+// A model that reuses a tool call's id across turns starts a subagent
+// at the same namespace twice: two runs, two trajectories, with their
+// own sessions and files, each linked from the step that delegated it.
+func TestBuildReusedCallID(t *testing.T) {
+	sub := []string{"general-purpose:call_1"}
+	delegate := func(what string) agent.Event {
+		return agent.Event{Type: agent.EventMessage, Message: &llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{
+			{ID: "call_1", Name: "task", Args: json.RawMessage(`{"description":"` + what + `"}`)}}}}
+	}
+	answer := func(text string) agent.Event {
+		return agent.Event{Type: agent.EventMessage, Namespace: sub, Message: &llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{llm.Text(text)}}}
+	}
+	events := []agent.Event{
+		{Type: agent.EventRunStart, ThreadID: "t"},
+		delegate("first"),
+		{Type: agent.EventRunStart, Namespace: sub},
+		answer("one"),
+		{Type: agent.EventRunEnd, Namespace: sub, Status: agent.StatusCompleted},
+		{Type: agent.EventToolResult, ToolCallID: "call_1", Content: "one"},
+		delegate("second"),
+		{Type: agent.EventRunStart, Namespace: sub},
+		answer("two"),
+		{Type: agent.EventRunEnd, Namespace: sub, Status: agent.StatusCompleted},
+		{Type: agent.EventToolResult, ToolCallID: "call_1", Content: "two"},
+		{Type: agent.EventRunEnd, Status: agent.StatusCompleted},
+	}
+	b := NewBuilder(Options{SubagentPath: func(ns []string, run int) string { return strings.Join(ns, "/") + "#" + string(rune('0'+run)) }})
+	for _, e := range events {
+		b.Add(e)
+	}
+	main, subs := b.Build()
+	if len(subs) != 2 {
+		t.Fatalf("%d subagent trajectories, want 2", len(subs))
+	}
+	for i, tt := range []struct{ session, prompt, answer, path string }{
+		{"t/general-purpose:call_1", "first", "one", "general-purpose:call_1#0"},
+		{"t/general-purpose:call_1#2", "second", "two", "general-purpose:call_1#1"},
+	} {
+		s := subs[i]
+		if s.Run != i || s.Trajectory.SessionID != tt.session || len(s.Trajectory.Steps) != 2 ||
+			s.Trajectory.Steps[0].Message != tt.prompt || s.Trajectory.Steps[1].Message != tt.answer {
+			b, _ := json.Marshal(s)
+			t.Errorf("run %d: %s", i, b)
+		}
+		if len(main.Steps) != 2 {
+			t.Fatalf("%d main steps, want 2", len(main.Steps))
+		}
+		step := main.Steps[i]
+		if o := step.Observation; o == nil || len(o.Results) != 1 || len(o.Results[0].SubagentTrajectoryRef) != 1 ||
+			o.Results[0].SubagentTrajectoryRef[0].SessionID != tt.session || o.Results[0].SubagentTrajectoryRef[0].TrajectoryPath != tt.path {
+			b, _ := json.Marshal(step)
+			t.Errorf("the step that delegated run %d: %s", i, b)
+		}
+	}
+}
+
+// A price of inf or nan prices nothing: the trajectory stays JSON, its
+// model unpriced.
+func TestBuildNonFinitePrice(t *testing.T) {
+	for _, bad := range []float64{math.Inf(1), math.NaN()} {
+		b := NewBuilder(Options{Price: func(string) (llm.Price, bool) { return llm.Price{Input: bad, Output: bad}, true }})
+		for _, e := range script() {
+			b.Add(e)
+		}
+		main, subs := b.Build()
+		for _, tr := range append([]*Trajectory{main}, subs[0].Trajectory) {
+			if _, err := json.Marshal(tr); err != nil {
+				t.Errorf("price %v: %v", bad, err)
+			}
+		}
+		if main.FinalMetrics.TotalCostUSD != nil || main.FinalMetrics.Extra["unpriced_models"] == nil {
+			t.Errorf("price %v: %+v", bad, main.FinalMetrics)
+		}
 	}
 }

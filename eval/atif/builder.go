@@ -3,7 +3,9 @@ package atif
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,7 +17,9 @@ import (
 type Options struct {
 	// SessionID identifies the run; empty, it is the thread of the run's
 	// run_start event. A subagent's session is its parent's, a slash, and
-	// its namespace element ("researcher:call_1").
+	// its namespace element ("researcher:call_1"), and "#2", "#3"... for
+	// its second, third run at that namespace (a model that reused a
+	// tool call's id).
 	SessionID string
 	// Agent is the agent system. An empty Name is "deepagents"; an empty
 	// ModelName is the model of the run's first model call.
@@ -28,10 +32,11 @@ type Options struct {
 	Price func(spec string) (p llm.Price, ok bool)
 	// Now stamps each step as it is made. Nil, steps have no timestamp.
 	Now func() time.Time
-	// SubagentPath is where the trajectory of the subagent at namespace
-	// is written (its trajectory_path); nil, or returning "", the
-	// reference names the subagent's session only.
-	SubagentPath func(namespace []string) string
+	// SubagentPath is where the trajectory of run (0 for the first, 1
+	// for the second...) of the subagent at namespace is written (its
+	// trajectory_path); nil, or returning "", the reference names the
+	// subagent's session only.
+	SubagentPath func(namespace []string, run int) string
 	// Extra is custom data of the run's own trajectory (its root extra,
 	// beside what the builder writes there: the run's status, say).
 	Extra map[string]any
@@ -41,14 +46,27 @@ type Options struct {
 // and one per subagent run. Feed it every event of the stream with Add,
 // then call Build. A Builder is not safe for concurrent use.
 type Builder struct {
-	o     Options
+	o Options
+	// runs is the run at each namespace, the last begun there.
 	runs  map[string]*run
 	order []*run // in the order they began; the main agent's first
+	// count is how many runs began at each namespace.
+	count map[string]int
 }
 
 // run is the trajectory of one agent (one namespace) being built.
 type run struct {
-	ns    []string
+	ns []string
+	// seq counts the runs at ns before this one (0 for the first).
+	seq int
+	// parent is the run it was delegated by, and parentStep the step of
+	// the call that started it there (-1 for none); nil for the main
+	// agent's.
+	parent     *run
+	parentStep int
+	// ended is set by its run_end: a run_start at ns after it begins
+	// another run.
+	ended bool
 	steps []Step
 	extra map[string]any
 	// calls finds the step of a tool call.
@@ -72,25 +90,32 @@ func NewBuilder(o Options) *Builder {
 	if o.Agent.Name == "" {
 		o.Agent.Name = "deepagents"
 	}
-	return &Builder{o: o, runs: map[string]*run{}}
+	return &Builder{o: o, runs: map[string]*run{}, count: map[string]int{}}
 }
 
 func nsKey(ns []string) string { return strings.Join(ns, "\x00") }
 
-// get returns the run at ns, begun if need be (with its parents).
-func (b *Builder) get(ns []string) *run {
-	if r, ok := b.runs[nsKey(ns)]; ok {
+// get returns the run at ns, begun if need be (with its parents); with
+// start, a subagent's run that ended is followed by a new one.
+func (b *Builder) get(ns []string, start bool) *run {
+	if r, ok := b.runs[nsKey(ns)]; ok && !(start && r.ended && len(ns) > 0) {
 		return r
 	}
+	r := &run{ns: slices.Clone(ns), seq: b.count[nsKey(ns)], calls: map[string]int{}, metered: -1, parentStep: -1}
 	if len(ns) > 0 {
-		b.get(ns[:len(ns)-1])
+		r.parent = b.get(ns[:len(ns)-1], false)
+		if _, callID, ok := strings.Cut(ns[len(ns)-1], ":"); ok {
+			if i, ok := r.parent.calls[callID]; ok {
+				r.parentStep = i
+			}
+		}
 	}
-	r := &run{ns: slices.Clone(ns), calls: map[string]int{}, metered: -1}
+	b.count[nsKey(ns)]++
 	b.runs[nsKey(ns)] = r
 	b.order = append(b.order, r)
 	prompt := b.o.Prompt
 	if len(ns) > 0 {
-		prompt = b.delegated(ns)
+		prompt = r.delegated()
 	}
 	if prompt != "" {
 		r.add(b, Step{Source: SourceUser, Message: prompt})
@@ -98,19 +123,14 @@ func (b *Builder) get(ns []string) *run {
 	return r
 }
 
-// delegated is what the parent of the subagent at ns asked of it: the
+// delegated is what the parent of subagent run r asked of it: the
 // description (or the whole arguments) of the tool call that started it.
-func (b *Builder) delegated(ns []string) string {
-	parent := b.runs[nsKey(ns[:len(ns)-1])]
-	_, callID, ok := strings.Cut(ns[len(ns)-1], ":")
-	if parent == nil || !ok {
+func (r *run) delegated() string {
+	_, callID, ok := strings.Cut(r.ns[len(r.ns)-1], ":")
+	if r.parent == nil || !ok || r.parentStep < 0 {
 		return ""
 	}
-	i, ok := parent.calls[callID]
-	if !ok {
-		return ""
-	}
-	for _, c := range parent.steps[i].ToolCalls {
+	for _, c := range r.parent.steps[r.parentStep].ToolCalls {
 		if c.ToolCallID != callID {
 			continue
 		}
@@ -165,7 +185,7 @@ func (b *Builder) Add(e agent.Event) {
 	default:
 		return // state, checkpoints, notices and interrupts are not mapped
 	}
-	r := b.get(e.Namespace)
+	r := b.get(e.Namespace, e.Type == agent.EventRunStart)
 	switch e.Type {
 	case agent.EventRunStart:
 		if len(e.Namespace) == 0 && b.o.SessionID == "" {
@@ -239,6 +259,7 @@ func (b *Builder) Add(e agent.Event) {
 			r.pending.Reset()
 			r.pendingReasoning.Reset()
 		}
+		r.ended = true
 		r.setExtra("status", string(e.Status))
 		if e.Error != "" {
 			r.setExtra("error", e.Error)
@@ -278,8 +299,10 @@ func (b *Builder) usage(e agent.Event) {
 	priced := false
 	if b.o.Price != nil {
 		if p, ok := b.o.Price(e.Name); ok {
-			c := p.Cost(u)
-			cost, priced = &c, true
+			// A price of inf or nan is no price: JSON has no such number.
+			if c := p.Cost(u); !math.IsNaN(c) && !math.IsInf(c, 0) {
+				cost, priced = &c, true
+			}
 		}
 	}
 	if r, ok := b.runs[nsKey(e.Namespace)]; ok && r.metered >= 0 {
@@ -320,7 +343,10 @@ func ptr[T any](v T) *T { return &v }
 type Subagent struct {
 	// Namespace is the subagent's path under the main agent, one element
 	// per level ("researcher:call_1").
-	Namespace  []string
+	Namespace []string
+	// Run counts the runs at Namespace before this one: 0 but for a
+	// namespace run again (a tool call's id reused).
+	Run        int
 	Trajectory *Trajectory
 }
 
@@ -329,18 +355,22 @@ type Subagent struct {
 // delegated to a subagent references its trajectory in the observation
 // result of the tool call that started it.
 func (b *Builder) Build() (*Trajectory, []Subagent) {
-	b.get(nil) // the main agent's, even of no event
+	b.get(nil, false) // the main agent's, even of no event
 	session := b.o.SessionID
 	if session == "" {
 		session = "deepagents"
 	}
-	sessionOf := func(ns []string) string {
-		if len(ns) == 0 {
+	sessionOf := func(r *run) string {
+		if len(r.ns) == 0 {
 			return session
 		}
-		return session + "/" + strings.Join(ns, "/")
+		id := session + "/" + strings.Join(r.ns, "/")
+		if r.seq > 0 {
+			id += "#" + strconv.Itoa(r.seq+1)
+		}
+		return id
 	}
-	out := map[string]*Trajectory{}
+	out := map[*run]*Trajectory{}
 	for _, r := range b.order {
 		steps := make([]Step, len(r.steps))
 		for i, s := range r.steps {
@@ -359,7 +389,7 @@ func (b *Builder) Build() (*Trajectory, []Subagent) {
 		if ag.ModelName == "" || len(r.ns) > 0 {
 			ag.ModelName = r.model
 		}
-		t := &Trajectory{SchemaVersion: SchemaVersion, SessionID: sessionOf(r.ns), Agent: ag, Steps: steps, FinalMetrics: r.final(len(steps), b.o.Price != nil)}
+		t := &Trajectory{SchemaVersion: SchemaVersion, SessionID: sessionOf(r), Agent: ag, Steps: steps, FinalMetrics: r.final(len(steps), b.o.Price != nil)}
 		if r.modelCalls > 0 {
 			t.Notes = "final_metrics count every model call of this agent's run, those of its subagents and its middleware included; a step's metrics are its own model call's."
 		}
@@ -376,20 +406,26 @@ func (b *Builder) Build() (*Trajectory, []Subagent) {
 			if len(r.ns) > 0 {
 				t.Extra["namespace"] = r.ns
 			}
+			if r.seq > 0 {
+				t.Extra["run"] = r.seq + 1
+			}
 		}
-		out[nsKey(r.ns)] = t
+		out[r] = t
 	}
 	var subs []Subagent
 	for _, r := range b.order[1:] {
-		subs = append(subs, Subagent{Namespace: r.ns, Trajectory: out[nsKey(r.ns)]})
-		parentRun := b.runs[nsKey(r.ns[:len(r.ns)-1])]
-		parent := out[nsKey(r.ns[:len(r.ns)-1])]
+		subs = append(subs, Subagent{Namespace: r.ns, Run: r.seq, Trajectory: out[r]})
+		parent := out[r.parent]
 		_, callID, _ := strings.Cut(r.ns[len(r.ns)-1], ":")
-		ref := SubagentTrajectoryRef{SessionID: sessionOf(r.ns)}
+		ref := SubagentTrajectoryRef{SessionID: sessionOf(r)}
 		if b.o.SubagentPath != nil {
-			ref.TrajectoryPath = b.o.SubagentPath(r.ns)
+			ref.TrajectoryPath = b.o.SubagentPath(r.ns, r.seq)
 		}
-		i, ok := parentRun.calls[callID]
+		i, ok := r.parentStep, r.parentStep >= 0
+		if !ok && callID != "" {
+			// The call was listed after the subagent began.
+			i, ok = r.parent.calls[callID]
+		}
 		if !ok {
 			// No call of the parent started it: the parent's last step
 			// says it ran, as an action of no tool call.
@@ -415,7 +451,7 @@ func (b *Builder) Build() (*Trajectory, []Subagent) {
 			s.Observation.Results = append(s.Observation.Results, ObservationResult{SourceCallID: callID, SubagentTrajectoryRef: []SubagentTrajectoryRef{ref}})
 		}
 	}
-	return out[nsKey(nil)], subs
+	return out[b.runs[nsKey(nil)]], subs
 }
 
 // final is r's totals.

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +21,7 @@ import (
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/eval"
+	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 )
 
@@ -26,7 +29,7 @@ import (
 // harness (with the model and settings of run) or the oracle.
 func newEvalCmd(env Env) *cobra.Command {
 	var f runFlags
-	var agentName, jsonOut, replayDir, trajDir, htmlOut, logPath, resumePath string
+	var agentName, jsonOut, replayDir, trajDir, htmlOut, logPath, resumePath, retryList string
 	var k, parallel int
 	cmd := &cobra.Command{
 		Use:   "eval [flags] DATASET",
@@ -46,7 +49,8 @@ trajectory format, to DIR/TASK/N.json.
 
 --log FILE appends each finished trial to FILE as it ends (a JSON line,
 synced to disk); --resume FILE continues the eval FILE logs, running only
-the trials it lacks. eval compare A.json B.json compares two scorecards.
+the trials it lacks (and, with --retry OUTCOMES, those of these outcomes
+again). eval compare A.json B.json compares two scorecards.
 
 --model replay:DIR, DIR a folder, is a scripted eval: each trial of task
 TASK plays DIR/TASK.json (the scripted model's format) as its model, with
@@ -61,6 +65,13 @@ See docs/eval.md.`,
 			}
 			if k < 1 || parallel < 1 {
 				return usageError{errors.New("-k and --parallel must be at least 1")}
+			}
+			retry, err := parseRetry(retryList)
+			if err != nil {
+				return err
+			}
+			if len(retry) > 0 && resumePath == "" {
+				return usageError{errors.New("--retry runs again trials of a log: it takes --resume FILE")}
 			}
 			if logPath != "" && resumePath != "" && filepath.Clean(logPath) != filepath.Clean(resumePath) {
 				return usageError{errors.New("--resume FILE appends to FILE: it takes no --log of another file")}
@@ -110,7 +121,52 @@ See docs/eval.md.`,
 			default:
 				return usageError{fmt.Errorf("--agent must be harness or oracle, not %q", agentName)}
 			}
-			tl, err := openTrialLog(env, logPath, resumePath, args[0], a.Name(), k, tasks)
+			hdr := eval.LogHeader{Agent: a.Name(), K: k}
+			for _, t := range tasks {
+				hdr.Tasks = append(hdr.Tasks, t.Name)
+			}
+			slices.Sort(hdr.Tasks)
+			if h, ok := a.(*harnessAgent); ok {
+				hdr.Model = h.model
+				switch {
+				case replayDir != "":
+					hdr.Mode = "replay"
+					if abs, err := filepath.Abs(replayDir); err == nil {
+						hdr.Model = "replay:" + abs
+					} else {
+						hdr.Model = "replay:" + replayDir
+					}
+				case recordDir != "":
+					hdr.Mode = "record"
+				}
+			}
+			// Every output is opened before the first trial: a path that
+			// cannot be written fails now, not after hours of paid trials.
+			var outs outputs
+			defer func() { outs.abandon() }()
+			jsonF, err := outs.open("--json", jsonOut)
+			if err != nil {
+				return err
+			}
+			htmlF, err := outs.open("--html", htmlOut)
+			if err != nil {
+				return err
+			}
+			var recordF *output
+			if recordDir != "" {
+				if err := os.MkdirAll(recordDir, 0o755); err != nil {
+					return usageError{fmt.Errorf("--record: %w", err)}
+				}
+				if recordF, err = outs.open("--record", filepath.Join(recordDir, recordedScorecard)); err != nil {
+					return err
+				}
+			}
+			if traj != nil {
+				if err := os.MkdirAll(traj.dir, 0o755); err != nil {
+					return usageError{fmt.Errorf("--trajectories: %w", err)}
+				}
+			}
+			tl, err := openTrialLog(env, logPath, resumePath, args[0], hdr, tasks, retry)
 			if err != nil {
 				return err
 			}
@@ -137,7 +193,7 @@ See docs/eval.md.`,
 				}
 			}}
 			if tl.contents != nil {
-				cfg.Skip = tl.contents.Skip()
+				cfg.Skip = tl.contents.Skip(retry...)
 			}
 			sc, err := eval.Run(cmd.Context(), tasks, cfg)
 			if tl.log != nil {
@@ -149,40 +205,44 @@ See docs/eval.md.`,
 				return err
 			}
 			fmt.Fprint(env.Stdout, sc.Markdown())
+			// Each output is tried, whatever became of the others.
+			var errs []error
+			var replayErr error
 			repro, merr := json.MarshalIndent(sc.Reproducible(), "", "  ")
-			if merr != nil {
-				return fmt.Errorf("the scorecard: %w", merr)
-			}
-			repro = append(repro, '\n')
-			if recordDir != "" && err == nil {
-				if werr := os.WriteFile(filepath.Join(recordDir, recordedScorecard), repro, 0o644); werr != nil {
-					return fmt.Errorf("--record: %w", werr)
+			switch {
+			case merr != nil:
+				errs = append(errs, fmt.Errorf("the scorecard: %w", merr))
+			case err == nil: // a partial eval is no recording, and no replay
+				repro = append(repro, '\n')
+				errs = append(errs, recordF.write(repro))
+				if replayDir != "" {
+					replayErr = compareReplay(env, sc, recorded, repro)
 				}
 			}
-			if replayDir != "" && err == nil {
-				if rerr := compareReplay(env, sc, recorded, repro); rerr != nil {
-					return rerr
-				}
-			}
-			if jsonOut != "" {
+			if jsonF != nil {
 				b, merr := json.MarshalIndent(sc, "", "  ")
-				if merr != nil {
-					return fmt.Errorf("--json: %w", merr)
+				if merr == nil {
+					merr = jsonF.write(append(b, '\n'))
 				}
-				if werr := os.WriteFile(jsonOut, append(b, '\n'), 0o644); werr != nil {
-					return fmt.Errorf("--json: %w", werr)
+				errs = append(errs, wrapFlag("--json", merr))
+			}
+			if htmlF != nil {
+				var page bytes.Buffer
+				herr := sc.HTML(&page)
+				if herr == nil {
+					herr = htmlF.write(page.Bytes())
 				}
+				errs = append(errs, wrapFlag("--html", herr))
 			}
-			if htmlOut != "" {
-				if herr := writeHTML(htmlOut, sc.HTML); herr != nil {
-					return herr
-				}
+			if err == nil {
+				errs = append(errs, wrapFlag("--log", logErr))
 			}
-			if err == nil && logErr != nil {
-				return fmt.Errorf("--log: %w", logErr)
+			errs = append(errs, traj.err(env))
+			if oerr := errors.Join(errs...); oerr != nil {
+				return errors.Join(err, oerr)
 			}
-			if terr := traj.err(env); err == nil {
-				err = terr
+			if err == nil {
+				err = replayErr
 			}
 			return err
 		},
@@ -199,9 +259,80 @@ See docs/eval.md.`,
 	fl.StringVar(&htmlOut, "html", "", "also write the scorecard to `FILE` as one self-contained HTML page (the table, pass@k against cost, outcomes per task; inline SVG, no script)")
 	fl.StringVar(&logPath, "log", "", "append each finished trial to `FILE` (a new file) as a JSON line, synced to disk as it ends, for --resume")
 	fl.StringVar(&resumePath, "resume", "", "continue the eval that --log logged in `FILE`: keep its trials, run the others, and append them to FILE")
+	fl.StringVar(&retryList, "retry", "", "with --resume, run again the logged trials of these `OUTCOMES` (comma-separated: agent_error,verifier_error; any of passed, failed, agent_timeout, agent_error, verifier_error), appending their new results")
 	fl.StringVar(&replayDir, "replay", "", "play the trials --record recorded in DIR, with no model and no network, and check that the scorecard is the same byte for byte and that the harness sends each trial's requests as it did")
 	cmd.AddCommand(newEvalCompareCmd(env))
 	return cmd
+}
+
+// output is a file eval writes once it ends, opened for writing before
+// it starts (its contents left as they are until then).
+type output struct {
+	flag, path string
+	f          *os.File
+	// created says the file did not exist before: abandoned, it is
+	// removed.
+	created, done bool
+}
+
+// outputs are an eval's outputs, those not written abandoned at its end.
+type outputs []*output
+
+// open opens path for flag's output ("" for none: a nil *output): a
+// usage error when it cannot be written.
+func (outs *outputs) open(flag, path string) (*output, error) {
+	if path == "" {
+		return nil, nil
+	}
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s: %w", flag, err)}
+	}
+	o := &output{flag: flag, path: path, f: f, created: errors.Is(statErr, fs.ErrNotExist)}
+	*outs = append(*outs, o)
+	return o, nil
+}
+
+// write replaces the output's contents with b and closes it (nil for a
+// nil *output).
+func (o *output) write(b []byte) error {
+	if o == nil {
+		return nil
+	}
+	o.done = true
+	err := o.f.Truncate(0)
+	if err == nil {
+		_, err = o.f.WriteAt(b, 0)
+	}
+	if cerr := o.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.flag, err)
+	}
+	return nil
+}
+
+// abandon closes the outputs not written, removing those eval created.
+func (outs outputs) abandon() {
+	for _, o := range outs {
+		if !o.done {
+			o.f.Close()
+			if o.created {
+				os.Remove(o.path)
+			}
+		}
+	}
+}
+
+// wrapFlag prefixes err with flag ("" for nil); an error that names its
+// flag already is left alone.
+func wrapFlag(flag string, err error) error {
+	if err == nil || strings.HasPrefix(err.Error(), flag+":") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", flag, err)
 }
 
 // trialLog is an eval's --log or --resume: the log it appends to, the
@@ -215,20 +346,26 @@ type trialLog struct {
 }
 
 // openTrialLog opens --log FILE (a new log) or --resume FILE (a log of
-// an eval of the same agent and k) for an eval of agent on the tasks of
-// dataset, k trials each. Neither: a trialLog that logs nothing.
-func openTrialLog(env Env, logPath, resumePath, dataset, agent string, k int, tasks []eval.Task) (trialLog, error) {
+// an eval of the same agent, k, model and tasks) for the eval hdr says
+// (its agent, k, model, mode and sorted task names) of tasks, the tasks
+// of dataset. Neither: a trialLog that logs nothing.
+func openTrialLog(env Env, logPath, resumePath, dataset string, hdr eval.LogHeader, tasks []eval.Task, retry []eval.Outcome) (trialLog, error) {
 	abs, err := filepath.Abs(dataset)
 	if err != nil {
 		abs = dataset
 	}
+	agent, k := hdr.Agent, hdr.K
 	if resumePath == "" {
 		if logPath == "" {
 			return trialLog{}, nil
 		}
-		l, err := eval.CreateLog(logPath, eval.LogHeader{Dataset: abs, Agent: agent, K: k})
+		hdr.Dataset = abs
+		l, err := eval.CreateLog(logPath, hdr)
 		if errors.Is(err, fs.ErrExist) {
 			return trialLog{}, usageError{fmt.Errorf("--log: %s exists: --resume %[1]s continues the eval it logs", logPath)}
+		}
+		if errors.Is(err, eval.ErrLogLocked) {
+			return trialLog{}, usageError{fmt.Errorf("--log: %w: wait for it to end", err)}
 		}
 		if err != nil {
 			return trialLog{}, fmt.Errorf("--log: %w", err)
@@ -242,6 +379,9 @@ func openTrialLog(env Env, logPath, resumePath, dataset, agent string, k int, ta
 	if h := lc.Header; h.Agent != agent || h.K != k {
 		return trialLog{}, usageError{fmt.Errorf("--resume: %s logs an eval of the agent %s with k = %d, not of %s with k = %d", resumePath, h.Agent, h.K, agent, k)}
 	}
+	if err := sameEval(env, resumePath, lc.Header, hdr); err != nil {
+		return trialLog{}, err
+	}
 	if lc.Truncated > 0 {
 		fmt.Fprintf(env.Stderr, "--resume: the last line of %s was cut short (%d bytes: a trial being logged when the eval stopped); it is left out, and that trial runs again\n", resumePath, lc.Truncated)
 	}
@@ -249,7 +389,15 @@ func openTrialLog(env Env, logPath, resumePath, dataset, agent string, k int, ta
 		fmt.Fprintf(env.Stderr, "--resume: %s logs the dataset %s, not %s; its trials of tasks of the same names are kept\n", resumePath, lc.Header.Dataset, abs)
 	}
 	tl := trialLog{contents: lc}
-	skip := lc.Skip()
+	// Locked, the log is read again: another eval may have logged
+	// trials since.
+	if tl.log, err = eval.AppendLog(resumePath, lc); errors.Is(err, eval.ErrLogLocked) {
+		return trialLog{}, usageError{fmt.Errorf("--resume: %w: two evals on one log would each run the trials the other runs; wait for it to end", err)}
+	} else if err != nil {
+		return trialLog{}, fmt.Errorf("--resume: %w", err)
+	}
+	skip, all := lc.Skip(retry...), lc.Skip()
+	retried := 0
 	for _, t := range tasks {
 		for n := range k {
 			if r, ok := skip(t.Name, n); ok {
@@ -257,14 +405,91 @@ func openTrialLog(env Env, logPath, resumePath, dataset, agent string, k int, ta
 				if r.Outcome == eval.Passed {
 					tl.keptPassed++
 				}
+			} else if _, ok := all(t.Name, n); ok {
+				retried++
 			}
 		}
 	}
-	fmt.Fprintf(env.Stderr, "--resume: %d of %d trials are in %s; %d to run\n", tl.kept, len(tasks)*k, resumePath, len(tasks)*k-tl.kept)
-	if tl.log, err = eval.AppendLog(resumePath, lc); err != nil {
-		return trialLog{}, fmt.Errorf("--resume: %w", err)
+	again := ""
+	if len(retry) > 0 {
+		again = fmt.Sprintf(", %d of them again (--retry)", retried)
 	}
+	fmt.Fprintf(env.Stderr, "--resume: %d of %d trials are in %s; %d to run%s\n", tl.kept+retried, len(tasks)*k, resumePath, len(tasks)*k-tl.kept, again)
 	return tl, nil
+}
+
+// parseRetry parses --retry's comma-separated outcomes: a usage error
+// for one that is no outcome.
+func parseRetry(list string) ([]eval.Outcome, error) {
+	var out []eval.Outcome
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		o := eval.Outcome(s)
+		if !slices.Contains(eval.Outcomes, o) {
+			names := make([]string, len(eval.Outcomes))
+			for i, o := range eval.Outcomes {
+				names[i] = string(o)
+			}
+			return nil, usageError{fmt.Errorf("--retry: %q is no outcome (%s)", s, strings.Join(names, ", "))}
+		}
+		if !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+// sameEval refuses, as a usage error naming what differs, to resume the
+// eval logged (its header) as the eval now: another model or mode, or
+// other tasks. A field an older log lacks is unknown: allowed, with a
+// note.
+func sameEval(env Env, path string, logged, now eval.LogHeader) error {
+	var differ []string
+	if logged.Model == "" && logged.Mode == "" {
+		if now.Model != "" {
+			fmt.Fprintf(env.Stderr, "--resume: %s does not name its model (an older log): resumed with %s, which the kept trials may not have run\n", path, now.Model)
+		}
+	} else {
+		if logged.Model != now.Model {
+			differ = append(differ, fmt.Sprintf("the model: %s logs %s, this eval runs %s", path, orNone(logged.Model), orNone(now.Model)))
+		}
+		if logged.Mode != now.Mode {
+			differ = append(differ, fmt.Sprintf("the mode: %s logs %s, this eval is %s", path, orNone(logged.Mode), orNone(now.Mode)))
+		}
+	}
+	if logged.Tasks == nil {
+		fmt.Fprintf(env.Stderr, "--resume: %s does not name its tasks (an older log): its trials of tasks of the same names are kept\n", path)
+	} else if !slices.Equal(logged.Tasks, now.Tasks) {
+		var only, missing []string
+		for _, t := range logged.Tasks {
+			if !slices.Contains(now.Tasks, t) {
+				only = append(only, t)
+			}
+		}
+		for _, t := range now.Tasks {
+			if !slices.Contains(logged.Tasks, t) {
+				missing = append(missing, t)
+			}
+		}
+		d := "the tasks:"
+		if len(only) > 0 {
+			d += fmt.Sprintf(" %s logs %s, which the dataset lacks", path, strings.Join(only, ", "))
+		}
+		if len(missing) > 0 {
+			if len(only) > 0 {
+				d += ";"
+			}
+			d += fmt.Sprintf(" the dataset has %s, which %s lacks", strings.Join(missing, ", "), path)
+		}
+		differ = append(differ, d)
+	}
+	if len(differ) > 0 {
+		return usageError{fmt.Errorf("--resume: %s logs another eval; %s", path, strings.Join(differ, "; "))}
+	}
+	return nil
 }
 
 // harnessAgent is this harness on a trial: a run of the instruction in
@@ -277,14 +502,29 @@ type harnessAgent struct {
 	record, replay string
 	// traj writes the trials' trajectories (--trajectories; nil: none).
 	traj *trajectories
+	// model is the model spec the session resolved (check), for the
+	// log's header.
+	model string
 }
 
 // recordedScorecard is the name of the scorecard --record writes.
 const recordedScorecard = "scorecard.json"
 
-// recording is where trial n of task is recorded in dir.
-func recording(dir, task string, n int) string {
-	return filepath.Join(dir, task, strconv.Itoa(n)+".json")
+// recording is where trial n of task is recorded in dir: an error for
+// a task whose name would put it elsewhere.
+func recording(dir, task string, n int) (string, error) {
+	return joinUnder(dir, task, strconv.Itoa(n)+".json")
+}
+
+// joinUnder joins elem under dir, and refuses a path that is not under
+// dir (a task named ".." would write beside it).
+func joinUnder(dir string, elem ...string) (string, error) {
+	p := filepath.Join(append([]string{dir}, elem...)...)
+	rel, err := filepath.Rel(filepath.Clean(dir), p)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", fmt.Errorf("%s is not under %s", p, dir)
+	}
+	return p, nil
 }
 
 // compareReplay says whether a replay reproduced the recorded scorecard
@@ -311,6 +551,27 @@ func compareReplay(env Env, sc *eval.Scorecard, recorded, now []byte) error {
 }
 
 func (h *harnessAgent) Name() string { return "harness" }
+
+// finiteCost is t.Cost(prices), but a model whose calls cost NaN or an
+// infinity (a price of inf or nan in the user's prices) is unpriced: its
+// calls left out, and named, as an unknown price's are.
+func finiteCost(t *deepagents.UsageTree, prices map[string]llm.Price) (dollars float64, unpriced string) {
+	for _, m := range t.Models {
+		if d, ok := m.Cost(prices); ok && !math.IsNaN(d) && !math.IsInf(d, 0) {
+			dollars += d
+		} else if unpriced == "" {
+			unpriced = m.Model
+		}
+	}
+	for _, c := range t.Subagents {
+		d, u := finiteCost(c, prices)
+		dollars += d
+		if unpriced == "" {
+			unpriced = u
+		}
+	}
+	return dollars, unpriced
+}
 
 // flags are the run flags of a trial in dir: the sandbox, a shell,
 // nothing asking (whatever the user's permission_mode), a database of its
@@ -354,6 +615,10 @@ func (h *harnessAgent) check(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	h.model = o.spec.Model
+	if h.model == "" {
+		h.model = "default" // the environment's
+	}
 	o.close()
 	return nil
 }
@@ -363,12 +628,19 @@ func (h *harnessAgent) Attempt(ctx context.Context, tr *eval.Trial) (eval.Usage,
 	f.Model = scriptedModel(f.Model, tr.Task.Name)
 	switch {
 	case h.record != "":
-		f.Record = recording(h.record, tr.Task.Name, tr.N)
+		var err error
+		if f.Record, err = recording(h.record, tr.Task.Name, tr.N); err != nil {
+			return eval.Usage{}, fmt.Errorf("--record: %w", err)
+		}
 		if err := os.MkdirAll(filepath.Dir(f.Record), 0o755); err != nil {
 			return eval.Usage{}, err
 		}
 	case h.replay != "":
-		f.Model = "replay:" + recording(h.replay, tr.Task.Name, tr.N)
+		rec, err := recording(h.replay, tr.Task.Name, tr.N)
+		if err != nil {
+			return eval.Usage{}, fmt.Errorf("--replay: %w", err)
+		}
+		f.Model = "replay:" + rec
 	}
 	// A trial's notes would interleave with the progress: check printed
 	// them once.
@@ -396,7 +668,7 @@ func (h *harnessAgent) Attempt(ctx context.Context, tr *eval.Trial) (eval.Usage,
 		}
 	}
 	calls, u := used.Total()
-	cost, unpriced := used.Cost(o.spec.Prices)
+	cost, unpriced := finiteCost(&used, o.spec.Prices)
 	return eval.Usage{InputTokens: u.InputTokens, CacheWriteTokens: u.CacheWriteTokens, CacheReadTokens: u.CacheReadTokens,
 		OutputTokens: u.OutputTokens, Cost: cost, Unpriced: unpriced, Steps: calls}, runErr
 }

@@ -46,6 +46,10 @@ type trial struct {
 	t    *trajectories
 	b    *atif.Builder
 	path string
+	// files are the subagents' file names given, by namespace and run;
+	// used the names taken (the trial's own too).
+	files map[string]string
+	used  map[string]bool
 }
 
 // begin starts the trajectory of tr, whose model calls are priced at
@@ -54,19 +58,47 @@ func (t *trajectories) begin(tr *eval.Trial, prices map[string]llm.Price) *trial
 	if t == nil {
 		return nil
 	}
-	path := filepath.Join(t.dir, tr.Task.Name, strconv.Itoa(tr.N)+".json")
-	base := strings.TrimSuffix(filepath.Base(path), ".json")
-	b := atif.NewBuilder(atif.Options{
+	path, err := joinUnder(t.dir, tr.Task.Name, strconv.Itoa(tr.N)+".json")
+	if err != nil {
+		t.mu.Lock()
+		t.errs = append(t.errs, err)
+		t.mu.Unlock()
+		return nil
+	}
+	w := &trial{t: t, path: path, files: map[string]string{}, used: map[string]bool{filepath.Base(path): true}}
+	w.b = atif.NewBuilder(atif.Options{
 		Agent:  atif.Agent{Name: "deepagents", Version: version()},
 		Prompt: tr.Task.Instruction,
 		Price:  func(spec string) (llm.Price, bool) { return llm.PriceOf(spec, prices) },
 		// Trajectories are records of real runs: their steps are
 		// stamped.
 		Now:          time.Now,
-		SubagentPath: func(ns []string) string { return subagentFile(base, ns) },
+		SubagentPath: w.subagentFile,
 		Extra:        map[string]any{"task": tr.Task.Name, "trial": tr.N},
 	})
-	return &trial{t: t, b: b, path: path}
+	return w
+}
+
+// subagentFile is the file name of the trajectory of run (from 0) of the
+// subagent at ns: subagentFile's, with "~2", "~3"... for a namespace's
+// second, third run, and another "~N" where two namespaces map to one
+// name (a-b:c and a:b-c); the same each time it is asked.
+func (w *trial) subagentFile(ns []string, run int) string {
+	key := strings.Join(ns, "\x00") + "\x00" + strconv.Itoa(run)
+	if f, ok := w.files[key]; ok {
+		return f
+	}
+	stem := strings.TrimSuffix(subagentFile(strings.TrimSuffix(filepath.Base(w.path), ".json"), ns), ".json")
+	if run > 0 {
+		stem += "~" + strconv.Itoa(run+1)
+	}
+	f := stem + ".json"
+	for i := 2; w.used[f]; i++ {
+		f = stem + "~" + strconv.Itoa(i) + ".json"
+	}
+	w.used[f] = true
+	w.files[key] = f
+	return f
 }
 
 // subagentFile is the file name of the trajectory of the subagent at ns
@@ -105,11 +137,15 @@ func (w *trial) write() {
 		t    *atif.Trajectory
 	}
 	files := []file{{w.path, main}}
-	base := strings.TrimSuffix(filepath.Base(w.path), ".json")
-	for _, s := range subs {
-		files = append(files, file{filepath.Join(filepath.Dir(w.path), subagentFile(base, s.Namespace)), s.Trajectory})
-	}
 	var errs []error
+	for _, s := range subs {
+		p, err := joinUnder(filepath.Dir(w.path), w.subagentFile(s.Namespace, s.Run))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		files = append(files, file{p, s.Trajectory})
+	}
 	for _, f := range files {
 		b, err := json.MarshalIndent(f.t, "", "  ")
 		if err == nil {

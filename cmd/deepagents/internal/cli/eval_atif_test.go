@@ -2,13 +2,16 @@ package cli
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/eval/atif"
+	"github.com/deepagents-go/deepagents/llm"
 )
 
 // deepagents eval --trajectories writes each harness trial's trajectory
@@ -90,5 +93,74 @@ func TestEvalTrajectories(t *testing.T) {
 func TestSubagentFile(t *testing.T) {
 	if got := subagentFile("0", []string{"general-purpose:call_1", "x/y:z"}); got != "0.general-purpose-call_1.x-y-z.json" {
 		t.Errorf("subagentFile = %s", got)
+	}
+}
+
+// The subagents' file names of a trial are distinct: a namespace run
+// twice, and two namespaces of one plain name, each get a suffix, and
+// the same name each time they are asked.
+func TestTrialSubagentFiles(t *testing.T) {
+	w := &trial{path: filepath.Join("dir", "task", "0.json"), files: map[string]string{}, used: map[string]bool{"0.json": true}}
+	for _, tt := range []struct {
+		ns   []string
+		run  int
+		want string
+	}{
+		{[]string{"a-b:c"}, 0, "0.a-b-c.json"},
+		{[]string{"a:b-c"}, 0, "0.a-b-c~2.json"},
+		{[]string{"a-b:c"}, 1, "0.a-b-c~2~2.json"},
+		{[]string{"a-b:c"}, 0, "0.a-b-c.json"},
+		{[]string{"x:1"}, 1, "0.x-1~2.json"},
+		{[]string{"x:1"}, 0, "0.x-1.json"},
+		{[]string{"a:b-c"}, 0, "0.a-b-c~2.json"},
+	} {
+		if got := w.subagentFile(tt.ns, tt.run); got != tt.want {
+			t.Errorf("%q run %d: %s, want %s", tt.ns, tt.run, got, tt.want)
+		}
+	}
+}
+
+// What eval writes under --record, --replay or --trajectories DIR stays
+// under DIR.
+func TestJoinUnder(t *testing.T) {
+	for _, tt := range []struct {
+		dir  string
+		elem []string
+		ok   bool
+	}{
+		{"out", []string{"task", "0.json"}, true},
+		{"out/", []string{"a.b", "0.json"}, true},
+		{"/abs/out", []string{"task", "0.researcher-call_1.json"}, true},
+		{"out", []string{"..", "0.json"}, false},
+		{"out", []string{".", "0.json"}, true},
+		{"out", []string{"a/../..", "0.json"}, false},
+		{"out", []string{"..x", "0.json"}, true},
+		{"out", []string{""}, false},
+		{"out", []string{"/etc", "passwd"}, true}, // Join makes it out/etc/passwd
+	} {
+		p, err := joinUnder(tt.dir, tt.elem...)
+		if (err == nil) != tt.ok {
+			t.Errorf("joinUnder(%q, %q) = %q, %v", tt.dir, tt.elem, p, err)
+		}
+	}
+}
+
+// A price of inf or nan makes its model unpriced in a trial's cost,
+// which stays a finite number.
+func TestFiniteCost(t *testing.T) {
+	u := llm.Usage{InputTokens: 1000, OutputTokens: 100}
+	tree := &deepagents.UsageTree{Models: []deepagents.ModelUsage{{Model: "p:ok", Calls: 1, Usage: u}, {Model: "p:bad", Calls: 1, Usage: u}}}
+	for _, tt := range []struct {
+		name     string
+		bad      float64
+		unpriced string
+	}{{"inf", math.Inf(1), "p:bad"}, {"nan", math.NaN(), "p:bad"}, {"finite", 1, ""}} {
+		t.Run(tt.name, func(t *testing.T) {
+			prices := map[string]llm.Price{"p:ok": {Input: 1, Output: 1}, "p:bad": {Input: tt.bad, Output: 1}}
+			cost, unpriced := finiteCost(tree, prices)
+			if math.IsNaN(cost) || math.IsInf(cost, 0) || cost <= 0 || unpriced != tt.unpriced {
+				t.Errorf("cost %v, unpriced %q; want a finite cost and %q", cost, unpriced, tt.unpriced)
+			}
+		})
 	}
 }

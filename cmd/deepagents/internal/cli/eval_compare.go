@@ -21,11 +21,12 @@ func newEvalCompareCmd(env Env) *cobra.Command {
 		Short: "Compare two scorecards of eval --json, B against A",
 		Long: `Compare two scorecards that deepagents eval --json wrote, B against A, in Markdown
 on standard output: per task (a task in one only is marked) the pass@k of A and
-of B, the difference B − A with a 95% interval (Newcombe's hybrid score interval
-for the difference of the pass rates, passed/trials), and the cost and tokens of
-each; then the mean pass@k over the tasks both have, with a 95% interval for its
-difference (a paired percentile bootstrap over those tasks, 10000 resamples from
-a fixed seed: the same files give the same output). Another agent or k in B is
+of B, the difference B − A with a 95% interval for it (Newcombe's hybrid score
+interval at pass@1; with k > 1 a bootstrap of the task's trials, marked †), and
+the cost and tokens of each; then the mean pass@k over the tasks both have, with
+a 95% interval for its difference (a two-stage percentile bootstrap, paired over
+those tasks and over each task's trials, 10000 resamples from a fixed seed: the
+same files give the same output). Another agent or k in B is
 said in the header, not refused.
 
 See docs/eval.md.`,

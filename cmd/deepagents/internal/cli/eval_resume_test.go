@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -120,5 +121,197 @@ func TestEvalResume(t *testing.T) {
 				t.Errorf("exit %d, want %d and %q\n%s\n%s", code, ExitUsage, tt.want, stdout, stderr)
 			}
 		})
+	}
+}
+
+// A log another eval has open is refused, as a usage error, before any
+// trial runs.
+func TestEvalResumeLockedLog(t *testing.T) {
+	dataset := tinyDataset(t, "one")
+	c := newInproc(t)
+	path := filepath.Join(t.TempDir(), "log.jsonl")
+	l, err := eval.CreateLog(path, eval.LogHeader{Dataset: dataset, Agent: "oracle", K: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	code, stdout, stderr := c.run("eval", "--agent", "oracle", "--resume", path, dataset)
+	if code != ExitUsage || !strings.Contains(stderr, "another eval has the log open") || len(progress(stderr)) != 0 {
+		t.Errorf("--resume of a locked log: exit %d, want %d\n%s\n%s", code, ExitUsage, stdout, stderr)
+	}
+}
+
+// The log's header names the model, the mode and the dataset's tasks;
+// --resume refuses a log of another model, mode or tasks, naming what
+// differs, and takes an older header without them with a note.
+func TestEvalResumeHeader(t *testing.T) {
+	dataset := tinyDataset(t, "one", "two")
+	c := newInproc(t)
+	dir := t.TempDir()
+	logged := filepath.Join(dir, "logged.jsonl")
+	if code, stdout, stderr := c.run("eval", "--agent", "oracle", "--log", logged, dataset); code != 0 {
+		t.Fatalf("--log: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if lc, err := eval.ReadLog(logged); err != nil || strings.Join(lc.Header.Tasks, ",") != "one,two" || lc.Header.Model != "" {
+		t.Fatalf("the header: %+v %v", lc, err)
+	}
+	head := `{"eval_log":1,"dataset":"` + dataset + `","agent":"oracle","k":1`
+	for _, tt := range []struct {
+		name, header string
+		code         int
+		want         string
+	}{
+		{"the same eval", head + `,"tasks":["one","two"]}`, 0, "0 to run"},
+		{"an older header", head + `}`, 0, "does not name its tasks (an older log)"},
+		{"another model", head + `,"model":"anthropic:claude-x","tasks":["one","two"]}`, ExitUsage, "the model: "},
+		{"another mode", head + `,"mode":"record","tasks":["one","two"]}`, ExitUsage, "the mode: "},
+		{"a task the dataset lacks", head + `,"tasks":["one","three","two"]}`, ExitUsage, "logs three, which the dataset lacks"},
+		{"a task the log lacks", head + `,"tasks":["one"]}`, ExitUsage, "the dataset has two, which"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "log.jsonl")
+			mustWrite(t, path, tt.header+"\n"+
+				`{"task":"one","n":0,"reward":1,"outcome":"passed","verifier_exit":0,"usage":{"steps":1},"wall_ns":1}`+"\n"+
+				`{"task":"two","n":0,"reward":1,"outcome":"passed","verifier_exit":0,"usage":{"steps":1},"wall_ns":1}`+"\n")
+			code, stdout, stderr := c.run("eval", "--agent", "oracle", "--resume", path, dataset)
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, want %d and %q\n%s\n%s", code, tt.code, tt.want, stdout, stderr)
+			}
+			if tt.code != 0 && len(progress(stderr)) != 0 {
+				t.Errorf("a refused log ran trials:\n%s", stderr)
+			}
+		})
+	}
+}
+
+// An output that cannot be written fails the eval before any trial
+// runs, and leaves the other outputs as they were.
+func TestEvalOutputsCheckedFirst(t *testing.T) {
+	dataset := tinyDataset(t, "one")
+	c := newInproc(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a-file")
+	mustWrite(t, file, "x")
+	under := filepath.Join(file, "out") // under a file: cannot be made
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"--html", []string{"--html", under}, "--html"},
+		{"--json", []string{"--json", under}, "--json"},
+		{"--record", []string{"--record", under}, "--record"},
+		{"--html into a folder", []string{"--html", dir}, "--html"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			json := filepath.Join(t.TempDir(), "run.json")
+			logPath := filepath.Join(t.TempDir(), "run.jsonl")
+			args := append([]string{"eval", "--agent", "oracle", "--log", logPath}, tt.args...)
+			if tt.name != "--json" {
+				args = append(args, "--json", json)
+			}
+			code, stdout, stderr := c.run(append(args, dataset)...)
+			if code == 0 || !strings.Contains(stderr, tt.want) || len(progress(stderr)) != 0 || strings.Contains(stdout, "| **all**") {
+				t.Errorf("exit %d, want a failure before any trial naming %s\n%s\n%s", code, tt.want, stdout, stderr)
+			}
+			for _, p := range []string{json, logPath} {
+				if _, err := os.Stat(p); err == nil {
+					t.Errorf("%s was left behind", p)
+				}
+			}
+		})
+	}
+}
+
+// --resume --retry OUTCOMES runs the logged trials of those outcomes
+// again, appending their new results, which the log then reads.
+func TestEvalResumeRetry(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil && os.Getenv("CI") == "" {
+		t.Skip("bubblewrap is not installed")
+	}
+	dataset := tinyDataset(t, "one", "two")
+	c := newInproc(t)
+	logged := func(t *testing.T) string {
+		path := filepath.Join(t.TempDir(), "log.jsonl")
+		line := func(task string, n int, outcome string) string {
+			return `{"task":"` + task + `","n":` + string(rune('0'+n)) + `,"reward":0,"outcome":"` + outcome + `","verifier_exit":0,"usage":{"steps":1},"wall_ns":1}` + "\n"
+		}
+		mustWrite(t, path, `{"eval_log":1,"dataset":"`+dataset+`","agent":"oracle","k":2,"tasks":["one","two"]}`+"\n"+
+			line("one", 0, "agent_error")+line("one", 1, "failed")+line("two", 0, "verifier_error")+line("two", 1, "agent_timeout"))
+		return path
+	}
+	for _, tt := range []struct {
+		name, retry string
+		ran         []string
+		passed      int
+	}{
+		{"no retry", "", nil, 0},
+		{"the errors", "agent_error,verifier_error", []string{"one #0", "two #0"}, 2},
+		{"failed", "failed", []string{"one #1"}, 1},
+		{"all but passed", "failed, agent_timeout,agent_error,verifier_error", []string{"one #0", "one #1", "two #0", "two #1"}, 4},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := logged(t)
+			args := []string{"eval", "--agent", "oracle", "-k", "2", "--resume", path}
+			if tt.retry != "" {
+				args = append(args, "--retry", tt.retry)
+			}
+			code, stdout, stderr := c.run(append(args, dataset)...)
+			ran := progress(stderr)
+			slices.Sort(ran)
+			if code != 0 || !slices.Equal(ran, tt.ran) {
+				t.Fatalf("exit %d, ran %q, want %q\n%s\n%s", code, ran, tt.ran, stdout, stderr)
+			}
+			lc, err := eval.ReadLog(path)
+			if err != nil || len(lc.Trials) != 4 {
+				t.Fatalf("the log: %+v %v", lc, err)
+			}
+			passed := 0
+			for _, r := range lc.Trials {
+				if r.Outcome == eval.Passed {
+					passed++
+				}
+			}
+			if passed != tt.passed {
+				t.Errorf("%d trials of the log passed, want %d (the retried ones, read as their last line)", passed, tt.passed)
+			}
+		})
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"without --resume", []string{"--retry", "agent_error"}, "it takes --resume"},
+		{"no outcome", []string{"--resume", logged(t), "--retry", "agent_eror"}, `"agent_eror" is no outcome`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := c.run(append(append([]string{"eval", "--agent", "oracle", "-k", "2"}, tt.args...), dataset)...)
+			if code != ExitUsage || !strings.Contains(stderr, tt.want) || len(progress(stderr)) != 0 {
+				t.Errorf("exit %d, want %d and %q\n%s\n%s", code, ExitUsage, tt.want, stdout, stderr)
+			}
+		})
+	}
+}
+
+// At the end each output is tried whatever became of the others: a
+// --json that cannot be written (/dev/full) leaves --html written, and
+// the eval fails naming --json.
+func TestEvalOutputsAllTried(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil && os.Getenv("CI") == "" {
+		t.Skip("bubblewrap is not installed")
+	}
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	dataset := tinyDataset(t, "one")
+	c := newInproc(t)
+	page := filepath.Join(t.TempDir(), "page.html")
+	code, stdout, stderr := c.run("eval", "--agent", "oracle", "--json", "/dev/full", "--html", page, dataset)
+	if code != ExitFailed || !strings.Contains(stderr, "--json") || len(progress(stderr)) != 1 {
+		t.Errorf("exit %d, want %d naming --json after the trial\n%s\n%s", code, ExitFailed, stdout, stderr)
+	}
+	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "<svg") {
+		t.Errorf("--html after --json failed: %v", err)
 	}
 }

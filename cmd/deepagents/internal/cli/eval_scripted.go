@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/agent"
 )
 
@@ -59,11 +60,11 @@ var brokenTools []string
 
 // evalMiddleware is the middleware of the harness's trials: a broken tool
 // for each of brokenTools, none in the product.
-func evalMiddleware() []agent.Middleware {
+func evalMiddleware() []deepagents.Middleware {
 	if len(brokenTools) == 0 {
 		return nil
 	}
-	return []agent.Middleware{breakTools(brokenTools)}
+	return []deepagents.Middleware{breakTools(brokenTools)}
 }
 
 // breakTools is a middleware under which the tools named answer an error.
