@@ -172,6 +172,7 @@ See docs/eval.md.`,
 			}
 			var mu sync.Mutex
 			done, passed := tl.kept, tl.keptPassed
+			var spent float64 // by the trials of this eval run
 			total := len(tasks) * k
 			var logErr error
 			cfg := eval.Config{Agent: a, K: k, Parallel: parallel, Done: func(r eval.TrialResult) {
@@ -181,7 +182,8 @@ See docs/eval.md.`,
 				if r.Outcome == eval.Passed {
 					passed++
 				}
-				line := fmt.Sprintf("[%d/%d] %s #%d: %s (reward %.2f, $%.4f, %d steps) · %d passed", done, total, r.Task, r.N, r.Outcome, r.Reward, r.Usage.Cost, r.Usage.Steps, passed)
+				spent += r.Usage.Cost
+				line := fmt.Sprintf("[%d/%d] %s #%d: %s (reward %.2f, $%.4f, %d steps) · %d passed (%.1f%%) · $%.4f so far", done, total, r.Task, r.N, r.Outcome, r.Reward, r.Usage.Cost, r.Usage.Steps, passed, 100*float64(passed)/float64(done), spent)
 				if r.Error != "" {
 					line += ": " + display.OneLine(display.Clip(r.Error, 200))
 				}
