@@ -1,24 +1,37 @@
 package eval
 
 import (
-	_ "embed"
 	"fmt"
-	"html/template"
+	"html"
 	"io"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
-//go:embed html.tmpl
-var htmlSource string
+// The pages are written by hand, not with html/template: text/template's
+// reflection (reflect.Value.MethodByName) turns the linker's dead-method
+// elimination off for the whole program, which put 17 MiB on the CLI
+// (docs/ARCHITECTURE.md, "Modules"). Whatever a dataset names (a task, an
+// agent, an error, a note) goes through esc, and every attribute's value
+// is quoted.
 
-// pages are the HTML pages: html/template escapes what a dataset names
-// (tasks, errors) in each context it lands in.
-var pages = template.Must(template.New("").Funcs(template.FuncMap{
-	"f": func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) },
-}).Parse(htmlSource))
+// esc escapes s for HTML text and quoted attribute values: html.EscapeString,
+// and as html/template did, "+" as "&#43;" and NUL as U+FFFD (so that the
+// pages stay as they were).
+func esc(s string) string {
+	return escExtra.Replace(html.EscapeString(s))
+}
+
+var escExtra = strings.NewReplacer("+", "&#43;", "\x00", "\uFFFD")
+
+// f formats a coordinate.
+func f(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
+
+// itoa formats a count.
+func itoa(n int) string { return strconv.Itoa(n) }
 
 // outcomeOrder is the order outcomes are drawn and counted in.
 var outcomeOrder = []Outcome{Passed, Failed, AgentTimeout, AgentError, VerifierError}
@@ -46,7 +59,7 @@ func (sc *Scorecard) HTML(w io.Writer) error {
 	d.Total = scoreRow(sc.Total)
 	d.Scatter = scatter(fmt.Sprintf("pass@%d", sc.K), []svgSeries{{Name: sc.Agent, Class: "a", Points: pts}}, false)
 	d.Outcomes = bars(in)
-	return pages.ExecuteTemplate(w, "scorecard", d)
+	return writePage(w, d.write)
 }
 
 // HTML writes the comparison as one self-contained HTML page: the table
@@ -85,7 +98,7 @@ func (c *Comparison) HTML(w io.Writer) error {
 	}
 	d.Scatter = scatter("pass@k", []svgSeries{{Name: "A", Class: "a", Points: pa}, {Name: "B", Class: "b", Points: pb}}, true)
 	d.Outcomes = bars(in)
-	return pages.ExecuteTemplate(w, "compare", d)
+	return writePage(w, d.write)
 }
 
 type scorecardPage struct {
@@ -329,4 +342,199 @@ func clipRunes(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// writePage builds a page with write and writes it to w.
+func writePage(w io.Writer, write func(*strings.Builder)) error {
+	var b strings.Builder
+	write(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// cat writes its pieces to b.
+func cat(b *strings.Builder, pieces ...string) {
+	for _, p := range pieces {
+		b.WriteString(p)
+	}
+}
+
+const pageStyle = `<style>
+body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { border: 1px solid #ccc; padding: 2px 6px; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+tr.total td { font-weight: bold; }
+svg { display: block; margin: 1em 0; font-size: 11px; }
+svg .axis { stroke: #888; }
+svg .grid { stroke: #eee; }
+svg circle.a { fill: #1f77b4; fill-opacity: 0.8; }
+svg rect.b { fill: #ff7f0e; fill-opacity: 0.8; }
+svg line.link { stroke: #999; stroke-dasharray: 3 3; }
+.passed { fill: #2ca02c; }
+.failed { fill: #d62728; }
+.agent_timeout { fill: #ff7f0e; }
+.agent_error { fill: #9467bd; }
+.verifier_error { fill: #7f7f7f; }
+pre { white-space: pre-wrap; background: #f6f6f6; padding: 4px; margin: 0; }
+.note { color: #a33; }
+</style>`
+
+func (d *scorecardPage) write(b *strings.Builder) {
+	agent, k := esc(d.Agent), itoa(d.K)
+	cat(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Eval: ", agent, ", k = ", k, "</title>\n",
+		pageStyle, "\n</head>\n<body>\n<h1>Eval: ", agent, ", k = ", k, "</h1>\n<p>", itoa(len(d.Rows)), " tasks in ", esc(d.Elapsed), ".")
+	if d.Partial {
+		b.WriteString(` <span class="note">Partial: the eval was cut short, and a task is scored on the trials it has.</span>`)
+	}
+	cat(b, "</p>\n<table>\n<thead><tr><th>task</th><th>trials</th><th>passed</th><th>pass@", k, "</th><th>avg@", k,
+		"</th><th>input</th><th>cache write</th><th>cache read</th><th>output</th><th>cost</th><th>steps</th><th>wall</th><th>outcomes</th></tr></thead>\n<tbody>")
+	for _, r := range d.Rows {
+		b.WriteString("\n<tr>")
+		r.write(b, esc(r.Task))
+	}
+	b.WriteString("\n<tr class=\"total\">")
+	d.Total.write(b, "all")
+	b.WriteString("\n</tbody>\n</table>\n<h2>Score against cost</h2>\n")
+	d.Scatter.write(b)
+	b.WriteString("\n<h2>Outcomes</h2>\n")
+	d.Outcomes.write(b)
+	if len(d.Failures) > 0 {
+		b.WriteString("\n<h2>Trials that did not pass</h2>\n<table>\n<thead><tr><th>task</th><th>trial</th><th>outcome</th><th>reward</th><th>error</th></tr></thead>\n<tbody>")
+		for _, x := range d.Failures {
+			cat(b, "\n<tr><td>", esc(x.Task), `</td><td class="n">`, itoa(x.N), "</td><td>", esc(x.Outcome), `</td><td class="n">`,
+				esc(fmt.Sprintf("%.2f", x.Reward)), "</td><td>")
+			if x.Error != "" {
+				cat(b, "<pre>", esc(x.Error), "</pre>")
+			}
+			b.WriteString("</td></tr>")
+		}
+		b.WriteString("\n</tbody>\n</table>")
+	}
+	b.WriteString("\n</body>\n</html>\n")
+}
+
+// write writes the row's cells after its <tr>, the first (its task)
+// already escaped, and its </tr>.
+func (r scoreRowData) write(b *strings.Builder, task string) {
+	const n = `</td><td class="n">`
+	cat(b, "<td>", task, n, itoa(r.Trials), n, itoa(r.Passed), n, esc(r.PassAtK), n, esc(r.AvgAtK),
+		n, itoa(r.Input), n, itoa(r.CacheWrite), n, itoa(r.CacheRead), n, itoa(r.Output),
+		n, esc(r.Cost), n, itoa(r.Steps), n, esc(r.Wall), "</td><td>", esc(r.Outcomes), "</td></tr>")
+}
+
+func (d *comparePage) write(b *strings.Builder) {
+	cat(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Eval comparison</title>\n",
+		pageStyle, "\n</head>\n<body>\n<h1>Eval comparison</h1>\n<p>A: ", esc(d.A), "<br>B: ", esc(d.B), "</p>")
+	for _, note := range d.Notes {
+		cat(b, "\n<p class=\"note\">Note: ", esc(note), ".</p>")
+	}
+	b.WriteString("\n<table>\n<thead><tr><th>task</th><th>A pass@k</th><th>B pass@k</th><th>B − A</th><th>95% CI</th><th>A passed</th><th>B passed</th><th>A cost</th><th>B cost</th><th>A tokens</th><th>B tokens</th></tr></thead>\n<tbody>")
+	for _, r := range d.Rows {
+		cat(b, "\n<tr><td>", esc(r.Task))
+		if r.Only != "" {
+			cat(b, " <em>(", esc(r.Only), ")</em>")
+		}
+		b.WriteString("</td>")
+		cell := func(c compareCell, v string) {
+			if !c.In {
+				v = "–"
+			}
+			cat(b, `<td class="n">`, esc(v), "</td>")
+		}
+		cell(r.A, r.A.PassAtK)
+		cell(r.B, r.B.PassAtK)
+		cat(b, `<td class="n">`, esc(r.Diff), `</td><td class="n">`, esc(r.CI), "</td>")
+		cell(r.A, r.A.Passed)
+		cell(r.B, r.B.Passed)
+		cell(r.A, r.A.Cost)
+		cell(r.B, r.B.Cost)
+		cell(r.A, r.A.Tokens)
+		cell(r.B, r.B.Tokens)
+		b.WriteString("</tr>")
+	}
+	t := d.Total
+	cat(b, "\n<tr class=\"total\"><td>all (", itoa(t.Tasks), " in both)</td>")
+	if t.Tasks != 0 {
+		const n = `</td><td class="n">`
+		cat(b, `<td class="n">`, esc(fmt.Sprintf("%.3f", t.A)), n, esc(fmt.Sprintf("%.3f", t.B)), n, esc(fmt.Sprintf("%+.3f", t.Diff)),
+			n, esc(d.TotalCI), "</td><td></td><td></td><td class=\"n\">", esc(fmt.Sprintf("$%.4f", t.ACost)), n, esc(fmt.Sprintf("$%.4f", t.BCost)),
+			n, itoa(t.ATokens), n, itoa(t.BTokens), "</td>")
+	} else {
+		b.WriteString(`<td colspan="10"></td>`)
+	}
+	resamples := itoa(t.Resamples)
+	cat(b, "</tr>\n</tbody>\n</table>\n<p>B − A is B's pass@k less A's, and each 95% CI is for it. A task's is Newcombe's hybrid score interval when both sides score pass@1 (k = 1, or one trial), otherwise a bootstrap of its trials (marked †: ",
+		resamples, " draws, each side's pass rate from its Jeffreys posterior, then its trials); the total's is a two-stage bootstrap over the tasks in both, paired, and the trials within each (",
+		resamples, " resamples, fixed seed).</p>\n<h2>Score against cost</h2>\n")
+	d.Scatter.write(b)
+	b.WriteString("\n<h2>Outcomes</h2>\n")
+	d.Outcomes.write(b)
+	b.WriteString("\n</body>\n</html>\n")
+}
+
+func (s *svgScatter) write(b *strings.Builder) {
+	w, h := itoa(s.W), itoa(s.H)
+	x0, x1, y0, y1 := f(s.X0), f(s.X1), f(s.Y0), f(s.Y1)
+	cat(b, `<svg width="`, w, `" height="`, h, `" viewBox="0 0 `, w, " ", h, `" role="img" aria-label="pass@k against cost per task">`)
+	for _, t := range s.YTicks {
+		pos := f(t.Pos)
+		cat(b, "\n<line class=\"grid\" x1=\"", x0, `" y1="`, pos, `" x2="`, x1, `" y2="`, pos, `"/><text x="`, x0, `" dx="-4" y="`, pos, `" dy="4" text-anchor="end">`, esc(t.Label), "</text>")
+	}
+	for _, t := range s.XTicks {
+		pos := f(t.Pos)
+		cat(b, "\n<line class=\"grid\" x1=\"", pos, `" y1="`, y0, `" x2="`, pos, `" y2="`, y1, `"/><text x="`, pos, `" y="`, y1, `" dy="14" text-anchor="middle">`, esc(t.Label), "</text>")
+	}
+	cat(b, "\n<line class=\"axis\" x1=\"", x0, `" y1="`, y1, `" x2="`, x1, `" y2="`, y1, `"/>`,
+		"\n<line class=\"axis\" x1=\"", x0, `" y1="`, y0, `" x2="`, x0, `" y2="`, y1, `"/>`,
+		"\n<text x=\"", x1, `" y="`, h, `" dy="-4" text-anchor="end">`, esc(s.XLabel), "</text>",
+		"\n<text x=\"4\" y=\"", y0, `" dy="-16">`, esc(s.YLabel), "</text>")
+	for _, l := range s.Links {
+		cat(b, "\n<line class=\"link\" x1=\"", f(l.X1), `" y1="`, f(l.Y1), `" x2="`, f(l.X2), `" y2="`, f(l.Y2), `"/>`)
+	}
+	for _, se := range s.Series {
+		square := se.Class == "b"
+		if len(s.Series) > 1 {
+			b.WriteString("\n<g>")
+			if square {
+				cat(b, `<rect class="b" x="`, f(se.MarkX), `" y="`, f(se.MarkY), `" width="8" height="8" transform="translate(-4 -4)"/>`)
+			} else {
+				cat(b, `<circle class="a" cx="`, f(se.MarkX), `" cy="`, f(se.MarkY), `" r="4"/>`)
+			}
+			cat(b, `<text x="`, f(se.TextX), `" y="`, f(se.TextY), `">`, esc(se.Name), "</text></g>")
+		}
+		for _, p := range se.Points {
+			b.WriteString("\n<g>")
+			if square {
+				cat(b, `<rect class="b" x="`, f(p.X), `" y="`, f(p.Y), `" width="8" height="8" transform="translate(-4 -4)">`)
+			} else {
+				cat(b, `<circle class="a" cx="`, f(p.X), `" cy="`, f(p.Y), `" r="4">`)
+			}
+			cat(b, "<title>", esc(p.Title), "</title>")
+			if square {
+				b.WriteString("</rect>")
+			} else {
+				b.WriteString("</circle>")
+			}
+			cat(b, `<text x="`, f(p.LX), `" y="`, f(p.LY), `">`, esc(p.Label), "</text></g>")
+		}
+	}
+	b.WriteString("\n</svg>")
+}
+
+func (s *svgBars) write(b *strings.Builder) {
+	w, h := itoa(s.W), itoa(s.H)
+	cat(b, `<svg width="`, w, `" height="`, h, `" viewBox="0 0 `, w, " ", h, `" role="img" aria-label="outcomes per task">`)
+	for _, l := range s.Legend {
+		cat(b, "\n<rect class=\"", esc(l.Class), `" x="`, f(l.X), `" y="4" width="12" height="12"/><text x="`, f(l.TextX), `" y="14">`, esc(l.Label), "</text>")
+	}
+	for _, r := range s.Rows {
+		y := f(r.Y)
+		cat(b, "\n<g><text x=\"0\" y=\"", f(r.TextY), `">`, esc(r.Label), "<title>", esc(r.Title), "</title></text>")
+		for _, sg := range r.Segs {
+			cat(b, `<rect class="`, esc(sg.Class), `" x="`, f(sg.X), `" y="`, y, `" width="`, f(sg.W), `" height="16"><title>`, esc(sg.Title), "</title></rect>")
+		}
+		cat(b, `<text x="`, f(r.CountX), `" y="`, f(r.TextY), `">`, esc(r.Count), "</text></g>")
+	}
+	b.WriteString("\n</svg>")
 }
