@@ -107,10 +107,13 @@ var layers = map[string][]string{
 	"middleware/summarization": {"agent", "backend", "internal/clip", "llm", "middleware/todos", "thread"},
 	"middleware/steer":         {"agent", "llm", "store"},
 	"middleware/filesystem":    {"agent", "backend", "internal/clip", "tool"},
-	"middleware/subagents":     {"agent", "checkpoint", "internal/clip", "langgraph", "llm", "middleware/budget", "middleware/hitl", "permission", "thread", "tool"},
+	"middleware/subagents":     {"agent", "checkpoint", "llm", "middleware/budget", "middleware/hitl", "permission", "thread", "tool"},
+	// Background subagents build their local subagents as the task tool
+	// does.
+	"middleware/subagents/background": {"agent", "checkpoint", "internal/clip", "langgraph", "llm", "middleware/subagents", "thread", "tool"},
 
 	// The deep agent, and the command line.
-	"":                                {"agent", "backend", "checkpoint", "hooks", "llm", "rewind", "middleware/caching", "middleware/filesystem", "middleware/budget", "middleware/hitl", "middleware/localcontext", "middleware/loops", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/steer", "middleware/subagents", "middleware/summarization", "middleware/todos", "middleware/verify", "permission", "profile", "store", "telemetry", "thread", "tool"},
+	"":                                {"agent", "backend", "checkpoint", "hooks", "llm", "rewind", "middleware/caching", "middleware/filesystem", "middleware/budget", "middleware/hitl", "middleware/localcontext", "middleware/loops", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/steer", "middleware/subagents", "middleware/subagents/background", "middleware/summarization", "middleware/todos", "middleware/verify", "permission", "profile", "store", "telemetry", "thread", "tool"},
 	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "middleware/steer", "cmd/deepagents/internal/acp", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "cmd/deepagents/internal/tui", "hooks", "llm", "mcp", "eval", "eval/atif", "internal/fsutil", "llm/replay", "middleware/hitl", "middleware/todos", "middleware/verify", "netproxy", "persist", "rewind", "server", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
 	"cmd/deepagents/internal/session": {"", "agent", "backend", "checkpoint", "cmd/deepagents/internal/display", "hooks", "llm", "llm/providers", "llm/replay", "mcp", "middleware/budget", "middleware/filesystem", "middleware/hitl", "middleware/loops", "middleware/todos", "middleware/verify", "netproxy", "permission", "persist", "profile", "rewind", "store", "thread", "tool", "workspace"},
 	"cmd/deepagents/internal/display": {"agent", "hooks", "llm", "netproxy"},

@@ -28,6 +28,7 @@ import (
 	"github.com/deepagents-go/deepagents/middleware/skills"
 	"github.com/deepagents-go/deepagents/middleware/steer"
 	"github.com/deepagents-go/deepagents/middleware/subagents"
+	"github.com/deepagents-go/deepagents/middleware/subagents/background"
 	"github.com/deepagents-go/deepagents/middleware/summarization"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 	"github.com/deepagents-go/deepagents/middleware/verify"
@@ -287,7 +288,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	defaults = append(defaults, sh.files, subs)
 	if len(cfg.AsyncSubagents) > 0 {
-		async, err := subagents.NewAsync(subagents.AsyncConfig{Parent: parent, Subagents: cfg.AsyncSubagents, Options: cfg.Async, Logger: cfg.Logger})
+		async, err := background.New(background.Config{Parent: parent, Subagents: cfg.AsyncSubagents, Options: cfg.Async, Logger: cfg.Logger})
 		if err != nil {
 			return nil, fmt.Errorf("deepagents: %w", err)
 		}

@@ -3,14 +3,14 @@ package deepagents
 import (
 	"context"
 
-	"github.com/deepagents-go/deepagents/middleware/subagents"
+	"github.com/deepagents-go/deepagents/middleware/subagents/background"
 )
 
 // Background subagents (see Config.AsyncSubagents).
 type (
-	AsyncSubagent = subagents.Async
-	AsyncOptions  = subagents.AsyncOptions
-	AsyncTask     = subagents.AsyncTask
+	AsyncSubagent = background.Subagent
+	AsyncOptions  = background.Options
+	AsyncTask     = background.Task
 )
 
 // allSubagents returns the subagents the configuration declares: the task
@@ -38,7 +38,7 @@ func allSubagents(cfg Config) []Subagent {
 // none.
 func ShutdownBackground(ctx context.Context, a *Agent) (map[string]string, error) {
 	for _, m := range a.Middleware() {
-		if async, ok := m.(*subagents.AsyncMiddleware); ok {
+		if async, ok := m.(*background.Middleware); ok {
 			return async.Shutdown(ctx, a.Checkpointer())
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
-	"github.com/deepagents-go/deepagents/middleware/subagents"
+	"github.com/deepagents-go/deepagents/middleware/subagents/background"
 	"github.com/deepagents-go/deepagents/server"
 )
 
@@ -31,11 +31,11 @@ func printToolResults(res *deepagents.Result, name string) {
 func ExampleNew_backgroundSubagents() {
 	model := replay.New(
 		// Run 1.
-		replay.Turn{ToolCalls: []llm.ToolCall{call("s1", subagents.StartAsyncTaskTool,
+		replay.Turn{ToolCalls: []llm.ToolCall{call("s1", background.StartAsyncTaskTool,
 			`{"subagent_type":"researcher","description":"Find which port the service listens on."}`)}},
 		replay.Turn{Content: "I started the research in the background (task-1)."},
 		// Run 2.
-		replay.Turn{ToolCalls: []llm.ToolCall{call("w1", subagents.WaitAsyncTaskTool, `{"task_id":"task-1","timeout":30}`)}},
+		replay.Turn{ToolCalls: []llm.ToolCall{call("w1", background.WaitAsyncTaskTool, `{"task_id":"task-1","timeout":30}`)}},
 		replay.Turn{Content: "It listens on port 8080."},
 		// The background subagent.
 		replay.Turn{Agent: "researcher", Content: "The service listens on port 8080."},
@@ -66,7 +66,7 @@ func ExampleNew_backgroundSubagents() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	printToolResults(res, subagents.WaitAsyncTaskTool)
+	printToolResults(res, background.WaitAsyncTaskTool)
 	fmt.Println("run 2:", res.Text())
 	// Output:
 	// run 1: I started the research in the background (task-1).
@@ -98,9 +98,9 @@ func ExampleNew_remoteBackgroundSubagents() {
 	// The local side: the main agent starts the task there and waits.
 	a, err := deepagents.New(deepagents.Config{
 		Model: replay.New(
-			replay.Turn{ToolCalls: []llm.ToolCall{call("s1", subagents.StartAsyncTaskTool,
+			replay.Turn{ToolCalls: []llm.ToolCall{call("s1", background.StartAsyncTaskTool,
 				`{"subagent_type":"remote-researcher","description":"Find which port the service listens on."}`)}},
-			replay.Turn{ToolCalls: []llm.ToolCall{call("w1", subagents.WaitAsyncTaskTool, `{"task_id":"task-1"}`)}},
+			replay.Turn{ToolCalls: []llm.ToolCall{call("w1", background.WaitAsyncTaskTool, `{"task_id":"task-1"}`)}},
 			replay.Turn{Content: "It listens on port 8080."},
 		),
 		AsyncSubagents: []deepagents.AsyncSubagent{{
@@ -119,8 +119,8 @@ func ExampleNew_remoteBackgroundSubagents() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	printToolResults(res, subagents.StartAsyncTaskTool)
-	printToolResults(res, subagents.WaitAsyncTaskTool)
+	printToolResults(res, background.StartAsyncTaskTool)
+	printToolResults(res, background.WaitAsyncTaskTool)
 	fmt.Println(res.Text())
 	// Output:
 	// Launched async subagent. task_id: task-1

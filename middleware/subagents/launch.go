@@ -15,16 +15,17 @@ import (
 	"github.com/deepagents-go/deepagents/thread"
 )
 
-// entry is a subagent ready to run: built once, when its middleware is,
-// and run for each task call or background task.
-type entry struct {
+// Entry is a subagent ready to run: built once, when its middleware is,
+// and run for each task call or background task. NewEntry builds one: the
+// task tool builds its subagents so, and package
+// middleware/subagents/background its local ones.
+type Entry struct {
 	name, description string
 	run               Runnable
-	durable           bool         // keeps its state in a Checkpointer (it can stop for approval)
-	compiled          bool         // a Runnable given by the caller
-	private           []string     // state values it keeps to itself (see agent.PrivateValuer)
-	fork              bool         // starts from the caller's conversation (Fork; the task tool's only)
-	remote            *remoteAgent // runs on a LangGraph API server (background only)
+	durable           bool     // keeps its state in a Checkpointer (it can stop for approval)
+	compiled          bool     // a Runnable given by the caller
+	private           []string // state values it keeps to itself (see agent.PrivateValuer)
+	fork              bool     // starts from the caller's conversation (Fork; the task tool's only)
 
 	// The resumer of a declarative subagent that is not durable (it asks
 	// for no approval) but whose thread waits for decisions, as it asked
@@ -36,44 +37,43 @@ type entry struct {
 	resumerErr  error
 }
 
-// launcher builds and keeps the subagents of one middleware, the task
-// tool's or the background tools': one way to turn a Subagent into
-// something to run, whichever tool runs it.
-type launcher struct {
-	parent Parent
-	what   string // names the middleware in the errors of its New
-	byName map[string]*entry
-	names  []string
+// NewEntry builds sa: a compiled subagent as it is, a declarative one as
+// an agent of parent's configuration with what it overrides. It checks
+// neither sa's name nor its Mode: that is its middleware's part.
+func NewEntry(parent Parent, sa Subagent) (*Entry, error) {
+	e := newEntry(sa)
+	if err := e.build(parent, sa); err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
-func newLauncher(parent Parent, what string) launcher {
-	return launcher{parent: parent, what: what, byName: make(map[string]*entry)}
+// Name returns the subagent's name.
+func (e *Entry) Name() string { return e.name }
+
+// Description returns what the subagent is for.
+func (e *Entry) Description() string { return e.description }
+
+// Runnable returns what runs the subagent.
+func (e *Entry) Runnable() Runnable { return e.run }
+
+// Durable reports whether the subagent keeps its state in a Checkpointer
+// (it can stop for approval).
+func (e *Entry) Durable() bool { return e.durable }
+
+func newEntry(sa Subagent) *Entry {
+	return &Entry{name: sa.Name, description: sa.Description, run: sa.Runnable, compiled: sa.Runnable != nil}
 }
 
-// add checks sa's name and builds its entry: a compiled subagent as it
-// is, a declarative one as an agent of the parent's configuration with
-// what it overrides. prepare, when set, vets and completes the entry
-// first (its mode, or its server); a remote entry is not built.
-func (l *launcher) add(sa Subagent, prepare func(e *entry) error) error {
-	if sa.Name == "" {
-		return fmt.Errorf("%s: a subagent has no name", l.what)
-	}
-	if _, dup := l.byName[sa.Name]; dup {
-		return fmt.Errorf("%s: two subagents are named %q", l.what, sa.Name)
-	}
-	e := &entry{name: sa.Name, description: sa.Description, run: sa.Runnable, compiled: sa.Runnable != nil}
-	if prepare != nil {
-		if err := prepare(e); err != nil {
-			return fmt.Errorf("%s: %s: %w", l.what, sa.Name, err)
-		}
-	}
-	if e.run == nil && e.remote == nil {
-		a, durable, err := buildSubagent(l.parent, sa)
+// build makes the agent of a declarative entry and reads the private
+// values of its Runnable.
+func (e *Entry) build(parent Parent, sa Subagent) error {
+	if e.run == nil {
+		a, durable, err := buildSubagent(parent, sa)
 		if err != nil {
-			return fmt.Errorf("%s: %s: %w", l.what, sa.Name, err)
+			return err
 		}
 		e.run, e.durable = a, durable
-		parent := l.parent
 		e.resumerCfg = func() (agent.Config, bool, error) {
 			c, _, err := subagentConfig(parent, sa)
 			c.Checkpointer = parent.Agent.Checkpointer
@@ -82,6 +82,39 @@ func (l *launcher) add(sa Subagent, prepare func(e *entry) error) error {
 	}
 	if p, ok := e.run.(interface{ PrivateValues() []string }); ok {
 		e.private = p.PrivateValues()
+	}
+	return nil
+}
+
+// launcher builds and keeps the subagents of the task tool.
+type launcher struct {
+	parent Parent
+	what   string // names the middleware in the errors of its New
+	byName map[string]*Entry
+	names  []string
+}
+
+func newLauncher(parent Parent, what string) launcher {
+	return launcher{parent: parent, what: what, byName: make(map[string]*Entry)}
+}
+
+// add checks sa's name and builds its entry (see NewEntry). prepare, when
+// set, vets and completes the entry first (its mode).
+func (l *launcher) add(sa Subagent, prepare func(e *Entry) error) error {
+	if sa.Name == "" {
+		return fmt.Errorf("%s: a subagent has no name", l.what)
+	}
+	if _, dup := l.byName[sa.Name]; dup {
+		return fmt.Errorf("%s: two subagents are named %q", l.what, sa.Name)
+	}
+	e := newEntry(sa)
+	if prepare != nil {
+		if err := prepare(e); err != nil {
+			return fmt.Errorf("%s: %s: %w", l.what, sa.Name, err)
+		}
+	}
+	if err := e.build(l.parent, sa); err != nil {
+		return fmt.Errorf("%s: %s: %w", l.what, sa.Name, err)
 	}
 	l.byName[sa.Name] = e
 	l.names = append(l.names, sa.Name)
@@ -92,7 +125,7 @@ func (l *launcher) add(sa Subagent, prepare func(e *entry) error) error {
 // thread: the subagent itself when it keeps one (durable or compiled), an
 // agent of the same configuration with the Checkpointer otherwise, nil
 // when there is none.
-func (e *entry) resumer() (Runnable, error) {
+func (e *Entry) resumer() (Runnable, error) {
 	if e.durable || e.compiled {
 		return e.run, nil
 	}
@@ -112,10 +145,10 @@ func (e *entry) resumer() (Runnable, error) {
 	return e.resumerRun, e.resumerErr
 }
 
-// input begins the input of a run of e for the tool call callID of rt's
+// Input begins the input of a run of e for the tool call callID of rt's
 // run: its namespace under the caller's, and the caller's events while its
 // stream lasts.
-func (e *entry) input(rt *agent.Runtime, callID string) agent.Input {
+func (e *Entry) Input(rt *agent.Runtime, callID string) agent.Input {
 	in := agent.Input{Namespace: append(slices.Clone(rt.Namespace()), e.name+":"+callID)}
 	if rt.Streaming() {
 		// The run's Emit does nothing once the run has ended.
@@ -209,9 +242,9 @@ func withOwn(stack, own []agent.Middleware) []agent.Middleware {
 	return stack
 }
 
-// sharedState is what a subagent gets of its caller's state: the values
+// SharedState is what a subagent gets of its caller's state: the values
 // the caller's middleware do not keep to it, and the files.
-func sharedState(rt *agent.Runtime) (map[string]json.RawMessage, map[string]thread.FileData) {
+func SharedState(rt *agent.Runtime) (map[string]json.RawMessage, map[string]thread.FileData) {
 	values := rt.Values()
 	for k := range values {
 		if rt.IsPrivate(k) {
@@ -221,11 +254,11 @@ func sharedState(rt *agent.Runtime) (map[string]json.RawMessage, map[string]thre
 	return values, rt.Files().Snapshot()
 }
 
-// finalReport is a subagent's answer: the text of its last message; ok is
+// FinalReport is a subagent's answer: the text of its last message; ok is
 // false when it has none. A run a guard ended early (a loop, a budget)
 // says so first, with its last answer when its last message is not one
 // (a tool's result is no report).
-func finalReport(res *agent.Result) (report string, ok bool) {
+func FinalReport(res *agent.Result) (report string, ok bool) {
 	last := res.LastMessage()
 	if last == nil {
 		return "", false
@@ -242,13 +275,13 @@ func finalReport(res *agent.Result) (report string, ok bool) {
 	return report, true
 }
 
-// mergeBack applies the files and values e's run changed to the caller's
+// MergeBack applies the files and values e's run changed to the caller's
 // state. Only what differs from the caller's current state is written, so
 // files the subagent merely received do not count as changes. With base,
 // the caller's files as the subagent got them (a background task, which
 // ran while the caller went on), a file the caller changed too since is
 // left as the caller has it, and returned.
-func (e *entry) mergeBack(rt *agent.Runtime, base map[string]thread.FileData, res *agent.Result) (conflicts []string) {
+func (e *Entry) MergeBack(rt *agent.Runtime, base map[string]thread.FileData, res *agent.Result) (conflicts []string) {
 	if res.State == nil {
 		return nil
 	}

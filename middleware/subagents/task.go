@@ -74,7 +74,7 @@ func New(cfg Config) (*Middleware, error) {
 		}}, subs...)
 	}
 	for _, sa := range subs {
-		err := s.add(sa, func(e *entry) error {
+		err := s.add(sa, func(e *Entry) error {
 			switch sa.Mode {
 			case "", Isolated:
 			case Fork:
@@ -163,7 +163,7 @@ func (s *Middleware) task(ctx context.Context, in taskIn) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("We cannot invoke subagent %s because it does not exist, the only allowed types are %s", in.SubagentType, quotedNames(s.names))
 	}
-	input := e.input(rt, call.ID)
+	input := e.Input(rt, call.ID)
 	// A subagent that keeps a thread (it can stop for approval, or it is
 	// compiled and may keep its own) has one per task call, under the
 	// caller's. A call run again on resume continues it with the
@@ -198,7 +198,7 @@ func (s *Middleware) task(ctx context.Context, in taskIn) (string, error) {
 		} else {
 			input.Messages = []llm.Message{task}
 		}
-		input.Values, input.Files = sharedState(rt)
+		input.Values, input.Files = SharedState(rt)
 	}
 	res, err := run.Invoke(ctx, input)
 	if res != nil {
@@ -213,8 +213,8 @@ func (s *Middleware) task(ctx context.Context, in taskIn) (string, error) {
 	if res.Status == agent.StatusInterrupted {
 		return "", &agent.InterruptError{Requests: res.Interrupts}
 	}
-	e.mergeBack(rt, nil, res)
-	report, ok := finalReport(res)
+	e.MergeBack(rt, nil, res)
+	report, ok := FinalReport(res)
 	if !ok {
 		return "", fmt.Errorf("Error: subagent %s returned no messages", e.name)
 	}

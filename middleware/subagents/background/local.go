@@ -1,4 +1,4 @@
-package subagents
+package background
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/subagents"
 	"github.com/deepagents-go/deepagents/thread"
 )
 
@@ -27,12 +28,12 @@ var (
 // stop after its context is cancelled.
 const stopWait = 10 * time.Second
 
-// localTasks runs the local background tasks of one AsyncMiddleware: each
+// localTasks runs the local background tasks of one Middleware: each
 // on a goroutine of its own, with its own context, at most MaxRunning at
 // once. Finished tasks keep their outcome for a later check, the latest
 // KeepFinished of them.
 type localTasks struct {
-	limits AsyncOptions
+	limits Options
 
 	mu       sync.Mutex
 	byID     map[string]*localTask
@@ -42,7 +43,7 @@ type localTasks struct {
 	wg       sync.WaitGroup
 }
 
-func newLocalTasks(l AsyncOptions) *localTasks {
+func newLocalTasks(l Options) *localTasks {
 	return &localTasks{limits: l, byID: map[string]*localTask{}}
 }
 
@@ -50,7 +51,7 @@ func newLocalTasks(l AsyncOptions) *localTasks {
 // under the same id.
 type localTask struct {
 	id string
-	e  *entry
+	e  *subagent
 	// thread is the thread whose records hold the task: the caller's.
 	thread string
 
@@ -97,47 +98,47 @@ func (l *localTasks) get(id string) *localTask {
 // isFinished reports whether the task is not running (or not known here).
 func (l *localTasks) isFinished(id string) bool {
 	t := l.get(id)
-	return t == nil || t.snapshot().status != AsyncRunning
+	return t == nil || t.snapshot().status != Running
 }
 
 // forget drops a finished task.
 func (l *localTasks) forget(id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if t := l.byID[id]; t != nil && t.snapshot().status != AsyncRunning {
+	if t := l.byID[id]; t != nil && t.snapshot().status != Running {
 		delete(l.byID, id)
 		l.finished = slices.DeleteFunc(l.finished, func(s string) bool { return s == id })
 	}
 }
 
 // liveStatus is a recorded local task's status as this process sees it.
-func (l *localTasks) liveStatus(rec AsyncTask) string {
+func (l *localTasks) liveStatus(rec Task) string {
 	if t := l.get(rec.TaskID); t != nil {
 		return t.snapshot().status
 	}
-	if rec.Collected || asyncTerminal(rec.Status) {
+	if rec.Collected || terminal(rec.Status) {
 		return rec.Status
 	}
-	return AsyncLost
+	return Lost
 }
 
 // input is what a local task's run gets: the messages, and the caller's
 // files and shared values, as the task tool gives them.
-func taskInput(rt *agent.Runtime, e *entry, id, callID string, msgs []llm.Message, gen int) agent.Input {
-	in := e.input(rt, callID)
+func taskInput(rt *agent.Runtime, e *subagent, id, callID string, msgs []llm.Message, gen int) agent.Input {
+	in := e.Input(rt, callID)
 	in.Messages = msgs
-	if e.durable {
+	if e.Durable() {
 		in.ThreadID = thread.ChildID(rt.ThreadID(), id)
 		if gen > 0 {
 			in.ThreadID += fmt.Sprintf("/%d", gen)
 		}
 	}
-	in.Values, in.Files = sharedState(rt)
+	in.Values, in.Files = subagents.SharedState(rt)
 	return in
 }
 
 // start launches a new task.
-func (l *localTasks) start(ctx context.Context, rt *agent.Runtime, e *entry, id, callID, description string) error {
+func (l *localTasks) start(ctx context.Context, rt *agent.Runtime, e *subagent, id, callID, description string) error {
 	t := &localTask{id: id, e: e, thread: rt.ThreadID()}
 	return l.launch(ctx, t, taskInput(rt, e, id, callID, []llm.Message{llm.UserText(description)}, 0))
 }
@@ -161,7 +162,7 @@ func (l *localTasks) launch(ctx context.Context, t *localTask, in agent.Input) e
 		return fmt.Errorf("Error: a background task with task_id %q exists already", t.id)
 	}
 	t.mu.Lock()
-	running := t.status == AsyncRunning
+	running := t.status == Running
 	t.mu.Unlock()
 	if running {
 		return fmt.Errorf("Error: background task %s is running already; wait for it (wait_async_task) or cancel it first", t.id)
@@ -170,7 +171,7 @@ func (l *localTasks) launch(ctx context.Context, t *localTask, in agent.Input) e
 	runCtx, stop := context.WithTimeoutCause(runCtx, l.limits.MaxRuntime, errTaskTimeout)
 	done := make(chan struct{})
 	t.mu.Lock()
-	t.status, t.started = AsyncRunning, time.Now()
+	t.status, t.started = Running, time.Now()
 	t.result, t.err, t.res, t.collected = "", "", nil, false
 	// Never nil: mergeBack checks a background task's files against it.
 	t.base = make(map[string]thread.FileData, len(in.Files))
@@ -193,7 +194,7 @@ func (l *localTasks) launch(ctx context.Context, t *localTask, in agent.Input) e
 }
 
 func (l *localTasks) run(ctx context.Context, t *localTask, in agent.Input, done chan struct{}) {
-	res, err := invokeSafely(ctx, t.e.run, in)
+	res, err := invokeSafely(ctx, t.e.Runnable(), in)
 	status, result, msg := outcome(ctx, t.e, res, err)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -212,7 +213,7 @@ func (l *localTasks) run(ctx context.Context, t *localTask, in agent.Input, done
 
 // invokeSafely runs a Runnable, turning its panic into an error: a
 // background task's panic must not take the process down.
-func invokeSafely(ctx context.Context, r Runnable, in agent.Input) (res *agent.Result, err error) {
+func invokeSafely(ctx context.Context, r subagents.Runnable, in agent.Input) (res *agent.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			res, err = nil, fmt.Errorf("%w: %v", agent.ErrPanic, p)
@@ -223,33 +224,33 @@ func invokeSafely(ctx context.Context, r Runnable, in agent.Input) (res *agent.R
 
 // outcome turns how a run ended into a task status, its result and its
 // error message.
-func outcome(ctx context.Context, e *entry, res *agent.Result, err error) (status, result, msg string) {
+func outcome(ctx context.Context, e *subagent, res *agent.Result, err error) (status, result, msg string) {
 	if err != nil {
 		switch cause := context.Cause(ctx); {
 		case errors.Is(cause, errTaskCancelled), errors.Is(cause, errTaskUpdated):
-			return AsyncCancelled, "", "it was cancelled before it finished"
+			return Cancelled, "", "it was cancelled before it finished"
 		case errors.Is(cause, errAgentClosed):
-			return AsyncCancelled, "", "it was stopped because the agent was closed"
+			return Cancelled, "", "it was stopped because the agent was closed"
 		case errors.Is(cause, errTaskTimeout):
-			return AsyncTimeout, "", "it was stopped after running for the longest time allowed"
+			return Timeout, "", "it was stopped after running for the longest time allowed"
 		}
-		return AsyncError, "", fmt.Sprintf("subagent %s failed: %v", e.name, err)
+		return Error, "", fmt.Sprintf("subagent %s failed: %v", e.name, err)
 	}
 	if res == nil {
-		return AsyncError, "", fmt.Sprintf("subagent %s returned no result", e.name)
+		return Error, "", fmt.Sprintf("subagent %s returned no result", e.name)
 	}
 	if res.Status == agent.StatusInterrupted {
 		var names []string
 		for _, r := range res.Interrupts {
 			names = append(names, r.Tool)
 		}
-		return AsyncInterrupted, "", fmt.Sprintf("it stopped to ask for approval of %s, which a background task cannot get; cancel it, or give the work to task instead", strings.Join(names, ", "))
+		return Interrupted, "", fmt.Sprintf("it stopped to ask for approval of %s, which a background task cannot get; cancel it, or give the work to task instead", strings.Join(names, ", "))
 	}
-	report, ok := finalReport(res)
+	report, ok := subagents.FinalReport(res)
 	if !ok {
-		return AsyncError, "", fmt.Sprintf("subagent %s returned no messages", e.name)
+		return Error, "", fmt.Sprintf("subagent %s returned no messages", e.name)
 	}
-	return AsyncSuccess, report, ""
+	return Success, report, ""
 }
 
 // collect hands a finished task's work to the run that reports it, once:
@@ -258,7 +259,7 @@ func outcome(ctx context.Context, e *entry, res *agent.Result, err error) (statu
 // changed them too.
 func (l *localTasks) collect(rt *agent.Runtime, t *localTask) []string {
 	t.mu.Lock()
-	if t.collected || t.status == AsyncRunning {
+	if t.collected || t.status == Running {
 		t.mu.Unlock()
 		return nil
 	}
@@ -270,10 +271,10 @@ func (l *localTasks) collect(rt *agent.Runtime, t *localTask) []string {
 		return nil
 	}
 	rt.AddUsage(res.Usage)
-	if status != AsyncSuccess {
+	if status != Success {
 		return nil
 	}
-	return t.e.mergeBack(rt, base, res)
+	return t.e.MergeBack(rt, base, res)
 }
 
 // cancel stops a running task and waits (a while) for it to end. It
@@ -290,7 +291,7 @@ func (l *localTasks) cancel(ctx context.Context, t *localTask) (string, error) {
 // to end.
 func (l *localTasks) stop(ctx context.Context, t *localTask, cause error) error {
 	t.mu.Lock()
-	running, cancel, done := t.status == AsyncRunning, t.cancel, t.done
+	running, cancel, done := t.status == Running, t.cancel, t.done
 	t.mu.Unlock()
 	if !running {
 		return nil
@@ -334,7 +335,7 @@ func (l *localTasks) runningTasks() map[string]string {
 	defer l.mu.Unlock()
 	out := map[string]string{}
 	for id, t := range l.byID {
-		if t.snapshot().status == AsyncRunning {
+		if t.snapshot().status == Running {
 			out[id] = t.e.name
 		}
 	}
@@ -348,7 +349,7 @@ func (l *localTasks) runningByThread() map[string][]string {
 	defer l.mu.Unlock()
 	out := map[string][]string{}
 	for id, t := range l.byID {
-		if t.snapshot().status == AsyncRunning {
+		if t.snapshot().status == Running {
 			out[t.thread] = append(out[t.thread], id)
 		}
 	}
@@ -361,7 +362,7 @@ func (l *localTasks) close() {
 	l.closed = true
 	for _, t := range l.byID {
 		t.mu.Lock()
-		if t.status == AsyncRunning {
+		if t.status == Running {
 			t.cancel(errAgentClosed)
 		}
 		t.mu.Unlock()

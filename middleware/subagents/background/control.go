@@ -1,4 +1,4 @@
-package subagents
+package background
 
 import (
 	"context"
@@ -20,7 +20,7 @@ type startIn struct {
 	SubagentType string `json:"subagent_type" jsonschema:"which subagent to start"`
 }
 
-func (s *AsyncMiddleware) start(ctx context.Context, in startIn) (string, error) {
+func (s *Middleware) start(ctx context.Context, in startIn) (string, error) {
 	rt := agent.RuntimeFromContext(ctx)
 	call := agent.ToolCallFromContext(ctx)
 	if rt == nil || call == nil {
@@ -44,7 +44,7 @@ func (s *AsyncMiddleware) start(ctx context.Context, in startIn) (string, error)
 		s.recMu.Unlock()
 	}()
 	now := time.Now().UTC().Truncate(time.Second)
-	rec := AsyncTask{AgentName: e.name, Status: AsyncRunning, CreatedAt: now, LastCheckedAt: now, LastUpdatedAt: now}
+	rec := Task{AgentName: e.name, Status: Running, CreatedAt: now, LastCheckedAt: now, LastUpdatedAt: now}
 	if s.limits.NewTaskID != nil {
 		rec.TaskID = s.limits.NewTaskID()
 		if strings.TrimSpace(rec.TaskID) == "" || s.local.get(rec.TaskID) != nil || s.known(rt, rec.TaskID) {
@@ -87,7 +87,7 @@ type updateIn struct {
 	Message string `json:"message" jsonschema:"the new instructions or context for the subagent"`
 }
 
-func (s *AsyncMiddleware) update(ctx context.Context, in updateIn) (string, error) {
+func (s *Middleware) update(ctx context.Context, in updateIn) (string, error) {
 	rt := agent.RuntimeFromContext(ctx)
 	call := agent.ToolCallFromContext(ctx)
 	if rt == nil || call == nil {
@@ -113,8 +113,8 @@ func (s *AsyncMiddleware) update(ctx context.Context, in updateIn) (string, erro
 			}
 			return "", fmt.Errorf("Error: could not update task %s: %v", rec.TaskID, err)
 		}
-		s.save(rt, rec.TaskID, func(t *AsyncTask) {
-			t.RunID, t.Status, t.LastUpdatedAt = rid, AsyncRunning, now
+		s.save(rt, rec.TaskID, func(t *Task) {
+			t.RunID, t.Status, t.LastUpdatedAt = rid, Running, now
 		})
 		return "Updated async subagent. task_id: " + rec.TaskID, nil
 	}
@@ -125,13 +125,13 @@ func (s *AsyncMiddleware) update(ctx context.Context, in updateIn) (string, erro
 	if err := s.local.restart(ctx, rt, lt, call.ID, in.Message); err != nil {
 		return "", err
 	}
-	s.save(rt, rec.TaskID, func(t *AsyncTask) {
-		t.Status, t.Collected, t.LastUpdatedAt = AsyncRunning, false, now
+	s.save(rt, rec.TaskID, func(t *Task) {
+		t.Status, t.Collected, t.LastUpdatedAt = Running, false, now
 	})
 	return "Updated async subagent. task_id: " + rec.TaskID, nil
 }
 
-func (s *AsyncMiddleware) cancel(ctx context.Context, in taskIDIn) (string, error) {
+func (s *Middleware) cancel(ctx context.Context, in taskIDIn) (string, error) {
 	rt := agent.RuntimeFromContext(ctx)
 	if rt == nil {
 		return "", errors.New("Error: cancel_async_task can only run inside an agent run")
@@ -140,7 +140,7 @@ func (s *AsyncMiddleware) cancel(ctx context.Context, in taskIDIn) (string, erro
 	if err != nil {
 		return "", err
 	}
-	if asyncTerminal(rec.Status) {
+	if terminal(rec.Status) {
 		return fmt.Sprintf("Task %s had already finished (status %s); nothing to cancel.", rec.TaskID, rec.Status), nil
 	}
 	if rec.Remote {
@@ -150,7 +150,7 @@ func (s *AsyncMiddleware) cancel(ctx context.Context, in taskIDIn) (string, erro
 		}
 		// A run that has ended keeps its outcome: cancelling it would
 		// record it cancelled and hide its result.
-		if st, err := remote.status(ctx, rec.ThreadID, rec.RunID); err == nil && asyncTerminal(st) {
+		if st, err := remote.status(ctx, rec.ThreadID, rec.RunID); err == nil && terminal(st) {
 			s.observe(rt, rec.TaskID, st, false)
 			return fmt.Sprintf("Task %s had already finished (status %s); nothing to cancel. check_async_task returns its result.", rec.TaskID, st), nil
 		}
@@ -160,7 +160,7 @@ func (s *AsyncMiddleware) cancel(ctx context.Context, in taskIDIn) (string, erro
 			}
 			return "", fmt.Errorf("Error: could not cancel task %s: %v", rec.TaskID, err)
 		}
-		s.observe(rt, rec.TaskID, AsyncCancelled, false)
+		s.observe(rt, rec.TaskID, Cancelled, false)
 		return "Cancelled async subagent task: " + rec.TaskID, nil
 	}
 	lt := s.local.get(rec.TaskID)
@@ -175,11 +175,11 @@ func (s *AsyncMiddleware) cancel(ctx context.Context, in taskIDIn) (string, erro
 	if err != nil {
 		return "", err
 	}
-	if status != AsyncCancelled {
+	if status != Cancelled {
 		s.observe(rt, rec.TaskID, status, false)
 		return fmt.Sprintf("Task %s had already finished (status %s); nothing to cancel. check_async_task returns its result.", rec.TaskID, status), nil
 	}
 	s.local.collect(rt, lt) // its usage so far
-	s.observe(rt, rec.TaskID, AsyncCancelled, true)
+	s.observe(rt, rec.TaskID, Cancelled, true)
 	return "Cancelled async subagent task: " + rec.TaskID, nil
 }

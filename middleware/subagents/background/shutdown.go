@@ -1,4 +1,4 @@
-package subagents
+package background
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // their subagents' names (Running): a program about to end says which work
 // it stopped. A nil saver records nothing; a thread it cannot record on
 // does not stop the others, and its error is returned.
-func (s *AsyncMiddleware) Shutdown(ctx context.Context, saver checkpoint.Saver) (map[string]string, error) {
+func (s *Middleware) Shutdown(ctx context.Context, saver checkpoint.Saver) (map[string]string, error) {
 	running := s.Running()
 	if len(running) == 0 {
 		return nil, nil
@@ -57,7 +57,7 @@ func recordCancelled(ctx context.Context, saver checkpoint.Saver, thread string,
 	if err != nil {
 		return err
 	}
-	tasks, err := AsyncTasks(head.Values)
+	tasks, err := Tasks(head.Values)
 	if err != nil {
 		return err
 	}
@@ -65,10 +65,10 @@ func recordCancelled(ctx context.Context, saver checkpoint.Saver, thread string,
 	changed := false
 	for _, id := range cancelled {
 		t, ok := tasks[id]
-		if !ok || t.Remote || t.Status != AsyncRunning {
+		if !ok || t.Remote || t.Status != Running {
 			continue // not recorded (its start's step was not saved), or known to have ended
 		}
-		t.Status, t.LastUpdatedAt = AsyncCancelled, now
+		t.Status, t.LastUpdatedAt = Cancelled, now
 		tasks[id], changed = t, true
 	}
 	if !changed {
@@ -84,7 +84,7 @@ func recordCancelled(ctx context.Context, saver checkpoint.Saver, thread string,
 		ParentID:  head.ID,
 		Step:      head.Step,
 		CreatedAt: time.Now().UTC(),
-		Delta:     checkpoint.Delta{Keep: len(head.Messages), Values: map[string]json.RawMessage{AsyncTasksValue: raw}},
+		Delta:     checkpoint.Delta{Keep: len(head.Messages), Values: map[string]json.RawMessage{TasksValue: raw}},
 		// Still what the last run left: its status, and the decisions an
 		// interrupted one waits for.
 		Meta: head.Meta,

@@ -1,4 +1,4 @@
-package subagents
+package background
 
 import (
 	"bytes"
@@ -44,7 +44,7 @@ func (r report) String() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-func (s *AsyncMiddleware) check(ctx context.Context, in taskIDIn) (string, error) {
+func (s *Middleware) check(ctx context.Context, in taskIDIn) (string, error) {
 	rt := agent.RuntimeFromContext(ctx)
 	if rt == nil {
 		return "", errors.New("Error: check_async_task can only run inside an agent run")
@@ -62,14 +62,14 @@ func (s *AsyncMiddleware) check(ctx context.Context, in taskIDIn) (string, error
 
 // status finds out how a task stands now, collects a finished local
 // task's result into this run, and records what it saw.
-func (s *AsyncMiddleware) status(ctx context.Context, rt *agent.Runtime, rec AsyncTask) (report, error) {
+func (s *Middleware) status(ctx context.Context, rt *agent.Runtime, rec Task) (report, error) {
 	r := report{TaskID: rec.TaskID, SubagentType: rec.AgentName, Status: rec.Status}
 	if rec.Remote {
 		remote, err := s.remoteOf(rec)
 		if err != nil {
 			return r, err
 		}
-		if rec.Status == AsyncCancelled {
+		if rec.Status == Cancelled {
 			r.Note = "it was cancelled"
 			return r, nil
 		}
@@ -82,7 +82,7 @@ func (s *AsyncMiddleware) status(ctx context.Context, rt *agent.Runtime, rec Asy
 		}
 		r.Status = st
 		switch st {
-		case AsyncSuccess:
+		case Success:
 			text, err := remote.result(ctx, rec.ThreadID)
 			if err != nil {
 				if ctx.Err() != nil {
@@ -92,11 +92,11 @@ func (s *AsyncMiddleware) status(ctx context.Context, rt *agent.Runtime, rec Asy
 			} else {
 				r.Result = text
 			}
-		case AsyncError:
+		case Error:
 			r.Error = remote.failure(ctx, rec.ThreadID, rec.RunID)
-		case AsyncInterrupted:
+		case Interrupted:
 			r.Error = "the remote run stopped before it finished (cancelled there, or waiting for a human approval this agent cannot give)"
-		case AsyncTimeout:
+		case Timeout:
 			r.Error = "the remote run timed out"
 		}
 		s.observe(rt, rec.TaskID, st, false)
@@ -105,15 +105,15 @@ func (s *AsyncMiddleware) status(ctx context.Context, rt *agent.Runtime, rec Asy
 	lt := s.local.get(rec.TaskID)
 	if lt == nil {
 		switch {
-		case rec.Status == AsyncCancelled && !rec.Collected:
+		case rec.Status == Cancelled && !rec.Collected:
 			r.Error = "it was cancelled before it finished (by cancel_async_task, or when the agent that ran it was closed), so it left no result; start it again if it is still needed"
-		case rec.Status != AsyncLost && (rec.Collected || asyncTerminal(rec.Status)):
+		case rec.Status != Lost && (rec.Collected || terminal(rec.Status)):
 			r.Note = "it finished earlier, and what it returned was reported then; it is no longer kept"
 		case rec.Owner == s.instance:
-			r.Status = AsyncLost
+			r.Status = Lost
 			r.Error = "its result was dropped before anyone asked for it (only the latest finished tasks are kept); start it again if it is still needed"
 		default:
-			r.Status = AsyncLost
+			r.Status = Lost
 			r.Error = "it ran inside an agent process that has since ended, so it stopped without a result; start it again if it is still needed"
 		}
 		if r.Status != rec.Status {
@@ -123,9 +123,9 @@ func (s *AsyncMiddleware) status(ctx context.Context, rt *agent.Runtime, rec Asy
 	}
 	out := lt.snapshot()
 	r.Status = out.status
-	if out.status == AsyncRunning {
+	if out.status == Running {
 		r.ElapsedSeconds = int(time.Since(out.started).Seconds())
-		s.observe(rt, rec.TaskID, AsyncRunning, false)
+		s.observe(rt, rec.TaskID, Running, false)
 		return r, nil
 	}
 	r.Result, r.Error = out.result, out.err
@@ -143,7 +143,7 @@ type waitIn struct {
 	Timeout float64 `json:"timeout,omitempty" jsonschema:"the most seconds to wait (default 60)"`
 }
 
-func (s *AsyncMiddleware) wait(ctx context.Context, in waitIn) (string, error) {
+func (s *Middleware) wait(ctx context.Context, in waitIn) (string, error) {
 	rt := agent.RuntimeFromContext(ctx)
 	if rt == nil {
 		return "", errors.New("Error: wait_async_task can only run inside an agent run")
@@ -155,7 +155,7 @@ func (s *AsyncMiddleware) wait(ctx context.Context, in waitIn) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	d, note := DefaultAsyncWait, ""
+	d, note := DefaultWait, ""
 	switch {
 	case in.Timeout == 0:
 	case in.Timeout > s.limits.MaxWait.Seconds():
@@ -167,7 +167,7 @@ func (s *AsyncMiddleware) wait(ctx context.Context, in waitIn) (string, error) {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	switch {
-	case asyncTerminal(rec.Status):
+	case terminal(rec.Status):
 	case rec.Remote:
 		if err := s.pollRemote(ctx, rec, timer.C); err != nil {
 			return "", err
@@ -186,7 +186,7 @@ func (s *AsyncMiddleware) wait(ctx context.Context, in waitIn) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !asyncTerminal(r.Status) {
+	if !terminal(r.Status) {
 		r.Note = joinNotes(r.Note, "still running after waiting "+span(d))
 	}
 	r.Note = joinNotes(note, r.Note)
@@ -195,7 +195,7 @@ func (s *AsyncMiddleware) wait(ctx context.Context, in waitIn) (string, error) {
 
 // pollRemote asks a remote task's server until the run ends or the timer
 // fires. Failed requests are retried until then: check reports them.
-func (s *AsyncMiddleware) pollRemote(ctx context.Context, rec AsyncTask, timeout <-chan time.Time) error {
+func (s *Middleware) pollRemote(ctx context.Context, rec Task, timeout <-chan time.Time) error {
 	remote, err := s.remoteOf(rec)
 	if err != nil {
 		return nil // status says so
@@ -203,7 +203,7 @@ func (s *AsyncMiddleware) pollRemote(ctx context.Context, rec AsyncTask, timeout
 	interval := s.limits.PollInterval
 	for {
 		st, err := remote.status(ctx, rec.ThreadID, rec.RunID)
-		if err == nil && asyncTerminal(st) {
+		if err == nil && terminal(st) {
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -227,25 +227,25 @@ type listIn struct {
 	StatusFilter string `json:"status_filter,omitempty" jsonschema:"only tasks in this status: running, success, error, cancelled, interrupted, timeout, lost, or all (the default)"`
 }
 
-func (s *AsyncMiddleware) list(ctx context.Context, in listIn) (string, error) {
+func (s *Middleware) list(ctx context.Context, in listIn) (string, error) {
 	rt := agent.RuntimeFromContext(ctx)
 	if rt == nil {
 		return "", errors.New("Error: list_async_tasks can only run inside an agent run")
 	}
 	filter := strings.TrimSpace(in.StatusFilter)
 	switch filter {
-	case "", "all", AsyncRunning, AsyncSuccess, AsyncError, AsyncCancelled, AsyncInterrupted, AsyncTimeout, AsyncLost, "pending":
+	case "", "all", Running, Success, Error, Cancelled, Interrupted, Timeout, Lost, "pending":
 	default:
 		return "", fmt.Errorf("Error: unknown status_filter %q; use running, success, error, cancelled, interrupted, timeout, lost or all", clip.Text(filter, 100))
 	}
 	s.recMu.Lock()
 	tasks := s.records(rt)
 	s.recMu.Unlock()
-	recs := make([]AsyncTask, 0, len(tasks))
+	recs := make([]Task, 0, len(tasks))
 	for _, t := range tasks {
 		recs = append(recs, t)
 	}
-	slices.SortFunc(recs, func(a, b AsyncTask) int {
+	slices.SortFunc(recs, func(a, b Task) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
@@ -257,7 +257,7 @@ func (s *AsyncMiddleware) list(ctx context.Context, in listIn) (string, error) {
 	sem := make(chan struct{}, 4)
 	for i, rec := range recs {
 		statuses[i] = rec.Status
-		if asyncTerminal(rec.Status) {
+		if terminal(rec.Status) {
 			continue
 		}
 		if !rec.Remote {
@@ -285,7 +285,7 @@ func (s *AsyncMiddleware) list(ctx context.Context, in listIn) (string, error) {
 	var lines []string
 	seen := map[string]string{}
 	for i, rec := range recs {
-		if statuses[i] != rec.Status && (rec.Remote || statuses[i] == AsyncLost) {
+		if statuses[i] != rec.Status && (rec.Remote || statuses[i] == Lost) {
 			// A finished local task's status is recorded when its result
 			// is collected (check or wait), not here.
 			seen[rec.TaskID] = statuses[i]

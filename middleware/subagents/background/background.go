@@ -1,4 +1,4 @@
-package subagents
+package background
 
 import (
 	"crypto/rand"
@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deepagents-go/deepagents/middleware/subagents"
 	"github.com/deepagents-go/deepagents/tool"
 )
 
@@ -26,44 +27,44 @@ const (
 	ListAsyncTasksTool  = "list_async_tasks"
 )
 
-// AsyncTasksValue is the state value in which a thread records its
-// background tasks: a JSON object from task id to [AsyncTask]. It is
+// TasksValue is the state value in which a thread records its
+// background tasks: a JSON object from task id to [Task]. It is
 // private to the agent that started them (see agent.PrivateValuer).
-const AsyncTasksValue = "async_tasks"
+const TasksValue = "async_tasks"
 
 // Statuses of a background task. A remote task may also report the
 // LangGraph run statuses "pending" (and "running").
 const (
-	AsyncRunning     = "running"
-	AsyncSuccess     = "success"
-	AsyncError       = "error"
-	AsyncCancelled   = "cancelled"
-	AsyncInterrupted = "interrupted"
-	AsyncTimeout     = "timeout"
-	// AsyncLost is the status of a local task whose goroutine is gone
+	Running     = "running"
+	Success     = "success"
+	Error       = "error"
+	Cancelled   = "cancelled"
+	Interrupted = "interrupted"
+	Timeout     = "timeout"
+	// Lost is the status of a local task whose goroutine is gone
 	// without a result: it ran in another process, or another instance of
 	// the agent, that has ended.
-	AsyncLost = "lost"
+	Lost = "lost"
 )
 
-// asyncTerminal reports whether a task in this status will not change.
-func asyncTerminal(status string) bool {
+// terminal reports whether a task in this status will not change.
+func terminal(status string) bool {
 	switch status {
-	case AsyncSuccess, AsyncError, AsyncCancelled, AsyncInterrupted, AsyncTimeout, AsyncLost:
+	case Success, Error, Cancelled, Interrupted, Timeout, Lost:
 		return true
 	}
 	return false
 }
 
-// Async is a subagent the main agent can start in the background.
-// A local one is declared as a [Subagent] (declarative fields or a
+// Subagent is a subagent the main agent can start in the background.
+// A local one is declared as a [subagents.Subagent] (declarative fields or a
 // Runnable) and runs on a goroutine of this process; a remote one sets URL
 // and GraphID and runs on a server that speaks the LangGraph API, such as
 // deepagents serve.
-type Async struct {
+type Subagent struct {
 	// Subagent gives the Name and Description, and for a local subagent
 	// what it is. A remote subagent sets only Name and Description of it.
-	Subagent
+	subagents.Subagent
 	// URL is the base URL of the LangGraph API server of a remote
 	// subagent (http or https).
 	URL string
@@ -77,9 +78,9 @@ type Async struct {
 	Client HTTPDoer
 }
 
-// AsyncOptions bound background tasks and adjust what the model sees.
+// Options bound background tasks and adjust what the model sees.
 // Zero fields take the defaults.
-type AsyncOptions struct {
+type Options struct {
 	// MaxRunning caps the tasks running at once: local tasks across the
 	// agent (they share this process), and remote tasks of one thread.
 	MaxRunning int
@@ -100,8 +101,8 @@ type AsyncOptions struct {
 	PollInterval time.Duration
 	// RequestTimeout bounds each request to a remote server.
 	RequestTimeout time.Duration
-	// Prompt replaces the default system prompt section
-	// (AsyncPrompt).
+	// Prompt replaces the default system prompt section, the
+	// package's Prompt.
 	Prompt string
 	// NewTaskID makes the task ids; nil means a random UUID for a local
 	// task and the server's thread id for a remote one. Scripted runs
@@ -110,19 +111,19 @@ type AsyncOptions struct {
 	NewTaskID func() string
 }
 
-// Defaults of AsyncOptions.
+// Defaults of Options.
 const (
-	DefaultAsyncMaxRunning     = 4
-	DefaultAsyncMaxTasks       = 50
-	DefaultAsyncMaxWait        = 10 * time.Minute
-	DefaultAsyncWait           = time.Minute // wait_async_task without a timeout
-	DefaultAsyncMaxRuntime     = time.Hour
-	DefaultAsyncKeepFinished   = 64
-	DefaultAsyncPollInterval   = 500 * time.Millisecond
-	DefaultAsyncRequestTimeout = 30 * time.Second
+	DefaultMaxRunning     = 4
+	DefaultMaxTasks       = 50
+	DefaultMaxWait        = 10 * time.Minute
+	DefaultWait           = time.Minute // wait_async_task without a timeout
+	DefaultMaxRuntime     = time.Hour
+	DefaultKeepFinished   = 64
+	DefaultPollInterval   = 500 * time.Millisecond
+	DefaultRequestTimeout = 30 * time.Second
 )
 
-func (l AsyncOptions) withDefaults() AsyncOptions {
+func (l Options) withDefaults() Options {
 	set := func(v *int, d int) {
 		if *v <= 0 {
 			*v = d
@@ -133,37 +134,39 @@ func (l AsyncOptions) withDefaults() AsyncOptions {
 			*v = d
 		}
 	}
-	set(&l.MaxRunning, DefaultAsyncMaxRunning)
-	set(&l.MaxTasks, DefaultAsyncMaxTasks)
-	set(&l.KeepFinished, DefaultAsyncKeepFinished)
-	setD(&l.MaxWait, DefaultAsyncMaxWait)
-	setD(&l.MaxRuntime, DefaultAsyncMaxRuntime)
-	setD(&l.PollInterval, DefaultAsyncPollInterval)
-	setD(&l.RequestTimeout, DefaultAsyncRequestTimeout)
+	set(&l.MaxRunning, DefaultMaxRunning)
+	set(&l.MaxTasks, DefaultMaxTasks)
+	set(&l.KeepFinished, DefaultKeepFinished)
+	setD(&l.MaxWait, DefaultMaxWait)
+	setD(&l.MaxRuntime, DefaultMaxRuntime)
+	setD(&l.PollInterval, DefaultPollInterval)
+	setD(&l.RequestTimeout, DefaultRequestTimeout)
 	return l
 }
 
-// AsyncConfig configures the background subagents middleware.
-type AsyncConfig struct {
-	// Parent is what local declarative subagents inherit, as in Config.
-	Parent
+// Config configures the background subagents middleware.
+type Config struct {
+	// Parent is what local declarative subagents inherit, as in
+	// subagents.Config.
+	subagents.Parent
 	// Subagents are the subagents start_async_task can start; at least one.
-	Subagents []Async
+	Subagents []Subagent
 	// Options bound the tasks.
-	Options AsyncOptions
+	Options Options
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 }
 
-// AsyncMiddleware adds the tools that start, check, wait for, update, cancel
+// Middleware adds the tools that start, check, wait for, update, cancel
 // and list background subagents. Local tasks belong to the middleware, not
 // to a run: they go on after the run that started them ends, until they
 // finish, are cancelled, exceed MaxRuntime, or the agent is closed (Close).
 // Their events reach the stream of the run that started them while it
 // lasts.
-type AsyncMiddleware struct {
-	launcher
-	limits   AsyncOptions
+type Middleware struct {
+	byName   map[string]*subagent
+	names    []string
+	limits   Options
 	prompt   string
 	tools    []tool.Tool
 	log      *slog.Logger
@@ -172,12 +175,12 @@ type AsyncMiddleware struct {
 	recMu sync.Mutex // serialises changes to the records of a thread
 	// starting counts, by thread, the starts between reserve and their
 	// record (under recMu), so that parallel starts count each other.
-	starting map[string]*asyncStarts
+	starting map[string]*starts
 	local    *localTasks
 }
 
-// AsyncPrompt is the default system prompt section.
-const AsyncPrompt = `## Background tasks
+// Prompt is the default system prompt section.
+const Prompt = `## Background tasks
 
 start_async_task hands a task to a subagent that works on it in the background while you go on; it returns a task_id at once.
 
@@ -188,40 +191,27 @@ start_async_task hands a task to a subagent that works on it in the background w
 - Statuses in earlier tool results may be out of date: check again before reporting one.
 - Always quote a task_id in full.`
 
-// NewAsync builds the background subagents middleware.
-func NewAsync(cfg AsyncConfig) (*AsyncMiddleware, error) {
+// New builds the background subagents middleware.
+func New(cfg Config) (*Middleware, error) {
 	if len(cfg.Subagents) == 0 {
 		return nil, errors.New("async subagents: none configured")
 	}
-	s := &AsyncMiddleware{
-		launcher: newLauncher(cfg.Parent, "async subagents"),
+	s := &Middleware{
+		byName:   make(map[string]*subagent),
 		limits:   cfg.Options.withDefaults(),
 		prompt:   cfg.Options.Prompt,
 		log:      cfg.Logger,
 		instance: newTaskID(),
 	}
 	if s.prompt == "" {
-		s.prompt = AsyncPrompt
+		s.prompt = Prompt
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.local = newLocalTasks(s.limits)
 	for _, sa := range cfg.Subagents {
-		err := s.add(sa.Subagent, func(e *entry) error {
-			if sa.Mode == Fork {
-				// A background task runs beside the conversation it
-				// would copy, which goes on without it.
-				return fmt.Errorf("%w: a background subagent starts from its task alone (isolated)", ErrMode)
-			}
-			if sa.URL == "" && sa.GraphID == "" {
-				return nil
-			}
-			r, err := newRemoteAgent(sa, s.limits.RequestTimeout)
-			e.remote = r
-			return err
-		})
-		if err != nil {
+		if err := s.add(cfg.Parent, sa); err != nil {
 			return nil, err
 		}
 	}
@@ -233,23 +223,69 @@ func NewAsync(cfg AsyncConfig) (*AsyncMiddleware, error) {
 	return s, nil
 }
 
+// subagent is one of the middleware's subagents: a local one, built by
+// package subagents, or a remote one.
+type subagent struct {
+	*subagents.Entry  // a local one's; nil for a remote one
+	name, description string
+	remote            *remoteAgent // a remote one's server
+}
+
+// add checks sa and builds it: a local subagent as the task tool's are
+// (see subagents.NewEntry), a remote one as a client of its server.
+func (s *Middleware) add(parent subagents.Parent, sa Subagent) error {
+	if sa.Name == "" {
+		return errors.New("async subagents: a subagent has no name")
+	}
+	if _, dup := s.byName[sa.Name]; dup {
+		return fmt.Errorf("async subagents: two subagents are named %q", sa.Name)
+	}
+	e := &subagent{name: sa.Name, description: sa.Description}
+	var err error
+	switch {
+	case sa.Mode == subagents.Fork:
+		// A background task runs beside the conversation it
+		// would copy, which goes on without it.
+		err = fmt.Errorf("%w: a background subagent starts from its task alone (isolated)", subagents.ErrMode)
+	case sa.URL != "" || sa.GraphID != "":
+		e.remote, err = newRemoteAgent(sa, s.limits.RequestTimeout)
+	default:
+		e.Entry, err = subagents.NewEntry(parent, sa.Subagent)
+	}
+	if err != nil {
+		return fmt.Errorf("async subagents: %s: %w", sa.Name, err)
+	}
+	s.byName[sa.Name] = e
+	s.names = append(s.names, sa.Name)
+	return nil
+}
+
+// quotedNames lists subagent names for the model: `a`, `b`.
+func quotedNames(names []string) string {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = "`" + n + "`"
+	}
+	return strings.Join(quoted, ", ")
+}
+
 // polls marks the tools that report on the background tasks: calling one
 // again is waiting, not a loop (package loops).
 var polls = tool.WithTraits(tool.Traits{Polls: true})
 
 // newTools builds the tools, reporting every failure.
-func (s *AsyncMiddleware) newTools() ([]tool.Tool, error) {
+func (s *Middleware) newTools() ([]tool.Tool, error) {
 	var set tool.Set
 	set.Add(tool.New(StartAsyncTaskTool, s.startDescription(), s.start))
 	set.Add(tool.New(CheckAsyncTaskTool, "Get a background task's status, and its result once it has finished. It does not wait: use wait_async_task for that.", s.check, polls))
-	set.Add(tool.New(WaitAsyncTaskTool, fmt.Sprintf("Wait until a background task finishes, or until timeout seconds have passed (default %s, at most %s), and return its status and result as check_async_task does.", span(min(DefaultAsyncWait, s.limits.MaxWait)), span(s.limits.MaxWait)), s.wait, polls))
+	set.Add(tool.New(WaitAsyncTaskTool, fmt.Sprintf("Wait until a background task finishes, or until timeout seconds have passed (default %s, at most %s), and return its status and result as check_async_task does.", span(min(DefaultWait, s.limits.MaxWait)), span(s.limits.MaxWait)), s.wait, polls))
 	set.Add(tool.New(UpdateAsyncTaskTool, "Give a background task new instructions. If it is still running it is stopped; it then starts again with its conversation so far and your message, under the same task_id.", s.update))
 	set.Add(tool.New(CancelAsyncTaskTool, "Stop a background task that is no longer needed.", s.cancel))
 	set.Add(tool.New(ListAsyncTasksTool, "List the background tasks of this conversation with their current status.", s.list, polls))
 	return set.Tools()
 }
 
-func (s *AsyncMiddleware) startDescription() string {
+func (s *Middleware) startDescription() string {
 	var b strings.Builder
 	b.WriteString("Start a subagent on a task in the background. It returns a task_id at once; the subagent works on its own, in a fresh context, while you go on. Get its result later with check_async_task or wait_async_task.\n\n")
 	b.WriteString("subagent_type picks the subagent; description is the complete task for it, since it sees nothing else of this conversation.\n\nAvailable subagents:\n")
@@ -265,17 +301,17 @@ func (s *AsyncMiddleware) startDescription() string {
 }
 
 // Name implements agent.Middleware.
-func (*AsyncMiddleware) Name() string { return "async_subagents" }
+func (*Middleware) Name() string { return "async_subagents" }
 
 // Tools implements agent.ToolProvider.
-func (s *AsyncMiddleware) Tools() []tool.Tool { return s.tools }
+func (s *Middleware) Tools() []tool.Tool { return s.tools }
 
 // SystemPrompt implements agent.SystemPrompter.
-func (s *AsyncMiddleware) SystemPrompt() string { return s.prompt }
+func (s *Middleware) SystemPrompt() string { return s.prompt }
 
 // SystemPromptFor implements agent.ToolPrompter: nothing when
 // start_async_task is not offered.
-func (s *AsyncMiddleware) SystemPromptFor(offered func(string) bool) string {
+func (s *Middleware) SystemPromptFor(offered func(string) bool) string {
 	if !offered(StartAsyncTaskTool) {
 		return ""
 	}
@@ -284,15 +320,15 @@ func (s *AsyncMiddleware) SystemPromptFor(offered func(string) bool) string {
 
 // PrivateValues implements agent.PrivateValuer: a thread's task records
 // are its own; subagents neither receive nor return them.
-func (*AsyncMiddleware) PrivateValues() []string { return []string{AsyncTasksValue} }
+func (*Middleware) PrivateValues() []string { return []string{TasksValue} }
 
 // Names returns the subagents' names in the order they are offered.
-func (s *AsyncMiddleware) Names() []string { return slices.Clone(s.names) }
+func (s *Middleware) Names() []string { return slices.Clone(s.names) }
 
 // Close cancels the local tasks still running and waits for them to end.
 // Tasks cannot be started afterwards. Remote tasks are not touched: they
 // belong to their server. Close may be called more than once.
-func (s *AsyncMiddleware) Close() error {
+func (s *Middleware) Close() error {
 	s.local.close()
 	return nil
 }
@@ -300,7 +336,7 @@ func (s *AsyncMiddleware) Close() error {
 // Running returns the local tasks running now, of every thread, by task
 // id, with the name of the subagent that runs each: the tasks Close would
 // cancel. A program about to close the agent can say which work it stops.
-func (s *AsyncMiddleware) Running() map[string]string {
+func (s *Middleware) Running() map[string]string {
 	return s.local.runningTasks()
 }
 

@@ -1,4 +1,4 @@
-package subagents
+package background
 
 import (
 	"encoding/json"
@@ -11,16 +11,16 @@ import (
 	"github.com/deepagents-go/deepagents/internal/clip"
 )
 
-// A thread's background tasks are records in its state (AsyncTasksValue),
-// changed under AsyncMiddleware.recMu.
+// A thread's background tasks are records in its state (TasksValue),
+// changed under Middleware.recMu.
 
-// asyncStarts are a thread's starts in progress.
-type asyncStarts struct{ tasks, remote int }
+// starts are a thread's starts in progress.
+type starts struct{ tasks, remote int }
 
-// AsyncTask is a background task as the thread's state records it (under
-// AsyncTasksValue). Records hold no results: a local task's result is kept
+// Task is a background task as the thread's state records it (under
+// TasksValue). Records hold no results: a local task's result is kept
 // in memory, a remote one's on its server.
-type AsyncTask struct {
+type Task struct {
 	TaskID    string `json:"task_id"`
 	AgentName string `json:"agent_name"`
 	// Remote tasks: the thread (the task id) and the current run on the
@@ -39,50 +39,50 @@ type AsyncTask struct {
 	LastUpdatedAt time.Time `json:"last_updated_at"`
 }
 
-// AsyncTasks reads the task records from a thread's state values (a
+// Tasks reads the task records from a thread's state values (a
 // Result's State.Values, say). Missing records are an empty map.
-func AsyncTasks(values map[string]json.RawMessage) (map[string]AsyncTask, error) {
-	out := map[string]AsyncTask{}
-	raw, ok := values[AsyncTasksValue]
+func Tasks(values map[string]json.RawMessage) (map[string]Task, error) {
+	out := map[string]Task{}
+	raw, ok := values[TasksValue]
 	if !ok || len(raw) == 0 || string(raw) == "null" {
 		return out, nil
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, fmt.Errorf("async subagents: state value %s: %w", AsyncTasksValue, err)
+		return nil, fmt.Errorf("async subagents: state value %s: %w", TasksValue, err)
 	}
 	return out, nil
 }
 
 // records returns the thread's task records. Corrupt records are logged
 // and treated as none: the tools keep working.
-func (s *AsyncMiddleware) records(rt *agent.Runtime) map[string]AsyncTask {
-	raw, _ := rt.Value(AsyncTasksValue)
-	tasks, err := AsyncTasks(map[string]json.RawMessage{AsyncTasksValue: raw})
+func (s *Middleware) records(rt *agent.Runtime) map[string]Task {
+	raw, _ := rt.Value(TasksValue)
+	tasks, err := Tasks(map[string]json.RawMessage{TasksValue: raw})
 	if err != nil {
 		s.log.Warn("async subagents: ignoring unreadable task records", "thread", rt.ThreadID(), "err", err)
-		return map[string]AsyncTask{}
+		return map[string]Task{}
 	}
 	return tasks
 }
 
 // lookup returns the record of a task of this thread.
-func (s *AsyncMiddleware) lookup(rt *agent.Runtime, id string) (AsyncTask, error) {
+func (s *Middleware) lookup(rt *agent.Runtime, id string) (Task, error) {
 	id = strings.TrimSpace(id)
 	if id == "" {
-		return AsyncTask{}, errors.New("Error: task_id is empty; pass the task_id that start_async_task returned")
+		return Task{}, errors.New("Error: task_id is empty; pass the task_id that start_async_task returned")
 	}
 	s.recMu.Lock()
 	t, ok := s.records(rt)[id]
 	s.recMu.Unlock()
 	if !ok {
-		return AsyncTask{}, fmt.Errorf("Error: no background task with task_id %q in this conversation; list_async_tasks shows the tasks there are", clip.Text(id, 100))
+		return Task{}, fmt.Errorf("Error: no background task with task_id %q in this conversation; list_async_tasks shows the tasks there are", clip.Text(id, 100))
 	}
 	return t, nil
 }
 
 // save changes one record (or adds it) under the records lock; change
 // sees the stored record, which another call may have changed meanwhile.
-func (s *AsyncMiddleware) save(rt *agent.Runtime, id string, change func(t *AsyncTask)) {
+func (s *Middleware) save(rt *agent.Runtime, id string, change func(t *Task)) {
 	s.recMu.Lock()
 	defer s.recMu.Unlock()
 	tasks := s.records(rt)
@@ -95,23 +95,23 @@ func (s *AsyncMiddleware) save(rt *agent.Runtime, id string, change func(t *Asyn
 	s.store(rt, tasks)
 }
 
-func (s *AsyncMiddleware) store(rt *agent.Runtime, tasks map[string]AsyncTask) {
+func (s *Middleware) store(rt *agent.Runtime, tasks map[string]Task) {
 	b, err := json.Marshal(tasks)
 	if err != nil { // a map of plain structs: cannot happen
 		s.log.Error("async subagents: encoding task records", "err", err)
 		return
 	}
-	rt.SetValue(AsyncTasksValue, b)
+	rt.SetValue(TasksValue, b)
 }
 
 // observe records a status seen now.
-func (s *AsyncMiddleware) observe(rt *agent.Runtime, id, status string, collected bool) {
+func (s *Middleware) observe(rt *agent.Runtime, id, status string, collected bool) {
 	s.observeAll(rt, map[string]string{id: status}, collected)
 }
 
 // observeAll records what was seen of several tasks (by id, their
 // statuses), encoding the records once.
-func (s *AsyncMiddleware) observeAll(rt *agent.Runtime, seen map[string]string, collected bool) {
+func (s *Middleware) observeAll(rt *agent.Runtime, seen map[string]string, collected bool) {
 	if len(seen) == 0 {
 		return
 	}
@@ -140,7 +140,7 @@ func (s *AsyncMiddleware) observeAll(rt *agent.Runtime, seen map[string]string, 
 
 // remoteOf returns the remote agent a remote task ran on, or the error
 // that it is no longer configured.
-func (s *AsyncMiddleware) remoteOf(rec AsyncTask) (*remoteAgent, error) {
+func (s *Middleware) remoteOf(rec Task) (*remoteAgent, error) {
 	if e := s.byName[rec.AgentName]; e != nil && e.remote != nil {
 		return e.remote, nil
 	}
@@ -148,7 +148,7 @@ func (s *AsyncMiddleware) remoteOf(rec AsyncTask) (*remoteAgent, error) {
 }
 
 // known reports whether the thread has a task of this id.
-func (s *AsyncMiddleware) known(rt *agent.Runtime, id string) bool {
+func (s *Middleware) known(rt *agent.Runtime, id string) bool {
 	s.recMu.Lock()
 	defer s.recMu.Unlock()
 	_, ok := s.records(rt)[id]
@@ -159,19 +159,19 @@ func (s *AsyncMiddleware) known(rt *agent.Runtime, id string) bool {
 // starts in progress (parallel calls of one turn), and forgets the oldest
 // finished record when the thread would pass MaxTasks. release, called
 // with recMu held, ends the reservation; calling it again does nothing.
-func (s *AsyncMiddleware) reserve(rt *agent.Runtime, e *entry) (release func(), err error) {
+func (s *Middleware) reserve(rt *agent.Runtime, e *subagent) (release func(), err error) {
 	s.recMu.Lock()
 	defer s.recMu.Unlock()
 	thread := rt.ThreadID()
 	st := s.starting[thread]
 	if st == nil {
-		st = &asyncStarts{}
+		st = &starts{}
 	}
 	tasks := s.records(rt)
 	if e.remote != nil {
 		running := st.remote
 		for _, t := range tasks {
-			if t.Remote && !asyncTerminal(t.Status) {
+			if t.Remote && !terminal(t.Status) {
 				running++
 			}
 		}
@@ -182,7 +182,7 @@ func (s *AsyncMiddleware) reserve(rt *agent.Runtime, e *entry) (release func(), 
 	if len(tasks)+st.tasks >= s.limits.MaxTasks {
 		oldest := ""
 		for id, t := range tasks {
-			finished := asyncTerminal(t.Status)
+			finished := terminal(t.Status)
 			if !finished && !t.Remote {
 				finished = s.local.isFinished(id)
 			}
@@ -202,7 +202,7 @@ func (s *AsyncMiddleware) reserve(rt *agent.Runtime, e *entry) (release func(), 
 		st.remote++
 	}
 	if s.starting == nil {
-		s.starting = map[string]*asyncStarts{}
+		s.starting = map[string]*starts{}
 	}
 	s.starting[thread] = st
 	released := false

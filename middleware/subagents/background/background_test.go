@@ -1,4 +1,4 @@
-package subagents_test
+package background_test
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware/subagents"
+	"github.com/deepagents-go/deepagents/middleware/subagents/background"
 	"github.com/deepagents-go/deepagents/thread"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -167,10 +168,10 @@ func received[T any](t *testing.T, ch <-chan T, what string) T {
 	}
 }
 
-func newAsyncAgent(t *testing.T, m llm.Model, saver checkpoint.Saver, cfg subagents.AsyncConfig) *agent.Agent {
+func newAsyncAgent(t *testing.T, m llm.Model, saver checkpoint.Saver, cfg background.Config) *agent.Agent {
 	t.Helper()
 	cfg.Agent.Model = m
-	as, err := subagents.NewAsync(cfg)
+	as, err := background.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +201,7 @@ func TestAsyncLocalStartPollWait(t *testing.T) {
 		},
 	}}
 	saver := checkpoint.NewMemorySaver()
-	a := newAsyncAgent(t, m, saver, subagents.AsyncConfig{Subagents: []subagents.Async{
+	a := newAsyncAgent(t, m, saver, background.Config{Subagents: []background.Subagent{
 		{Subagent: subagents.Subagent{Name: "researcher", Description: "researches", SystemPrompt: "You research."}},
 		{Subagent: subagents.Subagent{Name: "slow", Description: "takes its time", Runnable: slow}},
 	}})
@@ -208,7 +209,7 @@ func TestAsyncLocalStartPollWait(t *testing.T) {
 	var reports []taskReport
 	m.add(
 		func(*llm.Request) llm.Message {
-			msg := calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "count to ten"})
+			msg := calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "count to ten"})
 			startCall = msg.ToolCalls[0].ID
 			return msg
 		},
@@ -222,14 +223,14 @@ func TestAsyncLocalStartPollWait(t *testing.T) {
 			if want := "slow:" + startCall; len(in.Namespace) != 1 || in.Namespace[0] != want {
 				t.Errorf("namespace = %v, want [%s]", in.Namespace, want)
 			}
-			return calls(subagents.CheckAsyncTaskTool, map[string]string{"task_id": slowID},
-				subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "researcher", "description": "find the answer"})
+			return calls(background.CheckAsyncTaskTool, map[string]string{"task_id": slowID},
+				background.StartAsyncTaskTool, map[string]string{"subagent_type": "researcher", "description": "find the answer"})
 		},
 		func(req *llm.Request) llm.Message {
 			res := toolResults(req)
 			reports = append(reports, parseReport(t, res[0]))
 			researcherID = taskIDOf(t, res[1])
-			return calls(subagents.WaitAsyncTaskTool, map[string]any{"task_id": researcherID, "timeout": 5})
+			return calls(background.WaitAsyncTaskTool, map[string]any{"task_id": researcherID, "timeout": 5})
 		},
 		func(req *llm.Request) llm.Message {
 			reports = append(reports, parseReport(t, toolResults(req)[0]))
@@ -264,10 +265,10 @@ func TestAsyncLocalStartPollWait(t *testing.T) {
 	if len(reports) != 2 {
 		t.Fatalf("reports = %+v", reports)
 	}
-	if r := reports[0]; r.Status != subagents.AsyncRunning || r.TaskID != slowID || r.SubagentType != "slow" || r.Result != "" {
+	if r := reports[0]; r.Status != background.Running || r.TaskID != slowID || r.SubagentType != "slow" || r.Result != "" {
 		t.Errorf("check while running = %+v", r)
 	}
-	if r := reports[1]; r.Status != subagents.AsyncSuccess || r.Result != "the answer is 42" || r.TaskID != researcherID {
+	if r := reports[1]; r.Status != background.Success || r.Result != "the answer is 42" || r.TaskID != researcherID {
 		t.Errorf("wait = %+v", r)
 	}
 
@@ -281,10 +282,10 @@ func TestAsyncLocalStartPollWait(t *testing.T) {
 	close(slow.release)
 	var list string
 	m.add(
-		step(calls(subagents.WaitAsyncTaskTool, map[string]any{"task_id": "  " + slowID + " "})),
+		step(calls(background.WaitAsyncTaskTool, map[string]any{"task_id": "  " + slowID + " "})),
 		func(req *llm.Request) llm.Message {
 			reports = append(reports, parseReport(t, toolResults(req)[0]))
-			return calls(subagents.ListAsyncTasksTool, map[string]any{}, subagents.CheckAsyncTaskTool, map[string]string{"task_id": slowID})
+			return calls(background.ListAsyncTasksTool, map[string]any{}, background.CheckAsyncTaskTool, map[string]string{"task_id": slowID})
 		},
 		func(req *llm.Request) llm.Message {
 			res := toolResults(req)
@@ -297,10 +298,10 @@ func TestAsyncLocalStartPollWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := reports[2]; r.Status != subagents.AsyncSuccess || r.Result != "counted to ten" {
+	if r := reports[2]; r.Status != background.Success || r.Result != "counted to ten" {
 		t.Errorf("wait after the run = %+v", r)
 	}
-	if r := reports[3]; r.Status != subagents.AsyncSuccess || r.Result != "counted to ten" {
+	if r := reports[3]; r.Status != background.Success || r.Result != "counted to ten" {
 		t.Errorf("second check = %+v", r)
 	}
 	for _, id := range []string{slowID, researcherID} {
@@ -311,11 +312,11 @@ func TestAsyncLocalStartPollWait(t *testing.T) {
 	if res.Usage.InputTokens != 3 || res.Usage.OutputTokens != 2 {
 		t.Errorf("usage = %+v: the collected task's usage counts once, in the run that collected it", res.Usage)
 	}
-	recs, err := subagents.AsyncTasks(res.State.Values)
+	recs, err := background.Tasks(res.State.Values)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := recs[slowID]; r.Status != subagents.AsyncSuccess || !r.Collected || r.AgentName != "slow" || r.Remote {
+	if r := recs[slowID]; r.Status != background.Success || !r.Collected || r.AgentName != "slow" || r.Remote {
 		t.Errorf("record = %+v", r)
 	}
 	if m.remaining() != 0 {
@@ -329,28 +330,28 @@ func TestAsyncLocalCancel(t *testing.T) {
 	noLeaks(t)
 	one, two := newGated("one"), newGated("two")
 	m := &stepModel{}
-	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), subagents.AsyncConfig{Subagents: []subagents.Async{
+	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), background.Config{Subagents: []background.Subagent{
 		{Subagent: subagents.Subagent{Name: "one", Description: "first", Runnable: one}},
 		{Subagent: subagents.Subagent{Name: "two", Description: "second", Runnable: two}},
 	}})
 	var ids []string
 	var out []string
 	m.add(
-		step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "one", "description": "x"},
-			subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "two", "description": "y"})),
+		step(calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "one", "description": "x"},
+			background.StartAsyncTaskTool, map[string]string{"subagent_type": "two", "description": "y"})),
 		func(req *llm.Request) llm.Message {
 			for _, r := range toolResults(req) {
 				ids = append(ids, taskIDOf(t, r))
 			}
 			received(t, one.started, "task one")
 			received(t, two.started, "task two")
-			return calls(subagents.CancelAsyncTaskTool, map[string]string{"task_id": ids[0]})
+			return calls(background.CancelAsyncTaskTool, map[string]string{"task_id": ids[0]})
 		},
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
-			return calls(subagents.CheckAsyncTaskTool, map[string]string{"task_id": ids[0]},
-				subagents.CheckAsyncTaskTool, map[string]string{"task_id": ids[1]},
-				subagents.CancelAsyncTaskTool, map[string]string{"task_id": ids[0]})
+			return calls(background.CheckAsyncTaskTool, map[string]string{"task_id": ids[0]},
+				background.CheckAsyncTaskTool, map[string]string{"task_id": ids[1]},
+				background.CancelAsyncTaskTool, map[string]string{"task_id": ids[0]})
 		},
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
@@ -366,10 +367,10 @@ func TestAsyncLocalCancel(t *testing.T) {
 	if out[0] != "Cancelled async subagent task: "+ids[0] {
 		t.Errorf("cancel = %q", out[0])
 	}
-	if r := parseReport(t, out[1]); r.Status != subagents.AsyncCancelled || r.Error == "" {
+	if r := parseReport(t, out[1]); r.Status != background.Cancelled || r.Error == "" {
 		t.Errorf("check of the cancelled task = %+v", r)
 	}
-	if r := parseReport(t, out[2]); r.Status != subagents.AsyncRunning {
+	if r := parseReport(t, out[2]); r.Status != background.Running {
 		t.Errorf("check of the other task = %+v", r)
 	}
 	if want := "Task " + ids[0] + " had already finished (status cancelled); nothing to cancel."; out[3] != want {
@@ -395,31 +396,31 @@ func TestAsyncHostileArguments(t *testing.T) {
 	slow := newGated("done")
 	defer close(slow.release)
 	m := &stepModel{}
-	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), subagents.AsyncConfig{
-		Subagents: []subagents.Async{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
-		Options:   subagents.AsyncOptions{MaxRunning: 1, MaxWait: 50 * time.Millisecond},
+	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), background.Config{
+		Subagents: []background.Subagent{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
+		Options:   background.Options{MaxRunning: 1, MaxWait: 50 * time.Millisecond},
 	})
 	var id string
 	var results []llm.Message
 	m.add(
-		step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "one"})),
+		step(calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "one"})),
 		func(req *llm.Request) llm.Message {
 			id = taskIDOf(t, toolResults(req)[0])
 			huge := strings.Repeat("x", 100000)
 			return calls(
-				subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "two"},
-				subagents.StartAsyncTaskTool, map[string]string{"subagent_type": huge, "description": "x"},
-				subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "  "},
-				subagents.CheckAsyncTaskTool, map[string]string{"task_id": huge},
-				subagents.CheckAsyncTaskTool, map[string]string{"task_id": ""},
-				subagents.WaitAsyncTaskTool, map[string]any{"task_id": id, "timeout": -1},
-				subagents.WaitAsyncTaskTool, map[string]any{"task_id": id, "timeout": 1e300},
-				subagents.UpdateAsyncTaskTool, map[string]string{"task_id": "nope", "message": "more"},
-				subagents.UpdateAsyncTaskTool, map[string]string{"task_id": id, "message": ""},
-				subagents.CancelAsyncTaskTool, map[string]string{"task_id": "nope"},
-				subagents.ListAsyncTasksTool, map[string]string{"status_filter": "bogus"},
-				subagents.ListAsyncTasksTool, map[string]string{"status_filter": "success"},
-				subagents.CheckAsyncTaskTool, map[string]any{"task_id": 7},
+				background.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "two"},
+				background.StartAsyncTaskTool, map[string]string{"subagent_type": huge, "description": "x"},
+				background.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "  "},
+				background.CheckAsyncTaskTool, map[string]string{"task_id": huge},
+				background.CheckAsyncTaskTool, map[string]string{"task_id": ""},
+				background.WaitAsyncTaskTool, map[string]any{"task_id": id, "timeout": -1},
+				background.WaitAsyncTaskTool, map[string]any{"task_id": id, "timeout": 1e300},
+				background.UpdateAsyncTaskTool, map[string]string{"task_id": "nope", "message": "more"},
+				background.UpdateAsyncTaskTool, map[string]string{"task_id": id, "message": ""},
+				background.CancelAsyncTaskTool, map[string]string{"task_id": "nope"},
+				background.ListAsyncTasksTool, map[string]string{"status_filter": "bogus"},
+				background.ListAsyncTasksTool, map[string]string{"status_filter": "success"},
+				background.CheckAsyncTaskTool, map[string]any{"task_id": 7},
 			)
 		},
 		func(req *llm.Request) llm.Message {
@@ -459,7 +460,7 @@ func TestAsyncHostileArguments(t *testing.T) {
 			t.Errorf("result %d echoes %d bytes", i, len(got.Text()))
 		}
 	}
-	if r := parseReport(t, results[6].Text()); r.Status != subagents.AsyncRunning {
+	if r := parseReport(t, results[6].Text()); r.Status != background.Running {
 		t.Errorf("wait with a huge timeout = %+v", r)
 	}
 }
@@ -483,27 +484,27 @@ func TestAsyncMaxTasks(t *testing.T) {
 	slow := newGated("slow")
 	defer close(slow.release)
 	n := 0
-	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), subagents.AsyncConfig{
-		Subagents: []subagents.Async{
+	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), background.Config{
+		Subagents: []background.Subagent{
 			{Subagent: subagents.Subagent{Name: "quick", Description: "quick"}},
 			{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}},
 		},
-		Options: subagents.AsyncOptions{MaxTasks: 2, NewTaskID: func() string { n++; return fmt.Sprintf("task-%d", n) }},
+		Options: background.Options{MaxTasks: 2, NewTaskID: func() string { n++; return fmt.Sprintf("task-%d", n) }},
 	})
 	var out []string
 	m.add(
-		step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "quick", "description": "a"})),
-		step(calls(subagents.WaitAsyncTaskTool, map[string]any{"task_id": "task-1"})),
-		step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "b"})),
-		step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "quick", "description": "c"})),
+		step(calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "quick", "description": "a"})),
+		step(calls(background.WaitAsyncTaskTool, map[string]any{"task_id": "task-1"})),
+		step(calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "b"})),
+		step(calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "quick", "description": "c"})),
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
-			return calls(subagents.WaitAsyncTaskTool, map[string]any{"task_id": "task-3"})
+			return calls(background.WaitAsyncTaskTool, map[string]any{"task_id": "task-3"})
 		},
-		step(calls(subagents.ListAsyncTasksTool, map[string]any{})),
+		step(calls(background.ListAsyncTasksTool, map[string]any{})),
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
-			return calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "quick", "description": "d"})
+			return calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "quick", "description": "d"})
 		},
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
@@ -525,13 +526,13 @@ func TestAsyncMaxTasks(t *testing.T) {
 
 	// With every recorded task running, a start is refused.
 	m2 := &stepModel{}
-	a2 := newAsyncAgent(t, m2, nil, subagents.AsyncConfig{
-		Subagents: []subagents.Async{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
-		Options:   subagents.AsyncOptions{MaxTasks: 1},
+	a2 := newAsyncAgent(t, m2, nil, background.Config{
+		Subagents: []background.Subagent{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
+		Options:   background.Options{MaxTasks: 1},
 	})
 	var refused llm.Message
-	m2.add(step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "a"})),
-		step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "b"})),
+	m2.add(step(calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "a"})),
+		step(calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "b"})),
 		func(req *llm.Request) llm.Message {
 			refused = req.Messages[len(req.Messages)-1]
 			return llm.AssistantText("ok")
@@ -550,11 +551,11 @@ func TestAsyncLocalLost(t *testing.T) {
 	noLeaks(t)
 	slow := newGated("never")
 	saver := checkpoint.NewMemorySaver()
-	cfg := subagents.AsyncConfig{Subagents: []subagents.Async{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}}}
+	cfg := background.Config{Subagents: []background.Subagent{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}}}
 	m1 := &stepModel{}
 	a1 := newAsyncAgent(t, m1, saver, cfg)
 	var id string
-	m1.add(step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "x"})),
+	m1.add(step(calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "x"})),
 		func(req *llm.Request) llm.Message {
 			id = taskIDOf(t, toolResults(req)[0])
 			return llm.AssistantText("started")
@@ -569,10 +570,10 @@ func TestAsyncLocalLost(t *testing.T) {
 	a2 := newAsyncAgent(t, m2, saver, cfg)
 	var out []string
 	m2.add(
-		step(calls(subagents.CheckAsyncTaskTool, map[string]string{"task_id": id})),
+		step(calls(background.CheckAsyncTaskTool, map[string]string{"task_id": id})),
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
-			return calls(subagents.ListAsyncTasksTool, map[string]any{}, subagents.CancelAsyncTaskTool, map[string]string{"task_id": id})
+			return calls(background.ListAsyncTasksTool, map[string]any{}, background.CancelAsyncTaskTool, map[string]string{"task_id": id})
 		},
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
@@ -583,7 +584,7 @@ func TestAsyncLocalLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := parseReport(t, out[0]); r.Status != subagents.AsyncLost || !strings.Contains(r.Error, "process that has since ended") {
+	if r := parseReport(t, out[0]); r.Status != background.Lost || !strings.Contains(r.Error, "process that has since ended") {
 		t.Errorf("check = %+v", r)
 	}
 	if !strings.Contains(out[1], "status: lost") {
@@ -592,8 +593,8 @@ func TestAsyncLocalLost(t *testing.T) {
 	if !strings.Contains(out[2], "nothing to cancel") {
 		t.Errorf("cancel = %q", out[2])
 	}
-	recs, _ := subagents.AsyncTasks(res.State.Values)
-	if recs[id].Status != subagents.AsyncLost {
+	recs, _ := background.Tasks(res.State.Values)
+	if recs[id].Status != background.Lost {
 		t.Errorf("record = %+v", recs[id])
 	}
 }
@@ -603,9 +604,9 @@ func TestAsyncRunning(t *testing.T) {
 	noLeaks(t)
 	slow := newGated("never")
 	m := &stepModel{}
-	as, err := subagents.NewAsync(subagents.AsyncConfig{
+	as, err := background.New(background.Config{
 		Parent:    subagents.Parent{Agent: agent.Config{Model: m}},
-		Subagents: []subagents.Async{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
+		Subagents: []background.Subagent{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -619,7 +620,7 @@ func TestAsyncRunning(t *testing.T) {
 		t.Errorf("Running before any start = %v", got)
 	}
 	var id string
-	m.add(step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "x"})),
+	m.add(step(calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "x"})),
 		func(req *llm.Request) llm.Message {
 			id = taskIDOf(t, toolResults(req)[0])
 			return llm.AssistantText("started")
@@ -666,26 +667,26 @@ func TestAsyncLocalUpdateAndMergeBack(t *testing.T) {
 	noLeaks(t)
 	e := &echo{}
 	m := &stepModel{}
-	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), subagents.AsyncConfig{
-		Subagents: []subagents.Async{{Subagent: subagents.Subagent{Name: "echo", Description: "echoes", Runnable: e}}},
-		Options:   subagents.AsyncOptions{NewTaskID: func() string { return "the-task" }},
+	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), background.Config{
+		Subagents: []background.Subagent{{Subagent: subagents.Subagent{Name: "echo", Description: "echoes", Runnable: e}}},
+		Options:   background.Options{NewTaskID: func() string { return "the-task" }},
 	})
 	var out []string
 	m.add(
-		step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "echo", "description": "first"})),
+		step(calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "echo", "description": "first"})),
 		step(calls("note", map[string]string{"path": "/shared.txt", "content": "caller's version"})),
-		step(calls(subagents.WaitAsyncTaskTool, map[string]any{"task_id": "the-task"})),
+		step(calls(background.WaitAsyncTaskTool, map[string]any{"task_id": "the-task"})),
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
-			return calls(subagents.UpdateAsyncTaskTool, map[string]string{"task_id": "the-task", "message": "second"})
+			return calls(background.UpdateAsyncTaskTool, map[string]string{"task_id": "the-task", "message": "second"})
 		},
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
-			return calls(subagents.WaitAsyncTaskTool, map[string]any{"task_id": "the-task", "timeout": 2.5})
+			return calls(background.WaitAsyncTaskTool, map[string]any{"task_id": "the-task", "timeout": 2.5})
 		},
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
-			return calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "echo", "description": "again"})
+			return calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "echo", "description": "again"})
 		},
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
@@ -703,7 +704,7 @@ func TestAsyncLocalUpdateAndMergeBack(t *testing.T) {
 	if out[1] != "Updated async subagent. task_id: the-task" {
 		t.Errorf("update = %q", out[1])
 	}
-	if r := parseReport(t, out[2]); r.Result != "heard: second" || r.Status != subagents.AsyncSuccess {
+	if r := parseReport(t, out[2]); r.Result != "heard: second" || r.Status != background.Success {
 		t.Errorf("after the update = %+v", r)
 	}
 	if !strings.Contains(out[3], "task id \"the-task\" is empty or taken") {
@@ -730,22 +731,22 @@ func TestAsyncLocalUpdateAndMergeBack(t *testing.T) {
 // The records are private: a subagent started by task gets none, and the
 // server's API does not show them (agent.PrivateValuer).
 func TestAsyncRecordsArePrivate(t *testing.T) {
-	as, err := subagents.NewAsync(subagents.AsyncConfig{
+	as, err := background.New(background.Config{
 		Parent:    subagents.Parent{Agent: agent.Config{Model: replay.New()}},
-		Subagents: []subagents.Async{{Subagent: subagents.Subagent{Name: "x", Description: "x"}}},
+		Subagents: []background.Subagent{{Subagent: subagents.Subagent{Name: "x", Description: "x"}}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer as.Close()
-	if got := as.PrivateValues(); len(got) != 1 || got[0] != subagents.AsyncTasksValue {
+	if got := as.PrivateValues(); len(got) != 1 || got[0] != background.TasksValue {
 		t.Errorf("PrivateValues = %v", got)
 	}
 	a, err := agent.New(agent.Config{Model: replay.New(), Middleware: []agent.Middleware{as}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := a.PrivateValues(); len(got) != 1 || got[0] != subagents.AsyncTasksValue {
+	if got := a.PrivateValues(); len(got) != 1 || got[0] != background.TasksValue {
 		t.Errorf("the agent's PrivateValues = %v (what task and the server keep to it)", got)
 	}
 }
@@ -754,19 +755,19 @@ func TestNewAsyncErrors(t *testing.T) {
 	r := newGated("")
 	for _, tc := range []struct {
 		name string
-		subs []subagents.Async
+		subs []background.Subagent
 		want string
 	}{
 		{"none", nil, "none configured"},
-		{"no name", []subagents.Async{{Subagent: subagents.Subagent{Runnable: r}}}, "no name"},
-		{"duplicate", []subagents.Async{{Subagent: subagents.Subagent{Name: "a", Runnable: r}}, {Subagent: subagents.Subagent{Name: "a", Runnable: r}}}, "two subagents"},
-		{"remote without graph", []subagents.Async{{Subagent: subagents.Subagent{Name: "a"}, URL: "http://x"}}, "both URL and GraphID"},
-		{"remote with a prompt", []subagents.Async{{Subagent: subagents.Subagent{Name: "a", SystemPrompt: "p"}, URL: "http://x", GraphID: "g"}}, "defined by its server"},
-		{"bad url", []subagents.Async{{Subagent: subagents.Subagent{Name: "a"}, URL: "ftp://x", GraphID: "g"}}, "want http(s)"},
-		{"fork", []subagents.Async{{Subagent: subagents.Subagent{Name: "a", Mode: subagents.Fork}}}, "starts from its task alone"},
+		{"no name", []background.Subagent{{Subagent: subagents.Subagent{Runnable: r}}}, "no name"},
+		{"duplicate", []background.Subagent{{Subagent: subagents.Subagent{Name: "a", Runnable: r}}, {Subagent: subagents.Subagent{Name: "a", Runnable: r}}}, "two subagents"},
+		{"remote without graph", []background.Subagent{{Subagent: subagents.Subagent{Name: "a"}, URL: "http://x"}}, "both URL and GraphID"},
+		{"remote with a prompt", []background.Subagent{{Subagent: subagents.Subagent{Name: "a", SystemPrompt: "p"}, URL: "http://x", GraphID: "g"}}, "defined by its server"},
+		{"bad url", []background.Subagent{{Subagent: subagents.Subagent{Name: "a"}, URL: "ftp://x", GraphID: "g"}}, "want http(s)"},
+		{"fork", []background.Subagent{{Subagent: subagents.Subagent{Name: "a", Mode: subagents.Fork}}}, "starts from its task alone"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := subagents.NewAsync(subagents.AsyncConfig{Parent: subagents.Parent{Agent: agent.Config{Model: replay.New()}}, Subagents: tc.subs})
+			_, err := background.New(background.Config{Parent: subagents.Parent{Agent: agent.Config{Model: replay.New()}}, Subagents: tc.subs})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}
@@ -778,18 +779,18 @@ func TestNewAsyncErrors(t *testing.T) {
 func TestAsyncLocalPanic(t *testing.T) {
 	noLeaks(t)
 	m := &stepModel{}
-	a := newAsyncAgent(t, m, nil, subagents.AsyncConfig{
-		Subagents: []subagents.Async{{Subagent: subagents.Subagent{Name: "p", Description: "panics", Runnable: panicky{}}}},
-		Options:   subagents.AsyncOptions{NewTaskID: func() string { return "p1" }},
+	a := newAsyncAgent(t, m, nil, background.Config{
+		Subagents: []background.Subagent{{Subagent: subagents.Subagent{Name: "p", Description: "panics", Runnable: panicky{}}}},
+		Options:   background.Options{NewTaskID: func() string { return "p1" }},
 	})
 	var out string
-	m.add(step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "p", "description": "x"})),
-		step(calls(subagents.WaitAsyncTaskTool, map[string]any{"task_id": "p1"})),
+	m.add(step(calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "p", "description": "x"})),
+		step(calls(background.WaitAsyncTaskTool, map[string]any{"task_id": "p1"})),
 		func(req *llm.Request) llm.Message { out = toolResults(req)[0]; return llm.AssistantText("ok") })
 	if _, err := a.Invoke(context.Background(), agent.Prompt("go")); err != nil {
 		t.Fatal(err)
 	}
-	if r := parseReport(t, out); r.Status != subagents.AsyncError || !strings.Contains(r.Error, "boom") {
+	if r := parseReport(t, out); r.Status != background.Error || !strings.Contains(r.Error, "boom") {
 		t.Errorf("report = %+v", r)
 	}
 }
@@ -800,12 +801,12 @@ func (panicky) Invoke(context.Context, agent.Input) (*agent.Result, error) { pan
 
 // TestAsyncModelSurface pins what the model reads of the background
 // subagents: the prompt section and each tool's description and schema.
-// go test ./middleware/subagents -run TestAsyncModelSurface -update accepts
+// go test ./middleware/subagents/background -run TestAsyncModelSurface -update accepts
 // a change.
 func TestAsyncModelSurface(t *testing.T) {
-	as, err := subagents.NewAsync(subagents.AsyncConfig{
+	as, err := background.New(background.Config{
 		Parent: subagents.Parent{Agent: agent.Config{Model: replay.New()}},
-		Subagents: []subagents.Async{
+		Subagents: []background.Subagent{
 			{Subagent: subagents.Subagent{Name: "researcher", Description: "Researches a question."}},
 			{Subagent: subagents.Subagent{Name: "remote-researcher", Description: "Researches on a server."}, URL: "http://127.0.0.1:1", GraphID: "g"},
 		},
@@ -839,18 +840,18 @@ func TestAsyncLocalOutlivesACancelledRun(t *testing.T) {
 	noLeaks(t)
 	slow := newGated("still here")
 	m := &stepModel{}
-	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), subagents.AsyncConfig{
-		Subagents: []subagents.Async{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
-		Options:   subagents.AsyncOptions{NewTaskID: func() string { return "s1" }},
+	a := newAsyncAgent(t, m, checkpoint.NewMemorySaver(), background.Config{
+		Subagents: []background.Subagent{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
+		Options:   background.Options{NewTaskID: func() string { return "s1" }},
 	})
-	m.add(step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "x"})),
+	m.add(step(calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "x"})),
 		func(*llm.Request) llm.Message { return llm.AssistantText("never read") })
 	started := false
 	for e, err := range a.Stream(context.Background(), agent.Input{ThreadID: "x", Messages: []llm.Message{llm.UserText("go")}}) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		started = started || e.Type == agent.EventToolResult && e.Name == subagents.StartAsyncTaskTool
+		started = started || e.Type == agent.EventToolResult && e.Name == background.StartAsyncTaskTool
 		if started && e.Type == agent.EventCheckpoint {
 			break // the start is saved; this cancels the run
 		}
@@ -861,7 +862,7 @@ func TestAsyncLocalOutlivesACancelledRun(t *testing.T) {
 	m.mu.Lock()
 	m.steps, m.n = nil, 0
 	m.mu.Unlock()
-	m.add(step(calls(subagents.WaitAsyncTaskTool, map[string]any{"task_id": "s1", "timeout": 5})),
+	m.add(step(calls(background.WaitAsyncTaskTool, map[string]any{"task_id": "s1", "timeout": 5})),
 		func(req *llm.Request) llm.Message { out = toolResults(req)[0]; return llm.AssistantText("ok") })
 	if _, err := a.Invoke(context.Background(), agent.Input{ThreadID: "x", Messages: []llm.Message{llm.UserText("and?")}}); err != nil {
 		t.Fatal(err)
@@ -871,7 +872,7 @@ func TestAsyncLocalOutlivesACancelledRun(t *testing.T) {
 		t.Errorf("the task was cancelled with its run: %v", err)
 	default:
 	}
-	if r := parseReport(t, out); r.Status != subagents.AsyncSuccess || r.Result != "still here" {
+	if r := parseReport(t, out); r.Status != background.Success || r.Result != "still here" {
 		t.Errorf("report = %+v", r)
 	}
 }
@@ -885,9 +886,9 @@ func TestAsyncShutdownRecordsEachThread(t *testing.T) {
 	slow := newGated("never")
 	m := &stepModel{}
 	saver := checkpoint.NewMemorySaver()
-	as, err := subagents.NewAsync(subagents.AsyncConfig{
+	as, err := background.New(background.Config{
 		Parent:    subagents.Parent{Agent: agent.Config{Model: m}},
-		Subagents: []subagents.Async{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
+		Subagents: []background.Subagent{{Subagent: subagents.Subagent{Name: "slow", Description: "slow", Runnable: slow}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -899,7 +900,7 @@ func TestAsyncShutdownRecordsEachThread(t *testing.T) {
 	defer a.Close()
 	ids := map[string]string{}
 	for _, thread := range []string{"a", "b"} {
-		m.add(step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "x"})),
+		m.add(step(calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "slow", "description": "x"})),
 			func(req *llm.Request) llm.Message {
 				ids[thread] = taskIDOf(t, toolResults(req)[0])
 				return llm.AssistantText("started")
@@ -921,11 +922,11 @@ func TestAsyncShutdownRecordsEachThread(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tasks, err := subagents.AsyncTasks(head.Values)
+		tasks, err := background.Tasks(head.Values)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := tasks[id].Status; got != subagents.AsyncCancelled {
+		if got := tasks[id].Status; got != background.Cancelled {
 			t.Errorf("thread %s: task %s recorded %q, want cancelled", thread, id, got)
 		}
 	}

@@ -1,4 +1,4 @@
-package subagents_test
+package background_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/subagents"
+	"github.com/deepagents-go/deepagents/middleware/subagents/background"
 	"github.com/deepagents-go/deepagents/server"
 )
 
@@ -106,22 +107,22 @@ func TestAsyncRemote(t *testing.T) {
 	gm := newGateModel("long task", "doomed task")
 	hs := remoteServer(t, gm, "secret")
 	saver := checkpoint.NewMemorySaver()
-	cfg := subagents.AsyncConfig{
-		Subagents: []subagents.Async{{
+	cfg := background.Config{
+		Subagents: []background.Subagent{{
 			Subagent: subagents.Subagent{Name: "remote", Description: "researches on a server"},
 			URL:      hs.URL + "/", GraphID: "researcher",
 			Headers: map[string]string{"X-Api-Key": "secret"},
 			Client:  hs.Client(),
 		}},
-		Options: subagents.AsyncOptions{PollInterval: 10 * time.Millisecond},
+		Options: background.Options{PollInterval: 10 * time.Millisecond},
 	}
 	m1 := &stepModel{}
 	a1 := newAsyncAgent(t, m1, saver, cfg)
 	var longID, doomedID string
 	var out []string
 	m1.add(
-		step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "remote", "description": "long task"},
-			subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "remote", "description": "doomed task"})),
+		step(calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "remote", "description": "long task"},
+			background.StartAsyncTaskTool, map[string]string{"subagent_type": "remote", "description": "doomed task"})),
 		func(req *llm.Request) llm.Message {
 			res := toolResults(req)
 			longID, doomedID = taskIDOf(t, res[0]), taskIDOf(t, res[1])
@@ -130,8 +131,8 @@ func TestAsyncRemote(t *testing.T) {
 			if !got["long task"] || !got["doomed task"] {
 				t.Errorf("remote runs started with %v", got)
 			}
-			return calls(subagents.CheckAsyncTaskTool, map[string]string{"task_id": longID},
-				subagents.CancelAsyncTaskTool, map[string]string{"task_id": doomedID})
+			return calls(background.CheckAsyncTaskTool, map[string]string{"task_id": longID},
+				background.CancelAsyncTaskTool, map[string]string{"task_id": doomedID})
 		},
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
@@ -141,7 +142,7 @@ func TestAsyncRemote(t *testing.T) {
 	if _, err := a1.Invoke(context.Background(), agent.Input{ThreadID: "r", Messages: []llm.Message{llm.UserText("go")}}); err != nil {
 		t.Fatal(err)
 	}
-	if r := parseReport(t, out[0]); r.Status != subagents.AsyncRunning || r.TaskID != longID || r.SubagentType != "remote" {
+	if r := parseReport(t, out[0]); r.Status != background.Running || r.TaskID != longID || r.SubagentType != "remote" {
 		t.Errorf("check while running = %+v", r)
 	}
 	if out[1] != "Cancelled async subagent task: "+doomedID {
@@ -158,26 +159,26 @@ func TestAsyncRemote(t *testing.T) {
 	a2 := newAsyncAgent(t, m2, saver, cfg)
 	out = nil
 	m2.add(
-		step(calls(subagents.WaitAsyncTaskTool, map[string]any{"task_id": longID, "timeout": 5},
-			subagents.CheckAsyncTaskTool, map[string]string{"task_id": doomedID})),
+		step(calls(background.WaitAsyncTaskTool, map[string]any{"task_id": longID, "timeout": 5},
+			background.CheckAsyncTaskTool, map[string]string{"task_id": doomedID})),
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
-			return calls(subagents.UpdateAsyncTaskTool, map[string]string{"task_id": longID, "message": "more please"},
-				subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "remote", "description": "fail please"},
-				subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "remote", "description": "quick one"})
+			return calls(background.UpdateAsyncTaskTool, map[string]string{"task_id": longID, "message": "more please"},
+				background.StartAsyncTaskTool, map[string]string{"subagent_type": "remote", "description": "fail please"},
+				background.StartAsyncTaskTool, map[string]string{"subagent_type": "remote", "description": "quick one"})
 		},
 		func(req *llm.Request) llm.Message {
 			res := toolResults(req)
 			out = append(out, res...)
 			quickID := taskIDOf(t, res[2])
 			waitIdle(t, hs, quickID) // it has finished, but its record still says running
-			return calls(subagents.WaitAsyncTaskTool, map[string]any{"task_id": longID, "timeout": 5},
-				subagents.WaitAsyncTaskTool, map[string]any{"task_id": taskIDOf(t, res[1]), "timeout": 5},
-				subagents.CancelAsyncTaskTool, map[string]string{"task_id": quickID})
+			return calls(background.WaitAsyncTaskTool, map[string]any{"task_id": longID, "timeout": 5},
+				background.WaitAsyncTaskTool, map[string]any{"task_id": taskIDOf(t, res[1]), "timeout": 5},
+				background.CancelAsyncTaskTool, map[string]string{"task_id": quickID})
 		},
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
-			return calls(subagents.ListAsyncTasksTool, map[string]any{})
+			return calls(background.ListAsyncTasksTool, map[string]any{})
 		},
 		func(req *llm.Request) llm.Message {
 			out = append(out, toolResults(req)...)
@@ -188,19 +189,19 @@ func TestAsyncRemote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := parseReport(t, out[0]); r.Status != subagents.AsyncSuccess || r.Result != "remote: long task" {
+	if r := parseReport(t, out[0]); r.Status != background.Success || r.Result != "remote: long task" {
 		t.Errorf("wait = %+v", r)
 	}
-	if r := parseReport(t, out[1]); r.Status != subagents.AsyncCancelled {
+	if r := parseReport(t, out[1]); r.Status != background.Cancelled {
 		t.Errorf("check of the cancelled task = %+v", r)
 	}
 	if out[2] != "Updated async subagent. task_id: "+longID {
 		t.Errorf("update = %q", out[2])
 	}
-	if r := parseReport(t, out[5]); r.Status != subagents.AsyncSuccess || r.Result != "remote: more please" {
+	if r := parseReport(t, out[5]); r.Status != background.Success || r.Result != "remote: more please" {
 		t.Errorf("wait after the update = %+v", r)
 	}
-	if r := parseReport(t, out[6]); r.Status != subagents.AsyncError || !strings.Contains(r.Error, "the remote model is down") {
+	if r := parseReport(t, out[6]); r.Status != background.Error || !strings.Contains(r.Error, "the remote model is down") {
 		t.Errorf("failed task = %+v", r)
 	}
 	if !strings.Contains(out[7], "had already finished (status success); nothing to cancel") {
@@ -209,8 +210,8 @@ func TestAsyncRemote(t *testing.T) {
 	if !strings.HasPrefix(out[8], "4 tracked task(s):") || !strings.Contains(out[8], "status: cancelled") || strings.Count(out[8], "status: success") != 2 || !strings.Contains(out[8], "status: error") {
 		t.Errorf("list = %q", out[8])
 	}
-	recs, _ := subagents.AsyncTasks(res.State.Values)
-	if r := recs[longID]; !r.Remote || r.ThreadID != longID || r.RunID == "" || r.Status != subagents.AsyncSuccess {
+	recs, _ := background.Tasks(res.State.Values)
+	if r := recs[longID]; !r.Remote || r.ThreadID != longID || r.RunID == "" || r.Status != background.Success {
 		t.Errorf("record = %+v", r)
 	}
 }
@@ -263,19 +264,19 @@ func TestAsyncRemoteFailures(t *testing.T) {
 	goneURL := gone.URL
 	gone.Close()
 	keyed := remoteServer(t, newGateModel(), "secret")
-	remote := func(name, url string) subagents.Async {
-		return subagents.Async{Subagent: subagents.Subagent{Name: name, Description: name}, URL: url, GraphID: "researcher", Client: bad.Client()}
+	remote := func(name, url string) background.Subagent {
+		return background.Subagent{Subagent: subagents.Subagent{Name: name, Description: name}, URL: url, GraphID: "researcher", Client: bad.Client()}
 	}
 	m := &stepModel{}
-	a := newAsyncAgent(t, m, nil, subagents.AsyncConfig{Subagents: []subagents.Async{
+	a := newAsyncAgent(t, m, nil, background.Config{Subagents: []background.Subagent{
 		remote("fails", bad.URL+"/fails"), remote("nonsense", bad.URL+"/nonsense"), remote("gone", goneURL), remote("nokey", keyed.URL),
 	}})
 	var results []llm.Message
 	m.add(
-		step(calls(subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "fails", "description": "x"},
-			subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "nonsense", "description": "x"},
-			subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "gone", "description": "x"},
-			subagents.StartAsyncTaskTool, map[string]string{"subagent_type": "nokey", "description": "x"})),
+		step(calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "fails", "description": "x"},
+			background.StartAsyncTaskTool, map[string]string{"subagent_type": "nonsense", "description": "x"},
+			background.StartAsyncTaskTool, map[string]string{"subagent_type": "gone", "description": "x"},
+			background.StartAsyncTaskTool, map[string]string{"subagent_type": "nokey", "description": "x"})),
 		func(req *llm.Request) llm.Message {
 			results = req.Messages[len(req.Messages)-4:]
 			return llm.AssistantText("ok")
@@ -302,11 +303,11 @@ func TestAsyncRemoteFailures(t *testing.T) {
 func TestAsyncParallelStartsKeepTheCaps(t *testing.T) {
 	noLeaks(t)
 	for _, c := range []struct {
-		opts subagents.AsyncOptions
+		opts background.Options
 		want string
 	}{
-		{subagents.AsyncOptions{MaxTasks: 2}, "Error: this conversation already has 2 background tasks"},
-		{subagents.AsyncOptions{MaxRunning: 2}, "Error: 2 remote background tasks of this conversation may be running"},
+		{background.Options{MaxTasks: 2}, "Error: this conversation already has 2 background tasks"},
+		{background.Options{MaxRunning: 2}, "Error: 2 remote background tasks of this conversation may be running"},
 	} {
 		gm := newGateModel("job 0", "job 1", "job 2", "job 3")
 		hs := remoteServer(t, gm, "")
@@ -319,14 +320,14 @@ func TestAsyncParallelStartsKeepTheCaps(t *testing.T) {
 		defer slowStart.Close()
 		m := &stepModel{}
 		c.opts.PollInterval = 10 * time.Millisecond
-		a := newAsyncAgent(t, m, nil, subagents.AsyncConfig{
-			Subagents: []subagents.Async{{Subagent: subagents.Subagent{Name: "remote", Description: "remote"},
+		a := newAsyncAgent(t, m, nil, background.Config{
+			Subagents: []background.Subagent{{Subagent: subagents.Subagent{Name: "remote", Description: "remote"},
 				URL: slowStart.URL, GraphID: "researcher", Client: slowStart.Client()}},
 			Options: c.opts,
 		})
 		turn := llm.Message{Role: llm.RoleAssistant}
 		for i := range 4 {
-			turn.ToolCalls = append(turn.ToolCalls, llm.ToolCall{ID: fmt.Sprintf("start%d", i), Name: subagents.StartAsyncTaskTool,
+			turn.ToolCalls = append(turn.ToolCalls, llm.ToolCall{ID: fmt.Sprintf("start%d", i), Name: background.StartAsyncTaskTool,
 				Args: json.RawMessage(fmt.Sprintf(`{"subagent_type":"remote","description":"job %d"}`, i))})
 		}
 		var results []string

@@ -1,4 +1,4 @@
-package subagents
+package background
 
 import (
 	"context"
@@ -29,7 +29,7 @@ type remoteAgent struct {
 	graphID string
 }
 
-func newRemoteAgent(sa Async, timeout time.Duration) (*remoteAgent, error) {
+func newRemoteAgent(sa Subagent, timeout time.Duration) (*remoteAgent, error) {
 	if sa.URL == "" || sa.GraphID == "" {
 		return nil, errors.New("a remote subagent needs both URL and GraphID")
 	}
