@@ -57,10 +57,11 @@ var layers = map[string][]string{
 	// Storage of threads and files.
 	"checkpoint":                {"llm", "thread"},
 	"checkpoint/checkpointtest": {"checkpoint", "llm", "thread"},
-	"backend":                   {"thread", "store", "netproxy", "internal/inotify", "internal/search", "internal/procinfo"},
+	"backend":                   {"thread", "store", "internal/inotify", "internal/search"},
+	"backend/sandbox":           {"backend", "netproxy", "internal/procinfo"},
 	"netproxy":                  {"netproxy/bridge"},
 	"netproxy/bridge":           {},
-	"eval":                      {"backend", "internal/fsutil"},
+	"eval":                      {"backend", "backend/sandbox", "internal/fsutil"},
 	"eval/atif":                 {"agent", "llm"},
 	"internal/fsutil":           {},
 	"backend/backendtest":       {"backend"},
@@ -87,7 +88,7 @@ var layers = map[string][]string{
 	"telemetry/otlp/otlptest": nil,
 
 	// The files of an agent as the CLI lays them out, for any program.
-	"workspace": {"agent", "backend", "permission", "store"},
+	"workspace": {"agent", "backend", "backend/sandbox", "permission", "store"},
 	"hooks":     {"agent", "internal/clip", "llm", "middleware/filesystem", "middleware/hitl", "middleware/subagents", "middleware/todos", "permission"},
 	"rewind":    {"agent", "backend", "checkpoint", "internal/gitignore", "internal/inotify", "internal/jsonenc", "llm", "store", "tool"},
 
@@ -115,7 +116,7 @@ var layers = map[string][]string{
 	// The deep agent, and the command line.
 	"":                                {"agent", "backend", "checkpoint", "hooks", "llm", "rewind", "middleware/caching", "middleware/filesystem", "middleware/budget", "middleware/hitl", "middleware/localcontext", "middleware/loops", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/steer", "middleware/subagents", "middleware/subagents/background", "middleware/summarization", "middleware/todos", "middleware/verify", "permission", "profile", "store", "telemetry", "thread", "tool"},
 	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "middleware/steer", "cmd/deepagents/internal/acp", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "cmd/deepagents/internal/tui", "hooks", "llm", "mcp", "eval", "eval/atif", "internal/fsutil", "llm/replay", "middleware/hitl", "middleware/todos", "middleware/verify", "netproxy", "persist", "rewind", "server", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
-	"cmd/deepagents/internal/session": {"", "agent", "backend", "checkpoint", "cmd/deepagents/internal/display", "hooks", "llm", "llm/providers", "llm/replay", "mcp", "middleware/budget", "middleware/filesystem", "middleware/hitl", "middleware/loops", "middleware/todos", "middleware/verify", "netproxy", "permission", "persist", "profile", "rewind", "store", "thread", "tool", "workspace"},
+	"cmd/deepagents/internal/session": {"", "agent", "backend", "backend/sandbox", "checkpoint", "cmd/deepagents/internal/display", "hooks", "llm", "llm/providers", "llm/replay", "mcp", "middleware/budget", "middleware/filesystem", "middleware/hitl", "middleware/loops", "middleware/todos", "middleware/verify", "netproxy", "permission", "persist", "profile", "rewind", "store", "thread", "tool", "workspace"},
 	"cmd/deepagents/internal/display": {"agent", "hooks", "llm", "netproxy"},
 	"cmd/deepagents/internal/acp":     {"agent", "checkpoint", "llm", "middleware/filesystem", "middleware/todos", "tool"},
 	"cmd/deepagents/internal/tui":     {"", "agent", "backend", "cmd/deepagents/internal/display", "llm", "middleware/filesystem", "middleware/hitl", "middleware/todos", "netproxy", "thread"},

@@ -156,7 +156,7 @@ type Sandbox interface {
 
 // TimeoutLimiter is implemented by sandboxes that say their limits: the
 // timeout of a command given none, and the longest one a caller may ask
-// for (LocalShell's Timeout and MaxTimeout). A wrapper of a Sandbox
+// for (sandbox.LocalShell's Timeout and MaxTimeout). A wrapper of a Sandbox
 // forwards them (see Limits).
 type TimeoutLimiter interface {
 	TimeoutLimits() (def, max time.Duration)

@@ -24,7 +24,7 @@ type Buffers struct {
 	WriteText func(ctx context.Context, path, content string) error
 }
 
-// Buffered is a FilesystemBackend (or a LocalShell) whose reads and writes
+// Buffered is a FilesystemBackend (or a sandbox.LocalShell) whose reads and writes
 // of one file's text go through Buffers, so that an agent sees the
 // editor's unsaved changes and its edits go through the editor:
 //
@@ -56,14 +56,14 @@ type Buffers struct {
 // Execute.
 //
 // Build one with NewBuffered, which returns a *BufferedSandbox when the
-// disk backend is a LocalShell.
+// disk backend is a sandbox.LocalShell.
 type Buffered struct {
 	disk Backend // the backend given
 	fs   *FilesystemBackend
 	bufs Buffers
 }
 
-// BufferedSandbox is a Buffered LocalShell: its commands run on the disk
+// BufferedSandbox is a Buffered sandbox.LocalShell: its commands run on the disk
 // as the shell's do.
 type BufferedSandbox struct {
 	*Buffered
@@ -78,21 +78,32 @@ var (
 	_ Sandbox    = (*BufferedSandbox)(nil)
 )
 
+// diskSandbox is a Sandbox whose files are a FilesystemBackend's: a
+// sandbox.LocalShell, which embeds one (disk is FilesystemBackend's, so
+// only a type embedding one has it).
+type diskSandbox interface {
+	Sandbox
+	disk() *FilesystemBackend
+}
+
+// disk returns f: see diskSandbox.
+func (f *FilesystemBackend) disk() *FilesystemBackend { return f }
+
 // NewBuffered returns disk with its files' text read and written through
-// bufs: a *Buffered, or a *BufferedSandbox when disk is a *LocalShell.
-// disk must be a *FilesystemBackend or a *LocalShell in virtual mode (the
-// checks of host paths are theirs). With neither function of bufs set it
-// returns disk itself.
+// bufs: a *Buffered, or a *BufferedSandbox when disk is a
+// *sandbox.LocalShell. disk must be a *FilesystemBackend or a
+// *sandbox.LocalShell in virtual mode (the checks of host paths are
+// theirs). With neither function of bufs set it returns disk itself.
 func NewBuffered(disk Backend, bufs Buffers) (Backend, error) {
 	var fs *FilesystemBackend
 	var sb Sandbox
 	switch d := disk.(type) {
 	case *FilesystemBackend:
 		fs = d
-	case *LocalShell:
-		fs, sb = d.FilesystemBackend, d
+	case diskSandbox:
+		fs, sb = d.disk(), d
 	default:
-		return nil, fmt.Errorf("buffered backend: %T is not a *FilesystemBackend or a *LocalShell", disk)
+		return nil, fmt.Errorf("buffered backend: %T is not a *FilesystemBackend or a *sandbox.LocalShell", disk)
 	}
 	if fs == nil || !fs.virtual {
 		return nil, errors.New("buffered backend: the filesystem backend must be in virtual mode: its paths are not confined otherwise")

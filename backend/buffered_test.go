@@ -15,6 +15,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/backend/backendtest"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 )
 
 // editor plays an editor's buffers: the text of the files it has open
@@ -124,7 +125,7 @@ func TestBufferedConformance(t *testing.T) {
 	})
 	t.Run("LocalShell", func(t *testing.T) {
 		backendtest.Run(t, func(t *testing.T) backend.Backend {
-			b, err := backend.NewBuffered(newShell(t, backend.LocalShellOptions{}), (&editor{saves: true}).buffers(true, true))
+			b, err := backend.NewBuffered(newShell(t, sandbox.LocalShellOptions{}), (&editor{saves: true}).buffers(true, true))
 			if err != nil {
 				t.Fatal(err)
 			}

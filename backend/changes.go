@@ -24,8 +24,8 @@ type Change struct {
 type changesKey struct{}
 
 // WithChanges returns a context whose calls to the host's backends
-// (FilesystemBackend, LocalShell's files, Buffered) tell observe of every
-// file and folder they create or change, once the change is made: a
+// (FilesystemBackend, sandbox.LocalShell's files, Buffered) tell observe
+// of every file and folder they create or change, once the change is made: a
 // workspace checkpoint (package rewind) records those instead of walking
 // the folder. Commands run by Execute are not followed: what they change is
 // found by looking. observe may be called from several goroutines at once.

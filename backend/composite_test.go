@@ -10,6 +10,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/backend/backendtest"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 	"github.com/deepagents-go/deepagents/store"
 	"github.com/deepagents-go/deepagents/thread"
 )
@@ -258,4 +259,28 @@ func paths(fi []backend.FileInfo) []string {
 		out[i] = f.Path
 	}
 	return out
+}
+
+func TestCompositeSandboxConformance(t *testing.T) {
+	backendtest.RunWith(t, func(t *testing.T) backend.Backend {
+		c, err := backend.NewComposite(newShell(t, sandbox.LocalShellOptions{}), compositeRoutes(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := c.(backend.Sandbox); !ok {
+			t.Fatal("a composite over a LocalShell is not a Sandbox")
+		}
+		return c
+	}, backendtest.Options{Preexisting: compositePreexisting})
+}
+
+// newShell is a LocalShell rooted in a new temporary folder, for the
+// tests of the backends that wrap one.
+func newShell(t *testing.T, opts sandbox.LocalShellOptions) *sandbox.LocalShell {
+	t.Helper()
+	s, err := sandbox.NewLocalShell(t.TempDir(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -10,8 +10,12 @@
 //   - [Composite]: routes paths to other backends by longest prefix.
 //   - [Policy]: allows or denies reads and writes by path around any backend.
 //   - [Buffered]: an editor's unsaved buffers in front of another backend.
-//   - [LocalShell]: a FilesystemBackend that also runs commands with sh -c,
-//     in the [Bubblewrap] sandbox where it is available.
+//
+// The Sandbox that ships with the harness, sandbox.LocalShell (a
+// FilesystemBackend that also runs commands with sh -c, in the bubblewrap
+// sandbox where it is available), is in package
+// [github.com/deepagents-go/deepagents/backend/sandbox], beside this
+// interface: that folder holds all the isolation the harness promises.
 //
 // Paths are virtual: absolute, slash-separated, already normalised by the
 // caller (see [Clean]). Errors are Go values ([ErrNotFound], [ErrExists], ...);

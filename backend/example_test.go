@@ -83,22 +83,6 @@ func ExampleNewPolicy() {
 	// true
 }
 
-func ExampleNewLocalShell() {
-	dir, _ := os.MkdirTemp("", "example")
-	defer os.RemoveAll(dir)
-	ctx := context.Background()
-
-	sh, err := backend.NewLocalShell(dir, backend.LocalShellOptions{})
-	if err != nil {
-		panic(err)
-	}
-	_ = sh.Write(ctx, "/hello.txt", "hello\n")
-	res, err := sh.Execute(ctx, "cat hello.txt; exit 3", 0)
-	fmt.Printf("%q %d %v\n", res.Output, res.ExitCode, err)
-	// Output:
-	// "hello\n" 3 <nil>
-}
-
 func ExampleStateBackend() {
 	files := thread.NewFiles(nil)
 	// The agent loop puts the thread's files in the context of each tool

@@ -1,10 +1,5 @@
 package backend
 
-import (
-	"path/filepath"
-	"strings"
-)
-
 // ProtectedPaths are the workspace paths whose contents other programs run
 // later, outside any sandbox: git's hooks and configuration (core.fsmonitor,
 // core.hooksPath), hook managers' folders and files (husky, pre-commit,
@@ -18,8 +13,8 @@ import (
 // slash-separated; a folder covers everything below it.
 //
 // The CLI keeps them read-only inside the execute sandbox
-// (Bubblewrap.Protected: a missing one cannot be created while a command
-// runs) and asks before a file tool writes them.
+// (sandbox.Bubblewrap.Protected: a missing one cannot be created while a
+// command runs) and asks before a file tool writes them.
 var ProtectedPaths = []string{
 	// git's files that choose code or configuration (gitrepository-layout,
 	// and what setup.c reads): hooks, config, config.worktree, commondir
@@ -50,29 +45,4 @@ var ProtectedPaths = []string{
 	".mcp.json",
 	".deepagents/config.yaml",
 	".deepagents/hooks.json",
-}
-
-// readIfPresent are the protected paths that programs read as files when
-// they exist, and would fail on if an empty folder stood in for them (git
-// stops at a commondir it cannot read), each with the content that means
-// what its absence does: a missing one is held, while a command runs, by a
-// read-only file of that content, on the host as in the sandbox, so that
-// neither git sees anything of the command's; it is removed once no
-// command uses it, and one left behind (a process killed meanwhile, a
-// folder made read-only) still means nothing.
-var readIfPresent = map[string]string{
-	".git/commondir":               ".\n", // the git folder itself
-	".git/config.worktree":         "",
-	".git/objects/info/alternates": "",
-}
-
-// neutralContent reports whether the file at host holds what its name
-// means when missing (readIfPresent): a placeholder nobody changed.
-func neutralContent(host string, data []byte) bool {
-	for name, content := range readIfPresent {
-		if strings.HasSuffix(filepath.ToSlash(host), "/"+name) {
-			return string(data) == content
-		}
-	}
-	return false
 }

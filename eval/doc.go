@@ -9,7 +9,7 @@
 // which writes /logs/verifier/reward.txt or reward.json) and
 // solution/solve.sh (the oracle's answer). A dataset is a folder of tasks.
 //
-// Each trial runs in a sandbox (backend.Bubblewrap) over a fresh copy of
+// Each trial runs in a sandbox (sandbox.Bubblewrap) over a fresh copy of
 // the task's environment: the agent works there, then the verifier runs
 // in the same folder with the tests mounted at /tests only then (the agent
 // never sees them) and /logs/verifier writable. The oracle agent runs

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 )
 
 // Agent attempts tasks: the oracle (Oracle), or a harness with a model.
@@ -81,7 +81,7 @@ func (Oracle) Attempt(ctx context.Context, tr *Trial) (Usage, error) {
 		return Usage{}, fmt.Errorf("eval: the solution: %w", err)
 	}
 	timeout := tr.Task.AgentTimeout()
-	sh, err := tr.Shell(timeout, backend.Bind{Host: sol, At: SolutionDir})
+	sh, err := tr.Shell(timeout, sandbox.Bind{Host: sol, At: SolutionDir})
 	if err != nil {
 		return Usage{}, err
 	}

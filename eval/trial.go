@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 	"github.com/deepagents-go/deepagents/internal/fsutil"
 )
 
@@ -68,9 +68,9 @@ func (tr *Trial) Close() error { return os.RemoveAll(tr.root) }
 // Shell returns a sandboxed shell over the workspace, with binds (the
 // tests, the solution) mounted too; its commands may run as long as
 // timeout.
-func (tr *Trial) Shell(timeout time.Duration, binds ...backend.Bind) (*backend.LocalShell, error) {
-	return backend.NewLocalShell(tr.Dir, backend.LocalShellOptions{
-		Sandbox:    &backend.Bubblewrap{Binds: binds},
+func (tr *Trial) Shell(timeout time.Duration, binds ...sandbox.Bind) (*sandbox.LocalShell, error) {
+	return sandbox.NewLocalShell(tr.Dir, sandbox.LocalShellOptions{
+		Sandbox:    &sandbox.Bubblewrap{Binds: binds},
 		Timeout:    timeout,
 		MaxTimeout: timeout,
 	})
@@ -112,8 +112,8 @@ func (tr *Trial) Verify(ctx context.Context) (Verification, error) {
 		return Verification{}, err
 	}
 	timeout := tr.Task.VerifierTimeout()
-	sh, err := backend.NewLocalShell(tr.Dir, backend.LocalShellOptions{
-		Sandbox: &backend.Bubblewrap{Home: tr.verifierHome, Binds: []backend.Bind{
+	sh, err := sandbox.NewLocalShell(tr.Dir, sandbox.LocalShellOptions{
+		Sandbox: &sandbox.Bubblewrap{Home: tr.verifierHome, Binds: []sandbox.Bind{
 			{Host: tests, At: TestsDir}, {Host: logs, At: LogsDir, Writable: true}}},
 		Timeout:    timeout,
 		MaxTimeout: timeout,

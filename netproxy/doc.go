@@ -2,7 +2,7 @@
 // the host, outside the sandbox, that lets a command reach the hosts its
 // rules allow and nothing else.
 //
-// The sandbox (backend.Bubblewrap with a Proxy) has a network namespace of
+// The sandbox (sandbox.Bubblewrap with a Proxy) has a network namespace of
 // its own, with only a loopback: no route out, no DNS. Each command gets a
 // Unix socket of the proxy's (Proxy.Command), mounted into the sandbox, and
 // runs behind a bridge (package bridge, run inside the sandbox by this

@@ -9,6 +9,7 @@ import (
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/hooks"
 	"github.com/deepagents-go/deepagents/llm"
@@ -35,7 +36,7 @@ func folderAgent(t *testing.T, dir string, m llm.Model, st store.Store, saver ch
 // shellAgent is folderAgent with a shell (execute), unsandboxed.
 func shellAgent(t *testing.T, dir string, m llm.Model, st store.Store, saver checkpoint.Saver) (*deepagents.Agent, *rewind.Tracker) {
 	t.Helper()
-	shell, err := backend.NewLocalShell(dir, backend.LocalShellOptions{})
+	shell, err := sandbox.NewLocalShell(dir, sandbox.LocalShellOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestRewindAgent(t *testing.T) {
 	write(t, dir, "b.txt", "bravo\n")
 	write(t, dir, "c.txt", "charlie\n")
 	original := tree(t, dir)
-	shell, err := backend.NewLocalShell(dir, backend.LocalShellOptions{})
+	shell, err := sandbox.NewLocalShell(dir, sandbox.LocalShellOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 	"github.com/deepagents-go/deepagents/rewind"
 	"github.com/deepagents-go/deepagents/store"
 )
@@ -149,7 +150,7 @@ func TestSandboxedCommandsNoticed(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "a.txt", "alpha\n")
 	write(t, dir, "src/b.txt", "bravo\n")
-	shell, err := backend.NewLocalShell(dir, backend.LocalShellOptions{Sandbox: &backend.Bubblewrap{}, Timeout: 20 * time.Second})
+	shell, err := sandbox.NewLocalShell(dir, sandbox.LocalShellOptions{Sandbox: &sandbox.Bubblewrap{}, Timeout: 20 * time.Second})
 	if err != nil {
 		if os.Getenv("CI") == "" {
 			t.Skipf("no sandbox here: %v", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 	"github.com/deepagents-go/deepagents/permission"
 	"github.com/deepagents-go/deepagents/store"
 )
@@ -43,7 +44,7 @@ type Config struct {
 	// process's user, unisolated. Open adds ReadOnly to a copy's
 	// Protected, Unreadable to its Hidden and the paths Rules deny
 	// read_file to its HiddenGlobs.
-	Sandbox *backend.Bubblewrap
+	Sandbox *sandbox.Bubblewrap
 	// UserDir is the user's own folder, shown read-only at /user/ (and
 	// created when missing); empty shows none.
 	UserDir string
@@ -185,7 +186,7 @@ func (w *Workspace) Close() error {
 }
 
 // Open opens the files cfg describes. An error about the workspace folder
-// or its shell matches ErrDir (and backend.ErrNoSandbox when bubblewrap is
+// or its shell matches ErrDir (and sandbox.ErrNoSandbox when bubblewrap is
 // missing), one about the rules ErrReadRules, so that a caller can say
 // which of its settings is wrong.
 func Open(cfg Config) (*Workspace, error) {
@@ -202,7 +203,7 @@ func Open(cfg Config) (*Workspace, error) {
 	case cfg.Dir == "":
 		ws = state
 	case cfg.Shell:
-		opts := backend.LocalShellOptions{Filesystem: fsOpts}
+		opts := sandbox.LocalShellOptions{Filesystem: fsOpts}
 		if cfg.Sandbox != nil {
 			sb := *cfg.Sandbox
 			sb.Protected = append(append([]string(nil), sb.Protected...), cfg.ReadOnly...)
@@ -211,8 +212,8 @@ func Open(cfg Config) (*Workspace, error) {
 			sb.HiddenGlobs = append(append([]string(nil), sb.HiddenGlobs...), cfg.Rules.DeniedReadPaths()...)
 			opts.Sandbox = &sb
 		}
-		var shell *backend.LocalShell
-		if shell, err = backend.NewLocalShell(cfg.Dir, opts); err == nil {
+		var shell *sandbox.LocalShell
+		if shell, err = sandbox.NewLocalShell(cfg.Dir, opts); err == nil {
 			w.closeShell = func() { shell.Close() }
 			ws = shell
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware/filesystem"
@@ -206,7 +207,7 @@ func TestAllowedPrefixes(t *testing.T) {
 }
 
 func TestExecuteTool(t *testing.T) {
-	sh, err := backend.NewLocalShell(t.TempDir(), backend.LocalShellOptions{MaxOutputBytes: 64, Timeout: time.Second, MaxTimeout: time.Second})
+	sh, err := sandbox.NewLocalShell(t.TempDir(), sandbox.LocalShellOptions{MaxOutputBytes: 64, Timeout: time.Second, MaxTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +245,7 @@ func TestExecuteTool(t *testing.T) {
 // A command that times out under a limit the model may raise says how; a
 // command that runs a second or more says how long it ran.
 func TestExecuteSaysItsTime(t *testing.T) {
-	sh, err := backend.NewLocalShell(t.TempDir(), backend.LocalShellOptions{Timeout: time.Second, MaxTimeout: time.Minute})
+	sh, err := sandbox.NewLocalShell(t.TempDir(), sandbox.LocalShellOptions{Timeout: time.Second, MaxTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -506,7 +507,7 @@ func TestGlobTimeout(t *testing.T) {
 // tool has some: the layers that ask a tool what it does (rules, plan
 // mode, rewind, the editors' kinds) get the same answer from both.
 func TestToolsCarryTheirTraits(t *testing.T) {
-	sh, err := backend.NewLocalShell(t.TempDir(), backend.LocalShellOptions{})
+	sh, err := sandbox.NewLocalShell(t.TempDir(), sandbox.LocalShellOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
@@ -83,7 +84,7 @@ func TestDescribeAsksTheSandbox(t *testing.T) {
 	if out, err := git.CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v %s", err, out)
 	}
-	sh, err := backend.NewLocalShell(dir, backend.LocalShellOptions{})
+	sh, err := sandbox.NewLocalShell(dir, sandbox.LocalShellOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@
 //
 //	import _ "github.com/deepagents-go/deepagents/netproxy/bridge"
 //
-// A program that gives a sandbox a netproxy.Proxy (backend.Bubblewrap's
+// A program that gives a sandbox a netproxy.Proxy (sandbox.Bubblewrap's
 // Proxy, with its Bridge left empty) imports it in its main package: the
 // sandbox runs the program's own executable as the bridge. Go initialises
 // packages in the order of their import paths, each after its imports,

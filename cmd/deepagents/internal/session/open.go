@@ -13,6 +13,7 @@ import (
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 	"github.com/deepagents-go/deepagents/hooks"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/providers"
@@ -287,11 +288,11 @@ func openWorkspace(spec Spec, db *persist.DB, bufs backend.Buffers, proxy *netpr
 		cfg.Dir = ""
 	}
 	if cfg.Dir != "" && spec.Shell && spec.Sandbox == "bwrap" {
-		cfg.Sandbox = &backend.Bubblewrap{Network: spec.Network == NetworkHost, Proxy: proxy, Protected: spec.Protected}
+		cfg.Sandbox = &sandbox.Bubblewrap{Network: spec.Network == NetworkHost, Proxy: proxy, Protected: spec.Protected}
 	}
 	ws, err := workspace.Open(cfg)
 	switch {
-	case errors.Is(err, backend.ErrNoSandbox):
+	case errors.Is(err, sandbox.ErrNoSandbox):
 		return nil, fmt.Errorf("--shell: %w; install bubblewrap (apt-get install bubblewrap), or pass --sandbox none to run commands unisolated, as yourself", err)
 	case errors.Is(err, workspace.ErrReadRules):
 		return nil, UsageError{err}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package backend
+package sandbox
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/deepagents-go/deepagents/backend"
 )
 
 // outputGrace is how long output is still collected after a command exits
@@ -28,7 +30,7 @@ func (s *LocalShell) start(ctx context.Context, command string, out *os.File) (c
 	}
 	newCmd := func(attr *syscall.SysProcAttr) *exec.Cmd {
 		cmd := exec.Command(s.shell, "-c", command)
-		cmd.Dir = s.root
+		cmd.Dir = s.Root()
 		cmd.Env = s.env
 		cmd.Stdout, cmd.Stderr = out, out
 		cmd.SysProcAttr = attr
@@ -102,7 +104,7 @@ func (s *LocalShell) startSandboxed(ctx context.Context, command string, out *os
 		nw = &sandboxNet{dir: l.Dir, bridge: s.bridge}
 		proxyDone = l.Close
 	}
-	args := bwrapArgs(s.sandbox, s.plan, s.root, s.shell, command, s.env, prot.args(), fileArgs, nw)
+	args := bwrapArgs(s.sandbox, s.plan, s.Root(), s.shell, command, s.env, prot.args(), fileArgs, nw)
 	prog := s.bwrap
 	cg, err := s.shellCgroup()
 	if err != nil {
@@ -113,7 +115,7 @@ func (s *LocalShell) startSandboxed(ctx context.Context, command string, out *os
 		prog = "/bin/sh"
 	}
 	cmd := exec.Command(prog, args...)
-	cmd.Dir = s.root
+	cmd.Dir = s.Root()
 	cmd.ExtraFiles = files
 	// bwrap's own environment is visible inside the sandbox (its first
 	// process's /proc/1/environ): give it none.
@@ -140,29 +142,29 @@ func (s *LocalShell) startSandboxed(ctx context.Context, command string, out *os
 	return cmd, finish, nil
 }
 
-// Execute implements Sandbox.
-func (s *LocalShell) Execute(ctx context.Context, command string, timeout time.Duration) (ExecResult, error) {
+// Execute implements backend.Sandbox.
+func (s *LocalShell) Execute(ctx context.Context, command string, timeout time.Duration) (backend.ExecResult, error) {
 	timeout = s.commandTimeout(timeout)
 	if err := ctx.Err(); err != nil {
-		return ExecResult{ExitCode: -1}, err
+		return backend.ExecResult{ExitCode: -1}, err
 	}
 	if s.slots != nil {
 		select {
 		case s.slots <- struct{}{}:
 			defer func() { <-s.slots }()
 		case <-ctx.Done():
-			return ExecResult{ExitCode: -1}, ctx.Err()
+			return backend.ExecResult{ExitCode: -1}, ctx.Err()
 		}
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return ExecResult{}, fmt.Errorf("execute: %w", err)
+		return backend.ExecResult{}, fmt.Errorf("execute: %w", err)
 	}
 	defer pr.Close()
 	cmd, finish, err := s.start(ctx, command, pw)
 	pw.Close()
 	if err != nil {
-		return ExecResult{}, fmt.Errorf("execute: %w", err)
+		return backend.ExecResult{}, fmt.Errorf("execute: %w", err)
 	}
 	out := &capWriter{max: s.maxOutput}
 	readDone := make(chan struct{})
@@ -179,7 +181,7 @@ func (s *LocalShell) Execute(ctx context.Context, command string, timeout time.D
 	select {
 	case err = <-waited:
 	case <-timer.C:
-		stopped = fmt.Errorf("%w after %v", ErrTimeout, timeout)
+		stopped = fmt.Errorf("%w after %v", backend.ErrTimeout, timeout)
 	case <-ctx.Done():
 		stopped = ctx.Err()
 	}
@@ -193,7 +195,7 @@ func (s *LocalShell) Execute(ctx context.Context, command string, timeout time.D
 		_ = pr.SetReadDeadline(time.Now())
 		<-readDone
 	}
-	res := ExecResult{Output: out.String(), Truncated: out.truncated, ExitCode: -1}
+	res := backend.ExecResult{Output: out.String(), Truncated: out.truncated, ExitCode: -1}
 	// Every process of the command is gone: check what it left.
 	if note := finish(); note != "" {
 		if res.Output != "" && !strings.HasSuffix(res.Output, "\n") {

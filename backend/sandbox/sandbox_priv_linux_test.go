@@ -1,4 +1,4 @@
-package backend_test
+package sandbox_test
 
 import (
 	"os"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 )
 
 // TestSandboxUnprivileged checks that a sandboxed command holds no
@@ -18,12 +18,12 @@ import (
 // test that matters, and it passes as a normal user too.
 func TestSandboxUnprivileged(t *testing.T) {
 	ws := t.TempDir()
-	s := sandboxShell(t, ws, backend.Bubblewrap{})
+	s := sandboxShell(t, ws, sandbox.Bubblewrap{})
 
 	t.Run("no capabilities, not root", func(t *testing.T) {
 		r := run(t, s, "grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs)' /proc/self/status; echo uid=$(id -u) gid=$(id -g)")
 		for _, want := range []string{"CapEff:\t0000000000000000", "CapPrm:\t0000000000000000", "CapBnd:\t0000000000000000", "NoNewPrivs:\t1",
-			"uid=" + strconv.Itoa(backend.SandboxUID) + " ", "gid=" + strconv.Itoa(backend.SandboxGID)} {
+			"uid=" + strconv.Itoa(sandbox.SandboxUID) + " ", "gid=" + strconv.Itoa(sandbox.SandboxGID)} {
 			if !strings.Contains(r.Output, want) {
 				t.Errorf("want %q in %q", want, r.Output)
 			}
@@ -136,7 +136,7 @@ func TestSandboxMasksUnreadableEtc(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Remove(readable) })
-	s := sandboxShell(t, t.TempDir(), backend.Bubblewrap{})
+	s := sandboxShell(t, t.TempDir(), sandbox.Bubblewrap{})
 	r := run(t, s, "cat "+file+" "+dir+"/open "+readable+" 2>&1; ls -la "+dir)
 	if strings.Contains(r.Output, secret) {
 		t.Errorf("a planted secret was read: %q", r.Output)
@@ -186,7 +186,7 @@ func TestSandboxSetuid(t *testing.T) {
 			return nil
 		},
 	}
-	s := sandboxShell(t, ws, backend.Bubblewrap{})
+	s := sandboxShell(t, ws, sandbox.Bubblewrap{})
 	for name, setup := range progs {
 		p := filepath.Join(ws, name)
 		if err := os.WriteFile(p, b, 0o755); err != nil {
@@ -205,7 +205,7 @@ func TestSandboxSetuid(t *testing.T) {
 		if strings.Contains(r.Output, secret) {
 			t.Errorf("%s read a file of another user: %q", name, r.Output)
 		}
-		uid := strconv.Itoa(backend.SandboxUID)
+		uid := strconv.Itoa(sandbox.SandboxUID)
 		for _, want := range []string{"CapEff:\t0000000000000000", "Uid:\t" + uid + "\t" + uid + "\t" + uid} {
 			if !strings.Contains(r.Output, want) {
 				t.Errorf("%s gained privileges: want %q in %q", name, want, r.Output)
@@ -226,7 +226,7 @@ func statUID(st os.FileInfo) int { return int(st.Sys().(*syscall.Stat_t).Uid) }
 // still work.
 func TestSandboxNoSetIDFiles(t *testing.T) {
 	ws := t.TempDir()
-	s := sandboxShell(t, ws, backend.Bubblewrap{})
+	s := sandboxShell(t, ws, sandbox.Bubblewrap{})
 	for _, cmd := range []string{
 		"touch a && chmod u+s a",
 		"touch b && chmod g+s b",

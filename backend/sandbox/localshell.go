@@ -1,4 +1,4 @@
-package backend
+package sandbox
 
 import (
 	"crypto/rand"
@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/deepagents-go/deepagents/backend"
 )
 
 // Defaults of LocalShellOptions.
@@ -30,7 +32,7 @@ const (
 // LocalShellOptions configures a LocalShell. The zero value is usable.
 type LocalShellOptions struct {
 	// Filesystem configures the file operations.
-	Filesystem FilesystemOptions
+	Filesystem backend.FilesystemOptions
 	// Timeout is the default limit of a command; zero means
 	// DefaultShellTimeout.
 	Timeout time.Duration
@@ -81,7 +83,7 @@ type LocalShellOptions struct {
 // is killed with SIGKILL when the command ends; a process that left the
 // group can then survive, and a warning is logged once.
 type LocalShell struct {
-	*FilesystemBackend
+	*backend.FilesystemBackend
 	timeout    time.Duration
 	maxTimeout time.Duration
 	maxOutput  int
@@ -110,11 +112,11 @@ type LocalShell struct {
 	id    string
 }
 
-var _ Sandbox = (*LocalShell)(nil)
+var _ backend.Sandbox = (*LocalShell)(nil)
 
 // NewLocalShell returns a LocalShell rooted at the directory root.
 func NewLocalShell(root string, opts LocalShellOptions) (*LocalShell, error) {
-	fs, err := NewFilesystemBackend(root, opts.Filesystem)
+	fs, err := backend.NewFilesystemBackend(root, opts.Filesystem)
 	if err != nil {
 		return nil, err
 	}
@@ -148,12 +150,12 @@ func NewLocalShell(root string, opts LocalShellOptions) (*LocalShell, error) {
 		if s.bwrap, err = findBwrap(&sb); err != nil {
 			return nil, err
 		}
-		if err := sandboxRootAllowed(s.root); err != nil {
+		if err := sandboxRootAllowed(s.Root()); err != nil {
 			return nil, err
 		}
-		warnForeignOwner(s.root)
+		warnForeignOwner(s.Root())
 		for _, bd := range sb.Binds {
-			if err := checkBind(bd, s.root); err != nil {
+			if err := checkBind(bd, s.Root()); err != nil {
 				return nil, err
 			}
 		}
@@ -163,7 +165,7 @@ func NewLocalShell(root string, opts LocalShellOptions) (*LocalShell, error) {
 			}
 		}
 		s.plan = newSandboxPlan()
-		s.places = newSandboxPlaces(&sb, s.root)
+		s.places = newSandboxPlaces(&sb, s.Root())
 		s.slots = make(chan struct{}, sb.maxCommands())
 		s.cgroups = findCgroupRoots()
 		if m := s.cgroups.missing(); len(m) > 0 {

@@ -1,4 +1,4 @@
-package backend_test
+package sandbox_test
 
 import (
 	"os"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 )
 
 // gitRepo makes a repository with one commit in a new folder.
@@ -42,7 +43,7 @@ func gitRepo(t *testing.T) string {
 // works inside: status, log, commit.
 func TestSandboxProtectsGitsFiles(t *testing.T) {
 	ws := gitRepo(t)
-	s := sandboxShell(t, ws, backend.Bubblewrap{Protected: backend.ProtectedPaths})
+	s := sandboxShell(t, ws, sandbox.Bubblewrap{Protected: backend.ProtectedPaths})
 	canary := filepath.Join(t.TempDir(), "canary")
 	attacks := []string{
 		"mkdir -p .g && ln -s ../.git/objects .g/objects && ln -s ../.git/refs .g/refs && ln -s ../.git/HEAD .g/HEAD && " +

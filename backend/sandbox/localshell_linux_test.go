@@ -1,4 +1,4 @@
-package backend_test
+package sandbox_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 )
 
 // processesWith returns the PIDs of live processes whose environment holds
@@ -74,7 +74,7 @@ func TestLocalShellLeavesNoProcess(t *testing.T) {
 		"times out": {tail: "echo started; sleep 300", timeout: 300 * time.Millisecond},
 		"cancelled": {tail: "echo started; sleep 300", cancel: true},
 	}
-	s := newShell(t, backend.LocalShellOptions{})
+	s := newShell(t, sandbox.LocalShellOptions{})
 	for ename, escape := range escapes {
 		for end, how := range ends {
 			t.Run(ename+"/"+end, func(t *testing.T) {
@@ -106,7 +106,7 @@ func TestLocalShellLeavesNoProcess(t *testing.T) {
 }
 
 func TestLocalShellTimeoutCannotExceedMaximum(t *testing.T) {
-	s := newShell(t, backend.LocalShellOptions{Timeout: 100 * time.Millisecond, MaxTimeout: 400 * time.Millisecond})
+	s := newShell(t, sandbox.LocalShellOptions{Timeout: 100 * time.Millisecond, MaxTimeout: 400 * time.Millisecond})
 	for _, asked := range []time.Duration{time.Hour, time.Duration(1<<63 - 1)} {
 		start := time.Now()
 		r, err := s.Execute(context.Background(), "sleep 30", asked)

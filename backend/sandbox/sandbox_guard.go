@@ -1,4 +1,4 @@
-package backend
+package sandbox
 
 import (
 	"bufio"
@@ -464,4 +464,29 @@ func (g *guard) check(places *sandboxPlaces) string {
 		return fmt.Sprintf("[sandbox] %s is a protected path (read-only) and this command created or replaced it; removing it failed: %v", g.name, err)
 	}
 	return fmt.Sprintf("[sandbox] removed %s: it is a protected path (read-only), and this command created or replaced it", g.name)
+}
+
+// readIfPresent are the protected paths that programs read as files when
+// they exist, and would fail on if an empty folder stood in for them (git
+// stops at a commondir it cannot read), each with the content that means
+// what its absence does: a missing one is held, while a command runs, by a
+// read-only file of that content, on the host as in the sandbox, so that
+// neither git sees anything of the command's; it is removed once no
+// command uses it, and one left behind (a process killed meanwhile, a
+// folder made read-only) still means nothing.
+var readIfPresent = map[string]string{
+	".git/commondir":               ".\n", // the git folder itself
+	".git/config.worktree":         "",
+	".git/objects/info/alternates": "",
+}
+
+// neutralContent reports whether the file at host holds what its name
+// means when missing (readIfPresent): a placeholder nobody changed.
+func neutralContent(host string, data []byte) bool {
+	for name, content := range readIfPresent {
+		if strings.HasSuffix(filepath.ToSlash(host), "/"+name) {
+			return string(data) == content
+		}
+	}
+	return false
 }

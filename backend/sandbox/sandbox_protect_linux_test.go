@@ -1,4 +1,4 @@
-package backend_test
+package sandbox_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 )
 
 func writeFiles(t *testing.T, root string, files map[string]string) {
@@ -54,7 +55,7 @@ func TestSandboxProtected(t *testing.T) {
 	}
 	writeFiles(t, ws, orig)
 	writeFiles(t, home, map[string]string{".bashrc": "orig bashrc\n"})
-	s := sandboxShell(t, ws, backend.Bubblewrap{
+	s := sandboxShell(t, ws, sandbox.Bubblewrap{
 		Home:      home,
 		Protected: append(append([]string(nil), backend.ProtectedPaths...), filepath.Join(home, ".bashrc")),
 	})
@@ -122,7 +123,7 @@ func TestSandboxProtectedGitLink(t *testing.T) {
 		if err := os.Symlink("repo.git", filepath.Join(ws, ".git")); err != nil {
 			t.Fatal(err)
 		}
-		s := sandboxShell(t, ws, backend.Bubblewrap{Protected: backend.ProtectedPaths})
+		s := sandboxShell(t, ws, sandbox.Bubblewrap{Protected: backend.ProtectedPaths})
 		for _, cmd := range []string{
 			"echo evil >> .git/hooks/pre-commit",
 			"echo evil >> .git/config",
@@ -148,7 +149,7 @@ func TestSandboxProtectedGitLink(t *testing.T) {
 			".bare/config":                   "[core]\n",
 		}
 		writeFiles(t, ws, orig)
-		s := sandboxShell(t, ws, backend.Bubblewrap{Protected: backend.ProtectedPaths})
+		s := sandboxShell(t, ws, sandbox.Bubblewrap{Protected: backend.ProtectedPaths})
 		for _, cmd := range []string{
 			"echo 'gitdir: evil' > .git",
 			"rm -f .git",
@@ -170,7 +171,7 @@ func TestSandboxProtectedAbove(t *testing.T) {
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := sandboxShell(t, ws, backend.Bubblewrap{Protected: []string{parent}})
+	s := sandboxShell(t, ws, sandbox.Bubblewrap{Protected: []string{parent}})
 	run(t, s, "echo x > new")
 	checkFiles(t, ws, map[string]string{"new": ""})
 }
@@ -185,7 +186,7 @@ func TestSandboxHidden(t *testing.T) {
 	if err := os.Symlink("keys.env", filepath.Join(ws, "link.env")); err != nil {
 		t.Fatal(err)
 	}
-	s := sandboxShell(t, ws, backend.Bubblewrap{Home: home, Hidden: []string{
+	s := sandboxShell(t, ws, sandbox.Bubblewrap{Home: home, Hidden: []string{
 		filepath.Join(ws, "keys.env"), filepath.Join(ws, "secrets"), filepath.Join(home, ".config/tool"),
 		filepath.Join(ws, "missing"), "/etc/hostname",
 	}})
@@ -217,7 +218,7 @@ func TestSandboxHiddenGlobs(t *testing.T) {
 	if err := os.Symlink("app/.env", filepath.Join(ws, "link")); err != nil {
 		t.Fatal(err)
 	}
-	s := sandboxShell(t, ws, backend.Bubblewrap{HiddenGlobs: []string{"**/.env", "/vault/**"}})
+	s := sandboxShell(t, ws, sandbox.Bubblewrap{HiddenGlobs: []string{"**/.env", "/vault/**"}})
 	r := run(t, s, "cat .env app/.env app/deep/er/.env .config/.env link vault/a vault/sub/b vaulted app/main.go 2>&1; ls -A vault; grep -r glob-secret . 2>&1")
 	if strings.Contains(r.Output, secret) {
 		t.Errorf("a hidden file was read: %q", r.Output)
@@ -233,10 +234,10 @@ func TestSandboxHiddenGlobs(t *testing.T) {
 	checkFiles(t, ws, map[string]string{".env": secret, "vault/a": secret})
 
 	many := t.TempDir()
-	for i := 0; i <= backend.MaxHiddenMatches; i++ {
+	for i := 0; i <= sandbox.MaxHiddenMatches; i++ {
 		writeFiles(t, many, map[string]string{fmt.Sprintf("d%d/.env", i): secret})
 	}
-	s = sandboxShell(t, many, backend.Bubblewrap{HiddenGlobs: []string{"**/.env"}})
+	s = sandboxShell(t, many, sandbox.Bubblewrap{HiddenGlobs: []string{"**/.env"}})
 	if _, err := s.Execute(t.Context(), "cat d1/.env", 0); err == nil || !strings.Contains(err.Error(), "more than") {
 		t.Errorf("with more matches than MaxHiddenMatches: %v", err)
 	}

@@ -1,4 +1,4 @@
-package backend_test
+package sandbox_test
 
 import (
 	"bytes"
@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 )
 
 // parallel runs the commands at once on s and returns their results.
-func parallel(t *testing.T, s *backend.LocalShell, cmds ...string) []backend.ExecResult {
+func parallel(t *testing.T, s *sandbox.LocalShell, cmds ...string) []backend.ExecResult {
 	t.Helper()
 	res := make([]backend.ExecResult, len(cmds))
 	var wg sync.WaitGroup
@@ -36,10 +37,10 @@ func parallel(t *testing.T, s *backend.LocalShell, cmds ...string) []backend.Exe
 // not one by one, go beyond the shell's process cap: some of their forks
 // must fail.
 func TestSandboxProcessCapIsPerShell(t *testing.T) {
-	if backend.PidsRoot() == "" {
+	if sandbox.PidsRoot() == "" {
 		t.Skip("no pids cgroup can be made here")
 	}
-	s := sandboxShell(t, t.TempDir(), backend.Bubblewrap{MaxProcesses: 40})
+	s := sandboxShell(t, t.TempDir(), sandbox.Bubblewrap{MaxProcesses: 40})
 	// Each command holds about 25 processes (20 sleeps, its shell and
 	// bwrap's), well under the cap alone; three together are not.
 	cmd := "n=0; for i in $(seq 20); do sleep 3 & n=$((n+1)); done 2>&1; wait; echo finished"
@@ -58,10 +59,10 @@ func TestSandboxProcessCapIsPerShell(t *testing.T) {
 // TestSandboxMemoryCap allocates beyond MaxMemory, in a process and in the
 // sandbox's tmpfs: both must fail, and the shell and the host go on.
 func TestSandboxMemoryCap(t *testing.T) {
-	if backend.MemoryRoot() == "" {
+	if sandbox.MemoryRoot() == "" {
 		t.Skip("no memory cgroup can be made here")
 	}
-	s := sandboxShell(t, t.TempDir(), backend.Bubblewrap{MaxMemory: 64 << 20, TmpfsSize: 512 << 20})
+	s := sandboxShell(t, t.TempDir(), sandbox.Bubblewrap{MaxMemory: 64 << 20, TmpfsSize: 512 << 20})
 	for _, cmd := range []string{
 		// tail keeps a line (here, all its input) in memory.
 		"head -c 300M /dev/zero | tail > /dev/null; echo status=$?",
@@ -92,7 +93,7 @@ func TestSandboxMemoryCap(t *testing.T) {
 // TestSandboxTmpfsSize fills each RAM-backed mount of the sandbox: each
 // must be full at TmpfsSize. It holds without cgroups too.
 func TestSandboxTmpfsSize(t *testing.T) {
-	s := sandboxShell(t, t.TempDir(), backend.Bubblewrap{TmpfsSize: 8 << 20})
+	s := sandboxShell(t, t.TempDir(), sandbox.Bubblewrap{TmpfsSize: 8 << 20})
 	for _, dir := range []string{"/tmp", "$HOME", "/dev/shm"} {
 		r := run(t, s, "head -c 20M /dev/zero > "+dir+"/f; echo status=$?; wc -c < "+dir+"/f")
 		if !strings.Contains(r.Output, "No space left on device") || !strings.Contains(r.Output, "status=1") {
@@ -107,7 +108,7 @@ func TestSandboxTmpfsSize(t *testing.T) {
 // TestSandboxMaxCommands runs more commands at once than MaxCommands: the
 // others wait for a slot.
 func TestSandboxMaxCommands(t *testing.T) {
-	s := sandboxShell(t, t.TempDir(), backend.Bubblewrap{MaxCommands: 2})
+	s := sandboxShell(t, t.TempDir(), sandbox.Bubblewrap{MaxCommands: 2})
 	start := time.Now()
 	parallel(t, s, "sleep 1", "sleep 1", "sleep 1", "sleep 1")
 	if d := time.Since(start); d < 2*time.Second {
@@ -132,16 +133,16 @@ func TestSandboxMaxCommands(t *testing.T) {
 // (a normal user without delegation: .ci/unprivileged runs it so), that
 // the shells say it once, with what is not capped and how to get a cgroup.
 func TestSandboxWarnsOnceWithoutCgroup(t *testing.T) {
-	if backend.PidsRoot() != "" && backend.MemoryRoot() != "" {
+	if sandbox.PidsRoot() != "" && sandbox.MemoryRoot() != "" {
 		t.Skip("cgroups can be made here")
 	}
 	var buf bytes.Buffer
 	old := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
 	t.Cleanup(func() { slog.SetDefault(old) })
-	backend.ResetCgroupWarning()
-	sandboxShell(t, t.TempDir(), backend.Bubblewrap{})
-	sandboxShell(t, t.TempDir(), backend.Bubblewrap{})
+	sandbox.ResetCgroupWarning()
+	sandboxShell(t, t.TempDir(), sandbox.Bubblewrap{})
+	sandboxShell(t, t.TempDir(), sandbox.Bubblewrap{})
 	if n := strings.Count(buf.String(), "no cgroup"); n != 1 {
 		t.Errorf("%d warnings: %s", n, buf.String())
 	}
@@ -164,7 +165,7 @@ func TestSandboxWarnsOfForeignWorkspace(t *testing.T) {
 	old := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
 	t.Cleanup(func() { slog.SetDefault(old) })
-	s := sandboxShell(t, ws, backend.Bubblewrap{})
+	s := sandboxShell(t, ws, sandbox.Bubblewrap{})
 	if !strings.Contains(buf.String(), "belongs to another user") || !strings.Contains(buf.String(), "uid=4321") {
 		t.Errorf("no warning: %q", buf.String())
 	}

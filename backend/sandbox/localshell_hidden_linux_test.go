@@ -1,4 +1,4 @@
-package backend_test
+package sandbox_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 	"github.com/deepagents-go/deepagents/internal/asuser"
 	"github.com/deepagents-go/deepagents/internal/procinfo"
 )
@@ -35,7 +35,7 @@ func TestLocalShellHiddenKeepsUser(t *testing.T) {
 	if probe := exec.Command("/bin/true"); !procinfo.UnshareCommand(probe) {
 		t.Skip("util-linux's unshare cannot make user and PID namespaces here")
 	}
-	s, err := backend.NewLocalShell(t.TempDir(), backend.LocalShellOptions{})
+	s, err := sandbox.NewLocalShell(t.TempDir(), sandbox.LocalShellOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package backend_test
+package sandbox_test
 
 import (
 	"context"
@@ -17,14 +17,15 @@ import (
 
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/backend/backendtest"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 )
 
 // sandboxShell returns a LocalShell whose commands run in bubblewrap. It
 // skips the test where bubblewrap is missing, except in CI, which installs
 // it (.ci/run): there a missing sandbox fails.
-func sandboxShell(t *testing.T, root string, bw backend.Bubblewrap) *backend.LocalShell {
+func sandboxShell(t *testing.T, root string, bw sandbox.Bubblewrap) *sandbox.LocalShell {
 	t.Helper()
-	s, err := backend.NewLocalShell(root, backend.LocalShellOptions{Sandbox: &bw, Timeout: 20 * time.Second})
+	s, err := sandbox.NewLocalShell(root, sandbox.LocalShellOptions{Sandbox: &bw, Timeout: 20 * time.Second})
 	if err != nil {
 		if os.Getenv("CI") == "" {
 			t.Skipf("no sandbox here: %v", err)
@@ -37,11 +38,11 @@ func sandboxShell(t *testing.T, root string, bw backend.Bubblewrap) *backend.Loc
 
 func TestSandboxConformance(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) backend.Backend {
-		return sandboxShell(t, t.TempDir(), backend.Bubblewrap{})
+		return sandboxShell(t, t.TempDir(), sandbox.Bubblewrap{})
 	})
 }
 
-func run(t *testing.T, s *backend.LocalShell, command string) backend.ExecResult {
+func run(t *testing.T, s *sandbox.LocalShell, command string) backend.ExecResult {
 	t.Helper()
 	r, err := s.Execute(context.Background(), command, 0)
 	if err != nil {
@@ -56,14 +57,14 @@ func TestSandboxEscapes(t *testing.T) {
 	const secret = "deepagents-sandbox-secret-value"
 	t.Setenv("DEEPAGENTS_TEST_API_KEY", secret)
 	ws := t.TempDir()
-	s := sandboxShell(t, ws, backend.Bubblewrap{})
+	s := sandboxShell(t, ws, sandbox.Bubblewrap{})
 
 	t.Run("parent environment", func(t *testing.T) {
 		r := run(t, s, `env; for f in /proc/[0-9]*/environ; do cat "$f"; echo; done; echo "ppid=$PPID"`)
 		if strings.Contains(r.Output, secret) {
 			t.Errorf("the host's environment is visible: %q", r.Output)
 		}
-		if !strings.Contains(r.Output, "HOME="+backend.SandboxHome) || !strings.Contains(r.Output, "PATH="+backend.SandboxPath) {
+		if !strings.Contains(r.Output, "HOME="+sandbox.SandboxHome) || !strings.Contains(r.Output, "PATH="+sandbox.SandboxPath) {
 			t.Errorf("environment inside: %q", r.Output)
 		}
 	})
@@ -127,7 +128,7 @@ func TestSandboxEscapes(t *testing.T) {
 		}
 		// The same command reaches it when the operator allows the
 		// network: the test above can fail.
-		open := sandboxShell(t, t.TempDir(), backend.Bubblewrap{Network: true})
+		open := sandboxShell(t, t.TempDir(), sandbox.Bubblewrap{Network: true})
 		r = run(t, open, "bash -c 'echo hi > /dev/tcp/127.0.0.1/"+port+"' && echo connected")
 		if !strings.Contains(r.Output, "connected") {
 			t.Errorf("with Network the connection failed: %q", r.Output)
@@ -179,7 +180,7 @@ func listen(t *testing.T, accepted *atomic.Int32) net.Listener {
 }
 
 func TestSandboxRefusesInheritedEnvironment(t *testing.T) {
-	_, err := backend.NewLocalShell(t.TempDir(), backend.LocalShellOptions{Sandbox: &backend.Bubblewrap{}, InheritEnv: true})
+	_, err := sandbox.NewLocalShell(t.TempDir(), sandbox.LocalShellOptions{Sandbox: &sandbox.Bubblewrap{}, InheritEnv: true})
 	if err == nil {
 		t.Error("a sandbox inheriting the environment was accepted")
 	}
@@ -188,11 +189,11 @@ func TestSandboxRefusesInheritedEnvironment(t *testing.T) {
 		if _, err := os.Stat(dir); err != nil {
 			continue
 		}
-		if _, err := backend.NewLocalShell(dir, backend.LocalShellOptions{Sandbox: &backend.Bubblewrap{}}); !errors.Is(err, backend.ErrNoSandbox) {
+		if _, err := sandbox.NewLocalShell(dir, sandbox.LocalShellOptions{Sandbox: &sandbox.Bubblewrap{}}); !errors.Is(err, sandbox.ErrNoSandbox) {
 			t.Errorf("a sandbox with the workspace %s: %v", dir, err)
 		}
 	}
-	_, err = backend.NewLocalShell(t.TempDir(), backend.LocalShellOptions{Sandbox: &backend.Bubblewrap{Path: "/nonexistent/bwrap"}})
+	_, err = sandbox.NewLocalShell(t.TempDir(), sandbox.LocalShellOptions{Sandbox: &sandbox.Bubblewrap{Path: "/nonexistent/bwrap"}})
 	if err == nil || !strings.Contains(err.Error(), "bubblewrap") {
 		t.Errorf("missing bwrap: %v", err)
 	}
@@ -201,11 +202,11 @@ func TestSandboxRefusesInheritedEnvironment(t *testing.T) {
 // TestSandboxForkBomb runs a fork bomb in the sandbox: it must hit the
 // process cap, end with its command, and leave the machine able to fork.
 func TestSandboxForkBomb(t *testing.T) {
-	if backend.PidsRoot() == "" {
+	if sandbox.PidsRoot() == "" {
 		t.Skip("no pids cgroup can be made here: the process cap is not enforced, and a fork bomb would take the machine")
 	}
-	s, err := backend.NewLocalShell(t.TempDir(), backend.LocalShellOptions{
-		Sandbox: &backend.Bubblewrap{MaxProcesses: 64}, Timeout: 3 * time.Second})
+	s, err := sandbox.NewLocalShell(t.TempDir(), sandbox.LocalShellOptions{
+		Sandbox: &sandbox.Bubblewrap{MaxProcesses: 64}, Timeout: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +247,7 @@ func TestSandboxForkBomb(t *testing.T) {
 // TestSandboxSweepsStaleCgroups checks that a new sandboxed shell removes
 // the empty cgroups a killed process left, and only old ones.
 func TestSandboxSweepsStaleCgroups(t *testing.T) {
-	root := backend.PidsRoot()
+	root := sandbox.PidsRoot()
 	if root == "" {
 		t.Skip("no pids cgroup can be made here")
 	}
@@ -262,7 +263,7 @@ func TestSandboxSweepsStaleCgroups(t *testing.T) {
 	if err := os.Chtimes(stale, old, old); err != nil {
 		t.Skip("cannot age a cgroup here:", err)
 	}
-	sandboxShell(t, t.TempDir(), backend.Bubblewrap{})
+	sandboxShell(t, t.TempDir(), sandbox.Bubblewrap{})
 	if _, err := os.Stat(stale); err == nil {
 		t.Error("a stale cgroup was left")
 	}

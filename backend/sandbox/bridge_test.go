@@ -1,4 +1,4 @@
-package backend_test
+package sandbox_test
 
 // The test binary is the sandbox's network bridge too
 // (Bubblewrap.Bridge defaults to this executable).

@@ -1,6 +1,6 @@
 //go:build unix
 
-package backend
+package sandbox
 
 import (
 	"path/filepath"

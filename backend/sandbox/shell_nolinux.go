@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package backend
+package sandbox
 
 import (
 	"os/exec"

@@ -1,4 +1,4 @@
-package backend_test
+package sandbox_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 	"github.com/deepagents-go/deepagents/netproxy"
 )
 
@@ -29,15 +30,15 @@ func BenchmarkSandboxExecute(b *testing.B) {
 	}
 	for _, c := range []struct {
 		name string
-		bw   backend.Bubblewrap
+		bw   sandbox.Bubblewrap
 	}{
-		{"protected", backend.Bubblewrap{Protected: backend.ProtectedPaths}},
-		{"hidden", backend.Bubblewrap{Protected: backend.ProtectedPaths, HiddenGlobs: []string{"**/.env"}}},
-		{"proxy", backend.Bubblewrap{Protected: backend.ProtectedPaths, Proxy: benchProxy(b)}},
+		{"protected", sandbox.Bubblewrap{Protected: backend.ProtectedPaths}},
+		{"hidden", sandbox.Bubblewrap{Protected: backend.ProtectedPaths, HiddenGlobs: []string{"**/.env"}}},
+		{"proxy", sandbox.Bubblewrap{Protected: backend.ProtectedPaths, Proxy: benchProxy(b)}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			bw := c.bw
-			s, err := backend.NewLocalShell(ws, backend.LocalShellOptions{Sandbox: &bw})
+			s, err := sandbox.NewLocalShell(ws, sandbox.LocalShellOptions{Sandbox: &bw})
 			if err != nil {
 				b.Skipf("no sandbox here: %v", err)
 			}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package backend_test
+package sandbox_test
 
 import (
 	"context"
@@ -12,11 +12,12 @@ import (
 
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/backend/backendtest"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 )
 
-func newShell(t *testing.T, opts backend.LocalShellOptions) *backend.LocalShell {
+func newShell(t *testing.T, opts sandbox.LocalShellOptions) *sandbox.LocalShell {
 	t.Helper()
-	s, err := backend.NewLocalShell(t.TempDir(), opts)
+	s, err := sandbox.NewLocalShell(t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,27 +26,14 @@ func newShell(t *testing.T, opts backend.LocalShellOptions) *backend.LocalShell 
 
 func TestLocalShellConformance(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) backend.Backend {
-		return newShell(t, backend.LocalShellOptions{})
+		return newShell(t, sandbox.LocalShellOptions{})
 	})
-}
-
-func TestCompositeSandboxConformance(t *testing.T) {
-	backendtest.RunWith(t, func(t *testing.T) backend.Backend {
-		c, err := backend.NewComposite(newShell(t, backend.LocalShellOptions{}), compositeRoutes(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, ok := c.(backend.Sandbox); !ok {
-			t.Fatal("a composite over a LocalShell is not a Sandbox")
-		}
-		return c
-	}, backendtest.Options{Preexisting: compositePreexisting})
 }
 
 func TestLocalShellWorkingDirAndEnv(t *testing.T) {
 	t.Setenv("DEEPAGENTS_TEST_SECRET", "s3cret")
 	ctx := context.Background()
-	s := newShell(t, backend.LocalShellOptions{Env: []string{"EXTRA=yes"}})
+	s := newShell(t, sandbox.LocalShellOptions{Env: []string{"EXTRA=yes"}})
 	if err := s.Write(ctx, "/sub/f.txt", "content"); err != nil {
 		t.Fatal(err)
 	}
@@ -60,10 +48,10 @@ func TestLocalShellWorkingDirAndEnv(t *testing.T) {
 	if strings.Contains(r.Output, "s3cret") {
 		t.Error("the host environment leaked into the command")
 	}
-	if !strings.Contains(r.Output, "EXTRA=yes") || !strings.Contains(r.Output, "PATH="+backend.DefaultShellPath) {
+	if !strings.Contains(r.Output, "EXTRA=yes") || !strings.Contains(r.Output, "PATH="+sandbox.DefaultShellPath) {
 		t.Errorf("environment: %q", r.Output)
 	}
-	inherit := newShell(t, backend.LocalShellOptions{InheritEnv: true})
+	inherit := newShell(t, sandbox.LocalShellOptions{InheritEnv: true})
 	r, err = inherit.Execute(ctx, "echo $DEEPAGENTS_TEST_SECRET", 0)
 	if err != nil || r.Output != "s3cret\n" {
 		t.Errorf("InheritEnv: %q, %v", r.Output, err)
@@ -71,7 +59,7 @@ func TestLocalShellWorkingDirAndEnv(t *testing.T) {
 }
 
 func TestLocalShellOutputCap(t *testing.T) {
-	s := newShell(t, backend.LocalShellOptions{MaxOutputBytes: 1000})
+	s := newShell(t, sandbox.LocalShellOptions{MaxOutputBytes: 1000})
 	r, err := s.Execute(context.Background(), "i=0; while [ $i -lt 500 ]; do echo 0123456789; i=$((i+1)); done; echo done >&2", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +68,7 @@ func TestLocalShellOutputCap(t *testing.T) {
 		t.Errorf("len %d, truncated %v, exit %d", len(r.Output), r.Truncated, r.ExitCode)
 	}
 	// A cut inside a multi-byte character does not leave half of it.
-	s = newShell(t, backend.LocalShellOptions{MaxOutputBytes: 4})
+	s = newShell(t, sandbox.LocalShellOptions{MaxOutputBytes: 4})
 	r, _ = s.Execute(context.Background(), "printf 'abcé'", 0)
 	if r.Output != "abc" || !r.Truncated {
 		t.Errorf("cut output %q, truncated %v", r.Output, r.Truncated)
@@ -88,7 +76,7 @@ func TestLocalShellOutputCap(t *testing.T) {
 }
 
 func TestLocalShellTimeoutKillsProcessGroup(t *testing.T) {
-	s := newShell(t, backend.LocalShellOptions{Timeout: 500 * time.Millisecond})
+	s := newShell(t, sandbox.LocalShellOptions{Timeout: 500 * time.Millisecond})
 	marker := filepath.Join(s.Root(), "marker")
 	// A grandchild that would create the marker after the timeout.
 	r, err := s.Execute(context.Background(), "(sleep 1; touch marker) & sleep 30", 0)
@@ -102,7 +90,7 @@ func TestLocalShellTimeoutKillsProcessGroup(t *testing.T) {
 }
 
 func TestLocalShellBackgroundOutputDetached(t *testing.T) {
-	s := newShell(t, backend.LocalShellOptions{})
+	s := newShell(t, sandbox.LocalShellOptions{})
 	start := time.Now()
 	r, err := s.Execute(context.Background(), "sleep 20 & echo started", 0)
 	if err != nil || r.ExitCode != 0 || r.Output != "started\n" {

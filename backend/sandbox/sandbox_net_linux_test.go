@@ -1,4 +1,4 @@
-package backend_test
+package sandbox_test
 
 import (
 	"archive/zip"
@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 	"github.com/deepagents-go/deepagents/netproxy"
 )
 
@@ -88,7 +88,7 @@ func TestSandboxNetworkByName(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	s := sandboxShell(t, t.TempDir(), backend.Bubblewrap{Proxy: p})
+	s := sandboxShell(t, t.TempDir(), sandbox.Bubblewrap{Proxy: p})
 	_, sitePort, _ := net.SplitHostPort(site.Listener.Addr().String())
 
 	for _, c := range []struct {
@@ -145,7 +145,7 @@ func TestSandboxNetworkOff(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl is missing")
 	}
-	s := sandboxShell(t, t.TempDir(), backend.Bubblewrap{})
+	s := sandboxShell(t, t.TempDir(), sandbox.Bubblewrap{})
 	r := run(t, s, "echo proxy=$HTTP_PROXY; curl -sS --max-time 5 --proxy http://127.0.0.1:3128 http://allowed.test/")
 	if r.ExitCode == 0 || !strings.Contains(r.Output, "proxy=\n") {
 		t.Errorf("exit %d: %s", r.ExitCode, r.Output)
