@@ -57,8 +57,9 @@ var layers = map[string][]string{
 	// Storage of threads and files.
 	"checkpoint":                {"llm", "thread"},
 	"checkpoint/checkpointtest": {"checkpoint", "llm", "thread"},
-	"backend":                   {"thread", "store", "internal/inotify", "internal/search"},
-	"backend/sandbox":           {"backend", "netproxy", "internal/procinfo"},
+	"backend":                   {"thread", "store", "backend/internal/diskkey", "internal/inotify", "internal/search"},
+	"backend/internal/diskkey":  nil,
+	"backend/sandbox":           {"backend", "backend/internal/diskkey", "netproxy", "internal/procinfo"},
 	"netproxy":                  {"netproxy/bridge"},
 	"netproxy/bridge":           {},
 	"eval":                      {"backend", "backend/sandbox", "internal/fsutil"},

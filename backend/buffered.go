@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/deepagents-go/deepagents/backend/internal/diskkey"
 )
 
 // Buffers are where an editor keeps the text of the files it has open,
@@ -78,16 +80,16 @@ var (
 	_ Sandbox    = (*BufferedSandbox)(nil)
 )
 
-// diskSandbox is a Sandbox whose files are a FilesystemBackend's: a
-// sandbox.LocalShell, which embeds one (disk is FilesystemBackend's, so
-// only a type embedding one has it).
+// diskSandbox is a sandbox.LocalShell: a Sandbox whose files are a
+// FilesystemBackend's. Only the packages under backend can name
+// diskkey.Key, so no other type implements BufferedDisk; and a type that
+// embeds a LocalShell inherits the method but is not the sandbox it
+// returns, which NewBuffered checks: such a wrapper's own Read, Write or
+// Edit would be passed by.
 type diskSandbox interface {
 	Sandbox
-	disk() *FilesystemBackend
+	BufferedDisk(diskkey.Key) (*FilesystemBackend, Sandbox)
 }
-
-// disk returns f: see diskSandbox.
-func (f *FilesystemBackend) disk() *FilesystemBackend { return f }
 
 // NewBuffered returns disk with its files' text read and written through
 // bufs: a *Buffered, or a *BufferedSandbox when disk is a
@@ -101,7 +103,9 @@ func NewBuffered(disk Backend, bufs Buffers) (Backend, error) {
 	case *FilesystemBackend:
 		fs = d
 	case diskSandbox:
-		fs, sb = d.disk(), d
+		if fs, sb = d.BufferedDisk(diskkey.Key{}); sb != disk {
+			return nil, fmt.Errorf("buffered backend: %T is not a *FilesystemBackend or a *sandbox.LocalShell (it wraps one)", disk)
+		}
 	default:
 		return nil, fmt.Errorf("buffered backend: %T is not a *FilesystemBackend or a *sandbox.LocalShell", disk)
 	}

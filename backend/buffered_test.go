@@ -409,11 +409,33 @@ func TestNewBuffered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, disk := range []backend.Backend{nv, backend.NewStateBackend(nil)} {
+	// A user's sandbox that embeds the files or the shell is not buffered:
+	// the buffers would read and write the disk past its own methods.
+	vfs, err := backend.NewFilesystemBackend(t.TempDir(), backend.FilesystemOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, disk := range []backend.Backend{nv, backend.NewStateBackend(nil), ownSandbox{vfs}, wrappedShell{newShell(t, sandbox.LocalShellOptions{})}} {
 		if _, err := backend.NewBuffered(disk, e.buffers(true, true)); err == nil {
 			t.Errorf("a %T was buffered", disk)
 		}
 	}
+}
+
+// ownSandbox is a user's Sandbox over a FilesystemBackend.
+type ownSandbox struct{ *backend.FilesystemBackend }
+
+func (ownSandbox) ID() string { return "own" }
+func (ownSandbox) Execute(context.Context, string, time.Duration) (backend.ExecResult, error) {
+	return backend.ExecResult{}, nil
+}
+
+// wrappedShell is a user's type around a LocalShell, with a Write of its
+// own that the buffers would pass by.
+type wrappedShell struct{ *sandbox.LocalShell }
+
+func (wrappedShell) Write(context.Context, string, string) error {
+	return errors.New("refused by the wrapper")
 }
 
 func symlink(t *testing.T, target, link string) {

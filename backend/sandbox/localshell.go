@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/internal/diskkey"
 )
 
 // Defaults of LocalShellOptions.
@@ -337,4 +338,10 @@ func (s *LocalShell) commandTimeout(timeout time.Duration) time.Duration {
 		return s.timeout
 	}
 	return min(timeout, s.maxTimeout)
+}
+
+// BufferedDisk is for backend.NewBuffered alone (its parameter's type is
+// internal to backend): the shell's files, and the shell.
+func (s *LocalShell) BufferedDisk(diskkey.Key) (*backend.FilesystemBackend, backend.Sandbox) {
+	return s.FilesystemBackend, s
 }
