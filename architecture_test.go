@@ -120,7 +120,7 @@ var layers = map[string][]string{
 	"cmd/deepagents/internal/session": {"", "agent", "backend", "backend/sandbox", "checkpoint", "cmd/deepagents/internal/display", "hooks", "llm", "llm/providers", "llm/replay", "mcp", "middleware/budget", "middleware/filesystem", "middleware/hitl", "middleware/loops", "middleware/todos", "middleware/verify", "netproxy", "permission", "persist", "profile", "rewind", "store", "thread", "tool", "workspace"},
 	"cmd/deepagents/internal/display": {"agent", "hooks", "llm", "netproxy"},
 	"cmd/deepagents/internal/acp":     {"agent", "checkpoint", "llm", "middleware/filesystem", "middleware/todos", "tool"},
-	"cmd/deepagents/internal/tui":     {"", "agent", "backend", "cmd/deepagents/internal/display", "llm", "middleware/filesystem", "middleware/hitl", "middleware/todos", "netproxy", "thread"},
+	"cmd/deepagents/internal/tui":     {"", "agent", "backend", "cmd/deepagents/internal/display", "llm", "middleware/filesystem", "middleware/hitl", "middleware/steer", "middleware/todos", "netproxy", "thread"},
 	"cmd/deepagents":                  {"cmd/deepagents/internal/cli", "internal/procinfo", "netproxy/bridge"},
 
 	// Tests' helpers.

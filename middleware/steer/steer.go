@@ -57,6 +57,19 @@ const Lead = "The user sent this message while you were working:\n\n"
 // delivered once even when the process dies before the store forgets it.
 const DeliveredValue = "steer_delivered"
 
+// NoticeName names the notice a run emits for each message it delivered;
+// its content is DeliveredNotice's.
+const NoticeName = "steer"
+
+const deliveredLead = "delivered to the model: "
+
+// DeliveredNotice is the content of the notice of a message delivered.
+func DeliveredNotice(text string) string { return deliveredLead + text }
+
+// DeliveredText returns the message a steer notice's content says was
+// delivered, and whether content is such a notice's.
+func DeliveredText(content string) (string, bool) { return strings.CutPrefix(content, deliveredLead) }
+
 // pending says, per thread, that Send saved a message in this process
 // since the thread's run last looked.
 var pending sync.Map // thread ID -> *atomic.Bool
@@ -260,7 +273,7 @@ func (m *Middleware) take(ctx context.Context, rt *agent.Runtime) ([]string, err
 		d.mu.Unlock()
 	}
 	for _, t := range texts {
-		rt.Emit(agent.Event{Type: agent.EventNotice, Name: "steer", Content: "delivered to the model: " + t})
+		rt.Emit(agent.Event{Type: agent.EventNotice, Name: NoticeName, Content: DeliveredNotice(t)})
 	}
 	return texts, nil
 }

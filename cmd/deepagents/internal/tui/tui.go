@@ -28,6 +28,7 @@ import (
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
+	"github.com/deepagents-go/deepagents/middleware/steer"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 )
 
@@ -698,8 +699,8 @@ func (m *tuiModel) onSteered(msg steeredMsg) tea.Cmd {
 // delivered forgets a message sent to the running task that its model was
 // given (the content of its steer notice).
 func (m *tuiModel) delivered(notice string) {
-	text := strings.TrimPrefix(notice, "delivered to the model: ")
-	if i := slices.Index(m.steered, text); i >= 0 {
+	text, ok := steer.DeliveredText(notice)
+	if i := slices.Index(m.steered, text); ok && i >= 0 {
 		m.steered = slices.Delete(m.steered, i, i+1)
 	}
 }
@@ -819,7 +820,7 @@ func (m *tuiModel) onEvent(e deepagents.Event) tea.Cmd {
 		m.session.Add(e)
 		m.unrecorded.Add(e)
 	case deepagents.EventNotice:
-		if e.Name == "steer" && !sub {
+		if e.Name == steer.NoticeName && !sub {
 			m.delivered(e.Content)
 		}
 		if display.NoticeQuiet(e) {
