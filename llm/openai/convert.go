@@ -6,10 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/internal/wire"
 )
@@ -17,13 +13,75 @@ import (
 // emptySchema is the parameter schema of a tool that declares none.
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
-// functionJSON is a tool definition as sent on the wire. It is marshalled
-// by this package so that the parameter schema goes out byte for byte as
-// given (a map would reorder its keys).
+// chatRequest is the body of a streaming chat completions request. The
+// fields go out in this order, the messages first, so that requests of
+// one thread share their longest prefix.
+type chatRequest struct {
+	Messages             []chatMessage   `json:"messages"`
+	Model                string          `json:"model"`
+	MaxCompletionTokens  int             `json:"max_completion_tokens,omitempty"`
+	MaxTokens            int             `json:"max_tokens,omitempty"`
+	PromptCacheKey       string          `json:"prompt_cache_key,omitempty"`
+	PromptCacheRetention string          `json:"prompt_cache_retention,omitempty"`
+	ReasoningEffort      string          `json:"reasoning_effort,omitempty"`
+	ResponseFormat       *responseFormat `json:"response_format,omitempty"`
+	StreamOptions        streamOptions   `json:"stream_options"`
+	Temperature          *float64        `json:"temperature,omitempty"`
+	ToolChoice           string          `json:"tool_choice,omitempty"`
+	Tools                []chatTool      `json:"tools,omitempty"`
+	Stream               bool            `json:"stream"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// chatMessage is a message of any role. Content is a string, a list of
+// [contentPart], or nil (an assistant message of tool calls alone).
+type chatMessage struct {
+	Content    any        `json:"content,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	ToolCalls  []wireCall `json:"tool_calls,omitempty"`
+	Role       string     `json:"role"`
+}
+
+type contentPart struct {
+	ImageURL *imageURL `json:"image_url,omitempty"`
+	Text     string    `json:"text,omitempty"`
+	Type     string    `json:"type"`
+}
+
+type imageURL struct {
+	URL string `json:"url"`
+}
+
+type wireCall struct {
+	ID       string       `json:"id"`
+	Function wireFunction `json:"function"`
+	Type     string       `json:"type"`
+}
+
+type wireFunction struct {
+	Arguments string `json:"arguments"`
+	Name      string `json:"name"`
+}
+
+type chatTool struct {
+	Function functionJSON `json:"function"`
+	Type     string       `json:"type"`
+}
+
+// functionJSON is a tool definition. Its parameter schema goes out byte
+// for byte as given, compacted (a map would reorder its keys).
 type functionJSON struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters"`
+}
+
+type responseFormat struct {
+	JSONSchema jsonSchemaFormat `json:"json_schema"`
+	Type       string           `json:"type"`
 }
 
 type jsonSchemaFormat struct {
@@ -31,95 +89,82 @@ type jsonSchemaFormat struct {
 	Schema json.RawMessage `json:"schema"`
 }
 
-// params translates a provider-neutral request into Chat Completions
-// parameters.
-func (m *Model) params(req *llm.Request) (sdk.ChatCompletionNewParams, error) {
-	var p sdk.ChatCompletionNewParams
+// params translates a provider-neutral request into the body of a
+// streaming chat completions request.
+func (m *Model) params(req *llm.Request) (*chatRequest, error) {
 	if req == nil {
-		return p, fmt.Errorf("%s: nil request", m.opts.Provider)
+		return nil, fmt.Errorf("%s: nil request", m.opts.Provider)
 	}
-	p.Model = m.name
-	p.StreamOptions.IncludeUsage = param.NewOpt(true)
+	p := &chatRequest{Model: m.name, Stream: true, StreamOptions: streamOptions{IncludeUsage: true}}
 	if n := req.MaxTokens; n > 0 || m.opts.MaxTokens > 0 {
 		if n <= 0 {
 			n = m.opts.MaxTokens
 		}
 		if m.legacy {
-			p.MaxTokens = param.NewOpt(int64(n))
+			p.MaxTokens = n
 		} else {
-			p.MaxCompletionTokens = param.NewOpt(int64(n))
+			p.MaxCompletionTokens = n
 		}
 	}
-	if req.Temperature != nil {
-		p.Temperature = param.NewOpt(*req.Temperature)
-	}
-	if m.opts.ReasoningEffort != "" {
-		p.ReasoningEffort = shared.ReasoningEffort(m.opts.ReasoningEffort)
-	}
+	p.Temperature = req.Temperature
+	p.ReasoningEffort = m.opts.ReasoningEffort
 	// OpenAI caches prefixes by itself; a key routes a thread's requests
 	// to the machine that holds its prefix, and "24h" keeps it longer.
 	// A compatible server does not get them: it may refuse fields it does
 	// not know (a subagent's local model under a GPT profile, say).
 	if !m.opts.Compatible {
-		if req.Cache.Key != "" {
-			p.PromptCacheKey = param.NewOpt(req.Cache.Key)
-		}
+		p.PromptCacheKey = req.Cache.Key
 		if req.Cache.TTL == "24h" {
-			p.PromptCacheRetention = sdk.ChatCompletionNewParamsPromptCacheRetention24h
+			p.PromptCacheRetention = "24h"
 		}
 	}
 
 	for _, t := range req.Tools {
 		if t.Name == "" {
-			return p, fmt.Errorf("%s: tool without a name", m.opts.Provider)
+			return nil, fmt.Errorf("%s: tool without a name", m.opts.Provider)
 		}
 		schema := bytes.TrimSpace(t.Parameters)
 		if len(schema) == 0 || string(schema) == "null" {
 			schema = emptySchema
 		} else if !json.Valid(schema) {
-			return p, fmt.Errorf("%s: tool %q: parameters are not valid JSON", m.opts.Provider, t.Name)
+			return nil, fmt.Errorf("%s: tool %q: parameters are not valid JSON", m.opts.Provider, t.Name)
 		}
-		def := param.Override[shared.FunctionDefinitionParam](functionJSON{
+		p.Tools = append(p.Tools, chatTool{Type: "function", Function: functionJSON{
 			Name: t.Name, Description: t.Description, Parameters: schema,
-		})
-		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(def))
+		}})
 	}
 	if req.NoToolCalls && len(p.Tools) > 0 {
-		p.ToolChoice = sdk.ChatCompletionToolChoiceOptionUnionParam{OfAuto: param.NewOpt(string(sdk.ChatCompletionToolChoiceOptionAutoNone))}
+		p.ToolChoice = "none"
 	}
 
 	if len(req.ResponseSchema) > 0 {
 		if !json.Valid(req.ResponseSchema) {
-			return p, fmt.Errorf("%s: response schema is not valid JSON", m.opts.Provider)
+			return nil, fmt.Errorf("%s: response schema is not valid JSON", m.opts.Provider)
 		}
-		p.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{
-			JSONSchema: param.Override[shared.ResponseFormatJSONSchemaJSONSchemaParam](jsonSchemaFormat{
-				Name: "response", Schema: req.ResponseSchema,
-			}),
-		}
+		p.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: jsonSchemaFormat{Name: "response", Schema: req.ResponseSchema}}
 	}
 
 	msgs, err := m.messages(req)
 	if err != nil {
-		return p, err
+		return nil, err
 	}
 	p.Messages = msgs
 	return p, nil
 }
 
-func (m *Model) messages(req *llm.Request) ([]sdk.ChatCompletionMessageParamUnion, error) {
-	out := make([]sdk.ChatCompletionMessageParamUnion, 0, len(req.Messages)+1)
+func (m *Model) messages(req *llm.Request) ([]chatMessage, error) {
+	out := make([]chatMessage, 0, len(req.Messages)+1)
 	if req.System != "" {
-		out = append(out, sdk.SystemMessage(req.System))
+		out = append(out, chatMessage{Role: "system", Content: req.System})
 	}
 	// Images returned by tools wait here until the run of tool messages
 	// ends: tool messages carry text only, and must follow their
 	// assistant message without a gap.
-	var toolImages []sdk.ChatCompletionContentPartUnionParam
+	var toolImages []contentPart
 	flush := func() {
 		if len(toolImages) > 0 {
-			parts := append([]sdk.ChatCompletionContentPartUnionParam{sdk.TextContentPart("Images returned by the tool calls above:")}, toolImages...)
-			out = append(out, sdk.UserMessage(parts))
+			parts := append([]contentPart{textPart("Images returned by the tool calls above:")}, toolImages...)
+			out = append(out, chatMessage{Role: "user", Content: parts})
 			toolImages = nil
 		}
 	}
@@ -130,7 +175,7 @@ func (m *Model) messages(req *llm.Request) ([]sdk.ChatCompletionMessageParamUnio
 		}
 		switch msg.Role {
 		case llm.RoleSystem:
-			out = append(out, sdk.SystemMessage(msg.Text()))
+			out = append(out, chatMessage{Role: "system", Content: msg.Text()})
 		case llm.RoleUser:
 			u, err := userMessage(msg.Parts)
 			if err != nil {
@@ -138,30 +183,26 @@ func (m *Model) messages(req *llm.Request) ([]sdk.ChatCompletionMessageParamUnio
 			}
 			out = append(out, u)
 		case llm.RoleAssistant:
-			a := &sdk.ChatCompletionAssistantMessageParam{}
+			a := chatMessage{Role: "assistant"}
 			// Reasoning is not sent back: Chat Completions has no field
 			// for it, and servers that stream reasoning_content reject it
 			// in requests.
 			if t := msg.Text(); t != "" {
-				a.Content.OfString = param.NewOpt(t)
+				a.Content = t
 			}
 			for _, c := range msg.ToolCalls {
-				a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
-						ID: c.ID,
-						Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{
-							Name:      c.Name,
-							Arguments: wire.ArgsText(c.Args),
-						},
-					},
+				a.ToolCalls = append(a.ToolCalls, wireCall{
+					ID:       c.ID,
+					Type:     "function",
+					Function: wireFunction{Name: c.Name, Arguments: wire.ArgsText(c.Args)},
 				})
 			}
-			if len(a.ToolCalls) == 0 && !a.Content.OfString.Valid() {
+			if len(a.ToolCalls) == 0 && a.Content == nil {
 				// An empty assistant turn (no text, no calls) is
 				// rejected by some servers; it says nothing, so it goes.
 				continue
 			}
-			out = append(out, sdk.ChatCompletionMessageParamUnion{OfAssistant: a})
+			out = append(out, a)
 		case llm.RoleTool:
 			if msg.ToolCallID == "" {
 				return nil, fmt.Errorf("%s: message %d: tool result without a tool call id", m.opts.Provider, i)
@@ -175,7 +216,7 @@ func (m *Model) messages(req *llm.Request) ([]sdk.ChatCompletionMessageParamUnio
 					toolImages = append(toolImages, img)
 				}
 			}
-			out = append(out, sdk.ToolMessage(msg.Text(), msg.ToolCallID))
+			out = append(out, chatMessage{Role: "tool", Content: msg.Text(), ToolCallID: msg.ToolCallID})
 		default:
 			return nil, fmt.Errorf("%s: message %d: unknown role %q", m.opts.Provider, i, msg.Role)
 		}
@@ -186,7 +227,7 @@ func (m *Model) messages(req *llm.Request) ([]sdk.ChatCompletionMessageParamUnio
 
 // userMessage sends text alone as a string and anything with an image as
 // an array of parts.
-func userMessage(parts []llm.Part) (sdk.ChatCompletionMessageParamUnion, error) {
+func userMessage(parts []llm.Part) (chatMessage, error) {
 	simple := true
 	for _, p := range parts {
 		if p.Type == llm.PartImage {
@@ -196,41 +237,43 @@ func userMessage(parts []llm.Part) (sdk.ChatCompletionMessageParamUnion, error) 
 	}
 	if simple {
 		m := llm.Message{Parts: parts}
-		return sdk.UserMessage(m.Text()), nil
+		return chatMessage{Role: "user", Content: m.Text()}, nil
 	}
-	var cp []sdk.ChatCompletionContentPartUnionParam
+	var cp []contentPart
 	for _, p := range parts {
 		switch p.Type {
 		case llm.PartText:
 			if p.Text != "" {
-				cp = append(cp, sdk.TextContentPart(p.Text))
+				cp = append(cp, textPart(p.Text))
 			}
 		case llm.PartImage:
 			img, err := imagePart(p)
 			if err != nil {
-				return sdk.ChatCompletionMessageParamUnion{}, err
+				return chatMessage{}, err
 			}
 			cp = append(cp, img)
 		case llm.PartReasoning:
 		default:
-			return sdk.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown part type %q", p.Type)
+			return chatMessage{}, fmt.Errorf("unknown part type %q", p.Type)
 		}
 	}
-	return sdk.UserMessage(cp), nil
+	return chatMessage{Role: "user", Content: cp}, nil
 }
 
-func imagePart(p llm.Part) (sdk.ChatCompletionContentPartUnionParam, error) {
+func textPart(text string) contentPart { return contentPart{Type: "text", Text: text} }
+
+func imagePart(p llm.Part) (contentPart, error) {
 	var u string
 	switch {
 	case len(p.Data) > 0:
 		if p.MIMEType == "" {
-			return sdk.ChatCompletionContentPartUnionParam{}, fmt.Errorf("image without a MIME type")
+			return contentPart{}, fmt.Errorf("image without a MIME type")
 		}
 		u = "data:" + p.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(p.Data)
 	case p.URL != "":
 		u = p.URL
 	default:
-		return sdk.ChatCompletionContentPartUnionParam{}, fmt.Errorf("image without data or URL")
+		return contentPart{}, fmt.Errorf("image without data or URL")
 	}
-	return sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{URL: u}), nil
+	return contentPart{Type: "image_url", ImageURL: &imageURL{URL: u}}, nil
 }

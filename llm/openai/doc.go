@@ -1,6 +1,5 @@
-// Package openai implements [llm.Model] with the official OpenAI Go SDK
-// (github.com/openai/openai-go/v3) over the streaming Chat Completions
-// API, for OpenAI itself and for every OpenAI-compatible server (Ollama,
+// Package openai implements [llm.Model] over the streaming Chat
+// Completions API, with net/http and encoding/json alone, for OpenAI itself and for every OpenAI-compatible server (Ollama,
 // vLLM, LM Studio, llama.cpp, gateways).
 //
 // What it maps:
@@ -26,12 +25,21 @@
 //   - The OpenAI API gets max_completion_tokens; other servers get
 //     max_tokens, which they all read.
 //
+// An error response that is not retried is an [*APIError] (status, type,
+// code, param, message, request id), wrapped.
+//
+// Why not the official SDK: github.com/openai/openai-go/v3 costs 20 MB
+// of the CLI's binary for this one endpoint (its root package registers
+// every OpenAI API's unions with reflection at init); docs/BENCHMARKS.md
+// has the measurement. The wire this package speaks is pinned byte for
+// byte by the exchanges in testdata.
+//
 // A stream is complete only when it ends with "data: [DONE]" after a
 // finish reason; anything short of that (a dropped connection, an error
 // payload, malformed data) ends with an error wrapping [llm.ErrIncomplete]
 // and no ChunkDone.
 //
-// Retries are the SDK's: connection errors, 408, 409, 429 and 5xx are
+// Retries: connection errors, 408, 409, 429 and 5xx are
 // retried with exponential backoff or after the server's retry-after-ms /
 // retry-after, up to [Options].MaxRetries times; a retry-after longer than
 // [Options].MaxRetryDelay is not waited for. A stream that breaks before

@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
-
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
 func TestOllamaURL(t *testing.T) {
@@ -42,38 +39,53 @@ func TestOllamaURL(t *testing.T) {
 	}
 }
 
-func TestDoneSpy(t *testing.T) {
+// TestSSEReader: the line "data: [DONE]" ends a complete stream once
+// its line ends, however the body is split into reads, and nothing else
+// does.
+func TestSSEReader(t *testing.T) {
 	tests := []struct {
-		body string
-		done bool
+		body   string
+		events []string
+		done   bool
 	}{
-		{"data: [DONE]\n\n", true},
-		{"data:[DONE]\r\n\r\n", true},
-		{"data: {\"x\":1}\n\ndata: [DONE]\n", true},
-		{"data: {\"x\":\"data: [DONE]\"}\n\n", false},
-		{": comment [DONE]\n\n", false},
-		{"data: [DONE]", false}, // not terminated: the SDK would not see it either
-		{"data: [DON", false},
-		{strings.Repeat("x", 100) + "\ndata: [DONE]\n", true},
+		{"data: [DONE]\n\n", nil, true},
+		{"data:[DONE]\r\n\r\n", nil, true},
+		{"data: {\"x\":1}\n\ndata: [DONE]\n", []string{`{"x":1}`}, true},
+		{"data: {\"x\":\"data: [DONE]\"}\n\n", []string{`{"x":"data: [DONE]"}`}, false},
+		{": comment [DONE]\n\n", nil, false},
+		{"data: [DONE]", nil, false}, // not terminated
+		{"data: [DON", nil, false},
+		{strings.Repeat("x", 100) + "\ndata: [DONE]\n", nil, true},
+		{"event: ping\n\ndata: a\ndata: b\n\n", []string{"a\nb"}, false},
+		{"data: cut off", nil, false}, // an event the body's end cut off
+		{"data: " + strings.Repeat("y", 40<<10) + "\n\n", []string{strings.Repeat("y", 40<<10)}, false},
 	}
 	for _, tt := range tests {
-		// One byte at a time, so the line spans many reads.
-		s := &doneSpy{ReadCloser: io.NopCloser(iotest.OneByteReader(strings.NewReader(tt.body)))}
-		if _, err := io.ReadAll(s); err != nil {
-			t.Fatal(err)
-		}
-		if s.done != tt.done {
-			t.Errorf("%q: done %v", tt.body, s.done)
-		}
-		s = &doneSpy{ReadCloser: io.NopCloser(strings.NewReader(tt.body))}
-		_, _ = io.ReadAll(s)
-		if s.done != tt.done {
-			t.Errorf("%q (one read): done %v", tt.body, s.done)
+		for _, oneByte := range []bool{true, false} {
+			var r io.Reader = strings.NewReader(tt.body)
+			if oneByte {
+				r = iotest.OneByteReader(r)
+			}
+			s := newSSEReader(r)
+			var got []string
+			for {
+				data, err := s.next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, string(data))
+			}
+			if s.done != tt.done || !slices.Equal(got, tt.events) {
+				t.Errorf("%.40q (one byte per read %v): events %q, done %v; want %q, %v", tt.body, oneByte, got, s.done, tt.events, tt.done)
+			}
 		}
 	}
 }
 
-// FuzzAccumulator feeds arbitrary event streams through the SDK's decoder
+// FuzzAccumulator feeds arbitrary event streams through the event reader
 // and the accumulator: nothing may panic, and the response must marshal
 // (tool arguments are valid JSON).
 func FuzzAccumulator(f *testing.F) {
@@ -86,13 +98,17 @@ func FuzzAccumulator(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		spy := &doneSpy{ReadCloser: io.NopCloser(bytes.NewReader(data))}
-		res := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: spy}
-		stream := ssestream.NewStream[sdk.ChatCompletionChunk](ssestream.NewDecoder(res), nil)
-		defer stream.Close()
+		events := newSSEReader(bytes.NewReader(data))
 		acc := accumulator{provider: "fuzz"}
-		for stream.Next() {
-			c := stream.Current()
+		for {
+			d, err := events.next()
+			if err != nil {
+				break
+			}
+			var c chatChunk
+			if json.Unmarshal(d, &c) != nil || c.Error != nil {
+				break
+			}
 			for range acc.add(&c) {
 			}
 		}

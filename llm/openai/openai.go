@@ -1,8 +1,6 @@
 package openai
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -10,9 +8,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/internal/wire"
@@ -24,8 +19,8 @@ const Provider = "openai"
 // DefaultModel is the model used when a spec names none.
 const DefaultModel = "gpt-4.1"
 
-// DefaultBaseURL is the OpenAI API endpoint. The SDK appends
-// "chat/completions" to the base URL, so the base URL of an
+// DefaultBaseURL is the OpenAI API endpoint. Requests go to the base URL
+// and "/chat/completions", so the base URL of an
 // OpenAI-compatible server ends in /v1 (http://localhost:11434/v1).
 const DefaultBaseURL = "https://api.openai.com/v1"
 
@@ -90,11 +85,13 @@ type Options struct {
 // implements [llm.Model] and [llm.Describer] and is safe for concurrent
 // use.
 type Model struct {
-	name   string
-	svc    sdk.ChatCompletionService
-	opts   Options
-	info   llm.Info
-	legacy bool // send max_tokens rather than max_completion_tokens
+	name     string
+	endpoint string // the base URL and /chat/completions
+	hc       *http.Client
+	attempts *wire.Attempts
+	opts     Options
+	info     llm.Info
+	legacy   bool // send max_tokens rather than max_completion_tokens
 }
 
 var (
@@ -105,7 +102,9 @@ var (
 // New returns the model with the given name on the server opts names. For
 // the OpenAI API itself (opts.Provider empty or "openai"), what opts leaves
 // empty of the key and base URL comes from OPENAI_API_KEY and
-// OPENAI_BASE_URL, as the official SDK does.
+// OPENAI_BASE_URL, as OpenAI's SDKs do. No other OPENAI_* variable is
+// read: an organisation or custom headers would go to whatever server
+// the base URL names.
 func New(name string, opts Options) (*Model, error) {
 	if opts.Provider == "" || opts.Provider == Provider {
 		if opts.BaseURL == "" {
@@ -161,30 +160,17 @@ func newModel(name string, opts Options) (*Model, error) {
 		hc = wire.NewHTTPClient(opts.Limits)
 	}
 	attempts := &wire.Attempts{Provider: opts.Provider, MaxRetries: opts.MaxRetries, MaxRetryDelay: opts.MaxRetryDelay, Limits: opts.Limits, Log: opts.Logger}
-	// The service is built from explicit options only: sdk.NewClient
-	// would also pick up OPENAI_* variables (an admin key, organisation,
-	// custom headers) and send them to whatever server BaseURL names.
-	reqOpts := []option.RequestOption{
-		option.WithBaseURL(opts.BaseURL),
-		option.WithHTTPClient(hc),
-		option.WithMaxRetries(opts.MaxRetries),
-		option.WithMaxRetryDelay(opts.MaxRetryDelay),
-		option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-			return attempts.Do(req, next)
-		}),
-	}
-	if opts.APIKey != "" {
-		reqOpts = append(reqOpts, option.WithAPIKey(opts.APIKey))
-	}
 	window := contextWindow(name)
 	if opts.ContextWindow > 0 {
 		window = opts.ContextWindow
 	}
 	return &Model{
-		name:   name,
-		svc:    sdk.NewChatCompletionService(reqOpts...),
-		opts:   opts,
-		legacy: !official,
+		name:     name,
+		endpoint: endpoint(u),
+		hc:       hc,
+		attempts: attempts,
+		opts:     opts,
+		legacy:   !official,
 		info: llm.Info{
 			Provider:      opts.Provider,
 			Name:          name,
@@ -212,48 +198,11 @@ func (m *Model) Info() llm.Info { return m.info }
 // Name returns the model name sent to the server.
 func (m *Model) Name() string { return m.name }
 
-// wrapErr gives an error of a request that got no stream a short, one-line
-// message while keeping the SDK error reachable with errors.As.
-func (m *Model) wrapErr(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("%s: %w", m.opts.Provider, context.Cause(ctx))
-	}
-	var apiErr *sdk.Error
-	if errors.As(err, &apiErr) {
-		return fmt.Errorf("%s: %w", m.opts.Provider, &apiError{err: apiErr})
-	}
-	return fmt.Errorf("%s: request failed: %w", m.opts.Provider, err)
+// endpoint is the chat completions URL under base: its path and
+// "/chat/completions", its query kept (an Azure api-version, say).
+func endpoint(base *url.URL) string {
+	u := *base
+	u.Path = strings.TrimRight(u.Path, "/") + "/chat/completions"
+	u.RawPath = ""
+	return u.String()
 }
-
-// apiError is an error response of the server, in a line: status, error
-// type and message.
-type apiError struct {
-	err *sdk.Error
-}
-
-func (e *apiError) Error() string {
-	var b strings.Builder
-	if e.err.StatusCode != 0 {
-		fmt.Fprintf(&b, "%d ", e.err.StatusCode)
-	}
-	msg := e.err.Message
-	if msg == "" {
-		msg = strings.Join(strings.Fields(e.err.RawJSON()), " ")
-		if len(msg) > 200 {
-			msg = msg[:200] + "…"
-		}
-	}
-	switch {
-	case e.err.Type != "" && msg != "":
-		fmt.Fprintf(&b, "%s: %s", e.err.Type, msg)
-	case msg != "":
-		b.WriteString(msg)
-	case e.err.Type != "":
-		b.WriteString(e.err.Type)
-	default:
-		b.WriteString(http.StatusText(e.err.StatusCode))
-	}
-	return b.String()
-}
-
-func (e *apiError) Unwrap() error { return e.err }

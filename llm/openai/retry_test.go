@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/openai/openai-go/v3"
-
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/openai"
 	"github.com/deepagents-go/deepagents/llm/openai/openaitest"
@@ -38,7 +36,7 @@ func TestRetryThenSuccess(t *testing.T) {
 				t.Errorf("text %q", res.Message.Text())
 			}
 			reqs := srv.Requests()
-			if len(reqs) != 2 || reqs[1].Header.Get("X-Stainless-Retry-Count") != "1" {
+			if len(reqs) != 2 || string(reqs[1].Body) != string(reqs[0].Body) {
 				t.Fatalf("%d requests", len(reqs))
 			}
 		})
@@ -60,9 +58,9 @@ func TestRetryExhausted(t *testing.T) {
 	if err == nil || err.Error() != "openai: 500 server_error: The server had an error" {
 		t.Fatalf("error %v", err)
 	}
-	var apiErr *sdk.Error
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != 500 {
-		t.Errorf("error does not unwrap to the SDK error")
+	var apiErr *openai.APIError
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 500 || apiErr.Type != "server_error" || apiErr.Message != "The server had an error" {
+		t.Errorf("error does not unwrap to the API error: %#v", apiErr)
 	}
 }
 
@@ -136,5 +134,64 @@ func TestOfficialEndpoint(t *testing.T) {
 	}
 	if string(field(t, req.Body, "max_completion_tokens")) != "64" || len(field(t, req.Body, "max_tokens")) != 0 {
 		t.Errorf("OpenAI itself gets max_completion_tokens: %s", req.Body)
+	}
+}
+
+// TestErrorBodies: an error response becomes an *openai.APIError whatever
+// its body holds, in one line, its code and param kept.
+func TestErrorBodies(t *testing.T) {
+	tests := []struct {
+		name, body, want string
+		code, param      string
+	}{
+		{"api error", `{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`,
+			"openai: 400 invalid_request_error: This model's maximum context length is 128000 tokens.", "context_length_exceeded", "messages"},
+		{"numeric code", `{"error":{"message":"bad","type":"x","code":42}}`, "openai: 400 x: bad", "42", ""},
+		{"a proxy's page", "<html>\n<body>Bad   gateway</body></html>", "openai: 400 <html> <body>Bad gateway</body></html>", "", ""},
+		{"empty", "", "openai: 400 Bad Request", "", ""},
+		{"huge", strings.Repeat("z", 1<<20), "openai: 400 " + strings.Repeat("z", 200) + "…", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newRawServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+				w.Header().Set("X-Request-Id", "req_1")
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = w.Write([]byte(tt.body))
+			})
+			m := newModel(t, srv.URL, openai.Options{})
+			_, err := llm.Generate(context.Background(), m, userReq("hi"))
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("error %q, want %q", err, tt.want)
+			}
+			var apiErr *openai.APIError
+			if !errors.As(err, &apiErr) || apiErr.Code != tt.code || apiErr.Param != tt.param || apiErr.RequestID != "req_1" || len(apiErr.Body) > 64<<10 {
+				t.Errorf("API error %+v", apiErr)
+			}
+		})
+	}
+}
+
+// TestRequestHeadersAndURL: the request goes to the base URL's path and
+// /chat/completions with its query kept, as JSON asking for a stream, and
+// carries no header of an SDK.
+func TestRequestHeadersAndURL(t *testing.T) {
+	srv := openaitest.NewServer(openaitest.Turn{Text: "ok"})
+	defer srv.Close()
+	m := newModel(t, srv.URL+"/?api-version=2025-01-01", openai.Options{})
+	if _, err := llm.Generate(context.Background(), m, userReq("hi")); err != nil {
+		t.Fatal(err)
+	}
+	req := srv.Requests()[0]
+	if req.Path != "/v1/chat/completions" || req.Query != "api-version=2025-01-01" {
+		t.Errorf("request to %s?%s", req.Path, req.Query)
+	}
+	h := req.Header
+	if h.Get("Content-Type") != "application/json" || h.Get("Accept") != "text/event-stream" || !strings.HasPrefix(h.Get("User-Agent"), "deepagents-go") {
+		t.Errorf("headers %v", h)
+	}
+	for k := range h {
+		if strings.HasPrefix(k, "X-Stainless") {
+			t.Errorf("header %s", k)
+		}
 	}
 }

@@ -1,19 +1,13 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
-	"net/http"
 	"slices"
-
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/internal/wire"
@@ -36,60 +30,93 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Chun
 			yield(llm.Chunk{}, err)
 			return
 		}
+		body, err := json.Marshal(p)
+		if err != nil {
+			yield(llm.Chunk{}, fmt.Errorf("%s: %w", m.opts.Provider, err))
+			return
+		}
 		wire.RetryStream(ctx, m.opts.Provider, m.opts.MaxRetries, m.opts.Logger, func(emit func(llm.Chunk) bool) (bool, error) {
-			return m.stream(ctx, p, emit)
+			return m.stream(ctx, body, emit)
 		}, yield)
 	}
 }
 
 // stream makes one streaming request and passes its chunks, ChunkDone
-// included, to yield. It returns nil after ChunkDone, wire.ErrStopped when yield
-// returns false, or the error that ended the stream and whether a new
-// request could succeed where this one failed.
-func (m *Model) stream(ctx context.Context, p sdk.ChatCompletionNewParams, yield func(llm.Chunk) bool) (retryable bool, err error) {
-	var (
-		resp *http.Response
-		spy  *doneSpy
-	)
-	stream := m.svc.NewStreaming(ctx, p,
-		option.WithResponseInto(&resp),
-		option.WithMiddleware(spyOnDone(&spy)))
-	defer stream.Close()
+// included, to yield. It returns nil after ChunkDone, wire.ErrStopped when
+// yield returns false, or the error that ended the stream and whether a
+// new request could succeed where this one failed.
+func (m *Model) stream(ctx context.Context, body []byte, yield func(llm.Chunk) bool) (retryable bool, err error) {
+	res, err := m.post(ctx, body)
+	if err != nil {
+		// The request itself failed, after its retries.
+		return false, err
+	}
+	complete := false
+	defer func() {
+		if complete {
+			_ = wire.DrainClose(res.Body)
+		} else {
+			_ = res.Body.Close()
+		}
+	}()
 
-	acc := accumulator{provider: m.opts.Provider}
-	for stream.Next() {
-		chunk := stream.Current()
+	prov := m.opts.Provider
+	acc := accumulator{provider: prov}
+	events := newSSEReader(res.Body)
+	for {
+		data, err := events.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return false, fmt.Errorf("%s: %w", prov, context.Cause(ctx))
+			}
+			return brokenErr(prov, err, acc.chunks)
+		}
+		var chunk chatChunk
+		if err := json.Unmarshal(data, &chunk); err != nil {
+			return brokenErr(prov, err, acc.chunks)
+		}
+		if chunk.Error != nil {
+			return brokenErr(prov, &streamError{obj: *chunk.Error}, acc.chunks)
+		}
 		for c := range acc.add(&chunk) {
 			if !yield(c) {
 				return false, wire.ErrStopped
 			}
 		}
 	}
-	err = stream.Err()
-	prov := m.opts.Provider
 	switch {
 	case ctx.Err() != nil:
 		return false, fmt.Errorf("%s: %w", prov, context.Cause(ctx))
-	case err != nil && (resp == nil || resp.StatusCode >= 300):
-		// The request itself failed, after the SDK's retries.
-		return false, m.wrapErr(ctx, err)
-	case err != nil:
-		return brokenErr(prov, err, acc.chunks)
-	case spy == nil || !spy.done:
+	case !events.done:
 		return true, wire.Incomplete(fmt.Sprintf("%s: stream ended after %d chunks without [DONE]", prov, acc.chunks), nil)
 	case acc.finish == "":
 		return true, wire.Incomplete(fmt.Sprintf("%s: stream ended without a finish reason", prov), nil)
 	}
-	res, calls := acc.response()
+	complete = true
+	r, calls := acc.response()
 	for i := range calls {
 		if !yield(llm.Chunk{Type: llm.ChunkToolCall, ToolCall: &calls[i]}) {
 			return false, wire.ErrStopped
 		}
 	}
-	if !yield(llm.Chunk{Type: llm.ChunkDone, Response: res}) {
+	if !yield(llm.Chunk{Type: llm.ChunkDone, Response: r}) {
 		return false, wire.ErrStopped
 	}
 	return false, nil
+}
+
+// streamError is an error payload in the stream ({"error": {...}}).
+type streamError struct{ obj errorObject }
+
+func (e *streamError) Error() string {
+	msg := e.obj.Message
+	if e.obj.Type != "" {
+		msg = e.obj.Type + ": " + msg
+	}
+	return "received error while streaming: " + msg
 }
 
 // brokenErr describes an error that ended a stream after it had started,
@@ -97,7 +124,7 @@ func (m *Model) stream(ctx context.Context, p sdk.ChatCompletionNewParams, yield
 // connection or a server error payload, yes; after malformed data, no.
 func brokenErr(provider string, err error, chunks int) (retryable bool, _ error) {
 	var (
-		se     *ssestream.StreamError
+		se     *streamError
 		synErr *json.SyntaxError
 		typErr *json.UnmarshalTypeError
 	)
@@ -106,13 +133,7 @@ func brokenErr(provider string, err error, chunks int) (retryable bool, _ error)
 	switch {
 	case errors.As(err, &se):
 		what = "error event"
-		var payload struct {
-			Error struct {
-				Type string `json:"type"`
-			} `json:"error"`
-		}
-		_ = json.Unmarshal(se.Event.Data, &payload)
-		switch payload.Error.Type {
+		switch se.obj.Type {
 		case "server_error", "rate_limit_error", "overloaded_error", "api_error", "":
 		default:
 			retryable = false
@@ -121,6 +142,47 @@ func brokenErr(provider string, err error, chunks int) (retryable bool, _ error)
 		what, retryable = "malformed chunk data", false
 	}
 	return retryable, wire.Incomplete(fmt.Sprintf("%s: %s after %d chunks", provider, what, chunks), err)
+}
+
+// chatChunk is one event of a chat completions stream.
+type chatChunk struct {
+	Model   string        `json:"model"`
+	Usage   *chunkUsage   `json:"usage"`
+	Choices []chunkChoice `json:"choices"`
+	// Error is set in an error payload instead of a chunk.
+	Error *errorObject `json:"error"`
+}
+
+type chunkUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens     int `json:"cached_tokens"`
+		CacheWriteTokens int `json:"cache_write_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+type chunkChoice struct {
+	Index        int64      `json:"index"`
+	Delta        chunkDelta `json:"delta"`
+	FinishReason string     `json:"finish_reason"`
+}
+
+type chunkDelta struct {
+	Content string `json:"content"`
+	Refusal string `json:"refusal"`
+	// ReasoningContent and Reasoning are what some compatible servers
+	// stream beside the content; only a string counts.
+	ReasoningContent json.RawMessage `json:"reasoning_content"`
+	Reasoning        json.RawMessage `json:"reasoning"`
+	ToolCalls        []struct {
+		Index    int64  `json:"index"`
+		ID       string `json:"id"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
 }
 
 // accumulator assembles a message from streamed chunks.
@@ -147,14 +209,13 @@ type callBuf struct {
 
 // add takes in one chunk and yields the deltas it carries. Tool calls are
 // held back until the stream is complete.
-func (a *accumulator) add(c *sdk.ChatCompletionChunk) iter.Seq[llm.Chunk] {
+func (a *accumulator) add(c *chatChunk) iter.Seq[llm.Chunk] {
 	return func(yield func(llm.Chunk) bool) {
 		a.chunks++
 		if c.Model != "" {
 			a.model = c.Model
 		}
-		if c.JSON.Usage.Valid() {
-			u := &c.Usage
+		if u := c.Usage; u != nil {
 			a.usage = llm.Usage{
 				// prompt_tokens already counts the cached tokens.
 				InputTokens:      int(u.PromptTokens),
@@ -221,21 +282,13 @@ func (a *accumulator) call(index int64) *callBuf {
 // reasoningDelta returns the reasoning text some OpenAI-compatible servers
 // stream beside the content: reasoning_content (vLLM, DeepSeek, llama.cpp)
 // or reasoning (Ollama, OpenRouter).
-func reasoningDelta(d *sdk.ChatCompletionChunkChoiceDelta) string {
-	if len(d.JSON.ExtraFields) == 0 {
-		return ""
-	}
-	for _, key := range [...]string{"reasoning_content", "reasoning"} {
-		f, ok := d.JSON.ExtraFields[key]
-		if !ok {
-			continue
-		}
-		raw := f.Raw()
+func reasoningDelta(d *chunkDelta) string {
+	for _, raw := range [...]json.RawMessage{d.ReasoningContent, d.Reasoning} {
 		if len(raw) < 2 || raw[0] != '"' {
 			continue
 		}
 		var s string
-		if json.Unmarshal([]byte(raw), &s) == nil && s != "" {
+		if json.Unmarshal(raw, &s) == nil && s != "" {
 			return s
 		}
 	}
@@ -290,62 +343,4 @@ func (a *accumulator) stopReason(hasCalls bool) llm.StopReason {
 		return llm.StopEnd
 	}
 	return llm.StopOther
-}
-
-// doneSpy watches a response body for the "data: [DONE]" line that ends a
-// complete stream, which the SDK consumes without telling.
-type doneSpy struct {
-	io.ReadCloser
-	line []byte // the start of the current line, at most 16 bytes
-	done bool
-}
-
-var donePrefix = []byte("[DONE]")
-
-func (s *doneSpy) Read(p []byte) (int, error) {
-	n, err := s.ReadCloser.Read(p)
-	b := p[:n]
-	for len(b) > 0 {
-		i := bytes.IndexAny(b, "\r\n")
-		if i < 0 {
-			if room := 16 - len(s.line); room > 0 {
-				s.line = append(s.line, b[:min(room, len(b))]...)
-			}
-			break
-		}
-		if room := 16 - len(s.line); room > 0 {
-			s.line = append(s.line, b[:min(room, i)]...)
-		}
-		if v, ok := bytes.CutPrefix(s.line, []byte("data:")); ok && bytes.HasPrefix(bytes.TrimLeft(v, " "), donePrefix) {
-			s.done = true
-		}
-		s.line = s.line[:0]
-		b = b[i+1:]
-	}
-	return n, err
-}
-
-// Close lets the connection be reused when the stream was complete: the
-// SDK closes the body as soon as it sees [DONE], before the end of the
-// chunked encoding.
-func (s *doneSpy) Close() error {
-	if s.done {
-		return wire.DrainClose(s.ReadCloser)
-	}
-	return s.ReadCloser.Close()
-}
-
-// spyOnDone is a per-request middleware that wraps a successful response's
-// body in a doneSpy and stores it in *spy. Each attempt replaces it, so
-// *spy watches the body that is finally streamed.
-func spyOnDone(spy **doneSpy) option.Middleware {
-	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		res, err := next(req)
-		if err == nil && res != nil && res.StatusCode < 300 && res.Body != nil {
-			s := &doneSpy{ReadCloser: res.Body, line: make([]byte, 0, 16)}
-			res.Body = s
-			*spy = s
-		}
-		return res, err
-	}
 }

@@ -41,6 +41,7 @@ func Fragments(s string, n int) []string {
 type Request struct {
 	Method string
 	Path   string
+	Query  string // the raw query
 	Header http.Header
 	Body   []byte
 }
@@ -80,7 +81,7 @@ func (s *Script[T]) Requests() []Request {
 // Log records a request.
 func (s *Script[T]) Log(r *http.Request, body []byte) {
 	s.mu.Lock()
-	s.reqs = append(s.reqs, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+	s.reqs = append(s.reqs, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
 	s.mu.Unlock()
 }
 

@@ -104,8 +104,9 @@ func (g *guardedBody) Close() error {
 	return g.body.Close()
 }
 
-// Attempts watches every HTTP attempt of a provider's SDK (as SDK
-// middleware): it guards response bodies with the limits, logs failed
+// Attempts watches every HTTP attempt of a provider (as SDK middleware,
+// [Attempts.Do], or in a provider's own retry loop, [Attempts.Round]): it
+// guards response bodies with the limits, logs failed
 // attempts, refuses retries the server wants delayed longer than
 // MaxRetryDelay, and reports each retry the SDK is about to make with
 // llm.NotifyRetry.
@@ -129,33 +130,56 @@ func retryable(status int, h http.Header) bool {
 		status == http.StatusTooManyRequests || status >= 500
 }
 
-// Do runs one attempt through next.
+// Do runs one attempt through next, as SDK middleware: the attempt's
+// number is the SDK's X-Stainless-Retry-Count header, and the SDK decides
+// on the retry itself (Do marks a response whose wait is too long
+// X-Should-Retry: false).
 func (a *Attempts) Do(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-	ctx := req.Context()
 	attempt, _ := strconv.Atoi(req.Header.Get("X-Stainless-Retry-Count"))
-	res, err := next(req)
+	res, _, _, err := a.Round(req, attempt, next)
+	return res, err
+}
+
+// Round runs attempt number n (0 for the first) through next, for a
+// provider that makes its own retries. Beside the response or error it
+// says whether the attempt should be retried and after how long: a
+// connection error, 408, 409, 429 or 5xx is retried while n is below
+// MaxRetries, after the server's retry-after-ms or retry-after, or the
+// [Backoff] of n when it asks for nothing; a wait beyond MaxRetryDelay
+// is not waited for. A response of status 400 or more is returned with
+// its body unread, for the caller to read or close.
+func (a *Attempts) Round(req *http.Request, n int, next func(*http.Request) (*http.Response, error)) (res *http.Response, retry bool, wait time.Duration, err error) {
+	ctx := req.Context()
+	res, err = next(req)
 	if err != nil {
-		if ctx.Err() == nil {
-			a.Log.Debug(a.Provider+": attempt failed", "attempt", attempt, "err", err)
-			if attempt < a.MaxRetries {
-				a.notify(ctx, attempt, 0, err)
-			}
+		if ctx.Err() != nil {
+			return res, false, 0, err
 		}
-		return res, err
+		a.Log.Debug(a.Provider+": attempt failed", "attempt", n, "err", err)
+		if n >= a.MaxRetries {
+			return res, false, 0, err
+		}
+		wait = Backoff(n)
+		a.notify(ctx, n, wait, err)
+		return res, true, wait, err
 	}
 	if res.StatusCode < 400 {
 		GuardBody(res, a.Limits)
-		return res, nil
+		return res, false, 0, nil
 	}
-	wait, ok := RetryAfter(res.Header)
-	a.Log.Debug(a.Provider+": attempt failed", "attempt", attempt, "status", res.StatusCode, "retry_after", wait)
-	if ok && wait > a.MaxRetryDelay {
+	wait, asked := RetryAfter(res.Header)
+	a.Log.Debug(a.Provider+": attempt failed", "attempt", n, "status", res.StatusCode, "retry_after", wait)
+	if asked && wait > a.MaxRetryDelay {
 		res.Header.Set("X-Should-Retry", "false")
 	}
-	if retryable(res.StatusCode, res.Header) && attempt < a.MaxRetries {
-		a.notify(ctx, attempt, wait, fmt.Errorf("status %d %s", res.StatusCode, http.StatusText(res.StatusCode)))
+	if !retryable(res.StatusCode, res.Header) || n >= a.MaxRetries {
+		return res, false, 0, nil
 	}
-	return res, nil
+	if !asked {
+		wait = Backoff(n)
+	}
+	a.notify(ctx, n, wait, fmt.Errorf("status %d %s", res.StatusCode, http.StatusText(res.StatusCode)))
+	return res, true, wait, nil
 }
 
 func (a *Attempts) notify(ctx context.Context, attempt int, wait time.Duration, err error) {
