@@ -15,6 +15,10 @@ type (
 	AsyncApproval = background.Approval
 )
 
+// ErrAsyncNotWaiting is background.ErrNotWaiting: the task answered is not
+// waiting for approval.
+var ErrAsyncNotWaiting = background.ErrNotWaiting
+
 // allSubagents returns the subagents the configuration declares: the task
 // tool's and the local background ones (a remote one's tools are its
 // server's).

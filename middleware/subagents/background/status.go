@@ -186,26 +186,33 @@ func (s *Middleware) wait(ctx context.Context, in waitIn) (string, error) {
 		}
 	default:
 		if lt := s.local.get(rec.TaskID); lt != nil {
-			// Through a wait for approval too: once answered, the task
-			// runs again, under a new done.
+			// A task that starts to wait for approval meanwhile is
+			// reported then (the user may want to hear of it); one
+			// that waits already is waited through, until it is
+			// answered (it then runs again, under a new done) or denied.
+			through := lt.parkChan() != nil
 		waiting:
 			for {
-				select {
-				case <-lt.doneChan():
-				case <-timer.C:
-					break waiting
-				case <-ctx.Done():
-					return "", ctx.Err()
-				}
-				parked := lt.parkChan()
-				if parked == nil {
-					if lt.snapshot().status == Running {
-						continue // answered between the two reads
+				if parked := lt.parkChan(); parked != nil {
+					if !through {
+						break
 					}
+					select {
+					case <-parked:
+						through = false
+						continue
+					case <-timer.C:
+						break waiting
+					case <-ctx.Done():
+						return "", ctx.Err()
+					}
+				}
+				done := lt.doneChan()
+				if lt.snapshot().status != Running {
 					break
 				}
 				select {
-				case <-parked:
+				case <-done:
 				case <-timer.C:
 					break waiting
 				case <-ctx.Done():
