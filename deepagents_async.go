@@ -11,7 +11,13 @@ type (
 	AsyncSubagent = background.Subagent
 	AsyncOptions  = background.Options
 	AsyncTask     = background.Task
+	// AsyncApproval is a background task's request for approval.
+	AsyncApproval = background.Approval
 )
+
+// ErrAsyncNotWaiting is background.ErrNotWaiting: the task answered is not
+// waiting for approval.
+var ErrAsyncNotWaiting = background.ErrNotWaiting
 
 // allSubagents returns the subagents the configuration declares: the task
 // tool's and the local background ones (a remote one's tools are its
@@ -37,10 +43,21 @@ func allSubagents(cfg Config) []Subagent {
 // end can say which work it stopped. An agent without AsyncSubagents has
 // none.
 func ShutdownBackground(ctx context.Context, a *Agent) (map[string]string, error) {
-	for _, m := range a.Middleware() {
-		if async, ok := m.(*background.Middleware); ok {
-			return async.Shutdown(ctx, a.Checkpointer())
-		}
+	if async := Background(a); async != nil {
+		return async.Shutdown(ctx, a.Checkpointer())
 	}
 	return nil, nil
+}
+
+// Background returns the agent's background (async) subagents middleware,
+// nil when it has none: a program that drives a thread lists the approvals
+// its background tasks wait on (Approvals), hears of new ones (Watch) and
+// answers them (Answer). See docs/background-subagents.md.
+func Background(a *Agent) *background.Middleware {
+	for _, m := range a.Middleware() {
+		if async, ok := m.(*background.Middleware); ok {
+			return async
+		}
+	}
+	return nil
 }

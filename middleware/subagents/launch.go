@@ -324,3 +324,9 @@ func mergeValues(rt *agent.Runtime, private []string, res *agent.Result) {
 		rt.SetValue(k, json.RawMessage(v))
 	}
 }
+
+// Resumer returns what continues a run of the subagent that stopped for
+// decisions, in its thread: the subagent itself when it keeps one, an
+// agent of the same configuration with the Checkpointer otherwise, nil
+// when there is none.
+func (e *Entry) Resumer() (Runnable, error) { return e.resumer() }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/middleware/subagents"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -41,6 +42,14 @@ const (
 	Cancelled   = "cancelled"
 	Interrupted = "interrupted"
 	Timeout     = "timeout"
+	// AwaitingApproval is the status of a local task whose subagent
+	// stopped to ask a person to approve tool calls: it waits, its
+	// checkpoint saved, until the driver of its thread answers
+	// (Middleware.Answer), and then goes on.
+	AwaitingApproval = "awaiting_approval"
+	// Denied is the status of a task that waited for approval for
+	// Options.ApprovalWait without an answer.
+	Denied = "denied"
 	// Lost is the status of a local task whose goroutine is gone
 	// without a result: it ran in another process, or another instance of
 	// the agent, that has ended.
@@ -50,7 +59,7 @@ const (
 // terminal reports whether a task in this status will not change.
 func terminal(status string) bool {
 	switch status {
-	case Success, Error, Cancelled, Interrupted, Timeout, Lost:
+	case Success, Error, Cancelled, Interrupted, Timeout, Lost, Denied:
 		return true
 	}
 	return false
@@ -109,6 +118,12 @@ type Options struct {
 	// (tests, examples) set it to get ids they can name. Ids must be
 	// unique in a thread: a repeated one makes start fail.
 	NewTaskID func() string
+	// ApprovalWait is how long a local task that stopped for approval
+	// waits for an answer in this process before it is denied (status
+	// Denied: the model reads that nobody answered); zero means it
+	// waits until answered, also across restarts. A program with nobody
+	// to ask (headless) sets it.
+	ApprovalWait time.Duration
 }
 
 // Defaults of Options.
@@ -171,6 +186,9 @@ type Middleware struct {
 	tools    []tool.Tool
 	log      *slog.Logger
 	instance string // tells this instance's local tasks from others'
+	// saver holds the threads' records (the main agent's Checkpointer),
+	// where Approvals and Answer find tasks parked by another process.
+	saver checkpoint.Saver
 
 	recMu sync.Mutex // serialises changes to the records of a thread
 	// starting counts, by thread, the starts between reserve and their
@@ -202,6 +220,7 @@ func New(cfg Config) (*Middleware, error) {
 		prompt:   cfg.Options.Prompt,
 		log:      cfg.Logger,
 		instance: newTaskID(),
+		saver:    cfg.Parent.Agent.Checkpointer,
 	}
 	if s.prompt == "" {
 		s.prompt = Prompt

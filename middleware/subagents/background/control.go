@@ -69,9 +69,11 @@ func (s *Middleware) start(ctx context.Context, in startIn) (string, error) {
 			rec.TaskID = newTaskID()
 		}
 		rec.Owner = s.instance
-		if err := s.local.start(ctx, rt, e, rec.TaskID, call.ID, in.Description); err != nil {
+		child, err := s.local.start(ctx, rt, e, rec.TaskID, call.ID, in.Description)
+		if err != nil {
 			return "", err
 		}
+		rec.ThreadID = child
 	}
 	s.recMu.Lock()
 	tasks := s.records(rt)
@@ -125,8 +127,9 @@ func (s *Middleware) update(ctx context.Context, in updateIn) (string, error) {
 	if err := s.local.restart(ctx, rt, lt, call.ID, in.Message); err != nil {
 		return "", err
 	}
+	child := lt.subagentThread()
 	s.save(rt, rec.TaskID, func(t *Task) {
-		t.Status, t.Collected, t.LastUpdatedAt = Running, false, now
+		t.Status, t.Collected, t.LastUpdatedAt, t.ThreadID = Running, false, now, child
 	})
 	return "Updated async subagent. task_id: " + rec.TaskID, nil
 }

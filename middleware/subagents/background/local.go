@@ -2,6 +2,7 @@ package background
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/internal/clip"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/subagents"
 	"github.com/deepagents-go/deepagents/thread"
@@ -41,6 +43,7 @@ type localTasks struct {
 	finished []string // ids of finished tasks, oldest first
 	closed   bool
 	wg       sync.WaitGroup
+	watch    watchers // Watch's functions, told of approvals
 }
 
 func newLocalTasks(l Options) *localTasks {
@@ -54,6 +57,8 @@ type localTask struct {
 	e  *subagent
 	// thread is the thread whose records hold the task: the caller's.
 	thread string
+	task   string   // the description it was started with (shortened)
+	ns     []string // the namespace its runs' events and requests carry
 
 	mu      sync.Mutex
 	status  string
@@ -69,6 +74,15 @@ type localTask struct {
 	runs      int // runs launched so far
 	cancel    context.CancelCauseFunc
 	done      chan struct{} // closed when the current run ends
+	// child is the subagent's thread in the current run, "" when it keeps
+	// none (it cannot stop for approval).
+	child string
+	// While the task waits for approval (AwaitingApproval): what it asks,
+	// closed when that ends (answered or denied), and the timer that
+	// denies it after Options.ApprovalWait.
+	approval *Approval
+	unpark   chan struct{}
+	deny     *time.Timer
 }
 
 type taskOutcome struct {
@@ -83,6 +97,27 @@ func (t *localTask) snapshot() taskOutcome {
 	return taskOutcome{status: t.status, started: t.started, result: t.result, err: t.err}
 }
 
+// pendingApproval returns what the task asks while it waits for approval.
+func (t *localTask) pendingApproval() (Approval, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.status != AwaitingApproval || t.approval == nil {
+		return Approval{}, false
+	}
+	return *t.approval, true
+}
+
+// parkChan returns the channel closed when the task's wait for approval
+// ends, nil when it does not wait.
+func (t *localTask) parkChan() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.status != AwaitingApproval {
+		return nil
+	}
+	return t.unpark
+}
+
 func (t *localTask) doneChan() <-chan struct{} {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -95,17 +130,18 @@ func (l *localTasks) get(id string) *localTask {
 	return l.byID[id]
 }
 
-// isFinished reports whether the task is not running (or not known here).
+// isFinished reports whether the task is not running nor waiting for
+// approval (or not known here).
 func (l *localTasks) isFinished(id string) bool {
 	t := l.get(id)
-	return t == nil || t.snapshot().status != Running
+	return t == nil || terminal(t.snapshot().status)
 }
 
 // forget drops a finished task.
 func (l *localTasks) forget(id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if t := l.byID[id]; t != nil && t.snapshot().status != Running {
+	if t := l.byID[id]; t != nil && terminal(t.snapshot().status) {
 		delete(l.byID, id)
 		l.finished = slices.DeleteFunc(l.finished, func(s string) bool { return s == id })
 	}
@@ -137,16 +173,42 @@ func taskInput(rt *agent.Runtime, e *subagent, id, callID string, msgs []llm.Mes
 	return in
 }
 
-// start launches a new task.
-func (l *localTasks) start(ctx context.Context, rt *agent.Runtime, e *subagent, id, callID, description string) error {
-	t := &localTask{id: id, e: e, thread: rt.ThreadID()}
-	return l.launch(ctx, t, taskInput(rt, e, id, callID, []llm.Message{llm.UserText(description)}, 0))
+// start launches a new task. It returns the subagent's thread, "" when
+// it keeps none.
+func (l *localTasks) start(ctx context.Context, rt *agent.Runtime, e *subagent, id, callID, description string) (string, error) {
+	t := &localTask{id: id, e: e, thread: rt.ThreadID(), task: clip.Text(description, taskText)}
+	in := taskInput(rt, e, id, callID, []llm.Message{llm.UserText(description)}, 0)
+	if err := l.launch(ctx, t, in, false); err != nil {
+		return "", err
+	}
+	return in.ThreadID, nil
+}
+
+// resume runs a task that waits for approval again, from its
+// subagent's checkpoint, with the decisions (and the caller's values
+// now: its permission mode).
+func (l *localTasks) resume(ctx context.Context, t *localTask, ds []agent.Decision, values map[string]json.RawMessage) error {
+	r, err := t.e.Resumer()
+	if err != nil || r == nil {
+		return fmt.Errorf("async subagents: subagent %s cannot resume: %v", t.e.name, err)
+	}
+	t.mu.Lock()
+	in := agent.Input{ThreadID: t.child, Decisions: ds, Values: values, Namespace: t.ns}
+	t.mu.Unlock()
+	return l.launch(ctx, t, in, true)
 }
 
 // launch runs t on a goroutine with in. The task's context keeps the
 // values of ctx (the tool call's) but not its cancellation: the task
-// outlives the call and the run.
-func (l *localTasks) launch(ctx context.Context, t *localTask, in agent.Input) error {
+// outlives the call and the run. resumed launches a task that waits for
+// approval, keeping what it started from.
+func (l *localTasks) launch(ctx context.Context, t *localTask, in agent.Input, resumed bool) error {
+	var answered *Approval
+	defer func() { // once l.mu is released: a watcher may call in
+		if answered != nil {
+			l.watch.notify(*answered)
+		}
+	}()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -162,53 +224,154 @@ func (l *localTasks) launch(ctx context.Context, t *localTask, in agent.Input) e
 		return fmt.Errorf("Error: a background task with task_id %q exists already", t.id)
 	}
 	t.mu.Lock()
-	running := t.status == Running
+	status := t.status
 	t.mu.Unlock()
-	if running {
+	switch {
+	case resumed && status != AwaitingApproval:
+		return fmt.Errorf("%w: task %s is %s", ErrNotWaiting, t.id, status)
+	case status == Running:
 		return fmt.Errorf("Error: background task %s is running already; wait for it (wait_async_task) or cancel it first", t.id)
 	}
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	runCtx, stop := context.WithTimeoutCause(runCtx, l.limits.MaxRuntime, errTaskTimeout)
 	done := make(chan struct{})
 	t.mu.Lock()
+	wasParked := t.approval
 	t.status, t.started = Running, time.Now()
 	t.result, t.err, t.res, t.collected = "", "", nil, false
-	// Never nil: mergeBack checks a background task's files against it.
-	t.base = make(map[string]thread.FileData, len(in.Files))
-	maps.Copy(t.base, in.Files)
-	t.history = in.Messages
+	t.endPark() // an update of a task that waits for approval ends the wait too
+	if !resumed {
+		// Never nil: mergeBack checks a background task's files against it.
+		t.base = make(map[string]thread.FileData, len(in.Files))
+		maps.Copy(t.base, in.Files)
+		t.history = in.Messages
+		t.ns = in.Namespace
+		t.runs++
+	}
+	t.child = in.ThreadID
 	t.cancel, t.done = cancel, done
-	t.runs++
 	t.mu.Unlock()
 	l.byID[t.id] = t
 	l.finished = slices.DeleteFunc(l.finished, func(s string) bool { return s == t.id })
 	l.running++
 	l.wg.Add(1)
+	run := t.e.Runnable()
+	if resumed {
+		// Resumer did not fail in resume, which called it first.
+		run, _ = t.e.Resumer()
+	}
 	go func() {
 		defer l.wg.Done()
 		defer stop()
 		defer cancel(nil)
-		l.run(runCtx, t, in, done)
+		l.run(runCtx, t, run, in, done)
 	}()
+	if wasParked != nil {
+		a := *wasParked
+		a.Status = Running
+		answered = &a
+	}
 	return nil
 }
 
-func (l *localTasks) run(ctx context.Context, t *localTask, in agent.Input, done chan struct{}) {
-	res, err := invokeSafely(ctx, t.e.Runnable(), in)
+func (l *localTasks) run(ctx context.Context, t *localTask, r subagents.Runnable, in agent.Input, done chan struct{}) {
+	res, err := invokeSafely(ctx, r, in)
 	status, result, msg := outcome(ctx, t.e, res, err)
+	var parked *Approval
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	// The slot is free before anyone waiting on done hears of the end.
 	l.running--
 	t.mu.Lock()
+	if status == Interrupted && t.child != "" && !l.closed {
+		// Its checkpoint waits in the Checkpointer: the task waits for
+		// the person, not for nobody.
+		status, msg = AwaitingApproval, ""
+		a := Approval{ThreadID: t.thread, TaskID: t.id, Subagent: t.e.name, Task: t.task, SubagentThread: t.child,
+			Requests: res.Interrupts, Status: AwaitingApproval, Since: time.Now().UTC()}
+		t.approval, t.unpark = &a, make(chan struct{})
+		if w := l.limits.ApprovalWait; w > 0 {
+			t.deny = time.AfterFunc(w, func() { l.denyUnanswered(t, &a) })
+		}
+		parked = &a
+	}
 	t.status, t.result, t.err, t.res = status, result, msg, res
 	close(done)
 	t.mu.Unlock()
-	l.finished = append(l.finished, t.id)
+	if parked == nil {
+		l.finishedLocked(t.id)
+	}
+	l.mu.Unlock()
+	if parked != nil {
+		l.watch.notify(*parked)
+	}
+}
+
+// finishedLocked keeps a finished task's outcome, forgetting the oldest
+// beyond KeepFinished. l.mu is held.
+func (l *localTasks) finishedLocked(id string) {
+	l.finished = append(l.finished, id)
 	for len(l.finished) > l.limits.KeepFinished {
 		delete(l.byID, l.finished[0])
 		l.finished = l.finished[1:]
 	}
+}
+
+// endPark ends the task's wait for approval. t.mu is held.
+func (t *localTask) endPark() {
+	if t.deny != nil {
+		t.deny.Stop()
+		t.deny = nil
+	}
+	if t.unpark != nil {
+		close(t.unpark)
+		t.unpark = nil
+	}
+	t.approval = nil
+}
+
+// denyUnanswered ends the wait of a task nobody answered within
+// ApprovalWait: it is denied, and its result says so.
+func (l *localTasks) denyUnanswered(t *localTask, a *Approval) {
+	l.mu.Lock()
+	t.mu.Lock()
+	if t.status != AwaitingApproval || t.approval != a {
+		t.mu.Unlock()
+		l.mu.Unlock()
+		return // answered meanwhile
+	}
+	t.endPark()
+	t.status = Denied
+	t.err = fmt.Sprintf("it stopped to ask for approval of %s, and nobody answered within %s, so it was denied (%v); the call(s) did not run. Do the work another way, or start the task again when someone can approve it", a.Tools(), l.limits.ApprovalWait, ErrDenied)
+	t.mu.Unlock()
+	l.finishedLocked(t.id)
+	l.mu.Unlock()
+	d := *a
+	d.Status = Denied
+	l.watch.notify(d)
+}
+
+// parkedOf returns the tasks of a thread that wait for approval, oldest
+// first.
+func (l *localTasks) parkedOf(threadID string) []*localTask {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []*localTask
+	started := map[*localTask]time.Time{}
+	for _, t := range l.byID {
+		if out := t.snapshot(); t.thread == threadID && out.status == AwaitingApproval {
+			started[t] = out.started
+		}
+	}
+	for t := range started {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b *localTask) int {
+		if c := started[a].Compare(started[b]); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	return out
 }
 
 // invokeSafely runs a Runnable, turning its panic into an error: a
@@ -325,7 +488,7 @@ func (l *localTasks) restart(ctx context.Context, rt *agent.Runtime, t *localTas
 	msgs = append(slices.Clone(msgs), llm.UserText(message))
 	gen := t.runs // a durable subagent gets a fresh thread for each run
 	t.mu.Unlock()
-	return l.launch(ctx, t, taskInput(rt, t.e, t.id, callID, msgs, gen))
+	return l.launch(ctx, t, taskInput(rt, t.e, t.id, callID, msgs, gen), false)
 }
 
 // runningTasks returns the running tasks' ids with their subagents'
@@ -365,8 +528,20 @@ func (l *localTasks) close() {
 		if t.status == Running {
 			t.cancel(errAgentClosed)
 		}
+		if t.deny != nil {
+			// Its checkpoint still waits, for a later process to answer.
+			t.deny.Stop()
+			t.deny = nil
+		}
 		t.mu.Unlock()
 	}
 	l.mu.Unlock()
 	l.wg.Wait()
+}
+
+// subagentThread returns the subagent's thread in the current run.
+func (t *localTask) subagentThread() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.child
 }

@@ -24,7 +24,8 @@ type Task struct {
 	TaskID    string `json:"task_id"`
 	AgentName string `json:"agent_name"`
 	// Remote tasks: the thread (the task id) and the current run on the
-	// server.
+	// server. A local task whose subagent keeps a thread (it can stop for
+	// approval): that thread, where it waits for an answer.
 	Remote   bool   `json:"remote,omitempty"`
 	ThreadID string `json:"thread_id,omitempty"`
 	RunID    string `json:"run_id,omitempty"`

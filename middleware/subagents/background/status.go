@@ -104,6 +104,13 @@ func (s *Middleware) status(ctx context.Context, rt *agent.Runtime, rec Task) (r
 	}
 	lt := s.local.get(rec.TaskID)
 	if lt == nil {
+		if a, ok, err := s.parkedInSaver(ctx, rt.ThreadID(), rec); err != nil {
+			s.log.Warn("async subagents: reading a parked task", "task", rec.TaskID, "err", err)
+		} else if ok {
+			r.Status, r.Note = AwaitingApproval, waitingNote(a)
+			s.observe(rt, rec.TaskID, AwaitingApproval, false)
+			return r, nil
+		}
 		switch {
 		case rec.Status == Cancelled && !rec.Collected:
 			r.Error = "it was cancelled before it finished (by cancel_async_task, or when the agent that ran it was closed), so it left no result; start it again if it is still needed"
@@ -123,6 +130,11 @@ func (s *Middleware) status(ctx context.Context, rt *agent.Runtime, rec Task) (r
 	}
 	out := lt.snapshot()
 	r.Status = out.status
+	if a, ok := lt.pendingApproval(); ok {
+		r.Note = waitingNote(a)
+		s.observe(rt, rec.TaskID, AwaitingApproval, false)
+		return r, nil
+	}
 	if out.status == Running {
 		r.ElapsedSeconds = int(time.Since(out.started).Seconds())
 		s.observe(rt, rec.TaskID, Running, false)
@@ -174,11 +186,38 @@ func (s *Middleware) wait(ctx context.Context, in waitIn) (string, error) {
 		}
 	default:
 		if lt := s.local.get(rec.TaskID); lt != nil {
-			select {
-			case <-lt.doneChan():
-			case <-timer.C:
-			case <-ctx.Done():
-				return "", ctx.Err()
+			// A task that starts to wait for approval meanwhile is
+			// reported then (the user may want to hear of it); one
+			// that waits already is waited through, until it is
+			// answered (it then runs again, under a new done) or denied.
+			through := lt.parkChan() != nil
+		waiting:
+			for {
+				if parked := lt.parkChan(); parked != nil {
+					if !through {
+						break
+					}
+					select {
+					case <-parked:
+						through = false
+						continue
+					case <-timer.C:
+						break waiting
+					case <-ctx.Done():
+						return "", ctx.Err()
+					}
+				}
+				done := lt.doneChan()
+				if lt.snapshot().status != Running {
+					break
+				}
+				select {
+				case <-done:
+				case <-timer.C:
+					break waiting
+				case <-ctx.Done():
+					return "", ctx.Err()
+				}
 			}
 		}
 	}
@@ -186,7 +225,10 @@ func (s *Middleware) wait(ctx context.Context, in waitIn) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !terminal(r.Status) {
+	switch {
+	case r.Status == AwaitingApproval:
+		r.Note = joinNotes(r.Note, "still waiting after "+span(d))
+	case !terminal(r.Status):
 		r.Note = joinNotes(r.Note, "still running after waiting "+span(d))
 	}
 	r.Note = joinNotes(note, r.Note)
@@ -224,7 +266,7 @@ func (s *Middleware) pollRemote(ctx context.Context, rec Task, timeout <-chan ti
 }
 
 type listIn struct {
-	StatusFilter string `json:"status_filter,omitempty" jsonschema:"only tasks in this status: running, success, error, cancelled, interrupted, timeout, lost, or all (the default)"`
+	StatusFilter string `json:"status_filter,omitempty" jsonschema:"only tasks in this status: running, awaiting_approval, success, error, cancelled, interrupted, denied, timeout, lost, or all (the default)"`
 }
 
 func (s *Middleware) list(ctx context.Context, in listIn) (string, error) {
@@ -234,9 +276,9 @@ func (s *Middleware) list(ctx context.Context, in listIn) (string, error) {
 	}
 	filter := strings.TrimSpace(in.StatusFilter)
 	switch filter {
-	case "", "all", Running, Success, Error, Cancelled, Interrupted, Timeout, Lost, "pending":
+	case "", "all", Running, Success, Error, Cancelled, Interrupted, Timeout, Lost, AwaitingApproval, Denied, "pending":
 	default:
-		return "", fmt.Errorf("Error: unknown status_filter %q; use running, success, error, cancelled, interrupted, timeout, lost or all", clip.Text(filter, 100))
+		return "", fmt.Errorf("Error: unknown status_filter %q; use running, awaiting_approval, success, error, cancelled, interrupted, denied, timeout, lost or all", clip.Text(filter, 100))
 	}
 	s.recMu.Lock()
 	tasks := s.records(rt)
@@ -262,6 +304,11 @@ func (s *Middleware) list(ctx context.Context, in listIn) (string, error) {
 		}
 		if !rec.Remote {
 			statuses[i] = s.local.liveStatus(rec)
+			if statuses[i] == Lost {
+				if _, ok, _ := s.parkedInSaver(ctx, rt.ThreadID(), rec); ok {
+					statuses[i] = AwaitingApproval
+				}
+			}
 			continue
 		}
 		remote, err := s.remoteOf(rec)
@@ -285,7 +332,7 @@ func (s *Middleware) list(ctx context.Context, in listIn) (string, error) {
 	var lines []string
 	seen := map[string]string{}
 	for i, rec := range recs {
-		if statuses[i] != rec.Status && (rec.Remote || statuses[i] == Lost) {
+		if statuses[i] != rec.Status && (rec.Remote || statuses[i] == Lost || statuses[i] == AwaitingApproval) {
 			// A finished local task's status is recorded when its result
 			// is collected (check or wait), not here.
 			seen[rec.TaskID] = statuses[i]
@@ -313,4 +360,10 @@ func joinNotes(a, b string) string {
 		return a
 	}
 	return a + "; " + b
+}
+
+// waitingNote tells the model what a task that waits for approval waits
+// on.
+func waitingNote(a Approval) string {
+	return fmt.Sprintf("it waits for the user to approve %s; it goes on by itself once they answer (they see the request), so do not start it again", a.Tools())
 }

@@ -35,6 +35,9 @@ type runFlags struct {
 	// middleware is added to the session's agent (session.Deps): eval's
 	// broken tools in its tests, nothing otherwise.
 	middleware []agent.Middleware
+	// answer is resume --task's: the background task whose request for
+	// approval the decisions answer, before the run.
+	answer *taskAnswer
 }
 
 // registerGoal adds --goal, which only the commands that take a prompt

@@ -117,7 +117,7 @@ func TestLoopGuardStopsTheRun(t *testing.T) {
 	os.Remove(filepath.Join(w.home, ".deepagents", "config.yaml"))
 	os.MkdirAll(filepath.Join(w.dir, ".deepagents"), 0o755)
 	os.WriteFile(filepath.Join(w.dir, ".deepagents", "config.yaml"), []byte("loops:\n  off: true\n"), 0o644)
-	if code, _, stderr := w.run(w.runArgs(s, "go")...); code != ExitStopped || !strings.Contains(stderr, "rewind, loops, verify, budget and local_context in a workspace's configuration are ignored") {
+	if code, _, stderr := w.run(w.runArgs(s, "go")...); code != ExitStopped || !strings.Contains(stderr, "rewind, loops, verify, budget, local_context and background_approval_wait in a workspace's configuration are ignored") {
 		t.Errorf("a workspace's loops: exit %d, %q", code, stderr)
 	}
 }

@@ -30,7 +30,7 @@ func TestPermissionModeFlagAndConfig(t *testing.T) {
 		{name: "default ask", expect: writeTools},
 		{name: "user config plan", user: "plan", expect: planTools},
 		{name: "flag over user config", user: "plan", args: []string{"--permission-mode", "accept-edits"}, expect: writeTools},
-		{name: "workspace config ignored", ws: "plan", expect: writeTools, stderr: "permission_mode, classifier_model, rewind, loops, verify, budget and local_context in a workspace's configuration are ignored"},
+		{name: "workspace config ignored", ws: "plan", expect: writeTools, stderr: "permission_mode, classifier_model, rewind, loops, verify, budget, local_context and background_approval_wait in a workspace's configuration are ignored"},
 		{name: "auto-approve is bypass", user: "plan", args: []string{"--auto-approve"}, expect: writeTools},
 		{name: "auto-approve is not auto", args: []string{"--auto-approve", "--permission-mode", "auto"}, code: 2, stderr: "contradict"},
 		{name: "Claude Code's name for bypass", args: []string{"--permission-mode", "bypassPermissions", "--auto-approve"}, expect: writeTools},

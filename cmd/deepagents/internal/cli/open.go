@@ -65,6 +65,7 @@ func openSession(ctx context.Context, env Env, f *runFlags, interactive, served 
 	deps := sessionDeps(ctx, env, db)
 	deps.AskHost = ask
 	deps.Middleware = f.middleware
+	deps.NewTaskID = testTaskIDs
 	s, err := session.Open(ctx, spec, deps)
 	if err != nil {
 		db.Close()

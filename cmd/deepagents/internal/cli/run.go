@@ -61,15 +61,21 @@ usage and 3 when it stopped waiting for approval (see deepagents resume).`,
 func newResumeCmd(env Env) *cobra.Command {
 	var f runFlags
 	var decisions []string
+	var task string
 	cmd := &cobra.Command{
-		Use:   "resume THREAD --decision DECISION [--decision DECISION ...] [flags]",
+		Use:   "resume THREAD [--task TASK_ID] --decision DECISION [--decision DECISION ...] [flags]",
 		Short: "Continue a thread that stopped waiting for approval",
 		Long: `Continue a thread that stopped waiting for approval, with one decision per
 pending action, in the order the interrupt listed them:
 
   approve            run the tool call as the agent asked
   reject:REASON      do not run it; the agent sees REASON
-  edit:JSON-ARGS     run it with these arguments instead (a JSON object)`,
+  edit:JSON-ARGS     run it with these arguments instead (a JSON object)
+
+With --task, the decisions answer the request of a background task of the
+thread that waits for approval (the end of a run lists them, with the command
+to answer each): the task's subagent resumes from where it stopped, and the
+main agent runs a turn that waits for the task and reports its result.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError{errors.New("resume needs exactly one THREAD")}
@@ -85,11 +91,16 @@ pending action, in the order the interrupt listed them:
 			if err != nil {
 				return usageError{err}
 			}
+			if task != "" {
+				f.answer = &taskAnswer{task: task, decisions: ds}
+				return runAgent(cmd.Context(), env, &f, deepagents.Input{ThreadID: args[0], Messages: []llm.Message{llm.UserText(answeredNotice(task))}})
+			}
 			return runAgent(cmd.Context(), env, &f, deepagents.Input{ThreadID: args[0], Decisions: ds})
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().StringArrayVar(&decisions, "decision", nil, "approve, reject:REASON or edit:JSON-ARGS (repeat for several pending actions)")
+	cmd.Flags().StringVar(&task, "task", "", "answer the request for approval of this background task of the thread (its task_id), then run a turn that collects its result")
 	return cmd
 }
 
@@ -230,6 +241,12 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 		in.ThreadID = o.spec.Thread // --continue found it
 	}
 	defer stopBackground(ctx, env, o)
+	if f.answer != nil {
+		if err := answerTask(ctx, o, in.ThreadID, f.answer); err != nil {
+			return err
+		}
+	}
+	defer func() { printParked(ctx, env, o, in.ThreadID) }()
 	in.Values = o.spec.Values()
 	if f.Given("goal") {
 		maps.Copy(in.Values, verify.GoalValues(f.goal))

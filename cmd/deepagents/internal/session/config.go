@@ -72,6 +72,11 @@ type config struct {
 	// (execute, write_file, ...). A workspace's run only with
 	// --trust-workspace.
 	Hooks hooks.Settings `yaml:"hooks"`
+	// BackgroundApprovalWait is how long a background task waiting for
+	// approval waits in a headless run (no terminal, not served) before it
+	// is denied: a Go duration, "0" to wait until answered (deepagents
+	// resume --task); only the user's file may.
+	BackgroundApprovalWait string `yaml:"background_approval_wait"`
 }
 
 // loopsConfig is the loop guard's thresholds (loops.Config): 0 or

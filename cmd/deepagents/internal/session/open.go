@@ -56,6 +56,9 @@ type Deps struct {
 	// none in the product; the CLI's tests break a tool with one (an eval
 	// that must score lower).
 	Middleware []deepagents.Middleware
+	// NewTaskID makes background task ids (AsyncOptions.NewTaskID): nil,
+	// random ids, in the product; the CLI's tests name them.
+	NewTaskID func() string
 }
 
 // Session is an open agent, with its files.
@@ -181,6 +184,7 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 		Store:          deps.DB.Store,
 		Subagents:      subagents,
 		AsyncSubagents: async,
+		Async:          deepagents.AsyncOptions{ApprovalWait: spec.ApprovalWait, NewTaskID: deps.NewTaskID},
 		InterruptOn:    on,
 		Permissions:    spec.Rules,
 		PermissionMode: spec.PermissionMode,

@@ -81,6 +81,12 @@ type Spec struct {
 	Verify *verify.Config
 	// LocalContext is the user's file's local_context.
 	LocalContext bool
+	// ApprovalWait is how long a background task waiting for approval
+	// waits before it is denied (background.Options.ApprovalWait): in a
+	// headless run, DefaultHeadlessApprovalWait or the user's file's
+	// background_approval_wait; zero (until answered) when someone is
+	// asked (a terminal, a server's clients, an editor).
+	ApprovalWait time.Duration
 	// Shell gives the agent execute, isolated as Sandbox ("bwrap" or
 	// "none") says; Network is the network sandboxed commands have.
 	Shell   bool
@@ -232,6 +238,10 @@ type resolver struct {
 	// local_context.
 	verify       *verify.Config
 	localContext bool
+	// approvalWaitSet: the user's file set background_approval_wait, to
+	// approvalWaitCfg.
+	approvalWaitSet bool
+	approvalWaitCfg time.Duration
 	// budget: the task's budgets, as resolved so far; budgetSet: the
 	// user's file set its dollars.
 	budget    budget.Config
@@ -343,6 +353,7 @@ func Resolve(in Inputs) (Spec, error) {
 		Budget:            r.budgetOf(),
 		Verify:            r.verify,
 		LocalContext:      r.localContext,
+		ApprovalWait:      r.approvalWait(),
 		Shell:             r.f.Shell,
 		Sandbox:           r.f.Sandbox,
 		Network:           r.network(),
@@ -553,6 +564,13 @@ func (r *resolver) applyConfig() error {
 			r.mode = m
 		}
 		r.classifierModel = c.ClassifierModel
+		if c.BackgroundApprovalWait != "" {
+			d, err := time.ParseDuration(c.BackgroundApprovalWait)
+			if err != nil || d < 0 {
+				return UsageError{fmt.Errorf("%s: background_approval_wait: want a duration such as 2m, or 0 to wait until answered: %q", path, c.BackgroundApprovalWait)}
+			}
+			r.approvalWaitSet, r.approvalWaitCfg = true, d
+		}
 		if c.InterruptOn != nil && !r.given("interrupt-on") {
 			f.InterruptOn, r.interruptOK = joinList(c.InterruptOn), true
 		}
@@ -590,8 +608,8 @@ func (r *resolver) applyConfig() error {
 	if err != nil {
 		return UsageError{err}
 	}
-	if c.Model != "" || c.Shell != nil || c.Sandbox != nil || len(c.MCPServers) > 0 || c.Profile != nil || c.PermissionMode != "" || c.ClassifierModel != "" || c.Rewind != nil || c.Loops != nil || c.Budget != nil || c.Verify != nil || c.LocalContext {
-		r.note("note: %s: model, profile, shell, sandbox, mcp_servers, permission_mode, classifier_model, rewind, loops, verify, budget and local_context in a workspace's configuration are ignored (it may only add approvals and ask and deny rules); put them in %s", path, filepath.Join("~/.deepagents", configFile))
+	if c.Model != "" || c.Shell != nil || c.Sandbox != nil || len(c.MCPServers) > 0 || c.Profile != nil || c.PermissionMode != "" || c.ClassifierModel != "" || c.Rewind != nil || c.Loops != nil || c.Budget != nil || c.Verify != nil || c.LocalContext || c.BackgroundApprovalWait != "" {
+		r.note("note: %s: model, profile, shell, sandbox, mcp_servers, permission_mode, classifier_model, rewind, loops, verify, budget, local_context and background_approval_wait in a workspace's configuration are ignored (it may only add approvals and ask and deny rules); put them in %s", path, filepath.Join("~/.deepagents", configFile))
 	}
 	if len(c.InterruptOn) > 0 {
 		f.InterruptOn, r.interruptOK = joinList(append(r.interruptOn(r.in.Interactive), c.InterruptOn...)), true
@@ -1110,4 +1128,21 @@ func sameDir(a, b string) bool {
 		return filepath.Clean(a) == filepath.Clean(b)
 	}
 	return ra == rb
+}
+
+// DefaultHeadlessApprovalWait is how long a background task waiting for
+// approval waits in a headless run, unless the user's file says
+// otherwise (background_approval_wait).
+const DefaultHeadlessApprovalWait = 2 * time.Minute
+
+// approvalWait is the session's background_approval_wait: zero when
+// someone is asked (a terminal, a server's or an editor's clients).
+func (r *resolver) approvalWait() time.Duration {
+	if r.in.Interactive || r.in.Served {
+		return 0
+	}
+	if r.approvalWaitSet {
+		return r.approvalWaitCfg
+	}
+	return DefaultHeadlessApprovalWait
 }
