@@ -60,6 +60,7 @@ var layers = map[string][]string{
 	"backend":                   {"thread", "store", "backend/internal/diskkey", "internal/inotify", "internal/search"},
 	"backend/internal/diskkey":  nil,
 	"backend/sandbox":           {"backend", "backend/internal/diskkey", "netproxy", "internal/procinfo"},
+	"backend/isolate":           {"backend", "internal/gitignore"},
 	"netproxy":                  {"netproxy/bridge"},
 	"netproxy/bridge":           {},
 	"eval":                      {"backend", "backend/sandbox", "internal/fsutil"},
@@ -109,7 +110,7 @@ var layers = map[string][]string{
 	"middleware/summarization": {"agent", "backend", "internal/clip", "llm", "middleware/todos", "thread"},
 	"middleware/steer":         {"agent", "llm", "store"},
 	"middleware/filesystem":    {"agent", "backend", "internal/clip", "tool"},
-	"middleware/subagents":     {"agent", "checkpoint", "llm", "middleware/budget", "middleware/hitl", "permission", "thread", "tool"},
+	"middleware/subagents":     {"agent", "backend", "backend/isolate", "checkpoint", "llm", "middleware/budget", "middleware/hitl", "permission", "thread", "tool"},
 	// Background subagents build their local subagents as the task tool
 	// does.
 	"middleware/subagents/background": {"agent", "checkpoint", "internal/clip", "langgraph", "llm", "middleware/subagents", "thread", "tool"},
