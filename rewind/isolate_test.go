@@ -3,6 +3,7 @@ package rewind_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/deepagents-go/deepagents"
@@ -12,7 +13,27 @@ import (
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/rewind"
 	"github.com/deepagents-go/deepagents/store"
+	"github.com/deepagents-go/deepagents/tool"
 )
+
+// barrier is a tool each of n calls of waits in until all n are there:
+// parallel subagents that call it first have all started (and forked)
+// before any goes on.
+func barrier(n int) tool.Tool {
+	var wg sync.WaitGroup
+	wg.Add(n)
+	return tool.Must(tool.New("barrier", "Waits for the others.", func(ctx context.Context, _ struct{}) (string, error) {
+		wg.Done()
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+			return "all here", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}))
+}
 
 // TestRewindAfterMerge: two parallel subagents work in workspaces of
 // their own, merged back into the folder (a file each, one file both
@@ -30,12 +51,14 @@ func TestRewindAfterMerge(t *testing.T) {
 			call("ta", "task", `{"subagent_type":"alpha","description":"a"}`),
 			call("tb", "task", `{"subagent_type":"beta","description":"b"}`),
 		}},
+		replay.Turn{Agent: "alpha", ToolCalls: []llm.ToolCall{call("a0", "barrier", `{}`)}},
 		replay.Turn{Agent: "alpha", ToolCalls: []llm.ToolCall{
 			call("a1", "edit_file", `{"file_path":"/same.txt","old_string":"1\n","new_string":"one\n"}`),
 			call("a2", "edit_file", `{"file_path":"/clash.txt","old_string":"x","new_string":"alpha"}`),
 			call("a3", "write_file", `{"file_path":"/alpha.txt","content":"a\n"}`),
 		}},
 		replay.Turn{Agent: "alpha", Content: "alpha done"},
+		replay.Turn{Agent: "beta", ToolCalls: []llm.ToolCall{call("b0", "barrier", `{}`)}},
 		replay.Turn{Agent: "beta", ToolCalls: []llm.ToolCall{
 			call("b1", "edit_file", `{"file_path":"/same.txt","old_string":"5\n","new_string":"five\n"}`),
 			call("b2", "edit_file", `{"file_path":"/clash.txt","old_string":"x","new_string":"beta"}`),
@@ -55,6 +78,7 @@ func TestRewindAfterMerge(t *testing.T) {
 	}
 	defer tr.Close()
 	a, err := deepagents.New(deepagents.Config{Model: m, Backend: fsb, Checkpointer: saver, Store: st, Rewind: tr, WorkspaceDir: t.TempDir(),
+		Tools:     []tool.Tool{barrier(2)},
 		Subagents: []deepagents.Subagent{{Name: "alpha", Description: "a"}, {Name: "beta", Description: "b"}}})
 	if err != nil {
 		t.Fatal(err)

@@ -53,11 +53,40 @@ func gitTop(ctx context.Context, dir string) (string, bool) {
 // HEAD detached at a commit of the folder as it is now (what is committed,
 // staged, changed and not ignored), made from a temporary index: the
 // repository's index, branches and files stay as they are.
-func (w *Workspace) forkGit(ctx context.Context, top string) error {
+func (w *Workspace) forkGit(ctx context.Context, top string, g *Group) error {
+	if g != nil {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.commit != "" {
+			return w.addWorktree(ctx, top, g.commit)
+		}
+	}
+	commit, err := w.snapshot(ctx, top)
+	if err != nil {
+		return err
+	}
+	if g != nil {
+		g.commit = commit
+	}
+	return w.addWorktree(ctx, top, commit)
+}
+
+// addWorktree makes the workspace a worktree at commit.
+func (w *Workspace) addWorktree(ctx context.Context, top, commit string) error {
+	root := filepath.Join(w.temp, "work")
+	if _, err := gitCmd(ctx, top, nil, "worktree", "add", "--detach", "--quiet", root, commit); err != nil {
+		return err
+	}
+	w.Root, w.Kind, w.git, w.base = root, KindWorktree, top, gitBase{top: top, commit: commit}
+	return nil
+}
+
+// snapshot commits the folder as it is now from a temporary index.
+func (w *Workspace) snapshot(ctx context.Context, top string) (string, error) {
 	index := filepath.Join(w.temp, "index")
 	if p, err := gitCmd(ctx, top, nil, "rev-parse", "--path-format=absolute", "--git-path", "index"); err == nil {
 		if err := copyIndex(strings.TrimSpace(p), index); err != nil {
-			return err
+			return "", err
 		}
 	}
 	env := []string{"GIT_INDEX_FILE=" + index}
@@ -65,16 +94,16 @@ func (w *Workspace) forkGit(ctx context.Context, top string) error {
 		// No index yet: start from HEAD, if there is one.
 		if _, err := gitCmd(ctx, top, nil, "rev-parse", "--verify", "-q", "HEAD"); err == nil {
 			if _, err := gitCmd(ctx, top, env, "read-tree", "HEAD"); err != nil {
-				return err
+				return "", err
 			}
 		}
 	}
 	if _, err := gitCmd(ctx, top, env, "add", "-A", "--", "."); err != nil {
-		return err
+		return "", err
 	}
 	tree, err := gitCmd(ctx, top, env, "write-tree")
 	if err != nil {
-		return err
+		return "", err
 	}
 	args := []string{"commit-tree", strings.TrimSpace(tree), "-m", "deepagents: the folder as a subagent's workspace started from it"}
 	if head, err := gitCmd(ctx, top, nil, "rev-parse", "--verify", "-q", "HEAD"); err == nil {
@@ -82,15 +111,9 @@ func (w *Workspace) forkGit(ctx context.Context, top string) error {
 	}
 	commit, err := gitCmd(ctx, top, nil, args...)
 	if err != nil {
-		return err
+		return "", err
 	}
-	commit = strings.TrimSpace(commit)
-	root := filepath.Join(w.temp, "work")
-	if _, err := gitCmd(ctx, top, nil, "worktree", "add", "--detach", "--quiet", root, commit); err != nil {
-		return err
-	}
-	w.Root, w.Kind, w.git, w.base = root, KindWorktree, top, gitBase{top: top, commit: commit}
-	return nil
+	return strings.TrimSpace(commit), nil
 }
 
 func copyIndex(from, to string) error {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/deepagents-go/deepagents/backend"
 )
@@ -72,6 +73,19 @@ type Options struct {
 	// Logger receives what failed while a workspace was removed; nil
 	// is slog.Default().
 	Logger *slog.Logger
+	// Group, when set, makes the git worktrees of its forks start from
+	// one commit: the folder as the group's first fork found it, so that
+	// siblings that start while one of them already merged back still
+	// start where it did (a turn's parallel task calls). A copy starts
+	// from the folder as it is.
+	Group *Group
+}
+
+// Group is forks of one folder that start from one state of it (see
+// Options.Group). Its zero value is ready; it is safe for concurrent use.
+type Group struct {
+	mu     sync.Mutex
+	commit string // the base of its worktrees, once the first is made
 }
 
 // Kind is how a Workspace holds its copy of the folder.
@@ -135,7 +149,7 @@ func Fork(ctx context.Context, dir string, mode Mode, opts Options) (*Workspace,
 	made := false
 	if mode != Copy {
 		if top, ok := gitTop(ctx, dir); ok {
-			if err := w.forkGit(ctx, top); err != nil {
+			if err := w.forkGit(ctx, top, opts.Group); err != nil {
 				w.log.Debug("isolate: no git worktree; copying instead", "dir", dir, "err", err)
 			} else {
 				made = true

@@ -269,3 +269,39 @@ func TestMerge3(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupStartsTogether: a fork of a group made after a sibling merged
+// back starts where the sibling did (git), so that its change to the line
+// the sibling changed is a conflict rather than a silent overwrite.
+func TestGroupStartsTogether(t *testing.T) {
+	ctx := context.Background()
+	dir, tmp := t.TempDir(), t.TempDir()
+	write(t, dir, "f.txt", "base\n")
+	git(t, dir, "init", "-q")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "base")
+	g := &isolate.Group{}
+	a, err := isolate.Fork(ctx, dir, isolate.Worktree, isolate.Options{TempDir: tmp, Label: "a", Group: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, a.Root, "f.txt", "a\n")
+	if _, err := a.Merge(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b, err := isolate.Fork(ctx, dir, isolate.Worktree, isolate.Options{TempDir: tmp, Label: "b", Group: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, b.Root, "f.txt"); got != "base\n" {
+		t.Fatalf("the group's second fork starts from %q, want the first's base", got)
+	}
+	write(t, b.Root, "f.txt", "b\n")
+	r, err := b.Merge(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Conflicts) != 1 || !strings.Contains(read(t, dir, "f.txt"), "a\n=======\nb\n") {
+		t.Errorf("conflicts %+v, f.txt %q", r.Conflicts, read(t, dir, "f.txt"))
+	}
+}

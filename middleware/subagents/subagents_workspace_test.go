@@ -19,7 +19,27 @@ import (
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware/filesystem"
 	"github.com/deepagents-go/deepagents/middleware/subagents"
+	"github.com/deepagents-go/deepagents/tool"
 )
+
+// barrier is a tool each of n calls of waits in until all n are there:
+// parallel subagents that call it first have all started (and forked)
+// before any goes on.
+func barrier(n int) tool.Tool {
+	var wg sync.WaitGroup
+	wg.Add(n)
+	return tool.Must(tool.New("barrier", "Waits for the others.", func(ctx context.Context, _ struct{}) (string, error) {
+		wg.Done()
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+			return "all here", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}))
+}
 
 func editCall(id, path, old, new string) llm.ToolCall {
 	args, _ := json.Marshal(map[string]string{"file_path": path, "old_string": old, "new_string": new})
@@ -67,12 +87,14 @@ func TestParallelSubagentsWorkspaces(t *testing.T) {
 			}
 			m := replay.New(
 				replay.Turn{ToolCalls: []llm.ToolCall{taskCall("ta", "alpha", "edit A"), taskCall("tb", "beta", "edit B")}},
+				replay.Turn{Agent: "alpha", ToolCalls: []llm.ToolCall{{ID: "a0", Name: "barrier", Args: json.RawMessage(`{}`)}}},
 				replay.Turn{Agent: "alpha", ToolCalls: []llm.ToolCall{
 					editCall("a1", "/same.txt", "two\n", "TWO by alpha\n"),
 					editCall("a2", "/clash.txt", "b\n", "alpha's b\n"),
 					writeCall("a3", "/alpha.txt", "alpha\n"),
 				}},
 				replay.Turn{Agent: "alpha", Content: "alpha done"},
+				replay.Turn{Agent: "beta", ToolCalls: []llm.ToolCall{{ID: "b0", Name: "barrier", Args: json.RawMessage(`{}`)}}},
 				replay.Turn{Agent: "beta", ToolCalls: []llm.ToolCall{
 					editCall("b1", "/same.txt", "six\n", "SIX by beta\n"),
 					editCall("b2", "/clash.txt", "b\n", "beta's b\n"),
@@ -83,7 +105,7 @@ func TestParallelSubagentsWorkspaces(t *testing.T) {
 			)
 			subs, err := subagents.New(subagents.Config{
 				Parent: subagents.Parent{
-					Agent:      agent.Config{Model: m},
+					Agent:      agent.Config{Model: m, Tools: []tool.Tool{barrier(2)}},
 					Middleware: func() []agent.Middleware { return []agent.Middleware{files} },
 				},
 				Subagents:        []subagents.Subagent{{Name: "alpha", Description: "a"}, {Name: "beta", Description: "b"}},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
@@ -60,6 +61,23 @@ type Middleware struct {
 
 	workspace string
 	wsOpts    isolate.Options
+	// groups holds the isolate.Group of each turn whose task calls work
+	// in workspaces (turnKey), until all of them forked.
+	groups sync.Map
+}
+
+// turnKey names a turn's task calls: the run and the first call's ID.
+type turnKey struct {
+	rt    *agent.Runtime
+	first string
+}
+
+// turnGroup is the workspaces' group of a turn, and how many of its
+// task calls have yet to fork.
+type turnGroup struct {
+	g    isolate.Group
+	mu   sync.Mutex
+	left int
 }
 
 // GeneralPurposePrompt is the general-purpose subagent's system prompt.
@@ -264,43 +282,54 @@ func (s *Middleware) task(ctx context.Context, in taskIn) (string, error) {
 const NoticeMerge = "workspace_merge"
 
 // isolated reports whether the call callID of rt's turn runs e in a
-// workspace of its own: always for Worktree and Copy, for Auto when the
-// turn calls task more than once.
-func (s *Middleware) isolated(rt *agent.Runtime, e *Entry, callID string) bool {
+// workspace of its own (always for Worktree and Copy, for Auto when the
+// turn calls task more than once), and the group of the turn's
+// workspaces: they all start from the folder as the first found it.
+func (s *Middleware) isolated(rt *agent.Runtime, e *Entry, callID string) (bool, *isolate.Group) {
 	if s.workspace == "" {
-		return false
+		return false, nil
 	}
-	switch e.isolation {
-	case isolate.Worktree, isolate.Copy:
-		return true
-	case isolate.None:
-		return false
-	}
+	var calls []llm.ToolCall
 	msgs := rt.Messages()
 	for i := len(msgs) - 1; i >= 0; i-- {
-		m := &msgs[i]
-		if m.Role != llm.RoleAssistant || !slices.ContainsFunc(m.ToolCalls, func(c llm.ToolCall) bool { return c.ID == callID }) {
-			continue
-		}
-		n := 0
-		for _, c := range m.ToolCalls {
-			if c.Name == TaskTool {
-				n++
+		if m := &msgs[i]; m.Role == llm.RoleAssistant && slices.ContainsFunc(m.ToolCalls, func(c llm.ToolCall) bool { return c.ID == callID }) {
+			for _, c := range m.ToolCalls {
+				if c.Name == TaskTool {
+					calls = append(calls, c)
+				}
 			}
+			break
 		}
-		return n > 1
 	}
-	return false
+	if len(calls) < 2 {
+		return e.isolation != isolate.Auto && e.isolation != isolate.None, nil
+	}
+	// The group lasts until each task call of the turn has forked: a
+	// call that never runs (refused) leaves a few bytes behind.
+	v, _ := s.groups.LoadOrStore(turnKey{rt, calls[0].ID}, &turnGroup{left: len(calls)})
+	tg := v.(*turnGroup)
+	tg.mu.Lock()
+	tg.left--
+	if tg.left <= 0 {
+		s.groups.Delete(turnKey{rt, calls[0].ID})
+	}
+	tg.mu.Unlock()
+	if e.isolation == isolate.None {
+		return false, nil
+	}
+	return true, &tg.g
 }
 
 // fork makes e's workspace for the call callID when it runs in one; a
 // workspace that cannot be made leaves the subagent in the caller's
 // folder, which note then says.
 func (s *Middleware) fork(ctx context.Context, rt *agent.Runtime, e *Entry, callID string) (*isolate.Workspace, string) {
-	if !s.isolated(rt, e, callID) {
+	ok, group := s.isolated(rt, e, callID)
+	if !ok {
 		return nil, ""
 	}
 	opts := s.wsOpts
+	opts.Group = group
 	opts.Label = e.name + "-" + callID
 	mode := e.isolation
 	if mode == isolate.Auto {
