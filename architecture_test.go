@@ -60,6 +60,7 @@ var layers = map[string][]string{
 	"backend":                   {"thread", "store", "backend/internal/diskkey", "internal/inotify", "internal/search"},
 	"backend/internal/diskkey":  nil,
 	"backend/sandbox":           {"backend", "backend/internal/diskkey", "netproxy", "internal/procinfo"},
+	"backend/isolate":           {"backend", "internal/gitignore"},
 	"netproxy":                  {"netproxy/bridge"},
 	"netproxy/bridge":           {},
 	"eval":                      {"backend", "backend/sandbox", "internal/fsutil"},
@@ -109,15 +110,15 @@ var layers = map[string][]string{
 	"middleware/summarization": {"agent", "backend", "internal/clip", "llm", "middleware/todos", "thread"},
 	"middleware/steer":         {"agent", "llm", "store"},
 	"middleware/filesystem":    {"agent", "backend", "internal/clip", "tool"},
-	"middleware/subagents":     {"agent", "checkpoint", "llm", "middleware/budget", "middleware/hitl", "permission", "thread", "tool"},
+	"middleware/subagents":     {"agent", "backend", "backend/isolate", "checkpoint", "llm", "middleware/budget", "middleware/hitl", "permission", "thread", "tool"},
 	// Background subagents build their local subagents as the task tool
 	// does.
 	"middleware/subagents/background": {"agent", "checkpoint", "internal/clip", "langgraph", "llm", "middleware/hitl", "middleware/subagents", "thread", "tool"},
 
 	// The deep agent, and the command line.
-	"":                                {"agent", "backend", "checkpoint", "hooks", "llm", "rewind", "middleware/caching", "middleware/filesystem", "middleware/budget", "middleware/hitl", "middleware/localcontext", "middleware/loops", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/steer", "middleware/subagents", "middleware/subagents/background", "middleware/summarization", "middleware/todos", "middleware/verify", "permission", "profile", "store", "telemetry", "thread", "tool"},
+	"":                                {"agent", "backend", "backend/isolate", "checkpoint", "hooks", "llm", "rewind", "middleware/caching", "middleware/filesystem", "middleware/budget", "middleware/hitl", "middleware/localcontext", "middleware/loops", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/steer", "middleware/subagents", "middleware/subagents/background", "middleware/summarization", "middleware/todos", "middleware/verify", "permission", "profile", "store", "telemetry", "thread", "tool"},
 	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "middleware/steer", "cmd/deepagents/internal/acp", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "cmd/deepagents/internal/tui", "hooks", "llm", "mcp", "eval", "eval/atif", "internal/fsutil", "llm/replay", "middleware/hitl", "middleware/todos", "middleware/verify", "netproxy", "persist", "rewind", "server", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
-	"cmd/deepagents/internal/session": {"", "agent", "backend", "backend/sandbox", "checkpoint", "cmd/deepagents/internal/display", "hooks", "llm", "llm/providers", "llm/replay", "mcp", "middleware/budget", "middleware/filesystem", "middleware/hitl", "middleware/loops", "middleware/todos", "middleware/verify", "netproxy", "permission", "persist", "profile", "rewind", "store", "thread", "tool", "workspace"},
+	"cmd/deepagents/internal/session": {"", "agent", "backend", "backend/isolate", "backend/sandbox", "checkpoint", "cmd/deepagents/internal/display", "hooks", "llm", "llm/providers", "llm/replay", "mcp", "middleware/budget", "middleware/filesystem", "middleware/hitl", "middleware/loops", "middleware/todos", "middleware/verify", "netproxy", "permission", "persist", "profile", "rewind", "store", "thread", "tool", "workspace"},
 	"cmd/deepagents/internal/display": {"agent", "hooks", "llm", "netproxy"},
 	"cmd/deepagents/internal/acp":     {"agent", "checkpoint", "llm", "middleware/filesystem", "middleware/todos", "tool"},
 	"cmd/deepagents/internal/tui":     {"", "agent", "backend", "cmd/deepagents/internal/display", "llm", "middleware/filesystem", "middleware/hitl", "middleware/steer", "middleware/todos", "netproxy", "thread"},

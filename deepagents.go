@@ -14,6 +14,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/isolate"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/hooks"
 	"github.com/deepagents-go/deepagents/llm"
@@ -73,6 +74,17 @@ type Config struct {
 	AsyncSubagents []AsyncSubagent
 	// Async bounds the background tasks; zero fields take the defaults.
 	Async AsyncOptions
+	// Isolation is whether the task tool's subagents that set none
+	// (Subagent.Isolation) work in a workspace of their own, a copy of
+	// the folder merged back when they end (package backend/isolate):
+	// "" is isolate.Auto, a workspace for each of the task calls of a
+	// turn that makes several, where Backend's files are a host folder
+	// (backend.HostRoot). isolate.None shares the folder always. See
+	// docs/background-subagents.md.
+	Isolation isolate.Mode
+	// WorkspaceDir is where the subagents' workspaces are made; empty
+	// means os.TempDir().
+	WorkspaceDir string
 	// Backend holds the agent's files; nil means the thread's state
 	// (backend.State).
 	Backend backend.Backend
@@ -254,7 +266,8 @@ func New(cfg Config) (*Agent, error) {
 		Logger:           cfg.Logger,
 	}
 	parent := subagents.Parent{Agent: base, InterruptOn: cfg.InterruptOn, Permissions: cfg.Permissions, PermissionMode: cfg.PermissionMode, PreToolUse: gate, PermissionRequest: ask, Middleware: subStack}
-	subs, err := subagents.New(subagents.Config{Parent: parent, Subagents: cfg.Subagents})
+	subs, err := subagents.New(subagents.Config{Parent: parent, Subagents: cfg.Subagents,
+		Workspace: backend.HostRoot(b), Isolation: cfg.Isolation, WorkspaceOptions: isolate.Options{TempDir: cfg.WorkspaceDir, Logger: cfg.Logger}})
 	if err != nil {
 		return nil, fmt.Errorf("deepagents: %w", err)
 	}

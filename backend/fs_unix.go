@@ -284,12 +284,22 @@ func statTime(st *unix.Stat_t) time.Time {
 
 // List implements Backend.
 func (f *FilesystemBackend) List(ctx context.Context, path string) ([]FileInfo, error) {
+	if g, err := f.at(ctx); err != nil {
+		return nil, err
+	} else if g != f {
+		return g.List(ctx, path)
+	}
 	return f.list(ctx, path, false)
 }
 
 // ListNames implements NameLister: the entries' kinds come from the
 // directory itself, with no stat of each.
 func (f *FilesystemBackend) ListNames(ctx context.Context, path string) ([]FileInfo, error) {
+	if g, err := f.at(ctx); err != nil {
+		return nil, err
+	} else if g != f {
+		return g.ListNames(ctx, path)
+	}
 	return f.list(ctx, path, true)
 }
 
@@ -367,6 +377,11 @@ func (f *FilesystemBackend) list(ctx context.Context, path string, names bool) (
 // ListText reads the queue before it answers. Other directories, and other
 // systems, are read each time.
 func (f *FilesystemBackend) ListText(ctx context.Context, path string) (string, error) {
+	if g, err := f.at(ctx); err != nil {
+		return "", err
+	} else if g != f {
+		return g.ListText(ctx, path)
+	}
 	p, err := f.clean(path)
 	if err != nil {
 		return "", err
@@ -445,6 +460,11 @@ const wholeReadSize = 1 << 20
 
 // Read implements Backend.
 func (f *FilesystemBackend) Read(ctx context.Context, path string, offset, limit int) (ReadResult, error) {
+	if g, err := f.at(ctx); err != nil {
+		return ReadResult{}, err
+	} else if g != f {
+		return g.Read(ctx, path, offset, limit)
+	}
 	p, err := f.clean(path)
 	if err != nil {
 		return ReadResult{}, err
@@ -487,6 +507,11 @@ func writeErr(op, p string, err error) error {
 
 // Write implements Backend.
 func (f *FilesystemBackend) Write(ctx context.Context, path, content string) error {
+	if g, err := f.at(ctx); err != nil {
+		return err
+	} else if g != f {
+		return g.Write(ctx, path, content)
+	}
 	p, err := f.clean(path)
 	if err != nil {
 		return err
@@ -558,6 +583,11 @@ func replaceFile(dirfd int, name string, content []byte, perm uint32, tell func(
 
 // Edit implements Backend.
 func (f *FilesystemBackend) Edit(ctx context.Context, path, oldString, newString string, replaceAll bool) (int, error) {
+	if g, err := f.at(ctx); err != nil {
+		return 0, err
+	} else if g != f {
+		return g.Edit(ctx, path, oldString, newString, replaceAll)
+	}
 	p, err := f.clean(path)
 	if err != nil {
 		return 0, err
@@ -635,6 +665,11 @@ func (f *FilesystemBackend) put(ctx context.Context, op, p string, content []byt
 
 // Upload implements Backend.
 func (f *FilesystemBackend) Upload(ctx context.Context, files []File) []FileResult {
+	if g, err := f.at(ctx); err != nil {
+		return redirectFailed(files, err)
+	} else if g != f {
+		return g.Upload(ctx, files)
+	}
 	out := make([]FileResult, len(files))
 	for i, file := range files {
 		out[i].Path = file.Path
@@ -654,6 +689,11 @@ func (f *FilesystemBackend) Upload(ctx context.Context, files []File) []FileResu
 
 // Download implements Backend.
 func (f *FilesystemBackend) Download(ctx context.Context, paths []string) []FileResult {
+	if g, err := f.at(ctx); err != nil {
+		return redirectFailed(paths, err)
+	} else if g != f {
+		return g.Download(ctx, paths)
+	}
 	out := make([]FileResult, len(paths))
 	for i, path := range paths {
 		out[i].Path = path
@@ -696,6 +736,11 @@ func (f *FilesystemBackend) Download(ctx context.Context, paths []string) []File
 // log that only grows is never read back or rewritten (and is not subject
 // to the size limit of reads and downloads).
 func (f *FilesystemBackend) Append(ctx context.Context, path, text string) error {
+	if g, err := f.at(ctx); err != nil {
+		return err
+	} else if g != f {
+		return g.Append(ctx, path, text)
+	}
 	p, err := f.clean(path)
 	if err != nil {
 		return err

@@ -265,6 +265,11 @@ func (g *grepper) searchFile(gw *grepWorker, dirfd int, name, vpath string) {
 // and files over the size limit, and searches each file's bytes in one
 // pass (see matcher).
 func (f *FilesystemBackend) Grep(ctx context.Context, q GrepQuery) ([]GrepMatch, error) {
+	if g, err := f.at(ctx); err != nil {
+		return nil, err
+	} else if g != f {
+		return g.Grep(ctx, q)
+	}
 	m, err := compileMatcher(q.Pattern)
 	if err != nil {
 		return nil, err
@@ -340,6 +345,11 @@ func walkErr(op, p string, err error) error {
 
 // Glob implements Backend.
 func (f *FilesystemBackend) Glob(ctx context.Context, pattern, path string) ([]FileInfo, error) {
+	if g, err := f.at(ctx); err != nil {
+		return nil, err
+	} else if g != f {
+		return g.Glob(ctx, pattern, path)
+	}
 	p, err := f.clean(path)
 	if err != nil {
 		return nil, err

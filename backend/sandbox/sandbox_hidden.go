@@ -21,7 +21,7 @@ import (
 // ("/secrets" for "/secrets/**") is masked whole, which also hides what a
 // command could list there. A link itself is never masked: what it
 // points to is masked when the globs match that, as read_file sees it.
-func (s *LocalShell) hiddenMatches(ctx context.Context) ([]string, error) {
+func (s *LocalShell) hiddenMatches(ctx context.Context, root string) ([]string, error) {
 	globs := s.sandbox.HiddenGlobs
 	if len(globs) == 0 {
 		return nil, nil
@@ -42,7 +42,7 @@ func (s *LocalShell) hiddenMatches(ctx context.Context) ([]string, error) {
 		return false
 	}
 	masked := map[string]bool{} // virtual paths: true for a folder
-	err := fs.WalkDir(os.DirFS(s.Root()), ".", func(name string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(os.DirFS(root), ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // unreadable here: the command cannot read it either
 		}
@@ -72,7 +72,7 @@ func (s *LocalShell) hiddenMatches(ctx context.Context) ([]string, error) {
 	// order.
 	var args []string
 	for _, p := range slices.Sorted(maps.Keys(masked)) {
-		args = append(args, maskArgs(filepath.Join(s.Root(), filepath.FromSlash(p[1:])), masked[p])...)
+		args = append(args, maskArgs(filepath.Join(root, filepath.FromSlash(p[1:])), masked[p])...)
 	}
 	return args, nil
 }

@@ -25,12 +25,16 @@ const outputGrace = time.Second
 // as the LocalShell doc describes. finish is to be called once the command
 // has been waited for; it returns notes for the command's output.
 func (s *LocalShell) start(ctx context.Context, command string, out *os.File) (cmd *exec.Cmd, finish func() string, err error) {
+	ws, err := s.workspace(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	if s.sandbox != nil {
-		return s.startSandboxed(ctx, command, out)
+		return s.startSandboxed(ctx, ws, command, out)
 	}
 	newCmd := func(attr *syscall.SysProcAttr) *exec.Cmd {
 		cmd := exec.Command(s.shell, "-c", command)
-		cmd.Dir = s.Root()
+		cmd.Dir = ws.root
 		cmd.Env = s.env
 		cmd.Stdout, cmd.Stderr = out, out
 		cmd.SysProcAttr = attr
@@ -66,19 +70,20 @@ func (s *LocalShell) start(ctx context.Context, command string, out *os.File) (c
 // startSandboxed starts command in bubblewrap, in the shell's cgroup where
 // one can be made, with its protected and hidden paths mounted as they are
 // now. finish checks the protected paths the command could have created.
-func (s *LocalShell) startSandboxed(ctx context.Context, command string, out *os.File) (*exec.Cmd, func() string, error) {
-	prot := protectPaths(s.sandbox, s.places)
-	hidden, err := s.hiddenMatches(ctx)
+func (s *LocalShell) startSandboxed(ctx context.Context, ws shellWorkspace, command string, out *os.File) (*exec.Cmd, func() string, error) {
+	places := ws.places
+	prot := protectPaths(ws.sandbox, places)
+	hidden, err := s.hiddenMatches(ctx, ws.root)
 	if err != nil {
 		return nil, nil, err
 	}
 	prot.masks = append(prot.masks, hidden...)
-	s.places.placeholders.acquire(prot.placeholders)
+	places.placeholders.acquire(prot.placeholders)
 	started := false
 	var proxyDone func() error
 	defer func() {
 		if !started {
-			s.places.placeholders.release(prot.placeholders)
+			places.placeholders.release(prot.placeholders)
 		}
 	}()
 	files, fileArgs, err := s.plan.files()
@@ -104,7 +109,7 @@ func (s *LocalShell) startSandboxed(ctx context.Context, command string, out *os
 		nw = &sandboxNet{dir: l.Dir, bridge: s.bridge}
 		proxyDone = l.Close
 	}
-	args := bwrapArgs(s.sandbox, s.plan, s.Root(), s.shell, command, s.env, prot.args(), fileArgs, nw)
+	args := bwrapArgs(s.sandbox, s.plan, ws.root, s.shell, command, s.env, prot.args(), fileArgs, nw)
 	prog := s.bwrap
 	cg, err := s.shellCgroup()
 	if err != nil {
@@ -115,7 +120,7 @@ func (s *LocalShell) startSandboxed(ctx context.Context, command string, out *os
 		prog = "/bin/sh"
 	}
 	cmd := exec.Command(prog, args...)
-	cmd.Dir = s.Root()
+	cmd.Dir = ws.root
 	cmd.ExtraFiles = files
 	// bwrap's own environment is visible inside the sandbox (its first
 	// process's /proc/1/environ): give it none.
@@ -126,10 +131,10 @@ func (s *LocalShell) startSandboxed(ctx context.Context, command string, out *os
 		if proxyDone != nil {
 			proxyDone()
 		}
-		s.places.placeholders.release(prot.placeholders)
+		places.placeholders.release(prot.placeholders)
 		var notes []string
 		for i := range prot.guards {
-			if n := prot.guards[i].check(s.places); n != "" {
+			if n := prot.guards[i].check(places); n != "" {
 				notes = append(notes, n)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/backend/isolate"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/budget"
@@ -22,10 +23,11 @@ import (
 type Entry struct {
 	name, description string
 	run               Runnable
-	durable           bool     // keeps its state in a Checkpointer (it can stop for approval)
-	compiled          bool     // a Runnable given by the caller
-	private           []string // state values it keeps to itself (see agent.PrivateValuer)
-	fork              bool     // starts from the caller's conversation (Fork; the task tool's only)
+	durable           bool         // keeps its state in a Checkpointer (it can stop for approval)
+	compiled          bool         // a Runnable given by the caller
+	private           []string     // state values it keeps to itself (see agent.PrivateValuer)
+	fork              bool         // starts from the caller's conversation (Fork; the task tool's only)
+	isolation         isolate.Mode // a workspace of its own (the task tool's only)
 
 	// The resumer of a declarative subagent that is not durable (it asks
 	// for no approval) but whose thread waits for decisions, as it asked

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/backend/isolate"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/budget"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
@@ -65,6 +66,14 @@ type Subagent struct {
 	AllowedTools []string
 	// Mode is Isolated (the default, also for "") or Fork.
 	Mode Mode
+	// Isolation says whether the subagent works in a workspace of its
+	// own, a copy of its caller's folder merged back when it ends
+	// (package backend/isolate): "" (Config.Isolation, whose "" is
+	// isolate.Auto: only when task calls run in parallel), isolate.None,
+	// isolate.Worktree or isolate.Copy. The task tool's subagents only,
+	// and only where the caller's files are a host folder
+	// (Config.Workspace).
+	Isolation isolate.Mode
 	// Budget, when set, is the subagent's own limit on each of its runs
 	// (package middleware/budget): what it spends still counts to the
 	// budget of the task that called it.

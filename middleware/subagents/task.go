@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/isolate"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/thread"
@@ -34,6 +37,16 @@ type Config struct {
 	// tool description.
 	Prompt          string
 	TaskDescription string
+	// Workspace is the host folder the caller's files are (its backend's
+	// backend.HostRoot), which a subagent's workspace of its own copies;
+	// "" isolates no subagent.
+	Workspace string
+	// Isolation is the isolation of the subagents that set none (see
+	// Subagent.Isolation); "" is isolate.Auto.
+	Isolation isolate.Mode
+	// WorkspaceOptions configures the workspaces (isolate.Fork); its
+	// Label is each task call's own.
+	WorkspaceOptions isolate.Options
 }
 
 // Middleware adds the task tool, which runs a subagent on a task in a
@@ -45,6 +58,26 @@ type Middleware struct {
 	tool   tool.Tool
 	prompt string
 	forks  bool // some subagent runs in fork mode
+
+	workspace string
+	wsOpts    isolate.Options
+	// groups holds the isolate.Group of each turn whose task calls work
+	// in workspaces (turnKey), until all of them forked.
+	groups sync.Map
+}
+
+// turnKey names a turn's task calls: the run and the first call's ID.
+type turnKey struct {
+	rt    *agent.Runtime
+	first string
+}
+
+// turnGroup is the workspaces' group of a turn, and how many of its
+// task calls have yet to fork.
+type turnGroup struct {
+	g    isolate.Group
+	mu   sync.Mutex
+	left int
 }
 
 // GeneralPurposePrompt is the general-purpose subagent's system prompt.
@@ -64,7 +97,11 @@ const forkPromptNote = `- A subagent marked "forked" starts from a copy of this 
 
 // New builds the subagents middleware.
 func New(cfg Config) (*Middleware, error) {
-	s := &Middleware{launcher: newLauncher(cfg.Parent, "subagents"), prompt: cfg.Prompt}
+	s := &Middleware{launcher: newLauncher(cfg.Parent, "subagents"), prompt: cfg.Prompt, workspace: cfg.Workspace, wsOpts: cfg.WorkspaceOptions}
+	defIsolation, err := isolate.ParseMode(string(cfg.Isolation))
+	if err != nil {
+		return nil, fmt.Errorf("subagents: %w", err)
+	}
 	subs := cfg.Subagents
 	if !cfg.NoGeneralPurpose && !slices.ContainsFunc(subs, func(sa Subagent) bool { return sa.Name == GeneralPurpose }) {
 		subs = append([]Subagent{{
@@ -82,6 +119,14 @@ func New(cfg Config) (*Middleware, error) {
 				s.forks = true
 			default:
 				return fmt.Errorf("%w %q (want %q or %q)", ErrMode, sa.Mode, Isolated, Fork)
+			}
+			e.isolation = defIsolation
+			if sa.Isolation != "" {
+				m, err := isolate.ParseMode(string(sa.Isolation))
+				if err != nil {
+					return err
+				}
+				e.isolation = m
 			}
 			return nil
 		})
@@ -200,15 +245,25 @@ func (s *Middleware) task(ctx context.Context, in taskIn) (string, error) {
 		}
 		input.Values, input.Files = SharedState(rt)
 	}
-	res, err := run.Invoke(ctx, input)
+	ws, note := s.fork(ctx, rt, e, call.ID)
+	runCtx := ctx
+	if ws != nil {
+		runCtx = backend.WithRedirect(ctx, ws.Redirect())
+	}
+	res, err := run.Invoke(runCtx, input)
 	if res != nil {
 		rt.AddUsage(res.Usage)
+	}
+	if ws != nil {
+		// Whatever the run's outcome: its work is never lost, and a
+		// question for approval is asked of the folder as it now is.
+		note = s.mergeBack(ctx, rt, e, call.ID, ws)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		return "", fmt.Errorf("Error: subagent %s failed: %v", e.name, err)
+		return "", fmt.Errorf("Error: subagent %s failed: %v%s", e.name, err, note)
 	}
 	if res.Status == agent.StatusInterrupted {
 		return "", &agent.InterruptError{Requests: res.Interrupts}
@@ -216,9 +271,105 @@ func (s *Middleware) task(ctx context.Context, in taskIn) (string, error) {
 	e.MergeBack(rt, nil, res)
 	report, ok := FinalReport(res)
 	if !ok {
-		return "", fmt.Errorf("Error: subagent %s returned no messages", e.name)
+		return "", fmt.Errorf("Error: subagent %s returned no messages%s", e.name, note)
 	}
-	return report, nil
+	return report + note, nil
+}
+
+// NoticeMerge names the notice of a subagent's workspace merged back into
+// its caller's folder (Event.Files: the paths it wrote or removed, as the
+// file tools name them), or of a workspace that could not be made.
+const NoticeMerge = "workspace_merge"
+
+// isolated reports whether the call callID of rt's turn runs e in a
+// workspace of its own (always for Worktree and Copy, for Auto when the
+// turn calls task more than once), and the group of the turn's
+// workspaces: they all start from the folder as the first found it.
+func (s *Middleware) isolated(rt *agent.Runtime, e *Entry, callID string) (bool, *isolate.Group) {
+	if s.workspace == "" {
+		return false, nil
+	}
+	var calls []llm.ToolCall
+	msgs := rt.Messages()
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := &msgs[i]; m.Role == llm.RoleAssistant && slices.ContainsFunc(m.ToolCalls, func(c llm.ToolCall) bool { return c.ID == callID }) {
+			for _, c := range m.ToolCalls {
+				if c.Name == TaskTool {
+					calls = append(calls, c)
+				}
+			}
+			break
+		}
+	}
+	if len(calls) < 2 {
+		return e.isolation != isolate.Auto && e.isolation != isolate.None, nil
+	}
+	// The group lasts until each task call of the turn has forked: a
+	// call that never runs (refused) leaves a few bytes behind.
+	v, _ := s.groups.LoadOrStore(turnKey{rt, calls[0].ID}, &turnGroup{left: len(calls)})
+	tg := v.(*turnGroup)
+	tg.mu.Lock()
+	tg.left--
+	if tg.left <= 0 {
+		s.groups.Delete(turnKey{rt, calls[0].ID})
+	}
+	tg.mu.Unlock()
+	if e.isolation == isolate.None {
+		return false, nil
+	}
+	return true, &tg.g
+}
+
+// fork makes e's workspace for the call callID when it runs in one; a
+// workspace that cannot be made leaves the subagent in the caller's
+// folder, which note then says.
+func (s *Middleware) fork(ctx context.Context, rt *agent.Runtime, e *Entry, callID string) (*isolate.Workspace, string) {
+	ok, group := s.isolated(rt, e, callID)
+	if !ok {
+		return nil, ""
+	}
+	opts := s.wsOpts
+	opts.Group = group
+	opts.Label = e.name + "-" + callID
+	mode := e.isolation
+	if mode == isolate.Auto {
+		mode = isolate.Worktree
+	}
+	ws, err := isolate.Fork(ctx, s.workspace, mode, opts)
+	if err != nil {
+		msg := fmt.Sprintf("The subagent worked in the shared folder: its own workspace could not be made (%v).", err)
+		rt.Emit(agent.Event{Type: agent.EventNotice, Name: NoticeMerge, ToolCallID: callID, Content: msg, Error: err.Error()})
+		return nil, "\n\n" + msg
+	}
+	return ws, ""
+}
+
+// mergeBack merges ws into the caller's folder: the report for the
+// model, and a notice for the person.
+func (s *Middleware) mergeBack(ctx context.Context, rt *agent.Runtime, e *Entry, callID string, ws *isolate.Workspace) string {
+	rep, err := ws.Merge(context.WithoutCancel(ctx))
+	text := rep.Text()
+	if err != nil {
+		text += fmt.Sprintf("\nThe merge stopped (%v); the subagent's workspace is kept at %s.", err, rep.Kept)
+	}
+	paths := rep.Paths()
+	for i, p := range paths {
+		paths[i] = "/" + p
+	}
+	summary := fmt.Sprintf("subagent %s (%s): %d file(s) merged back, %d conflict(s)", e.name, callID, len(rep.Applied)+len(rep.Removed)+len(rep.Merged), len(rep.Conflicts))
+	if len(rep.Conflicts) > 0 {
+		cs := make([]string, len(rep.Conflicts))
+		for i, c := range rep.Conflicts {
+			cs[i] = "/" + c.Path
+		}
+		summary += ": " + strings.Join(cs, ", ")
+	}
+	ev := agent.Event{Type: agent.EventNotice, Name: NoticeMerge, ToolCallID: callID, Content: summary, Files: paths}
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	rt.Emit(ev)
+	return "\n\n" + text
 }
 
 // forkedConversation is what a forked subagent starts from: a copy of the

@@ -8,6 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/deepagents-go/deepagents"
+	"github.com/deepagents-go/deepagents/backend/isolate"
 	"github.com/deepagents-go/deepagents/middleware/budget"
 )
 
@@ -55,6 +56,7 @@ func parseAgentFile(path string, getenv func(string) string) (agentFile, error) 
 		GraphID     string            `yaml:"graph_id"`
 		Headers     map[string]string `yaml:"headers"`
 		MaxCost     *float64          `yaml:"max_cost"`
+		Isolation   string            `yaml:"isolation"`
 	}
 	if err := yaml.Unmarshal(fm, &meta); err != nil {
 		return agentFile{}, fmt.Errorf("front matter: %w", err)
@@ -66,12 +68,20 @@ func parseAgentFile(path string, getenv func(string) string) (agentFile, error) 
 	if err != nil {
 		return agentFile{}, err
 	}
+	iso, err := isolate.ParseMode(meta.Isolation)
+	if err != nil {
+		return agentFile{}, fmt.Errorf("isolation: %w", err)
+	}
+	if meta.Isolation == "" {
+		iso = "" // the session's default
+	}
 	af := agentFile{
 		sa: deepagents.Subagent{
 			Name:         meta.Name,
 			Description:  strings.TrimSpace(meta.Description),
 			SystemPrompt: strings.TrimSpace(string(body)),
 			Mode:         mode,
+			Isolation:    iso,
 		},
 		model:      meta.Model,
 		background: meta.Background,

@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/deepagents-go/deepagents"
+	"github.com/deepagents-go/deepagents/backend/isolate"
 	"github.com/deepagents-go/deepagents/hooks"
 	"github.com/deepagents-go/deepagents/middleware/filesystem"
 	"github.com/deepagents-go/deepagents/middleware/todos"
@@ -23,7 +24,7 @@ import (
 
 // claudeAgentFields are the front matter keys of Claude Code's subagent
 // files that are used here; the others are left out with a note.
-var claudeAgentFields = []string{"name", "description", "tools", "disallowedTools", "model", "background"}
+var claudeAgentFields = []string{"name", "description", "tools", "disallowedTools", "model", "background", "isolation"}
 
 // parseClaudeAgentFile reads a subagent file of Claude Code's. shell says
 // whether the session offers execute, to which Bash maps. left lists what
@@ -51,6 +52,15 @@ func parseClaudeAgentFile(path string, shell bool) (af agentFile, left []string,
 		}
 	}
 	af.background, _ = meta["background"].(bool)
+	// Claude Code's isolation: worktree is this agent's too; none, auto
+	// and copy are this agent's own.
+	if iso := str("isolation"); iso != "" {
+		if m, err := isolate.ParseMode(iso); err == nil {
+			af.sa.Isolation = m
+		} else {
+			left = append(left, "isolation: "+iso)
+		}
+	}
 	if m := str("model"); m != "" && m != "inherit" {
 		left = append(left, "model: "+m+" (the session's model is used)")
 	}
