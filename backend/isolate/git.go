@@ -21,16 +21,61 @@ var gitEnv = []string{
 }
 
 // gitCmd runs git in dir with env added; its output, standard error
-// included in the error.
+// included in the error. The repository may be hostile: its own config
+// can name commands git runs by itself (hooks, an fsmonitor, the clean,
+// smudge and process commands of filter drivers), and these git commands
+// run on the host, outside any sandbox, without the model asking. Each is
+// switched off on the command line, which outranks the repository's
+// config (TestHostileRepositoryRunsNothing).
 func gitCmd(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.hooksPath=/dev/null", "-C", dir}, args...)...)
+	return runGit(ctx, dir, env, append(disarm(ctx, dir), args...)...)
+}
+
+// disarm returns the -c options that keep git from running any command
+// the repository's config names.
+func disarm(ctx context.Context, dir string) []string {
+	opts := []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"}
+	// Reading the config runs nothing. Its filter drivers, includes
+	// followed, are each emptied: an empty command is no filter.
+	out, _ := runGit(ctx, dir, nil, "-c", "core.fsmonitor=false", "config", "-z", "--name-only", "--get-regexp", `^filter\.`)
+	seen := map[string]bool{}
+	for _, key := range strings.Split(out, "\x00") {
+		i := strings.LastIndexByte(key, '.')
+		if !strings.HasPrefix(key, "filter.") || i <= len("filter") {
+			continue
+		}
+		driver := key[:i] // filter.NAME, NAME may hold dots
+		if seen[driver] {
+			continue
+		}
+		seen[driver] = true
+		opts = append(opts, "-c", driver+".clean=", "-c", driver+".smudge=", "-c", driver+".process=", "-c", driver+".required=false")
+	}
+	return opts
+}
+
+// runGit runs git in dir with exactly the options given.
+func runGit(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
 	cmd.Env = append(append(os.Environ(), gitEnv...), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(errb.String()))
+		return out.String(), fmt.Errorf("git %s: %w: %s", gitVerb(args), err, strings.TrimSpace(errb.String()))
 	}
 	return out.String(), nil
+}
+
+// gitVerb is the subcommand of args, past the -c options.
+func gitVerb(args []string) string {
+	for i := 0; i < len(args); i++ {
+		if args[i] == "-c" {
+			i++
+			continue
+		}
+		return args[i]
+	}
+	return ""
 }
 
 // gitTop reports whether dir is the top level of a git work tree.

@@ -305,3 +305,52 @@ func TestGroupStartsTogether(t *testing.T) {
 		t.Errorf("conflicts %+v, f.txt %q", r.Conflicts, read(t, dir, "f.txt"))
 	}
 }
+
+// TestHostileRepositoryRunsNothing: a repository whose own config names
+// commands (an fsmonitor, a filter driver's clean, smudge and process
+// commands, hooks) gets none of them run by a fork, its merge or its
+// removal: those git commands run on the host, outside the sandbox.
+func TestHostileRepositoryRunsNothing(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	ran := filepath.Join(t.TempDir(), "ran")
+	git(t, dir, "init", "-q")
+	write(t, dir, ".gitattributes", "*.txt filter=evil.x\n")
+	write(t, dir, "a.txt", "a\n")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-q", "-m", "base")
+	hostile := "touch " + ran + "; cat"
+	for k, v := range map[string]string{
+		"core.fsmonitor":         "touch " + ran + "; false",
+		"filter.evil.x.clean":    hostile,
+		"filter.evil.x.smudge":   hostile,
+		"filter.evil.x.process":  "touch " + ran,
+		"filter.evil.x.required": "true",
+		"core.hooksPath":         filepath.Join(dir, "hooks"),
+	} {
+		git(t, dir, "config", k, v)
+	}
+	write(t, dir, "hooks/post-checkout", "#!/bin/sh\ntouch "+ran+"\n")
+	if err := os.Chmod(filepath.Join(dir, "hooks/post-checkout"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "b.txt", "b\n") // a change the snapshot takes in
+	w, err := isolate.Fork(ctx, dir, isolate.Worktree, isolate.Options{TempDir: t.TempDir(), Label: "t:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Kind != isolate.KindWorktree {
+		t.Fatalf("kind %s", w.Kind)
+	}
+	write(t, w.Root, "a.txt", "a by the subagent\n")
+	if _, err := w.Merge(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, dir, "a.txt") != "a by the subagent\n" {
+		t.Errorf("a.txt %q", read(t, dir, "a.txt"))
+	}
+	_ = w.Remove()
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("a command of the repository's config ran")
+	}
+}
