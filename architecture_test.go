@@ -77,10 +77,14 @@ var layers = map[string][]string{
 	// The run loop: it knows no backend and no tool by name.
 	"agent": {"checkpoint", "llm", "store", "thread", "tool", "internal/jsonenc"},
 
-	// The LangGraph API server (with A2A); mcp for /mcp, whose tools take
-	// and answer what deepagents mcp-serve's run_task does.
-	"server": {"agent", "checkpoint", "langgraph", "llm", "mcp", "middleware/steer", "middleware/todos", "middleware/verify", "store", "thread", "internal/clip"},
-	"mcp":    {"agent", "checkpoint", "llm", "middleware/steer", "middleware/todos", "tool", "internal/clip", "internal/procinfo"},
+	// The LangGraph API server: its runs, replicas and launcher.
+	"server": {"agent", "checkpoint", "langgraph", "llm", "middleware/steer", "middleware/todos", "middleware/verify", "store", "thread"},
+	// The protocols served beside it, on its runs: A2A, and MCP at /mcp
+	// (mcp: its tools take and answer what deepagents mcp-serve's
+	// run_task does).
+	"server/a2aserve": {"agent", "internal/clip", "langgraph", "llm", "middleware/todos", "server", "store"},
+	"server/mcpserve": {"agent", "checkpoint", "internal/clip", "langgraph", "llm", "mcp", "server"},
+	"mcp":             {"agent", "checkpoint", "llm", "middleware/steer", "middleware/todos", "tool", "internal/clip", "internal/procinfo"},
 
 	// Tracing: the middleware on the OpenTelemetry API, and the SDK's
 	// setup from the environment, apart so that only what sets it up
@@ -117,7 +121,7 @@ var layers = map[string][]string{
 
 	// The deep agent, and the command line.
 	"":                                {"agent", "backend", "backend/isolate", "checkpoint", "hooks", "llm", "rewind", "middleware/caching", "middleware/filesystem", "middleware/budget", "middleware/hitl", "middleware/localcontext", "middleware/loops", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/steer", "middleware/subagents", "middleware/subagents/background", "middleware/summarization", "middleware/todos", "middleware/verify", "permission", "profile", "store", "telemetry", "thread", "tool"},
-	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "middleware/steer", "cmd/deepagents/internal/acp", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "cmd/deepagents/internal/tui", "hooks", "llm", "mcp", "eval", "eval/atif", "internal/fsutil", "llm/replay", "middleware/hitl", "middleware/todos", "middleware/verify", "netproxy", "persist", "rewind", "server", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
+	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "middleware/steer", "cmd/deepagents/internal/acp", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "cmd/deepagents/internal/tui", "hooks", "llm", "mcp", "eval", "eval/atif", "internal/fsutil", "llm/replay", "middleware/hitl", "middleware/todos", "middleware/verify", "netproxy", "persist", "rewind", "server", "server/a2aserve", "server/mcpserve", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
 	"cmd/deepagents/internal/session": {"", "agent", "backend", "backend/isolate", "backend/sandbox", "checkpoint", "cmd/deepagents/internal/display", "hooks", "llm", "llm/providers", "llm/replay", "mcp", "middleware/budget", "middleware/filesystem", "middleware/hitl", "middleware/loops", "middleware/todos", "middleware/verify", "netproxy", "permission", "persist", "profile", "rewind", "store", "thread", "tool", "workspace"},
 	"cmd/deepagents/internal/display": {"agent", "hooks", "llm", "netproxy"},
 	"cmd/deepagents/internal/acp":     {"agent", "checkpoint", "llm", "middleware/filesystem", "middleware/todos", "tool"},

@@ -16,7 +16,12 @@
 // streaming format in stream.go; docs/server.md describes the endpoints
 // and what differs from LangGraph's.
 //
-// It also offers its assistants to MCP hosts at /mcp (mcp.go), each a tool
-// with the contract of deepagents mcp-serve's run_task, each call one of
-// its runs.
+// The store's routes are in store.go, the crons' (a scheduler firing each
+// once across replicas) in crons.go; runs.go launches every run, whichever
+// protocol asks; replicas.go shares them between servers on one database.
+//
+// Other protocols are served beside the API, on its runs, each a package
+// mounted through Config.Protocols and built on what protocol.go exports
+// (Launch, Run, RunStatus, Lock...): server/a2aserve (each assistant an
+// A2A agent) and server/mcpserve (the assistants as MCP tools at /mcp).
 package server

@@ -345,9 +345,9 @@ type runAsk struct {
 	from *http.Request
 }
 
-// refusal is why a run (or another request) is refused, answered as
+// Refusal is why a run (or another request) is refused, answered as
 // LangGraph's server answers it.
-type refusal struct {
+type Refusal struct {
 	status int
 	msg    string
 	// field, when set, is the body's field at fault: the answer is then
@@ -357,9 +357,10 @@ type refusal struct {
 	busy bool
 }
 
-func (e *refusal) Error() string { return e.msg }
+// Error is the refusal's message, as the LangGraph API answers it.
+func (e *Refusal) Error() string { return e.msg }
 
-func (e *refusal) write(w http.ResponseWriter) {
+func (e *Refusal) write(w http.ResponseWriter) {
 	if e.field != "" {
 		validationError(w, e.field, e.msg)
 		return
@@ -367,16 +368,16 @@ func (e *refusal) write(w http.ResponseWriter) {
 	httpError(w, e.status, e.msg)
 }
 
-func refuse(status int, format string, args ...any) *refusal {
-	return &refusal{status: status, msg: fmt.Sprintf(format, args...)}
+func refuse(status int, format string, args ...any) *Refusal {
+	return &Refusal{status: status, msg: fmt.Sprintf(format, args...)}
 }
 
-func invalidField(field string, err error) *refusal {
-	return &refusal{status: http.StatusUnprocessableEntity, msg: err.Error(), field: field}
+func invalidField(field string, err error) *Refusal {
+	return &Refusal{status: http.StatusUnprocessableEntity, msg: err.Error(), field: field}
 }
 
 // storageRefusal is a Saver error as an answer.
-func storageRefusal(threadID string, err error) *refusal {
+func storageRefusal(threadID string, err error) *Refusal {
 	switch {
 	case errors.Is(err, checkpoint.ErrNotFound):
 		return refuse(http.StatusNotFound, "Thread with ID %s not found", threadID)
@@ -389,13 +390,13 @@ func storageRefusal(threadID string, err error) *refusal {
 }
 
 // threadBusy is the answer to a second run on a busy thread.
-func threadBusy() *refusal {
-	return &refusal{status: http.StatusUnprocessableEntity, busy: true,
+func threadBusy() *Refusal {
+	return &Refusal{status: http.StatusUnprocessableEntity, busy: true,
 		msg: "Thread is already running a task. Wait for it to finish or choose a different multitask strategy."}
 }
 
 // launch validates a run and starts it in the background.
-func (s *Server) launch(ctx context.Context, ask runAsk) (*run, *refusal) {
+func (s *Server) launch(ctx context.Context, ask runAsk) (*run, *Refusal) {
 	q, threadID := ask.q, ask.threadID
 	a, wa := s.assistant(ctx, q.AssistantID)
 	if a == nil {
@@ -555,7 +556,7 @@ func (s *Server) launch(ctx context.Context, ask runAsk) (*run, *refusal) {
 // returns that run. It returns neither a run nor a refusal when no run
 // works on the thread; it refuses a thread that a run of another process
 // holds, whose next model request this one cannot reach at once.
-func (s *Server) steer(ctx context.Context, threadID string, q *langgraph.RunCreate, in agent.Input) (*run, *refusal) {
+func (s *Server) steer(ctx context.Context, threadID string, q *langgraph.RunCreate, in agent.Input) (*run, *Refusal) {
 	if q.Command != nil || len(in.Decisions) > 0 || in.CheckpointID != "" {
 		return nil, refuse(http.StatusUnprocessableEntity, "multitask_strategy steer takes input messages, not a command or a checkpoint")
 	}
@@ -614,7 +615,7 @@ func (s *Server) resetThread(ctx context.Context, threadID string) error {
 // the run there and wait for it to end, enqueue lets rn wait for its turn
 // (in execute). It returns the run it cancelled, if any, or why rn may
 // not run.
-func (s *Server) admit(ctx context.Context, rn *run, strategy langgraph.MultitaskStrategy) (*run, *refusal) {
+func (s *Server) admit(ctx context.Context, rn *run, strategy langgraph.MultitaskStrategy) (*run, *Refusal) {
 	var cancelled *run
 	if strategy == langgraph.MultitaskEnqueue {
 		s.runs.register(rn)

@@ -16,6 +16,8 @@ import (
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/postgres"
 	"github.com/deepagents-go/deepagents/server"
+	"github.com/deepagents-go/deepagents/server/a2aserve"
+	"github.com/deepagents-go/deepagents/server/mcpserve"
 	"github.com/deepagents-go/deepagents/sqlite"
 	"github.com/deepagents-go/deepagents/store"
 	"github.com/jackc/pgx/v5"
@@ -162,14 +164,42 @@ func TestOfficialA2AClient(t *testing.T) {
 	node := sdkNode(t)
 	const key = "a2a-key"
 	if pg := os.Getenv("DEEPAGENTS_TEST_POSTGRES_URL"); pg != "" {
-		a, b := pgReplicas(t, pg, func(c *server.Config) { c.APIKey, c.Heartbeat = key, 50*time.Millisecond })
+		a, b := pgReplicas(t, pg, func(c *server.Config) {
+			c.APIKey, c.Heartbeat, c.Protocols = key, 50*time.Millisecond, []server.Protocol{a2aserve.Protocol{}}
+		})
 		runSDK(t, node, "a2a.mjs", a, key, b)
 		return
 	}
 	db := sdkDB(t)
 	// Short heartbeats: the streams of the slow tasks carry keep-alives.
-	u, _ := sdkServer(t, db.Saver(), db.Store(), func(c *server.Config) { c.APIKey, c.Heartbeat = key, 50*time.Millisecond })
+	u, _ := sdkServer(t, db.Saver(), db.Store(), func(c *server.Config) {
+		c.APIKey, c.Heartbeat, c.Protocols = key, 50*time.Millisecond, []server.Protocol{a2aserve.Protocol{}}
+	})
 	runSDK(t, node, "a2a.mjs", u, key)
+}
+
+// TestOfficialMCPSDK runs the official MCP TypeScript SDK (1.32.2, with
+// StreamableHTTPClientTransport, the API key as a header) against /mcp of
+// a server on a SQLite database (testdata/sdk/mcp.mjs): listTools, a task
+// to its answer with progress, an approval round trip, and a closed client
+// cancelling its call's run. With DEEPAGENTS_TEST_POSTGRES_URL it also runs
+// against two replicas on PostgreSQL, the approval's decision sent to the
+// other one.
+func TestOfficialMCPSDK(t *testing.T) {
+	node := sdkNode(t)
+	t.Run("sqlite", func(t *testing.T) {
+		db := sdkDB(t)
+		url, _ := sdkServer(t, db.Saver(), db.Store(), func(c *server.Config) {
+			c.APIKey, c.Protocols = "mcp-key", []server.Protocol{mcpserve.Protocol{}}
+		})
+		runSDK(t, node, "mcp.mjs", url, "mcp-key")
+	})
+	if pg := os.Getenv("DEEPAGENTS_TEST_POSTGRES_URL"); pg != "" {
+		t.Run("postgres replicas", func(t *testing.T) {
+			a, b := pgReplicas(t, pg, func(c *server.Config) { c.Protocols = []server.Protocol{mcpserve.Protocol{}} })
+			runSDK(t, node, "mcp.mjs", a, "", b)
+		})
+	}
 }
 
 // TestOfficialJSSDKTimeTravel runs testdata/sdk/timetravel.mjs with both

@@ -89,6 +89,10 @@ type Config struct {
 	// URL is where the other replicas reach this one (http://host:port);
 	// required with Store.
 	URL string
+	// Protocols are served beside the LangGraph API, on its runs and
+	// behind its access checks: a2aserve.Protocol (each assistant an A2A
+	// agent), mcpserve.Protocol (the assistants as MCP tools at /mcp).
+	Protocols []Protocol
 }
 
 // Defaults of Config.
@@ -121,8 +125,8 @@ type Server struct {
 	// handler is the routes behind the access checks.
 	handler http.Handler
 	crons   cronScheduler
-	// a2aTasks are the A2A tasks whose runs this replica executes.
-	a2aTasks liveTasks
+	// mounted are the Config's Protocols, as they serve this server.
+	mounted []Mounted
 }
 
 // New returns a server for cfg.
@@ -171,9 +175,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	var err error
 	if s.handler, err = Protect(checkIDs(s.mux), Access{APIKey: cfg.APIKey, AllowedOrigins: cfg.AllowedOrigins, AllowedHosts: hosts, Open: []string{langgraph.PathOK},
-		// The LangGraph SDK's headers, and MCP's (/mcp).
-		AllowHeaders:  slices.Concat(defaultAllowHeaders, mcpAllowHeaders),
-		ExposeHeaders: slices.Concat(defaultExposeHeaders, mcpExposeHeaders)}); err != nil {
+		// The LangGraph SDK's headers, and the protocols'.
+		AllowHeaders:  s.headers(defaultAllowHeaders, func(m Mounted) []string { return m.AllowHeaders }),
+		ExposeHeaders: s.headers(defaultExposeHeaders, func(m Mounted) []string { return m.ExposeHeaders })}); err != nil {
 		return nil, err
 	}
 	if cfg.Store != nil {
@@ -256,9 +260,20 @@ func (s *Server) routes() {
 	m.HandleFunc("POST "+langgraph.PathStatelessWait, s.waitRun)
 	s.storeRoutes(m)
 	s.cronRoutes(m)
-	s.a2aRoutes(m)
-	s.mcpRoutes(m)
+	for _, p := range s.cfg.Protocols {
+		s.mounted = append(s.mounted, p.Mount(s, m))
+	}
 	s.mux = m
+}
+
+// headers are the headers of the LangGraph SDK (base) and of the
+// protocols mounted, for CORS.
+func (s *Server) headers(base []string, of func(Mounted) []string) []string {
+	h := slices.Clone(base)
+	for _, m := range s.mounted {
+		h = append(h, of(m)...)
+	}
+	return h
 }
 
 func (s *Server) info(w http.ResponseWriter, r *http.Request) {

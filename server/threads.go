@@ -331,7 +331,11 @@ func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
 	}
 	s.store.Delete(r.Context(), threadMetadataNamespace, tid) //nolint:errcheck // what remains is never read: thread IDs are not reused
 	s.store.Delete(r.Context(), threadErrorsNamespace, tid)   //nolint:errcheck // likewise
-	s.forgetTasks(r.Context(), tid)
+	for _, m := range s.mounted {
+		if m.ForgetThread != nil {
+			m.ForgetThread(r.Context(), tid)
+		}
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 

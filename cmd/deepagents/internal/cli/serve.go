@@ -14,6 +14,8 @@ import (
 	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/persist"
 	"github.com/deepagents-go/deepagents/server"
+	"github.com/deepagents-go/deepagents/server/a2aserve"
+	"github.com/deepagents-go/deepagents/server/mcpserve"
 	"github.com/deepagents-go/deepagents/telemetry"
 )
 
@@ -195,6 +197,8 @@ GET /ok answers without a key, for health probes.`,
 				Logger:          log,
 				// A client's traceparent makes its runs part of its trace.
 				RunContext: telemetry.ContinueTrace,
+				// Each assistant an A2A agent, and an MCP tool at /mcp.
+				Protocols: []server.Protocol{a2aserve.Protocol{}, mcpserve.Protocol{}},
 			})
 			if err != nil {
 				return err

@@ -1,4 +1,4 @@
-package server_test
+package a2aserve_test
 
 import (
 	"bufio"

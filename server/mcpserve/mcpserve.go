@@ -1,4 +1,4 @@
-package server
+package mcpserve
 
 import (
 	"cmp"
@@ -8,21 +8,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/internal/clip"
 	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/mcp"
-	"github.com/deepagents-go/deepagents/store"
+	"github.com/deepagents-go/deepagents/server"
 )
 
 // The server's assistants over MCP, as the LangGraph Agent Server serves
@@ -69,8 +69,34 @@ var mcpSchemas = sdk.NewSchemaCache()
 // the request.
 type mcpServerKey struct{}
 
+// Protocol serves a server's assistants over MCP at /mcp: list it in
+// server.Config.Protocols.
+type Protocol struct{}
+
+// Mount implements server.Protocol.
+func (Protocol) Mount(srv *server.Server, m *http.ServeMux) server.Mounted {
+	s := &tools{srv: srv, cfg: srv.Config(), log: srv.Logger()}
+	s.mcpRoutes(m)
+	return server.Mounted{AllowHeaders: mcpAllowHeaders, ExposeHeaders: mcpExposeHeaders}
+}
+
+// host is what MCP uses of the server it is served by: its assistants,
+// and its runs.
+type host interface {
+	Assistants(ctx context.Context, limit int) (configured, created []*langgraph.Assistant, err error)
+	Launch(ctx context.Context, l server.Launch) (*server.Run, error)
+	Saver() checkpoint.Saver
+}
+
+// tools are a server's assistants as MCP tools.
+type tools struct {
+	srv host
+	cfg server.Config
+	log *slog.Logger
+}
+
 // mcpRoutes serves the assistants over MCP at /mcp.
-func (s *Server) mcpRoutes(m *http.ServeMux) {
+func (s *tools) mcpRoutes(m *http.ServeMux) {
 	h := sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
 		srv, _ := r.Context().Value(mcpServerKey{}).(*sdk.Server)
 		return srv
@@ -106,7 +132,7 @@ func urlHost(s string) string {
 }
 
 // mcpServer is the MCP server of one request: a tool per assistant.
-func (s *Server) mcpServer(r *http.Request) *sdk.Server {
+func (s *tools) mcpServer(r *http.Request) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "deepagents", Version: "1"}, &sdk.ServerOptions{Logger: s.log, SchemaCache: mcpSchemas})
 	for _, t := range s.mcpTools(r.Context()) {
 		sdk.AddTool(srv, &sdk.Tool{Name: t.name, Description: t.description}, s.mcpCall(r, t))
@@ -130,26 +156,19 @@ type mcpTool struct {
 // a configured assistant whose graph ID is such a name keeps it, and a
 // name taken gets a suffix from the assistant's ID, the same on every
 // request and replica.
-func (s *Server) mcpTools(ctx context.Context) []mcpTool {
+func (s *tools) mcpTools(ctx context.Context) []mcpTool {
 	var tools []mcpTool
-	for _, a := range s.assistants {
-		tools = append(tools, newMCPTool(a.GraphID, a.id, a.Description))
-	}
-	items, err := s.store.Search(ctx, assistantsNamespace, store.SearchOptions{Limit: 1000})
+	configured, created, err := s.srv.Assistants(ctx, 1000)
 	if err != nil {
 		s.log.Warn("server: listing the created assistants for MCP", "err", err)
 	}
-	var created []*langgraph.Assistant
-	for i := range items {
-		wa := createdAssistant(&items[i])
-		if wa == nil || !slices.ContainsFunc(s.assistants, func(a *assistantEntry) bool { return a.GraphID == wa.GraphID }) {
-			continue // an assistant of a graph no longer served runs nothing
+	for _, a := range configured {
+		desc := ""
+		if a.Description != nil {
+			desc = *a.Description
 		}
-		created = append(created, wa)
+		tools = append(tools, newMCPTool(a.GraphID, a.AssistantID, desc))
 	}
-	slices.SortFunc(created, func(a, b *langgraph.Assistant) int {
-		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.AssistantID, b.AssistantID))
-	})
 	for _, wa := range created {
 		if len(tools) == maxMCPTools {
 			break
@@ -164,7 +183,7 @@ func (s *Server) mcpTools(ctx context.Context) []mcpTool {
 	taken := map[string]bool{}
 	// Configured assistants named plainly first: they keep their names.
 	for i := range tools {
-		if t := &tools[i]; t.plain && i < len(s.assistants) {
+		if t := &tools[i]; t.plain && i < len(configured) {
 			t.name = t.base
 			taken[t.name] = true
 		}
@@ -254,20 +273,20 @@ func isUUID(s string) bool {
 // mcpCall is the handler of an assistant's tool, for the request r (whose
 // end, the host gone, cancels the run, and whose trace the run continues
 // through Config.RunContext).
-func (s *Server) mcpCall(r *http.Request, t mcpTool) sdk.ToolHandlerFor[mcp.RunTaskInput, mcp.RunTaskOutput] {
+func (s *tools) mcpCall(r *http.Request, t mcpTool) sdk.ToolHandlerFor[mcp.RunTaskInput, mcp.RunTaskOutput] {
 	return func(ctx context.Context, req *sdk.CallToolRequest, in mcp.RunTaskInput) (*sdk.CallToolResult, mcp.RunTaskOutput, error) {
 		d, err := in.Decide()
 		if err != nil {
 			return nil, mcp.RunTaskOutput{}, err
 		}
 		if in.ThreadID != "" {
-			if p := idProblem(in.ThreadID); p != "" {
+			if p := server.IDProblem(in.ThreadID); p != "" {
 				// As the LangGraph API answers it.
-				return nil, mcp.RunTaskOutput{}, refuse(http.StatusBadRequest, "Invalid thread ID: %s", p)
+				return nil, mcp.RunTaskOutput{}, fmt.Errorf("Invalid thread ID: %s", p) //nolint:staticcheck // the LangGraph API's words
 			}
 		}
 		q := langgraph.RunCreate{AssistantID: t.assistantID}
-		ask := runAsk{threadID: in.ThreadID, q: &q, from: r}
+		ask := server.Launch{ThreadID: in.ThreadID, Request: &q, From: r}
 		switch {
 		case d != nil:
 			// One decision: launch gives it to every call that waits.
@@ -280,20 +299,20 @@ func (s *Server) mcpCall(r *http.Request, t mcpTool) sdk.ToolHandlerFor[mcp.RunT
 			// A new thread, kept: the host continues it with its
 			// thread_id, and decides on approvals on it.
 			q.OnCompletion = langgraph.OnCompletionKeep
-			ask.messages = []llm.Message{llm.UserText(in.Task)}
+			ask.Messages = []llm.Message{llm.UserText(in.Task)}
 		default:
 			q.IfNotExists = langgraph.IfNotExistsCreate
-			ask.messages = []llm.Message{llm.UserText(in.Task)}
+			ask.Messages = []llm.Message{llm.UserText(in.Task)}
 		}
 		w := &mcpWatch{progress: mcp.NewProgress(req), wake: make(chan struct{}, 1)}
-		ask.tap = w.tap
-		rn, no := s.launch(ctx, ask)
-		if no != nil {
-			return nil, mcp.RunTaskOutput{}, no
+		ask.Tap = w.tap
+		rn, err := s.srv.Launch(ctx, ask)
+		if err != nil {
+			return nil, mcp.RunTaskOutput{}, err
 		}
 		for {
 			select {
-			case <-rn.finished:
+			case <-rn.Done():
 				w.flush(ctx)
 				res, out := s.mcpEnd(ctx, rn, w).Result(t.name)
 				return res, out, nil
@@ -304,7 +323,7 @@ func (s *Server) mcpCall(r *http.Request, t mcpTool) sdk.ToolHandlerFor[mcp.RunT
 				// notifications/cancelled comes in a request of its own
 				// and reaches no call: the end of the call's request,
 				// below, is how a host cancels.
-				rn.cancel(errCancelled)
+				rn.Cancel()
 				return nil, mcp.RunTaskOutput{}, context.Cause(ctx)
 			case <-r.Context().Done():
 				// The host went away (a closed client), or cancelled the
@@ -313,7 +332,7 @@ func (s *Server) mcpCall(r *http.Request, t mcpTool) sdk.ToolHandlerFor[mcp.RunT
 				// call's context with its request only for the
 				// sessionless one, and only when asked
 				// (PropagateRequestCancellation).
-				rn.cancel(errCancelled)
+				rn.Cancel()
 				return nil, mcp.RunTaskOutput{}, errors.New("the call's request ended: its run was cancelled")
 			}
 		}
@@ -321,9 +340,9 @@ func (s *Server) mcpCall(r *http.Request, t mcpTool) sdk.ToolHandlerFor[mcp.RunT
 }
 
 // mcpEnd is how a finished run ended, as its call answers it.
-func (s *Server) mcpEnd(ctx context.Context, rn *run, w *mcpWatch) mcp.TaskEnd {
-	te := mcp.TaskEnd{ThreadID: rn.threadID, Answer: w.answer}
-	switch rn.wire().Status {
+func (s *tools) mcpEnd(ctx context.Context, rn *server.Run, w *mcpWatch) mcp.TaskEnd {
+	te := mcp.TaskEnd{ThreadID: rn.ThreadID(), Answer: w.answer}
+	switch rn.Status() {
 	case langgraph.RunSuccess:
 		te.Status = agent.StatusCompleted
 		return te
@@ -335,13 +354,13 @@ func (s *Server) mcpEnd(ctx context.Context, rn *run, w *mcpWatch) mcp.TaskEnd {
 		}
 		te.Status, te.Pending = agent.StatusInterrupted, w.end.Interrupts
 		if len(te.Pending) == 0 {
-			if snap, err := s.cfg.Saver.Load(ctx, rn.threadID, ""); err == nil {
+			if snap, err := s.srv.Saver().Load(ctx, rn.ThreadID(), ""); err == nil {
 				te.Pending, _ = agent.PendingRequests(snap.Meta)
 			}
 		}
 		return te
 	}
-	te.Status, te.Error = agent.StatusFailed, cmp.Or(rn.errMsg, w.end.Error, "the run failed")
+	te.Status, te.Error = agent.StatusFailed, cmp.Or(rn.Failure(), w.end.Error, "the run failed")
 	return te
 }
 

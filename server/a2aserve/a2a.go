@@ -1,4 +1,4 @@
-package server
+package a2aserve
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/server"
 	"github.com/deepagents-go/deepagents/store"
 )
 
@@ -32,21 +34,65 @@ const (
 	a2aDefaultDesc = "A deep agent: it plans, works in files, delegates to subagents and asks before the tool calls it was told to."
 )
 
-func (s *Server) a2aRoutes(m *http.ServeMux) {
+// Protocol serves each of a server's assistants as an A2A agent: list it
+// in server.Config.Protocols.
+type Protocol struct{}
+
+// Mount implements server.Protocol.
+func (Protocol) Mount(srv *server.Server, m *http.ServeMux) server.Mounted {
+	s := &agents{srv: srv, cfg: srv.Config(), log: srv.Logger(), store: srv.Store()}
+	s.a2aRoutes(m)
+	return server.Mounted{ForgetThread: s.forgetTasks}
+}
+
+// host is what A2A uses of the server it is served by: its runs, where
+// they execute, and its locks.
+type host interface {
+	Launch(ctx context.Context, l server.Launch) (*server.Run, error)
+	Run(threadID, runID string) *server.Run
+	RunStatus(ctx context.Context, threadID, runID string) (status langgraph.RunStatus, lost bool, err error)
+	CancelElsewhere(ctx context.Context, runID string) (found bool, err error)
+	Lock(ctx context.Context, name string) (unlock func(), err error)
+	Assistant(ctx context.Context, id string) *langgraph.Assistant
+	Go(f func()) bool
+	Closing() <-chan struct{}
+}
+
+// agents are a server's assistants as A2A agents.
+type agents struct {
+	srv   host
+	cfg   server.Config
+	log   *slog.Logger
+	store store.Store
+	// a2aTasks are the A2A tasks whose runs this replica executes.
+	a2aTasks liveTasks
+}
+
+// closing reports whether the server is closing.
+func (s *agents) closing() bool {
+	select {
+	case <-s.srv.Closing():
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *agents) a2aRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET "+langgraph.PathAgentCard, s.agentCard)
 	m.HandleFunc("GET "+langgraph.PathA2ACard, s.agentCard)
 	m.HandleFunc("POST "+langgraph.PathA2A, s.serveA2A)
 }
 
 // agentCard answers an assistant's agent card.
-func (s *Server) agentCard(w http.ResponseWriter, r *http.Request) {
+func (s *agents) agentCard(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("assistant_id")
 	if id == "" {
 		if id = r.URL.Query().Get("assistant_id"); id != "" && badID(w, "assistant", id) {
 			return
 		}
 	}
-	_, wa := s.assistant(r.Context(), id)
+	wa := s.srv.Assistant(r.Context(), id)
 	if wa == nil {
 		httpError(w, http.StatusNotFound, "Assistant not found")
 		return
@@ -56,7 +102,7 @@ func (s *Server) agentCard(w http.ResponseWriter, r *http.Request) {
 
 // card is an assistant's agent card, with the URL the request reached
 // the server by.
-func (s *Server) card(r *http.Request, wa *langgraph.Assistant) *a2a.AgentCard {
+func (s *agents) card(r *http.Request, wa *langgraph.Assistant) *a2a.AgentCard {
 	scheme := "http"
 	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
 		scheme = "https"
@@ -91,9 +137,9 @@ func (s *Server) card(r *http.Request, wa *langgraph.Assistant) *a2a.AgentCard {
 }
 
 // serveA2A serves an assistant's A2A endpoint.
-func (s *Server) serveA2A(w http.ResponseWriter, r *http.Request) {
-	a, wa := s.assistant(r.Context(), r.PathValue("assistant_id"))
-	if a == nil {
+func (s *agents) serveA2A(w http.ResponseWriter, r *http.Request) {
+	wa := s.srv.Assistant(r.Context(), r.PathValue("assistant_id"))
+	if wa == nil {
 		httpError(w, http.StatusNotFound, "Assistant not found")
 		return
 	}
@@ -176,7 +222,7 @@ func (k *keepAlive) beat(every time.Duration) func() {
 
 // a2aHandler answers the A2A methods for one assistant.
 type a2aHandler struct {
-	s   *Server
+	s   *agents
 	wa  *langgraph.Assistant
 	req *http.Request
 }
@@ -190,17 +236,21 @@ func invalid(format string, args ...any) error {
 }
 
 // refused is a run's refusal as an A2A error.
-func refused(no *refusal) error {
-	if no.status == 499 {
+func refused(err error) error {
+	var no *server.Refusal
+	if !errors.As(err, &no) {
+		return fmt.Errorf("%w: %v", a2a.ErrInternalError, err)
+	}
+	if no.Status() == 499 {
 		return context.Canceled
 	}
-	if no.status >= 500 {
-		return fmt.Errorf("%w: %s", a2a.ErrInternalError, no.msg)
+	if no.Status() >= 500 {
+		return fmt.Errorf("%w: %s", a2a.ErrInternalError, no.Error())
 	}
-	if no.busy {
+	if no.Busy() {
 		return invalid("the context is running another task: wait for it or cancel it")
 	}
-	return invalid("%s", no.msg)
+	return invalid("%s", no.Error())
 }
 
 // task reads a task of this assistant; a2a.ErrTaskNotFound when there is
@@ -292,16 +342,16 @@ func (h *a2aHandler) start(ctx context.Context, p *a2a.MessageSendParams) (*live
 			}
 		}
 		lt = newLiveTask(t)
-		rn, no := h.s.launch(ctx, runAsk{threadID: t.ContextID, q: &q, messages: input, tap: lt.tap, from: h.req})
-		if no != nil {
-			return refused(no)
+		rn, err := h.s.srv.Launch(ctx, server.Launch{ThreadID: t.ContextID, Request: &q, Messages: input, Tap: lt.tap, From: h.req})
+		if err != nil {
+			return refused(err)
 		}
 		lt.rn = rn
-		t.RunID, t.State, t.Status, t.Answer = rn.id, a2a.TaskStateSubmitted, nil, ""
+		t.RunID, t.State, t.Status, t.Answer = rn.ID(), a2a.TaskStateSubmitted, nil, ""
 		t.remember(msg)
 		if err := h.s.putTask(ctx, t, msg.TaskID == ""); err != nil {
 			// A task not recorded cannot be followed: its run goes.
-			rn.cancel(errCancelled)
+			rn.Cancel()
 			return fmt.Errorf("%w: recording the task: %v", a2a.ErrInternalError, err)
 		}
 		if !fresh && msg.TaskID == "" {
@@ -474,11 +524,11 @@ func (h *a2aHandler) OnCancelTask(ctx context.Context, p *a2a.TaskIDParams) (*a2
 }
 
 // stopTask cancels a task's run and waits for its end to be recorded.
-func (s *Server) stopTask(ctx context.Context, t *taskRecord) error {
-	if rn := s.runs.get(t.ContextID, t.RunID); rn != nil {
-		rn.cancel(errCancelled)
-		wait := rn.finished
-		if lt := s.a2aTasks.get(t.ID); lt != nil && lt.rn == rn {
+func (s *agents) stopTask(ctx context.Context, t *taskRecord) error {
+	if rn := s.srv.Run(t.ContextID, t.RunID); rn != nil {
+		rn.Cancel()
+		wait := rn.Done()
+		if lt := s.a2aTasks.get(t.ID); lt != nil && lt.rn.ID() == rn.ID() {
 			wait = lt.ended
 		}
 		select {
@@ -488,18 +538,12 @@ func (s *Server) stopTask(ctx context.Context, t *taskRecord) error {
 			return ctx.Err()
 		}
 	}
-	if s.cfg.Store == nil {
-		return nil
-	}
-	it, err := s.cfg.Store.Get(ctx, runsNamespace, t.RunID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil // no run: nothing to stop
-	}
+	found, err := s.srv.CancelElsewhere(ctx, t.RunID)
 	if err != nil {
-		return fmt.Errorf("%w: looking up the task's run: %v", a2a.ErrInternalError, err)
-	}
-	if err := s.cancelRemote(ctx, recordOf(it)); err != nil {
 		return fmt.Errorf("%w: %v", a2a.ErrInternalError, err)
+	}
+	if !found {
+		return nil // no run: nothing to stop
 	}
 	// The replica that ran it records the task's end as it sees it.
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
@@ -551,7 +595,7 @@ func (h *a2aHandler) OnResubscribeToTask(ctx context.Context, p *a2a.TaskIDParam
 			case <-time.After(500 * time.Millisecond):
 			case <-ctx.Done():
 				return
-			case <-h.s.baseCtx.Done():
+			case <-h.s.srv.Closing():
 				return
 			}
 			if t, err = h.task(ctx, p.ID); err != nil {

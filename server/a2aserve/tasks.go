@@ -1,4 +1,4 @@
-package server
+package a2aserve
 
 import (
 	"cmp"
@@ -17,6 +17,7 @@ import (
 	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/todos"
+	"github.com/deepagents-go/deepagents/server"
 	"github.com/deepagents-go/deepagents/store"
 )
 
@@ -137,20 +138,19 @@ func (t *taskRecord) remember(m *a2a.Message) {
 }
 
 // inContext runs f holding the context's lock.
-func (s *Server) inContext(ctx context.Context, contextID string, f func() error) error {
-	lock := contextLock(contextID)
-	l, err := s.hold(ctx, lock)
+func (s *agents) inContext(ctx context.Context, contextID string, f func() error) error {
+	unlock, err := s.srv.Lock(ctx, contextLock(contextID))
 	if err != nil {
 		return fmt.Errorf("%w: taking the context's lock: %v", a2a.ErrInternalError, err)
 	}
-	defer s.letGo(ctx, lock, l)
+	defer unlock()
 	return f()
 }
 
 // putTask writes a task's record (a new one's, with its index entry, in
 // one transaction), trying again a few times: a record not written would
 // leave a task working forever.
-func (s *Server) putTask(ctx context.Context, t *taskRecord, isNew bool) error {
+func (s *agents) putTask(ctx context.Context, t *taskRecord, isNew bool) error {
 	t.UpdatedAt = time.Now().UTC()
 	items := []store.Item{{Namespace: contextNamespace(t.ContextID), Key: string(t.ID), Value: asValue(t)}}
 	if isNew {
@@ -167,7 +167,7 @@ func (s *Server) putTask(ctx context.Context, t *taskRecord, isNew bool) error {
 }
 
 // getTask reads a task's record; nil when there is none.
-func (s *Server) getTask(ctx context.Context, id a2a.TaskID) (*taskRecord, error) {
+func (s *agents) getTask(ctx context.Context, id a2a.TaskID) (*taskRecord, error) {
 	if idProblem(string(id)) != "" {
 		return nil, nil
 	}
@@ -197,7 +197,7 @@ func taskOf(it *store.Item) *taskRecord {
 }
 
 // contextTasks are the records of a context's tasks in a state.
-func (s *Server) contextTasks(ctx context.Context, contextID string, state a2a.TaskState) ([]*taskRecord, error) {
+func (s *agents) contextTasks(ctx context.Context, contextID string, state a2a.TaskState) ([]*taskRecord, error) {
 	items, err := s.store.Search(ctx, contextNamespace(contextID), store.SearchOptions{Filter: map[string]any{"state": string(state)}, Limit: 100})
 	if err != nil {
 		return nil, err
@@ -213,7 +213,7 @@ func (s *Server) contextTasks(ctx context.Context, contextID string, state a2a.T
 // caller holds the context's lock, under which every task is recorded
 // before its run can take the thread: a task started through another
 // replica is seen before its run holds the thread.
-func (s *Server) busyWith(ctx context.Context, contextID string) (*taskRecord, error) {
+func (s *agents) busyWith(ctx context.Context, contextID string) (*taskRecord, error) {
 	started, err := s.contextTasks(ctx, contextID, a2a.TaskStateSubmitted)
 	if err != nil {
 		return nil, err
@@ -230,7 +230,7 @@ func (s *Server) busyWith(ctx context.Context, contextID string) (*taskRecord, e
 // but the one named: a new task in the context goes on from where the
 // thread is, and their question is no longer asked. Its caller holds the
 // context's lock.
-func (s *Server) settleWaiting(ctx context.Context, contextID string, except a2a.TaskID) {
+func (s *agents) settleWaiting(ctx context.Context, contextID string, except a2a.TaskID) {
 	ctx = context.WithoutCancel(ctx)
 	waiting, err := s.contextTasks(ctx, contextID, a2a.TaskStateInputRequired)
 	if err != nil {
@@ -251,7 +251,7 @@ func (s *Server) settleWaiting(ctx context.Context, contextID string, except a2a
 // runs this replica executed (cancelled with the thread's runs) have
 // recorded their end. A replica that records a task's end later finds no
 // record, and writes none.
-func (s *Server) forgetTasks(ctx context.Context, contextID string) {
+func (s *agents) forgetTasks(ctx context.Context, contextID string) {
 	// Most threads have none: no lock is taken for them.
 	if items, err := s.store.Search(ctx, contextNamespace(contextID), store.SearchOptions{Limit: 1}); err == nil && len(items) == 0 {
 		return
@@ -288,7 +288,7 @@ func (s *Server) forgetTasks(ctx context.Context, contextID string) {
 
 // taskState is the task's state as clients see it, its status message,
 // and its answer when it completed.
-func (s *Server) taskState(ctx context.Context, t *taskRecord) (a2a.TaskState, *a2a.Message, string) {
+func (s *agents) taskState(ctx context.Context, t *taskRecord) (a2a.TaskState, *a2a.Message, string) {
 	if t.State.Terminal() || t.State == a2a.TaskStateInputRequired {
 		return t.State, t.Status, t.Answer
 	}
@@ -297,7 +297,7 @@ func (s *Server) taskState(ctx context.Context, t *taskRecord) (a2a.TaskState, *
 
 // taskView is the task as clients see it, at most historyLength messages
 // of its history (nil: all kept).
-func (s *Server) taskView(ctx context.Context, t *taskRecord, historyLength *int) *a2a.Task {
+func (s *agents) taskView(ctx context.Context, t *taskRecord, historyLength *int) *a2a.Task {
 	state, msg, answer := s.taskState(ctx, t)
 	at := t.UpdatedAt
 	task := &a2a.Task{
@@ -324,30 +324,13 @@ func (s *Server) taskView(ctx context.Context, t *taskRecord, historyLength *int
 // that ended, on a replica alive, is about to have its end recorded: the
 // task still works. A run whose replica stopped without recording the
 // task's end ended as its thread says.
-func (s *Server) runState(ctx context.Context, t *taskRecord) (a2a.TaskState, *a2a.Message, string) {
-	var status langgraph.RunStatus
-	if rn := s.runs.get(t.ContextID, t.RunID); rn != nil {
-		status = rn.wire().Status
-	} else if s.cfg.Store == nil {
-		return s.lostRun(ctx, t, langgraph.RunError)
-	} else {
-		it, err := s.cfg.Store.Get(ctx, runsNamespace, t.RunID)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			return s.lostRun(ctx, t, langgraph.RunError)
-		case err != nil:
-			return t.State, nil, "" // nothing known now: as recorded
-		}
-		rec := recordOf(it)
-		if rec.Replica == s.replicaID {
-			// Recorded as this replica's, which does not have it: an
-			// earlier incarnation's, lost with it.
-			return s.lostRun(ctx, t, rec.Status)
-		}
-		if _, dead := s.replica(ctx, rec.Replica); dead {
-			return s.lostRun(ctx, t, rec.Status)
-		}
-		status = rec.Status
+func (s *agents) runState(ctx context.Context, t *taskRecord) (a2a.TaskState, *a2a.Message, string) {
+	status, lost, err := s.srv.RunStatus(ctx, t.ContextID, t.RunID)
+	switch {
+	case err != nil:
+		return t.State, nil, "" // nothing known now: as recorded
+	case lost:
+		return s.lostRun(ctx, t, status)
 	}
 	if status == langgraph.RunPending {
 		return a2a.TaskStateSubmitted, nil, ""
@@ -358,7 +341,7 @@ func (s *Server) runState(ctx context.Context, t *taskRecord) (a2a.TaskState, *a
 // lostRun is the end of a task whose run's replica stopped before it
 // recorded the end: a run recorded as ended, successful or waiting for a
 // decision, ended as its thread shows; any other failed.
-func (s *Server) lostRun(ctx context.Context, t *taskRecord, status langgraph.RunStatus) (a2a.TaskState, *a2a.Message, string) {
+func (s *agents) lostRun(ctx context.Context, t *taskRecord, status langgraph.RunStatus) (a2a.TaskState, *a2a.Message, string) {
 	snap, err := s.cfg.Saver.Load(ctx, t.ContextID, "")
 	if err == nil {
 		switch status {
@@ -392,7 +375,7 @@ type liveTask struct {
 	// constructors.
 	id        a2a.TaskID
 	contextID string
-	rn        *run
+	rn        *server.Run
 
 	mu     sync.Mutex
 	events []a2a.Event
@@ -519,9 +502,9 @@ func (l *liveTasks) drop(lt *liveTask) {
 }
 
 // track makes a task's run live here, and records its end when it ends.
-func (s *Server) track(lt *liveTask) {
+func (s *agents) track(lt *liveTask) {
 	s.a2aTasks.put(lt)
-	if !s.goRun(func() { s.settle(lt) }) {
+	if !s.srv.Go(func() { s.settle(lt) }) {
 		go s.settle(lt) // the server is closing: the run is being cancelled
 	}
 }
@@ -529,10 +512,10 @@ func (s *Server) track(lt *liveTask) {
 // settle waits for a task's run to end and records how it ended: the
 // answer, the question of a run that waits for decisions, the failure,
 // unless the record is gone (with its thread).
-func (s *Server) settle(lt *liveTask) {
+func (s *agents) settle(lt *liveTask) {
 	defer s.a2aTasks.drop(lt)
 	defer close(lt.ended)
-	<-lt.rn.finished
+	<-lt.rn.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	lt.mu.Lock()
@@ -543,7 +526,7 @@ func (s *Server) settle(lt *liveTask) {
 		msg      *a2a.Message
 		question bool
 	)
-	switch status := lt.rn.wire().Status; {
+	switch status := lt.rn.Status(); {
 	case status == langgraph.RunSuccess:
 		state = a2a.TaskStateCompleted
 	case status == langgraph.RunInterrupted && paused:
@@ -556,16 +539,16 @@ func (s *Server) settle(lt *liveTask) {
 		}
 	case status == langgraph.RunInterrupted:
 		state = a2a.TaskStateCanceled
-	case s.baseCtx.Err() != nil:
+	case s.closing():
 		state = a2a.TaskStateFailed
 		msg = a2a.NewMessageForTask(a2a.MessageRoleAgent, lt, a2a.TextPart{Text: "The server stopped before the task ended."})
 	default:
 		state = a2a.TaskStateFailed
-		msg = a2a.NewMessageForTask(a2a.MessageRoleAgent, lt, a2a.TextPart{Text: "The run failed: " + clip.Text(cmp.Or(lt.rn.errMsg, "no reason given"), a2aReasonLimit)})
+		msg = a2a.NewMessageForTask(a2a.MessageRoleAgent, lt, a2a.TextPart{Text: "The run failed: " + clip.Text(cmp.Or(lt.rn.Failure(), "no reason given"), a2aReasonLimit)})
 	}
 	err := func() error {
 		t, err := s.getTask(ctx, lt.id)
-		if err != nil || t == nil || t.RunID != lt.rn.id {
+		if err != nil || t == nil || t.RunID != lt.rn.ID() {
 			return err // forgotten with its thread
 		}
 		t.State, t.Status, t.Answer = state, msg, answer

@@ -1,4 +1,4 @@
-package server_test
+package mcpserve_test
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -16,7 +15,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/deepagents-go/deepagents/llm/replay"
-	"github.com/deepagents-go/deepagents/server"
 )
 
 // protocolVersions are the MCP versions the tests speak: the Go SDK's
@@ -532,28 +530,6 @@ func TestMCPAccess(t *testing.T) {
 			if h.Get("Access-Control-Allow-Origin") != "http://localhost:3000" || !strings.Contains(h.Get("Access-Control-Expose-Headers"), "mcp-session-id") {
 				t.Errorf("CORS headers %v", h)
 			}
-		})
-	}
-}
-
-// TestOfficialMCPSDK runs the official MCP TypeScript SDK (1.32.2, with
-// StreamableHTTPClientTransport, the API key as a header) against /mcp of
-// a server on a SQLite database (testdata/sdk/mcp.mjs): listTools, a task
-// to its answer with progress, an approval round trip, and a closed client
-// cancelling its call's run. With DEEPAGENTS_TEST_POSTGRES_URL it also runs
-// against two replicas on PostgreSQL, the approval's decision sent to the
-// other one.
-func TestOfficialMCPSDK(t *testing.T) {
-	node := sdkNode(t)
-	t.Run("sqlite", func(t *testing.T) {
-		db := sdkDB(t)
-		url, _ := sdkServer(t, db.Saver(), db.Store(), func(c *server.Config) { c.APIKey = "mcp-key" })
-		runSDK(t, node, "mcp.mjs", url, "mcp-key")
-	})
-	if pg := os.Getenv("DEEPAGENTS_TEST_POSTGRES_URL"); pg != "" {
-		t.Run("postgres replicas", func(t *testing.T) {
-			a, b := pgReplicas(t, pg)
-			runSDK(t, node, "mcp.mjs", a, "", b)
 		})
 	}
 }
