@@ -84,7 +84,10 @@ var layers = map[string][]string{
 	// run_task does).
 	"server/a2aserve": {"agent", "internal/clip", "langgraph", "llm", "middleware/todos", "server", "store"},
 	"server/mcpserve": {"agent", "checkpoint", "internal/clip", "langgraph", "llm", "mcp", "server"},
-	"mcp":             {"agent", "checkpoint", "llm", "middleware/steer", "middleware/todos", "tool", "internal/clip", "internal/procinfo"},
+	// The test fixture of the server and the protocols beside it: a deep
+	// agent on a scripted model behind a server, and several replicas.
+	"server/internal/servertest": {"", "checkpoint", "llm", "llm/replay", "server", "store"},
+	"mcp":                        {"agent", "checkpoint", "llm", "middleware/steer", "middleware/todos", "tool", "internal/clip", "internal/procinfo"},
 
 	// Tracing: the middleware on the OpenTelemetry API, and the SDK's
 	// setup from the environment, apart so that only what sets it up

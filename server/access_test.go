@@ -12,18 +12,18 @@ import (
 	"testing"
 
 	"github.com/deepagents-go/deepagents"
-	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/server"
+	"github.com/deepagents-go/deepagents/server/internal/servertest"
 )
 
 // countingModel answers "ok" and counts its calls: a request that made
 // the agent run shows in the count.
-type countingModel struct{ calls atomic.Int32 }
+type countingModel struct{ Calls atomic.Int32 }
 
 func (m *countingModel) Stream(context.Context, *llm.Request) iter.Seq2[llm.Chunk, error] {
 	return func(yield func(llm.Chunk, error) bool) {
-		m.calls.Add(1)
+		m.Calls.Add(1)
 		yield(llm.Chunk{Type: llm.ChunkDone, Response: &llm.Response{Message: llm.AssistantText("ok")}}, nil)
 	}
 }
@@ -36,14 +36,14 @@ type raw struct {
 
 // send sends r to the fixture's server exactly as given (no header added).
 func (f *fixture) send(r raw) (int, string, http.Header) {
-	f.t.Helper()
+	f.T.Helper()
 	var body io.Reader
 	if r.body != "" {
 		body = strings.NewReader(r.body)
 	}
-	req, err := http.NewRequest(r.method, f.srv.URL+r.path, body)
+	req, err := http.NewRequest(r.method, f.Srv.URL+r.path, body)
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	if r.host != "" {
 		req.Host = r.host
@@ -51,23 +51,13 @@ func (f *fixture) send(r raw) (int, string, http.Header) {
 	for k, v := range r.hdr {
 		req.Header.Set(k, v)
 	}
-	res, err := f.srv.Client().Do(req)
+	res, err := f.Srv.Client().Do(req)
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return res.StatusCode, string(b), res.Header
-}
-
-// threadCount is the number of threads the saver holds.
-func (f *fixture) threadCount() int {
-	f.t.Helper()
-	ths, err := f.saver.Threads(context.Background(), checkpoint.ListOptions{})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return len(ths)
 }
 
 // TestAccessRefusesOtherPages sends what a hostile page can make a
@@ -80,9 +70,9 @@ func (f *fixture) threadCount() int {
 // to all and ran the text/plain POST.
 func TestAccessRefusesOtherPages(t *testing.T) {
 	m := &countingModel{}
-	f := newFixture(t, options{model: m})
-	f.json(http.MethodPost, "/threads", map[string]any{"thread_id": "t1"}, http.StatusOK, nil)
-	f.json(http.MethodPost, "/threads/t1/state", map[string]any{"values": map[string]any{"messages": []any{human("my secret plans")}}}, http.StatusOK, nil)
+	f := newFixture(t, servertest.Options{Model: m})
+	f.JSON(http.MethodPost, "/threads", map[string]any{"thread_id": "t1"}, http.StatusOK, nil)
+	f.JSON(http.MethodPost, "/threads/t1/state", map[string]any{"values": map[string]any{"messages": []any{servertest.Human("my secret plans")}}}, http.StatusOK, nil)
 	const run = `{"assistant_id":"deepagent","input":{"messages":[{"type":"human","content":"touch from-web"}]},"on_completion":"keep"}`
 	evil := map[string]string{"Origin": "http://evil.example"}
 	with := func(base map[string]string, kv ...string) map[string]string {
@@ -137,10 +127,10 @@ func TestAccessRefusesOtherPages(t *testing.T) {
 			}
 		})
 	}
-	if n := m.calls.Load(); n != 0 {
+	if n := m.Calls.Load(); n != 0 {
 		t.Errorf("the model was called %d times: a refused request ran", n)
 	}
-	if n := f.threadCount(); n != 1 {
+	if n := f.ThreadCount(); n != 1 {
 		t.Errorf("%d threads, want only t1", n)
 	}
 }
@@ -153,8 +143,8 @@ func TestAccessRefusesOtherPages(t *testing.T) {
 // are served.
 func TestAccessLetsTheUIIn(t *testing.T) {
 	m := &countingModel{}
-	f := newFixture(t, options{model: m})
-	for _, origin := range []string{"http://localhost:3000", "http://127.0.0.1:3107", "http://[::1]:3000", f.srv.URL} {
+	f := newFixture(t, servertest.Options{Model: m})
+	for _, origin := range []string{"http://localhost:3000", "http://127.0.0.1:3107", "http://[::1]:3000", f.Srv.URL} {
 		t.Run(origin, func(t *testing.T) {
 			code, _, h := f.send(raw{method: "OPTIONS", path: "/threads/search", hdr: map[string]string{
 				"Origin": origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type,x-api-key"}})
@@ -184,7 +174,7 @@ func TestAccessLetsTheUIIn(t *testing.T) {
 	}
 	// The SDK's runs.cancel and threads.copy send no body and no content
 	// type; Node sends no Origin.
-	f.json(http.MethodPost, "/threads", map[string]any{"thread_id": "t1"}, http.StatusOK, nil)
+	f.JSON(http.MethodPost, "/threads", map[string]any{"thread_id": "t1"}, http.StatusOK, nil)
 	if code, body, _ := f.send(raw{method: "POST", path: "/threads/t1/copy"}); code != http.StatusOK {
 		t.Errorf("a bodyless POST: %d %s", code, body)
 	}
@@ -205,7 +195,7 @@ func TestAccessLetsTheUIIn(t *testing.T) {
 // Before, GET /ok needed the key, so health probes could not reach a
 // server that had one.
 func TestAccessKey(t *testing.T) {
-	f := newFixture(t, options{apiKey: "secret"})
+	f := newFixture(t, servertest.Options{APIKey: "secret"})
 	tests := []struct {
 		name string
 		req  raw
@@ -235,7 +225,7 @@ func TestAccessKey(t *testing.T) {
 // a named host is answered, and a pattern that is not an origin is an
 // error of New.
 func TestAccessOptions(t *testing.T) {
-	f := newFixture(t, options{origins: []string{"https://ui.example.com", "http://localhost:5173"}, hosts: []string{"agents.example.com:443"}})
+	f := newFixture(t, servertest.Options{Origins: []string{"https://ui.example.com", "http://localhost:5173"}, Hosts: []string{"agents.example.com:443"}})
 	tests := []struct {
 		origin, host string
 		want         int
@@ -261,16 +251,16 @@ func TestAccessOptions(t *testing.T) {
 			t.Errorf("Origin %q Host %q: %d %s, want %d", tt.origin, tt.host, code, body, tt.want)
 		}
 	}
-	anyOrigin := newFixture(t, options{origins: []string{"*"}, hosts: []string{"*"}})
+	anyOrigin := newFixture(t, servertest.Options{Origins: []string{"*"}, Hosts: []string{"*"}})
 	if code, _, h := anyOrigin.send(raw{method: "GET", path: "/info", host: "whatever.example", hdr: map[string]string{"Origin": "http://evil.example"}}); code != 200 || h.Get("Access-Control-Allow-Origin") != "http://evil.example" {
 		t.Errorf(`"*": %d %v`, code, h)
 	}
 	for _, bad := range []string{"localhost:3000", "ftp://x", "http://", "http://a/path", "http://*.example.com", "http://a:b", "http://a:"} {
-		a, err := deepagents.New(deepagents.Config{Model: &countingModel{}, Checkpointer: f.saver})
+		a, err := deepagents.New(deepagents.Config{Model: &countingModel{}, Checkpointer: f.Saver})
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = server.New(server.Config{Assistants: []server.Assistant{{GraphID: "a", Agent: a}}, Saver: f.saver, AllowedOrigins: []string{bad}})
+		_, err = server.New(server.Config{Assistants: []server.Assistant{{GraphID: "a", Agent: a}}, Saver: f.Saver, AllowedOrigins: []string{bad}})
 		if !errors.Is(err, server.ErrAccess) {
 			t.Errorf("AllowedOrigins %q: %v", bad, err)
 		}
@@ -285,8 +275,8 @@ func TestAccessOptions(t *testing.T) {
 // accepted, and the CLI ran the thread unsandboxed next time.
 func TestProtectedValues(t *testing.T) {
 	m := &countingModel{}
-	f := newFixture(t, options{model: m, protected: []string{"cli_settings"}})
-	f.json(http.MethodPost, "/threads", map[string]any{"thread_id": "t1"}, http.StatusOK, nil)
+	f := newFixture(t, servertest.Options{Model: m, Protected: []string{"cli_settings"}})
+	f.JSON(http.MethodPost, "/threads", map[string]any{"thread_id": "t1"}, http.StatusOK, nil)
 	settings := map[string]any{"sandbox": "none", "interrupt_on": []string{}}
 	for _, tt := range []struct {
 		path string
@@ -294,24 +284,24 @@ func TestProtectedValues(t *testing.T) {
 	}{
 		{"/threads/t1/state", map[string]any{"values": map[string]any{"cli_settings": settings}}},
 		{"/threads/t1/state", map[string]any{"values": map[string]any{"files": map[string]any{"/a": "x"}, "cli_settings": settings}}},
-		{"/threads/t1/runs/wait", map[string]any{"assistant_id": "deepagent", "input": map[string]any{"messages": []any{human("hi")}, "cli_settings": settings}}},
+		{"/threads/t1/runs/wait", map[string]any{"assistant_id": "deepagent", "input": map[string]any{"messages": []any{servertest.Human("hi")}, "cli_settings": settings}}},
 		{"/runs/wait", map[string]any{"assistant_id": "deepagent", "input": map[string]any{"cli_settings": settings}}},
 	} {
-		code, body, _ := f.do(http.MethodPost, tt.path, tt.body)
+		code, body, _ := f.Do(http.MethodPost, tt.path, tt.body)
 		if code != http.StatusUnprocessableEntity || !strings.Contains(string(body), "cli_settings is protected") {
 			t.Errorf("POST %s %v: %d %s, want 422 naming the value", tt.path, tt.body, code, body)
 		}
 	}
-	if n := m.calls.Load(); n != 0 {
+	if n := m.Calls.Load(); n != 0 {
 		t.Errorf("a refused run ran (%d model calls)", n)
 	}
-	th, err := f.saver.Thread(context.Background(), "t1")
+	th, err := f.Saver.Thread(context.Background(), "t1")
 	if err != nil || th.Head != "" {
 		t.Errorf("t1 was written: %+v %v", th, err)
 	}
-	f.json(http.MethodPost, "/threads/t1/state", map[string]any{"values": map[string]any{"files": map[string]any{"/a": "x"}, "topic": "ok"}}, http.StatusOK, nil)
+	f.JSON(http.MethodPost, "/threads/t1/state", map[string]any{"values": map[string]any{"files": map[string]any{"/a": "x"}, "topic": "ok"}}, http.StatusOK, nil)
 	var st map[string]any
-	f.json(http.MethodGet, "/threads/t1/state", nil, http.StatusOK, &st)
+	f.JSON(http.MethodGet, "/threads/t1/state", nil, http.StatusOK, &st)
 	if v := st["values"].(map[string]any); v["topic"] != "ok" || v["files"].(map[string]any)["/a"] == nil {
 		t.Errorf("state %v", v)
 	}

@@ -68,67 +68,67 @@ func TestCronsAPI(t *testing.T) {
 	clk := &clock{t: t0}
 	f := cronReplicas(t, 1, clk, &countingModel{})[0].fixture
 	var th map[string]any
-	f.json(http.MethodPost, "/threads", map[string]any{}, http.StatusOK, &th)
+	f.JSON(http.MethodPost, "/threads", map[string]any{}, http.StatusOK, &th)
 	tid := th["thread_id"].(string)
 
 	var stateless, onThread apiCron
-	f.json(http.MethodPost, "/runs/crons", map[string]any{"assistant_id": "deepagent", "schedule": "*/5 * * * *", "input": hello("hi"), "metadata": map[string]any{"team": "a"}}, http.StatusOK, &stateless)
+	f.JSON(http.MethodPost, "/runs/crons", map[string]any{"assistant_id": "deepagent", "schedule": "*/5 * * * *", "input": hello("hi"), "metadata": map[string]any{"team": "a"}}, http.StatusOK, &stateless)
 	if stateless.CronID == "" || stateless.ThreadID != nil || stateless.Schedule != "*/5 * * * *" || !stateless.Enabled || stateless.OnRunCompleted != "delete" ||
 		stateless.NextRunDate == nil || !stateless.NextRunDate.Equal(time.Date(2026, 1, 1, 12, 5, 0, 0, time.UTC)) || stateless.Metadata["team"] != "a" ||
 		stateless.Payload["input"] == nil || stateless.Payload["assistant_id"] != stateless.AssistantID || !stateless.CreatedAt.Equal(t0) {
 		t.Fatalf("stateless cron = %+v", stateless)
 	}
-	f.json(http.MethodPost, "/threads/"+tid+"/runs/crons", map[string]any{"assistant_id": "deepagent", "schedule": "0 9 * * 1", "timezone": "Europe/Paris", "input": hello("weekly")}, http.StatusOK, &onThread)
+	f.JSON(http.MethodPost, "/threads/"+tid+"/runs/crons", map[string]any{"assistant_id": "deepagent", "schedule": "0 9 * * 1", "timezone": "Europe/Paris", "input": hello("weekly")}, http.StatusOK, &onThread)
 	// Monday 5 January 2026, 9:00 in Paris (UTC+1).
 	if onThread.ThreadID == nil || *onThread.ThreadID != tid || onThread.NextRunDate == nil || !onThread.NextRunDate.Equal(time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC)) {
 		t.Fatalf("thread cron = %+v", onThread)
 	}
 
 	var found []apiCron
-	f.json(http.MethodPost, "/runs/crons/search", map[string]any{}, http.StatusOK, &found)
+	f.JSON(http.MethodPost, "/runs/crons/search", map[string]any{}, http.StatusOK, &found)
 	if len(found) != 2 {
 		t.Fatalf("search all: %+v", found)
 	}
-	f.json(http.MethodPost, "/runs/crons/search", map[string]any{"thread_id": tid}, http.StatusOK, &found)
+	f.JSON(http.MethodPost, "/runs/crons/search", map[string]any{"thread_id": tid}, http.StatusOK, &found)
 	if len(found) != 1 || found[0].CronID != onThread.CronID {
 		t.Fatalf("search by thread: %+v", found)
 	}
-	f.json(http.MethodPost, "/runs/crons/search", map[string]any{"assistant_id": "deepagent", "metadata": map[string]any{"team": "a"}}, http.StatusOK, &found)
+	f.JSON(http.MethodPost, "/runs/crons/search", map[string]any{"assistant_id": "deepagent", "metadata": map[string]any{"team": "a"}}, http.StatusOK, &found)
 	if len(found) != 1 || found[0].CronID != stateless.CronID {
 		t.Fatalf("search by metadata: %+v", found)
 	}
-	f.json(http.MethodPost, "/runs/crons/search", map[string]any{"sort_by": "next_run_date", "sort_order": "asc", "limit": 1}, http.StatusOK, &found)
+	f.JSON(http.MethodPost, "/runs/crons/search", map[string]any{"sort_by": "next_run_date", "sort_order": "asc", "limit": 1}, http.StatusOK, &found)
 	if len(found) != 1 || found[0].CronID != stateless.CronID {
 		t.Fatalf("search sorted: %+v", found)
 	}
 	var some []map[string]any
-	f.json(http.MethodPost, "/runs/crons/search", map[string]any{"select": []string{"cron_id", "schedule"}}, http.StatusOK, &some)
+	f.JSON(http.MethodPost, "/runs/crons/search", map[string]any{"select": []string{"cron_id", "schedule"}}, http.StatusOK, &some)
 	if len(some) != 2 || len(some[0]) != 2 || some[0]["schedule"] == nil {
 		t.Fatalf("search with select: %v", some)
 	}
 	var n int
-	f.json(http.MethodPost, "/runs/crons/count", map[string]any{}, http.StatusOK, &n)
+	f.JSON(http.MethodPost, "/runs/crons/count", map[string]any{}, http.StatusOK, &n)
 	if n != 2 {
 		t.Fatalf("count = %d", n)
 	}
-	f.json(http.MethodPost, "/runs/crons/count", map[string]any{"thread_id": tid}, http.StatusOK, &n)
+	f.JSON(http.MethodPost, "/runs/crons/count", map[string]any{"thread_id": tid}, http.StatusOK, &n)
 	if n != 1 {
 		t.Fatalf("count by thread = %d", n)
 	}
 
 	var upd apiCron
 	clk.set(t0.Add(time.Hour))
-	f.json(http.MethodPatch, "/runs/crons/"+stateless.CronID, map[string]any{"schedule": "0 * * * *", "enabled": false, "input": hello("changed")}, http.StatusOK, &upd)
+	f.JSON(http.MethodPatch, "/runs/crons/"+stateless.CronID, map[string]any{"schedule": "0 * * * *", "enabled": false, "input": hello("changed")}, http.StatusOK, &upd)
 	if upd.Enabled || upd.Schedule != "0 * * * *" || upd.NextRunDate == nil || !upd.NextRunDate.Equal(time.Date(2026, 1, 1, 14, 0, 0, 0, time.UTC)) ||
 		!upd.UpdatedAt.Equal(t0.Add(time.Hour)) || fmt.Sprint(upd.Payload["input"]) != fmt.Sprint(hello("changed")) {
 		t.Fatalf("updated cron = %+v", upd)
 	}
-	f.json(http.MethodPost, "/runs/crons/count", map[string]any{"enabled": true}, http.StatusOK, &n)
+	f.JSON(http.MethodPost, "/runs/crons/count", map[string]any{"enabled": true}, http.StatusOK, &n)
 	if n != 1 {
 		t.Fatalf("count enabled = %d", n)
 	}
 
-	f.json(http.MethodDelete, "/runs/crons/"+stateless.CronID, nil, http.StatusNoContent, nil)
+	f.JSON(http.MethodDelete, "/runs/crons/"+stateless.CronID, nil, http.StatusNoContent, nil)
 	for _, c := range []struct {
 		method, path string
 		body         any
@@ -149,7 +149,7 @@ func TestCronsAPI(t *testing.T) {
 		{http.MethodPost, "/runs/crons/search", map[string]any{"sort_by": "color"}, http.StatusUnprocessableEntity},
 		{http.MethodPost, "/runs/crons/search", map[string]any{"limit": 0}, http.StatusUnprocessableEntity},
 	} {
-		if code, b, _ := f.do(c.method, c.path, c.body); code != c.want {
+		if code, b, _ := f.Do(c.method, c.path, c.body); code != c.want {
 			t.Errorf("%s %s %v: %d %s, want %d", c.method, c.path, c.body, code, b, c.want)
 		}
 	}
@@ -164,7 +164,7 @@ func runsOf(t *testing.T, f *fixture, tid string) []string {
 			t.Fatalf("the runs of thread %s did not end", tid)
 		}
 		var runs []map[string]any
-		f.json(http.MethodGet, "/threads/"+tid+"/runs", nil, http.StatusOK, &runs)
+		f.JSON(http.MethodGet, "/threads/"+tid+"/runs", nil, http.StatusOK, &runs)
 		var out []string
 		done := true
 		for _, r := range runs {
@@ -185,7 +185,7 @@ func threadsOf(t *testing.T, f *fixture, want int) []map[string]any {
 	t.Helper()
 	var threads []map[string]any
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		f.json(http.MethodPost, "/threads/search", map[string]any{"limit": 100}, http.StatusOK, &threads)
+		f.JSON(http.MethodPost, "/threads/search", map[string]any{"limit": 100}, http.StatusOK, &threads)
 		if len(threads) >= want {
 			break
 		}
@@ -201,11 +201,11 @@ func TestCronFires(t *testing.T) {
 	r := cronReplicas(t, 1, clk, m)[0]
 	f := r.fixture
 	var th map[string]any
-	f.json(http.MethodPost, "/threads", map[string]any{}, http.StatusOK, &th)
+	f.JSON(http.MethodPost, "/threads", map[string]any{}, http.StatusOK, &th)
 	tid := th["thread_id"].(string)
 	var c apiCron
 	end := time.Date(2026, 1, 1, 12, 1, 30, 0, time.UTC)
-	f.json(http.MethodPost, "/threads/"+tid+"/runs/crons", map[string]any{"assistant_id": "deepagent", "schedule": "* * * * *", "input": hello("tick"), "end_time": end}, http.StatusOK, &c)
+	f.JSON(http.MethodPost, "/threads/"+tid+"/runs/crons", map[string]any{"assistant_id": "deepagent", "schedule": "* * * * *", "input": hello("tick"), "end_time": end}, http.StatusOK, &c)
 
 	r.s.CronTick(t.Context()) // 12:00:30: not due
 	if got := runsOf(t, f, tid); len(got) != 0 {
@@ -218,7 +218,7 @@ func TestCronFires(t *testing.T) {
 		t.Fatalf("runs after the firing: %v", got)
 	}
 	var state map[string]any
-	f.json(http.MethodGet, "/threads/"+tid+"/state", nil, http.StatusOK, &state)
+	f.JSON(http.MethodGet, "/threads/"+tid+"/state", nil, http.StatusOK, &state)
 	if msgs := state["values"].(map[string]any)["messages"].([]any); len(msgs) != 2 || msgs[0].(map[string]any)["content"] != "tick" {
 		t.Fatalf("thread after the firing: %v", msgs)
 	}
@@ -229,15 +229,15 @@ func TestCronFires(t *testing.T) {
 		t.Fatalf("runs after the end time: %v", got)
 	}
 	var found []apiCron
-	f.json(http.MethodPost, "/runs/crons/search", map[string]any{}, http.StatusOK, &found)
+	f.JSON(http.MethodPost, "/runs/crons/search", map[string]any{}, http.StatusOK, &found)
 	if len(found) != 1 || found[0].Enabled || found[0].NextRunDate != nil {
 		t.Fatalf("cron past its end time: %+v", found)
 	}
 
 	// A stateless cron: each firing a new thread, kept when asked.
 	var sc apiCron
-	f.json(http.MethodPost, "/runs/crons", map[string]any{"assistant_id": "deepagent", "schedule": "*/10 * * * *", "input": hello("fresh"), "on_run_completed": "keep"}, http.StatusOK, &sc)
-	before := m.calls.Load()
+	f.JSON(http.MethodPost, "/runs/crons", map[string]any{"assistant_id": "deepagent", "schedule": "*/10 * * * *", "input": hello("fresh"), "on_run_completed": "keep"}, http.StatusOK, &sc)
+	before := m.Calls.Load()
 	clk.set(time.Date(2026, 1, 1, 12, 10, 0, 0, time.UTC))
 	r.s.CronTick(t.Context())
 	threads := threadsOf(t, f, 2)
@@ -251,8 +251,8 @@ func TestCronFires(t *testing.T) {
 			}
 		}
 	}
-	if m.calls.Load() != before+1 {
-		t.Fatalf("model calls: %d, want %d", m.calls.Load(), before+1)
+	if m.Calls.Load() != before+1 {
+		t.Fatalf("model calls: %d, want %d", m.Calls.Load(), before+1)
 	}
 }
 
@@ -268,7 +268,7 @@ func TestCronFiresOnceAcrossReplicas(t *testing.T) {
 	}
 	// Stateless: each firing's run has a thread of its own, which it
 	// keeps.
-	rs[1].json(http.MethodPost, "/runs/crons", map[string]any{"assistant_id": "deepagent", "schedule": "* * * * *", "input": hello("tick"), "on_run_completed": "keep"}, http.StatusOK, nil)
+	rs[1].JSON(http.MethodPost, "/runs/crons", map[string]any{"assistant_id": "deepagent", "schedule": "* * * * *", "input": hello("tick"), "on_run_completed": "keep"}, http.StatusOK, nil)
 	const minutes = 10
 	for i := 1; i <= minutes; i++ {
 		clk.set(t0.Add(time.Duration(i) * time.Minute))

@@ -10,14 +10,15 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware/verify"
+	"github.com/deepagents-go/deepagents/server/internal/servertest"
 )
 
 // TestAssistants checks that an assistant is found by its graph ID and by
 // the ID LangGraph derives from it.
 func TestAssistants(t *testing.T) {
-	f := newFixture(t, options{})
+	f := newFixture(t, servertest.Options{})
 	var found []map[string]any
-	f.json(http.MethodPost, "/assistants/search", map[string]any{"graph_id": "deepagent", "limit": 100, "offset": 0}, http.StatusOK, &found)
+	f.JSON(http.MethodPost, "/assistants/search", map[string]any{"graph_id": "deepagent", "limit": 100, "offset": 0}, http.StatusOK, &found)
 	if len(found) != 1 || found[0]["assistant_id"] != "bd9d7831-8cd0-52cf-b4ff-e0a75afee4f5" {
 		t.Fatalf("search = %v", found)
 	}
@@ -26,16 +27,16 @@ func TestAssistants(t *testing.T) {
 	}
 	for _, id := range []string{"deepagent", "bd9d7831-8cd0-52cf-b4ff-e0a75afee4f5"} {
 		var a map[string]any
-		f.json(http.MethodGet, "/assistants/"+id, nil, http.StatusOK, &a)
+		f.JSON(http.MethodGet, "/assistants/"+id, nil, http.StatusOK, &a)
 		if a["graph_id"] != "deepagent" {
 			t.Errorf("GET /assistants/%s = %v", id, a)
 		}
 	}
-	f.json(http.MethodPost, "/assistants/search", map[string]any{"graph_id": "other"}, http.StatusOK, &found)
+	f.JSON(http.MethodPost, "/assistants/search", map[string]any{"graph_id": "other"}, http.StatusOK, &found)
 	if len(found) != 0 {
 		t.Errorf("search for another graph = %v", found)
 	}
-	if code, _, _ := f.do(http.MethodGet, "/assistants/nope", nil); code != http.StatusNotFound {
+	if code, _, _ := f.Do(http.MethodGet, "/assistants/nope", nil); code != http.StatusNotFound {
 		t.Errorf("unknown assistant: %d", code)
 	}
 }
@@ -43,19 +44,19 @@ func TestAssistants(t *testing.T) {
 // TestStreamRun follows the Deep Agents UI through one run: a thread, a
 // stream with todos and a file, then the thread list and its history.
 func TestStreamRun(t *testing.T) {
-	f := newFixture(t, options{},
-		replay.Turn{Content: "Let me plan this.", ToolCalls: []llm.ToolCall{call("c1", "write_todos", `{"todos":[{"content":"Write report","status":"in_progress"}]}`)}},
-		replay.Turn{ToolCalls: []llm.ToolCall{call("c2", "write_file", `{"file_path":"/report.md","content":"# Report\nhello"}`)}},
+	f := newFixture(t, servertest.Options{},
+		replay.Turn{Content: "Let me plan this.", ToolCalls: []llm.ToolCall{servertest.Call("c1", "write_todos", `{"todos":[{"content":"Write report","status":"in_progress"}]}`)}},
+		replay.Turn{ToolCalls: []llm.ToolCall{servertest.Call("c2", "write_file", `{"file_path":"/report.md","content":"# Report\nhello"}`)}},
 		replay.Turn{Content: "All done."},
 	)
 	var th map[string]any
-	f.json(http.MethodPost, "/threads", map[string]any{"metadata": map[string]any{}}, http.StatusOK, &th)
+	f.JSON(http.MethodPost, "/threads", map[string]any{"metadata": map[string]any{}}, http.StatusOK, &th)
 	tid, _ := th["thread_id"].(string)
 	if tid == "" || th["status"] != "idle" {
 		t.Fatalf("thread = %v", th)
 	}
-	evs, h := f.stream("/threads/"+tid+"/runs/stream", map[string]any{
-		"input":         map[string]any{"messages": []any{human("Write a report")}},
+	evs, h := f.Stream("/threads/"+tid+"/runs/stream", map[string]any{
+		"input":         map[string]any{"messages": []any{servertest.Human("Write a report")}},
 		"stream_mode":   []string{"values", "messages-tuple"},
 		"assistant_id":  "deepagent",
 		"on_disconnect": "continue", "stream_resumable": true,
@@ -68,13 +69,13 @@ func TestStreamRun(t *testing.T) {
 	if len(evs) == 0 || evs[0].Name != "metadata" {
 		t.Fatalf("first event %v", evs)
 	}
-	if md := decode[map[string]any](t, evs[0].Data); md["run_id"] != strings.TrimPrefix(loc, "/threads/"+tid+"/runs/") {
+	if md := servertest.Decode[map[string]any](t, evs[0].Data); md["run_id"] != strings.TrimPrefix(loc, "/threads/"+tid+"/runs/") {
 		t.Errorf("metadata %v, Content-Location %s", md, loc)
 	}
 	// Every message is streamed before the values that hold it, and the
 	// input message is not streamed.
 	streamed := map[string]string{} // id -> accumulated text
-	var last wireValues
+	var last servertest.WireValues
 	for _, e := range evs[1:] {
 		switch e.Name {
 		case "messages":
@@ -82,7 +83,7 @@ func TestStreamRun(t *testing.T) {
 			if err := json.Unmarshal(e.Data, &tuple); err != nil || len(tuple) != 2 {
 				t.Fatalf("messages event is not a 2-tuple: %s", e.Data)
 			}
-			m := decode[wireMsg](t, tuple[0])
+			m := servertest.Decode[servertest.WireMsg](t, tuple[0])
 			if m.ID == "" || m.ID == "h-Write a report" {
 				t.Errorf("streamed message id %q", m.ID)
 			}
@@ -92,7 +93,7 @@ func TestStreamRun(t *testing.T) {
 				streamed[m.ID] += ""
 			}
 		case "values":
-			last = decode[wireValues](t, e.Data)
+			last = servertest.Decode[servertest.WireValues](t, e.Data)
 			for _, m := range last.Messages {
 				if _, ok := streamed[m.ID]; !ok && m.Type != "human" {
 					t.Errorf("values hold %s message %s before it was streamed", m.Type, m.ID)
@@ -122,7 +123,7 @@ func TestStreamRun(t *testing.T) {
 	if len(last.Todos) != 1 || last.Todos[0]["content"] != "Write report" {
 		t.Errorf("todos %v", last.Todos)
 	}
-	file := decode[struct {
+	file := servertest.Decode[struct {
 		Content []string `json:"content"`
 	}](t, last.Files["/report.md"])
 	if !slices.Equal(file.Content, []string{"# Report", "hello"}) {
@@ -131,20 +132,20 @@ func TestStreamRun(t *testing.T) {
 
 	// The thread list shows it idle, with its values.
 	var list []map[string]any
-	f.json(http.MethodPost, "/threads/search", map[string]any{"limit": 20, "offset": 0, "sort_by": "updated_at", "sort_order": "desc"}, http.StatusOK, &list)
+	f.JSON(http.MethodPost, "/threads/search", map[string]any{"limit": 20, "offset": 0, "sort_by": "updated_at", "sort_order": "desc"}, http.StatusOK, &list)
 	if len(list) != 1 || list[0]["status"] != "idle" || list[0]["values"] == nil {
 		t.Fatalf("search = %v", list)
 	}
 	// History: newest first, each entry's parent the next one's
 	// checkpoint, next empty.
 	var hist []struct {
-		Values     wireValues        `json:"values"`
-		Next       []string          `json:"next"`
-		Checkpoint map[string]any    `json:"checkpoint"`
-		Parent     map[string]any    `json:"parent_checkpoint"`
-		Tasks      []json.RawMessage `json:"tasks"`
+		Values     servertest.WireValues `json:"values"`
+		Next       []string              `json:"next"`
+		Checkpoint map[string]any        `json:"checkpoint"`
+		Parent     map[string]any        `json:"parent_checkpoint"`
+		Tasks      []json.RawMessage     `json:"tasks"`
 	}
-	f.json(http.MethodPost, "/threads/"+tid+"/history", map[string]any{"limit": 10}, http.StatusOK, &hist)
+	f.JSON(http.MethodPost, "/threads/"+tid+"/history", map[string]any{"limit": 10}, http.StatusOK, &hist)
 	if len(hist) < 2 {
 		t.Fatalf("history has %d states", len(hist))
 	}
@@ -157,13 +158,13 @@ func TestStreamRun(t *testing.T) {
 		t.Errorf("head: next %v, %d tasks, %d messages", hist[0].Next, len(hist[0].Tasks), len(hist[0].Values.Messages))
 	}
 	var one []json.RawMessage
-	f.json(http.MethodPost, "/threads/"+tid+"/history", map[string]any{"limit": 1}, http.StatusOK, &one)
+	f.JSON(http.MethodPost, "/threads/"+tid+"/history", map[string]any{"limit": 1}, http.StatusOK, &one)
 	if len(one) != 1 {
 		t.Errorf("history limit 1: %d", len(one))
 	}
 	// The run is known, and done.
 	var rn map[string]any
-	f.json(http.MethodGet, loc, nil, http.StatusOK, &rn)
+	f.JSON(http.MethodGet, loc, nil, http.StatusOK, &rn)
 	if rn["status"] != "success" {
 		t.Errorf("run %v", rn)
 	}
@@ -173,14 +174,14 @@ func TestStreamRun(t *testing.T) {
 // agent's answer is graded against it, and the thread keeps it.
 func TestGoalInInput(t *testing.T) {
 	graded := &replay.Expect{LastMessageContains: []string{"<rubric>\nName the file.\n</rubric>"}}
-	f := newFixture(t, options{},
+	f := newFixture(t, servertest.Options{},
 		replay.Turn{Content: "done"},
 		replay.Turn{Agent: verify.GraderAgent, Content: "FAIL\nNo file is named.", Expect: graded},
 		replay.Turn{Content: "Changed a.txt.", Expect: &replay.Expect{LastMessageContains: []string{"No file is named."}}})
-	f.json(http.MethodPost, "/threads", map[string]any{"thread_id": "t1"}, http.StatusOK, nil)
+	f.JSON(http.MethodPost, "/threads", map[string]any{"thread_id": "t1"}, http.StatusOK, nil)
 	var out map[string]any
-	f.json(http.MethodPost, "/threads/t1/runs/wait", map[string]any{"assistant_id": "deepagent",
-		"input": map[string]any{"messages": []any{human("go")}, verify.GoalValue: "Name the file."}}, http.StatusOK, &out)
+	f.JSON(http.MethodPost, "/threads/t1/runs/wait", map[string]any{"assistant_id": "deepagent",
+		"input": map[string]any{"messages": []any{servertest.Human("go")}, verify.GoalValue: "Name the file."}}, http.StatusOK, &out)
 	msgs, _ := out["messages"].([]any)
 	if last, _ := json.Marshal(msgs[max(len(msgs)-1, 0):]); !strings.Contains(string(last), "Changed a.txt.") {
 		t.Errorf("last message: %s", last)
@@ -193,8 +194,8 @@ func TestGoalInInput(t *testing.T) {
 // A run's input writes the state as a state update does: files, a todo
 // list checked, any other key as it is; what is wrong is a 422 and no run.
 func TestInputValues(t *testing.T) {
-	f := newFixture(t, options{}, replay.Turn{Content: "read it"})
-	f.json(http.MethodPost, "/threads", map[string]any{"thread_id": "t1"}, http.StatusOK, nil)
+	f := newFixture(t, servertest.Options{}, replay.Turn{Content: "read it"})
+	f.JSON(http.MethodPost, "/threads", map[string]any{"thread_id": "t1"}, http.StatusOK, nil)
 	for _, bad := range []struct {
 		input map[string]any
 		want  string
@@ -204,19 +205,19 @@ func TestInputValues(t *testing.T) {
 		{map[string]any{"files": map[string]any{"/a.txt": 3}}, `a file is a string or an object with content`},
 		{map[string]any{"goal": 5}, "input.goal: the thread's goal must be a string of at most 16 KiB: it is a number"},
 	} {
-		bad.input["messages"] = []any{human("go")}
-		code, body, _ := f.do(http.MethodPost, "/threads/t1/runs/wait", map[string]any{"input": bad.input})
+		bad.input["messages"] = []any{servertest.Human("go")}
+		code, body, _ := f.Do(http.MethodPost, "/threads/t1/runs/wait", map[string]any{"input": bad.input})
 		if code != http.StatusUnprocessableEntity || !strings.Contains(string(body), bad.want) {
 			t.Errorf("input %v: %d %s, want 422 %q", bad.input, code, body, bad.want)
 		}
 	}
 	// A state update is held to the same: a goal that would fail every
 	// later run of the thread is refused.
-	if code, body, _ := f.do(http.MethodPost, "/threads/t1/state", map[string]any{"values": map[string]any{"goal": []any{1}}}); code != http.StatusUnprocessableEntity || !strings.Contains(string(body), "values.goal:") {
+	if code, body, _ := f.Do(http.MethodPost, "/threads/t1/state", map[string]any{"values": map[string]any{"goal": []any{1}}}); code != http.StatusUnprocessableEntity || !strings.Contains(string(body), "values.goal:") {
 		t.Errorf("a state update's goal: %d %s", code, body)
 	}
 	var out map[string]any
-	f.json(http.MethodPost, "/threads/t1/runs/wait", map[string]any{"input": map[string]any{"messages": []any{human("go")},
+	f.JSON(http.MethodPost, "/threads/t1/runs/wait", map[string]any{"input": map[string]any{"messages": []any{servertest.Human("go")},
 		"files": map[string]any{"/a.txt": "alpha"}, "topic": "x"}}, http.StatusOK, &out)
 	files, _ := out["files"].(map[string]any)
 	if _, ok := files["/a.txt"]; !ok || out["topic"] != "x" {

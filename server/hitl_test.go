@@ -7,6 +7,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/server/internal/servertest"
 )
 
 // TestApprovalAndResume stops a run for approval of write_file and
@@ -25,22 +26,22 @@ func TestApprovalAndResume(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, options{interruptOn: []string{"write_file"}},
-				replay.Turn{ToolCalls: []llm.ToolCall{call("c1", "write_file", `{"file_path":"/report.md","content":"# Report"}`)}},
+			f := newFixture(t, servertest.Options{InterruptOn: []string{"write_file"}},
+				replay.Turn{ToolCalls: []llm.ToolCall{servertest.Call("c1", "write_file", `{"file_path":"/report.md","content":"# Report"}`)}},
 				replay.Turn{Content: "Done."},
 			)
 			var th map[string]any
-			f.json(http.MethodPost, "/threads", map[string]any{}, http.StatusOK, &th)
+			f.JSON(http.MethodPost, "/threads", map[string]any{}, http.StatusOK, &th)
 			tid := th["thread_id"].(string)
-			evs, _ := f.stream("/threads/"+tid+"/runs/stream", map[string]any{
-				"input": map[string]any{"messages": []any{human("write it")}}, "stream_mode": []string{"values", "messages-tuple"},
+			evs, _ := f.Stream("/threads/"+tid+"/runs/stream", map[string]any{
+				"input": map[string]any{"messages": []any{servertest.Human("write it")}}, "stream_mode": []string{"values", "messages-tuple"},
 			})
 			// The state first, then the interrupt alone, last.
 			n := len(evs)
 			if n < 3 || evs[n-1].Name != "values" || evs[n-2].Name != "values" {
 				t.Fatalf("last events %v", evs)
 			}
-			irq := decode[wireValues](t, evs[n-1].Data)
+			irq := servertest.Decode[servertest.WireValues](t, evs[n-1].Data)
 			if len(irq.Interrupt) != 1 || len(irq.Messages) != 0 {
 				t.Fatalf("interrupt event %s", evs[n-1].Data)
 			}
@@ -54,13 +55,13 @@ func TestApprovalAndResume(t *testing.T) {
 			if len(req.ActionRequestsCamel) != 1 || len(req.ReviewConfigsCamel) != 1 {
 				t.Errorf("camel-case spellings: %+v", req)
 			}
-			state := decode[wireValues](t, evs[n-2].Data)
+			state := servertest.Decode[servertest.WireValues](t, evs[n-2].Data)
 			if m := state.Messages[len(state.Messages)-1]; m.Type != "ai" || len(m.ToolCalls) != 1 {
 				t.Errorf("the last message is %+v, want the AI message with the pending call", m)
 			}
 			// The thread waits; its head says why.
 			var got map[string]any
-			f.json(http.MethodGet, "/threads/"+tid, nil, http.StatusOK, &got)
+			f.JSON(http.MethodGet, "/threads/"+tid, nil, http.StatusOK, &got)
 			if got["status"] != "interrupted" {
 				t.Errorf("thread status %v", got["status"])
 			}
@@ -70,7 +71,7 @@ func TestApprovalAndResume(t *testing.T) {
 					Interrupts []json.RawMessage `json:"interrupts"`
 				} `json:"tasks"`
 			}
-			f.json(http.MethodGet, "/threads/"+tid+"/state", nil, http.StatusOK, &st)
+			f.JSON(http.MethodGet, "/threads/"+tid+"/state", nil, http.StatusOK, &st)
 			if len(st.Next) != 1 || len(st.Tasks) != 1 || len(st.Tasks[0].Interrupts) != 1 {
 				t.Errorf("state next %v tasks %+v", st.Next, st.Tasks)
 			}
@@ -78,13 +79,13 @@ func TestApprovalAndResume(t *testing.T) {
 			var head struct {
 				Checkpoint map[string]any `json:"checkpoint"`
 			}
-			f.json(http.MethodGet, "/threads/"+tid+"/state", nil, http.StatusOK, &head)
-			evs, _ = f.stream("/threads/"+tid+"/runs/stream", map[string]any{
+			f.JSON(http.MethodGet, "/threads/"+tid+"/state", nil, http.StatusOK, &head)
+			evs, _ = f.Stream("/threads/"+tid+"/runs/stream", map[string]any{
 				"input": nil, "command": map[string]any{"resume": map[string]any{"decisions": []any{tt.decision}}},
 				"stream_mode": []string{"values", "messages-tuple"}, "checkpoint": head.Checkpoint,
 			})
-			final := decode[wireValues](t, evs[len(evs)-1].Data)
-			var tool *wireMsg
+			final := servertest.Decode[servertest.WireValues](t, evs[len(evs)-1].Data)
+			var tool *servertest.WireMsg
 			for i := range final.Messages {
 				if final.Messages[i].Type == "tool" {
 					tool = &final.Messages[i]
@@ -98,18 +99,18 @@ func TestApprovalAndResume(t *testing.T) {
 			case tt.want == "" && ok:
 				t.Errorf("rejected write made %s", file)
 			case tt.want != "":
-				c := decode[struct {
+				c := servertest.Decode[struct {
 					Content []string `json:"content"`
 				}](t, file)
 				if len(c.Content) != 1 || c.Content[0] != tt.want {
 					t.Errorf("file %s, want %q", file, tt.want)
 				}
 			}
-			f.json(http.MethodGet, "/threads/"+tid, nil, http.StatusOK, &got)
+			f.JSON(http.MethodGet, "/threads/"+tid, nil, http.StatusOK, &got)
 			if got["status"] != "idle" {
 				t.Errorf("after the resume: status %v", got["status"])
 			}
-			f.json(http.MethodGet, "/threads/"+tid+"/state", nil, http.StatusOK, &st)
+			f.JSON(http.MethodGet, "/threads/"+tid+"/state", nil, http.StatusOK, &st)
 			if len(st.Next) != 0 || len(st.Tasks) != 0 {
 				t.Errorf("after the resume: next %v tasks %v", st.Next, st.Tasks)
 			}

@@ -12,12 +12,13 @@ import (
 
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/server/internal/servertest"
 	"github.com/deepagents-go/deepagents/store"
 )
 
 func statusOf(f *fixture, path string) string {
 	var got map[string]any
-	f.json(http.MethodGet, path, nil, http.StatusOK, &got)
+	f.JSON(http.MethodGet, path, nil, http.StatusOK, &got)
 	s, _ := got["status"].(string)
 	return s
 }
@@ -25,19 +26,19 @@ func statusOf(f *fixture, path string) string {
 // Enqueued runs of one thread on two replicas take turns rather than each
 // waiting for the other.
 func TestEnqueueOnTwoReplicasTakesTurns(t *testing.T) {
-	m := newBlockingModel()
+	m := servertest.NewBlockingModel()
 	rs := newReplicas(t, 2, checkpoint.NewMemorySaver(), store.NewMemoryStore(), func() llm.Model { return m })
 	a, b := rs[0], rs[1]
 	var th, r1, x, y map[string]any
-	a.json(http.MethodPost, "/threads", nil, http.StatusOK, &th)
+	a.JSON(http.MethodPost, "/threads", nil, http.StatusOK, &th)
 	tid := th["thread_id"].(string)
 	runs := "/threads/" + tid + "/runs"
-	a.json(http.MethodPost, runs, map[string]any{"input": map[string]any{"messages": []any{human("r")}}}, http.StatusOK, &r1)
-	waitFor(t, "first model call", func() bool { return m.calls.Load() == 1 })
-	a.json(http.MethodPost, runs, map[string]any{"input": map[string]any{"messages": []any{human("x")}}, "multitask_strategy": "enqueue"}, http.StatusOK, &x)
-	b.json(http.MethodPost, runs, map[string]any{"input": map[string]any{"messages": []any{human("y")}}, "multitask_strategy": "enqueue"}, http.StatusOK, &y)
+	a.JSON(http.MethodPost, runs, map[string]any{"input": map[string]any{"messages": []any{servertest.Human("r")}}}, http.StatusOK, &r1)
+	servertest.WaitFor(t, "first model call", func() bool { return m.Calls.Load() == 1 })
+	a.JSON(http.MethodPost, runs, map[string]any{"input": map[string]any{"messages": []any{servertest.Human("x")}}, "multitask_strategy": "enqueue"}, http.StatusOK, &x)
+	b.JSON(http.MethodPost, runs, map[string]any{"input": map[string]any{"messages": []any{servertest.Human("y")}}, "multitask_strategy": "enqueue"}, http.StatusOK, &y)
 	time.Sleep(300 * time.Millisecond)
-	close(m.release)
+	close(m.Release)
 	px, py := runs+"/"+x["run_id"].(string), runs+"/"+y["run_id"].(string)
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
@@ -54,20 +55,20 @@ func finalS(s string) bool { return s != "pending" && s != "running" }
 // A client that gives up on a forwarded join leaves the run as it is: it
 // is not marked failed, and can still be cancelled through either replica.
 func TestForwardedClientLeavingKeepsRunAlive(t *testing.T) {
-	m := newBlockingModel()
-	defer close(m.release)
+	m := servertest.NewBlockingModel()
+	defer close(m.Release)
 	rs := newReplicas(t, 2, checkpoint.NewMemorySaver(), store.NewMemoryStore(), func() llm.Model { return m })
 	a, b := rs[0], rs[1]
 	var th, rn map[string]any
-	a.json(http.MethodPost, "/threads", nil, http.StatusOK, &th)
+	a.JSON(http.MethodPost, "/threads", nil, http.StatusOK, &th)
 	tid := th["thread_id"].(string)
-	a.json(http.MethodPost, "/threads/"+tid+"/runs", map[string]any{"input": map[string]any{"messages": []any{human("x")}}}, http.StatusOK, &rn)
+	a.JSON(http.MethodPost, "/threads/"+tid+"/runs", map[string]any{"input": map[string]any{"messages": []any{servertest.Human("x")}}}, http.StatusOK, &rn)
 	path := "/threads/" + tid + "/runs/" + rn["run_id"].(string)
-	waitFor(t, "model call", func() bool { return m.calls.Load() == 1 })
+	servertest.WaitFor(t, "model call", func() bool { return m.Calls.Load() == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.srv.URL+path+"/join", nil)
-	if res, err := b.srv.Client().Do(req); err == nil {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.Srv.URL+path+"/join", nil)
+	if res, err := b.Srv.Client().Do(req); err == nil {
 		res.Body.Close()
 	}
 	time.Sleep(200 * time.Millisecond)
@@ -76,8 +77,8 @@ func TestForwardedClientLeavingKeepsRunAlive(t *testing.T) {
 	if sa, sb := statusOf(a.fixture, path), statusOf(b.fixture, path); sa != "running" || sb != "running" {
 		t.Errorf("after the client left: owner says %q, the other replica %q", sa, sb)
 	}
-	b.do(http.MethodPost, path+"/cancel", nil)
-	waitFor(t, "the cancel through the other replica", func() bool { return statusOf(a.fixture, path) == "interrupted" })
+	b.Do(http.MethodPost, path+"/cancel", nil)
+	servertest.WaitFor(t, "the cancel through the other replica", func() bool { return statusOf(a.fixture, path) == "interrupted" })
 }
 
 // A run that admit drops (here: it gives up cancelling a slow replica's
@@ -85,8 +86,8 @@ func TestForwardedClientLeavingKeepsRunAlive(t *testing.T) {
 // instead of hanging.
 func TestDroppedRunReleasesItsWaiters(t *testing.T) {
 	saver, st := checkpoint.NewMemorySaver(), store.NewMemoryStore()
-	m := newBlockingModel()
-	close(m.release)
+	m := servertest.NewBlockingModel()
+	close(m.Release)
 	rs := newReplicas(t, 1, saver, st, func() llm.Model { return m })
 	a := rs[0]
 	got := make(chan struct{}, 1)
@@ -108,15 +109,15 @@ func TestDroppedRunReleasesItsWaiters(t *testing.T) {
 	actx, acancel := context.WithTimeout(ctx, 700*time.Millisecond)
 	defer acancel()
 	go func() {
-		req, _ := http.NewRequestWithContext(actx, http.MethodPost, a.srv.URL+"/threads/t/runs", strings.NewReader(`{"input":{"messages":[{"type":"human","content":"a"}]},"multitask_strategy":"interrupt"}`))
+		req, _ := http.NewRequestWithContext(actx, http.MethodPost, a.Srv.URL+"/threads/t/runs", strings.NewReader(`{"input":{"messages":[{"type":"human","content":"a"}]},"multitask_strategy":"interrupt"}`))
 		req.Header.Set("Content-Type", "application/json")
-		if res, err := a.srv.Client().Do(req); err == nil {
+		if res, err := a.Srv.Client().Do(req); err == nil {
 			res.Body.Close()
 		}
 	}()
 	<-got // A has claimed the thread and is in cancelRemote
 	var b map[string]any
-	a.json(http.MethodPost, "/threads/t/runs", map[string]any{"input": map[string]any{"messages": []any{human("b")}}, "multitask_strategy": "enqueue"}, http.StatusOK, &b)
+	a.JSON(http.MethodPost, "/threads/t/runs", map[string]any{"input": map[string]any{"messages": []any{servertest.Human("b")}}, "multitask_strategy": "enqueue"}, http.StatusOK, &b)
 	// DELETE during the window, served in-process so that the test can end.
 	delDone := make(chan struct{})
 	go func() {
@@ -146,23 +147,23 @@ func TestDroppedRunReleasesItsWaiters(t *testing.T) {
 // DELETE of a thread cancels its runs, enqueued ones included, so none
 // brings the deleted thread back.
 func TestDeleteThreadCancelsEnqueuedRuns(t *testing.T) {
-	m := newBlockingModel()
-	f := newFixture(t, options{model: m})
+	m := servertest.NewBlockingModel()
+	f := newFixture(t, servertest.Options{Model: m})
 	var th, r1, x map[string]any
-	f.json(http.MethodPost, "/threads", nil, http.StatusOK, &th)
+	f.JSON(http.MethodPost, "/threads", nil, http.StatusOK, &th)
 	tid := th["thread_id"].(string)
 	runs := "/threads/" + tid + "/runs"
-	f.json(http.MethodPost, runs, map[string]any{"input": map[string]any{"messages": []any{human("r")}}}, http.StatusOK, &r1)
-	waitFor(t, "model call", func() bool { return m.calls.Load() == 1 })
-	f.json(http.MethodPost, runs, map[string]any{"input": map[string]any{"messages": []any{human("x")}}, "multitask_strategy": "enqueue"}, http.StatusOK, &x)
-	code, body, _ := f.do(http.MethodDelete, "/threads/"+tid, nil)
+	f.JSON(http.MethodPost, runs, map[string]any{"input": map[string]any{"messages": []any{servertest.Human("r")}}}, http.StatusOK, &r1)
+	servertest.WaitFor(t, "model call", func() bool { return m.Calls.Load() == 1 })
+	f.JSON(http.MethodPost, runs, map[string]any{"input": map[string]any{"messages": []any{servertest.Human("x")}}, "multitask_strategy": "enqueue"}, http.StatusOK, &x)
+	code, body, _ := f.Do(http.MethodDelete, "/threads/"+tid, nil)
 	t.Logf("delete: %d %s", code, body)
-	close(m.release)
+	close(m.Release)
 	time.Sleep(500 * time.Millisecond)
 	var xs map[string]any
-	f.json(http.MethodGet, runs+"/"+x["run_id"].(string), nil, 200, &xs)
+	f.JSON(http.MethodGet, runs+"/"+x["run_id"].(string), nil, 200, &xs)
 	t.Logf("x: %v", xs["status"])
-	if code, body, _ := f.do(http.MethodGet, "/threads/"+tid, nil); code != http.StatusNotFound {
+	if code, body, _ := f.Do(http.MethodGet, "/threads/"+tid, nil); code != http.StatusNotFound {
 		t.Errorf("thread after DELETE: %d %s", code, body)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+
+	"github.com/deepagents-go/deepagents/server/internal/servertest"
 )
 
 // TestMultitask starts a run that waits, then a second run on the same
@@ -28,36 +30,36 @@ func TestMultitask(t *testing.T) {
 			name += " after earlier steps"
 		}
 		t.Run(name, func(t *testing.T) {
-			m := newBlockingModel()
-			f := newFixture(t, options{model: m})
+			m := servertest.NewBlockingModel()
+			f := newFixture(t, servertest.Options{Model: m})
 			var th, first, second map[string]any
-			f.json(http.MethodPost, "/threads", nil, http.StatusOK, &th)
+			f.JSON(http.MethodPost, "/threads", nil, http.StatusOK, &th)
 			tid := th["thread_id"].(string)
 			if tt.prior {
-				f.json(http.MethodPost, "/threads/"+tid+"/state", map[string]any{"values": map[string]any{"messages": []any{human("prior")}}}, http.StatusOK, nil)
+				f.JSON(http.MethodPost, "/threads/"+tid+"/state", map[string]any{"values": map[string]any{"messages": []any{servertest.Human("prior")}}}, http.StatusOK, nil)
 			}
-			f.json(http.MethodPost, "/threads/"+tid+"/runs", map[string]any{"input": map[string]any{"messages": []any{human("first")}}}, http.StatusOK, &first)
-			waitFor(t, "the first run's model call", func() bool { return m.calls.Load() == 1 })
-			f.json(http.MethodPost, "/threads/"+tid+"/runs", map[string]any{
-				"input": map[string]any{"messages": []any{human("second")}}, "multitask_strategy": tt.strategy,
+			f.JSON(http.MethodPost, "/threads/"+tid+"/runs", map[string]any{"input": map[string]any{"messages": []any{servertest.Human("first")}}}, http.StatusOK, &first)
+			servertest.WaitFor(t, "the first run's model call", func() bool { return m.Calls.Load() == 1 })
+			f.JSON(http.MethodPost, "/threads/"+tid+"/runs", map[string]any{
+				"input": map[string]any{"messages": []any{servertest.Human("second")}}, "multitask_strategy": tt.strategy,
 			}, http.StatusOK, &second)
 			if tt.strategy == "enqueue" {
 				var got map[string]any
-				f.json(http.MethodGet, "/threads/"+tid+"/runs/"+second["run_id"].(string), nil, http.StatusOK, &got)
+				f.JSON(http.MethodGet, "/threads/"+tid+"/runs/"+second["run_id"].(string), nil, http.StatusOK, &got)
 				if got["status"] != "pending" {
 					t.Errorf("the enqueued run is %v, want pending", got["status"])
 				}
 			}
-			close(m.release) // every model call answers from now on
+			close(m.Release) // every model call answers from now on
 			var out map[string]any
-			f.json(http.MethodGet, "/threads/"+tid+"/runs/"+second["run_id"].(string)+"/join", nil, http.StatusOK, &out)
+			f.JSON(http.MethodGet, "/threads/"+tid+"/runs/"+second["run_id"].(string)+"/join", nil, http.StatusOK, &out)
 			var got map[string]any
-			f.json(http.MethodGet, "/threads/"+tid+"/runs/"+first["run_id"].(string), nil, http.StatusOK, &got)
+			f.JSON(http.MethodGet, "/threads/"+tid+"/runs/"+first["run_id"].(string), nil, http.StatusOK, &got)
 			if got["status"] != tt.firstStatus {
 				t.Errorf("first run %v, want %s", got["status"], tt.firstStatus)
 			}
 			b, _ := json.Marshal(out["messages"])
-			var msgs []wireMsg
+			var msgs []servertest.WireMsg
 			json.Unmarshal(b, &msgs)
 			hasFirst, hasPrior := false, false
 			for _, msg := range msgs {
@@ -73,9 +75,9 @@ func TestMultitask(t *testing.T) {
 		})
 	}
 	t.Run("unknown", func(t *testing.T) {
-		f := newFixture(t, options{})
-		f.json(http.MethodPost, "/threads", map[string]any{"thread_id": "t"}, http.StatusOK, nil)
-		if code, body, _ := f.do(http.MethodPost, "/threads/t/runs", map[string]any{"multitask_strategy": "maybe"}); code != http.StatusUnprocessableEntity {
+		f := newFixture(t, servertest.Options{})
+		f.JSON(http.MethodPost, "/threads", map[string]any{"thread_id": "t"}, http.StatusOK, nil)
+		if code, body, _ := f.Do(http.MethodPost, "/threads/t/runs", map[string]any{"multitask_strategy": "maybe"}); code != http.StatusUnprocessableEntity {
 			t.Errorf("unknown strategy: %d %s", code, body)
 		}
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/middleware/steer"
 	"github.com/deepagents-go/deepagents/server"
+	"github.com/deepagents-go/deepagents/server/internal/servertest"
 	"github.com/deepagents-go/deepagents/store"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -51,29 +52,29 @@ func TestMultitaskSteer(t *testing.T) {
 	}
 	hs := httptest.NewServer(s)
 	t.Cleanup(func() { hs.CloseClientConnections(); s.Close(); hs.Close() })
-	f := &fixture{t: t, srv: hs, saver: saver}
+	f := &fixture{&servertest.Fixture{T: t, Srv: hs, Saver: saver}}
 
-	f.json(http.MethodPost, "/threads", map[string]any{"thread_id": "t"}, http.StatusOK, nil)
+	f.JSON(http.MethodPost, "/threads", map[string]any{"thread_id": "t"}, http.StatusOK, nil)
 	var first, second map[string]any
-	f.json(http.MethodPost, "/threads/t/runs", map[string]any{"input": map[string]any{"messages": []any{human("open the gate")}}}, http.StatusOK, &first)
+	f.JSON(http.MethodPost, "/threads/t/runs", map[string]any{"input": map[string]any{"messages": []any{servertest.Human("open the gate")}}}, http.StatusOK, &first)
 	<-entered
 	for _, bad := range []map[string]any{
 		{"multitask_strategy": "steer"},
 		{"multitask_strategy": "steer", "input": map[string]any{"messages": []any{map[string]any{"type": "ai", "content": "x"}}}},
 		{"multitask_strategy": "steer", "command": map[string]any{"goto": "x"}},
 	} {
-		if code, body, _ := f.do(http.MethodPost, "/threads/t/runs", bad); code != http.StatusUnprocessableEntity {
+		if code, body, _ := f.Do(http.MethodPost, "/threads/t/runs", bad); code != http.StatusUnprocessableEntity {
 			t.Errorf("%v: %d %s, want 422", bad, code, body)
 		}
 	}
-	f.json(http.MethodPost, "/threads/t/runs", map[string]any{
-		"input": map[string]any{"messages": []any{human("STEERMARK use the side door")}}, "multitask_strategy": "steer",
+	f.JSON(http.MethodPost, "/threads/t/runs", map[string]any{
+		"input": map[string]any{"messages": []any{servertest.Human("STEERMARK use the side door")}}, "multitask_strategy": "steer",
 	}, http.StatusOK, &second)
 	if second["run_id"] != first["run_id"] {
 		t.Errorf("the steering answered run %v, want the working run %v", second["run_id"], first["run_id"])
 	}
 	close(release)
-	f.json(http.MethodGet, "/threads/t/runs/"+first["run_id"].(string)+"/join", nil, http.StatusOK, nil)
+	f.JSON(http.MethodGet, "/threads/t/runs/"+first["run_id"].(string)+"/join", nil, http.StatusOK, nil)
 	reqs := m.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d model requests, want 2", len(reqs))
@@ -84,8 +85,8 @@ func TestMultitaskSteer(t *testing.T) {
 	}
 	// The thread is idle now: steer starts a run as any.
 	var third map[string]any
-	f.json(http.MethodPost, "/threads/t/runs/wait", map[string]any{
-		"input": map[string]any{"messages": []any{human("again")}}, "multitask_strategy": "steer",
+	f.JSON(http.MethodPost, "/threads/t/runs/wait", map[string]any{
+		"input": map[string]any{"messages": []any{servertest.Human("again")}}, "multitask_strategy": "steer",
 	}, http.StatusOK, &third)
 	b, _ := json.Marshal(third)
 	if !strings.Contains(string(b), "a new run") {

@@ -13,6 +13,7 @@ import (
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
 	"github.com/deepagents-go/deepagents/server"
+	"github.com/deepagents-go/deepagents/server/internal/servertest"
 	"github.com/deepagents-go/deepagents/sqlite"
 )
 
@@ -48,7 +49,7 @@ func subagentServer(t *testing.T, path string, m llm.Model) (f *fixture, close f
 		db.Close()
 	}
 	t.Cleanup(close)
-	return &fixture{t: t, srv: hs}, close
+	return &fixture{&servertest.Fixture{T: t, Srv: hs}}, close
 }
 
 // TestSubagentApprovalThroughServer: a subagent's gated call interrupts
@@ -59,15 +60,15 @@ func subagentServer(t *testing.T, path string, m llm.Model) (f *fixture, close f
 func TestSubagentApprovalThroughServer(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "threads.db")
 	first := replay.New(
-		replay.Turn{ToolCalls: []llm.ToolCall{call("t1", "task", `{"description":"write the report","subagent_type":"careful"}`)}},
-		replay.Turn{Agent: "careful", ToolCalls: []llm.ToolCall{call("w", "write_file", `{"file_path":"/report.md","content":"# Report"}`)}},
+		replay.Turn{ToolCalls: []llm.ToolCall{servertest.Call("t1", "task", `{"description":"write the report","subagent_type":"careful"}`)}},
+		replay.Turn{Agent: "careful", ToolCalls: []llm.ToolCall{servertest.Call("w", "write_file", `{"file_path":"/report.md","content":"# Report"}`)}},
 	)
 	f, stop := subagentServer(t, path, first)
 	var th map[string]any
-	f.json(http.MethodPost, "/threads", map[string]any{}, http.StatusOK, &th)
+	f.JSON(http.MethodPost, "/threads", map[string]any{}, http.StatusOK, &th)
 	tid := th["thread_id"].(string)
-	evs, _ := f.stream("/threads/"+tid+"/runs/stream", map[string]any{
-		"input": map[string]any{"messages": []any{human("write it")}}, "stream_mode": []string{"values"},
+	evs, _ := f.Stream("/threads/"+tid+"/runs/stream", map[string]any{
+		"input": map[string]any{"messages": []any{servertest.Human("write it")}}, "stream_mode": []string{"values"},
 	})
 	type request struct {
 		Name        string   `json:"name"`
@@ -105,18 +106,18 @@ func TestSubagentApprovalThroughServer(t *testing.T) {
 			} `json:"interrupts"`
 		} `json:"tasks"`
 	}
-	f.json(http.MethodGet, "/threads/"+tid+"/state", nil, http.StatusOK, &st)
+	f.JSON(http.MethodGet, "/threads/"+tid+"/state", nil, http.StatusOK, &st)
 	if len(st.Tasks) != 1 || len(st.Tasks[0].Interrupts) != 1 {
 		t.Fatalf("state tasks %+v", st.Tasks)
 	}
 	check("state", st.Tasks[0].Interrupts[0].Value.ActionRequests)
 	// The subagent's own thread (tid/t1) is not one of the client's.
 	var found []map[string]any
-	f.json(http.MethodPost, "/threads/search", map[string]any{}, http.StatusOK, &found)
+	f.JSON(http.MethodPost, "/threads/search", map[string]any{}, http.StatusOK, &found)
 	if len(found) != 1 || found[0]["thread_id"] != tid {
 		t.Errorf("threads/search lists %v, want only %s", found, tid)
 	}
-	if code, body, _ := f.do(http.MethodPost, "/threads", map[string]any{"thread_id": tid + "/t9"}); code != http.StatusBadRequest {
+	if code, body, _ := f.Do(http.MethodPost, "/threads", map[string]any{"thread_id": tid + "/t9"}); code != http.StatusBadRequest {
 		t.Errorf("a thread id with '/': %d %s", code, body)
 	}
 	stop()
@@ -128,11 +129,11 @@ func TestSubagentApprovalThroughServer(t *testing.T) {
 	)
 	f, _ = subagentServer(t, path, second)
 	var thread map[string]any
-	f.json(http.MethodGet, "/threads/"+tid, nil, http.StatusOK, &thread)
+	f.JSON(http.MethodGet, "/threads/"+tid, nil, http.StatusOK, &thread)
 	if thread["status"] != "interrupted" {
 		t.Fatalf("after the restart the thread is %v", thread["status"])
 	}
-	evs, _ = f.stream("/threads/"+tid+"/runs/stream", map[string]any{
+	evs, _ = f.Stream("/threads/"+tid+"/runs/stream", map[string]any{
 		"command":     map[string]any{"resume": map[string]any{"decisions": []any{map[string]any{"type": "approve"}}}},
 		"stream_mode": []string{"values", "messages-tuple"}, "stream_subgraphs": true,
 	})
@@ -145,14 +146,14 @@ func TestSubagentApprovalThroughServer(t *testing.T) {
 	if !inside {
 		t.Error("no event of the subagent continuing")
 	}
-	final := decode[wireValues](t, evs[len(evs)-1].Data)
+	final := servertest.Decode[servertest.WireValues](t, evs[len(evs)-1].Data)
 	if last := final.Messages[len(final.Messages)-1]; last.Content != "Done." {
 		t.Errorf("final message %+v", last)
 	}
 	if _, ok := final.Files["/report.md"]; !ok {
 		t.Error("the approved file is missing")
 	}
-	f.json(http.MethodGet, "/threads/"+tid, nil, http.StatusOK, &thread)
+	f.JSON(http.MethodGet, "/threads/"+tid, nil, http.StatusOK, &thread)
 	if thread["status"] != "idle" {
 		t.Errorf("after the resume the thread is %v", thread["status"])
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/server/internal/servertest"
 )
 
 // TestStreamSubgraphs streams a run whose agent hands work to a subagent:
@@ -14,13 +15,13 @@ import (
 // name the node that made each change.
 func TestStreamSubgraphs(t *testing.T) {
 	for _, subgraphs := range []bool{false, true} {
-		f := newFixture(t, options{},
-			replay.Turn{ToolCalls: []llm.ToolCall{call("c1", "task", `{"description":"look it up","subagent_type":"general-purpose"}`)}},
+		f := newFixture(t, servertest.Options{},
+			replay.Turn{ToolCalls: []llm.ToolCall{servertest.Call("c1", "task", `{"description":"look it up","subagent_type":"general-purpose"}`)}},
 			replay.Turn{Agent: "general-purpose", Content: "found it"},
 			replay.Turn{Content: "done"},
 		)
-		evs, _ := f.stream("/runs/stream", map[string]any{
-			"input":            map[string]any{"messages": []any{human("go")}},
+		evs, _ := f.Stream("/runs/stream", map[string]any{
+			"input":            map[string]any{"messages": []any{servertest.Human("go")}},
 			"stream_mode":      []string{"messages-tuple", "updates"},
 			"stream_subgraphs": subgraphs,
 		})

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 	"testing"
+
+	"github.com/deepagents-go/deepagents/server/internal/servertest"
 )
 
 // wireState is what these tests read of a ThreadState.
@@ -47,15 +49,15 @@ func (s wireState) texts() []string {
 // turns makes a thread and runs it once per prompt, each answered by the
 // model's next turn; it returns the thread and the head after each run.
 func turns(f *fixture, prompts ...string) (string, []string) {
-	f.t.Helper()
+	f.T.Helper()
 	var th map[string]any
-	f.json(http.MethodPost, "/threads", nil, http.StatusOK, &th)
+	f.JSON(http.MethodPost, "/threads", nil, http.StatusOK, &th)
 	tid := th["thread_id"].(string)
 	var heads []string
 	for _, p := range prompts {
-		f.json(http.MethodPost, "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "deepagent", "input": map[string]any{"messages": []any{human(p)}}}, http.StatusOK, nil)
+		f.JSON(http.MethodPost, "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "deepagent", "input": map[string]any{"messages": []any{servertest.Human(p)}}}, http.StatusOK, nil)
 		var st wireState
-		f.json(http.MethodGet, "/threads/"+tid+"/state", nil, http.StatusOK, &st)
+		f.JSON(http.MethodGet, "/threads/"+tid+"/state", nil, http.StatusOK, &st)
 		heads = append(heads, st.id())
 	}
 	return tid, heads
@@ -75,11 +77,11 @@ func ids(states []wireState) []string {
 // order, and stops. Before, before as a config was ignored, so a client
 // paging got the newest states again and again, and GET ignored limit.
 func TestHistoryPaging(t *testing.T) {
-	f := newFixture(t, options{}, replayTurns("a1", "a2", "a3", "a4", "a5", "a6", "a7")...)
+	f := newFixture(t, servertest.Options{}, servertest.ReplayTurns("a1", "a2", "a3", "a4", "a5", "a6", "a7")...)
 	tid, _ := turns(f, "q1", "q2", "q3", "q4", "q5", "q6", "q7")
 	path := "/threads/" + tid + "/history"
 	var all []wireState
-	f.json(http.MethodPost, path, map[string]any{"limit": 1000}, http.StatusOK, &all)
+	f.JSON(http.MethodPost, path, map[string]any{"limit": 1000}, http.StatusOK, &all)
 	if len(all) <= 10 {
 		t.Fatalf("only %d checkpoints; the test needs more than 10", len(all))
 	}
@@ -92,15 +94,15 @@ func TestHistoryPaging(t *testing.T) {
 
 	// The default limit is 10, on POST and GET alike.
 	var page []wireState
-	f.json(http.MethodPost, path, map[string]any{}, http.StatusOK, &page)
+	f.JSON(http.MethodPost, path, map[string]any{}, http.StatusOK, &page)
 	if len(page) != 10 {
 		t.Errorf("POST without limit: %d states, want 10", len(page))
 	}
-	f.json(http.MethodGet, path, nil, http.StatusOK, &page)
+	f.JSON(http.MethodGet, path, nil, http.StatusOK, &page)
 	if len(page) != 10 {
 		t.Errorf("GET without limit: %d states, want 10", len(page))
 	}
-	f.json(http.MethodGet, path+"?limit=3", nil, http.StatusOK, &page)
+	f.JSON(http.MethodGet, path+"?limit=3", nil, http.StatusOK, &page)
 	if len(page) != 3 {
 		t.Errorf("GET limit=3: %d states", len(page))
 	}
@@ -140,7 +142,7 @@ func TestHistoryPaging(t *testing.T) {
 					body = map[string]any{"limit": 3}
 				}
 				var page []wireState
-				f.json(method, p, body, http.StatusOK, &page)
+				f.JSON(method, p, body, http.StatusOK, &page)
 				if len(page) == 0 {
 					break
 				}
@@ -155,12 +157,12 @@ func TestHistoryPaging(t *testing.T) {
 
 	// checkpoint keeps that checkpoint only, as LangGraph's checkpointers
 	// do; metadata keeps the states whose metadata contains it.
-	f.json(http.MethodPost, path, map[string]any{"checkpoint": map[string]any{"checkpoint_id": want[4], "checkpoint_ns": ""}}, http.StatusOK, &page)
+	f.JSON(http.MethodPost, path, map[string]any{"checkpoint": map[string]any{"checkpoint_id": want[4], "checkpoint_ns": ""}}, http.StatusOK, &page)
 	if len(page) != 1 || page[0].id() != want[4] {
 		t.Errorf("checkpoint filter: %v", ids(page))
 	}
 	step := all[2].Metadata["step"]
-	f.json(http.MethodPost, path, map[string]any{"metadata": map[string]any{"step": step}, "limit": 100}, http.StatusOK, &page)
+	f.JSON(http.MethodPost, path, map[string]any{"metadata": map[string]any{"step": step}, "limit": 100}, http.StatusOK, &page)
 	if len(page) == 0 || !slices.Contains(ids(page), want[2]) {
 		t.Errorf("metadata filter step %v: %v", step, ids(page))
 	}
@@ -170,14 +172,14 @@ func TestHistoryPaging(t *testing.T) {
 		}
 	}
 	// A before older than all is the end; a malformed limit is refused.
-	f.json(http.MethodPost, path, map[string]any{"before": want[len(want)-1]}, http.StatusOK, &page)
+	f.JSON(http.MethodPost, path, map[string]any{"before": want[len(want)-1]}, http.StatusOK, &page)
 	if len(page) != 0 {
 		t.Errorf("before the first checkpoint: %v", ids(page))
 	}
-	if code, b, _ := f.do(http.MethodGet, path+"?limit=x", nil); code != http.StatusUnprocessableEntity {
+	if code, b, _ := f.Do(http.MethodGet, path+"?limit=x", nil); code != http.StatusUnprocessableEntity {
 		t.Errorf("limit=x: %d %s", code, b)
 	}
-	if code, b, _ := f.do(http.MethodPost, path, map[string]any{"limit": -1}); code != http.StatusUnprocessableEntity {
+	if code, b, _ := f.Do(http.MethodPost, path, map[string]any{"limit": -1}); code != http.StatusUnprocessableEntity {
 		t.Errorf("limit -1: %d %s", code, b)
 	}
 }
@@ -189,9 +191,9 @@ func TestHistoryPaging(t *testing.T) {
 func TestRunFromCheckpoint(t *testing.T) {
 	for _, form := range []string{"checkpoint_id", "checkpoint"} {
 		t.Run(form, func(t *testing.T) {
-			f := newFixture(t, options{}, replayTurns("one", "two", "three")...)
+			f := newFixture(t, servertest.Options{}, servertest.ReplayTurns("one", "two", "three")...)
 			tid, heads := turns(f, "first", "second")
-			body := map[string]any{"assistant_id": "deepagent", "input": map[string]any{"messages": []any{human("third")}}}
+			body := map[string]any{"assistant_id": "deepagent", "input": map[string]any{"messages": []any{servertest.Human("third")}}}
 			if form == "checkpoint_id" {
 				body["checkpoint_id"] = heads[0]
 			} else {
@@ -202,7 +204,7 @@ func TestRunFromCheckpoint(t *testing.T) {
 					Content any `json:"content"`
 				} `json:"messages"`
 			}
-			f.json(http.MethodPost, "/threads/"+tid+"/runs/wait", body, http.StatusOK, &out)
+			f.JSON(http.MethodPost, "/threads/"+tid+"/runs/wait", body, http.StatusOK, &out)
 			var got []string
 			for _, m := range out.Messages {
 				got = append(got, fmt.Sprint(m.Content))
@@ -211,12 +213,12 @@ func TestRunFromCheckpoint(t *testing.T) {
 				t.Errorf("the run's values: %q, want %q", got, want)
 			}
 			var head wireState
-			f.json(http.MethodGet, "/threads/"+tid+"/state", nil, http.StatusOK, &head)
+			f.JSON(http.MethodGet, "/threads/"+tid+"/state", nil, http.StatusOK, &head)
 			if want := []string{"first", "one", "third", "three"}; !slices.Equal(head.texts(), want) {
 				t.Errorf("the head: %q, want %q", head.texts(), want)
 			}
 			var all []wireState
-			f.json(http.MethodPost, "/threads/"+tid+"/history", map[string]any{"limit": 100}, http.StatusOK, &all)
+			f.JSON(http.MethodPost, "/threads/"+tid+"/history", map[string]any{"limit": 100}, http.StatusOK, &all)
 			if all[0].id() != head.id() {
 				t.Errorf("history starts at %s, the head is %s", all[0].id(), head.id())
 			}
@@ -238,7 +240,7 @@ func TestRunFromCheckpoint(t *testing.T) {
 			}
 			// The abandoned branch: loadable, and in the history.
 			var old wireState
-			f.json(http.MethodGet, "/threads/"+tid+"/state/"+heads[1], nil, http.StatusOK, &old)
+			f.JSON(http.MethodGet, "/threads/"+tid+"/state/"+heads[1], nil, http.StatusOK, &old)
 			if want := []string{"first", "one", "second", "two"}; !slices.Equal(old.texts(), want) {
 				t.Errorf("the old branch's head: %q, want %q", old.texts(), want)
 			}
@@ -246,7 +248,7 @@ func TestRunFromCheckpoint(t *testing.T) {
 				t.Errorf("the old branch's head %s is not in the history", heads[1])
 			}
 			// The SDK's getState with a checkpoint object.
-			f.json(http.MethodPost, "/threads/"+tid+"/state/checkpoint", map[string]any{"checkpoint": map[string]any{"checkpoint_id": heads[1]}}, http.StatusOK, &old)
+			f.JSON(http.MethodPost, "/threads/"+tid+"/state/checkpoint", map[string]any{"checkpoint": map[string]any{"checkpoint_id": heads[1]}}, http.StatusOK, &old)
 			if old.id() != heads[1] || len(old.texts()) != 4 {
 				t.Errorf("state/checkpoint: %s %q", old.id(), old.texts())
 			}
@@ -257,13 +259,13 @@ func TestRunFromCheckpoint(t *testing.T) {
 // TestRunFromUnknownCheckpoint: a run from a checkpoint the thread lacks
 // is refused before it starts.
 func TestRunFromUnknownCheckpoint(t *testing.T) {
-	f := newFixture(t, options{}, replayTurns("one")...)
+	f := newFixture(t, servertest.Options{}, servertest.ReplayTurns("one")...)
 	tid, _ := turns(f, "first")
 	for _, body := range []map[string]any{
 		{"assistant_id": "deepagent", "checkpoint_id": "nope"},
 		{"assistant_id": "deepagent", "checkpoint": map[string]any{"checkpoint_id": "nope"}},
 	} {
-		if code, b, _ := f.do(http.MethodPost, "/threads/"+tid+"/runs/wait", body); code != http.StatusNotFound {
+		if code, b, _ := f.Do(http.MethodPost, "/threads/"+tid+"/runs/wait", body); code != http.StatusNotFound {
 			t.Errorf("%v: %d %s", body, code, b)
 		}
 	}
@@ -274,7 +276,7 @@ func TestRunFromUnknownCheckpoint(t *testing.T) {
 // parent is the one named, the head moves to it, and the branch left stays
 // loadable.
 func TestUpdateStateForks(t *testing.T) {
-	f := newFixture(t, options{}, replayTurns("one", "two")...)
+	f := newFixture(t, servertest.Options{}, servertest.ReplayTurns("one", "two")...)
 	tid, heads := turns(f, "first", "second")
 	path := "/threads/" + tid + "/state"
 	for i, body := range []map[string]any{
@@ -286,9 +288,9 @@ func TestUpdateStateForks(t *testing.T) {
 				CheckpointID string `json:"checkpoint_id"`
 			} `json:"checkpoint"`
 		}
-		f.json(http.MethodPost, path, body, http.StatusOK, &up)
+		f.JSON(http.MethodPost, path, body, http.StatusOK, &up)
 		var head wireState
-		f.json(http.MethodGet, path, nil, http.StatusOK, &head)
+		f.JSON(http.MethodGet, path, nil, http.StatusOK, &head)
 		if head.id() != up.Checkpoint.CheckpointID || head.parent() != heads[0] {
 			t.Errorf("update %d: head %s (parent %s), want %s (parent %s)", i, head.id(), head.parent(), up.Checkpoint.CheckpointID, heads[0])
 		}
@@ -300,20 +302,20 @@ func TestUpdateStateForks(t *testing.T) {
 		}
 	}
 	var old wireState
-	f.json(http.MethodGet, path+"/"+heads[1], nil, http.StatusOK, &old)
+	f.JSON(http.MethodGet, path+"/"+heads[1], nil, http.StatusOK, &old)
 	if len(old.texts()) != 4 || len(old.Values.Files) != 0 {
 		t.Errorf("the old branch: %q, files %v", old.texts(), old.Values.Files)
 	}
 	// Without a checkpoint, the update applies to the head.
 	var head wireState
-	f.json(http.MethodGet, path, nil, http.StatusOK, &head)
-	f.json(http.MethodPost, path, map[string]any{"values": map[string]any{"files": map[string]any{"/b.txt": "b"}}}, http.StatusOK, nil)
+	f.JSON(http.MethodGet, path, nil, http.StatusOK, &head)
+	f.JSON(http.MethodPost, path, map[string]any{"values": map[string]any{"files": map[string]any{"/b.txt": "b"}}}, http.StatusOK, nil)
 	var next wireState
-	f.json(http.MethodGet, path, nil, http.StatusOK, &next)
+	f.JSON(http.MethodGet, path, nil, http.StatusOK, &next)
 	if next.parent() != head.id() || len(next.Values.Files) != 2 {
 		t.Errorf("update on the head: parent %s (want %s), files %v", next.parent(), head.id(), next.Values.Files)
 	}
-	if code, b, _ := f.do(http.MethodPost, path, map[string]any{"values": map[string]any{}, "checkpoint_id": "nope"}); code != http.StatusNotFound {
+	if code, b, _ := f.Do(http.MethodPost, path, map[string]any{"values": map[string]any{}, "checkpoint_id": "nope"}); code != http.StatusNotFound {
 		t.Errorf("unknown checkpoint: %d %s", code, b)
 	}
 }

@@ -8,7 +8,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/server/internal/servertest"
 	"github.com/deepagents-go/deepagents/telemetry"
 )
 
@@ -19,15 +21,15 @@ func TestRunContinuesTheCallersTrace(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	defer tp.Shutdown(context.Background()) //nolint:errcheck
-	f := newFixture(t, options{tracer: tp, runContext: telemetry.ContinueTrace}, replay.Turn{Content: "hi"}, replay.Turn{Content: "again"})
+	f := newFixture(t, servertest.Options{Agent: func(c *deepagents.Config) { c.TracerProvider = tp }, RunContext: telemetry.ContinueTrace}, replay.Turn{Content: "hi"}, replay.Turn{Content: "again"})
 	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-	code, body, _ := f.do(http.MethodPost, "/runs/wait", map[string]any{"input": map[string]any{"messages": []any{human("x")}}},
+	code, body, _ := f.Do(http.MethodPost, "/runs/wait", map[string]any{"input": map[string]any{"messages": []any{servertest.Human("x")}}},
 		"traceparent", "00-"+traceID+"-"+parentID+"-01")
 	if code != http.StatusOK {
 		t.Fatalf("%d %s", code, body)
 	}
 	// Without the header, a run starts its own trace.
-	f.json(http.MethodPost, "/runs/wait", map[string]any{"input": map[string]any{"messages": []any{human("y")}}}, http.StatusOK, nil)
+	f.JSON(http.MethodPost, "/runs/wait", map[string]any{"input": map[string]any{"messages": []any{servertest.Human("y")}}}, http.StatusOK, nil)
 	var runs []sdktrace.ReadOnlySpan
 	for _, sp := range rec.Ended() {
 		if sp.Parent().IsRemote() || !sp.Parent().IsValid() {

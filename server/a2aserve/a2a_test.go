@@ -19,6 +19,7 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/server/internal/servertest"
 	"github.com/deepagents-go/deepagents/store"
 )
 
@@ -42,30 +43,30 @@ type rpcAnswer struct {
 
 // rpc calls an A2A method of the assistant and returns its answer.
 func (f *fixture) rpc(method string, params any, hdr ...string) rpcAnswer {
-	f.t.Helper()
-	code, b, _ := f.do(http.MethodPost, "/a2a/deepagent", map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, hdr...)
+	f.T.Helper()
+	code, b, _ := f.Do(http.MethodPost, "/a2a/deepagent", map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, hdr...)
 	if code != http.StatusOK {
-		f.t.Fatalf("%s: HTTP %d %s", method, code, b)
+		f.T.Fatalf("%s: HTTP %d %s", method, code, b)
 	}
-	return decode[rpcAnswer](f.t, b)
+	return servertest.Decode[rpcAnswer](f.T, b)
 }
 
 // task calls a method that answers a task, failing the test on an error.
 func (f *fixture) task(method string, params any) *a2a.Task {
-	f.t.Helper()
+	f.T.Helper()
 	a := f.rpc(method, params)
 	if a.Error != nil {
-		f.t.Fatalf("%s: error %+v", method, a.Error)
+		f.T.Fatalf("%s: error %+v", method, a.Error)
 	}
-	return decode[*a2a.Task](f.t, a.Result)
+	return servertest.Decode[*a2a.Task](f.T, a.Result)
 }
 
 // rpcStream calls a streaming method and returns its events.
 func (f *fixture) rpcStream(method string, params any) ([]a2a.Event, *rpcError) {
-	f.t.Helper()
-	code, b, h := f.do(http.MethodPost, "/a2a/deepagent", map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
+	f.T.Helper()
+	code, b, h := f.Do(http.MethodPost, "/a2a/deepagent", map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
 	if code != http.StatusOK || h.Get("Content-Type") != "text/event-stream" {
-		f.t.Fatalf("%s: HTTP %d %s %s", method, code, h.Get("Content-Type"), b)
+		f.T.Fatalf("%s: HTTP %d %s %s", method, code, h.Get("Content-Type"), b)
 	}
 	var evs []a2a.Event
 	sc := bufio.NewScanner(bytes.NewReader(b))
@@ -75,13 +76,13 @@ func (f *fixture) rpcStream(method string, params any) ([]a2a.Event, *rpcError) 
 		if !ok {
 			continue
 		}
-		a := decode[rpcAnswer](f.t, []byte(data))
+		a := servertest.Decode[rpcAnswer](f.T, []byte(data))
 		if a.Error != nil {
 			return evs, a.Error
 		}
 		ev, err := a2a.UnmarshalEventJSON(a.Result)
 		if err != nil {
-			f.t.Fatalf("event %s: %v", a.Result, err)
+			f.T.Fatalf("event %s: %v", a.Result, err)
 		}
 		evs = append(evs, ev)
 	}
@@ -125,11 +126,11 @@ func statusText(m *a2a.Message) string {
 // (?assistant_id= an ID or a graph ID; the first assistant's without),
 // under its endpoint, naming the endpoint at the host the client used.
 func TestA2AAgentCard(t *testing.T) {
-	f := newFixture(t, options{})
+	f := newFixture(t, servertest.Options{})
 	for _, path := range []string{"/.well-known/agent-card.json?assistant_id=deepagent", "/.well-known/agent-card.json?assistant_id=" + deepagentID, "/.well-known/agent-card.json", "/a2a/" + deepagentID + "/.well-known/agent-card.json"} {
 		var card a2a.AgentCard
-		f.json(http.MethodGet, path, nil, http.StatusOK, &card)
-		if card.Name != "deepagent" || card.URL != f.srv.URL+"/a2a/"+deepagentID || card.ProtocolVersion != "0.3.0" ||
+		f.JSON(http.MethodGet, path, nil, http.StatusOK, &card)
+		if card.Name != "deepagent" || card.URL != f.Srv.URL+"/a2a/"+deepagentID || card.ProtocolVersion != "0.3.0" ||
 			card.PreferredTransport != a2a.TransportProtocolJSONRPC || !card.Capabilities.Streaming || card.Capabilities.PushNotifications {
 			t.Errorf("%s: card %+v", path, card)
 		}
@@ -137,16 +138,16 @@ func TestA2AAgentCard(t *testing.T) {
 			t.Errorf("%s: skills %+v, security %+v", path, card.Skills, card.SecuritySchemes)
 		}
 	}
-	if code, _, _ := f.do(http.MethodGet, "/.well-known/agent-card.json?assistant_id=nobody", nil); code != http.StatusNotFound {
+	if code, _, _ := f.Do(http.MethodGet, "/.well-known/agent-card.json?assistant_id=nobody", nil); code != http.StatusNotFound {
 		t.Errorf("an unknown assistant's card: %d", code)
 	}
-	if code, _, _ := f.do(http.MethodPost, "/a2a/nobody", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": map[string]any{"id": "x"}}); code != http.StatusNotFound {
+	if code, _, _ := f.Do(http.MethodPost, "/a2a/nobody", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": map[string]any{"id": "x"}}); code != http.StatusNotFound {
 		t.Errorf("an unknown assistant's endpoint: %d", code)
 	}
-	if code, _, _ := f.do(http.MethodGet, "/.well-known/agent-card.json?assistant_id="+strings.Repeat("a", 300), nil); code != http.StatusBadRequest {
+	if code, _, _ := f.Do(http.MethodGet, "/.well-known/agent-card.json?assistant_id="+strings.Repeat("a", 300), nil); code != http.StatusBadRequest {
 		t.Errorf("a card's assistant ID no assistant can have: %d", code)
 	}
-	if code, _, _ := f.do(http.MethodPost, "/a2a/..", map[string]any{}); code != http.StatusBadRequest {
+	if code, _, _ := f.Do(http.MethodPost, "/a2a/..", map[string]any{}); code != http.StatusBadRequest {
 		t.Errorf("an assistant ID no assistant has: %d", code)
 	}
 }
@@ -154,7 +155,7 @@ func TestA2AAgentCard(t *testing.T) {
 // TestA2AAccess holds the A2A endpoints to the server's checks: the key
 // (which the card declares), pages of other origins, bodies not JSON.
 func TestA2AAccess(t *testing.T) {
-	f := newFixture(t, options{apiKey: "sekret"}, replay.Turn{Content: "hi"})
+	f := newFixture(t, servertest.Options{APIKey: "sekret"}, replay.Turn{Content: "hi"})
 	params := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": send(textMessage("hello"))}
 	for _, tt := range []struct {
 		name string
@@ -165,26 +166,26 @@ func TestA2AAccess(t *testing.T) {
 		{"another origin's page", []string{"X-Api-Key", "sekret", "Origin", "https://evil.example"}, http.StatusForbidden},
 		{"the key", []string{"X-Api-Key", "sekret"}, http.StatusOK},
 	} {
-		if code, b, _ := f.do(http.MethodPost, "/a2a/deepagent", params, tt.hdr...); code != tt.want {
+		if code, b, _ := f.Do(http.MethodPost, "/a2a/deepagent", params, tt.hdr...); code != tt.want {
 			t.Errorf("%s: %d %s, want %d", tt.name, code, b, tt.want)
 		}
 	}
-	if code, _, _ := f.do(http.MethodGet, "/.well-known/agent-card.json", nil); code != http.StatusUnauthorized {
+	if code, _, _ := f.Do(http.MethodGet, "/.well-known/agent-card.json", nil); code != http.StatusUnauthorized {
 		t.Errorf("the card without the key: %d", code)
 	}
-	code, b, _ := f.do(http.MethodGet, "/.well-known/agent-card.json", nil, "Authorization", "Bearer sekret")
+	code, b, _ := f.Do(http.MethodGet, "/.well-known/agent-card.json", nil, "Authorization", "Bearer sekret")
 	if code != http.StatusOK {
 		t.Fatalf("the card with the key: %d %s", code, b)
 	}
-	card := decode[a2a.AgentCard](t, b)
+	card := servertest.Decode[a2a.AgentCard](t, b)
 	scheme, ok := card.SecuritySchemes["apiKey"].(a2a.APIKeySecurityScheme)
 	if !ok || scheme.Name != "X-Api-Key" || scheme.In != a2a.APIKeySecuritySchemeInHeader || len(card.Security) != 1 {
 		t.Errorf("the card's security %+v %+v", card.SecuritySchemes, card.Security)
 	}
-	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/a2a/deepagent", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/send"}`))
+	req, _ := http.NewRequest(http.MethodPost, f.Srv.URL+"/a2a/deepagent", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/send"}`))
 	req.Header.Set("Content-Type", "text/plain")
 	req.Header.Set("X-Api-Key", "sekret")
-	res, err := f.srv.Client().Do(req)
+	res, err := f.Srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestA2AAccess(t *testing.T) {
 // in its context: the context is a thread of the LangGraph API, whose runs
 // name their task.
 func TestA2ASendAndGet(t *testing.T) {
-	f := newFixture(t, options{}, replay.Turn{Content: "Paris."}, replay.Turn{Content: "About 2.1 million."})
+	f := newFixture(t, servertest.Options{}, replay.Turn{Content: "Paris."}, replay.Turn{Content: "About 2.1 million."})
 	task := f.task("message/send", send(textMessage("The capital of France?")))
 	if task.Status.State != a2a.TaskStateCompleted || answerOf(t, task) != "Paris." || task.ContextID == "" {
 		t.Fatalf("task %+v", task)
@@ -211,9 +212,9 @@ func TestA2ASendAndGet(t *testing.T) {
 		t.Errorf("tasks/get: %+v", got)
 	}
 	// The context is the thread.
-	var state wireValues
-	f.json(http.MethodGet, "/threads/"+task.ContextID+"/state", nil, http.StatusOK, &struct {
-		Values *wireValues `json:"values"`
+	var state servertest.WireValues
+	f.JSON(http.MethodGet, "/threads/"+task.ContextID+"/state", nil, http.StatusOK, &struct {
+		Values *servertest.WireValues `json:"values"`
 	}{&state})
 	if len(state.Messages) != 2 || state.Messages[1].Content != "Paris." {
 		t.Errorf("the thread's messages %+v", state.Messages)
@@ -221,7 +222,7 @@ func TestA2ASendAndGet(t *testing.T) {
 	var runs []struct {
 		Metadata map[string]any `json:"metadata"`
 	}
-	f.json(http.MethodGet, "/threads/"+task.ContextID+"/runs", nil, http.StatusOK, &runs)
+	f.JSON(http.MethodGet, "/threads/"+task.ContextID+"/runs", nil, http.StatusOK, &runs)
 	if len(runs) != 1 || runs[0].Metadata["a2a_task_id"] != string(task.ID) {
 		t.Errorf("the thread's runs %+v", runs)
 	}
@@ -230,8 +231,8 @@ func TestA2ASendAndGet(t *testing.T) {
 	if next.ID == task.ID || next.ContextID != task.ContextID || answerOf(t, next) != "About 2.1 million." {
 		t.Errorf("the next task %+v", next)
 	}
-	f.json(http.MethodGet, "/threads/"+task.ContextID+"/state", nil, http.StatusOK, &struct {
-		Values *wireValues `json:"values"`
+	f.JSON(http.MethodGet, "/threads/"+task.ContextID+"/state", nil, http.StatusOK, &struct {
+		Values *servertest.WireValues `json:"values"`
 	}{&state})
 	if len(state.Messages) != 4 {
 		t.Errorf("the thread has %d messages, want 4", len(state.Messages))
@@ -243,9 +244,9 @@ func TestA2ASendAndGet(t *testing.T) {
 // the final status.
 func TestA2AStream(t *testing.T) {
 	long := strings.Repeat("é", 20000) // 40,000 bytes, in three chunks
-	f := newFixture(t, options{},
-		replay.Turn{Content: "Planning.", ToolCalls: []llm.ToolCall{call("c1", "write_todos", `{"todos":[{"content":"Write","status":"in_progress"}]}`)}},
-		replay.Turn{ToolCalls: []llm.ToolCall{call("c2", "write_file", `{"file_path":"/big.txt","content":"`+strings.Repeat("x", 10000)+`"}`)}},
+	f := newFixture(t, servertest.Options{},
+		replay.Turn{Content: "Planning.", ToolCalls: []llm.ToolCall{servertest.Call("c1", "write_todos", `{"todos":[{"content":"Write","status":"in_progress"}]}`)}},
+		replay.Turn{ToolCalls: []llm.ToolCall{servertest.Call("c2", "write_file", `{"file_path":"/big.txt","content":"`+strings.Repeat("x", 10000)+`"}`)}},
 		replay.Turn{Content: long},
 	)
 	evs, rpcErr := f.rpcStream("message/stream", send(textMessage("go")))
@@ -356,8 +357,8 @@ func TestA2AApproval(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, options{interruptOn: []string{"write_file"}},
-				replay.Turn{ToolCalls: []llm.ToolCall{call("c1", "write_file", `{"file_path":"/a.md","content":"hello"}`)}},
+			f := newFixture(t, servertest.Options{InterruptOn: []string{"write_file"}},
+				replay.Turn{ToolCalls: []llm.ToolCall{servertest.Call("c1", "write_file", `{"file_path":"/a.md","content":"hello"}`)}},
 				replay.Turn{Content: "Done."},
 			)
 			task := f.task("message/send", send(textMessage("write it")))
@@ -385,14 +386,14 @@ func TestA2AApproval(t *testing.T) {
 			if done.ID != task.ID || done.Status.State != a2a.TaskStateCompleted || answerOf(t, done) != "Done." {
 				t.Fatalf("after the answer: %+v", done)
 			}
-			var state wireValues
-			f.json(http.MethodGet, "/threads/"+task.ContextID+"/state", nil, http.StatusOK, &struct {
-				Values *wireValues `json:"values"`
+			var state servertest.WireValues
+			f.JSON(http.MethodGet, "/threads/"+task.ContextID+"/state", nil, http.StatusOK, &struct {
+				Values *servertest.WireValues `json:"values"`
 			}{&state})
 			if _, ok := state.Files["/a.md"]; ok != tt.written {
 				t.Errorf("file written: %v, want %v", ok, tt.written)
 			}
-			var tool *wireMsg
+			var tool *servertest.WireMsg
 			for i := range state.Messages {
 				if state.Messages[i].Type == "tool" {
 					tool = &state.Messages[i]
@@ -412,8 +413,8 @@ func TestA2AApproval(t *testing.T) {
 // TestA2ACancel cancels a task at work, and one waiting for a decision,
 // whose context then goes on with a new task.
 func TestA2ACancel(t *testing.T) {
-	m := newBlockingModel()
-	f := newFixture(t, options{model: m})
+	m := servertest.NewBlockingModel()
+	f := newFixture(t, servertest.Options{Model: m})
 	blocking := false
 	params := send(textMessage("work"))
 	params["configuration"] = map[string]any{"blocking": blocking}
@@ -421,7 +422,7 @@ func TestA2ACancel(t *testing.T) {
 	if task.Status.State != a2a.TaskStateSubmitted && task.Status.State != a2a.TaskStateWorking {
 		t.Fatalf("a task sent without blocking is %s", task.Status.State)
 	}
-	waitFor(t, "the model call", func() bool { return m.calls.Load() == 1 })
+	servertest.WaitFor(t, "the model call", func() bool { return m.Calls.Load() == 1 })
 	if got := f.task("tasks/get", map[string]any{"id": task.ID}); got.Status.State != a2a.TaskStateWorking {
 		t.Errorf("at work: %s", got.Status.State)
 	}
@@ -436,7 +437,7 @@ func TestA2ACancel(t *testing.T) {
 	var runs []struct {
 		Status string `json:"status"`
 	}
-	f.json(http.MethodGet, "/threads/"+task.ContextID+"/runs", nil, http.StatusOK, &runs)
+	f.JSON(http.MethodGet, "/threads/"+task.ContextID+"/runs", nil, http.StatusOK, &runs)
 	if len(runs) != 1 || runs[0].Status != "interrupted" {
 		t.Errorf("the run after cancel: %+v", runs)
 	}
@@ -445,8 +446,8 @@ func TestA2ACancel(t *testing.T) {
 	}
 
 	t.Run("waiting", func(t *testing.T) {
-		f := newFixture(t, options{interruptOn: []string{"write_file"}},
-			replay.Turn{ToolCalls: []llm.ToolCall{call("c1", "write_file", `{"file_path":"/a.md","content":"hello"}`)}},
+		f := newFixture(t, servertest.Options{InterruptOn: []string{"write_file"}},
+			replay.Turn{ToolCalls: []llm.ToolCall{servertest.Call("c1", "write_file", `{"file_path":"/a.md","content":"hello"}`)}},
 			replay.Turn{Content: "Left it."},
 		)
 		task := f.task("message/send", send(textMessage("write it")))
@@ -462,8 +463,8 @@ func TestA2ACancel(t *testing.T) {
 	})
 
 	t.Run("superseded", func(t *testing.T) {
-		f := newFixture(t, options{interruptOn: []string{"write_file"}},
-			replay.Turn{ToolCalls: []llm.ToolCall{call("c1", "write_file", `{"file_path":"/a.md","content":"hello"}`)}},
+		f := newFixture(t, servertest.Options{InterruptOn: []string{"write_file"}},
+			replay.Turn{ToolCalls: []llm.ToolCall{servertest.Call("c1", "write_file", `{"file_path":"/a.md","content":"hello"}`)}},
 			replay.Turn{Content: "Something else, then."},
 		)
 		task := f.task("message/send", send(textMessage("write it")))
@@ -480,7 +481,7 @@ func TestA2ACancel(t *testing.T) {
 // TestA2ABadRequests answers what no task can be with the protocol's
 // errors, never a failed run or a 500.
 func TestA2ABadRequests(t *testing.T) {
-	f := newFixture(t, options{}, replay.Turn{Content: "hi"})
+	f := newFixture(t, servertest.Options{}, replay.Turn{Content: "hi"})
 	tests := []struct {
 		name   string
 		method string
@@ -511,12 +512,12 @@ func TestA2ABadRequests(t *testing.T) {
 			}
 		})
 	}
-	code, b, _ := f.do(http.MethodPost, "/a2a/deepagent", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"role":"user","messageId":"m","parts":[{"kind":"text","text":"`+strings.Repeat("x", 33<<20)+`"}]}}}`)
+	code, b, _ := f.Do(http.MethodPost, "/a2a/deepagent", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"role":"user","messageId":"m","parts":[{"kind":"text","text":"`+strings.Repeat("x", 33<<20)+`"}]}}}`)
 	if code != http.StatusOK || !bytes.Contains(b, []byte(`"code":-32700`)) {
 		t.Errorf("a body over the bound: %d %.200s", code, b)
 	}
-	if f.threadCount() != 0 {
-		t.Errorf("%d threads after requests that start nothing", f.threadCount())
+	if f.ThreadCount() != 0 {
+		t.Errorf("%d threads after requests that start nothing", f.ThreadCount())
 	}
 }
 
@@ -525,7 +526,7 @@ func TestA2ABadRequests(t *testing.T) {
 // fetched).
 func TestA2AFiles(t *testing.T) {
 	model := &recordingModel{Model: replay.New(replay.Turn{Content: "Read."})}
-	f := newFixture(t, options{model: model})
+	f := newFixture(t, servertest.Options{Model: model})
 	msg := map[string]any{"role": "user", "messageId": "m", "parts": []any{
 		map[string]any{"kind": "text", "text": "Look at these."},
 		map[string]any{"kind": "file", "file": map[string]any{"bytes": "aGVsbG8=", "name": "a.txt", "mimeType": "text/plain"}},
@@ -586,7 +587,7 @@ func TestA2ATaskOfADeadReplica(t *testing.T) {
 // TestA2AHistoryBounded keeps at most 64 KiB of a message's parts in its
 // task's history, however many it sends, and no file bytes.
 func TestA2AHistoryBounded(t *testing.T) {
-	f := newFixture(t, options{}, replay.Turn{Content: "ok"})
+	f := newFixture(t, servertest.Options{}, replay.Turn{Content: "ok"})
 	parts := []any{map[string]any{"kind": "file", "file": map[string]any{"bytes": "aGVsbG8=", "name": "a.txt", "mimeType": "text/plain"}}}
 	for range 600 {
 		parts = append(parts, map[string]any{"kind": "text", "text": strings.Repeat("x", 1024), "metadata": map[string]any{"pad": strings.Repeat("m", 10000)}})
@@ -609,15 +610,15 @@ func TestA2AHistoryBounded(t *testing.T) {
 // TestA2AStreamKeepAlive writes a comment line between events while a
 // step is silent (a model that stalls), as the LangGraph streams do.
 func TestA2AStreamKeepAlive(t *testing.T) {
-	m := newBlockingModel()
-	defer close(m.release)
-	f := newFixture(t, options{model: m, heartbeat: 20 * time.Millisecond})
+	m := servertest.NewBlockingModel()
+	defer close(m.Release)
+	f := newFixture(t, servertest.Options{Model: m, Heartbeat: 20 * time.Millisecond})
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/stream", "params": send(textMessage("work"))})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.srv.URL+"/a2a/deepagent", bytes.NewReader(body))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.Srv.URL+"/a2a/deepagent", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	res, err := f.srv.Client().Do(req)
+	res, err := f.Srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -639,13 +640,13 @@ func TestA2AStreamKeepAlive(t *testing.T) {
 // TestA2ATasksGoWithTheirThread: deleting a thread deletes its tasks,
 // one at work too (its end is not recorded after).
 func TestA2ATasksGoWithTheirThread(t *testing.T) {
-	m := newBlockingModel()
-	f := newFixture(t, options{model: m})
+	m := servertest.NewBlockingModel()
+	f := newFixture(t, servertest.Options{Model: m})
 	params := send(textMessage("work"))
 	params["configuration"] = map[string]any{"blocking": false}
 	task := f.task("message/send", params)
-	waitFor(t, "the model call", func() bool { return m.calls.Load() == 1 })
-	if code, b, _ := f.do(http.MethodDelete, "/threads/"+task.ContextID, nil); code != http.StatusNoContent {
+	servertest.WaitFor(t, "the model call", func() bool { return m.Calls.Load() == 1 })
+	if code, b, _ := f.Do(http.MethodDelete, "/threads/"+task.ContextID, nil); code != http.StatusNoContent {
 		t.Fatalf("delete: %d %s", code, b)
 	}
 	if a := f.rpc("tasks/get", map[string]any{"id": task.ID}); a.Error == nil || a.Error.Code != -32001 {
@@ -657,7 +658,7 @@ func TestA2ATasksGoWithTheirThread(t *testing.T) {
 // waits for a decision at once, again and again: whichever wins, what
 // each answered stays the task's state, and an ended task never changes.
 func TestA2ACancelRacesAnAnswer(t *testing.T) {
-	f := newFixture(t, options{model: replay.Inline{}, interruptOn: []string{"write_file"}})
+	f := newFixture(t, servertest.Options{Model: replay.Inline{}, InterruptOn: []string{"write_file"}})
 	script := `{"turns":[{"tool_calls":[{"name":"write_file","args":{"file_path":"/a.md","content":"hi"}}]},{"content":"Written."}]}`
 	for i := range 30 {
 		task := f.task("message/send", send(textMessage(script)))
@@ -674,7 +675,7 @@ func TestA2ACancelRacesAnAnswer(t *testing.T) {
 		}()
 		wg.Wait()
 		var final *a2a.Task
-		waitFor(t, "the task's end", func() bool {
+		servertest.WaitFor(t, "the task's end", func() bool {
 			final = f.task("tasks/get", map[string]any{"id": task.ID})
 			return final.Status.State.Terminal()
 		})
@@ -682,7 +683,7 @@ func TestA2ACancelRacesAnAnswer(t *testing.T) {
 			if a.Error != nil {
 				continue
 			}
-			if got := decode[*a2a.Task](t, a.Result); got.Status.State.Terminal() && got.Status.State != final.Status.State {
+			if got := servertest.Decode[*a2a.Task](t, a.Result); got.Status.State.Terminal() && got.Status.State != final.Status.State {
 				t.Fatalf("round %d: answered %s, and the task ended %s", i, got.Status.State, final.Status.State)
 			}
 		}
@@ -704,12 +705,12 @@ func TestA2AEventsFitALine(t *testing.T) {
 	big := strings.Repeat("<p>", 40000) // 120,000 bytes, 720,000 escaped
 	var calls []llm.ToolCall
 	for i := range 10 {
-		calls = append(calls, call(fmt.Sprintf("c%d", i), "write_file", fmt.Sprintf(`{"file_path":"/f%d.html","content":%q}`, i, big)))
+		calls = append(calls, servertest.Call(fmt.Sprintf("c%d", i), "write_file", fmt.Sprintf(`{"file_path":"/f%d.html","content":%q}`, i, big)))
 	}
-	f := newFixture(t, options{interruptOn: []string{"write_file"}},
+	f := newFixture(t, servertest.Options{InterruptOn: []string{"write_file"}},
 		replay.Turn{Content: strings.Repeat("<", 50000), ToolCalls: calls},
 	)
-	code, b, _ := f.do(http.MethodPost, "/a2a/deepagent", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/stream", "params": send(textMessage("write them"))})
+	code, b, _ := f.Do(http.MethodPost, "/a2a/deepagent", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/stream", "params": send(textMessage("write them"))})
 	if code != http.StatusOK {
 		t.Fatalf("%d %s", code, b)
 	}
@@ -730,16 +731,16 @@ func TestA2AEventsFitALine(t *testing.T) {
 // TestA2AResubscribeThroughAnotherReplica follows a task through a replica
 // that does not run it: its changes of state, then its answer and its end.
 func TestA2AResubscribeThroughAnotherReplica(t *testing.T) {
-	m := newBlockingModel()
+	m := servertest.NewBlockingModel()
 	rs := newReplicas(t, 2, checkpoint.NewMemorySaver(), store.NewMemoryStore(), func() llm.Model { return m })
 	a, b := rs[0], rs[1]
 	params := send(textMessage("work"))
 	params["configuration"] = map[string]any{"blocking": false}
 	task := a.task("message/send", params)
-	waitFor(t, "the model call", func() bool { return m.calls.Load() == 1 })
+	servertest.WaitFor(t, "the model call", func() bool { return m.Calls.Load() == 1 })
 	go func() {
 		time.Sleep(600 * time.Millisecond)
-		close(m.release)
+		close(m.Release)
 	}()
 	evs, rpcErr := b.rpcStream("tasks/resubscribe", map[string]any{"id": task.ID})
 	if rpcErr != nil {
@@ -763,13 +764,13 @@ func TestA2AResubscribeThroughAnotherReplica(t *testing.T) {
 // TestA2AStreamClientLeaves: a client that stops following a stream
 // leaves its task going to its end.
 func TestA2AStreamClientLeaves(t *testing.T) {
-	m := newBlockingModel()
-	f := newFixture(t, options{model: m})
+	m := servertest.NewBlockingModel()
+	f := newFixture(t, servertest.Options{Model: m})
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/stream", "params": send(textMessage("work"))})
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.srv.URL+"/a2a/deepagent", bytes.NewReader(body))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.Srv.URL+"/a2a/deepagent", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	res, err := f.srv.Client().Do(req)
+	res, err := f.Srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -777,15 +778,15 @@ func TestA2AStreamClientLeaves(t *testing.T) {
 	var taskID a2a.TaskID
 	for taskID == "" && sc.Scan() {
 		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-			taskID = decode[*a2a.Task](t, decode[rpcAnswer](t, []byte(data)).Result).ID
+			taskID = servertest.Decode[*a2a.Task](t, servertest.Decode[rpcAnswer](t, []byte(data)).Result).ID
 		}
 	}
 	cancel()
 	res.Body.Close()
-	waitFor(t, "the model call", func() bool { return m.calls.Load() == 1 })
-	close(m.release)
+	servertest.WaitFor(t, "the model call", func() bool { return m.Calls.Load() == 1 })
+	close(m.Release)
 	var got *a2a.Task
-	waitFor(t, "the task's end", func() bool {
+	servertest.WaitFor(t, "the task's end", func() bool {
 		got = f.task("tasks/get", map[string]any{"id": taskID})
 		return got.Status.State.Terminal()
 	})
@@ -797,13 +798,13 @@ func TestA2AStreamClientLeaves(t *testing.T) {
 // TestA2ACloseWhileWorking closes the server while a task works: Close
 // returns, and the task's end is recorded: failed, as the server stopped.
 func TestA2ACloseWhileWorking(t *testing.T) {
-	m := newBlockingModel()
+	m := servertest.NewBlockingModel()
 	saver, st := checkpoint.NewMemorySaver(), store.NewMemoryStore()
 	rs := newReplicas(t, 1, saver, st, func() llm.Model { return m })
 	params := send(textMessage("work"))
 	params["configuration"] = map[string]any{"blocking": false}
 	task := rs[0].task("message/send", params)
-	waitFor(t, "the model call", func() bool { return m.calls.Load() == 1 })
+	servertest.WaitFor(t, "the model call", func() bool { return m.Calls.Load() == 1 })
 	done := make(chan struct{})
 	go func() { rs[0].s.Close(); close(done) }()
 	select {

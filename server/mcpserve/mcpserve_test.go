@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/deepagents-go/deepagents/llm/replay"
+	"github.com/deepagents-go/deepagents/server/internal/servertest"
 )
 
 // protocolVersions are the MCP versions the tests speak: the Go SDK's
@@ -63,8 +64,8 @@ func connectMCP(t *testing.T, f *fixture, version string, hdr http.Header) (*mcp
 		},
 	})
 	tr := &sdk.StreamableClientTransport{
-		Endpoint:   f.srv.URL + "/mcp",
-		HTTPClient: &http.Client{Transport: headerTransport{base: f.srv.Client().Transport, hdr: hdr}},
+		Endpoint:   f.Srv.URL + "/mcp",
+		HTTPClient: &http.Client{Transport: headerTransport{base: f.Srv.Client().Transport, hdr: hdr}},
 		MaxRetries: -1,
 	}
 	cs, err := client.Connect(context.Background(), tr, &sdk.ClientSessionOptions{ProtocolVersion: version})
@@ -131,14 +132,14 @@ func callTool(ctx context.Context, t *testing.T, c *mcpClient, tool string, args
 // threadRuns lists a thread's runs through the LangGraph API.
 func threadRuns(f *fixture, tid string) []map[string]any {
 	var runs []map[string]any
-	f.json(http.MethodGet, "/threads/"+tid+"/runs", nil, http.StatusOK, &runs)
+	f.JSON(http.MethodGet, "/threads/"+tid+"/runs", nil, http.StatusOK, &runs)
 	return runs
 }
 
 // runStatus is the status of the one run of a thread, "" while there is
 // none (the thread is made when the run starts).
 func runStatus(f *fixture, tid string) string {
-	code, b, _ := f.do(http.MethodGet, "/threads/"+tid+"/runs", nil)
+	code, b, _ := f.Do(http.MethodGet, "/threads/"+tid+"/runs", nil)
 	var runs []map[string]any
 	if code != http.StatusOK || json.Unmarshal(b, &runs) != nil || len(runs) != 1 {
 		return ""
@@ -152,13 +153,13 @@ func runStatus(f *fixture, tid string) string {
 // a taken name given a suffix of the assistant's ID, at most 128, the
 // same on every request.
 func TestMCPListsAssistants(t *testing.T) {
-	f := newFixture(t, options{model: replay.Inline{}, graphs: []string{"deepagent", "a.b", "a_b"}})
+	f := newFixture(t, servertest.Options{Model: replay.Inline{}, Graphs: []string{"deepagent", "a.b", "a_b"}})
 	create := func(name, id string, desc any) {
 		body := map[string]any{"graph_id": "deepagent", "name": name, "assistant_id": id}
 		if desc != nil {
 			body["description"] = desc
 		}
-		f.json(http.MethodPost, "/assistants", body, http.StatusOK, nil)
+		f.JSON(http.MethodPost, "/assistants", body, http.StatusOK, nil)
 	}
 	create("writer", "11111111-1111-4111-8111-111111111111", "Writes reports")
 	time.Sleep(2 * time.Millisecond) // created_at orders the created ones
@@ -235,7 +236,7 @@ func TestMCPListsAssistants(t *testing.T) {
 	var info struct {
 		Flags map[string]bool `json:"flags"`
 	}
-	f.json(http.MethodGet, "/info", nil, http.StatusOK, &info)
+	f.JSON(http.MethodGet, "/info", nil, http.StatusOK, &info)
 	if !info.Flags["mcp"] {
 		t.Errorf("/info flags %v", info.Flags)
 	}
@@ -247,7 +248,7 @@ func assistantID(t *testing.T, f *fixture, graphID string) string {
 	var a struct {
 		AssistantID string `json:"assistant_id"`
 	}
-	f.json(http.MethodGet, "/assistants/"+graphID, nil, http.StatusOK, &a)
+	f.JSON(http.MethodGet, "/assistants/"+graphID, nil, http.StatusOK, &a)
 	return a.AssistantID
 }
 
@@ -257,7 +258,7 @@ func assistantID(t *testing.T, f *fixture, graphID string) string {
 func TestMCPRunsATask(t *testing.T) {
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
-			f := newFixture(t, options{model: replay.Inline{}})
+			f := newFixture(t, servertest.Options{Model: replay.Inline{}})
 			c := mustConnectMCP(t, f, version)
 			task := script(
 				map[string]any{"content": "Planning.", "tool_calls": []any{map[string]any{"name": "write_todos", "args": map[string]any{"todos": []any{map[string]any{"content": "Write", "status": "in_progress"}}}}}},
@@ -272,7 +273,7 @@ func TestMCPRunsATask(t *testing.T) {
 			}
 			// Notifications reach a client before the result; its SDK hands
 			// them to the handler on a goroutine of its own.
-			waitFor(t, "the progress notifications", func() bool {
+			servertest.WaitFor(t, "the progress notifications", func() bool {
 				got := c.progressMessages()
 				return slices.Contains(got, "calling write_todos") && slices.Contains(got, "todos: 0 of 1 done")
 			})
@@ -281,7 +282,7 @@ func TestMCPRunsATask(t *testing.T) {
 				t.Errorf("runs %v", runs)
 			}
 			var th map[string]any
-			f.json(http.MethodGet, "/threads/"+out.ThreadID, nil, http.StatusOK, &th)
+			f.JSON(http.MethodGet, "/threads/"+out.ThreadID, nil, http.StatusOK, &th)
 
 			// Continued: the same thread, a second run.
 			_, _, again := callTool(context.Background(), t, c, "deepagent", map[string]any{"task": script(map[string]any{"content": "Again."}), "thread_id": out.ThreadID})
@@ -312,7 +313,7 @@ func TestMCPApproval(t *testing.T) {
 	for _, version := range protocolVersions {
 		for _, decision := range []string{"approve", "reject"} {
 			t.Run(version+"/"+decision, func(t *testing.T) {
-				f := newFixture(t, options{model: replay.Inline{}, interruptOn: []string{"write_file"}})
+				f := newFixture(t, servertest.Options{Model: replay.Inline{}, InterruptOn: []string{"write_file"}})
 				c := mustConnectMCP(t, f, version)
 				task := script(
 					map[string]any{"tool_calls": []any{map[string]any{"name": "write_file", "args": map[string]any{"file_path": "/a.txt", "content": "hello"}}}},
@@ -333,9 +334,9 @@ func TestMCPApproval(t *testing.T) {
 					t.Fatalf("after %s: %q %+v", decision, text, end)
 				}
 				var st struct {
-					Values wireValues `json:"values"`
+					Values servertest.WireValues `json:"values"`
 				}
-				f.json(http.MethodGet, "/threads/"+out.ThreadID+"/state", nil, http.StatusOK, &st)
+				f.JSON(http.MethodGet, "/threads/"+out.ThreadID+"/state", nil, http.StatusOK, &st)
 				if _, wrote := st.Values.Files["/a.txt"]; wrote != (decision == "approve") {
 					t.Errorf("%s: /a.txt written: %v", decision, wrote)
 				}
@@ -351,7 +352,7 @@ func TestMCPApproval(t *testing.T) {
 // on, a thread that does not exist, a thread_id no thread can have, a
 // busy thread; so are arguments that are neither a task nor a decision.
 func TestMCPRefusals(t *testing.T) {
-	f := newFixture(t, options{model: replay.Inline{}})
+	f := newFixture(t, servertest.Options{Model: replay.Inline{}})
 	c := mustConnectMCP(t, f, protocolVersions[1])
 	_, _, done := callTool(context.Background(), t, c, "deepagent", map[string]any{"task": script(map[string]any{"content": "Done."})})
 
@@ -365,7 +366,7 @@ func TestMCPRefusals(t *testing.T) {
 		res, err := c.CallTool(context.Background(), &sdk.CallToolParams{Name: "deepagent", Arguments: map[string]any{"task": script(map[string]any{"content": "Slow.", "delay_ms": 60000}), "thread_id": "busy"}})
 		slow <- answer{res, err}
 	}()
-	waitFor(t, "the slow run", func() bool { return runStatus(f, "busy") == "running" })
+	servertest.WaitFor(t, "the slow run", func() bool { return runStatus(f, "busy") == "running" })
 
 	tests := []struct {
 		name string
@@ -389,7 +390,7 @@ func TestMCPRefusals(t *testing.T) {
 		})
 	}
 	// The busy thread's run is cancelled with its thread.
-	f.json(http.MethodDelete, "/threads/busy", nil, http.StatusNoContent, nil)
+	f.JSON(http.MethodDelete, "/threads/busy", nil, http.StatusNoContent, nil)
 	select {
 	case a := <-slow:
 		if a.err != nil {
@@ -408,11 +409,11 @@ func TestMCPRefusals(t *testing.T) {
 // Calls count against MaxRuns: with one slot taken, the next call's run
 // waits, pending, and runs once the slot is free.
 func TestMCPCallsCountAgainstMaxRuns(t *testing.T) {
-	f := newFixture(t, options{model: replay.Inline{}, maxRuns: 1})
+	f := newFixture(t, servertest.Options{Model: replay.Inline{}, MaxRuns: 1})
 	c := mustConnectMCP(t, f, protocolVersions[0])
 	go c.CallTool(context.Background(), &sdk.CallToolParams{Name: "deepagent", Arguments: map[string]any{"task": script(map[string]any{"content": "Slow.", "delay_ms": 60000}), "thread_id": "first"}})
-	waitFor(t, "the first run", func() bool { return runStatus(f, "first") == "running" })
-	f.json(http.MethodPost, "/threads", map[string]any{"thread_id": "second"}, http.StatusOK, nil)
+	servertest.WaitFor(t, "the first run", func() bool { return runStatus(f, "first") == "running" })
+	f.JSON(http.MethodPost, "/threads", map[string]any{"thread_id": "second"}, http.StatusOK, nil)
 	second := make(chan taskOutput, 1)
 	go func() {
 		res, err := c.CallTool(context.Background(), &sdk.CallToolParams{Name: "deepagent", Arguments: map[string]any{"task": script(map[string]any{"content": "Second."}), "thread_id": "second"}})
@@ -423,8 +424,8 @@ func TestMCPCallsCountAgainstMaxRuns(t *testing.T) {
 		}
 		second <- out
 	}()
-	waitFor(t, "the second run, pending", func() bool { return runStatus(f, "second") == "pending" })
-	f.json(http.MethodDelete, "/threads/first", nil, http.StatusNoContent, nil)
+	servertest.WaitFor(t, "the second run, pending", func() bool { return runStatus(f, "second") == "pending" })
+	f.JSON(http.MethodDelete, "/threads/first", nil, http.StatusNoContent, nil)
 	select {
 	case out := <-second:
 		if out.Status != "completed" || out.Answer != "Second." {
@@ -440,7 +441,7 @@ func TestMCPCallsCountAgainstMaxRuns(t *testing.T) {
 func TestMCPCallCancelled(t *testing.T) {
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
-			f := newFixture(t, options{model: replay.Inline{}})
+			f := newFixture(t, servertest.Options{Model: replay.Inline{}})
 			c := mustConnectMCP(t, f, version)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
@@ -449,12 +450,12 @@ func TestMCPCallCancelled(t *testing.T) {
 				_, err := c.CallTool(ctx, p)
 				done <- err
 			}()
-			waitFor(t, "the run", func() bool { return runStatus(f, "slow") == "running" })
+			servertest.WaitFor(t, "the run", func() bool { return runStatus(f, "slow") == "running" })
 			cancel()
 			if err := <-done; err == nil {
 				t.Error("the cancelled call answered")
 			}
-			waitFor(t, "the run cancelled", func() bool { return runStatus(f, "slow") == "interrupted" })
+			servertest.WaitFor(t, "the run cancelled", func() bool { return runStatus(f, "slow") == "interrupted" })
 		})
 	}
 }
@@ -464,7 +465,7 @@ func TestMCPCallCancelled(t *testing.T) {
 // of an allowed origin may send MCP's headers and read the session's.
 // Stateless, it serves POST alone.
 func TestMCPAccess(t *testing.T) {
-	f := newFixture(t, options{model: replay.Inline{}, apiKey: "secret"})
+	f := newFixture(t, servertest.Options{Model: replay.Inline{}, APIKey: "secret"})
 	tests := []struct {
 		name string
 		hdr  http.Header
@@ -511,7 +512,7 @@ func TestMCPAccess(t *testing.T) {
 	}
 	for _, tt := range raw {
 		t.Run(tt.name, func(t *testing.T) {
-			code, body, h := f.do(tt.method, "/mcp", initialize, tt.hdr...)
+			code, body, h := f.Do(tt.method, "/mcp", initialize, tt.hdr...)
 			if code != tt.status {
 				t.Fatalf("%d %s, want %d", code, body, tt.status)
 			}
