@@ -242,3 +242,11 @@ func NewUUID() string { return newUUID() }
 // MaxBody bounds a request's body: requests carry messages and files, not
 // uploads.
 const MaxBody = maxBody
+
+// WriteJSON answers v as JSON with the status, as the LangGraph API's
+// routes answer.
+func WriteJSON(w http.ResponseWriter, status int, v any) { writeJSON(w, status, v) }
+
+// HTTPError answers as the LangGraph API does: the status and the
+// message as plain text.
+func HTTPError(w http.ResponseWriter, status int, msg string) { httpError(w, status, msg) }

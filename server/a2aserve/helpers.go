@@ -3,7 +3,6 @@ package a2aserve
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/deepagents-go/deepagents/server"
@@ -15,6 +14,8 @@ import (
 var (
 	idProblem = server.IDProblem
 	newUUID   = server.NewUUID
+	writeJSON = server.WriteJSON
+	httpError = server.HTTPError
 )
 
 const maxBody = server.MaxBody
@@ -28,25 +29,6 @@ func badID(w http.ResponseWriter, kind, id string) bool {
 	}
 	httpError(w, http.StatusBadRequest, fmt.Sprintf("Invalid %s ID: %s", kind, p))
 	return true
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		httpError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(b)
-}
-
-// httpError answers as the LangGraph API does: the status and the
-// message as plain text.
-func httpError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(status)
-	io.WriteString(w, msg)
 }
 
 // asValue is v's JSON object, as a store item's value holds it. v is one
