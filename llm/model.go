@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"sync/atomic"
 )
 
 // ToolSpec describes a tool to the model. Parameters is a JSON Schema for the
@@ -68,6 +69,30 @@ func (r *Request) AppendSystem(section string) {
 		return
 	}
 	r.System += "\n\n" + section
+}
+
+// SystemMemo appends sections to system prompts as Request.AppendSystem
+// does, remembering the last prompt it appended to and what that made: a
+// middleware that adds the same section to the same prompt at every step
+// copies the prompt once, not once a step. Its zero value is ready to use;
+// it is safe for concurrent use, and stays right (if no faster) when its
+// prompts or sections change from one call to the next.
+type SystemMemo struct{ last atomic.Pointer[systemJoin] }
+
+type systemJoin struct{ base, section, joined string }
+
+// Append adds section to the end of r's system prompt.
+func (m *SystemMemo) Append(r *Request, section string) {
+	// Strings that share their bytes compare in constant time: the
+	// prompt a step's middleware pass on is, step after step, the one
+	// this memo made the step before.
+	if j := m.last.Load(); j != nil && j.base == r.System && j.section == section {
+		r.System = j.joined
+		return
+	}
+	base := r.System
+	r.AppendSystem(section)
+	m.last.Store(&systemJoin{base: base, section: section, joined: r.System})
 }
 
 // StopReason says why the model stopped generating.

@@ -45,6 +45,9 @@ type Middleware struct {
 	backend backend.Backend
 	sources []string
 	logger  *slog.Logger
+	// prompt appends the section to the system prompt: the same
+	// section to the same prompt, step after step.
+	prompt llm.SystemMemo
 }
 
 // New returns the memory middleware. It fails without a Backend.
@@ -88,7 +91,7 @@ func (m *Middleware) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
 // WrapModel implements agent.ModelWrapper.
 func (m *Middleware) WrapModel(ctx context.Context, req *agent.ModelRequest, next agent.ModelHandler) (*llm.Response, error) {
 	if s, ok := req.Runtime.Local(memoryKey{}); ok && s.(string) != "" {
-		req.AppendSystem(s.(string))
+		m.prompt.Append(&req.Request, s.(string))
 	}
 	return next(ctx, req)
 }

@@ -69,6 +69,9 @@ type Middleware struct {
 	backend backend.Backend
 	sources []string
 	logger  *slog.Logger
+	// prompt appends the section to the system prompt: the same
+	// section to the same prompt, step after step.
+	prompt llm.SystemMemo
 }
 
 // New returns the skills middleware. It fails without a Backend.
@@ -105,7 +108,7 @@ func (s *Middleware) BeforeAgent(ctx context.Context, rt *agent.Runtime) error {
 // WrapModel implements agent.ModelWrapper.
 func (s *Middleware) WrapModel(ctx context.Context, req *agent.ModelRequest, next agent.ModelHandler) (*llm.Response, error) {
 	if sec, ok := req.Runtime.Local(skillsKey{}); ok && sec.(string) != "" {
-		req.AppendSystem(sec.(string))
+		s.prompt.Append(&req.Request, sec.(string))
 	}
 	return next(ctx, req)
 }
