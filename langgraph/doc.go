@@ -2,7 +2,8 @@
 // objects ([Thread], [Run], [ThreadState], [Assistant]), their statuses
 // ([RunStatus], [ThreadStatus]), the bodies of its requests ([RunCreate],
 // [ThreadCreate], ...), its paths ([PathRun], filled by [Path]) and
-// headers, and a small [Client] of it.
+// headers, and a [Client] of every route package server serves: threads,
+// runs, crons ([Cron], crons.go) and the store ([Item], store.go).
 //
 // Every side of the API in this module speaks it through this package:
 // package server implements the API (deepagents serve), its replicas
@@ -14,5 +15,5 @@
 // message dicts, todos, files) is the server's business: the API carries
 // any graph's values, and the Client hands them over as JSON.
 //
-// The package imports nothing of the module.
+// The package imports nothing of the module but internal/clip.
 package langgraph

@@ -13,6 +13,13 @@ import (
 	"github.com/deepagents-go/deepagents/store"
 )
 
+// assistantRoutes registers the assistants API.
+func (s *Server) assistantRoutes(m *http.ServeMux) {
+	m.HandleFunc("POST "+langgraph.PathAssistantSearch, s.searchAssistants)
+	m.HandleFunc("GET "+langgraph.PathAssistant, s.getAssistant)
+	m.HandleFunc("POST "+langgraph.PathAssistants, s.createAssistant)
+}
+
 // assistantNamespace is the UUID namespace LangGraph derives an
 // assistant's ID from its graph ID with (the URL namespace of RFC 9562).
 var assistantNamespace = [16]byte{0x6b, 0xa7, 0xb8, 0x21, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8}

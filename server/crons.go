@@ -31,13 +31,7 @@ import (
 // across the replicas. Every change to a cron (update, delete) is made
 // under the same lease, so none is lost to a firing.
 
-// Paths of the crons API.
 const (
-	pathCrons          = "/runs/crons"
-	pathCron           = pathCrons + "/{cron_id}"
-	pathCronSearch     = pathCrons + "/search"
-	pathCronCount      = pathCrons + "/count"
-	pathThreadCrons    = langgraph.PathRuns + "/crons"
 	cronLockPrefix     = "deepagents-cron/"
 	defaultCronOnEnd   = onCompletionDelete
 	maxCronSearchLimit = 1000
@@ -71,25 +65,10 @@ type cronScheduler struct {
 }
 
 // cronRecord is a cron as the API shows it and the store keeps it.
-type cronRecord struct {
-	CronID         string         `json:"cron_id"`
-	AssistantID    string         `json:"assistant_id"`
-	ThreadID       *string        `json:"thread_id"`
-	OnRunCompleted string         `json:"on_run_completed,omitempty"`
-	EndTime        *time.Time     `json:"end_time"`
-	Schedule       string         `json:"schedule"`
-	Timezone       *string        `json:"timezone"`
-	CreatedAt      time.Time      `json:"created_at"`
-	UpdatedAt      time.Time      `json:"updated_at"`
-	Payload        map[string]any `json:"payload"`
-	UserID         *string        `json:"user_id"`
-	NextRunDate    *time.Time     `json:"next_run_date"`
-	Metadata       map[string]any `json:"metadata"`
-	Enabled        bool           `json:"enabled"`
-}
+type cronRecord = langgraph.Cron
 
-// value is the record as the store keeps it.
-func (c *cronRecord) value() map[string]any { return asValue(c) }
+// cronValue is the record as the store keeps it.
+func cronValue(c *cronRecord) map[string]any { return asValue(c) }
 
 // cronOf reads a cron's record; nil for one that does not decode.
 func cronOf(it *store.Item) *cronRecord {
@@ -106,21 +85,21 @@ func cronOf(it *store.Item) *cronRecord {
 	return &c
 }
 
-// location is the time zone the cron's schedule is read in.
-func (c *cronRecord) location() (*time.Location, error) {
+// cronLocation is the time zone the cron's schedule is read in.
+func cronLocation(c *cronRecord) (*time.Location, error) {
 	if c.Timezone == nil || *c.Timezone == "" {
 		return time.UTC, nil
 	}
 	return time.LoadLocation(*c.Timezone)
 }
 
-// next is the cron's first firing after t; nil when it has none.
-func (c *cronRecord) next(t time.Time) (*time.Time, error) {
+// nextFiring is the cron's first firing after t; nil when it has none.
+func nextFiring(c *cronRecord, t time.Time) (*time.Time, error) {
 	sched, err := parseSchedule(c.Schedule)
 	if err != nil {
 		return nil, err
 	}
-	loc, err := c.location()
+	loc, err := cronLocation(c)
 	if err != nil {
 		return nil, err
 	}
@@ -154,12 +133,12 @@ func parseSchedule(spec string) (cron.Schedule, error) {
 func cronLockThread(cronID string) string { return cronLockPrefix + cronID }
 
 func (s *Server) cronRoutes(m *http.ServeMux) {
-	m.HandleFunc("POST "+pathCrons, s.createCron)
-	m.HandleFunc("POST "+pathThreadCrons, s.createCron)
-	m.HandleFunc("POST "+pathCronSearch, s.searchCrons)
-	m.HandleFunc("POST "+pathCronCount, s.countCrons)
-	m.HandleFunc("PATCH "+pathCron, s.updateCron)
-	m.HandleFunc("DELETE "+pathCron, s.deleteCron)
+	m.HandleFunc("POST "+langgraph.PathCrons, s.createCron)
+	m.HandleFunc("POST "+langgraph.PathThreadCrons, s.createCron)
+	m.HandleFunc("POST "+langgraph.PathCronSearch, s.searchCrons)
+	m.HandleFunc("POST "+langgraph.PathCronCount, s.countCrons)
+	m.HandleFunc("PATCH "+langgraph.PathCron, s.updateCron)
+	m.HandleFunc("DELETE "+langgraph.PathCron, s.deleteCron)
 }
 
 // cronNow is the scheduler's clock.
@@ -296,11 +275,11 @@ func (s *Server) createCron(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var err error
-	if c.NextRunDate, err = c.next(now); err != nil {
+	if c.NextRunDate, err = nextFiring(c, now); err != nil {
 		validationError(w, "schedule", err.Error())
 		return
 	}
-	if err := s.store.Put(ctx, cronsNamespace, c.CronID, c.value()); err != nil {
+	if err := s.store.Put(ctx, cronsNamespace, c.CronID, cronValue(c)); err != nil {
 		storeError(w, err)
 		return
 	}
@@ -404,13 +383,13 @@ func (s *Server) updateCron(w http.ResponseWriter, r *http.Request) {
 	}
 	now := s.cronNow()
 	if reschedule || c.NextRunDate == nil {
-		if c.NextRunDate, err = c.next(now); err != nil {
+		if c.NextRunDate, err = nextFiring(c, now); err != nil {
 			validationError(w, "schedule", err.Error())
 			return
 		}
 	}
 	c.UpdatedAt = now
-	if err := s.store.Put(ctx, cronsNamespace, id, c.value()); err != nil {
+	if err := s.store.Put(ctx, cronsNamespace, id, cronValue(c)); err != nil {
 		storeError(w, err)
 		return
 	}
@@ -419,17 +398,7 @@ func (s *Server) updateCron(w http.ResponseWriter, r *http.Request) {
 }
 
 // cronSearch is the body of POST /runs/crons/search and /count.
-type cronSearch struct {
-	AssistantID string         `json:"assistant_id"`
-	ThreadID    string         `json:"thread_id"`
-	Enabled     *bool          `json:"enabled"`
-	Metadata    map[string]any `json:"metadata"`
-	Limit       *int           `json:"limit"`
-	Offset      int            `json:"offset"`
-	SortBy      string         `json:"sort_by"`
-	SortOrder   string         `json:"sort_order"`
-	Select      []string       `json:"select"`
-}
+type cronSearch = langgraph.CronSearch
 
 // cronSortFields are the fields crons sort by.
 var cronSortFields = []string{"cron_id", "assistant_id", "thread_id", "next_run_date", "end_time", "created_at", "updated_at"}
@@ -522,7 +491,7 @@ func (s *Server) searchCrons(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]map[string]any, 0, len(crons))
 	for _, c := range crons {
-		v := c.value()
+		v := cronValue(c)
 		if len(q.Select) > 0 {
 			for k := range v {
 				if !slices.Contains(q.Select, k) {
@@ -695,11 +664,11 @@ func (s *Server) claimCron(ctx context.Context, id string, now time.Time) (*cron
 	}
 	due := *c.NextRunDate
 	fire := c.EndTime == nil || !due.After(*c.EndTime)
-	if c.NextRunDate, err = c.next(now); err != nil || c.NextRunDate == nil || (c.EndTime != nil && c.NextRunDate.After(*c.EndTime)) {
+	if c.NextRunDate, err = nextFiring(c, now); err != nil || c.NextRunDate == nil || (c.EndTime != nil && c.NextRunDate.After(*c.EndTime)) {
 		// The cron ends: it fires no more.
 		c.Enabled, c.NextRunDate = false, nil
 	}
-	if err := s.store.Put(ctx, cronsNamespace, id, c.value()); err != nil {
+	if err := s.store.Put(ctx, cronsNamespace, id, cronValue(c)); err != nil {
 		s.log.Warn("server: claiming a cron's firing", "cron", id, "err", err)
 		return nil, false
 	}

@@ -16,9 +16,13 @@
 // streaming format in stream.go; docs/server.md describes the endpoints
 // and what differs from LangGraph's.
 //
-// The store's routes are in store.go, the crons' (a scheduler firing each
-// once across replicas) in crons.go; runs.go launches every run, whichever
-// protocol asks; replicas.go shares them between servers on one database.
+// Each part of the API registers its routes beside its handlers:
+// assistants.go, threads.go (threads, their state and history), stream.go
+// (runs), store.go and crons.go (a scheduler firing each once across
+// replicas). A route's path, bodies and client method are package
+// langgraph's, so adding a route touches one file there and one here.
+// runs.go launches every run, whichever protocol asks; replicas.go shares
+// them between servers on one database.
 //
 // Other protocols are served beside the API, on its runs, each a package
 // mounted through Config.Protocols and built on what protocol.go exports

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/store"
 )
 
@@ -17,13 +18,6 @@ import (
 // read and write as long-term memory. The server keeps its own records
 // (runs, replicas, crons, thread metadata, assistants) in the same store
 // under serverNamespace: clients can neither read nor write those.
-
-// Paths of the store API.
-const (
-	pathStoreItems      = "/store/items"
-	pathStoreSearch     = "/store/items/search"
-	pathStoreNamespaces = "/store/namespaces"
-)
 
 // serverNamespace is the prefix of the namespaces the server keeps its
 // records under.
@@ -36,11 +30,11 @@ const (
 )
 
 func (s *Server) storeRoutes(m *http.ServeMux) {
-	m.HandleFunc("PUT "+pathStoreItems, s.putItem)
-	m.HandleFunc("GET "+pathStoreItems, s.getItem)
-	m.HandleFunc("DELETE "+pathStoreItems, s.deleteItem)
-	m.HandleFunc("POST "+pathStoreSearch, s.searchItems)
-	m.HandleFunc("POST "+pathStoreNamespaces, s.listNamespaces)
+	m.HandleFunc("PUT "+langgraph.PathStoreItems, s.putItem)
+	m.HandleFunc("GET "+langgraph.PathStoreItems, s.getItem)
+	m.HandleFunc("DELETE "+langgraph.PathStoreItems, s.deleteItem)
+	m.HandleFunc("POST "+langgraph.PathStoreSearch, s.searchItems)
+	m.HandleFunc("POST "+langgraph.PathStoreNamespaces, s.listNamespaces)
 }
 
 // checkNamespace answers a namespace the store API refuses: none (400),

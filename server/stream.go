@@ -14,6 +14,20 @@ import (
 	"github.com/deepagents-go/deepagents/store"
 )
 
+// runRoutes registers the runs API: on a thread and stateless.
+func (s *Server) runRoutes(m *http.ServeMux) {
+	m.HandleFunc("POST "+langgraph.PathRunsStream, s.streamRun)
+	m.HandleFunc("POST "+langgraph.PathRunsWait, s.waitRun)
+	m.HandleFunc("POST "+langgraph.PathRuns, s.createRun)
+	m.HandleFunc("GET "+langgraph.PathRuns, s.listRuns)
+	m.HandleFunc("GET "+langgraph.PathRun, s.getRun)
+	m.HandleFunc("POST "+langgraph.PathRunCancel, s.cancelRun)
+	m.HandleFunc("GET "+langgraph.PathRunJoin, s.joinRun)
+	m.HandleFunc("GET "+langgraph.PathRunStream, s.joinStream)
+	m.HandleFunc("POST "+langgraph.PathStatelessStream, s.streamRun)
+	m.HandleFunc("POST "+langgraph.PathStatelessWait, s.waitRun)
+}
+
 // runPath is where a run lives; clients read its IDs from Content-Location.
 func runPath(rn *run) string { return langgraph.Path(langgraph.PathRun, rn.threadID, rn.id) }
 

@@ -24,6 +24,22 @@ import (
 	"github.com/deepagents-go/deepagents/thread"
 )
 
+// threadRoutes registers the threads API: threads, their state and history.
+func (s *Server) threadRoutes(m *http.ServeMux) {
+	m.HandleFunc("POST "+langgraph.PathThreads, s.createThread)
+	m.HandleFunc("POST "+langgraph.PathThreadSearch, s.searchThreads)
+	m.HandleFunc("GET "+langgraph.PathThread, s.getThread)
+	m.HandleFunc("DELETE "+langgraph.PathThread, s.deleteThread)
+	m.HandleFunc("PATCH "+langgraph.PathThread, s.patchThread)
+	m.HandleFunc("POST "+langgraph.PathThreadCopy, s.copyThread)
+	m.HandleFunc("GET "+langgraph.PathThreadState, s.getState)
+	m.HandleFunc("GET "+langgraph.PathThreadStateAt, s.getState)
+	m.HandleFunc("POST "+langgraph.PathThreadStateOf, s.stateAt)
+	m.HandleFunc("POST "+langgraph.PathThreadState, s.updateState)
+	m.HandleFunc("POST "+langgraph.PathThreadHistory, s.history)
+	m.HandleFunc("GET "+langgraph.PathThreadHistory, s.history)
+}
+
 // newUUID returns a random (version 4) UUID.
 func newUUID() string {
 	var u [16]byte
