@@ -2,34 +2,14 @@ package langgraph
 
 import "strings"
 
-// Paths of the API, relative to a server's base URL, as patterns of
+// Paths of the API, relative to a server's base URL, are patterns of
 // net/http's ServeMux: a server routes them as they are, and a client
-// fills their wildcards with Path.
+// fills their wildcards with Path. Each part of the API declares its
+// paths beside its objects and its Client methods (assistants.go,
+// threads.go, runs.go, crons.go, store.go); these are the server's own.
 const (
 	PathOK   = "/ok"
 	PathInfo = "/info"
-
-	PathAssistants      = "/assistants"
-	PathAssistantSearch = PathAssistants + "/search"
-	PathAssistant       = PathAssistants + "/{assistant_id}"
-
-	PathThreads         = "/threads"
-	PathThreadSearch    = PathThreads + "/search"
-	PathThread          = PathThreads + "/{thread_id}"
-	PathThreadCopy      = PathThread + "/copy"
-	PathThreadState     = PathThread + "/state"
-	PathThreadStateAt   = PathThreadState + "/{checkpoint_id}"
-	PathThreadStateOf   = PathThreadState + "/checkpoint" // POST a StateRequest
-	PathThreadHistory   = PathThread + "/history"
-	PathRuns            = PathThread + "/runs"
-	PathRunsStream      = PathRuns + "/stream"
-	PathRunsWait        = PathRuns + "/wait"
-	PathRun             = PathRuns + "/{run_id}"
-	PathRunCancel       = PathRun + "/cancel"
-	PathRunJoin         = PathRun + "/join"
-	PathRunStream       = PathRun + "/stream"
-	PathStatelessStream = "/runs/stream"
-	PathStatelessWait   = "/runs/wait"
 
 	// The Agent Server's A2A endpoints: an assistant's agent card
 	// (?assistant_id=ID, or under its endpoint), and its endpoint.
