@@ -12,6 +12,7 @@ import (
 const (
 	PathThreads       = "/threads"
 	PathThreadSearch  = PathThreads + "/search"
+	PathThreadCount   = PathThreads + "/count" // POST a ThreadSearch's filters
 	PathThread        = PathThreads + "/{thread_id}"
 	PathThreadCopy    = PathThread + "/copy"
 	PathThreadState   = PathThread + "/state"
@@ -231,4 +232,14 @@ func (c *Client) thread(ctx context.Context, method, path string, body any) (*Th
 // DeleteThread deletes a thread, cancelling its runs.
 func (c *Client) DeleteThread(ctx context.Context, threadID string) error {
 	return c.Do(ctx, http.MethodDelete, c.path(PathThread, threadID), nil, nil)
+}
+
+// CountThreads counts the threads a search's filters (Metadata, Values,
+// IDs, Status) find.
+func (c *Client) CountThreads(ctx context.Context, q ThreadSearch) (int, error) {
+	var n int
+	if err := c.Do(ctx, http.MethodPost, PathThreadCount, q, &n); err != nil {
+		return 0, err
+	}
+	return n, nil
 }

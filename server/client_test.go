@@ -109,3 +109,39 @@ func TestClientStore(t *testing.T) {
 		t.Fatalf("PutItem into the server's records: %v", err)
 	}
 }
+
+// TestClientCountThreads counts threads by their filters through
+// langgraph.Client, as POST /threads/search finds them.
+func TestClientCountThreads(t *testing.T) {
+	f := newFixture(t, servertest.Options{})
+	c := &langgraph.Client{URL: f.Srv.URL}
+	ctx := t.Context()
+	for _, owner := range []string{"ann", "ann", "bob"} {
+		if _, err := c.CreateThread(ctx, langgraph.ThreadCreate{Metadata: json.RawMessage(`{"owner": "` + owner + `"}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		q    langgraph.ThreadSearch
+		want int
+	}{
+		{langgraph.ThreadSearch{}, 3},
+		{langgraph.ThreadSearch{Metadata: map[string]any{"owner": "ann"}}, 2},
+		{langgraph.ThreadSearch{Metadata: map[string]any{"owner": "eve"}}, 0},
+		{langgraph.ThreadSearch{Status: langgraph.ThreadIdle}, 3},
+		{langgraph.ThreadSearch{Status: langgraph.ThreadBusy}, 0},
+	} {
+		if n, err := c.CountThreads(ctx, tc.q); err != nil || n != tc.want {
+			t.Errorf("CountThreads(%+v) = %d, %v; want %d", tc.q, n, err, tc.want)
+		}
+	}
+	// A count ignores the page: past the first ten, every thread counts.
+	for range 10 {
+		if _, err := c.CreateThread(ctx, langgraph.ThreadCreate{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := c.CountThreads(ctx, langgraph.ThreadSearch{}); err != nil || n != 13 {
+		t.Errorf("CountThreads of 13 threads = %d, %v", n, err)
+	}
+}

@@ -28,6 +28,7 @@ import (
 func (s *Server) threadRoutes(m *http.ServeMux) {
 	m.HandleFunc("POST "+langgraph.PathThreads, s.createThread)
 	m.HandleFunc("POST "+langgraph.PathThreadSearch, s.searchThreads)
+	m.HandleFunc("POST "+langgraph.PathThreadCount, s.countThreads)
 	m.HandleFunc("GET "+langgraph.PathThread, s.getThread)
 	m.HandleFunc("DELETE "+langgraph.PathThread, s.deleteThread)
 	m.HandleFunc("PATCH "+langgraph.PathThread, s.patchThread)
@@ -372,11 +373,33 @@ func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &q) {
 		return
 	}
+	out, ok := s.findThreads(w, r, &q)
+	if !ok {
+		return
+	}
+	w.Header().Set(langgraph.HeaderPaginationTotal, fmt.Sprint(len(out)))
+	writeJSON(w, http.StatusOK, page(out, q.Offset, q.Limit, 10))
+}
+
+// countThreads answers how many threads a search's filters find.
+func (s *Server) countThreads(w http.ResponseWriter, r *http.Request) {
+	var q langgraph.ThreadSearch
+	if !readJSON(w, r, &q) {
+		return
+	}
+	if out, ok := s.findThreads(w, r, &q); ok {
+		writeJSON(w, http.StatusOK, len(out))
+	}
+}
+
+// findThreads lists the threads a search's filters find, in its order;
+// it answers and returns false when the saver fails.
+func (s *Server) findThreads(w http.ResponseWriter, r *http.Request, q *langgraph.ThreadSearch) ([]langgraph.Thread, bool) {
 	// A subagent's thread is part of its parent's, not one of the client's.
 	all, err := s.cfg.Saver.Threads(r.Context(), checkpoint.ListOptions{Status: checkpoint.Status(q.Status), TopLevel: true})
 	if err != nil {
 		storageError(w, "", err)
-		return
+		return nil, false
 	}
 	var kept []checkpoint.Thread
 	for _, th := range all {
@@ -404,7 +427,7 @@ func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
 		t, err := s.threadWire(r, &th, true)
 		if err != nil {
 			storageError(w, th.ID, err)
-			return
+			return nil, false
 		}
 		if q.Values != nil {
 			v, _ := json.Marshal(t.Values)
@@ -416,8 +439,7 @@ func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, t)
 	}
-	w.Header().Set(langgraph.HeaderPaginationTotal, fmt.Sprint(len(out)))
-	writeJSON(w, http.StatusOK, page(out, q.Offset, q.Limit, 10))
+	return out, true
 }
 
 // stateOf is a checkpoint's state on the wire: a thread waiting for

@@ -109,6 +109,11 @@ assert.equal(list.length, 3);
 assert.ok(list.every((t) => t.values && t.values.messages.length > 0));
 for (let i = 0; i + 1 < list.length; i++) assert.ok(list[i].updated_at >= list[i + 1].updated_at);
 assert.equal((await client.threads.search({ status: "interrupted" })).length, 0);
+// threads.count (SDK 1.4 and later): POST /threads/count, the search's filters.
+if (client.threads.count) {
+  assert.equal(await client.threads.count({}), 3);
+  assert.equal(await client.threads.count({ status: "interrupted" }), 0);
+}
 
 step("join a running run, rejoin with Last-Event-ID, cancel");
 const slow = await client.threads.create();
