@@ -109,7 +109,9 @@
 // Rules of the file tools match their file_path or path argument by
 // glob; a rule on a directory covers what is below it, and a path with
 // .. in it is taken as matching. A read_file deny or ask rule with a
-// pattern also decides grep, glob and ls calls whose path it covers. A
+// pattern also decides grep, glob and ls calls whose path it covers, and
+// an edit_file one the calls of the other tools that edit files
+// (tool.Traits.EditsFiles; write_file keeps its own rules). A
 // search of a directory above a denied file is out of a call rule's
 // sight: DeniedReadPaths gives the globs to deny reading
 // in the backend itself (backend.Policy leaves them out of listings,

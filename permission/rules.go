@@ -148,6 +148,15 @@ type Decision struct {
 // ask rules apply to every tool that reads files (tool.Traits.ReadsFiles).
 const ReadTool = "read_file"
 
+// EditTool is the tool whose rules are about changing files: its deny and
+// ask rules with a pattern apply to every other tool that edits files
+// (tool.Traits.EditsFiles), write_file aside, whose rules are its own.
+const EditTool = "edit_file"
+
+// writeTool is the tool that creates and replaces files, apart from
+// EditTool's reach.
+const writeTool = "write_file"
+
 // Decide returns what the rules make of a call of tool, which declares
 // traits (the agent's tool.TraitsOf), with args.
 //
@@ -161,17 +170,23 @@ const ReadTool = "read_file"
 // give the backend a policy that denies reading DeniedReadPaths (the CLI
 // does), so that listings, globs and greps leave those files out.
 func (rs *Rules) Decide(tool string, traits toolpkg.Traits, args json.RawMessage) Decision {
-	var mine, reads []*Rule
-	var readDeny *Rule // a deny rule on what read_file reads
+	var mine, lent []*Rule // lent: read_file's or edit_file's, for the others
+	var lender string      // the tool whose rules are lent
+	var readDeny *Rule     // a deny rule on what read_file reads
+	switch {
+	case traits.ReadsFiles && tool != ReadTool:
+		lender = ReadTool
+	case traits.EditsFiles && tool != EditTool && tool != writeTool:
+		lender = EditTool
+	}
 	if rs != nil {
-		reading := traits.ReadsFiles && tool != ReadTool
 		for i := range rs.rules {
 			r := &rs.rules[i]
 			switch {
 			case toolpkg.NameMatches(r.Tool, tool):
 				mine = append(mine, r)
-			case reading && r.Pattern != "" && r.Effect >= Ask && toolpkg.NameMatches(r.Tool, ReadTool):
-				reads = append(reads, r)
+			case lender != "" && r.Pattern != "" && r.Effect >= Ask && toolpkg.NameMatches(r.Tool, lender):
+				lent = append(lent, r)
 			}
 			if readDeny == nil && r.Effect == Deny && toolpkg.NameMatches(r.Tool, ReadTool) {
 				readDeny = r
@@ -193,7 +208,7 @@ func (rs *Rules) Decide(tool string, traits toolpkg.Traits, args json.RawMessage
 		}
 		return d
 	}
-	if len(mine) == 0 && len(reads) == 0 {
+	if len(mine) == 0 && len(lent) == 0 {
 		return Decision{}
 	}
 	var in struct {
@@ -217,8 +232,12 @@ func (rs *Rules) Decide(tool string, traits toolpkg.Traits, args json.RawMessage
 	})
 	// A search or listing without a path starts at the root, which a
 	// read rule covers only if it covers everything.
-	if rd := strongest(reads, chain.match); rd.Effect > d.Effect {
-		rd.Reason += " (" + tool + " reads what it covers)"
+	if rd := strongest(lent, chain.match); rd.Effect > d.Effect {
+		verb := " reads"
+		if lender == EditTool {
+			verb = " edits"
+		}
+		rd.Reason += " (" + tool + verb + " what it covers)"
 		d = rd
 	}
 	return d

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/deepagents-go/deepagents/middleware/filesystem"
@@ -230,8 +231,9 @@ func builtinTraits(name string) tool.Traits {
 
 // The rules' dialect names two tools; they are the filesystem's.
 func TestRuleToolsAreTheFilesystems(t *testing.T) {
-	if permission.ExecuteTool != filesystem.ExecuteTool || permission.ReadTool != filesystem.ReadFileTool {
-		t.Errorf("permission names %q and %q, the filesystem %q and %q", permission.ExecuteTool, permission.ReadTool, filesystem.ExecuteTool, filesystem.ReadFileTool)
+	if permission.ExecuteTool != filesystem.ExecuteTool || permission.ReadTool != filesystem.ReadFileTool || permission.EditTool != filesystem.EditFileTool {
+		t.Errorf("permission names %q, %q and %q, the filesystem %q, %q and %q", permission.ExecuteTool, permission.ReadTool, permission.EditTool,
+			filesystem.ExecuteTool, filesystem.ReadFileTool, filesystem.EditFileTool)
 	}
 	if !builtinTraits(filesystem.GrepTool).ReadsFiles || builtinTraits(filesystem.WriteFileTool).ReadsFiles {
 		t.Error("grep must read files, write_file not")
@@ -248,5 +250,44 @@ func TestReadRulesCoverToolsThatReadFiles(t *testing.T) {
 	}
 	if d := rs.Decide("mcp__files__cat", tool.Traits{ReadOnly: true}, env); d.Effect != permission.None {
 		t.Errorf("a tool that does not say it reads files: %+v", d)
+	}
+}
+
+// Edit rules with a pattern cover every other tool that declares it edits
+// files, by its file_path argument: an edit tool added later cannot pass
+// a rule written for edit_file. write_file keeps its own rules, and edit
+// rules without a pattern, or allowing, stay edit_file's.
+func TestEditRulesCoverToolsThatEditFiles(t *testing.T) {
+	edits := tool.Traits{EditsFiles: true}
+	for _, c := range []struct {
+		name  string
+		rules map[permission.Effect][]string
+		tool  string
+		path  string
+		want  permission.Effect
+	}{
+		{"deny covers another edit tool", map[permission.Effect][]string{permission.Deny: {"edit_file(/etc/**)"}}, "multi_edit", "/etc/hosts", permission.Deny},
+		{"outside the pattern", map[permission.Effect][]string{permission.Deny: {"edit_file(/etc/**)"}}, "multi_edit", "/app/main.go", permission.None},
+		{"ask covers another edit tool", map[permission.Effect][]string{permission.Ask: {"edit_file(**)"}}, "multi_edit", "/app/main.go", permission.Ask},
+		{"an allow is edit_file's own", map[permission.Effect][]string{permission.Allow: {"edit_file(**)"}}, "multi_edit", "/app/main.go", permission.None},
+		{"a rule without a pattern is edit_file's own", map[permission.Effect][]string{permission.Deny: {"edit_file"}}, "multi_edit", "/app/main.go", permission.None},
+		{"write_file keeps its own rules", map[permission.Effect][]string{permission.Deny: {"edit_file(/etc/**)"}}, "write_file", "/etc/hosts", permission.None},
+		{"the tool's own allow is weaker than a lent deny", map[permission.Effect][]string{permission.Deny: {"edit_file(/etc/**)"}, permission.Allow: {"multi_edit"}}, "multi_edit", "/etc/hosts", permission.Deny},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rs := mustRules(t, c.rules)
+			d := rs.Decide(c.tool, edits, args("file_path", c.path))
+			if d.Effect != c.want {
+				t.Fatalf("Decide(%s %s) = %+v, want %v", c.tool, c.path, d, c.want)
+			}
+			if c.want != permission.None && c.tool != "edit_file" && !strings.Contains(d.Reason, "edits what it covers") {
+				t.Errorf("reason %q does not say why an edit_file rule decides %s", d.Reason, c.tool)
+			}
+		})
+	}
+	// A tool that does not say it edits files is not covered.
+	rs := mustRules(t, map[permission.Effect][]string{permission.Deny: {"edit_file(/etc/**)"}})
+	if d := rs.Decide("mcp__files__patch", tool.Traits{}, args("file_path", "/etc/hosts")); d.Effect != permission.None {
+		t.Errorf("a tool that does not say it edits files: %+v", d)
 	}
 }
