@@ -26,6 +26,18 @@ type call struct {
 	// none).
 	path string
 	diff []sdk.ToolCallContent
+	// about is content shown before the diff (a background task's call
+	// says whose it is); meta is the call's _meta (nil: none).
+	about []sdk.ToolCallContent
+	meta  map[string]any
+}
+
+// content is what the call shows before it ends: about, then the diff.
+func (c *call) content() []sdk.ToolCallContent {
+	if c.about == nil {
+		return c.diff
+	}
+	return append(append([]sdk.ToolCallContent(nil), c.about...), c.diff...)
 }
 
 // callArgs are the arguments of the tools the client is shown more of.
@@ -132,10 +144,11 @@ func (c *call) start(status sdk.ToolCallStatus) sdk.SessionUpdate {
 	if c.input != nil {
 		opts = append(opts, sdk.WithStartRawInput(c.input))
 	}
-	if c.diff != nil {
-		opts = append(opts, sdk.WithStartContent(c.diff))
+	if content := c.content(); content != nil {
+		opts = append(opts, sdk.WithStartContent(content))
 	}
 	u := sdk.StartToolCall(c.id, c.title, opts...)
+	u.ToolCall.Meta = c.meta
 	// Set here, not with sdk.WithStartLocations, which adds a path to the
 	// raw input: the client is shown the arguments the agent gave.
 	u.ToolCall.Locations = c.locations()
@@ -151,7 +164,8 @@ func (c *call) update(status sdk.ToolCallStatus) sdk.ToolCallUpdate {
 		Status:     sdk.Ptr(status),
 		Locations:  c.locations(),
 		RawInput:   c.input,
-		Content:    c.diff,
+		Content:    c.content(),
+		Meta:       c.meta,
 	}
 }
 
