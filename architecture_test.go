@@ -84,7 +84,7 @@ var layers = map[string][]string{
 	// run_task does).
 	"server/a2aserve": {"agent", "internal/clip", "langgraph", "llm", "middleware/todos", "server", "store"},
 	"server/mcpserve": {"agent", "checkpoint", "internal/clip", "langgraph", "llm", "mcp", "server"},
-	"mcp":             {"agent", "checkpoint", "llm", "middleware/steer", "middleware/todos", "tool", "internal/clip", "internal/procinfo"},
+	"mcp":             {"agent", "checkpoint", "llm", "middleware/steer", "middleware/subagents/background", "middleware/todos", "tool", "internal/clip", "internal/procinfo"},
 
 	// Tracing: the middleware on the OpenTelemetry API, and the SDK's
 	// setup from the environment, apart so that only what sets it up

@@ -24,9 +24,9 @@ func startWriter(script string) string {
 	return `{"tool_calls":[{"id":"s","name":"start_async_task","args":` + string(args) + `}]}`
 }
 
-// prompt sends an inline script as a prompt of session id and checks that
+// promptACP sends an inline script as a prompt of session id and checks that
 // it ends its turn.
-func prompt(t *testing.T, conn *sdk.ClientSideConnection, c *acpClient, id sdk.SessionId, script string) {
+func promptACP(t *testing.T, conn *sdk.ClientSideConnection, c *acpClient, id sdk.SessionId, script string) {
 	t.Helper()
 	res, err := conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock(script)}})
 	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
@@ -99,7 +99,7 @@ func TestACPBackgroundApprovalDuringPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	note := filepath.Join(w.dir, "note.txt")
-	prompt(t, conn, c, sess.SessionId, `{"turns":[`+startWriter(writerScript(`{"content":"note written"}`))+`,
+	promptACP(t, conn, c, sess.SessionId, `{"turns":[`+startWriter(writerScript(`{"content":"note written"}`))+`,
 		{"tool_calls":[{"id":"x1","name":"execute","args":{"command":"while [ ! -e `+note+` ]; do sleep 0.05; done"}}]},
 		{"content":"the note is there"}]}`)
 	req, task := bgRequest(t, c)
@@ -108,7 +108,7 @@ func TestACPBackgroundApprovalDuringPrompt(t *testing.T) {
 		t.Fatalf("note.txt: %q, %v", b, err)
 	}
 	waitUntil(t, "the background call to end", func() bool { return c.saw(`"status":"completed","toolCallId":"bg-` + task + `-wf"`) })
-	prompt(t, conn, c, sess.SessionId, waitScript(task, "note written"))
+	promptACP(t, conn, c, sess.SessionId, waitScript(task, "note written"))
 	if !c.saw(`"text":"collected"`) {
 		t.Errorf("the collecting prompt's answer is missing:\n%s", c.take())
 	}
@@ -127,12 +127,12 @@ func TestACPBackgroundApprovalRejectedIdle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prompt(t, conn, c, sess.SessionId, `{"turns":[`+startWriter(writerScript(`{"content":"I did not write it","expect":{"last_message_contains":["rejected in the editor"]}}`))+`,
+	promptACP(t, conn, c, sess.SessionId, `{"turns":[`+startWriter(writerScript(`{"content":"I did not write it","expect":{"last_message_contains":["rejected in the editor"]}}`))+`,
 		{"content":"started"}]}`)
 	req, task := bgRequest(t, c)
 	checkBgRequest(t, w, req, task)
 	waitUntil(t, "the background call to fail", func() bool { return c.saw(`"status":"failed","toolCallId":"bg-` + task + `-wf"`) })
-	prompt(t, conn, c, sess.SessionId, waitScript(task, "I did not write it"))
+	promptACP(t, conn, c, sess.SessionId, waitScript(task, "I did not write it"))
 	if _, err := os.Stat(filepath.Join(w.dir, "note.txt")); err == nil {
 		t.Error("note.txt was written though rejected")
 	}
@@ -151,7 +151,7 @@ func TestACPBackgroundApprovalAfterLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prompt(t, conn1, c1, sess.SessionId, `{"turns":[`+startWriter(writerScript(`{"content":"note written"}`))+`,{"content":"started"}]}`)
+	promptACP(t, conn1, c1, sess.SessionId, `{"turns":[`+startWriter(writerScript(`{"content":"note written"}`))+`,{"content":"started"}]}`)
 	<-waiting // the editor got the request, and does not answer it
 	_, task := bgRequest(t, c1)
 	stop1()
@@ -168,7 +168,7 @@ func TestACPBackgroundApprovalAfterLoad(t *testing.T) {
 	}
 	checkBgRequest(t, w, req, task)
 	waitUntil(t, "the background call to end", func() bool { return c2.saw(`"status":"completed","toolCallId":"bg-` + task + `-wf"`) })
-	prompt(t, conn2, c2, sess.SessionId, waitScript(task, "note written"))
+	promptACP(t, conn2, c2, sess.SessionId, waitScript(task, "note written"))
 	if b, err := os.ReadFile(filepath.Join(w.dir, "note.txt")); err != nil || string(b) != "hello from the writer\n" {
 		t.Errorf("note.txt: %q, %v", b, err)
 	}
