@@ -144,8 +144,11 @@ type session struct {
 	always   map[string]bool
 	// bg is what the session asks the client about its background
 	// tasks (nil: nothing), under bgMu.
-	bgMu sync.Mutex
-	bg   *bgAsking
+	// bgClosed says that the session closed: it asks about nothing
+	// more (under bgMu).
+	bgMu     sync.Mutex
+	bg       *bgAsking
+	bgClosed bool
 	// started says whether the thread's first run has been reported.
 	started bool
 	// lastStop and lastErr are how the last prompt ended (under running).

@@ -8,6 +8,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/internal/clip"
 )
 
 // Background is how a session reaches the requests for approval of its
@@ -56,19 +57,31 @@ type bgAsking struct {
 
 // watchBackground asks the client about the requests of the session's
 // background tasks from now on, and, when load is set, about those that
-// wait already (parked by an earlier process).
+// wait already (parked by an earlier process). A session closed before
+// (or while) its watch starts asks about nothing: its watch is stopped.
 func (s *server) watchBackground(ss *session, load bool) {
 	bg := ss.ws.Background
 	if bg == nil || bg.Watch == nil || bg.Answer == nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
+	b := &bgAsking{ctx: ctx, cancel: cancel, tasks: map[string]context.CancelFunc{}}
 	ss.bgMu.Lock()
-	ss.bg = &bgAsking{ctx: ctx, cancel: cancel, tasks: map[string]context.CancelFunc{}}
+	if ss.bgClosed {
+		ss.bgMu.Unlock()
+		cancel()
+		return
+	}
+	ss.bg = b
 	ss.bgMu.Unlock()
 	stop := bg.Watch(func(a TaskApproval) { s.heard(ss, a) })
 	ss.bgMu.Lock()
-	ss.bg.stop = stop
+	if ss.bg != b { // closed meanwhile: stopBackground saw no stop to call
+		ss.bgMu.Unlock()
+		stop()
+		return
+	}
+	b.stop = stop
 	ss.bgMu.Unlock()
 	if !load || bg.Waiting == nil {
 		return
@@ -111,6 +124,7 @@ func (ss *session) stopBackground() {
 	ss.bgMu.Lock()
 	b := ss.bg
 	ss.bg = nil
+	ss.bgClosed = true
 	ss.bgMu.Unlock()
 	if b == nil {
 		return
@@ -156,11 +170,13 @@ func (s *server) askBackground(ctx context.Context, ss *session, a TaskApproval)
 			if ctx.Err() == nil {
 				s.logf("asking about background task %s's %s: %v", a.TaskID, r.Tool, err)
 			}
-			s.endCalls(ss, calls, false, "The request was withdrawn: background task "+a.TaskID+" still waits for approval.")
-			ss.answered(a.TaskID)
+			s.withdrawn(ss, a, calls)
 			return
 		}
 		ds = append(ds, d)
+	}
+	if ss.backgroundClosed() || s.ctx.Err() != nil {
+		return
 	}
 	if !ss.answered(a.TaskID) {
 		s.endCalls(ss, calls, false, "Background task "+a.TaskID+" no longer waits for approval.")
@@ -180,6 +196,29 @@ func (s *server) askBackground(ctx context.Context, ss *session, a TaskApproval)
 	}
 }
 
+// withdrawn ends the calls of a request that was not answered: nothing
+// is said to a session that closed (one loaded in its place asks again,
+// under the same call ids); a task that waits no more (answered, or
+// denied for want of an answer) is said to; otherwise the client gave the
+// request up, and the task still waits.
+func (s *server) withdrawn(ss *session, a TaskApproval, calls []*call) {
+	switch {
+	case ss.backgroundClosed() || s.ctx.Err() != nil:
+	case !ss.answered(a.TaskID):
+		s.endCalls(ss, calls, false, "Background task "+a.TaskID+" no longer waits for approval.")
+	default:
+		s.endCalls(ss, calls, false, "The request was withdrawn: background task "+a.TaskID+" still waits for approval.")
+	}
+}
+
+// backgroundClosed says whether the session stopped asking about its
+// background tasks (it closed).
+func (ss *session) backgroundClosed() bool {
+	ss.bgMu.Lock()
+	defer ss.bgMu.Unlock()
+	return ss.bgClosed
+}
+
 // endCalls ends background calls shown to the client, with text:
 // completed when ok (allowed), failed otherwise.
 func (s *server) endCalls(ss *session, calls []*call, ok bool, text string) {
@@ -196,10 +235,10 @@ func (s *server) endCalls(ss *session, calls []*call, ok bool, text string) {
 // its task.
 func backgroundCall(ws *Workspace, a TaskApproval, r agent.ActionRequest) *call {
 	c := newCall(ws, "bg-"+a.TaskID+"-"+r.ToolCallID, r.Tool, r.Args)
-	c.title = fmt.Sprintf("%s (background task %s): %s", a.Subagent, a.TaskID, c.title)
+	c.title = clipTitle(fmt.Sprintf("%s (background task %s): %s", a.Subagent, a.TaskID, c.title))
 	about := fmt.Sprintf("Background task %s: subagent %s asks to run %s.", a.TaskID, a.Subagent, r.Tool)
 	if t := strings.TrimSpace(a.Task); t != "" {
-		about += "\nIts task: " + firstLine(t)
+		about += "\nIts task: " + clip.Text(firstLine(t), maxTitle)
 	}
 	c.about = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(about))}
 	c.meta = map[string]any{"deepagents": map[string]any{"background_task": a.TaskID, "subagent": a.Subagent}}

@@ -216,7 +216,7 @@ func (s *server) ask(ctx context.Context, ss *session, r agent.ActionRequest, c 
 	opts = append(opts, sdk.PermissionOption{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Reject", OptionId: optReject})
 	update := c.update(sdk.ToolCallStatusPending)
 	if r.Description != "" {
-		update.Title = sdk.Ptr(c.title + " — " + firstLine(r.Description))
+		update.Title = sdk.Ptr(clipTitle(c.title + " — " + firstLine(r.Description)))
 	}
 	resp, err := s.connection().RequestPermission(ctx, sdk.RequestPermissionRequest{SessionId: ss.id, ToolCall: update, Options: opts})
 	if err != nil {

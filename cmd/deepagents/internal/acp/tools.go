@@ -9,6 +9,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/internal/clip"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/filesystem"
 	"github.com/deepagents-go/deepagents/middleware/todos"
@@ -118,7 +119,18 @@ func describe(ws *Workspace, id, name string, args json.RawMessage) (*call, call
 	case a.Query != "":
 		c.title = name + ": " + a.Query
 	}
+	c.title = clipTitle(c.title)
 	return c, a
+}
+
+// maxTitle is how long a call's title may be: its arguments (a command, a
+// path) are the model's, of any length, and the whole of them is the
+// call's raw input.
+const maxTitle = 300
+
+// clipTitle is title shortened to maxTitle, on one line.
+func clipTitle(title string) string {
+	return clip.Text(firstLine(title), maxTitle)
 }
 
 // clientPath is the absolute path of the agent's path p ("/src/main.go")
