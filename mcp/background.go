@@ -10,6 +10,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/internal/clip"
 	"github.com/deepagents-go/deepagents/middleware/subagents/background"
 )
 
@@ -93,6 +94,11 @@ func (h *handlers) listBackgroundApprovals(ctx context.Context, _ *sdk.CallToolR
 	if text == "" {
 		text = "No background task of thread " + in.ThreadID + " waits for approval."
 	}
+	if err != nil {
+		// Some tasks' requests could not be read: the host is told so
+		// (run_task leaves a partial list out, and points here).
+		text = strings.TrimSuffix(text, "\n") + "\nSome background tasks' requests could not be read: " + clip.Text(err.Error(), 2000)
+	}
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, ListBackgroundApprovalsOutput{ThreadID: in.ThreadID, Approvals: list}, nil
 }
 
@@ -117,12 +123,14 @@ func (h *handlers) answerBackgroundApproval(ctx context.Context, _ *sdk.CallTool
 	if in.ThreadID == "" || in.TaskID == "" {
 		return nil, AnswerBackgroundApprovalOutput{}, errors.New("thread_id and task_id name the task that waits")
 	}
-	d, err := RunTaskInput{ThreadID: in.ThreadID, Decision: in.Decision, Message: in.Message}.Decide()
-	if err != nil {
-		return nil, AnswerBackgroundApprovalOutput{}, err
-	}
-	if d == nil {
-		return nil, AnswerBackgroundApprovalOutput{}, errors.New("decision must be approve or reject")
+	var d agent.Decision
+	switch in.Decision {
+	case "approve":
+		d = agent.Decision{Type: agent.DecisionApprove}
+	case "reject":
+		d = agent.Decision{Type: agent.DecisionReject, Message: in.Message}
+	default:
+		return nil, AnswerBackgroundApprovalOutput{}, fmt.Errorf("decision must be approve or reject, not %q", clip.Text(in.Decision, 40))
 	}
 	list, err := h.bg.Approvals(ctx, in.ThreadID)
 	i := slices.IndexFunc(list, func(a background.Approval) bool { return a.TaskID == in.TaskID })
@@ -130,9 +138,9 @@ func (h *handlers) answerBackgroundApproval(ctx context.Context, _ *sdk.CallTool
 		if err != nil {
 			return nil, AnswerBackgroundApprovalOutput{}, err
 		}
-		return nil, AnswerBackgroundApprovalOutput{}, fmt.Errorf("%w: task %s of thread %s", background.ErrNotWaiting, in.TaskID, in.ThreadID)
+		return nil, AnswerBackgroundApprovalOutput{}, fmt.Errorf("%w: task %s of thread %s", background.ErrNotWaiting, clip.Text(in.TaskID, 100), clip.Text(in.ThreadID, 100))
 	}
-	ds := slices.Repeat([]agent.Decision{*d}, len(list[i].Requests))
+	ds := slices.Repeat([]agent.Decision{d}, len(list[i].Requests))
 	// The subagent resumes on a goroutine of the server's that outlives
 	// this call.
 	if err := h.bg.Answer(context.WithoutCancel(ctx), in.ThreadID, in.TaskID, ds); err != nil {
