@@ -53,6 +53,10 @@ type bgAsking struct {
 	cancel context.CancelFunc
 	stop   func() // the watch's
 	tasks  map[string]context.CancelFunc
+	// gaveUp says that the client gave up a request whose task still
+	// waits (a session/cancel cancels every request pending): the next
+	// prompt asks again.
+	gaveUp bool
 }
 
 // watchBackground asks the client about the requests of the session's
@@ -207,8 +211,41 @@ func (s *server) withdrawn(ss *session, a TaskApproval, calls []*call) {
 	case !ss.answered(a.TaskID):
 		s.endCalls(ss, calls, false, "Background task "+a.TaskID+" no longer waits for approval.")
 	default:
-		s.endCalls(ss, calls, false, "The request was withdrawn: background task "+a.TaskID+" still waits for approval.")
+		ss.bgMu.Lock()
+		if ss.bg != nil {
+			ss.bg.gaveUp = true
+		}
+		ss.bgMu.Unlock()
+		s.endCalls(ss, calls, false, "The request was withdrawn: background task "+a.TaskID+" still waits for approval; the next prompt asks again.")
 	}
+}
+
+// reaskBackground asks again, on a goroutine, about the requests of the
+// session's background tasks that the client gave up while they still
+// wait (those it is asked about now are not asked twice).
+func (s *server) reaskBackground(ss *session) {
+	bg := ss.ws.Background
+	if bg == nil || bg.Waiting == nil {
+		return
+	}
+	ss.bgMu.Lock()
+	b := ss.bg
+	if b == nil || !b.gaveUp {
+		ss.bgMu.Unlock()
+		return
+	}
+	b.gaveUp = false
+	ss.bgMu.Unlock()
+	go func() {
+		list, err := bg.Waiting(b.ctx)
+		if err != nil && b.ctx.Err() == nil {
+			s.logf("reading the background tasks' requests for approval of thread %s: %v", ss.id, err)
+		}
+		for _, a := range list {
+			a.Waiting = true
+			s.heard(ss, a)
+		}
+	}()
 }
 
 // backgroundClosed says whether the session stopped asking about its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"iter"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,8 @@ type fakeBackground struct {
 	next    int
 	// during, when set, runs inside Watch (a session closing meanwhile).
 	during func()
+	// waiting is what Waiting returns.
+	waiting []TaskApproval
 }
 
 func (f *fakeBackground) background() *Background {
@@ -43,6 +46,11 @@ func (f *fakeBackground) background() *Background {
 				delete(f.watches, k)
 				f.mu.Unlock()
 			}
+		},
+		Waiting: func(context.Context) ([]TaskApproval, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			return f.waiting, nil
 		},
 		Answer: func(context.Context, string, []agent.Decision) error { return nil },
 	}
@@ -112,6 +120,8 @@ type bgClient struct {
 	updates    []string
 	changed    chan struct{} // receives after each update
 	asked      chan sdk.RequestPermissionRequest
+	// giveUp is how many requests, the first, the client cancels at once.
+	giveUp int
 }
 
 func (c *bgClient) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
@@ -125,7 +135,13 @@ func (c *bgClient) SessionUpdate(_ context.Context, n sdk.SessionNotification) e
 
 func (c *bgClient) RequestPermission(ctx context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
 	c.asked <- p
-	<-ctx.Done()
+	c.mu.Lock()
+	giveUp := c.giveUp > 0
+	c.giveUp--
+	c.mu.Unlock()
+	if !giveUp {
+		<-ctx.Done()
+	}
 	return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Cancelled: &sdk.RequestPermissionOutcomeCancelled{}}}, nil
 }
 
@@ -157,7 +173,11 @@ func connectBackground(t *testing.T, f *fakeBackground) (*server, *sdk.ClientSid
 	t.Cleanup(cancel)
 	cfg := Config{
 		Open: func(context.Context, string, string, *ClientFS) (*Workspace, error) {
-			return &Workspace{Dir: t.TempDir(), Background: f.background()}, nil
+			return &Workspace{Dir: t.TempDir(), Background: f.background(), Stream: func(context.Context, agent.Input) iter.Seq2[agent.Event, error] {
+				return func(yield func(agent.Event, error) bool) {
+					yield(agent.Event{Type: agent.EventRunEnd, Status: agent.StatusCompleted}, nil)
+				}
+			}}, nil
 		},
 		Load:        func(context.Context, string) (*checkpoint.Snapshot, error) { return nil, checkpoint.ErrNotFound },
 		NewThreadID: func() string { return "t1" },
@@ -247,5 +267,29 @@ func TestTitlesClipped(t *testing.T) {
 	}
 	if !strings.HasPrefix(c.title, "writer (background task T): execute: xxx") {
 		t.Errorf("title %.80q", c.title)
+	}
+}
+
+// A request the client gave up (session/cancel cancels every pending
+// one) while its task still waits is asked again at the next prompt.
+func TestBackgroundGivenUpAskedAgain(t *testing.T) {
+	f := &fakeBackground{waiting: []TaskApproval{waitingTask}}
+	_, conn, c := connectBackground(t, f)
+	c.giveUp = 1
+	sess, err := conn.NewSession(t.Context(), sdk.NewSessionRequest{Cwd: "/", McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.fire(waitingTask)
+	<-c.asked
+	if u := c.waitUpdate(t, `"status":"failed","toolCallId":"bg-T-c1"`); !strings.Contains(u, "still waits") {
+		t.Fatalf("the given up call's update: %s", u)
+	}
+	res, err := conn.Prompt(t.Context(), sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("go on")}})
+	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	if p := <-c.asked; p.ToolCall.ToolCallId != "bg-T-c1" {
+		t.Errorf("asked again about %s", p.ToolCall.ToolCallId)
 	}
 }

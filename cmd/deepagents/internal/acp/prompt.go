@@ -53,6 +53,7 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Prom
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	}
 	ss.working.Store(true)
+	s.reaskBackground(ss)
 	msg, err := promptMessage(p.Prompt)
 	if err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
