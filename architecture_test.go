@@ -87,7 +87,7 @@ var layers = map[string][]string{
 	// The test fixture of the server and the protocols beside it: a deep
 	// agent on a scripted model behind a server, and several replicas.
 	"server/internal/servertest": {"", "checkpoint", "llm", "llm/replay", "server", "store"},
-	"mcp":                        {"agent", "checkpoint", "llm", "middleware/steer", "middleware/todos", "tool", "internal/clip", "internal/procinfo"},
+	"mcp":                        {"agent", "checkpoint", "llm", "middleware/steer", "middleware/subagents/background", "middleware/todos", "tool", "internal/clip", "internal/procinfo"},
 
 	// Tracing: the middleware on the OpenTelemetry API, and the SDK's
 	// setup from the environment, apart so that only what sets it up
@@ -127,7 +127,7 @@ var layers = map[string][]string{
 	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "middleware/steer", "cmd/deepagents/internal/acp", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "cmd/deepagents/internal/tui", "hooks", "llm", "mcp", "eval", "eval/atif", "internal/fsutil", "llm/replay", "middleware/hitl", "middleware/todos", "middleware/verify", "netproxy", "persist", "rewind", "server", "server/a2aserve", "server/mcpserve", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
 	"cmd/deepagents/internal/session": {"", "agent", "backend", "backend/isolate", "backend/sandbox", "checkpoint", "cmd/deepagents/internal/display", "hooks", "llm", "llm/providers", "llm/replay", "mcp", "middleware/budget", "middleware/filesystem", "middleware/hitl", "middleware/loops", "middleware/todos", "middleware/verify", "netproxy", "permission", "persist", "profile", "rewind", "store", "thread", "tool", "workspace"},
 	"cmd/deepagents/internal/display": {"agent", "hooks", "llm", "netproxy"},
-	"cmd/deepagents/internal/acp":     {"agent", "checkpoint", "llm", "middleware/filesystem", "middleware/todos", "tool"},
+	"cmd/deepagents/internal/acp":     {"agent", "checkpoint", "internal/clip", "llm", "middleware/filesystem", "middleware/todos", "tool"},
 	"cmd/deepagents/internal/tui":     {"", "agent", "backend", "cmd/deepagents/internal/display", "llm", "middleware/filesystem", "middleware/hitl", "middleware/steer", "middleware/todos", "netproxy", "thread"},
 	"cmd/deepagents":                  {"cmd/deepagents/internal/cli", "internal/procinfo", "netproxy/bridge"},
 

@@ -15,6 +15,11 @@ type (
 	AsyncApproval = background.Approval
 )
 
+// AsyncAwaitingApproval is background.AwaitingApproval: the status of a
+// background task (and of its AsyncApproval) waiting for a person's
+// answer.
+const AsyncAwaitingApproval = background.AwaitingApproval
+
 // ErrAsyncNotWaiting is background.ErrNotWaiting: the task answered is not
 // waiting for approval.
 var ErrAsyncNotWaiting = background.ErrNotWaiting

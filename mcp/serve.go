@@ -15,6 +15,7 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/steer"
+	"github.com/deepagents-go/deepagents/middleware/subagents/background"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 )
 
@@ -42,6 +43,9 @@ type ServeOptions struct {
 // cancelling the request (notifications/cancelled) stops the run, whose
 // steps so far stay saved. get_todos, list_thread_files and
 // read_thread_file show a thread's todo list and the files in its state;
+// with an agent that has background subagents, run_task's result lists
+// the requests for approval its thread's background tasks wait on, which
+// list_background_approvals lists and answer_background_approval answers;
 // with an agent that reads them (steer.Enabled), steer_task gives a message to the run
 // working on a thread, for its next model request.
 //
@@ -58,7 +62,7 @@ func NewServer(a *agent.Agent, opts ServeOptions) *sdk.Server {
 		version = "1"
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: name, Version: version}, nil)
-	h := &handlers{a: a, values: opts.Values}
+	h := &handlers{a: a, values: opts.Values, bg: backgroundOf(a)}
 	sdk.AddTool(s, &sdk.Tool{
 		Name: RunTaskTool,
 		Description: "Hands a task to a deep agent (planning, files, subagents) and returns its answer and the thread's id. " +
@@ -70,6 +74,18 @@ func NewServer(a *agent.Agent, opts ServeOptions) *sdk.Server {
 			Description: "Sends a message to the task working on a thread (a run_task call in progress): the agent reads it at its next step, " +
 				"as a message the user sent while it worked. Returns once the message is saved.",
 		}, h.steerTask)
+	}
+	if h.bg != nil {
+		sdk.AddTool(s, &sdk.Tool{
+			Name: ListBackgroundApprovalsTool,
+			Description: "Lists the requests for approval a thread's background tasks wait on (each task's id, its subagent, the tool calls). " +
+				"run_task's result lists them too, as they were when its run ended.",
+		}, h.listBackgroundApprovals)
+		sdk.AddTool(s, &sdk.Tool{
+			Name: AnswerBackgroundApprovalTool,
+			Description: "Answers a background task's request for approval: approve or reject (with a message the subagent reads) every tool call it waits on. " +
+				"The task resumes in the background; the thread's next run_task collects its result.",
+		}, h.answerBackgroundApproval)
 	}
 	sdk.AddTool(s, &sdk.Tool{Name: GetTodosTool, Description: "Returns a thread's todo list, as JSON."}, h.todos)
 	sdk.AddTool(s, &sdk.Tool{Name: ListFilesTool, Description: "Lists the files in a thread's state (the agent's scratch files)."}, h.listFiles)
@@ -99,6 +115,8 @@ func (h *handlers) steerTask(ctx context.Context, _ *sdk.CallToolRequest, in Ste
 type handlers struct {
 	a      *agent.Agent
 	values map[string]json.RawMessage
+	// bg is the agent's background subagents' (nil: it has none).
+	bg *background.Middleware
 }
 
 // RunTaskInput is run_task's arguments.
@@ -117,6 +135,10 @@ type RunTaskOutput struct {
 	// Pending are the tool calls awaiting a decision when Status is
 	// "interrupted".
 	Pending []PendingCall `json:"pending,omitempty"`
+	// BackgroundApprovals are the requests for approval the thread's
+	// background tasks waited on when the run ended, whatever its status
+	// (answer_background_approval answers one).
+	BackgroundApprovals []BackgroundApproval `json:"background_approvals,omitempty"`
 }
 
 // PendingCall is a tool call that awaits a decision.
@@ -178,6 +200,13 @@ func (h *handlers) runTask(ctx context.Context, req *sdk.CallToolRequest, in Run
 		}
 	}
 	res, out := TaskEnd{ThreadID: end.ThreadID, Status: end.Status, Answer: answer, Pending: end.Interrupts, Error: end.Error}.Result(RunTaskTool)
+	// The thread's background tasks that wait for approval: a list that
+	// could not be read whole is left out (list_background_approvals says
+	// why).
+	if list, err := h.waitingApprovals(context.WithoutCancel(ctx), end.ThreadID); err == nil && len(list) > 0 {
+		out.BackgroundApprovals = list
+		res.Content = append(res.Content, &sdk.TextContent{Text: approvalsText(end.ThreadID, list)})
+	}
 	return res, out, nil
 }
 

@@ -47,6 +47,10 @@ type Workspace struct {
 	// while another runs is given to it so. Unset, such a prompt is
 	// refused.
 	Steer func(ctx context.Context, thread, text string) error
+	// Background, when set, gives the requests for approval of the
+	// thread's background tasks: the client is asked about each (while a
+	// prompt runs or not), and its answer resumes the task.
+	Background *Background
 	// Traits, when set, tells what the agent's tool of a name declares it
 	// does (agent.Agent.ToolTraits), which decides the kind of tool the
 	// editor shows; unset, a tool is known by its name alone.
@@ -134,8 +138,17 @@ type session struct {
 	ws *Workspace
 	// running holds while a prompt runs: a session runs one at a time.
 	running sync.Mutex
-	// always are the tools the user allowed always in this session.
-	always map[string]bool
+	// always are the tools the user allowed always in this session (its
+	// background tasks' calls included), under alwaysMu.
+	alwaysMu sync.Mutex
+	always   map[string]bool
+	// bg is what the session asks the client about its background
+	// tasks (nil: nothing), under bgMu.
+	// bgClosed says that the session closed: it asks about nothing
+	// more (under bgMu).
+	bgMu     sync.Mutex
+	bg       *bgAsking
+	bgClosed bool
 	// started says whether the thread's first run has been reported.
 	started bool
 	// lastStop and lastErr are how the last prompt ended (under running).
@@ -195,9 +208,11 @@ func (s *server) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.Aut
 // whose id is the session's.
 func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
 	id := s.cfg.NewThreadID()
-	if _, err := s.open(ctx, id, p.Cwd); err != nil {
+	ss, err := s.open(ctx, id, p.Cwd)
+	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
+	s.watchBackground(ss, false)
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(id)}, nil
 }
 
@@ -221,6 +236,9 @@ func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 			return sdk.LoadSessionResponse{}, err
 		}
 	}
+	// The background tasks parked before (by an earlier process) are
+	// asked about now, each on a goroutine of its own.
+	s.watchBackground(ss, true)
 	return sdk.LoadSessionResponse{}, nil
 }
 
@@ -258,8 +276,25 @@ func (s *server) clientFS(id sdk.SessionId) *ClientFS {
 	return &ClientFS{conn: s.connection(), session: id, read: caps.ReadTextFile, write: caps.WriteTextFile, timeout: timeout}
 }
 
-// close closes the session's agent once no prompt runs on it.
+// allowedAlways says whether the user allowed tool always in this
+// session.
+func (ss *session) allowedAlways(tool string) bool {
+	ss.alwaysMu.Lock()
+	defer ss.alwaysMu.Unlock()
+	return ss.always[tool]
+}
+
+// allowAlways allows tool always in this session.
+func (ss *session) allowAlways(tool string) {
+	ss.alwaysMu.Lock()
+	defer ss.alwaysMu.Unlock()
+	ss.always[tool] = true
+}
+
+// close closes the session's agent once no prompt runs on it, and stops
+// asking about its background tasks (which wait on, parked).
 func (ss *session) close() {
+	ss.stopBackground()
 	ss.running.Lock()
 	defer ss.running.Unlock()
 	if ss.ws.Close != nil {
@@ -335,6 +370,13 @@ func (s *server) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOpt
 // (--permission-mode).
 func (s *server) SetSessionMode(context.Context, sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
 	return sdk.SetSessionModeResponse{}, sdk.NewMethodNotFound("session/set_mode")
+}
+
+// logf logs a diagnostic of the connection's.
+func (s *server) logf(format string, args ...any) {
+	if s.cfg.Logger != nil {
+		s.cfg.Logger.Warn(fmt.Sprintf(format, args...))
+	}
 }
 
 // update sends one session update.

@@ -53,6 +53,7 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Prom
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	}
 	ss.working.Store(true)
+	s.reaskBackground(ss)
 	msg, err := promptMessage(p.Prompt)
 	if err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
@@ -187,51 +188,63 @@ const (
 func (s *server) decide(ctx context.Context, ss *session, reqs []agent.ActionRequest, calls map[string]*call) ([]agent.Decision, error) {
 	ds := make([]agent.Decision, 0, len(reqs))
 	for _, r := range reqs {
-		canApprove := allows(r, agent.DecisionApprove)
-		if canApprove && ss.always[r.Tool] {
-			ds = append(ds, agent.Decision{Type: agent.DecisionApprove})
-			continue
-		}
 		c := calls[r.ToolCallID]
 		if c == nil {
 			c = newCall(ss.ws, r.ToolCallID, r.Tool, r.Args)
 		}
-		var opts []sdk.PermissionOption
-		if canApprove {
-			opts = append(opts,
-				sdk.PermissionOption{Kind: sdk.PermissionOptionKindAllowOnce, Name: "Allow", OptionId: optAllow},
-				sdk.PermissionOption{Kind: sdk.PermissionOptionKindAllowAlways, Name: "Always allow " + r.Tool + " in this session", OptionId: optAllowAlways})
-		}
-		opts = append(opts, sdk.PermissionOption{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Reject", OptionId: optReject})
-		update := c.update(sdk.ToolCallStatusPending)
-		if r.Description != "" {
-			update.Title = sdk.Ptr(c.title + " — " + firstLine(r.Description))
-		}
-		resp, err := s.connection().RequestPermission(ctx, sdk.RequestPermissionRequest{SessionId: ss.id, ToolCall: update, Options: opts})
+		d, err := s.ask(ctx, ss, r, c)
 		if err != nil {
-			return nil, fmt.Errorf("asking the client's permission for %s: %w", r.Tool, err)
+			return nil, err
 		}
-		if resp.Outcome.Selected == nil {
-			// Cancelled: the prompt was, or the client gave up.
-			return nil, errors.New("the permission request was cancelled")
-		}
-		switch string(resp.Outcome.Selected.OptionId) {
-		case optAllowAlways:
-			ss.always[r.Tool] = true
-			fallthrough
-		case optAllow:
-			if !canApprove {
-				return nil, fmt.Errorf("the client chose an option it was not offered for %s", r.Tool)
-			}
-			ds = append(ds, agent.Decision{Type: agent.DecisionApprove})
-		case optReject:
-			ds = append(ds, agent.Decision{Type: agent.DecisionReject, Message: "rejected in the editor"})
-		default:
-			return nil, fmt.Errorf("the client answered %s with an unknown option %q", r.Tool, resp.Outcome.Selected.OptionId)
-		}
+		ds = append(ds, d)
 	}
 	return ds, nil
 }
+
+// ask asks the client about one pending call, c as it sees it, unless its
+// tool is allowed always in this session, and returns the decision.
+func (s *server) ask(ctx context.Context, ss *session, r agent.ActionRequest, c *call) (agent.Decision, error) {
+	canApprove := allows(r, agent.DecisionApprove)
+	if canApprove && ss.allowedAlways(r.Tool) {
+		return agent.Decision{Type: agent.DecisionApprove}, nil
+	}
+	var opts []sdk.PermissionOption
+	if canApprove {
+		opts = append(opts,
+			sdk.PermissionOption{Kind: sdk.PermissionOptionKindAllowOnce, Name: "Allow", OptionId: optAllow},
+			sdk.PermissionOption{Kind: sdk.PermissionOptionKindAllowAlways, Name: "Always allow " + r.Tool + " in this session", OptionId: optAllowAlways})
+	}
+	opts = append(opts, sdk.PermissionOption{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Reject", OptionId: optReject})
+	update := c.update(sdk.ToolCallStatusPending)
+	if r.Description != "" {
+		update.Title = sdk.Ptr(clipTitle(c.title + " — " + firstLine(r.Description)))
+	}
+	resp, err := s.connection().RequestPermission(ctx, sdk.RequestPermissionRequest{SessionId: ss.id, ToolCall: update, Options: opts})
+	if err != nil {
+		return agent.Decision{}, fmt.Errorf("asking the client's permission for %s: %w", r.Tool, err)
+	}
+	if resp.Outcome.Selected == nil {
+		// Cancelled: the prompt was, or the client gave up.
+		return agent.Decision{}, errors.New("the permission request was cancelled")
+	}
+	switch string(resp.Outcome.Selected.OptionId) {
+	case optAllowAlways, optAllow:
+		if !canApprove {
+			return agent.Decision{}, fmt.Errorf("the client chose an option it was not offered for %s", r.Tool)
+		}
+		if string(resp.Outcome.Selected.OptionId) == optAllowAlways {
+			ss.allowAlways(r.Tool)
+		}
+		return agent.Decision{Type: agent.DecisionApprove}, nil
+	case optReject:
+		return agent.Decision{Type: agent.DecisionReject, Message: RejectedMessage}, nil
+	}
+	return agent.Decision{}, fmt.Errorf("the client answered %s with an unknown option %q", r.Tool, resp.Outcome.Selected.OptionId)
+}
+
+// RejectedMessage is what the agent (or the background subagent) is told
+// of a call the client rejected.
+const RejectedMessage = "rejected in the editor"
 
 // allows reports whether the request allows the decision (all decisions
 // when it lists none).

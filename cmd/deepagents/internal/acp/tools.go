@@ -9,6 +9,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/internal/clip"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/filesystem"
 	"github.com/deepagents-go/deepagents/middleware/todos"
@@ -26,6 +27,18 @@ type call struct {
 	// none).
 	path string
 	diff []sdk.ToolCallContent
+	// about is content shown before the diff (a background task's call
+	// says whose it is); meta is the call's _meta (nil: none).
+	about []sdk.ToolCallContent
+	meta  map[string]any
+}
+
+// content is what the call shows before it ends: about, then the diff.
+func (c *call) content() []sdk.ToolCallContent {
+	if c.about == nil {
+		return c.diff
+	}
+	return append(append([]sdk.ToolCallContent(nil), c.about...), c.diff...)
 }
 
 // callArgs are the arguments of the tools the client is shown more of.
@@ -106,7 +119,18 @@ func describe(ws *Workspace, id, name string, args json.RawMessage) (*call, call
 	case a.Query != "":
 		c.title = name + ": " + a.Query
 	}
+	c.title = clipTitle(c.title)
 	return c, a
+}
+
+// maxTitle is how long a call's title may be: its arguments (a command, a
+// path) are the model's, of any length, and the whole of them is the
+// call's raw input.
+const maxTitle = 300
+
+// clipTitle is title shortened to maxTitle, on one line.
+func clipTitle(title string) string {
+	return clip.Text(firstLine(title), maxTitle)
 }
 
 // clientPath is the absolute path of the agent's path p ("/src/main.go")
@@ -132,10 +156,11 @@ func (c *call) start(status sdk.ToolCallStatus) sdk.SessionUpdate {
 	if c.input != nil {
 		opts = append(opts, sdk.WithStartRawInput(c.input))
 	}
-	if c.diff != nil {
-		opts = append(opts, sdk.WithStartContent(c.diff))
+	if content := c.content(); content != nil {
+		opts = append(opts, sdk.WithStartContent(content))
 	}
 	u := sdk.StartToolCall(c.id, c.title, opts...)
+	u.ToolCall.Meta = c.meta
 	// Set here, not with sdk.WithStartLocations, which adds a path to the
 	// raw input: the client is shown the arguments the agent gave.
 	u.ToolCall.Locations = c.locations()
@@ -151,7 +176,8 @@ func (c *call) update(status sdk.ToolCallStatus) sdk.ToolCallUpdate {
 		Status:     sdk.Ptr(status),
 		Locations:  c.locations(),
 		RawInput:   c.input,
-		Content:    c.diff,
+		Content:    c.content(),
+		Meta:       c.meta,
 	}
 }
 

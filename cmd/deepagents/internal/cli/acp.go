@@ -34,7 +34,9 @@ thread (deepagents threads lists them). The session's updates stream the
 agent's answer, its tool calls with their status (and diffs for edits), and
 its plan. Approvals (--interrupt-on; by default write_file, edit_file and
 execute) are the editor's permission requests: allow, always allow the tool
-in the session, or reject. When the editor offers its file system
+in the session, or reject; a background subagent's calls that wait
+for approval are asked about too, as they park (idle or not) and at
+session/load. When the editor offers its file system
 (fs/read_text_file, fs/write_text_file), read_file, write_file and
 edit_file read and write the folder's text files through it, unsaved
 changes included, each path checked as on disk first; listings, searches
@@ -110,8 +112,9 @@ func serveACP(ctx context.Context, env Env, f *runFlags) error {
 			values := spec.Values()
 			o := &opened{Session: s, db: db, spec: spec}
 			return &acp.Workspace{
-				Dir:    spec.Dir,
-				Traits: s.Agent.ToolTraits,
+				Dir:        spec.Dir,
+				Traits:     s.Agent.ToolTraits,
+				Background: acpBackground(s.Agent, thread),
 				Steer: func(ctx context.Context, thread, text string) error {
 					return steer.Send(ctx, db.Store, thread, text)
 				},
@@ -157,4 +160,37 @@ func editorBuffers(fs *acp.ClientFS) backend.Buffers {
 		b.WriteText = fs.WriteTextFile
 	}
 	return b
+}
+
+// acpBackground is the requests for approval of thread's background
+// tasks, as an ACP session asks its client about them; nil when the
+// agent has no background subagents.
+func acpBackground(a *deepagents.Agent, thread string) *acp.Background {
+	bg := deepagents.Background(a)
+	if bg == nil {
+		return nil
+	}
+	convert := func(a deepagents.AsyncApproval) acp.TaskApproval {
+		return acp.TaskApproval{TaskID: a.TaskID, Subagent: a.Subagent, Task: a.Task, Requests: a.Requests, Waiting: a.Status == deepagents.AsyncAwaitingApproval}
+	}
+	return &acp.Background{
+		Watch: func(f func(acp.TaskApproval)) func() {
+			return bg.Watch(func(a deepagents.AsyncApproval) {
+				if a.ThreadID == thread {
+					f(convert(a))
+				}
+			})
+		},
+		Waiting: func(ctx context.Context) ([]acp.TaskApproval, error) {
+			list, err := bg.Approvals(ctx, thread)
+			out := make([]acp.TaskApproval, len(list))
+			for i, a := range list {
+				out[i] = convert(a)
+			}
+			return out, err
+		},
+		Answer: func(ctx context.Context, task string, ds []deepagents.Decision) error {
+			return bg.Answer(ctx, thread, task, ds)
+		},
+	}
 }

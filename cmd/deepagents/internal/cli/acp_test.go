@@ -220,6 +220,14 @@ func startACP(t *testing.T, w *world, c *acpClient) *sdk.ClientSideConnection {
 // offers caps.
 func startACPWith(t *testing.T, w *world, c *acpClient, caps sdk.ClientCapabilities, flags ...string) *sdk.ClientSideConnection {
 	t.Helper()
+	conn, _ := startACPProc(t, w, c, caps, flags...)
+	return conn
+}
+
+// startACPProc is startACPWith, and the function that ends the process
+// (as an editor closing: its input closes) and waits for it to exit.
+func startACPProc(t *testing.T, w *world, c *acpClient, caps sdk.ClientCapabilities, flags ...string) (*sdk.ClientSideConnection, func()) {
+	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"acp", "--db", w.db, "--model", "replay:inline"}, flags...)...)
 	cmd.Env = w.env()
 	cmd.Stderr = os.Stderr
@@ -234,20 +242,24 @@ func startACPWith(t *testing.T, w *world, c *acpClient, caps sdk.ClientCapabilit
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		stdin.Close()
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("deepagents acp: %v", err)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			stdin.Close()
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("deepagents acp: %v", err)
+				}
+			case <-time.After(20 * time.Second):
+				cmd.Process.Kill() //nolint:errcheck // it hangs
+				t.Error("deepagents acp did not end when its input closed")
 			}
-		case <-time.After(20 * time.Second):
-			cmd.Process.Kill() //nolint:errcheck // it hangs
-			t.Error("deepagents acp did not end when its input closed")
-		}
-	})
+		})
+	}
+	t.Cleanup(stop)
 	conn := sdk.NewClientSideConnection(c, stdin, stdout)
 	init, err := conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
 	if err != nil {
@@ -256,7 +268,7 @@ func startACPWith(t *testing.T, w *world, c *acpClient, caps sdk.ClientCapabilit
 	if !init.AgentCapabilities.LoadSession || !init.AgentCapabilities.PromptCapabilities.EmbeddedContext {
 		t.Fatalf("capabilities: %+v", init.AgentCapabilities)
 	}
-	return conn
+	return conn, stop
 }
 
 // TestACP drives deepagents acp with the ACP Go SDK's client side: a

@@ -36,6 +36,10 @@ hand it whole tasks. Its tools:
   get_todos           a thread's todo list
   list_thread_files   the files in a thread's state
   read_thread_file    one of them
+  list_background_approvals, answer_background_approval
+                      with background subagents: the requests for approval
+                      a thread's background tasks wait on, and their answer
+                      (run_task's result lists them too)
 
 Without --dir each thread's files live in its state (read them with
 read_thread_file); with --dir the agent works in that folder.
