@@ -15,6 +15,14 @@ type (
 	AsyncApproval = background.Approval
 )
 
+// A background task's statuses an AsyncApproval carries: it waits for an
+// answer, it was answered (and runs), or nobody answered in time.
+const (
+	AsyncAwaitingApproval = background.AwaitingApproval
+	AsyncRunning          = background.Running
+	AsyncDenied           = background.Denied
+)
+
 // ErrAsyncNotWaiting is background.ErrNotWaiting: the task answered is not
 // waiting for approval.
 var ErrAsyncNotWaiting = background.ErrNotWaiting

@@ -42,6 +42,9 @@ type approval struct {
 	editErr string // why the edited arguments were refused
 	// asked is when the request asked about now was shown.
 	asked time.Time
+	// noLater leaves esc (later) out of the keys shown: it is not the
+	// approval's now (a background task's, while the run works).
+	noLater bool
 }
 
 // approvalStep is what a key did to an approval, for the session to act
@@ -304,7 +307,7 @@ func (a *approval) view(befores map[string]before, input string, width int) stri
 	case a.plans && req.Tool == hitl.ExitPlanTool:
 		b.WriteString(planKeys(width))
 	default:
-		b.WriteString(approvalKeys(req, width))
+		b.WriteString(approvalKeysLater(req, width, !a.noLater))
 		if input != "" {
 			b.WriteString(fit(dim.Render("(the approval takes its keys once the input is empty)"), width) + "\n")
 		}
@@ -331,6 +334,12 @@ const reasonHint = "what the agent should do instead (enter to skip)"
 // approvalKeys names the keys of the decisions req allows, the line
 // wrapped between keys to width (0: no wrapping).
 func approvalKeys(req deepagents.ActionRequest, width int) string {
+	return approvalKeysLater(req, width, true)
+}
+
+// approvalKeysLater is approvalKeys, with esc (later) among the keys when
+// later holds.
+func approvalKeysLater(req deepagents.ActionRequest, width int, later bool) string {
 	var keys []string
 	for _, k := range []struct {
 		d     deepagents.DecisionType
@@ -344,6 +353,8 @@ func approvalKeys(req deepagents.ActionRequest, width int) string {
 			keys = append(keys, k.label)
 		}
 	}
-	keys = append(keys, "[esc] later")
+	if later {
+		keys = append(keys, "[esc] later")
+	}
 	return keyLine("approve? ", keys, width)
 }

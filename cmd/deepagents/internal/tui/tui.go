@@ -104,6 +104,11 @@ type Config struct {
 	// HostQuestions are the questions of sandboxed commands that want to
 	// reach a host no rule names, asked while they run (nil: none come).
 	HostQuestions <-chan HostQuestion
+	// Background, when set, are the agent's background subagents: the
+	// requests for approval their tasks park on queue in the session
+	// (background.go), those of Thread parked before it started among
+	// them, and are answered there while the main agent goes on.
+	Background Background
 }
 
 // defaultIdleAfter is how long the session waits for the user before it
@@ -130,6 +135,9 @@ func Run(ctx context.Context, cfg Config) error {
 		done := make(chan struct{})
 		defer close(done)
 		go forwardHostQuestions(cfg.HostQuestions, p.Send, done)
+	}
+	if cfg.Background != nil {
+		defer watchBackground(cfg.Background, p.Send)()
 	}
 	_, err := p.Run()
 	// What was still queued when the session ended (a long answer goes out
@@ -231,6 +239,15 @@ type tuiModel struct {
 	// befores are the files the pending requests change, as they were
 	// when asked (edit_file, write_file), by the call's id.
 	befores map[string]before
+	// bg are the background tasks' requests for approval, oldest first,
+	// the first one asked about in bgAsk, with the files its requests
+	// change as they were (bgBefores).
+	bg        []deepagents.AsyncApproval
+	bgAsk     approval
+	bgBefores map[string]before
+	// bgAnswered are the tasks answered in the session, whose requests a
+	// read of the parked ones (Approvals) begun before may still list.
+	bgAnswered map[string]bool
 	// allowed are the tools the user approved for the whole session.
 	allowed map[string]bool
 	// mode is the permission mode (see Config.Mode).
@@ -423,7 +440,7 @@ func (m *tuiModel) Init() tea.Cmd {
 		intro += " · thread " + m.thread
 	}
 	lines := append(m.cfg.Before, dim.Render(intro+" · /help for commands"))
-	return tea.Batch(m.print(append(lines, m.earlier(m.thread)...)...), textarea.Blink)
+	return tea.Batch(m.print(append(lines, m.earlier(m.thread)...)...), textarea.Blink, m.loadBackground(m.thread))
 }
 
 func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -439,6 +456,7 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		settle := tea.Tick(settleAfter, func(time.Time) tea.Msg { return settledMsg{n} })
 		m.input.SetWidth(max(msg.Width-1, 10))
 		m.approval.resize(msg.Width)
+		m.bgAsk.resize(msg.Width)
 		return m, settle
 	case approvalReadyMsg:
 		return m, nil // shows the approval's keys
@@ -448,6 +466,12 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onHostQuestion(msg.q)
 	case hostWithdrawnMsg:
 		return m, m.onHostWithdrawn(msg.n)
+	case bgApprovalMsg:
+		return m, m.onBackgroundApproval(msg.a)
+	case bgFoundMsg:
+		return m, m.onBackgroundFound(msg)
+	case bgAnsweredMsg:
+		return m, m.onBackgroundAnswered(msg)
 	case linesMsg:
 		if len(msg.lines) == 0 {
 			return m, nil
@@ -479,6 +503,9 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.approval.typing() {
 			return m, m.approval.paste(msg)
 		}
+		if m.bgAsk.typing() {
+			return m, m.bgAsk.paste(msg)
+		}
 		m.hint = ""
 		return m, m.onPaste(msg.Content)
 	case runDoneMsg:
@@ -497,7 +524,7 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.String() != "tab" {
 			m.hint = "" // what a tab listed goes with the next key
 		}
-		if msg.String() == "shift+tab" && !m.approval.typing() && m.overlay == nil {
+		if msg.String() == "shift+tab" && !m.approval.typing() && !m.bgAsk.typing() && m.overlay == nil {
 			m.setMode(m.mode.Next())
 			return m, nil
 		}
@@ -507,11 +534,17 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.approval.typing() {
 			return m, m.onApprovalKey(msg)
 		}
+		if m.bgAsk.typing() {
+			return m, m.onBackgroundKey(msg)
+		}
 		if len(m.hosts) > 0 && m.hostTakes(msg) {
 			return m, m.onHostKey(msg)
 		}
 		if m.approval.waiting() && m.approval.takes(msg, m.input.Value()) {
 			return m, m.onApprovalKey(msg)
+		}
+		if !m.approval.waiting() && m.bgAsk.asking() && m.bgTakes(msg) {
+			return m, m.onBackgroundKey(msg)
 		}
 		return m, m.onKey(msg)
 	}
@@ -1035,17 +1068,31 @@ func (m *tuiModel) view() string {
 	if len(m.hosts) > 0 {
 		b.WriteString(m.hostView())
 	}
-	if m.approval.asking() {
+	m.bgAsk.noLater = m.running // esc stops the run's step
+	switch {
+	case m.bgAsk.typing():
+		// A reason for a background task being typed keeps the keys,
+		// the run's own approval waiting behind it.
+		b.WriteString(m.bgView(false))
+		if m.approval.waiting() {
+			b.WriteString(fit(dim.Render("· the run waits for approval too, after this"), m.width) + "\n")
+		}
+		return b.String() + m.modeLine() + "\n"
+	case m.approval.asking():
 		b.WriteString(m.approval.view(m.befores, m.input.Value(), m.width))
+		b.WriteString(m.bgView(true))
 		if m.approval.typing() {
 			return b.String() + m.modeLine() + "\n"
 		}
-	} else if m.running {
-		keys := " · enter queues a message"
-		if m.cfg.Steer != nil {
-			keys = " · enter steers, tab queues"
+	default:
+		if m.running {
+			keys := " · enter queues a message"
+			if m.cfg.Steer != nil {
+				keys = " · enter steers, tab queues"
+			}
+			b.WriteString(fit(dim.Render("working…"+display.ContextFill(m.context)+" · esc stops the step"+keys), m.width) + "\n")
 		}
-		b.WriteString(fit(dim.Render("working…"+display.ContextFill(m.context)+" · esc stops the step"+keys), m.width) + "\n")
+		b.WriteString(m.bgView(false))
 	}
 	m.input.Placeholder = idlePlaceholder
 	switch {
