@@ -349,3 +349,66 @@ func TestBackgroundApprovalToolApprovedForTheSession(t *testing.T) {
 		t.Errorf("printed:\n%s", p)
 	}
 }
+
+// An approval that comes into view from behind another takes its keys
+// only after the grace, as one newly asked: a key pressed twice (y y,
+// enter enter) answers what the person saw, never what appeared under
+// the key.
+func TestApprovalComingIntoViewWaitsItsGrace(t *testing.T) {
+	long := time.Now().Add(-time.Hour) // asked long ago, hidden since
+	decide := func(context.Context, string, []deepagents.Decision) iter.Seq2[deepagents.Event, error] {
+		return func(func(deepagents.Event, error) bool) {}
+	}
+	runApproval := func(m *tuiModel) {
+		m.approval.set([]deepagents.ActionRequest{{ToolCallID: "main-1", Tool: "execute", Args: json.RawMessage(`{"command":"make"}`)}})
+		m.autoApprove()
+		m.approval.asked = long
+	}
+	t.Run("background after the run's", func(t *testing.T) {
+		m, fake, _ := bgModel(t, false)
+		m.send, m.cfg.Decide = func(tea.Msg) {}, decide
+		m.Update(bgApprovalMsg{parked("task-1", "write_file")})
+		runApproval(m)
+		m.bgAsk.asked = long
+		press(m, "y", "y")
+		if m.approval.waiting() || !m.running {
+			t.Fatal("the first y did not answer the run's approval")
+		}
+		if len(m.bg) != 1 || len(fake.got()) != 0 {
+			t.Errorf("the second y answered the background request that appeared under it: queued %v, answers %v", taskIDs(m.bg), fake.got())
+		}
+		if v := ansi.Strip(m.view()); strings.Contains(v, "[y] yes") {
+			t.Errorf("the background request's keys show at once:\n%s", v)
+		}
+	})
+	t.Run("the run's after a background reason", func(t *testing.T) {
+		m, fake, _ := bgModel(t, false)
+		m.send, m.cfg.Decide = func(tea.Msg) {}, decide
+		m.Update(bgApprovalMsg{parked("task-1", "write_file")})
+		seen(m)
+		press(m, "n", "x")
+		runApproval(m) // comes while the reason is typed
+		cmd := press(m, "enter", "enter")
+		waitMsg[bgAnsweredMsg](t, cmd)
+		if got := fake.got(); len(got) != 1 || got[0].decisions[0].Type != deepagents.DecisionReject {
+			t.Fatalf("answers %+v, want task-1 rejected", got)
+		}
+		if !m.approval.asking() || m.running {
+			t.Errorf("the second enter approved the run's request that appeared under it (decisions %v)", m.approval.decisions)
+		}
+	})
+	t.Run("background after an overlay", func(t *testing.T) {
+		m, fake, _ := bgModel(t, false)
+		m.Update(bgApprovalMsg{parked("task-1", "write_file")})
+		m.bgAsk.asked = long
+		m.overlay = newMemoryChooser("note", t.TempDir(), t.TempDir())
+		press(m, "esc") // closes the chooser
+		if m.overlay != nil {
+			t.Fatal("esc did not close the overlay")
+		}
+		press(m, "y")
+		if len(m.bg) != 1 || len(fake.got()) != 0 {
+			t.Errorf("y answered the background request as the overlay closed: queued %v, answers %v", taskIDs(m.bg), fake.got())
+		}
+	})
+}

@@ -443,7 +443,37 @@ func (m *tuiModel) Init() tea.Cmd {
 	return tea.Batch(m.print(append(lines, m.earlier(m.thread)...)...), textarea.Blink, m.loadBackground(m.thread))
 }
 
+// Update handles msg; an approval that comes into view by it (the run's
+// once a background task's reason is typed, a background task's once the
+// run's is answered, either once an overlay closes) takes its keys only
+// after approvalGrace, as one newly asked: a key pressed as it appears was
+// meant for what it replaced.
 func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	shown := m.shownApproval()
+	_, cmd := m.update(msg)
+	if now := m.shownApproval(); now != nil && now != shown {
+		cmd = tea.Batch(cmd, now.show())
+	}
+	return m, cmd
+}
+
+// shownApproval is the approval the view shows, whose keys it takes (nil
+// for none): as view and Update order them.
+func (m *tuiModel) shownApproval() *approval {
+	switch {
+	case m.overlay != nil:
+		return nil
+	case m.bgAsk.typing():
+		return &m.bgAsk
+	case m.approval.asking():
+		return &m.approval
+	case m.bgAsk.asking() && len(m.bg) > 0:
+		return &m.bgAsk
+	}
+	return nil
+}
+
+func (m *tuiModel) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		if m.width > 0 && msg.Width < m.width {
