@@ -272,6 +272,12 @@ func (m *tuiModel) bgView(counted bool) string {
 	q := m.bg[0]
 	var b strings.Builder
 	head := yellow.Render("?") + " " + bold.Render(bgLabel(q))
+	if q.ThreadID != m.thread {
+		// A task of a thread the session worked on before (/new,
+		// /resume): said, so that what is approved is not taken for
+		// the thread on the screen.
+		head += " " + yellow.Render("of thread "+display.TerminalSafe(q.ThreadID)+", not this one")
+	}
 	if len(m.bg) > 1 {
 		head += dim.Render(fmt.Sprintf(" (%d waiting)", len(m.bg)))
 	}

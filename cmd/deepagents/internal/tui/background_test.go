@@ -412,3 +412,29 @@ func TestApprovalComingIntoViewWaitsItsGrace(t *testing.T) {
 		}
 	})
 }
+
+// A request of a task of another thread than the session's (one it
+// worked on before /new or /resume) says whose it is; one of the
+// session's thread does not.
+func TestBackgroundApprovalOfAnotherThreadSaysSo(t *testing.T) {
+	for _, c := range []struct {
+		name, thread string
+		want         bool
+	}{
+		{"this thread", "main", false},
+		{"another thread", "earlier", true},
+		{"a new thread", "", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, _, _ := bgModel(t, false)
+			m.thread = c.thread                 // the session's, now
+			a := parked("task-1", "write_file") // of thread main
+			m.Update(bgApprovalMsg{a})
+			seen(m)
+			view := ansi.Strip(m.view())
+			if got := strings.Contains(view, "of thread main, not this one"); got != c.want {
+				t.Errorf("the view names the task's thread: %v, want %v:\n%s", got, c.want, view)
+			}
+		})
+	}
+}
