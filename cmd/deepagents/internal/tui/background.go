@@ -106,7 +106,7 @@ func (m *tuiModel) onBackgroundFound(msg bgFoundMsg) tea.Cmd {
 		cmds = append(cmds, m.print(red.Render("warning: ")+"the background tasks' requests for approval could not all be read: "+display.OneLine(msg.err.Error())))
 	}
 	for _, a := range msg.list {
-		if m.bgAnswered[a.TaskID] {
+		if m.bgAnswered[answeredKey(a)] {
 			continue // answered since it was read
 		}
 		cmds = append(cmds, m.onBackgroundApproval(a))
@@ -188,7 +188,7 @@ func (m *tuiModel) answerBackground() tea.Cmd {
 	if m.bgAnswered == nil {
 		m.bgAnswered = map[string]bool{}
 	}
-	m.bgAnswered[q.TaskID] = true
+	m.bgAnswered[answeredKey(q)] = true
 	for _, req := range q.Requests {
 		delete(m.bgBefores, req.ToolCallID)
 	}
@@ -197,6 +197,15 @@ func (m *tuiModel) answerBackground() tea.Cmd {
 		return bgAnsweredMsg{q, bg.Answer(ctx, q.ThreadID, q.TaskID, decisions)}
 	}
 	return tea.Batch(answer, m.askBackground())
+}
+
+// answeredKey names one request of a task (bgAnswered): its id and its
+// first call's, for a task answered may stop to ask again, anew.
+func answeredKey(a deepagents.AsyncApproval) string {
+	if len(a.Requests) == 0 {
+		return a.TaskID
+	}
+	return a.TaskID + "\x00" + a.Requests[0].ToolCallID
 }
 
 func (m *tuiModel) onBackgroundAnswered(msg bgAnsweredMsg) tea.Cmd {

@@ -342,6 +342,9 @@ func TestBackgroundApprovalToolApprovedForTheSession(t *testing.T) {
 		}
 	}
 	got := fake.got()
+	// The answers are commands of their own, run concurrently: in any
+	// order.
+	slices.SortFunc(got, func(a, b answered) int { return strings.Compare(a.task, b.task) })
 	if len(got) != 2 || got[0].task != "task-1" || got[1].task != "task-2" || !m.allowed["write_file"] || len(m.bg) != 0 {
 		t.Fatalf("answers %+v, allowed %v, queued %v; want both tasks approved", got, m.allowed, taskIDs(m.bg))
 	}
@@ -436,5 +439,24 @@ func TestBackgroundApprovalOfAnotherThreadSaysSo(t *testing.T) {
 				t.Errorf("the view names the task's thread: %v, want %v:\n%s", got, c.want, view)
 			}
 		})
+	}
+}
+
+// A task answered in the session that stops to ask again, anew, is
+// queued when a read of the thread's parked requests finds it (after a
+// /resume, say): only the request answered is kept out.
+func TestBackgroundTaskAskingAgainIsQueued(t *testing.T) {
+	m, _, _ := bgModel(t, false)
+	m.Update(bgApprovalMsg{parked("task-1", "write_file")})
+	seen(m)
+	press(m, "y")
+	if len(m.bg) != 0 {
+		t.Fatalf("y did not answer: queued %v", taskIDs(m.bg))
+	}
+	again := parked("task-1", "write_file")
+	again.Requests[0].ToolCallID = "c-second"
+	m.Update(bgFoundMsg{list: []deepagents.AsyncApproval{parked("task-1", "write_file"), again}})
+	if len(m.bg) != 1 || m.bg[0].Requests[0].ToolCallID != "c-second" {
+		t.Errorf("queued %+v, want task-1's second request alone", m.bg)
 	}
 }

@@ -245,8 +245,9 @@ type tuiModel struct {
 	bg        []deepagents.AsyncApproval
 	bgAsk     approval
 	bgBefores map[string]before
-	// bgAnswered are the tasks answered in the session, whose requests a
-	// read of the parked ones (Approvals) begun before may still list.
+	// bgAnswered are the tasks' requests answered in the session (by
+	// answeredKey), which a read of the parked ones (Approvals) begun
+	// before may still list.
 	bgAnswered map[string]bool
 	// allowed are the tools the user approved for the whole session.
 	allowed map[string]bool
