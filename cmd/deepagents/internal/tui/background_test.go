@@ -15,6 +15,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/deepagents-go/deepagents/netproxy"
 )
 
 // fakeBackground is a Background whose tasks' requests the test makes.
@@ -398,6 +400,22 @@ func TestApprovalComingIntoViewWaitsItsGrace(t *testing.T) {
 		}
 		if !m.approval.asking() || m.running {
 			t.Errorf("the second enter approved the run's request that appeared under it (decisions %v)", m.approval.decisions)
+		}
+	})
+	t.Run("background after a host question", func(t *testing.T) {
+		m, fake, _ := bgModel(t, true)
+		m.Update(bgApprovalMsg{parked("task-1", "write_file")})
+		m.bgAsk.asked = long
+		var answers []netproxy.Answer
+		m.Update(hostQuestionMsg{&askedHost{HostQuestion: HostQuestion{Host: "example.com", Port: 443, Command: "curl",
+			Answer: func(a netproxy.Answer) { answers = append(answers, a) }}, n: 1}})
+		m.hostAsked = long
+		press(m, "y", "y")
+		if len(answers) != 1 || answers[0] != netproxy.AllowOnce {
+			t.Fatalf("the host question's answers %v, want allowed once", answers)
+		}
+		if len(m.bg) != 1 || len(fake.got()) != 0 {
+			t.Errorf("the second y answered the background request: queued %v, answers %v", taskIDs(m.bg), fake.got())
 		}
 	})
 	t.Run("background after an overlay", func(t *testing.T) {

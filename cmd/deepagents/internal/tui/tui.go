@@ -446,7 +446,8 @@ func (m *tuiModel) Init() tea.Cmd {
 
 // Update handles msg; an approval that comes into view by it (the run's
 // once a background task's reason is typed, a background task's once the
-// run's is answered, either once an overlay closes) takes its keys only
+// run's is answered, either once an overlay closes or a host question is
+// answered) takes its keys only
 // after approvalGrace, as one newly asked: a key pressed as it appears was
 // meant for what it replaced.
 func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -458,14 +459,19 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, cmd
 }
 
-// shownApproval is the approval the view shows, whose keys it takes (nil
-// for none): as view and Update order them.
+// shownApproval is the approval whose keys the session takes (nil for
+// none: an overlay's, or a host question's, which goes first), as view
+// and Update order them.
 func (m *tuiModel) shownApproval() *approval {
 	switch {
 	case m.overlay != nil:
 		return nil
 	case m.bgAsk.typing():
 		return &m.bgAsk
+	case m.approval.typing():
+		return &m.approval
+	case len(m.hosts) > 0:
+		return nil // its keys (y, a, n too) answer the host question
 	case m.approval.asking():
 		return &m.approval
 	case m.bgAsk.asking() && len(m.bg) > 0:
