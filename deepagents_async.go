@@ -15,10 +15,13 @@ type (
 	AsyncApproval = background.Approval
 )
 
-// AsyncAwaitingApproval is background.AwaitingApproval: the status of a
-// background task (and of its AsyncApproval) waiting for a person's
-// answer.
-const AsyncAwaitingApproval = background.AwaitingApproval
+// A background task's statuses an AsyncApproval carries: it waits for an
+// answer, it was answered (and runs), or nobody answered in time.
+const (
+	AsyncAwaitingApproval = background.AwaitingApproval
+	AsyncRunning          = background.Running
+	AsyncDenied           = background.Denied
+)
 
 // ErrAsyncNotWaiting is background.ErrNotWaiting: the task answered is not
 // waiting for approval.

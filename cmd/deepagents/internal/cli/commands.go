@@ -37,6 +37,75 @@ type live struct {
 	env Env
 	// goal is what /goal (or --goal) set for the next message.
 	goal goalHolder
+	// bg is the session's watch on the background subagents' approvals.
+	bg liveBackground
+}
+
+// liveBackground is the agent's background subagents as the session
+// sees them (tui.Background): those of the agent in force, which /model
+// replaces (the watch moves to the new agent's).
+type liveBackground struct {
+	l    *live
+	mu   sync.Mutex
+	f    func(deepagents.AsyncApproval)
+	stop func()
+}
+
+// middleware is the background subagents of the agent in force, nil when
+// it has none.
+func (b *liveBackground) middleware() tui.Background {
+	s, _ := b.l.current()
+	if bg := deepagents.Background(s.Agent); bg != nil {
+		return bg
+	}
+	return nil
+}
+
+// Watch implements tui.Background, on the agent in force.
+func (b *liveBackground) Watch(f func(deepagents.AsyncApproval)) (stop func()) {
+	b.mu.Lock()
+	b.f = f
+	b.mu.Unlock()
+	b.rewatch()
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.f = nil
+		if b.stop != nil {
+			b.stop()
+			b.stop = nil
+		}
+	}
+}
+
+// rewatch moves the watch to the agent in force.
+func (b *liveBackground) rewatch() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stop != nil {
+		b.stop()
+		b.stop = nil
+	}
+	if bg := b.middleware(); bg != nil && b.f != nil {
+		b.stop = bg.Watch(b.f)
+	}
+}
+
+// Approvals implements tui.Background: none without background subagents.
+func (b *liveBackground) Approvals(ctx context.Context, thread string) ([]deepagents.AsyncApproval, error) {
+	if bg := b.middleware(); bg != nil {
+		return bg.Approvals(ctx, thread)
+	}
+	return nil, nil
+}
+
+// Answer implements tui.Background.
+func (b *liveBackground) Answer(ctx context.Context, thread, task string, decisions []deepagents.Decision) error {
+	bg := b.middleware()
+	if bg == nil {
+		return fmt.Errorf("task %s: %w (this session has no background subagents)", task, deepagents.ErrAsyncNotWaiting)
+	}
+	return bg.Answer(ctx, thread, task, decisions)
 }
 
 // goalHolder holds the goal set for the next message of one thread (""
@@ -207,6 +276,7 @@ func (l *live) switchModel(ctx context.Context, model string) (tui.Switched, err
 	old := l.o.Session
 	l.o.Session, l.o.spec = s, spec
 	l.mu.Unlock()
+	l.bg.rewatch() // the new agent's background tasks ask the session
 	// The old agent's background tasks end with it: recorded as
 	// cancelled, not left to read as lost.
 	warn := lines(warnings.String())

@@ -45,6 +45,7 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 	out, _ := env.Stdout.(*os.File)
 	// /model SPEC replaces the agent: the runs use the one in force.
 	l := &live{o: o, env: env}
+	l.bg.l = l
 	if f.Given("goal") {
 		l.goal.set(o.spec.Thread, f.goal) // the thread the session starts on
 	}
@@ -138,6 +139,7 @@ func runInteractive(ctx context.Context, env Env, f *runFlags) error {
 		PromptLimit:   maxPromptBytes,
 		Before:        lines(before),
 		HostQuestions: hostQuestions,
+		Background:    &l.bg,
 	})
 }
 

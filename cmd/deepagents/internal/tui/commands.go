@@ -274,7 +274,7 @@ func (m *tuiModel) resume(id string, say func(string) tea.Cmd) tea.Cmd {
 	if t.Title != "" {
 		line += " (" + display.OneLine(t.Title) + ")"
 	}
-	return say(strings.Join(append([]string{line}, m.earlier(id)...), "\n"))
+	return tea.Batch(say(strings.Join(append([]string{line}, m.earlier(id)...), "\n")), m.loadBackground(id))
 }
 
 // switchModel reopens the agent on spec, keeping the old one on an error.

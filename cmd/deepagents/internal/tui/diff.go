@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/deepagents-go/deepagents"
-
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/middleware/filesystem"
@@ -273,21 +271,9 @@ func (m *tuiModel) readBefores() {
 	if m.befores == nil {
 		m.befores = map[string]before{}
 	}
-	m.shown.text = "" // new requests: drawn anew
-	for _, req := range m.pending {
+	for _, req := range m.approval.reqs {
 		if text, ok := readBefore(m.ctx, m.cfg.Files, req.Tool, req.Args); ok || req.Tool == filesystem.EditFileTool || req.Tool == filesystem.WriteFileTool {
 			m.befores[req.ToolCallID] = before{text, ok}
 		}
 	}
-}
-
-// approvalView is the request asked about, drawn once for its window's
-// width.
-func (m *tuiModel) approvalView(req deepagents.ActionRequest) string {
-	if m.shown.at == len(m.decisions) && m.shown.width == m.width && m.shown.text != "" {
-		return m.shown.text
-	}
-	b := m.befores[req.ToolCallID]
-	m.shown.at, m.shown.width, m.shown.text = len(m.decisions), m.width, renderApproval(req, b.text, b.known, m.width)
-	return m.shown.text
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/deepagents-go/deepagents"
 
-	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
@@ -62,28 +61,6 @@ func renderPlan(req deepagents.ActionRequest, width int) string {
 // planKeys are the keys of a plan's approval.
 func planKeys(width int) string {
 	return keyLine("approve the plan? ", []string{"[y] yes, and accept edits", "[m] yes, and ask before edits", "[n] no, keep planning", "[esc] later"}, width)
-}
-
-// onPlanKey decides a plan's approval: y approves it and turns accept
-// edits on, m approves it and asks before edits; n rejects it, with
-// feedback, and plan mode stays on. ok is false for the keys it leaves to
-// the other approvals (esc, ctrl+c).
-func (m *tuiModel) onPlanKey(req deepagents.ActionRequest, key string) (cmd tea.Cmd, ok bool) {
-	switch key {
-	case "y", "enter", "m":
-		mode := hitl.ModeAcceptEdits
-		if key == "m" {
-			mode = hitl.ModeAsk
-		}
-		m.setMode(mode)
-		m.decisions = append(m.decisions, deepagents.Decision{Type: deepagents.DecisionApprove})
-		return tea.Batch(m.print(green.Render("✓ plan approved")+dim.Render(" · "+modeName[mode])), m.autoApprove()), true
-	case "n":
-		return m.onApprovalKeyReject(), true
-	case "esc", "ctrl+c":
-		return nil, false
-	}
-	return nil, true // no other key answers a plan
 }
 
 // modeName names the modes for the user.

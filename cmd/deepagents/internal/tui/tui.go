@@ -104,6 +104,11 @@ type Config struct {
 	// HostQuestions are the questions of sandboxed commands that want to
 	// reach a host no rule names, asked while they run (nil: none come).
 	HostQuestions <-chan HostQuestion
+	// Background, when set, are the agent's background subagents: the
+	// requests for approval their tasks park on queue in the session
+	// (background.go), those of Thread parked before it started among
+	// them, and are answered there while the main agent goes on.
+	Background Background
 }
 
 // defaultIdleAfter is how long the session waits for the user before it
@@ -130,6 +135,9 @@ func Run(ctx context.Context, cfg Config) error {
 		done := make(chan struct{})
 		defer close(done)
 		go forwardHostQuestions(cfg.HostQuestions, p.Send, done)
+	}
+	if cfg.Background != nil {
+		defer watchBackground(cfg.Background, p.Send)()
 	}
 	_, err := p.Run()
 	// What was still queued when the session ended (a long answer goes out
@@ -226,25 +234,21 @@ type tuiModel struct {
 	history []string // what was sent, for up and down
 	histPos int
 
-	// Approvals: the requests of the run's interrupt, the decisions taken
-	// so far, and what is being typed for the next: a rejection's reason,
-	// or edited arguments when editing.
-	pending []deepagents.ActionRequest
+	// approval is the run's request for approval (approval.go).
+	approval approval
 	// befores are the files the pending requests change, as they were
-	// when asked (edit_file, write_file), by the call's id; shown is the
-	// approval drawn last (of request at), kept while it stays the same.
+	// when asked (edit_file, write_file), by the call's id.
 	befores map[string]before
-	shown   struct {
-		at    int
-		width int
-		text  string
-	}
-	decisions []deepagents.Decision
-	reason    *textinput.Model
-	editing   bool
-	editErr   string // why the edited arguments were refused
-	// asked is when the request asked about now was shown.
-	asked time.Time
+	// bg are the background tasks' requests for approval, oldest first,
+	// the first one asked about in bgAsk, with the files its requests
+	// change as they were (bgBefores).
+	bg        []deepagents.AsyncApproval
+	bgAsk     approval
+	bgBefores map[string]before
+	// bgAnswered are the tasks' requests answered in the session (by
+	// answeredKey), which a read of the parked ones (Approvals) begun
+	// before may still list.
+	bgAnswered map[string]bool
 	// allowed are the tools the user approved for the whole session.
 	allowed map[string]bool
 	// mode is the permission mode (see Config.Mode).
@@ -428,7 +432,7 @@ const (
 
 func newModel(ctx context.Context, cfg Config) *tuiModel {
 	return &tuiModel{ctx: ctx, cfg: cfg, input: newInput(), thread: cfg.Thread, allowed: map[string]bool{},
-		prices: cfg.Prices, mode: cmp.Or(cfg.Mode, hitl.ModeAsk)}
+		prices: cfg.Prices, mode: cmp.Or(cfg.Mode, hitl.ModeAsk), approval: approval{plans: true}}
 }
 
 func (m *tuiModel) Init() tea.Cmd {
@@ -437,10 +441,46 @@ func (m *tuiModel) Init() tea.Cmd {
 		intro += " · thread " + m.thread
 	}
 	lines := append(m.cfg.Before, dim.Render(intro+" · /help for commands"))
-	return tea.Batch(m.print(append(lines, m.earlier(m.thread)...)...), textarea.Blink)
+	return tea.Batch(m.print(append(lines, m.earlier(m.thread)...)...), textarea.Blink, m.loadBackground(m.thread))
 }
 
+// Update handles msg; an approval that comes into view by it (the run's
+// once a background task's reason is typed, a background task's once the
+// run's is answered, either once an overlay closes or a host question is
+// answered) takes its keys only
+// after approvalGrace, as one newly asked: a key pressed as it appears was
+// meant for what it replaced.
 func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	shown := m.shownApproval()
+	_, cmd := m.update(msg)
+	if now := m.shownApproval(); now != nil && now != shown {
+		cmd = tea.Batch(cmd, now.show())
+	}
+	return m, cmd
+}
+
+// shownApproval is the approval whose keys the session takes (nil for
+// none: an overlay's, or a host question's, which goes first), as view
+// and Update order them.
+func (m *tuiModel) shownApproval() *approval {
+	switch {
+	case m.overlay != nil:
+		return nil
+	case m.bgAsk.typing():
+		return &m.bgAsk
+	case m.approval.typing():
+		return &m.approval
+	case len(m.hosts) > 0:
+		return nil // its keys (y, a, n too) answer the host question
+	case m.approval.asking():
+		return &m.approval
+	case m.bgAsk.asking() && len(m.bg) > 0:
+		return &m.bgAsk
+	}
+	return nil
+}
+
+func (m *tuiModel) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		if m.width > 0 && msg.Width < m.width {
@@ -452,9 +492,8 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		n := m.resizes
 		settle := tea.Tick(settleAfter, func(time.Time) tea.Msg { return settledMsg{n} })
 		m.input.SetWidth(max(msg.Width-1, 10))
-		if m.reason != nil {
-			m.reason.SetWidth(m.reasonWidth())
-		}
+		m.approval.resize(msg.Width)
+		m.bgAsk.resize(msg.Width)
 		return m, settle
 	case approvalReadyMsg:
 		return m, nil // shows the approval's keys
@@ -464,6 +503,12 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onHostQuestion(msg.q)
 	case hostWithdrawnMsg:
 		return m, m.onHostWithdrawn(msg.n)
+	case bgApprovalMsg:
+		return m, m.onBackgroundApproval(msg.a)
+	case bgFoundMsg:
+		return m, m.onBackgroundFound(msg)
+	case bgAnsweredMsg:
+		return m, m.onBackgroundAnswered(msg)
 	case linesMsg:
 		if len(msg.lines) == 0 {
 			return m, nil
@@ -492,10 +537,11 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case editedMsg:
 		return m, m.onEditorExit(msg)
 	case tea.PasteMsg:
-		if m.reason != nil {
-			r, cmd := m.reason.Update(msg)
-			m.reason = &r
-			return m, cmd
+		if m.approval.typing() {
+			return m, m.approval.paste(msg)
+		}
+		if m.bgAsk.typing() {
+			return m, m.bgAsk.paste(msg)
 		}
 		m.hint = ""
 		return m, m.onPaste(msg.Content)
@@ -515,21 +561,27 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.String() != "tab" {
 			m.hint = "" // what a tab listed goes with the next key
 		}
-		if msg.String() == "shift+tab" && m.reason == nil && m.overlay == nil {
+		if msg.String() == "shift+tab" && !m.approval.typing() && !m.bgAsk.typing() && m.overlay == nil {
 			m.setMode(m.mode.Next())
 			return m, nil
 		}
 		if m.overlay != nil {
 			return m, m.onOverlayKey(msg)
 		}
-		if m.reason != nil {
-			return m, m.onReasonKey(msg)
+		if m.approval.typing() {
+			return m, m.onApprovalKey(msg)
+		}
+		if m.bgAsk.typing() {
+			return m, m.onBackgroundKey(msg)
 		}
 		if len(m.hosts) > 0 && m.hostTakes(msg) {
 			return m, m.onHostKey(msg)
 		}
-		if len(m.pending) > 0 && m.approvalTakes(msg) {
+		if m.approval.waiting() && m.approval.takes(msg, m.input.Value()) {
 			return m, m.onApprovalKey(msg)
+		}
+		if !m.approval.waiting() && m.bgAsk.asking() && m.bgTakes(msg) {
+			return m, m.onBackgroundKey(msg)
 		}
 		return m, m.onKey(msg)
 	}
@@ -538,19 +590,8 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, cmd
 }
 
-// approvalTakes reports whether k answers the approval asked for: only a
-// key pressed on an empty input, once the approval has been on the screen
-// a moment, does; other keys are typing. A key typed ahead, meant for
-// the input, never answers it.
-func (m *tuiModel) approvalTakes(k tea.KeyPressMsg) bool {
-	if k.String() == "esc" || k.String() == "ctrl+c" {
-		return m.input.Value() == ""
-	}
-	return m.input.Value() == "" && time.Since(m.asked) >= approvalGrace
-}
-
 // busy reports whether a task goes on: a run, or an approval it waits on.
-func (m *tuiModel) busy() bool { return m.running || len(m.pending) > 0 }
+func (m *tuiModel) busy() bool { return m.running || m.approval.waiting() }
 
 // onKey handles a key for the input line.
 func (m *tuiModel) onKey(k tea.KeyPressMsg) tea.Cmd {
@@ -661,7 +702,7 @@ func (m *tuiModel) onKey(k tea.KeyPressMsg) tea.Cmd {
 // one works (not one stopped for approvals), the session can steer, and
 // text is a message, not a command.
 func (m *tuiModel) steerable(text string) bool {
-	return m.cfg.Steer != nil && m.running && len(m.pending) == 0 && m.thread != "" && text != "" && !strings.HasPrefix(text, "/")
+	return m.cfg.Steer != nil && m.running && !m.approval.waiting() && m.thread != "" && text != "" && !strings.HasPrefix(text, "/")
 }
 
 // completes reports whether Tab would complete text (a command, an
@@ -859,7 +900,7 @@ func (m *tuiModel) onRunEnd(e deepagents.Event) tea.Cmd {
 	case e.Status == deepagents.StatusInterrupted:
 		// The task goes on after the decisions: its usage is told once
 		// it ends.
-		m.pending, m.decisions = e.Interrupts, nil
+		m.approval.set(e.Interrupts)
 		m.readBefores()
 		return tea.Batch(m.print(lines...), m.autoApprove())
 	case m.stopped:
@@ -886,7 +927,7 @@ func (m *tuiModel) onRunDone(err error) tea.Cmd {
 	if err != nil && !m.stopped && !m.failed {
 		cmd = m.print(red.Render("✗ " + display.OneLine(err.Error())))
 	}
-	if m.stopped && len(m.pending) == 0 {
+	if m.stopped && !m.approval.waiting() {
 		m.stopped = false
 	}
 	return tea.Batch(cmd, m.sendQueued(), m.awaitUser())
@@ -930,14 +971,12 @@ func (m *tuiModel) onIdle(msg idleMsg) tea.Cmd {
 // user approved for the session. It resumes the run when that answers
 // every request.
 func (m *tuiModel) autoApprove() tea.Cmd {
-	for len(m.decisions) < len(m.pending) && m.allowed[m.pending[len(m.decisions)].Tool] {
-		m.decisions = append(m.decisions, deepagents.Decision{Type: deepagents.DecisionApprove})
-	}
-	if len(m.decisions) < len(m.pending) {
+	a := &m.approval
+	a.approveAllowed(m.allowed)
+	if a.asking() {
 		// The next request shows now; its keys once it has been seen.
-		m.asked = time.Now()
-		ready := tea.Tick(approvalGrace, func(time.Time) tea.Msg { return approvalReadyMsg{} })
-		if req := m.pending[len(m.decisions)]; req.Tool == hitl.ExitPlanTool {
+		ready := a.show()
+		if req := a.current(); req.Tool == hitl.ExitPlanTool {
 			return tea.Batch(m.print(renderPlan(req, m.width)), ready) // too long for the view
 		}
 		return ready
@@ -946,151 +985,36 @@ func (m *tuiModel) autoApprove() tea.Cmd {
 }
 
 func (m *tuiModel) resumeIfDecided() tea.Cmd {
-	if len(m.decisions) < len(m.pending) {
+	if !m.approval.waiting() || m.approval.asking() {
 		return nil
 	}
-	thread, decisions, decide := m.thread, m.decisions, m.cfg.Decide
-	m.pending, m.decisions = nil, nil
+	thread, decisions, decide := m.thread, m.approval.take(), m.cfg.Decide
 	return m.start(func(ctx context.Context) iter.Seq2[deepagents.Event, error] { return decide(ctx, thread, decisions) }, false)
 }
 
-// onApprovalKey decides the request asked about: y approves it, a
-// approves its tool for the session, e edits its arguments, n rejects it
-// with a reason; a decision the request does not allow is no key.
+// onApprovalKey gives a key to the run's approval (approval.go) and acts
+// on what it did.
 func (m *tuiModel) onApprovalKey(k tea.KeyPressMsg) tea.Cmd {
-	req := m.pending[len(m.decisions)]
-	key := strings.ToLower(k.String())
-	if d, ok := decisionKeys[key]; ok && !allows(req, d) {
-		return nil
+	s := m.approval.onKey(k, m.width)
+	if s.allow != "" {
+		m.allowed[s.allow] = true
 	}
-	if req.Tool == hitl.ExitPlanTool {
-		if cmd, ok := m.onPlanKey(req, key); ok {
-			return cmd
-		}
+	if s.mode != "" {
+		m.setMode(s.mode)
 	}
-	switch key {
-	case "y", "enter":
-		m.decisions = append(m.decisions, deepagents.Decision{Type: deepagents.DecisionApprove})
-		return tea.Batch(m.print(green.Render("✓ approved ")+req.Tool), m.autoApprove())
-	case "a":
-		m.allowed[req.Tool] = true
-		m.decisions = append(m.decisions, deepagents.Decision{Type: deepagents.DecisionApprove})
-		return tea.Batch(m.print(green.Render("✓ approved ")+req.Tool+" for this session"), m.autoApprove())
-	case "n":
-		return m.onApprovalKeyReject()
-	case "e":
-		ti := textinput.New()
-		ti.Prompt = "args> "
-		ti.SetValue(string(req.Args))
-		ti.Focus()
-		m.reason, m.editing, m.editErr = &ti, true, ""
-		m.reason.SetWidth(m.reasonWidth())
-	case "ctrl+c", "esc":
+	var line tea.Cmd
+	if s.line != "" {
+		line = m.print(s.line)
+	}
+	switch {
+	case s.later:
 		// Leave the run waiting: the thread can be resumed later.
-		m.pending, m.decisions = nil, nil
+		m.approval.clear()
 		return tea.Batch(m.print(yellow.Render("■ left waiting for approval; deepagents resume "+m.thread+" decides later")), m.sendQueued())
+	case s.decided:
+		return tea.Batch(line, m.autoApprove())
 	}
-	return nil
-}
-
-// onApprovalKeyReject asks the reason of a rejection.
-func (m *tuiModel) onApprovalKeyReject() tea.Cmd {
-	ti := textinput.New()
-	ti.Prompt = "reason> "
-	ti.Placeholder = reasonHint
-	ti.Focus()
-	m.reason = &ti
-	m.reason.SetWidth(m.reasonWidth())
-	return nil
-}
-
-func (m *tuiModel) onReasonKey(k tea.KeyPressMsg) tea.Cmd {
-	switch k.String() {
-	case "enter":
-		req := m.pending[len(m.decisions)]
-		if m.editing {
-			return m.onEdited(req)
-		}
-		reason := strings.TrimSpace(m.reason.Value())
-		m.reason = nil
-		m.decisions = append(m.decisions, deepagents.Decision{Type: deepagents.DecisionReject, Message: reason})
-		line := red.Render("✗ rejected ") + req.Tool
-		if req.Tool == hitl.ExitPlanTool {
-			line = red.Render("✗ plan rejected") + dim.Render(" · plan mode stays on")
-		}
-		if reason != "" {
-			line += ": " + reason
-		}
-		return tea.Batch(m.print(line), m.autoApprove())
-	case "esc", "ctrl+c":
-		m.reason, m.editing, m.editErr = nil, false, ""
-		return nil
-	}
-	r, cmd := m.reason.Update(k)
-	m.reason = &r
-	return cmd
-}
-
-// onEdited takes the edited arguments when they are a JSON object, and
-// otherwise says why not and keeps them for more editing.
-func (m *tuiModel) onEdited(req deepagents.ActionRequest) tea.Cmd {
-	args := json.RawMessage(strings.TrimSpace(m.reason.Value()))
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
-		m.editErr = "the arguments must be a JSON object"
-		if err != nil {
-			m.editErr += ": " + err.Error()
-		}
-		return nil
-	}
-	m.reason, m.editing, m.editErr = nil, false, ""
-	m.decisions = append(m.decisions, deepagents.Decision{Type: deepagents.DecisionEdit, Args: args})
-	return tea.Batch(m.print(yellow.Render("✎ edited ")+req.Tool+dim.Render(" "+display.Clip(string(args), 100))), m.autoApprove())
-}
-
-// decisionKeys are the approval keys that take a decision, by the decision
-// they take.
-var decisionKeys = map[string]deepagents.DecisionType{
-	"y": deepagents.DecisionApprove, "enter": deepagents.DecisionApprove, "a": deepagents.DecisionApprove,
-	"e": deepagents.DecisionEdit, "n": deepagents.DecisionReject,
-}
-
-// allows reports whether req may be decided with d (an empty Allowed allows
-// every decision).
-func allows(req deepagents.ActionRequest, d deepagents.DecisionType) bool {
-	return len(req.Allowed) == 0 || slices.Contains(req.Allowed, d)
-}
-
-// reasonHint says what a rejection's reason is for.
-const reasonHint = "what the agent should do instead (enter to skip)"
-
-// reasonWidth is the width of the reason's or the arguments' input: the
-// window's, less its prompt and the cursor.
-func (m *tuiModel) reasonWidth() int {
-	if m.width <= 0 {
-		return 0 // as wide as it needs
-	}
-	return max(m.width-lipgloss.Width(m.reason.Prompt)-1, 10)
-}
-
-// approvalKeys names the keys of the decisions req allows, the line
-// wrapped between keys to width (0: no wrapping).
-func approvalKeys(req deepagents.ActionRequest, width int) string {
-	var keys []string
-	for _, k := range []struct {
-		d     deepagents.DecisionType
-		label string
-	}{
-		{deepagents.DecisionApprove, "[y] yes  [a] yes, and this tool for the session"},
-		{deepagents.DecisionEdit, "[e] edit"},
-		{deepagents.DecisionReject, "[n] no, with a reason"},
-	} {
-		if allows(req, k.d) {
-			keys = append(keys, k.label)
-		}
-	}
-	keys = append(keys, "[esc] later")
-	return keyLine("approve? ", keys, width)
+	return tea.Batch(line, s.cmd)
 }
 
 // keyLine is head and keys, wrapped between keys to width (0: no
@@ -1181,52 +1105,35 @@ func (m *tuiModel) view() string {
 	if len(m.hosts) > 0 {
 		b.WriteString(m.hostView())
 	}
-	if len(m.pending) > len(m.decisions) {
-		req := m.pending[len(m.decisions)]
-		if req.Tool == hitl.ExitPlanTool {
-			b.WriteString(yellow.Render("?") + " " + bold.Render("the plan above") + dim.Render(" · approving it leaves plan mode") + "\n")
-		} else {
-			b.WriteString(m.approvalView(req))
+	m.bgAsk.noLater = m.running // esc stops the run's step
+	switch {
+	case m.bgAsk.typing():
+		// A reason for a background task being typed keeps the keys,
+		// the run's own approval waiting behind it.
+		b.WriteString(m.bgView(false))
+		if m.approval.waiting() {
+			b.WriteString(fit(dim.Render("· the run waits for approval too, after this"), m.width) + "\n")
 		}
-		switch {
-		case m.editing:
-			if m.editErr != "" {
-				b.WriteString(red.Render(m.editErr) + "\n")
-			}
-			b.WriteString(m.reason.View() + "\n" + dim.Render("enter runs the call with these arguments; esc goes back") + "\n")
-		case m.reason != nil:
-			// The hint inside the input when it fits there, under it when not.
-			if m.width <= 0 || lipgloss.Width(reasonHint) <= m.reason.Width() {
-				m.reason.Placeholder = reasonHint
-				b.WriteString(inputView(*m.reason) + "\n")
-			} else {
-				m.reason.Placeholder = ""
-				b.WriteString(m.reason.View() + "\n" + fit(dim.Render(reasonHint), m.width) + "\n")
-			}
-		case time.Since(m.asked) < approvalGrace:
-			// Keys pressed now are typing: the keys show once they answer.
-			b.WriteString(bold.Render("approve?") + "\n")
-		case req.Tool == hitl.ExitPlanTool:
-			b.WriteString(planKeys(m.width))
-		default:
-			b.WriteString(approvalKeys(req, m.width))
-			if m.input.Value() != "" {
-				b.WriteString(fit(dim.Render("(the approval takes its keys once the input is empty)"), m.width) + "\n")
-			}
-		}
-		if m.reason != nil {
+		return b.String() + m.modeLine() + "\n"
+	case m.approval.asking():
+		b.WriteString(m.approval.view(m.befores, m.input.Value(), m.width))
+		b.WriteString(m.bgView(true))
+		if m.approval.typing() {
 			return b.String() + m.modeLine() + "\n"
 		}
-	} else if m.running {
-		keys := " · enter queues a message"
-		if m.cfg.Steer != nil {
-			keys = " · enter steers, tab queues"
+	default:
+		if m.running {
+			keys := " · enter queues a message"
+			if m.cfg.Steer != nil {
+				keys = " · enter steers, tab queues"
+			}
+			b.WriteString(fit(dim.Render("working…"+display.ContextFill(m.context)+" · esc stops the step"+keys), m.width) + "\n")
 		}
-		b.WriteString(fit(dim.Render("working…"+display.ContextFill(m.context)+" · esc stops the step"+keys), m.width) + "\n")
+		b.WriteString(m.bgView(false))
 	}
 	m.input.Placeholder = idlePlaceholder
 	switch {
-	case m.cfg.Steer != nil && m.running && len(m.pending) == 0:
+	case m.cfg.Steer != nil && m.running && !m.approval.waiting():
 		m.input.Placeholder = steerPlaceholder
 	case m.busy():
 		m.input.Placeholder = busyPlaceholder

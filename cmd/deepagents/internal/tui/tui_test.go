@@ -49,9 +49,10 @@ func TestApprovalKeysFollowAllowed(t *testing.T) {
 			t.Errorf("%v: %q, want %q", c.allowed, got, c.want)
 		}
 		for _, k := range c.inert {
-			m := &tuiModel{pending: []deepagents.ActionRequest{req}, allowed: map[string]bool{}}
+			m := &tuiModel{allowed: map[string]bool{}}
+			m.approval.set([]deepagents.ActionRequest{req})
 			m.onApprovalKey(tea.KeyPressMsg{Code: []rune(k)[0], Text: k})
-			if len(m.decisions) != 0 || m.reason != nil || m.allowed["execute"] {
+			if len(m.approval.decisions) != 0 || m.approval.typing() || m.allowed["execute"] {
 				t.Errorf("%v: key %q took a decision", c.allowed, k)
 			}
 		}
@@ -230,17 +231,17 @@ func TestRewrapped(t *testing.T) {
 func TestApprovalIgnoresTypeAhead(t *testing.T) {
 	req := deepagents.ActionRequest{Tool: "execute", Args: json.RawMessage(`{"command":"ls"}`)}
 	m := newModel(context.Background(), Config{})
-	m.pending = []deepagents.ActionRequest{req}
+	m.approval.set([]deepagents.ActionRequest{req})
 	m.autoApprove() // shows it
 	for _, k := range []tea.KeyPressMsg{{Code: 'a', Text: "a"}, {Code: tea.KeyEnter}, {Code: 'y', Text: "y"}} {
 		m.Update(k)
 	}
-	if len(m.decisions) != 0 || m.allowed["execute"] || len(m.queued) != 1 || m.queued[0] != "a" || m.input.Value() != "y" {
-		t.Errorf("decisions %v, allowed %v, queued %q, input %q", m.decisions, m.allowed, m.queued, m.input.Value())
+	if len(m.approval.decisions) != 0 || m.allowed["execute"] || len(m.queued) != 1 || m.queued[0] != "a" || m.input.Value() != "y" {
+		t.Errorf("decisions %v, allowed %v, queued %q, input %q", m.approval.decisions, m.allowed, m.queued, m.input.Value())
 	}
 	// Once shown a moment, y on an empty input approves.
 	m.input.SetValue("")
-	m.asked = time.Now().Add(-approvalGrace)
+	m.approval.asked = time.Now().Add(-approvalGrace)
 	m.send = func(tea.Msg) {}
 	m.cfg.Decide = func(context.Context, string, []deepagents.Decision) iter.Seq2[deepagents.Event, error] {
 		return func(func(deepagents.Event, error) bool) {}
