@@ -340,7 +340,7 @@ func (b *Buffered) Edit(ctx context.Context, path, oldString, newString string, 
 		return b.disk.Edit(ctx, path, oldString, newString, replaceAll)
 	}
 	defer unlock()
-	content, n, err := replaceIn(text, oldString, newString, replaceAll)
+	content, n, err := ReplaceIn(text, oldString, newString, replaceAll)
 	if err != nil {
 		return 0, opErr("edit", p, err)
 	}

@@ -610,7 +610,7 @@ func (f *FilesystemBackend) Edit(ctx context.Context, path, oldString, newString
 	if err != nil {
 		return 0, fsErr("edit", p, err)
 	}
-	content, n, err := replaceIn(string(b), oldString, newString, replaceAll)
+	content, n, err := ReplaceIn(string(b), oldString, newString, replaceAll)
 	if err != nil {
 		return 0, opErr("edit", p, err)
 	}

@@ -138,7 +138,7 @@ func (s *StateBackend) Edit(ctx context.Context, path, oldString, newString stri
 			missing = true
 			return d, false, nil
 		}
-		c, count, err := replaceIn(d.Content, oldString, newString, replaceAll)
+		c, count, err := ReplaceIn(d.Content, oldString, newString, replaceAll)
 		if err != nil {
 			return d, false, opErr("edit", p, err)
 		}

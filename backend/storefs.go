@@ -245,7 +245,7 @@ func (s *StoreBackend) Edit(ctx context.Context, path, oldString, newString stri
 	if !ok {
 		return 0, s.missing(ctx, ns, "edit", p)
 	}
-	c, n, err := replaceIn(d.Content, oldString, newString, replaceAll)
+	c, n, err := ReplaceIn(d.Content, oldString, newString, replaceAll)
 	if err != nil {
 		return 0, opErr("edit", p, err)
 	}

@@ -68,8 +68,11 @@ func noMatch(content, oldString string) error {
 	return &TrailingNewlineError{Count: strings.Count(content, stripped)}
 }
 
-// replaceIn performs an edit on content. It is shared by the in-memory
-// backends and Filesystem so that all count and report alike.
+// ReplaceIn performs an edit on content, as every backend's Edit does: it
+// is shared by the in-memory backends and Filesystem so that all count and
+// report alike, and by the tools that work out several edits before they
+// write one (multi_edit). Its errors are Edit's: ErrNoMatch, a
+// *MatchCountError, a *TrailingNewlineError.
 //
 // An empty oldString edits only an empty file, whose content becomes
 // newString (so a file created empty is not a dead end). In a file with
@@ -78,7 +81,7 @@ func noMatch(content, oldString string) error {
 // CRLF too, so the file keeps its endings. In a file with LF line endings
 // (and no CRLF), the strings' CRLF are read as LF, so that a model writing
 // CRLF matches and no \r enters the file.
-func replaceIn(content, oldString, newString string, replaceAll bool) (string, int, error) {
+func ReplaceIn(content, oldString, newString string, replaceAll bool) (string, int, error) {
 	if strings.Contains(content, "\n") && !strings.Contains(content, "\r\n") && strings.Contains(oldString+newString, "\r\n") {
 		oldString = strings.ReplaceAll(oldString, "\r\n", "\n")
 		newString = strings.ReplaceAll(newString, "\r\n", "\n")
