@@ -31,6 +31,7 @@ const (
 	ReadFileTool  = "read_file"
 	WriteFileTool = "write_file"
 	EditFileTool  = "edit_file"
+	MultiEditTool = "multi_edit"
 	GlobTool      = "glob"
 	GrepTool      = "grep"
 	ExecuteTool   = "execute"
@@ -72,11 +73,15 @@ type Config struct {
 	// GlobTimeout stops a glob that runs longer, with an error to the
 	// model; zero means DefaultGlobTimeout, negative no limit.
 	GlobTimeout time.Duration
+	// MultiEdit offers multi_edit: several edits of one file in one call,
+	// all made or none. The references have no such tool, so it is off
+	// unless asked for.
+	MultiEdit bool
 }
 
 // Middleware gives the agent the file tools ls, read_file, write_file,
 // edit_file, glob and grep over a backend, plus execute when the backend is
-// a backend.Sandbox. It also moves oversized tool results into files so
+// a backend.Sandbox and multi_edit when Config.MultiEdit asks for it. It also moves oversized tool results into files so
 // they do not flood the context.
 type Middleware struct {
 	cfg   Config
@@ -241,6 +246,7 @@ var toolTraits = map[string]tool.Traits{
 	GrepTool:      {ReadOnly: true, ReadsFiles: true},
 	WriteFileTool: {EditsFiles: true},
 	EditFileTool:  {EditsFiles: true},
+	MultiEditTool: {EditsFiles: true},
 	ExecuteTool:   {RunsCommands: true},
 }
 
@@ -266,6 +272,13 @@ func (f *Middleware) newTools() ([]tool.Tool, error) {
 	set.Add(tool.New(EditFileTool, f.describe(EditFileTool, editDescription), f.edit, tool.WithTraits(toolTraits[EditFileTool]), tool.WithSchemaFunc(func(s *jsonschema.Schema) {
 		s.Properties["replace_all"].Default = []byte("false")
 	})))
+	if f.cfg.MultiEdit {
+		set.Add(tool.New(MultiEditTool, f.describe(MultiEditTool, multiEditDescription), f.multiEdit, tool.WithTraits(toolTraits[MultiEditTool]), tool.WithSchemaFunc(func(s *jsonschema.Schema) {
+			s.Properties["edits"].MinItems = jsonschema.Ptr(1)
+			s.Properties["edits"].MaxItems = jsonschema.Ptr(maxEdits)
+			s.Properties["edits"].Items.Properties["replace_all"].Default = []byte("false")
+		})))
+	}
 	set.Add(tool.New(GlobTool, f.describe(GlobTool, globDescription), f.glob, tool.WithTraits(toolTraits[GlobTool]), tool.WithSchemaFunc(func(s *jsonschema.Schema) {
 		s.Properties["path"].Default = []byte(`"/"`)
 	})))

@@ -30,6 +30,10 @@ By default it returns up to 2000 lines from the start. For long files, pass offs
 
 old_string must match the file's text exactly, including whitespace and indentation. It must occur exactly once unless replace_all is true, so include enough surrounding lines to make it unique. Read the file first.`
 
+	multiEditDescription = `Make several edits to one file in one call: each replaces an exact string, as edit_file does, in order, each in the text the ones before it left. Either every edit is made or, if one fails, none is.
+
+Use it instead of several edit_file calls on the same file. Read the file first.`
+
 	globDescription = `Find files by a glob pattern and return their absolute paths, sorted, one per line.
 
 A pattern without "/" matches file names at any depth below path: "*.py" finds /src/app/main.py. A pattern with "/" matches the path relative to path (default /): "src/**/*.py", where "**" stands for any number of directories. Names starting with "." (".env", ".github") are matched only by a pattern element that starts with "." too, and "**" does not enter such directories: "*.yml" finds /.github/workflows/ci.yml, "**/*.yml" does not. If path names a file, the pattern is matched against its name.`
@@ -224,25 +228,88 @@ func (f *Middleware) edit(ctx context.Context, in editIn) (string, error) {
 	}
 	defer f.locks.lock(p)()
 	n, err := f.cfg.Backend.Edit(ctx, p, in.OldString, in.NewString, in.ReplaceAll)
+	if err != nil {
+		return "", editError(p, in.OldString, err)
+	}
+	return fmt.Sprintf("Successfully replaced %d instance(s) of the string in '%s'", n, p), nil
+}
+
+// editError is what the model reads of an edit of p that failed.
+func editError(p, oldString string, err error) error {
 	var (
 		me *backend.MatchCountError
 		tn *backend.TrailingNewlineError
 	)
 	switch {
 	case errors.As(err, &me):
-		return "", fmt.Errorf("Error: String '%s' appears %d times in file. Use replace_all=True to replace all instances, or provide a more specific string with surrounding context.", in.OldString, me.Count)
-	case errors.Is(err, backend.ErrNoMatch) && in.OldString == "":
-		return "", errors.New("Error: old_string is empty, and only an empty file can be edited with an empty old_string; give the exact text to replace")
+		return fmt.Errorf("Error: String '%s' appears %d times in file. Use replace_all=True to replace all instances, or provide a more specific string with surrounding context.", oldString, me.Count)
+	case errors.Is(err, backend.ErrNoMatch) && oldString == "":
+		return errors.New("Error: old_string is empty, and only an empty file can be edited with an empty old_string; give the exact text to replace")
 	case errors.As(err, &tn) && tn.Count > 1:
-		return "", fmt.Errorf("Error: old_string ends with a newline, but the file does not end with one. Without that newline old_string occurs %d times in the file: drop the newline (from new_string too, if it ends with one) and add surrounding text so that the match is unique.", tn.Count)
+		return fmt.Errorf("Error: old_string ends with a newline, but the file does not end with one. Without that newline old_string occurs %d times in the file: drop the newline (from new_string too, if it ends with one) and add surrounding text so that the match is unique.", tn.Count)
 	case errors.As(err, &tn):
-		return "", errors.New("Error: old_string ends with a newline, but the file does not end with one. Retry without that newline (and without it at the end of new_string, if it has one).")
+		return errors.New("Error: old_string ends with a newline, but the file does not end with one. Retry without that newline (and without it at the end of new_string, if it has one).")
 	case errors.Is(err, backend.ErrNoMatch):
-		return "", fmt.Errorf("Error: String not found in file: '%s'", in.OldString)
-	case err != nil:
+		return fmt.Errorf("Error: String not found in file: '%s'", oldString)
+	default:
+		return errors.New(backendErrorText(p, err))
+	}
+}
+
+type multiEditIn struct {
+	FilePath string     `json:"file_path" jsonschema:"absolute path of the file to edit"`
+	Edits    []editStep `json:"edits" jsonschema:"the replacements, in order: each applies to the text the ones before it left"`
+}
+
+type editStep struct {
+	OldString  string `json:"old_string" jsonschema:"the exact text to replace"`
+	NewString  string `json:"new_string" jsonschema:"the text to put in its place"`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence instead of requiring exactly one"`
+}
+
+// maxEdits bounds one multi_edit call.
+const maxEdits = 100
+
+// multiEdit makes every edit or none: it works them out on the file's
+// text, then writes the result with one Edit of the whole text, which
+// fails (and changes nothing) if the file changed meanwhile.
+func (f *Middleware) multiEdit(ctx context.Context, in multiEditIn) (string, error) {
+	p, err := f.clean(in.FilePath)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case len(in.Edits) == 0:
+		return "", errors.New("Error: edits is empty; give at least one {old_string, new_string}")
+	case len(in.Edits) > maxEdits:
+		return "", fmt.Errorf("Error: %d edits in one call; at most %d", len(in.Edits), maxEdits)
+	}
+	defer f.locks.lock(p)()
+	got := f.cfg.Backend.Download(ctx, []string{p})
+	if len(got) != 1 || got[0].Err != nil {
+		err := errors.New("no answer")
+		if len(got) == 1 {
+			err = got[0].Err
+		}
 		return "", errors.New(backendErrorText(p, err))
 	}
-	return fmt.Sprintf("Successfully replaced %d instance(s) of the string in '%s'", n, p), nil
+	before := string(got[0].Content)
+	text, n := before, 0
+	for i, e := range in.Edits {
+		next, k, err := backend.ReplaceIn(text, e.OldString, e.NewString, e.ReplaceAll)
+		if err != nil {
+			return "", fmt.Errorf("Edit %d of %d failed, so none was made. %w", i+1, len(in.Edits), editError(p, e.OldString, err))
+		}
+		text, n = next, n+k
+	}
+	if text != before {
+		if _, err := f.cfg.Backend.Edit(ctx, p, before, text, false); errors.Is(err, backend.ErrNoMatch) {
+			return "", fmt.Errorf("Error: '%s' changed while the edits were worked out, so none was made. Read it again and retry.", p)
+		} else if err != nil {
+			return "", errors.New(backendErrorText(p, err))
+		}
+	}
+	return fmt.Sprintf("Successfully made %d edit(s), %d replacement(s), in '%s'", len(in.Edits), n, p), nil
 }
 
 type globIn struct {
