@@ -152,7 +152,7 @@ func loadConfig(path string) (config, error) {
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
 		return c, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := c.decodeTable(); err != nil {
+	if err := c.decodeTable(data); err != nil {
 		return c, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil

@@ -341,8 +341,9 @@ func settingByKey(key string) setting {
 }
 
 // decodeTable decodes the table's keys of c into c.values, and refuses a
-// key no row or field knows, as yaml's KnownFields would.
-func (c *config) decodeTable() error {
+// key no row or field knows, as yaml's KnownFields would, at the key's
+// line of data (the file c was decoded from).
+func (c *config) decodeTable(data []byte) error {
 	type unknown struct {
 		line     int
 		key, typ string
@@ -354,7 +355,7 @@ func (c *config) decodeTable() error {
 			n := keys[k]
 			s := settingByKey(prefix + k)
 			if s == nil {
-				bad = append(bad, unknown{n.Line, k, typ})
+				bad = append(bad, unknown{keyLine(data, prefix+k, n.Line), k, typ})
 				continue
 			}
 			if n.ShortTag() == "!!null" {
@@ -388,6 +389,33 @@ func (c *config) decodeTable() error {
 		return errors.New(b.String())
 	}
 	return errors.Join(errs...)
+}
+
+// keyLine is the line of the key at path (dotted) in the YAML document
+// data; def when it cannot be found.
+func keyLine(data []byte, path string, def int) int {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return def
+	}
+	n := doc.Content[0]
+	line := def
+	for _, part := range strings.Split(path, ".") {
+		if n.Kind != yaml.MappingNode {
+			return def
+		}
+		found := false
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == part {
+				line, n, found = n.Content[i].Line, n.Content[i+1], true
+				break
+			}
+		}
+		if !found {
+			return def
+		}
+	}
+	return line
 }
 
 // userOnlyKeys are the keys a workspace's configuration may not set, as

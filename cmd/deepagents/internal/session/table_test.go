@@ -215,6 +215,7 @@ func TestSettingTableBadConfig(t *testing.T) {
 		{"sandbox:\n  mode: fast\n", `sandbox.mode must be bwrap or none, not "fast"`},
 		{"modle: x\n", "line 1: field modle not found in type session.config"},
 		{"sandbox:\n  network: off\n  mdoe: bwrap\n", "line 3: field mdoe not found in type session.sandboxConfig"},
+		{"model: x\nbogus:\n  a: 1\n", "line 2: field bogus not found in type session.config"},
 	} {
 		places := home(t, tc.config)
 		_, err := Resolve(Inputs{Flags: Flags{Dir: t.TempDir(), Sandbox: "bwrap", Durability: "async"}, Places: places})
