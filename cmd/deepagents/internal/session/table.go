@@ -44,6 +44,10 @@ var settingTable = []setting{
 		usage: fmt.Sprintf("maximum model calls in one run (default %d)", agent.DefaultMaxSteps),
 		flags: func(f *Flags) *int { return &f.MaxSteps }, kept: func(s *Settings) *int { return &s.MaxSteps },
 		valid: notNegative[int]},
+	row[int]{flag: "max-parallel-tools", key: "max_parallel_tools", keep: keptIfSet,
+		usage: fmt.Sprintf("the most tool calls of one turn that run at once (default %d); 1 runs them one by one", agent.DefaultMaxParallelTools),
+		flags: func(f *Flags) *int { return &f.MaxParallelTools }, kept: func(s *Settings) *int { return &s.MaxParallelTools },
+		valid: notNegative[int]},
 	// The configuration's budget.dollars is the budget's (budgetOf).
 	row[float64]{flag: "max-cost", def: DefaultMaxCost,
 		usage: "the dollars a task (one prompt, its subagents included) may spend at the models' prices before its last turn, without tools, asks for the final answer; 0 for no limit (see docs/harness.md)",
@@ -94,6 +98,8 @@ type Flags struct {
 	// absolute, its symbolic links resolved.
 	Dir      string
 	MaxSteps int
+	// MaxParallelTools is --max-parallel-tools: 0 is the agent's default.
+	MaxParallelTools int
 	// MaxCost is --max-cost: the dollars a task (a prompt) may spend; 0 is
 	// no limit, and Given("max-cost") says whether it was set.
 	MaxCost    float64
@@ -151,6 +157,8 @@ type Settings struct {
 	InterruptOn  []string  `json:"interrupt_on"`
 	Rules        RuleLists `json:"rules"`
 	MaxSteps     int       `json:"max_steps,omitempty"`
+	// MaxParallelTools is --max-parallel-tools (0: the agent's default).
+	MaxParallelTools int `json:"max_parallel_tools,omitempty"`
 	// MCPConfigs are the --mcp-config files, absolute: a resumed run
 	// starts their servers again, which the rules may name.
 	MCPConfigs []string `json:"mcp_configs,omitempty"`

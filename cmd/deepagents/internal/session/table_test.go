@@ -49,17 +49,18 @@ func (fs *fakeFlags) Float64Var(p *float64, name string, value float64, _ string
 // tableValues are a value for each row of settingTable, other than its
 // default: a new row needs one here.
 var tableValues = map[string]any{
-	"model":           "replay:table.json",
-	"shell":           true,
-	"sandbox":         "none",
-	"grep-regexp":     true,
-	"max-steps":       7,
-	"max-cost":        2.5,
-	"durability":      "sync",
-	"record":          "calls.json",
-	"trust-workspace": true,
-	SystemDirFlag:     true,
-	"protected-paths": ".git/hooks,.envrc",
+	"model":              "replay:table.json",
+	"shell":              true,
+	"sandbox":            "none",
+	"grep-regexp":        true,
+	"max-steps":          7,
+	"max-parallel-tools": 3,
+	"max-cost":           2.5,
+	"durability":         "sync",
+	"record":             "calls.json",
+	"trust-workspace":    true,
+	SystemDirFlag:        true,
+	"protected-paths":    ".git/hooks,.envrc",
 }
 
 // Each row of the table: its flag sets the value a run resolves and a
@@ -213,6 +214,8 @@ func TestSettingTableBadConfig(t *testing.T) {
 		{"shell: maybe\n", "shell: yaml: unmarshal errors:\n  line 1: cannot unmarshal !!str `maybe` into bool"},
 		{"model: [a, b]\n", "model: yaml: unmarshal errors"},
 		{"sandbox:\n  mode: fast\n", `sandbox.mode must be bwrap or none, not "fast"`},
+		{"max_parallel_tools: -1\n", "max_parallel_tools must not be negative"},
+		{"max_parallel_tools: many\n", "max_parallel_tools: yaml: unmarshal errors"},
 		{"modle: x\n", "line 1: field modle not found in type session.config"},
 		{"sandbox:\n  network: off\n  mdoe: bwrap\n", "line 3: field mdoe not found in type session.sandboxConfig"},
 		{"model: x\nbogus:\n  a: 1\n", "line 2: field bogus not found in type session.config"},
