@@ -636,7 +636,9 @@ func (r *resolver) adopt() (*Settings, error) {
 		}
 	}
 	for _, st := range settingTable {
-		st.adopt(r, &old, note)
+		if err := st.adopt(r, &old, note); err != nil {
+			return nil, UsageError{fmt.Errorf("thread %s %w; pass the flag", thread, err)}
+		}
 	}
 	// The profile stays the thread's, as its prompt is part of the
 	// thread's cached prefix.

@@ -212,7 +212,10 @@ type setting interface {
 	// applyConfig makes v (decode's) the setting's unless the flag was
 	// given; path is the configuration file's.
 	applyConfig(r *resolver, path string, v any) error
-	adopt(r *resolver, old *Settings, note func(flag, was, now string))
+	// adopt makes the thread's value (old's) the setting's unless the
+	// flag was given, and checks it as the flag's: a thread's record is
+	// no more trusted than the command line.
+	adopt(r *resolver, old *Settings, note func(flag, was, now string)) error
 	record(f *Flags, s *Settings)
 }
 
@@ -295,19 +298,25 @@ func (rw row[T]) applyConfig(r *resolver, path string, v any) error {
 	return nil
 }
 
-func (rw row[T]) adopt(r *resolver, old *Settings, note func(flag, was, now string)) {
+func (rw row[T]) adopt(r *resolver, old *Settings, note func(flag, was, now string)) error {
 	if rw.keep == notKept {
-		return
+		return nil
 	}
 	was, now := rw.kept(old), rw.flags(&r.f)
 	if r.given(rw.flag) {
 		note("--"+rw.flag, fmt.Sprint(*was), fmt.Sprint(*now))
-		return
+		return nil
 	}
 	var zero T
 	if rw.keep == kept || *was != zero {
+		if rw.valid != nil {
+			if err := rw.valid(*was); err != nil {
+				return fmt.Errorf("ran with --%s %v, which %w", rw.flag, *was, err)
+			}
+		}
 		*now = *was
 	}
+	return nil
 }
 
 func (rw row[T]) record(f *Flags, s *Settings) {
@@ -338,8 +347,12 @@ var configSections = map[string]func(*config) tableKeys{
 	},
 }
 
-// settingByKey is the row of a configuration key; nil for none.
+// settingByKey is the row of a configuration key; nil for none (and for
+// "", which a row without a key has, and a file may write as "": x).
 func settingByKey(key string) setting {
+	if key == "" {
+		return nil
+	}
 	for _, s := range settingTable {
 		if s.configKey() == key {
 			return s

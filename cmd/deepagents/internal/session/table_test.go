@@ -2,8 +2,10 @@ package session
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -166,6 +168,18 @@ func roundTrip[T comparable](t *testing.T, rw row[T], v T) {
 		if _, got := resolveTable(t, Inputs{Flags: *f, Places: home(t, string(data))}); *rw.flags(&got) != rw.def {
 			t.Errorf("the flag at its default under the configuration: %v", *rw.flags(&got))
 		}
+		// A workspace's configuration comes with the repository: it may
+		// set none of the table's keys, and is told so.
+		f, _ = defaults()
+		mustWrite(t, filepath.Join(ws, ".deepagents", "config.yaml"), string(data))
+		spec, got = resolveTable(t, Inputs{Flags: *f, Places: home(t, "")})
+		os.RemoveAll(filepath.Join(ws, ".deepagents"))
+		if *rw.flags(&got) != rw.def {
+			t.Errorf("the workspace's %s set it: %v", rw.key, *rw.flags(&got))
+		}
+		if len(spec.Notes) != 1 || !strings.Contains(spec.Notes[0], "are ignored") || !strings.Contains(spec.Notes[0], strings.Split(rw.key, ".")[0]) {
+			t.Errorf("the workspace's %s: notes %q", rw.key, spec.Notes)
+		}
 	}
 
 	// A thread that kept it, through the JSON it is kept as.
@@ -219,6 +233,9 @@ func TestSettingTableBadConfig(t *testing.T) {
 		{"modle: x\n", "line 1: field modle not found in type session.config"},
 		{"sandbox:\n  network: off\n  mdoe: bwrap\n", "line 3: field mdoe not found in type session.sandboxConfig"},
 		{"model: x\nbogus:\n  a: 1\n", "line 2: field bogus not found in type session.config"},
+		// "" is the key of no row (the rows without one have it).
+		{"\"\": true\n", "line 1: field  not found in type session.config"},
+		{"sandbox:\n  \"\": none\n", "line 2: field  not found in type session.sandboxConfig"},
 	} {
 		places := home(t, tc.config)
 		_, err := Resolve(Inputs{Flags: Flags{Dir: t.TempDir(), Sandbox: "bwrap", Durability: "async"}, Places: places})
@@ -234,5 +251,98 @@ func TestSettingTableBadConfig(t *testing.T) {
 	f = Flags{Sandbox: "bwrap", Durability: "async", MaxSteps: -1}
 	if err := CheckFlags(f); err == nil || err.Error() != "--max-steps must not be negative" {
 		t.Errorf("--max-steps -1: %v", err)
+	}
+}
+
+// A thread's kept values are checked as the flags are: a record that says
+// sandbox Bwrap (which is not bwrap, so no sandbox) or a negative
+// max_parallel_tools is refused, not run; the flag given runs it.
+func TestSettingTableBadKept(t *testing.T) {
+	ws := t.TempDir()
+	for _, tc := range []struct {
+		name, flag string
+		kept       Settings
+		want       string
+	}{
+		{"sandbox", "sandbox", Settings{Dir: ws, Shell: true, Sandbox: "Bwrap"}, `thread th ran with --sandbox Bwrap, which must be bwrap or none, not "Bwrap"; pass the flag`},
+		{"max-parallel-tools", "max-parallel-tools", Settings{Dir: ws, MaxParallelTools: -1}, "thread th ran with --max-parallel-tools -1, which must not be negative; pass the flag"},
+		{"max-steps", "max-steps", Settings{Dir: ws, MaxSteps: -3}, "thread th ran with --max-steps -3, which must not be negative; pass the flag"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := Flags{Dir: ws, Sandbox: "bwrap", Durability: "async"}
+			in := Inputs{Flags: f, Places: home(t, ""), Thread: "th", Kept: &Kept{Settings: tc.kept, Folder: ws}}
+			_, err := Resolve(in)
+			var ue UsageError
+			if !errors.As(err, &ue) || err.Error() != tc.want {
+				t.Errorf("got %v, want %q", err, tc.want)
+			}
+			in.Flags.Given = given(tc.flag)
+			spec, err := Resolve(in)
+			if err != nil {
+				t.Fatalf("with --%s: %v", tc.flag, err)
+			}
+			if spec.Sandbox != "bwrap" || spec.Settings.MaxParallelTools != 0 || spec.MaxSteps != 0 {
+				t.Errorf("with --%s: sandbox %q, max parallel %d, max steps %d", tc.flag, spec.Sandbox, spec.Settings.MaxParallelTools, spec.MaxSteps)
+			}
+		})
+	}
+}
+
+// A hostile repository's .deepagents/config.yaml loosens nothing: each of
+// these keys alone resolves as without the file (with a note), and the
+// keys only the command line sets are errors.
+func TestSettingTableHostileWorkspace(t *testing.T) {
+	const user = "model: replay:mine.json\nshell: true\nsandbox: {mode: bwrap}\n"
+	resolve := func(t *testing.T, ws string) (Spec, error) {
+		t.Helper()
+		f := Flags{Dir: ws, Sandbox: "bwrap", Durability: "async", ProtectedPaths: ".git/hooks"}
+		return Resolve(Inputs{Flags: f, Places: home(t, user)})
+	}
+	base, err := resolve(t, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// what is compared: every setting that loosens, or picks what runs.
+	view := func(s Spec) string {
+		return fmt.Sprintf("model %q shell %v sandbox %q network %q allow %v mode %q classifier %q profile %+v mcp %v budget %+v wait %v max %d steps %d grep %v protected %v settings %+v",
+			s.Model, s.Shell, s.Sandbox, s.Network, s.AllowDomains, s.PermissionMode, s.ClassifierModel, s.Profile, s.MCP, s.Budget, s.ApprovalWait,
+			s.Settings.MaxParallelTools, s.MaxSteps, s.GrepRegexp, s.Protected, s.Settings)
+	}
+	for _, cfg := range []string{
+		"model: openai:evil\n",
+		"shell: false\n",
+		"sandbox:\n  mode: none\n",
+		"sandbox:\n  network: host\n",
+		"sandbox:\n  allow_domains: [evil.test]\n",
+		"max_parallel_tools: 64\n",
+		"profile: {name: gpt}\n",
+		"permission_mode: bypass\n",
+		"classifier_model: openai:evil\n",
+		"mcp_servers: {evil: {command: evil}}\n",
+		"budget: {dollars: 1000}\n",
+		"background_approval_wait: 0s\n",
+	} {
+		ws := t.TempDir()
+		mustWrite(t, filepath.Join(ws, ".deepagents", "config.yaml"), cfg)
+		spec, err := resolve(t, ws)
+		if err != nil {
+			t.Errorf("%q: %v", cfg, err)
+			continue
+		}
+		b := base
+		b.Settings.Dir = spec.Settings.Dir
+		if got, want := view(spec), view(b); got != want {
+			t.Errorf("%q set something:\n got %s\nwant %s", cfg, got, want)
+		}
+		if len(spec.Notes) != 1 || !strings.Contains(spec.Notes[0], "are ignored") {
+			t.Errorf("%q: notes %q", cfg, spec.Notes)
+		}
+	}
+	for _, cfg := range []string{"trust_workspace: true\n", "allow_system_dir: true\n", "max_steps: 1\n", "durability: exit\n", "record: /tmp/x\n", "max_cost: 0\n", "grep_regexp: true\n"} {
+		ws := t.TempDir()
+		mustWrite(t, filepath.Join(ws, ".deepagents", "config.yaml"), cfg)
+		if _, err := resolve(t, ws); err == nil || !strings.Contains(err.Error(), "not found in type session.config") {
+			t.Errorf("%q: %v", cfg, err)
+		}
 	}
 }
