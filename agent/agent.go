@@ -69,7 +69,7 @@ type Config struct {
 	// DefaultMaxSteps, a negative value means no limit.
 	MaxSteps int
 	// MaxParallelTools caps how many tool calls of one turn run at once;
-	// zero means DefaultMaxParallelTools.
+	// zero means DefaultMaxParallelTools; negative is an error.
 	MaxParallelTools int
 	// Checkpointer, when set, saves every step of every run durably and
 	// makes threads resumable.
@@ -133,6 +133,10 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if err := cfg.Durability.check(); err != nil {
 		return nil, err
+	}
+	if cfg.MaxParallelTools < 0 {
+		// (A turn's tool calls would otherwise panic making its semaphore.)
+		return nil, fmt.Errorf("agent: Config.MaxParallelTools must not be negative: %d", cfg.MaxParallelTools)
 	}
 	a := &Agent{
 		name:        cmp.Or(cfg.Name, MainAgent),

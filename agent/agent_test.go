@@ -265,6 +265,16 @@ func TestParallelToolsAreBounded(t *testing.T) {
 	}
 }
 
+// A negative MaxParallelTools is refused when the agent is built, not a
+// panic when a turn first calls tools.
+func TestMaxParallelToolsNegative(t *testing.T) {
+	m := replay.New(replay.Turn{ToolCalls: []llm.ToolCall{call("c", "echo", `{"text":"x"}`)}}, replay.Turn{Content: "done"})
+	_, err := agent.New(agent.Config{Model: m, Tools: []tool.Tool{echoTool(t)}, MaxParallelTools: -1})
+	if err == nil || !strings.Contains(err.Error(), "MaxParallelTools must not be negative") {
+		t.Fatalf("New: %v", err)
+	}
+}
+
 func TestMaxSteps(t *testing.T) {
 	var turns []replay.Turn
 	for i := range 10 {

@@ -4,12 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/deepagents-go/deepagents/agent"
-	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/netproxy"
@@ -48,20 +46,16 @@ func (f *runFlags) registerGoal(cmd *cobra.Command) {
 
 func (f *runFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.Model, "model", "", "model as provider:model (e.g. anthropic:claude-sonnet-4-5, openai:gpt-4.1, ollama:qwen3, replay:FILE)")
+	// The plain settings' flags are the table's (session.RegisterFlags);
+	// those resolved by hand are registered here.
+	session.RegisterFlags(fl, &f.Flags)
 	fl.StringVar(&f.Profile, "profile", "", "harness profile: claude, gpt, codex, open or default (default: the model's; see docs/profiles.md)")
 	fl.StringVar(&f.Dir, "dir", "", "workspace directory the agent works in (default: the current directory)")
 	fl.StringVar(&f.output, "output", "text", "output format: text (the answer on stdout) or jsonl (one event per line)")
-	fl.IntVar(&f.MaxSteps, "max-steps", 0, fmt.Sprintf("maximum model calls in one run (default %d)", agent.DefaultMaxSteps))
-	fl.Float64Var(&f.MaxCost, "max-cost", session.DefaultMaxCost, "the dollars a task (one prompt, its subagents included) may spend at the models' prices before its last turn, without tools, asks for the final answer; 0 for no limit (see docs/harness.md)")
-	fl.StringVar(&f.Durability, "durability", "async", "when steps are checkpointed: async (while the next step runs; a crash loses at most the steps not yet shown as checkpoint events), sync (before the next step) or exit (once, when the run ends)")
-	fl.BoolVar(&f.Shell, "shell", false, "let the agent run shell commands in the workspace (the execute tool), isolated as --sandbox says")
-	fl.StringVar(&f.Sandbox, "sandbox", "bwrap", "how execute is isolated: bwrap (bubblewrap: no network, the system read-only, only the workspace writable, no process outlives its command) or none (commands run as you, unisolated)")
 	fl.Var(networkValue{&f.Network}, "network", "with --shell and --sandbox bwrap: let commands reach the hosts --allow-domain and sandbox.allow_domains allow, through a proxy (a host no rule names asks in the terminal and is refused elsewhere); --network=host is all of the host's network, unfiltered; --network=off none (the default)")
 	fl.Lookup("network").NoOptDefVal = "true"
 	fl.StringArrayVar(&f.AllowDomains, "allow-domain", nil, "a host commands may reach through the proxy: github.com, *.example.com (every name under it), example.com:8443 (another port than 80 and 443), or a preset: @go, @npm, @pip, @cargo, @apt, @github (repeatable; turns --network proxy on)")
 	fl.StringArrayVar(&f.DenyDomains, "deny-domain", nil, "a host commands may never reach, whatever allows it (repeatable)")
-	fl.BoolVar(&f.GrepRegexp, "grep-regexp", false, "grep takes RE2 regular expressions instead of literal text")
 	fl.StringVar(&f.db, "db", "", "database for threads and memories: a SQLite file path or a postgres:// URL (default: deepagents.db in the user's data directory)")
 	fl.StringVar(&f.thread, "thread", "", "thread to start or continue (default: a new thread, whose id run_start shows)")
 	fl.BoolVarP(&f.continueLast, "continue", "c", false, "continue the thread that last ran in the workspace (--dir)")
@@ -71,14 +65,10 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.Rules.Allow, "allow", nil, "permission rule: run matching calls without asking, such as 'execute(go test)' or 'write_file(/src/**)' (repeatable)")
 	fl.StringArrayVar(&f.Rules.Ask, "ask", nil, "permission rule: ask before matching calls run, such as 'execute(git push)' (repeatable)")
 	fl.StringArrayVar(&f.Rules.Deny, "deny", nil, "permission rule: refuse matching calls, such as 'execute(rm)' or 'read_file(**/.env)' (repeatable)")
-	fl.StringVar(&f.Record, "record", "", "record every model request and response to FILE, for --model replay:FILE")
 	fl.StringArrayVar(&f.MCPConfigs, "mcp-config", nil, "start the MCP servers of this JSON file ({\"mcpServers\": ...}, as .mcp.json) besides ~/.deepagents/mcp.json's (repeatable)")
-	fl.BoolVar(&f.TrustWorkspace, "trust-workspace", false, "trust what the workspace's files name to run: start the MCP servers of its .mcp.json and run the hooks of its .claude/settings.json, .claude/settings.local.json and .deepagents/config.yaml (they run commands the repository names); and read the files other agents keep in it (CLAUDE.md, .claude/agents, .claude/commands, .claude/skills, .agents/skills)")
 	// The flag's name before it covered hooks too.
 	fl.BoolVar(&f.TrustWorkspace, "mcp-workspace", false, "the same as --trust-workspace")
-	fl.BoolVar(&f.AllowSystemDir, session.SystemDirFlag, false, "accept a system folder (/, /usr, /etc, /var/lib and the like) as the workspace: the agent may then change what the system runs")
 	fl.MarkDeprecated("mcp-workspace", "use --trust-workspace") //nolint:errcheck // the flag exists
-	fl.StringVar(&f.ProtectedPaths, "protected-paths", strings.Join(backend.ProtectedPaths, ","), "comma-separated workspace paths (at any depth) that write_file and edit_file ask before changing and the sandbox keeps read-only, such as .git/hooks; none turns this off")
 }
 
 // validateServed checks the flags of an agent served to clients (serve,
@@ -112,19 +102,8 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	default:
 		return usageError{fmt.Errorf("--output must be text or jsonl, not %q", f.output)}
 	}
-	if f.MaxSteps < 0 {
-		return usageError{errors.New("--max-steps must not be negative")}
-	}
-	if f.MaxCost < 0 {
-		return usageError{errors.New("--max-cost must not be negative")}
-	}
-	if _, err := agent.ParseDurability(f.Durability); err != nil {
-		return usageError{fmt.Errorf("--durability must be async, sync or exit, not %q", f.Durability)}
-	}
-	switch f.Sandbox {
-	case "bwrap", "none":
-	default:
-		return usageError{fmt.Errorf("--sandbox must be bwrap or none, not %q", f.Sandbox)}
+	if err := session.CheckFlags(f.Flags); err != nil {
+		return usageError{err}
 	}
 	if f.Given("network") {
 		m, err := session.ParseNetworkMode(f.Network)

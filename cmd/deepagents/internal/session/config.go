@@ -21,14 +21,15 @@ const configFile = "config.yaml"
 // config is what a configuration file may hold. Unknown keys are errors,
 // so a typo does not silently leave a rule out.
 type config struct {
-	// Model is the default --model.
-	Model string `yaml:"model"`
+	// Table holds the keys of settingTable's rows (model, shell, ...), as
+	// written; values are them decoded (decodeTable), by key.
+	Table  tableKeys `yaml:",inline"`
+	values map[string]any
 	// InterruptOn are the tools that need approval by default
 	// (--interrupt-on).
 	InterruptOn []string `yaml:"interrupt_on"`
-	// Shell and Sandbox are the defaults of --shell, --sandbox and
-	// --network.
-	Shell   *bool          `yaml:"shell"`
+	// Sandbox is the defaults of --sandbox (its mode, a key of the
+	// table's) and --network.
 	Sandbox *sandboxConfig `yaml:"sandbox"`
 	// MCPServers are MCP servers, as the mcpServers of a .mcp.json.
 	MCPServers  map[string]any `yaml:"mcp_servers"`
@@ -111,7 +112,8 @@ type budgetConfig struct {
 // sandboxConfig is how execute is isolated, and the network its
 // commands have (docs/CLI.md, "The network").
 type sandboxConfig struct {
-	Mode    string       `yaml:"mode"` // bwrap or none
+	// Table holds the keys of settingTable's rows (mode: bwrap or none).
+	Table   tableKeys    `yaml:",inline"`
 	Network *NetworkMode `yaml:"network"`
 	// AllowDomains and DenyDomains are host patterns (netproxy.Rules): with
 	// the proxy, what commands may reach and may not. Allowing a host
@@ -148,6 +150,9 @@ func loadConfig(path string) (config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := c.decodeTable(data); err != nil {
 		return c, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil

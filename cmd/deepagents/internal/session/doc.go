@@ -19,4 +19,9 @@
 // opens no database, model, server or process and writes nothing. What it
 // would have said on the way (a setting ignored, a flag that changes what
 // a thread ran with) is in Spec.Notes, for the caller to print.
+//
+// The plain settings are declared once, each a row of settingTable
+// (table.go): its flag, its configuration key and whether a thread keeps
+// it. RegisterFlags and CheckFlags give the command their flags; Resolve
+// walks the table for the configuration and a thread's kept values.
 package session

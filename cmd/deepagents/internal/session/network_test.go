@@ -111,7 +111,7 @@ func TestAddAllowedDomain(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, data)
 	}
-	if !slices.Equal(c.Sandbox.AllowDomains, []string{"one.test", "two.test:8443"}) || c.Model != "anthropic:x" || c.Sandbox.Resolve["a.test:80"] != "127.0.0.1:9" {
+	if !slices.Equal(c.Sandbox.AllowDomains, []string{"one.test", "two.test:8443"}) || c.values["model"] != "anthropic:x" || c.Sandbox.Resolve["a.test:80"] != "127.0.0.1:9" {
 		t.Errorf("%+v\n%s", c, data)
 	}
 	if !strings.Contains(string(data), "# my settings") || !strings.Contains(string(data), "# the model") {

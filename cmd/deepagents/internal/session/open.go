@@ -193,13 +193,15 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 		Middleware:     slices.Concat(ws.Middleware, deps.Middleware),
 		Rewind:         tr,
 		MaxSteps:       spec.MaxSteps,
-		Durability:     spec.Durability,
-		GrepRegexp:     spec.GrepRegexp,
-		Loops:          spec.Loops,
-		Budget:         spec.Budget,
-		Verify:         spec.Verify,
-		LocalContext:   spec.LocalContext,
-		Logger:         deps.Logger,
+		// A plain setting's resolved value is the settings' the run records.
+		MaxParallelTools: spec.Settings.MaxParallelTools,
+		Durability:       spec.Durability,
+		GrepRegexp:       spec.GrepRegexp,
+		Loops:            spec.Loops,
+		Budget:           spec.Budget,
+		Verify:           spec.Verify,
+		LocalContext:     spec.LocalContext,
+		Logger:           deps.Logger,
 	}
 	if spec.ClassifierModel != "" {
 		cm, err := ms.open(ctx, spec.ClassifierModel)

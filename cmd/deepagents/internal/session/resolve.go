@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -257,7 +256,16 @@ type configRead struct {
 // Resolve resolves a session from in. An error in how the command was
 // called or configured is a UsageError.
 func Resolve(in Inputs) (Spec, error) {
-	r := &resolver{in: in, f: in.Flags, configs: map[string]configRead{}}
+	return newResolver(in).resolve()
+}
+
+func newResolver(in Inputs) *resolver {
+	return &resolver{in: in, f: in.Flags, configs: map[string]configRead{}}
+}
+
+// resolve is Resolve's work; r.f then holds the flags as resolved.
+func (r *resolver) resolve() (Spec, error) {
+	in := r.in
 	r.given = func(string) bool { return false }
 	if in.Flags.Given != nil {
 		r.given = in.Flags.Given
@@ -538,8 +546,12 @@ func (r *resolver) applyConfig() error {
 		if err != nil {
 			return UsageError{err}
 		}
-		if c.Model != "" && !r.given("model") {
-			f.Model = c.Model
+		for _, st := range settingTable {
+			if v, ok := c.values[st.configKey()]; ok {
+				if err := st.applyConfig(r, path, v); err != nil {
+					return err
+				}
+			}
 		}
 		if c.Profile != nil {
 			r.profile = *c.Profile
@@ -574,16 +586,7 @@ func (r *resolver) applyConfig() error {
 		if c.InterruptOn != nil && !r.given("interrupt-on") {
 			f.InterruptOn, r.interruptOK = joinList(c.InterruptOn), true
 		}
-		if c.Shell != nil && !r.given("shell") && !r.stateWorkspace {
-			f.Shell = *c.Shell
-		}
 		if sb := c.Sandbox; sb != nil {
-			if sb.Mode != "" && !r.given("sandbox") {
-				if sb.Mode != "bwrap" && sb.Mode != "none" {
-					return UsageError{fmt.Errorf("%s: sandbox.mode must be bwrap or none, not %q", path, sb.Mode)}
-				}
-				f.Sandbox = sb.Mode
-			}
 			if sb.Network != nil && !r.given("network") {
 				f.Network = string(*sb.Network)
 			}
@@ -608,8 +611,8 @@ func (r *resolver) applyConfig() error {
 	if err != nil {
 		return UsageError{err}
 	}
-	if c.Model != "" || c.Shell != nil || c.Sandbox != nil || len(c.MCPServers) > 0 || c.Profile != nil || c.PermissionMode != "" || c.ClassifierModel != "" || c.Rewind != nil || c.Loops != nil || c.Budget != nil || c.Verify != nil || c.LocalContext || c.BackgroundApprovalWait != "" {
-		r.note("note: %s: model, profile, shell, sandbox, mcp_servers, permission_mode, classifier_model, rewind, loops, verify, budget, local_context and background_approval_wait in a workspace's configuration are ignored (it may only add approvals and ask and deny rules); put them in %s", path, filepath.Join("~/.deepagents", configFile))
+	if len(c.values) > 0 || c.Sandbox != nil || len(c.MCPServers) > 0 || c.Profile != nil || c.PermissionMode != "" || c.ClassifierModel != "" || c.Rewind != nil || c.Loops != nil || c.Budget != nil || c.Verify != nil || c.LocalContext || c.BackgroundApprovalWait != "" {
+		r.note("note: %s: %s in a workspace's configuration are ignored (it may only add approvals and ask and deny rules); put them in %s", path, userOnlyKeys(), filepath.Join("~/.deepagents", configFile))
 	}
 	if len(c.InterruptOn) > 0 {
 		f.InterruptOn, r.interruptOK = joinList(append(r.interruptOn(r.in.Interactive), c.InterruptOn...)), true
@@ -632,18 +635,10 @@ func (r *resolver) adopt() (*Settings, error) {
 			r.note("note: thread %s ran with %s %s; this run uses %s", thread, flag, orNone(was), orNone(now))
 		}
 	}
-	// adoptBool keeps a flag the thread ran with unless the run gives it.
-	adoptBool := func(flag string, was bool, now *bool) {
-		if r.given(flag) {
-			note("--"+flag, strconv.FormatBool(was), strconv.FormatBool(*now))
-		} else {
-			*now = was
+	for _, st := range settingTable {
+		if err := st.adopt(r, &old, note); err != nil {
+			return nil, UsageError{fmt.Errorf("thread %s %w; pass the flag", thread, err)}
 		}
-	}
-	if r.given("model") {
-		note("--model", old.Model, f.Model)
-	} else {
-		f.Model = old.Model
 	}
 	// The profile stays the thread's, as its prompt is part of the
 	// thread's cached prefix.
@@ -671,12 +666,6 @@ func (r *resolver) adopt() (*Settings, error) {
 		}
 		f.Dir = k.Folder
 	}
-	adoptBool("shell", old.Shell, &f.Shell)
-	if r.given("sandbox") {
-		note("--sandbox", old.Sandbox, f.Sandbox)
-	} else if old.Sandbox != "" {
-		f.Sandbox = old.Sandbox
-	}
 	if r.given("network") {
 		note("--network", string(old.Network), string(mustNetwork(f.Network)))
 	} else if old.Network != "" {
@@ -688,7 +677,6 @@ func (r *resolver) adopt() (*Settings, error) {
 	if !r.given("deny-domain") && old.DenyDomains != nil {
 		f.DenyDomains = old.DenyDomains
 	}
-	adoptBool("grep-regexp", old.GrepRegexp, &f.GrepRegexp)
 	switch {
 	case r.modeGiven():
 		if k.Mode != "" {
@@ -708,11 +696,6 @@ func (r *resolver) adopt() (*Settings, error) {
 		note("permission rules", string(was), string(now))
 	} else {
 		f.Rules = old.Rules
-	}
-	if r.given("max-steps") {
-		note("--max-steps", strconv.Itoa(old.MaxSteps), strconv.Itoa(f.MaxSteps))
-	} else {
-		f.MaxSteps = old.MaxSteps
 	}
 	// The thread's rules and approvals may name the tools of the servers
 	// of its --mcp-config files: they start again unless the run names
@@ -855,9 +838,12 @@ func (r *resolver) settings() Settings {
 	if on == nil {
 		on = []string{}
 	}
-	return Settings{Model: f.Model, Profile: r.profile.Name, Dir: f.Dir, Shell: f.Shell, Sandbox: f.Sandbox,
-		Network: mustNetwork(f.Network), AllowDomains: f.AllowDomains, DenyDomains: f.DenyDomains, GrepRegexp: f.GrepRegexp, InterruptOn: on, Rules: f.Rules, MaxSteps: f.MaxSteps,
-		MCPConfigs: absPaths(f.MCPConfigs)}
+	s := Settings{Profile: r.profile.Name, Dir: f.Dir, Network: mustNetwork(f.Network), AllowDomains: f.AllowDomains, DenyDomains: f.DenyDomains,
+		InterruptOn: on, Rules: f.Rules, MCPConfigs: absPaths(f.MCPConfigs)}
+	for _, st := range settingTable {
+		st.record(f, &s)
+	}
+	return s
 }
 
 // noteSubagents notes when the subagents a continued thread has now

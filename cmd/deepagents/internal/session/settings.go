@@ -16,36 +16,6 @@ import (
 // SettingsValue is the state value where a thread keeps how it was run.
 const SettingsValue = "cli_settings"
 
-// Settings are how a thread was run: a continued or resumed run uses
-// them for every flag it is not given, so that resuming a thread that used
-// execute offers execute again, with the same approvals, in the same
-// workspace.
-type Settings struct {
-	Model string `json:"model,omitempty"`
-	// Profile is the built-in profile chosen (--profile, the
-	// configuration's profile.name); "" for the model's own.
-	Profile string      `json:"profile,omitempty"`
-	Dir     string      `json:"dir"`
-	Shell   bool        `json:"shell,omitempty"`
-	Sandbox string      `json:"sandbox,omitempty"`
-	Network NetworkMode `json:"network,omitempty"`
-	// AllowDomains and DenyDomains are the run's --allow-domain and
-	// --deny-domain.
-	AllowDomains []string  `json:"allow_domains,omitempty"`
-	DenyDomains  []string  `json:"deny_domains,omitempty"`
-	GrepRegexp   bool      `json:"grep_regexp,omitempty"`
-	InterruptOn  []string  `json:"interrupt_on"`
-	Rules        RuleLists `json:"rules"`
-	MaxSteps     int       `json:"max_steps,omitempty"`
-	// MCPConfigs are the --mcp-config files, absolute: a resumed run
-	// starts their servers again, which the rules may name.
-	MCPConfigs []string `json:"mcp_configs,omitempty"`
-	// Subagents are the names of the subagents the run had. They come
-	// from files, not flags: a continued run loads the files again and
-	// says when the set changed.
-	Subagents []string `json:"subagents"`
-}
-
 // Values returns the input values that record s on the thread.
 func (s Settings) Values() map[string]json.RawMessage {
 	s.InterruptOn = slices.Clip(s.InterruptOn)
