@@ -1,6 +1,10 @@
 package langgraph
 
-import "time"
+import (
+	"context"
+	"net/http"
+	"time"
+)
 
 // Paths of the assistants API.
 const (
@@ -36,4 +40,33 @@ type AssistantSearch struct {
 	Metadata map[string]any `json:"metadata,omitempty"`
 	Limit    *int           `json:"limit,omitempty"`
 	Offset   int            `json:"offset,omitempty"`
+}
+
+// SearchAssistants lists the assistants a search finds: the server's
+// graphs' own, and those clients created.
+func (c *Client) SearchAssistants(ctx context.Context, q AssistantSearch) ([]Assistant, error) {
+	var out []Assistant
+	if err := c.Do(ctx, http.MethodPost, PathAssistantSearch, q, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// GetAssistant returns an assistant by its ID or its graph ID.
+func (c *Client) GetAssistant(ctx context.Context, assistantID string) (*Assistant, error) {
+	var out Assistant
+	if err := c.Do(ctx, http.MethodGet, c.path(PathAssistant, assistantID), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CreateAssistant creates an assistant of one of the server's graphs
+// (q.GraphID), with its own name, metadata, config and context.
+func (c *Client) CreateAssistant(ctx context.Context, q AssistantCreate) (*Assistant, error) {
+	var out Assistant
+	if err := c.Do(ctx, http.MethodPost, PathAssistants, q, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }

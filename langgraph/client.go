@@ -73,28 +73,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
 	}
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.URL+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	for k, v := range c.Headers {
-		req.Header.Set(k, v)
-	}
-	doer := c.HTTP
-	if doer == nil {
-		doer = http.DefaultClient
-	}
-	res, err := doer.Do(req)
+	res, err := c.send(ctx, method, path, body, "application/json")
 	if err != nil {
 		return err
 	}
@@ -119,6 +98,38 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 		return fail(fmt.Sprintf("the answer is not the JSON expected: %v", err))
 	}
 	return nil
+}
+
+// send sends one request, with body encoded as JSON (nil for none), to
+// path under the client's URL, accepting accept, with the client's
+// headers and then hdr (name, value, ...); the caller closes the answer's
+// body.
+func (c *Client) send(ctx context.Context, method, path string, body any, accept string, hdr ...string) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: encoding the body: %w", method, path, err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.URL+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	for k, v := range c.Headers {
+		req.Header.Set(k, v)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	doer := c.HTTP
+	if doer == nil {
+		doer = http.DefaultClient
+	}
+	return doer.Do(req)
 }
 
 // detail is what an error answer says, shortened: LangGraph's servers put

@@ -2,8 +2,10 @@
 // objects ([Thread], [Run], [ThreadState], [Assistant]), their statuses
 // ([RunStatus], [ThreadStatus]), the bodies of its requests ([RunCreate],
 // [ThreadCreate], ...), its paths ([PathRun], filled by [Path]) and
-// headers, and a [Client] of every route package server serves: threads,
-// runs, crons ([Cron], crons.go) and the store ([Item], store.go).
+// headers, and a [Client] of every route package server serves: the
+// server (info.go), assistants, threads and their state, runs and their
+// streams ([Event], server-sent events, sse.go), crons ([Cron], crons.go)
+// and the store ([Item], store.go).
 //
 // Every side of the API in this module speaks it through this package:
 // package server implements the API (deepagents serve), its replicas

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -294,5 +295,83 @@ func TestCheckpointRef(t *testing.T) {
 	b, err := json.Marshal(langgraph.HistoryRequest{Before: &langgraph.CheckpointRef{CheckpointID: "c1"}})
 	if err != nil || string(b) != `{"before":{"configurable":{"checkpoint_id":"c1","checkpoint_ns":""}}}` {
 		t.Errorf("marshal: %s, %v", b, err)
+	}
+}
+
+// A stream is read as the SSE standard says: data lines joined, CRLF
+// lines, comments and unknown fields skipped, an ID lasting until the
+// next, an event without data not dispatched, the last one without its
+// blank line dropped; what is not a stream of JSON events is an *Error.
+func TestStreamEvents(t *testing.T) {
+	type ev struct{ id, name, data string }
+	for _, tc := range []struct {
+		name, contentType, body string
+		want                    []ev
+		wantErr                 string // in an *Error's message
+	}{
+		{"events", "text/event-stream", "event: metadata\ndata: {\"run_id\": \"r\"}\nid: 1\n\n: heartbeat\n\nevent: values\ndata: {\"a\":\ndata: 1}\nid: 2\n\n",
+			[]ev{{"1", "metadata", `{"run_id": "r"}`}, {"2", "values", "{\"a\":\n1}"}}, ""},
+		{"CRLF, no name, the ID kept, other fields", "text/event-stream; charset=utf-8", "id: 7\r\nretry: 10\r\ndata:[1]\r\n\r\ndata: 2\r\n\r\n",
+			[]ev{{"7", "message", "[1]"}, {"7", "message", "2"}}, ""},
+		{"no data, and a last event cut off", "text/event-stream", "event: ping\n\nevent: values\ndata: {}\n",
+			nil, ""},
+		{"not JSON", "text/event-stream", "event: values\ndata: {\"a\": 1}\n\nevent: values\ndata: {oops\n\n",
+			[]ev{{"", "values", `{"a": 1}`}}, "is not JSON"},
+		{"not a stream", "application/json", `{"a": 1}`, nil, "not a stream of events"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, got := fake(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tc.contentType)
+				io.WriteString(w, tc.body)
+			})
+			var evs []ev
+			var err error
+			for e, er := range c.JoinStream(context.Background(), "t/1", "r", "5") {
+				if er != nil {
+					err = er
+					continue
+				}
+				evs = append(evs, ev{e.ID, e.Name, string(e.Data)})
+			}
+			if len(evs) != len(tc.want) || (len(evs) > 0 && !reflect.DeepEqual(evs, tc.want)) {
+				t.Errorf("events %q, want %q", evs, tc.want)
+			}
+			var lgErr *langgraph.Error
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("error %v", err)
+			case tc.wantErr != "" && (!errors.As(err, &lgErr) || !strings.Contains(lgErr.Message, tc.wantErr) || lgErr.StatusCode != http.StatusOK):
+				t.Errorf("error %v, want an *Error saying %q", err, tc.wantErr)
+			}
+			reqs := got()
+			if len(reqs) != 1 || reqs[0].method != http.MethodGet || reqs[0].uri != "/threads/t%2F1/runs/r/stream" ||
+				reqs[0].header.Get(langgraph.HeaderLastEventID) != "5" || reqs[0].header.Get("Accept") != "text/event-stream" || reqs[0].header.Get(langgraph.HeaderAPIKey) != "k" {
+				t.Errorf("requests %+v", reqs)
+			}
+		})
+	}
+}
+
+// A stream's Timeout bounds the wait for its answer: a server that never
+// answers ends the stream with context.DeadlineExceeded.
+func TestStreamTimeout(t *testing.T) {
+	stop := make(chan struct{})
+	c, _ := fake(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-stop:
+		case <-r.Context().Done():
+		}
+	})
+	defer close(stop)
+	c.Timeout = time.Millisecond
+	n := 0
+	for _, err := range c.StreamRun(context.Background(), "", langgraph.RunCreate{AssistantID: "a"}) {
+		n++
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("error %v, want context.DeadlineExceeded", err)
+		}
+	}
+	if n != 1 {
+		t.Errorf("yielded %d times", n)
 	}
 }

@@ -5,12 +5,9 @@ import "strings"
 // Paths of the API, relative to a server's base URL, are patterns of
 // net/http's ServeMux: a server routes them as they are, and a client
 // fills their wildcards with Path. Each part of the API declares its
-// paths beside its objects and its Client methods (assistants.go,
-// threads.go, runs.go, crons.go, store.go); these are the server's own.
+// paths beside its objects and its Client methods (info.go,
+// assistants.go, threads.go, runs.go, crons.go, store.go); these are the server's own.
 const (
-	PathOK   = "/ok"
-	PathInfo = "/info"
-
 	// The Agent Server's A2A endpoints: an assistant's agent card
 	// (?assistant_id=ID, or under its endpoint), and its endpoint.
 	PathAgentCard = "/.well-known/agent-card.json"

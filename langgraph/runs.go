@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 )
 
@@ -247,4 +249,81 @@ func (c *Client) CancelRun(ctx context.Context, threadID, runID string, wait boo
 		q += "&action=" + url.QueryEscape(action)
 	}
 	return c.Do(ctx, http.MethodPost, c.path(PathRunCancel, threadID, runID)+q, nil, nil)
+}
+
+// RunList is the query of GET /threads/{thread_id}/runs.
+type RunList struct {
+	// Limit caps the runs listed; nil means 10.
+	Limit  *int
+	Offset int
+	// Status keeps the runs in that status; "" keeps all.
+	Status RunStatus
+}
+
+// ListRuns lists a thread's runs, newest first.
+func (c *Client) ListRuns(ctx context.Context, threadID string, q RunList) ([]Run, error) {
+	qs := url.Values{}
+	if q.Limit != nil {
+		qs.Set("limit", strconv.Itoa(*q.Limit))
+	}
+	if q.Offset != 0 {
+		qs.Set("offset", strconv.Itoa(q.Offset))
+	}
+	if q.Status != "" {
+		qs.Set("status", string(q.Status))
+	}
+	query := ""
+	if len(qs) > 0 {
+		query = "?" + qs.Encode()
+	}
+	var out []Run
+	if err := c.Do(ctx, http.MethodGet, c.path(PathRuns, threadID)+query, nil, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// WaitRun starts a run and waits for it to end, returning its final
+// values as JoinRun does: on a thread, or, with threadID "", stateless
+// (on a new thread, deleted when the run ends unless q.OnCompletion is
+// OnCompletionKeep).
+func (c *Client) WaitRun(ctx context.Context, threadID string, q RunCreate) (json.RawMessage, error) {
+	var v json.RawMessage
+	var err error
+	if threadID == "" {
+		err = c.Do(ctx, http.MethodPost, PathStatelessWait, q, &v)
+	} else {
+		err = c.Do(ctx, http.MethodPost, c.path(PathRunsWait, threadID), q, &v)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// StreamRun starts a run and yields the events of its stream, in the
+// modes q.StreamMode names (values when none): on a thread, or, with
+// threadID "", stateless. The first event, metadata, carries the run's
+// run_id. Each iteration starts a run anew; stopping the iteration
+// closes the stream, which cancels the run unless q.OnDisconnect is
+// OnDisconnectContinue. The iteration ends with the stream, or with an
+// error: the connection's or ctx's, or an *Error.
+func (c *Client) StreamRun(ctx context.Context, threadID string, q RunCreate) iter.Seq2[Event, error] {
+	if threadID == "" {
+		return c.stream(ctx, http.MethodPost, PathStatelessStream, q)
+	}
+	return c.stream(ctx, http.MethodPost, c.path(PathRunsStream, threadID), q)
+}
+
+// JoinStream yields the events of a run's stream while the run goes on:
+// those after the event whose ID is lastEventID ("" or "-1" for all of
+// them), then the new ones until the run ends. A run that has ended
+// yields none. Stopping the iteration closes the stream (the run goes
+// on); it ends as StreamRun's does.
+func (c *Client) JoinStream(ctx context.Context, threadID, runID, lastEventID string) iter.Seq2[Event, error] {
+	var hdr []string
+	if lastEventID != "" {
+		hdr = []string{HeaderLastEventID, lastEventID}
+	}
+	return c.stream(ctx, http.MethodGet, c.path(PathRunStream, threadID, runID), nil, hdr...)
 }

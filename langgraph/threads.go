@@ -80,7 +80,8 @@ type Task struct {
 }
 
 // ThreadState is a thread's state as of one checkpoint (GET
-// /threads/{thread_id}/state, the items of its history).
+// /threads/{thread_id}/state, the items of its history). Values is a JSON
+// object; a Client leaves it a json.RawMessage.
 type ThreadState struct {
 	Values           any            `json:"values"`
 	Next             []string       `json:"next"`
@@ -215,18 +216,118 @@ func (c *Client) GetThread(ctx context.Context, threadID string) (*Thread, error
 
 // thread answers a thread, leaving its values as they came.
 func (c *Client) thread(ctx context.Context, method, path string, body any) (*Thread, error) {
-	var t struct {
-		Thread
-		Values json.RawMessage `json:"values"` // over Thread's
-	}
+	var t rawThread
 	if err := c.Do(ctx, method, path, body, &t); err != nil {
 		return nil, err
 	}
+	th := t.thread()
+	return &th, nil
+}
+
+// rawThread decodes a Thread, leaving its values as they came.
+type rawThread struct {
+	Thread
+	Values json.RawMessage `json:"values"` // over Thread's
+}
+
+func (t *rawThread) thread() Thread {
 	th := t.Thread
 	if len(t.Values) > 0 && string(t.Values) != "null" {
 		th.Values = t.Values
 	}
-	return &th, nil
+	return th
+}
+
+// SearchThreads lists the threads a search finds, a page of them, their
+// values each a json.RawMessage.
+func (c *Client) SearchThreads(ctx context.Context, q ThreadSearch) ([]Thread, error) {
+	var raw []rawThread
+	if err := c.Do(ctx, http.MethodPost, PathThreadSearch, q, &raw); err != nil {
+		return nil, err
+	}
+	out := make([]Thread, len(raw))
+	for i := range raw {
+		out[i] = raw[i].thread()
+	}
+	return out, nil
+}
+
+// UpdateThread merges metadata into a thread's and returns the thread.
+func (c *Client) UpdateThread(ctx context.Context, threadID string, q ThreadPatch) (*Thread, error) {
+	return c.thread(ctx, http.MethodPatch, c.path(PathThread, threadID), q)
+}
+
+// CopyThread makes a new thread holding a thread's state as of its head,
+// and its metadata, and returns it.
+func (c *Client) CopyThread(ctx context.Context, threadID string) (*Thread, error) {
+	return c.thread(ctx, http.MethodPost, c.path(PathThreadCopy, threadID), nil)
+}
+
+// GetState returns a thread's state as of its head, or, when
+// checkpointID is not "", as of that checkpoint; its values a
+// json.RawMessage.
+func (c *Client) GetState(ctx context.Context, threadID, checkpointID string) (*ThreadState, error) {
+	if checkpointID == "" {
+		return c.state(ctx, http.MethodGet, c.path(PathThreadState, threadID), nil)
+	}
+	return c.state(ctx, http.MethodGet, c.path(PathThreadStateAt, threadID, checkpointID), nil)
+}
+
+// StateAt returns a thread's state as of the checkpoint q names (its
+// head when it names none), as GetState does.
+func (c *Client) StateAt(ctx context.Context, threadID string, q StateRequest) (*ThreadState, error) {
+	return c.state(ctx, http.MethodPost, c.path(PathThreadStateOf, threadID), q)
+}
+
+// state answers a thread's state, leaving its values as they came.
+func (c *Client) state(ctx context.Context, method, path string, body any) (*ThreadState, error) {
+	var st rawState
+	if err := c.Do(ctx, method, path, body, &st); err != nil {
+		return nil, err
+	}
+	out := st.state()
+	return &out, nil
+}
+
+// rawState decodes a ThreadState, leaving its values as they came.
+type rawState struct {
+	ThreadState
+	Values json.RawMessage `json:"values"` // over ThreadState's
+}
+
+func (st *rawState) state() ThreadState {
+	out := st.ThreadState
+	if len(st.Values) > 0 && string(st.Values) != "null" {
+		out.Values = st.Values
+	}
+	return out
+}
+
+// UpdateState writes values over a thread's state as a new checkpoint,
+// whose parent is the head or the checkpoint q names (a fork), and
+// returns that checkpoint.
+func (c *Client) UpdateState(ctx context.Context, threadID string, q StateUpdate) (*StateUpdated, error) {
+	var out StateUpdated
+	if err := c.Do(ctx, http.MethodPost, c.path(PathThreadState, threadID), q, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// History lists a thread's states newest first, every branch's (POST
+// /threads/{thread_id}/history, which reads all of a HistoryRequest;
+// GET, with limit and before only, answers the same), their values each a
+// json.RawMessage.
+func (c *Client) History(ctx context.Context, threadID string, q HistoryRequest) ([]ThreadState, error) {
+	var raw []rawState
+	if err := c.Do(ctx, http.MethodPost, c.path(PathThreadHistory, threadID), q, &raw); err != nil {
+		return nil, err
+	}
+	out := make([]ThreadState, len(raw))
+	for i := range raw {
+		out[i] = raw[i].state()
+	}
+	return out, nil
 }
 
 // DeleteThread deletes a thread, cancelling its runs.
