@@ -140,6 +140,9 @@ type Config struct {
 	// GrepRegexp makes grep's pattern an RE2 regular expression; by
 	// default it is literal text, as in the reference implementations.
 	GrepRegexp bool
+	// MultiEdit offers the multi_edit tool: several edits of one file in
+	// one call, every one or none (filesystem.Config.MultiEdit).
+	MultiEdit bool
 	// Loops sets the loop guard of the agent and its subagents (package
 	// middleware/loops): the zero value is its defaults, a nudge to the
 	// model at the third identical call with the same result and the run
@@ -390,7 +393,7 @@ func newShared(cfg Config, b backend.Backend, hk *hooks.Runner) (shared, error) 
 		sh.budget, errs[6] = budget.New(cfg.Budget)
 	}
 	sh.plan, errs[0] = todos.New(todos.Config{})
-	sh.files, errs[1] = filesystem.New(filesystem.Config{Backend: b, GrepRegexp: cfg.GrepRegexp})
+	sh.files, errs[1] = filesystem.New(filesystem.Config{Backend: b, GrepRegexp: cfg.GrepRegexp, MultiEdit: cfg.MultiEdit})
 	sumCfg := summarization.Config{Backend: b}
 	if hk.Has(hooks.PreCompact) {
 		sumCfg.BeforeSummary = hk.BeforeSummary

@@ -3,6 +3,7 @@ package hooks
 import (
 	"encoding/json"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/deepagents-go/deepagents/middleware/filesystem"
@@ -17,6 +18,7 @@ var claudeNames = map[string]string{
 	filesystem.ExecuteTool:   "Bash",
 	filesystem.WriteFileTool: "Write",
 	filesystem.EditFileTool:  "Edit",
+	filesystem.MultiEditTool: "MultiEdit",
 	filesystem.ReadFileTool:  "Read",
 	filesystem.GlobTool:      "Glob",
 	filesystem.GrepTool:      "Grep",
@@ -25,12 +27,15 @@ var claudeNames = map[string]string{
 	todos.WriteTodosTool:     "TodoWrite",
 }
 
-// agentNames maps Claude Code's names back; MultiEdit is edit_file too.
+// agentNames maps Claude Code's names back. MultiEdit is edit_file, the
+// tool every agent has, so that a hook written for Claude Code's MultiEdit
+// guards the edits here; it matches multi_edit too (claudeAliases).
 var agentNames = func() map[string]string {
-	m := map[string]string{"MultiEdit": filesystem.EditFileTool}
+	m := map[string]string{}
 	for a, c := range claudeNames {
 		m[c] = a
 	}
+	m["MultiEdit"] = filesystem.EditFileTool
 	return m
 }()
 
@@ -40,6 +45,11 @@ var claudeAliases = func() map[string][]string {
 	m := make(map[string][]string)
 	for c, a := range agentNames {
 		m[a] = append(m[a], c)
+	}
+	for a, c := range claudeNames {
+		if !slices.Contains(m[a], c) {
+			m[a] = append(m[a], c)
+		}
 	}
 	return m
 }()

@@ -247,8 +247,10 @@ func TestClaudeDialect(t *testing.T) {
 	}
 	updated := &hooks.Output{Specific: &hooks.Specific{UpdatedInput: json.RawMessage(`{"file_path":"` + host + `/b.txt","content":"y"}`)}}
 	var multi int
-	multiEdit := hooks.Hook{Event: hooks.PreToolUse, Matcher: "MultiEdit", Dialect: hooks.DialectClaude, Func: func(context.Context, *hooks.Input) (*hooks.Output, error) {
+	var multiNames []string
+	multiEdit := hooks.Hook{Event: hooks.PreToolUse, Matcher: "MultiEdit", Dialect: hooks.DialectClaude, Func: func(_ context.Context, in *hooks.Input) (*hooks.Output, error) {
 		multi++
+		multiNames = append(multiNames, in.ToolName)
 		return nil, nil
 	}}
 	r, err := hooks.New(hooks.Config{
@@ -275,6 +277,11 @@ func TestClaudeDialect(t *testing.T) {
 	r.Run(context.Background(), hooks.Input{HookEventName: hooks.PreToolUse, ToolName: "edit_file", ToolInput: json.RawMessage(`{"file_path":"/a.txt"}`)})
 	if multi != 1 {
 		t.Errorf("a MultiEdit matcher ran %d times on edit_file, want 1", multi)
+	}
+	// multi_edit is Claude Code's MultiEdit itself.
+	r.Run(context.Background(), hooks.Input{HookEventName: hooks.PreToolUse, ToolName: "multi_edit", ToolInput: json.RawMessage(`{"file_path":"/a.txt","edits":[]}`)})
+	if multi != 2 || multiNames[1] != "MultiEdit" {
+		t.Errorf("a MultiEdit matcher on multi_edit: ran %d times, saw %v", multi, multiNames)
 	}
 }
 

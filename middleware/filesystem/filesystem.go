@@ -250,6 +250,14 @@ var toolTraits = map[string]tool.Traits{
 	ExecuteTool:   {RunsCommands: true},
 }
 
+// toolNames are the tools of toolTraits in the order the middleware
+// offers them.
+var toolNames = []string{LsTool, ReadFileTool, WriteFileTool, EditFileTool, MultiEditTool, GlobTool, GrepTool, ExecuteTool}
+
+// ToolNames returns the names of every tool the middleware may offer (some
+// only when configured: execute, multi_edit), in the order it offers them.
+func ToolNames() []string { return slices.Clone(toolNames) }
+
 // ToolTraits returns what the middleware's tool of that name declares it
 // does, and whether the middleware has such a tool (execute only with a
 // sandbox): for those who know a call by its name alone, an agent's

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 	"github.com/deepagents-go/deepagents/middleware/filesystem"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -132,5 +133,29 @@ func TestMultiEditOnDisk(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); string(b) != "1 theirs\n2\n" {
 		t.Errorf("the other writer's change was lost: %q", b)
+	}
+}
+
+// TestToolNamesHaveTraits: every tool the middleware may offer is named
+// once in ToolNames, with its traits, and offered in that order.
+func TestToolNamesHaveTraits(t *testing.T) {
+	names := filesystem.ToolNames()
+	seen := map[string]bool{}
+	for _, n := range names {
+		if _, ok := filesystem.ToolTraits(n); !ok || seen[n] {
+			t.Errorf("%s: traits %v, named twice %v", n, ok, seen[n])
+		}
+		seen[n] = true
+	}
+	sb, err := sandbox.NewLocalShell(t.TempDir(), sandbox.LocalShellOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offered []string
+	for _, tl := range newFS(t, filesystem.Config{Backend: sb, MultiEdit: true}).Tools() {
+		offered = append(offered, tl.Spec().Name)
+	}
+	if strings.Join(offered, ",") != strings.Join(names, ",") {
+		t.Errorf("offered %v, ToolNames %v", offered, names)
 	}
 }

@@ -1,26 +1,35 @@
 package session
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/deepagents-go/deepagents/middleware/filesystem"
 )
 
-// defaultInterruptOn are the tools that ask for approval on a terminal.
-var defaultInterruptOn = []string{filesystem.WriteFileTool, filesystem.EditFileTool, filesystem.ExecuteTool}
+// defaultInterruptOn are the tools that ask for approval on a terminal:
+// the file tools the run offers whose traits say they edit files or run
+// commands (execute only with a shell, multi_edit only with --multi-edit).
+func defaultInterruptOn(f *Flags) []string {
+	var out []string
+	for _, name := range filesystem.ToolNames() {
+		tr, _ := filesystem.ToolTraits(name)
+		switch {
+		case tr.RunsCommands && !f.Shell, name == filesystem.MultiEditTool && !f.MultiEdit:
+		case tr.EditsFiles || tr.RunsCommands:
+			out = append(out, name)
+		}
+	}
+	return out
+}
 
 // interruptOn returns the tools that need approval, as resolved so far,
 // for a run on a terminal or not.
 func (r *resolver) interruptOn(interactive bool) []string {
-	f := &r.f
 	switch {
 	case r.interruptOK:
-		return splitList(f.InterruptOn)
-	case interactive && f.Shell:
-		return slices.Clone(defaultInterruptOn)
-	case interactive: // execute is not offered
-		return slices.DeleteFunc(slices.Clone(defaultInterruptOn), func(name string) bool { return name == filesystem.ExecuteTool })
+		return splitList(r.f.InterruptOn)
+	case interactive:
+		return defaultInterruptOn(&r.f)
 	}
 	return nil
 }

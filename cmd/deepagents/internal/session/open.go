@@ -195,6 +195,7 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 		MaxSteps:       spec.MaxSteps,
 		// A plain setting's resolved value is the settings' the run records.
 		MaxParallelTools: spec.Settings.MaxParallelTools,
+		MultiEdit:        spec.Settings.MultiEdit,
 		Durability:       spec.Durability,
 		GrepRegexp:       spec.GrepRegexp,
 		Loops:            spec.Loops,

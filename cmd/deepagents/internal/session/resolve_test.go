@@ -286,3 +286,29 @@ func TestResolveHooksClaudeMatcher(t *testing.T) {
 		}
 	}
 }
+
+// On a terminal the file tools that change files or run commands ask, as
+// their traits say: multi_edit with --multi-edit (or multi_edit in the
+// configuration), execute with a shell.
+func TestDefaultApprovalsByTraits(t *testing.T) {
+	for _, tc := range []struct {
+		config string
+		f      Flags
+		want   []string
+	}{
+		{"", Flags{}, []string{"write_file", "edit_file"}},
+		{"", Flags{Shell: true}, []string{"write_file", "edit_file", "execute"}},
+		{"", Flags{MultiEdit: true}, []string{"write_file", "edit_file", "multi_edit"}},
+		{"multi_edit: true\nshell: true\n", Flags{}, []string{"write_file", "edit_file", "multi_edit", "execute"}},
+	} {
+		f := tc.f
+		f.Dir, f.Sandbox, f.Durability = t.TempDir(), "bwrap", "async"
+		spec, err := Resolve(Inputs{Flags: f, Places: home(t, tc.config), Interactive: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(spec.InterruptOn, tc.want) {
+			t.Errorf("%q %+v: approvals for %v, want %v", tc.config, tc.f, spec.InterruptOn, tc.want)
+		}
+	}
+}

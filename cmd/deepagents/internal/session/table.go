@@ -48,6 +48,9 @@ var settingTable = []setting{
 		usage: fmt.Sprintf("the most tool calls of one turn that run at once (default %d); 1 runs them one by one", agent.DefaultMaxParallelTools),
 		flags: func(f *Flags) *int { return &f.MaxParallelTools }, kept: func(s *Settings) *int { return &s.MaxParallelTools },
 		valid: notNegative[int]},
+	row[bool]{flag: "multi-edit", key: "multi_edit", keep: keptIfSet,
+		usage: "offer the multi_edit tool: several edits of one file in one call, every one or none",
+		flags: func(f *Flags) *bool { return &f.MultiEdit }, kept: func(s *Settings) *bool { return &s.MultiEdit }},
 	// The configuration's budget.dollars is the budget's (budgetOf).
 	row[float64]{flag: "max-cost", def: DefaultMaxCost,
 		usage: "the dollars a task (one prompt, its subagents included) may spend at the models' prices before its last turn, without tools, asks for the final answer; 0 for no limit (see docs/harness.md)",
@@ -100,6 +103,8 @@ type Flags struct {
 	MaxSteps int
 	// MaxParallelTools is --max-parallel-tools: 0 is the agent's default.
 	MaxParallelTools int
+	// MultiEdit is --multi-edit.
+	MultiEdit bool
 	// MaxCost is --max-cost: the dollars a task (a prompt) may spend; 0 is
 	// no limit, and Given("max-cost") says whether it was set.
 	MaxCost    float64
@@ -159,6 +164,8 @@ type Settings struct {
 	MaxSteps     int       `json:"max_steps,omitempty"`
 	// MaxParallelTools is --max-parallel-tools (0: the agent's default).
 	MaxParallelTools int `json:"max_parallel_tools,omitempty"`
+	// MultiEdit is --multi-edit.
+	MultiEdit bool `json:"multi_edit,omitempty"`
 	// MCPConfigs are the --mcp-config files, absolute: a resumed run
 	// starts their servers again, which the rules may name.
 	MCPConfigs []string `json:"mcp_configs,omitempty"`

@@ -57,6 +57,7 @@ var tableValues = map[string]any{
 	"grep-regexp":        true,
 	"max-steps":          7,
 	"max-parallel-tools": 3,
+	"multi-edit":         true,
 	"max-cost":           2.5,
 	"durability":         "sync",
 	"record":             "calls.json",
