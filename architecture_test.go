@@ -67,11 +67,11 @@ var layers = map[string][]string{
 	"eval/atif":                 {"agent", "llm"},
 	"internal/fsutil":           {},
 	"backend/backendtest":       {"backend"},
-	"internal/cpcodec":          {"checkpoint", "llm", "thread"},
+	"sqlcore/internal/cpcodec":  {"checkpoint", "llm", "thread"},
 	"internal/crashtest":        {"checkpoint", "llm", "thread"},
-	"internal/sqlcore":          {"checkpoint", "store", "llm", "thread", "internal/cpcodec", "internal/dbtime", "internal/nskey"},
-	"sqlite":                    {"checkpoint", "store", "llm", "thread", "internal/cpcodec", "internal/dbtime", "internal/nskey", "internal/procinfo", "internal/sqlcore"},
-	"postgres":                  {"checkpoint", "store", "llm", "thread", "internal/cpcodec", "internal/dbtime", "internal/nskey", "internal/procinfo", "internal/sqlcore"},
+	"sqlcore":                   {"checkpoint", "store", "llm", "thread", "sqlcore/internal/cpcodec", "internal/dbtime", "internal/nskey"},
+	"sqlite":                    {"checkpoint", "store", "llm", "thread", "internal/dbtime", "internal/nskey", "internal/procinfo", "sqlcore"},
+	"postgres":                  {"checkpoint", "store", "llm", "thread", "internal/dbtime", "internal/nskey", "internal/procinfo", "sqlcore"},
 	"persist":                   {"checkpoint", "store", "sqlite", "postgres"},
 
 	// The run loop: it knows no backend and no tool by name.

@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
-	"github.com/deepagents-go/deepagents/internal/sqlcore"
+	"github.com/deepagents-go/deepagents/sqlcore"
 )
 
 // dialect is PostgreSQL's SQL for the operations the sqlite and postgres

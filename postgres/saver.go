@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
-	"github.com/deepagents-go/deepagents/internal/sqlcore"
+	"github.com/deepagents-go/deepagents/sqlcore"
 )
 
 // Saver is the [checkpoint.Saver] of a [DB]. The layout is the sqlite

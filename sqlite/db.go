@@ -22,7 +22,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/internal/procinfo"
-	"github.com/deepagents-go/deepagents/internal/sqlcore"
+	"github.com/deepagents-go/deepagents/sqlcore"
 )
 
 //go:embed migrations/*.sql

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
-	"github.com/deepagents-go/deepagents/internal/sqlcore"
+	"github.com/deepagents-go/deepagents/sqlcore"
 )
 
 // dialect is SQLite's SQL for the operations the sqlite and postgres

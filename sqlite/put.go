@@ -9,7 +9,7 @@ import (
 	"io"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
-	"github.com/deepagents-go/deepagents/internal/sqlcore"
+	"github.com/deepagents-go/deepagents/sqlcore"
 )
 
 // putConn is Saver.Put's side of the single writer connection: its

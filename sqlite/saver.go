@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
-	"github.com/deepagents-go/deepagents/internal/sqlcore"
+	"github.com/deepagents-go/deepagents/sqlcore"
 )
 
 // Saver is the [checkpoint.Saver] of a [DB].

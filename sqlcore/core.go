@@ -10,6 +10,11 @@
 // PostgreSQL), SQLite's Put on the driver's connection and its WAL
 // checkpoints, and PostgreSQL's single-statement Put stay in their
 // packages.
+//
+// It is a package of the module's own, not under internal/, because it
+// stands above checkpoint and store, which internal/'s helpers stand
+// below; its API follows what sqlite and postgres need and may change
+// with them.
 package sqlcore
 
 import (

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
-	"github.com/deepagents-go/deepagents/internal/cpcodec"
+	"github.com/deepagents-go/deepagents/sqlcore/internal/cpcodec"
 	"github.com/deepagents-go/deepagents/internal/dbtime"
 	"github.com/deepagents-go/deepagents/thread"
 )

@@ -8,7 +8,7 @@ import (
 	"fmt"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
-	"github.com/deepagents-go/deepagents/internal/cpcodec"
+	"github.com/deepagents-go/deepagents/sqlcore/internal/cpcodec"
 	"github.com/deepagents-go/deepagents/internal/dbtime"
 	"github.com/deepagents-go/deepagents/llm"
 )
