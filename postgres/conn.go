@@ -11,7 +11,7 @@ import (
 )
 
 // dialect is PostgreSQL's SQL for the operations the sqlite and postgres
-// packages share (internal/sqlcore).
+// packages share (sqlcore).
 func (db *DB) dialect() sqlcore.Dialect {
 	q := &db.sql
 	return sqlcore.Dialect{
@@ -42,7 +42,7 @@ func (db *DB) dialect() sqlcore.Dialect {
 	}
 }
 
-// conn is the pool as internal/sqlcore uses it: reads and writes alike on
+// conn is the pool as sqlcore uses it: reads and writes alike on
 // the pool, Load in a repeatable-read transaction.
 func (db *DB) conn() sqlcore.Conn {
 	pool := querier{db.pool}

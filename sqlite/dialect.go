@@ -8,7 +8,7 @@ import (
 )
 
 // dialect is SQLite's SQL for the operations the sqlite and postgres
-// packages share (internal/sqlcore).
+// packages share (sqlcore).
 var dialect = sqlcore.Dialect{
 	Name:    "sqlite",
 	Params:  "?",
