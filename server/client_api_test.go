@@ -40,6 +40,9 @@ func TestClientAssistants(t *testing.T) {
 	if err != nil || info.Version != "deepagents-go" || !info.Flags["assistants"] || !info.Flags["crons"] {
 		t.Fatalf("Info = %+v, %v", info, err)
 	}
+	if info.Flags["mcp"] {
+		t.Errorf("Info says mcp without MCP mounted: %+v", info.Flags)
+	}
 
 	found, err := c.SearchAssistants(ctx, langgraph.AssistantSearch{GraphID: "deepagent"})
 	if err != nil || len(found) != 1 || found[0].AssistantID == "" || found[0].Metadata["created_by"] != "system" {

@@ -37,6 +37,8 @@ type Mounted struct {
 	// AllowHeaders and ExposeHeaders are the headers the protocol's
 	// browser clients send and read besides the LangGraph SDK's (CORS).
 	AllowHeaders, ExposeHeaders []string
+	// Flags are the /info flags the protocol turns on ("mcp").
+	Flags []string
 	// ForgetThread, when set, is called once a client has deleted a
 	// thread, its runs cancelled: the protocol forgets its records of
 	// it.

@@ -254,10 +254,13 @@ func (s *Server) headers(base []string, of func(Mounted) []string) []string {
 }
 
 func (s *Server) info(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
-		"version": "deepagents-go",
-		"flags":   map[string]bool{"assistants": true, "crons": true, "langsmith": false, "mcp": true},
-	})
+	flags := map[string]bool{"assistants": true, "crons": true, "langsmith": false, "mcp": false}
+	for _, m := range s.mounted {
+		for _, f := range m.Flags {
+			flags[f] = true
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"version": "deepagents-go", "flags": flags})
 }
 
 // maxBody bounds a request body: requests carry messages and files, not

@@ -77,7 +77,7 @@ type Protocol struct{}
 func (Protocol) Mount(srv *server.Server, m *http.ServeMux) server.Mounted {
 	s := &tools{srv: srv, cfg: srv.Config(), log: srv.Logger()}
 	s.mcpRoutes(m)
-	return server.Mounted{AllowHeaders: mcpAllowHeaders, ExposeHeaders: mcpExposeHeaders}
+	return server.Mounted{AllowHeaders: mcpAllowHeaders, ExposeHeaders: mcpExposeHeaders, Flags: []string{"mcp"}}
 }
 
 // host is what MCP uses of the server it is served by: its assistants,
