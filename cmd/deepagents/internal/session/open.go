@@ -13,6 +13,7 @@ import (
 
 	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/isolate"
 	"github.com/deepagents-go/deepagents/backend/sandbox"
 	"github.com/deepagents-go/deepagents/hooks"
 	"github.com/deepagents-go/deepagents/llm"
@@ -196,6 +197,7 @@ func Open(ctx context.Context, spec Spec, deps Deps) (*Session, error) {
 		// A plain setting's resolved value is the settings' the run records.
 		MaxParallelTools: spec.Settings.MaxParallelTools,
 		MultiEdit:        spec.Settings.MultiEdit,
+		Isolation:        isolate.Mode(spec.Settings.Isolation), // checked as the flag is
 		Durability:       spec.Durability,
 		GrepRegexp:       spec.GrepRegexp,
 		Loops:            spec.Loops,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/isolate"
 )
 
 // This file declares the CLI's plain settings once: settingTable has a row
@@ -48,6 +49,15 @@ var settingTable = []setting{
 		usage: fmt.Sprintf("the most tool calls of one turn that run at once (default %d); 1 runs them one by one", agent.DefaultMaxParallelTools),
 		flags: func(f *Flags) *int { return &f.MaxParallelTools }, kept: func(s *Settings) *int { return &s.MaxParallelTools },
 		valid: notNegative[int]},
+	row[string]{flag: "isolation", key: "isolation", keep: keptIfSet,
+		usage: "where the task tool's subagents that set none work: auto (a workspace of their own when a turn starts several, merged back), worktree or copy (always their own: a git worktree, or a copy), none (the folder itself)",
+		flags: func(f *Flags) *string { return &f.Isolation }, kept: func(s *Settings) *string { return &s.Isolation },
+		valid: func(s string) error {
+			if _, err := isolate.ParseMode(s); err != nil {
+				return fmt.Errorf("must be auto, worktree, copy or none, not %q", s)
+			}
+			return nil
+		}},
 	row[bool]{flag: "multi-edit", key: "multi_edit", keep: keptIfSet,
 		usage: "offer the multi_edit tool: several edits of one file in one call, every one or none",
 		flags: func(f *Flags) *bool { return &f.MultiEdit }, kept: func(s *Settings) *bool { return &s.MultiEdit }},
@@ -105,6 +115,8 @@ type Flags struct {
 	MaxParallelTools int
 	// MultiEdit is --multi-edit.
 	MultiEdit bool
+	// Isolation is --isolation ("" is auto).
+	Isolation string
 	// MaxCost is --max-cost: the dollars a task (a prompt) may spend; 0 is
 	// no limit, and Given("max-cost") says whether it was set.
 	MaxCost    float64
@@ -166,6 +178,8 @@ type Settings struct {
 	MaxParallelTools int `json:"max_parallel_tools,omitempty"`
 	// MultiEdit is --multi-edit.
 	MultiEdit bool `json:"multi_edit,omitempty"`
+	// Isolation is --isolation.
+	Isolation string `json:"isolation,omitempty"`
 	// MCPConfigs are the --mcp-config files, absolute: a resumed run
 	// starts their servers again, which the rules may name.
 	MCPConfigs []string `json:"mcp_configs,omitempty"`

@@ -58,6 +58,7 @@ var tableValues = map[string]any{
 	"max-steps":          7,
 	"max-parallel-tools": 3,
 	"multi-edit":         true,
+	"isolation":          "worktree",
 	"max-cost":           2.5,
 	"durability":         "sync",
 	"record":             "calls.json",
