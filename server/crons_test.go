@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/store"
 )
@@ -30,21 +31,8 @@ func (c *clock) set(t time.Time) {
 	c.mu.Unlock()
 }
 
-type apiCron struct {
-	CronID         string         `json:"cron_id"`
-	AssistantID    string         `json:"assistant_id"`
-	ThreadID       *string        `json:"thread_id"`
-	OnRunCompleted string         `json:"on_run_completed"`
-	EndTime        *time.Time     `json:"end_time"`
-	Schedule       string         `json:"schedule"`
-	Timezone       *string        `json:"timezone"`
-	CreatedAt      time.Time      `json:"created_at"`
-	UpdatedAt      time.Time      `json:"updated_at"`
-	Payload        map[string]any `json:"payload"`
-	NextRunDate    *time.Time     `json:"next_run_date"`
-	Metadata       map[string]any `json:"metadata"`
-	Enabled        bool           `json:"enabled"`
-}
+// apiCron is a cron as the API answers it.
+type apiCron = langgraph.Cron
 
 var t0 = time.Date(2026, 1, 1, 12, 0, 30, 0, time.UTC)
 
