@@ -82,7 +82,7 @@ var layers = map[string][]string{
 	// The protocols served beside it, on its runs: A2A, and MCP at /mcp
 	// (mcp: its tools take and answer what deepagents mcp-serve's
 	// run_task does).
-	"server/a2aserve": {"agent", "internal/clip", "langgraph", "llm", "middleware/todos", "server", "store"},
+	"server/a2aserve": {"agent", "internal/clip", "langgraph", "llm", "middleware/subagents/background", "middleware/todos", "server", "store"},
 	"server/mcpserve": {"agent", "checkpoint", "internal/clip", "langgraph", "llm", "mcp", "server"},
 	// The test fixture of the server and the protocols beside it: a deep
 	// agent on a scripted model behind a server, and several replicas.

@@ -133,11 +133,13 @@ func checkParked(t *testing.T, where string, v bgView) {
 	check("state.tasks", v.Tasks[0].Interrupts)
 }
 
-// parkScript: the main agent starts writer and waits for it, which
-// returns once it stops to ask; the run ends.
+// parkTurns: the main agent starts writer and waits for it, which
+// returns once it stops to ask (or, when it asks before the wait begins,
+// after the wait's 2 seconds, which a wait that begins on a parked task
+// waits through); the run ends.
 var parkTurns = []replay.Turn{
 	{ToolCalls: []llm.ToolCall{servertest.Call("s", "start_async_task", `{"description":"write the note","subagent_type":"writer"}`)}},
-	{ToolCalls: []llm.ToolCall{servertest.Call("w", "wait_async_task", `{"task_id":"task-1"}`)}},
+	{ToolCalls: []llm.ToolCall{servertest.Call("w", "wait_async_task", `{"task_id":"task-1","timeout":2}`)}},
 	{Content: "the writer waits for your approval", Expect: &replay.Expect{LastMessageContains: []string{`"status":"awaiting_approval"`}}},
 	{Agent: "writer", ToolCalls: []llm.ToolCall{servertest.Call("wf", "write_file", `{"file_path":"/note.txt","content":"hello"}`)}},
 }
@@ -231,8 +233,8 @@ func TestBackgroundApprovalsRejectedByMap(t *testing.T) {
 			servertest.Call("s2", "start_async_task", `{"description":"write note B","subagent_type":"writer"}`),
 		}},
 		replay.Turn{ToolCalls: []llm.ToolCall{
-			servertest.Call("w1", "wait_async_task", `{"task_id":"task-1"}`),
-			servertest.Call("w2", "wait_async_task", `{"task_id":"task-2"}`),
+			servertest.Call("w1", "wait_async_task", `{"task_id":"task-1","timeout":2}`),
+			servertest.Call("w2", "wait_async_task", `{"task_id":"task-2","timeout":2}`),
 		}},
 		replay.Turn{Content: "both wait"},
 		replay.Turn{Agent: "writer", ToolCalls: []llm.ToolCall{servertest.Call("wf", "write_file", `{"file_path":"/note.txt","content":"hello"}`)}},

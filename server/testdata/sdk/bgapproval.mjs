@@ -27,7 +27,7 @@ const tid = thread.thread_id;
 const out = await client.runs.wait(tid, "deepagent", {
   input: say(
     call("start_async_task", { description: writer, subagent_type: "writer" }),
-    call("wait_async_task", { task_id: "task-1" }),
+    call("wait_async_task", { task_id: "task-1", timeout: 2 }),
     { content: "the writer waits for your approval", expect: { last_message_contains: ['"status":"awaiting_approval"'] } },
   ),
 });
