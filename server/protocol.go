@@ -13,6 +13,7 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/subagents/background"
 	"github.com/deepagents-go/deepagents/store"
 )
 
@@ -177,6 +178,19 @@ func (s *Server) Lock(ctx context.Context, name string) (unlock func(), err erro
 		return nil, err
 	}
 	return func() { s.letGo(ctx, name, l) }, nil
+}
+
+// BackgroundApprovals returns the requests for approval the background
+// tasks of a top-level thread wait on, oldest task first: the interrupts
+// bg:TASK_ID of the thread's state, which a run with command.resume
+// answers when the thread waits on no request of its own.
+func (s *Server) BackgroundApprovals(ctx context.Context, threadID string) ([]background.Approval, error) {
+	as, err := s.bgApprovals(ctx, threadID)
+	out := make([]background.Approval, len(as))
+	for i, a := range as {
+		out[i] = a.Approval
+	}
+	return out, err
 }
 
 // Assistant finds an assistant by ID or graph ID ("" is the first

@@ -484,6 +484,13 @@ func (s *Server) launch(ctx context.Context, ask runAsk) (*run, *Refusal) {
 			}
 			pending, _ = agent.PendingRequests(snap.Meta)
 		}
+		if len(pending) == 0 && in.CheckpointID == "" && !temporary {
+			// The thread's own run waits on nothing: the answer is its
+			// background tasks' (background.go).
+			if waiting := s.bgWaiting(ctx, threadID); len(waiting) > 0 {
+				return s.answerBackground(ctx, threadID, wa, q, modes, waiting)
+			}
+		}
 		if len(pending) == 0 {
 			// Nothing waits for the answer: refused, as docs/server.md
 			// says, rather than a run that changes nothing.
@@ -732,6 +739,13 @@ func (s *Server) execute(ctx context.Context, rn *run, a *assistantEntry, in age
 	if status == langgraph.RunSuccess || status == langgraph.RunInterrupted {
 		tr.finalValues(ctx)
 	}
+	if status == langgraph.RunSuccess {
+		// The run is done, and its thread's background tasks may wait
+		// for approval: the pause goes out as a foreground one does.
+		if waiting := s.bgWaiting(ctx, rn.threadID); len(waiting) > 0 {
+			tr.sendInterrupt(bgInterrupts(waiting))
+		}
+	}
 	rn.errMsg = errMsg
 	s.end(rn, status, errMsg)
 }
@@ -977,7 +991,12 @@ func (t *translator) interrupt(ctx context.Context) {
 	if len(reqs) == 0 {
 		return
 	}
-	irq := []langgraph.Interrupt{interruptOf(t.last.ID, reqs)}
+	t.sendInterrupt([]langgraph.Interrupt{interruptOf(t.last.ID, reqs)})
+}
+
+// sendInterrupt adds interrupts to the run's final values, and sends them
+// alone in a values (or updates) event.
+func (t *translator) sendInterrupt(irq []langgraph.Interrupt) {
 	t.rn.mu.Lock()
 	if t.rn.final != nil {
 		t.rn.final[langgraph.InterruptKey] = irq

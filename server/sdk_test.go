@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -245,6 +247,46 @@ func TestOfficialJSSDKStoreAndCrons(t *testing.T) {
 				<-ticked
 			}()
 			runSDK(t, node, "storecrons.mjs", u, version)
+		})
+	}
+}
+
+// TestOfficialJSSDKBackgroundApproval runs testdata/sdk/bgapproval.mjs
+// with both SDK versions against a server on a SQLite database whose
+// agent has a background subagent, writer, that asks before write_file:
+// the SDK sees the parked task's request on the parent thread
+// (threads.get, threads.getState, threads.search) and answers it with
+// runs.wait and command.resume.
+func TestOfficialJSSDKBackgroundApproval(t *testing.T) {
+	node := sdkNode(t)
+	for _, version := range []string{"1.0.3", "1.15.0"} {
+		t.Run(version, func(t *testing.T) {
+			db := sdkDB(t)
+			var n atomic.Int64
+			a, err := deepagents.New(deepagents.Config{
+				Model:        replay.Inline{},
+				Checkpointer: db.Saver(),
+				AsyncSubagents: []deepagents.AsyncSubagent{{Subagent: deepagents.Subagent{
+					Name: "writer", Description: "Writes notes in the background.",
+					InterruptOn: map[string]deepagents.InterruptOn{"write_file": {}},
+				}}},
+				Async: deepagents.AsyncOptions{NewTaskID: func() string { return fmt.Sprintf("task-%d", n.Add(1)) }},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { a.Close() })
+			s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: db.Saver()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			hs := httptest.NewServer(s)
+			t.Cleanup(func() {
+				hs.CloseClientConnections()
+				s.Close()
+				hs.Close()
+			})
+			runSDK(t, node, "bgapproval.mjs", hs.URL, version)
 		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/langgraph"
+	"github.com/deepagents-go/deepagents/middleware/subagents/background"
 	"github.com/deepagents-go/deepagents/store"
 )
 
@@ -127,6 +128,9 @@ type Server struct {
 	crons   cronScheduler
 	// mounted are the Config's Protocols, as they serve this server.
 	mounted []Mounted
+	// bg are the assistants' background subagents' middleware, whose
+	// parked tasks' requests show on their threads (background.go).
+	bg []*background.Middleware
 }
 
 // New returns a server for cfg.
@@ -163,6 +167,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.assistants = append(s.assistants, newAssistantEntry(a))
 	}
+	s.bg = backgroundOf(s.assistants)
 	s.store = cfg.Store
 	if s.store == nil {
 		s.store = store.NewMemoryStore()

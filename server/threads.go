@@ -65,12 +65,14 @@ type interruptValue struct {
 // request says which subagent asks: Namespace is its path (elements
 // "name:tool_call_id", as in stream_subgraphs' event names) and Subagent
 // the name of the one that asks; both are absent for the main agent's.
+// A background task's request also names the task (TaskID).
 type wireActionRequest struct {
 	Name        string          `json:"name"`
 	Args        json.RawMessage `json:"args"`
 	Description string          `json:"description,omitempty"`
 	Namespace   []string        `json:"namespace,omitempty"`
 	Subagent    string          `json:"subagent,omitempty"`
+	TaskID      string          `json:"task_id,omitempty"`
 }
 
 type wireReviewConfig struct {
@@ -83,6 +85,12 @@ type wireReviewConfig struct {
 // interruptOf is the one interrupt a checkpoint with pending requests
 // stands for; its ID is derived from the checkpoint's.
 func interruptOf(cpID string, reqs []agent.ActionRequest) langgraph.Interrupt {
+	return langgraph.Interrupt{ID: "interrupt-" + cpID, Value: interruptValueOf(reqs, nil)}
+}
+
+// interruptValueOf is the human-in-the-loop payload of requests; more,
+// when set, completes each action request.
+func interruptValueOf(reqs []agent.ActionRequest, more func(agent.ActionRequest, *wireActionRequest)) interruptValue {
 	v := interruptValue{ActionRequests: []wireActionRequest{}, ReviewConfigs: []wireReviewConfig{}}
 	seen := map[string]bool{}
 	for _, r := range reqs {
@@ -94,6 +102,9 @@ func interruptOf(cpID string, reqs []agent.ActionRequest) langgraph.Interrupt {
 		if n := len(r.Namespace); n > 0 {
 			wr.Subagent, _, _ = strings.Cut(r.Namespace[n-1], ":")
 		}
+		if more != nil {
+			more(r, &wr)
+		}
 		v.ActionRequests = append(v.ActionRequests, wr)
 		if !seen[r.Tool] {
 			seen[r.Tool] = true
@@ -101,7 +112,7 @@ func interruptOf(cpID string, reqs []agent.ActionRequest) langgraph.Interrupt {
 		}
 	}
 	v.ActionRequestsCamel, v.ReviewConfigsCamel = v.ActionRequests, v.ReviewConfigs
-	return langgraph.Interrupt{ID: "interrupt-" + cpID, Value: v}
+	return v
 }
 
 // hitlNode is the node LangGraph names for the human-in-the-loop pause.
@@ -256,6 +267,14 @@ func (s *Server) threadWire(r *http.Request, th *checkpoint.Thread, withValues b
 	t.Values = values(snap, s.private)
 	if reqs, _ := agent.PendingRequests(snap.Meta); len(reqs) > 0 {
 		t.Interrupts[snap.ID] = []langgraph.Interrupt{interruptOf(snap.ID, reqs)}
+	} else if bg := s.bgWaiting(r.Context(), th.ID); len(bg) > 0 {
+		// The thread's own run is done; its background tasks wait.
+		for _, a := range bg {
+			t.Interrupts[bgPrefix+a.TaskID] = []langgraph.Interrupt{bgInterrupt(a.Approval)}
+		}
+		if th.Status == checkpoint.StatusIdle {
+			t.Status = langgraph.ThreadStatus(checkpoint.StatusInterrupted)
+		}
 	}
 	if th.Status == checkpoint.StatusError {
 		if it, err := s.store.Get(r.Context(), threadErrorsNamespace, th.ID); err == nil {
@@ -396,7 +415,15 @@ func (s *Server) countThreads(w http.ResponseWriter, r *http.Request) {
 // it answers and returns false when the saver fails.
 func (s *Server) findThreads(w http.ResponseWriter, r *http.Request, q *langgraph.ThreadSearch) ([]langgraph.Thread, bool) {
 	// A subagent's thread is part of its parent's, not one of the client's.
-	all, err := s.cfg.Saver.Threads(r.Context(), checkpoint.ListOptions{Status: checkpoint.Status(q.Status), TopLevel: true})
+	// A thread idle in the Saver reads interrupted while its background
+	// tasks wait for approval: those statuses are told apart below.
+	status := checkpoint.Status(q.Status)
+	byWire := len(s.bg) > 0 && (status == checkpoint.StatusIdle || status == checkpoint.StatusInterrupted)
+	saverStatus := status
+	if byWire {
+		saverStatus = ""
+	}
+	all, err := s.cfg.Saver.Threads(r.Context(), checkpoint.ListOptions{Status: saverStatus, TopLevel: true})
 	if err != nil {
 		storageError(w, "", err)
 		return nil, false
@@ -428,6 +455,9 @@ func (s *Server) findThreads(w http.ResponseWriter, r *http.Request, q *langgrap
 		if err != nil {
 			storageError(w, th.ID, err)
 			return nil, false
+		}
+		if byWire && t.Status != langgraph.ThreadStatus(status) {
+			continue
 		}
 		if q.Values != nil {
 			v, _ := json.Marshal(t.Values)
@@ -482,7 +512,17 @@ func (s *Server) getState(w http.ResponseWriter, r *http.Request) {
 		storageError(w, tid, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.stateOf(snap))
+	st := s.stateOf(snap)
+	if snap.ID == th.Head && len(st.Tasks) == 0 {
+		// The head of a thread whose background tasks wait for approval
+		// has a task for each (the history's states do not: a request
+		// is the thread's now, not its checkpoint's).
+		for _, a := range s.bgWaiting(r.Context(), tid) {
+			st.Tasks = append(st.Tasks, bgTask(a.Approval))
+			st.Next = []string{bgNode}
+		}
+	}
+	writeJSON(w, http.StatusOK, st)
 }
 
 // stateAt answers the state as of the checkpoint a StateRequest names, or

@@ -19,6 +19,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/subagents/background"
 	"github.com/deepagents-go/deepagents/server"
 	"github.com/deepagents-go/deepagents/store"
 )
@@ -54,6 +55,7 @@ type host interface {
 	CancelElsewhere(ctx context.Context, runID string) (found bool, err error)
 	Lock(ctx context.Context, name string) (unlock func(), err error)
 	Assistant(ctx context.Context, id string) *langgraph.Assistant
+	BackgroundApprovals(ctx context.Context, threadID string) ([]background.Approval, error)
 	Go(f func()) bool
 	Closing() <-chan struct{}
 }
@@ -342,6 +344,11 @@ func (h *a2aHandler) start(ctx context.Context, p *a2a.MessageSendParams) (*live
 			}
 		}
 		lt = newLiveTask(t)
+		if msg.TaskID != "" {
+			// An answer to background tasks' requests: its run ends at
+			// once (the subagents resume on their own).
+			lt.background = t.Background
+		}
 		rn, err := h.s.srv.Launch(ctx, server.Launch{ThreadID: t.ContextID, Request: &q, Messages: input, Tap: lt.tap, From: h.req})
 		if err != nil {
 			return refused(err)

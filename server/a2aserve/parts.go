@@ -13,6 +13,7 @@ import (
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/internal/clip"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/middleware/subagents/background"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 )
 
@@ -101,6 +102,11 @@ func a2aDecisions(m *a2a.Message) (json.RawMessage, error) {
 		case a2a.DataPart:
 			if d, ok := p.Data["decisions"]; ok {
 				return json.Marshal(map[string]any{"decisions": d})
+			}
+			if bgKeyed(p.Data) {
+				// Several background tasks' answers, keyed by their
+				// interrupt ids, as command.resume takes them.
+				return json.Marshal(p.Data)
 			}
 		case a2a.TextPart:
 			text = append(text, p.Text)
@@ -250,4 +256,63 @@ func answerChunks(info a2a.TaskInfoProvider, text string) []a2a.Event {
 		out = append(out, ev)
 	}
 	return out
+}
+
+// bgKeyed reports whether data holds answers keyed by background tasks'
+// interrupt ids ({"bg:TASK_ID": {"decisions": [...]}, ...}).
+func bgKeyed(data map[string]any) bool {
+	for k := range data {
+		if !strings.HasPrefix(k, "bg:") {
+			return false
+		}
+	}
+	return len(data) > 0
+}
+
+// a2aBackgroundQuestion is the status message of a task whose thread's
+// background tasks wait for approval: the main agent's answer, then each
+// task's calls in words and how to answer, and the requests as data
+// ({"background_tasks": [{task_id, interrupt_id, subagent, task,
+// action_requests, review_configs}]}).
+func a2aBackgroundQuestion(info a2a.TaskInfoProvider, answer string, waiting []background.Approval) *a2a.Message {
+	n := 0
+	for _, a := range waiting {
+		n += len(a.Requests)
+	}
+	per := max(a2aArgsMin, a2aArgsBudget/max(2*n, 1))
+	var b strings.Builder
+	if answer != "" {
+		b.WriteString(clip.Text(answer, a2aTextBudget/2))
+		b.WriteString("\n\n")
+	}
+	tasks := make([]any, 0, len(waiting))
+	for _, a := range waiting {
+		fmt.Fprintf(&b, "Background task %s (subagent %s: %s) waits for a decision on:\n", a.TaskID, a.Subagent, clip.Text(a.Task, 200))
+		actions := make([]any, 0, len(a.Requests))
+		var reviews []any
+		seen := map[string]bool{}
+		for _, r := range a.Requests {
+			fmt.Fprintf(&b, "- %s %s\n", r.Tool, clipEscaped(string(r.Args), min(per, a2aTextBudget/max(n, 1))))
+			actions = append(actions, map[string]any{"name": r.Tool, "args": clipArgs(r.Args, per), "description": clipEscaped(r.Description, per)})
+			if !seen[r.Tool] {
+				seen[r.Tool] = true
+				reviews = append(reviews, map[string]any{"action_name": r.Tool, "allowed_decisions": r.Allowed})
+			}
+		}
+		tasks = append(tasks, map[string]any{"task_id": a.TaskID, "interrupt_id": "bg:" + a.TaskID, "subagent": a.Subagent, "task": clip.Text(a.Task, 200),
+			"action_requests": actions, "review_configs": reviews})
+	}
+	if len(waiting) == 1 {
+		b.WriteString(`Reply "approve", or "reject: REASON", or a data part {"decisions": [...]}.`)
+	} else {
+		fmt.Fprintf(&b, `Reply with a data part keyed by interrupt id, {"bg:%s": {"decisions": [...]}, ...}.`, waiting[0].TaskID)
+	}
+	return a2a.NewMessageForTask(a2a.MessageRoleAgent, info, a2a.TextPart{Text: clipEscaped(b.String(), a2aTextBudget)},
+		dataPart(map[string]any{"background_tasks": tasks}))
+}
+
+// bgAnswered is the answer of a task whose run answered background
+// tasks' requests.
+func bgAnswered(taskIDs []string) string {
+	return fmt.Sprintf("Answered the request for approval of background task %s: its subagent goes on, and the agent collects its result in a later task of this context.", strings.Join(taskIDs, ", "))
 }

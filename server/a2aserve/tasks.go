@@ -78,9 +78,12 @@ type taskRecord struct {
 	// for a decision, or why it failed.
 	Status *a2a.Message `json:"status,omitempty"`
 	// Answer is the completed task's answer, its artifact.
-	Answer    string         `json:"answer,omitempty"`
-	History   []*a2a.Message `json:"history"`
-	UpdatedAt time.Time      `json:"updated_at"`
+	Answer string `json:"answer,omitempty"`
+	// Background names the background tasks whose requests for approval
+	// the task waits on (its question), when it waits on theirs.
+	Background []string       `json:"background,omitempty"`
+	History    []*a2a.Message `json:"history"`
+	UpdatedAt  time.Time      `json:"updated_at"`
 }
 
 func (t *taskRecord) TaskInfo() a2a.TaskInfo {
@@ -346,6 +349,9 @@ func (s *agents) lostRun(ctx context.Context, t *taskRecord, status langgraph.Ru
 	if err == nil {
 		switch status {
 		case langgraph.RunSuccess:
+			if waiting, _ := s.srv.BackgroundApprovals(ctx, t.ContextID); len(waiting) > 0 {
+				return a2a.TaskStateInputRequired, a2aBackgroundQuestion(t, lastAnswer(snap.Messages), waiting), ""
+			}
 			return a2a.TaskStateCompleted, nil, lastAnswer(snap.Messages)
 		case langgraph.RunInterrupted:
 			if reqs, _ := agent.PendingRequests(snap.Meta); len(reqs) > 0 {
@@ -387,6 +393,9 @@ type liveTask struct {
 	working bool
 	paused  bool   // the run ended waiting for decisions
 	answer  string // the main agent's last message without tool calls
+	// background names the background tasks the run answers (the
+	// task's question was theirs).
+	background []string
 	// ended is closed once the task's end is recorded.
 	ended chan struct{}
 }
@@ -525,10 +534,24 @@ func (s *agents) settle(lt *liveTask) {
 		state    a2a.TaskState
 		msg      *a2a.Message
 		question bool
+		waitsOn  []string
 	)
 	switch status := lt.rn.Status(); {
 	case status == langgraph.RunSuccess:
 		state = a2a.TaskStateCompleted
+		if len(lt.background) > 0 && answer == "" {
+			answer = bgAnswered(lt.background)
+		}
+		// The main agent is done, and background tasks of its thread
+		// wait for approval: the task asks for them.
+		if waiting, err := s.srv.BackgroundApprovals(ctx, lt.contextID); len(waiting) > 0 {
+			state, msg, question = a2a.TaskStateInputRequired, a2aBackgroundQuestion(lt, answer, waiting), true
+			for _, a := range waiting {
+				waitsOn = append(waitsOn, a.TaskID)
+			}
+		} else if err != nil {
+			s.log.Warn("server: listing a thread's background approvals", "thread", lt.contextID, "err", err)
+		}
 	case status == langgraph.RunInterrupted && paused:
 		state = a2a.TaskStateFailed
 		msg = a2a.NewMessageForTask(a2a.MessageRoleAgent, lt, a2a.TextPart{Text: "The run stopped for a decision that cannot be read back from the thread."})
@@ -551,7 +574,7 @@ func (s *agents) settle(lt *liveTask) {
 		if err != nil || t == nil || t.RunID != lt.rn.ID() {
 			return err // forgotten with its thread
 		}
-		t.State, t.Status, t.Answer = state, msg, answer
+		t.State, t.Status, t.Answer, t.Background = state, msg, answer, waitsOn
 		if question {
 			t.remember(msg)
 		}
