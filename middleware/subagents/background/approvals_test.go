@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
@@ -157,6 +158,24 @@ func TestAsyncApprovalAnswered(t *testing.T) {
 				t.Errorf("approvals after the answer = %+v", list)
 			}
 		})
+	}
+}
+
+// A task that parked before the model's first wait is reported at once:
+// the model has not heard of it, and a wait through it would only end at
+// the wait's timeout.
+func TestAsyncWaitReportsAParkNotYetHeardOf(t *testing.T) {
+	noLeaks(t)
+	m := writerModel()
+	a, as := asyncWriter(t, m, checkpoint.NewMemorySaver(), background.Options{MaxWait: 3 * time.Second})
+	heard := make(chan background.Approval, 4)
+	stop := as.Watch(func(ap background.Approval) { heard <- ap })
+	defer stop()
+	startWriter(t, a, m)
+	received(t, heard, "the approval")
+	r, _ := collect(t, a, m, background.WaitAsyncTaskTool)
+	if r.Status != background.AwaitingApproval || strings.Contains(r.Note, "still waiting after") {
+		t.Errorf("the first wait = %+v, want awaiting_approval at once", r)
 	}
 }
 

@@ -178,6 +178,7 @@ func (s *Middleware) wait(ctx context.Context, in waitIn) (string, error) {
 	d = min(d, s.limits.MaxWait)
 	timer := time.NewTimer(d)
 	defer timer.Stop()
+	timedOut := false // a wait through a park the model knew of ended so
 	switch {
 	case terminal(rec.Status):
 	case rec.Remote:
@@ -187,10 +188,12 @@ func (s *Middleware) wait(ctx context.Context, in waitIn) (string, error) {
 	default:
 		if lt := s.local.get(rec.TaskID); lt != nil {
 			// A task that starts to wait for approval meanwhile is
-			// reported then (the user may want to hear of it); one
-			// that waits already is waited through, until it is
-			// answered (it then runs again, under a new done) or denied.
-			through := lt.parkChan() != nil
+			// reported then (the user may want to hear of it), and so
+			// is one that waits already if the model has not heard of
+			// it (it parked before this call); one the model was told
+			// waits is waited through, until it is answered (it then
+			// runs again, under a new done) or denied.
+			through := lt.parkChan() != nil && rec.Status == AwaitingApproval
 		waiting:
 			for {
 				if parked := lt.parkChan(); parked != nil {
@@ -202,6 +205,7 @@ func (s *Middleware) wait(ctx context.Context, in waitIn) (string, error) {
 						through = false
 						continue
 					case <-timer.C:
+						timedOut = true
 						break waiting
 					case <-ctx.Done():
 						return "", ctx.Err()
@@ -214,6 +218,7 @@ func (s *Middleware) wait(ctx context.Context, in waitIn) (string, error) {
 				select {
 				case <-done:
 				case <-timer.C:
+					timedOut = true
 					break waiting
 				case <-ctx.Done():
 					return "", ctx.Err()
@@ -226,8 +231,9 @@ func (s *Middleware) wait(ctx context.Context, in waitIn) (string, error) {
 		return "", err
 	}
 	switch {
-	case r.Status == AwaitingApproval:
+	case r.Status == AwaitingApproval && timedOut:
 		r.Note = joinNotes(r.Note, "still waiting after "+span(d))
+	case r.Status == AwaitingApproval:
 	case !terminal(r.Status):
 		r.Note = joinNotes(r.Note, "still running after waiting "+span(d))
 	}
