@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
-	"github.com/deepagents-go/deepagents/sqlcore/internal/cpcodec"
 	"github.com/deepagents-go/deepagents/internal/dbtime"
+	"github.com/deepagents-go/deepagents/sqlcore/internal/cpcodec"
 	"github.com/deepagents-go/deepagents/thread"
 )
 

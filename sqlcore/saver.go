@@ -8,9 +8,9 @@ import (
 	"fmt"
 
 	"github.com/deepagents-go/deepagents/checkpoint"
-	"github.com/deepagents-go/deepagents/sqlcore/internal/cpcodec"
 	"github.com/deepagents-go/deepagents/internal/dbtime"
 	"github.com/deepagents-go/deepagents/llm"
+	"github.com/deepagents-go/deepagents/sqlcore/internal/cpcodec"
 )
 
 // Load implements [checkpoint.Saver.Load]: it reads in one read-only
