@@ -245,6 +245,9 @@ func TestBackgroundApprovalResumeWrongCount(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "resume --task") {
 		t.Errorf("two decisions for one request: exit %d: %s", code, stderr)
 	}
+	if !strings.Contains(stderr, "background task task-1 (writer") || !strings.Contains(stderr, "--task task-1 --decision approve (or reject:REASON)") {
+		t.Errorf("a wrong answer does not repeat what waits and how to answer it: %s", stderr)
+	}
 	if _, err := os.Stat(filepath.Join(w.dir, "note.txt")); err == nil {
 		t.Errorf("note.txt was written by a wrong answer")
 	}

@@ -243,6 +243,7 @@ func runAgent(ctx context.Context, env Env, f *runFlags, in deepagents.Input) er
 	defer stopBackground(ctx, env, o)
 	if f.answer != nil {
 		if err := answerTask(ctx, o, in.ThreadID, f.answer); err != nil {
+			printParked(ctx, env, o, in.ThreadID) // what does wait, and how to answer it
 			return err
 		}
 	}
