@@ -78,12 +78,12 @@ var layers = map[string][]string{
 	"agent": {"checkpoint", "llm", "store", "thread", "tool", "internal/jsonenc"},
 
 	// The LangGraph API server: its runs, replicas and launcher.
-	"server": {"agent", "checkpoint", "langgraph", "llm", "middleware/steer", "middleware/subagents/background", "middleware/todos", "middleware/verify", "store", "thread"},
+	"server": {"agent", "checkpoint", "internal/clip", "langgraph", "llm", "middleware/steer", "middleware/subagents/background", "middleware/todos", "middleware/verify", "store", "thread"},
 	// The protocols served beside it, on its runs: A2A, and MCP at /mcp
 	// (mcp: its tools take and answer what deepagents mcp-serve's
 	// run_task does).
 	"server/a2aserve": {"agent", "internal/clip", "langgraph", "llm", "middleware/subagents/background", "middleware/todos", "server", "store"},
-	"server/mcpserve": {"agent", "checkpoint", "internal/clip", "langgraph", "llm", "mcp", "server"},
+	"server/mcpserve": {"agent", "checkpoint", "internal/clip", "langgraph", "llm", "mcp", "middleware/subagents/background", "server"},
 	// The test fixture of the server and the protocols beside it: a deep
 	// agent on a scripted model behind a server, and several replicas.
 	"server/internal/servertest": {"", "checkpoint", "llm", "llm/replay", "server", "store"},

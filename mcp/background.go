@@ -33,9 +33,20 @@ type BackgroundApproval struct {
 	Pending []PendingCall `json:"pending"`
 }
 
+// Background is what the background tools ask of the agents they answer
+// for: an agent's *background.Middleware (deepagents mcp-serve), or a
+// server's assistants' (deepagents serve's /mcp).
+type Background interface {
+	// Approvals lists the requests a top-level thread's background tasks
+	// wait on.
+	Approvals(ctx context.Context, threadID string) ([]background.Approval, error)
+	// Answer gives a waiting task its decisions, one per call, in order.
+	Answer(ctx context.Context, threadID, taskID string, decisions []agent.Decision) error
+}
+
 // backgroundOf is the agent's background subagents' middleware, nil when
 // it has none.
-func backgroundOf(a *agent.Agent) *background.Middleware {
+func backgroundOf(a *agent.Agent) Background {
 	for _, m := range a.Middleware() {
 		if bg, ok := m.(*background.Middleware); ok {
 			return bg
@@ -44,9 +55,39 @@ func backgroundOf(a *agent.Agent) *background.Middleware {
 	return nil
 }
 
+// AddBackgroundTools adds list_background_approvals and
+// answer_background_approval, over bg, to s.
+func AddBackgroundTools(s *sdk.Server, bg Background) {
+	t := bgTools{bg}
+	sdk.AddTool(s, &sdk.Tool{
+		Name: ListBackgroundApprovalsTool,
+		Description: "Lists the requests for approval a thread's background tasks wait on (each task's id, its subagent, the tool calls). " +
+			"run_task's result lists them too, as they were when its run ended.",
+	}, t.listBackgroundApprovals)
+	sdk.AddTool(s, &sdk.Tool{
+		Name: AnswerBackgroundApprovalTool,
+		Description: "Answers a background task's request for approval: approve or reject (with a message the subagent reads) every tool call it waits on. " +
+			"The task resumes in the background; the thread's next run collects its result.",
+	}, t.answerBackgroundApproval)
+}
+
+// WithBackgroundApprovals adds to a run's result (res, out) the requests
+// its thread's background tasks wait on, and how to answer them; a list
+// that could not be read whole is left out (list_background_approvals
+// says why). bg may be nil.
+func WithBackgroundApprovals(ctx context.Context, bg Background, res *sdk.CallToolResult, out *RunTaskOutput) {
+	if list, err := (bgTools{bg}).waitingApprovals(context.WithoutCancel(ctx), out.ThreadID); err == nil && len(list) > 0 {
+		out.BackgroundApprovals = list
+		res.Content = append(res.Content, &sdk.TextContent{Text: approvalsText(out.ThreadID, list)})
+	}
+}
+
+// bgTools are the background tools over a Background.
+type bgTools struct{ bg Background }
+
 // waitingApprovals returns the requests the background tasks of thread
 // wait on.
-func (h *handlers) waitingApprovals(ctx context.Context, thread string) ([]BackgroundApproval, error) {
+func (h bgTools) waitingApprovals(ctx context.Context, thread string) ([]BackgroundApproval, error) {
 	if h.bg == nil || thread == "" {
 		return nil, nil
 	}
@@ -82,7 +123,7 @@ type ListBackgroundApprovalsOutput struct {
 	Approvals []BackgroundApproval `json:"background_approvals"`
 }
 
-func (h *handlers) listBackgroundApprovals(ctx context.Context, _ *sdk.CallToolRequest, in ThreadInput) (*sdk.CallToolResult, ListBackgroundApprovalsOutput, error) {
+func (h bgTools) listBackgroundApprovals(ctx context.Context, _ *sdk.CallToolRequest, in ThreadInput) (*sdk.CallToolResult, ListBackgroundApprovalsOutput, error) {
 	if in.ThreadID == "" {
 		return nil, ListBackgroundApprovalsOutput{}, errors.New("thread_id is empty")
 	}
@@ -119,7 +160,7 @@ type AnswerBackgroundApprovalOutput struct {
 	Status string `json:"status"`
 }
 
-func (h *handlers) answerBackgroundApproval(ctx context.Context, _ *sdk.CallToolRequest, in AnswerBackgroundApprovalInput) (*sdk.CallToolResult, AnswerBackgroundApprovalOutput, error) {
+func (h bgTools) answerBackgroundApproval(ctx context.Context, _ *sdk.CallToolRequest, in AnswerBackgroundApprovalInput) (*sdk.CallToolResult, AnswerBackgroundApprovalOutput, error) {
 	if in.ThreadID == "" || in.TaskID == "" {
 		return nil, AnswerBackgroundApprovalOutput{}, errors.New("thread_id and task_id name the task that waits")
 	}
@@ -146,8 +187,8 @@ func (h *handlers) answerBackgroundApproval(ctx context.Context, _ *sdk.CallTool
 	if err := h.bg.Answer(context.WithoutCancel(ctx), in.ThreadID, in.TaskID, ds); err != nil {
 		return nil, AnswerBackgroundApprovalOutput{}, err
 	}
-	text := fmt.Sprintf("Background task %s resumes (%s). Its result comes to the thread's next run: call %s with thread_id %s and a task such as \"wait for background task %s and report its result\".",
-		in.TaskID, in.Decision, RunTaskTool, in.ThreadID, in.TaskID)
+	text := fmt.Sprintf("Background task %s resumes (%s). Its result comes to the thread's next run: give thread_id %s and a task such as \"wait for background task %s and report its result\".",
+		in.TaskID, in.Decision, in.ThreadID, in.TaskID)
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}},
 		AnswerBackgroundApprovalOutput{ThreadID: in.ThreadID, TaskID: in.TaskID, Status: background.Running}, nil
 }

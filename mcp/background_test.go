@@ -23,7 +23,7 @@ func TestAnswerBackgroundApprovalRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = bg.Close() })
-	h := &handlers{bg: bg}
+	h := bgTools{bg}
 	for _, tc := range []struct {
 		name string
 		in   AnswerBackgroundApprovalInput

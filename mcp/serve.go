@@ -15,7 +15,6 @@ import (
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/steer"
-	"github.com/deepagents-go/deepagents/middleware/subagents/background"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 )
 
@@ -76,16 +75,7 @@ func NewServer(a *agent.Agent, opts ServeOptions) *sdk.Server {
 		}, h.steerTask)
 	}
 	if h.bg != nil {
-		sdk.AddTool(s, &sdk.Tool{
-			Name: ListBackgroundApprovalsTool,
-			Description: "Lists the requests for approval a thread's background tasks wait on (each task's id, its subagent, the tool calls). " +
-				"run_task's result lists them too, as they were when its run ended.",
-		}, h.listBackgroundApprovals)
-		sdk.AddTool(s, &sdk.Tool{
-			Name: AnswerBackgroundApprovalTool,
-			Description: "Answers a background task's request for approval: approve or reject (with a message the subagent reads) every tool call it waits on. " +
-				"The task resumes in the background; the thread's next run_task collects its result.",
-		}, h.answerBackgroundApproval)
+		AddBackgroundTools(s, h.bg)
 	}
 	sdk.AddTool(s, &sdk.Tool{Name: GetTodosTool, Description: "Returns a thread's todo list, as JSON."}, h.todos)
 	sdk.AddTool(s, &sdk.Tool{Name: ListFilesTool, Description: "Lists the files in a thread's state (the agent's scratch files)."}, h.listFiles)
@@ -116,7 +106,7 @@ type handlers struct {
 	a      *agent.Agent
 	values map[string]json.RawMessage
 	// bg is the agent's background subagents' (nil: it has none).
-	bg *background.Middleware
+	bg Background // nil without background subagents
 }
 
 // RunTaskInput is run_task's arguments.
@@ -200,13 +190,7 @@ func (h *handlers) runTask(ctx context.Context, req *sdk.CallToolRequest, in Run
 		}
 	}
 	res, out := TaskEnd{ThreadID: end.ThreadID, Status: end.Status, Answer: answer, Pending: end.Interrupts, Error: end.Error}.Result(RunTaskTool)
-	// The thread's background tasks that wait for approval: a list that
-	// could not be read whole is left out (list_background_approvals says
-	// why).
-	if list, err := h.waitingApprovals(context.WithoutCancel(ctx), end.ThreadID); err == nil && len(list) > 0 {
-		out.BackgroundApprovals = list
-		res.Content = append(res.Content, &sdk.TextContent{Text: approvalsText(end.ThreadID, list)})
-	}
+	WithBackgroundApprovals(ctx, h.bg, res, &out)
 	return res, out, nil
 }
 

@@ -57,17 +57,27 @@ func backgroundOf(as []*assistantEntry) []*background.Middleware {
 
 // bgApprovals returns the requests the background tasks of a thread wait
 // on, oldest task first. A task two assistants' middleware both find
-// (through the Saver) is answered by the one that parked it in this
-// process, if any.
+// (through the Saver) is answered by the one that holds it in this
+// process (it parked it, or resumed it already: then none lists it), or
+// after a restart by the first.
 func (s *Server) bgApprovals(ctx context.Context, threadID string) ([]bgApproval, error) {
 	var out []bgApproval
 	var errs []error
+	heldElsewhere := func(m *background.Middleware, taskID string) bool {
+		return !m.Holds(taskID) && slices.ContainsFunc(s.bg, func(o *background.Middleware) bool { return o != m && o.Holds(taskID) })
+	}
 	for _, m := range s.bg {
 		as, err := m.Approvals(ctx, threadID)
 		if err != nil {
 			errs = append(errs, err)
 		}
 		for _, a := range as {
+			if heldElsewhere(m, a.TaskID) {
+				// Its saved request, read by another assistant's agent:
+				// the one that holds the task answers it (it may have
+				// done so already).
+				continue
+			}
 			i := slices.IndexFunc(out, func(b bgApproval) bool { return b.TaskID == a.TaskID })
 			switch {
 			case i < 0:

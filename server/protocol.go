@@ -11,6 +11,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/internal/clip"
 	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/subagents/background"
@@ -192,6 +193,26 @@ func (s *Server) BackgroundApprovals(ctx context.Context, threadID string) ([]ba
 	}
 	return out, err
 }
+
+// AnswerBackground gives a top-level thread's waiting background task its
+// decisions, one per call it waits on, in order: its subagent resumes on
+// a goroutine of the server's. A task that does not wait is
+// background.ErrNotWaiting.
+func (s *Server) AnswerBackground(ctx context.Context, threadID, taskID string, decisions []agent.Decision) error {
+	as, err := s.bgApprovals(ctx, threadID)
+	i := slices.IndexFunc(as, func(a bgApproval) bool { return a.TaskID == taskID })
+	if i < 0 {
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: task %s of thread %s", background.ErrNotWaiting, clip.Text(taskID, 100), clip.Text(threadID, 100))
+	}
+	return as[i].m.Answer(ctx, threadID, taskID, decisions)
+}
+
+// HasBackground reports whether an assistant's agent has background
+// subagents, whose requests for approval BackgroundApprovals lists.
+func (s *Server) HasBackground() bool { return len(s.bg) > 0 }
 
 // Assistant finds an assistant by ID or graph ID ("" is the first
 // configured one), a configured one or one a client created of a graph

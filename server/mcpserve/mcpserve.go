@@ -22,6 +22,7 @@ import (
 	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/mcp"
+	"github.com/deepagents-go/deepagents/middleware/subagents/background"
 	"github.com/deepagents-go/deepagents/server"
 )
 
@@ -86,6 +87,30 @@ type host interface {
 	Assistants(ctx context.Context, limit int) (configured, created []*langgraph.Assistant, err error)
 	Launch(ctx context.Context, l server.Launch) (*server.Run, error)
 	Saver() checkpoint.Saver
+	// The background tasks' requests for approval.
+	HasBackground() bool
+	BackgroundApprovals(ctx context.Context, threadID string) ([]background.Approval, error)
+	AnswerBackground(ctx context.Context, threadID, taskID string, decisions []agent.Decision) error
+}
+
+// backgroundOf is the server's background tasks as the MCP tools that
+// list and answer their requests ask for them; nil without any.
+func backgroundOf(h host) mcp.Background {
+	if !h.HasBackground() {
+		return nil
+	}
+	return hostBackground{h}
+}
+
+// hostBackground is a host as an mcp.Background.
+type hostBackground struct{ h host }
+
+func (b hostBackground) Approvals(ctx context.Context, threadID string) ([]background.Approval, error) {
+	return b.h.BackgroundApprovals(ctx, threadID)
+}
+
+func (b hostBackground) Answer(ctx context.Context, threadID, taskID string, ds []agent.Decision) error {
+	return b.h.AnswerBackground(ctx, threadID, taskID, ds)
 }
 
 // tools are a server's assistants as MCP tools.
@@ -134,8 +159,12 @@ func urlHost(s string) string {
 // mcpServer is the MCP server of one request: a tool per assistant.
 func (s *tools) mcpServer(r *http.Request) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "deepagents", Version: "1"}, &sdk.ServerOptions{Logger: s.log, SchemaCache: mcpSchemas})
-	for _, t := range s.mcpTools(r.Context()) {
-		sdk.AddTool(srv, &sdk.Tool{Name: t.name, Description: t.description}, s.mcpCall(r, t))
+	bg := backgroundOf(s.srv)
+	for _, t := range s.mcpTools(r.Context(), bg != nil) {
+		sdk.AddTool(srv, &sdk.Tool{Name: t.name, Description: t.description}, s.mcpCall(r, t, bg))
+	}
+	if bg != nil {
+		mcp.AddBackgroundTools(srv, bg)
 	}
 	return srv
 }
@@ -156,7 +185,10 @@ type mcpTool struct {
 // a configured assistant whose graph ID is such a name keeps it, and a
 // name taken gets a suffix from the assistant's ID, the same on every
 // request and replica.
-func (s *tools) mcpTools(ctx context.Context) []mcpTool {
+//
+// With background subagents, the names of the tools that list and answer
+// their requests are taken before any assistant's.
+func (s *tools) mcpTools(ctx context.Context, background bool) []mcpTool {
 	var tools []mcpTool
 	configured, created, err := s.srv.Assistants(ctx, 1000)
 	if err != nil {
@@ -181,9 +213,12 @@ func (s *tools) mcpTools(ctx context.Context) []mcpTool {
 	}
 	tools = tools[:min(len(tools), maxMCPTools)]
 	taken := map[string]bool{}
+	if background {
+		taken[mcp.ListBackgroundApprovalsTool], taken[mcp.AnswerBackgroundApprovalTool] = true, true
+	}
 	// Configured assistants named plainly first: they keep their names.
 	for i := range tools {
-		if t := &tools[i]; t.plain && i < len(configured) {
+		if t := &tools[i]; t.plain && i < len(configured) && !taken[t.base] {
 			t.name = t.base
 			taken[t.name] = true
 		}
@@ -273,7 +308,7 @@ func isUUID(s string) bool {
 // mcpCall is the handler of an assistant's tool, for the request r (whose
 // end, the host gone, cancels the run, and whose trace the run continues
 // through Config.RunContext).
-func (s *tools) mcpCall(r *http.Request, t mcpTool) sdk.ToolHandlerFor[mcp.RunTaskInput, mcp.RunTaskOutput] {
+func (s *tools) mcpCall(r *http.Request, t mcpTool, bg mcp.Background) sdk.ToolHandlerFor[mcp.RunTaskInput, mcp.RunTaskOutput] {
 	return func(ctx context.Context, req *sdk.CallToolRequest, in mcp.RunTaskInput) (*sdk.CallToolResult, mcp.RunTaskOutput, error) {
 		d, err := in.Decide()
 		if err != nil {
@@ -315,6 +350,7 @@ func (s *tools) mcpCall(r *http.Request, t mcpTool) sdk.ToolHandlerFor[mcp.RunTa
 			case <-rn.Done():
 				w.flush(ctx)
 				res, out := s.mcpEnd(ctx, rn, w).Result(t.name)
+				mcp.WithBackgroundApprovals(ctx, bg, res, &out)
 				return res, out, nil
 			case <-w.wake:
 				w.flush(ctx)

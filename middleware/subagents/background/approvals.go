@@ -117,6 +117,13 @@ func (s *Middleware) Watch(f func(Approval)) (stop func()) {
 	}
 }
 
+// Holds reports whether the task runs, or waits, in this process under
+// this middleware. Another middleware on the same Checkpointer (another
+// agent of the same program) may find a request of it there, parked
+// before this one resumed it: that request is this middleware's to
+// answer, or nobody's.
+func (s *Middleware) Holds(taskID string) bool { return s.local.get(taskID) != nil }
+
 // Approvals returns the requests for approval the background tasks of a
 // top-level thread wait on, oldest task first: those parked in this
 // process, and, through the Checkpointer, those parked by an earlier
