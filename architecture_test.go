@@ -126,9 +126,9 @@ var layers = map[string][]string{
 	"":                                {"agent", "backend", "backend/isolate", "checkpoint", "hooks", "llm", "rewind", "middleware/caching", "middleware/filesystem", "middleware/budget", "middleware/hitl", "middleware/localcontext", "middleware/loops", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/steer", "middleware/subagents", "middleware/subagents/background", "middleware/summarization", "middleware/todos", "middleware/verify", "permission", "profile", "store", "telemetry", "thread", "tool"},
 	"cmd/deepagents/internal/cli":     {"", "agent", "backend", "checkpoint", "middleware/steer", "cmd/deepagents/internal/acp", "cmd/deepagents/internal/display", "cmd/deepagents/internal/session", "cmd/deepagents/internal/tui", "hooks", "llm", "mcp", "eval", "eval/atif", "internal/fsutil", "llm/replay", "middleware/hitl", "middleware/todos", "middleware/verify", "netproxy", "persist", "rewind", "server", "server/a2aserve", "server/mcpserve", "store", "telemetry", "telemetry/otlp", "thread", "workspace"},
 	"cmd/deepagents/internal/session": {"", "agent", "backend", "backend/isolate", "backend/sandbox", "checkpoint", "cmd/deepagents/internal/display", "hooks", "llm", "llm/providers", "llm/replay", "mcp", "middleware/budget", "middleware/filesystem", "middleware/hitl", "middleware/loops", "middleware/todos", "middleware/verify", "netproxy", "permission", "persist", "profile", "rewind", "store", "thread", "tool", "workspace"},
-	"cmd/deepagents/internal/display": {"agent", "hooks", "llm", "netproxy"},
-	"cmd/deepagents/internal/acp":     {"agent", "checkpoint", "internal/clip", "llm", "middleware/filesystem", "middleware/todos", "tool"},
-	"cmd/deepagents/internal/tui":     {"", "agent", "backend", "cmd/deepagents/internal/display", "llm", "middleware/filesystem", "middleware/hitl", "middleware/steer", "middleware/todos", "netproxy", "thread"},
+	"cmd/deepagents/internal/display": {"", "hooks", "llm", "netproxy"},
+	"cmd/deepagents/internal/acp":     {"", "checkpoint", "internal/clip", "llm", "middleware/filesystem", "middleware/todos", "tool"},
+	"cmd/deepagents/internal/tui":     {"", "backend", "cmd/deepagents/internal/display", "llm", "middleware/filesystem", "middleware/hitl", "middleware/steer", "middleware/todos", "netproxy", "thread"},
 	"cmd/deepagents":                  {"cmd/deepagents/internal/cli", "internal/procinfo", "netproxy/bridge"},
 
 	// Tests' helpers.

@@ -35,6 +35,8 @@ type (
 	UsageTree     = agent.UsageTree
 	Durability    = agent.Durability
 	ModelUsage    = agent.ModelUsage
+	// ContextWindow is what filled a model call's context window.
+	ContextWindow = agent.ContextWindow
 	Subagent      = subagents.Subagent
 	SubagentMode  = subagents.Mode
 	InterruptOn   = hitl.InterruptOn

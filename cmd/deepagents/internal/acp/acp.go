@@ -25,7 +25,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/tool"
 )
@@ -35,13 +35,13 @@ type Workspace struct {
 	// Dir is the folder the agent works in, absolute: the agent's paths
 	// ("/src/main.go") are under it, and the client's are Dir's.
 	Dir string
-	// Stream runs (or resumes) a run of the agent, as agent.Agent.Stream.
-	Stream func(ctx context.Context, in agent.Input) iter.Seq2[agent.Event, error]
+	// Stream runs (or resumes) a run of the agent, as deepagents.Agent.Stream.
+	Stream func(ctx context.Context, in deepagents.Input) iter.Seq2[deepagents.Event, error]
 	// Started, when set, is told of a thread's run as it starts, with the
 	// prompt's text (so that deepagents --continue finds the thread).
 	Started func(ctx context.Context, thread, prompt string)
 	// Ended, when set, is told of each run's end (to record its usage).
-	Ended func(ctx context.Context, end agent.Event, used *agent.UsageTree)
+	Ended func(ctx context.Context, end deepagents.Event, used *deepagents.UsageTree)
 	// Steer, when set, sends a message to the run working on thread, for
 	// its next model request (saved before it returns): a prompt sent
 	// while another runs is given to it so. Unset, such a prompt is
@@ -52,7 +52,7 @@ type Workspace struct {
 	// prompt runs or not), and its answer resumes the task.
 	Background *Background
 	// Traits, when set, tells what the agent's tool of a name declares it
-	// does (agent.Agent.ToolTraits), which decides the kind of tool the
+	// does (deepagents.Agent.ToolTraits), which decides the kind of tool the
 	// editor shows; unset, a tool is known by its name alone.
 	Traits func(name string) tool.Traits
 	// Close closes the agent; nil for nothing to close.

@@ -7,7 +7,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/internal/clip"
 )
 
@@ -27,7 +27,7 @@ type Background struct {
 	Waiting func(ctx context.Context) ([]TaskApproval, error)
 	// Answer gives a waiting task the client's decisions, one per
 	// request, in order: its subagent resumes in the background.
-	Answer func(ctx context.Context, taskID string, ds []agent.Decision) error
+	Answer func(ctx context.Context, taskID string, ds []deepagents.Decision) error
 }
 
 // TaskApproval is a background task's request for approval.
@@ -40,7 +40,7 @@ type TaskApproval struct {
 	Task string
 	// Requests are the calls awaiting a decision, in the order Answer
 	// takes the decisions.
-	Requests []agent.ActionRequest
+	Requests []deepagents.ActionRequest
 	// Waiting says that the task waits for an answer.
 	Waiting bool
 }
@@ -161,7 +161,7 @@ func (ss *session) answered(task string) bool {
 // closed, the task denied meanwhile, the client gave up) leaves the task
 // waiting.
 func (s *server) askBackground(ctx context.Context, ss *session, a TaskApproval) {
-	ds := make([]agent.Decision, 0, len(a.Requests))
+	ds := make([]deepagents.Decision, 0, len(a.Requests))
 	calls := make([]*call, 0, len(a.Requests))
 	for _, r := range a.Requests {
 		c := backgroundCall(ss.ws, a, r)
@@ -192,7 +192,7 @@ func (s *server) askBackground(ctx context.Context, ss *session, a TaskApproval)
 		return
 	}
 	for i, c := range calls {
-		if ds[i].Type == agent.DecisionReject {
+		if ds[i].Type == deepagents.DecisionReject {
 			s.endCalls(ss, []*call{c}, false, "Rejected: background task "+a.TaskID+" ("+a.Subagent+") is told so.")
 		} else {
 			s.endCalls(ss, []*call{c}, true, "Allowed: background task "+a.TaskID+" ("+a.Subagent+") goes on.")
@@ -270,7 +270,7 @@ func (s *server) endCalls(ss *session, calls []*call, ok bool, text string) {
 // backgroundCall is a background task's call as the client is asked
 // about it: its own id, and a title and content naming the subagent and
 // its task.
-func backgroundCall(ws *Workspace, a TaskApproval, r agent.ActionRequest) *call {
+func backgroundCall(ws *Workspace, a TaskApproval, r deepagents.ActionRequest) *call {
 	c := newCall(ws, "bg-"+a.TaskID+"-"+r.ToolCallID, r.Tool, r.Args)
 	c.title = clipTitle(fmt.Sprintf("%s (background task %s): %s", a.Subagent, a.TaskID, c.title))
 	about := fmt.Sprintf("Background task %s: subagent %s asks to run %s.", a.TaskID, a.Subagent, r.Tool)

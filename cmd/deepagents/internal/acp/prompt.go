@@ -10,7 +10,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/todos"
 )
@@ -58,7 +58,7 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Prom
 	if err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
 	}
-	in := agent.Input{ThreadID: string(ss.id), Messages: []llm.Message{msg}}
+	in := deepagents.Input{ThreadID: string(ss.id), Messages: []llm.Message{msg}}
 	title := msg.Text()
 	// The calls announced, by id, across the runs of the prompt (a call
 	// announced before an approval runs after it).
@@ -70,9 +70,9 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Prom
 			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 		}
 		switch end.Status {
-		case agent.StatusCompleted:
+		case deepagents.StatusCompleted:
 			return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
-		case agent.StatusInterrupted:
+		case deepagents.StatusInterrupted:
 			ds, err := s.decide(ctx, ss, end.Interrupts, calls)
 			if ctx.Err() != nil {
 				return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
@@ -80,12 +80,12 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Prom
 			if err != nil {
 				return sdk.PromptResponse{}, err
 			}
-			in = agent.Input{ThreadID: string(ss.id), Decisions: ds}
+			in = deepagents.Input{ThreadID: string(ss.id), Decisions: ds}
 			ss.working.Store(true)
 			continue
-		case agent.StatusFailed:
+		case deepagents.StatusFailed:
 			// The event carries the error's text only.
-			if strings.HasPrefix(end.Error, agent.ErrMaxSteps.Error()) {
+			if strings.HasPrefix(end.Error, deepagents.ErrMaxSteps.Error()) {
 				return sdk.PromptResponse{StopReason: sdk.StopReasonMaxTurnRequests}, nil
 			}
 			return sdk.PromptResponse{}, fmt.Errorf("the run failed: %s", end.Error)
@@ -100,10 +100,10 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Prom
 // run streams one run of the session's agent to the client and returns
 // its end (a zero event when it failed before it started, with the
 // error).
-func (s *server) run(ctx context.Context, ss *session, in agent.Input, title string, calls map[string]*call) (agent.Event, error) {
-	var end agent.Event
+func (s *server) run(ctx context.Context, ss *session, in deepagents.Input, title string, calls map[string]*call) (deepagents.Event, error) {
+	var end deepagents.Event
 	var runErr error
-	var used agent.UsageTree
+	var used deepagents.UsageTree
 	for e, err := range ss.ws.Stream(ctx, in) {
 		if err != nil {
 			runErr = err
@@ -116,16 +116,16 @@ func (s *server) run(ctx context.Context, ss *session, in agent.Input, title str
 		var u *sdk.SessionUpdate
 		var more []sdk.SessionUpdate
 		switch e.Type {
-		case agent.EventRunStart:
+		case deepagents.EventRunStart:
 			if !ss.started && ss.ws.Started != nil {
 				ss.ws.Started(ctx, e.ThreadID, title)
 			}
 			ss.started = true
-		case agent.EventTextDelta:
+		case deepagents.EventTextDelta:
 			u = ptr(sdk.UpdateAgentMessageText(e.Delta))
-		case agent.EventReasoningDelta:
+		case deepagents.EventReasoningDelta:
 			u = ptr(sdk.UpdateAgentThoughtText(e.Delta))
-		case agent.EventMessage:
+		case deepagents.EventMessage:
 			// The model's calls are announced as it asks for them, pending
 			// until they run (or an approval decides on them).
 			if e.Message != nil {
@@ -137,7 +137,7 @@ func (s *server) run(ctx context.Context, ss *session, in agent.Input, title str
 					}
 				}
 			}
-		case agent.EventToolCall:
+		case deepagents.EventToolCall:
 			// The call runs now.
 			if c := calls[e.ToolCallID]; c != nil {
 				u = ptr(sdk.UpdateToolCall(c.id, sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress)))
@@ -146,19 +146,19 @@ func (s *server) run(ctx context.Context, ss *session, in agent.Input, title str
 				calls[e.ToolCallID] = c
 				u = ptr(c.start(sdk.ToolCallStatusInProgress))
 			}
-		case agent.EventToolResult:
+		case deepagents.EventToolResult:
 			c := calls[e.ToolCallID]
 			if c == nil {
 				c = newCall(ss.ws, e.ToolCallID, e.Name, nil)
 			}
 			u = ptr(c.finish(e.Content, e.IsError))
-		case agent.EventState:
+		case deepagents.EventState:
 			if raw, ok := e.Values[todos.Value]; ok {
 				if list, err := todos.Parse(raw); err == nil {
 					u = ptr(plan(list))
 				}
 			}
-		case agent.EventRunEnd:
+		case deepagents.EventRunEnd:
 			end = e
 		}
 		if u != nil {
@@ -185,8 +185,8 @@ const (
 
 // decide asks the client about each pending call, in order, but for the
 // tools allowed always in this session, and returns the decisions.
-func (s *server) decide(ctx context.Context, ss *session, reqs []agent.ActionRequest, calls map[string]*call) ([]agent.Decision, error) {
-	ds := make([]agent.Decision, 0, len(reqs))
+func (s *server) decide(ctx context.Context, ss *session, reqs []deepagents.ActionRequest, calls map[string]*call) ([]deepagents.Decision, error) {
+	ds := make([]deepagents.Decision, 0, len(reqs))
 	for _, r := range reqs {
 		c := calls[r.ToolCallID]
 		if c == nil {
@@ -203,10 +203,10 @@ func (s *server) decide(ctx context.Context, ss *session, reqs []agent.ActionReq
 
 // ask asks the client about one pending call, c as it sees it, unless its
 // tool is allowed always in this session, and returns the decision.
-func (s *server) ask(ctx context.Context, ss *session, r agent.ActionRequest, c *call) (agent.Decision, error) {
-	canApprove := allows(r, agent.DecisionApprove)
+func (s *server) ask(ctx context.Context, ss *session, r deepagents.ActionRequest, c *call) (deepagents.Decision, error) {
+	canApprove := allows(r, deepagents.DecisionApprove)
 	if canApprove && ss.allowedAlways(r.Tool) {
-		return agent.Decision{Type: agent.DecisionApprove}, nil
+		return deepagents.Decision{Type: deepagents.DecisionApprove}, nil
 	}
 	var opts []sdk.PermissionOption
 	if canApprove {
@@ -221,25 +221,25 @@ func (s *server) ask(ctx context.Context, ss *session, r agent.ActionRequest, c 
 	}
 	resp, err := s.connection().RequestPermission(ctx, sdk.RequestPermissionRequest{SessionId: ss.id, ToolCall: update, Options: opts})
 	if err != nil {
-		return agent.Decision{}, fmt.Errorf("asking the client's permission for %s: %w", r.Tool, err)
+		return deepagents.Decision{}, fmt.Errorf("asking the client's permission for %s: %w", r.Tool, err)
 	}
 	if resp.Outcome.Selected == nil {
 		// Cancelled: the prompt was, or the client gave up.
-		return agent.Decision{}, errors.New("the permission request was cancelled")
+		return deepagents.Decision{}, errors.New("the permission request was cancelled")
 	}
 	switch string(resp.Outcome.Selected.OptionId) {
 	case optAllowAlways, optAllow:
 		if !canApprove {
-			return agent.Decision{}, fmt.Errorf("the client chose an option it was not offered for %s", r.Tool)
+			return deepagents.Decision{}, fmt.Errorf("the client chose an option it was not offered for %s", r.Tool)
 		}
 		if string(resp.Outcome.Selected.OptionId) == optAllowAlways {
 			ss.allowAlways(r.Tool)
 		}
-		return agent.Decision{Type: agent.DecisionApprove}, nil
+		return deepagents.Decision{Type: deepagents.DecisionApprove}, nil
 	case optReject:
-		return agent.Decision{Type: agent.DecisionReject, Message: RejectedMessage}, nil
+		return deepagents.Decision{Type: deepagents.DecisionReject, Message: RejectedMessage}, nil
 	}
-	return agent.Decision{}, fmt.Errorf("the client answered %s with an unknown option %q", r.Tool, resp.Outcome.Selected.OptionId)
+	return deepagents.Decision{}, fmt.Errorf("the client answered %s with an unknown option %q", r.Tool, resp.Outcome.Selected.OptionId)
 }
 
 // RejectedMessage is what the agent (or the background subagent) is told
@@ -248,7 +248,7 @@ const RejectedMessage = "rejected in the editor"
 
 // allows reports whether the request allows the decision (all decisions
 // when it lists none).
-func allows(r agent.ActionRequest, d agent.DecisionType) bool {
+func allows(r deepagents.ActionRequest, d deepagents.DecisionType) bool {
 	if len(r.Allowed) == 0 {
 		return true
 	}

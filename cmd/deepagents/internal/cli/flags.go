@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/session"
 	"github.com/deepagents-go/deepagents/middleware/hitl"
 	"github.com/deepagents-go/deepagents/netproxy"
@@ -32,7 +32,7 @@ type runFlags struct {
 	goal string
 	// middleware is added to the session's agent (session.Deps): eval's
 	// broken tools in its tests, nothing otherwise.
-	middleware []agent.Middleware
+	middleware []deepagents.Middleware
 	// answer is resume --task's: the background task whose request for
 	// approval the decisions answer, before the run.
 	answer *taskAnswer

@@ -98,7 +98,7 @@ type threadState struct {
 	// Context is what the conversation fills of a model call's context
 	// window, estimated: its system prompt and tools are the agent's,
 	// not the thread's, and show in the usage events of a run.
-	Context *agent.ContextWindow `json:"context"`
+	Context *deepagents.ContextWindow `json:"context"`
 }
 
 func newStateCmd(env Env) *cobra.Command {

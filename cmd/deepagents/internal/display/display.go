@@ -13,7 +13,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents"
 	"github.com/deepagents-go/deepagents/hooks"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/netproxy"
@@ -22,7 +22,7 @@ import (
 // NoticeWarns reports whether a notice event tells of a hook that failed
 // (a status other than 0 and 2, a timeout): shown as a warning, where the
 // other notices, and what hooks say for the user, are notes.
-func NoticeWarns(e agent.Event) bool {
+func NoticeWarns(e deepagents.Event) bool {
 	return e.Name == hooks.NoticeHook && e.Error != ""
 }
 
@@ -33,7 +33,7 @@ const NetworkNotice = "network"
 
 // NoticeQuiet reports whether a notice is for the record only (the jsonl
 // output) and not shown as a line: a connection the proxy allowed.
-func NoticeQuiet(e agent.Event) bool {
+func NoticeQuiet(e deepagents.Event) bool {
 	return e.Name == NetworkNotice && e.Error == ""
 }
 
@@ -92,14 +92,14 @@ func Clip(s string, n int) string {
 // run's calls, tokens and cost; then, when a subagent called a model too,
 // a line per agent (its own calls) under the agent that started it; and
 // under an agent that used several models, a line per model.
-func UsageLines(threadID string, t *agent.UsageTree, prices map[string]llm.Price) []string {
+func UsageLines(threadID string, t *deepagents.UsageTree, prices map[string]llm.Price) []string {
 	calls, u := t.Total()
 	cost, unpriced := t.Cost(prices)
 	lines := []string{fmt.Sprintf("deepagents: thread %s · %s", threadID, DescribeUsage(calls, u, cost, unpriced))}
 	if len(t.Subagents) == 0 && len(t.Models) < 2 {
 		return lines
 	}
-	t.Walk(func(depth int, n *agent.UsageTree) {
+	t.Walk(func(depth int, n *deepagents.UsageTree) {
 		if len(n.Models) == 0 {
 			return // an agent that only started others
 		}
@@ -159,7 +159,7 @@ func Thousands(n int) string {
 // ContextFill is " · context N of W" (or " · context N" when the model's
 // window is unknown) for the last call's context c, or "" before any: a
 // figure for a status line, in thousands of estimated tokens.
-func ContextFill(c *agent.ContextWindow) string {
+func ContextFill(c *deepagents.ContextWindow) string {
 	if c == nil {
 		return ""
 	}
@@ -172,7 +172,7 @@ func ContextFill(c *agent.ContextWindow) string {
 
 // DescribeContext says what filled a model call's context window, part by
 // part, largest tool results first.
-func DescribeContext(c *agent.ContextWindow) string {
+func DescribeContext(c *deepagents.ContextWindow) string {
 	var b strings.Builder
 	b.WriteString("context at the last model call, estimated: " + kilo(c.Total) + " tokens")
 	if c.Window > 0 {
@@ -207,8 +207,8 @@ func kilo(n int) string {
 // Ended says, for a run_end, why a guard ended the run early ("stopped
 // (loop): read_file repeated 8 times ..."); "" when none did. A stop
 // hook's reason (no code) is the hook's to tell.
-func Ended(e agent.Event) string {
-	if e.Type != agent.EventRunEnd || e.EndCode == "" {
+func Ended(e deepagents.Event) string {
+	if e.Type != deepagents.EventRunEnd || e.EndCode == "" {
 		return ""
 	}
 	return "stopped (" + string(e.EndCode) + "): " + OneLine(TerminalSafe(e.EndReason))

@@ -23,7 +23,6 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/cmd/deepagents/internal/display"
 	"github.com/deepagents-go/deepagents/llm"
@@ -195,7 +194,7 @@ type tuiModel struct {
 	cancel  context.CancelFunc
 	runs    int // runs started, the current one's number
 	// context is what filled the main agent's last model call (/context).
-	context *agent.ContextWindow
+	context *deepagents.ContextWindow
 	stopped bool // the user stopped the current step
 	// quiet runs (a ! command's output added, /compact) print no usage
 	// line when they called no model.
