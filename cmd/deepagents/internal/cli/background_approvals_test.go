@@ -1,13 +1,20 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
+
+	"github.com/deepagents-go/deepagents"
 )
 
 // inProcess runs the command line in this process, in w's home, data
@@ -257,5 +264,95 @@ func TestBackgroundApprovalResumeWrongCount(t *testing.T) {
 		{"agent":"writer","content":"note written"}]}`)
 	if code, stdout, stderr := w.inProcess(w.resumeTaskArgs(s, "approve")...); code != 0 {
 		t.Fatalf("the task no longer waits after a wrong answer: exit %d: %s\n%s", code, stderr, stdout)
+	}
+}
+
+// envChildMain makes the test binary, run again as a child, the CLI: its
+// arguments are the value, a JSON list. The child is a process of the CLI
+// as the binary is (Main), with the background task ids task-1, task-2,
+// ..., which a script can name.
+const envChildMain = "DEEPAGENTS_TEST_CHILD_MAIN"
+
+// TestChildMain is the child's part; it runs only as a child.
+func TestChildMain(t *testing.T) {
+	raw := os.Getenv(envChildMain)
+	if raw == "" {
+		t.Skip("run as a child of TestBackgroundApprovalKilledWhileWaiting")
+	}
+	var args []string
+	if err := json.Unmarshal([]byte(raw), &args); err != nil {
+		t.Fatal(err)
+	}
+	namedTasks(t)
+	os.Exit(Main(args, Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}))
+}
+
+// childMain is the command of a child running the CLI with args.
+func (w *world) childMain(args ...string) *exec.Cmd {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChildMain$")
+	cmd.Env = append(w.env(), envChildMain+"="+string(raw))
+	return cmd
+}
+
+// kill -9 while a background task waits for approval, in a process of
+// the CLI: the main agent waits on the parked task when the process is
+// killed; after that, resume --task in a new process approves it, the
+// subagent's write runs and the main agent's wait reads success.
+func TestBackgroundApprovalKilledWhileWaiting(t *testing.T) {
+	w := parkWorld(t, "")
+	s := w.script(`{"turns":[
+		{"tool_calls":[{"id":"s","name":"start_async_task","args":{"description":"write the note","subagent_type":"writer"}}]},
+		{"tool_calls":[{"id":"w","name":"wait_async_task","args":{"task_id":"task-1"}}]},
+		{"tool_calls":[{"id":"w3","name":"wait_async_task","args":{"task_id":"task-1","timeout":600}}],
+		 "expect":{"last_message_contains":["\"status\":\"awaiting_approval\""]}},
+		{"content":"never reached"},
+		{"agent":"writer","tool_calls":[{"id":"wf","name":"write_file","args":{"file_path":"/note.txt","content":"hello from the writer\n"}}]}]}`)
+	cmd := w.childMain(w.runArgs(s, "--thread", "bg", "go")...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waiting := false
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var e deepagents.Event
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Type == deepagents.EventToolCall && e.ToolCallID == "w3" {
+			waiting = true // the task parked (w said so), and the main agent now waits on it
+			break
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL) //nolint:errcheck // it may have died already: the test says so below
+	go io.Copy(io.Discard, stdout)      //nolint:errcheck // drained
+	cmd.Wait()                          //nolint:errcheck // killed
+	if !waiting {
+		t.Fatal("the run never came to wait on the parked task")
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "note.txt")); err == nil {
+		t.Fatal("note.txt was written before it was approved")
+	}
+
+	r := w.script(`{"turns":[
+		{"tool_calls":[{"id":"w4","name":"wait_async_task","args":{"task_id":"task-1"}}]},
+		{"content":"the note is written","expect":{"last_message_contains":["\"status\":\"success\"","note written"]}},
+		{"agent":"writer","content":"note written","expect":{"last_message_contains":["/note.txt"]}}]}`)
+	resume := w.childMain(w.resumeTaskArgs(r, "approve")...)
+	var out, stderr bytes.Buffer
+	resume.Stdout, resume.Stderr = &out, &stderr
+	if err := resume.Run(); err != nil {
+		t.Fatalf("resume --task after kill -9: %v: %s\n%s", err, stderr.String(), out.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(w.dir, "note.txt")); err != nil || string(b) != "hello from the writer\n" {
+		t.Errorf("note.txt after the approval: %q, %v", b, err)
+	}
+	if res := toolResultOf(t, out.String(), "w4"); !strings.Contains(res, `"status":"success"`) {
+		t.Errorf("the main agent's wait after the restart: %s", res)
 	}
 }
