@@ -261,32 +261,51 @@ func TestOfficialJSSDKBackgroundApproval(t *testing.T) {
 	node := sdkNode(t)
 	for _, version := range []string{"1.0.3", "1.15.0"} {
 		t.Run(version, func(t *testing.T) {
-			db := sdkDB(t)
-			var n atomic.Int64
-			a, err := deepagents.New(deepagents.Config{
-				Model:        replay.Inline{},
-				Checkpointer: db.Saver(),
-				AsyncSubagents: []deepagents.AsyncSubagent{{Subagent: deepagents.Subagent{
-					Name: "writer", Description: "Writes notes in the background.",
-					InterruptOn: map[string]deepagents.InterruptOn{"write_file": {}},
-				}}},
-				Async: deepagents.AsyncOptions{NewTaskID: func() string { return fmt.Sprintf("task-%d", n.Add(1)) }},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { a.Close() })
-			s, err := server.New(server.Config{Assistants: []server.Assistant{{GraphID: "deepagent", Agent: a}}, Saver: db.Saver()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			hs := httptest.NewServer(s)
-			t.Cleanup(func() {
-				hs.CloseClientConnections()
-				s.Close()
-				hs.Close()
-			})
-			runSDK(t, node, "bgapproval.mjs", hs.URL, version)
+			runSDK(t, node, "bgapproval.mjs", bgSDKServer(t, server.Config{}), version)
 		})
 	}
+}
+
+// TestOfficialA2AClientBackgroundApproval runs testdata/sdk/a2abg.mjs:
+// a background subagent's request for approval through the official A2A
+// JavaScript client, input-required on the context's task, answered
+// there, collected by the context's next task.
+func TestOfficialA2AClientBackgroundApproval(t *testing.T) {
+	node := sdkNode(t)
+	const key = "a2a-key"
+	runSDK(t, node, "a2abg.mjs", bgSDKServer(t, server.Config{APIKey: key, Protocols: []server.Protocol{a2aserve.Protocol{}}}), key)
+}
+
+// bgSDKServer serves, with cfg, a deep agent on replay:inline over a
+// SQLite database, with a background subagent, writer, that asks before
+// write_file; its tasks are task-1, task-2, ... It returns the URL.
+func bgSDKServer(t *testing.T, cfg server.Config) string {
+	t.Helper()
+	db := sdkDB(t)
+	var n atomic.Int64
+	a, err := deepagents.New(deepagents.Config{
+		Model:        replay.Inline{},
+		Checkpointer: db.Saver(),
+		AsyncSubagents: []deepagents.AsyncSubagent{{Subagent: deepagents.Subagent{
+			Name: "writer", Description: "Writes notes in the background.",
+			InterruptOn: map[string]deepagents.InterruptOn{"write_file": {}},
+		}}},
+		Async: deepagents.AsyncOptions{NewTaskID: func() string { return fmt.Sprintf("task-%d", n.Add(1)) }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	cfg.Assistants, cfg.Saver = []server.Assistant{{GraphID: "deepagent", Agent: a}}, db.Saver()
+	s, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		s.Close()
+		hs.Close()
+	})
+	return hs.URL
 }
