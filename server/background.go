@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/middleware/subagents/background"
 )
@@ -91,6 +92,44 @@ func (s *Server) bgWaiting(ctx context.Context, threadID string) []bgApproval {
 		s.log.Warn("server: listing a thread's background approvals", "thread", threadID, "err", err)
 	}
 	return as
+}
+
+// bgWaitingAt is bgWaiting for a thread whose head snap is loaded
+// already: an idle thread whose head records no local task that has not
+// ended has none waiting (its last run saved every record it made), and
+// costs no further read; listing n threads so loads n heads, not n more
+// per assistant and task. A thread that is not idle (a run may not have
+// saved its records yet) is read through.
+func (s *Server) bgWaitingAt(ctx context.Context, th *checkpoint.Thread, snap *checkpoint.Snapshot) []bgApproval {
+	if len(s.bg) == 0 {
+		return nil
+	}
+	if th.Status == checkpoint.StatusIdle && !bgLive(snap.Values) {
+		return nil
+	}
+	return s.bgWaiting(ctx, th.ID)
+}
+
+// bgLive reports whether values record a local background task (with a
+// thread of its own, so able to stop for approval) that has not ended;
+// true when the records cannot be read, so that Approvals decides.
+func bgLive(values map[string]json.RawMessage) bool {
+	tasks, err := background.Tasks(values)
+	if err != nil {
+		return true
+	}
+	for _, t := range tasks {
+		if t.Remote || t.ThreadID == "" {
+			continue
+		}
+		switch t.Status {
+		case background.Success, background.Error, background.Cancelled, background.Interrupted,
+			background.Timeout, background.Lost, background.Denied:
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // bgInterrupt is a background task's request as an interrupt: each
