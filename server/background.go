@@ -167,13 +167,21 @@ func (s *Server) answerBackground(ctx context.Context, threadID string, wa *lang
 	if no != nil {
 		return nil, no
 	}
+	var given []string
 	for _, ans := range answers {
 		if err := ans.a.m.Answer(ctx, threadID, ans.a.TaskID, ans.ds); err != nil {
+			// Checked, but refused by the task now (answered meanwhile,
+			// say): those answered before it stay answered, and the
+			// refusal names them.
+			if len(given) > 0 {
+				err = fmt.Errorf("%w (answered already: %s)", err, strings.Join(given, ", "))
+			}
 			if errors.Is(err, background.ErrNotWaiting) {
 				return nil, refuse(http.StatusConflict, "Cannot resume background task %s: %v", ans.a.TaskID, err)
 			}
 			return nil, invalidField("command.resume", err)
 		}
+		given = append(given, bgPrefix+ans.a.TaskID)
 	}
 	now := time.Now().UTC()
 	metadata := q.Metadata
