@@ -78,7 +78,7 @@ var layers = map[string][]string{
 	"agent": {"checkpoint", "llm", "store", "thread", "tool", "internal/jsonenc"},
 
 	// The LangGraph API server: its runs, replicas and launcher.
-	"server": {"agent", "checkpoint", "langgraph", "llm", "middleware/steer", "middleware/subagents/background", "middleware/todos", "middleware/verify", "store", "thread"},
+	"server": {"agent", "checkpoint", "internal/clip", "langgraph", "llm", "middleware/steer", "middleware/subagents/background", "middleware/todos", "middleware/verify", "store", "thread"},
 	// The protocols served beside it, on its runs: A2A, and MCP at /mcp
 	// (mcp: its tools take and answer what deepagents mcp-serve's
 	// run_task does).

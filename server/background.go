@@ -13,6 +13,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/internal/clip"
 	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/middleware/subagents/background"
 )
@@ -247,7 +248,7 @@ func bgAnswers(raw json.RawMessage, waiting []bgApproval) ([]bgAnswer, *Refusal)
 	for _, id := range slices.Sorted(maps.Keys(byID)) {
 		i := slices.Index(ids, id)
 		if i < 0 {
-			return nil, invalidField("command.resume", fmt.Errorf("no background task waits as %q; waiting: %s", id, strings.Join(ids, ", ")))
+			return nil, invalidField("command.resume", fmt.Errorf("no background task waits as %q; waiting: %s", clip.Text(id, 100), strings.Join(ids, ", ")))
 		}
 		a := waiting[i]
 		ds, err := decisions(byID[id], len(a.Requests))
@@ -268,7 +269,7 @@ func checkDecisions(reqs []agent.ActionRequest, ds []agent.Decision) error {
 		switch d.Type {
 		case agent.DecisionApprove, agent.DecisionReject, agent.DecisionEdit:
 		default:
-			return fmt.Errorf("decision %d: unknown decision type %q (want approve, edit or reject)", i+1, d.Type)
+			return fmt.Errorf("decision %d: unknown decision type %q (want approve, edit or reject)", i+1, clip.Text(string(d.Type), 40))
 		}
 		if r := reqs[i]; len(r.Allowed) > 0 && !slices.Contains(r.Allowed, d.Type) {
 			return fmt.Errorf("decision %d: %s is not allowed for %s (allowed: %v)", i+1, d.Type, r.Tool, r.Allowed)

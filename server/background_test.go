@@ -411,3 +411,36 @@ func TestBackgroundApprovalTwoAnswersAtOnce(t *testing.T) {
 		t.Errorf("the subagent's model was asked %d times (want 1); %d turns unplayed", writer, m.Remaining())
 	}
 }
+
+// TestBackgroundApprovalRefusals: a resume on another thread than the
+// task's answers nothing (that thread has nothing waiting), and wrong or
+// huge answers are 422 with a short message, the task still parked.
+func TestBackgroundApprovalRefusals(t *testing.T) {
+	f, _ := bgServer(t, filepath.Join(t.TempDir(), "threads.db"), replay.New(parkTurns...))
+	var th map[string]any
+	f.JSON(http.MethodPost, "/threads", map[string]any{}, http.StatusOK, &th)
+	tid := th["thread_id"].(string)
+	f.JSON(http.MethodPost, "/threads/"+tid+"/runs/wait", map[string]any{"input": map[string]any{"messages": []any{servertest.Human("write a note")}}}, http.StatusOK, nil)
+	f.JSON(http.MethodPost, "/threads", map[string]any{}, http.StatusOK, &th)
+	other := th["thread_id"].(string)
+	f.JSON(http.MethodPost, "/threads/"+other+"/state", map[string]any{"values": map[string]any{"messages": []any{servertest.Human("prior")}}}, http.StatusOK, nil)
+	approve := []any{map[string]any{"type": "approve"}}
+	for _, resume := range []any{map[string]any{"bg:task-1": map[string]any{"decisions": approve}}, map[string]any{"decisions": approve}} {
+		if code, body, _ := f.Do(http.MethodPost, "/threads/"+other+"/runs/wait", map[string]any{"command": map[string]any{"resume": resume}}); code != http.StatusBadRequest {
+			t.Errorf("a resume of task-1 on another thread: %d %s, want 400", code, body)
+		}
+	}
+	huge := strings.Repeat("x", 100_000)
+	for name, resume := range map[string]any{
+		"a huge key":           map[string]any{"bg:" + huge: map[string]any{"decisions": approve}},
+		"a huge decision type": map[string]any{"bg:task-1": map[string]any{"decisions": []any{map[string]any{"type": huge}}}},
+		"a number":             map[string]any{"bg:task-1": 5},
+		"nested junk":          map[string]any{"bg:task-1": map[string]any{"decisions": []any{[]any{[]any{map[string]any{"type": "approve"}}}}}},
+	} {
+		code, body, _ := f.Do(http.MethodPost, "/threads/"+tid+"/runs/wait", map[string]any{"command": map[string]any{"resume": resume}})
+		if code != http.StatusUnprocessableEntity || len(body) > 2000 {
+			t.Errorf("%s: %d, %d bytes %.300s, want 422 and a short message", name, code, len(body), body)
+		}
+	}
+	checkParked(t, "after the refusals", viewOf(f, tid))
+}
