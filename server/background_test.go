@@ -442,5 +442,9 @@ func TestBackgroundApprovalRefusals(t *testing.T) {
 			t.Errorf("%s: %d, %d bytes %.300s, want 422 and a short message", name, code, len(body), body)
 		}
 	}
+	code, body, _ := f.Do(http.MethodPost, "/threads/"+tid+"/runs/wait", map[string]any{"input": map[string]any{"goal": "x"}, "command": map[string]any{"resume": map[string]any{"decisions": approve}}})
+	if code != http.StatusUnprocessableEntity || !strings.Contains(string(body), "takes no input") {
+		t.Errorf("a background answer with input values: %d %s, want 422", code, body)
+	}
 	checkParked(t, "after the refusals", viewOf(f, tid))
 }
