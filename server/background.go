@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/internal/clip"
 	"github.com/deepagents-go/deepagents/langgraph"
 	"github.com/deepagents-go/deepagents/middleware/subagents/background"
 )
@@ -103,6 +105,44 @@ func (s *Server) bgWaiting(ctx context.Context, threadID string) []bgApproval {
 	return as
 }
 
+// bgWaitingAt is bgWaiting for a thread whose head snap is loaded
+// already: an idle thread whose head records no local task that has not
+// ended has none waiting (its last run saved every record it made), and
+// costs no further read; listing n threads so loads n heads, not n more
+// per assistant and task. A thread that is not idle (a run may not have
+// saved its records yet) is read through.
+func (s *Server) bgWaitingAt(ctx context.Context, th *checkpoint.Thread, snap *checkpoint.Snapshot) []bgApproval {
+	if len(s.bg) == 0 {
+		return nil
+	}
+	if th.Status == checkpoint.StatusIdle && !bgLive(snap.Values) {
+		return nil
+	}
+	return s.bgWaiting(ctx, th.ID)
+}
+
+// bgLive reports whether values record a local background task (with a
+// thread of its own, so able to stop for approval) that has not ended;
+// true when the records cannot be read, so that Approvals decides.
+func bgLive(values map[string]json.RawMessage) bool {
+	tasks, err := background.Tasks(values)
+	if err != nil {
+		return true
+	}
+	for _, t := range tasks {
+		if t.Remote || t.ThreadID == "" {
+			continue
+		}
+		switch t.Status {
+		case background.Success, background.Error, background.Cancelled, background.Interrupted,
+			background.Timeout, background.Lost, background.Denied:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
 // bgInterrupt is a background task's request as an interrupt: each
 // action request names the task and the subagent (task_id, subagent,
 // and its description).
@@ -138,13 +178,21 @@ func (s *Server) answerBackground(ctx context.Context, threadID string, wa *lang
 	if no != nil {
 		return nil, no
 	}
+	var given []string
 	for _, ans := range answers {
 		if err := ans.a.m.Answer(ctx, threadID, ans.a.TaskID, ans.ds); err != nil {
+			// Checked, but refused by the task now (answered meanwhile,
+			// say): those answered before it stay answered, and the
+			// refusal names them.
+			if len(given) > 0 {
+				err = fmt.Errorf("%w (answered already: %s)", err, strings.Join(given, ", "))
+			}
 			if errors.Is(err, background.ErrNotWaiting) {
 				return nil, refuse(http.StatusConflict, "Cannot resume background task %s: %v", ans.a.TaskID, err)
 			}
 			return nil, invalidField("command.resume", err)
 		}
+		given = append(given, bgPrefix+ans.a.TaskID)
 	}
 	now := time.Now().UTC()
 	metadata := q.Metadata
@@ -210,7 +258,7 @@ func bgAnswers(raw json.RawMessage, waiting []bgApproval) ([]bgAnswer, *Refusal)
 	for _, id := range slices.Sorted(maps.Keys(byID)) {
 		i := slices.Index(ids, id)
 		if i < 0 {
-			return nil, invalidField("command.resume", fmt.Errorf("no background task waits as %q; waiting: %s", id, strings.Join(ids, ", ")))
+			return nil, invalidField("command.resume", fmt.Errorf("no background task waits as %q; waiting: %s", clip.Text(id, 100), strings.Join(ids, ", ")))
 		}
 		a := waiting[i]
 		ds, err := decisions(byID[id], len(a.Requests))
@@ -231,7 +279,7 @@ func checkDecisions(reqs []agent.ActionRequest, ds []agent.Decision) error {
 		switch d.Type {
 		case agent.DecisionApprove, agent.DecisionReject, agent.DecisionEdit:
 		default:
-			return fmt.Errorf("decision %d: unknown decision type %q (want approve, edit or reject)", i+1, d.Type)
+			return fmt.Errorf("decision %d: unknown decision type %q (want approve, edit or reject)", i+1, clip.Text(string(d.Type), 40))
 		}
 		if r := reqs[i]; len(r.Allowed) > 0 && !slices.Contains(r.Allowed, d.Type) {
 			return fmt.Errorf("decision %d: %s is not allowed for %s (allowed: %v)", i+1, d.Type, r.Tool, r.Allowed)

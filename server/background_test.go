@@ -326,3 +326,125 @@ func TestBackgroundApprovalsRejectedByMap(t *testing.T) {
 		t.Errorf("%d turns unplayed", m.Remaining())
 	}
 }
+
+// TestBackgroundApprovalAnsweredOnAnotherReplica: a task parked in
+// replica A's process shows on replica B too (through the database), and
+// B answers it, running the subagent; A then neither shows the request
+// nor takes a second answer for it (which would run the approved call
+// again).
+func TestBackgroundApprovalAnsweredOnAnotherReplica(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "threads.db")
+	am := replay.New(parkTurns...)
+	a, _ := bgServer(t, path, am)
+	bm := replay.New(
+		replay.Turn{Agent: "writer", Content: "note written", Expect: &replay.Expect{LastMessageContains: []string{"/note.txt"}}},
+		replay.Turn{ToolCalls: []llm.ToolCall{servertest.Call("w2", "wait_async_task", `{"task_id":"task-1"}`)}},
+		replay.Turn{Content: "The note is written.", Expect: &replay.Expect{LastMessageContains: []string{`"status":"success"`}}},
+	)
+	b, _ := bgServer(t, path, bm)
+	var th map[string]any
+	a.JSON(http.MethodPost, "/threads", map[string]any{}, http.StatusOK, &th)
+	tid := th["thread_id"].(string)
+	a.JSON(http.MethodPost, "/threads/"+tid+"/runs/wait", map[string]any{"input": map[string]any{"messages": []any{servertest.Human("write a note")}}}, http.StatusOK, nil)
+	checkParked(t, "on A", viewOf(a, tid))
+	checkParked(t, "on B", viewOf(b, tid))
+	approve := map[string]any{"command": map[string]any{"resume": map[string]any{"decisions": []any{map[string]any{"type": "approve"}}}}}
+	b.JSON(http.MethodPost, "/threads/"+tid+"/runs/wait", approve, http.StatusOK, nil)
+	// B's main agent waits for the task: its subagent has run on B.
+	b.JSON(http.MethodPost, "/threads/"+tid+"/runs/wait", map[string]any{"input": map[string]any{"messages": []any{servertest.Human("is it done?")}}}, http.StatusOK, nil)
+	if bm.Remaining() != 0 {
+		t.Fatalf("B: %d turns unplayed", bm.Remaining())
+	}
+	if code, body, _ := a.Do(http.MethodPost, "/threads/"+tid+"/runs/wait", approve); code != http.StatusBadRequest {
+		t.Errorf("a second answer on A: %d %s, want 400 (nothing waits)", code, body)
+	}
+	var found []map[string]any
+	a.JSON(http.MethodPost, "/threads/search", map[string]any{"status": "interrupted"}, http.StatusOK, &found)
+	if len(found) != 0 {
+		t.Errorf("A still finds the thread interrupted: %v", found)
+	}
+}
+
+// TestBackgroundApprovalTwoAnswersAtOnce: after a restart (the task is
+// found in the database, held by no process), two resumes at once
+// answer it once: one is 200, the other finds nothing waiting (409, or
+// 400 once the first is under way), and the subagent runs once.
+func TestBackgroundApprovalTwoAnswersAtOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "threads.db")
+	f, stop := bgServer(t, path, replay.New(parkTurns...))
+	var th map[string]any
+	f.JSON(http.MethodPost, "/threads", map[string]any{}, http.StatusOK, &th)
+	tid := th["thread_id"].(string)
+	f.JSON(http.MethodPost, "/threads/"+tid+"/runs/wait", map[string]any{"input": map[string]any{"messages": []any{servertest.Human("write a note")}}}, http.StatusOK, nil)
+	stop()
+	m := replay.New(
+		replay.Turn{Agent: "writer", Content: "note written", Expect: &replay.Expect{LastMessageContains: []string{"/note.txt"}}},
+		replay.Turn{ToolCalls: []llm.ToolCall{servertest.Call("w2", "wait_async_task", `{"task_id":"task-1"}`)}},
+		replay.Turn{Content: "The note is written.", Expect: &replay.Expect{LastMessageContains: []string{`"status":"success"`}}},
+	).Record()
+	f, _ = bgServer(t, path, m)
+	checkParked(t, "after the restart", viewOf(f, tid))
+	approve := map[string]any{"command": map[string]any{"resume": map[string]any{"decisions": []any{map[string]any{"type": "approve"}}}}}
+	codes := make(chan int, 2)
+	for range 2 {
+		go func() {
+			code := 0 // sent even when Do fails the test (and exits this goroutine)
+			defer func() { codes <- code }()
+			code, _, _ = f.Do(http.MethodPost, "/threads/"+tid+"/runs/wait", approve)
+		}()
+	}
+	got := map[int]int{}
+	for range 2 {
+		got[<-codes]++
+	}
+	if got[http.StatusOK] != 1 || got[http.StatusConflict]+got[http.StatusBadRequest] != 1 {
+		t.Errorf("two answers at once: %v, want one 200 and one 409 or 400", got)
+	}
+	f.JSON(http.MethodPost, "/threads/"+tid+"/runs/wait", map[string]any{"input": map[string]any{"messages": []any{servertest.Human("is it done?")}}}, http.StatusOK, nil)
+	writer := 0
+	for _, r := range m.Requests() {
+		if r.Agent == "writer" {
+			writer++
+		}
+	}
+	if writer != 1 || m.Remaining() != 0 {
+		t.Errorf("the subagent's model was asked %d times (want 1); %d turns unplayed", writer, m.Remaining())
+	}
+}
+
+// TestBackgroundApprovalRefusals: a resume on another thread than the
+// task's answers nothing (that thread has nothing waiting), and wrong or
+// huge answers are 422 with a short message, the task still parked.
+func TestBackgroundApprovalRefusals(t *testing.T) {
+	f, _ := bgServer(t, filepath.Join(t.TempDir(), "threads.db"), replay.New(parkTurns...))
+	var th map[string]any
+	f.JSON(http.MethodPost, "/threads", map[string]any{}, http.StatusOK, &th)
+	tid := th["thread_id"].(string)
+	f.JSON(http.MethodPost, "/threads/"+tid+"/runs/wait", map[string]any{"input": map[string]any{"messages": []any{servertest.Human("write a note")}}}, http.StatusOK, nil)
+	f.JSON(http.MethodPost, "/threads", map[string]any{}, http.StatusOK, &th)
+	other := th["thread_id"].(string)
+	f.JSON(http.MethodPost, "/threads/"+other+"/state", map[string]any{"values": map[string]any{"messages": []any{servertest.Human("prior")}}}, http.StatusOK, nil)
+	approve := []any{map[string]any{"type": "approve"}}
+	for _, resume := range []any{map[string]any{"bg:task-1": map[string]any{"decisions": approve}}, map[string]any{"decisions": approve}} {
+		if code, body, _ := f.Do(http.MethodPost, "/threads/"+other+"/runs/wait", map[string]any{"command": map[string]any{"resume": resume}}); code != http.StatusBadRequest {
+			t.Errorf("a resume of task-1 on another thread: %d %s, want 400", code, body)
+		}
+	}
+	huge := strings.Repeat("x", 100_000)
+	for name, resume := range map[string]any{
+		"a huge key":           map[string]any{"bg:" + huge: map[string]any{"decisions": approve}},
+		"a huge decision type": map[string]any{"bg:task-1": map[string]any{"decisions": []any{map[string]any{"type": huge}}}},
+		"a number":             map[string]any{"bg:task-1": 5},
+		"nested junk":          map[string]any{"bg:task-1": map[string]any{"decisions": []any{[]any{[]any{map[string]any{"type": "approve"}}}}}},
+	} {
+		code, body, _ := f.Do(http.MethodPost, "/threads/"+tid+"/runs/wait", map[string]any{"command": map[string]any{"resume": resume}})
+		if code != http.StatusUnprocessableEntity || len(body) > 2000 {
+			t.Errorf("%s: %d, %d bytes %.300s, want 422 and a short message", name, code, len(body), body)
+		}
+	}
+	code, body, _ := f.Do(http.MethodPost, "/threads/"+tid+"/runs/wait", map[string]any{"input": map[string]any{"goal": "x"}, "command": map[string]any{"resume": map[string]any{"decisions": approve}}})
+	if code != http.StatusUnprocessableEntity || !strings.Contains(string(body), "takes no input") {
+		t.Errorf("a background answer with input values: %d %s, want 422", code, body)
+	}
+	checkParked(t, "after the refusals", viewOf(f, tid))
+}

@@ -488,6 +488,11 @@ func (s *Server) launch(ctx context.Context, ask runAsk) (*run, *Refusal) {
 			// The thread's own run waits on nothing: the answer is its
 			// background tasks' (background.go).
 			if waiting := s.bgWaiting(ctx, threadID); len(waiting) > 0 {
+				if len(in.Values) > 0 || len(in.Files) > 0 {
+					// Such a run does not run the agent: the input would
+					// be dropped without a word.
+					return nil, refuse(http.StatusUnprocessableEntity, "a run that answers background tasks (command.resume) runs no agent, so takes no input")
+				}
 				return s.answerBackground(ctx, threadID, wa, q, modes, waiting)
 			}
 		}

@@ -267,7 +267,7 @@ func (s *Server) threadWire(r *http.Request, th *checkpoint.Thread, withValues b
 	t.Values = values(snap, s.private)
 	if reqs, _ := agent.PendingRequests(snap.Meta); len(reqs) > 0 {
 		t.Interrupts[snap.ID] = []langgraph.Interrupt{interruptOf(snap.ID, reqs)}
-	} else if bg := s.bgWaiting(r.Context(), th.ID); len(bg) > 0 {
+	} else if bg := s.bgWaitingAt(r.Context(), th, snap); len(bg) > 0 {
 		// The thread's own run is done; its background tasks wait.
 		for _, a := range bg {
 			t.Interrupts[bgPrefix+a.TaskID] = []langgraph.Interrupt{bgInterrupt(a.Approval)}

@@ -132,7 +132,7 @@ func (s *Middleware) Approvals(ctx context.Context, threadID string) ([]Approval
 	var out []Approval
 	seen := map[string]bool{}
 	for _, t := range s.local.parkedOf(threadID) {
-		if a, ok := t.pendingApproval(); ok {
+		if a, ok := t.pendingApproval(); ok && stillParked(ctx, t, a) {
 			out = append(out, a)
 			seen[t.id] = true
 		}
@@ -170,6 +170,9 @@ func (s *Middleware) Answer(ctx context.Context, threadID, taskID string, decisi
 		a, ok := t.pendingApproval()
 		if !ok || t.thread != threadID {
 			return fmt.Errorf("%w: task %s", ErrNotWaiting, clip.Text(taskID, 100))
+		}
+		if !stillParked(ctx, t, a) {
+			return fmt.Errorf("%w: task %s was answered in another process", ErrNotWaiting, t.id)
 		}
 		if err := checkAnswer(a, decisions); err != nil {
 			return err
@@ -211,6 +214,33 @@ func (s *Middleware) Answer(ctx context.Context, threadID, taskID string, decisi
 	}
 	t.approval = &a
 	return s.local.resume(ctx, t, decisions, values)
+}
+
+// stillParked reports whether a task parked in this process still waits
+// in the Checkpointer as it parked: its subagent thread is not held by a
+// run (another process's that resumed it) and its head asks for the same
+// calls. A task another process answered (from the Checkpointer, as
+// Answer does for a task it does not hold) reads false, so that it is
+// neither shown nor answered twice here. A task whose subagent keeps no
+// Checkpointer, or whose thread cannot be read now, reads true.
+func stillParked(ctx context.Context, t *localTask, a Approval) bool {
+	saver := entrySaver(t.e)
+	if saver == nil || a.SubagentThread == "" {
+		return true
+	}
+	th, err := saver.Thread(ctx, a.SubagentThread)
+	if err != nil {
+		return !errors.Is(err, checkpoint.ErrNotFound)
+	}
+	if th.Status == checkpoint.StatusBusy {
+		return false
+	}
+	head, err := saver.Load(ctx, a.SubagentThread, "")
+	if err != nil {
+		return !errors.Is(err, checkpoint.ErrNotFound)
+	}
+	reqs, _ := agent.PendingRequests(head.Meta)
+	return slices.EqualFunc(reqs, a.Requests, func(x, y agent.ActionRequest) bool { return x.ToolCallID == y.ToolCallID })
 }
 
 // checkAnswer checks decisions against the requests they answer, so that

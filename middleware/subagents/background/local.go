@@ -221,6 +221,11 @@ func (l *localTasks) launch(ctx context.Context, t *localTask, in agent.Input, r
 	// starts under one id, must not launch it twice (the first run would
 	// be out of cancel's and Close's reach).
 	if other := l.byID[t.id]; other != nil && other != t {
+		if resumed {
+			// Two answers at once to a task parked by an earlier
+			// process: the other one resumed it.
+			return fmt.Errorf("%w: task %s was answered meanwhile", ErrNotWaiting, t.id)
+		}
 		return fmt.Errorf("Error: a background task with task_id %q exists already", t.id)
 	}
 	t.mu.Lock()
