@@ -405,11 +405,17 @@ func (l *localTasks) denyUnanswered(t *localTask, a *Approval) {
 	l.mu.Unlock()
 	// The task has ended: what it wrote before it parked is merged back
 	// before anyone reads its status (t.mu is held meanwhile).
+	var ev *agent.Event
 	if ws != nil {
-		note = withNote(note, mergeWorkspace(context.Background(), t, ws, t.events))
+		text, e := mergeQuietly(context.Background(), t, ws)
+		note, ev = withNote(note, text), &e
 	}
 	t.err, t.merge = withNote(t.err, note), note
+	events := t.events
 	t.mu.Unlock()
+	if ev != nil && events != nil {
+		events(*ev) // not under t.mu: the stream's reader may ask of the task
+	}
 	d := *a
 	d.Status = Denied
 	l.watch.notify(d)

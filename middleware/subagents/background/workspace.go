@@ -73,24 +73,31 @@ func (l *localTasks) discardWorkspace(t *localTask) {
 // for the model; it tells the person through events (the stream of the
 // run that started the task, while it lasts).
 func mergeWorkspace(ctx context.Context, t *localTask, ws *isolate.Workspace, events func(agent.Event)) string {
+	text, ev := mergeQuietly(ctx, t, ws)
+	if events != nil {
+		events(ev)
+	}
+	return text
+}
+
+// mergeQuietly merges ws back into the folder and returns the report for
+// the model and the notice for the person.
+func mergeQuietly(ctx context.Context, t *localTask, ws *isolate.Workspace) (string, agent.Event) {
 	rep, err := ws.Merge(context.WithoutCancel(ctx))
 	text := strings.Replace(rep.Text(), "The subagent worked", "The task worked", 1)
 	if err != nil {
 		text += fmt.Sprintf("\nThe merge stopped (%v); the task's workspace is kept at %s.", err, rep.Kept)
 	}
-	if events != nil {
-		paths := rep.Paths()
-		for i, p := range paths {
-			paths[i] = "/" + p
-		}
-		summary := fmt.Sprintf("background task %s (%s): %d file(s) merged back, %d conflict(s)", t.id, t.e.name, len(rep.Applied)+len(rep.Removed)+len(rep.Merged), len(rep.Conflicts))
-		ev := agent.Event{Type: agent.EventNotice, Name: subagents.NoticeMerge, Content: summary, Files: paths}
-		if err != nil {
-			ev.Error = err.Error()
-		}
-		events(ev)
+	paths := rep.Paths()
+	for i, p := range paths {
+		paths[i] = "/" + p
 	}
-	return text
+	summary := fmt.Sprintf("background task %s (%s): %d file(s) merged back, %d conflict(s)", t.id, t.e.name, len(rep.Applied)+len(rep.Removed)+len(rep.Merged), len(rep.Conflicts))
+	ev := agent.Event{Type: agent.EventNotice, Name: subagents.NoticeMerge, Content: summary, Files: paths}
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	return text, ev
 }
 
 // lostWorkspaceNote is what a task found again after its process ended

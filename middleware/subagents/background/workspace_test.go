@@ -318,7 +318,8 @@ func TestAsyncTaskSharesTheFolder(t *testing.T) {
 }
 
 // A cancelled task merges back what it wrote, as a task that ended: the
-// cancel's result says so, and the file is in the folder.
+// cancel's result says so, the stream of the run that started it tells
+// the person (a workspace_merge notice), and the file is in the folder.
 func TestAsyncTaskCancelledMerges(t *testing.T) {
 	f := newFolder(t, false, nil)
 	m := &stepModel{}
@@ -339,7 +340,18 @@ func TestAsyncTaskCancelledMerges(t *testing.T) {
 			return llm.AssistantText("done")
 		},
 	)
-	run(t, a, "go")
+	var notices []agent.Event
+	for e, err := range a.Stream(context.Background(), agent.Input{ThreadID: "t1", Messages: []llm.Message{llm.UserText("go")}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Type == agent.EventNotice && e.Name == subagents.NoticeMerge {
+			notices = append(notices, e)
+		}
+	}
+	if len(notices) != 1 || len(notices[0].Files) != 1 || notices[0].Files[0] != "/sub.txt" || !strings.Contains(notices[0].Content, "1 file(s) merged back") {
+		t.Errorf("notices = %+v", notices)
+	}
 	if !strings.HasPrefix(cancelled, "Cancelled async subagent task: task-1") || !strings.Contains(cancelled, "Applied: /sub.txt") {
 		t.Errorf("cancel = %q", cancelled)
 	}
