@@ -120,7 +120,7 @@ var layers = map[string][]string{
 	"middleware/subagents":     {"agent", "backend", "backend/isolate", "checkpoint", "llm", "middleware/budget", "middleware/hitl", "permission", "thread", "tool"},
 	// Background subagents build their local subagents as the task tool
 	// does.
-	"middleware/subagents/background": {"agent", "checkpoint", "internal/clip", "langgraph", "llm", "middleware/hitl", "middleware/subagents", "thread", "tool"},
+	"middleware/subagents/background": {"agent", "backend", "backend/isolate", "checkpoint", "internal/clip", "langgraph", "llm", "middleware/hitl", "middleware/subagents", "thread", "tool"},
 
 	// The deep agent, and the command line.
 	"":                                {"agent", "backend", "backend/isolate", "checkpoint", "hooks", "llm", "rewind", "middleware/caching", "middleware/filesystem", "middleware/budget", "middleware/hitl", "middleware/localcontext", "middleware/loops", "middleware/memory", "middleware/patch", "middleware/skills", "middleware/steer", "middleware/subagents", "middleware/subagents/background", "middleware/summarization", "middleware/todos", "middleware/verify", "permission", "profile", "store", "telemetry", "thread", "tool"},

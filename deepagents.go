@@ -79,7 +79,9 @@ type Config struct {
 	// the folder merged back when they end (package backend/isolate):
 	// "" is isolate.Auto, a workspace for each of the task calls of a
 	// turn that makes several, where Backend's files are a host folder
-	// (backend.HostRoot). isolate.None shares the folder always. See
+	// (backend.HostRoot). The local AsyncSubagents follow it too, for
+	// whom "" means a workspace always (a background task always runs
+	// beside the main agent). isolate.None shares the folder always. See
 	// docs/background-subagents.md.
 	Isolation isolate.Mode
 	// WorkspaceDir is where the subagents' workspaces are made; empty
@@ -304,7 +306,8 @@ func New(cfg Config) (*Agent, error) {
 	}
 	defaults = append(defaults, sh.files, subs)
 	if len(cfg.AsyncSubagents) > 0 {
-		async, err := background.New(background.Config{Parent: parent, Subagents: cfg.AsyncSubagents, Options: cfg.Async, Logger: cfg.Logger})
+		async, err := background.New(background.Config{Parent: parent, Subagents: cfg.AsyncSubagents, Options: cfg.Async, Logger: cfg.Logger,
+			Workspace: backend.HostRoot(b), Isolation: cfg.Isolation, WorkspaceOptions: isolate.Options{TempDir: cfg.WorkspaceDir, Logger: cfg.Logger}})
 		if err != nil {
 			return nil, fmt.Errorf("deepagents: %w", err)
 		}

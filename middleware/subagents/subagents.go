@@ -70,9 +70,10 @@ type Subagent struct {
 	// own, a copy of its caller's folder merged back when it ends
 	// (package backend/isolate): "" (Config.Isolation, whose "" is
 	// isolate.Auto: only when task calls run in parallel), isolate.None,
-	// isolate.Worktree or isolate.Copy. The task tool's subagents only,
-	// and only where the caller's files are a host folder
-	// (Config.Workspace).
+	// isolate.Worktree or isolate.Copy, only where the caller's files
+	// are a host folder (Config.Workspace). A local background subagent
+	// (package middleware/subagents/background) reads it too: for it
+	// Auto is a workspace always, as it runs beside the main agent.
 	Isolation isolate.Mode
 	// Budget, when set, is the subagent's own limit on each of its runs
 	// (package middleware/budget): what it spends still counts to the

@@ -213,7 +213,18 @@ func (s *Middleware) Answer(ctx context.Context, threadID, taskID string, decisi
 		t.ns = a.Requests[0].Namespace
 	}
 	t.approval = &a
-	return s.local.resume(ctx, t, decisions, values)
+	if rec.Workspace != "" {
+		// Its workspace is not taken up again: the task goes on in a
+		// fresh one (or the shared folder), and its result says what
+		// became of what it wrote before.
+		t.wsNote = lostWorkspaceNote(rec.Workspace)
+	}
+	s.local.forkFor(ctx, t)
+	if err := s.local.resume(ctx, t, decisions, values); err != nil {
+		s.local.discardWorkspace(t)
+		return err
+	}
+	return nil
 }
 
 // stillParked reports whether a task parked in this process still waits

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deepagents-go/deepagents/backend/isolate"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/middleware/subagents"
 	"github.com/deepagents-go/deepagents/tool"
@@ -170,6 +171,19 @@ type Config struct {
 	Options Options
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// Workspace is the host folder the caller's files are (its backend's
+	// backend.HostRoot), which a local task's workspace of its own
+	// copies; "" isolates no task.
+	Workspace string
+	// Isolation is the isolation of the local subagents that set none
+	// (Subagent.Isolation); "" is isolate.Auto, which for a background
+	// task means a workspace of its own (a git worktree where there is
+	// git, a copy elsewhere): it always runs beside the main agent.
+	// isolate.None shares the folder.
+	Isolation isolate.Mode
+	// WorkspaceOptions configures the workspaces (isolate.Fork); its
+	// Label is each task's own.
+	WorkspaceOptions isolate.Options
 }
 
 // Middleware adds the tools that start, check, wait for, update, cancel
@@ -229,8 +243,13 @@ func New(cfg Config) (*Middleware, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.local = newLocalTasks(s.limits)
+	s.local.dir, s.local.wsOpts = cfg.Workspace, cfg.WorkspaceOptions
+	defIsolation, err := isolate.ParseMode(string(cfg.Isolation))
+	if err != nil {
+		return nil, fmt.Errorf("async subagents: %w", err)
+	}
 	for _, sa := range cfg.Subagents {
-		if err := s.add(cfg.Parent, sa); err != nil {
+		if err := s.add(cfg.Parent, sa, defIsolation); err != nil {
 			return nil, err
 		}
 	}
@@ -248,11 +267,14 @@ type subagent struct {
 	*subagents.Entry  // a local one's; nil for a remote one
 	name, description string
 	remote            *remoteAgent // a remote one's server
+	// isolation is how a local one's tasks get a workspace of their own
+	// (never Auto: see workspaceMode); None shares the folder.
+	isolation isolate.Mode
 }
 
 // add checks sa and builds it: a local subagent as the task tool's are
 // (see subagents.NewEntry), a remote one as a client of its server.
-func (s *Middleware) add(parent subagents.Parent, sa Subagent) error {
+func (s *Middleware) add(parent subagents.Parent, sa Subagent, defIsolation isolate.Mode) error {
 	if sa.Name == "" {
 		return errors.New("async subagents: a subagent has no name")
 	}
@@ -269,7 +291,14 @@ func (s *Middleware) add(parent subagents.Parent, sa Subagent) error {
 	case sa.URL != "" || sa.GraphID != "":
 		e.remote, err = newRemoteAgent(sa, s.limits.RequestTimeout)
 	default:
-		e.Entry, err = subagents.NewEntry(parent, sa.Subagent)
+		e.isolation = defIsolation
+		if sa.Isolation != "" {
+			e.isolation, err = isolate.ParseMode(string(sa.Isolation))
+		}
+		e.isolation = workspaceMode(e.isolation)
+		if err == nil {
+			e.Entry, err = subagents.NewEntry(parent, sa.Subagent)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("async subagents: %s: %w", sa.Name, err)
@@ -277,6 +306,16 @@ func (s *Middleware) add(parent subagents.Parent, sa Subagent) error {
 	s.byName[sa.Name] = e
 	s.names = append(s.names, sa.Name)
 	return nil
+}
+
+// workspaceMode is the isolation of a background task: Auto isolates it,
+// in a git worktree where there is git (a copy elsewhere), since a
+// background task always runs beside the main agent.
+func workspaceMode(m isolate.Mode) isolate.Mode {
+	if m == isolate.Auto {
+		return isolate.Worktree
+	}
+	return m
 }
 
 // quotedNames lists subagent names for the model: `a`, `b`.

@@ -69,11 +69,11 @@ func (s *Middleware) start(ctx context.Context, in startIn) (string, error) {
 			rec.TaskID = newTaskID()
 		}
 		rec.Owner = s.instance
-		child, err := s.local.start(ctx, rt, e, rec.TaskID, call.ID, in.Description)
+		child, ws, err := s.local.start(ctx, rt, e, rec.TaskID, call.ID, in.Description)
 		if err != nil {
 			return "", err
 		}
-		rec.ThreadID = child
+		rec.ThreadID, rec.Workspace = child, ws
 	}
 	s.recMu.Lock()
 	tasks := s.records(rt)
@@ -124,14 +124,16 @@ func (s *Middleware) update(ctx context.Context, in updateIn) (string, error) {
 	if lt == nil {
 		return "", fmt.Errorf("Error: task %s can no longer be updated: it is not kept in this process any more (status %s); start a new task instead", rec.TaskID, rec.Status)
 	}
-	if err := s.local.restart(ctx, rt, lt, call.ID, in.Message); err != nil {
+	merged, err := s.local.restart(ctx, rt, lt, call.ID, in.Message)
+	if err != nil {
 		return "", err
 	}
-	child := lt.subagentThread()
+	child, ws := lt.subagentThread(), lt.workspaceRoot()
 	s.save(rt, rec.TaskID, func(t *Task) {
-		t.Status, t.Collected, t.LastUpdatedAt, t.ThreadID = Running, false, now, child
+		t.Status, t.Collected, t.LastUpdatedAt, t.ThreadID, t.Workspace = Running, false, now, child, ws
 	})
-	return "Updated async subagent. task_id: " + rec.TaskID, nil
+	// The run it had finished merged its workspace back: say so.
+	return withNote("Updated async subagent. task_id: "+rec.TaskID, merged), nil
 }
 
 func (s *Middleware) cancel(ctx context.Context, in taskIDIn) (string, error) {
@@ -184,5 +186,6 @@ func (s *Middleware) cancel(ctx context.Context, in taskIDIn) (string, error) {
 	}
 	s.local.collect(rt, lt) // its usage so far
 	s.observe(rt, rec.TaskID, Cancelled, true)
-	return "Cancelled async subagent task: " + rec.TaskID, nil
+	// What it wrote in its workspace was merged back as it ended.
+	return withNote("Cancelled async subagent task: "+rec.TaskID, lt.snapshot().merge), nil
 }

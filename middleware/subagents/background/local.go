@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/deepagents-go/deepagents/agent"
+	"github.com/deepagents-go/deepagents/backend"
+	"github.com/deepagents-go/deepagents/backend/isolate"
 	"github.com/deepagents-go/deepagents/internal/clip"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/subagents"
@@ -44,6 +46,10 @@ type localTasks struct {
 	closed   bool
 	wg       sync.WaitGroup
 	watch    watchers // Watch's functions, told of approvals
+	// dir is the host folder local tasks' workspaces copy ("" isolates
+	// none), wsOpts how they are made (workspace.go).
+	dir    string
+	wsOpts isolate.Options
 }
 
 func newLocalTasks(l Options) *localTasks {
@@ -83,18 +89,28 @@ type localTask struct {
 	approval *Approval
 	unpark   chan struct{}
 	deny     *time.Timer
+	// ws is the task's workspace of its own while it works or waits for
+	// approval (workspace.go), nil once merged back or when it has none;
+	// wsNote what its result must say of a workspace that could not be
+	// made, or was lost; merge the report of the last merge back.
+	ws     *isolate.Workspace
+	wsNote string
+	merge  string
+	// events is the stream of the run that started the task (its
+	// notices), while it lasts; nil when none.
+	events func(agent.Event)
 }
 
 type taskOutcome struct {
-	status      string
-	started     time.Time
-	result, err string
+	status             string
+	started            time.Time
+	result, err, merge string
 }
 
 func (t *localTask) snapshot() taskOutcome {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return taskOutcome{status: t.status, started: t.started, result: t.result, err: t.err}
+	return taskOutcome{status: t.status, started: t.started, result: t.result, err: t.err, merge: t.merge}
 }
 
 // pendingApproval returns what the task asks while it waits for approval.
@@ -173,15 +189,19 @@ func taskInput(rt *agent.Runtime, e *subagent, id, callID string, msgs []llm.Mes
 	return in
 }
 
-// start launches a new task. It returns the subagent's thread, "" when
-// it keeps none.
-func (l *localTasks) start(ctx context.Context, rt *agent.Runtime, e *subagent, id, callID, description string) (string, error) {
+// start launches a new task, in a workspace of its own when its
+// subagent isolates. It returns the subagent's thread, "" when it keeps
+// none, and the workspace's folder, "" when it has none.
+func (l *localTasks) start(ctx context.Context, rt *agent.Runtime, e *subagent, id, callID, description string) (child, workspace string, err error) {
 	t := &localTask{id: id, e: e, thread: rt.ThreadID(), task: clip.Text(description, taskText)}
 	in := taskInput(rt, e, id, callID, []llm.Message{llm.UserText(description)}, 0)
+	t.events = in.Events
+	l.forkFor(ctx, t)
 	if err := l.launch(ctx, t, in, false); err != nil {
-		return "", err
+		l.discardWorkspace(t)
+		return "", "", err
 	}
-	return in.ThreadID, nil
+	return in.ThreadID, t.workspaceRoot(), nil
 }
 
 // resume runs a task that waits for approval again, from its
@@ -243,7 +263,7 @@ func (l *localTasks) launch(ctx context.Context, t *localTask, in agent.Input, r
 	t.mu.Lock()
 	wasParked := t.approval
 	t.status, t.started = Running, time.Now()
-	t.result, t.err, t.res, t.collected = "", "", nil, false
+	t.result, t.err, t.res, t.collected, t.merge = "", "", nil, false, ""
 	t.endPark() // an update of a task that waits for approval ends the wait too
 	if !resumed {
 		// Never nil: mergeBack checks a background task's files against it.
@@ -255,6 +275,10 @@ func (l *localTasks) launch(ctx context.Context, t *localTask, in agent.Input, r
 	}
 	t.child = in.ThreadID
 	t.cancel, t.done = cancel, done
+	if t.ws != nil {
+		// Its file tools and commands work in its workspace.
+		runCtx = backend.WithRedirect(runCtx, t.ws.Redirect())
+	}
 	t.mu.Unlock()
 	l.byID[t.id] = t
 	l.finished = slices.DeleteFunc(l.finished, func(s string) bool { return s == t.id })
@@ -282,21 +306,43 @@ func (l *localTasks) launch(ctx context.Context, t *localTask, in agent.Input, r
 func (l *localTasks) run(ctx context.Context, t *localTask, r subagents.Runnable, in agent.Input, done chan struct{}) {
 	res, err := invokeSafely(ctx, r, in)
 	status, result, msg := outcome(ctx, t.e, res, err)
+	l.mu.Lock()
+	closed := l.closed
+	l.mu.Unlock()
+	t.mu.Lock()
+	parks := status == Interrupted && t.child != "" && !closed
+	// A task that parks keeps its workspace while it waits, and one
+	// stopped by update_async_task goes on in it; any other end merges
+	// it back before its result is reported.
+	keep := parks || status == Cancelled && errors.Is(context.Cause(ctx), errTaskUpdated)
+	var ws *isolate.Workspace
+	note, events := "", t.events
+	if !keep {
+		ws, note = t.ws, t.wsNote
+		t.ws, t.wsNote = nil, ""
+	}
+	t.mu.Unlock()
+	if ws != nil {
+		note = withNote(note, mergeWorkspace(ctx, t, ws, events))
+	}
+	if status == Success {
+		result = withNote(result, note)
+	} else {
+		msg = withNote(msg, note)
+	}
 	var parked *Approval
 	l.mu.Lock()
 	// The slot is free before anyone waiting on done hears of the end.
 	l.running--
 	t.mu.Lock()
-	if status == Interrupted && t.child != "" && !l.closed {
+	t.merge = note
+	if parks {
 		// Its checkpoint waits in the Checkpointer: the task waits for
 		// the person, not for nobody.
 		status, msg = AwaitingApproval, ""
 		a := Approval{ThreadID: t.thread, TaskID: t.id, Subagent: t.e.name, Task: t.task, SubagentThread: t.child,
 			Requests: res.Interrupts, Status: AwaitingApproval, Since: time.Now().UTC()}
 		t.approval, t.unpark = &a, make(chan struct{})
-		if w := l.limits.ApprovalWait; w > 0 {
-			t.deny = time.AfterFunc(w, func() { l.denyUnanswered(t, &a) })
-		}
 		parked = &a
 	}
 	t.status, t.result, t.err, t.res = status, result, msg, res
@@ -308,6 +354,17 @@ func (l *localTasks) run(ctx context.Context, t *localTask, r subagents.Runnable
 	l.mu.Unlock()
 	if parked != nil {
 		l.watch.notify(*parked)
+		// Its denial after ApprovalWait is armed once the park was told:
+		// a watcher hears of the park before it hears of the denial.
+		if w := l.limits.ApprovalWait; w > 0 {
+			l.mu.Lock()
+			t.mu.Lock()
+			if t.status == AwaitingApproval && t.approval == parked && !l.closed {
+				t.deny = time.AfterFunc(w, func() { l.denyUnanswered(t, parked) })
+			}
+			t.mu.Unlock()
+			l.mu.Unlock()
+		}
 	}
 }
 
@@ -347,9 +404,23 @@ func (l *localTasks) denyUnanswered(t *localTask, a *Approval) {
 	t.endPark()
 	t.status = Denied
 	t.err = fmt.Sprintf("it stopped to ask for approval of %s, and nobody answered within %s, so it was denied (%v); the call(s) did not run. Do the work another way, or start the task again when someone can approve it", a.Tools(), l.limits.ApprovalWait, ErrDenied)
-	t.mu.Unlock()
+	ws, note := t.ws, t.wsNote
+	t.ws, t.wsNote = nil, ""
 	l.finishedLocked(t.id)
 	l.mu.Unlock()
+	// The task has ended: what it wrote before it parked is merged back
+	// before anyone reads its status (t.mu is held meanwhile).
+	var ev *agent.Event
+	if ws != nil {
+		text, e := mergeQuietly(context.Background(), t, ws)
+		note, ev = withNote(note, text), &e
+	}
+	t.err, t.merge = withNote(t.err, note), note
+	events := t.events
+	t.mu.Unlock()
+	if ev != nil && events != nil {
+		events(*ev) // not under t.mu: the stream's reader may ask of the task
+	}
 	d := *a
 	d.Status = Denied
 	l.watch.notify(d)
@@ -478,10 +549,12 @@ func (l *localTasks) stop(ctx context.Context, t *localTask, cause error) error 
 }
 
 // restart stops a running task and runs it again with its conversation
-// so far and a new user message.
-func (l *localTasks) restart(ctx context.Context, rt *agent.Runtime, t *localTask, callID, message string) error {
+// so far and a new user message, in the workspace it worked in (a new
+// one when it had finished, and merged its own back). It returns the
+// report of that merge, "" when there was none.
+func (l *localTasks) restart(ctx context.Context, rt *agent.Runtime, t *localTask, callID, message string) (string, error) {
 	if err := l.stop(ctx, t, errTaskUpdated); err != nil {
-		return err
+		return "", err
 	}
 	// What it finished with counts before it goes on.
 	l.collect(rt, t)
@@ -492,8 +565,35 @@ func (l *localTasks) restart(ctx context.Context, rt *agent.Runtime, t *localTas
 	}
 	msgs = append(slices.Clone(msgs), llm.UserText(message))
 	gen := t.runs // a durable subagent gets a fresh thread for each run
+	merged := t.merge
 	t.mu.Unlock()
-	return l.launch(ctx, t, taskInput(rt, t.e, t.id, callID, msgs, gen), false)
+	kept := t.workspaceRoot() != ""
+	l.forkFor(ctx, t)
+	err := l.launch(ctx, t, taskInput(rt, t.e, t.id, callID, msgs, gen), false)
+	if err == nil {
+		return merged, nil
+	}
+	if !kept {
+		l.discardWorkspace(t) // made for this run, which never started
+		return "", err
+	}
+	// It does not go on: the workspace kept for it is merged back now.
+	t.mu.Lock()
+	ws, note, events := t.ws, t.wsNote, t.events
+	if t.status == Running {
+		ws = nil // another call launched it meanwhile: its workspace is that run's
+	} else {
+		t.ws, t.wsNote = nil, ""
+	}
+	t.mu.Unlock()
+	if ws == nil {
+		return "", err
+	}
+	note = withNote(note, mergeWorkspace(ctx, t, ws, events))
+	t.mu.Lock()
+	t.err, t.merge = withNote(t.err, note), note
+	t.mu.Unlock()
+	return "", fmt.Errorf("%w\n\n%s", err, note)
 }
 
 // runningTasks returns the running tasks' ids with their subagents'

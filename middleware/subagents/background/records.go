@@ -29,6 +29,10 @@ type Task struct {
 	Remote   bool   `json:"remote,omitempty"`
 	ThreadID string `json:"thread_id,omitempty"`
 	RunID    string `json:"run_id,omitempty"`
+	// Workspace is the folder of a local task's workspace of its own,
+	// while it works or waits for approval in it: a later process that
+	// finds the task again says where what it wrote is.
+	Workspace string `json:"workspace,omitempty"`
 	// Owner identifies the middleware instance running a local task.
 	Owner  string `json:"owner,omitempty"`
 	Status string `json:"status"`

@@ -122,6 +122,9 @@ func (s *Middleware) status(ctx context.Context, rt *agent.Runtime, rec Task) (r
 		default:
 			r.Status = Lost
 			r.Error = "it ran inside an agent process that has since ended, so it stopped without a result; start it again if it is still needed"
+			if rec.Workspace != "" {
+				r.Error = withNote(r.Error, lostWorkspaceNote(rec.Workspace))
+			}
 		}
 		if r.Status != rec.Status {
 			s.observe(rt, rec.TaskID, r.Status, false)
