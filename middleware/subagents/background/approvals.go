@@ -219,9 +219,9 @@ func (s *Middleware) Answer(ctx context.Context, threadID, taskID string, decisi
 		// became of what it wrote before.
 		t.wsNote = lostWorkspaceNote(rec.Workspace)
 	}
-	s.local.forkFor(ctx, t)
+	made := s.local.forkFor(ctx, t)
 	if err := s.local.resume(ctx, t, decisions, values); err != nil {
-		s.local.discardWorkspace(t)
+		s.local.discardWorkspace(t, made)
 		return err
 	}
 	return nil

@@ -24,8 +24,11 @@ import (
 var (
 	errTaskCancelled = errors.New("cancelled by cancel_async_task")
 	errTaskUpdated   = errors.New("stopped by update_async_task")
-	errAgentClosed   = errors.New("the agent was closed")
-	errTaskTimeout   = errors.New("ran longer than the time allowed")
+	// errNoWorkspace is launch's refusal to run a task that isolates
+	// without its workspace (another call's run merged it meanwhile).
+	errNoWorkspace = errors.New("the task's workspace was merged back meanwhile")
+	errAgentClosed = errors.New("the agent was closed")
+	errTaskTimeout = errors.New("ran longer than the time allowed")
 )
 
 // stopWait bounds how long cancel and update wait for a local task to
@@ -96,6 +99,13 @@ type localTask struct {
 	ws     *isolate.Workspace
 	wsNote string
 	merge  string
+	// wsUsed is whether a run worked in ws (then only a merge ends it,
+	// never discardWorkspace); updating counts the update_async_task
+	// calls stopping the task to go on in its workspace, handedOver
+	// whether a run stopped by one left ws to it (workspace.go).
+	wsUsed     bool
+	updating   int
+	handedOver bool
 	// events is the stream of the run that started the task (its
 	// notices), while it lasts; nil when none.
 	events func(agent.Event)
@@ -196,9 +206,9 @@ func (l *localTasks) start(ctx context.Context, rt *agent.Runtime, e *subagent, 
 	t := &localTask{id: id, e: e, thread: rt.ThreadID(), task: clip.Text(description, taskText)}
 	in := taskInput(rt, e, id, callID, []llm.Message{llm.UserText(description)}, 0)
 	t.events = in.Events
-	l.forkFor(ctx, t)
+	made := l.forkFor(ctx, t)
 	if err := l.launch(ctx, t, in, false); err != nil {
-		l.discardWorkspace(t)
+		l.discardWorkspace(t, made)
 		return "", "", err
 	}
 	return in.ThreadID, t.workspaceRoot(), nil
@@ -250,8 +260,11 @@ func (l *localTasks) launch(ctx context.Context, t *localTask, in agent.Input, r
 	}
 	t.mu.Lock()
 	status := t.status
+	noWorkspace := t.ws == nil && t.wsNote == "" && l.isolates(t.e)
 	t.mu.Unlock()
 	switch {
+	case noWorkspace && status != Running:
+		return errNoWorkspace
 	case resumed && status != AwaitingApproval:
 		return fmt.Errorf("%w: task %s is %s", ErrNotWaiting, t.id, status)
 	case status == Running:
@@ -278,6 +291,7 @@ func (l *localTasks) launch(ctx context.Context, t *localTask, in agent.Input, r
 	if t.ws != nil {
 		// Its file tools and commands work in its workspace.
 		runCtx = backend.WithRedirect(runCtx, t.ws.Redirect())
+		t.wsUsed, t.handedOver = true, false
 	}
 	t.mu.Unlock()
 	l.byID[t.id] = t
@@ -314,9 +328,14 @@ func (l *localTasks) run(ctx context.Context, t *localTask, r subagents.Runnable
 	// A task that parks keeps its workspace while it waits, and one
 	// stopped by update_async_task goes on in it; any other end merges
 	// it back before its result is reported.
-	keep := parks || status == Cancelled && errors.Is(context.Cause(ctx), errTaskUpdated)
+	// (An update that gave up waiting for the stop takes nothing over.)
+	handOver := status == Cancelled && errors.Is(context.Cause(ctx), errTaskUpdated) && t.updating > 0
+	keep := parks || handOver
 	var ws *isolate.Workspace
 	note, events := "", t.events
+	if handOver && t.ws != nil {
+		t.handedOver = true
+	}
 	if !keep {
 		ws, note = t.ws, t.wsNote
 		t.ws, t.wsNote = nil, ""
@@ -553,8 +572,30 @@ func (l *localTasks) stop(ctx context.Context, t *localTask, cause error) error 
 // one when it had finished, and merged its own back). It returns the
 // report of that merge, "" when there was none.
 func (l *localTasks) restart(ctx context.Context, rt *agent.Runtime, t *localTask, callID, message string) (string, error) {
-	if err := l.stop(ctx, t, errTaskUpdated); err != nil {
-		return "", err
+	t.mu.Lock()
+	t.updating++
+	t.mu.Unlock()
+	err := l.stop(ctx, t, errTaskUpdated)
+	t.mu.Lock()
+	t.updating--
+	var orphan *isolate.Workspace
+	note, events := "", t.events
+	if err != nil && t.updating == 0 && t.handedOver {
+		// The run ended, leaving its workspace to this update, which
+		// gave up waiting: it is merged back now, not left behind.
+		orphan, note = t.ws, t.wsNote
+		t.ws, t.wsNote, t.handedOver = nil, "", false
+	}
+	t.mu.Unlock()
+	if err != nil {
+		if orphan == nil {
+			return "", err
+		}
+		note = withNote(note, mergeWorkspace(ctx, t, orphan, events))
+		t.mu.Lock()
+		t.err, t.merge = withNote(t.err, note), note
+		t.mu.Unlock()
+		return "", fmt.Errorf("%w\n\n%s", err, note)
 	}
 	// What it finished with counts before it goes on.
 	l.collect(rt, t)
@@ -567,23 +608,31 @@ func (l *localTasks) restart(ctx context.Context, rt *agent.Runtime, t *localTas
 	gen := t.runs // a durable subagent gets a fresh thread for each run
 	merged := t.merge
 	t.mu.Unlock()
-	kept := t.workspaceRoot() != ""
-	l.forkFor(ctx, t)
-	err := l.launch(ctx, t, taskInput(rt, t.e, t.id, callID, msgs, gen), false)
+	var made *isolate.Workspace
+	for range 3 {
+		made = l.forkFor(ctx, t)
+		err = l.launch(ctx, t, taskInput(rt, t.e, t.id, callID, msgs, gen), false)
+		if !errors.Is(err, errNoWorkspace) {
+			break
+		}
+	}
 	if err == nil {
 		return merged, nil
 	}
-	if !kept {
-		l.discardWorkspace(t) // made for this run, which never started
+	if made != nil {
+		l.discardWorkspace(t, made) // made for this run, which never started
 		return "", err
 	}
-	// It does not go on: the workspace kept for it is merged back now.
+	// It does not go on: the workspace a run worked in is merged back now.
 	t.mu.Lock()
-	ws, note, events := t.ws, t.wsNote, t.events
-	if t.status == Running {
-		ws = nil // another call launched it meanwhile: its workspace is that run's
+	ws := t.ws
+	note, events = t.wsNote, t.events
+	if t.status == Running || !t.wsUsed || t.updating > 0 {
+		// Another call launched it meanwhile (its workspace is that
+		// run's), made it for the run it launches, or goes on in it.
+		ws = nil
 	} else {
-		t.ws, t.wsNote = nil, ""
+		t.ws, t.wsNote, t.handedOver = nil, "", false
 	}
 	t.mu.Unlock()
 	if ws == nil {

@@ -25,26 +25,37 @@ func (l *localTasks) isolates(e *subagent) bool {
 }
 
 // forkFor makes t's workspace, when its subagent isolates and t has none
-// yet; one that cannot be made leaves the task in the shared folder,
-// which its result then says. t's lock is not held.
-func (l *localTasks) forkFor(ctx context.Context, t *localTask) {
+// yet, and returns it (nil when it made none); one that cannot be made
+// leaves the task in the shared folder, which its result then says. t's
+// lock is not held. Calls of one turn run in parallel: of two forks for
+// one task, the one that comes second is removed at once.
+func (l *localTasks) forkFor(ctx context.Context, t *localTask) *isolate.Workspace {
 	t.mu.Lock()
 	has := t.ws != nil
 	t.mu.Unlock()
 	if has || !l.isolates(t.e) {
-		return
+		return nil
 	}
 	opts := l.wsOpts
 	opts.Group = nil // from the folder as it is now
 	opts.Label = t.e.name + "-" + t.id
 	ws, err := isolate.Fork(ctx, l.dir, t.e.isolation, opts)
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if err != nil {
-		t.wsNote = fmt.Sprintf("The task worked in the shared folder: its own workspace could not be made (%v).", err)
-		return
+		if t.ws == nil {
+			t.wsNote = withNote(t.wsNote, fmt.Sprintf("The task worked in the shared folder: its own workspace could not be made (%v).", err))
+		}
+		t.mu.Unlock()
+		return nil
 	}
-	t.ws = ws
+	if t.ws != nil {
+		t.mu.Unlock()
+		_ = ws.Remove() // another call made one meanwhile
+		return nil
+	}
+	t.ws, t.wsUsed = ws, false
+	t.mu.Unlock()
+	return ws
 }
 
 // workspaceRoot returns the folder of t's workspace, "" when it has none.
@@ -57,16 +68,18 @@ func (t *localTask) workspaceRoot() string {
 	return t.ws.Root
 }
 
-// discardWorkspace removes the workspace of a task whose run never
-// started: nothing was written in it.
-func (l *localTasks) discardWorkspace(t *localTask) {
+// discardWorkspace removes ws, made by forkFor for a run that never
+// started: nothing was written in it. It is left alone when it is no
+// longer t's, or a run (launched by another call meanwhile) works in it.
+func (l *localTasks) discardWorkspace(t *localTask, ws *isolate.Workspace) {
 	t.mu.Lock()
-	ws := t.ws
+	if ws == nil || t.ws != ws || t.wsUsed {
+		t.mu.Unlock()
+		return
+	}
 	t.ws = nil
 	t.mu.Unlock()
-	if ws != nil {
-		_ = ws.Remove()
-	}
+	_ = ws.Remove()
 }
 
 // mergeWorkspace merges ws back into the folder and returns the report

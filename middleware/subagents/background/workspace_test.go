@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -31,7 +32,10 @@ type folder struct {
 	files    *filesystem.Middleware
 	holding  chan struct{} // the writer is in hold
 	release  chan struct{} // hold returns
-	opts     background.Options
+	// told, when set, makes hold stubborn: told its run is cancelled,
+	// it says so on told and still waits for release.
+	told chan struct{}
+	opts background.Options
 }
 
 // newFolder makes the folder with files, under git when withGit (hooks
@@ -112,6 +116,11 @@ func (f *folder) hold() tool.Tool {
 		case <-f.release:
 			return "released", nil
 		case <-ctx.Done():
+			if f.told == nil {
+				return "", context.Cause(ctx)
+			}
+			f.told <- struct{}{}
+			<-f.release
 			return "", context.Cause(ctx)
 		}
 	}))
@@ -590,4 +599,114 @@ func TestAsyncTaskLostSaysWhereItsWorkspaceIs(t *testing.T) {
 	}
 	close(f.release) // the first instance's task ends, and merges there
 	a1.Close()
+}
+
+// Two updates of a finished task in one turn (the calls run in
+// parallel): one goes on (or both, one after the other), and one that is
+// refused neither removes the workspace the run that went on works in
+// nor leaves one of its own behind, nor does a run go on without one. What the update wrote is merged back, and no
+// workspace is left.
+func TestAsyncTaskTwoUpdatesAtOnceKeepOneWorkspace(t *testing.T) {
+	for i := range 5 { // the calls race: several rounds
+		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			f := newFolder(t, false, map[string]string{"base.txt": "base\n"})
+			m := &stepModel{subs: map[string]func(context.Context, *llm.Request) (llm.Message, error){
+				"writer": func(_ context.Context, req *llm.Request) (llm.Message, error) {
+					last, n := "", 0
+					for _, msg := range req.Messages {
+						switch msg.Role {
+						case llm.RoleUser:
+							last, n = msg.Text(), 0
+						case llm.RoleAssistant:
+							n++
+						}
+					}
+					switch {
+					case last == "write" && n == 0:
+						return callsOf(writeFile("/sub.txt", "sub\n")), nil
+					case last != "write" && n == 0:
+						return callsOf(writeFile("/more.txt", "more\n")), nil
+					}
+					return llm.AssistantText("writer done"), nil
+				},
+			}}
+			a, _ := f.agent(t, m, checkpoint.NewMemorySaver(), "", nil)
+			var updates []string
+			var r taskReport
+			m.add(
+				step(calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "writer", "description": "write"})),
+				step(calls(background.WaitAsyncTaskTool, map[string]any{"task_id": "task-1", "timeout": 30})),
+				step(calls(background.UpdateAsyncTaskTool, map[string]any{"task_id": "task-1", "message": "more"},
+					background.UpdateAsyncTaskTool, map[string]any{"task_id": "task-1", "message": "more"})),
+				func(req *llm.Request) llm.Message {
+					updates = toolResults(req)
+					return calls(background.WaitAsyncTaskTool, map[string]any{"task_id": "task-1", "timeout": 30})
+				},
+				func(req *llm.Request) llm.Message {
+					r = parseReport(t, toolResults(req)[0])
+					return llm.AssistantText("done")
+				},
+			)
+			run(t, a, "go")
+			ok := 0
+			for _, u := range updates {
+				if strings.HasPrefix(u, "Updated async subagent.") {
+					ok++
+				}
+			}
+			if ok == 0 {
+				t.Errorf("updates = %q, want one to go on", updates)
+			}
+			// Two updates may also go on one after the other.
+			if r.Status != background.Success || !strings.Contains(r.Result, "The task worked in a workspace of its own") {
+				t.Errorf("report = %+v", r)
+			}
+			if got, _ := f.read(t, "more.txt"); got != "more\n" {
+				t.Errorf("more.txt = %q", got)
+			}
+			if left := f.workspaces(t); len(left) != 0 {
+				t.Errorf("workspaces left: %v", left)
+			}
+		})
+	}
+}
+
+// An update that gives up waiting for the task to stop (its call is
+// cancelled) takes nothing over: the run, once it ends, merges its
+// workspace back itself, and none is left behind.
+func TestAsyncTaskUpdateGivenUpMerges(t *testing.T) {
+	f := newFolder(t, false, nil)
+	f.told = make(chan struct{}, 1)
+	m := &stepModel{}
+	scripted(m,
+		callsOf(writeFile("/sub.txt", "sub\n")),
+		calls("hold", map[string]any{}),
+		llm.AssistantText("writer done"),
+	)
+	a, _ := f.agent(t, m, checkpoint.NewMemorySaver(), "", nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m.add(
+		step(calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "writer", "description": "write"})),
+		func(*llm.Request) llm.Message {
+			received(t, f.holding, "the writer to hold")
+			go func() {
+				<-f.told // the update told it to stop: the caller gives up
+				cancel()
+			}()
+			return calls(background.UpdateAsyncTaskTool, map[string]any{"task_id": "task-1", "message": "also write more"})
+		},
+		step(llm.AssistantText("done")),
+	)
+	_, _ = a.Invoke(ctx, agent.Input{ThreadID: "t1", Messages: []llm.Message{llm.UserText("go")}})
+	close(f.release)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := f.read(t, "sub.txt"); got != "sub\n" {
+		t.Errorf("sub.txt = %q, want what the task wrote merged back", got)
+	}
+	if left := f.workspaces(t); len(left) != 0 {
+		t.Errorf("workspaces left: %v", left)
+	}
 }
