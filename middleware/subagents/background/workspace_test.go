@@ -10,10 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/backend"
 	"github.com/deepagents-go/deepagents/backend/isolate"
+	"github.com/deepagents-go/deepagents/backend/sandbox"
 	"github.com/deepagents-go/deepagents/checkpoint"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/filesystem"
@@ -705,6 +707,59 @@ func TestAsyncTaskUpdateGivenUpMerges(t *testing.T) {
 	}
 	if got, _ := f.read(t, "sub.txt"); got != "sub\n" {
 		t.Errorf("sub.txt = %q, want what the task wrote merged back", got)
+	}
+	if left := f.workspaces(t); len(left) != 0 {
+		t.Errorf("workspaces left: %v", left)
+	}
+}
+
+// A background task's commands (execute) run in its workspace too: what
+// a command writes is not in the folder while the task runs, and is
+// merged back when it ends.
+func TestAsyncTaskCommandsRunInItsWorkspace(t *testing.T) {
+	f := newFolder(t, false, map[string]string{"base.txt": "base\n"})
+	sh, err := sandbox.NewLocalShell(f.dir, sandbox.LocalShellOptions{Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.files, err = filesystem.New(filesystem.Config{Backend: sh}); err != nil {
+		t.Fatal(err)
+	}
+	m := &stepModel{}
+	scripted(m,
+		calls(filesystem.ExecuteTool, map[string]any{"command": "echo made > made.txt; rm base.txt"}),
+		calls("hold", map[string]any{}),
+		llm.AssistantText("writer done"),
+	)
+	a, _ := f.agent(t, m, checkpoint.NewMemorySaver(), "", nil)
+	var r taskReport
+	m.add(
+		step(calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "writer", "description": "write"})),
+		func(*llm.Request) llm.Message {
+			received(t, f.holding, "the writer to hold")
+			if _, ok := f.read(t, "made.txt"); ok {
+				t.Error("the task's command wrote the folder while it runs")
+			}
+			if _, ok := f.read(t, "base.txt"); !ok {
+				t.Error("the task's command removed a file of the folder while it runs")
+			}
+			close(f.release)
+			return calls(background.WaitAsyncTaskTool, map[string]any{"task_id": "task-1", "timeout": 30})
+		},
+		func(req *llm.Request) llm.Message {
+			r = parseReport(t, toolResults(req)[0])
+			return llm.AssistantText("done")
+		},
+	)
+	run(t, a, "go")
+	if r.Status != background.Success || !strings.Contains(r.Result, "Applied: /made.txt") || !strings.Contains(r.Result, "Removed: /base.txt") {
+		t.Errorf("report = %+v", r)
+	}
+	if got, _ := f.read(t, "made.txt"); got != "made\n" {
+		t.Errorf("made.txt = %q", got)
+	}
+	if _, ok := f.read(t, "base.txt"); ok {
+		t.Error("base.txt, which the task removed, is still there")
 	}
 	if left := f.workspaces(t); len(left) != 0 {
 		t.Errorf("workspaces left: %v", left)
