@@ -269,7 +269,7 @@ func (b *Buffered) Write(ctx context.Context, path, content string) error {
 	if err := b.fs.guard("write", p, AccessWrite); err != nil {
 		return err
 	}
-	defer b.fs.locks.lock(p)()
+	defer b.fs.lock(p)()
 	if err := b.fs.placeFor(ctx, "write", p, false); err != nil {
 		return err
 	}
@@ -308,7 +308,7 @@ func (b *Buffered) upload(ctx context.Context, file File) error {
 	if err := b.fs.guard("upload", p, AccessWrite); err != nil {
 		return err
 	}
-	defer b.fs.locks.lock(p)()
+	defer b.fs.lock(p)()
 	if err := b.fs.placeFor(ctx, "upload", p, true); err != nil {
 		return err
 	}
@@ -328,7 +328,7 @@ func (b *Buffered) Edit(ctx context.Context, path, oldString, newString string, 
 	if err := b.fs.guard("edit", p, AccessAll); err != nil {
 		return 0, err
 	}
-	unlock := b.fs.locks.lock(p)
+	unlock := b.fs.lock(p)
 	text, isText, err := b.fileText(ctx, "edit", p)
 	if err != nil || !isText {
 		unlock()

@@ -75,7 +75,6 @@ type FilesystemBackend struct {
 	dir     *os.File
 	virtual bool
 	maxSize int64 // bytes; negative: no limit
-	locks   pathLocks
 	// readOnly and unreadable are FilesystemOptions.ReadOnly and
 	// Unreadable: clean virtual paths below the root in virtual mode,
 	// real host paths otherwise.
@@ -138,6 +137,26 @@ func (f *FilesystemBackend) clean(p string) (string, error) {
 		return filepath.ToSlash(f.root), nil
 	}
 	return Clean(p)
+}
+
+// hostLocks serialise the writes to each host file of every
+// FilesystemBackend, with those of LockHostFile's callers.
+var hostLocks pathLocks
+
+// LockHostFile locks the host file at the absolute path p against the
+// writes of the FilesystemBackends (write, edit, upload, append: each
+// reads and replaces the file under the lock) and returns the unlock
+// function: what a workspace's merge into the folder holds while it
+// reads a file and replaces it (package backend/isolate), so that an
+// agent's edit meanwhile is neither lost nor loses the merge. Hold one
+// at a time.
+func LockHostFile(p string) (unlock func()) {
+	return hostLocks.lock(filepath.Clean(p))
+}
+
+// lock locks the host file of the clean path p (see LockHostFile).
+func (f *FilesystemBackend) lock(p string) func() {
+	return hostLocks.lock(f.hostPath(p))
 }
 
 // hostPath returns the host path of the clean virtual path p, for messages

@@ -522,6 +522,7 @@ func (f *FilesystemBackend) Write(ctx context.Context, path, content string) err
 	if err := f.guard("write", p, AccessWrite); err != nil {
 		return err
 	}
+	defer f.lock(p)()
 	dirfd, name, err := f.openParent(p, f.making(ctx))
 	if err != nil {
 		return writeErr("write", p, err)
@@ -595,7 +596,7 @@ func (f *FilesystemBackend) Edit(ctx context.Context, path, oldString, newString
 	if err := f.guard("edit", p, AccessAll); err != nil {
 		return 0, err
 	}
-	defer f.locks.lock(p)()
+	defer f.lock(p)()
 	dirfd, name, err := f.openParent(p, nil)
 	if err != nil {
 		return 0, fsErr("edit", p, err)
@@ -628,7 +629,7 @@ func (f *FilesystemBackend) upload(ctx context.Context, p string, content []byte
 	if err := f.guard("upload", p, AccessWrite); err != nil {
 		return err
 	}
-	defer f.locks.lock(p)()
+	defer f.lock(p)()
 	return f.put(ctx, "upload", p, content)
 }
 
@@ -754,7 +755,7 @@ func (f *FilesystemBackend) Append(ctx context.Context, path, text string) error
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	defer f.locks.lock(p)()
+	defer f.lock(p)()
 	dirfd, name, err := f.openParent(p, f.making(ctx))
 	if err != nil {
 		return writeErr("append", p, err)

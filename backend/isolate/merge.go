@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -127,7 +128,13 @@ func (w *Workspace) Merge(ctx context.Context) (*Report, error) {
 			rep.Kept = w.Root
 			return rep, err
 		}
-		if err := w.mergeOne(ctx, root, rep, p, theirs); err != nil {
+		// The folder's file is read and replaced under its lock: an
+		// agent's edit of it meanwhile (a background task merges while
+		// the main agent works) comes before or after, never between.
+		unlock := backend.LockHostFile(filepath.Join(w.Dir, filepath.FromSlash(p)))
+		err := w.mergeOne(ctx, root, rep, p, theirs)
+		unlock()
+		if err != nil {
 			rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %v", p, err))
 		}
 	}
