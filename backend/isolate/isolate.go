@@ -195,9 +195,10 @@ func (w *Workspace) forkCopy(opts Options) error {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
+	// It is copied twice (the workspace and the merge's base).
 	ents, err := walk(w.Dir, maxFiles, maxBytes/2)
 	if errors.Is(err, errLimit) {
-		return fmt.Errorf("%w (more than %d files or %d bytes)", ErrTooLarge, maxFiles, maxBytes)
+		return fmt.Errorf("%w (more than %d files or %d bytes, the most a copy holds)", ErrTooLarge, maxFiles, maxBytes/2)
 	}
 	if err != nil {
 		return fmt.Errorf("isolate: %w", err)

@@ -2,6 +2,7 @@ package isolate_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -352,5 +353,43 @@ func TestHostileRepositoryRunsNothing(t *testing.T) {
 	_ = w.Remove()
 	if _, err := os.Stat(ran); err == nil {
 		t.Fatal("a command of the repository's config ran")
+	}
+}
+
+// A copy of a folder past Options' bounds is refused with ErrTooLarge, and
+// the error names the bound it met (MaxBytes is what both copies hold: a
+// copy holds half of it), and no workspace is left behind.
+func TestForkCopyBounds(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts isolate.Options
+		want string
+	}{
+		{"files", isolate.Options{MaxFiles: 2}, "more than 2 files"},
+		{"bytes", isolate.Options{MaxBytes: 100}, "or 50 bytes"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, tmp := t.TempDir(), t.TempDir()
+			for _, p := range []string{"a.txt", "b.txt", "c.txt"} {
+				write(t, dir, p, strings.Repeat("x", 20)+"\n")
+			}
+			c.opts.TempDir = tmp
+			ws, err := isolate.Fork(context.Background(), dir, isolate.Copy, c.opts)
+			if !errors.Is(err, isolate.ErrTooLarge) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Fork = %v, %v; want ErrTooLarge naming %q", ws, err, c.want)
+			}
+			if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+				t.Errorf("left in the workspaces' folder: %v", ents)
+			}
+			// Within the bounds it is made.
+			c.opts.MaxFiles, c.opts.MaxBytes = 3, 200
+			ws, err = isolate.Fork(context.Background(), dir, isolate.Copy, c.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ws.Remove(); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -37,7 +37,9 @@ type folder struct {
 	// told, when set, makes hold stubborn: told its run is cancelled,
 	// it says so on told and still waits for release.
 	told chan struct{}
-	opts background.Options
+	// maxFiles bounds a copy (isolate.Options.MaxFiles).
+	maxFiles int
+	opts     background.Options
 }
 
 // newFolder makes the folder with files, under git when withGit (hooks
@@ -141,7 +143,7 @@ func (f *folder) agent(t *testing.T, m llm.Model, saver checkpoint.Saver, mode i
 			Isolation: mode, InterruptOn: interruptOn}}},
 		Options:          f.options(),
 		Workspace:        f.dir,
-		WorkspaceOptions: isolate.Options{TempDir: f.tmp},
+		WorkspaceOptions: isolate.Options{TempDir: f.tmp, MaxFiles: f.maxFiles},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -760,6 +762,38 @@ func TestAsyncTaskCommandsRunInItsWorkspace(t *testing.T) {
 	}
 	if _, ok := f.read(t, "base.txt"); ok {
 		t.Error("base.txt, which the task removed, is still there")
+	}
+	if left := f.workspaces(t); len(left) != 0 {
+		t.Errorf("workspaces left: %v", left)
+	}
+}
+
+// A folder too large to copy (no git) leaves the task in the shared
+// folder: it starts, its writes are there, and its result says why, with
+// the bound it met. No workspace is made.
+func TestAsyncTaskFolderTooLargeToCopy(t *testing.T) {
+	f := newFolder(t, false, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n"})
+	f.maxFiles = 2
+	m := &stepModel{}
+	scripted(m, callsOf(writeFile("/sub.txt", "sub\n")), llm.AssistantText("writer done"))
+	a, _ := f.agent(t, m, checkpoint.NewMemorySaver(), "", nil)
+	var r taskReport
+	m.add(
+		step(calls(background.StartAsyncTaskTool, map[string]string{"subagent_type": "writer", "description": "write"})),
+		step(calls(background.WaitAsyncTaskTool, map[string]any{"task_id": "task-1", "timeout": 30})),
+		func(req *llm.Request) llm.Message {
+			r = parseReport(t, toolResults(req)[0])
+			return llm.AssistantText("done")
+		},
+	)
+	run(t, a, "go")
+	for _, want := range []string{"writer done", "The task worked in the shared folder", "too large to copy", "more than 2 files"} {
+		if !strings.Contains(r.Result, want) {
+			t.Errorf("result lacks %q: %+v", want, r)
+		}
+	}
+	if got, _ := f.read(t, "sub.txt"); got != "sub\n" {
+		t.Errorf("sub.txt = %q", got)
 	}
 	if left := f.workspaces(t); len(left) != 0 {
 		t.Errorf("workspaces left: %v", left)
