@@ -203,12 +203,15 @@ func (w *Workspace) forkCopy(opts Options) error {
 	if err != nil {
 		return fmt.Errorf("isolate: %w", err)
 	}
+	// The base is copied from the folder, which may change meanwhile, and
+	// the workspace from the base: both are the same snapshot, so the
+	// merge sees as the subagent's only what the subagent changed.
 	work, baseDir := filepath.Join(w.temp, "work"), filepath.Join(w.temp, "base")
-	for _, d := range []string{work, baseDir} {
-		if err := os.Mkdir(d, 0o700); err != nil {
+	for _, c := range []struct{ from, to string }{{w.Dir, baseDir}, {baseDir, work}} {
+		if err := os.Mkdir(c.to, 0o700); err != nil {
 			return fmt.Errorf("isolate: %w", err)
 		}
-		if err := copyTree(w.Dir, d, ents); err != nil {
+		if err := copyTree(c.from, c.to, ents); err != nil {
 			return fmt.Errorf("isolate: copying %s: %w", w.Dir, err)
 		}
 	}

@@ -93,7 +93,8 @@ func walk(root string, maxFiles int, maxBytes int64) (map[string]entry, error) {
 }
 
 // copyTree copies the entries of src (a walk's) to dst: files with their
-// permissions, links as links; special files are left out.
+// permissions, links as links; special files are left out. An entry gone
+// from src since the walk (the folder is in use) is dropped from ents.
 func copyTree(src, dst string, ents map[string]entry) error {
 	for rel, e := range ents {
 		from := filepath.Join(src, filepath.FromSlash(rel))
@@ -101,19 +102,22 @@ func copyTree(src, dst string, ents map[string]entry) error {
 		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 			return err
 		}
+		var err error
 		switch {
 		case e.mode.Type() == fs.ModeSymlink:
-			target, err := os.Readlink(from)
-			if err != nil {
-				return err
-			}
-			if err := os.Symlink(target, to); err != nil {
-				return err
+			var target string
+			if target, err = os.Readlink(from); err == nil {
+				err = os.Symlink(target, to)
 			}
 		case e.mode.IsRegular():
-			if err := copyFile(from, to, e.mode.Perm()); err != nil {
-				return err
-			}
+			err = copyFile(from, to, e.mode.Perm())
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			delete(ents, rel)
+			continue
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
