@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -96,12 +97,16 @@ func longReport(paragraphs, rows int) (text string, marks []string) {
 
 // checkOnce checks that the scrollback holds the answer rendered at width
 // exactly once, as one block, and no other copy of any of it: each mark
-// on one line only, in order.
+// on one line only, in order. (A line wider than the window, CJK that
+// the Markdown renderer cannot break, is on the rows the terminal wraps
+// it onto.)
 func checkOnce(t *testing.T, lines []string, answer string, width int, marks []string) {
 	t.Helper()
-	want := strings.Split(ansi.Strip(tui.RenderMarkdown(answer, width)), "\n")
-	for i, l := range want {
-		want[i] = strings.TrimRight(l, " ")
+	var want []string
+	for _, l := range strings.Split(ansi.Strip(tui.RenderMarkdown(answer, width)), "\n") {
+		for _, r := range strings.Split(ansi.Hardwrap(l, width, true), "\n") {
+			want = append(want, strings.TrimRight(r, " "))
+		}
 	}
 	found := 0
 	for i := 0; i+len(want) <= len(lines); i++ {
@@ -110,6 +115,21 @@ func checkOnce(t *testing.T, lines []string, answer string, width int, marks []s
 		}
 	}
 	if found != 1 {
+		for i := range lines {
+			if lines[i] != want[0] {
+				continue
+			}
+			for j := range want {
+				if i+j >= len(lines) || lines[i+j] != want[j] {
+					got := "(the end)"
+					if i+j < len(lines) {
+						got = lines[i+j]
+					}
+					t.Logf("from line %d, the answer's line %d is %q, want %q", i, j, got, want[j])
+					break
+				}
+			}
+		}
 		t.Errorf("the rendered answer (%d lines) is in the scrollback %d times, want once:\n%s", len(want), found, strings.Join(lines, "\n"))
 		return
 	}
@@ -173,6 +193,83 @@ func TestStreamedAnswerKeptWhole(t *testing.T) {
 			s.waitForJoined("1 model call")
 			checkOnce(t, s.scrollback(), answer, width, marks)
 		})
+	}
+}
+
+// A window narrowed as the answer streams, to less than half its width
+// too, or widened and then narrowed, leaves no row of the live view in
+// the scrollback: it ends holding the answer rendered once, at the last
+// width. The window changes while the stream is still, which then goes
+// on as fast as the server sends it; or between frames that come every
+// few milliseconds, faster than the session draws them, or slower.
+func TestStreamedAnswerNarrowed(t *testing.T) {
+	answer, marks := longReport(12, 30)
+	// What tmux does when a window narrows, which leaves rows of the live
+	// view where the session cannot reach them (issue 41): it rewraps
+	// every row, history and screen, and keeps the screen the last rows of
+	// the whole, blank rows under the view included, so that it pushes as
+	// many rows as it added from the top of the screen into its
+	// scrollback, the view's own once there are fewer rows above the view
+	// than it gained (a session started at the top of the window has a couple);
+	// and the renderer's redraw then moves up from the cursor by the rows
+	// it drew, and erases from there, which, when that is the top left
+	// corner, makes tmux push the whole screen, the rewrapped view with
+	// it, into its scrollback.
+	const pushed = "tmux pushes rows of the rewrapped live view into its scrollback (issue 41, see above)"
+	for _, c := range []struct {
+		name    string
+		cols    int
+		resizes []int  // the widths the window takes, in turn, as it streams
+		at      string // the word the stream stops after for the resize
+		fails   []int  // the window's heights at which the case fails (pushed)
+	}{
+		// Early in the answer the view gains three rows at 60 columns,
+		// as many as the screen has above it.
+		{"100 to 60", 100, []int{60}, "PARA03", nil},
+		// Later, a view of 19 rows of tail (50 rows) gains more; in a
+		// shorter window the view has reached the bottom, with rows of
+		// the session above it.
+		{"100 to 60 later", 100, []int{60}, "PARA08", []int{50}},
+		{"100 to 40", 100, []int{40}, "PARA03", []int{24, 30, 50}},
+		{"100 to 30", 100, []int{30}, "PARA03", []int{24, 30, 50}},
+		{"80 to 100 to 50", 80, []int{100, 50}, "PARA03", []int{24, 30, 50}},
+	} {
+		for _, rows := range []int{24, 30, 50} {
+			for _, sp := range []struct {
+				name string
+				pace time.Duration // 0: the window changes while the stream is still
+			}{{"still then unpaced", 0}, {"fast", time.Millisecond}, {"slow", 4 * time.Millisecond}} {
+				t.Run(fmt.Sprintf("%s at %d rows %s", c.name, rows, sp.name), func(t *testing.T) {
+					if slices.Contains(c.fails, rows) && os.Getenv("DEEPAGENTS_TEST_KNOWN_LIMITS") == "" {
+						t.Skip(pushed + "; DEEPAGENTS_TEST_KNOWN_LIMITS=1 runs it")
+					}
+					w := newWorld(t)
+					hold := make(chan struct{})
+					model := heldModel(t, sp.pace, hold, c.at, answer)
+					s := startTmuxSized(t, w, c.cols, rows, "--model", model, "--dir", w.dir, "--db", w.db)
+					s.waitFor("> ")
+					s.typeLine("write the report")
+					s.waitFor(c.at)
+					if sp.pace == 0 {
+						// The rest of the answer comes in a few
+						// milliseconds: the session has the last width
+						// first (see TestStreamedAnswerKeptWhole).
+						for _, cols := range c.resizes {
+							s.resize(cols, rows)
+							time.Sleep(500 * time.Millisecond)
+						}
+						close(hold)
+					} else {
+						close(hold)
+						for _, cols := range c.resizes {
+							s.resize(cols, rows)
+						}
+					}
+					s.waitForJoined("1 model call")
+					checkOnce(t, s.scrollback(), answer, c.resizes[len(c.resizes)-1], marks)
+				})
+			}
+		}
 	}
 }
 
