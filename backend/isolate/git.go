@@ -98,7 +98,8 @@ func gitTop(ctx context.Context, dir string) (string, bool) {
 // HEAD detached at a commit of the folder as it is now (what is committed,
 // staged, changed and not ignored), made from a temporary index: the
 // repository's index, branches and files stay as they are.
-func (w *Workspace) forkGit(ctx context.Context, top string, g *Group) error {
+func (w *Workspace) forkGit(ctx context.Context, top string, opts Options) error {
+	g := opts.Group
 	if g != nil {
 		g.mu.Lock()
 		defer g.mu.Unlock()
@@ -106,7 +107,7 @@ func (w *Workspace) forkGit(ctx context.Context, top string, g *Group) error {
 			return w.addWorktree(ctx, top, g.commit)
 		}
 	}
-	commit, err := w.snapshot(ctx, top)
+	commit, err := w.snapshot(ctx, top, opts)
 	if err != nil {
 		return err
 	}
@@ -127,7 +128,7 @@ func (w *Workspace) addWorktree(ctx context.Context, top, commit string) error {
 }
 
 // snapshot commits the folder as it is now from a temporary index.
-func (w *Workspace) snapshot(ctx context.Context, top string) (string, error) {
+func (w *Workspace) snapshot(ctx context.Context, top string, opts Options) (string, error) {
 	index := filepath.Join(w.temp, "index")
 	if p, err := gitCmd(ctx, top, nil, "rev-parse", "--path-format=absolute", "--git-path", "index"); err == nil {
 		if err := copyIndex(strings.TrimSpace(p), index); err != nil {
@@ -142,6 +143,11 @@ func (w *Workspace) snapshot(ctx context.Context, top string) (string, error) {
 				return "", err
 			}
 		}
+	}
+	// git add writes each untracked file into the repository's objects:
+	// bounded, as a copy is, before anything is written.
+	if err := untrackedWithin(ctx, top, env, opts); err != nil {
+		return "", err
 	}
 	if _, err := gitCmd(ctx, top, env, "add", "-A", "--", "."); err != nil {
 		return "", err
@@ -202,4 +208,29 @@ func (g gitBase) read(ctx context.Context, rel string) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	return []byte(blob), true, nil
+}
+
+// untrackedWithin checks that the folder's untracked files that are not
+// ignored (what a snapshot adds to the repository) are within opts'
+// limits: ErrTooLarge otherwise.
+func untrackedWithin(ctx context.Context, top string, env []string, opts Options) error {
+	maxFiles, maxBytes := opts.limits()
+	out, err := gitCmd(ctx, top, env, "ls-files", "-z", "--others", "--exclude-standard", "--", ".")
+	if err != nil {
+		return err
+	}
+	files, total := 0, int64(0)
+	for name := range strings.SplitSeq(strings.TrimSuffix(out, "\x00"), "\x00") {
+		if name == "" {
+			continue
+		}
+		files++
+		if info, err := os.Lstat(filepath.Join(top, filepath.FromSlash(name))); err == nil && info.Mode().IsRegular() {
+			total += info.Size()
+		}
+		if files > maxFiles || total > maxBytes {
+			return fmt.Errorf("%w (its untracked files: more than %d files or %d bytes, the most a snapshot adds to the repository)", ErrTooLarge, maxFiles, maxBytes)
+		}
+	}
+	return nil
 }

@@ -65,9 +65,10 @@ type Options struct {
 	// of the files saved beside a conflict ("subagent-" + Label): the
 	// subagent and its call, say. Empty means "subagent".
 	Label string
-	// MaxFiles and MaxBytes bound what a copy holds (a git worktree
-	// holds what the repository does): Fork fails with ErrTooLarge past
-	// them. Zero means DefaultMaxFiles and DefaultMaxBytes.
+	// MaxFiles and MaxBytes bound what a copy holds, and what of the
+	// folder a git worktree's snapshot adds to the repository's objects
+	// (its untracked files, not ignored): Fork fails with ErrTooLarge
+	// past them. Zero means DefaultMaxFiles and DefaultMaxBytes.
 	MaxFiles int
 	MaxBytes int64
 	// Logger receives what failed while a workspace was removed; nil
@@ -149,9 +150,13 @@ func Fork(ctx context.Context, dir string, mode Mode, opts Options) (*Workspace,
 	made := false
 	if mode != Copy {
 		if top, ok := gitTop(ctx, dir); ok {
-			if err := w.forkGit(ctx, top, opts.Group); err != nil {
+			err := w.forkGit(ctx, top, opts)
+			switch {
+			case errors.Is(err, ErrTooLarge):
+				return nil, err // a copy would hold more still
+			case err != nil:
 				w.log.Debug("isolate: no git worktree; copying instead", "dir", dir, "err", err)
-			} else {
+			default:
 				made = true
 			}
 		}
@@ -185,16 +190,22 @@ func realPath(p string) string {
 	return filepath.Clean(p)
 }
 
-// forkCopy copies the folder to temp/work, and again to temp/base, the
-// merge's base.
-func (w *Workspace) forkCopy(opts Options) error {
-	maxFiles, maxBytes := opts.MaxFiles, opts.MaxBytes
+// limits are MaxFiles and MaxBytes, their defaults for zero.
+func (o Options) limits() (int, int64) {
+	maxFiles, maxBytes := o.MaxFiles, o.MaxBytes
 	if maxFiles <= 0 {
 		maxFiles = DefaultMaxFiles
 	}
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
+	return maxFiles, maxBytes
+}
+
+// forkCopy copies the folder to temp/work, and again to temp/base, the
+// merge's base.
+func (w *Workspace) forkCopy(opts Options) error {
+	maxFiles, maxBytes := opts.limits()
 	// It is copied twice (the workspace and the merge's base).
 	ents, err := walk(w.Dir, maxFiles, maxBytes/2)
 	if errors.Is(err, errLimit) {

@@ -393,3 +393,40 @@ func TestForkCopyBounds(t *testing.T) {
 		})
 	}
 }
+
+// A git worktree's snapshot adds the folder's untracked files to the
+// repository's objects: past the bounds Fork fails with ErrTooLarge before
+// it writes any (and does not fall back to a copy, which would hold more);
+// ignored files do not count.
+func TestForkWorktreeBoundsUntracked(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir, tmp := t.TempDir(), t.TempDir()
+	git(t, dir, "init", "-q")
+	write(t, dir, "tracked.txt", "tracked\n")
+	git(t, dir, "add", "tracked.txt")
+	git(t, dir, "commit", "-qm", "one")
+	write(t, dir, ".gitignore", "big.bin\n")
+	write(t, dir, "big.bin", strings.Repeat("x", 5000)) // ignored: not counted
+	write(t, dir, "new.txt", strings.Repeat("y", 300))
+	objects := func() string { return git(t, dir, "count-objects", "-v") }
+	before := objects()
+	_, err := isolate.Fork(context.Background(), dir, isolate.Worktree, isolate.Options{TempDir: tmp, MaxBytes: 200})
+	if !errors.Is(err, isolate.ErrTooLarge) || !strings.Contains(err.Error(), "untracked files") {
+		t.Fatalf("Fork = %v, want ErrTooLarge naming the untracked files", err)
+	}
+	if after := objects(); after != before {
+		t.Errorf("the repository's objects changed:\n%s\nthen\n%s", before, after)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("left in the workspaces' folder: %v", ents)
+	}
+	ws, err := isolate.Fork(context.Background(), dir, isolate.Worktree, isolate.Options{TempDir: tmp, MaxBytes: 1000})
+	if err != nil || ws.Kind != isolate.KindWorktree {
+		t.Fatalf("within the bounds: %+v, %v", ws, err)
+	}
+	if err := ws.Remove(); err != nil {
+		t.Fatal(err)
+	}
+}
