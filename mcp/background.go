@@ -164,14 +164,9 @@ func (h bgTools) answerBackgroundApproval(ctx context.Context, _ *sdk.CallToolRe
 	if in.ThreadID == "" || in.TaskID == "" {
 		return nil, AnswerBackgroundApprovalOutput{}, errors.New("thread_id and task_id name the task that waits")
 	}
-	var d agent.Decision
-	switch in.Decision {
-	case "approve":
-		d = agent.Decision{Type: agent.DecisionApprove}
-	case "reject":
-		d = agent.Decision{Type: agent.DecisionReject, Message: in.Message}
-	default:
-		return nil, AnswerBackgroundApprovalOutput{}, fmt.Errorf("decision must be approve or reject, not %q", clip.Text(in.Decision, 40))
+	d, err := decisionOf(in.Decision, in.Message)
+	if err != nil {
+		return nil, AnswerBackgroundApprovalOutput{}, err
 	}
 	list, err := h.bg.Approvals(ctx, in.ThreadID)
 	i := slices.IndexFunc(list, func(a background.Approval) bool { return a.TaskID == in.TaskID })

@@ -13,6 +13,7 @@ import (
 
 	"github.com/deepagents-go/deepagents/agent"
 	"github.com/deepagents-go/deepagents/checkpoint"
+	"github.com/deepagents-go/deepagents/internal/clip"
 	"github.com/deepagents-go/deepagents/llm"
 	"github.com/deepagents-go/deepagents/middleware/steer"
 	"github.com/deepagents-go/deepagents/middleware/todos"
@@ -205,16 +206,28 @@ func (in RunTaskInput) Decide() (*agent.Decision, error) {
 			return nil, errors.New("task is empty")
 		}
 		return nil, nil
-	case "approve", "reject":
-		if in.ThreadID == "" || in.Task != "" {
-			return nil, errors.New("a decision goes with the thread_id of the thread that waits, and no task")
-		}
-		if in.Decision == "reject" {
-			return &agent.Decision{Type: agent.DecisionReject, Message: in.Message}, nil
-		}
-		return &agent.Decision{Type: agent.DecisionApprove}, nil
 	}
-	return nil, fmt.Errorf("decision must be approve or reject, not %q", in.Decision)
+	d, err := decisionOf(in.Decision, in.Message)
+	if err != nil {
+		return nil, err
+	}
+	if in.ThreadID == "" || in.Task != "" {
+		return nil, errors.New("a decision goes with the thread_id of the thread that waits, and no task")
+	}
+	return &d, nil
+}
+
+// decisionOf reads a tool's decision argument, approve or reject (with
+// message, what the agent is told), as run_task and
+// answer_background_approval take it.
+func decisionOf(decision, message string) (agent.Decision, error) {
+	switch decision {
+	case "approve":
+		return agent.Decision{Type: agent.DecisionApprove}, nil
+	case "reject":
+		return agent.Decision{Type: agent.DecisionReject, Message: message}, nil
+	}
+	return agent.Decision{}, fmt.Errorf("decision must be approve or reject, not %q", clip.Text(decision, 40))
 }
 
 // TaskEnd is how the run of a task ended, as a tool call reports it: what
